@@ -1,0 +1,131 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "portcullis",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .executable(name: "portcullis", targets: ["portcullis"]),
+        .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+    ],
+    targets: [
+        .target(name: "PortcullisCore", swiftSettings: swiftSettings),
+        .target(
+            name: "PortcullisTokens",
+            dependencies: [
+                "PortcullisCore", "PortcullisAPI",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PortcullisStorage",
+            dependencies: ["PortcullisCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PortcullisSQLite",
+            dependencies: [
+                "PortcullisCore", "PortcullisStorage",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "PortcullisAPI", swiftSettings: swiftSettings),
+        .target(
+            name: "PortcullisServer",
+            dependencies: [
+                "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "PortcullisClient", dependencies: ["PortcullisAPI"], swiftSettings: swiftSettings),
+        .target(
+            name: "PortcullisTesting",
+            dependencies: [
+                "PortcullisCore", "PortcullisStorage", "PortcullisServer", "PortcullisTokens", "PortcullisSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "portcullis",
+            dependencies: [
+                "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisSQLite",
+                "PortcullisServer", "PortcullisClient", "PortcullisAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PortcullisTokensTests",
+            dependencies: ["PortcullisTokens", "PortcullisCore", .product(name: "JWTKit", package: "jwt-kit")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisSQLiteTests",
+            dependencies: ["PortcullisSQLite", "PortcullisStorage", "PortcullisTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisServerTests",
+            dependencies: [
+                "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisTokens", "PortcullisAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,18 @@
+/// Resources that exist in every tenant.
+public enum BuiltInResources {
+    public static let complianceIdentifier = "api://portcullis-compliance"
+    public static let complianceAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c01"
+    public static let adminIdentifier = "api://portcullis-admin"
+    public static let adminAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c02"
+    public static let adminRole = "Portcullis.Admin"
+
+    public static let compliance = Application(
+        appId: complianceAppId, displayName: "Portcullis compliance service",
+        identifierUris: [complianceIdentifier], scopes: ["Compliance.ReadWrite"]
+    )
+    public static let admin = Application(
+        appId: adminAppId, displayName: "Portcullis admin API",
+        identifierUris: [adminIdentifier], scopes: ["Admin.ReadWrite"], appRoles: [adminRole]
+    )
+    public static let all: [Application] = [compliance, admin]
+}

@@ -1,0 +1,255 @@
+import Foundation
+
+/// The `Config/directory.json` document (PROTOCOL §6): tenants with their users, groups, applications,
+/// app role assignments and named locations. Plaintext passwords and secrets are development conveniences
+/// that the importer hashes; their hashed forms are accepted as they are.
+public struct DirectoryDocument: Sendable {
+    public struct UserEntry: Sendable {
+        public var user: User
+        /// A development password to hash on import; `user.passwordHash` is used when this is `nil`.
+        public var plaintextPassword: String?
+    }
+
+    public struct ApplicationEntry: Sendable {
+        public var application: Application
+        /// Development secrets to hash on import, in addition to `application.secretHashes`.
+        public var plaintextSecrets: [String]
+    }
+
+    public struct TenantEntry: Sendable {
+        public var tenant: Tenant
+        public var users: [UserEntry]
+        public var groups: [Group]
+        public var applications: [ApplicationEntry]
+        public var appRoleAssignments: [AppRoleAssignment]
+        public var namedLocations: [NamedLocation]
+    }
+
+    public var tenants: [TenantEntry]
+
+    public static let grantTypes = GrantType.allCases.map(\.rawValue)
+
+    /// Parses and validates the whole document, reporting every problem with its JSON Pointer.
+    public static func parse(_ data: Data) throws(ValidationError) -> DirectoryDocument {
+        guard let root = JSONValue.parse(data) else {
+            throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not valid JSON.")])
+        }
+        let problems = ProblemCollector()
+        var tenants: [TenantEntry] = []
+        if let reader = JSONObjectReader(root, at: "", problems: problems) {
+            reader.rejectUnknownMembers(allowed: ["tenants", "$schema"])
+            var seenTenants = Set<String>()
+            for (value, pointer) in reader.array("tenants", required: true) ?? [] {
+                guard let entry = parseTenant(value, at: pointer, problems: problems) else { continue }
+                if !seenTenants.insert(entry.tenant.id).inserted || !seenTenants.insert("domain:" + entry.tenant.domain).inserted {
+                    problems.add(pointer, "repeats the ID or domain of another tenant.")
+                }
+                tenants.append(entry)
+            }
+        }
+        try problems.check()
+        return DirectoryDocument(tenants: tenants)
+    }
+
+    private static func guid(_ reader: JSONObjectReader, _ key: String) -> String? {
+        guard let value = reader.string(key, required: true) else { return nil }
+        guard value.isGUID else {
+            reader.problems.add(reader.path(key), "must be a GUID (8-4-4-4-12 hexadecimal digits).")
+            return nil
+        }
+        return value.lowercased()
+    }
+
+    private static func parseTenant(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> TenantEntry? {
+        guard let reader = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
+        reader.rejectUnknownMembers(allowed: [
+            "id", "domain", "displayName", "allowedAccounts", "users", "groups", "applications",
+            "appRoleAssignments", "namedLocations",
+        ])
+        let id = guid(reader, "id")
+        let domain = reader.string("domain", required: true)
+        if let domain, domain.contains("/") || domain.contains(" ") || !domain.contains(".") {
+            problems.add(reader.path("domain"), "must be a domain name such as contoso.example.")
+        }
+        let displayName = reader.string("displayName") ?? domain ?? ""
+        let allowedAccounts = reader.strings("allowedAccounts")?.map(\.value)
+
+        var users: [UserEntry] = []
+        var userIds = Set<String>()
+        var upns = Set<String>()
+        for (value, pointer) in reader.array("users") ?? [] {
+            guard let user = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
+            user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled"])
+            let uid = guid(user, "id")
+            let upn = user.string("userPrincipalName", required: true)
+            if let upn, !upn.contains("@") { problems.add(user.path("userPrincipalName"), "must look like name@domain.") }
+            let password = user.string("password")
+            let passwordHash = user.string("passwordHash")
+            if password != nil && passwordHash != nil {
+                problems.add(user.path("password"), "give either password or passwordHash, not both.")
+            }
+            if let passwordHash, !passwordHash.hasPrefix("$2") {
+                problems.add(user.path("passwordHash"), "must be a bcrypt hash ($2b$…).")
+            }
+            let enabled = user.bool("accountEnabled") ?? true
+            guard let uid, let upn else { continue }
+            if !userIds.insert(uid).inserted { problems.add(user.path("id"), "repeats the ID of another user.") }
+            if !upns.insert(upn.lowercased()).inserted {
+                problems.add(user.path("userPrincipalName"), "repeats the UPN of another user (UPNs compare case-insensitively).")
+            }
+            users.append(UserEntry(
+                user: User(id: uid, userPrincipalName: upn, displayName: user.string("displayName") ?? upn,
+                           passwordHash: passwordHash, accountEnabled: enabled),
+                plaintextPassword: password))
+        }
+
+        var groups: [Group] = []
+        var groupIds = Set<String>()
+        for (value, pointer) in reader.array("groups") ?? [] {
+            guard let group = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
+            group.rejectUnknownMembers(allowed: ["id", "displayName", "members"])
+            let gid = guid(group, "id")
+            let name = group.string("displayName", required: true)
+            var members: [String] = []
+            for (member, memberPointer) in group.strings("members") ?? [] {
+                if userIds.contains(member.lowercased()) { members.append(member) } else {
+                    problems.add(memberPointer, "'\(member)' names no user of this tenant.")
+                }
+            }
+            guard let gid, let name else { continue }
+            if !groupIds.insert(gid).inserted { problems.add(group.path("id"), "repeats the ID of another group.") }
+            groups.append(Group(id: gid, displayName: name, members: members))
+        }
+
+        var applications: [ApplicationEntry] = []
+        var appIds = Set(BuiltInResources.all.map(\.appId))
+        var identifierUris = Set(BuiltInResources.all.flatMap(\.identifierUris).map { $0.lowercased() })
+        for (value, pointer) in reader.array("applications") ?? [] {
+            guard let entry = parseApplication(value, at: pointer, problems: problems) else { continue }
+            if !appIds.insert(entry.application.appId).inserted {
+                problems.add(JSONPointer.appending(pointer, "appId"), "repeats the appId of another application (or a built-in one).")
+            }
+            for (index, uri) in entry.application.identifierUris.enumerated() where !identifierUris.insert(uri.lowercased()).inserted {
+                problems.add(JSONPointer.appending(JSONPointer.appending(pointer, "identifierUris"), index),
+                             "'\(uri)' is already the identifier of another application.")
+            }
+            applications.append(entry)
+        }
+
+        let allApps = BuiltInResources.all + applications.map(\.application)
+        var assignments: [AppRoleAssignment] = []
+        for (value, pointer) in reader.array("appRoleAssignments") ?? [] {
+            guard let item = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
+            item.rejectUnknownMembers(allowed: ["principalId", "resource", "role"])
+            let principal = item.string("principalId", required: true)
+            let resource = item.string("resource", required: true)
+            let role = item.string("role", required: true)
+            guard let principal, let resource, let role else { continue }
+            if !userIds.contains(principal.lowercased()) && !appIds.contains(principal.lowercased()) {
+                problems.add(item.path("principalId"), "'\(principal)' names no user or application of this tenant.")
+            }
+            let target = allApps.first { $0.appId == resource.lowercased() || $0.identifierUris.contains { $0.lowercased() == resource.lowercased() } }
+            if let target {
+                if !target.appRoles.contains(role) {
+                    problems.add(item.path("role"), "'\(role)' is not an app role of \(resource).")
+                }
+            } else {
+                problems.add(item.path("resource"), "'\(resource)' names no resource of this tenant.")
+            }
+            assignments.append(AppRoleAssignment(principalId: principal, resource: resource, role: role))
+        }
+
+        var locations: [NamedLocation] = []
+        for (value, pointer) in reader.array("namedLocations") ?? [] {
+            if let location = parseNamedLocation(value, at: pointer, problems: problems) { locations.append(location) }
+        }
+
+        guard let id, let domain else { return nil }
+        return TenantEntry(
+            tenant: Tenant(id: id, domain: domain, displayName: displayName, allowedAccounts: allowedAccounts),
+            users: users, groups: groups, applications: applications,
+            appRoleAssignments: assignments, namedLocations: locations)
+    }
+
+    static func parseApplication(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> ApplicationEntry? {
+        guard let app = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
+        app.rejectUnknownMembers(allowed: [
+            "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
+            "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles",
+        ])
+        let appId = guid(app, "appId")
+        let name = app.string("displayName", required: true)
+        let publicClient = app.bool("publicClient") ?? false
+        var plaintext: [String] = []
+        var hashes: [String] = []
+        for (value, secretPointer) in app.array("secrets") ?? [] {
+            guard let secret = JSONObjectReader(value, at: secretPointer, problems: problems) else { continue }
+            secret.rejectUnknownMembers(allowed: ["secret", "secretHash"])
+            let plain = secret.string("secret")
+            let hash = secret.string("secretHash")
+            switch (plain, hash) {
+            case (let plain?, nil): plaintext.append(plain)
+            case (nil, let hash?): hashes.append(hash)
+            default: problems.add(secretPointer, "give exactly one of secret or secretHash.")
+            }
+        }
+        if publicClient && !(plaintext.isEmpty && hashes.isEmpty) {
+            problems.add(app.path("secrets"), "a public client cannot hold secrets.")
+        }
+        var grants: [String] = []
+        for (grant, grantPointer) in app.strings("allowedGrantTypes") ?? [] {
+            if grantTypes.contains(grant) { grants.append(grant) } else {
+                problems.add(grantPointer, "'\(grant)' is not one of: \(grantTypes.joined(separator: ", ")).")
+            }
+        }
+        if grants.contains(GrantType.clientCredentials.rawValue) && publicClient {
+            problems.add(app.path("allowedGrantTypes"), "a public client cannot use client_credentials.")
+        }
+        let callbacks = app.strings("complianceCallbackUris") ?? []
+        for (uri, uriPointer) in callbacks where !CallbackURI.isAcceptable(uri) {
+            problems.add(uriPointer, "must be an absolute https URL, or http on a loopback host.")
+        }
+        let scopes = (app.strings("scopes") ?? []).map(\.value)
+        for (scope, scopePointer) in app.strings("scopes") ?? [] where scope.contains(" ") || scope.contains("/") || scope == ".default" {
+            problems.add(scopePointer, "a scope name cannot contain spaces or '/' and cannot be .default.")
+        }
+        let identifierUris = (app.strings("identifierUris") ?? []).map(\.value)
+        guard let appId, let name else { return nil }
+        return ApplicationEntry(
+            application: Application(
+                appId: appId, displayName: name, publicClient: publicClient, secretHashes: hashes,
+                allowedGrantTypes: grants, redirectUris: (app.strings("redirectUris") ?? []).map(\.value),
+                complianceCallbackUris: callbacks.map(\.value), approvedClientApp: app.bool("approvedClientApp") ?? false,
+                identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value)),
+            plaintextSecrets: plaintext)
+    }
+
+    /// Validates a named location document (shared with the admin API).
+    public static func parseNamedLocation(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> NamedLocation? {
+        guard let item = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
+        item.rejectUnknownMembers(allowed: ["id", "displayName", "ipRanges", "isTrusted"])
+        let id = guid(item, "id")
+        let name = item.string("displayName", required: true)
+        var ranges: [String] = []
+        for (range, rangePointer) in item.strings("ipRanges", required: true) ?? [] {
+            if IPRange(range) != nil { ranges.append(range) } else {
+                problems.add(rangePointer, "'\(range)' is not a CIDR range such as 203.0.113.0/24 or 2001:db8::/32.")
+            }
+        }
+        let trusted = item.bool("isTrusted") ?? false
+        guard let id, let name else { return nil }
+        return NamedLocation(id: id, displayName: name, ipRanges: ranges, isTrusted: trusted)
+    }
+}
+
+/// The rule for compliance callback URIs: absolute `https`, or `http` on a loopback host.
+public enum CallbackURI {
+    public static func isAcceptable(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
+            return false
+        }
+        if scheme == "https" { return true }
+        guard scheme == "http" else { return false }
+        return host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+}

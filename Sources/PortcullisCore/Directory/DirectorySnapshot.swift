@@ -1,0 +1,105 @@
+import Foundation
+
+/// An immutable, indexed view of one tenant's directory, built once per directory revision and shared by
+/// every request until the directory changes. Lookups are case-insensitive where identities are.
+public struct DirectorySnapshot: Sendable {
+    public let tenant: Tenant
+    public let revision: Int64
+    public let users: [User]
+    public let groups: [Group]
+    public let applications: [Application]
+    public let appRoleAssignments: [AppRoleAssignment]
+    public let namedLocations: [NamedLocation]
+
+    private let usersById: [String: User]
+    private let userIdByUPN: [String: String]
+    private let groupsById: [String: Group]
+    private let groupIdsByMember: [String: [String]]
+    private let applicationsById: [String: Application]
+    private let resourcesByIdentifier: [String: Application]
+    private let rolesByPrincipalAndResource: [String: [String]]
+    private let namedLocationsById: [String: NamedLocation]
+
+    public init(
+        tenant: Tenant, revision: Int64, users: [User], groups: [Group], applications: [Application],
+        appRoleAssignments: [AppRoleAssignment], namedLocations: [NamedLocation]
+    ) {
+        self.tenant = tenant
+        self.revision = revision
+        self.users = users
+        self.groups = groups
+        self.applications = applications
+        self.appRoleAssignments = appRoleAssignments
+        self.namedLocations = namedLocations
+
+        var usersById: [String: User] = [:]
+        var userIdByUPN: [String: String] = [:]
+        for user in users {
+            usersById[user.id] = user
+            userIdByUPN[user.userPrincipalName.lowercased()] = user.id
+        }
+        self.usersById = usersById
+        self.userIdByUPN = userIdByUPN
+
+        var groupsById: [String: Group] = [:]
+        var groupIdsByMember: [String: [String]] = [:]
+        for group in groups {
+            groupsById[group.id] = group
+            for member in group.members { groupIdsByMember[member, default: []].append(group.id) }
+        }
+        self.groupsById = groupsById
+        self.groupIdsByMember = groupIdsByMember
+
+        var applicationsById: [String: Application] = [:]
+        var resources: [String: Application] = [:]
+        for app in BuiltInResources.all + applications {
+            applicationsById[app.appId] = app
+            if app.isResource {
+                resources[app.appId] = app
+                for uri in app.identifierUris { resources[uri.lowercased()] = app }
+            }
+        }
+        self.applicationsById = applicationsById
+        self.resourcesByIdentifier = resources
+
+        var roles: [String: [String]] = [:]
+        for assignment in appRoleAssignments {
+            guard let resource = resources[assignment.resource.lowercased()] else { continue }
+            roles["\(assignment.principalId)|\(resource.appId)", default: []].append(assignment.role)
+        }
+        self.rolesByPrincipalAndResource = roles
+        self.namedLocationsById = Dictionary(namedLocations.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public func user(id: String) -> User? { usersById[id.lowercased()] }
+
+    public func user(principalName: String) -> User? {
+        userIdByUPN[principalName.lowercased()].flatMap { usersById[$0] }
+    }
+
+    /// A user by object ID or by UPN, case-insensitively.
+    public func user(identity: String) -> User? { user(id: identity) ?? user(principalName: identity) }
+
+    public func group(id: String) -> Group? { groupsById[id.lowercased()] }
+
+    /// The IDs of the groups the user is a direct member of.
+    public func groupIds(ofUser userId: String) -> [String] { groupIdsByMember[userId.lowercased()] ?? [] }
+
+    public func application(appId: String) -> Application? { applicationsById[appId.lowercased()] }
+
+    /// A resource by identifier URI or app ID, case-insensitively.
+    public func resource(identifier: String) -> Application? { resourcesByIdentifier[identifier.lowercased()] }
+
+    public func namedLocation(id: String) -> NamedLocation? { namedLocationsById[id.lowercased()] }
+
+    /// The app roles of `resource` granted to a principal (user object ID or client app ID).
+    public func roles(ofPrincipal principalId: String, on resource: Application) -> [String] {
+        rolesByPrincipalAndResource["\(principalId.lowercased())|\(resource.appId)"] ?? []
+    }
+
+    /// Whether a tenant path segment (tenant ID or verified domain) names this tenant.
+    public func matches(tenantSegment: String) -> Bool {
+        let segment = tenantSegment.lowercased()
+        return segment == tenant.id || segment == tenant.domain
+    }
+}

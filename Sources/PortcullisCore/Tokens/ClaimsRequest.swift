@@ -1,0 +1,45 @@
+import Foundation
+
+/// The `claims` request parameter (OIDC Core §5.5), of which the token endpoint reads the client
+/// capabilities in `access_token.xms_cc.values`. Other claim requests are accepted and ignored.
+public struct ClaimsRequest: Sendable, Equatable {
+    /// The declared capabilities, lower-cased, de-duplicated, in the order first declared.
+    public let capabilities: [String]
+
+    public init(capabilities: [String] = []) {
+        var seen = Set<String>()
+        self.capabilities = capabilities.map { $0.lowercased() }.filter { seen.insert($0).inserted }
+    }
+
+    /// Whether the client declared it can remediate app protection (`protapp`, any case).
+    public var declaresProtApp: Bool { capabilities.contains(ClientCapability.protApp) }
+
+    /// Parses the parameter's JSON text.
+    public static func parse(_ text: String) throws(TokenError) -> ClaimsRequest {
+        guard let data = text.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        else { throw .malformedClaims("it is not JSON.") }
+        guard let root = object as? [String: Any] else { throw .malformedClaims("it must be a JSON object.") }
+        guard let accessToken = root["access_token"] else { return ClaimsRequest() }
+        guard let accessTokenClaims = accessToken as? [String: Any] else {
+            throw .malformedClaims("'access_token' must be an object.")
+        }
+        guard let xmsCC = accessTokenClaims["xms_cc"] else { return ClaimsRequest() }
+        guard let xmsCCObject = xmsCC as? [String: Any] else {
+            throw .malformedClaims("'access_token.xms_cc' must be an object.")
+        }
+        guard let values = xmsCCObject["values"] else { return ClaimsRequest() }
+        guard let list = values as? [Any], let strings = list as? [String] else {
+            throw .malformedClaims("'access_token.xms_cc.values' must be an array of strings.")
+        }
+        return ClaimsRequest(capabilities: strings)
+    }
+}
+
+/// Known client capabilities.
+public enum ClientCapability {
+    /// The client can remediate app protection (`protection_policy_required`).
+    public static let protApp = "protapp"
+    /// The client can handle claims challenges.
+    public static let cp1 = "cp1"
+}

@@ -1,0 +1,6 @@
+/// The grant types the token endpoint understands.
+public enum GrantType: String, Sendable, CaseIterable, Codable {
+    case clientCredentials = "client_credentials"
+    case password
+    case refreshToken = "refresh_token"
+}

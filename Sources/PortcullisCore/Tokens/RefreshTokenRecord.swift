@@ -1,0 +1,53 @@
+import Foundation
+
+/// A stored refresh token. The token itself is never stored, only its hash.
+public struct RefreshTokenRecord: Sendable, Equatable {
+    public var tokenHash: String
+    public var familyId: String
+    public var tenantId: String
+    public var userId: String
+    public var clientId: String
+    /// The OIDC scopes of the original sign-in (`openid profile offline_access`), space-separated.
+    public var scope: String
+    public var issuedAt: Date
+    public var expiresAt: Date
+    /// When the token was exchanged for a new one; a used token presented again is a replay.
+    public var usedAt: Date?
+    /// When the whole family was revoked (replay, wipe, revocation).
+    public var familyRevokedAt: Date?
+
+    public init(
+        tokenHash: String, familyId: String, tenantId: String, userId: String, clientId: String, scope: String,
+        issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil
+    ) {
+        self.tokenHash = tokenHash
+        self.familyId = familyId
+        self.tenantId = tenantId
+        self.userId = userId
+        self.clientId = clientId
+        self.scope = scope
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+        self.familyRevokedAt = familyRevokedAt
+    }
+}
+
+/// What to do with a presented refresh token. A pure decision; the server executes it.
+public enum RefreshTokenDecision: Sendable, Equatable {
+    /// Valid: exchange it (mark it used, issue a successor in the same family).
+    case redeem
+    /// Refuse without side effects.
+    case reject(TokenError)
+    /// A replay of a used token: revoke the whole family, then refuse.
+    case revokeFamilyAndReject(TokenError)
+
+    public static func decide(record: RefreshTokenRecord?, tenantId: String, clientId: String, now: Date) -> RefreshTokenDecision {
+        guard let record, record.tenantId == tenantId else { return .reject(.refreshTokenInvalid) }
+        guard record.clientId == clientId.lowercased() else { return .reject(.refreshTokenWrongClient) }
+        if record.familyRevokedAt != nil { return .reject(.refreshTokenRevoked) }
+        if record.usedAt != nil { return .revokeFamilyAndReject(.refreshTokenReused) }
+        if record.expiresAt <= now { return .reject(.refreshTokenExpired) }
+        return .redeem
+    }
+}

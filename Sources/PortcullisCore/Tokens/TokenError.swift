@@ -1,0 +1,188 @@
+/// A refusal of the token endpoint, in the vocabulary of the Microsoft identity platform: an OAuth `error`,
+/// an AADSTS number and a sentence. The HTTP shape is built in one place in the server.
+public struct TokenError: Error, Sendable, Equatable {
+    /// The OAuth 2.0 `error` value. A struct over a private enum, so that new cases don't break callers.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable {
+            case invalidRequest = "invalid_request"
+            case invalidClient = "invalid_client"
+            case invalidGrant = "invalid_grant"
+            case unauthorizedClient = "unauthorized_client"
+            case unsupportedGrantType = "unsupported_grant_type"
+            case invalidScope = "invalid_scope"
+            case invalidResource = "invalid_resource"
+            case temporarilyUnavailable = "temporarily_unavailable"
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        public static let invalidRequest = Code(.invalidRequest)
+        public static let invalidClient = Code(.invalidClient)
+        public static let invalidGrant = Code(.invalidGrant)
+        public static let unauthorizedClient = Code(.unauthorizedClient)
+        public static let unsupportedGrantType = Code(.unsupportedGrantType)
+        public static let invalidScope = Code(.invalidScope)
+        public static let invalidResource = Code(.invalidResource)
+        public static let temporarilyUnavailable = Code(.temporarilyUnavailable)
+
+        /// The wire value, e.g. `invalid_grant`.
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    /// The AADSTS number (`error_codes`).
+    public let aadsts: Int
+    /// The sentence after `AADSTSnnnn: ` in `error_description`. Never contains a secret or a token.
+    public let message: String
+    /// The MSAL `suberror` (e.g. `protection_policy_required`, `basic_action`).
+    public let suberror: String?
+    /// Present on the app-protection refusal: who must remediate and where.
+    public let remediation: RemediationRequirement?
+
+    public init(_ code: Code, aadsts: Int, _ message: String, suberror: String? = nil, remediation: RemediationRequirement? = nil) {
+        self.code = code
+        self.aadsts = aadsts
+        self.message = message
+        self.suberror = suberror
+        self.remediation = remediation
+    }
+}
+
+/// The account and policies behind a `protection_policy_required` refusal.
+public struct RemediationRequirement: Sendable, Equatable {
+    public let objectId: String
+    public let tenantId: String
+    public let userPrincipalName: String
+    public let policyIds: [String]
+    /// The compliance service's remediation URL.
+    public let endpoint: String
+
+    public init(objectId: String, tenantId: String, userPrincipalName: String, policyIds: [String], endpoint: String) {
+        self.objectId = objectId
+        self.tenantId = tenantId
+        self.userPrincipalName = userPrincipalName
+        self.policyIds = policyIds
+        self.endpoint = endpoint
+    }
+}
+
+/// The catalogue of refusals, with the Microsoft identity platform's published AADSTS numbers.
+extension TokenError {
+    public static func missingParameter(_ name: String) -> TokenError {
+        TokenError(.invalidRequest, aadsts: 900144, "The request body must contain the following parameter: '\(name)'.")
+    }
+    public static func duplicateParameter(_ name: String) -> TokenError {
+        TokenError(.invalidRequest, aadsts: 90014, "The request contains the parameter '\(name)' more than once.")
+    }
+    public static func malformedBody(_ detail: String) -> TokenError {
+        TokenError(.invalidRequest, aadsts: 900144, detail)
+    }
+    public static let wrongContentType = TokenError(
+        .invalidRequest, aadsts: 900144,
+        "The request body must be application/x-www-form-urlencoded."
+    )
+    public static func unknownTenant(_ segment: String) -> TokenError {
+        TokenError(.invalidRequest, aadsts: 90002, "Tenant '\(segment)' not found.")
+    }
+    public static func unknownApplication(_ clientId: String) -> TokenError {
+        TokenError(.unauthorizedClient, aadsts: 700016,
+                   "Application with identifier '\(clientId)' was not found in the directory.")
+    }
+    public static let invalidClientSecret = TokenError(
+        .invalidClient, aadsts: 7000215, "Invalid client secret provided."
+    )
+    public static let missingClientCredential = TokenError(
+        .invalidClient, aadsts: 7000218,
+        "The request body must contain the following parameter: 'client_assertion' or 'client_secret'."
+    )
+    public static let publicClientWithSecret = TokenError(
+        .invalidClient, aadsts: 700025,
+        "Client is public so neither 'client_assertion' nor 'client_secret' should be presented."
+    )
+    public static let multipleClientAuthentications = TokenError(
+        .invalidRequest, aadsts: 90014,
+        "The client authenticated with more than one method; use either HTTP Basic or the request body."
+    )
+    public static let mismatchedClientId = TokenError(
+        .invalidRequest, aadsts: 90014,
+        "The client_id in the request body does not match the client authenticated with HTTP Basic."
+    )
+    public static func unsupportedGrantType(_ grant: String) -> TokenError {
+        TokenError(.unsupportedGrantType, aadsts: 70003, "The app requested an unsupported grant type '\(grant)'.")
+    }
+    public static func grantNotAllowed(_ grant: String) -> TokenError {
+        TokenError(.unauthorizedClient, aadsts: 70003,
+                   "The application is not allowed to use the grant type '\(grant)'.")
+    }
+    public static let clientCredentialsNeedDefault = TokenError(
+        .invalidScope, aadsts: 1002012,
+        "The provided value for scope is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI)."
+    )
+    public static func invalidScope(_ scope: String) -> TokenError {
+        TokenError(.invalidScope, aadsts: 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' is not valid.")
+    }
+    public static let multipleResources = TokenError(
+        .invalidScope, aadsts: 28000,
+        "Provided value for the input parameter scope is not valid because it contains more than one resource. Scopes for different resources cannot be requested in one token request."
+    )
+    public static let defaultCombinedWithScopes = TokenError(
+        .invalidScope, aadsts: 70011,
+        "The provided value for the input parameter 'scope' is not valid. The scope .default cannot be combined with resource-specific scopes."
+    )
+    public static func unknownResource(_ identifier: String) -> TokenError {
+        TokenError(.invalidResource, aadsts: 500011,
+                   "The resource principal named \(identifier) was not found in the tenant.")
+    }
+    public static let unknownUser = TokenError(
+        .invalidGrant, aadsts: 50034, "The user account does not exist in this directory."
+    )
+    public static let userDisabled = TokenError(
+        .invalidGrant, aadsts: 50057, "The user account is disabled."
+    )
+    public static let badCredentials = TokenError(
+        .invalidGrant, aadsts: 50126, "Error validating credentials due to invalid username or password."
+    )
+    public static let refreshTokenInvalid = TokenError(
+        .invalidGrant, aadsts: 9002313, "Invalid request. The refresh token is malformed or not valid."
+    )
+    public static let refreshTokenExpired = TokenError(
+        .invalidGrant, aadsts: 70008, "The provided authorization code or refresh token has expired due to inactivity."
+    )
+    public static let refreshTokenRevoked = TokenError(
+        .invalidGrant, aadsts: 70008, "The refresh token has been revoked."
+    )
+    public static let refreshTokenReused = TokenError(
+        .invalidGrant, aadsts: 70008,
+        "The refresh token was already used; every token issued from it has been revoked."
+    )
+    public static let refreshTokenWrongClient = TokenError(
+        .invalidGrant, aadsts: 70000, "The provided grant is invalid: the refresh token was issued to a different client."
+    )
+    public static func malformedClaims(_ detail: String) -> TokenError {
+        TokenError(.invalidRequest, aadsts: 90100, "The 'claims' parameter is not valid: \(detail)")
+    }
+    public static let temporarilyUnavailable = TokenError(
+        .temporarilyUnavailable, aadsts: 90033, "A transient error has occurred. Please try again."
+    )
+
+    // Conditional-access refusals (PROTOCOL §2.5).
+    public static let blockedByConditionalAccess = TokenError(
+        .invalidGrant, aadsts: 53003, "Access has been blocked by Conditional Access policies. The access policy does not allow token issuance."
+    )
+    public static let approvedClientAppRequired = TokenError(
+        .invalidGrant, aadsts: 53002, "Application used is not an approved application."
+    )
+    public static let mfaRequired = TokenError(
+        .invalidGrant, aadsts: 50076,
+        "Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication to access the resource.",
+        suberror: "basic_action"
+    )
+    public static func protectionPolicyRequired(_ requirement: RemediationRequirement) -> TokenError {
+        TokenError(.unauthorizedClient, aadsts: 53005, "Application needs to enforce Intune protection policies.",
+                   suberror: "protection_policy_required", remediation: requirement)
+    }
+    public static let protAppCapabilityRequired = TokenError(
+        .unauthorizedClient, aadsts: 53009,
+        "Application needs to enforce Intune protection policies, but it did not declare the 'protapp' client capability. Declare it (claims={\"access_token\":{\"xms_cc\":{\"values\":[\"protapp\"]}}}) and handle the protection_policy_required error by remediating."
+    )
+}

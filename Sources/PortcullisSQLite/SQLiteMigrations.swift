@@ -1,0 +1,42 @@
+/// The schema, as numbered migrations. Never edit a released migration; append a new one.
+enum SQLiteMigrations {
+    static let all: [(version: Int, statements: [String])] = [
+        (1, [
+            """
+            CREATE TABLE documents (
+                tenant_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
+                body TEXT NOT NULL, version INTEGER NOT NULL, updated_at REAL NOT NULL,
+                PRIMARY KEY (tenant_id, kind, id)
+            )
+            """,
+            "CREATE TABLE revision (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)",
+            "INSERT INTO revision (id, value) VALUES (1, 0)",
+            """
+            CREATE TABLE audit_log (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, tenant_id TEXT NOT NULL, at REAL NOT NULL,
+                actor TEXT NOT NULL, action TEXT NOT NULL, kind TEXT NOT NULL, document_id TEXT NOT NULL,
+                before TEXT, after TEXT
+            )
+            """,
+            "CREATE INDEX audit_log_tenant ON audit_log (tenant_id, id)",
+            """
+            CREATE TABLE refresh_token_families (
+                family_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL,
+                created_at REAL NOT NULL, revoked_at REAL
+            )
+            """,
+            "CREATE INDEX refresh_token_families_account ON refresh_token_families (tenant_id, user_id, client_id)",
+            """
+            CREATE TABLE refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL REFERENCES refresh_token_families (family_id) ON DELETE CASCADE,
+                tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL,
+                issued_at REAL NOT NULL, expires_at REAL NOT NULL, used_at REAL
+            )
+            """,
+            "CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)",
+            "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
+            "CREATE TABLE revoked_access_tokens (jti TEXT PRIMARY KEY, expires_at REAL NOT NULL)",
+        ]),
+    ]
+}

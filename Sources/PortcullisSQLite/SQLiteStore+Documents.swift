@@ -1,0 +1,127 @@
+import Foundation
+import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func revision() async throws -> Int64 {
+        try await read("SELECT value FROM revision WHERE id = 1").first?.int("value") ?? 0
+    }
+
+    public func tenantIds() async throws -> [String] {
+        try await read("SELECT id FROM documents WHERE kind = ? AND tenant_id = id ORDER BY id", [.text(DocumentKind.tenant.rawValue)])
+            .map { try $0.string("id") }
+    }
+
+    public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
+        try await read(
+            "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = ? AND kind = ? ORDER BY id",
+            [.text(tenantId), .text(kind.rawValue)]
+        ).map(Self.document(from:))
+    }
+
+    public func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument? {
+        try await read(
+            "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
+            [.text(tenantId), .text(kind.rawValue), .text(id)]
+        ).first.map(Self.document(from:))
+    }
+
+    static func document(from row: SQLiteRow) throws -> StoredDocument {
+        StoredDocument(
+            tenantId: try row.string("tenant_id"), kind: DocumentKind(rawValue: try row.string("kind")),
+            id: try row.string("id"), body: Data(try row.string("body").utf8), version: try row.int("version"),
+            updatedAt: try row.date("updated_at"))
+    }
+
+    /// Bumps the store-wide revision inside a transaction and returns the new value.
+    private static func bumpRevision(_ db: SQLiteConnection) async throws -> Int64 {
+        guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
+            throw StorageError(.corrupt, "the revision row is missing")
+        }
+        return value
+    }
+
+    private static func check(_ precondition: WritePrecondition, current: Int64?) throws {
+        switch (precondition, current) {
+        case (.none, _): return
+        case (.mustNotExist, nil): return
+        case (.mustNotExist, .some): throw StorageError(.duplicate, "the document already exists")
+        case (.mustExist, .some): return
+        case (.mustExist, nil), (.version, nil): throw StorageError(.notFound, "the document does not exist")
+        case (.version(let expected), .some(let actual)):
+            if expected != actual { throw StorageError(.preconditionFailed, "the document has changed (version \(actual))") }
+        }
+    }
+
+    private static func insertAudit(_ audit: AuditRecord, _ db: SQLiteConnection) async throws {
+        _ = try await db.query(
+            "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action), .text(audit.kind),
+             .text(audit.documentId), .optionalText(audit.before), .optionalText(audit.after)])
+    }
+
+    public func put(
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+    ) async throws -> StoredDocument {
+        let text = String(decoding: body, as: UTF8.self)
+        return try await transaction { db in
+            let current = try await db.query(
+                "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
+                [.text(tenantId), .text(kind.rawValue), .text(id)]
+            ).first?.int("version")
+            try Self.check(precondition, current: current)
+            let version = try await Self.bumpRevision(db)
+            _ = try await db.query(
+                """
+                INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at
+                """,
+                [.text(tenantId), .text(kind.rawValue), .text(id), .text(text), .integer(Int(version)), .date(at)])
+            if let audit { try await Self.insertAudit(audit, db) }
+            return StoredDocument(tenantId: tenantId, kind: kind, id: id, body: body, version: version, updatedAt: at)
+        }
+    }
+
+    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws {
+        try await transaction { db in
+            let current = try await db.query(
+                "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
+                [.text(tenantId), .text(kind.rawValue), .text(id)]
+            ).first?.int("version")
+            try Self.check(precondition == .none ? .mustExist : precondition, current: current)
+            _ = try await Self.bumpRevision(db)
+            _ = try await db.query(
+                "DELETE FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
+                [.text(tenantId), .text(kind.rawValue), .text(id)])
+            if let audit { try await Self.insertAudit(audit, db) }
+        }
+    }
+
+    public func seed(_ documents: [StoredDocument]) async throws {
+        guard !documents.isEmpty else { return }
+        try await transaction { db in
+            let version = try await Self.bumpRevision(db)
+            for document in documents {
+                _ = try await db.query(
+                    "INSERT OR IGNORE INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    [.text(document.tenantId), .text(document.kind.rawValue), .text(document.id),
+                     .text(String(decoding: document.body, as: UTF8.self)), .integer(Int(version)), .date(document.updatedAt)])
+            }
+        }
+    }
+
+    public func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord] {
+        try await read(
+            """
+            SELECT id, tenant_id, at, actor, action, kind, document_id, before, after FROM audit_log
+            WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?
+            """,
+            [.text(tenantId), .integer(Int(before ?? Int64.max)), .integer(limit)]
+        ).map { row in
+            AuditRecord(
+                id: try row.int("id"), tenantId: try row.string("tenant_id"), at: try row.date("at"),
+                actor: try row.string("actor"), action: try row.string("action"), kind: try row.string("kind"),
+                documentId: try row.string("document_id"), before: row.optionalString("before"), after: row.optionalString("after"))
+        }
+    }
+}

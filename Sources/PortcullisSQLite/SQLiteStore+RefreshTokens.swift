@@ -1,0 +1,106 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    private static let insertToken = """
+        INSERT INTO refresh_tokens (token_hash, family_id, tenant_id, user_id, client_id, scope, issued_at, expires_at, used_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+        """
+
+    private static func binds(_ record: RefreshTokenRecord) -> [SQLiteData] {
+        [.text(record.tokenHash), .text(record.familyId), .text(record.tenantId), .text(record.userId),
+         .text(record.clientId), .text(record.scope), .date(record.issuedAt), .date(record.expiresAt)]
+    }
+
+    public func insert(_ record: RefreshTokenRecord) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                """
+                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at)
+                VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (family_id) DO NOTHING
+                """,
+                [.text(record.familyId), .text(record.tenantId), .text(record.userId), .text(record.clientId), .date(record.issuedAt)])
+            _ = try await db.query(Self.insertToken, Self.binds(record))
+        }
+    }
+
+    public func find(tokenHash: String) async throws -> RefreshTokenRecord? {
+        try await read(
+            """
+            SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at,
+                   t.used_at, f.revoked_at
+            FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id
+            WHERE t.token_hash = ?
+            """,
+            [.text(tokenHash)]
+        ).first.map { row in
+            RefreshTokenRecord(
+                tokenHash: try row.string("token_hash"), familyId: try row.string("family_id"),
+                tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+                clientId: try row.string("client_id"), scope: try row.string("scope"),
+                issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"),
+                usedAt: row.optionalDate("used_at"), familyRevokedAt: row.optionalDate("revoked_at"))
+        }
+    }
+
+    public func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool {
+        try await transaction { db in
+            let consumed = try await db.query(
+                """
+                UPDATE refresh_tokens SET used_at = ?
+                WHERE token_hash = ? AND used_at IS NULL
+                  AND family_id IN (SELECT family_id FROM refresh_token_families WHERE revoked_at IS NULL)
+                RETURNING family_id
+                """,
+                [.date(usedAt), .text(oldHash)])
+            guard let family = consumed.first?.optionalString("family_id"), family == successor.familyId else { return false }
+            _ = try await db.query(Self.insertToken, Self.binds(successor))
+            return true
+        }
+    }
+
+    public func revokeFamily(familyId: String, at: Date) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                "UPDATE refresh_token_families SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL",
+                [.date(at), .text(familyId)])
+        }
+    }
+
+    public func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int {
+        try await transaction { db in
+            try await db.query(
+                """
+                UPDATE refresh_token_families SET revoked_at = ?
+                WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL RETURNING family_id
+                """,
+                [.date(at), .text(tenantId), .text(userId), .text(clientId)]
+            ).count
+        }
+    }
+
+    public func purgeExpired(before: Date) async throws -> Int {
+        try await transaction { db in
+            let tokens = try await db.query(
+                "DELETE FROM refresh_tokens WHERE expires_at < ? RETURNING token_hash", [.date(before)]).count
+            _ = try await db.query(
+                "DELETE FROM refresh_token_families WHERE family_id NOT IN (SELECT family_id FROM refresh_tokens)")
+            _ = try await db.query("DELETE FROM revoked_access_tokens WHERE expires_at < ?", [.date(before)])
+            return tokens
+        }
+    }
+
+    public func revokeAccessToken(jti: String, expiresAt: Date) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                "INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
+                [.text(jti), .date(expiresAt)])
+        }
+    }
+
+    public func isAccessTokenRevoked(jti: String) async throws -> Bool {
+        !(try await read("SELECT 1 AS hit FROM revoked_access_tokens WHERE jti = ?", [.text(jti)]).isEmpty)
+    }
+}

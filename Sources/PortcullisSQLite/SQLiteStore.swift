@@ -1,0 +1,167 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PortcullisCore
+import PortcullisStorage
+import SQLiteNIO
+import Synchronization
+
+/// The embedded default store: one SQLite file in WAL mode, one writer connection (serialised by a gate,
+/// so transactions are real) and a few reader connections that read concurrently with it.
+public final class SQLiteStore: PortcullisStore {
+    public struct Configuration: Sendable {
+        /// The database file.
+        public var path: String
+        /// Reader connections besides the writer.
+        public var readers: Int
+        /// `PRAGMA synchronous` for the writer: `FULL` (default; a commit survives power loss) or `NORMAL`
+        /// (a commit survives a crash of the process; a power loss may undo the last ones).
+        public var synchronous: String
+
+        public init(path: String, readers: Int = 2, synchronous: String = "FULL") {
+            self.path = path
+            self.readers = readers
+            self.synchronous = synchronous
+        }
+    }
+
+    let writer: SQLiteConnection
+    let readers: [SQLiteConnection]
+    let gate = WriteGate()
+    private let nextReader = Atomic<Int>(0)
+    let logger: Logger
+
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection], logger: Logger) {
+        self.writer = writer
+        self.readers = readers
+        self.logger = logger
+    }
+
+    /// Opens (creating when absent) the database file and its connections. Call `migrate()` before use.
+    public static func open(_ configuration: Configuration, logger: Logger) async throws -> SQLiteStore {
+        guard ["FULL", "NORMAL", "EXTRA"].contains(configuration.synchronous.uppercased()) else {
+            throw StorageError(.unavailable, "storage.sqlite.synchronous must be FULL, NORMAL or EXTRA.")
+        }
+        let directory = URL(fileURLWithPath: configuration.path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            let writer = try await SQLiteConnection.open(storage: .file(path: configuration.path), logger: logger)
+            _ = try await writer.query("PRAGMA journal_mode = WAL")
+            _ = try await writer.query("PRAGMA synchronous = \(configuration.synchronous.uppercased())")
+            _ = try await writer.query("PRAGMA busy_timeout = 5000")
+            _ = try await writer.query("PRAGMA foreign_keys = ON")
+            var readers: [SQLiteConnection] = []
+            for _ in 0..<max(1, configuration.readers) {
+                let reader = try await SQLiteConnection.open(storage: .file(path: configuration.path), logger: logger)
+                _ = try await reader.query("PRAGMA busy_timeout = 5000")
+                _ = try await reader.query("PRAGMA query_only = ON")
+                readers.append(reader)
+            }
+            return SQLiteStore(writer: writer, readers: readers, logger: logger)
+        } catch let error as SQLiteError {
+            throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
+        }
+    }
+
+    var reader: SQLiteConnection {
+        readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` on the writer, alone.
+    func transaction<T: Sendable>(_ body: @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+        await gate.acquire()
+        do {
+            _ = try await writer.query("BEGIN IMMEDIATE")
+            do {
+                let result = try await body(writer)
+                _ = try await writer.query("COMMIT")
+                await gate.release()
+                return result
+            } catch {
+                _ = try? await writer.query("ROLLBACK")
+                throw error
+            }
+        } catch {
+            await gate.release()
+            throw Self.translate(error)
+        }
+    }
+
+    /// Reads on a reader connection, translating errors.
+    func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        do {
+            return try await reader.query(sql, binds)
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: any Error) -> any Error {
+        guard let error = error as? SQLiteError else { return error }
+        switch error.reason {
+        case .constraintUniqueFailed, .constraintPrimaryKeyFailed:
+            return StorageError(.duplicate, error.message, underlying: error)
+        case .constraint, .constraintCheckFailed, .constraintForeignKeyFailed, .constraintNotNullFailed:
+            return StorageError(.constraint, error.message, underlying: error)
+        case .corrupt, .notADatabase:
+            return StorageError(.corrupt, error.message, underlying: error)
+        default:
+            return StorageError(.unavailable, error.message, underlying: error)
+        }
+    }
+
+    public func migrate() async throws {
+        try await transaction { db in
+            _ = try await db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+        }
+        let applied = Set(try await writer.query("SELECT version FROM schema_migrations").compactMap { $0.column("version")?.integer })
+        for migration in SQLiteMigrations.all where !applied.contains(migration.version) {
+            try await transaction { db in
+                for statement in migration.statements { _ = try await db.query(statement) }
+                _ = try await db.query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    [.integer(migration.version), .float(Date().timeIntervalSince1970)])
+            }
+            logger.info("applied SQLite migration", metadata: ["portcullis.migration": "\(migration.version)"])
+        }
+    }
+
+    public func ping() async throws {
+        _ = try await read("SELECT 1")
+    }
+
+    public func close() async throws {
+        for reader in readers { try? await reader.close() }
+        try await writer.close()
+    }
+}
+
+extension SQLiteRow {
+    func string(_ name: String) throws -> String {
+        guard let value = column(name)?.string else { throw StorageError(.corrupt, "column \(name) is missing") }
+        return value
+    }
+    func optionalString(_ name: String) -> String? {
+        guard let value = column(name), !value.isNull else { return nil }
+        return value.string
+    }
+    func int(_ name: String) throws -> Int64 {
+        guard let value = column(name)?.integer else { throw StorageError(.corrupt, "column \(name) is missing") }
+        return Int64(value)
+    }
+    func date(_ name: String) throws -> Date {
+        guard let value = column(name)?.double else { throw StorageError(.corrupt, "column \(name) is missing") }
+        return Date(timeIntervalSince1970: value)
+    }
+    func optionalDate(_ name: String) -> Date? {
+        guard let value = column(name), !value.isNull, let seconds = value.double else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+}
+
+extension SQLiteData {
+    static func date(_ date: Date) -> SQLiteData { .float(date.timeIntervalSince1970) }
+    static func optionalDate(_ date: Date?) -> SQLiteData { date.map { .float($0.timeIntervalSince1970) } ?? .null }
+    static func optionalText(_ text: String?) -> SQLiteData { text.map { .text($0) } ?? .null }
+}

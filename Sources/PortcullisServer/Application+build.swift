@@ -1,0 +1,114 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+import ServiceLifecycle
+
+/// The concrete parts the server runs on, wired by the CLI (or by tests).
+public struct ServerDependencies: Sendable {
+    public var configuration: ServerConfiguration
+    public var store: any PortcullisStore
+    public var signer: TokenSigner
+    public var credentials: CredentialHasher
+    public var passwords: PasswordHasher
+    public var clock: any WallClock
+    public var metrics: ServerMetrics
+    public var logger: Logger
+
+    public init(
+        configuration: ServerConfiguration, store: any PortcullisStore, signer: TokenSigner, credentials: CredentialHasher,
+        passwords: PasswordHasher, clock: any WallClock = SystemWallClock(), metrics: ServerMetrics = ServerMetrics(), logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.signer = signer
+        self.credentials = credentials
+        self.passwords = passwords
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+}
+
+/// Where and how to listen.
+public struct ListenerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// PEM files; when set, the server speaks TLS only.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil) {
+        self.host = host
+        self.port = port
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsKeyPath = tlsKeyPath
+    }
+}
+
+/// The server's routes and middleware, without a listener (router tests use this directly).
+public struct PortcullisServer: Sendable {
+    public let dependencies: ServerDependencies
+    public let directory: DirectoryCache
+
+    public init(dependencies: ServerDependencies) {
+        self.dependencies = dependencies
+        self.directory = DirectoryCache(store: dependencies.store, logger: dependencies.logger)
+    }
+
+    public func router() -> Router<PortcullisRequestContext> {
+        let deps = dependencies
+        let router = Router(context: PortcullisRequestContext.self)
+        router.add(middleware: RequestMiddleware(metrics: deps.metrics))
+        let clients = ClientAuthenticator(credentials: deps.credentials)
+        let tokens = TokenService(
+            configuration: deps.configuration, directory: directory, store: deps.store, signer: deps.signer,
+            clients: clients, passwords: deps.passwords, clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
+        OAuthRoutes(
+            configuration: deps.configuration, directory: directory, store: deps.store, signer: deps.signer,
+            tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics
+        ).register(on: router)
+        OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty).register(on: router)
+        return router
+    }
+
+    /// The long-running services that run beside the HTTP server.
+    public func services() -> [any Service] { [] }
+
+    /// The application: routes, services and listener. `onRunning` receives the bound port.
+    public func application(
+        listener: ListenerConfiguration, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
+        let logger = dependencies.logger
+        let scheme = listener.tlsCertificatePath == nil ? "http" : "https"
+        let host = listener.host
+        let configuration = dependencies.configuration
+        let server: HTTPServerBuilder
+        if let certificatePath = listener.tlsCertificatePath, let keyPath = listener.tlsKeyPath {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+        } else {
+            server = .http1()
+        }
+        return Application(
+            router: router(),
+            server: server,
+            configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Portcullis"),
+            services: services(),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? listener.port
+                configuration.bind(port: port)
+                logger.info("Portcullis is listening on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+                await onRunning(port)
+            },
+            logger: logger)
+    }
+}

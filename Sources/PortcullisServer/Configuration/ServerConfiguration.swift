@@ -1,0 +1,55 @@
+import Foundation
+import PortcullisTokens
+import Synchronization
+
+/// What the server needs to know, with development defaults. The CLI fills it from `Config/portcullis.json`,
+/// then `PORTCULLIS_…` environment variables, then flags.
+public struct ServerConfiguration: Sendable {
+    /// The public base URL clients reach the server by (issuer and endpoint URLs are built from it).
+    /// When it was derived from a listener on port 0, it is completed once the port is bound.
+    public var baseURL: String { baseURLBox.withLock { $0 } }
+    private let baseURLBox: BaseURLBox
+    public var accessTokenLifetime: TimeInterval
+    public var idTokenLifetime: TimeInterval
+    public var refreshTokenLifetime: TimeInterval
+    public var accessTokenType: AccessTokenType
+    /// bcrypt cost for passwords hashed by this server.
+    public var bcryptCost: UInt8
+    /// Largest accepted request body.
+    public var maxBodyBytes: Int
+
+    public init(
+        baseURL: String = "http://127.0.0.1:8080",
+        accessTokenLifetime: TimeInterval = 3600,
+        idTokenLifetime: TimeInterval = 3600,
+        refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
+        accessTokenType: AccessTokenType = .jwt,
+        bcryptCost: UInt8 = 10,
+        maxBodyBytes: Int = 64 * 1024
+    ) {
+        self.baseURLBox = BaseURLBox(baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL)
+        self.accessTokenLifetime = accessTokenLifetime
+        self.idTokenLifetime = idTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.accessTokenType = accessTokenType
+        self.bcryptCost = bcryptCost
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// Completes a base URL that ends in `:0` with the port the listener was given.
+    public func bind(port: Int) {
+        baseURLBox.withLock { url in
+            if url.hasSuffix(":0") { url = String(url.dropLast(2)) + ":\(port)" }
+        }
+    }
+
+    /// The issuer of a tenant's tokens.
+    public func issuer(tenantId: String) -> String { "\(baseURL)/\(tenantId)/v2.0" }
+}
+
+/// Shared by the copies of a configuration, so that binding the port updates every holder.
+final class BaseURLBox: Sendable {
+    private let value: Mutex<String>
+    init(_ value: String) { self.value = Mutex(value) }
+    func withLock<T>(_ body: (inout String) -> T) -> T { value.withLock { body(&$0) } }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import PortcullisAPI
+import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+
+/// The OAuth 2.0 / OIDC surface: discovery, JWKS, token, revocation, introspection, user realm.
+struct OAuthRoutes: Sendable {
+    let configuration: ServerConfiguration
+    let directory: DirectoryCache
+    let store: any PortcullisStore
+    let signer: TokenSigner
+    let tokens: TokenService
+    let clients: ClientAuthenticator
+    let clock: any WallClock
+    let metrics: ServerMetrics
+
+    func register(on router: Router<PortcullisRequestContext>) {
+        router.get("/:tenant/v2.0/.well-known/openid-configuration") { _, context in try await discovery(context) }
+        router.get("/.well-known/oauth-authorization-server/:tenant") { _, context in try await discovery(context) }
+        router.get("/:tenant/discovery/v2.0/keys") { _, context in try await jwks(context) }
+        router.post("/:tenant/oauth2/v2.0/token") { request, context in try await token(request, context) }
+        router.post("/:tenant/oauth2/v2.0/revoke") { request, context in try await revoke(request, context) }
+        router.post("/:tenant/oauth2/v2.0/introspect") { request, context in try await introspect(request, context) }
+        router.get("/:tenant/oauth2/v2.0/authorize") { _, context -> Response in
+            throw TokenError(.invalidRequest, aadsts: 70003, "The authorization endpoint is not available on this server yet: use the password, client_credentials or refresh_token grants.")
+        }
+        router.get("/common/userrealm/:username") { _, context in try await userRealm(context) }
+    }
+
+    private func tenant(_ context: PortcullisRequestContext) async throws -> DirectorySnapshot {
+        let segment = context.parameters.get("tenant") ?? ""
+        guard let tenant = try await directory.snapshot(tenantSegment: segment) else { throw TokenError.unknownTenant(segment) }
+        return tenant
+    }
+
+    func discovery(_ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let base = configuration.baseURL
+        let path = "\(base)/\(tenant.tenant.id)"
+        let document = DiscoveryDocument(
+            issuer: configuration.issuer(tenantId: tenant.tenant.id),
+            tokenEndpoint: "\(path)/oauth2/v2.0/token",
+            jwksUri: "\(path)/discovery/v2.0/keys",
+            revocationEndpoint: "\(path)/oauth2/v2.0/revoke",
+            introspectionEndpoint: "\(path)/oauth2/v2.0/introspect",
+            authorizationEndpoint: "\(path)/oauth2/v2.0/authorize",
+            responseTypesSupported: ["code"],
+            subjectTypesSupported: ["public"],
+            idTokenSigningAlgValuesSupported: [signer.active.algorithm.rawValue],
+            tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "none"],
+            grantTypesSupported: GrantType.allCases.map(\.rawValue),
+            scopesSupported: OIDCScope.allCases.map(\.rawValue),
+            claimsSupported: ["iss", "aud", "sub", "oid", "tid", "iat", "nbf", "exp", "preferred_username", "name", "email", "upn", "xms_cc"],
+            claimsParameterSupported: true, tenantRegionScope: nil,
+            cloudInstanceName: URL(string: base)?.host, complianceEndpoint: "\(base)/mam/v1")
+        return JSONResponse.make(status: .ok, document, headers: [.cacheControl: "public, max-age=300"], noStore: false)
+    }
+
+    func jwks(_ context: PortcullisRequestContext) async throws -> Response {
+        _ = try await tenant(context)
+        return JSONResponse.make(status: .ok, data: signer.jwksJSON, headers: [.cacheControl: "public, max-age=300"], noStore: false)
+    }
+
+    /// Reads a form body: the right content type, at most the body limit (413 beyond), parsed strictly.
+    static func form(_ request: Request, _ context: PortcullisRequestContext) async throws -> FormBody {
+        guard let type = request.headers[.contentType]?.lowercased(),
+              type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) == "application/x-www-form-urlencoded"
+        else { throw TokenError.wrongContentType }
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        return try FormBody(Array(buffer.readableBytesView))
+    }
+
+    func token(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let form = try await Self.form(request, context)
+        let inputs = TokenRequestInputs(
+            tenantSegment: context.parameters.get("tenant") ?? "", form: form,
+            authorization: request.headers[.authorization], clientIP: context.clientIP,
+            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU])
+        do {
+            let response = try await tokens.handle(inputs)
+            return JSONResponse.make(status: .ok, response)
+        } catch let error as TokenError {
+            metrics.tokenRefused(grantType: form["grant_type"] ?? "none", error: error.code.description, code: error.aadsts)
+            context.logger.info("token refused", metadata: [
+                LogKeys.grantType: .string(form["grant_type"] ?? "none"),
+                LogKeys.error: .string("AADSTS\(error.aadsts)"),
+                LogKeys.clientId: .string(form["client_id"] ?? ""),
+            ])
+            throw error
+        }
+    }
+
+    func revoke(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let form = try await Self.form(request, context)
+        let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant)
+        let token = try form.required("token")
+        let now = clock.now()
+        // RFC 7009 §2.2: the answer is 200 whether or not the token was known, valid or ours to revoke.
+        if let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)) {
+            if record.clientId == client.application.appId && record.tenantId == tenant.tenant.id {
+                try await store.revokeFamily(familyId: record.familyId, at: now)
+            }
+        } else if case .success(let claims) = await signer.verifyAccessToken(
+            token, issuer: configuration.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now),
+            claims.azp == client.application.appId {
+            try await store.revokeAccessToken(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
+        }
+        return JSONResponse.make(status: .ok, data: Data())
+    }
+
+    func introspect(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let form = try await Self.form(request, context)
+        let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant)
+        guard client.usedSecret else {
+            throw TokenError(.invalidClient, aadsts: 7000218, "Introspection requires client authentication; public clients cannot introspect.")
+        }
+        let token = try form.required("token")
+        let now = clock.now()
+        let inactive = JSONResponse.make(status: .ok, IntrospectionResponse.inactive)
+        let caller = client.application
+
+        if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
+            guard case .success(let claims) = await signer.verifyAccessToken(
+                token, issuer: configuration.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now) else { return inactive }
+            // Only the token's audience (the resource) or the client it was issued to may learn about it.
+            guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: claims.aud) else { return inactive }
+            guard resource.appId == caller.appId || claims.azp == caller.appId else { return inactive }
+            if try await store.isAccessTokenRevoked(jti: claims.jti) { return inactive }
+            return JSONResponse.make(status: .ok, IntrospectionResponse(
+                active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn, tokenType: "Bearer",
+                exp: claims.exp, iat: claims.iat, nbf: claims.nbf, sub: claims.sub, aud: claims.aud, iss: claims.iss,
+                jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles))
+        }
+        guard let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)),
+              RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
+        else { return inactive }
+        return JSONResponse.make(status: .ok, IntrospectionResponse(
+            active: true, scope: record.scope, clientId: record.clientId,
+            username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
+            exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
+            sub: record.userId, aud: nil, iss: configuration.issuer(tenantId: tenant.tenant.id), jti: nil,
+            tid: record.tenantId, oid: record.userId, roles: nil))
+    }
+
+    func userRealm(_ context: PortcullisRequestContext) async throws -> Response {
+        let username = context.parameters.get("username") ?? ""
+        let domain = username.split(separator: "@").last.map { String($0).lowercased() } ?? ""
+        let known = try await directory.snapshot(tenantSegment: domain).map { $0.tenant.domain == domain } ?? false
+        let host = URL(string: configuration.baseURL)?.host ?? "localhost"
+        let body = UserRealm(
+            ver: "1.0", accountType: known ? "Managed" : "Unknown", domainName: known ? domain : nil,
+            cloudInstanceName: host, cloudAudienceUrn: "urn:federation:MicrosoftOnline")
+        return JSONResponse.make(status: .ok, body, noStore: false)
+    }
+}
+
+/// RFC 7662 introspection response.
+struct IntrospectionResponse: Codable, Sendable {
+    var active: Bool
+    var scope: String?
+    var clientId: String?
+    var username: String?
+    var tokenType: String?
+    var exp: Int?
+    var iat: Int?
+    var nbf: Int?
+    var sub: String?
+    var aud: String?
+    var iss: String?
+    var jti: String?
+    var tid: String?
+    var oid: String?
+    var roles: [String]?
+
+    static let inactive = IntrospectionResponse(active: false)
+
+    init(active: Bool, scope: String? = nil, clientId: String? = nil, username: String? = nil, tokenType: String? = nil,
+         exp: Int? = nil, iat: Int? = nil, nbf: Int? = nil, sub: String? = nil, aud: String? = nil, iss: String? = nil,
+         jti: String? = nil, tid: String? = nil, oid: String? = nil, roles: [String]? = nil) {
+        self.active = active
+        self.scope = scope
+        self.clientId = clientId
+        self.username = username
+        self.tokenType = tokenType
+        self.exp = exp
+        self.iat = iat
+        self.nbf = nbf
+        self.sub = sub
+        self.aud = aud
+        self.iss = iss
+        self.jti = jti
+        self.tid = tid
+        self.oid = oid
+        self.roles = roles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case active, scope, username, exp, iat, nbf, sub, aud, iss, jti, tid, oid, roles
+        case clientId = "client_id"
+        case tokenType = "token_type"
+    }
+}
+
+/// The user-realm discovery answer MSAL's password grant asks for first.
+struct UserRealm: Codable, Sendable {
+    var ver: String
+    var accountType: String
+    var domainName: String?
+    var cloudInstanceName: String
+    var cloudAudienceUrn: String
+
+    enum CodingKeys: String, CodingKey {
+        case ver
+        case accountType = "account_type"
+        case domainName = "domain_name"
+        case cloudInstanceName = "cloud_instance_name"
+        case cloudAudienceUrn = "cloud_audience_urn"
+    }
+}
+
+extension PortcullisRequestContext {
+    /// The client's IP: the socket peer. (Forwarded headers are honoured only from trusted proxies, by the
+    /// conditional-access fact builder.)
+    var clientIP: IPAddress? {
+        remoteAddress?.ipAddress.flatMap(IPAddress.init)
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Hummingbird
+import PortcullisStorage
+
+/// Liveness, readiness (the store answers and the signing keys are loaded) and Prometheus metrics.
+struct OperationsRoutes: Sendable {
+    let store: any PortcullisStore
+    let metrics: ServerMetrics
+    let signingKeysLoaded: Bool
+
+    func register(on router: Router<PortcullisRequestContext>) {
+        router.get("/health/live") { _, _ in
+            JSONResponse.make(status: .ok, ["status": "ok"])
+        }
+        router.get("/health/ready") { _, context in
+            do {
+                try await store.ping()
+            } catch {
+                context.logger.warning("readiness: store unavailable")
+                return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "store": "unreachable"])
+            }
+            guard signingKeysLoaded else {
+                return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "keys": "missing"])
+            }
+            return JSONResponse.make(status: .ok, ["status": "ok", "store": "ok", "keys": "ok"])
+        }
+        router.get("/metrics") { _, _ in
+            JSONResponse.make(status: .ok, data: Data(metrics.render().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+    }
+}

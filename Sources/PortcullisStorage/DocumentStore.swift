@@ -1,0 +1,92 @@
+import Foundation
+
+/// The kinds of JSON documents a tenant holds: its directory and its policies.
+public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let tenant = DocumentKind(rawValue: "tenant")
+    public static let user = DocumentKind(rawValue: "user")
+    public static let group = DocumentKind(rawValue: "group")
+    public static let application = DocumentKind(rawValue: "application")
+    public static let appRoleAssignment = DocumentKind(rawValue: "appRoleAssignment")
+    public static let namedLocation = DocumentKind(rawValue: "namedLocation")
+    public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
+    public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")
+}
+
+/// A stored document with its version (the ETag): a counter that grows on every write.
+public struct StoredDocument: Sendable, Equatable {
+    public let tenantId: String
+    public let kind: DocumentKind
+    public let id: String
+    public let body: Data
+    public let version: Int64
+    public let updatedAt: Date
+
+    public init(tenantId: String, kind: DocumentKind, id: String, body: Data, version: Int64, updatedAt: Date) {
+        self.tenantId = tenantId
+        self.kind = kind
+        self.id = id
+        self.body = body
+        self.version = version
+        self.updatedAt = updatedAt
+    }
+}
+
+/// What a write must find before it applies (optimistic concurrency).
+public enum WritePrecondition: Sendable, Equatable {
+    case none
+    /// The document must not exist (create).
+    case mustNotExist
+    /// The document must exist with this version (`If-Match`).
+    case version(Int64)
+    /// The document must exist (replace without `If-Match`).
+    case mustExist
+}
+
+/// An audit record: who changed what, when, and the before and after documents.
+public struct AuditRecord: Sendable, Equatable, Codable {
+    public var id: Int64?
+    public var tenantId: String
+    public var at: Date
+    public var actor: String
+    public var action: String
+    public var kind: String
+    public var documentId: String
+    public var before: String?
+    public var after: String?
+
+    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: String, kind: String, documentId: String, before: String?, after: String?) {
+        self.id = id
+        self.tenantId = tenantId
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.kind = kind
+        self.documentId = documentId
+        self.before = before
+        self.after = after
+    }
+}
+
+/// Tenants' directory and policy documents. Every write bumps the store-wide revision, which caches use to
+/// know they are stale.
+public protocol DocumentStore: Sendable {
+    /// The revision of all documents: increases with every write.
+    func revision() async throws -> Int64
+    func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument]
+    func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument?
+    /// All tenant IDs.
+    func tenantIds() async throws -> [String]
+    /// Creates or replaces a document if `precondition` holds; appends `audit` (with the stored version) in
+    /// the same transaction. Returns the stored document.
+    @discardableResult
+    func put(tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?) async throws -> StoredDocument
+    /// Deletes a document if `precondition` holds; appends `audit` in the same transaction.
+    func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws
+    /// Writes many documents in one transaction (seeding). Existing documents are left alone.
+    func seed(_ documents: [StoredDocument]) async throws
+    /// The audit log of a tenant, newest first.
+    func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord]
+}

@@ -1,0 +1,24 @@
+import Foundation
+import PortcullisCore
+
+/// Refresh tokens, stored by hash, in rotation families.
+public protocol RefreshTokenStore: Sendable {
+    func insert(_ record: RefreshTokenRecord) async throws
+    func find(tokenHash: String) async throws -> RefreshTokenRecord?
+    /// Marks `oldHash` used and inserts `successor`, atomically. Returns `false` (and writes nothing) when
+    /// `oldHash` was already used or its family revoked: the caller then treats it as a replay.
+    func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool
+    func revokeFamily(familyId: String, at: Date) async throws
+    /// Revokes every family of an account at a client (selective wipe). Returns how many were revoked.
+    @discardableResult
+    func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int
+    /// Removes tokens expired before `before`. Returns how many.
+    @discardableResult
+    func purgeExpired(before: Date) async throws -> Int
+}
+
+/// Access tokens revoked before they expire (RFC 7009), by `jti`.
+public protocol RevokedAccessTokenStore: Sendable {
+    func revokeAccessToken(jti: String, expiresAt: Date) async throws
+    func isAccessTokenRevoked(jti: String) async throws -> Bool
+}

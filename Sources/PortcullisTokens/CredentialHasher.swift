@@ -1,0 +1,70 @@
+import Crypto
+import Foundation
+import PortcullisAPI
+
+/// Hashes high-entropy credentials: client secrets with a keyed hash (HMAC-SHA-256 under a server pepper),
+/// refresh tokens with plain SHA-256. Both are fast on purpose: a 128-bit secret cannot be guessed, so a
+/// slow hash buys nothing (RFC 6749 §10.10) and would make every confidential-client grant pay for it.
+/// The pepper means a stolen database alone does not let anyone test secret guesses offline.
+public struct CredentialHasher: Sendable {
+    private let pepper: SymmetricKey
+    public static let prefix = "hmac-sha256:"
+
+    public init(pepper: Data) {
+        self.pepper = SymmetricKey(data: pepper)
+    }
+
+    /// Loads the pepper from `file`, creating it (32 random bytes, mode 0600) when absent.
+    public static func loadOrCreate(file: URL) throws -> CredentialHasher {
+        if let data = try? Data(contentsOf: file), let pepper = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), pepper.count >= 32 {
+            return CredentialHasher(pepper: pepper)
+        }
+        let pepper = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try PrivateFile.write(Data(pepper.base64EncodedString().utf8), to: file)
+        return CredentialHasher(pepper: pepper)
+    }
+
+    /// The stored form of a client secret.
+    public func hashSecret(_ secret: String) -> String {
+        Self.prefix + Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(secret.utf8), using: pepper))
+    }
+
+    /// Whether `secret` matches one of `hashes`, comparing in constant time and checking every hash.
+    public func verifySecret(_ secret: String, against hashes: [String]) -> Bool {
+        let candidate = Array(hashSecret(secret).utf8)
+        var matched = false
+        for hash in hashes {
+            let stored = Array(hash.utf8)
+            if Self.constantTimeEquals(candidate, stored) { matched = true }
+        }
+        return matched
+    }
+
+    /// A new client secret: 256 bits, base64url.
+    public static func generateSecret() -> String { randomToken(bytes: 32) }
+
+    /// A new opaque token (refresh tokens): 256 bits, base64url.
+    public static func randomToken(bytes: Int = 32) -> String {
+        Base64URL.encode(SymmetricKey(size: SymmetricKeySize(bitCount: bytes * 8)).withUnsafeBytes { Array($0) })
+    }
+
+    /// The stored form of an opaque token: hex SHA-256.
+    public static func hashToken(_ token: String) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for byte in SHA256.hash(data: Data(token.utf8)) {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<a.count { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import JWTKit
+import PortcullisCore
+
+/// The claims of an access token (RFC 9068 plus the Microsoft identity platform's `oid`, `tid`, `scp`,
+/// `roles`, `upn`, `xms_cc`). NumericDates are whole seconds.
+public struct AccessTokenClaims: JWTPayload, Equatable {
+    public var iss: String
+    public var aud: String
+    public var sub: String
+    public var oid: String?
+    public var tid: String
+    public var azp: String
+    public var clientId: String
+    /// How the client authenticated: `0` public client, `1` client secret.
+    public var azpacr: String
+    public var iat: Int
+    public var nbf: Int
+    public var exp: Int
+    public var jti: String
+    public var scp: String?
+    public var roles: [String]?
+    public var upn: String?
+    public var preferredUsername: String?
+    public var name: String?
+    /// The client capabilities the client declared on the request.
+    public var xmsCC: [String]?
+    /// `app` for app-only tokens, `user` for delegated ones.
+    public var idtyp: String
+    public var ver: String
+    /// The compliance enrollment that satisfied app protection for this token, when one did.
+    public var xmsMamEnrollment: String?
+
+    public init(
+        iss: String, aud: String, sub: String, oid: String?, tid: String, azp: String, azpacr: String,
+        iat: Int, nbf: Int, exp: Int, jti: String, scp: String?, roles: [String]?, upn: String?,
+        preferredUsername: String?, name: String?, xmsCC: [String]?, idtyp: String, xmsMamEnrollment: String? = nil
+    ) {
+        self.iss = iss
+        self.aud = aud
+        self.sub = sub
+        self.oid = oid
+        self.tid = tid
+        self.azp = azp
+        self.clientId = azp
+        self.azpacr = azpacr
+        self.iat = iat
+        self.nbf = nbf
+        self.exp = exp
+        self.jti = jti
+        self.scp = scp
+        self.roles = roles
+        self.upn = upn
+        self.preferredUsername = preferredUsername
+        self.name = name
+        self.xmsCC = xmsCC
+        self.idtyp = idtyp
+        self.ver = "2.0"
+        self.xmsMamEnrollment = xmsMamEnrollment
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case iss, aud, sub, oid, tid, azp, azpacr, iat, nbf, exp, jti, scp, roles, upn, name, idtyp, ver
+        case clientId = "client_id"
+        case preferredUsername = "preferred_username"
+        case xmsCC = "xms_cc"
+        case xmsMamEnrollment = "xms_mam_enrollment"
+    }
+
+    /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    /// Whether this token was issued for a user (delegated) rather than for an application alone.
+    public var isDelegated: Bool { idtyp == "user" }
+}
+
+/// The claims of an ID token (OIDC Core §2 plus `oid`, `tid`, `preferred_username`).
+public struct IDTokenClaims: JWTPayload, Equatable {
+    public var iss: String
+    public var aud: String
+    public var sub: String
+    public var oid: String
+    public var tid: String
+    public var iat: Int
+    public var nbf: Int
+    public var exp: Int
+    public var ver: String
+    public var preferredUsername: String?
+    public var name: String?
+    public var email: String?
+
+    public init(iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
+                preferredUsername: String?, name: String?, email: String?) {
+        self.iss = iss
+        self.aud = aud
+        self.sub = sub
+        self.oid = oid
+        self.tid = tid
+        self.iat = iat
+        self.nbf = nbf
+        self.exp = exp
+        self.ver = "2.0"
+        self.preferredUsername = preferredUsername
+        self.name = name
+        self.email = email
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email
+        case preferredUsername = "preferred_username"
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

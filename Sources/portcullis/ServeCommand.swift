@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import PortcullisCore
+import PortcullisServer
+import PortcullisSQLite
+import PortcullisStorage
+import PortcullisTokens
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the server.")
+
+    @OptionGroup var locations: LocationOptions
+
+    @Option(help: "Address to listen on (PORTCULLIS_HOST; default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one (PORTCULLIS_PORT; default 8080).")
+    var port: Int?
+
+    @Option(name: .customLong("base-url"), help: "Public base URL (PORTCULLIS_BASE_URL; default derived from host and port).")
+    var baseURL: String?
+
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain; serve TLS (PORTCULLIS_TLS_CERT).")
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert (PORTCULLIS_TLS_KEY).")
+    var tlsKey: String?
+
+    func run() async throws {
+        var settings = try locations.settings(environment: ProcessInfo.processInfo.environment)
+        if let host { settings.host = host }
+        if let port { settings.port = port }
+        if let baseURL { settings.baseURL = baseURL }
+        if let tlsCertificate { settings.tlsCertificate = tlsCertificate }
+        if let tlsKey { settings.tlsKey = tlsKey }
+        guard (settings.tlsCertificate == nil) == (settings.tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together.")
+        }
+        guard (0...65535).contains(settings.port) else { throw ValidationError("--port must be 0…65535.") }
+
+        let logger = makeLogger(level: settings.logLevel)
+        let clock = SystemWallClock()
+        let keysURL = URL(fileURLWithPath: settings.keysDirectory)
+        let loaded = try SigningKeyStore(directory: keysURL).load(algorithm: settings.signingAlgorithm, now: clock.now())
+        for name in loaded.generated {
+            logger.notice("generated a signing key", metadata: ["portcullis.file": .string(keysURL.appendingPathComponent(name).path)])
+        }
+        let signer = try await TokenSigner(loaded: loaded, accessTokenType: settings.accessTokenType)
+        let credentials = try CredentialHasher.loadOrCreate(file: keysURL.appendingPathComponent("credential-pepper.key"))
+
+        let store = try await SQLiteStore.open(
+            .init(path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous), logger: logger)
+        try await store.migrate()
+        logger.info("store ready", metadata: ["portcullis.sqlite": .string(settings.resolvedSQLitePath)])
+
+        let passwords = try await PasswordHasher(cost: settings.bcryptCost)
+        let dependencies = ServerDependencies(
+            configuration: settings.serverConfiguration, store: store, signer: signer, credentials: credentials,
+            passwords: passwords, clock: clock, logger: logger)
+        let seeder = Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
+        do {
+            try await seeder.seedIfEmpty(configDirectory: URL(fileURLWithPath: settings.configDirectory))
+        } catch let error as Seeder.SeedError {
+            try? await store.close()
+            throw ValidationError("the configuration cannot seed the store:\n\(error.description)")
+        }
+
+        let server = PortcullisServer(dependencies: dependencies)
+        let app = try server.application(listener: ListenerConfiguration(
+            host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
+        do {
+            try await app.runService()
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+        logger.info("Portcullis stopped")
+    }
+}
+
+func makeLogger(level: String) -> Logger {
+    var logger = Logger(label: "portcullis")
+    logger.logLevel = Logger.Level(rawValue: level.lowercased()) ?? .info
+    return logger
+}

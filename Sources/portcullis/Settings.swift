@@ -1,0 +1,127 @@
+import Foundation
+import PortcullisCore
+import PortcullisServer
+import PortcullisTokens
+
+/// Server settings from `Config/portcullis.json`, then `PORTCULLIS_…` environment variables, then flags.
+struct Settings {
+    var configDirectory = "Config"
+    var dataDirectory = ".portcullis"
+    var keysDirectory = "Keys"
+    var host = "127.0.0.1"
+    var port = 8080
+    var baseURL: String?
+    var tlsCertificate: String?
+    var tlsKey: String?
+    var sqlitePath: String?
+    var sqliteSynchronous = "FULL"
+    var postgresURL: String?
+    var signingAlgorithm = SigningAlgorithm.es256
+    var accessTokenType = AccessTokenType.jwt
+    var accessTokenLifetime: TimeInterval = 3600
+    var refreshTokenLifetime: TimeInterval = 90 * 24 * 3600
+    var bcryptCost: UInt8 = 10
+    var logLevel = "info"
+
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The keys `portcullis.json` may hold (strict: a typo is an error, not a silently ignored setting).
+    mutating func apply(file url: URL) throws {
+        guard let data = try? Data(contentsOf: url) else { return }
+        guard let root = JSONValue.parse(data) else { throw Problem(description: "\(url.path): not valid JSON") }
+        let problems = ProblemCollector()
+        guard let reader = JSONObjectReader(root, at: "", problems: problems) else {
+            throw Problem(description: "\(url.path): must be a JSON object")
+        }
+        reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords", "logLevel"])
+        if let value = reader.string("baseURL") { baseURL = value }
+        if let value = reader.string("host") { host = value }
+        if let value = reader.integer("port", in: 0...65535) { port = value }
+        if let value = reader.string("dataDirectory") { dataDirectory = value }
+        if let value = reader.string("keysDirectory") { keysDirectory = value }
+        if let value = reader.string("logLevel") { logLevel = value }
+        if let tls = reader.object("tls") {
+            tls.rejectUnknownMembers(allowed: ["certificate", "key"])
+            tlsCertificate = tls.string("certificate") ?? tlsCertificate
+            tlsKey = tls.string("key") ?? tlsKey
+        }
+        if let storage = reader.object("storage") {
+            storage.rejectUnknownMembers(allowed: ["sqlite", "postgres"])
+            if let sqlite = storage.object("sqlite") {
+                sqlite.rejectUnknownMembers(allowed: ["path", "synchronous"])
+                sqlitePath = sqlite.string("path") ?? sqlitePath
+                sqliteSynchronous = sqlite.enumeration("synchronous", allowed: ["FULL", "NORMAL", "EXTRA"]) ?? sqliteSynchronous
+            }
+            if let postgres = storage.object("postgres") {
+                postgres.rejectUnknownMembers(allowed: ["url"])
+                postgresURL = postgres.string("url") ?? postgresURL
+            }
+        }
+        if let tokens = reader.object("tokens") {
+            tokens.rejectUnknownMembers(allowed: ["signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds"])
+            if let value = tokens.enumeration("signingAlgorithm", allowed: SigningAlgorithm.allCases.map(\.rawValue)) {
+                signingAlgorithm = SigningAlgorithm(rawValue: value) ?? signingAlgorithm
+            }
+            if let value = tokens.enumeration("accessTokenType", allowed: ["JWT", "at+jwt"]) {
+                accessTokenType = AccessTokenType(rawValue: value) ?? accessTokenType
+            }
+            if let value = tokens.integer("accessTokenLifetimeSeconds", in: 60...86400) { accessTokenLifetime = TimeInterval(value) }
+            if let value = tokens.integer("refreshTokenLifetimeSeconds", in: 300...(365 * 86400)) { refreshTokenLifetime = TimeInterval(value) }
+        }
+        if let passwords = reader.object("passwords") {
+            passwords.rejectUnknownMembers(allowed: ["bcryptCost"])
+            if let value = passwords.integer("bcryptCost", in: 4...31) { bcryptCost = UInt8(value) }
+        }
+        if !problems.problems.isEmpty {
+            throw Problem(description: problems.problems.map { "\(url.path):\($0)" }.joined(separator: "\n"))
+        }
+    }
+
+    mutating func apply(environment: [String: String]) throws {
+        func value(_ name: String) -> String? { environment["PORTCULLIS_\(name)"].flatMap { $0.isEmpty ? nil : $0 } }
+        if let v = value("CONFIG") { configDirectory = v }
+        if let v = value("DATA") { dataDirectory = v }
+        if let v = value("KEYS") { keysDirectory = v }
+        if let v = value("HOST") { host = v }
+        if let v = value("PORT") {
+            guard let port = Int(v), (0...65535).contains(port) else { throw Problem(description: "PORTCULLIS_PORT must be a port number") }
+            self.port = port
+        }
+        if let v = value("BASE_URL") { baseURL = v }
+        if let v = value("TLS_CERT") { tlsCertificate = v }
+        if let v = value("TLS_KEY") { tlsKey = v }
+        if let v = value("SQLITE_PATH") { sqlitePath = v }
+        if let v = value("SQLITE_SYNCHRONOUS") { sqliteSynchronous = v.uppercased() }
+        if let v = value("POSTGRES_URL") { postgresURL = v }
+        if let v = value("SIGNING_ALGORITHM") {
+            guard let alg = SigningAlgorithm(rawValue: v.uppercased()) else { throw Problem(description: "PORTCULLIS_SIGNING_ALGORITHM must be ES256 or RS256") }
+            signingAlgorithm = alg
+        }
+        if let v = value("ACCESS_TOKEN_TYPE") {
+            guard let type = AccessTokenType(rawValue: v) else { throw Problem(description: "PORTCULLIS_ACCESS_TOKEN_TYPE must be JWT or at+jwt") }
+            accessTokenType = type
+        }
+        if let v = value("LOG_LEVEL") { logLevel = v }
+        if let v = value("BCRYPT_COST") {
+            guard let cost = UInt8(v), (4...31).contains(cost) else { throw Problem(description: "PORTCULLIS_BCRYPT_COST must be 4…31") }
+            bcryptCost = cost
+        }
+    }
+
+    var resolvedBaseURL: String {
+        if let baseURL { return baseURL }
+        let scheme = tlsCertificate == nil ? "http" : "https"
+        let hostPart = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
+        return "\(scheme)://\(hostPart):\(port)"
+    }
+
+    var resolvedSQLitePath: String { sqlitePath ?? (dataDirectory as NSString).appendingPathComponent("portcullis.sqlite") }
+
+    var serverConfiguration: ServerConfiguration {
+        ServerConfiguration(
+            baseURL: resolvedBaseURL, accessTokenLifetime: accessTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
+            accessTokenType: accessTokenType, bcryptCost: bcryptCost)
+    }
+}
