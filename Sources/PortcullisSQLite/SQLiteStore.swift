@@ -44,7 +44,11 @@ public final class SQLiteStore: PortcullisStore {
             throw StorageError(.unavailable, "storage.sqlite.synchronous must be FULL, NORMAL or EXTRA.")
         }
         let directory = URL(fileURLWithPath: configuration.path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StorageError(.unavailable, "cannot create the data directory \(directory.path)", underlying: error)
+        }
         do {
             let writer = try await SQLiteConnection.open(storage: .file(path: configuration.path), logger: logger)
             _ = try await writer.query("PRAGMA journal_mode = WAL")

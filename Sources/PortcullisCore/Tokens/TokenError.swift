@@ -66,13 +66,18 @@ public struct RemediationRequirement: Sendable, Equatable {
     }
 }
 
+extension String {
+    /// At most `limit` characters of client-supplied text, for error messages.
+    func clipped(_ limit: Int = 80) -> String { count <= limit ? self : String(prefix(limit)) + "…" }
+}
+
 /// The catalogue of refusals, with the Microsoft identity platform's published AADSTS numbers.
 extension TokenError {
     public static func missingParameter(_ name: String) -> TokenError {
-        TokenError(.invalidRequest, aadsts: 900144, "The request body must contain the following parameter: '\(name)'.")
+        TokenError(.invalidRequest, aadsts: 900144, "The request body must contain the following parameter: '\(name.clipped())'.")
     }
     public static func duplicateParameter(_ name: String) -> TokenError {
-        TokenError(.invalidRequest, aadsts: 90014, "The request contains the parameter '\(name)' more than once.")
+        TokenError(.invalidRequest, aadsts: 90014, "The request contains the parameter '\(name.clipped())' more than once.")
     }
     public static func malformedBody(_ detail: String) -> TokenError {
         TokenError(.invalidRequest, aadsts: 900144, detail)
@@ -82,11 +87,11 @@ extension TokenError {
         "The request body must be application/x-www-form-urlencoded."
     )
     public static func unknownTenant(_ segment: String) -> TokenError {
-        TokenError(.invalidRequest, aadsts: 90002, "Tenant '\(segment)' not found.")
+        TokenError(.invalidRequest, aadsts: 90002, "Tenant '\(segment.clipped())' not found.")
     }
     public static func unknownApplication(_ clientId: String) -> TokenError {
         TokenError(.unauthorizedClient, aadsts: 700016,
-                   "Application with identifier '\(clientId)' was not found in the directory.")
+                   "Application with identifier '\(clientId.clipped())' was not found in the directory.")
     }
     public static let invalidClientSecret = TokenError(
         .invalidClient, aadsts: 7000215, "Invalid client secret provided."
@@ -108,7 +113,7 @@ extension TokenError {
         "The client_id in the request body does not match the client authenticated with HTTP Basic."
     )
     public static func unsupportedGrantType(_ grant: String) -> TokenError {
-        TokenError(.unsupportedGrantType, aadsts: 70003, "The app requested an unsupported grant type '\(grant)'.")
+        TokenError(.unsupportedGrantType, aadsts: 70003, "The app requested an unsupported grant type '\(grant.clipped())'.")
     }
     public static func grantNotAllowed(_ grant: String) -> TokenError {
         TokenError(.unauthorizedClient, aadsts: 70003,
@@ -119,7 +124,7 @@ extension TokenError {
         "The provided value for scope is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI)."
     )
     public static func invalidScope(_ scope: String) -> TokenError {
-        TokenError(.invalidScope, aadsts: 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' is not valid.")
+        TokenError(.invalidScope, aadsts: 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope.clipped())' is not valid.")
     }
     public static let multipleResources = TokenError(
         .invalidScope, aadsts: 28000,
@@ -131,7 +136,7 @@ extension TokenError {
     )
     public static func unknownResource(_ identifier: String) -> TokenError {
         TokenError(.invalidResource, aadsts: 500011,
-                   "The resource principal named \(identifier) was not found in the tenant.")
+                   "The resource principal named \(identifier.clipped()) was not found in the tenant.")
     }
     public static let unknownUser = TokenError(
         .invalidGrant, aadsts: 50034, "The user account does not exist in this directory."

@@ -1,3 +1,5 @@
+import Prometheus
+
 /// Log metadata and metric names, in one place.
 public enum LogKeys {
     public static let correlationId = "portcullis.correlation_id"
@@ -12,9 +14,14 @@ public enum LogKeys {
     public static let error = "portcullis.error"
 }
 
+/// The server's metrics (namespace `portcullis`).
 public enum MetricNames {
-    public static let requests = "portcullis_http_requests_total"
-    public static let requestDuration = "portcullis_http_request_duration_seconds"
-    public static let tokensIssued = "portcullis_tokens_issued_total"
-    public static let tokenRefusals = "portcullis_token_refusals_total"
+    public static var requests: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "portcullis", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status.") }
+    public static var requestDuration: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "portcullis", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route.") }
+    public static var tokensIssued: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "portcullis", metricName: "tokens_issued", unitName: "total", helpText: "Access tokens issued by grant type.") }
+    public static var tokenRefusals: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "portcullis", metricName: "token_refusals", unitName: "total", helpText: "Token requests refused, by grant type, error and AADSTS code.") }
 }

@@ -16,20 +16,20 @@ public struct ServerMetrics: Sendable {
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
         registry.makeCounter(
-            name: MetricNames.requests,
+            descriptor: MetricNames.requests,
             labels: [("route", route), ("method", method), ("status", String(status))]
         ).increment()
-        registry.makeDurationHistogram(name: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets)
+        registry.makeDurationHistogram(descriptor: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets)
             .record(duration)
     }
 
     func tokenIssued(grantType: String) {
-        registry.makeCounter(name: MetricNames.tokensIssued, labels: [("grant_type", grantType)]).increment()
+        registry.makeCounter(descriptor: MetricNames.tokensIssued, labels: [("grant_type", grantType)]).increment()
     }
 
     func tokenRefused(grantType: String, error: String, code: Int) {
         registry.makeCounter(
-            name: MetricNames.tokenRefusals,
+            descriptor: MetricNames.tokenRefusals,
             labels: [("grant_type", grantType), ("error", error), ("code", String(code))]
         ).increment()
     }

@@ -1,0 +1,21 @@
+# Build stage: the release binary.
+FROM swift:6.3-bookworm AS build
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --product portcullis --static-swift-stdlib \
+    && cp "$(swift build -c release --show-bin-path)/portcullis" /portcullis
+
+# Run stage: Debian slim with the runtime libraries only.
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl libcurl4 \
+    && rm -rf /var/lib/apt/lists/* && useradd --system --home /app portcullis
+WORKDIR /app
+COPY --from=build /portcullis /usr/local/bin/portcullis
+COPY Config ./Config
+RUN mkdir -p /app/.portcullis /app/Keys && chown -R portcullis /app
+USER portcullis
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/portcullis"]
+CMD ["serve", "--host", "0.0.0.0"]

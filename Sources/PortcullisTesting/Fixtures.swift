@@ -1,0 +1,87 @@
+import Foundation
+
+/// A small, fixed directory for tests: one tenant, users in two groups, a public mobile client, a
+/// confidential daemon, an admin client and a mail API.
+public enum Fixtures {
+    public static let tenantId = "11111111-2222-4333-8444-555555555555"
+    public static let domain = "fabrikam.test"
+    public static let otherTenantId = "99999999-8888-4777-8666-555555555555"
+    public static let otherDomain = "other.test"
+
+    public struct Account: Sendable {
+        public let id: String
+        public let upn: String
+        public let password: String
+    }
+
+    public static let alice = Account(id: "aaaaaaaa-0000-4000-8000-000000000001", upn: "alice@fabrikam.test", password: "alice-pass")
+    public static let bob = Account(id: "bbbbbbbb-0000-4000-8000-000000000002", upn: "bob@fabrikam.test", password: "bob-pass")
+    public static let carol = Account(id: "cccccccc-0000-4000-8000-000000000003", upn: "carol@fabrikam.test", password: "carol-pass")
+    public static let disabled = Account(id: "dddddddd-0000-4000-8000-000000000004", upn: "dora@fabrikam.test", password: "dora-pass")
+    public static let admin = Account(id: "eeeeeeee-0000-4000-8000-000000000005", upn: "erin@fabrikam.test", password: "erin-pass")
+
+    public static let salesGroupId = "0a000000-0000-4000-8000-0000000000a1"
+    public static let engineeringGroupId = "0b000000-0000-4000-8000-0000000000b2"
+
+    public static let mobileClientId = "10000000-0000-4000-8000-000000000001"
+    public static let secondMobileClientId = "10000000-0000-4000-8000-000000000006"
+    public static let daemonClientId = "20000000-0000-4000-8000-000000000002"
+    public static let daemonSecret = "daemon-secret-value"
+    public static let adminClientId = "30000000-0000-4000-8000-000000000003"
+    public static let adminSecret = "admin-secret-value"
+    public static let mailApiId = "40000000-0000-4000-8000-000000000004"
+    public static let mailApiSecret = "mail-api-secret-value"
+    public static let mailResource = "api://fabrikam-mail"
+    public static let otherTenantClientId = "50000000-0000-4000-8000-000000000005"
+    public static let hqLocationId = "60000000-0000-4000-8000-000000000006"
+    public static let callbackPath = "/compliance"
+
+    /// The fixture directory. `callbackBase` (e.g. `http://127.0.0.1:PORT`) sets the mobile clients' callback URI.
+    public static func directoryJSON(callbackBase: String = "http://127.0.0.1:9") -> Data {
+        Data("""
+        {"tenants": [{
+          "id": "\(tenantId)", "domain": "\(domain)", "displayName": "Fabrikam",
+          "users": [
+            {"id": "\(alice.id)", "userPrincipalName": "\(alice.upn)", "displayName": "Alice", "password": "\(alice.password)"},
+            {"id": "\(bob.id)", "userPrincipalName": "\(bob.upn)", "displayName": "Bob", "password": "\(bob.password)"},
+            {"id": "\(carol.id)", "userPrincipalName": "\(carol.upn)", "displayName": "Carol", "password": "\(carol.password)"},
+            {"id": "\(disabled.id)", "userPrincipalName": "\(disabled.upn)", "displayName": "Dora", "password": "\(disabled.password)", "accountEnabled": false},
+            {"id": "\(admin.id)", "userPrincipalName": "\(admin.upn)", "displayName": "Erin", "password": "\(admin.password)"}
+          ],
+          "groups": [
+            {"id": "\(salesGroupId)", "displayName": "Sales", "members": ["\(alice.id)", "\(bob.id)"]},
+            {"id": "\(engineeringGroupId)", "displayName": "Engineering", "members": ["\(carol.id)"]}
+          ],
+          "applications": [
+            {"appId": "\(mobileClientId)", "displayName": "Fabrikam Mail mobile", "publicClient": true,
+             "allowedGrantTypes": ["password", "refresh_token"], "approvedClientApp": true,
+             "complianceCallbackUris": ["\(callbackBase)\(callbackPath)"]},
+            {"appId": "\(secondMobileClientId)", "displayName": "Fabrikam Notes mobile", "publicClient": true,
+             "allowedGrantTypes": ["password", "refresh_token"]},
+            {"appId": "\(daemonClientId)", "displayName": "Daemon", "secrets": [{"secret": "\(daemonSecret)"}],
+             "allowedGrantTypes": ["client_credentials"]},
+            {"appId": "\(adminClientId)", "displayName": "Admin tool", "secrets": [{"secret": "\(adminSecret)"}],
+             "allowedGrantTypes": ["client_credentials", "password", "refresh_token"]},
+            {"appId": "\(mailApiId)", "displayName": "Mail API", "identifierUris": ["\(mailResource)"],
+             "scopes": ["Mail.Read", "Mail.Send"], "appRoles": ["Mail.ReadAll"],
+             "secrets": [{"secret": "\(mailApiSecret)"}], "allowedGrantTypes": ["client_credentials"]}
+          ],
+          "appRoleAssignments": [
+            {"principalId": "\(daemonClientId)", "resource": "\(mailResource)", "role": "Mail.ReadAll"},
+            {"principalId": "\(adminClientId)", "resource": "api://portcullis-admin", "role": "Portcullis.Admin"},
+            {"principalId": "\(admin.id)", "resource": "api://portcullis-admin", "role": "Portcullis.Admin"}
+          ],
+          "namedLocations": [
+            {"id": "\(hqLocationId)", "displayName": "HQ", "ipRanges": ["203.0.113.0/24", "2001:db8::/32"], "isTrusted": true}
+          ]
+        }, {
+          "id": "\(otherTenantId)", "domain": "\(otherDomain)", "displayName": "Other",
+          "users": [],
+          "applications": [
+            {"appId": "\(otherTenantClientId)", "displayName": "Other tenant's app", "secrets": [{"secret": "other-secret"}],
+             "allowedGrantTypes": ["client_credentials"]}
+          ]
+        }]}
+        """.utf8)
+    }
+}

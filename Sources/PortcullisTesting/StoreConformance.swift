@@ -1,0 +1,145 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+
+/// The behaviour every `PortcullisStore` must have, as named cases a test target runs against each backend
+/// (`@Test(arguments: StoreConformance.cases)`). A failed expectation throws `ConformanceFailure`.
+public struct ConformanceCase: Sendable, CustomStringConvertible {
+    public let name: String
+    public let run: @Sendable (any PortcullisStore) async throws -> Void
+    public var description: String { name }
+}
+
+public struct ConformanceFailure: Error, CustomStringConvertible {
+    public let description: String
+}
+
+func expect(_ condition: Bool, _ message: @autoclosure () -> String, line: Int = #line) throws {
+    if !condition { throw ConformanceFailure(description: "StoreConformance.swift:\(line): \(message())") }
+}
+
+func expectError(_ code: StorageError.Code, line: Int = #line, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as StorageError {
+        try expect(error.code == code, "expected \(code), got \(error.code)", line: line)
+        return
+    }
+    throw ConformanceFailure(description: "StoreConformance.swift:\(line): expected \(code), nothing was thrown")
+}
+
+public enum StoreConformance {
+    static let tenant = "t-1"
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func record(_ hash: String, family: String, user: String = "u-1", client: String = "c-1", expires: TimeInterval = 3600) -> RefreshTokenRecord {
+        RefreshTokenRecord(
+            tokenHash: hash, familyId: family, tenantId: tenant, userId: user, clientId: client, scope: "openid offline_access",
+            issuedAt: now, expiresAt: now.addingTimeInterval(expires))
+    }
+
+    public static let cases: [ConformanceCase] = [
+        ConformanceCase(name: "documents: create, read, replace with version, delete, revision grows") { store in
+            let r0 = try await store.revision()
+            let created = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":1}"#.utf8), precondition: .mustNotExist, at: now, audit: nil)
+            try expect(created.version > r0, "version must come from the growing revision")
+            let read = try await store.document(tenantId: tenant, kind: .user, id: "u1")
+            try expect(read?.body == Data(#"{"a":1}"#.utf8), "body must round-trip")
+            try expect(read?.version == created.version, "version must round-trip")
+            let replaced = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":2}"#.utf8), precondition: .version(created.version), at: now, audit: nil)
+            try expect(replaced.version > created.version, "a replace must bump the version")
+            try await expectError(.preconditionFailed) {
+                _ = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .version(created.version), at: now, audit: nil)
+            }
+            try await expectError(.duplicate) {
+                _ = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
+            }
+            try await expectError(.notFound) {
+                _ = try await store.put(tenantId: tenant, kind: .user, id: "nope", body: Data("{}".utf8), precondition: .mustExist, at: now, audit: nil)
+            }
+            try await store.delete(tenantId: tenant, kind: .user, id: "u1", precondition: .version(replaced.version), audit: nil)
+            try expect(try await store.document(tenantId: tenant, kind: .user, id: "u1") == nil, "deleted documents are gone")
+            try await expectError(.notFound) { try await store.delete(tenantId: tenant, kind: .user, id: "u1", precondition: .none, audit: nil) }
+            try expect(try await store.revision() > replaced.version, "a delete bumps the revision")
+        },
+        ConformanceCase(name: "documents: listing is per tenant and kind; tenants are listed") { store in
+            try await store.seed([
+                StoredDocument(tenantId: "t-a", kind: .tenant, id: "t-a", body: Data("{}".utf8), version: 0, updatedAt: now),
+                StoredDocument(tenantId: "t-a", kind: .group, id: "g2", body: Data("{}".utf8), version: 0, updatedAt: now),
+                StoredDocument(tenantId: "t-a", kind: .group, id: "g1", body: Data("{}".utf8), version: 0, updatedAt: now),
+                StoredDocument(tenantId: "t-b", kind: .group, id: "g3", body: Data("{}".utf8), version: 0, updatedAt: now),
+            ])
+            let groups = try await store.documents(tenantId: "t-a", kind: .group)
+            try expect(groups.map(\.id) == ["g1", "g2"], "listing is ordered by id and scoped: \(groups.map(\.id))")
+            try expect(try await store.tenantIds().contains("t-a"), "seeded tenants are listed")
+            // Seeding again leaves existing documents alone.
+            try await store.seed([StoredDocument(tenantId: "t-a", kind: .group, id: "g1", body: Data(#"{"changed":true}"#.utf8), version: 0, updatedAt: now)])
+            try expect(try await store.document(tenantId: "t-a", kind: .group, id: "g1")?.body == Data("{}".utf8), "seed must not overwrite")
+        },
+        ConformanceCase(name: "audit: written with the change, newest first, paged") { store in
+            for index in 0..<3 {
+                try await store.put(
+                    tenantId: "t-audit", kind: .namedLocation, id: "l\(index)", body: Data("{}".utf8), precondition: .none, at: now,
+                    audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: "create", kind: "namedLocation", documentId: "l\(index)", before: nil, after: "{}"))
+            }
+            let page = try await store.auditRecords(tenantId: "t-audit", limit: 2, before: nil)
+            try expect(page.map(\.documentId) == ["l2", "l1"], "newest first: \(page.map(\.documentId))")
+            let next = try await store.auditRecords(tenantId: "t-audit", limit: 2, before: page.last?.id)
+            try expect(next.map(\.documentId) == ["l0"], "paging continues: \(next.map(\.documentId))")
+            // A refused write leaves no audit record.
+            try? await store.put(
+                tenantId: "t-audit", kind: .namedLocation, id: "l0", body: Data("{}".utf8), precondition: .mustNotExist, at: now,
+                audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: "create", kind: "namedLocation", documentId: "l0", before: nil, after: "{}"))
+            try expect(try await store.auditRecords(tenantId: "t-audit", limit: 10, before: nil).count == 3, "a refused write must not be audited")
+        },
+        ConformanceCase(name: "refresh tokens: insert, find, rotate once, replay refused") { store in
+            try await store.insert(record("h1", family: "f1"))
+            let found = try await store.find(tokenHash: "h1")
+            try expect(found?.familyId == "f1" && found?.usedAt == nil && found?.familyRevokedAt == nil, "a new token is found unused")
+            try expect(try await store.rotate(oldHash: "h1", usedAt: now, successor: record("h2", family: "f1")), "first rotation succeeds")
+            try expect(try await store.find(tokenHash: "h1")?.usedAt != nil, "the rotated token is marked used")
+            try expect(try await store.find(tokenHash: "h2") != nil, "the successor exists")
+            try expect(!(try await store.rotate(oldHash: "h1", usedAt: now, successor: record("h3", family: "f1"))), "a second rotation of the same token fails")
+            try expect(try await store.find(tokenHash: "h3") == nil, "a failed rotation writes nothing")
+            try expect(try await store.find(tokenHash: "nope") == nil, "unknown hashes are not found")
+        },
+        ConformanceCase(name: "refresh tokens: family revocation stops rotation; account revocation") { store in
+            try await store.insert(record("k1", family: "fam-a", user: "u-9", client: "c-9"))
+            try await store.insert(record("k2", family: "fam-b", user: "u-9", client: "c-9"))
+            try await store.insert(record("k3", family: "fam-c", user: "u-9", client: "c-other"))
+            try await store.revokeFamily(familyId: "fam-a", at: now)
+            try expect(try await store.find(tokenHash: "k1")?.familyRevokedAt != nil, "revoked family is visible on its tokens")
+            try expect(!(try await store.rotate(oldHash: "k1", usedAt: now, successor: record("k1b", family: "fam-a"))), "a revoked family cannot rotate")
+            let revoked = try await store.revokeFamilies(tenantId: tenant, userId: "u-9", clientId: "c-9", at: now)
+            try expect(revoked == 1, "only the still-live family of that account and client is revoked, got \(revoked)")
+            try expect(try await store.find(tokenHash: "k2")?.familyRevokedAt != nil, "account revocation reaches every family")
+            try expect(try await store.find(tokenHash: "k3")?.familyRevokedAt == nil, "other clients are untouched")
+        },
+        ConformanceCase(name: "refresh tokens: concurrent rotations of one token, exactly one wins") { store in
+            try await store.insert(record("race", family: "fam-race"))
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await store.rotate(oldHash: "race", usedAt: now, successor: record("race-\(index)", family: "fam-race")) }
+                }
+                var wins = 0
+                for try await won in group where won { wins += 1 }
+                return wins
+            }
+            try expect(wins == 1, "exactly one concurrent rotation may win, got \(wins)")
+        },
+        ConformanceCase(name: "refresh tokens: purge removes expired tokens only") { store in
+            try await store.insert(record("old", family: "fam-old", expires: -10))
+            try await store.insert(record("fresh", family: "fam-fresh", expires: 3600))
+            let purged = try await store.purgeExpired(before: now)
+            try expect(purged >= 1, "expired tokens are purged")
+            try expect(try await store.find(tokenHash: "old") == nil, "the expired token is gone")
+            try expect(try await store.find(tokenHash: "fresh") != nil, "the live token stays")
+        },
+        ConformanceCase(name: "access token revocation by jti") { store in
+            try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")
+            try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))
+            try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))
+            try expect(try await store.isAccessTokenRevoked(jti: "j1"), "revoked after, idempotently")
+        },
+    ]
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import Logging
+import PortcullisCore
+import PortcullisServer
+import PortcullisSQLite
+import PortcullisStorage
+import PortcullisTokens
+
+/// A complete server over a temporary SQLite file and temporary keys, seeded with `Fixtures`, driven by a
+/// manual clock. Used by router tests (`server.router()`) and live tests (`start()`).
+public final class TestEnvironment: Sendable {
+    public let root: URL
+    public let store: SQLiteStore
+    public let server: PortcullisServer
+    public let clock: ManualClock
+    public let signer: TokenSigner
+    public let configuration: ServerConfiguration
+
+    public var dependencies: ServerDependencies { server.dependencies }
+
+    public static func make(
+        root existingRoot: URL? = nil,
+        baseURL: String = "http://portcullis.test",
+        algorithm: SigningAlgorithm = .es256,
+        accessTokenType: AccessTokenType = .jwt,
+        directoryJSON: Data = Fixtures.directoryJSON(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestEnvironment {
+        let root = existingRoot ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var logger = Logger(label: "portcullis-test")
+        logger.logLevel = ProcessInfo.processInfo.environment["PORTCULLIS_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let clock = ManualClock(Date())
+        let keys = root.appendingPathComponent("Keys")
+        let loaded = try SigningKeyStore(directory: keys).load(algorithm: algorithm, now: clock.now())
+        let signer = try await TokenSigner(loaded: loaded, accessTokenType: accessTokenType)
+        let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
+        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL"), logger: logger)
+        try await store.migrate()
+        let passwords = try await PasswordHasher(cost: 4)
+        var configuration = ServerConfiguration(baseURL: baseURL, accessTokenType: accessTokenType, bcryptCost: 4)
+        configure(&configuration)
+        let config = root.appendingPathComponent("Config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try directoryJSON.write(to: config.appendingPathComponent("directory.json"))
+        try await Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
+            .seedIfEmpty(configDirectory: config)
+        let dependencies = ServerDependencies(
+            configuration: configuration, store: store, signer: signer, credentials: credentials, passwords: passwords,
+            clock: clock, logger: logger)
+        return TestEnvironment(root: root, store: store, server: PortcullisServer(dependencies: dependencies), clock: clock, signer: signer, configuration: configuration)
+    }
+
+    private init(root: URL, store: SQLiteStore, server: PortcullisServer, clock: ManualClock, signer: TokenSigner, configuration: ServerConfiguration) {
+        self.root = root
+        self.store = store
+        self.server = server
+        self.clock = clock
+        self.signer = signer
+        self.configuration = configuration
+    }
+
+    /// An application over the router, for `app.test(.router)` and `app.test(.live)`.
+    public func application() -> some ApplicationProtocol {
+        Application(router: server.router(), services: server.services(), logger: server.dependencies.logger)
+    }
+
+    /// Closes the store and removes the files (`keepFiles` to reopen the same data and keys later).
+    public func close(keepFiles: Bool = false) async {
+        try? await store.close()
+        if !keepFiles { try? FileManager.default.removeItem(at: root) }
+    }
+
+    /// The token endpoint path of the fixture tenant.
+    public static let tokenPath = "/\(Fixtures.domain)/oauth2/v2.0/token"
+}
+
+/// Form encoding for test requests.
+public enum Form {
+    public static func encode(_ fields: [(String, String)]) -> ByteBuffer {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        let text = fields.map { name, value in
+            "\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+        }.joined(separator: "&")
+        return ByteBuffer(string: text)
+    }
+
+    public static let headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+}

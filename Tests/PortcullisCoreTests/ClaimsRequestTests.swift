@@ -1,0 +1,39 @@
+import PortcullisCore
+import Testing
+
+@Suite("claims request parameter")
+struct ClaimsRequestTests {
+    @Test("capabilities are read case-insensitively, de-duplicated, and other claim requests are ignored", arguments: [
+        (#"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#, ["protapp"]),
+        (#"{"access_token": {"xms_cc": {"values": ["ProtApp", "cp1"]}}}"#, ["protapp", "cp1"]),
+        (#"{"access_token":{"xms_cc":{"values":["cp1","PROTAPP","protapp"]}}}"#, ["cp1", "protapp"]),
+        (#"{"access_token":{"acrs":{"essential":true,"value":"c1"},"xms_cc":{"values":["protapp"]}},"id_token":{"auth_time":{"essential":true}}}"#, ["protapp"]),
+        (#"{"access_token":{"nbf":{"essential":true,"value":"1700000000"}}}"#, []),
+        (#"{"id_token":{"acr":null}}"#, []),
+        (#"{}"#, []),
+        (#"{"access_token":{"xms_cc":{"values":["future-capability"]}}}"#, ["future-capability"]),
+    ])
+    func parses(_ text: String, _ expected: [String]) throws {
+        #expect(try ClaimsRequest.parse(text).capabilities == expected)
+    }
+
+    @Test("protapp is recognised in any case")
+    func protApp() throws {
+        #expect(try ClaimsRequest.parse(#"{"access_token":{"xms_cc":{"values":["PrOtApP"]}}}"#).declaresProtApp)
+        #expect(try !ClaimsRequest.parse(#"{"access_token":{"xms_cc":{"values":["cp1"]}}}"#).declaresProtApp)
+    }
+
+    @Test("malformed claims are invalid_request", arguments: [
+        "not json", "[1,2]", "\"protapp\"", "42", #"{"access_token":"protapp"}"#, #"{"access_token":{"xms_cc":["protapp"]}}"#,
+        #"{"access_token":{"xms_cc":{"values":"protapp"}}}"#, #"{"access_token":{"xms_cc":{"values":[1]}}}"#, "{",
+    ])
+    func malformed(_ text: String) {
+        #expect(throws: TokenError.self) { try ClaimsRequest.parse(text) }
+        do {
+            _ = try ClaimsRequest.parse(text)
+        } catch {
+            #expect(error.code == .invalidRequest)
+            #expect(error.aadsts == 90100)
+        }
+    }
+}

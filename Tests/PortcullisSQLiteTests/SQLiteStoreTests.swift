@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisSQLite
+import PortcullisStorage
+import PortcullisTesting
+import Testing
+
+func temporarySQLitePath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-sqlite-\(UUID().uuidString)/db.sqlite").path
+}
+
+let quietLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}()
+
+func openStore(_ path: String) async throws -> SQLiteStore {
+    let store = try await SQLiteStore.open(.init(path: path), logger: quietLogger)
+    try await store.migrate()
+    return store
+}
+
+@Suite("SQLite store")
+struct SQLiteStoreTests {
+    @Test("conformance", arguments: StoreConformance.cases)
+    func conformance(_ conformanceCase: ConformanceCase) async throws {
+        let store = try await openStore(temporarySQLitePath())
+        defer { Task { try? await store.close() } }
+        try await conformanceCase.run(store)
+    }
+
+    @Test("a reopened database keeps documents and refresh tokens; migrations are idempotent")
+    func reopen() async throws {
+        let path = temporarySQLitePath()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        do {
+            let store = try await openStore(path)
+            try await store.put(tenantId: "t", kind: .tenant, id: "t", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
+            try await store.insert(RefreshTokenRecord(tokenHash: "h", familyId: "f", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now, expiresAt: now.addingTimeInterval(60)))
+            try await store.close()
+        }
+        let store = try await openStore(path)
+        try await store.migrate()
+        #expect(try await store.tenantIds() == ["t"])
+        #expect(try await store.find(tokenHash: "h")?.familyId == "f")
+        try await store.close()
+    }
+
+    @Test("an unwritable path is a clear unavailable error")
+    func unwritable() async throws {
+        await #expect(throws: StorageError.self) {
+            _ = try await SQLiteStore.open(.init(path: "/proc/portcullis/cannot/db.sqlite"), logger: quietLogger)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PortcullisAPI
+import PortcullisTesting
+import Synchronization
+import Testing
+
+/// The built `portcullis` executable, next to the test bundle.
+func portcullisExecutable() throws -> String {
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("portcullis").path,
+        packageRoot.appendingPathComponent(".build/debug/portcullis").path,
+    ]
+    guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw InteropSetupError(message: "no portcullis executable in \(candidates)")
+    }
+    return found
+}
+
+/// Text collected from a pipe while a process runs.
+final class OutputBuffer: Sendable {
+    private let text = Mutex("")
+    func append(_ more: String) { text.withLock { $0 += more } }
+    var value: String { text.withLock { $0 } }
+}
+
+/// A real `portcullis serve` process on port 0 over temporary directories.
+final class ServerProcess: Sendable {
+    let process: Process
+    let output = OutputBuffer()
+    let root: URL
+    let port: Int
+
+    init(root: URL, extraEnvironment: [String: String] = [:]) async throws {
+        self.root = root
+        let config = root.appendingPathComponent("Config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: config.appendingPathComponent("directory.json").path) {
+            try Fixtures.directoryJSON().write(to: config.appendingPathComponent("directory.json"))
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try portcullisExecutable())
+        process.arguments = ["serve", "--config", config.path, "--data", root.appendingPathComponent("data").path,
+                             "--keys", root.appendingPathComponent("Keys").path, "--port", "0"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PORTCULLIS_") }
+        environment["PORTCULLIS_BCRYPT_COST"] = "4"
+        environment.merge(extraEnvironment) { $1 }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        self.process = process
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
+        }
+        try process.run()
+        var port: Int?
+        for _ in 0..<200 {
+            if let line = output.value.split(separator: "\n").first(where: { $0.contains("Portcullis is listening on") }),
+               let portText = line.split(separator: ":").last, let value = Int(portText.trimmingCharacters(in: .whitespaces)) {
+                port = value
+                break
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        guard let port else {
+            process.terminate()
+            throw InteropSetupError(message: "the server did not start:\n\(output.value)")
+        }
+        self.port = port
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    func stop() async throws -> Int32 {
+        process.terminate()
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        return process.terminationStatus
+    }
+
+    func request(_ path: String, form: [(String, String)]? = nil) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: baseURL + path)!)
+        if let form {
+            request.httpMethod = "POST"
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(String(buffer: Form.encode(form)).utf8)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let json = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, json)
+    }
+}
+
+@Suite("live server process", .serialized)
+struct LiveServerTests {
+    @Test("serve generates keys and a database, answers, drains on SIGTERM, and a restart loses nothing")
+    func lifecycle() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-live-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+
+        let first = try await ServerProcess(root: root)
+        let (ready, _) = try await first.request("/health/ready")
+        #expect(ready == 200)
+        let (status, issued) = try await first.request(TestEnvironment.tokenPath, form: Grants.password())
+        #expect(status == 200)
+        let refresh = try #require(issued["refresh_token"] as? String)
+        let (_, jwks1) = try await first.request("/\(Fixtures.domain)/discovery/v2.0/keys")
+        #expect(try await first.stop() == 0, "SIGTERM must end the server cleanly")
+        #expect(first.output.value.contains("Portcullis stopped"))
+
+        let keyFiles = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Keys").path)
+        let signingKey = try #require(keyFiles.first { $0.hasPrefix("signing-") })
+        let mode = try FileManager.default.attributesOfItem(atPath: root.appendingPathComponent("Keys/\(signingKey)").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("data/portcullis.sqlite").path))
+
+        let second = try await ServerProcess(root: root)
+        let (_, jwks2) = try await second.request("/\(Fixtures.domain)/discovery/v2.0/keys")
+        #expect((jwks1["keys"] as? [[String: String]])?.first?["kid"] == (jwks2["keys"] as? [[String: String]])?.first?["kid"])
+        let (refreshed, _) = try await second.request(TestEnvironment.tokenPath, form: Grants.refresh(refresh))
+        #expect(refreshed == 200, "a refresh token issued before the restart still works")
+        #expect(!second.output.value.contains("seeded the store"), "a restart must not seed again")
+        _ = try await second.stop()
+    }
+
+    @Test("bad configuration is a clear start-up error, not a crash")
+    func badConfiguration() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-live-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let config = root.appendingPathComponent("Config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data(#"{"port": 8080, "prot": 1}"#.utf8).write(to: config.appendingPathComponent("portcullis.json"))
+        let result = try run(try portcullisExecutable(), ["serve", "--config", config.path, "--data", root.appendingPathComponent("data").path, "--keys", root.appendingPathComponent("Keys").path])
+        #expect(result.status != 0)
+        #expect((result.stdout + result.stderr).contains("/prot"))
+    }
+}

@@ -1,0 +1,138 @@
+import Crypto
+import Foundation
+import PortcullisAPI
+import PortcullisCore
+import PortcullisTokens
+import Testing
+
+func keysDirectory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-keys-\(UUID().uuidString)")
+}
+
+func sampleClaims(now: Date, aud: String = "api://mail", lifetime: Int = 3600) -> AccessTokenClaims {
+    let iat = Int(now.wholeSeconds.timeIntervalSince1970)
+    return AccessTokenClaims(
+        iss: "https://issuer.test/t/v2.0", aud: aud, sub: "u", oid: "u", tid: "t", azp: "c", azpacr: "0",
+        iat: iat, nbf: iat, exp: iat + lifetime, jti: UUID().uuidString, scp: "Mail.Read", roles: nil,
+        upn: "a@f.test", preferredUsername: "a@f.test", name: "A", xmsCC: ["protapp"], idtyp: "user")
+}
+
+func decodeSegment(_ token: String, _ index: Int) throws -> [String: Any] {
+    let part = String(token.split(separator: ".", omittingEmptySubsequences: false)[index])
+    let data = try #require(Base64URL.decode(part))
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+}
+
+@Suite("signing keys and tokens")
+struct TokenSignerTests {
+    let now = Date()
+
+    @Test("keys are generated once, mode 0600, and reloaded with the same kid", arguments: SigningAlgorithm.allCases)
+    func generation(_ algorithm: SigningAlgorithm) throws {
+        let directory = keysDirectory()
+        let first = try SigningKeyStore(directory: directory).load(algorithm: algorithm, now: now)
+        #expect(first.generated.count == 1)
+        let file = directory.appendingPathComponent(first.generated[0]).path
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let second = try SigningKeyStore(directory: directory).load(algorithm: algorithm, now: now)
+        #expect(second.generated.isEmpty)
+        #expect(second.active.kid == first.active.kid)
+        #expect(second.active.publicJWK["alg"] == algorithm.rawValue)
+    }
+
+    @Test("sign → verify round trip with whole-second dates and the configured typ", arguments: [
+        (SigningAlgorithm.es256, AccessTokenType.jwt), (.rs256, .jwt), (.es256, .atJWT),
+    ])
+    func roundTrip(_ algorithm: SigningAlgorithm, _ type: AccessTokenType) async throws {
+        let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: algorithm, now: now), accessTokenType: type)
+        let claims = sampleClaims(now: now)
+        let token = try await signer.sign(accessToken: claims)
+        let header = try decodeSegment(token, 0)
+        #expect(header["alg"] as? String == algorithm.rawValue)
+        #expect(header["typ"] as? String == type.rawValue)
+        #expect(header["kid"] as? String == signer.active.kid)
+        // NumericDates must be integers in the JSON text, not 1.795e9 or 1795309149.339.
+        let payloadText = String(decoding: try #require(Base64URL.decode(String(token.split(separator: ".")[1]))), as: UTF8.self)
+        #expect(payloadText.contains("\"exp\":\(claims.exp)"))
+        #expect(!payloadText.contains("\"exp\":\(claims.exp)."))
+        let result = await signer.verifyAccessToken(token, issuer: claims.iss, audiences: ["API://MAIL"], now: now)
+        #expect(try result.get() == claims)
+    }
+
+    @Test("verification refuses tampering, alg none, HS256 confusion, wrong audience or issuer, expiry, unknown kid")
+    func negatives() async throws {
+        let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))
+        let claims = sampleClaims(now: now)
+        let token = try await signer.sign(accessToken: claims)
+        let parts = token.split(separator: ".").map(String.init)
+
+        func verify(_ token: String, aud: String = "api://mail", iss: String = claims.iss, at date: Date? = nil) async -> AccessTokenRejection? {
+            if case .failure(let rejection) = await signer.verifyAccessToken(token, issuer: iss, audiences: [aud], now: date ?? now) { return rejection }
+            return nil
+        }
+
+        // Tampered payload: same signature, different claims.
+        var payload = try decodeSegment(token, 1)
+        payload["aud"] = "api://other"
+        let tamperedPayload = Base64URL.encode(try JSONSerialization.data(withJSONObject: payload))
+        #expect(await verify("\(parts[0]).\(tamperedPayload).\(parts[2])") == .malformedOrBadSignature)
+        // Flipped signature byte.
+        var signature = Array(try #require(Base64URL.decode(parts[2])))
+        signature[5] ^= 0x01
+        #expect(await verify("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))") == .malformedOrBadSignature)
+        // alg: none, no signature.
+        let noneHeader = Base64URL.encode(Data(#"{"alg":"none","typ":"JWT","kid":"\#(signer.active.kid)"}"#.utf8))
+        #expect(await verify("\(noneHeader).\(parts[1]).") == .malformedOrBadSignature)
+        // HS256 keyed with the public key PEM (algorithm confusion).
+        let hsHeader = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT","kid":"\#(signer.active.kid)"}"#.utf8))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(hsHeader).\(parts[1])".utf8), using: SymmetricKey(data: Data(signer.active.publicKeyPEM.utf8)))
+        #expect(await verify("\(hsHeader).\(parts[1]).\(Base64URL.encode(mac))") == .malformedOrBadSignature)
+        // Wrong audience, wrong issuer.
+        #expect(await verify(token, aud: "api://other") == .wrongAudience)
+        #expect(await verify(token, iss: "https://elsewhere/v2.0") == .wrongIssuer)
+        // Expired, and not yet valid.
+        #expect(await verify(token, at: now.addingTimeInterval(3601)) == .expired)
+        #expect(await verify(token, at: now.addingTimeInterval(-120)) == .notYetValid)
+        // Signed by a key we do not hold (unknown kid).
+        let stranger = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))
+        #expect(await verify(try await stranger.sign(accessToken: claims)) == .malformedOrBadSignature)
+        #expect(await verify("not.a.jwt") == .malformedOrBadSignature)
+        #expect(await verify("") == .malformedOrBadSignature)
+    }
+
+    @Test("the JWKS publishes every key with kid, alg and use; the kid is the RFC 7638 thumbprint")
+    func jwks() async throws {
+        let directory = keysDirectory()
+        let store = SigningKeyStore(directory: directory)
+        _ = try store.load(algorithm: .es256, now: now)
+        try store.generate(algorithm: .rs256, now: now.addingTimeInterval(1))
+        let loaded = try store.load(algorithm: .es256, now: now)
+        #expect(loaded.all.count == 2)
+        let signer = try await TokenSigner(loaded: loaded)
+        let jwks = try #require(try JSONSerialization.jsonObject(with: signer.jwksJSON) as? [String: [[String: String]]])
+        let keys = try #require(jwks["keys"])
+        #expect(Set(keys.compactMap { $0["alg"] }) == ["ES256", "RS256"])
+        #expect(keys.allSatisfy { $0["use"] == "sig" && $0["kid"] != nil })
+        let ec = try #require(keys.first { $0["kty"] == "EC" })
+        let input = #"{"crv":"P-256","kty":"EC","x":"\#(ec["x"]!)","y":"\#(ec["y"]!)"}"#
+        #expect(ec["kid"] == Base64URL.encode(SHA256.hash(data: Data(input.utf8))))
+    }
+}
+
+@Suite("credential hashing")
+struct CredentialHasherTests {
+    @Test("keyed secrets verify only with the same pepper; tokens hash to hex SHA-256")
+    func secrets() {
+        let hasher = CredentialHasher(pepper: Data(repeating: 1, count: 32))
+        let other = CredentialHasher(pepper: Data(repeating: 2, count: 32))
+        let hash = hasher.hashSecret("s3cret")
+        #expect(hash.hasPrefix("hmac-sha256:"))
+        #expect(hasher.verifySecret("s3cret", against: ["hmac-sha256:nope", hash]))
+        #expect(!hasher.verifySecret("s3cret!", against: [hash]))
+        #expect(!other.verifySecret("s3cret", against: [hash]))
+        #expect(!hasher.verifySecret("s3cret", against: []))
+        #expect(CredentialHasher.hashToken("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(CredentialHasher.generateSecret().count >= 43)
+    }
+}
