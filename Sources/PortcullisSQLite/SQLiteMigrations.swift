@@ -38,5 +38,23 @@ enum SQLiteMigrations {
             "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
             "CREATE TABLE revoked_access_tokens (jti TEXT PRIMARY KEY, expires_at REAL NOT NULL)",
         ]),
+        (2, [
+            """
+            CREATE TABLE sign_ins (
+                cursor INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, tenant_id TEXT NOT NULL, created_at REAL NOT NULL,
+                correlation_id TEXT NOT NULL, user_id TEXT, client_app_id TEXT NOT NULL, resource_app_id TEXT NOT NULL,
+                status TEXT NOT NULL, record TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX sign_ins_tenant ON sign_ins (tenant_id, cursor)",
+            "CREATE INDEX sign_ins_created ON sign_ins (created_at)",
+            "CREATE INDEX sign_ins_correlation ON sign_ins (correlation_id)",
+            """
+            CREATE TABLE sign_in_policies (
+                cursor INTEGER NOT NULL REFERENCES sign_ins (cursor) ON DELETE CASCADE, policy_id TEXT NOT NULL,
+                PRIMARY KEY (policy_id, cursor)
+            )
+            """,
+        ]),
     ]
 }

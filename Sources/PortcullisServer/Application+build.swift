@@ -56,11 +56,15 @@ public struct ListenerConfiguration: Sendable {
 /// The server's routes and middleware, without a listener (router tests use this directly).
 public struct PortcullisServer: Sendable {
     public let dependencies: ServerDependencies
-    public let directory: DirectoryCache
+    public let tenants: TenantCache
+    public let signIns: SignInRecorder
+    let appProtection: any AppProtectionStatusProvider
 
     public init(dependencies: ServerDependencies) {
         self.dependencies = dependencies
-        self.directory = DirectoryCache(store: dependencies.store, logger: dependencies.logger)
+        self.tenants = TenantCache(store: dependencies.store, logger: dependencies.logger)
+        self.signIns = SignInRecorder(store: dependencies.store, logger: dependencies.logger)
+        self.appProtection = NoAppProtectionStatus()
     }
 
     public func router() -> Router<PortcullisRequestContext> {
@@ -68,19 +72,23 @@ public struct PortcullisServer: Sendable {
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: RequestMiddleware(metrics: deps.metrics))
         let clients = ClientAuthenticator(credentials: deps.credentials)
+        let gate = ConditionalAccessGate(configuration: deps.configuration, appProtection: appProtection, recorder: signIns, logger: deps.logger)
         let tokens = TokenService(
-            configuration: deps.configuration, directory: directory, store: deps.store, signer: deps.signer,
-            clients: clients, passwords: deps.passwords, clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
+            configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
+            clients: clients, conditionalAccess: gate, passwords: deps.passwords, clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
         OAuthRoutes(
-            configuration: deps.configuration, directory: directory, store: deps.store, signer: deps.signer,
+            configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics
+        ).register(on: router)
+        AdminRoutes(
+            configuration: deps.configuration, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock
         ).register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty).register(on: router)
         return router
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [] }
+    public func services() -> [any Service] { [signIns] }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

@@ -27,6 +27,16 @@ public struct DirectoryDocument: Sendable {
 
     public var tenants: [TenantEntry]
 
+    /// The directories this document describes, as snapshots (for validating policies before seeding).
+    public func snapshots(revision: Int64) -> [DirectorySnapshot] {
+        tenants.map { entry in
+            DirectorySnapshot(
+                tenant: entry.tenant, revision: revision, users: entry.users.map(\.user), groups: entry.groups,
+                applications: entry.applications.map(\.application), appRoleAssignments: entry.appRoleAssignments,
+                namedLocations: entry.namedLocations)
+        }
+    }
+
     public static let grantTypes = GrantType.allCases.map(\.rawValue)
 
     /// Parses and validates the whole document, reporting every problem with its JSON Pointer.

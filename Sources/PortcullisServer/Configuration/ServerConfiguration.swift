@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 import PortcullisTokens
 import Synchronization
 
@@ -17,6 +18,10 @@ public struct ServerConfiguration: Sendable {
     public var bcryptCost: UInt8
     /// Largest accepted request body.
     public var maxBodyBytes: Int
+    /// Proxies whose `X-Forwarded-For` is believed (CIDR). Anyone else's is ignored.
+    public var trustedProxies: [IPRange]
+    /// How long sign-in records are kept.
+    public var signInRetention: TimeInterval
 
     public init(
         baseURL: String = "http://127.0.0.1:8080",
@@ -25,7 +30,9 @@ public struct ServerConfiguration: Sendable {
         refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
         accessTokenType: AccessTokenType = .jwt,
         bcryptCost: UInt8 = 10,
-        maxBodyBytes: Int = 64 * 1024
+        maxBodyBytes: Int = 64 * 1024,
+        trustedProxies: [IPRange] = [],
+        signInRetention: TimeInterval = 30 * 24 * 3600
     ) {
         self.baseURLBox = BaseURLBox(baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL)
         self.accessTokenLifetime = accessTokenLifetime
@@ -34,6 +41,8 @@ public struct ServerConfiguration: Sendable {
         self.accessTokenType = accessTokenType
         self.bcryptCost = bcryptCost
         self.maxBodyBytes = maxBodyBytes
+        self.trustedProxies = trustedProxies
+        self.signInRetention = signInRetention
     }
 
     /// Completes a base URL that ends in `:0` with the port the listener was given.

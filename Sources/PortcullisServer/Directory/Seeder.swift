@@ -25,11 +25,15 @@ public struct Seeder: Sendable {
         public let file: String
         public let problems: [ValidationProblem]
         public var description: String {
-            problems.map { "\(file):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }.joined(separator: "\n")
+            problems.map { problem in
+                // Problems gathered from several files already carry "file:pointer".
+                problem.pointer.contains(".json:") ? "\(problem.pointer): \(problem.message)" : "\(file):\(problem.pointer.isEmpty ? "/" : problem.pointer): \(problem.message)"
+            }.joined(separator: "\n")
         }
     }
 
-    /// Seeds when the store holds no tenant. Returns whether it seeded.
+    /// Seeds when the store holds no tenant. Everything is validated before anything is written, and
+    /// written in one transaction. Returns whether it seeded.
     @discardableResult
     public func seedIfEmpty(configDirectory: URL) async throws -> Bool {
         guard try await store.tenantIds().isEmpty else { return false }
@@ -44,8 +48,18 @@ public struct Seeder: Sendable {
         } catch {
             throw SeedError(file: file.path, problems: error.problems)
         }
-        try await store.seed(try await documents(for: document))
-        logger.info("seeded the store", metadata: ["portcullis.tenants": .stringConvertible(document.tenants.count)])
+        var documents = try await documents(for: document)
+        let policies = try PolicyFiles.load(directory: configDirectory.appendingPathComponent("conditional-access"), tenants: document.snapshots(revision: 0), now: clock.now())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for (tenantId, policy) in policies {
+            documents.append(StoredDocument(tenantId: tenantId, kind: .conditionalAccessPolicy, id: policy.id, body: try encoder.encode(policy), version: 0, updatedAt: clock.now()))
+        }
+        try await store.seed(documents)
+        logger.info("seeded the store", metadata: [
+            "portcullis.tenants": .stringConvertible(document.tenants.count),
+            "portcullis.conditional_access_policies": .stringConvertible(policies.count),
+        ])
         return true
     }
 
@@ -53,7 +67,7 @@ public struct Seeder: Sendable {
     func documents(for document: DirectoryDocument) async throws -> [StoredDocument] {
         let now = clock.now()
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var documents: [StoredDocument] = []
         func add(_ tenantId: String, _ kind: DocumentKind, _ id: String, _ value: some Encodable) throws {
             documents.append(StoredDocument(tenantId: tenantId, kind: kind, id: id, body: try encoder.encode(value), version: 0, updatedAt: now))
@@ -90,5 +104,66 @@ public struct Seeder: Sendable {
             for location in entry.namedLocations { try add(tid, .namedLocation, location.id, location) }
         }
         return documents
+    }
+}
+
+/// Conditional-access policy files (`Config/conditional-access`): `*.json` at the top level belong to the
+/// only tenant of the directory; with several tenants, put them in a subfolder named by tenant ID or domain.
+public enum PolicyFiles {
+    /// Every `.json` file under `directory`, with the tenant it belongs to (`nil` for top-level files).
+    public static func list(directory: URL) -> [(file: URL, tenantSegment: String?)] {
+        let fm = FileManager.default
+        guard let entries = try? fm.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.isDirectoryKey]) else { return [] }
+        var result: [(URL, String?)] = []
+        for entry in entries.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
+            if (try? entry.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
+                let files = ((try? fm.contentsOfDirectory(at: entry, includingPropertiesForKeys: nil)) ?? [])
+                    .filter { $0.pathExtension == "json" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+                result += files.map { ($0, entry.lastPathComponent) }
+            } else if entry.pathExtension == "json" {
+                result.append((entry, nil))
+            }
+        }
+        return result
+    }
+
+    /// Parses and validates every policy file against its tenant's directory; throws every problem of every file.
+    public static func load(directory: URL, tenants: [DirectorySnapshot], now: Date) throws -> [(tenantId: String, policy: ConditionalAccessPolicy)] {
+        var policies: [(String, ConditionalAccessPolicy)] = []
+        var problems: [Seeder.SeedError] = []
+        var ids = Set<String>()
+        for (file, segment) in list(directory: directory) {
+            let tenant: DirectorySnapshot?
+            if let segment {
+                tenant = tenants.first { $0.matches(tenantSegment: segment) }
+            } else {
+                tenant = tenants.count == 1 ? tenants.first : nil
+            }
+            guard let tenant else {
+                problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "", message: segment == nil
+                    ? "with several tenants, put policy files in a folder named by tenant ID or domain."
+                    : "the folder '\(segment!)' names no tenant of the directory.")]))
+                continue
+            }
+            guard let data = try? Data(contentsOf: file), let value = JSONValue.parse(data) else {
+                problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "", message: "is not valid JSON.")]))
+                continue
+            }
+            do {
+                let policy = try ConditionalAccessPolicy.parse(value, directory: tenant, generatedId: UUID().uuidString.lowercased())
+                if !ids.insert(tenant.tenant.id + "/" + policy.id).inserted {
+                    problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "/id", message: "another file has the same policy ID.")]))
+                }
+                policies.append((tenant.tenant.id, policy))
+            } catch {
+                problems.append(Seeder.SeedError(file: file.path, problems: error.problems))
+            }
+        }
+        if !problems.isEmpty {
+            throw Seeder.SeedError(file: directory.path, problems: problems.flatMap { error in
+                error.problems.map { ValidationProblem(pointer: "\(error.file):\($0.pointer)", message: $0.message) }
+            })
+        }
+        return policies
     }
 }

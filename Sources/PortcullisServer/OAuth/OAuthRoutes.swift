@@ -11,7 +11,7 @@ import PortcullisTokens
 /// The OAuth 2.0 / OIDC surface: discovery, JWKS, token, revocation, introspection, user realm.
 struct OAuthRoutes: Sendable {
     let configuration: ServerConfiguration
-    let directory: DirectoryCache
+    let tenants: TenantCache
     let store: any PortcullisStore
     let signer: TokenSigner
     let tokens: TokenService
@@ -34,8 +34,8 @@ struct OAuthRoutes: Sendable {
 
     private func tenant(_ context: PortcullisRequestContext) async throws -> DirectorySnapshot {
         let segment = context.parameters.get("tenant") ?? ""
-        guard let tenant = try await directory.snapshot(tenantSegment: segment) else { throw TokenError.unknownTenant(segment) }
-        return tenant
+        guard let snapshot = try await tenants.snapshot(tenantSegment: segment) else { throw TokenError.unknownTenant(segment) }
+        return snapshot.directory
     }
 
     func discovery(_ context: PortcullisRequestContext) async throws -> Response {
@@ -80,8 +80,9 @@ struct OAuthRoutes: Sendable {
         let form = try await Self.form(request, context)
         let inputs = TokenRequestInputs(
             tenantSegment: context.parameters.get("tenant") ?? "", form: form,
-            authorization: request.headers[.authorization], clientIP: context.clientIP,
-            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU])
+            authorization: request.headers[.authorization],
+            clientIP: ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
+            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId)
         do {
             let response = try await tokens.handle(inputs)
             return JSONResponse.make(status: .ok, response)
@@ -153,7 +154,7 @@ struct OAuthRoutes: Sendable {
     func userRealm(_ context: PortcullisRequestContext) async throws -> Response {
         let username = context.parameters.get("username") ?? ""
         let domain = username.split(separator: "@").last.map { String($0).lowercased() } ?? ""
-        let known = try await directory.snapshot(tenantSegment: domain).map { $0.tenant.domain == domain } ?? false
+        let known = try await tenants.snapshot(tenantSegment: domain).map { $0.tenant.domain == domain } ?? false
         let host = URL(string: configuration.baseURL)?.host ?? "localhost"
         let body = UserRealm(
             ver: "1.0", accountType: known ? "Managed" : "Unknown", domainName: known ? domain : nil,
@@ -227,9 +228,22 @@ struct UserRealm: Codable, Sendable {
 }
 
 extension PortcullisRequestContext {
-    /// The client's IP: the socket peer. (Forwarded headers are honoured only from trusted proxies, by the
-    /// conditional-access fact builder.)
+    /// The socket peer's IP address.
     var clientIP: IPAddress? {
         remoteAddress?.ipAddress.flatMap(IPAddress.init)
+    }
+}
+
+/// The client's address for conditional access: the socket peer, unless the peer is a trusted proxy, in
+/// which case the right-most `X-Forwarded-For` entry that is not itself a trusted proxy.
+enum ClientAddress {
+    static func resolve(peer: IPAddress?, forwardedFor: String?, trustedProxies: [IPRange]) -> IPAddress? {
+        guard let peer, trustedProxies.contains(where: { $0.contains(peer) }), let forwardedFor else { return peer }
+        let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for hop in hops.reversed() {
+            guard let address = IPAddress(hop) else { return peer }
+            if !trustedProxies.contains(where: { $0.contains(address) }) { return address }
+        }
+        return peer
     }
 }

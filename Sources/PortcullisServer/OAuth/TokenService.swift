@@ -13,16 +13,18 @@ struct TokenRequestInputs: Sendable {
     var clientIP: IPAddress?
     var clientOS: String?
     var clientSKU: String?
+    var correlationId: String
 }
 
 /// The token endpoint's logic (PROTOCOL §2): authenticates the client, runs the grant, and mints tokens.
 /// Refusals are thrown as `TokenError`; the route turns them into the Microsoft-shaped error body.
 struct TokenService: Sendable {
     let configuration: ServerConfiguration
-    let directory: DirectoryCache
+    let tenants: TenantCache
     let store: any PortcullisStore
     let signer: TokenSigner
     let clients: ClientAuthenticator
+    let conditionalAccess: ConditionalAccessGate
     let passwords: PasswordHasher
     let clock: any WallClock
     let metrics: ServerMetrics
@@ -41,9 +43,10 @@ struct TokenService: Sendable {
     }
 
     func handle(_ inputs: TokenRequestInputs) async throws -> TokenResponse {
-        guard let tenant = try await directory.snapshot(tenantSegment: inputs.tenantSegment) else {
+        guard let snapshot = try await tenants.snapshot(tenantSegment: inputs.tenantSegment) else {
             throw TokenError.unknownTenant(inputs.tenantSegment)
         }
+        let tenant = snapshot.directory
         let form = inputs.form
         let grantName = try form.required("grant_type")
         guard let grantType = GrantType(rawValue: grantName) else { throw TokenError.unsupportedGrantType(grantName) }
@@ -92,11 +95,19 @@ struct TokenService: Sendable {
             grant = Grant(grantType: grantType, client: client, user: user, scope: scope, scopeString: scopeString,
                           capabilities: capabilities, redeeming: record)
         }
-        return try await issue(grant, tenant: tenant, now: now, clientInfoRequested: form["client_info"] == "1")
+        let resource = grant.scope.resource ?? client.application
+        let enrollmentId = try await conditionalAccess.check(ConditionalAccessGate.Inputs(
+            grantType: grantType, client: client.application, user: grant.user,
+            groupIds: grant.user.map { tenant.groupIds(ofUser: $0.id) } ?? [], resource: resource,
+            audience: grant.scope.audience ?? client.application.appId, capabilities: capabilities, clientIP: inputs.clientIP,
+            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS), enrollmentId: form["microsoft_enrollment_id"],
+            correlationId: inputs.correlationId
+        ), snapshot: snapshot, now: now)
+        return try await issue(grant, tenant: tenant, now: now, clientInfoRequested: form["client_info"] == "1", enrollmentId: enrollmentId)
     }
 
     /// Mints the tokens of an accepted grant and, for refresh, rotates the presented refresh token.
-    func issue(_ grant: Grant, tenant: DirectorySnapshot, now: Date, clientInfoRequested: Bool) async throws -> TokenResponse {
+    func issue(_ grant: Grant, tenant: DirectorySnapshot, now: Date, clientInfoRequested: Bool, enrollmentId: String?) async throws -> TokenResponse {
         let issuedAt = now.wholeSeconds
         let iat = Int(issuedAt.timeIntervalSince1970)
         let exp = iat + Int(configuration.accessTokenLifetime)
@@ -116,7 +127,7 @@ struct TokenService: Sendable {
                 jti: UUID().uuidString.lowercased(), scp: scp.isEmpty ? nil : scp.joined(separator: " "),
                 roles: roles.isEmpty ? nil : roles, upn: user.userPrincipalName, preferredUsername: user.userPrincipalName,
                 name: user.displayName, xmsCC: grant.capabilities.capabilities.isEmpty ? nil : grant.capabilities.capabilities,
-                idtyp: "user")
+                idtyp: "user", xmsMamEnrollment: enrollmentId)
         } else {
             let roles = resource.map { tenant.roles(ofPrincipal: app.appId, on: $0) } ?? []
             claims = AccessTokenClaims(

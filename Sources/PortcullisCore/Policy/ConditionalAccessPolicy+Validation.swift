@@ -1,0 +1,211 @@
+import Foundation
+
+extension ConditionalAccessPolicy {
+    /// Parses and validates a policy document against a tenant's directory. Reports every problem with its
+    /// JSON Pointer. `generatedId` names a policy that came without an `id`; `force` lets a policy that
+    /// blocks everyone on everything through the lock-out guard.
+    public static func parse(
+        _ value: JSONValue, directory: DirectorySnapshot, generatedId: @autoclosure () -> String, force: Bool = false, pointer: String = ""
+    ) throws(ValidationError) -> ConditionalAccessPolicy {
+        let problems = ProblemCollector()
+        let policy = read(value, directory: directory, generatedId: generatedId(), force: force, pointer: pointer, problems: problems)
+        try problems.check()
+        guard let policy else { throw ValidationError(problems: [ValidationProblem(pointer: pointer, message: "is not a valid policy.")]) }
+        return policy
+    }
+
+    public static func read(
+        _ value: JSONValue, directory: DirectorySnapshot, generatedId: String, force: Bool, pointer: String, problems: ProblemCollector
+    ) -> ConditionalAccessPolicy? {
+        guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
+        root.rejectUnknownMembers(allowed: ["id", "displayName", "state", "conditions", "grantControls", "sessionControls",
+                                            "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context", "templateId", "description"])
+        if let session = root.object["sessionControls"], session != .null {
+            problems.add(root.path("sessionControls"), "session controls cannot be enforced by this server; remove them or set null.")
+        }
+        var id = generatedId
+        if let given = root.string("id") {
+            if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
+        }
+        let displayName = root.string("displayName", required: true)
+        let state = root.enumeration("state", allowed: State.allCases.map(\.rawValue), required: true).flatMap(State.init(rawValue:))
+
+        var conditions: Conditions?
+        if let reader = root.object("conditions", required: true) {
+            conditions = readConditions(reader, directory: directory)
+        }
+        var grant: GrantControls?
+        if let reader = root.object("grantControls", required: true) {
+            reader.rejectUnknownMembers(allowed: ["operator", "builtInControls", "customAuthenticationFactors", "termsOfUse", "authenticationStrength"])
+            for key in ["customAuthenticationFactors", "termsOfUse"] {
+                if let items = reader.array(key), !items.isEmpty {
+                    problems.add(reader.path(key), "cannot be enforced by this server.")
+                }
+            }
+            if let strength = reader.object["authenticationStrength"], strength != .null {
+                problems.add(reader.path("authenticationStrength"), "cannot be enforced by this server.")
+            }
+            let op = reader.enumeration("operator", allowed: GrantOperator.allCases.map(\.rawValue), required: true).flatMap(GrantOperator.init(rawValue:))
+            var controls: [Control] = []
+            if let items = reader.strings("builtInControls", required: true) {
+                if items.isEmpty { problems.add(reader.path("builtInControls"), "must name at least one control.") }
+                for (name, itemPointer) in items {
+                    if let control = Control.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+                        if !controls.contains(control) { controls.append(control) }
+                    } else if unenforceableControls.contains(where: { $0.lowercased() == name.lowercased() }) {
+                        problems.add(itemPointer, "'\(name)' cannot be enforced by this server; a policy that silently skipped it would be a security hole.")
+                    } else {
+                        problems.add(itemPointer, "'\(name)' is not one of: \(Control.allCases.map(\.rawValue).joined(separator: ", ")).")
+                    }
+                }
+                if controls.contains(.block) && controls.count > 1 {
+                    problems.add(reader.path("builtInControls"), "block cannot be combined with other controls.")
+                }
+            }
+            if let op { grant = GrantControls(operator: op, builtInControls: controls) }
+        }
+
+        if let conditions, let grant {
+            if conditions.clientApplications != nil && grant.builtInControls != [.block] {
+                problems.add(JSONPointer.appending(pointer, "grantControls"),
+                             "a policy for workload identities (conditions.clientApplications) can only block.")
+            }
+            let usersAll = conditions.users?.includeUsers.contains(all) ?? false
+            let appsAll = conditions.applications.includeApplications.contains(all)
+            let noExclusions = (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
+            if usersAll && appsAll && noExclusions && grant.builtInControls.contains(.block) && state == .enabled && !force {
+                problems.add(pointer + "/conditions/users/excludeUsers",
+                             "this policy would block every user from every application, the administrators who could undo it included; exclude at least one account (a break-glass administrator), or force it.")
+            }
+        }
+        guard let displayName, let state, let conditions, let grant else { return nil }
+        return ConditionalAccessPolicy(id: id, displayName: displayName, state: state, conditions: conditions, grantControls: grant)
+    }
+
+    private static func readConditions(_ reader: JSONObjectReader, directory: DirectorySnapshot) -> Conditions? {
+        let problems = reader.problems
+        reader.rejectUnknownMembers(allowed: ["users", "applications", "clientApplications", "clientAppTypes", "platforms", "locations",
+                                              "signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels", "devices", "times", "insiderRiskLevels", "authenticationFlows"])
+        for key in ["signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels"] {
+            if let items = reader.array(key), !items.isEmpty { problems.add(reader.path(key), "risk conditions cannot be evaluated by this server.") }
+        }
+        for key in ["devices", "times", "insiderRiskLevels", "authenticationFlows"] {
+            if let value = reader.object[key], value != .null { problems.add(reader.path(key), "this condition cannot be evaluated by this server.") }
+        }
+
+        func ids(_ list: JSONObjectReader, _ key: String, specials: [String], exists: (String) -> Bool, noun: String) -> [String] {
+            var result: [String] = []
+            for (item, itemPointer) in list.strings(key) ?? [] {
+                if let special = specials.first(where: { $0.lowercased() == item.lowercased() }) {
+                    result.append(special)
+                } else if exists(item) {
+                    result.append(item.lowercased())
+                } else {
+                    problems.add(itemPointer, "'\(item)' names no \(noun) of this tenant\(specials.isEmpty ? "" : " (or use \(specials.joined(separator: ", ")))").")
+                }
+            }
+            return result
+        }
+
+        var users: Users?
+        if let u = reader.object("users") {
+            u.rejectUnknownMembers(allowed: ["includeUsers", "excludeUsers", "includeGroups", "excludeGroups", "includeRoles", "excludeRoles", "includeGuestsOrExternalUsers", "excludeGuestsOrExternalUsers"])
+            for key in ["includeRoles", "excludeRoles"] {
+                if let items = u.array(key), !items.isEmpty { problems.add(u.path(key), "directory roles are not supported by this server; use groups.") }
+            }
+            for key in ["includeGuestsOrExternalUsers", "excludeGuestsOrExternalUsers"] {
+                if let value = u.object[key], value != .null { problems.add(u.path(key), "guests and external users are not supported by this server.") }
+            }
+            let userExists = { (id: String) in directory.user(id: id) != nil }
+            let groupExists = { (id: String) in directory.group(id: id) != nil }
+            users = Users(
+                includeUsers: ids(u, "includeUsers", specials: [all, none], exists: userExists, noun: "user"),
+                excludeUsers: ids(u, "excludeUsers", specials: [], exists: userExists, noun: "user"),
+                includeGroups: ids(u, "includeGroups", specials: [], exists: groupExists, noun: "group"),
+                excludeGroups: ids(u, "excludeGroups", specials: [], exists: groupExists, noun: "group"))
+            if let users, users.includeUsers.isEmpty && users.includeGroups.isEmpty {
+                problems.add(u.path("includeUsers"), "name the users the policy is for (All, None, user IDs) or include groups.")
+            }
+        }
+
+        var applications: Applications?
+        if let a = reader.object("applications", required: true) {
+            a.rejectUnknownMembers(allowed: ["includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter"])
+            for key in ["includeUserActions", "includeAuthenticationContextClassReferences"] {
+                if let items = a.array(key), !items.isEmpty { problems.add(a.path(key), "cannot be evaluated by this server.") }
+            }
+            if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
+            let appExists = { (id: String) in directory.application(appId: id) != nil }
+            if a.object["includeApplications"] == nil { problems.add(a.path("includeApplications"), "is required (All, None, or application IDs).") }
+            let include = ids(a, "includeApplications", specials: [all, none], exists: appExists, noun: "application")
+            if a.object["includeApplications"] != nil && (a.object["includeApplications"]?.arrayValue?.isEmpty ?? false) {
+                problems.add(a.path("includeApplications"), "name at least one application (All, None, or application IDs).")
+            }
+            applications = Applications(includeApplications: include, excludeApplications: ids(a, "excludeApplications", specials: [], exists: appExists, noun: "application"))
+        }
+
+        var clientApplications: ClientApplications?
+        if let c = reader.object("clientApplications") {
+            c.rejectUnknownMembers(allowed: ["includeServicePrincipals", "excludeServicePrincipals", "servicePrincipalFilter"])
+            if let value = c.object["servicePrincipalFilter"], value != .null { problems.add(c.path("servicePrincipalFilter"), "cannot be evaluated by this server.") }
+            let appExists = { (id: String) in directory.application(appId: id) != nil }
+            let include = ids(c, "includeServicePrincipals", specials: [servicePrincipalsInMyTenant], exists: appExists, noun: "application")
+            if include.isEmpty { problems.add(c.path("includeServicePrincipals"), "name the client applications (or ServicePrincipalsInMyTenant).") }
+            clientApplications = ClientApplications(includeServicePrincipals: include, excludeServicePrincipals: ids(c, "excludeServicePrincipals", specials: [], exists: appExists, noun: "application"))
+        }
+        if users == nil && clientApplications == nil {
+            problems.add(reader.path("users"), "is required (or conditions.clientApplications for workload identities).")
+        }
+
+        var clientAppTypes = ["all"]
+        if let items = reader.strings("clientAppTypes") {
+            clientAppTypes = []
+            for (item, itemPointer) in items {
+                if let match = ConditionalAccessPolicy.clientAppTypes.first(where: { $0.lowercased() == item.lowercased() }) {
+                    clientAppTypes.append(match)
+                } else {
+                    problems.add(itemPointer, "'\(item)' is not one of: \(ConditionalAccessPolicy.clientAppTypes.joined(separator: ", ")).")
+                }
+            }
+            if items.isEmpty { clientAppTypes = ["all"] }
+        }
+
+        func platformList(_ p: JSONObjectReader, _ key: String) -> [String] {
+            var result: [String] = []
+            for (item, itemPointer) in p.strings(key) ?? [] {
+                if let match = ConditionalAccessPolicy.platformNames.first(where: { $0.lowercased() == item.lowercased() }) {
+                    result.append(match)
+                } else {
+                    problems.add(itemPointer, "'\(item)' is not one of: \(ConditionalAccessPolicy.platformNames.joined(separator: ", ")).")
+                }
+            }
+            return result
+        }
+        var platforms: Platforms?
+        if let p = reader.object("platforms") {
+            p.rejectUnknownMembers(allowed: ["includePlatforms", "excludePlatforms"])
+            let include = platformList(p, "includePlatforms")
+            if include.isEmpty { problems.add(p.path("includePlatforms"), "name at least one platform (or all).") }
+            platforms = Platforms(includePlatforms: include, excludePlatforms: platformList(p, "excludePlatforms"))
+        }
+
+        var locations: Locations?
+        if let l = reader.object("locations") {
+            l.rejectUnknownMembers(allowed: ["includeLocations", "excludeLocations"])
+            let locationExists = { (id: String) in directory.namedLocation(id: id) != nil }
+            let include = ids(l, "includeLocations", specials: [all, allTrusted], exists: locationExists, noun: "named location")
+            if include.isEmpty { problems.add(l.path("includeLocations"), "name at least one location (All, AllTrusted, or named location IDs).") }
+            locations = Locations(includeLocations: include, excludeLocations: ids(l, "excludeLocations", specials: [allTrusted], exists: locationExists, noun: "named location"))
+        }
+
+        guard let applications else { return nil }
+        return Conditions(users: users, applications: applications, clientApplications: clientApplications,
+                          clientAppTypes: clientAppTypes, platforms: platforms, locations: locations)
+    }
+
+    /// Whether this policy refers to the named location (deleting it would break the policy).
+    public func refers(toLocation id: String) -> Bool {
+        guard let locations = conditions.locations else { return false }
+        return (locations.includeLocations + locations.excludeLocations).contains(id.lowercased())
+    }
+}

@@ -1,0 +1,111 @@
+/// A conditional-access policy in the shape of Microsoft Graph's `conditionalAccessPolicy` (the members
+/// Portcullis enforces). Built only through `ConditionalAccessPolicy.parse`, which validates strictly.
+public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
+    public enum State: String, Codable, Sendable, CaseIterable {
+        case enabled, disabled
+        case reportOnly = "enabledForReportingButNotEnforced"
+    }
+
+    public enum GrantOperator: String, Codable, Sendable, CaseIterable {
+        case and = "AND"
+        case or = "OR"
+    }
+
+    /// The grant controls this server can enforce.
+    public enum Control: String, Codable, Sendable, CaseIterable, Comparable {
+        case block, mfa, approvedApplication, compliantApplication
+
+        /// Unmet controls are reported in this order (PROTOCOL §3).
+        var reportOrder: Int {
+            switch self {
+            case .block: 0
+            case .mfa: 1
+            case .approvedApplication: 2
+            case .compliantApplication: 3
+            }
+        }
+        public static func < (a: Control, b: Control) -> Bool { a.reportOrder < b.reportOrder }
+    }
+
+    public struct Users: Codable, Sendable, Equatable {
+        public var includeUsers: [String]
+        public var excludeUsers: [String]
+        public var includeGroups: [String]
+        public var excludeGroups: [String]
+    }
+
+    public struct Applications: Codable, Sendable, Equatable {
+        public var includeApplications: [String]
+        public var excludeApplications: [String]
+    }
+
+    /// Workload identities (app-only sign-ins): client app IDs or `ServicePrincipalsInMyTenant`.
+    public struct ClientApplications: Codable, Sendable, Equatable {
+        public var includeServicePrincipals: [String]
+        public var excludeServicePrincipals: [String]
+    }
+
+    public struct Platforms: Codable, Sendable, Equatable {
+        public var includePlatforms: [String]
+        public var excludePlatforms: [String]
+    }
+
+    public struct Locations: Codable, Sendable, Equatable {
+        public var includeLocations: [String]
+        public var excludeLocations: [String]
+    }
+
+    public struct Conditions: Codable, Sendable, Equatable {
+        public var users: Users?
+        public var applications: Applications
+        public var clientApplications: ClientApplications?
+        public var clientAppTypes: [String]
+        public var platforms: Platforms?
+        public var locations: Locations?
+    }
+
+    public struct GrantControls: Codable, Sendable, Equatable {
+        public var `operator`: GrantOperator
+        public var builtInControls: [Control]
+    }
+
+    public var id: String
+    public var displayName: String
+    public var state: State
+    public var conditions: Conditions
+    public var grantControls: GrantControls
+
+    public static let all = "All"
+    public static let none = "None"
+    public static let allTrusted = "AllTrusted"
+    public static let servicePrincipalsInMyTenant = "ServicePrincipalsInMyTenant"
+    public static let clientAppTypes = ["all", "browser", "mobileAppsAndDesktopClients"]
+    public static let platformNames = ["all"] + DevicePlatform.allCases.map(\.rawValue)
+    /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
+    public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse", "authenticationStrength"]
+}
+
+/// A device platform, as Entra conditional access names it.
+public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
+    case android, iOS, windows, macOS, linux
+
+    /// The platform MSAL's telemetry headers reveal: `x-client-SKU` (`MSAL.iOS`, `MSAL.Android`, `MSAL.Python`,
+    /// `MSAL.NetCore`, `PortcullisClient.iOS`…) and `x-client-OS` (`17.4`, `linux`, `win32`, `Microsoft Windows 10…`).
+    public static func detect(sku: String?, os: String?) -> DevicePlatform? {
+        let sku = (sku ?? "").lowercased()
+        let os = (os ?? "").lowercased()
+        if sku.contains("ios") || os.hasPrefix("ios") || os.hasPrefix("ipados") { return .iOS }
+        if sku.contains("android") || os.hasPrefix("android") { return .android }
+        if sku.contains("osx") || sku.contains("macos") { return .macOS }
+        for (needle, platform) in [("darwin", DevicePlatform.macOS), ("mac", .macOS), ("win", .windows), ("linux", .linux)]
+            where os.contains(needle) || sku.contains(needle) {
+            return platform
+        }
+        return nil
+    }
+
+    public init?(caseInsensitive text: String) {
+        guard let match = DevicePlatform.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+        self = match
+    }
+}

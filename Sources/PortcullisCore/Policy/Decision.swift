@@ -1,0 +1,54 @@
+/// The outcome of conditional access for one sign-in (PROTOCOL §3): per-policy results and, when access
+/// is refused, the refusal to send.
+public struct Decision: Sendable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case success, failure, notApplied
+    }
+
+    public enum PolicyResult: String, Sendable, Codable {
+        case success, failure, notApplied, notEnabled, reportOnlySuccess, reportOnlyFailure, reportOnlyNotApplied
+    }
+
+    /// One policy's verdict, in the shape of Graph's `appliedConditionalAccessPolicy`.
+    public struct AppliedPolicy: Sendable, Equatable, Codable {
+        public var id: String
+        public var displayName: String
+        public var result: PolicyResult
+        /// The controls the policy demands (when it applied).
+        public var enforcedGrantControls: [String]
+        /// The conditions that did not match (when it did not apply): users, servicePrincipals, application,
+        /// clientType, devicePlatform, location.
+        public var conditionsNotSatisfied: [String]
+
+        public init(id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [String]) {
+            self.id = id
+            self.displayName = displayName
+            self.result = result
+            self.enforcedGrantControls = enforcedGrantControls
+            self.conditionsNotSatisfied = conditionsNotSatisfied
+        }
+    }
+
+    /// Why the token is refused, in report order.
+    public enum Refusal: Sendable, Equatable {
+        case block(policyIds: [String])
+        case mfa(policyIds: [String])
+        case approvedApplication(policyIds: [String])
+        case compliantApplication(policyIds: [String])
+    }
+
+    public var status: Status
+    public var policies: [AppliedPolicy]
+    public var refusal: Refusal?
+
+    public init(status: Status, policies: [AppliedPolicy], refusal: Refusal?) {
+        self.status = status
+        self.policies = policies
+        self.refusal = refusal
+    }
+
+    /// Whether the compliantApplication control was among the ones demanded by applying, enforced policies.
+    public var requiresAppProtection: Bool {
+        policies.contains { $0.result == .success || $0.result == .failure ? $0.enforcedGrantControls.contains(ConditionalAccessPolicy.Control.compliantApplication.rawValue) : false }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Everything conditional access needs to know about one sign-in, fetched before evaluation.
+public struct SignInFacts: Sendable, Equatable {
+    public enum ClientAppType: String, Sendable, Codable, CaseIterable {
+        case browser, mobileAppsAndDesktopClients
+    }
+
+    /// What the compliance service says about this account and client application.
+    public enum AppProtection: Sendable, Equatable {
+        /// A compliant, fresh enrollment (its ID).
+        case compliant(enrollmentId: String)
+        /// Enrolled (or known) but not compliant.
+        case notCompliant
+        /// No enrollment at all.
+        case none
+
+        public var isCompliant: Bool { if case .compliant = self { true } else { false } }
+    }
+
+    /// The user's object ID; `nil` for an app-only (client credentials) sign-in.
+    public var userId: String?
+    /// The user's direct groups.
+    public var groupIds: [String]
+    public var clientAppId: String
+    /// The resource (cloud app) the token is for.
+    public var resourceAppId: String
+    public var clientAppType: ClientAppType
+    public var platform: DevicePlatform?
+    public var ipAddress: IPAddress?
+    /// Declared client capabilities, lower-case.
+    public var capabilities: [String]
+    public var appProtection: AppProtection
+    /// Whether the client application is an approved client app.
+    public var approvedClientApp: Bool
+    /// Whether the sign-in carried multi-factor authentication.
+    public var multiFactorAuthenticated: Bool
+
+    public init(
+        userId: String?, groupIds: [String], clientAppId: String, resourceAppId: String,
+        clientAppType: ClientAppType = .mobileAppsAndDesktopClients, platform: DevicePlatform? = nil, ipAddress: IPAddress? = nil,
+        capabilities: [String] = [], appProtection: AppProtection = .none, approvedClientApp: Bool = false,
+        multiFactorAuthenticated: Bool = false
+    ) {
+        self.userId = userId?.lowercased()
+        self.groupIds = groupIds.map { $0.lowercased() }
+        self.clientAppId = clientAppId.lowercased()
+        self.resourceAppId = resourceAppId.lowercased()
+        self.clientAppType = clientAppType
+        self.platform = platform
+        self.ipAddress = ipAddress
+        self.capabilities = capabilities
+        self.appProtection = appProtection
+        self.approvedClientApp = approvedClientApp
+        self.multiFactorAuthenticated = multiFactorAuthenticated
+    }
+
+    public var declaresProtApp: Bool { capabilities.contains(ClientCapability.protApp) }
+}

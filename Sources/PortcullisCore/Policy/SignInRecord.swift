@@ -1,0 +1,82 @@
+import Foundation
+
+/// One conditional-access evaluation, as the sign-in log keeps it (PROTOCOL §3).
+public struct SignInRecord: Codable, Sendable, Equatable {
+    public var id: String
+    public var createdDateTime: Date
+    public var correlationId: String
+    public var tenantId: String
+    public var userId: String?
+    public var userPrincipalName: String?
+    public var clientAppId: String
+    public var resourceAppId: String
+    public var resource: String?
+    public var grantType: String
+    public var clientAppType: String
+    public var capabilities: [String]
+    public var ipAddress: String?
+    public var platform: String?
+    public var appProtection: String
+    public var conditionalAccessStatus: Decision.Status
+    public var appliedConditionalAccessPolicies: [Decision.AppliedPolicy]
+    /// The AADSTS code of the refusal, when the grant was refused by conditional access.
+    public var errorCode: Int?
+
+    public init(
+        id: String, createdDateTime: Date, correlationId: String, tenantId: String, userId: String?, userPrincipalName: String?,
+        clientAppId: String, resourceAppId: String, resource: String?, grantType: String, clientAppType: String,
+        capabilities: [String], ipAddress: String?, platform: String?, appProtection: String,
+        conditionalAccessStatus: Decision.Status, appliedConditionalAccessPolicies: [Decision.AppliedPolicy], errorCode: Int?
+    ) {
+        self.id = id
+        self.createdDateTime = createdDateTime
+        self.correlationId = correlationId
+        self.tenantId = tenantId
+        self.userId = userId
+        self.userPrincipalName = userPrincipalName
+        self.clientAppId = clientAppId
+        self.resourceAppId = resourceAppId
+        self.resource = resource
+        self.grantType = grantType
+        self.clientAppType = clientAppType
+        self.capabilities = capabilities
+        self.ipAddress = ipAddress
+        self.platform = platform
+        self.appProtection = appProtection
+        self.conditionalAccessStatus = conditionalAccessStatus
+        self.appliedConditionalAccessPolicies = appliedConditionalAccessPolicies
+        self.errorCode = errorCode
+    }
+}
+
+/// Filters of the sign-in log query.
+public struct SignInQuery: Sendable, Equatable {
+    public var tenantId: String
+    public var userId: String?
+    public var clientAppId: String?
+    public var resourceAppId: String?
+    public var status: Decision.Status?
+    public var policyId: String?
+    public var correlationId: String?
+    public var from: Date?
+    public var to: Date?
+    /// Page size.
+    public var limit: Int
+    /// Continue after this cursor (exclusive), newest first.
+    public var before: Int64?
+
+    public init(tenantId: String, userId: String? = nil, clientAppId: String? = nil, resourceAppId: String? = nil, status: Decision.Status? = nil,
+                policyId: String? = nil, correlationId: String? = nil, from: Date? = nil, to: Date? = nil, limit: Int = 50, before: Int64? = nil) {
+        self.tenantId = tenantId
+        self.userId = userId
+        self.clientAppId = clientAppId
+        self.resourceAppId = resourceAppId
+        self.status = status
+        self.policyId = policyId
+        self.correlationId = correlationId
+        self.from = from
+        self.to = to
+        self.limit = limit
+        self.before = before
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import PortcullisCore
+import PortcullisStorage
+
+/// An admin (and compliance) API refusal: a status, a stable code, a sentence, and for validation
+/// failures every problem with its JSON Pointer. The one place these become HTTP.
+public struct APIError: Error, Sendable, HTTPResponseError {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+    public let details: [ValidationProblem]
+    public let headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, details: [ValidationProblem] = [], headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+        self.headers = headers
+    }
+
+    struct Body: Codable {
+        struct Inner: Codable {
+            let code: String
+            let message: String
+            let details: [ValidationProblem]?
+            let correlationId: String
+        }
+        let error: Inner
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let correlation = (context as? PortcullisRequestContext)?.correlationId ?? ""
+        return JSONResponse.make(status: status, Body(error: .init(code: code, message: message, details: details.isEmpty ? nil : details, correlationId: correlation)), headers: headers)
+    }
+
+    static func validation(_ error: ValidationError) -> APIError {
+        APIError(.badRequest, "validationFailed", "The document is not valid: \(error.problems.count) problem(s).", details: error.problems)
+    }
+
+    static func malformedJSON() -> APIError {
+        APIError(.badRequest, "malformedJSON", "The request body is not a JSON document.", details: [ValidationProblem(pointer: "", message: "is not valid JSON.")])
+    }
+
+    static func notFound(_ what: String) -> APIError { APIError(.notFound, "notFound", "\(what) was not found.") }
+
+    static let unauthenticated = APIError(
+        .unauthorized, "unauthenticated", "A valid bearer access token is required.",
+        headers: [.wwwAuthenticate: #"Bearer realm="portcullis", error="invalid_token""#])
+
+    /// Storage errors that a client can act on.
+    static func from(_ error: StorageError, what: String) -> APIError? {
+        switch error.code {
+        case .notFound: return .notFound(what)
+        case .duplicate: return APIError(.conflict, "alreadyExists", "\(what) already exists.")
+        case .preconditionFailed: return APIError(.preconditionFailed, "preconditionFailed", "\(what) has changed since you read it (If-Match is stale); read it again.")
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import PortcullisCore
+import PortcullisStorage
+
+/// CRUD over one kind of tenant document (policies, named locations…) with validation identical to the
+/// configuration files, `ETag` / `If-Match`, the audit log, and cache invalidation.
+struct DocumentResource: Sendable {
+    typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ pathId: String?, _ force: Bool) throws -> (id: String, body: Data)
+    typealias ReferenceCheck = @Sendable (_ id: String, _ tenant: TenantSnapshot) throws -> Void
+
+    let kind: DocumentKind
+    let noun: String
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let clock: any WallClock
+    let validate: Validator
+    let beforeDelete: ReferenceCheck
+
+    func register(on group: RouterGroup<PortcullisRequestContext>, path: String) {
+        group.get(RouterPath(path)) { _, context in try await list(context) }
+        group.post(RouterPath(path)) { request, context in try await write(request, context, pathId: nil) }
+        group.get(RouterPath("\(path)/:id")) { _, context in try await read(context) }
+        group.put(RouterPath("\(path)/:id")) { request, context in try await write(request, context, pathId: context.parameters.get("id")) }
+        group.delete(RouterPath("\(path)/:id")) { request, context in try await delete(request, context) }
+    }
+
+    static func etag(_ version: Int64) -> String { "\"\(version)\"" }
+
+    /// `If-Match`: absent → no precondition; `*` → must exist; `"n"` → must be version n.
+    static func precondition(_ request: Request, default fallback: WritePrecondition) throws -> WritePrecondition {
+        guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces) else { return fallback }
+        if header == "*" { return .mustExist }
+        let trimmed = header.hasPrefix("W/") ? String(header.dropFirst(2)) : header
+        guard trimmed.hasPrefix("\""), trimmed.hasSuffix("\""), let version = Int64(trimmed.dropFirst().dropLast()) else {
+            throw APIError(.badRequest, "invalidIfMatch", "If-Match must be an ETag this API returned, such as \"42\", or *.")
+        }
+        return .version(version)
+    }
+
+    static func body(_ request: Request, _ context: PortcullisRequestContext) async throws -> JSONValue {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
+        return value
+    }
+
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
+        let principal = try context.requirePrincipal()
+        guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid) else { throw APIError.unauthenticated }
+        return tenant
+    }
+
+    func list(_ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let documents = try await store.documents(tenantId: tenant.tenant.id, kind: kind)
+        var data = Data(#"{"value":["#.utf8)
+        for (index, document) in documents.enumerated() {
+            if index > 0 { data.append(UInt8(ascii: ",")) }
+            data.append(document.body)
+        }
+        data.append(contentsOf: Array("]}".utf8))
+        return JSONResponse.make(status: .ok, data: data)
+    }
+
+    func read(_ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = (context.parameters.get("id") ?? "").lowercased()
+        guard let document = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
+        return JSONResponse.make(status: .ok, data: document.body, headers: [.eTag: Self.etag(document.version)])
+    }
+
+    func write(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
+        let tenant = try await tenant(context)
+        let value = try await Self.body(request, context)
+        let force = request.uri.queryParameters.get("force").map { $0 == "true" || $0 == "1" } ?? false
+        let validated: (id: String, body: Data)
+        do {
+            validated = try validate(value, tenant, pathId?.lowercased(), force)
+        } catch let error as ValidationError {
+            throw APIError.validation(error)
+        }
+        let creating = pathId == nil
+        let precondition = try Self.precondition(request, default: creating ? .mustNotExist : .none)
+        let before = creating ? nil : try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
+        if let before, before.body == validated.body {
+            // Nothing changes: no write, no new version, no audit record (policy-as-code re-applies are no-ops).
+            if case .version(let expected) = precondition, expected != before.version {
+                throw APIError.from(StorageError(.preconditionFailed, ""), what: "The \(noun) \(validated.id)")!
+            }
+            return JSONResponse.make(status: .ok, data: before.body, headers: [.eTag: Self.etag(before.version)])
+        }
+        do {
+            let stored = try await store.put(
+                tenantId: tenant.tenant.id, kind: kind, id: validated.id, body: validated.body, precondition: precondition, at: clock.now(),
+                audit: AuditRecord(
+                    tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: before == nil ? "create" : "replace",
+                    kind: kind.rawValue, documentId: validated.id, before: before.map { String(decoding: $0.body, as: UTF8.self) },
+                    after: String(decoding: validated.body, as: UTF8.self)))
+            tenants.invalidate()
+            var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
+            if creating { headers[.location] = "\(request.uri.path)/\(validated.id)" }
+            return JSONResponse.make(status: before == nil ? .created : .ok, data: stored.body, headers: headers)
+        } catch let error as StorageError {
+            throw APIError.from(error, what: "The \(noun) \(validated.id)") ?? error
+        }
+    }
+
+    func delete(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = (context.parameters.get("id") ?? "").lowercased()
+        guard let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
+        try beforeDelete(id, tenant)
+        do {
+            try await store.delete(
+                tenantId: tenant.tenant.id, kind: kind, id: id, precondition: try Self.precondition(request, default: .mustExist),
+                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "delete", kind: kind.rawValue,
+                                   documentId: id, before: String(decoding: before.body, as: UTF8.self), after: nil))
+            tenants.invalidate()
+            return Response(status: .noContent)
+        } catch let error as StorageError {
+            throw APIError.from(error, what: "The \(noun) \(id)") ?? error
+        }
+    }
+}
+

@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisStorage
+import ServiceLifecycle
+import Synchronization
+
+/// Buffers sign-in records and writes them in batches, so that the token path never waits for the log.
+/// Runs as a `Service`: flushes every `interval` and once more on graceful shutdown. Readers of the log
+/// call `flush()` first, so a node always reads its own records. A crash loses at most one interval of
+/// records (they are a log of decisions, never something a client was promised).
+public final class SignInRecorder: Service, Sendable {
+    private let store: any SignInStore
+    private let pending = Mutex<[SignInRecord]>([])
+    private let interval: Duration
+    private let capacity: Int
+    private let logger: Logger
+
+    public init(store: any SignInStore, interval: Duration = .milliseconds(250), capacity: Int = 100_000, logger: Logger) {
+        self.store = store
+        self.interval = interval
+        self.capacity = capacity
+        self.logger = logger
+    }
+
+    public func record(_ record: SignInRecord) {
+        let dropped = pending.withLock { records -> Bool in
+            if records.count >= capacity {
+                records.removeFirst(records.count - capacity + 1)
+                records.append(record)
+                return true
+            }
+            records.append(record)
+            return false
+        }
+        if dropped { logger.warning("sign-in log buffer full; the oldest unwritten record was dropped") }
+    }
+
+    /// Writes everything buffered. On failure the records go back to the buffer for the next attempt.
+    public func flush() async {
+        let batch = pending.withLock { records -> [SignInRecord] in
+            let batch = records
+            records.removeAll(keepingCapacity: true)
+            return batch
+        }
+        guard !batch.isEmpty else { return }
+        do {
+            try await store.appendSignIns(batch)
+        } catch {
+            logger.error("cannot write the sign-in log; will retry", metadata: [LogKeys.error: .string("\(type(of: error))")])
+            pending.withLock { records in records.insert(contentsOf: batch.suffix(capacity - min(capacity, records.count)), at: 0) }
+        }
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: self.interval)
+                } catch {
+                    break
+                }
+                await self.flush()
+            }
+        }
+        await flush()
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisStorage
+import Synchronization
+
+/// Every tenant's `TenantSnapshot` (directory + compiled conditional-access policies), built from the store
+/// and kept until a write invalidates it. Writes through this node invalidate at once; other nodes' writes
+/// arrive through `invalidate()` as well, so no node answers from a stale directory or policy set.
+public final class TenantCache: Sendable {
+    private struct State {
+        var generation: Int = 0
+        var snapshots: [String: TenantSnapshot]? = nil
+    }
+
+    private let store: any DocumentStore
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    public init(store: any DocumentStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Forgets every snapshot; the next lookup rebuilds from the store.
+    public func invalidate() {
+        state.withLock {
+            $0.generation += 1
+            $0.snapshots = nil
+        }
+    }
+
+    /// The snapshot of the tenant a path segment (tenant ID or domain) names, or `nil` when none does.
+    public func snapshot(tenantSegment: String) async throws -> TenantSnapshot? {
+        try await snapshots()[tenantSegment.lowercased()]
+    }
+
+    /// Every tenant's snapshot, keyed by tenant ID and by domain.
+    public func snapshots() async throws -> [String: TenantSnapshot] {
+        let (cached, generation) = state.withLock { ($0.snapshots, $0.generation) }
+        if let cached { return cached }
+        let revision = try await store.revision()
+        var built: [String: TenantSnapshot] = [:]
+        for tenantId in try await store.tenantIds() {
+            guard let snapshot = try await Self.load(tenantId: tenantId, revision: revision, from: store) else { continue }
+            built[snapshot.tenant.id] = snapshot
+            built[snapshot.tenant.domain] = snapshot
+        }
+        state.withLock {
+            if $0.generation == generation { $0.snapshots = built }
+        }
+        return built
+    }
+
+    static let decoder = JSONDecoder()
+
+    static func decodeAll<T: Decodable>(_ kind: DocumentKind, as type: T.Type, tenantId: String, from store: any DocumentStore) async throws -> [T] {
+        try await store.documents(tenantId: tenantId, kind: kind).map { document in
+            do {
+                return try decoder.decode(T.self, from: document.body)
+            } catch {
+                throw StorageError(.corrupt, "stored \(kind.rawValue) \(document.id) cannot be read", underlying: error)
+            }
+        }
+    }
+
+    static func load(tenantId: String, revision: Int64, from store: any DocumentStore) async throws -> TenantSnapshot? {
+        guard let tenantDocument = try await store.document(tenantId: tenantId, kind: .tenant, id: tenantId) else { return nil }
+        let tenant = try decoder.decode(Tenant.self, from: tenantDocument.body)
+        let locations = try await decodeAll(.namedLocation, as: NamedLocation.self, tenantId: tenantId, from: store)
+        let directory = DirectorySnapshot(
+            tenant: tenant, revision: revision,
+            users: try await decodeAll(.user, as: User.self, tenantId: tenantId, from: store),
+            groups: try await decodeAll(.group, as: Group.self, tenantId: tenantId, from: store),
+            applications: try await decodeAll(.application, as: Application.self, tenantId: tenantId, from: store),
+            appRoleAssignments: try await decodeAll(.appRoleAssignment, as: AppRoleAssignment.self, tenantId: tenantId, from: store),
+            namedLocations: locations)
+        let policies = try await decodeAll(.conditionalAccessPolicy, as: ConditionalAccessPolicy.self, tenantId: tenantId, from: store)
+        return TenantSnapshot(directory: directory, conditionalAccess: CompiledPolicySet(policies: policies, namedLocations: locations))
+    }
+}

@@ -1,0 +1,139 @@
+import ArgumentParser
+import Foundation
+import PortcullisCore
+import PortcullisServer
+
+struct PolicyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy",
+        abstract: "Conditional-access policies as code.",
+        subcommands: [Validate.self, Apply.self, WhatIf.self]
+    )
+
+    struct Validate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check policy files offline against the configuration's directory; prints file:pointer: message lines.")
+        @OptionGroup var locations: LocationOptions
+        @Option(help: "Tenant (ID or domain) the files are for; default: the directory's only tenant.")
+        var tenant: String?
+        @Argument(help: "Policy files (JSON).")
+        var files: [String]
+
+        func run() async throws {
+            let settings = try locations.settings(environment: ProcessInfo.processInfo.environment)
+            let directoryFile = URL(fileURLWithPath: settings.configDirectory).appendingPathComponent("directory.json")
+            let document: DirectoryDocument
+            do {
+                document = try DirectoryDocument.parse(try Data(contentsOf: directoryFile))
+            } catch let error as PortcullisCore.ValidationError {
+                throw ArgumentParser.ValidationError("\(directoryFile.path) is not valid: \(error.problems.map(\.description).joined(separator: "; "))")
+            }
+            let snapshots = document.snapshots(revision: 0)
+            let directory: DirectorySnapshot?
+            if let tenant { directory = snapshots.first { $0.matches(tenantSegment: tenant) } } else { directory = snapshots.count == 1 ? snapshots.first : nil }
+            guard let directory else { throw ArgumentParser.ValidationError("name the tenant with --tenant (the directory has \(snapshots.count)).") }
+            var failures = 0
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file), let value = JSONValue.parse(data) else {
+                    print("\(file):/: is not valid JSON (or cannot be read).")
+                    failures += 1
+                    continue
+                }
+                do {
+                    let policy = try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: "(generated)")
+                    print("\(file): ok (\(policy.displayName), \(policy.state.rawValue))")
+                } catch {
+                    for problem in error.problems { print("\(file):\(problem.pointer.isEmpty ? "/" : problem.pointer): \(problem.message)") }
+                    failures += 1
+                }
+            }
+            if failures > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Push every policy file in a folder through the admin API (idempotent): prints what it created, changed and left alone.")
+        @OptionGroup var connection: AdminConnectionOptions
+        @Flag(help: "Allow policies that the lock-out guard refuses.")
+        var force = false
+        @Argument(help: "Folder of policy files (*.json).")
+        var directory: String
+
+        func run() async throws {
+            let client = try await connection.client()
+            let existing = try await client.call("GET", "/conditional-access/policies")
+            guard existing.status == 200, let list = (existing.json as? [String: Any])?["value"] as? [[String: Any]] else {
+                throw ArgumentParser.ValidationError("cannot list policies: HTTP \(existing.status) \(String(decoding: existing.body, as: UTF8.self))")
+            }
+            var byId: [String: [String: Any]] = [:]
+            var idByName: [String: String] = [:]
+            for policy in list {
+                if let id = policy["id"] as? String { byId[id] = policy; if let name = policy["displayName"] as? String { idByName[name] = id } }
+            }
+            let files = PolicyFiles.list(directory: URL(fileURLWithPath: directory)).map(\.file)
+            var counts = (created: 0, changed: 0, unchanged: 0, failed: 0)
+            let suffix = force ? "?force=true" : ""
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file.path),
+                      let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    print("failed    \(file.lastPathComponent): not a JSON object")
+                    counts.failed += 1
+                    continue
+                }
+                let id = (object["id"] as? String)?.lowercased() ?? (object["displayName"] as? String).flatMap { idByName[$0] }
+                let reply: AdminAPIClient.Reply
+                var verb: String
+                if let id, byId[id] != nil {
+                    let before = try await client.call("GET", "/conditional-access/policies/\(id)")
+                    reply = try await client.call("PUT", "/conditional-access/policies/\(id)\(suffix)", body: data, ifMatch: before.etag)
+                    verb = reply.etag == before.etag ? "unchanged" : "changed"
+                } else {
+                    reply = try await client.call("POST", "/conditional-access/policies\(suffix)", body: data)
+                    verb = "created"
+                }
+                if !(200...201).contains(reply.status) {
+                    verb = "failed"
+                    let details = ((reply.json as? [String: Any])?["error"] as? [String: Any])?["details"] as? [[String: Any]] ?? []
+                    for detail in details { print("  \(file.lastPathComponent):\(detail["pointer"] ?? ""): \(detail["message"] ?? "")") }
+                    if details.isEmpty { print("  \(file.lastPathComponent): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }
+                }
+                switch verb {
+                case "created": counts.created += 1
+                case "changed": counts.changed += 1
+                case "unchanged": counts.unchanged += 1
+                default: counts.failed += 1
+                }
+                print("\(verb.padding(toLength: 10, withPad: " ", startingAt: 0))\(file.lastPathComponent)")
+            }
+            print("created \(counts.created), changed \(counts.changed), left alone \(counts.unchanged), failed \(counts.failed)")
+            if counts.failed > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct WhatIf: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "whatif", abstract: "Evaluate a described sign-in against the stored policies; issues nothing.")
+        @OptionGroup var connection: AdminConnectionOptions
+        @Option(help: "User object ID or UPN.") var user: String?
+        @Option(help: "Client application ID.") var app: String
+        @Option(help: "Resource identifier URI or app ID.") var resource: String
+        @Option(help: "iOS, android, windows, macOS or linux.") var platform: String?
+        @Option(help: "Client IP address.") var ip: String?
+        @Option(help: "Declared capability (repeatable), e.g. protapp.") var capability: [String] = []
+        @Option(name: .customLong("app-protection"), help: "compliant, notCompliant or none.") var appProtection: String = "none"
+
+        func run() async throws {
+            let client = try await connection.client()
+            var signIn: [String: Any] = ["clientAppId": app, "resourceAppId": resource, "capabilities": capability, "appProtection": appProtection]
+            if let user { signIn["userId"] = user }
+            if let platform { signIn["platform"] = platform }
+            if let ip { signIn["ipAddress"] = ip }
+            let body = try JSONSerialization.data(withJSONObject: ["signIn": signIn])
+            let reply = try await client.call("POST", "/conditional-access/evaluate", body: body)
+            let pretty = (reply.json).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) } ?? reply.body
+            print(String(decoding: pretty, as: UTF8.self))
+            if reply.status != 200 { throw ExitCode(1) }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import PortcullisCore
+import Testing
+
+@Suite("conditional-access validation")
+struct ConditionalAccessValidationTests {
+    func problems(_ value: JSONValue, force: Bool = false) -> [ValidationProblem] {
+        do {
+            _ = try ConditionalAccessPolicy.parse(value, directory: CA.directory, generatedId: "g", force: force)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    func pointers(_ value: JSONValue, force: Bool = false) -> Set<String> { Set(problems(value, force: force).map(\.pointer)) }
+
+    @Test("a valid policy parses and normalises IDs and enum spellings")
+    func valid() throws {
+        let policy = try ConditionalAccessPolicy.parse(CA.json([
+            "displayName": "x", "state": "enabled",
+            "conditions": ["users": ["includeUsers": [CA.u1.uppercased()]], "applications": ["includeApplications": ["all"]],
+                           "platforms": ["includePlatforms": ["IOS"]]],
+            "grantControls": ["operator": "OR", "builtInControls": ["CompliantApplication"]],
+        ]), directory: CA.directory, generatedId: "generated-id")
+        #expect(policy.id == "generated-id")
+        #expect(policy.conditions.users?.includeUsers == [CA.u1])
+        #expect(policy.conditions.applications.includeApplications == ["All"])
+        #expect(policy.conditions.platforms?.includePlatforms == ["iOS"])
+        #expect(policy.grantControls.builtInControls == [.compliantApplication])
+        #expect(policy.conditions.clientAppTypes == ["all"])
+    }
+
+    @Test("every kind of error, each with its pointer, all at once")
+    func everyError() {
+        let found = pointers(CA.json([
+            "id": "not-a-guid", "displayName": 7, "state": "on", "colour": "blue",
+            "conditions": [
+                "users": ["includeUsers": ["All", "f0000000-0000-4000-8000-00000000dead"], "excludeGroups": [42], "includeRoles": ["x"]],
+                "applications": ["includeApplications": ["nope"]],
+                "clientAppTypes": ["exchangeActiveSync"],
+                "platforms": ["includePlatforms": ["symbian"]],
+                "locations": ["includeLocations": ["e0000000-0000-4000-8000-0000000000ff"]],
+                "signInRiskLevels": ["high"],
+            ],
+            "grantControls": ["operator": "XOR", "builtInControls": ["compliantDevice", "mfa", "magic"]],
+        ]))
+        for pointer in ["/id", "/displayName", "/state", "/colour", "/conditions/users/includeUsers/1", "/conditions/users/excludeGroups/0",
+                        "/conditions/users/includeRoles", "/conditions/applications/includeApplications/0", "/conditions/clientAppTypes/0",
+                        "/conditions/platforms/includePlatforms/0", "/conditions/locations/includeLocations/0", "/conditions/signInRiskLevels",
+                        "/grantControls/operator", "/grantControls/builtInControls/0", "/grantControls/builtInControls/2"] {
+            #expect(found.contains(pointer), "missing \(pointer) in \(found.sorted())")
+        }
+    }
+
+    @Test("controls this server cannot enforce are refused by name", arguments: ConditionalAccessPolicy.unenforceableControls)
+    func unenforceable(_ control: String) {
+        let found = problems(CA.policy(1, users: [CA.u1], controls: [control]))
+        #expect(found.map(\.pointer) == ["/grantControls/builtInControls/0"])
+        #expect(found.first?.message.contains("cannot be enforced") == true)
+    }
+
+    @Test("required members")
+    func required() {
+        let found = pointers(CA.json(["conditions": [:], "grantControls": ["operator": "OR"]]))
+        #expect(found.isSuperset(of: ["/displayName", "/state", "/conditions/applications", "/conditions/users", "/grantControls/builtInControls"]))
+        #expect(pointers(.string("x")) == [""])
+    }
+
+    @Test("block cannot be combined; workload policies can only block; session controls refused")
+    func combinations() {
+        #expect(pointers(CA.policy(1, users: [CA.u1], controls: ["block", "mfa"])).contains("/grantControls/builtInControls"))
+        #expect(pointers(CA.policy(1, users: nil, servicePrincipals: [CA.daemon], controls: ["mfa"])).contains("/grantControls"))
+        var withSession = CA.policy(1, users: [CA.u1], controls: ["mfa"]).objectValue!
+        withSession["sessionControls"] = CA.json(["signInFrequency": ["value": 1]])
+        #expect(pointers(.object(withSession)) == ["/sessionControls"])
+        withSession["sessionControls"] = .null
+        #expect(pointers(.object(withSession)).isEmpty)
+    }
+
+    @Test("lock-out guard: blocking everyone everywhere needs an exclusion or force")
+    func lockOut() {
+        let everyone = CA.policy(1, controls: ["block"])
+        #expect(pointers(everyone) == ["/conditions/users/excludeUsers"])
+        #expect(pointers(everyone, force: true).isEmpty)
+        #expect(pointers(CA.policy(1, excludeUsers: [CA.u3], controls: ["block"])).isEmpty)
+        #expect(pointers(CA.policy(1, excludeGroups: [CA.gA], controls: ["block"])).isEmpty)
+        #expect(pointers(CA.policy(1, state: "enabledForReportingButNotEnforced", controls: ["block"])).isEmpty)
+        #expect(pointers(CA.policy(1, apps: [CA.r1], controls: ["block"])).isEmpty)
+    }
+
+    @Test("the shipped demo policies are valid against the shipped directory")
+    func shippedPolicies() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = try DirectoryDocument.parse(try Data(contentsOf: root.appendingPathComponent("Config/directory.json"))).snapshots(revision: 0)[0]
+        let folder = root.appendingPathComponent("Config/conditional-access")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
+        #expect(files.count >= 3)
+        var states = Set<ConditionalAccessPolicy.State>()
+        for file in files {
+            let value = try #require(JSONValue.parse(try Data(contentsOf: folder.appendingPathComponent(file))))
+            states.insert(try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: "g").state)
+        }
+        #expect(states.contains(.reportOnly))
+    }
+}
