@@ -107,6 +107,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "portcullis-bench",
+            dependencies: ["PortcullisCore"],
+            path: "bench/Sources/PortcullisBench",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisTokensTests",

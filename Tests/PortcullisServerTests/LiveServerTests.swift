@@ -141,3 +141,49 @@ struct LiveServerTests {
         #expect((result.stdout + result.stderr).contains("/prot"))
     }
 }
+
+@Suite("policy as code (CLI)", .serialized)
+struct PolicyCommandTests {
+    @Test("policy validate: ok for the shipped policies; file:pointer: message lines and exit 1 for a bad one")
+    func validate() throws {
+        let executable = try portcullisExecutable()
+        let config = packageRoot.appendingPathComponent("Config")
+        let shipped = try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent("conditional-access").path)
+            .map { config.appendingPathComponent("conditional-access/\($0)").path }
+        let good = try run(executable, ["policy", "validate", "--config", config.path] + shipped)
+        #expect(good.status == 0, "\(good.stdout)\(good.stderr)")
+        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        try Data(#"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["termsOfUse"]}}"#.utf8).write(to: bad)
+        defer { try? FileManager.default.removeItem(at: bad) }
+        let result = try run(executable, ["policy", "validate", "--config", config.path, bad.path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("\(bad.path):/grantControls/builtInControls/0: 'termsOfUse' cannot be enforced"))
+    }
+
+    @Test("policy apply: creates, then leaves alone, then changes only what changed")
+    func apply() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(root: root)
+        defer { Task { _ = try? await server.stop() } }
+        let policies = root.appendingPathComponent("policies")
+        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+        func write(_ name: String, _ document: [String: Any]) throws {
+            try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]).write(to: policies.appendingPathComponent(name))
+        }
+        try write("a.json", Policies.document())
+        try write("b.json", Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id], controls: ["block"]))
+        let arguments = ["policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                         "--client-secret", Fixtures.adminSecret, policies.path]
+        let first = try run(try portcullisExecutable(), arguments)
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        #expect(first.stdout.contains("created 2, changed 0, left alone 0, failed 0"), "\(first.stdout)")
+        let second = try run(try portcullisExecutable(), arguments)
+        #expect(second.stdout.contains("created 0, changed 0, left alone 2, failed 0"), "\(second.stdout)")
+        try write("b.json", Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id, Fixtures.carol.id], controls: ["block"]))
+        let third = try run(try portcullisExecutable(), arguments)
+        #expect(third.stdout.contains("created 0, changed 1, left alone 1, failed 0"), "\(third.stdout)")
+        let (status, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.carol))
+        #expect(status == 400, "the applied policy is enforced at once")
+    }
+}

@@ -15,20 +15,21 @@ public struct CompiledPolicySet: Sendable {
         }
     }
 
-    struct Entry: Sendable {
+    /// A class, so that reading one from the array costs one retain rather than one per member.
+    final class Entry: Sendable {
         let policy: ConditionalAccessPolicy
         let isWorkload: Bool
         let allUsers: Bool
-        let users: Set<String>
-        let groups: Set<String>
-        let excludedUsers: Set<String>
-        let excludedGroups: Set<String>
+        let users: Set<Int32>
+        let groups: Set<Int32>
+        let excludedUsers: Set<Int32>
+        let excludedGroups: Set<Int32>
         let allClients: Bool
-        let clients: Set<String>
-        let excludedClients: Set<String>
+        let clients: Set<Int32>
+        let excludedClients: Set<Int32>
         let allApplications: Bool
-        let applications: Set<String>
-        let excludedApplications: Set<String>
+        let applications: Set<Int32>
+        let excludedApplications: Set<Int32>
         let clientAppTypes: Set<SignInFacts.ClientAppType>?
         let allPlatforms: Bool
         let platforms: Set<DevicePlatform>?
@@ -36,17 +37,54 @@ public struct CompiledPolicySet: Sendable {
         let locations: LocationSet?
         let excludedLocations: LocationSet
         let controls: [ConditionalAccessPolicy.Control]
+        let controlNames: [String]
+
+        init(policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
+             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
+             applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?, allPlatforms: Bool,
+             platforms: Set<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
+             controls: [ConditionalAccessPolicy.Control], controlNames: [String]) {
+            self.policy = policy
+            self.isWorkload = isWorkload
+            self.allUsers = allUsers
+            self.users = users
+            self.groups = groups
+            self.excludedUsers = excludedUsers
+            self.excludedGroups = excludedGroups
+            self.allClients = allClients
+            self.clients = clients
+            self.excludedClients = excludedClients
+            self.allApplications = allApplications
+            self.applications = applications
+            self.excludedApplications = excludedApplications
+            self.clientAppTypes = clientAppTypes
+            self.allPlatforms = allPlatforms
+            self.platforms = platforms
+            self.excludedPlatforms = excludedPlatforms
+            self.locations = locations
+            self.excludedLocations = excludedLocations
+            self.controls = controls
+            self.controlNames = controlNames
+        }
     }
 
     let entries: [Entry]
-    /// resource key ("*" = All) → subject key ("*" = All, user ID, "g:" + group ID) → entry indices.
-    let userIndex: [String: [String: [Int]]]
-    /// resource key → client key ("*" = every service principal, or a client app ID) → entry indices.
-    let workloadIndex: [String: [String: [Int]]]
+    /// Every user, group and application ID that some policy names, as a small integer.
+    let symbols: [String: Int32]
+    /// (resource symbol or `anyKey`) << 32 | (subject symbol or `anyKey`) → entry indices. Subjects are users
+    /// and groups for user policies, client applications for workload-identity policies.
+    let userIndex: [UInt64: [Int32]]
+    let workloadIndex: [UInt64: [Int32]]
     let trustedRanges: [IPRange]
+    static let anyKey: Int32 = -1
+    static let unknown: Int32 = -2
 
     public var count: Int { entries.count }
     public var policies: [ConditionalAccessPolicy] { entries.map(\.policy) }
+
+    static func key(_ resource: Int32, _ subject: Int32) -> UInt64 {
+        UInt64(UInt32(bitPattern: resource)) << 32 | UInt64(UInt32(bitPattern: subject))
+    }
 
     public init(policies: [ConditionalAccessPolicy], namedLocations: [NamedLocation]) {
         let sorted = policies.sorted { $0.id < $1.id }
@@ -68,10 +106,20 @@ public struct CompiledPolicySet: Sendable {
             }
             return set
         }
+        var symbols: [String: Int32] = [:]
+        func intern(_ ids: [String]) -> Set<Int32> {
+            Set(ids.filter { $0 != ConditionalAccessPolicy.all && $0 != ConditionalAccessPolicy.none && $0 != ConditionalAccessPolicy.servicePrincipalsInMyTenant }
+                .map { id in
+                    if let existing = symbols[id] { return existing }
+                    let next = Int32(symbols.count)
+                    symbols[id] = next
+                    return next
+                })
+        }
 
         var entries: [Entry] = []
-        var userIndex: [String: [String: [Int]]] = [:]
-        var workloadIndex: [String: [String: [Int]]] = [:]
+        var userIndex: [UInt64: [Int32]] = [:]
+        var workloadIndex: [UInt64: [Int32]] = [:]
         for policy in sorted {
             let c = policy.conditions
             let users = c.users
@@ -81,44 +129,63 @@ public struct CompiledPolicySet: Sendable {
                 policy: policy,
                 isWorkload: c.clientApplications != nil,
                 allUsers: users?.includeUsers.contains(ConditionalAccessPolicy.all) ?? false,
-                users: Set((users?.includeUsers ?? []).filter { $0 != ConditionalAccessPolicy.all && $0 != ConditionalAccessPolicy.none }),
-                groups: Set(users?.includeGroups ?? []),
-                excludedUsers: Set(users?.excludeUsers ?? []),
-                excludedGroups: Set(users?.excludeGroups ?? []),
+                users: intern(users?.includeUsers ?? []),
+                groups: intern(users?.includeGroups ?? []),
+                excludedUsers: intern(users?.excludeUsers ?? []),
+                excludedGroups: intern(users?.excludeGroups ?? []),
                 allClients: c.clientApplications?.includeServicePrincipals.contains(ConditionalAccessPolicy.servicePrincipalsInMyTenant) ?? false,
-                clients: Set((c.clientApplications?.includeServicePrincipals ?? []).filter { $0 != ConditionalAccessPolicy.servicePrincipalsInMyTenant }),
-                excludedClients: Set(c.clientApplications?.excludeServicePrincipals ?? []),
+                clients: intern(c.clientApplications?.includeServicePrincipals ?? []),
+                excludedClients: intern(c.clientApplications?.excludeServicePrincipals ?? []),
                 allApplications: c.applications.includeApplications.contains(ConditionalAccessPolicy.all),
-                applications: Set(c.applications.includeApplications.filter { $0 != ConditionalAccessPolicy.all && $0 != ConditionalAccessPolicy.none }),
-                excludedApplications: Set(c.applications.excludeApplications),
+                applications: intern(c.applications.includeApplications),
+                excludedApplications: intern(c.applications.excludeApplications),
                 clientAppTypes: appTypes,
                 allPlatforms: includePlatforms.contains("all"),
                 platforms: c.platforms == nil ? nil : Set(includePlatforms.compactMap(DevicePlatform.init(rawValue:))),
                 excludedPlatforms: Set((c.platforms?.excludePlatforms ?? []).compactMap(DevicePlatform.init(rawValue:))),
                 locations: c.locations.map { locationSet($0.includeLocations) },
                 excludedLocations: locationSet(c.locations?.excludeLocations ?? []),
-                controls: policy.grantControls.builtInControls)
-            let index = entries.count
+                controls: policy.grantControls.builtInControls,
+                controlNames: policy.grantControls.builtInControls.map(\.rawValue))
+            let index = Int32(entries.count)
             entries.append(entry)
-            let resourceKeys = (entry.allApplications ? ["*"] : []) + entry.applications.sorted()
+            let resourceKeys = (entry.allApplications ? [Self.anyKey] : []) + entry.applications.sorted()
             if entry.isWorkload {
-                let clientKeys = (entry.allClients ? ["*"] : []) + entry.clients.sorted()
-                for resource in resourceKeys { for client in clientKeys { workloadIndex[resource, default: [:]][client, default: []].append(index) } }
+                let clientKeys = (entry.allClients ? [Self.anyKey] : []) + entry.clients.sorted()
+                for resource in resourceKeys { for client in clientKeys { workloadIndex[Self.key(resource, client), default: []].append(index) } }
             } else {
-                let subjectKeys = (entry.allUsers ? ["*"] : []) + entry.users.sorted() + entry.groups.sorted().map { "g:" + $0 }
-                for resource in resourceKeys { for subject in subjectKeys { userIndex[resource, default: [:]][subject, default: []].append(index) } }
+                let subjectKeys = (entry.allUsers ? [Self.anyKey] : []) + entry.users.sorted() + entry.groups.sorted()
+                for resource in resourceKeys { for subject in subjectKeys { userIndex[Self.key(resource, subject), default: []].append(index) } }
             }
         }
         self.entries = entries
+        self.symbols = symbols
         self.userIndex = userIndex
         self.workloadIndex = workloadIndex
         self.trustedRanges = trusted
     }
 
+    /// A sign-in's identities as symbols (`unknown` for an ID no policy names).
+    struct Subject {
+        let user: Int32?
+        let groups: [Int32]
+        let client: Int32
+        let resource: Int32
+    }
+
+    func subject(_ facts: SignInFacts) -> Subject {
+        Subject(
+            user: facts.userId.map { symbols[$0] ?? Self.unknown },
+            groups: facts.groupIds.compactMap { symbols[$0] },
+            client: symbols[facts.clientAppId] ?? Self.unknown,
+            resource: symbols[facts.resourceAppId] ?? Self.unknown)
+    }
+
     /// Evaluates a sign-in. With `explain`, every policy is reported (what-if); otherwise only the policies
     /// the index says could apply (every other policy did not apply, by construction).
     public func evaluate(_ facts: SignInFacts, explain: Bool = false) -> Decision {
-        let candidates = explain ? Array(entries.indices) : candidateIndices(facts)
+        let subject = subject(facts)
+        let candidates = explain ? entries.indices.map { Int32($0) } : candidateIndices(subject)
         var applied: [Decision.AppliedPolicy] = []
         applied.reserveCapacity(candidates.count)
         var anyEnforcedApplied = false
@@ -127,47 +194,48 @@ public struct CompiledPolicySet: Sendable {
         let exempt = facts.resourceAppId == BuiltInResources.complianceAppId
 
         for index in candidates {
-            let entry = entries[index]
-            let policy = entry.policy
-            let notSatisfied = unmatchedConditions(entry, facts)
+            let entry = entries[Int(index)]
+            let notSatisfied = unmatchedConditions(entry, subject, facts)
             let applies = notSatisfied.isEmpty
             var result: Decision.PolicyResult
             var policyUnmet: [ConditionalAccessPolicy.Control] = []
-            if policy.state == .disabled {
+            if entry.policy.state == .disabled {
                 result = .notEnabled
             } else if !applies {
-                result = policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
+                result = entry.policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
             } else {
-                let satisfied = entry.controls.map { control -> Bool in
+                var granted = entry.policy.grantControls.operator == .and
+                for control in entry.controls {
+                    let met: Bool
                     switch control {
-                    case .block: false
-                    case .mfa: facts.multiFactorAuthenticated
-                    case .approvedApplication: exempt || facts.approvedClientApp
-                    case .compliantApplication: exempt || facts.appProtection.isCompliant
+                    case .block: met = false
+                    case .mfa: met = facts.multiFactorAuthenticated
+                    case .approvedApplication: met = exempt || facts.approvedClientApp
+                    case .compliantApplication: met = exempt || facts.appProtection.isCompliant
+                    }
+                    if entry.policy.grantControls.operator == .and {
+                        if !met { granted = false; policyUnmet.append(control) }
+                    } else if met {
+                        granted = true
                     }
                 }
-                let granted = policy.grantControls.operator == .and ? !satisfied.contains(false) : satisfied.contains(true)
-                if !granted {
-                    policyUnmet = policy.grantControls.operator == .and
-                        ? zip(entry.controls, satisfied).filter { !$0.1 }.map(\.0)
-                        : entry.controls
-                }
-                if policy.state == .reportOnly {
+                if !granted && entry.policy.grantControls.operator == .or { policyUnmet = entry.controls }
+                if entry.policy.state == .reportOnly {
                     result = granted ? .reportOnlySuccess : .reportOnlyFailure
                 } else {
                     anyEnforcedApplied = true
                     result = granted ? .success : .failure
                     if policyUnmet.contains(.block) {
-                        blocking.append(policy.id)
+                        blocking.append(entry.policy.id)
                     } else {
-                        for control in policyUnmet { unmet[control, default: []].append(policy.id) }
+                        for control in policyUnmet { unmet[control, default: []].append(entry.policy.id) }
                     }
                 }
             }
             applied.append(Decision.AppliedPolicy(
-                id: policy.id, displayName: policy.displayName, result: result,
-                enforcedGrantControls: applies && policy.state != .disabled ? entry.controls.map(\.rawValue) : [],
-                conditionsNotSatisfied: policy.state == .disabled ? [] : notSatisfied))
+                id: entry.policy.id, displayName: entry.policy.displayName, result: result,
+                enforcedGrantControls: applies && entry.policy.state != .disabled ? entry.controlNames : [],
+                conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied))
         }
 
         var refusal: Decision.Refusal?
@@ -186,23 +254,21 @@ public struct CompiledPolicySet: Sendable {
         return Decision(status: status, policies: applied, refusal: refusal)
     }
 
-    func candidateIndices(_ facts: SignInFacts) -> [Int] {
-        var found: [Int] = []
-        for resource in [facts.resourceAppId, "*"] {
-            if let userId = facts.userId {
-                guard let bySubject = userIndex[resource] else { continue }
-                if let hits = bySubject["*"] { found += hits }
-                if let hits = bySubject[userId] { found += hits }
-                for group in facts.groupIds { if let hits = bySubject["g:" + group] { found += hits } }
+    func candidateIndices(_ subject: Subject) -> [Int32] {
+        var found: [Int32] = []
+        for resource in [subject.resource, Self.anyKey] where resource != Self.unknown {
+            if let user = subject.user {
+                if let hits = userIndex[Self.key(resource, Self.anyKey)] { found += hits }
+                if user >= 0, let hits = userIndex[Self.key(resource, user)] { found += hits }
+                for group in subject.groups { if let hits = userIndex[Self.key(resource, group)] { found += hits } }
             } else {
-                guard let byClient = workloadIndex[resource] else { continue }
-                if let hits = byClient["*"] { found += hits }
-                if let hits = byClient[facts.clientAppId] { found += hits }
+                if let hits = workloadIndex[Self.key(resource, Self.anyKey)] { found += hits }
+                if subject.client >= 0, let hits = workloadIndex[Self.key(resource, subject.client)] { found += hits }
             }
         }
         if found.count > 1 {
             found.sort()
-            var unique: [Int] = []
+            var unique: [Int32] = []
             unique.reserveCapacity(found.count)
             for index in found where unique.last != index { unique.append(index) }
             return unique
@@ -211,26 +277,26 @@ public struct CompiledPolicySet: Sendable {
     }
 
     /// The conditions of `entry` that the sign-in does not meet (empty: the policy applies).
-    func unmatchedConditions(_ entry: Entry, _ facts: SignInFacts) -> [String] {
+    func unmatchedConditions(_ entry: Entry, _ subject: Subject, _ facts: SignInFacts) -> [String] {
         var failed: [String] = []
-        if let userId = facts.userId {
+        if let user = subject.user {
             if entry.isWorkload {
                 failed.append("servicePrincipals")
             } else {
-                let included = entry.allUsers || entry.users.contains(userId) || facts.groupIds.contains { entry.groups.contains($0) }
-                let excluded = entry.excludedUsers.contains(userId) || facts.groupIds.contains { entry.excludedGroups.contains($0) }
+                let included = entry.allUsers || entry.users.contains(user) || subject.groups.contains { entry.groups.contains($0) }
+                let excluded = entry.excludedUsers.contains(user) || subject.groups.contains { entry.excludedGroups.contains($0) }
                 if !included || excluded { failed.append("users") }
             }
         } else {
             if !entry.isWorkload {
                 failed.append("users")
             } else {
-                let included = entry.allClients || entry.clients.contains(facts.clientAppId)
-                if !included || entry.excludedClients.contains(facts.clientAppId) { failed.append("servicePrincipals") }
+                let included = entry.allClients || entry.clients.contains(subject.client)
+                if !included || entry.excludedClients.contains(subject.client) { failed.append("servicePrincipals") }
             }
         }
-        let appIncluded = entry.allApplications || entry.applications.contains(facts.resourceAppId)
-        if !appIncluded || entry.excludedApplications.contains(facts.resourceAppId) { failed.append("application") }
+        let appIncluded = entry.allApplications || entry.applications.contains(subject.resource)
+        if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append("application") }
         if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append("clientType") }
         if let platforms = entry.platforms {
             let included = entry.allPlatforms || (facts.platform.map { platforms.contains($0) } ?? false)

@@ -61,3 +61,12 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         }
     }
 }
+
+/// A validation failure anywhere in an API route is a 400 listing every problem.
+extension ValidationError: HTTPResponseError {
+    public var status: HTTPResponse.Status { .badRequest }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try APIError.validation(self).response(from: request, context: context)
+    }
+}
