@@ -31,7 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
-        .target(name: "PortcullisCore", swiftSettings: swiftSettings),
+        .target(name: "PortcullisCore", dependencies: ["PortcullisAPI"], swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTokens",
             dependencies: [

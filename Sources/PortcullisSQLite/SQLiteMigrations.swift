@@ -56,5 +56,34 @@ enum SQLiteMigrations {
             )
             """,
         ]),
+        (3, [
+            """
+            CREATE TABLE enrollments (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, device_id TEXT NOT NULL,
+                state TEXT NOT NULL, lapses_at REAL, updated_at REAL NOT NULL, revision INTEGER NOT NULL, document TEXT NOT NULL
+            )
+            """,
+            // The single-managed-account rule, enforced by the database: one active enrollment per app instance.
+            "CREATE UNIQUE INDEX enrollments_one_managed_account ON enrollments (tenant_id, client_id, device_id) WHERE state <> 'unenrolled'",
+            "CREATE INDEX enrollments_account ON enrollments (tenant_id, user_id, client_id)",
+            "CREATE INDEX enrollments_lapse ON enrollments (lapses_at) WHERE state = 'compliant'",
+            "CREATE INDEX enrollments_updated ON enrollments (updated_at)",
+            """
+            CREATE TABLE enrollment_history (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT, enrollment_id TEXT NOT NULL, at REAL NOT NULL, event TEXT NOT NULL,
+                from_status TEXT, to_status TEXT, detail TEXT
+            )
+            """,
+            "CREATE INDEX enrollment_history_enrollment ON enrollment_history (enrollment_id, seq)",
+            """
+            CREATE TABLE outbox (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, enrollment_id TEXT, target_uri TEXT NOT NULL, payload TEXT NOT NULL,
+                jti TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at REAL NOT NULL,
+                lease_until REAL, lease_owner TEXT, last_error TEXT, created_at REAL NOT NULL, delivered_at REAL
+            )
+            """,
+            "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+            "CREATE INDEX outbox_tenant ON outbox (tenant_id, created_at)",
+        ]),
     ]
 }

@@ -110,6 +110,10 @@ extension SQLiteStore {
         }
     }
 
+    public func appendAudit(_ record: AuditRecord) async throws {
+        try await transaction { db in try await Self.insertAudit(record, db) }
+    }
+
     public func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord] {
         try await read(
             """

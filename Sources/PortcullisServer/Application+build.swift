@@ -58,13 +58,26 @@ public struct PortcullisServer: Sendable {
     public let dependencies: ServerDependencies
     public let tenants: TenantCache
     public let signIns: SignInRecorder
-    let appProtection: any AppProtectionStatusProvider
+    public let compliance: ComplianceService
+    public let outboxSignal: OutboxSignal
+    public let dispatcher: OutboxDispatcher
+    public let sweeper: ComplianceSweeper
 
     public init(dependencies: ServerDependencies) {
         self.dependencies = dependencies
         self.tenants = TenantCache(store: dependencies.store, logger: dependencies.logger)
         self.signIns = SignInRecorder(store: dependencies.store, logger: dependencies.logger)
-        self.appProtection = NoAppProtectionStatus()
+        let signal = OutboxSignal()
+        self.outboxSignal = signal
+        let configuration = dependencies.configuration
+        self.compliance = ComplianceService(
+            configuration: configuration, store: dependencies.store, tenants: tenants, signer: dependencies.signer, clock: dependencies.clock,
+            outboxSignal: signal, logger: dependencies.logger)
+        self.dispatcher = OutboxDispatcher(
+            store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger)
+        self.sweeper = ComplianceSweeper(
+            compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
+            idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention, logger: dependencies.logger)
     }
 
     public func router() -> Router<PortcullisRequestContext> {
@@ -72,7 +85,7 @@ public struct PortcullisServer: Sendable {
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: RequestMiddleware(metrics: deps.metrics))
         let clients = ClientAuthenticator(credentials: deps.credentials)
-        let gate = ConditionalAccessGate(configuration: deps.configuration, appProtection: appProtection, recorder: signIns, logger: deps.logger)
+        let gate = ConditionalAccessGate(configuration: deps.configuration, appProtection: compliance, recorder: signIns, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
             clients: clients, conditionalAccess: gate, passwords: deps.passwords, clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
@@ -81,14 +94,17 @@ public struct PortcullisServer: Sendable {
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics
         ).register(on: router)
         AdminRoutes(
-            configuration: deps.configuration, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock
+            configuration: deps.configuration, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
+            compliance: ComplianceAdminRoutes(store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, clock: deps.clock)
         ).register(on: router)
+        ComplianceRoutes(service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer, clock: deps.clock)
+            .register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty).register(on: router)
         return router
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [signIns] }
+    public func services() -> [any Service] { [signIns, dispatcher, sweeper] }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

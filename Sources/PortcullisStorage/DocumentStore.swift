@@ -87,6 +87,8 @@ public protocol DocumentStore: Sendable {
     func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws
     /// Writes many documents in one transaction (seeding). Existing documents are left alone.
     func seed(_ documents: [StoredDocument]) async throws
+    /// Appends an audit record for an action that changes no document (a wipe, a redelivery).
+    func appendAudit(_ record: AuditRecord) async throws
     /// The audit log of a tenant, newest first.
     func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord]
 }

@@ -1,12 +1,24 @@
 /// Everything the token path needs about one tenant, immutable and shared until the tenant changes: its
-/// directory and its compiled conditional-access policies.
+/// directory, its compiled conditional-access policies and its app protection policies.
 public struct TenantSnapshot: Sendable {
     public let directory: DirectorySnapshot
     public let conditionalAccess: CompiledPolicySet
+    public let appProtectionPolicies: [AppProtectionPolicy]
 
-    public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet) {
+    public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = []) {
         self.directory = directory
         self.conditionalAccess = conditionalAccess
+        self.appProtectionPolicies = appProtectionPolicies
+    }
+
+    /// The merged app protection policy for an account in a client application (`nil`: unmanaged there).
+    public func appProtectionPolicy(userId: String, clientId: String) -> MergedAppProtectionPolicy? {
+        MergedAppProtectionPolicy.resolve(appProtectionPolicies, userId: userId, groupIds: directory.groupIds(ofUser: userId), clientId: clientId)
+    }
+
+    /// Whether any app protection policy targets the client application at all.
+    public func appProtectionTargets(clientId: String) -> Bool {
+        appProtectionPolicies.contains { $0.targets.applications.contains(clientId.lowercased()) }
     }
 
     public var tenant: Tenant { directory.tenant }

@@ -16,6 +16,7 @@ struct AdminRoutes: Sendable {
     let signer: TokenSigner
     let recorder: SignInRecorder
     let clock: any WallClock
+    let compliance: ComplianceAdminRoutes
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -75,6 +76,7 @@ struct AdminRoutes: Sendable {
             }
         ).register(on: group, path: "named-locations")
 
+        compliance.register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }
         group.get("audit") { request, context in try await audit(request, context) }

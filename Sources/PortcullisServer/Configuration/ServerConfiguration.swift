@@ -22,6 +22,12 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: [IPRange]
     /// How long sign-in records are kept.
     public var signInRetention: TimeInterval
+    /// Callback delivery: back-off, attempts, timeouts.
+    public var outbox: OutboxDispatcher.Configuration
+    /// How often the sweeper lapses overdue enrollments and trims logs.
+    public var sweepInterval: Duration
+    /// App instances (enrollments) idle this long are pruned.
+    public var idleEnrollmentRetention: TimeInterval
 
     public init(
         baseURL: String = "http://127.0.0.1:8080",
@@ -32,7 +38,10 @@ public struct ServerConfiguration: Sendable {
         bcryptCost: UInt8 = 10,
         maxBodyBytes: Int = 64 * 1024,
         trustedProxies: [IPRange] = [],
-        signInRetention: TimeInterval = 30 * 24 * 3600
+        signInRetention: TimeInterval = 30 * 24 * 3600,
+        outbox: OutboxDispatcher.Configuration = .init(),
+        sweepInterval: Duration = .seconds(30),
+        idleEnrollmentRetention: TimeInterval = 90 * 24 * 3600
     ) {
         self.baseURLBox = BaseURLBox(baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL)
         self.accessTokenLifetime = accessTokenLifetime
@@ -43,6 +52,9 @@ public struct ServerConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.trustedProxies = trustedProxies
         self.signInRetention = signInRetention
+        self.outbox = outbox
+        self.sweepInterval = sweepInterval
+        self.idleEnrollmentRetention = idleEnrollmentRetention
     }
 
     /// Completes a base URL that ends in `:0` with the port the listener was given.

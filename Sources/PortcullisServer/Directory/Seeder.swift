@@ -49,16 +49,25 @@ public struct Seeder: Sendable {
             throw SeedError(file: file.path, problems: error.problems)
         }
         var documents = try await documents(for: document)
-        let policies = try PolicyFiles.load(directory: configDirectory.appendingPathComponent("conditional-access"), tenants: document.snapshots(revision: 0), now: clock.now())
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        for (tenantId, policy) in policies {
-            documents.append(StoredDocument(tenantId: tenantId, kind: .conditionalAccessPolicy, id: policy.id, body: try encoder.encode(policy), version: 0, updatedAt: clock.now()))
+        let snapshots = document.snapshots(revision: 0)
+        let conditionalAccess = try PolicyFiles.load(
+            directory: configDirectory.appendingPathComponent("conditional-access"), tenants: snapshots, kind: .conditionalAccessPolicy, now: clock.now()
+        ) { (value: JSONValue, directory: DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable) in
+            let policy = try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
+            return (policy.id, policy)
         }
+        let appProtection = try PolicyFiles.load(
+            directory: configDirectory.appendingPathComponent("app-protection"), tenants: snapshots, kind: .appProtectionPolicy, now: clock.now()
+        ) { (value: JSONValue, directory: DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable) in
+            let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
+            return (policy.id, policy)
+        }
+        documents += conditionalAccess + appProtection
         try await store.seed(documents)
         logger.info("seeded the store", metadata: [
             "portcullis.tenants": .stringConvertible(document.tenants.count),
-            "portcullis.conditional_access_policies": .stringConvertible(policies.count),
+            "portcullis.conditional_access_policies": .stringConvertible(conditionalAccess.count),
+            "portcullis.app_protection_policies": .stringConvertible(appProtection.count),
         ])
         return true
     }
@@ -127,9 +136,15 @@ public enum PolicyFiles {
         return result
     }
 
-    /// Parses and validates every policy file against its tenant's directory; throws every problem of every file.
-    public static func load(directory: URL, tenants: [DirectorySnapshot], now: Date) throws -> [(tenantId: String, policy: ConditionalAccessPolicy)] {
-        var policies: [(String, ConditionalAccessPolicy)] = []
+    /// Parses and validates every policy file of one kind against its tenant's directory; throws every
+    /// problem of every file. Returns the documents to store.
+    public static func load(
+        directory: URL, tenants: [DirectorySnapshot], kind: DocumentKind, now: Date,
+        parse: (JSONValue, DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable)
+    ) throws -> [StoredDocument] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var documents: [StoredDocument] = []
         var problems: [Seeder.SeedError] = []
         var ids = Set<String>()
         for (file, segment) in list(directory: directory) {
@@ -150,12 +165,12 @@ public enum PolicyFiles {
                 continue
             }
             do {
-                let policy = try ConditionalAccessPolicy.parse(value, directory: tenant, generatedId: UUID().uuidString.lowercased())
-                if !ids.insert(tenant.tenant.id + "/" + policy.id).inserted {
+                let (id, document) = try parse(value, tenant)
+                if !ids.insert(tenant.tenant.id + "/" + id).inserted {
                     problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "/id", message: "another file has the same policy ID.")]))
                 }
-                policies.append((tenant.tenant.id, policy))
-            } catch {
+                documents.append(StoredDocument(tenantId: tenant.tenant.id, kind: kind, id: id, body: try encoder.encode(document), version: 0, updatedAt: now))
+            } catch let error as ValidationError {
                 problems.append(Seeder.SeedError(file: file.path, problems: error.problems))
             }
         }
@@ -164,6 +179,6 @@ public enum PolicyFiles {
                 error.problems.map { ValidationProblem(pointer: "\(error.file):\($0.pointer)", message: $0.message) }
             })
         }
-        return policies
+        return documents
     }
 }

@@ -76,6 +76,9 @@ public final class TenantCache: Sendable {
             appRoleAssignments: try await decodeAll(.appRoleAssignment, as: AppRoleAssignment.self, tenantId: tenantId, from: store),
             namedLocations: locations)
         let policies = try await decodeAll(.conditionalAccessPolicy, as: ConditionalAccessPolicy.self, tenantId: tenantId, from: store)
-        return TenantSnapshot(directory: directory, conditionalAccess: CompiledPolicySet(policies: policies, namedLocations: locations))
+        let appProtection = try await decodeAll(.appProtectionPolicy, as: AppProtectionPolicy.self, tenantId: tenantId, from: store)
+        return TenantSnapshot(
+            directory: directory, conditionalAccess: CompiledPolicySet(policies: policies, namedLocations: locations),
+            appProtectionPolicies: appProtection)
     }
 }

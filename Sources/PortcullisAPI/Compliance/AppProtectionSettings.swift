@@ -1,0 +1,66 @@
+import Foundation
+
+/// The settings an app protection policy holds and the client SDK enforces (PROTOCOL §4).
+/// Every member is optional in a policy document; the merged policy fills in the defaults.
+public struct AppProtectionSettings: Codable, Sendable, Equatable {
+    public enum SaveLocation: String, Codable, Sendable, CaseIterable {
+        case oneDriveForBusiness, sharePoint, localDrive, cameraRoll, accountDocument, other
+    }
+
+    public enum OpenLocation: String, Codable, Sendable, CaseIterable {
+        case oneDriveForBusiness, sharePoint, camera, photos, localStorage, accountDocument, other
+    }
+
+    /// Which apps org data may go to / come from; ordered from most to least restrictive.
+    public enum TransferLevel: String, Codable, Sendable, CaseIterable {
+        case none, policyManagedApps, allApps
+        public var restrictiveness: Int { switch self { case .none: 2; case .policyManagedApps: 1; case .allApps: 0 } }
+    }
+
+    public enum NotificationPolicy: String, Codable, Sendable, CaseIterable {
+        case allow, blockOrgData, block
+        public var restrictiveness: Int { switch self { case .allow: 0; case .blockOrgData: 1; case .block: 2 } }
+    }
+
+    public struct LocationRule<Location: Codable & Sendable & Equatable & Hashable>: Codable, Sendable, Equatable {
+        /// When `true`, only `allowedLocations` are permitted; when `false`, every location is.
+        public var blocked: Bool
+        public var allowedLocations: [Location]
+
+        public init(blocked: Bool, allowedLocations: [Location]) {
+            self.blocked = blocked
+            self.allowedLocations = allowedLocations
+        }
+
+        public func allows(_ location: Location) -> Bool { !blocked || allowedLocations.contains(location) }
+    }
+
+    public struct DataTransfer: Codable, Sendable, Equatable {
+        public var sendOrgData: TransferLevel
+        public var receiveData: TransferLevel
+
+        public init(sendOrgData: TransferLevel, receiveData: TransferLevel) {
+            self.sendOrgData = sendOrgData
+            self.receiveData = receiveData
+        }
+    }
+
+    public var pinRequired: Bool?
+    public var minimumOsVersion: String?
+    public var minimumAppVersion: String?
+    public var blockJailbrokenDevices: Bool?
+    public var fileEncryptionRequired: Bool?
+    public var saveAs: LocationRule<SaveLocation>?
+    public var openFrom: LocationRule<OpenLocation>?
+    public var dataTransfer: DataTransfer?
+    public var printingBlocked: Bool?
+    public var screenCaptureBlocked: Bool?
+    public var notificationPolicy: NotificationPolicy?
+    public var recheckIntervalMinutes: Int?
+    public var offlineGracePeriodMinutes: Int?
+
+    public init() {}
+
+    public static let defaultRecheckIntervalMinutes = 30
+    public static let defaultOfflineGracePeriodMinutes = 720
+}

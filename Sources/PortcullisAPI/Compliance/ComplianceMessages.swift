@@ -1,0 +1,198 @@
+import Foundation
+
+/// `POST /mam/v1/enrollments`.
+public struct EnrollmentRequest: Codable, Sendable, Equatable {
+    public var deviceId: String
+    public var platform: String?
+    public var osVersion: String?
+    public var appVersion: String?
+    public var sdkVersion: String?
+
+    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?) {
+        self.deviceId = deviceId
+        self.platform = platform
+        self.osVersion = osVersion
+        self.appVersion = appVersion
+        self.sdkVersion = sdkVersion
+    }
+}
+
+/// `POST /mam/v1/enrollments/{id}/checkin`.
+public struct CheckInRequest: Codable, Sendable, Equatable {
+    public var appliedPolicyVersion: String?
+    public var osVersion: String?
+    public var appVersion: String?
+    public var jailbroken: Bool?
+    public var pinSet: Bool?
+    public var silent: Bool?
+
+    public init(appliedPolicyVersion: String?, osVersion: String?, appVersion: String?, jailbroken: Bool?, pinSet: Bool?, silent: Bool? = nil) {
+        self.appliedPolicyVersion = appliedPolicyVersion
+        self.osVersion = osVersion
+        self.appVersion = appVersion
+        self.jailbroken = jailbroken
+        self.pinSet = pinSet
+        self.silent = silent
+    }
+}
+
+/// `POST /mam/v1/remediations`: the server side of `remediateCompliance(accountId, silent)`.
+public struct RemediationRequest: Codable, Sendable, Equatable {
+    public var deviceId: String
+    public var platform: String?
+    public var osVersion: String?
+    public var appVersion: String?
+    public var sdkVersion: String?
+    public var silent: Bool?
+    public var callbackUri: String?
+
+    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String? = nil, silent: Bool?, callbackUri: String? = nil) {
+        self.deviceId = deviceId
+        self.platform = platform
+        self.osVersion = osVersion
+        self.appVersion = appVersion
+        self.sdkVersion = sdkVersion
+        self.silent = silent
+        self.callbackUri = callbackUri
+    }
+}
+
+/// The merged app protection policy the app must apply.
+public struct PolicyDocument: Codable, Sendable, Equatable {
+    public var version: String
+    public var settings: AppProtectionSettings
+
+    public init(version: String, settings: AppProtectionSettings) {
+        self.version = version
+        self.settings = settings
+    }
+}
+
+/// The answer of every `/mam/v1` call about an enrollment.
+public struct EnrollmentResponse: Codable, Sendable, Equatable {
+    /// `nil` when the account could not be enrolled (unmanaged, not allowed, another managed account).
+    public var enrollmentId: String?
+    public var statusCode: EnrollmentStatusCode
+    public var policy: PolicyDocument?
+    public var complianceStatus: ComplianceStatus
+    public var commands: [String]?
+    /// Remediation: what still stands between this app instance and compliance (`policyAcknowledgement`,
+    /// `pin`, `osVersion`, `appVersion`, `jailbreak`, `policyAssignment`, `allowedAccount`, `singleManagedAccount`).
+    public var missing: [String]?
+    /// The account, as the server knows it.
+    public var accountId: String?
+    public var tenantId: String?
+    public var upn: String?
+    public var recheckIntervalMinutes: Int?
+
+    public init(enrollmentId: String?, statusCode: EnrollmentStatusCode, policy: PolicyDocument?, complianceStatus: ComplianceStatus,
+                commands: [String]? = nil, missing: [String]? = nil, accountId: String? = nil, tenantId: String? = nil, upn: String? = nil,
+                recheckIntervalMinutes: Int? = nil) {
+        self.enrollmentId = enrollmentId
+        self.statusCode = statusCode
+        self.policy = policy
+        self.complianceStatus = complianceStatus
+        self.commands = commands
+        self.missing = missing
+        self.accountId = accountId
+        self.tenantId = tenantId
+        self.upn = upn
+        self.recheckIntervalMinutes = recheckIntervalMinutes
+    }
+}
+
+/// The events a compliance callback Security Event Token (RFC 8417) carries.
+public enum SecurityEventTypes {
+    public static let deviceComplianceChange = "https://schemas.openid.net/secevent/caep/event-type/device-compliance-change"
+    public static let complianceStatus = "urn:portcullis:secevent:compliance-status"
+    /// The media type of a SET delivered by push (RFC 8935).
+    public static let mediaType = "application/secevent+jwt"
+}
+
+/// CAEP 1.0 device-compliance-change.
+public struct DeviceComplianceChangeEvent: Codable, Sendable, Equatable {
+    public var subject: SubjectIdentifier
+    /// `compliant` or `not-compliant`.
+    public var previousStatus: String
+    public var currentStatus: String
+    public var eventTimestamp: Int
+
+    public init(subject: SubjectIdentifier, previousStatus: String, currentStatus: String, eventTimestamp: Int) {
+        self.subject = subject
+        self.previousStatus = previousStatus
+        self.currentStatus = currentStatus
+        self.eventTimestamp = eventTimestamp
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case subject
+        case previousStatus = "previous_status"
+        case currentStatus = "current_status"
+        case eventTimestamp = "event_timestamp"
+    }
+}
+
+/// RFC 9493 subject identifier (`opaque` format: the enrollment ID).
+public struct SubjectIdentifier: Codable, Sendable, Equatable {
+    public var format: String
+    public var id: String
+
+    public init(format: String = "opaque", id: String) {
+        self.format = format
+        self.id = id
+    }
+}
+
+/// The Intune SDK's `hasComplianceStatus` callback, as an event.
+public struct ComplianceStatusEvent: Codable, Sendable, Equatable {
+    public var enrollmentId: String
+    public var accountId: String
+    public var tenantId: String
+    public var upn: String
+    public var status: ComplianceStatusValue
+    public var errorTitle: String?
+    public var errorMessage: String?
+
+    public init(enrollmentId: String, accountId: String, tenantId: String, upn: String, status: ComplianceStatusValue, errorTitle: String?, errorMessage: String?) {
+        self.enrollmentId = enrollmentId
+        self.accountId = accountId
+        self.tenantId = tenantId
+        self.upn = upn
+        self.status = status
+        self.errorTitle = errorTitle
+        self.errorMessage = errorMessage
+    }
+}
+
+/// The claims of a compliance callback SET.
+public struct ComplianceSecurityEvent: Codable, Sendable, Equatable {
+    public struct Events: Codable, Sendable, Equatable {
+        public var deviceComplianceChange: DeviceComplianceChangeEvent?
+        public var complianceStatus: ComplianceStatusEvent?
+
+        public init(deviceComplianceChange: DeviceComplianceChangeEvent?, complianceStatus: ComplianceStatusEvent?) {
+            self.deviceComplianceChange = deviceComplianceChange
+            self.complianceStatus = complianceStatus
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceComplianceChange = "https://schemas.openid.net/secevent/caep/event-type/device-compliance-change"
+            case complianceStatus = "urn:portcullis:secevent:compliance-status"
+        }
+    }
+
+    public var iss: String
+    /// The client application the event is for.
+    public var aud: String
+    public var iat: Int
+    public var jti: String
+    public var events: Events
+
+    public init(iss: String, aud: String, iat: Int, jti: String, events: Events) {
+        self.iss = iss
+        self.aud = aud
+        self.iat = iat
+        self.jti = jti
+        self.events = events
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    static let enrollmentEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+    static let enrollmentDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
+    static func enrollment(from row: SQLiteRow) throws -> Enrollment {
+        var enrollment = try enrollmentDecoder.decode(Enrollment.self, from: Data(try row.string("document").utf8))
+        enrollment.revision = try row.int("revision")
+        return enrollment
+    }
+
+    static let enrollmentColumns = "document, revision"
+
+    private static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: SQLiteConnection) async throws {
+        _ = try await db.query(
+            "INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(id), .date(entry.at), .text(entry.event), .optionalText(entry.fromStatus), .optionalText(entry.toStatus), .optionalText(entry.detail)])
+    }
+
+    static func enqueue(_ messages: [OutboxMessage], _ db: SQLiteConnection) async throws {
+        for message in messages {
+            _ = try await db.query(
+                """
+                INSERT INTO outbox (id, tenant_id, enrollment_id, target_uri, payload, jti, state, attempts, next_attempt_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                """,
+                [.text(message.id), .text(message.tenantId), .optionalText(message.enrollmentId), .text(message.targetUri), .text(message.payload),
+                 .text(message.jti), .date(message.nextAttemptAt), .date(message.createdAt)])
+        }
+    }
+
+    public func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment {
+        var copy = enrollment
+        copy.revision = 1
+        let stored = copy
+        let document = String(decoding: try Self.enrollmentEncoder.encode(stored), as: UTF8.self)
+        return try await transaction { db in
+            _ = try await db.query(
+                """
+                INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
+                """,
+                [.text(stored.id), .text(stored.tenantId), .text(stored.userId), .text(stored.clientId), .text(stored.deviceId),
+                 .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document)])
+            try await Self.appendHistory(stored.id, history, db)
+            try await Self.enqueue(outbox, db)
+            return stored
+        }
+    }
+
+    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment? {
+        var copy = enrollment
+        copy.revision = expectedRevision + 1
+        let stored = copy
+        let document = String(decoding: try Self.enrollmentEncoder.encode(stored), as: UTF8.self)
+        return try await transaction { db in
+            let updated = try await db.query(
+                """
+                UPDATE enrollments SET state = ?, lapses_at = ?, updated_at = ?, revision = revision + 1, document = ?
+                WHERE id = ? AND revision = ? RETURNING revision
+                """,
+                [.text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
+                 .text(stored.id), .integer(Int(expectedRevision))])
+            guard !updated.isEmpty else { return nil }
+            try await Self.appendHistory(stored.id, history, db)
+            try await Self.enqueue(outbox, db)
+            return stored
+        }
+    }
+
+    public func enrollment(id: String) async throws -> Enrollment? {
+        try await read("SELECT document, revision FROM enrollments WHERE id = ?", [.text(id.lowercased())]).first.map(Self.enrollment(from:))
+    }
+
+    public func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment? {
+        try await read(
+            "SELECT document, revision FROM enrollments WHERE tenant_id = ? AND client_id = ? AND device_id = ? AND state <> 'unenrolled'",
+            [.text(tenantId), .text(clientId.lowercased()), .text(deviceId.lowercased())]
+        ).first.map(Self.enrollment(from:))
+    }
+
+    public func activeEnrollments(tenantId: String, userId: String, clientId: String) async throws -> [Enrollment] {
+        try await read(
+            "SELECT document, revision FROM enrollments WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state <> 'unenrolled' ORDER BY updated_at DESC",
+            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased())]
+        ).map(Self.enrollment(from:))
+    }
+
+    public func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment] {
+        var clauses = ["tenant_id = ?"]
+        var binds: [SQLiteData] = [.text(query.tenantId)]
+        if let user = query.userId { clauses.append("user_id = ?"); binds.append(.text(user.lowercased())) }
+        if let client = query.clientId { clauses.append("client_id = ?"); binds.append(.text(client.lowercased())) }
+        if let device = query.deviceId { clauses.append("device_id = ?"); binds.append(.text(device.lowercased())) }
+        if let state = query.state { clauses.append("state = ?"); binds.append(.text(state.rawValue)) }
+        binds.append(.integer(max(1, min(query.limit, 1000))))
+        return try await read(
+            "SELECT document, revision FROM enrollments WHERE " + clauses.joined(separator: " AND ") + " ORDER BY updated_at DESC LIMIT ?", binds
+        ).map(Self.enrollment(from:))
+    }
+
+    public func enrollmentHistory(id: String) async throws -> [EnrollmentHistoryEntry] {
+        try await read(
+            "SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = ? ORDER BY seq", [.text(id.lowercased())]
+        ).map { row in
+            EnrollmentHistoryEntry(at: try row.date("at"), event: try row.string("event"), fromStatus: row.optionalString("from_status"),
+                                   toStatus: row.optionalString("to_status"), detail: row.optionalString("detail"))
+        }
+    }
+
+    public func lapsingEnrollments(now: Date, limit: Int) async throws -> [Enrollment] {
+        try await read(
+            "SELECT document, revision FROM enrollments WHERE state = 'compliant' AND lapses_at <= ? ORDER BY lapses_at LIMIT ?",
+            [.date(now), .integer(limit)]
+        ).map(Self.enrollment(from:))
+    }
+
+    public func deleteIdleEnrollments(idleSince: Date) async throws -> Int {
+        try await transaction { db in
+            let deleted = try await db.query("DELETE FROM enrollments WHERE updated_at < ? RETURNING id", [.date(idleSince)])
+            for row in deleted {
+                _ = try await db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
+            }
+            return deleted.count
+        }
+    }
+}
+
+extension SQLiteStore {
+    static func outboxMessage(from row: SQLiteRow) throws -> OutboxMessage {
+        OutboxMessage(
+            id: try row.string("id"), tenantId: try row.string("tenant_id"), enrollmentId: row.optionalString("enrollment_id"),
+            targetUri: try row.string("target_uri"), payload: try row.string("payload"), jti: try row.string("jti"),
+            state: OutboxMessage.State(rawValue: try row.string("state")) ?? .pending, attempts: Int(try row.int("attempts")),
+            nextAttemptAt: try row.date("next_attempt_at"), lastError: row.optionalString("last_error"), createdAt: try row.date("created_at"),
+            deliveredAt: row.optionalDate("delivered_at"))
+    }
+
+    static let outboxColumns = "id, tenant_id, enrollment_id, target_uri, payload, jti, state, attempts, next_attempt_at, last_error, created_at, delivered_at"
+
+    public func claimOutbox(now: Date, leaseUntil: Date, owner: String, limit: Int) async throws -> [OutboxMessage] {
+        try await transaction { db in
+            try await db.query(
+                """
+                UPDATE outbox SET lease_until = ?, lease_owner = ?
+                WHERE id IN (
+                    SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                    ORDER BY next_attempt_at LIMIT ?
+                )
+                RETURNING \(Self.outboxColumns)
+                """,
+                [.date(leaseUntil), .text(owner), .date(now), .date(now), .integer(limit)]
+            ).map(Self.outboxMessage(from:))
+        }
+    }
+
+    public func completeOutbox(id: String, owner: String, at: Date) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                "UPDATE outbox SET state = 'delivered', delivered_at = ?, attempts = attempts + 1, lease_until = NULL, lease_owner = NULL WHERE id = ? AND lease_owner = ?",
+                [.date(at), .text(id), .text(owner)])
+        }
+    }
+
+    public func failOutbox(id: String, owner: String, attempts: Int, nextAttemptAt: Date?, error: String) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                """
+                UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?,
+                    lease_until = NULL, lease_owner = NULL
+                WHERE id = ? AND lease_owner = ?
+                """,
+                [.text(nextAttemptAt == nil ? "deadLetter" : "pending"), .integer(attempts), .optionalDate(nextAttemptAt), .text(error),
+                 .text(id), .text(owner)])
+        }
+    }
+
+    public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage] {
+        var sql = "SELECT \(Self.outboxColumns) FROM outbox WHERE tenant_id = ?"
+        var binds: [SQLiteData] = [.text(tenantId)]
+        if let state { sql += " AND state = ?"; binds.append(.text(state.rawValue)) }
+        sql += " ORDER BY created_at DESC LIMIT ?"
+        binds.append(.integer(max(1, min(limit, 1000))))
+        return try await read(sql, binds).map(Self.outboxMessage(from:))
+    }
+
+    public func redeliverOutbox(id: String, tenantId: String, now: Date) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                """
+                UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL, last_error = NULL
+                WHERE id = ? AND tenant_id = ? RETURNING id
+                """,
+                [.date(now), .text(id), .text(tenantId)]).isEmpty)
+        }
+    }
+
+    public func nextOutboxAttempt() async throws -> Date? {
+        try await read("SELECT MIN(next_attempt_at) AS next FROM outbox WHERE state = 'pending'").first?.optionalDate("next")
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import PortcullisAPI
+import PortcullisCore
+import PortcullisStorage
+
+/// `/admin/v1` for the compliance service: app protection policies, enrollments (list, detail with
+/// history, selective wipe) and the callback outbox (pending, dead letters, redeliver).
+struct ComplianceAdminRoutes: Sendable {
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let compliance: ComplianceService
+    let outboxSignal: OutboxSignal
+    let clock: any WallClock
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    func register(on group: RouterGroup<PortcullisRequestContext>) {
+        DocumentResource(
+            kind: .appProtectionPolicy, noun: "app protection policy", store: store, tenants: tenants, clock: clock,
+            validate: { value, tenant, pathId, _ in
+                var value = value
+                if let pathId, case .object(var object) = value {
+                    if let given = object["id"]?.stringValue, given.lowercased() != pathId {
+                        throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must match the ID in the path (\(pathId)).")])
+                    }
+                    object["id"] = .string(pathId)
+                    value = .object(object)
+                }
+                let policy = try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
+                return (policy.id, try Self.encoder.encode(policy))
+            },
+            beforeDelete: { _, _ in }
+        ).register(on: group, path: "app-protection/policies")
+
+        group.get("enrollments") { request, context in try await list(request, context) }
+        group.get("enrollments/:id") { _, context in try await detail(context) }
+        group.post("enrollments/:id/wipe") { _, context in try await wipe(context) }
+        group.get("outbox") { request, context in try await outbox(request, context) }
+        group.post("outbox/:id/redeliver") { _, context in try await redeliver(context) }
+    }
+
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
+        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
+        return tenant
+    }
+
+    struct Page<T: Encodable>: Encodable { let value: [T] }
+
+    func list(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let query = request.uri.queryParameters
+        var filter = EnrollmentQuery(tenantId: tenant.tenant.id)
+        if let account = query.get("account") { filter.userId = tenant.directory.user(identity: account)?.id ?? account.lowercased() }
+        filter.clientId = query.get("app")
+        filter.deviceId = query.get("device")
+        if let status = query.get("status") {
+            guard let state = Enrollment.State(rawValue: status) else {
+                throw ValidationError(problems: [ValidationProblem(pointer: "?status", message: "must be one of: \(Enrollment.State.allCases.map(\.rawValue).joined(separator: ", ")).")])
+            }
+            filter.state = state
+        }
+        if let top = query.get("top").flatMap(Int.init) { filter.limit = min(max(top, 1), 1000) }
+        let enrollments = try await store.enrollments(filter)
+        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: enrollments)))
+    }
+
+    struct Detail: Encodable {
+        let enrollment: Enrollment
+        let history: [EnrollmentHistoryEntry]
+    }
+
+    func detail(_ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = context.parameters.get("id") ?? ""
+        guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == tenant.tenant.id else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
+        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Detail(enrollment: enrollment, history: try await store.enrollmentHistory(id: enrollment.id))))
+    }
+
+    func wipe(_ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = context.parameters.get("id") ?? ""
+        guard let wiped = try await compliance.wipe(tenantId: tenant.tenant.id, id: id, actor: context.actor) else {
+            throw APIError(.conflict, "nothingToWipe", "The enrollment is already wiped or unenrolled.")
+        }
+        try await store.appendAudit(AuditRecord(
+            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "wipe", kind: "enrollment",
+            documentId: wiped.id, before: nil, after: String(decoding: try Self.encoder.encode(wiped), as: UTF8.self)))
+        return JSONResponse.make(status: .accepted, data: try Self.encoder.encode(wiped))
+    }
+
+    func outbox(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        var state: OutboxMessage.State?
+        if let text = request.uri.queryParameters.get("state") {
+            guard let parsed = OutboxMessage.State(rawValue: text) else {
+                throw ValidationError(problems: [ValidationProblem(pointer: "?state", message: "must be pending, delivered or deadLetter.")])
+            }
+            state = parsed
+        }
+        let limit = request.uri.queryParameters.get("top").flatMap(Int.init) ?? 100
+        let messages = try await store.outboxMessages(tenantId: tenant.tenant.id, state: state, limit: limit)
+        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: messages)))
+    }
+
+    func redeliver(_ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = context.parameters.get("id") ?? ""
+        guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id, now: clock.now()) else { throw APIError.notFound("The outbox message \(id.prefix(64))") }
+        outboxSignal.signal()
+        try await store.appendAudit(AuditRecord(
+            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "redeliver", kind: "outbox", documentId: id, before: nil, after: nil))
+        return JSONResponse.make(status: .accepted, ["id": id, "state": "pending"])
+    }
+}

@@ -1,0 +1,292 @@
+import Foundation
+import Logging
+import PortcullisAPI
+import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+import Synchronization
+
+/// The compliance service (PROTOCOL §5): enrollment, check-ins, remediation, unenrollment, wipe and the
+/// grace-period lapse, each state change written with its history line and its callback SETs in one
+/// transaction. It also answers the token endpoint's question "is this account's app compliant?".
+public struct ComplianceService: AppProtectionStatusProvider {
+    let configuration: ServerConfiguration
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let signer: TokenSigner
+    let clock: any WallClock
+    let outboxSignal: OutboxSignal
+    let logger: Logger
+
+    /// The account and client application a compliance call acts for (from its bearer token).
+    struct Caller {
+        let tenant: TenantSnapshot
+        let user: User
+        let client: PortcullisCore.Application
+    }
+
+    // MARK: Token endpoint
+
+    public func appProtection(tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date) async throws
+        -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?) {
+        let candidates: [Enrollment]
+        if let enrollmentId {
+            // A named enrollment must belong to the same tenant, account and client, else it is as if none existed.
+            guard let enrollment = try await store.enrollment(id: enrollmentId), enrollment.tenantId == tenantId,
+                  enrollment.userId == userId.lowercased(), enrollment.clientId == clientId.lowercased(), enrollment.isActive
+            else { return (.none, nil) }
+            candidates = [enrollment]
+        } else {
+            candidates = try await store.activeEnrollments(tenantId: tenantId, userId: userId, clientId: clientId)
+        }
+        if let compliant = candidates.first(where: { $0.isCompliant(at: now) }) {
+            return (.compliant(enrollmentId: compliant.id), compliant.platform)
+        }
+        return (candidates.isEmpty ? .none : .notCompliant, candidates.first?.platform)
+    }
+
+    // MARK: /mam/v1
+
+    func response(_ enrollment: Enrollment, code: EnrollmentStatusCode, policy: MergedAppProtectionPolicy?, deliver: Bool,
+                  commands: [String] = [], missing: [String]? = nil, now: Date) -> EnrollmentResponse {
+        EnrollmentResponse(
+            enrollmentId: enrollment.id, statusCode: code,
+            policy: deliver ? policy.map { PolicyDocument(version: $0.version, settings: $0.settings) } : nil,
+            complianceStatus: EnrollmentMachine.effectiveStatus(enrollment, now: now), commands: commands.isEmpty ? nil : commands,
+            missing: missing, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
+            recheckIntervalMinutes: policy?.settings.recheckIntervalMinutes)
+    }
+
+    func unenrolledResponse(_ caller: Caller, code: EnrollmentStatusCode, status: ComplianceStatus, missing: [String]) -> EnrollmentResponse {
+        EnrollmentResponse(enrollmentId: nil, statusCode: code, policy: nil, complianceStatus: status, missing: missing,
+                           accountId: caller.user.id, tenantId: caller.tenant.tenant.id, upn: caller.user.userPrincipalName)
+    }
+
+    /// Why an account cannot hold an enrollment of this app, if it cannot.
+    func refusal(_ caller: Caller) -> (code: EnrollmentStatusCode, status: ComplianceStatus, missing: String)? {
+        if !AllowedAccounts.permits(caller.tenant.tenant, userId: caller.user.id, userPrincipalName: caller.user.userPrincipalName) {
+            logger.notice("enrollment refused: the account is not in the tenant's allowedAccounts", metadata: [LogKeys.clientId: .string(caller.client.appId)])
+            return (.accountNotAllowed, .accountNotAllowed, "allowedAccount")
+        }
+        if caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId) == nil {
+            let code: EnrollmentStatusCode = caller.tenant.appProtectionTargets(clientId: caller.client.appId) ? .licensedNotTargeted : .noPolicyReceived
+            return (code, .notTargeted, "policyAssignment")
+        }
+        return nil
+    }
+
+    /// Enrolls (or finds the enrollment of) this account on this app instance. Returns the enrollment, or
+    /// the status that prevents one (unmanaged, not allowed, another managed account).
+    func enrollOrFind(_ caller: Caller, deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?,
+                      callbackUri: String?) async throws -> (enrollment: Enrollment?, created: Bool, refusal: EnrollmentResponse?) {
+        if let refusal = refusal(caller) {
+            return (nil, false, unenrolledResponse(caller, code: refusal.code, status: refusal.status, missing: [refusal.missing]))
+        }
+        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)!
+        for _ in 0..<3 {
+            let now = clock.now()
+            if let existing = try await store.activeEnrollment(tenantId: caller.tenant.tenant.id, clientId: caller.client.appId, deviceId: deviceId) {
+                if existing.userId == caller.user.id { return (existing, false, nil) }
+                return (nil, false, unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: ["singleManagedAccount"]))
+            }
+            let outcome = EnrollmentMachine.enroll(
+                id: UUID().uuidString.lowercased(), tenantId: caller.tenant.tenant.id, userId: caller.user.id,
+                userPrincipalName: caller.user.userPrincipalName, clientId: caller.client.appId, deviceId: deviceId,
+                platform: platform.flatMap(DevicePlatform.init(caseInsensitive:)), osVersion: osVersion, appVersion: appVersion,
+                sdkVersion: sdkVersion, callbackUri: callbackUri, policy: policy, now: now)
+            do {
+                let stored = try await store.insertEnrollment(
+                    outcome.enrollment, history: EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
+                    outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now))
+                outboxSignal.signal()
+                return (stored, true, nil)
+            } catch let error as StorageError where error.code == .duplicate {
+                continue  // Another request took the slot first: look again.
+            }
+        }
+        throw StorageError(.unavailable, "the enrollment kept changing under concurrent requests")
+    }
+
+    func enroll(_ caller: Caller, _ request: EnrollmentRequest) async throws -> (created: Bool, EnrollmentResponse) {
+        let (enrollment, created, refusal) = try await enrollOrFind(
+            caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
+            sdkVersion: request.sdkVersion, callbackUri: nil)
+        if let refusal { return (false, refusal) }
+        let now = clock.now()
+        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
+        return (created, response(enrollment!, code: created ? .newPoliciesReceived : .alreadyEnrolled, policy: policy, deliver: true, now: now))
+    }
+
+    func remediate(_ caller: Caller, _ request: RemediationRequest) async throws -> EnrollmentResponse {
+        if let uri = request.callbackUri, !caller.client.complianceCallbackUris.contains(uri) {
+            throw APIError(.badRequest, "callbackNotRegistered", "callbackUri must be one of the application's registered complianceCallbackUris (exact match).",
+                           details: [ValidationProblem(pointer: "/callbackUri", message: "is not registered for this application.")])
+        }
+        let (found, created, refusal) = try await enrollOrFind(
+            caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
+            sdkVersion: request.sdkVersion, callbackUri: request.callbackUri)
+        if let refusal { return refusal }
+        var enrollment = found!
+        let now = clock.now()
+        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)!
+        if enrollment.state == .wipePending {
+            return response(enrollment, code: .wipeReceived, policy: policy, deliver: false, commands: ["wipe"], missing: ["wipeAcknowledgement"], now: now)
+        }
+        if let uri = request.callbackUri, enrollment.callbackUri != uri, !created {
+            var changed = enrollment
+            changed.callbackUri = uri
+            changed.updatedAt = now
+            if let stored = try await store.updateEnrollment(changed, expectedRevision: enrollment.revision,
+                                                             history: EnrollmentHistoryEntry(at: now, event: "callbackChanged", fromStatus: nil, toStatus: nil, detail: uri),
+                                                             outbox: []) {
+                enrollment = stored
+            }
+        }
+        var missing: [String] = []
+        if enrollment.appliedPolicyVersion != policy.version && !enrollment.isCompliant(at: now) { missing.append("policyAcknowledgement") }
+        if let minimum = policy.settings.minimumOsVersion, request.osVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append("osVersion") }
+        if let minimum = policy.settings.minimumAppVersion, request.appVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append("appVersion") }
+        if policy.settings.pinRequired == true { missing.append("pin") }
+        if enrollment.isCompliant(at: now) && enrollment.appliedPolicyVersion == policy.version { missing = [] }
+        let code: EnrollmentStatusCode = created ? .newPoliciesReceived : (enrollment.appliedPolicyVersion == policy.version ? .policiesUnchanged : .newPoliciesReceived)
+        return response(enrollment, code: code, policy: policy, deliver: true, missing: missing, now: now)
+    }
+
+    func owned(_ caller: Caller, id: String) async throws -> Enrollment {
+        guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == caller.tenant.tenant.id,
+              enrollment.userId == caller.user.id, enrollment.clientId == caller.client.appId
+        else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
+        return enrollment
+    }
+
+    func get(_ caller: Caller, id: String) async throws -> EnrollmentResponse {
+        let enrollment = try await owned(caller, id: id)
+        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
+        let commands = enrollment.state == .wipePending ? ["wipe"] : []
+        return response(enrollment, code: enrollment.state == .wipePending ? .wipeReceived : .policiesUnchanged, policy: policy,
+                        deliver: enrollment.state != .unenrolled && enrollment.state != .wipePending, commands: commands, now: clock.now())
+    }
+
+    func checkIn(_ caller: Caller, id: String, _ request: CheckInRequest) async throws -> EnrollmentResponse {
+        let report = CheckInReport(appliedPolicyVersion: request.appliedPolicyVersion, osVersion: request.osVersion, appVersion: request.appVersion,
+                                   jailbroken: request.jailbroken, pinSet: request.pinSet, silent: request.silent ?? false)
+        for _ in 0..<5 {
+            let current = try await owned(caller, id: id)
+            guard current.state != .unenrolled else {
+                throw APIError(.gone, "unenrolled", "The enrollment was unenrolled; enroll again.")
+            }
+            let now = clock.now()
+            let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
+            let outcome = EnrollmentMachine.checkIn(current, report: report, policy: policy, now: now)
+            if let stored = try await persist(outcome, previous: current, event: "checkIn", client: caller.client, now: now) {
+                return response(stored, code: outcome.statusCode, policy: policy, deliver: outcome.deliverPolicy, commands: outcome.commands, now: now)
+            }
+        }
+        throw StorageError(.unavailable, "the enrollment kept changing under concurrent check-ins")
+    }
+
+    func unenroll(_ caller: Caller, id: String) async throws -> EnrollmentResponse {
+        for _ in 0..<5 {
+            let current = try await owned(caller, id: id)
+            let now = clock.now()
+            if current.state == .unenrolled { return response(current, code: .unenrollmentSucceeded, policy: nil, deliver: false, now: now) }
+            let outcome = EnrollmentMachine.unenroll(current, now: now)
+            if let stored = try await persist(outcome, previous: current, event: current.state == .wipePending ? "wipeAcknowledged" : "unenrolled",
+                                              client: caller.client, now: now) {
+                return response(stored, code: .unenrollmentSucceeded, policy: nil, deliver: false, now: now)
+            }
+        }
+        throw StorageError(.unavailable, "the enrollment kept changing under concurrent requests")
+    }
+
+    // MARK: Admin and sweeper
+
+    /// Selective wipe: compliance revoked at once, the account's refresh tokens at this client revoked, the
+    /// `wipe` command waiting for the next check-in. `nil` when there is nothing to wipe.
+    func wipe(tenantId: String, id: String, actor: String) async throws -> Enrollment? {
+        for _ in 0..<5 {
+            guard let current = try await store.enrollment(id: id), current.tenantId == tenantId else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
+            let now = clock.now()
+            guard let outcome = EnrollmentMachine.wipe(current, now: now) else { return nil }
+            guard let client = try await tenants.snapshot(tenantSegment: tenantId)?.directory.application(appId: current.clientId) else { return nil }
+            if let stored = try await persist(outcome, previous: current, event: "wipeRequested", client: client, now: now, detail: actor) {
+                let revoked = try await store.revokeFamilies(tenantId: tenantId, userId: current.userId, clientId: current.clientId, at: now)
+                logger.notice("selective wipe requested", metadata: [
+                    LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),
+                    "portcullis.refresh_families_revoked": .stringConvertible(revoked),
+                ])
+                return stored
+            }
+        }
+        throw StorageError(.unavailable, "the enrollment kept changing under concurrent requests")
+    }
+
+    /// Lapses every compliant enrollment past its grace period. Returns how many lapsed.
+    @discardableResult
+    public func lapseOverdue() async throws -> Int {
+        let now = clock.now()
+        var lapsed = 0
+        for enrollment in try await store.lapsingEnrollments(now: now, limit: 500) {
+            guard let outcome = EnrollmentMachine.lapse(enrollment, now: now),
+                  let client = try await tenants.snapshot(tenantSegment: enrollment.tenantId)?.directory.application(appId: enrollment.clientId)
+            else { continue }
+            if try await persist(outcome, previous: enrollment, event: "lapsed", client: client, now: now) != nil { lapsed += 1 }
+        }
+        return lapsed
+    }
+
+    // MARK: Persistence and callbacks
+
+    /// Writes an outcome with its history line and callback SETs; `nil` on a concurrent change (retry).
+    func persist(_ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: String, client: PortcullisCore.Application, now: Date, detail: String? = nil) async throws -> Enrollment? {
+        var outbox: [OutboxMessage] = []
+        if let change = outcome.change {
+            outbox = try await callbacks(previous: change.previous, enrollment: outcome.enrollment, client: client, now: now)
+        }
+        let history = EnrollmentHistoryEntry(
+            at: now, event: event, fromStatus: previous.complianceStatus.status.rawValue + "/" + previous.state.rawValue,
+            toStatus: outcome.enrollment.complianceStatus.status.rawValue + "/" + outcome.enrollment.state.rawValue, detail: detail)
+        let stored = try await store.updateEnrollment(outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox)
+        if stored != nil && !outbox.isEmpty { outboxSignal.signal() }
+        return stored
+    }
+
+    /// The SETs announcing a status change, one outbox message per callback URI of the application (or the
+    /// one the app chose). URIs come only from the application's registration, never from a request.
+    func callbacks(previous: ComplianceStatus?, enrollment: Enrollment, client: PortcullisCore.Application, now: Date) async throws -> [OutboxMessage] {
+        let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
+        guard !targets.isEmpty else { return [] }
+        let current = enrollment.complianceStatus
+        let iat = Int(now.wholeSeconds.timeIntervalSince1970)
+        func caep(_ status: ComplianceStatus?) -> String { status?.status == .compliant ? "compliant" : "not-compliant" }
+        let flipped = (previous?.status == .compliant) != (current.status == .compliant)
+        let jti = UUID().uuidString.lowercased()
+        let event = ComplianceSecurityEvent(
+            iss: configuration.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti,
+            events: .init(
+                deviceComplianceChange: flipped && previous != nil
+                    ? DeviceComplianceChangeEvent(subject: SubjectIdentifier(id: enrollment.id), previousStatus: caep(previous), currentStatus: caep(current), eventTimestamp: iat)
+                    : nil,
+                complianceStatus: ComplianceStatusEvent(
+                    enrollmentId: enrollment.id, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
+                    status: current.status, errorTitle: current.errorTitle, errorMessage: current.errorMessage)))
+        let token = try await signer.sign(securityEvent: event)
+        return targets.map {
+            OutboxMessage(id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
+                          payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
+        }
+    }
+}
+
+/// Tells the outbox dispatcher that new messages were written on this node (it polls this flag every
+/// few milliseconds, so a callback leaves without waiting for the next database poll).
+public final class OutboxSignal: Sendable {
+    private let pending = Atomic<Bool>(false)
+
+    public init() {}
+
+    public func signal() { pending.store(true, ordering: .releasing) }
+
+    /// Whether a signal arrived since the last call.
+    func consume() -> Bool { pending.exchange(false, ordering: .acquiring) }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisStorage
+import ServiceLifecycle
+
+/// Periodic housekeeping as a `Service`: lapses enrollments past their grace period (emitting callbacks),
+/// prunes app instances idle for `idleEnrollmentRetention`, and trims the sign-in log and expired tokens.
+public final class ComplianceSweeper: Service, Sendable {
+    let compliance: ComplianceService
+    let store: any PortcullisStore
+    let clock: any WallClock
+    let interval: Duration
+    let idleEnrollmentRetention: TimeInterval
+    let signInRetention: TimeInterval
+    let logger: Logger
+
+    init(compliance: ComplianceService, store: any PortcullisStore, clock: any WallClock, interval: Duration,
+         idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, logger: Logger) {
+        self.compliance = compliance
+        self.store = store
+        self.clock = clock
+        self.interval = interval
+        self.idleEnrollmentRetention = idleEnrollmentRetention
+        self.signInRetention = signInRetention
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.sweep()
+                do { try await Task.sleep(for: self.interval) } catch { break }
+            }
+        }
+    }
+
+    /// One pass. Errors are logged; the next pass tries again.
+    public func sweep() async {
+        let now = clock.now()
+        do {
+            let lapsed = try await compliance.lapseOverdue()
+            let pruned = try await store.deleteIdleEnrollments(idleSince: now.addingTimeInterval(-idleEnrollmentRetention))
+            let signIns = try await store.purgeSignIns(before: now.addingTimeInterval(-signInRetention))
+            let tokens = try await store.purgeExpired(before: now)
+            if lapsed + pruned + signIns + tokens > 0 {
+                logger.info("sweep", metadata: [
+                    "portcullis.lapsed": .stringConvertible(lapsed), "portcullis.pruned_enrollments": .stringConvertible(pruned),
+                    "portcullis.purged_sign_ins": .stringConvertible(signIns), "portcullis.purged_refresh_tokens": .stringConvertible(tokens),
+                ])
+            }
+        } catch {
+            logger.error("sweep failed", metadata: [LogKeys.error: .string("\(type(of: error))")])
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import PortcullisCore
+
+/// One line of an enrollment's history.
+public struct EnrollmentHistoryEntry: Codable, Sendable, Equatable {
+    public var at: Date
+    public var event: String
+    public var fromStatus: String?
+    public var toStatus: String?
+    public var detail: String?
+
+    public init(at: Date, event: String, fromStatus: String?, toStatus: String?, detail: String? = nil) {
+        self.at = at
+        self.event = event
+        self.fromStatus = fromStatus
+        self.toStatus = toStatus
+        self.detail = detail
+    }
+}
+
+/// A callback delivery waiting in (or passed through) the outbox.
+public struct OutboxMessage: Codable, Sendable, Equatable {
+    public enum State: String, Codable, Sendable {
+        case pending, delivered, deadLetter
+    }
+
+    public var id: String
+    public var tenantId: String
+    public var enrollmentId: String?
+    public var targetUri: String
+    /// The signed SET.
+    public var payload: String
+    public var jti: String
+    public var state: State
+    public var attempts: Int
+    public var nextAttemptAt: Date
+    public var lastError: String?
+    public var createdAt: Date
+    public var deliveredAt: Date?
+
+    public init(id: String, tenantId: String, enrollmentId: String?, targetUri: String, payload: String, jti: String, state: State = .pending,
+                attempts: Int = 0, nextAttemptAt: Date, lastError: String? = nil, createdAt: Date, deliveredAt: Date? = nil) {
+        self.id = id
+        self.tenantId = tenantId
+        self.enrollmentId = enrollmentId
+        self.targetUri = targetUri
+        self.payload = payload
+        self.jti = jti
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.lastError = lastError
+        self.createdAt = createdAt
+        self.deliveredAt = deliveredAt
+    }
+}
+
+/// Filters of the enrollment listing.
+public struct EnrollmentQuery: Sendable, Equatable {
+    public var tenantId: String
+    public var userId: String?
+    public var clientId: String?
+    public var deviceId: String?
+    public var state: Enrollment.State?
+    public var limit: Int
+
+    public init(tenantId: String, userId: String? = nil, clientId: String? = nil, deviceId: String? = nil, state: Enrollment.State? = nil, limit: Int = 100) {
+        self.tenantId = tenantId
+        self.userId = userId
+        self.clientId = clientId
+        self.deviceId = deviceId
+        self.state = state
+        self.limit = limit
+    }
+}
+
+/// Enrollments, with the single-managed-account rule enforced by the store itself: at most one active
+/// (not unenrolled) enrollment per (tenant, client application, device). Every state change is written
+/// together with its history line and its outbox messages, in one transaction.
+public protocol EnrollmentStore: Sendable {
+    /// Inserts a new enrollment; `StorageError.duplicate` when the app instance already has an active one.
+    func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment
+    /// Replaces an enrollment if its revision is still `expectedRevision`; `nil` when someone else changed it first.
+    func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment?
+    func enrollment(id: String) async throws -> Enrollment?
+    /// The active enrollment holding an app instance's managed-account slot.
+    func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment?
+    /// An account's active enrollments of one client application (on every device).
+    func activeEnrollments(tenantId: String, userId: String, clientId: String) async throws -> [Enrollment]
+    func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment]
+    func enrollmentHistory(id: String) async throws -> [EnrollmentHistoryEntry]
+    /// Compliant enrollments whose grace period ended before `now`.
+    func lapsingEnrollments(now: Date, limit: Int) async throws -> [Enrollment]
+    /// Deletes enrollments (with their history) not updated since `idleSince`; returns how many.
+    @discardableResult
+    func deleteIdleEnrollments(idleSince: Date) async throws -> Int
+}
+
+/// The callback outbox: at-least-once delivery with leases, so that several nodes never send the same
+/// message in the same attempt.
+public protocol OutboxStore: Sendable {
+    /// Leases up to `limit` due pending messages to `owner` until `leaseUntil`.
+    func claimOutbox(now: Date, leaseUntil: Date, owner: String, limit: Int) async throws -> [OutboxMessage]
+    func completeOutbox(id: String, owner: String, at: Date) async throws
+    /// Records a failed attempt; `nextAttemptAt == nil` moves the message to the dead letters.
+    func failOutbox(id: String, owner: String, attempts: Int, nextAttemptAt: Date?, error: String) async throws
+    func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage]
+    /// Puts a message (dead or delivered) back in the queue; `false` when it does not exist in the tenant.
+    func redeliverOutbox(id: String, tenantId: String, now: Date) async throws -> Bool
+    /// The earliest `nextAttemptAt` of a pending message, to know how long to sleep.
+    func nextOutboxAttempt() async throws -> Date?
+}
