@@ -157,7 +157,11 @@ extension SQLiteStore {
                 """
                 UPDATE outbox SET lease_until = ?, lease_owner = ?
                 WHERE id IN (
-                    SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                    SELECT id FROM outbox o WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                      -- In order per (enrollment, receiver): only the oldest undelivered message is ever in flight.
+                      AND NOT EXISTS (
+                          SELECT 1 FROM outbox earlier WHERE earlier.state = 'pending' AND earlier.target_uri = o.target_uri
+                            AND earlier.enrollment_id IS o.enrollment_id AND earlier.rowid < o.rowid)
                     ORDER BY next_attempt_at LIMIT ?
                 )
                 RETURNING \(Self.outboxColumns)

@@ -99,7 +99,8 @@ public protocol EnrollmentStore: Sendable {
 /// The callback outbox: at-least-once delivery with leases, so that several nodes never send the same
 /// message in the same attempt.
 public protocol OutboxStore: Sendable {
-    /// Leases up to `limit` due pending messages to `owner` until `leaseUntil`.
+    /// Leases up to `limit` due pending messages to `owner` until `leaseUntil`: for each (enrollment, receiver)
+    /// only the oldest pending message, so that callbacks arrive in the order they were written.
     func claimOutbox(now: Date, leaseUntil: Date, owner: String, limit: Int) async throws -> [OutboxMessage]
     func completeOutbox(id: String, owner: String, at: Date) async throws
     /// Records a failed attempt; `nextAttemptAt == nil` moves the message to the dead letters.

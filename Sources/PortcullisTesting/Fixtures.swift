@@ -36,11 +36,28 @@ public enum Fixtures {
     public static let hqLocationId = "60000000-0000-4000-8000-000000000006"
     public static let callbackPath = "/compliance"
 
+    public static let salesMailPolicyId = "70000000-0000-4000-8000-000000000001"
+
+    /// The app protection policy of the fixtures: the mobile mail client, for Sales (Alice, Bob), PIN required,
+    /// minimum OS 16.0, jailbreak blocked, saving only to OneDrive for Business. Carol (Engineering) is unmanaged.
+    public static let salesMailPolicy = Data("""
+    {"id": "\(salesMailPolicyId)", "displayName": "Mail for Sales",
+     "targets": {"applications": ["\(mobileClientId)"], "includeGroups": ["\(salesGroupId)"], "excludeGroups": []},
+     "settings": {"pinRequired": true, "minimumOsVersion": "16.0", "blockJailbrokenDevices": true, "fileEncryptionRequired": true,
+                  "saveAs": {"blocked": true, "allowedLocations": ["oneDriveForBusiness"]},
+                  "openFrom": {"blocked": true, "allowedLocations": ["oneDriveForBusiness", "sharePoint"]},
+                  "recheckIntervalMinutes": 30, "offlineGracePeriodMinutes": 60}}
+    """.utf8)
+
+    /// Configuration files seeded besides the directory (path under Config/ → contents).
+    public static let configFiles: [String: Data] = ["app-protection/\(domain)/mail-sales.json": salesMailPolicy]
+
     /// The fixture directory. `callbackBase` (e.g. `http://127.0.0.1:PORT`) sets the mobile clients' callback URI.
-    public static func directoryJSON(callbackBase: String = "http://127.0.0.1:9") -> Data {
-        Data("""
+    public static func directoryJSON(callbackBase: String = "http://127.0.0.1:9", allowedAccounts: [String]? = nil) -> Data {
+        let allowed = allowedAccounts.map { "[" + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" } ?? "null"
+        return Data("""
         {"tenants": [{
-          "id": "\(tenantId)", "domain": "\(domain)", "displayName": "Fabrikam",
+          "id": "\(tenantId)", "domain": "\(domain)", "displayName": "Fabrikam", "allowedAccounts": \(allowed),
           "users": [
             {"id": "\(alice.id)", "userPrincipalName": "\(alice.upn)", "displayName": "Alice", "password": "\(alice.password)"},
             {"id": "\(bob.id)", "userPrincipalName": "\(bob.upn)", "displayName": "Bob", "password": "\(bob.password)"},

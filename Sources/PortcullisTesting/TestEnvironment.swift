@@ -25,6 +25,7 @@ public final class TestEnvironment: Sendable {
         algorithm: SigningAlgorithm = .es256,
         accessTokenType: AccessTokenType = .jwt,
         directoryJSON: Data = Fixtures.directoryJSON(),
+        configFiles: [String: Data] = Fixtures.configFiles,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestEnvironment {
         let root = existingRoot ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-test-\(UUID().uuidString)")
@@ -44,8 +45,18 @@ public final class TestEnvironment: Sendable {
         let config = root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try directoryJSON.write(to: config.appendingPathComponent("directory.json"))
-        try await Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
-            .seedIfEmpty(configDirectory: config)
+        for (path, data) in configFiles {
+            let file = config.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: file)
+        }
+        do {
+            try await Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
+                .seedIfEmpty(configDirectory: config)
+        } catch {
+            try? await store.close()
+            throw error
+        }
         let dependencies = ServerDependencies(
             configuration: configuration, store: store, signer: signer, credentials: credentials, passwords: passwords,
             clock: clock, logger: logger)

@@ -1,0 +1,167 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PortcullisAPI
+import PortcullisCore
+import PortcullisServer
+import PortcullisStorage
+import PortcullisTesting
+import PortcullisTokens
+import Synchronization
+import Testing
+
+/// A compliance-callback receiver: collects the SETs it is sent, answers 202 (or 503 while "down").
+final class CallbackReceiver: Sendable {
+    private let received = Mutex<[String]>([])
+    private let contentTypes = Mutex<[String]>([])
+    let down = Atomic<Bool>(false)
+
+    var tokens: [String] { received.withLock { $0 } }
+    var types: [String] { contentTypes.withLock { $0 } }
+
+    func application() -> some ApplicationProtocol {
+        let router = Router()
+        router.post(RouterPath(Fixtures.callbackPath)) { request, context -> Response in
+            if self.down.load(ordering: .relaxed) { return Response(status: .serviceUnavailable) }
+            var request = request
+            let body = try await request.collectBody(upTo: 64 * 1024)
+            self.received.withLock { $0.append(String(buffer: body)) }
+            self.contentTypes.withLock { $0.append(request.headers[.contentType] ?? "") }
+            return Response(status: .accepted)
+        }
+        return Application(router: router)
+    }
+}
+
+@Suite("compliance callbacks (RFC 8417 SETs pushed per RFC 8935)", .serialized)
+struct CallbackTests {
+    @Test("status changes reach the registered receiver as signed SETs that verify with the JWKS")
+    func delivered() async throws {
+        let receiver = CallbackReceiver()
+        try await receiver.application().test(.live) { receiverClient in
+            let base = "http://127.0.0.1:\(receiverClient.port!)"
+            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: base))
+            defer { Task { await env.close() } }
+            let enrollmentId = try await env.application().test(.router) { client in
+                try await client.createAppProtectionCA()
+                return try await client.becomeCompliant()
+            }
+            #expect(try await env.server.dispatcher.deliverDue() == 1, "one at a time per enrollment and receiver, in order")
+            #expect(try await env.server.dispatcher.deliverDue() == 1)
+            #expect(try await env.server.dispatcher.deliverDue() == 0)
+            let tokens = receiver.tokens
+            #expect(tokens.count == 2, "enrolled (pending) and compliant")
+            #expect(receiver.types.allSatisfy { $0 == "application/secevent+jwt" })
+            let header = try decodeSegment(tokens[1], 0)
+            #expect(header["typ"] as? String == "secevent+jwt")
+            let pending = try await env.signer.verifySignature(tokens[0], as: ComplianceSecurityEvent.self)
+            #expect(pending.events.complianceStatus?.status == .notCompliant)
+            #expect(pending.events.deviceComplianceChange == nil, "no compliance flip yet")
+            let compliant = try await env.signer.verifySignature(tokens[1], as: ComplianceSecurityEvent.self)
+            #expect(compliant.aud == Fixtures.mobileClientId)
+            #expect(compliant.iss == "http://portcullis.test/\(Fixtures.tenantId)/v2.0")
+            #expect(compliant.events.complianceStatus == ComplianceStatusEvent(
+                enrollmentId: enrollmentId, accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
+                status: .compliant, errorTitle: nil, errorMessage: nil))
+            #expect(compliant.events.deviceComplianceChange?.previousStatus == "not-compliant")
+            #expect(compliant.events.deviceComplianceChange?.currentStatus == "compliant")
+            #expect(compliant.events.deviceComplianceChange?.subject.id == enrollmentId)
+            #expect(pending.jti != compliant.jti)
+            let delivered = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .delivered, limit: 10)
+            #expect(delivered.count == 2)
+        }
+    }
+
+    @Test("a receiver that is down loses nothing, across a server restart; retries back off; dead letters can be redelivered")
+    func durable() async throws {
+        let receiver = CallbackReceiver()
+        receiver.down.store(true, ordering: .relaxed)
+        try await receiver.application().test(.live) { receiverClient in
+            let base = "http://127.0.0.1:\(receiverClient.port!)"
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-callbacks-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: root) }
+            let outbox = OutboxDispatcher.Configuration(baseDelay: .seconds(10), maxDelay: .seconds(60), maxAttempts: 3)
+            let first = try await TestEnvironment.make(root: root, directoryJSON: Fixtures.directoryJSON(callbackBase: base)) { $0.outbox = outbox }
+            let start = first.clock.now()
+            try await first.application().test(.router) { client in
+                try await client.createAppProtectionCA()
+                try await client.becomeCompliant()
+            }
+            #expect(try await first.server.dispatcher.deliverDue() == 1)
+            let pending = try await first.store.outboxMessages(tenantId: Fixtures.tenantId, state: .pending, limit: 10)
+            #expect(pending.count == 2)
+            let tried = try #require(pending.first { $0.attempts == 1 })
+            #expect(tried.lastError == "HTTP 503")
+            #expect(tried.nextAttemptAt > start.addingTimeInterval(4.9) && tried.nextAttemptAt <= start.addingTimeInterval(10), "back-off with jitter")
+            #expect(try await first.server.dispatcher.deliverDue() == 0, "nothing is due before its back-off")
+            await first.close(keepFiles: true)
+
+            // The server restarts on the same data; the receiver comes back.
+            let second = try await TestEnvironment.make(root: root, directoryJSON: Fixtures.directoryJSON(callbackBase: base)) { $0.outbox = outbox }
+            defer { Task { await second.close() } }
+            second.clock.set(start.addingTimeInterval(11))
+            receiver.down.store(false, ordering: .relaxed)
+            #expect(try await second.server.dispatcher.deliverDue() == 1)
+            #expect(try await second.server.dispatcher.deliverDue() == 1)
+            #expect(receiver.tokens.count == 2)
+            let ordered = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).events.complianceStatus?.status }
+            #expect(ordered == [.notCompliant, .compliant], "in the order they were written")
+            let jtis = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).jti }
+            #expect(Set(jtis).count == 2)
+
+            // A receiver that stays down: dead letter after maxAttempts, then an admin redelivers.
+            receiver.down.store(true, ordering: .relaxed)
+            try await second.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let token = try await client.complianceToken()
+                let id = try #require(try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId).first?.id)
+                _ = try await client.mam(.delete, "/enrollments/\(id)", token: token)
+                for step in 0..<3 {
+                    second.clock.advance(by: 61)
+                    #expect(try await second.server.dispatcher.deliverDue() == 1, "attempt \(step + 1)")
+                }
+                let dead = try await client.admin(.get, "/outbox?state=deadLetter", token: admin)
+                let messages = try #require(dead["value"] as? [[String: Any]])
+                #expect(messages.count == 1 && messages[0]["attempts"] as? Int == 3)
+                receiver.down.store(false, ordering: .relaxed)
+                let redeliver = try await client.admin(.post, "/outbox/\(messages[0]["id"] as! String)/redeliver", token: admin)
+                #expect(redeliver.status == .accepted)
+                #expect(try await second.server.dispatcher.deliverDue() == 1)
+                #expect(receiver.tokens.count == 3)
+                let last = try await second.signer.verifySignature(receiver.tokens[2], as: ComplianceSecurityEvent.self)
+                #expect(last.events.deviceComplianceChange?.currentStatus == "not-compliant")
+                #expect(last.events.complianceStatus?.errorTitle == "Account removed")
+            }
+        }
+    }
+
+    @Test("the dispatcher service delivers on its own, promptly, and stops on graceful shutdown")
+    func service() async throws {
+        let receiver = CallbackReceiver()
+        try await receiver.application().test(.live) { receiverClient in
+            let base = "http://127.0.0.1:\(receiverClient.port!)"
+            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: base))
+            defer { Task { await env.close() } }
+            try await env.application().test(.live) { client in
+                try await client.createAppProtectionCA()
+                try await client.becomeCompliant()
+                for _ in 0..<100 where receiver.tokens.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(receiver.tokens.count == 2)
+            }
+        }
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
+
+func decodeSegment(_ token: String, _ index: Int) throws -> [String: Any] {
+    let part = String(token.split(separator: ".", omittingEmptySubsequences: false)[index])
+    return (try JSONSerialization.jsonObject(with: Base64URL.decode(part) ?? Data()) as? [String: Any]) ?? [:]
+}
