@@ -34,7 +34,7 @@ extension SQLiteStore {
     }
 
     /// Bumps the store-wide revision inside a transaction and returns the new value.
-    private static func bumpRevision(_ db: SQLiteConnection) async throws -> Int64 {
+    private static func bumpRevision(_ db: WriterStatements) async throws -> Int64 {
         guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
             throw StorageError(.corrupt, "the revision row is missing")
         }
@@ -53,7 +53,7 @@ extension SQLiteStore {
         }
     }
 
-    private static func insertAudit(_ audit: AuditRecord, _ db: SQLiteConnection) async throws {
+    private static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action), .text(audit.kind),

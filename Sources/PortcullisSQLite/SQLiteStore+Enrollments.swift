@@ -24,13 +24,13 @@ extension SQLiteStore {
 
     static let enrollmentColumns = "document, revision"
 
-    private static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: SQLiteConnection) async throws {
+    private static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(id), .date(entry.at), .text(entry.event), .optionalText(entry.fromStatus), .optionalText(entry.toStatus), .optionalText(entry.detail)])
     }
 
-    static func enqueue(_ messages: [OutboxMessage], _ db: SQLiteConnection) async throws {
+    static func enqueue(_ messages: [OutboxMessage], _ db: WriterStatements) async throws {
         for message in messages {
             _ = try await db.query(
                 """

@@ -72,18 +72,22 @@ public final class SQLiteStore: PortcullisStore {
         readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` on the writer, alone.
-    func transaction<T: Sendable>(_ body: @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` on the writer, alone. Cancellation of the calling
+    /// task cannot leave a transaction open: statements run through `WriterStatements`, which waits on
+    /// NIO futures (not cancellable) instead of sqlite-nio's async API (which skips queued work of a
+    /// cancelled task, ROLLBACK included).
+    func transaction<T: Sendable>(_ body: @Sendable (WriterStatements) async throws -> T) async throws -> T {
         await gate.acquire()
+        let db = WriterStatements(connection: writer)
         do {
-            _ = try await writer.query("BEGIN IMMEDIATE")
+            _ = try await db.query("BEGIN IMMEDIATE")
             do {
-                let result = try await body(writer)
-                _ = try await writer.query("COMMIT")
+                let result = try await body(db)
+                _ = try await db.query("COMMIT")
                 await gate.release()
                 return result
             } catch {
-                _ = try? await writer.query("ROLLBACK")
+                _ = try? await db.query("ROLLBACK")
                 throw error
             }
         } catch {
@@ -116,10 +120,10 @@ public final class SQLiteStore: PortcullisStore {
     }
 
     public func migrate() async throws {
-        try await transaction { db in
+        let applied = try await transaction { db in
             _ = try await db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+            return Set(try await db.query("SELECT version FROM schema_migrations").compactMap { $0.column("version")?.integer })
         }
-        let applied = Set(try await writer.query("SELECT version FROM schema_migrations").compactMap { $0.column("version")?.integer })
         for migration in SQLiteMigrations.all where !applied.contains(migration.version) {
             try await transaction { db in
                 for statement in migration.statements { _ = try await db.query(statement) }
@@ -138,6 +142,17 @@ public final class SQLiteStore: PortcullisStore {
     public func close() async throws {
         for reader in readers { try? await reader.close() }
         try await writer.close()
+    }
+}
+
+/// The writer connection inside a transaction: every statement runs to completion once submitted, even
+/// if the task that submitted it is cancelled meanwhile.
+struct WriterStatements: Sendable {
+    let connection: SQLiteConnection
+
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        let future: EventLoopFuture<[SQLiteRow]> = connection.query(sql, binds)
+        return try await future.get()
     }
 }
 

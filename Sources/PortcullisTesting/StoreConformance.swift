@@ -135,6 +135,25 @@ public enum StoreConformance {
             try expect(try await store.find(tokenHash: "old") == nil, "the expired token is gone")
             try expect(try await store.find(tokenHash: "fresh") != nil, "the live token stays")
         },
+        ConformanceCase(name: "cancelled writers leave no transaction open") { store in
+            for round in 0..<5 {
+                let writers = Task {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for index in 0..<20 {
+                            group.addTask { try await store.insert(record("cancel-\(round)-\(index)", family: "fam-cancel-\(round)-\(index)")) }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                writers.cancel()
+                _ = try? await writers.value
+            }
+            // Every write after the cancellations still works.
+            try await store.insert(record("after-cancel", family: "fam-after-cancel"))
+            try expect(try await store.find(tokenHash: "after-cancel") != nil, "a write after cancelled writers must succeed")
+            try expect(try await store.rotate(oldHash: "after-cancel", usedAt: now, successor: record("after-cancel-2", family: "fam-after-cancel")),
+                       "a transaction after cancelled writers must succeed")
+        },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")
             try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))

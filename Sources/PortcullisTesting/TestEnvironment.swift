@@ -72,9 +72,11 @@ public final class TestEnvironment: Sendable {
         self.configuration = configuration
     }
 
-    /// An application over the router, for `app.test(.router)` and `app.test(.live)`.
-    public func application() -> some ApplicationProtocol {
-        Application(router: server.router(), services: server.services(), logger: server.dependencies.logger)
+    /// An application over the router, for `app.test(.router)` and `app.test(.live)`. The background
+    /// services (sign-in writer, callback dispatcher, sweeper) run only when asked for: tests that drive
+    /// them by hand (with the manual clock) must not race them.
+    public func application(services: Bool = false) -> some ApplicationProtocol {
+        Application(router: server.router(), services: services ? server.services() : [], logger: server.dependencies.logger)
     }
 
     /// Closes the store and removes the files (`keepFiles` to reopen the same data and keys later).
