@@ -136,7 +136,7 @@ public enum StoreConformance {
             try expect(try await store.find(tokenHash: "fresh") != nil, "the live token stays")
         },
         ConformanceCase(name: "cancelled writers leave no transaction open") { store in
-            for round in 0..<5 {
+            for round in 0..<30 {
                 let writers = Task {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for index in 0..<20 {
@@ -145,6 +145,8 @@ public enum StoreConformance {
                         try await group.waitForAll()
                     }
                 }
+                // Cancel at varying points: before, during and after the transactions started.
+                try? await Task.sleep(for: .microseconds(200 * (round % 10)))
                 writers.cancel()
                 _ = try? await writers.value
             }
