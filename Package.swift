@@ -125,6 +125,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PortcullisIntegrationTests",
+            dependencies: [
+                "PortcullisClient", "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisAPI", "PortcullisTokens", "PortcullisStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PortcullisServerTests",
             dependencies: [
                 "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisTokens", "PortcullisAPI",

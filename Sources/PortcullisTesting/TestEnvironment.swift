@@ -76,7 +76,11 @@ public final class TestEnvironment: Sendable {
     /// services (sign-in writer, callback dispatcher, sweeper) run only when asked for: tests that drive
     /// them by hand (with the manual clock) must not race them.
     public func application(services: Bool = false) -> some ApplicationProtocol {
-        Application(router: server.router(), services: services ? server.services() : [], logger: server.dependencies.logger)
+        let configuration = configuration
+        return Application(
+            router: server.router(), services: services ? server.services() : [],
+            onServerRunning: { channel in configuration.bind(port: channel.localAddress?.port ?? 0) },
+            logger: server.dependencies.logger)
     }
 
     /// Closes the store and removes the files (`keepFiles` to reopen the same data and keys later).

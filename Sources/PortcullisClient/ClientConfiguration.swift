@@ -1,0 +1,54 @@
+import Foundation
+
+/// How a client application talks to Portcullis.
+public struct ClientConfiguration: Sendable {
+    /// The authority: base URL plus tenant (ID or domain), e.g. `https://login.contoso.example/contoso.example`.
+    public var authority: URL
+    public var clientId: String
+    /// Client capabilities declared on every token request, e.g. `["protapp"]` (case-insensitive on the server).
+    public var capabilities: [String]
+    /// What this client tells the server about itself (`x-client-SKU`, `x-client-OS`, `x-client-Ver`).
+    public var sku: String
+    public var osDescription: String
+    public var version: String
+    /// Per-request timeout.
+    public var timeout: TimeInterval
+
+    public init(
+        authority: URL, clientId: String, capabilities: [String] = [], sku: String = ClientConfiguration.defaultSKU,
+        osDescription: String = ProcessInfo.processInfo.operatingSystemVersionString, version: String = PortcullisClientVersion.string,
+        timeout: TimeInterval = 30
+    ) {
+        self.authority = authority
+        self.clientId = clientId
+        self.capabilities = capabilities
+        self.sku = sku
+        self.osDescription = osDescription
+        self.version = version
+        self.timeout = timeout
+    }
+
+    /// `PortcullisClient.<platform>`, so that the server's conditional access can tell the platform.
+    public static var defaultSKU: String {
+        #if os(iOS)
+        "PortcullisClient.iOS"
+        #elseif os(macOS)
+        "PortcullisClient.macOS"
+        #elseif os(Linux)
+        "PortcullisClient.Linux"
+        #elseif os(Windows)
+        "PortcullisClient.Windows"
+        #else
+        "PortcullisClient"
+        #endif
+    }
+
+    var tokenEndpoint: URL { authority.appendingPathComponent("oauth2/v2.0/token") }
+
+    /// The server's base URL (the authority without its tenant segment).
+    var baseURL: URL { authority.deletingLastPathComponent() }
+}
+
+public enum PortcullisClientVersion {
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The HTTP the SDK needs, over `URLSession` (FoundationNetworking over libcurl on Linux).
+struct HTTPTransport: Sendable {
+    let session: URLSession
+    let configuration: ClientConfiguration
+
+    struct Reply: Sendable {
+        let status: Int
+        let body: Data
+    }
+
+    func send(_ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String) async throws -> Reply {
+        var request = URLRequest(url: url, timeoutInterval: configuration.timeout)
+        request.httpMethod = method
+        request.setValue(correlationId, forHTTPHeaderField: "client-request-id")
+        request.setValue("true", forHTTPHeaderField: "return-client-request-id")
+        request.setValue(configuration.sku, forHTTPHeaderField: "x-client-SKU")
+        request.setValue(configuration.osDescription, forHTTPHeaderField: "x-client-OS")
+        request.setValue(configuration.version, forHTTPHeaderField: "x-client-Ver")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        if let form {
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(Self.encode(form).utf8)
+        } else if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = json
+        }
+        do {
+            let (data, response) = try await session.data(for: request)
+            return Reply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+        } catch {
+            throw PortcullisClientError.transport("\(method) \(url.path): \(error.localizedDescription)")
+        }
+    }
+
+    static func encode(_ fields: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.map { "\($0.0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }
+            .joined(separator: "&")
+    }
+}
+
+/// Builds the `claims` request parameter as MSAL does: the client capabilities in
+/// `access_token.xms_cc.values`, merged into a claims challenge when there is one.
+public enum ClaimsParameter {
+    public static func build(capabilities: [String], challenge: String?) throws -> String? {
+        guard !capabilities.isEmpty || challenge != nil else { return nil }
+        var root: [String: Any] = [:]
+        if let challenge {
+            guard let data = challenge.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw PortcullisClientError(kind: .transport, message: "The claims challenge is not a JSON object.")
+            }
+            root = object
+        }
+        if !capabilities.isEmpty {
+            var accessToken = root["access_token"] as? [String: Any] ?? [:]
+            var values = ((accessToken["xms_cc"] as? [String: Any])?["values"] as? [String]) ?? []
+            for capability in capabilities where !values.contains(where: { $0.lowercased() == capability.lowercased() }) { values.append(capability) }
+            accessToken["xms_cc"] = ["values": values]
+            root["access_token"] = accessToken
+        }
+        let data = try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+}

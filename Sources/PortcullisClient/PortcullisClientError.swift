@@ -1,0 +1,67 @@
+import Foundation
+import PortcullisAPI
+
+/// What went wrong with a token or compliance request. Recognises the app-protection refusal the way MSAL
+/// does: `error == "unauthorized_client"` and `suberror == "protection_policy_required"`, case-insensitively.
+public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The token was refused until app protection is remediated for `protection.account`.
+        case protectionPolicyRequired
+        /// Remediation ran but did not end compliant; `complianceStatus` says why (with the user-facing title and message).
+        case complianceRequired
+        /// Any other OAuth error from the server.
+        case server
+        /// No cached account or refresh token to use silently.
+        case interactionRequired
+        /// The network or the server's answer was not usable.
+        case transport
+    }
+
+    /// Who must remediate and where (from `adi`, `client_info` and Portcullis's `remediation` member).
+    public struct ProtectionRequirement: Sendable, Equatable {
+        public var account: Account
+        public var remediationEndpoint: URL?
+        public var policyIds: [String]
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The OAuth error body, when the server sent one.
+    public var oauth: OAuthErrorBody?
+    public var protection: ProtectionRequirement?
+    public var complianceStatus: ComplianceStatus?
+    public var correlationId: String?
+
+    public var description: String {
+        var text = "\(kind): \(message)"
+        if let oauth { text += " [\(oauth.error)\(oauth.suberror.map { "/\($0)" } ?? "") \(oauth.errorCodes.map(String.init).joined(separator: ","))]" }
+        return text
+    }
+
+    /// The AADSTS code, when there is one.
+    public var errorCode: Int? { oauth?.errorCodes.first }
+
+    static func transport(_ message: String) -> PortcullisClientError { PortcullisClientError(kind: .transport, message: message) }
+
+    /// Classifies an OAuth error body. `requestAccount` is the account the request was for, used when the
+    /// body does not name one.
+    static func from(_ body: OAuthErrorBody, requestAccount: Account?) -> PortcullisClientError {
+        let isProtection = body.error.lowercased() == "unauthorized_client" && body.suberror?.lowercased() == "protection_policy_required"
+        var error = PortcullisClientError(kind: isProtection ? .protectionPolicyRequired : .server, message: body.errorDescription, oauth: body,
+                                          correlationId: body.correlationId)
+        if isProtection {
+            var account = requestAccount
+            if let info = body.clientInfo.flatMap(ClientInfo.init(encoded:)) {
+                account = Account(objectId: info.uid, tenantId: info.utid, username: body.adi ?? requestAccount?.username ?? "")
+            } else if let remediation = body.remediation {
+                account = Account(objectId: remediation.accountId, tenantId: remediation.tenantId, username: remediation.upn)
+            }
+            if let account {
+                error.protection = ProtectionRequirement(
+                    account: account, remediationEndpoint: body.remediation.flatMap { URL(string: $0.endpoint) },
+                    policyIds: body.remediation?.policyIds ?? [])
+            }
+        }
+        return error
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PortcullisAPI
+import PortcullisClient
+import PortcullisServer
+import PortcullisTesting
+import Synchronization
+
+/// Runs a live server (in-process, port 0, temporary SQLite) and hands the body its authority URL.
+func withLiveServer<T: Sendable>(
+    _ env: TestEnvironment, services: Bool = false, _ body: @Sendable @escaping (URL) async throws -> T
+) async throws -> T {
+    try await env.application(services: services).test(.live) { client in
+        try await body(URL(string: "http://localhost:\(client.port!)/\(Fixtures.domain)")!)
+    }
+}
+
+/// An app that applies every policy and has (or, interactively, sets) a PIN.
+final class TestApplier: PolicyApplier, Sendable {
+    let pinSet = Atomic<Bool>(true)
+    let applied = Mutex<[String]>([])
+
+    init(pinSet: Bool = true) { self.pinSet.store(pinSet, ordering: .relaxed) }
+
+    func apply(_ policy: PolicyDocument, for account: Account, interactive: Bool) async -> PolicyApplication {
+        applied.withLock { $0.append(policy.version) }
+        if interactive && policy.settings.pinRequired == true { pinSet.store(true, ordering: .relaxed) }  // the user set a PIN
+        return PolicyApplication(applied: true, pinSet: pinSet.load(ordering: .relaxed))
+    }
+}
+
+/// Records wipes.
+final class TestDelegate: ComplianceDelegate, Sendable {
+    let wiped = Mutex<[String]>([])
+    func wipeData(for account: Account) async -> Bool {
+        wiped.withLock { $0.append(account.homeAccountId) }
+        return true
+    }
+}
+
+enum Client {
+    static let mailScope = "\(Fixtures.mailResource)/Mail.Read"
+
+    static func app(_ authority: URL, clientId: String = Fixtures.mobileClientId, capabilities: [String] = ["protapp"], cache: any TokenCache = InMemoryTokenCache()) -> PublicClientApplication {
+        PublicClientApplication(configuration: ClientConfiguration(authority: authority, clientId: clientId, capabilities: capabilities), cache: cache)
+    }
+
+    static func manager(_ app: PublicClientApplication, device: String = "device-1", applier: TestApplier = TestApplier(), delegate: TestDelegate? = nil,
+                        store: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, os: String = "17.4") -> ComplianceManager {
+        ComplianceManager(application: app, device: DeviceInfo(deviceId: device, platform: "iOS", osVersion: os, appVersion: "3.1"),
+                          applier: applier, delegate: delegate, stateStore: store, callbackUri: callbackUri)
+    }
+
+    static func admin(_ authority: URL) async throws -> AdminClient { try await AdminClient(authority: authority) }
+}
+
+/// Just enough admin API for the tests, over the SDK's confidential client.
+struct AdminClient {
+    let base: URL
+    let token: String
+
+    init(authority: URL) async throws {
+        let app = ConfidentialClientApplication(configuration: ClientConfiguration(authority: authority, clientId: Fixtures.adminClientId), clientSecret: Fixtures.adminSecret)
+        token = try await app.acquireToken(scopes: ["api://portcullis-admin/.default"]).accessToken
+        base = authority.deletingLastPathComponent().appendingPathComponent("admin/v1")
+    }
+
+    @discardableResult
+    func send(_ method: String, _ path: String, json: Any? = nil) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: base.appendingPathComponent(path))
+        request.httpMethod = method
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
+    }
+
+    /// Conditional access requiring app protection on the mail API for everyone.
+    func requireAppProtection() async throws {
+        let (status, body) = try await send("POST", "conditional-access/policies", json: [
+            "displayName": "Require app protection for mail", "state": "enabled",
+            "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": [Fixtures.mailApiId]]],
+            "grantControls": ["operator": "OR", "builtInControls": ["compliantApplication"]],
+        ])
+        guard status == 201 else { throw SetupError(message: "policy: \(status) \(body)") }
+    }
+}
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct SetupError: Error { let message: String }
