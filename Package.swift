@@ -102,6 +102,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -109,7 +110,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "portcullis-bench",
-            dependencies: ["PortcullisCore"],
+            dependencies: ["PortcullisCore", "PortcullisClient", "PortcullisAPI"],
             path: "bench/Sources/PortcullisBench",
             swiftSettings: swiftSettings
         ),

@@ -22,6 +22,13 @@ struct Settings {
     var refreshTokenLifetime: TimeInterval = 90 * 24 * 3600
     var bcryptCost: UInt8 = 10
     var logLevel = "info"
+    var trustedProxies: [IPRange] = []
+    var signInRetentionDays = 30
+    var sweepIntervalSeconds = 30
+    var idleEnrollmentDays = 90
+    var callbackMaxAttempts = 10
+    var callbackBaseDelaySeconds = 1
+    var callbackMaxDelaySeconds = 300
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -35,7 +42,29 @@ struct Settings {
         guard let reader = JSONObjectReader(root, at: "", problems: problems) else {
             throw Problem(description: "\(url.path): must be a JSON object")
         }
-        reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords", "logLevel"])
+        reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
+                                              "logLevel", "trustedProxies", "signIns", "compliance", "callbacks"])
+        if let proxies = reader.strings("trustedProxies") {
+            trustedProxies = []
+            for (text, pointer) in proxies {
+                if let range = IPRange(text) { trustedProxies.append(range) } else { problems.add(pointer, "'\(text)' is not a CIDR range.") }
+            }
+        }
+        if let signIns = reader.object("signIns") {
+            signIns.rejectUnknownMembers(allowed: ["retentionDays"])
+            signInRetentionDays = signIns.integer("retentionDays", in: 1...3650) ?? signInRetentionDays
+        }
+        if let compliance = reader.object("compliance") {
+            compliance.rejectUnknownMembers(allowed: ["sweepIntervalSeconds", "idleEnrollmentDays"])
+            sweepIntervalSeconds = compliance.integer("sweepIntervalSeconds", in: 1...3600) ?? sweepIntervalSeconds
+            idleEnrollmentDays = compliance.integer("idleEnrollmentDays", in: 1...3650) ?? idleEnrollmentDays
+        }
+        if let callbacks = reader.object("callbacks") {
+            callbacks.rejectUnknownMembers(allowed: ["maxAttempts", "baseDelaySeconds", "maxDelaySeconds"])
+            callbackMaxAttempts = callbacks.integer("maxAttempts", in: 1...100) ?? callbackMaxAttempts
+            callbackBaseDelaySeconds = callbacks.integer("baseDelaySeconds", in: 1...3600) ?? callbackBaseDelaySeconds
+            callbackMaxDelaySeconds = callbacks.integer("maxDelaySeconds", in: 1...86400) ?? callbackMaxDelaySeconds
+        }
         if let value = reader.string("baseURL") { baseURL = value }
         if let value = reader.string("host") { host = value }
         if let value = reader.integer("port", in: 0...65535) { port = value }
@@ -122,6 +151,10 @@ struct Settings {
     var serverConfiguration: ServerConfiguration {
         ServerConfiguration(
             baseURL: resolvedBaseURL, accessTokenLifetime: accessTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
-            accessTokenType: accessTokenType, bcryptCost: bcryptCost)
+            accessTokenType: accessTokenType, bcryptCost: bcryptCost, trustedProxies: trustedProxies,
+            signInRetention: TimeInterval(signInRetentionDays) * 86400,
+            outbox: OutboxDispatcher.Configuration(
+                baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts),
+            sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400)
     }
 }

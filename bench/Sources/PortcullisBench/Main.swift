@@ -9,8 +9,14 @@ struct PortcullisBench {
         let arguments = Array(CommandLine.arguments.dropFirst())
         switch arguments.first {
         case "ca": try conditionalAccess(counts: arguments.dropFirst().compactMap(Int.init).nilIfEmpty ?? [10, 100, 1_000, 10_000])
+        case "remediation":
+            guard arguments.count >= 2, let authority = URL(string: arguments[1]) else {
+                print("usage: portcullis-bench remediation AUTHORITY [iterations]")
+                exit(2)
+            }
+            try await RemediationBench.run(authority: authority, iterations: arguments.count > 2 ? Int(arguments[2]) ?? 50 : 50)
         default:
-            print("usage: portcullis-bench ca [policy counts…]")
+            print("usage: portcullis-bench ca [policy counts…] | remediation AUTHORITY [iterations]")
             exit(2)
         }
     }

@@ -1,0 +1,166 @@
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PortcullisAPI
+import PortcullisClient
+
+/// Options shared by the client commands (they use the client SDK, like an app would).
+struct ClientOptions: ParsableArguments {
+    @Option(help: "Authority URL, e.g. http://127.0.0.1:8080/contoso.example")
+    var authority: String
+
+    @Option(name: .customLong("client-id"), help: "The client application's ID.")
+    var clientId: String
+
+    @Option(name: .customLong("capability"), help: "Client capability to declare (repeatable), e.g. protapp.")
+    var capabilities: [String] = []
+
+    @Option(help: "Platform this client reports (x-client-SKU): iOS, android, windows, macOS or linux.")
+    var platform: String = "linux"
+
+    @Option(help: "Where the client keeps its token cache and enrollment state between runs.")
+    var state: String = ".portcullis-client"
+
+    var stateURL: URL { URL(fileURLWithPath: state) }
+
+    func application() throws -> PublicClientApplication {
+        guard let url = URL(string: authority) else { throw ValidationError("--authority is not a URL") }
+        let configuration = ClientConfiguration(
+            authority: url, clientId: clientId, capabilities: capabilities, sku: "PortcullisClient.\(platform)",
+            osDescription: platform)
+        return PublicClientApplication(configuration: configuration, cache: FileTokenCache(url: stateURL.appendingPathComponent("tokens.json")))
+    }
+}
+
+/// The app side of remediation for the CLI: applies the policy by printing it.
+struct PrintingApplier: PolicyApplier {
+    let pinSet: Bool
+
+    func apply(_ policy: PolicyDocument, for account: Account, interactive: Bool) async -> PolicyApplication {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let settings = (try? encoder.encode(policy.settings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        FileHandle.standardError.write(Data("applying policy \(policy.version) for \(account.username): \(settings)\n".utf8))
+        return PolicyApplication(applied: true, pinSet: pinSet || (interactive && policy.settings.pinRequired == true))
+    }
+}
+
+func printJSON(_ object: Any) {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    print(String(decoding: data, as: UTF8.self))
+}
+
+func describe(_ error: PortcullisClientError) -> [String: Any] {
+    var body: [String: Any] = ["kind": "\(error.kind)", "message": error.message]
+    if let oauth = error.oauth {
+        body["error"] = oauth.error
+        body["suberror"] = oauth.suberror
+        body["error_codes"] = oauth.errorCodes
+        body["correlation_id"] = oauth.correlationId
+    }
+    if let protection = error.protection {
+        body["account"] = ["home_account_id": protection.account.homeAccountId, "upn": protection.account.username]
+        body["remediation_endpoint"] = protection.remediationEndpoint?.absoluteString
+        body["policy_ids"] = protection.policyIds
+    }
+    if let status = error.complianceStatus {
+        body["compliance_status"] = ["status": status.status.rawValue, "errorTitle": status.errorTitle ?? "", "errorMessage": status.errorMessage ?? ""]
+    }
+    return body
+}
+
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Request a token through the client SDK; print its claims, or the refusal as JSON (exit 1)."
+    )
+
+    @OptionGroup var client: ClientOptions
+
+    @Option(help: "Resource scope (repeatable), e.g. api://contoso-mail/Mail.Read")
+    var scope: [String]
+
+    @Option(help: "User name for the password grant; without --password, the cached account is used silently.")
+    var username: String?
+
+    @Option(help: "Password (password grant).")
+    var password: String?
+
+    @Flag(help: "On protection_policy_required, remediate once and retry (like acquireToken(remediation: .automatic)).")
+    var remediate = false
+
+    @Option(name: .customLong("device-id"), help: "This app instance (used when remediating).")
+    var deviceId: String = "cli-device"
+
+    func run() async throws {
+        let app = try client.application()
+        _ = ComplianceManager(
+            application: app, device: DeviceInfo(deviceId: deviceId, platform: client.platform, osVersion: "17.4", appVersion: "3.1"),
+            applier: PrintingApplier(pinSet: true), stateStore: FileComplianceStateStore(url: client.stateURL.appendingPathComponent("compliance.json")))
+        do {
+            let result: AuthenticationResult
+            if let username, let password {
+                result = try await app.acquireToken(username: username, password: password, scopes: scope, remediation: remediate ? .automatic : .none)
+            } else {
+                guard let account = try await app.accounts().first(where: { username == nil || $0.matches(identity: username!) }) else {
+                    throw ValidationError("no cached account\(username.map { " for \($0)" } ?? ""); pass --username and --password")
+                }
+                result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: remediate ? .automatic : .none)
+            }
+            printJSON(["claims": result.claims, "expires_on": ISO8601DateFormatter().string(from: result.expiresOn), "scope": result.scopes])
+        } catch let error as PortcullisClientError {
+            printJSON(["refused": describe(error)])
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct RemediateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remediate",
+        abstract: "Remediate app protection for a cached account (enroll, apply the policy, check in) and print the compliance status."
+    )
+
+    @OptionGroup var client: ClientOptions
+
+    @Option(help: "The account (UPN or object ID) to remediate; default: the only cached one.")
+    var account: String?
+
+    @Option(name: .customLong("device-id"), help: "This app instance.")
+    var deviceId: String = "cli-device"
+
+    @Option(name: .customLong("os-version")) var osVersion: String = "17.4"
+    @Option(name: .customLong("app-version")) var appVersion: String = "3.1"
+    @Flag(help: "Report a jailbroken device.") var jailbroken = false
+    @Flag(name: .customLong("no-pin"), help: "Report that no app PIN is set.") var noPin = false
+    @Flag(help: "Allow user interaction (silent: false): the PIN can be set.") var interactive = false
+    @Option(name: .customLong("callback-uri"), help: "One of the app's registered complianceCallbackUris.") var callbackUri: String?
+    @Flag(help: "Unenroll the account instead (log out the managed account).") var unenroll = false
+
+    func run() async throws {
+        let app = try client.application()
+        let manager = ComplianceManager(
+            application: app,
+            device: DeviceInfo(deviceId: deviceId, platform: client.platform, osVersion: osVersion, appVersion: appVersion, jailbroken: jailbroken),
+            applier: PrintingApplier(pinSet: !noPin), stateStore: FileComplianceStateStore(url: client.stateURL.appendingPathComponent("compliance.json")),
+            callbackUri: callbackUri)
+        let accounts = try await app.accounts()
+        guard let target = accounts.first(where: { account == nil || $0.matches(identity: account!) }) else {
+            throw ValidationError("no cached account\(account.map { " \($0)" } ?? ""); sign in with `portcullis token` first")
+        }
+        if unenroll {
+            try await manager.unenroll(account: target)
+            printJSON(["account": target.username, "unenrolled": true])
+            return
+        }
+        let status = await manager.remediate(account: target, silent: !interactive)
+        var body: [String: Any] = ["account": target.username, "status": status.status.rawValue]
+        if let title = status.errorTitle { body["errorTitle"] = title }
+        if let message = status.errorMessage { body["errorMessage"] = message }
+        if let id = await manager.enrollmentId(for: target) { body["enrollmentId"] = id }
+        printJSON(body)
+        if status.status != .compliant { throw ExitCode(1) }
+    }
+}
