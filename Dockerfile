@@ -4,6 +4,7 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY bench ./bench
 RUN swift build -c release --product portcullis --static-swift-stdlib \
     && cp "$(swift build -c release --show-bin-path)/portcullis" /portcullis
 

@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .target(name: "PortcullisCore", dependencies: ["PortcullisAPI"], swiftSettings: swiftSettings),
@@ -58,6 +59,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "PortcullisPostgres",
+            dependencies: [
+                "PortcullisCore", "PortcullisStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "PortcullisAPI", swiftSettings: swiftSettings),
         .target(
             name: "PortcullisServer",
@@ -84,7 +95,8 @@ let package = Package(
         .target(
             name: "PortcullisTesting",
             dependencies: [
-                "PortcullisCore", "PortcullisStorage", "PortcullisServer", "PortcullisTokens", "PortcullisSQLite",
+                "PortcullisCore", "PortcullisStorage", "PortcullisServer", "PortcullisTokens", "PortcullisSQLite", "PortcullisPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -93,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "portcullis",
             dependencies: [
-                "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisSQLite",
+                "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisSQLite", "PortcullisPostgres",
                 "PortcullisServer", "PortcullisClient", "PortcullisAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -125,6 +137,12 @@ let package = Package(
             dependencies: ["PortcullisSQLite", "PortcullisStorage", "PortcullisTesting"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "PortcullisPostgresTests",
+            dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisIntegrationTests",
             dependencies: [

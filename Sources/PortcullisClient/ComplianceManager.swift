@@ -48,7 +48,8 @@ public protocol PolicyApplier: Sendable {
 public protocol ComplianceDelegate: AnyObject, Sendable {
     /// Remove every piece of this account's data; return `true` when done.
     func wipeData(for account: Account) async -> Bool
-    /// The SDK needs the app to restart (save state first).
+    /// A newly received policy changes how the app must store the account's data (file encryption): the
+    /// app should save its state and restart, so that everything it opens from now on follows the policy.
     func restartApplication() async
 }
 
@@ -281,7 +282,11 @@ public actor ComplianceManager: ComplianceRemediator {
         state.status = response.complianceStatus
         state.recheckIntervalMinutes = response.recheckIntervalMinutes ?? state.recheckIntervalMinutes
         if let policy = response.policy, policy.version != state.appliedVersion, depth < 2 {
-            // A newer policy: apply it and acknowledge it at once.
+            // A newer policy: apply it and acknowledge it at once. If it changes file encryption for data
+            // the app already holds, the app must restart to re-open that data under the new rule.
+            if let previous = state.policy, previous.settings.fileEncryptionRequired != policy.settings.fileEncryptionRequired {
+                await delegate?.restartApplication()
+            }
             state.policy = policy
             try? await stateStore.store(state)
             return await sendCheckIn(state, silent: silent, depth: depth + 1)

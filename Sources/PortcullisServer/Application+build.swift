@@ -65,7 +65,7 @@ public struct PortcullisServer: Sendable {
 
     public init(dependencies: ServerDependencies) {
         self.dependencies = dependencies
-        self.tenants = TenantCache(store: dependencies.store, logger: dependencies.logger)
+        self.tenants = TenantCache(store: dependencies.store, validation: dependencies.configuration.tenantCacheValidation, logger: dependencies.logger)
         self.signIns = SignInRecorder(store: dependencies.store, logger: dependencies.logger)
         let signal = OutboxSignal()
         self.outboxSignal = signal

@@ -35,7 +35,7 @@ public final class TestEnvironment: Sendable {
         let clock = ManualClock(Date())
         let keys = root.appendingPathComponent("Keys")
         let loaded = try SigningKeyStore(directory: keys).load(algorithm: algorithm, now: clock.now())
-        let signer = try await TokenSigner(loaded: loaded, accessTokenType: accessTokenType)
+        let signer = try await TokenSigner(loaded: loaded, accessTokenType: accessTokenType, clock: clock)
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL"), logger: logger)
         try await store.migrate()

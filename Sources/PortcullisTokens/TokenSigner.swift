@@ -6,15 +6,20 @@ import PortcullisCore
 
 /// Signs and verifies the server's JWTs with the loaded signing keys, and publishes them as a JWKS.
 public struct TokenSigner: Sendable {
-    public let active: SigningKey
+    public let loaded: SigningKeyStore.Loaded
     public let keys: [SigningKey]
     public let accessTokenType: AccessTokenType
     /// The JWKS document, serialised once.
     public let jwksJSON: Data
     private let collection: JWTKeyCollection
+    private let clock: any WallClock
 
-    public init(loaded: SigningKeyStore.Loaded, accessTokenType: AccessTokenType = .jwt) async throws {
-        self.active = loaded.active
+    /// The key that signs now.
+    public var active: SigningKey { loaded.active(at: clock.now()) }
+
+    public init(loaded: SigningKeyStore.Loaded, accessTokenType: AccessTokenType = .jwt, clock: any WallClock = SystemWallClock()) async throws {
+        self.loaded = loaded
+        self.clock = clock
         self.keys = loaded.all
         self.accessTokenType = accessTokenType
         let collection = JWTKeyCollection()

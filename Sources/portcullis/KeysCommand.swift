@@ -12,11 +12,13 @@ struct KeysCommand: AsyncParsableCommand {
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "generate",
-            abstract: "Add a new signing key; the newest key of the configured algorithm signs after the next start, older keys keep verifying until removed."
+            abstract: "Add a signing key that starts signing at its activation time; it is published (and verifies) as soon as a node loads it. Restart every node before that time; older keys keep verifying until you delete them."
         )
         @OptionGroup var locations: LocationOptions
         @Option(help: "ES256 or RS256 (default: the configured algorithm).")
         var algorithm: String?
+        @Option(name: .customLong("activate-in"), help: "Seconds from now until the key starts signing (default 3600).")
+        var activateIn: Int = 3600
 
         func run() async throws {
             let settings = try locations.settings(environment: ProcessInfo.processInfo.environment)
@@ -24,8 +26,9 @@ struct KeysCommand: AsyncParsableCommand {
                 guard let value = SigningAlgorithm(rawValue: $0.uppercased()) else { throw ValidationError("--algorithm must be ES256 or RS256") }
                 return value
             } ?? settings.signingAlgorithm
-            let name = try SigningKeyStore(directory: URL(fileURLWithPath: settings.keysDirectory)).generate(algorithm: algorithm, now: Date())
-            print("generated \(settings.keysDirectory)/\(name)")
+            let activation = Date().addingTimeInterval(TimeInterval(max(0, activateIn)))
+            let name = try SigningKeyStore(directory: URL(fileURLWithPath: settings.keysDirectory)).generate(algorithm: algorithm, activatesAt: activation)
+            print("generated \(settings.keysDirectory)/\(name); it signs from \(ISO8601DateFormatter().string(from: activation)) on every node restarted before then")
         }
     }
 

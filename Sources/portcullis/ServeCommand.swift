@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PortcullisCore
+import PortcullisPostgres
 import PortcullisServer
 import PortcullisSQLite
 import PortcullisStorage
@@ -47,36 +48,48 @@ struct ServeCommand: AsyncParsableCommand {
         for name in loaded.generated {
             logger.notice("generated a signing key", metadata: ["portcullis.file": .string(keysURL.appendingPathComponent(name).path)])
         }
-        let signer = try await TokenSigner(loaded: loaded, accessTokenType: settings.accessTokenType)
+        let signer = try await TokenSigner(loaded: loaded, accessTokenType: settings.accessTokenType, clock: clock)
         let credentials = try CredentialHasher.loadOrCreate(file: keysURL.appendingPathComponent("credential-pepper.key"))
 
-        let store = try await SQLiteStore.open(
-            .init(path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous), logger: logger)
-        try await store.migrate()
-        logger.info("store ready", metadata: ["portcullis.sqlite": .string(settings.resolvedSQLitePath)])
-
-        let passwords = try await PasswordHasher(cost: settings.bcryptCost)
-        let dependencies = ServerDependencies(
-            configuration: settings.serverConfiguration, store: store, signer: signer, credentials: credentials,
-            passwords: passwords, clock: clock, logger: logger)
-        let seeder = Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
-        do {
-            try await seeder.seedIfEmpty(configDirectory: URL(fileURLWithPath: settings.configDirectory))
-        } catch let error as Seeder.SeedError {
-            try? await store.close()
-            throw ValidationError("the configuration cannot seed the store:\n\(error.description)")
+        let store: any PortcullisStore
+        var postgres: PostgresStore?
+        if let url = settings.postgresURL {
+            let pg = try PostgresStore(.init(url: url, maximumConnections: settings.postgresMaximumConnections), logger: logger)
+            try await pg.preflight()
+            postgres = pg
+            store = pg
+            logger.info("store: PostgreSQL", metadata: ["portcullis.postgres": .string((try? PostgresURL(url).redacted) ?? "")])
+        } else {
+            store = try await SQLiteStore.open(.init(path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous), logger: logger)
+            logger.info("store: SQLite", metadata: ["portcullis.sqlite": .string(settings.resolvedSQLitePath)])
         }
 
-        let server = PortcullisServer(dependencies: dependencies)
-        let app = try server.application(listener: ListenerConfiguration(
-            host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
-        do {
-            try await app.runService()
-        } catch {
-            try? await store.close()
-            throw error
+        // The PostgreSQL client's pool runs beside everything else, from migrations to the last request.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let postgres { group.addTask { await postgres.client.run() } }
+            defer { group.cancelAll() }
+            do {
+                try await store.migrate()
+                let passwords = try await PasswordHasher(cost: settings.bcryptCost)
+                let dependencies = ServerDependencies(
+                    configuration: settings.serverConfiguration, store: store, signer: signer, credentials: credentials,
+                    passwords: passwords, clock: clock, logger: logger)
+                let seeder = Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
+                do {
+                    try await seeder.seedIfEmpty(configDirectory: URL(fileURLWithPath: settings.configDirectory))
+                } catch let error as Seeder.SeedError {
+                    throw ValidationError("the configuration cannot seed the store:\n\(error.description)")
+                }
+                let server = PortcullisServer(dependencies: dependencies)
+                let app = try server.application(listener: ListenerConfiguration(
+                    host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
+                try await app.runService()
+            } catch {
+                try? await store.close()
+                throw error
+            }
+            try await store.close()
         }
-        try await store.close()
         logger.info("Portcullis stopped")
     }
 }

@@ -16,6 +16,7 @@ struct Settings {
     var sqlitePath: String?
     var sqliteSynchronous = "FULL"
     var postgresURL: String?
+    var postgresMaximumConnections = 20
     var signingAlgorithm = SigningAlgorithm.es256
     var accessTokenType = AccessTokenType.jwt
     var accessTokenLifetime: TimeInterval = 3600
@@ -84,8 +85,9 @@ struct Settings {
                 sqliteSynchronous = sqlite.enumeration("synchronous", allowed: ["FULL", "NORMAL", "EXTRA"]) ?? sqliteSynchronous
             }
             if let postgres = storage.object("postgres") {
-                postgres.rejectUnknownMembers(allowed: ["url"])
+                postgres.rejectUnknownMembers(allowed: ["url", "maximumConnections"])
                 postgresURL = postgres.string("url") ?? postgresURL
+                postgresMaximumConnections = postgres.integer("maximumConnections", in: 1...500) ?? postgresMaximumConnections
             }
         }
         if let tokens = reader.object("tokens") {
@@ -155,6 +157,7 @@ struct Settings {
             signInRetention: TimeInterval(signInRetentionDays) * 86400,
             outbox: OutboxDispatcher.Configuration(
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts),
-            sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400)
+            sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
+            tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest)
     }
 }

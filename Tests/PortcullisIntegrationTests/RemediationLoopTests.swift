@@ -185,6 +185,32 @@ struct RemediationLoopTests {
         }
     }
 
+    @Test("a policy change reaches the app at its next check-in; a change of file encryption asks the app to restart")
+    func policyChange() async throws {
+        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
+        defer { Task { await env.close() } }
+        try await withLiveServer(env) { authority in
+            let admin = try await Client.admin(authority)
+            try await admin.requireAppProtection()
+            let app = Client.app(authority)
+            let delegate = TestDelegate()
+            let manager = Client.manager(app, delegate: delegate)
+            let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic).account)
+            #expect(await manager.fileEncryptionRequired(account: account))
+            var policy = try #require(try JSONSerialization.jsonObject(with: Fixtures.salesMailPolicy) as? [String: Any])
+            var settings = try #require(policy["settings"] as? [String: Any])
+            settings["fileEncryptionRequired"] = false
+            policy["settings"] = settings
+            let (status, _) = try await admin.send("PUT", "app-protection/policies/\(Fixtures.salesMailPolicyId)", json: policy)
+            #expect(status == 200)
+            #expect(await manager.checkIn(account: account).status == .compliant)
+            #expect(!(await manager.fileEncryptionRequired(account: account)))
+            #expect(delegate.restarts.load(ordering: .relaxed) == 1)
+            #expect(await manager.checkIn(account: account).status == .compliant)
+            #expect(delegate.restarts.load(ordering: .relaxed) == 1, "an unchanged policy asks nothing")
+        }
+    }
+
     @Test("grace period lapse and recovery on the next check-in")
     func graceLapse() async throws {
         let env = try await TestEnvironment.make(baseURL: "http://localhost:0")

@@ -34,10 +34,12 @@ final class TestApplier: PolicyApplier, Sendable {
 /// Records wipes.
 final class TestDelegate: ComplianceDelegate, Sendable {
     let wiped = Mutex<[String]>([])
+    let restarts = Atomic<Int>(0)
     func wipeData(for account: Account) async -> Bool {
         wiped.withLock { $0.append(account.homeAccountId) }
         return true
     }
+    func restartApplication() async { restarts.add(1, ordering: .relaxed) }
 }
 
 enum Client {

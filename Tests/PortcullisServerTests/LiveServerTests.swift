@@ -33,16 +33,21 @@ final class ServerProcess: Sendable {
     let root: URL
     let port: Int
 
-    init(root: URL, extraEnvironment: [String: String] = [:]) async throws {
+    init(root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:]) async throws {
         self.root = root
         let config = root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         if !FileManager.default.fileExists(atPath: config.appendingPathComponent("directory.json").path) {
-            try Fixtures.directoryJSON().write(to: config.appendingPathComponent("directory.json"))
+            try directoryJSON.write(to: config.appendingPathComponent("directory.json"))
+            for (path, contents) in Fixtures.configFiles {
+                let file = config.appendingPathComponent(path)
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try contents.write(to: file)
+            }
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try portcullisExecutable())
-        process.arguments = ["serve", "--config", config.path, "--data", root.appendingPathComponent("data").path,
+        process.arguments = ["serve", "--config", config.path, "--data", root.appendingPathComponent(data).path,
                              "--keys", root.appendingPathComponent("Keys").path, "--port", "0"]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PORTCULLIS_") }
         environment["PORTCULLIS_BCRYPT_COST"] = "4"
@@ -77,6 +82,10 @@ final class ServerProcess: Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
     /// Sends SIGTERM and waits; returns the exit status.
     func stop() async throws -> Int32 {
         process.terminate()
@@ -84,13 +93,20 @@ final class ServerProcess: Sendable {
         return process.terminationStatus
     }
 
-    func request(_ path: String, form: [(String, String)]? = nil) async throws -> (Int, [String: Any]) {
+    func request(_ path: String, form: [(String, String)]? = nil, method: String? = nil, json: Any? = nil, bearer: String? = nil) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         if let form {
             request.httpMethod = "POST"
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(String(buffer: Form.encode(form)).utf8)
         }
+        if let json {
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+        }
+        if let method { request.httpMethod = method }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
         let (data, response) = try await URLSession.shared.data(for: request)
         let json = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, json)

@@ -37,8 +37,8 @@ struct TokenSignerTests {
         #expect(mode == 0o600)
         let second = try SigningKeyStore(directory: directory).load(algorithm: algorithm, now: now)
         #expect(second.generated.isEmpty)
-        #expect(second.active.kid == first.active.kid)
-        #expect(second.active.publicJWK["alg"] == algorithm.rawValue)
+        #expect(second.active(at: now).kid == first.active(at: now).kid)
+        #expect(second.active(at: now).publicJWK["alg"] == algorithm.rawValue)
     }
 
     @Test("sign → verify round trip with whole-second dates and the configured typ", arguments: [
@@ -106,7 +106,7 @@ struct TokenSignerTests {
         let directory = keysDirectory()
         let store = SigningKeyStore(directory: directory)
         _ = try store.load(algorithm: .es256, now: now)
-        try store.generate(algorithm: .rs256, now: now.addingTimeInterval(1))
+        try store.generate(algorithm: .rs256, activatesAt: now.addingTimeInterval(1))
         let loaded = try store.load(algorithm: .es256, now: now)
         #expect(loaded.all.count == 2)
         let signer = try await TokenSigner(loaded: loaded)
@@ -118,6 +118,54 @@ struct TokenSignerTests {
         let input = #"{"crv":"P-256","kty":"EC","x":"\#(ec["x"]!)","y":"\#(ec["y"]!)"}"#
         #expect(ec["kid"] == Base64URL.encode(SHA256.hash(data: Data(input.utf8))))
     }
+}
+
+@Suite("key rotation")
+struct KeyRotationTests {
+    @Test("a key added with a future activation is published at once and signs only from its activation time")
+    func activation() async throws {
+        let directory = keysDirectory()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let store = SigningKeyStore(directory: directory)
+        let first = try store.load(algorithm: .es256, now: start)
+        try store.generate(algorithm: .es256, activatesAt: start.addingTimeInterval(3600))
+        let loaded = try store.load(algorithm: .es256, now: start)
+        #expect(loaded.generated.isEmpty && loaded.all.count == 2)
+        #expect(loaded.active(at: start).kid == first.active(at: start).kid)
+        let next = loaded.active(at: start.addingTimeInterval(3600))
+        #expect(next.kid != first.active(at: start).kid)
+        let clock = ManualWallClock(start)
+        let signer = try await TokenSigner(loaded: loaded, clock: clock)
+        let jwks = try #require(try JSONSerialization.jsonObject(with: signer.jwksJSON) as? [String: [[String: String]]])
+        #expect(jwks["keys"]?.count == 2, "both keys are published before the switch")
+        let before = try await signer.sign(accessToken: sampleClaims(now: start))
+        #expect(try decodeSegment(before, 0)["kid"] as? String == first.active(at: start).kid)
+        clock.date = start.addingTimeInterval(3601)
+        let after = try await signer.sign(accessToken: sampleClaims(now: start))
+        #expect(try decodeSegment(after, 0)["kid"] as? String == next.kid)
+        // Tokens signed by the old key still verify.
+        if case .failure(let rejection) = await signer.verifyAccessToken(before, issuer: nil, audiences: nil, now: start) { Issue.record("\(rejection)") }
+    }
+
+    @Test("nodes starting together on one keys directory create one key")
+    func concurrentFirstStart() async throws {
+        let directory = keysDirectory()
+        let kids = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try SigningKeyStore(directory: directory).load(algorithm: .es256, now: Date()).active(at: Date()).kid } }
+            var kids = Set<String>()
+            for try await kid in group { kids.insert(kid) }
+            return kids
+        }
+        #expect(kids.count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("signing-") }.count == 1)
+    }
+}
+
+final class ManualWallClock: WallClock, @unchecked Sendable {
+    // Tests only: written before the reads that follow, on one task.
+    var date: Date
+    init(_ date: Date) { self.date = date }
+    func now() -> Date { date }
 }
 
 @Suite("credential hashing")

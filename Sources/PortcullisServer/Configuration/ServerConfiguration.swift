@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     public var sweepInterval: Duration
     /// App instances (enrollments) idle this long are pruned.
     public var idleEnrollmentRetention: TimeInterval
+    /// How the tenant cache notices changes (`.everyRequest` when several nodes share the store).
+    public var tenantCacheValidation: TenantCache.Validation
 
     public init(
         baseURL: String = "http://127.0.0.1:8080",
@@ -41,7 +43,8 @@ public struct ServerConfiguration: Sendable {
         signInRetention: TimeInterval = 30 * 24 * 3600,
         outbox: OutboxDispatcher.Configuration = .init(),
         sweepInterval: Duration = .seconds(30),
-        idleEnrollmentRetention: TimeInterval = 90 * 24 * 3600
+        idleEnrollmentRetention: TimeInterval = 90 * 24 * 3600,
+        tenantCacheValidation: TenantCache.Validation = .onWrite
     ) {
         self.baseURLBox = BaseURLBox(baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL)
         self.accessTokenLifetime = accessTokenLifetime
@@ -55,6 +58,7 @@ public struct ServerConfiguration: Sendable {
         self.outbox = outbox
         self.sweepInterval = sweepInterval
         self.idleEnrollmentRetention = idleEnrollmentRetention
+        self.tenantCacheValidation = tenantCacheValidation
     }
 
     /// Completes a base URL that ends in `:0` with the port the listener was given.

@@ -8,17 +8,29 @@ import Synchronization
 /// and kept until a write invalidates it. Writes through this node invalidate at once; other nodes' writes
 /// arrive through `invalidate()` as well, so no node answers from a stale directory or policy set.
 public final class TenantCache: Sendable {
+    /// How the cache learns that the store changed.
+    public enum Validation: Sendable {
+        /// Only this node writes (the embedded store): its own writes invalidate.
+        case onWrite
+        /// Other nodes write too (PostgreSQL): every lookup compares the store-wide revision, one indexed
+        /// single-row read, so a change made through any node is seen by the very next request.
+        case everyRequest
+    }
+
     private struct State {
         var generation: Int = 0
+        var revision: Int64 = -1
         var snapshots: [String: TenantSnapshot]? = nil
     }
 
     private let store: any DocumentStore
     private let state = Mutex(State())
     private let logger: Logger
+    private let validation: Validation
 
-    public init(store: any DocumentStore, logger: Logger) {
+    public init(store: any DocumentStore, validation: Validation = .onWrite, logger: Logger) {
         self.store = store
+        self.validation = validation
         self.logger = logger
     }
 
@@ -37,9 +49,12 @@ public final class TenantCache: Sendable {
 
     /// Every tenant's snapshot, keyed by tenant ID and by domain.
     public func snapshots() async throws -> [String: TenantSnapshot] {
-        let (cached, generation) = state.withLock { ($0.snapshots, $0.generation) }
-        if let cached { return cached }
-        let revision = try await store.revision()
+        let (cached, generation, cachedRevision) = state.withLock { ($0.snapshots, $0.generation, $0.revision) }
+        var current: Int64?
+        if validation == .everyRequest { current = try await store.revision() }
+        if let cached, current == nil || current == cachedRevision { return cached }
+        let revision: Int64
+        if let current { revision = current } else { revision = try await store.revision() }
         var built: [String: TenantSnapshot] = [:]
         for tenantId in try await store.tenantIds() {
             guard let snapshot = try await Self.load(tenantId: tenantId, revision: revision, from: store) else { continue }
@@ -47,7 +62,10 @@ public final class TenantCache: Sendable {
             built[snapshot.tenant.domain] = snapshot
         }
         state.withLock {
-            if $0.generation == generation { $0.snapshots = built }
+            if $0.generation == generation {
+                $0.snapshots = built
+                $0.revision = revision
+            }
         }
         return built
     }

@@ -1,0 +1,86 @@
+/// The PostgreSQL schema, as numbered migrations (same tables and rules as the SQLite store). Times are
+/// UNIX seconds in `DOUBLE PRECISION`. Never edit a released migration; append a new one.
+enum PostgresMigrations {
+    static let all: [(version: Int, statements: [String])] = [
+        (1, [
+            """
+            CREATE TABLE documents (
+                tenant_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL,
+                version BIGINT NOT NULL, updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant_id, kind, id)
+            )
+            """,
+            "CREATE TABLE revision (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL)",
+            "INSERT INTO revision (id, value) VALUES (1, 0)",
+            """
+            CREATE TABLE audit_log (
+                id BIGSERIAL PRIMARY KEY, tenant_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL,
+                action TEXT NOT NULL, kind TEXT NOT NULL, document_id TEXT NOT NULL, before TEXT, after TEXT
+            )
+            """,
+            "CREATE INDEX audit_log_tenant ON audit_log (tenant_id, id)",
+            """
+            CREATE TABLE refresh_token_families (
+                family_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION
+            )
+            """,
+            "CREATE INDEX refresh_token_families_account ON refresh_token_families (tenant_id, user_id, client_id)",
+            """
+            CREATE TABLE refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL REFERENCES refresh_token_families (family_id) ON DELETE CASCADE,
+                tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL,
+                issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION
+            )
+            """,
+            "CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)",
+            "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
+            "CREATE TABLE revoked_access_tokens (jti TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)",
+            """
+            CREATE TABLE sign_ins (
+                cursor BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, tenant_id TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+                correlation_id TEXT NOT NULL, user_id TEXT, client_app_id TEXT NOT NULL, resource_app_id TEXT NOT NULL,
+                status TEXT NOT NULL, record TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX sign_ins_tenant ON sign_ins (tenant_id, cursor)",
+            "CREATE INDEX sign_ins_created ON sign_ins (created_at)",
+            "CREATE INDEX sign_ins_correlation ON sign_ins (correlation_id)",
+            """
+            CREATE TABLE sign_in_policies (
+                cursor BIGINT NOT NULL REFERENCES sign_ins (cursor) ON DELETE CASCADE, policy_id TEXT NOT NULL,
+                PRIMARY KEY (policy_id, cursor)
+            )
+            """,
+            """
+            CREATE TABLE enrollments (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, device_id TEXT NOT NULL,
+                state TEXT NOT NULL, lapses_at DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL, revision BIGINT NOT NULL,
+                document TEXT NOT NULL
+            )
+            """,
+            // The single-managed-account rule, enforced by the database: one active enrollment per app instance.
+            "CREATE UNIQUE INDEX enrollments_one_managed_account ON enrollments (tenant_id, client_id, device_id) WHERE state <> 'unenrolled'",
+            "CREATE INDEX enrollments_account ON enrollments (tenant_id, user_id, client_id)",
+            "CREATE INDEX enrollments_lapse ON enrollments (lapses_at) WHERE state = 'compliant'",
+            "CREATE INDEX enrollments_updated ON enrollments (updated_at)",
+            """
+            CREATE TABLE enrollment_history (
+                seq BIGSERIAL PRIMARY KEY, enrollment_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, event TEXT NOT NULL,
+                from_status TEXT, to_status TEXT, detail TEXT
+            )
+            """,
+            "CREATE INDEX enrollment_history_enrollment ON enrollment_history (enrollment_id, seq)",
+            """
+            CREATE TABLE outbox (
+                seq BIGSERIAL UNIQUE, id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, enrollment_id TEXT, target_uri TEXT NOT NULL,
+                payload TEXT NOT NULL, jti TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
+                next_attempt_at DOUBLE PRECISION NOT NULL, lease_until DOUBLE PRECISION, lease_owner TEXT, last_error TEXT,
+                created_at DOUBLE PRECISION NOT NULL, delivered_at DOUBLE PRECISION
+            )
+            """,
+            "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+            "CREATE INDEX outbox_tenant ON outbox (tenant_id, created_at)",
+        ]),
+    ]
+}

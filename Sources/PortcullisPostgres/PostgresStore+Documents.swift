@@ -1,0 +1,112 @@
+import Foundation
+import PortcullisStorage
+import PostgresNIO
+
+extension PostgresStore {
+    public func revision() async throws -> Int64 {
+        try await rows("SELECT value FROM revision WHERE id = 1").first?.decode(Int64.self) ?? 0
+    }
+
+    public func tenantIds() async throws -> [String] {
+        try await rows("SELECT id FROM documents WHERE kind = \(DocumentKind.tenant.rawValue) AND tenant_id = id ORDER BY id").map { try $0.decode(String.self) }
+    }
+
+    static func document(_ row: PostgresRow) throws -> StoredDocument {
+        let (tenant, kind, id, body, version, updated) = try row.decode((String, String, String, String, Int64, Double).self)
+        return StoredDocument(tenantId: tenant, kind: DocumentKind(rawValue: kind), id: id, body: Data(body.utf8), version: version, updatedAt: Date(seconds: updated))
+    }
+
+    public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
+        try await rows(
+            "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) ORDER BY id"
+        ).map(Self.document)
+    }
+
+    public func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument? {
+        try await rows(
+            "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
+        ).first.map(Self.document)
+    }
+
+    static func bumpRevision(_ db: Statements) async throws -> Int64 {
+        guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.decode(Int64.self) else {
+            throw StorageError(.corrupt, "the revision row is missing")
+        }
+        return value
+    }
+
+    static func check(_ precondition: WritePrecondition, current: Int64?) throws {
+        switch (precondition, current) {
+        case (.none, _), (.mustNotExist, nil), (.mustExist, .some): return
+        case (.mustNotExist, .some): throw StorageError(.duplicate, "the document already exists")
+        case (.mustExist, nil), (.version, nil): throw StorageError(.notFound, "the document does not exist")
+        case (.version(let expected), .some(let actual)):
+            if expected != actual { throw StorageError(.preconditionFailed, "the document has changed (version \(actual))") }
+        }
+    }
+
+    static func insertAudit(_ audit: AuditRecord, _ db: Statements) async throws {
+        try await db.query("""
+            INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after)
+            VALUES (\(audit.tenantId), \(audit.at.seconds), \(audit.actor), \(audit.action), \(audit.kind), \(audit.documentId), \(audit.before), \(audit.after))
+            """)
+    }
+
+    public func put(tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?) async throws -> StoredDocument {
+        let text = String(decoding: body, as: UTF8.self)
+        return try await transaction { db in
+            // The revision row's lock serialises every document writer, so the check below sees the latest commit.
+            let version = try await Self.bumpRevision(db)
+            let current = try await db.query(
+                "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
+            ).first?.decode(Int64.self)
+            try Self.check(precondition, current: current)
+            try await db.query("""
+                INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenantId), \(kind.rawValue), \(id), \(text), \(version), \(at.seconds))
+                ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at
+                """)
+            if let audit { try await Self.insertAudit(audit, db) }
+            return StoredDocument(tenantId: tenantId, kind: kind, id: id, body: body, version: version, updatedAt: at)
+        }
+    }
+
+    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws {
+        try await transaction { db in
+            _ = try await Self.bumpRevision(db)
+            let current = try await db.query(
+                "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
+            ).first?.decode(Int64.self)
+            try Self.check(precondition == .none ? .mustExist : precondition, current: current)
+            try await db.query("DELETE FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)")
+            if let audit { try await Self.insertAudit(audit, db) }
+        }
+    }
+
+    public func seed(_ documents: [StoredDocument]) async throws {
+        guard !documents.isEmpty else { return }
+        try await transaction { db in
+            let version = try await Self.bumpRevision(db)
+            for document in documents {
+                try await db.query("""
+                    INSERT INTO documents (tenant_id, kind, id, body, version, updated_at)
+                    VALUES (\(document.tenantId), \(document.kind.rawValue), \(document.id), \(String(decoding: document.body, as: UTF8.self)), \(version), \(document.updatedAt.seconds))
+                    ON CONFLICT DO NOTHING
+                    """)
+            }
+        }
+    }
+
+    public func appendAudit(_ record: AuditRecord) async throws {
+        try await transaction { db in try await Self.insertAudit(record, db) }
+    }
+
+    public func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord] {
+        try await rows("""
+            SELECT id, tenant_id, at, actor, action, kind, document_id, before, after FROM audit_log
+            WHERE tenant_id = \(tenantId) AND id < \(before ?? Int64.max) ORDER BY id DESC LIMIT \(limit)
+            """).map { row in
+            let (id, tenant, at, actor, action, kind, documentId, before, after) = try row.decode((Int64, String, Double, String, String, String, String, String?, String?).self)
+            return AuditRecord(id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: action, kind: kind, documentId: documentId, before: before, after: after)
+        }
+    }
+}

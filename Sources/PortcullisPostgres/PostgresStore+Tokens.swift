@@ -1,0 +1,136 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+import PostgresNIO
+
+extension PostgresStore {
+    static func insertToken(_ record: RefreshTokenRecord, _ db: Statements) async throws {
+        try await db.query("""
+            INSERT INTO refresh_tokens (token_hash, family_id, tenant_id, user_id, client_id, scope, issued_at, expires_at, used_at)
+            VALUES (\(record.tokenHash), \(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.scope),
+                    \(record.issuedAt.seconds), \(record.expiresAt.seconds), NULL)
+            """)
+    }
+
+    public func insert(_ record: RefreshTokenRecord) async throws {
+        try await transaction { db in
+            try await db.query("""
+                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at)
+                VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL)
+                ON CONFLICT (family_id) DO NOTHING
+                """)
+            try await Self.insertToken(record, db)
+        }
+    }
+
+    public func find(tokenHash: String) async throws -> RefreshTokenRecord? {
+        try await rows("""
+            SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at
+            FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id WHERE t.token_hash = \(tokenHash)
+            """).first.map { row in
+            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked) =
+                try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?).self)
+            return RefreshTokenRecord(
+                tokenHash: hash, familyId: family, tenantId: tenant, userId: user, clientId: client, scope: scope, issuedAt: Date(seconds: issued),
+                expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)))
+        }
+    }
+
+    public func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool {
+        try await transaction { db in
+            let consumed = try await db.query("""
+                UPDATE refresh_tokens SET used_at = \(usedAt.seconds)
+                WHERE token_hash = \(oldHash) AND used_at IS NULL
+                  AND family_id IN (SELECT family_id FROM refresh_token_families WHERE revoked_at IS NULL)
+                RETURNING family_id
+                """)
+            guard let family = try consumed.first?.decode(String.self), family == successor.familyId else { return false }
+            try await Self.insertToken(successor, db)
+            return true
+        }
+    }
+
+    public func revokeFamily(familyId: String, at: Date) async throws {
+        _ = try await rows("UPDATE refresh_token_families SET revoked_at = \(at.seconds) WHERE family_id = \(familyId) AND revoked_at IS NULL RETURNING family_id")
+    }
+
+    public func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int {
+        try await rows("""
+            UPDATE refresh_token_families SET revoked_at = \(at.seconds)
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND client_id = \(clientId) AND revoked_at IS NULL RETURNING family_id
+            """).count
+    }
+
+    public func purgeExpired(before: Date) async throws -> Int {
+        try await transaction { db in
+            let tokens = try await db.query("DELETE FROM refresh_tokens WHERE expires_at < \(before.seconds) RETURNING token_hash").count
+            try await db.query("DELETE FROM refresh_token_families f WHERE NOT EXISTS (SELECT 1 FROM refresh_tokens t WHERE t.family_id = f.family_id)")
+            try await db.query("DELETE FROM revoked_access_tokens WHERE expires_at < \(before.seconds)")
+            return tokens
+        }
+    }
+
+    public func revokeAccessToken(jti: String, expiresAt: Date) async throws {
+        _ = try await rows("INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (\(jti), \(expiresAt.seconds)) ON CONFLICT (jti) DO NOTHING RETURNING jti")
+    }
+
+    public func isAccessTokenRevoked(jti: String) async throws -> Bool {
+        !(try await rows("SELECT 1 FROM revoked_access_tokens WHERE jti = \(jti)").isEmpty)
+    }
+}
+
+extension PostgresStore {
+    static let recordEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+    static let recordDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    public func appendSignIns(_ records: [SignInRecord]) async throws {
+        guard !records.isEmpty else { return }
+        let encoded = try records.map { (record: $0, json: String(decoding: try Self.recordEncoder.encode($0), as: UTF8.self)) }
+        try await transaction { db in
+            for (record, json) in encoded {
+                let cursor = try await db.query("""
+                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
+                    VALUES (\(record.id), \(record.tenantId), \(record.createdDateTime.seconds), \(record.correlationId), \(record.userId),
+                            \(record.clientAppId), \(record.resourceAppId), \(record.conditionalAccessStatus.rawValue), \(json))
+                    RETURNING cursor
+                    """).first?.decode(Int64.self) ?? 0
+                for policy in Set(record.appliedConditionalAccessPolicies.map(\.id)) {
+                    try await db.query("INSERT INTO sign_in_policies (cursor, policy_id) VALUES (\(cursor), \(policy))")
+                }
+            }
+        }
+    }
+
+    public func signIns(_ query: SignInQuery) async throws -> [(cursor: Int64, record: SignInRecord)] {
+        var conditions = Conditions()
+        conditions.add(query.tenantId) { "s.tenant_id = \($0)" }
+        conditions.add(query.before ?? Int64.max) { "s.cursor < \($0)" }
+        if let user = query.userId { conditions.add(user.lowercased()) { "s.user_id = \($0)" } }
+        if let app = query.clientAppId { conditions.add(app.lowercased()) { "s.client_app_id = \($0)" } }
+        if let resource = query.resourceAppId { conditions.add(resource.lowercased()) { "s.resource_app_id = \($0)" } }
+        if let status = query.status { conditions.add(status.rawValue) { "s.status = \($0)" } }
+        if let correlation = query.correlationId { conditions.add(correlation) { "s.correlation_id = \($0)" } }
+        if let from = query.from { conditions.add(from.seconds) { "s.created_at >= \($0)" } }
+        if let to = query.to { conditions.add(to.seconds) { "s.created_at < \($0)" } }
+        if let policy = query.policyId { conditions.add(policy.lowercased()) { "s.cursor IN (SELECT cursor FROM sign_in_policies WHERE policy_id = \($0))" } }
+        let limit = conditions.bind(max(1, min(query.limit, 1000)))
+        let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE \(conditions.sql) ORDER BY s.cursor DESC LIMIT \(limit)"
+        return try await rows(PostgresQuery(unsafeSQL: sql, binds: conditions.binds)).map { row in
+            let (cursor, json) = try row.decode((Int64, String).self)
+            return (cursor, try Self.recordDecoder.decode(SignInRecord.self, from: Data(json.utf8)))
+        }
+    }
+
+    public func purgeSignIns(before: Date) async throws -> Int {
+        try await rows("DELETE FROM sign_ins WHERE created_at < \(before.seconds) RETURNING cursor").count
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisStorage
+import PostgresNIO
+
+/// The scale-out store: several stateless Portcullis nodes share one PostgreSQL database. Same tables,
+/// constraints and behaviour as the SQLite store (one conformance suite runs against both). The
+/// `PostgresClient` is a `Service`: run it (`client.run()`) for as long as the store is used.
+public final class PostgresStore: PortcullisStore {
+    public struct Configuration: Sendable {
+        public var url: String
+        public var maximumConnections: Int
+        public var connectTimeout: Duration
+
+        public init(url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(10)) {
+            self.url = url
+            self.maximumConnections = maximumConnections
+            self.connectTimeout = connectTimeout
+        }
+    }
+
+    public let client: PostgresClient
+    let url: PostgresURL
+    let logger: Logger
+
+    public init(_ configuration: Configuration, logger: Logger) throws {
+        let url = try PostgresURL(configuration.url)
+        var clientConfiguration = url.clientConfiguration()
+        clientConfiguration.options.maximumConnections = max(1, configuration.maximumConnections)
+        clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        clientConfiguration.options.additionalStartupParameters = [
+            ("application_name", "portcullis"), ("idle_in_transaction_session_timeout", "30s"), ("statement_timeout", "30s"),
+        ]
+        self.url = url
+        self.logger = logger
+        self.client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+    }
+
+    /// Connects once, directly, so that a wrong URL, password or database fails at start-up with a clear
+    /// message instead of the pool's minute of silent retries.
+    public func preflight(timeout: Duration = .seconds(10)) async throws {
+        var configuration = try url.connectionConfiguration()
+        configuration.options.connectTimeout = .seconds(Int64(timeout.components.seconds))
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            do {
+                try await connection.query("SELECT 1", logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        } catch {
+            let state = error.postgresSQLState
+            let reason = switch state {
+            case "28P01": "authentication failed (wrong user or password)"
+            case "3D000": "the database does not exist"
+            case "28000": "the server refused the connection (pg_hba.conf)"
+            default: state.map { "SQLSTATE \($0)" } ?? "cannot connect"
+            }
+            throw StorageError(.unavailable, "PostgreSQL at \(url.redacted): \(reason)", underlying: error)
+        }
+    }
+
+    // MARK: Queries
+
+    /// Runs one statement on any pooled connection and returns every row (errors surface here, not later).
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        do {
+            return try await client.query(query, logger: logger).collect()
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    /// Runs `body` in one transaction; a throw rolls it back.
+    func transaction<T: Sendable>(_ body: @escaping (Statements) async throws -> T) async throws -> T {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await body(Statements(connection: connection, logger: self.logger))
+            }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    /// Statements inside a transaction.
+    struct Statements {
+        let connection: PostgresConnection
+        let logger: Logger
+
+        @discardableResult
+        func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+            try await connection.query(query, logger: logger).collect()
+        }
+    }
+
+    static func translate(_ error: any Error) -> any Error {
+        if error is StorageError { return error }
+        if let transaction = error as? PostgresTransactionError,
+           let inner = transaction.closureError ?? transaction.commitError ?? transaction.beginError, inner is StorageError {
+            return inner
+        }
+        switch error.postgresSQLState {
+        case "23505": return StorageError(.duplicate, "a unique key is already taken", underlying: error)
+        case let state? where state.hasPrefix("23"): return StorageError(.constraint, "a constraint refused the write (SQLSTATE \(state))", underlying: error)
+        case let state?: return StorageError(.unavailable, "PostgreSQL error SQLSTATE \(state)", underlying: error)
+        case nil: return StorageError(.unavailable, "PostgreSQL is unavailable", underlying: error)
+        }
+    }
+
+    public func migrate() async throws {
+        try await transaction { db in
+            // Nodes starting together must not race: one runs the migrations, the others wait for it.
+            try await db.query("SELECT pg_advisory_xact_lock(\(Int64(0x706F_7274)))")
+            try await db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+            var applied = Set<Int>()
+            for row in try await db.query("SELECT version FROM schema_migrations") { applied.insert(try row.decode(Int.self)) }
+            for migration in PostgresMigrations.all where !applied.contains(migration.version) {
+                for statement in migration.statements { try await db.query(PostgresQuery(unsafeSQL: statement)) }
+                try await db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (\(migration.version), \(Date().timeIntervalSince1970))")
+                self.logger.info("applied PostgreSQL migration", metadata: ["portcullis.migration": "\(migration.version)"])
+            }
+        }
+    }
+
+    public func ping() async throws {
+        _ = try await rows("SELECT 1")
+    }
+
+    public func close() async throws {}
+}
+
+extension Error {
+    /// The SQLSTATE of a PostgreSQL error, looking through transaction wrappers.
+    var postgresSQLState: String? {
+        if let error = self as? PSQLError { return error.serverInfo?[.sqlState] }
+        if let transaction = self as? PostgresTransactionError {
+            return (transaction.closureError ?? transaction.commitError ?? transaction.beginError)?.postgresSQLState
+        }
+        return nil
+    }
+}
+
+extension Date {
+    var seconds: Double { timeIntervalSince1970 }
+    init(seconds: Double) { self.init(timeIntervalSince1970: seconds) }
+}
+
+extension Optional where Wrapped == Date {
+    var seconds: Double? { self?.timeIntervalSince1970 }
+}
+
+/// WHERE clauses with a variable number of conditions, every value a bound parameter.
+struct Conditions {
+    var binds = PostgresBindings()
+    var clauses: [String] = []
+
+    /// `sql` receives the placeholder (`$3`); only literal SQL goes in it.
+    mutating func add(_ value: some PostgresDynamicTypeEncodable, _ sql: (String) -> String) {
+        binds.append(value)
+        clauses.append(sql("$\(binds.count)"))
+    }
+
+    mutating func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    var sql: String { clauses.isEmpty ? "TRUE" : clauses.joined(separator: " AND ") }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// A `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form).
+public struct PostgresURL: Sendable {
+    public enum SSLMode: String, Sendable {
+        case disable, allow, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
+
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String?
+    public var sslMode: SSLMode
+    public var sslRootCert: String?
+
+    public init(_ string: String) throws {
+        guard let components = URLComponents(string: string), let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql" else {
+            throw Invalid(description: "the PostgreSQL URL must start with postgres:// or postgresql://")
+        }
+        guard let user = components.user, !user.isEmpty else { throw Invalid(description: "the PostgreSQL URL names no user") }
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        port = components.port ?? 5432
+        username = user
+        password = components.password
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = path.isEmpty ? nil : path
+        let items = components.queryItems ?? []
+        let mode = items.first { $0.name == "sslmode" }?.value ?? "prefer"
+        guard let parsed = SSLMode(rawValue: mode) else { throw Invalid(description: "unsupported sslmode=\(mode)") }
+        sslMode = parsed
+        sslRootCert = items.first { $0.name == "sslrootcert" }?.value
+    }
+
+    /// libpq semantics: `prefer`/`require` encrypt without verifying; `verify-ca`/`verify-full` verify.
+    func tlsConfiguration() -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch sslMode {
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        default: tls.certificateVerification = .none
+        }
+        if let path = sslRootCert { tls.trustRoots = .file(path) }
+        return tls
+    }
+
+    func clientConfiguration() -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = switch sslMode {
+        case .disable: .disable
+        case .allow, .prefer: .prefer(tlsConfiguration())
+        case .require, .verifyCA, .verifyFull: .require(tlsConfiguration())
+        }
+        return PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+    }
+
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS = switch sslMode {
+        case .disable: .disable
+        case .allow, .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
+        case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: tlsConfiguration()))
+        }
+        return PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+    }
+
+    /// A direct connection's configuration (tests and tools).
+    public func connectionConfigurationForTests() throws -> PostgresConnection.Configuration { try connectionConfiguration() }
+
+    /// The URL without its password, for logs.
+    public var redacted: String { "postgres://\(username)@\(host):\(port)/\(database ?? "")?sslmode=\(sslMode.rawValue)" }
+}

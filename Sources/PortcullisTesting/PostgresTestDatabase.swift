@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+import PortcullisPostgres
+import PostgresNIO
+
+/// Throwaway databases on the server `POSTGRES_URL` names (`.ci/run` starts a cluster and sets it).
+public enum PostgresTestDatabase {
+    public static var serverURL: String? { ProcessInfo.processInfo.environment["POSTGRES_URL"] }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "postgres-test")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// Creates an empty database and returns its URL.
+    public static func create() async throws -> (name: String, url: String) {
+        guard let server = serverURL, var components = URLComponents(string: server) else { throw PostgresURL.Invalid(description: "POSTGRES_URL is not set") }
+        let name = "portcullis_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        try await withAdminConnection { try await $0.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger) }
+        components.path = "/\(name)"
+        return (name, components.string ?? server)
+    }
+
+    public static func drop(_ name: String) async {
+        try? await withAdminConnection { try await $0.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger) }
+    }
+
+    static func withAdminConnection(_ body: (PostgresConnection) async throws -> Void) async throws {
+        guard let server = serverURL else { return }
+        let connection = try await PostgresConnection.connect(configuration: try PostgresURL(server).connectionConfigurationForTests(), id: 1, logger: logger)
+        do {
+            try await body(connection)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    /// A migrated store on a fresh database, its pool running for the duration of `body`.
+    public static func withStore(_ body: @Sendable (PostgresStore) async throws -> Void) async throws {
+        let (name, url) = try await create()
+        defer { Task { await drop(name) } }
+        let store = try PostgresStore(.init(url: url, maximumConnections: 8), logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.client.run() }
+            defer { group.cancelAll() }
+            try await store.migrate()
+            try await store.migrate()  // idempotent
+            try await body(store)
+        }
+    }
+}

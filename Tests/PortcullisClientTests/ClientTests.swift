@@ -1,0 +1,64 @@
+import Foundation
+import PortcullisAPI
+@testable import PortcullisClient
+import Testing
+
+@Suite("client SDK units")
+struct ClientTests {
+    @Test("capabilities become the claims parameter, merged into a claims challenge as MSAL does")
+    func claims() throws {
+        #expect(try ClaimsParameter.build(capabilities: [], challenge: nil) == nil)
+        #expect(try ClaimsParameter.build(capabilities: ["protapp"], challenge: nil) == #"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#)
+        let merged = try #require(try ClaimsParameter.build(capabilities: ["protapp", "cp1"], challenge: #"{"access_token":{"nbf":{"essential":true,"value":"1700000000"}},"id_token":{"acr":null}}"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(merged.utf8)) as? [String: Any])
+        let accessToken = try #require(object["access_token"] as? [String: Any])
+        #expect((accessToken["xms_cc"] as? [String: Any])?["values"] as? [String] == ["protapp", "cp1"])
+        #expect(accessToken["nbf"] != nil && object["id_token"] != nil, "the challenge's own claims stay")
+        let dedup = try #require(try ClaimsParameter.build(capabilities: ["ProtApp"], challenge: #"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#))
+        #expect(dedup.contains(#""values":["protapp"]"#))
+        #expect(throws: PortcullisClientError.self) { try ClaimsParameter.build(capabilities: ["protapp"], challenge: "[1]") }
+    }
+
+    @Test("the protection refusal is recognised case-insensitively; the account comes from client_info and adi")
+    func classification() {
+        let info = ClientInfo(uid: "OID-1", utid: "TID-1").encoded
+        let body = OAuthErrorBody(error: "Unauthorized_Client", suberror: "PROTECTION_POLICY_REQUIRED", errorDescription: "AADSTS53005: …", errorCodes: [53005],
+                                  timestamp: "t", traceId: "x", correlationId: "c", adi: "Alice@Contoso.example", clientInfo: info)
+        let error = PortcullisClientError.from(body, requestAccount: nil)
+        #expect(error.kind == .protectionPolicyRequired)
+        #expect(error.protection?.account.homeAccountId == "oid-1.tid-1")
+        #expect(error.protection?.account.username == "Alice@Contoso.example")
+        #expect(error.errorCode == 53005)
+        let other = PortcullisClientError.from(OAuthErrorBody(error: "invalid_grant", errorDescription: "d", errorCodes: [50126], timestamp: "t", traceId: "x", correlationId: "c"),
+                                               requestAccount: nil)
+        #expect(other.kind == .server && other.protection == nil)
+        // Without client_info, the request's account is used.
+        let bare = OAuthErrorBody(error: "unauthorized_client", suberror: "protection_policy_required", errorDescription: "d", errorCodes: [53005], timestamp: "t", traceId: "x", correlationId: "c")
+        let fallback = PortcullisClientError.from(bare, requestAccount: Account(objectId: "o", tenantId: "t", username: "u"))
+        #expect(fallback.protection?.account.homeAccountId == "o.t")
+    }
+
+    @Test("accounts match by UPN, object ID or home account ID, case-insensitively; allowed accounts likewise")
+    func accounts() {
+        let account = Account(objectId: "AAAA", tenantId: "TTTT", username: "Alice@Contoso.example")
+        #expect(account.homeAccountId == "aaaa.tttt")
+        #expect(account.matches(identity: "alice@CONTOSO.example") && account.matches(identity: "aaaa") && account.matches(identity: "AAAA.TTTT"))
+        #expect(!account.matches(identity: "bob@contoso.example"))
+        #expect(ComplianceManager.isAccountAllowed(account, allowed: nil))
+        #expect(ComplianceManager.isAccountAllowed(account, allowed: ["ALICE@contoso.example"]))
+        #expect(ComplianceManager.isAccountAllowed(account, allowed: ["aaaa"]))
+        #expect(!ComplianceManager.isAccountAllowed(account, allowed: ["bob@contoso.example"]))
+    }
+
+    @Test("the file token cache persists across instances, keyed by home account ID")
+    func fileCache() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-cache-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let account = Account(objectId: "o", tenantId: "t", username: "u@t")
+        try await FileTokenCache(url: url).store(CachedAccount(account: account, refreshToken: "rt", idToken: nil))
+        let reopened = FileTokenCache(url: url)
+        #expect(try await reopened.entry(homeAccountId: "O.T")?.refreshToken == "rt")
+        try await reopened.remove(homeAccountId: "o.t")
+        #expect(try await FileTokenCache(url: url).entries().isEmpty)
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import HummingbirdTesting
+import PortcullisAPI
+import PortcullisTesting
+import Testing
+
+/// Two real `portcullis serve` processes on one PostgreSQL database and one keys directory: the topology
+/// of docker-compose.yml, without Docker.
+@Suite("several nodes on one PostgreSQL", .serialized, .enabled(if: PostgresTestDatabase.serverURL != nil, "POSTGRES_URL is not set"))
+struct MultiNodeTests {
+    static func token(_ node: ServerProcess, _ fields: [(String, String)]) async throws -> (Int, [String: Any]) {
+        try await node.request(TestEnvironment.tokenPath, form: fields)
+    }
+
+    static func adminToken(_ node: ServerProcess) async throws -> String {
+        let (_, body) = try await token(node, [("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId),
+                                               ("client_secret", Fixtures.adminSecret), ("scope", "api://portcullis-admin/.default")])
+        return body["access_token"] as? String ?? ""
+    }
+
+    static func complianceToken(_ node: ServerProcess, _ account: Fixtures.Account) async throws -> String {
+        try await token(node, Grants.password(account, scope: "api://portcullis-compliance/.default"))
+            .1["access_token"] as? String ?? ""
+    }
+
+    @Test("changes through one node are enforced by the other at once; keys, constraints and callbacks are shared correctly")
+    func twoNodes() async throws {
+        let receiver = CallbackReceiver()
+        try await receiver.application().test(.live) { receiverClient in
+            let (database, url) = try await PostgresTestDatabase.create()
+            defer { Task { await PostgresTestDatabase.drop(database) } }
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-nodes-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: root) }
+            let directory = Fixtures.directoryJSON(callbackBase: "http://127.0.0.1:\(receiverClient.port!)")
+            // Behind one load balancer every node has the same public base URL (the issuer).
+            let environment = ["PORTCULLIS_POSTGRES_URL": url, "PORTCULLIS_BASE_URL": "http://portcullis.test"]
+            // Started together: one migrates, one key is created, both seed idempotently.
+            async let startA = ServerProcess(root: root, directoryJSON: directory, data: "data-a", extraEnvironment: environment)
+            async let startB = ServerProcess(root: root, directoryJSON: directory, data: "data-b", extraEnvironment: environment)
+            let (a, b) = try await (startA, startB)
+            do {
+                try await Self.exercise(a, b, receiver: receiver)
+            } catch {
+                _ = try? await a.stop()
+                _ = try? await b.stop()
+                throw error
+            }
+            // Stop the nodes before the receiver, so that its graceful shutdown finds no open connection.
+            #expect(try await a.stop() == 0)
+            #expect(try await b.stop() == 0)
+        }
+    }
+
+    static func exercise(_ a: ServerProcess, _ b: ServerProcess, receiver: CallbackReceiver) async throws {
+        do {
+
+            // The same JWKS, and each node accepts the other's tokens.
+            let (_, jwksA) = try await a.request("/\(Fixtures.domain)/discovery/v2.0/keys")
+            let (_, jwksB) = try await b.request("/\(Fixtures.domain)/discovery/v2.0/keys")
+            #expect((jwksA["keys"] as? [[String: String]])?.map { $0["kid"] } == (jwksB["keys"] as? [[String: String]])?.map { $0["kid"] })
+            #expect((jwksA["keys"] as? [[String: String]])?.count == 1)
+            let (_, issuedByA) = try await Self.token(a, Grants.password())
+            let accessA = try #require(issuedByA["access_token"] as? String)
+            let (_, introspected) = try await b.request("/\(Fixtures.domain)/oauth2/v2.0/introspect",
+                form: [("client_id", Fixtures.mailApiId), ("client_secret", Fixtures.mailApiSecret), ("token", accessA)])
+            #expect(introspected["active"] as? Bool == true)
+            let adminA = try await Self.adminToken(a)
+            let (adminOnB, _) = try await b.request("/admin/v1/conditional-access/policies", bearer: adminA)
+            #expect(adminOnB == 200)
+
+            // A refresh-token revocation through A is enforced by B on its very next request.
+            let refresh = try #require(issuedByA["refresh_token"] as? String)
+            _ = try await a.request("/\(Fixtures.domain)/oauth2/v2.0/revoke", form: [("client_id", Fixtures.mobileClientId), ("token", refresh)])
+            #expect(try await Self.token(b, Grants.refresh(refresh)).1["error_codes"] as? [Int] == [70008])
+
+            // A policy change through A is enforced by B on its very next request.
+            #expect(try await Self.token(b, Grants.password()).0 == 200)
+            let (created, _) = try await a.request("/admin/v1/conditional-access/policies", json: Policies.document(), bearer: adminA)
+            #expect(created == 201)
+            #expect(try await Self.token(b, Grants.password()).1["error_codes"] as? [Int] == [53005])
+
+            // Remediate through B; a wipe through A is enforced by B at once.
+            let compliance = try await Self.complianceToken(b, Fixtures.alice)
+            let (_, remediation) = try await b.request("/mam/v1/remediations", json: Device.body("phone"), bearer: compliance)
+            let enrollment = try #require(remediation["enrollmentId"] as? String)
+            let version = try #require((remediation["policy"] as? [String: Any])?["version"] as? String)
+            let (_, checkIn) = try await a.request("/mam/v1/enrollments/\(enrollment)/checkin", json: Device.checkIn(version), bearer: compliance)
+            #expect((checkIn["complianceStatus"] as? [String: Any])?["status"] as? String == "compliant")
+            let (granted, grantedBody) = try await Self.token(b, Grants.password())
+            #expect(granted == 200)
+            let protectedRefresh = try #require(grantedBody["refresh_token"] as? String)
+            let (wiped, _) = try await a.request("/admin/v1/enrollments/\(enrollment)/wipe", method: "POST", bearer: adminA)
+            #expect(wiped == 202)
+            #expect(try await Self.token(b, Grants.refresh(protectedRefresh)).1["error_codes"] as? [Int] == [70008])
+            #expect(try await Self.token(b, Grants.password()).1["error_codes"] as? [Int] == [53005])
+
+            // Concurrent enrollments of two accounts on one app instance through both nodes: one managed account.
+            let bob = try await Self.complianceToken(a, Fixtures.bob)
+            let alice = try await Self.complianceToken(b, Fixtures.alice)
+            let codes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    let node = index % 2 == 0 ? a : b
+                    let token = index % 4 < 2 ? bob : alice
+                    group.addTask { try await node.request("/mam/v1/enrollments", json: Device.body("contended"), bearer: token).1["statusCode"] as? Int ?? 0 }
+                }
+                var codes: [Int] = []
+                for try await code in group { codes.append(code) }
+                return codes
+            }
+            #expect(codes.filter { $0 == 100 }.count == 1, "\(codes)")
+            #expect(codes.allSatisfy { [100, 208, 227].contains($0) })
+            let (_, listed) = try await a.request("/admin/v1/enrollments?device=contended", bearer: adminA)
+            #expect((listed["value"] as? [[String: Any]])?.filter { $0["state"] as? String != "unenrolled" }.count == 1)
+
+            // Both dispatchers ran the whole time: every callback arrived exactly once.
+            for _ in 0..<250 {
+                let (_, pending) = try await a.request("/admin/v1/outbox?state=pending", bearer: adminA)
+                if (pending["value"] as? [[String: Any]])?.isEmpty == true { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let (_, delivered) = try await a.request("/admin/v1/outbox?state=delivered&top=1000", bearer: adminA)
+            let messages = try #require(delivered["value"] as? [[String: Any]])
+            #expect(messages.count >= 4)
+            #expect(messages.allSatisfy { $0["attempts"] as? Int == 1 })
+            let received = receiver.tokens.map { token -> String in
+                (try? decodeSegment(token, 1))?["jti"] as? String ?? ""
+            }
+            #expect(received.count == messages.count, "each message delivered once")
+            #expect(Set(received).count == received.count, "no duplicates")
+        }
+    }
+}
