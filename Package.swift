@@ -122,7 +122,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "portcullis-bench",
-            dependencies: ["PortcullisCore", "PortcullisClient", "PortcullisAPI"],
+            dependencies: [
+                "PortcullisCore", "PortcullisClient", "PortcullisAPI", "PortcullisSQLite", "PortcullisStorage", "PortcullisServer", "PortcullisTokens",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench/Sources/PortcullisBench",
             swiftSettings: swiftSettings
         ),

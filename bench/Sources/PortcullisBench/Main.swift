@@ -9,6 +9,20 @@ struct PortcullisBench {
         let arguments = Array(CommandLine.arguments.dropFirst())
         switch arguments.first {
         case "ca": try conditionalAccess(counts: arguments.dropFirst().compactMap(Int.init).nilIfEmpty ?? [10, 100, 1_000, 10_000])
+        case "dataset":
+            guard arguments.count >= 2 else { print("usage: portcullis-bench dataset DIR [users apps policies enrollments refreshTokens]"); exit(2) }
+            var options = Dataset.Options()
+            let numbers = arguments.dropFirst(2).compactMap(Int.init)
+            if numbers.count == 5 {
+                options = Dataset.Options(users: numbers[0], applications: numbers[1], policies: numbers[2], enrollments: numbers[3], refreshTokens: numbers[4])
+            }
+            let start = ContinuousClock.now
+            try await Dataset.build(at: URL(fileURLWithPath: arguments[1]), options: options)
+            print("dataset: \(options.users) users, \(options.applications) applications, \(options.policies) CA policies, \(options.enrollments) enrollments in \(ContinuousClock.now - start)")
+        case "sign":
+            try await Micro.signing()
+        case "enrollment-lookup":
+            try await Micro.enrollmentLookup(count: arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000)
         case "remediation":
             guard arguments.count >= 2, let authority = URL(string: arguments[1]) else {
                 print("usage: portcullis-bench remediation AUTHORITY [iterations]")
