@@ -4,21 +4,9 @@ import PortcullisStorage
 import PostgresNIO
 
 extension PostgresStore {
-    static let enrollmentEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-    static let enrollmentDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
-
     static func enrollment(_ row: PostgresRow) throws -> Enrollment {
         let (document, revision) = try row.decode((String, Int64).self)
-        var enrollment = try enrollmentDecoder.decode(Enrollment.self, from: Data(document.utf8))
+        var enrollment = try StoredJSON.enrollmentDecoder.decode(Enrollment.self, from: Data(document.utf8))
         enrollment.revision = revision
         return enrollment
     }
@@ -44,7 +32,7 @@ extension PostgresStore {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
-        let document = String(decoding: try Self.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
         return try await transaction { db in
             try await db.query("""
                 INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document)
@@ -61,7 +49,7 @@ extension PostgresStore {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
-        let document = String(decoding: try Self.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
         return try await transaction { db in
             let updated = try await db.query("""
                 UPDATE enrollments SET state = \(stored.state.rawValue), lapses_at = \(stored.lapsesAt.seconds), updated_at = \(stored.updatedAt.seconds),

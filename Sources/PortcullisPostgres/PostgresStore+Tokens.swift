@@ -80,21 +80,9 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    static let recordEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-    static let recordDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
-
     public func appendSignIns(_ records: [SignInRecord]) async throws {
         guard !records.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: String(decoding: try Self.recordEncoder.encode($0), as: UTF8.self)) }
+        let encoded = try records.map { (record: $0, json: String(decoding: try StoredJSON.signInEncoder.encode($0), as: UTF8.self)) }
         try await transaction { db in
             for (record, json) in encoded {
                 let cursor = try await db.query("""
@@ -126,7 +114,7 @@ extension PostgresStore {
         let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE \(conditions.sql) ORDER BY s.cursor DESC LIMIT \(limit)"
         return try await rows(PostgresQuery(unsafeSQL: sql, binds: conditions.binds)).map { row in
             let (cursor, json) = try row.decode((Int64, String).self)
-            return (cursor, try Self.recordDecoder.decode(SignInRecord.self, from: Data(json.utf8)))
+            return (cursor, try StoredJSON.signInDecoder.decode(SignInRecord.self, from: Data(json.utf8)))
         }
     }
 

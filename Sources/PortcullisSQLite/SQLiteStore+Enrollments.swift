@@ -4,20 +4,8 @@ import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static let enrollmentEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-    static let enrollmentDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
-
     static func enrollment(from row: SQLiteRow) throws -> Enrollment {
-        var enrollment = try enrollmentDecoder.decode(Enrollment.self, from: Data(try row.string("document").utf8))
+        var enrollment = try StoredJSON.enrollmentDecoder.decode(Enrollment.self, from: Data(try row.string("document").utf8))
         enrollment.revision = try row.int("revision")
         return enrollment
     }
@@ -46,7 +34,7 @@ extension SQLiteStore {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
-        let document = String(decoding: try Self.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
         return try await transaction { db in
             _ = try await db.query(
                 """
@@ -65,7 +53,7 @@ extension SQLiteStore {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
-        let document = String(decoding: try Self.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
         return try await transaction { db in
             let updated = try await db.query(
                 """

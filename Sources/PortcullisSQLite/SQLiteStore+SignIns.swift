@@ -4,21 +4,9 @@ import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static let recordEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-    static let recordDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
-
     public func appendSignIns(_ records: [SignInRecord]) async throws {
         guard !records.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: String(decoding: try Self.recordEncoder.encode($0), as: UTF8.self)) }
+        let encoded = try records.map { (record: $0, json: String(decoding: try StoredJSON.signInEncoder.encode($0), as: UTF8.self)) }
         try await transaction { db in
             for (record, json) in encoded {
                 let rows = try await db.query(
@@ -55,7 +43,7 @@ extension SQLiteStore {
         binds.append(.integer(max(1, min(query.limit, 1000))))
         let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE " + clauses.joined(separator: " AND ") + " ORDER BY s.cursor DESC LIMIT ?"
         return try await read(sql, binds).map { row in
-            (try row.int("cursor"), try Self.recordDecoder.decode(SignInRecord.self, from: Data(try row.string("record").utf8)))
+            (try row.int("cursor"), try StoredJSON.signInDecoder.decode(SignInRecord.self, from: Data(try row.string("record").utf8)))
         }
     }
 

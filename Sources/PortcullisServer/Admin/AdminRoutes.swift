@@ -32,15 +32,7 @@ struct AdminRoutes: Sendable {
 
         DocumentResource(
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
-            validate: { value, tenant, pathId, force in
-                var value = value
-                if let pathId, case .object(var object) = value {
-                    if let given = object["id"]?.stringValue, given.lowercased() != pathId {
-                        throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must match the ID in the path (\(pathId)).")])
-                    }
-                    object["id"] = .string(pathId)
-                    value = .object(object)
-                }
+            validate: { value, tenant, force in
                 let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
                 return (policy.id, try Self.encoder.encode(policy))
             },
@@ -49,17 +41,10 @@ struct AdminRoutes: Sendable {
 
         DocumentResource(
             kind: .namedLocation, noun: "named location", store: store, tenants: tenants, clock: clock,
-            validate: { value, _, pathId, _ in
+            validate: { value, _, _ in
                 var value = value
-                if case .object(var object) = value {
-                    if let pathId {
-                        if let given = object["id"]?.stringValue, given.lowercased() != pathId {
-                            throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must match the ID in the path (\(pathId)).")])
-                        }
-                        object["id"] = .string(pathId)
-                    } else if object["id"] == nil {
-                        object["id"] = .string(UUID().uuidString.lowercased())
-                    }
+                if case .object(var object) = value, object["id"] == nil {
+                    object["id"] = .string(UUID().uuidString.lowercased())
                     value = .object(object)
                 }
                 let problems = ProblemCollector()

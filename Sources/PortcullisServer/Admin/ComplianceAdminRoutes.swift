@@ -25,15 +25,7 @@ struct ComplianceAdminRoutes: Sendable {
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         DocumentResource(
             kind: .appProtectionPolicy, noun: "app protection policy", store: store, tenants: tenants, clock: clock,
-            validate: { value, tenant, pathId, _ in
-                var value = value
-                if let pathId, case .object(var object) = value {
-                    if let given = object["id"]?.stringValue, given.lowercased() != pathId {
-                        throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must match the ID in the path (\(pathId)).")])
-                    }
-                    object["id"] = .string(pathId)
-                    value = .object(object)
-                }
+            validate: { value, tenant, _ in
                 let policy = try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
                 return (policy.id, try Self.encoder.encode(policy))
             },

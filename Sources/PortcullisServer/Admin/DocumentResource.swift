@@ -8,7 +8,8 @@ import PortcullisStorage
 /// CRUD over one kind of tenant document (policies, named locations…) with validation identical to the
 /// configuration files, `ETag` / `If-Match`, the audit log, and cache invalidation.
 struct DocumentResource: Sendable {
-    typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ pathId: String?, _ force: Bool) throws -> (id: String, body: Data)
+    /// Parses a document (whose `id`, on a replace, is already the path's) into its ID and stored form.
+    typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) throws -> (id: String, body: Data)
     typealias ReferenceCheck = @Sendable (_ id: String, _ tenant: TenantSnapshot) throws -> Void
 
     let kind: DocumentKind
@@ -38,6 +39,16 @@ struct DocumentResource: Sendable {
             throw APIError(.badRequest, "invalidIfMatch", "If-Match must be an ETag this API returned, such as \"42\", or *.")
         }
         return .version(version)
+    }
+
+    /// On a replace, the document's `id` is the path's (a different one in the body is a validation error).
+    static func identified(_ value: JSONValue, pathId: String?) throws -> JSONValue {
+        guard let pathId, case .object(var object) = value else { return value }
+        if let given = object["id"]?.stringValue, given.lowercased() != pathId {
+            throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must match the ID in the path (\(pathId)).")])
+        }
+        object["id"] = .string(pathId)
+        return .object(object)
     }
 
     static func body(_ request: Request, _ context: PortcullisRequestContext) async throws -> JSONValue {
@@ -74,11 +85,11 @@ struct DocumentResource: Sendable {
 
     func write(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try await Self.body(request, context)
+        let value = try Self.identified(try await Self.body(request, context), pathId: pathId?.lowercased())
         let force = request.uri.queryParameters.get("force").map { $0 == "true" || $0 == "1" } ?? false
         let validated: (id: String, body: Data)
         do {
-            validated = try validate(value, tenant, pathId?.lowercased(), force)
+            validated = try validate(value, tenant, force)
         } catch let error as ValidationError {
             throw APIError.validation(error)
         }

@@ -139,9 +139,7 @@ enum Dataset {
     /// Writes enrollments straight into the SQLite file in large transactions (the store API commits one by one).
     static func bulkEnrollments(path: String, count: Int, users: Int, compliantUsers: Int, refusedUsers: Range<Int>, policyVersion: String, now: Date, logger: Logger) async throws {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
+        let encoder = StoredJSON.enrollmentEncoder
         var index = 0
         while index < count {
             _ = try await connection.query("BEGIN")
