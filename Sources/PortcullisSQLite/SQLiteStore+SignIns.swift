@@ -8,18 +8,26 @@ extension SQLiteStore {
         guard !records.isEmpty else { return }
         let encoded = try records.map { (record: $0, json: String(decoding: try StoredJSON.signInEncoder.encode($0), as: UTF8.self)) }
         try await transaction { db in
-            for (record, json) in encoded {
-                let rows = try await db.query(
-                    """
-                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING cursor
-                    """,
-                    [.text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
-                     .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
-                     .text(record.conditionalAccessStatus.rawValue), .text(json)])
-                let cursor = try rows.first?.int("cursor") ?? 0
-                for policy in Set(record.appliedConditionalAccessPolicies.map(\.id)) {
-                    _ = try await db.query("INSERT INTO sign_in_policies (cursor, policy_id) VALUES (?, ?)", [.integer(Int(cursor)), .text(policy)])
+            // Multi-row inserts with explicit cursors: a batch of thousands is a few statements, not thousands.
+            var next = try await db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
+            for chunk in stride(from: 0, to: encoded.count, by: 100).map({ Array(encoded[$0..<min($0 + 100, encoded.count)]) }) {
+                var binds: [SQLiteData] = []
+                var policyBinds: [SQLiteData] = []
+                for (record, json) in chunk {
+                    next += 1
+                    binds += [.integer(Int(next)), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
+                              .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
+                              .text(record.conditionalAccessStatus.rawValue), .text(json)]
+                    for policy in Set(record.appliedConditionalAccessPolicies.map(\.id)) { policyBinds += [.integer(Int(next)), .text(policy)] }
+                }
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                _ = try await db.query(
+                    "INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record) VALUES " + rows,
+                    binds)
+                for policies in stride(from: 0, to: policyBinds.count, by: 400).map({ Array(policyBinds[$0..<min($0 + 400, policyBinds.count)]) }) {
+                    _ = try await db.query(
+                        "INSERT INTO sign_in_policies (cursor, policy_id) VALUES " + Array(repeating: "(?, ?)", count: policies.count / 2).joined(separator: ", "),
+                        policies)
                 }
             }
         }

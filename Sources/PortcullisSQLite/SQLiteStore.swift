@@ -72,28 +72,79 @@ public final class SQLiteStore: PortcullisStore {
         readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` on the writer, alone. Cancellation of the calling
-    /// task cannot leave a transaction open: statements run through `WriterStatements`, which waits on
-    /// NIO futures (not cancellable) instead of sqlite-nio's async API (which skips queued work of a
-    /// cancelled task, ROLLBACK included).
+    /// Group commit: transactions that arrive while one runs join its SQLite transaction (each in a
+    /// savepoint of its own) and all commit together, so that concurrent writers share one fsync. Only
+    /// touched by the holder of the gate.
+    struct Batch {
+        var open = false
+        var size = 0
+        var members: [CheckedContinuation<Void, any Error>] = []
+    }
+    let batch = Mutex(Batch())
+    static let maximumBatch = 64
+
+    /// Runs `body` as one transaction on the writer, alone: atomically, and durably once it returns.
+    /// Cancellation of the calling task cannot leave a transaction open: statements run through
+    /// `WriterStatements`, which waits on NIO futures (not cancellable) instead of sqlite-nio's async API
+    /// (which skips queued work of a cancelled task, ROLLBACK included).
     func transaction<T: Sendable>(_ body: @Sendable (WriterStatements) async throws -> T) async throws -> T {
         await gate.acquire()
         let db = WriterStatements(connection: writer)
-        do {
-            _ = try await db.query("BEGIN IMMEDIATE")
+        if !batch.withLock({ $0.open }) {
             do {
-                let result = try await body(db)
-                _ = try await db.query("COMMIT")
-                await gate.release()
-                return result
+                _ = try await db.query("BEGIN IMMEDIATE")
             } catch {
-                _ = try? await db.query("ROLLBACK")
-                throw error
+                gate.release()
+                throw Self.translate(error)
             }
-        } catch {
-            await gate.release()
-            throw Self.translate(error)
+            batch.withLock { $0.open = true }
         }
+        let outcome: Result<T, any Error>
+        do {
+            _ = try await db.query("SAVEPOINT portcullis")
+            let value = try await body(db)
+            _ = try await db.query("RELEASE portcullis")
+            outcome = .success(value)
+        } catch {
+            _ = try? await db.query("ROLLBACK TO portcullis")
+            _ = try? await db.query("RELEASE portcullis")
+            outcome = .failure(Self.translate(error))
+        }
+        let joined = batch.withLock { batch -> Int in
+            if case .success = outcome { batch.size += 1 }
+            return batch.size
+        }
+        if gate.hasWaiters && joined < Self.maximumBatch {
+            // Hand the open transaction to the next writer; the last one of the group commits for everyone.
+            switch outcome {
+            case .failure(let error):
+                gate.release()
+                throw error
+            case .success(let value):
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    batch.withLock { $0.members.append(continuation) }
+                    gate.release()
+                }
+                return value
+            }
+        }
+        let members = batch.withLock { batch -> [CheckedContinuation<Void, any Error>] in
+            let members = batch.members
+            batch = Batch()
+            return members
+        }
+        do {
+            _ = try await db.query("COMMIT")
+        } catch {
+            _ = try? await db.query("ROLLBACK")
+            gate.release()
+            let translated = Self.translate(error)
+            for member in members { member.resume(throwing: translated) }
+            throw translated
+        }
+        gate.release()
+        for member in members { member.resume() }
+        return try outcome.get()
     }
 
     /// Reads on a reader connection, translating errors.

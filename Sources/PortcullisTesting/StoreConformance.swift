@@ -156,6 +156,49 @@ public enum StoreConformance {
             try expect(try await store.rotate(oldHash: "after-cancel", usedAt: now, successor: record("after-cancel-2", family: "fam-after-cancel")),
                        "a transaction after cancelled writers must succeed")
         },
+        ConformanceCase(name: "concurrent writers: every success is kept, a failing one dooms no other") { store in
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        do {
+                            // Half of them race for one ID (one wins), half write IDs of their own (all win).
+                            let id = index % 2 == 0 ? "contended" : "own-\(index)"
+                            try await store.put(tenantId: "t-race", kind: .group, id: id, body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
+                            return true
+                        } catch let error as StorageError where error.code == .duplicate {
+                            return false
+                        }
+                    }
+                }
+                var wins = 0
+                for try await won in group where won { wins += 1 }
+                return wins
+            }
+            try expect(outcomes == 21, "20 own IDs and one contended ID succeed, got \(outcomes)")
+            try expect(try await store.documents(tenantId: "t-race", kind: .group).count == 21, "every reported success is stored")
+        },
+        ConformanceCase(name: "sign-ins: large batches, filters by user, status, policy and correlation ID") { store in
+            func record(_ index: Int) -> SignInRecord {
+                SignInRecord(
+                    id: "s\(index)", createdDateTime: now.addingTimeInterval(Double(index)), correlationId: "c\(index)", tenantId: tenant,
+                    userId: index % 3 == 0 ? "u-a" : "u-b", userPrincipalName: nil, clientAppId: "app", resourceAppId: "res", resource: nil,
+                    grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: nil, platform: nil,
+                    appProtection: "none", conditionalAccessStatus: index % 2 == 0 ? .success : .failure,
+                    appliedConditionalAccessPolicies: (0..<3).map { Decision.AppliedPolicy(id: "p\(($0 + index) % 5)", displayName: "P", result: .success, enforcedGrantControls: [], conditionsNotSatisfied: []) },
+                    errorCode: nil)
+            }
+            try await store.appendSignIns((0..<250).map(record))
+            try await store.appendSignIns((250..<260).map(record))
+            let newest = try await store.signIns(SignInQuery(tenantId: tenant, limit: 5))
+            try expect(newest.map(\.record.id) == ["s259", "s258", "s257", "s256", "s255"], "newest first: \(newest.map(\.record.id))")
+            let page = try await store.signIns(SignInQuery(tenantId: tenant, limit: 5, before: newest.last?.cursor))
+            try expect(page.first?.record.id == "s254", "paging continues")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, userId: "u-a", limit: 1000)).count == 87, "by user")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, status: .failure, limit: 1000)).count == 130, "by status")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p0", limit: 1000)).count == 156, "by policy")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "c42", limit: 10)).map(\.record.id) == ["s42"], "by correlation ID")
+            try expect(try await store.purgeSignIns(before: now.addingTimeInterval(100)) == 100, "retention")
+        },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")
             try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))
