@@ -122,7 +122,7 @@ public struct PortcullisServer: Sendable {
         } else {
             server = .http1()
         }
-        return Application(
+        var app = Application(
             router: router(),
             server: server,
             configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Portcullis"),
@@ -134,5 +134,9 @@ public struct PortcullisServer: Sendable {
                 await onRunning(port)
             },
             logger: logger)
+        // Build every tenant's snapshot before accepting requests, so the first ones do not pay for it.
+        let tenants = self.tenants
+        app.beforeServerStarts { _ = try await tenants.snapshots() }
+        return app
     }
 }

@@ -21,6 +21,9 @@ public final class TenantCache: Sendable {
         var generation: Int = 0
         var revision: Int64 = -1
         var snapshots: [String: TenantSnapshot]? = nil
+        /// A build in progress: later callers wait for it instead of building too (single flight).
+        var building = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let store: any DocumentStore
@@ -49,10 +52,53 @@ public final class TenantCache: Sendable {
 
     /// Every tenant's snapshot, keyed by tenant ID and by domain.
     public func snapshots() async throws -> [String: TenantSnapshot] {
-        let (cached, generation, cachedRevision) = state.withLock { ($0.snapshots, $0.generation, $0.revision) }
-        var current: Int64?
-        if validation == .everyRequest { current = try await store.revision() }
-        if let cached, current == nil || current == cachedRevision { return cached }
+        while true {
+            let (cached, generation, cachedRevision) = state.withLock { ($0.snapshots, $0.generation, $0.revision) }
+            var current: Int64?
+            if validation == .everyRequest { current = try await store.revision() }
+            if let cached, current == nil || current == cachedRevision { return cached }
+            // One build at a time: a burst of requests after a change must not build the same snapshot N times.
+            let mustWait = state.withLock { state -> Bool in
+                if state.building { return true }
+                state.building = true
+                return false
+            }
+            if mustWait {
+                await withCheckedContinuation { continuation in
+                    let stillBuilding = state.withLock { state -> Bool in
+                        if state.building { state.waiters.append(continuation) }
+                        return state.building
+                    }
+                    if !stillBuilding { continuation.resume() }
+                }
+                continue
+            }
+            do {
+                let built = try await build(revision: current)
+                let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    if state.generation == generation {
+                        state.snapshots = built.snapshots
+                        state.revision = built.revision
+                    }
+                    state.building = false
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiters { waiter.resume() }
+                return built.snapshots
+            } catch {
+                let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    state.building = false
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiters { waiter.resume() }
+                throw error
+            }
+        }
+    }
+
+    private func build(revision current: Int64?) async throws -> (snapshots: [String: TenantSnapshot], revision: Int64) {
         let revision: Int64
         if let current { revision = current } else { revision = try await store.revision() }
         var built: [String: TenantSnapshot] = [:]
@@ -61,13 +107,7 @@ public final class TenantCache: Sendable {
             built[snapshot.tenant.id] = snapshot
             built[snapshot.tenant.domain] = snapshot
         }
-        state.withLock {
-            if $0.generation == generation {
-                $0.snapshots = built
-                $0.revision = revision
-            }
-        }
-        return built
+        return (built, revision)
     }
 
     static let decoder = JSONDecoder()

@@ -85,7 +85,7 @@ struct OAuthRoutes: Sendable {
             clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId)
         do {
             let response = try await tokens.handle(inputs)
-            return JSONResponse.make(status: .ok, response)
+            return JSONResponse.make(status: .ok, data: response.jsonBody)
         } catch let error as TokenError {
             metrics.tokenRefused(grantType: form["grant_type"] ?? "none", error: error.code.description, code: error.aadsts)
             context.logger.info("token refused", metadata: [
