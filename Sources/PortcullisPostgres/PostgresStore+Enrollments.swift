@@ -82,6 +82,22 @@ extension PostgresStore {
             """).map(Self.enrollment)
     }
 
+    public func compliantEnrollment(tenantId: String, userId: String, clientId: String, now: Date) async throws -> Enrollment? {
+        try await rows("""
+            SELECT document, revision FROM enrollments
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND client_id = \(clientId.lowercased())
+              AND state = 'compliant' AND lapses_at > \(now.seconds)
+            ORDER BY updated_at DESC LIMIT 1
+            """).first.map(Self.enrollment)
+    }
+
+    public func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool {
+        !(try await rows("""
+            SELECT 1 FROM enrollments WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND client_id = \(clientId.lowercased())
+              AND state <> 'unenrolled' LIMIT 1
+            """).isEmpty)
+    }
+
     public func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment] {
         var conditions = Conditions()
         conditions.add(query.tenantId) { "tenant_id = \($0)" }

@@ -87,6 +87,23 @@ extension SQLiteStore {
         ).map(Self.enrollment(from:))
     }
 
+    public func compliantEnrollment(tenantId: String, userId: String, clientId: String, now: Date) async throws -> Enrollment? {
+        try await read(
+            """
+            SELECT document, revision FROM enrollments
+            WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state = 'compliant' AND lapses_at > ?
+            ORDER BY updated_at DESC LIMIT 1
+            """,
+            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased()), .date(now)]
+        ).first.map(Self.enrollment(from:))
+    }
+
+    public func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool {
+        !(try await read(
+            "SELECT 1 AS hit FROM enrollments WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state <> 'unenrolled' LIMIT 1",
+            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased())]).isEmpty)
+    }
+
     public func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment] {
         var clauses = ["tenant_id = ?"]
         var binds: [SQLiteData] = [.text(query.tenantId)]

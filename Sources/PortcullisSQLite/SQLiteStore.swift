@@ -28,13 +28,17 @@ public final class SQLiteStore: PortcullisStore {
 
     let writer: SQLiteConnection
     let readers: [SQLiteConnection]
+    /// SQLite's own threads: a commit blocked in fsync must not starve the reads (the shared NIO pool has
+    /// one thread per core).
+    let threadPool: NIOThreadPool
     let gate = WriteGate()
     private let nextReader = Atomic<Int>(0)
     let logger: Logger
 
-    private init(writer: SQLiteConnection, readers: [SQLiteConnection], logger: Logger) {
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection], threadPool: NIOThreadPool, logger: Logger) {
         self.writer = writer
         self.readers = readers
+        self.threadPool = threadPool
         self.logger = logger
     }
 
@@ -49,21 +53,25 @@ public final class SQLiteStore: PortcullisStore {
         } catch {
             throw StorageError(.unavailable, "cannot create the data directory \(directory.path)", underlying: error)
         }
+        let threadPool = NIOThreadPool(numberOfThreads: max(4, configuration.readers + 2))
+        threadPool.start()
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         do {
-            let writer = try await SQLiteConnection.open(storage: .file(path: configuration.path), logger: logger)
+            let writer = try await SQLiteConnection.open(storage: .file(path: configuration.path), threadPool: threadPool, logger: logger, on: eventLoop)
             _ = try await writer.query("PRAGMA journal_mode = WAL")
             _ = try await writer.query("PRAGMA synchronous = \(configuration.synchronous.uppercased())")
             _ = try await writer.query("PRAGMA busy_timeout = 5000")
             _ = try await writer.query("PRAGMA foreign_keys = ON")
             var readers: [SQLiteConnection] = []
             for _ in 0..<max(1, configuration.readers) {
-                let reader = try await SQLiteConnection.open(storage: .file(path: configuration.path), logger: logger)
+                let reader = try await SQLiteConnection.open(storage: .file(path: configuration.path), threadPool: threadPool, logger: logger, on: eventLoop)
                 _ = try await reader.query("PRAGMA busy_timeout = 5000")
                 _ = try await reader.query("PRAGMA query_only = ON")
                 readers.append(reader)
             }
-            return SQLiteStore(writer: writer, readers: readers, logger: logger)
+            return SQLiteStore(writer: writer, readers: readers, threadPool: threadPool, logger: logger)
         } catch let error as SQLiteError {
+            try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
         }
     }
@@ -192,7 +200,8 @@ public final class SQLiteStore: PortcullisStore {
 
     public func close() async throws {
         for reader in readers { try? await reader.close() }
-        try await writer.close()
+        try? await writer.close()
+        try await threadPool.shutdownGracefully()
     }
 }
 

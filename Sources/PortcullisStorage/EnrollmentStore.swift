@@ -85,6 +85,11 @@ public protocol EnrollmentStore: Sendable {
     func enrollment(id: String) async throws -> Enrollment?
     /// The active enrollment holding an app instance's managed-account slot.
     func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment?
+    /// The most recently updated enrollment of an account in a client application that is compliant at `now`
+    /// (the token path's question), decoding nothing else.
+    func compliantEnrollment(tenantId: String, userId: String, clientId: String, now: Date) async throws -> Enrollment?
+    /// Whether the account has any active enrollment of the client application.
+    func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool
     /// An account's active enrollments of one client application (on every device).
     func activeEnrollments(tenantId: String, userId: String, clientId: String) async throws -> [Enrollment]
     func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment]

@@ -199,6 +199,37 @@ public enum StoreConformance {
             try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "c42", limit: 10)).map(\.record.id) == ["s42"], "by correlation ID")
             try expect(try await store.purgeSignIns(before: now.addingTimeInterval(100)) == 100, "retention")
         },
+        ConformanceCase(name: "enrollments: one active per app instance, the compliant one found by account, revisions") { store in
+            func enrollment(_ id: String, user: String, device: String, state: Enrollment.State, lapses: TimeInterval? = nil) -> Enrollment {
+                Enrollment(id: id, tenantId: tenant, userId: user, userPrincipalName: user + "@t", clientId: "C-1", deviceId: device, platform: .iOS,
+                           osVersion: "17", appVersion: "1", sdkVersion: "1", state: state, complianceStatus: state == .compliant ? .compliant : .policyNotApplied,
+                           policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil,
+                           lapsesAt: lapses.map { now.addingTimeInterval($0) }, updatedAt: now)
+            }
+            let history = EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: "x")
+            let first = try await store.insertEnrollment(enrollment("e1", user: "U-1", device: "D-1", state: .pending), history: history, outbox: [])
+            try expect(first.revision == 1, "new enrollments start at revision 1")
+            try await expectError(.duplicate) {
+                _ = try await store.insertEnrollment(enrollment("e2", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [])
+            }
+            try expect(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1"), "found case-insensitively")
+            try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now) == nil, "pending is not compliant")
+            var compliant = first
+            compliant.state = .compliant
+            compliant.lapsesAt = now.addingTimeInterval(60)
+            let updated = try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: [])
+            try expect(updated?.revision == 2, "an update bumps the revision")
+            try expect(try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: []) == nil, "a stale revision is refused")
+            try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now)?.id == "e1", "compliant now")
+            try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now.addingTimeInterval(61)) == nil, "lapsed later")
+            try expect(try await store.lapsingEnrollments(now: now.addingTimeInterval(61), limit: 10).map(\.id) == ["e1"], "the sweeper finds it")
+            var gone = updated!
+            gone.state = .unenrolled
+            _ = try await store.updateEnrollment(gone, expectedRevision: 2, history: history, outbox: [])
+            try expect(!(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1")), "unenrolled is not active")
+            _ = try await store.insertEnrollment(enrollment("e3", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [])
+            try expect(try await store.enrollmentHistory(id: "e1").count == 3, "history kept")
+        },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")
             try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))

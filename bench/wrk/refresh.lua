@@ -6,9 +6,13 @@ local c = require("common")
 local pool = {}
 local failures = 0
 
--- Run with one wrk thread (-t1): the pool is per thread.
+local headers = c.ios
+
+-- Run with one wrk thread (-t1): the pool is per thread. A second argument "plain" sends no platform
+-- headers, so app protection (iOS/Android only) does not apply: rotation and conditional access alone.
 function init(args)
     pool = c.lines(args[1])
+    if args[2] == "plain" then headers = { ["Content-Type"] = "application/x-www-form-urlencoded" } end
 end
 
 function request()
@@ -17,7 +21,7 @@ function request()
         return wrk.format("GET", "/health/live")
     end
     local body = c.form({ { "grant_type", "refresh_token" }, { "client_id", c.mobile }, { "refresh_token", token }, { "claims", c.claims } })
-    return wrk.format("POST", c.token_path, c.ios, body)
+    return wrk.format("POST", c.token_path, headers, body)
 end
 
 function response(status, headers, body)

@@ -29,20 +29,18 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     public func appProtection(tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date) async throws
         -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?) {
-        let candidates: [Enrollment]
         if let enrollmentId {
             // A named enrollment must belong to the same tenant, account and client, else it is as if none existed.
             guard let enrollment = try await store.enrollment(id: enrollmentId), enrollment.tenantId == tenantId,
                   enrollment.userId == userId.lowercased(), enrollment.clientId == clientId.lowercased(), enrollment.isActive
             else { return (.none, nil) }
-            candidates = [enrollment]
-        } else {
-            candidates = try await store.activeEnrollments(tenantId: tenantId, userId: userId, clientId: clientId)
+            return (enrollment.isCompliant(at: now) ? .compliant(enrollmentId: enrollment.id) : .notCompliant, enrollment.platform)
         }
-        if let compliant = candidates.first(where: { $0.isCompliant(at: now) }) {
+        // The common case reads one indexed row: the account's compliant enrollment of this client, if any.
+        if let compliant = try await store.compliantEnrollment(tenantId: tenantId, userId: userId, clientId: clientId, now: now) {
             return (.compliant(enrollmentId: compliant.id), compliant.platform)
         }
-        return (candidates.isEmpty ? .none : .notCompliant, candidates.first?.platform)
+        return (try await store.hasActiveEnrollment(tenantId: tenantId, userId: userId, clientId: clientId) ? .notCompliant : .none, nil)
     }
 
     // MARK: /mam/v1

@@ -43,7 +43,7 @@ enum Micro {
         }
     }
 
-    /// The enrollment lookup the token path makes (`activeEnrollments(tenant, user, client)`) on a SQLite
+    /// The enrollment lookup the token path makes (`compliantEnrollment(tenant, user, client, now)`) on a SQLite
     /// store holding `count` enrollments.
     static func enrollmentLookup(count: Int) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("bench-enrollments-\(UUID().uuidString)")
@@ -63,7 +63,7 @@ enum Micro {
         for index in 0..<6_000 {
             let user = Dataset.guid(0xA, Int.random(in: 0..<users, using: &rng))
             let begin = ContinuousClock.now
-            let found = try await store.activeEnrollments(tenantId: Dataset.tenantId, userId: user, clientId: Dataset.mobileClient)
+            let found = try await store.compliantEnrollment(tenantId: Dataset.tenantId, userId: user, clientId: Dataset.mobileClient, now: Date()).map { [$0] } ?? []
             let elapsed = ContinuousClock.now - begin
             if index >= 1_000 { samples.append(microseconds(elapsed)) }
             if found.isEmpty { print("warning: no enrollment for \(user)") }
