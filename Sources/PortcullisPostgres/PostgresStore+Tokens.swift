@@ -41,7 +41,7 @@ extension PostgresStore {
             let consumed = try await db.query("""
                 UPDATE refresh_tokens SET used_at = \(usedAt.seconds)
                 WHERE token_hash = \(oldHash) AND used_at IS NULL
-                  AND family_id IN (SELECT family_id FROM refresh_token_families WHERE revoked_at IS NULL)
+                  AND EXISTS (SELECT 1 FROM refresh_token_families f WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
                 RETURNING family_id
                 """)
             guard let family = try consumed.first?.decode(String.self), family == successor.familyId else { return false }

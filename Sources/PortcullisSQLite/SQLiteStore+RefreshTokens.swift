@@ -51,7 +51,7 @@ extension SQLiteStore {
                 """
                 UPDATE refresh_tokens SET used_at = ?
                 WHERE token_hash = ? AND used_at IS NULL
-                  AND family_id IN (SELECT family_id FROM refresh_token_families WHERE revoked_at IS NULL)
+                  AND EXISTS (SELECT 1 FROM refresh_token_families f WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
                 RETURNING family_id
                 """,
                 [.date(usedAt), .text(oldHash)])
