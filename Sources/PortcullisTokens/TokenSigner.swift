@@ -23,14 +23,16 @@ public struct TokenSigner: Sendable {
         self.keys = loaded.all
         self.accessTokenType = accessTokenType
         let collection = JWTKeyCollection()
+        // jwt-kit serialises with each key's own serializer (the collection's default serves JWKs only).
+        let serializer = DefaultJWTSerializer(jsonEncoder: ClaimsJSONEncoder())
         for key in loaded.all {
             switch key.algorithm {
             case .es256:
-                await collection.add(ecdsa: try ES256PrivateKey(pem: key.privateKeyPEM), kid: JWKIdentifier(string: key.kid))
+                await collection.add(ecdsa: try ES256PrivateKey(pem: key.privateKeyPEM), kid: JWKIdentifier(string: key.kid), serializer: serializer)
             case .rs256:
                 await collection.add(
                     rsa: try Insecure.RSA.PrivateKey(pem: key.privateKeyPEM), digestAlgorithm: .sha256,
-                    kid: JWKIdentifier(string: key.kid))
+                    kid: JWKIdentifier(string: key.kid), serializer: serializer)
             }
         }
         self.collection = collection

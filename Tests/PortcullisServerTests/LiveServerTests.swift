@@ -86,10 +86,17 @@ final class ServerProcess: Sendable {
         if process.isRunning { process.terminate() }
     }
 
-    /// Sends SIGTERM and waits; returns the exit status.
+    /// Sends SIGTERM and waits (up to 60 s: the whole suite shares two cores with debug builds); returns the
+    /// exit status. A server that does not drain in time is killed and reported with its log, never waited on
+    /// for ever (and `terminationStatus` of a running process would trap).
     func stop() async throws -> Int32 {
         process.terminate()
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<1200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw InteropSetupError(message: "the server did not stop within 60 s of SIGTERM; its log:\n\(output.value.suffix(4000))")
+        }
         return process.terminationStatus
     }
 

@@ -60,6 +60,35 @@ struct TokenSignerTests {
         #expect(try result.get() == claims)
     }
 
+    @Test("the hand-written access-token payload is the JSON object JSONEncoder writes, escapes and absent claims included")
+    func handWrittenPayload() async throws {
+        var odd = sampleClaims(now: now)
+        odd.name = "Zoë \"Q\" O'Neil\\\n\t\u{1}"
+        odd.roles = ["Mail.Send", "a\"b"]
+        odd.scp = nil
+        odd.oid = nil
+        odd.xmsCC = []
+        odd.xmsMamEnrollment = "e-1"
+        let app = AccessTokenClaims(
+            iss: "https://issuer.test/t/v2.0", aud: "api://mail", sub: "c", oid: "c", tid: "t", azp: "c", azpacr: "1",
+            iat: 1, nbf: 1, exp: 2, jti: "j", scp: nil, roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil,
+            idtyp: "app")
+        let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))
+        for claims in [sampleClaims(now: now), odd, app] {
+            let token = try await signer.sign(accessToken: claims)
+            let written = try decodeSegment(token, 1) as NSDictionary
+            // Written by hand, not by JSONEncoder, which would escape the slashes (`https:\/\/`).
+            let text = String(decoding: try #require(Base64URL.decode(String(token.split(separator: ".")[1]))), as: UTF8.self)
+            #expect(text.hasPrefix("{\"iss\":\"https://issuer.test/t/v2.0\","))
+            let header = String(decoding: try #require(Base64URL.decode(String(token.split(separator: ".")[0]))), as: UTF8.self)
+            #expect(header == "{\"alg\":\"ES256\",\"kid\":\"\(signer.active.kid)\",\"typ\":\"JWT\"}")
+            let reference = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(claims)) as? [String: Any]) as NSDictionary
+            #expect(written == reference)
+            let verified = try await signer.verifySignature(token, as: AccessTokenClaims.self)
+            #expect(verified == claims)
+        }
+    }
+
     @Test("verification refuses tampering, alg none, HS256 confusion, wrong audience or issuer, expiry, unknown kid")
     func negatives() async throws {
         let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Writes one flat JSON object of strings, integers and string arrays, members in call order, without
+/// `JSONEncoder`. For the token path's fixed shapes (token responses, access-token payloads), where
+/// `JSONEncoder` measured 5–10 % of a grant's CPU. Absent (`nil`) members are left out.
+public struct JSONObjectWriter {
+    private var out: String
+    private var first = true
+
+    public init(capacity: Int = 256) {
+        out = "{"
+        out.reserveCapacity(capacity)
+    }
+
+    private mutating func key(_ name: String) {
+        if !first { out += "," }
+        first = false
+        out += "\"" + JSONText.escape(name) + "\":"
+    }
+
+    public mutating func string(_ name: String, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        out += "\"" + JSONText.escape(value) + "\""
+    }
+
+    public mutating func integer(_ name: String, _ value: Int?) {
+        guard let value else { return }
+        key(name)
+        out += String(value)
+    }
+
+    public mutating func strings(_ name: String, _ values: [String]?) {
+        guard let values else { return }
+        key(name)
+        out += "["
+        for (index, value) in values.enumerated() {
+            if index > 0 { out += "," }
+            out += "\"" + JSONText.escape(value) + "\""
+        }
+        out += "]"
+    }
+
+    /// The finished object.
+    public mutating func finish() -> Data {
+        out += "}"
+        return Data(out.utf8)
+    }
+}
+
+/// JSON string escaping (RFC 8259 §7).
+public enum JSONText {
+    public static func escape(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}
