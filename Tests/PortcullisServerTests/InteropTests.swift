@@ -17,11 +17,11 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    try process.run()
+    try ChildProcess.launch(process)
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    let status = ChildProcess.waitForExit(of: process)
+    return (status, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -30,6 +30,8 @@ final class OutputBuffer: Sendable {
 final class ServerProcess: Sendable {
     let process: Process
     let output = OutputBuffer()
+    /// Whether the process has exited and been reaped (by us).
+    private let exited = Atomic<Bool>(false)
     let root: URL
     let port: Int
 
@@ -62,7 +64,7 @@ final class ServerProcess: Sendable {
             let data = handle.availableData
             if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
         }
-        try process.run()
+        try ChildProcess.launch(process)
         var port: Int?
         for _ in 0..<200 {
             if let line = output.value.split(separator: "\n").first(where: { $0.contains("Portcullis is listening on") }),
@@ -70,11 +72,15 @@ final class ServerProcess: Sendable {
                 port = value
                 break
             }
-            if !process.isRunning { break }
+            if ChildProcess.poll(process.processIdentifier) != .running { exited.store(true, ordering: .relaxed); break }
             try await Task.sleep(for: .milliseconds(50))
         }
         guard let port else {
-            process.terminate()
+            if !exited.load(ordering: .relaxed) {
+                process.terminate()
+                _ = await ChildProcess.exitStatus(of: process, timeout: .seconds(10))
+                exited.store(true, ordering: .relaxed)
+            }
             throw InteropSetupError(message: "the server did not start:\n\(output.value)")
         }
         self.port = port
@@ -83,21 +89,23 @@ final class ServerProcess: Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        // Never signal a process we reaped: its PID may belong to another one by now.
+        if process.processIdentifier > 0 && !exited.load(ordering: .relaxed) { kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Sends SIGTERM and waits (up to 60 s: the whole suite shares two cores with debug builds); returns the
-    /// exit status. A server that does not drain in time is killed and reported with its log, never waited on
-    /// for ever (and `terminationStatus` of a running process would trap).
+    /// exit status. A server that does not drain in time is killed and reported with its log.
     func stop() async throws -> Int32 {
-        process.terminate()
-        for _ in 0..<1200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw InteropSetupError(message: "the server did not stop within 60 s of SIGTERM; its log:\n\(output.value.suffix(4000))")
+        guard !exited.load(ordering: .relaxed) else { throw InteropSetupError(message: "the server was already stopped") }
+        kill(process.processIdentifier, SIGTERM)
+        if let status = await ChildProcess.exitStatus(of: process, timeout: .seconds(60)) {
+            exited.store(true, ordering: .relaxed)
+            return status
         }
-        return process.terminationStatus
+        kill(process.processIdentifier, SIGKILL)
+        _ = await ChildProcess.exitStatus(of: process, timeout: .seconds(10))
+        exited.store(true, ordering: .relaxed)
+        throw InteropSetupError(message: "the server did not stop within 60 s of SIGTERM; its log:\n\(output.value.suffix(4000))")
     }
 
     func request(_ path: String, form: [(String, String)]? = nil, method: String? = nil, json: Any? = nil, bearer: String? = nil) async throws -> (Int, [String: Any]) {
