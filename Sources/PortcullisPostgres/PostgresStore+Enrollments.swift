@@ -6,7 +6,7 @@ import PostgresNIO
 extension PostgresStore {
     static func enrollment(_ row: PostgresRow) throws -> Enrollment {
         let (document, revision) = try row.decode((String, Int64).self)
-        var enrollment = try StoredJSON.enrollmentDecoder.decode(Enrollment.self, from: Data(document.utf8))
+        var enrollment = try StoredJSON.enrollment(from: document)
         enrollment.revision = revision
         return enrollment
     }
@@ -32,7 +32,7 @@ extension PostgresStore {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
-        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = try StoredJSON.text(of: stored)
         return try await transaction { db in
             try await db.query("""
                 INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document)
@@ -49,7 +49,7 @@ extension PostgresStore {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
-        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = try StoredJSON.text(of: stored)
         return try await transaction { db in
             let updated = try await db.query("""
                 UPDATE enrollments SET state = \(stored.state.rawValue), lapses_at = \(stored.lapsesAt.seconds), updated_at = \(stored.updatedAt.seconds),

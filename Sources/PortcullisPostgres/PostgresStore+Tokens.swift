@@ -82,7 +82,7 @@ extension PostgresStore {
 extension PostgresStore {
     public func appendSignIns(_ records: [SignInRecord]) async throws {
         guard !records.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: String(decoding: try StoredJSON.signInEncoder.encode($0), as: UTF8.self)) }
+        let encoded = try records.map { (record: $0, json: try StoredJSON.text(of: $0)) }
         try await transaction { db in
             for (record, json) in encoded {
                 let cursor = try await db.query("""
@@ -114,7 +114,7 @@ extension PostgresStore {
         let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE \(conditions.sql) ORDER BY s.cursor DESC LIMIT \(limit)"
         return try await rows(PostgresQuery(unsafeSQL: sql, binds: conditions.binds)).map { row in
             let (cursor, json) = try row.decode((Int64, String).self)
-            return (cursor, try StoredJSON.signInDecoder.decode(SignInRecord.self, from: Data(json.utf8)))
+            return (cursor, try StoredJSON.signIn(from: json))
         }
     }
 

@@ -5,7 +5,7 @@ import SQLiteNIO
 
 extension SQLiteStore {
     static func enrollment(from row: SQLiteRow) throws -> Enrollment {
-        var enrollment = try StoredJSON.enrollmentDecoder.decode(Enrollment.self, from: Data(try row.string("document").utf8))
+        var enrollment = try StoredJSON.enrollment(from: try row.string("document"))
         enrollment.revision = try row.int("revision")
         return enrollment
     }
@@ -34,7 +34,7 @@ extension SQLiteStore {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
-        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = try StoredJSON.text(of: stored)
         return try await transaction { db in
             _ = try await db.query(
                 """
@@ -53,7 +53,7 @@ extension SQLiteStore {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
-        let document = String(decoding: try StoredJSON.enrollmentEncoder.encode(stored), as: UTF8.self)
+        let document = try StoredJSON.text(of: stored)
         return try await transaction { db in
             let updated = try await db.query(
                 """

@@ -6,7 +6,7 @@ import SQLiteNIO
 extension SQLiteStore {
     public func appendSignIns(_ records: [SignInRecord]) async throws {
         guard !records.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: String(decoding: try StoredJSON.signInEncoder.encode($0), as: UTF8.self)) }
+        let encoded = try records.map { (record: $0, json: try StoredJSON.text(of: $0)) }
         try await transaction { db in
             // Multi-row inserts with explicit cursors: a batch of thousands is a few statements, not thousands.
             var next = try await db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
@@ -51,7 +51,7 @@ extension SQLiteStore {
         binds.append(.integer(max(1, min(query.limit, 1000))))
         let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE " + clauses.joined(separator: " AND ") + " ORDER BY s.cursor DESC LIMIT ?"
         return try await read(sql, binds).map { row in
-            (try row.int("cursor"), try StoredJSON.signInDecoder.decode(SignInRecord.self, from: Data(try row.string("record").utf8)))
+            (try row.int("cursor"), try StoredJSON.signIn(from: try row.string("record")))
         }
     }
 

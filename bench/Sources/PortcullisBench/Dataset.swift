@@ -139,7 +139,6 @@ enum Dataset {
     /// Writes enrollments straight into the SQLite file in large transactions (the store API commits one by one).
     static func bulkEnrollments(path: String, count: Int, users: Int, compliantUsers: Int, refusedUsers: Range<Int>, policyVersion: String, now: Date, logger: Logger) async throws {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        let encoder = StoredJSON.enrollmentEncoder
         var index = 0
         while index < count {
             _ = try await connection.query("BEGIN")
@@ -157,7 +156,7 @@ enum Dataset {
                     "INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
                     [.text(enrollment.id), .text(tenantId), .text(enrollment.userId), .text(mobileClient), .text(enrollment.deviceId),
                      .text(enrollment.state.rawValue), enrollment.lapsesAt.map { .float($0.timeIntervalSince1970) } ?? .null,
-                     .float(now.timeIntervalSince1970), .text(String(decoding: try encoder.encode(enrollment), as: UTF8.self))])
+                     .float(now.timeIntervalSince1970), .text(try StoredJSON.text(of: enrollment))])
                 index += 1
             }
             _ = try await connection.query("COMMIT")
