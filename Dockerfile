@@ -18,5 +18,9 @@ COPY Config ./Config
 RUN mkdir -p /app/.portcullis /app/Keys && chown -R portcullis /app
 USER portcullis
 EXPOSE 8080
+# The image listens beyond loopback, so the server refuses to seed the demo directory's plaintext development
+# credentials (which every README reader knows) unless the operator asks for the demo explicitly with
+# PORTCULLIS_DEMO=1. For real use, mount your own Config/ (passwordHash/secretHash values) over /app/Config.
+ENV PORTCULLIS_DEMO=0
 ENTRYPOINT ["/usr/local/bin/portcullis"]
 CMD ["serve", "--host", "0.0.0.0"]

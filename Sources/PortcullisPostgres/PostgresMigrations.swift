@@ -82,5 +82,14 @@ enum PostgresMigrations {
             "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
             "CREATE INDEX outbox_tenant ON outbox (tenant_id, created_at)",
         ]),
+        (4, [
+            """
+            CREATE TABLE auth_throttles (
+                key TEXT PRIMARY KEY, failures INTEGER NOT NULL, window_start DOUBLE PRECISION NOT NULL, locks INTEGER NOT NULL,
+                locked_until DOUBLE PRECISION, expires_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX auth_throttles_expiry ON auth_throttles (expires_at)",
+        ]),
     ]
 }

@@ -28,7 +28,7 @@ extension PostgresStore {
         }
     }
 
-    public func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment {
+    public func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int) async throws -> Enrollment {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
@@ -41,6 +41,17 @@ extension PostgresStore {
                 """)
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
+            let pruned = try await db.query("""
+                DELETE FROM enrollments WHERE id IN (
+                    SELECT id FROM enrollments WHERE tenant_id = \(stored.tenantId) AND user_id = \(stored.userId) AND client_id = \(stored.clientId)
+                        AND id <> \(stored.id)
+                    ORDER BY (state = 'unenrolled') DESC, updated_at ASC
+                    LIMIT GREATEST(0, (SELECT count(*) FROM enrollments
+                                       WHERE tenant_id = \(stored.tenantId) AND user_id = \(stored.userId) AND client_id = \(stored.clientId)) - \(max(1, keepingAtMost)))
+                ) RETURNING id
+                """)
+            let ids = try pruned.map { try $0.decode(String.self) }
+            if !ids.isEmpty { try await db.query("DELETE FROM enrollment_history WHERE enrollment_id = ANY(\(ids))") }
             return stored
         }
     }
@@ -201,6 +212,10 @@ extension PostgresStore {
             UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = \(now.seconds), lease_until = NULL, lease_owner = NULL, last_error = NULL
             WHERE id = \(id) AND tenant_id = \(tenantId) RETURNING id
             """).isEmpty)
+    }
+
+    public func purgeOutbox(before: Date) async throws -> Int {
+        try await rows("DELETE FROM outbox WHERE state IN ('delivered', 'deadLetter') AND created_at < \(before.seconds) RETURNING id").count
     }
 
     public func nextOutboxAttempt() async throws -> Date? {

@@ -12,9 +12,12 @@ public final class PostgresStore: PortcullisStore {
         public var url: String
         public var maximumConnections: Int
         public var connectTimeout: Duration
+        /// PEM file of the CA that signs the server's certificate (else `sslrootcert` in the URL, else the system's roots).
+        public var caFile: String?
 
-        public init(url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(10)) {
+        public init(url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(10), caFile: String? = nil) {
             self.url = url
+            self.caFile = caFile
             self.maximumConnections = maximumConnections
             self.connectTimeout = connectTimeout
         }
@@ -25,7 +28,8 @@ public final class PostgresStore: PortcullisStore {
     let logger: Logger
 
     public init(_ configuration: Configuration, logger: Logger) throws {
-        let url = try PostgresURL(configuration.url)
+        var url = try PostgresURL(configuration.url)
+        if let caFile = configuration.caFile { url.sslRootCert = caFile }
         var clientConfiguration = url.clientConfiguration()
         clientConfiguration.options.maximumConnections = max(1, configuration.maximumConnections)
         clientConfiguration.options.connectTimeout = configuration.connectTimeout

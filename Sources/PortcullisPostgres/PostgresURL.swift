@@ -35,20 +35,21 @@ public struct PostgresURL: Sendable {
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = path.isEmpty ? nil : path
         let items = components.queryItems ?? []
-        let mode = items.first { $0.name == "sslmode" }?.value ?? "prefer"
+        // Without sslmode the connection is encrypted and the server verified (libpq's default, prefer, would
+        // accept any certificate, or none).
+        let mode = items.first { $0.name == "sslmode" }?.value ?? "verify-full"
         guard let parsed = SSLMode(rawValue: mode) else { throw Invalid(description: "unsupported sslmode=\(mode)") }
         sslMode = parsed
         sslRootCert = items.first { $0.name == "sslrootcert" }?.value
     }
 
-    /// libpq semantics: `prefer`/`require` encrypt without verifying; `verify-ca`/`verify-full` verify.
+    /// Whenever TLS is used it is verified (unlike libpq, where `prefer` and `require` accept any
+    /// certificate): `verify-ca` checks the chain only, every other TLS mode checks the chain and the host
+    /// name. The trust roots are `sslrootcert` (or the `storage.postgres.caFile` setting), else the system's.
     func tlsConfiguration() -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
-        switch sslMode {
-        case .verifyFull: tls.certificateVerification = .fullVerification
-        case .verifyCA: tls.certificateVerification = .noHostnameVerification
-        default: tls.certificateVerification = .none
-        }
+        tls.minimumTLSVersion = .tlsv12
+        tls.certificateVerification = sslMode == .verifyCA ? .noHostnameVerification : .fullVerification
         if let path = sslRootCert { tls.trustRoots = .file(path) }
         return tls
     }

@@ -85,5 +85,14 @@ enum SQLiteMigrations {
             "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
             "CREATE INDEX outbox_tenant ON outbox (tenant_id, created_at)",
         ]),
+        (4, [
+            """
+            CREATE TABLE auth_throttles (
+                key TEXT PRIMARY KEY, failures INTEGER NOT NULL, window_start REAL NOT NULL, locks INTEGER NOT NULL,
+                locked_until REAL, expires_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX auth_throttles_expiry ON auth_throttles (expires_at)",
+        ]),
     ]
 }

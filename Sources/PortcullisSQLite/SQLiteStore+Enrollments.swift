@@ -30,7 +30,7 @@ extension SQLiteStore {
         }
     }
 
-    public func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment {
+    public func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int) async throws -> Enrollment {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
@@ -45,6 +45,18 @@ extension SQLiteStore {
                  .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document)])
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
+            let pruned = try await db.query(
+                """
+                DELETE FROM enrollments WHERE id IN (
+                    SELECT id FROM enrollments WHERE tenant_id = ?1 AND user_id = ?2 AND client_id = ?3 AND id <> ?4
+                    ORDER BY (state = 'unenrolled') DESC, updated_at ASC
+                    LIMIT max(0, (SELECT COUNT(*) FROM enrollments WHERE tenant_id = ?1 AND user_id = ?2 AND client_id = ?3) - ?5)
+                ) RETURNING id
+                """,
+                [.text(stored.tenantId), .text(stored.userId), .text(stored.clientId), .text(stored.id), .integer(max(1, keepingAtMost))])
+            for row in pruned {
+                _ = try await db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
+            }
             return stored
         }
     }
@@ -214,6 +226,12 @@ extension SQLiteStore {
                 WHERE id = ? AND tenant_id = ? RETURNING id
                 """,
                 [.date(now), .text(id), .text(tenantId)]).isEmpty)
+        }
+    }
+
+    public func purgeOutbox(before: Date) async throws -> Int {
+        try await transaction { db in
+            try await db.query("DELETE FROM outbox WHERE state IN ('delivered', 'deadLetter') AND created_at < ? RETURNING id", [.date(before)]).count
         }
     }
 

@@ -49,9 +49,9 @@ public final class SQLiteStore: PortcullisStore {
         }
         let directory = URL(fileURLWithPath: configuration.path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Self.preparePrivateFiles(path: configuration.path, logger: logger)
         } catch {
-            throw StorageError(.unavailable, "cannot create the data directory \(directory.path)", underlying: error)
+            throw StorageError(.unavailable, "cannot create the data directory \(directory.path) or the database file", underlying: error)
         }
         let threadPool = NIOThreadPool(numberOfThreads: max(4, configuration.readers + 2))
         threadPool.start()
@@ -73,6 +73,28 @@ public final class SQLiteStore: PortcullisStore {
         } catch let error as SQLiteError {
             try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
+        }
+    }
+
+    /// The database holds password hashes, sign-ins and enrollments: its directory is created 0700 and
+    /// the database file 0600 before SQLite opens it (SQLite gives its `-wal` and `-shm` files the mode of
+    /// the database). Files of ours that an older build left readable by others are tightened; a data
+    /// directory that others can read is reported, not changed (it may be the operator's own choice).
+    static func preparePrivateFiles(path: String, logger: Logger) throws {
+        let fm = FileManager.default
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        if !fm.fileExists(atPath: directory.path) {
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } else if let mode = (try? fm.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0 {
+            logger.warning("the data directory is readable by other users; make it 0700", metadata: [
+                "portcullis.path": .string(directory.path), "portcullis.mode": .string(String(mode, radix: 8)),
+            ])
+        }
+        if !fm.fileExists(atPath: path), !fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
+            throw StorageError(.unavailable, "cannot create \(path)")
+        }
+        for file in [path, path + "-wal", path + "-shm"] where fm.fileExists(atPath: file) {
+            chmod(file, 0o600)
         }
     }
 

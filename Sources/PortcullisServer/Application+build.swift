@@ -53,6 +53,25 @@ public struct ListenerConfiguration: Sendable {
     }
 }
 
+extension ListenerConfiguration {
+    /// TLS 1.2 at least (NIOSSL's default also accepts 1.0 and 1.1), and for 1.2 only forward-secret AEAD
+    /// suites (ECDHE with AES-GCM or ChaCha20-Poly1305): what current browsers and MSAL's platforms use.
+    /// TLS 1.3's suites are all AEAD.
+    public static let cipherSuites = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
+
+    public static func tlsConfiguration(certificatePath: String, keyPath: String) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12
+        tls.cipherSuites = cipherSuites
+        return tls
+    }
+}
+
 /// The server's routes and middleware, without a listener (router tests use this directly).
 public struct PortcullisServer: Sendable {
     public let dependencies: ServerDependencies
@@ -77,18 +96,20 @@ public struct PortcullisServer: Sendable {
             store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger)
         self.sweeper = ComplianceSweeper(
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
-            idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention, logger: dependencies.logger)
+            idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
+            outboxRetention: configuration.outboxRetention, logger: dependencies.logger)
     }
 
     public func router() -> Router<PortcullisRequestContext> {
         let deps = dependencies
         let router = Router(context: PortcullisRequestContext.self)
-        router.add(middleware: RequestMiddleware(metrics: deps.metrics))
+        router.add(middleware: RequestMiddleware(metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://")))
         let clients = ClientAuthenticator(credentials: deps.credentials)
         let gate = ConditionalAccessGate(configuration: deps.configuration, appProtection: compliance, recorder: signIns, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
-            clients: clients, conditionalAccess: gate, passwords: deps.passwords, clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
+            clients: clients, conditionalAccess: gate,
+            passwords: PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger), clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
         OAuthRoutes(
             configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics
@@ -116,9 +137,7 @@ public struct PortcullisServer: Sendable {
         let configuration = dependencies.configuration
         let server: HTTPServerBuilder
         if let certificatePath = listener.tlsCertificatePath, let keyPath = listener.tlsKeyPath {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
-            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
-            server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+            server = try .tls(.http1(), tlsConfiguration: ListenerConfiguration.tlsConfiguration(certificatePath: certificatePath, keyPath: keyPath))
         } else {
             server = .http1()
         }

@@ -78,8 +78,11 @@ public struct EnrollmentQuery: Sendable, Equatable {
 /// (not unenrolled) enrollment per (tenant, client application, device). Every state change is written
 /// together with its history line and its outbox messages, in one transaction.
 public protocol EnrollmentStore: Sendable {
-    /// Inserts a new enrollment; `StorageError.duplicate` when the app instance already has an active one.
-    func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment
+    /// Inserts a new enrollment; `StorageError.duplicate` when the app instance already has an active one. In
+    /// the same transaction, the account's enrollments of the client application beyond `keepingAtMost`
+    /// (counting the new one) are deleted with their history: unenrolled ones first, then the least
+    /// recently updated, so that no client can make the table grow without bound.
+    func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int) async throws -> Enrollment
     /// Replaces an enrollment if its revision is still `expectedRevision`; `nil` when someone else changed it first.
     func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment?
     func enrollment(id: String) async throws -> Enrollment?
@@ -115,4 +118,7 @@ public protocol OutboxStore: Sendable {
     func redeliverOutbox(id: String, tenantId: String, now: Date) async throws -> Bool
     /// The earliest `nextAttemptAt` of a pending message, to know how long to sleep.
     func nextOutboxAttempt() async throws -> Date?
+    /// Deletes delivered and dead-lettered messages created before `before`; returns how many.
+    @discardableResult
+    func purgeOutbox(before: Date) async throws -> Int
 }

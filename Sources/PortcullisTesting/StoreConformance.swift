@@ -207,10 +207,10 @@ public enum StoreConformance {
                            lapsesAt: lapses.map { now.addingTimeInterval($0) }, updatedAt: now)
             }
             let history = EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: "x")
-            let first = try await store.insertEnrollment(enrollment("e1", user: "U-1", device: "D-1", state: .pending), history: history, outbox: [])
+            let first = try await store.insertEnrollment(enrollment("e1", user: "U-1", device: "D-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(first.revision == 1, "new enrollments start at revision 1")
             try await expectError(.duplicate) {
-                _ = try await store.insertEnrollment(enrollment("e2", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [])
+                _ = try await store.insertEnrollment(enrollment("e2", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             }
             try expect(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1"), "found case-insensitively")
             try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now) == nil, "pending is not compliant")
@@ -227,7 +227,7 @@ public enum StoreConformance {
             gone.state = .unenrolled
             _ = try await store.updateEnrollment(gone, expectedRevision: 2, history: history, outbox: [])
             try expect(!(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1")), "unenrolled is not active")
-            _ = try await store.insertEnrollment(enrollment("e3", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [])
+            _ = try await store.insertEnrollment(enrollment("e3", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(try await store.enrollmentHistory(id: "e1").count == 3, "history kept")
         },
         ConformanceCase(name: "access token revocation by jti") { store in

@@ -14,15 +14,37 @@ public struct CredentialHasher: Sendable {
         self.pepper = SymmetricKey(data: pepper)
     }
 
-    /// Loads the pepper from `file`, creating it (32 random bytes, mode 0600) when absent.
+    /// Loads the pepper from `file`, creating it (32 random bytes, base64, mode 0600) when absent — under the
+    /// same lock as signing-key generation, so nodes starting together on a shared keys directory create
+    /// one. An existing pepper is never replaced: one that cannot be read, is not base64 or is shorter than
+    /// 32 bytes is a start-up error naming the file (replacing it would silently invalidate every stored
+    /// client secret).
     public static func loadOrCreate(file: URL) throws -> CredentialHasher {
-        if let data = try? Data(contentsOf: file), let pepper = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), pepper.count >= 32 {
-            return CredentialHasher(pepper: pepper)
+        let directory = file.deletingLastPathComponent()
+        try PrivateFile.createDirectory(directory)
+        var pepper = Data()
+        try SigningKeyStore.withExclusiveLock(directory.appendingPathComponent(".lock")) {
+            if FileManager.default.fileExists(atPath: file.path) {
+                pepper = try read(file)
+            } else {
+                pepper = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+                try PrivateFile.write(Data(pepper.base64EncodedString().utf8), to: file)
+            }
         }
-        let pepper = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try PrivateFile.write(Data(pepper.base64EncodedString().utf8), to: file)
         return CredentialHasher(pepper: pepper)
+    }
+
+    static func read(_ file: URL) throws -> Data {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw KeyFileError(file: file.path, problem: "the credential pepper cannot be read (check its owner and mode); it is never replaced, because every stored client secret depends on it")
+        }
+        guard let pepper = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw KeyFileError(file: file.path, problem: "the credential pepper is not base64; restore it from a backup (it is never replaced, because every stored client secret depends on it)")
+        }
+        guard pepper.count >= 32 else {
+            throw KeyFileError(file: file.path, problem: "the credential pepper is \(pepper.count) bytes; at least 32 are required; restore it from a backup")
+        }
+        return pepper
     }
 
     /// The stored form of a client secret.

@@ -86,8 +86,7 @@ public struct SigningKeyStore: Sendable {
     }
 
     public func load(algorithm: SigningAlgorithm, now: Date) throws -> Loaded {
-        let fm = FileManager.default
-        try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFile.createDirectory(directory)
         var generated: [String] = []
         try Self.withExclusiveLock(directory.appendingPathComponent(".lock")) {
             if try !signingFiles().contains(where: { $0.hasSuffix("-\(algorithm.rawValue.lowercased()).pem") }) {
@@ -128,7 +127,7 @@ public struct SigningKeyStore: Sendable {
     @discardableResult
     public func generate(algorithm: SigningAlgorithm, activatesAt: Date) throws -> String {
         let name = "signing-\(Self.formatter().string(from: activatesAt))-\(algorithm.rawValue.lowercased()).pem"
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFile.createDirectory(directory)
         try PrivateFile.write(Data(try SigningKey.generatePEM(algorithm).utf8), to: directory.appendingPathComponent(name))
         return name
     }
@@ -150,17 +149,36 @@ public struct SigningKeyStore: Sendable {
     }
 }
 
-/// Writing files that hold secrets: created with mode 0600 before any byte is written.
+/// Writing files that hold secrets: created with mode 0600 before any byte is written, never over an
+/// existing file (`O_EXCL`), and flushed to disk before this returns.
 public enum PrivateFile {
     public static func write(_ data: Data, to url: URL) throws {
-        let fm = FileManager.default
-        guard fm.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
+        let descriptor = open(url.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw KeyFileError(file: url.path, problem: errno == EEXIST ? "already exists; it is never overwritten" : "cannot be created (\(String(cString: strerror(errno))))")
         }
-        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
-        try handle.write(contentsOf: data)
+        defer { close(descriptor) }
+        let written = data.withUnsafeBytes { bytes in Foundation.write(descriptor, bytes.baseAddress, bytes.count) }
+        guard written == data.count, fsync(descriptor) == 0 else {
+            throw KeyFileError(file: url.path, problem: "cannot be written (\(String(cString: strerror(errno))))")
+        }
+    }
+
+    /// Creates a directory that holds secrets or data with mode 0700 (and its parents as needed).
+    public static func createDirectory(_ url: URL) throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 }
 
+/// A key or secret file that is missing, unreadable or malformed: a start-up error naming the file.
+public struct KeyFileError: Error, CustomStringConvertible {
+    public let file: String
+    public let problem: String
+
+    public init(file: String, problem: String) {
+        self.file = file
+        self.problem = problem
+    }
+
+    public var description: String { "\(file): \(problem)" }
+}

@@ -54,7 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store: any PortcullisStore
         var postgres: PostgresStore?
         if let url = settings.postgresURL {
-            let pg = try PostgresStore(.init(url: url, maximumConnections: settings.postgresMaximumConnections), logger: logger)
+            let pg = try PostgresStore(.init(url: url, maximumConnections: settings.postgresMaximumConnections, caFile: settings.postgresCAFile), logger: logger)
             try await pg.preflight()
             postgres = pg
             store = pg
@@ -70,11 +70,16 @@ struct ServeCommand: AsyncParsableCommand {
             defer { group.cancelAll() }
             do {
                 try await store.migrate()
-                let passwords = try await PasswordHasher(cost: settings.bcryptCost)
+                let passwords = try await PasswordHasher(cost: settings.bcryptCost, queueLimit: settings.passwordQueueLimit)
                 let dependencies = ServerDependencies(
                     configuration: settings.serverConfiguration, store: store, signer: signer, credentials: credentials,
                     passwords: passwords, clock: clock, logger: logger)
-                let seeder = Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger)
+                let loopback = CallbackURI.isLoopback(host: settings.host)
+                if settings.demo && !loopback {
+                    logger.warning("PORTCULLIS_DEMO=1: the demo directory's published development credentials may be seeded on a listener beyond loopback; never do this anywhere real")
+                }
+                let seeder = Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger,
+                                    plaintextCredentialsAllowed: loopback || settings.demo)
                 do {
                     try await seeder.seedIfEmpty(configDirectory: URL(fileURLWithPath: settings.configDirectory))
                 } catch let error as Seeder.SeedError {
@@ -95,6 +100,8 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 func makeLogger(level: String) -> Logger {
+    // Every logger of the process, ours and the libraries', writes through the escaping handler.
+    LoggingSystem.bootstrap { label in SafeLogHandler(label: label) }
     var logger = Logger(label: "portcullis")
     logger.logLevel = Logger.Level(rawValue: level.lowercased()) ?? .info
     return logger

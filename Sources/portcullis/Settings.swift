@@ -30,6 +30,14 @@ struct Settings {
     var callbackMaxAttempts = 10
     var callbackBaseDelaySeconds = 1
     var callbackMaxDelaySeconds = 300
+    var callbackAllowPrivateNetworks = false
+    var callbackRetentionDays = 7
+    var maximumEnrollmentsPerAccount = 20
+    var passwordQueueLimit = 64
+    var lockout = LockoutPolicy()
+    var postgresCAFile: String?
+    /// Seed the directory's plaintext development credentials even when listening beyond loopback.
+    var demo = false
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -56,12 +64,15 @@ struct Settings {
             signInRetentionDays = signIns.integer("retentionDays", in: 1...3650) ?? signInRetentionDays
         }
         if let compliance = reader.object("compliance") {
-            compliance.rejectUnknownMembers(allowed: ["sweepIntervalSeconds", "idleEnrollmentDays"])
+            compliance.rejectUnknownMembers(allowed: ["sweepIntervalSeconds", "idleEnrollmentDays", "maximumEnrollmentsPerAccount"])
             sweepIntervalSeconds = compliance.integer("sweepIntervalSeconds", in: 1...3600) ?? sweepIntervalSeconds
             idleEnrollmentDays = compliance.integer("idleEnrollmentDays", in: 1...3650) ?? idleEnrollmentDays
+            maximumEnrollmentsPerAccount = compliance.integer("maximumEnrollmentsPerAccount", in: 1...1000) ?? maximumEnrollmentsPerAccount
         }
         if let callbacks = reader.object("callbacks") {
-            callbacks.rejectUnknownMembers(allowed: ["maxAttempts", "baseDelaySeconds", "maxDelaySeconds"])
+            callbacks.rejectUnknownMembers(allowed: ["maxAttempts", "baseDelaySeconds", "maxDelaySeconds", "allowPrivateNetworks", "retentionDays"])
+            callbackAllowPrivateNetworks = callbacks.bool("allowPrivateNetworks") ?? callbackAllowPrivateNetworks
+            callbackRetentionDays = callbacks.integer("retentionDays", in: 1...3650) ?? callbackRetentionDays
             callbackMaxAttempts = callbacks.integer("maxAttempts", in: 1...100) ?? callbackMaxAttempts
             callbackBaseDelaySeconds = callbacks.integer("baseDelaySeconds", in: 1...3600) ?? callbackBaseDelaySeconds
             callbackMaxDelaySeconds = callbacks.integer("maxDelaySeconds", in: 1...86400) ?? callbackMaxDelaySeconds
@@ -85,8 +96,9 @@ struct Settings {
                 sqliteSynchronous = sqlite.enumeration("synchronous", allowed: ["FULL", "NORMAL", "EXTRA"]) ?? sqliteSynchronous
             }
             if let postgres = storage.object("postgres") {
-                postgres.rejectUnknownMembers(allowed: ["url", "maximumConnections"])
+                postgres.rejectUnknownMembers(allowed: ["url", "maximumConnections", "caFile"])
                 postgresURL = postgres.string("url") ?? postgresURL
+                postgresCAFile = postgres.string("caFile") ?? postgresCAFile
                 postgresMaximumConnections = postgres.integer("maximumConnections", in: 1...500) ?? postgresMaximumConnections
             }
         }
@@ -102,8 +114,17 @@ struct Settings {
             if let value = tokens.integer("refreshTokenLifetimeSeconds", in: 300...(365 * 86400)) { refreshTokenLifetime = TimeInterval(value) }
         }
         if let passwords = reader.object("passwords") {
-            passwords.rejectUnknownMembers(allowed: ["bcryptCost"])
+            passwords.rejectUnknownMembers(allowed: ["bcryptCost", "queueLimit", "lockout"])
             if let value = passwords.integer("bcryptCost", in: 4...31) { bcryptCost = UInt8(value) }
+            passwordQueueLimit = passwords.integer("queueLimit", in: 0...10000) ?? passwordQueueLimit
+            if let lockout = passwords.object("lockout") {
+                lockout.rejectUnknownMembers(allowed: ["accountThreshold", "addressThreshold", "windowSeconds", "firstLockSeconds", "maximumLockSeconds"])
+                self.lockout.accountThreshold = lockout.integer("accountThreshold", in: 1...1000) ?? self.lockout.accountThreshold
+                self.lockout.addressThreshold = lockout.integer("addressThreshold", in: 1...100_000) ?? self.lockout.addressThreshold
+                self.lockout.window = lockout.integer("windowSeconds", in: 10...86400).map(TimeInterval.init) ?? self.lockout.window
+                self.lockout.firstLock = lockout.integer("firstLockSeconds", in: 1...86400).map(TimeInterval.init) ?? self.lockout.firstLock
+                self.lockout.maximumLock = lockout.integer("maximumLockSeconds", in: 1...(7 * 86400)).map(TimeInterval.init) ?? self.lockout.maximumLock
+            }
         }
         if !problems.problems.isEmpty {
             throw Problem(description: problems.problems.map { "\(url.path):\($0)" }.joined(separator: "\n"))
@@ -126,6 +147,9 @@ struct Settings {
         if let v = value("SQLITE_PATH") { sqlitePath = v }
         if let v = value("SQLITE_SYNCHRONOUS") { sqliteSynchronous = v.uppercased() }
         if let v = value("POSTGRES_URL") { postgresURL = v }
+        if let v = value("POSTGRES_CA_FILE") { postgresCAFile = v }
+        if let v = value("DEMO") { demo = ["1", "true", "yes"].contains(v.lowercased()) }
+        if let v = value("CALLBACKS_ALLOW_PRIVATE_NETWORKS") { callbackAllowPrivateNetworks = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("SIGNING_ALGORITHM") {
             guard let alg = SigningAlgorithm(rawValue: v.uppercased()) else { throw Problem(description: "PORTCULLIS_SIGNING_ALGORITHM must be ES256 or RS256") }
             signingAlgorithm = alg
@@ -156,8 +180,11 @@ struct Settings {
             accessTokenType: accessTokenType, bcryptCost: bcryptCost, trustedProxies: trustedProxies,
             signInRetention: TimeInterval(signInRetentionDays) * 86400,
             outbox: OutboxDispatcher.Configuration(
-                baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts),
+                baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
+                destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks)),
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
-            tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest)
+            tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest,
+            outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
+            lockout: lockout, passwordQueueLimit: passwordQueueLimit)
     }
 }

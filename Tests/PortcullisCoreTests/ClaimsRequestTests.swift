@@ -17,6 +17,12 @@ struct ClaimsRequestTests {
         #expect(try ClaimsRequest.parse(text).capabilities == expected)
     }
 
+    @Test("16 values of 64 characters are the most accepted")
+    func bounds() throws {
+        let values = (0..<16).map { "\"\(String(repeating: "x", count: 60))\($0 + 1000)\"" }.joined(separator: ",")
+        #expect(try ClaimsRequest.parse(#"{"access_token":{"xms_cc":{"values":[\#(values)]}}}"#).capabilities.count == 16)
+    }
+
     @Test("protapp is recognised in any case")
     func protApp() throws {
         #expect(try ClaimsRequest.parse(#"{"access_token":{"xms_cc":{"values":["PrOtApP"]}}}"#).declaresProtApp)
@@ -26,6 +32,9 @@ struct ClaimsRequestTests {
     @Test("malformed claims are invalid_request", arguments: [
         "not json", "[1,2]", "\"protapp\"", "42", #"{"access_token":"protapp"}"#, #"{"access_token":{"xms_cc":["protapp"]}}"#,
         #"{"access_token":{"xms_cc":{"values":"protapp"}}}"#, #"{"access_token":{"xms_cc":{"values":[1]}}}"#, "{",
+        // Bounded: at most 16 values of at most 64 characters (a 49 KB token from one request otherwise).
+        #"{"access_token":{"xms_cc":{"values":[\#((0..<17).map { "\"c\($0)\"" }.joined(separator: ","))]}}}"#,
+        #"{"access_token":{"xms_cc":{"values":["\#(String(repeating: "a", count: 65))"]}}}"#,
     ])
     func malformed(_ text: String) {
         #expect(throws: TokenError.self) { try ClaimsRequest.parse(text) }

@@ -339,7 +339,7 @@ struct ComplianceTests {
             var settings = try #require(policy["settings"] as? [String: Any])
             settings["printingBlocked"] = true
             policy["settings"] = settings
-            let replaced = try await client.admin(.put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: policy)
+            let replaced = try await client.admin(.put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: policy, headers: [.ifMatch: "*"])
             #expect(replaced.status == .ok, "\(replaced.text)")
             let token = try await client.complianceToken()
             let checkIn = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(before))
@@ -350,7 +350,7 @@ struct ComplianceTests {
             #expect(status(checkIn) == "compliant", "a compliant app stays compliant while it applies the new version")
             var invalid = policy
             invalid["targets"] = ["applications": ["nope"], "includeGroups": ["All"]]
-            let refused = try await client.admin(.put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: invalid)
+            let refused = try await client.admin(.put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: invalid, headers: [.ifMatch: "*"])
             #expect(refused.status == .badRequest && refused.text.contains("/targets/applications/0"))
             let listed = try await client.admin(.get, "/enrollments?account=ALICE@fabrikam.test&status=compliant", token: admin)
             #expect((listed["value"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])

@@ -96,26 +96,39 @@ struct AdminAPITests {
             let stale = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document(), headers: [.ifMatch: etag])
             #expect(stale.status == .preconditionFailed)
             // Re-applying the same document changes nothing (no new version).
-            let same = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: changed)
+            let same = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: changed, headers: [.ifMatch: newTag])
             #expect(same.status == .ok && same.headers[.eTag] == newTag)
             // The ID in the body must match the path.
             var mismatched = changed
             mismatched["id"] = "a1000000-0000-4000-8000-0000000000ff"
-            #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: mismatched).status == .badRequest)
+            #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: mismatched, headers: [.ifMatch: newTag]).status == .badRequest)
+            // Replacing or deleting without If-Match is refused (428), so two admins never overwrite each other unnoticed.
+            let blind = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document())
+            #expect(blind.status == .preconditionRequired && (blind["error"] as? [String: Any])?["code"] as? String == "preconditionRequired", "\(blind.text)")
+            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status == .preconditionRequired)
+            #expect(try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).string("displayName") == "Renamed")
+            // PUT under a new ID creates only with If-None-Match: *.
+            var other = Policies.document()
+            other["id"] = "a1000000-0000-4000-8000-0000000000aa"
+            #expect(try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other).status == .preconditionRequired)
+            #expect(try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other, headers: [.ifNoneMatch: "*"]).status == .created)
+            #expect(try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other, headers: [.ifNoneMatch: "*"]).status == .preconditionFailed)
+            #expect(try await client.admin(.delete, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, headers: [.ifMatch: "*"]).status == .noContent)
 
             let list = try await client.admin(.get, "/conditional-access/policies", token: token)
             #expect((list["value"] as? [[String: Any]])?.count == 1)
             #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: etag]).status == .preconditionFailed)
-            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status == .noContent)
+            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: newTag]).status == .noContent)
             #expect(try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status == .notFound)
 
             let audit = try await client.admin(.get, "/audit", token: token)
             let records = try #require(audit["value"] as? [[String: Any]])
-            #expect(records.map { $0["action"] as? String } == ["delete", "replace", "create"])
+            // Newest first: the delete, the other policy's create and delete (If-None-Match), the replace, the create.
+            #expect(records.map { $0["action"] as? String } == ["delete", "delete", "create", "replace", "create"])
             #expect(records.allSatisfy { ($0["actor"] as? String)?.contains(Fixtures.adminClientId) == true })
             #expect(records[0]["after"] == nil && (records[0]["before"] as? String)?.contains("Renamed") == true)
-            #expect((records[1]["before"] as? String)?.contains("Require app protection for mail") == true)
-            #expect((records[1]["after"] as? String)?.contains("Renamed") == true)
+            #expect((records[3]["before"] as? String)?.contains("Require app protection for mail") == true)
+            #expect((records[3]["after"] as? String)?.contains("Renamed") == true)
         }
     }
 
@@ -156,10 +169,10 @@ struct AdminAPITests {
             #expect(bad.status == .badRequest && bad.text.contains("/ipRanges/0"))
             let policy = Policies.document(locations: [id], controls: ["block"])
             #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: policy).status == .created)
-            let inUse = try await client.admin(.delete, "/named-locations/\(id)", token: token)
+            let inUse = try await client.admin(.delete, "/named-locations/\(id)", token: token, headers: [.ifMatch: "*"])
             #expect(inUse.status == .conflict)
-            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status == .noContent)
-            #expect(try await client.admin(.delete, "/named-locations/\(id)", token: token).status == .noContent)
+            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"]).status == .noContent)
+            #expect(try await client.admin(.delete, "/named-locations/\(id)", token: token, headers: [.ifMatch: "*"]).status == .noContent)
             // A policy naming an unknown location is refused.
             let dangling = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(locations: [id], controls: ["block"]))
             #expect(dangling.status == .badRequest)
@@ -208,7 +221,7 @@ struct TokenConditionalAccessTests {
             #expect(noProtApp.string("error_description")?.contains("protapp") == true)
 
             // The compliance resource itself is exempt (remediation must be able to start), even for a policy on All apps.
-            #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document(apps: ["All"])).status == .ok)
+            #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document(apps: ["All"]), headers: [.ifMatch: "*"]).status == .ok)
             let compliance = try await client.token(Grants.password(scope: "api://portcullis-compliance/.default"))
             #expect(compliance.status == .ok, "\(compliance.text)")
         }
@@ -250,7 +263,7 @@ struct TokenConditionalAccessTests {
             _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document())
             let refused = try await client.token(Grants.refresh(refresh))
             #expect(refused.errorCode == 53005)
-            _ = try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token)
+            _ = try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"])
             let after = try await client.token(Grants.refresh(refresh))
             #expect(after.status == .ok, "the refused refresh must not have consumed the token: \(after.text)")
         }

@@ -260,6 +260,13 @@ public enum CallbackURI {
         }
         if scheme == "https" { return true }
         guard scheme == "http" else { return false }
-        return host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        return isLoopback(host: host)
+    }
+
+    /// `localhost` or a loopback IP literal (127.0.0.0/8, ::1) — not a name that merely starts with "127.".
+    public static func isLoopback(host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" { return true }
+        return IPAddress(host)?.scope == .loopback
     }
 }

@@ -14,6 +14,10 @@ public struct ClaimsRequest: Sendable, Equatable {
     /// Whether the client declared it can remediate app protection (`protapp`, any case).
     public var declaresProtApp: Bool { capabilities.contains(ClientCapability.protApp) }
 
+    /// At most this many capabilities, of at most this many characters each (PROTOCOL §2.1).
+    public static let maximumCapabilities = 16
+    public static let maximumCapabilityLength = 64
+
     /// Parses the parameter's JSON text.
     public static func parse(_ text: String) throws(TokenError) -> ClaimsRequest {
         guard let data = text.data(using: .utf8),
@@ -31,6 +35,13 @@ public struct ClaimsRequest: Sendable, Equatable {
         guard let values = xmsCCObject["values"] else { return ClaimsRequest() }
         guard let list = values as? [Any], let strings = list as? [String] else {
             throw .malformedClaims("'access_token.xms_cc.values' must be an array of strings.")
+        }
+        // Capabilities are copied into tokens and sign-in records: a client must not make them large.
+        guard strings.count <= maximumCapabilities else {
+            throw .malformedClaims("'access_token.xms_cc.values' may hold at most \(maximumCapabilities) values.")
+        }
+        guard strings.allSatisfy({ $0.unicodeScalars.count <= maximumCapabilityLength }) else {
+            throw .malformedClaims("each value of 'access_token.xms_cc.values' must be at most \(maximumCapabilityLength) characters.")
         }
         return ClaimsRequest(capabilities: strings)
     }

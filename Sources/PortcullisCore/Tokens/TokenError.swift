@@ -38,6 +38,8 @@ public struct TokenError: Error, Sendable, Equatable {
     public let suberror: String?
     /// Present on the app-protection refusal: who must remediate and where.
     public let remediation: RemediationRequirement?
+    /// For `temporarily_unavailable`: seconds after which to try again (`Retry-After`).
+    public var retryAfter: Int?
 
     public init(_ code: Code, aadsts: Int, _ message: String, suberror: String? = nil, remediation: RemediationRequirement? = nil) {
         self.code = code
@@ -168,6 +170,22 @@ extension TokenError {
     }
     public static let temporarilyUnavailable = TokenError(
         .temporarilyUnavailable, aadsts: 90033, "A transient error has occurred. Please try again."
+    )
+    /// The password-checking queue is full (PROTOCOL §9.6).
+    public static func busy(retryAfter: Int) -> TokenError {
+        var error = TokenError(.temporarilyUnavailable, aadsts: 90033, "The service is busy checking passwords. Please try again in \(retryAfter) second(s).")
+        error.retryAfter = retryAfter
+        return error
+    }
+    /// Too many wrong passwords for this account (PROTOCOL §9.6).
+    public static let accountLocked = TokenError(
+        .invalidGrant, aadsts: 50053,
+        "Your account is locked because you've tried to sign in too many times with an incorrect user ID or password. Try again later."
+    )
+    /// Too many failed sign-ins from this client address (PROTOCOL §9.6).
+    public static let addressLocked = TokenError(
+        .invalidGrant, aadsts: 50053,
+        "Sign-in was blocked because it came from an IP address with too many failed sign-ins. Try again later."
     )
 
     // Conditional-access refusals (PROTOCOL §2.5).

@@ -45,6 +45,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         APIError(.badRequest, "malformedJSON", "The request body is not a JSON document.", details: [ValidationProblem(pointer: "", message: "is not valid JSON.")])
     }
 
+    static let preconditionRequired = APIError(
+        .preconditionRequired, "preconditionRequired",
+        "Replacing or deleting requires If-Match with the ETag you read (or If-Match: *; If-None-Match: * to create with PUT), so that no change is overwritten unnoticed.")
+
     static func notFound(_ what: String) -> APIError { APIError(.notFound, "notFound", "\(what) was not found.") }
 
     static let unauthenticated = APIError(

@@ -28,7 +28,7 @@ struct AdminRoutes: Sendable {
         let group = router.group("admin/v1")
             .add(middleware: BearerAuthenticator(
                 resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signer: signer,
-                configuration: configuration, tenants: tenants, clock: clock))
+                configuration: configuration, tenants: tenants, revocations: store, clock: clock))
 
         DocumentResource(
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,

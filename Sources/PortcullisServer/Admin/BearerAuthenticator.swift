@@ -3,10 +3,16 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import PortcullisCore
+import PortcullisStorage
 import PortcullisTokens
 
 /// Requires a bearer access token issued by this server for one resource (and, optionally, an app role),
 /// and puts its claims in the context. 401 without a valid token, 403 without the role.
+///
+/// A signature alone is not enough: on every request the token must also not have been revoked (RFC 7009,
+/// by `jti`), its user must still exist and be enabled, its client application must still exist, and the
+/// role must still be assigned in the directory *now* (the role claim only says it was at issuance). The
+/// directory questions are answered by the tenant snapshot in memory; revocation by one indexed read.
 struct BearerAuthenticator: RouterMiddleware {
     typealias Context = PortcullisRequestContext
     let resource: PortcullisCore.Application
@@ -14,6 +20,7 @@ struct BearerAuthenticator: RouterMiddleware {
     let signer: TokenSigner
     let configuration: ServerConfiguration
     let tenants: TenantCache
+    let revocations: any RevokedAccessTokenStore
     let clock: any WallClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -24,11 +31,23 @@ struct BearerAuthenticator: RouterMiddleware {
         guard case .success(let claims) = await signer.verifyAccessToken(
             token, issuer: nil, audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60),
             claims.iss == configuration.issuer(tenantId: claims.tid),
-            try await tenants.snapshot(tenantSegment: claims.tid) != nil
+            let tenant = try await tenants.snapshot(tenantSegment: claims.tid)
         else { throw APIError.unauthenticated }
-        if let requiredRole, !(claims.roles ?? []).contains(requiredRole) {
-            throw APIError(.forbidden, "forbidden", "The token does not carry the \(requiredRole) app role.")
+        let directory = tenant.directory
+        guard directory.application(appId: claims.azp) != nil else { throw APIError.unauthenticated }
+        let principalId: String
+        if claims.isDelegated {
+            guard let oid = claims.oid, let user = directory.user(id: oid), user.accountEnabled else { throw APIError.unauthenticated }
+            principalId = user.id
+        } else {
+            principalId = claims.azp
         }
+        if let requiredRole {
+            guard (claims.roles ?? []).contains(requiredRole), directory.roles(ofPrincipal: principalId, on: resource).contains(requiredRole) else {
+                throw APIError(.forbidden, "forbidden", "The token does not carry the \(requiredRole) app role, or the role is no longer assigned.")
+            }
+        }
+        if try await revocations.isAccessTokenRevoked(jti: claims.jti) { throw APIError.unauthenticated }
         var context = context
         context.principal = claims
         return try await next(request, context)

@@ -30,15 +30,22 @@ struct DocumentResource: Sendable {
 
     static func etag(_ version: Int64) -> String { "\"\(version)\"" }
 
-    /// `If-Match`: absent → no precondition; `*` → must exist; `"n"` → must be version n.
-    static func precondition(_ request: Request, default fallback: WritePrecondition) throws -> WritePrecondition {
-        guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces) else { return fallback }
-        if header == "*" { return .mustExist }
-        let trimmed = header.hasPrefix("W/") ? String(header.dropFirst(2)) : header
-        guard trimmed.hasPrefix("\""), trimmed.hasSuffix("\""), let version = Int64(trimmed.dropFirst().dropLast()) else {
-            throw APIError(.badRequest, "invalidIfMatch", "If-Match must be an ETag this API returned, such as \"42\", or *.")
+    /// The precondition of a write. Creating (POST) needs none. Replacing and deleting need one (PROTOCOL §11:
+    /// two admins never overwrite each other unnoticed): `If-Match: "n"` (must be version n), `If-Match: *`
+    /// (must exist) or, for a PUT that creates a document under a chosen ID, `If-None-Match: *`. Without
+    /// any, 428 Precondition Required.
+    static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition {
+        if creating { return .mustNotExist }
+        if let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces) {
+            if header == "*" { return .mustExist }
+            let trimmed = header.hasPrefix("W/") ? String(header.dropFirst(2)) : header
+            guard trimmed.hasPrefix("\""), trimmed.hasSuffix("\""), let version = Int64(trimmed.dropFirst().dropLast()) else {
+                throw APIError(.badRequest, "invalidIfMatch", "If-Match must be an ETag this API returned, such as \"42\", or *.")
+            }
+            return .version(version)
         }
-        return .version(version)
+        if request.method == .put, request.headers[.ifNoneMatch]?.trimmingCharacters(in: .whitespaces) == "*" { return .mustNotExist }
+        throw APIError.preconditionRequired
     }
 
     /// On a replace, the document's `id` is the path's (a different one in the body is a validation error).
@@ -94,11 +101,12 @@ struct DocumentResource: Sendable {
             throw APIError.validation(error)
         }
         let creating = pathId == nil
-        let precondition = try Self.precondition(request, default: creating ? .mustNotExist : .none)
+        let precondition = try Self.precondition(request, creating: creating)
         let before = creating ? nil : try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
         if let before, before.body == validated.body {
             // Nothing changes: no write, no new version, no audit record (policy-as-code re-applies are no-ops).
-            if case .version(let expected) = precondition, expected != before.version {
+            let stale = if case .version(let expected) = precondition { expected != before.version } else { precondition == .mustNotExist }
+            if stale {
                 throw APIError.from(StorageError(.preconditionFailed, ""), what: "The \(noun) \(validated.id)")!
             }
             return JSONResponse.make(status: .ok, data: before.body, headers: [.eTag: Self.etag(before.version)])
@@ -122,11 +130,12 @@ struct DocumentResource: Sendable {
     func delete(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let id = (context.parameters.get("id") ?? "").lowercased()
+        let precondition = try Self.precondition(request, creating: false)
         guard let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
         try beforeDelete(id, tenant)
         do {
             try await store.delete(
-                tenantId: tenant.tenant.id, kind: kind, id: id, precondition: try Self.precondition(request, default: .mustExist),
+                tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,
                 audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "delete", kind: kind.rawValue,
                                    documentId: id, before: String(decoding: before.body, as: UTF8.self), after: nil))
             tenants.invalidate()

@@ -95,7 +95,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
             do {
                 let stored = try await store.insertEnrollment(
                     outcome.enrollment, history: EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
-                    outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now))
+                    outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now),
+                    keepingAtMost: configuration.maximumEnrollmentsPerAccount)
                 outboxSignal.signal()
                 return (stored, true, nil)
             } catch let error as StorageError where error.code == .duplicate {

@@ -5,7 +5,8 @@ import PortcullisStorage
 import ServiceLifecycle
 
 /// Periodic housekeeping as a `Service`: lapses enrollments past their grace period (emitting callbacks),
-/// prunes app instances idle for `idleEnrollmentRetention`, and trims the sign-in log and expired tokens.
+/// prunes app instances idle for `idleEnrollmentRetention`, and trims the sign-in log, expired tokens, old
+/// callbacks and finished password-guessing counters.
 public final class ComplianceSweeper: Service, Sendable {
     let compliance: ComplianceService
     let store: any PortcullisStore
@@ -13,10 +14,12 @@ public final class ComplianceSweeper: Service, Sendable {
     let interval: Duration
     let idleEnrollmentRetention: TimeInterval
     let signInRetention: TimeInterval
+    let outboxRetention: TimeInterval
     let logger: Logger
 
     init(compliance: ComplianceService, store: any PortcullisStore, clock: any WallClock, interval: Duration,
-         idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, logger: Logger) {
+         idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, outboxRetention: TimeInterval, logger: Logger) {
+        self.outboxRetention = outboxRetention
         self.compliance = compliance
         self.store = store
         self.clock = clock
@@ -43,10 +46,13 @@ public final class ComplianceSweeper: Service, Sendable {
             let pruned = try await store.deleteIdleEnrollments(idleSince: now.addingTimeInterval(-idleEnrollmentRetention))
             let signIns = try await store.purgeSignIns(before: now.addingTimeInterval(-signInRetention))
             let tokens = try await store.purgeExpired(before: now)
-            if lapsed + pruned + signIns + tokens > 0 {
+            let callbacks = try await store.purgeOutbox(before: now.addingTimeInterval(-outboxRetention))
+            let throttles = try await store.purgeThrottles(before: now)
+            if lapsed + pruned + signIns + tokens + callbacks + throttles > 0 {
                 logger.info("sweep", metadata: [
                     "portcullis.lapsed": .stringConvertible(lapsed), "portcullis.pruned_enrollments": .stringConvertible(pruned),
                     "portcullis.purged_sign_ins": .stringConvertible(signIns), "portcullis.purged_refresh_tokens": .stringConvertible(tokens),
+                    "portcullis.purged_callbacks": .stringConvertible(callbacks), "portcullis.purged_throttles": .stringConvertible(throttles),
                 ])
             }
         } catch {

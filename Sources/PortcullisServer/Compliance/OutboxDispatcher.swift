@@ -22,9 +22,13 @@ public final class OutboxDispatcher: Service, Sendable {
         public var lease: Duration
         public var tick: Duration
         public var batch: Int
+        /// Which destinations delivery may connect to.
+        public var destinations: CallbackDestinations
 
         public init(baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(300), maxAttempts: Int = 10,
-                    requestTimeout: Duration = .seconds(5), lease: Duration = .seconds(30), tick: Duration = .milliseconds(20), batch: Int = 32) {
+                    requestTimeout: Duration = .seconds(5), lease: Duration = .seconds(30), tick: Duration = .milliseconds(20), batch: Int = 32,
+                    destinations: CallbackDestinations = .init()) {
+            self.destinations = destinations
             self.baseDelay = baseDelay
             self.maxDelay = maxDelay
             self.maxAttempts = maxAttempts
@@ -43,13 +47,16 @@ public final class OutboxDispatcher: Service, Sendable {
     private let owner = UUID().uuidString.lowercased()
     private let client: HTTPClient
 
-    public init(store: any OutboxStore, signal: OutboxSignal, clock: any WallClock, configuration: Configuration, logger: Logger, client: HTTPClient = .shared) {
+    private let destinations: CallbackDestinations
+
+    public init(store: any OutboxStore, signal: OutboxSignal, clock: any WallClock, configuration: Configuration, logger: Logger) {
         self.store = store
         self.signal = signal
         self.clock = clock
         self.configuration = configuration
+        self.destinations = configuration.destinations
         self.logger = logger
-        self.client = client
+        self.client = callbackHTTPClient
     }
 
     public func run() async throws {
@@ -94,6 +101,7 @@ public final class OutboxDispatcher: Service, Sendable {
         request.body = .bytes(ByteBuffer(string: message.payload))
         let failure: String
         do {
+            try await destinations.check(message.targetUri)
             let response = try await client.execute(request, timeout: .nanoseconds(Int64(configuration.requestTimeout.components.seconds * 1_000_000_000 + configuration.requestTimeout.components.attoseconds / 1_000_000_000)))
             _ = try? await response.body.collect(upTo: 64 * 1024)
             if (200..<300).contains(Int(response.status.code)) {
@@ -101,6 +109,8 @@ public final class OutboxDispatcher: Service, Sendable {
                 return
             }
             failure = "HTTP \(response.status.code)"
+        } catch let refusal as CallbackDestinations.Refusal {
+            failure = "destination refused: \(refusal)"
         } catch {
             failure = "\(type(of: error))"
         }

@@ -30,6 +30,14 @@ public struct ServerConfiguration: Sendable {
     public var idleEnrollmentRetention: TimeInterval
     /// How the tenant cache notices changes (`.everyRequest` when several nodes share the store).
     public var tenantCacheValidation: TenantCache.Validation
+    /// Delivered and dead-lettered callbacks are deleted this long after they were written.
+    public var outboxRetention: TimeInterval
+    /// An account keeps at most this many enrollments of one client application (the oldest idle go first).
+    public var maximumEnrollmentsPerAccount: Int
+    /// Password guessing: per-account lockout and per-IP limiting (PROTOCOL §9.6).
+    public var lockout: LockoutPolicy
+    /// Password checks waiting for a bcrypt thread beyond this many are refused with 503 + `Retry-After`.
+    public var passwordQueueLimit: Int
 
     public init(
         baseURL: String = "http://127.0.0.1:8080",
@@ -44,8 +52,16 @@ public struct ServerConfiguration: Sendable {
         outbox: OutboxDispatcher.Configuration = .init(),
         sweepInterval: Duration = .seconds(30),
         idleEnrollmentRetention: TimeInterval = 90 * 24 * 3600,
-        tenantCacheValidation: TenantCache.Validation = .onWrite
+        tenantCacheValidation: TenantCache.Validation = .onWrite,
+        outboxRetention: TimeInterval = 7 * 24 * 3600,
+        maximumEnrollmentsPerAccount: Int = 20,
+        lockout: LockoutPolicy = LockoutPolicy(),
+        passwordQueueLimit: Int = 64
     ) {
+        self.outboxRetention = outboxRetention
+        self.maximumEnrollmentsPerAccount = maximumEnrollmentsPerAccount
+        self.lockout = lockout
+        self.passwordQueueLimit = passwordQueueLimit
         self.baseURLBox = BaseURLBox(baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL)
         self.accessTokenLifetime = accessTokenLifetime
         self.idTokenLifetime = idTokenLifetime

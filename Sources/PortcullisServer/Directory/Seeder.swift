@@ -12,8 +12,13 @@ public struct Seeder: Sendable {
     let credentials: CredentialHasher
     let clock: any WallClock
     let logger: Logger
+    /// Whether `password` / `secret` values in plain text may be seeded. The CLI allows them only on a
+    /// loopback listener or with `PORTCULLIS_DEMO=1`: anyone who read the README knows the demo's.
+    let plaintextCredentialsAllowed: Bool
 
-    public init(store: any PortcullisStore, passwords: PasswordHasher, credentials: CredentialHasher, clock: any WallClock, logger: Logger) {
+    public init(store: any PortcullisStore, passwords: PasswordHasher, credentials: CredentialHasher, clock: any WallClock, logger: Logger,
+                plaintextCredentialsAllowed: Bool = true) {
+        self.plaintextCredentialsAllowed = plaintextCredentialsAllowed
         self.store = store
         self.passwords = passwords
         self.credentials = credentials
@@ -47,6 +52,17 @@ public struct Seeder: Sendable {
             document = try DirectoryDocument.parse(data)
         } catch {
             throw SeedError(file: file.path, problems: error.problems)
+        }
+        if !plaintextCredentialsAllowed {
+            let passwords = document.tenants.reduce(0) { $0 + $1.users.filter { $0.plaintextPassword != nil }.count }
+            let secrets = document.tenants.reduce(0) { $0 + $1.applications.reduce(0) { $0 + $1.plaintextSecrets.count } }
+            if passwords + secrets > 0 {
+                throw SeedError(file: file.path, problems: [ValidationProblem(pointer: "", message: """
+                    holds \(passwords) plaintext password(s) and \(secrets) plaintext secret(s), development credentials that anyone who \
+                    read the README may know. They are seeded only when the server listens on loopback, or when the operator asks \
+                    for the demo with PORTCULLIS_DEMO=1. Otherwise give passwordHash/secretHash values (or start with an empty directory).
+                    """)])
+            }
         }
         var documents = try await documents(for: document)
         let snapshots = document.snapshots(revision: 0)

@@ -15,6 +15,8 @@ import Prometheus
 struct RequestMiddleware: RouterMiddleware {
     typealias Context = PortcullisRequestContext
     let metrics: ServerMetrics
+    /// Whether clients reach the server over https (its base URL): then every answer carries HSTS.
+    var strictTransportSecurity = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -32,6 +34,7 @@ struct RequestMiddleware: RouterMiddleware {
         }
         response.headers[.clientRequestId] = context.correlationId
         response.headers[.msRequestId] = context.traceId
+        if strictTransportSecurity { response.headers[.strictTransportSecurity] = "max-age=31536000" }
         let elapsed = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"
         metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
@@ -51,17 +54,22 @@ struct RequestMiddleware: RouterMiddleware {
         return UUID().uuidString.lowercased()
     }
 
+    /// An error nobody mapped. A store that cannot answer is PROTOCOL §2.4's 503: `temporarily_unavailable`
+    /// in the OAuth error shape, with `Retry-After`, on every endpoint. Anything else is a bare 500.
     static func unexpected(_ error: any Error, context: Context) -> Response {
-        let unavailable = (error as? StorageError)?.code == .unavailable
+        if (error as? StorageError)?.code == .unavailable {
+            context.logger.warning("store unavailable", metadata: ["portcullis.detail": .string(Self.safeDescription(error))])
+            var refusal = TokenError(.temporarilyUnavailable, aadsts: 90033, "The service is temporarily unavailable (its store did not answer). Please try again.")
+            refusal.retryAfter = 1
+            return refusal.response(correlationId: context.correlationId, traceId: context.traceId, now: Date())
+        }
         context.logger.error("request failed", metadata: [
             LogKeys.error: .string(String(describing: type(of: error))),
             "portcullis.detail": .string(Self.safeDescription(error)),
         ])
         let body = ServerErrorBody(
-            error: unavailable ? "temporarily_unavailable" : "server_error",
-            errorDescription: unavailable ? "The store is unavailable; try again." : "An unexpected error occurred.",
-            correlationId: context.correlationId, traceId: context.traceId)
-        return JSONResponse.make(status: unavailable ? .serviceUnavailable : .internalServerError, body)
+            error: "server_error", errorDescription: "An unexpected error occurred.", correlationId: context.correlationId, traceId: context.traceId)
+        return JSONResponse.make(status: .internalServerError, body)
     }
 
     /// Storage errors describe themselves without data; anything else is reduced to its type.

@@ -87,11 +87,11 @@ struct OAuthRoutes: Sendable {
             let response = try await tokens.handle(inputs)
             return JSONResponse.make(status: .ok, data: response.jsonBody)
         } catch let error as TokenError {
-            metrics.tokenRefused(grantType: form["grant_type"] ?? "none", error: error.code.description, code: error.aadsts)
+            metrics.tokenRefused(grantType: form["grant_type"], error: error)
             context.logger.info("token refused", metadata: [
-                LogKeys.grantType: .string(form["grant_type"] ?? "none"),
+                LogKeys.grantType: .string(MetricLabels.grantType(form["grant_type"])),
                 LogKeys.error: .string("AADSTS\(error.aadsts)"),
-                LogKeys.clientId: .string(form["client_id"] ?? ""),
+                LogKeys.clientId: .clientControlled(form["client_id"] ?? ""),
             ])
             throw error
         }
@@ -113,7 +113,7 @@ struct OAuthRoutes: Sendable {
             claims.azp == client.application.appId {
             try await store.revokeAccessToken(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
         }
-        return JSONResponse.make(status: .ok, data: Data())
+        return Response(status: .ok, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
     }
 
     func introspect(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {

@@ -25,7 +25,7 @@ struct TokenService: Sendable {
     let signer: TokenSigner
     let clients: ClientAuthenticator
     let conditionalAccess: ConditionalAccessGate
-    let passwords: PasswordHasher
+    let passwords: PasswordVerifier
     let clock: any WallClock
     let metrics: ServerMetrics
     let logger: Logger
@@ -67,11 +67,7 @@ struct TokenService: Sendable {
             let password = try form.required("password")
             let scopeString = try form.required("scope")
             let scope = try ScopeRequest.parse(scopeString, in: tenant)
-            let user = tenant.user(principalName: username)
-            guard try await passwords.verify(password, hash: user?.passwordHash) else {
-                throw user == nil ? TokenError.unknownUser : TokenError.badCredentials
-            }
-            guard let user else { throw TokenError.unknownUser }
+            let user = try await passwords.verify(username: username, password: password, in: tenant, clientIP: inputs.clientIP, now: now)
             guard user.accountEnabled else { throw TokenError.userDisabled }
             grant = Grant(grantType: grantType, client: client, user: user, scope: scope, scopeString: scopeString, capabilities: capabilities)
         case .refreshToken:
@@ -175,7 +171,7 @@ struct TokenService: Sendable {
                 response.refreshToken = token
             }
         }
-        metrics.tokenIssued(grantType: grant.grantType.rawValue)
+        metrics.tokenIssued(grantType: grant.grantType)
         return response
     }
 }

@@ -8,6 +8,9 @@ struct OperationsRoutes: Sendable {
     let metrics: ServerMetrics
     let signingKeysLoaded: Bool
 
+    /// The OpenAPI description, encoded once.
+    static let openAPI = Data(OpenAPIDocument.json.utf8)
+
     func register(on router: Router<PortcullisRequestContext>) {
         router.get("/health/live") { _, _ in
             JSONResponse.make(status: .ok, ["status": "ok"])
@@ -17,12 +20,15 @@ struct OperationsRoutes: Sendable {
                 try await store.ping()
             } catch {
                 context.logger.warning("readiness: store unavailable")
-                return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "store": "unreachable"])
+                return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "store": "unreachable"], headers: [.retryAfter: "1"])
             }
             guard signingKeysLoaded else {
-                return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "keys": "missing"])
+                return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "keys": "missing"], headers: [.retryAfter: "1"])
             }
             return JSONResponse.make(status: .ok, ["status": "ok", "store": "ok", "keys": "ok"])
+        }
+        router.get("/openapi.json") { _, _ in
+            JSONResponse.make(status: .ok, data: Self.openAPI, headers: [.cacheControl: "public, max-age=300"], noStore: false)
         }
         router.get("/metrics") { _, _ in
             JSONResponse.make(status: .ok, data: Data(metrics.render().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")

@@ -1,7 +1,11 @@
 import Foundation
+import PortcullisCore
 import Prometheus
 
 /// The server's Prometheus metrics, made from one registry that `/metrics` renders. No global state.
+///
+/// Every label value comes from a fixed set the server defines (`MetricLabels`): nothing a client sends
+/// becomes a label as it is, so the number of series, and `/metrics` with it, is bounded whatever clients do.
 public struct ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private static let buckets: [Duration] = [
@@ -14,23 +18,25 @@ public struct ServerMetrics: Sendable {
         self.registry = registry
     }
 
+    /// `route` is the matched route's pattern (or `unmatched`), never the request's path.
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
         registry.makeCounter(
             descriptor: MetricNames.requests,
-            labels: [("route", route), ("method", method), ("status", String(status))]
+            labels: [("route", route), ("method", MetricLabels.method(method)), ("status", MetricLabels.status(status))]
         ).increment()
         registry.makeDurationHistogram(descriptor: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets)
             .record(duration)
     }
 
-    func tokenIssued(grantType: String) {
-        registry.makeCounter(descriptor: MetricNames.tokensIssued, labels: [("grant_type", grantType)]).increment()
+    func tokenIssued(grantType: GrantType) {
+        registry.makeCounter(descriptor: MetricNames.tokensIssued, labels: [("grant_type", grantType.rawValue)]).increment()
     }
 
-    func tokenRefused(grantType: String, error: String, code: Int) {
+    /// `grantType` is the raw form value; it is reduced to a known grant type, `none` or `other`.
+    func tokenRefused(grantType: String?, error: TokenError) {
         registry.makeCounter(
             descriptor: MetricNames.tokenRefusals,
-            labels: [("grant_type", grantType), ("error", error), ("code", String(code))]
+            labels: [("grant_type", MetricLabels.grantType(grantType)), ("error", error.code.description), ("code", String(error.aadsts))]
         ).increment()
     }
 
@@ -40,4 +46,19 @@ public struct ServerMetrics: Sendable {
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
     }
+}
+
+/// Label values from fixed sets. Anything else becomes `other`.
+enum MetricLabels {
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    static func method(_ raw: String) -> String { methods.contains(raw) ? raw : "other" }
+
+    static func grantType(_ raw: String?) -> String {
+        guard let raw else { return "none" }
+        return GrantType(rawValue: raw)?.rawValue ?? "other"
+    }
+
+    /// A status code the server chose; anything outside 100…599 (which it never sends) is `other`.
+    static func status(_ code: Int) -> String { (100...599).contains(code) ? String(code) : "other" }
 }

@@ -1,0 +1,100 @@
+import Foundation
+
+/// A failure counter for one account or one client address (PROTOCOL §9.6), as the store keeps it.
+public struct ThrottleCounter: Sendable, Equatable {
+    /// `account:{tenantId}:{userId}` or `ip:{address}` (IPv6 by its /64).
+    public var key: String
+    /// Failures in the current window.
+    public var failures: Int
+    public var windowStart: Date
+    /// How many times the key was locked (each lock lasts twice the one before).
+    public var locks: Int
+    public var lockedUntil: Date?
+    /// When the store may forget the counter.
+    public var expiresAt: Date
+
+    public init(key: String, failures: Int, windowStart: Date, locks: Int, lockedUntil: Date?, expiresAt: Date) {
+        self.key = key
+        self.failures = failures
+        self.windowStart = windowStart
+        self.locks = locks
+        self.lockedUntil = lockedUntil
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Password guessing (PROTOCOL §9.6), as pure decisions over counters: after `accountThreshold` failures for
+/// an account within `window` the account is locked for `firstLock`, each further lock twice as long (up to
+/// `maximumLock`); failures from one client address are limited the same way with the looser
+/// `addressThreshold`, so that guessing at unknown user names is throttled too. A successful sign-in clears
+/// the account's counter (not the address's). A counter that saw a lock is remembered for
+/// `escalationMemory` after its lock ends, so that a patient attacker keeps doubling.
+public struct LockoutPolicy: Sendable, Equatable {
+    public var accountThreshold: Int
+    public var addressThreshold: Int
+    public var window: TimeInterval
+    public var firstLock: TimeInterval
+    public var maximumLock: TimeInterval
+    public var escalationMemory: TimeInterval
+
+    public init(accountThreshold: Int = 10, addressThreshold: Int = 100, window: TimeInterval = 600, firstLock: TimeInterval = 60,
+                maximumLock: TimeInterval = 3600, escalationMemory: TimeInterval = 24 * 3600) {
+        self.accountThreshold = accountThreshold
+        self.addressThreshold = addressThreshold
+        self.window = window
+        self.firstLock = firstLock
+        self.maximumLock = maximumLock
+        self.escalationMemory = escalationMemory
+    }
+
+    /// Which counter a key is, and so which threshold applies.
+    public enum Subject: Sendable, Equatable {
+        case account(tenantId: String, userId: String)
+        case address(IPAddress?)
+
+        public var key: String {
+            switch self {
+            case .account(let tenantId, let userId): return "account:\(tenantId.lowercased()):\(userId.lowercased())"
+            case .address(let address?) where address.isIPv4: return "ip:\(address)"
+            case .address(let address?): return "ip:\(String(address.high, radix: 16))::/64"  // one IPv6 client holds a /64
+            case .address(nil): return "ip:unknown"
+            }
+        }
+    }
+
+    public func threshold(for subject: Subject) -> Int {
+        if case .account = subject { return accountThreshold }
+        return addressThreshold
+    }
+
+    /// The lock in force, if any: the later end of any locked counter among `counters`.
+    public func lockedUntil(_ counters: [ThrottleCounter], now: Date) -> (until: Date, key: String)? {
+        counters.compactMap { counter in counter.lockedUntil.flatMap { $0 > now ? ($0, counter.key) : nil } }.max { $0.0 < $1.0 }
+    }
+
+    /// The counter after one more failure.
+    public func afterFailure(_ counter: ThrottleCounter?, subject: Subject, now: Date) -> ThrottleCounter {
+        var next: ThrottleCounter
+        if let counter, now.timeIntervalSince(counter.windowStart) < window {
+            next = counter
+            next.failures += 1
+        } else {
+            let remembered = counter.map { $0.expiresAt > now ? $0.locks : 0 } ?? 0
+            next = ThrottleCounter(key: subject.key, failures: 1, windowStart: now, locks: remembered, lockedUntil: counter?.lockedUntil, expiresAt: now)
+        }
+        if next.failures >= threshold(for: subject) {
+            next.locks += 1
+            next.lockedUntil = now.addingTimeInterval(lockDuration(locks: next.locks))
+            next.failures = 0
+            next.windowStart = now
+        }
+        let lockEnd = next.lockedUntil.map { max($0, now) } ?? now
+        next.expiresAt = max(next.windowStart.addingTimeInterval(window), next.locks > 0 ? lockEnd.addingTimeInterval(escalationMemory) : lockEnd)
+        return next
+    }
+
+    /// `firstLock`, doubled for each lock before, capped at `maximumLock`.
+    public func lockDuration(locks: Int) -> TimeInterval {
+        min(firstLock * pow(2, Double(max(0, locks - 1))), maximumLock)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Logging
+import PortcullisCore
+import PortcullisStorage
+
+/// Every password check — the password grant today, the sign-in page and device login next — goes through
+/// here (PROTOCOL §9.6): the account's and the client address's counters are read first, and a locked
+/// attempt is refused (50053) without any bcrypt work; then bcrypt on the bounded queue (503 when full);
+/// then a failure is counted for the address and, when the user exists, the account, or a success clears
+/// the account's counter. Counters live in the store, so every node sees the same lock.
+struct PasswordVerifier: Sendable {
+    let store: any ThrottleStore
+    let hasher: PasswordHasher
+    let policy: LockoutPolicy
+    let logger: Logger
+
+    /// The user whose password matched, or the refusal.
+    func verify(username: String, password: String, in tenant: DirectorySnapshot, clientIP: IPAddress?, now: Date) async throws -> User {
+        let user = tenant.user(principalName: username)
+        var subjects: [LockoutPolicy.Subject] = [.address(clientIP)]
+        if let user { subjects.append(.account(tenantId: tenant.tenant.id, userId: user.id)) }
+        let counters = try await store.throttles(keys: subjects.map(\.key))
+        if let lock = policy.lockedUntil(counters, now: now) {
+            throw lock.key.hasPrefix("ip:") ? TokenError.addressLocked : TokenError.accountLocked
+        }
+        let matched: Bool
+        do {
+            matched = try await hasher.verify(password, hash: user?.passwordHash)
+        } catch let busy as PasswordHasher.Busy {
+            logger.warning("password check refused: the hashing queue is full")
+            throw TokenError.busy(retryAfter: busy.retryAfter)
+        }
+        guard matched, let user else {
+            let policy = self.policy
+            let byKey = Dictionary(uniqueKeysWithValues: subjects.map { ($0.key, $0) })
+            let updated = try await store.updateThrottles(keys: subjects.map(\.key)) { key, current in
+                policy.afterFailure(current, subject: byKey[key] ?? .address(nil), now: now)
+            }
+            for counter in updated where counter.lockedUntil.map({ $0 > now }) == true && counter.failures == 0 {
+                logger.notice("sign-in locked after repeated failures", metadata: [
+                    "portcullis.lock": .string(counter.key.hasPrefix("ip:") ? "address" : "account"),
+                    "portcullis.locked_seconds": .stringConvertible(Int(counter.lockedUntil!.timeIntervalSince(now))),
+                ])
+            }
+            throw user == nil ? TokenError.unknownUser : TokenError.badCredentials
+        }
+        let accountKey = LockoutPolicy.Subject.account(tenantId: tenant.tenant.id, userId: user.id).key
+        if counters.contains(where: { $0.key == accountKey }) { try await store.clearThrottle(key: accountKey) }
+        return user
+    }
+}

@@ -1,0 +1,5715 @@
+/// The OpenAPI 3.1 description of every endpoint, served at `GET /openapi.json` (kept true by OpenAPITests
+/// and by schemathesis in CI).
+enum OpenAPIDocument {
+    static let json = #"""
+    {
+      "openapi": "3.1.0",
+      "info": {
+        "title": "Portcullis",
+        "version": "1.0.0",
+        "summary": "Conditional-access token broker (Microsoft identity platform v2.0 dialect) with an app-protection compliance service.",
+        "description": "Every response carries `client-request-id` (correlation ID) and `x-ms-request-id` (trace ID). OAuth routes answer the Microsoft-shaped error body; `/admin/v1` and `/mam/v1` answer `{\"error\":{code,message,details?,correlationId}}`; an unmapped failure is `{error, error_description, correlation_id, trace_id}` (500 `server_error`, 503 `temporarily_unavailable` with `Retry-After`)."
+      },
+      "servers": [
+        {
+          "url": "/"
+        }
+      ],
+      "tags": [
+        {
+          "name": "OAuth"
+        },
+        {
+          "name": "Conditional access"
+        },
+        {
+          "name": "App protection"
+        },
+        {
+          "name": "Audit"
+        },
+        {
+          "name": "Compliance"
+        },
+        {
+          "name": "Operations"
+        }
+      ],
+      "paths": {
+        "/{tenant}/v2.0/.well-known/openid-configuration": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "get": {
+            "operationId": "getOpenIDConfiguration",
+            "tags": [
+              "OAuth"
+            ],
+            "summary": "OpenID Connect discovery",
+            "security": [],
+            "responses": {
+              "200": {
+                "description": "The metadata.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/PublicCache"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DiscoveryDocument"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/.well-known/oauth-authorization-server/{tenant}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "get": {
+            "operationId": "getAuthorizationServerMetadata",
+            "tags": [
+              "OAuth"
+            ],
+            "summary": "RFC 8414 authorization server metadata (same content)",
+            "security": [],
+            "responses": {
+              "200": {
+                "description": "The metadata.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/PublicCache"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DiscoveryDocument"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/{tenant}/discovery/v2.0/keys": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "get": {
+            "operationId": "getKeys",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "JWKS: every key that may have signed a live token",
+            "responses": {
+              "200": {
+                "description": "The key set.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/PublicCache"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/JSONWebKeySet"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/{tenant}/oauth2/v2.0/token": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "post": {
+            "operationId": "token",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [
+              {
+                "clientBasic": []
+              },
+              {}
+            ],
+            "summary": "Token endpoint: client_credentials, password, refresh_token",
+            "description": "Client authentication: `client_secret_basic` (HTTP Basic), `client_secret_post`, or `client_id` alone for public clients. Refusals use AADSTS numbers; the password grant answers 50053 when the account or the client IP is locked out.",
+            "parameters": [
+              {
+                "name": "x-client-SKU",
+                "in": "header",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "MSAL SKU (platform detection)."
+              },
+              {
+                "name": "x-client-OS",
+                "in": "header",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Client OS (platform detection)."
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/TokenRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Tokens.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/NoStore"
+                  },
+                  "Pragma": {
+                    "$ref": "#/components/headers/PragmaNoCache"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/TokenResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "description": "OAuth error, including conditional-access refusals (53003, 53002, 53005, 53009, 50076) and lock-out (50053).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/NoStore"
+                  },
+                  "Pragma": {
+                    "$ref": "#/components/headers/PragmaNoCache"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/OAuthError"
+                    },
+                    "examples": {
+                      "badCredentials": {
+                        "summary": "Wrong password",
+                        "value": {
+                          "error": "invalid_grant",
+                          "error_codes": [
+                            50126
+                          ],
+                          "timestamp": "2026-11-21 23:04:00Z",
+                          "trace_id": "0b6c",
+                          "correlation_id": "8f2e",
+                          "error_description": "AADSTS50126: Error validating credentials due to invalid username or password.\r\nTrace ID: 0b6c\r\nCorrelation ID: 8f2e\r\nTimestamp: 2026-11-21 23:04:00Z"
+                        }
+                      },
+                      "locked": {
+                        "summary": "Account locked or too many attempts from this IP",
+                        "value": {
+                          "error": "invalid_grant",
+                          "error_codes": [
+                            50053
+                          ],
+                          "timestamp": "2026-11-21 23:04:00Z",
+                          "trace_id": "0b6c",
+                          "correlation_id": "8f2e",
+                          "error_description": "AADSTS50053: The account is locked because of too many sign-in attempts.\r\nTrace ID: 0b6c\r\nCorrelation ID: 8f2e\r\nTimestamp: 2026-11-21 23:04:00Z"
+                        }
+                      },
+                      "protectionPolicyRequired": {
+                        "summary": "App protection required (53005)",
+                        "value": {
+                          "error": "unauthorized_client",
+                          "suberror": "protection_policy_required",
+                          "error_codes": [
+                            53005
+                          ],
+                          "timestamp": "2026-11-21 23:04:00Z",
+                          "trace_id": "0b6c",
+                          "correlation_id": "8f2e",
+                          "error_description": "AADSTS53005: Application needs to enforce Intune protection policies.\r\nTrace ID: 0b6c\r\nCorrelation ID: 8f2e\r\nTimestamp: 2026-11-21 23:04:00Z",
+                          "adi": "alice@contoso.example",
+                          "client_info": "eyJ1aWQiOiI",
+                          "remediation": {
+                            "home_account_id": "oid.tid",
+                            "account_id": "oid",
+                            "tenant_id": "tid",
+                            "upn": "alice@contoso.example",
+                            "endpoint": "https://login.contoso.example/mam/v1/remediations",
+                            "scope": "api://portcullis-compliance/.default",
+                            "policy_ids": [
+                              "b3f1"
+                            ]
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/OAuthInvalidClient"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/OAuthUnavailable"
+              }
+            }
+          }
+        },
+        "/{tenant}/oauth2/v2.0/revoke": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "post": {
+            "operationId": "revoke",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [
+              {
+                "clientBasic": []
+              },
+              {}
+            ],
+            "summary": "RFC 7009 revocation",
+            "description": "A refresh token revokes its whole family; an access token is revoked by `jti`. 200 whether or not the token was known.",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/RevocationRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Revoked, or nothing to revoke (empty body).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/NoStore"
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/OAuthInvalidClient"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/OAuthUnavailable"
+              }
+            }
+          }
+        },
+        "/{tenant}/oauth2/v2.0/introspect": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "post": {
+            "operationId": "introspect",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [
+              {
+                "clientBasic": []
+              },
+              {}
+            ],
+            "summary": "RFC 7662 introspection (confidential clients only)",
+            "description": "Only the token's resource or the client it was issued to learns about it; anything else is inactive.",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/IntrospectionRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The token's state.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/NoStore"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/IntrospectionResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/OAuthInvalidClient"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/OAuthUnavailable"
+              }
+            }
+          }
+        },
+        "/{tenant}/oauth2/v2.0/authorize": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "get": {
+            "operationId": "authorize",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "Authorization endpoint (not available yet)",
+            "description": "Always answers 400 `invalid_request` (AADSTS70003) until interactive sign-in (PROTOCOL §9) is built.",
+            "responses": {
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/OAuthUnavailable"
+              }
+            }
+          }
+        },
+        "/common/userrealm/{username}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "getUserRealm",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "User-realm discovery (MSAL's password grant asks first)",
+            "parameters": [
+              {
+                "name": "username",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "A UPN; its domain is looked up."
+              },
+              {
+                "name": "api-version",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "`1.0` (ignored)."
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "`Managed` for a known tenant domain, `Unknown` otherwise.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/UserRealm"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/health/live": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "getLiveness",
+            "tags": [
+              "Operations"
+            ],
+            "security": [],
+            "summary": "Liveness",
+            "responses": {
+              "200": {
+                "description": "The process answers.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Liveness"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/health/ready": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "getReadiness",
+            "tags": [
+              "Operations"
+            ],
+            "security": [],
+            "summary": "Readiness: the store answers and the signing keys are loaded",
+            "responses": {
+              "200": {
+                "description": "Ready.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Readiness"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "description": "Not ready: the store is unreachable or the signing keys are missing.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Retry-After": {
+                    "description": "Seconds to wait before retrying.",
+                    "required": false,
+                    "schema": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/Readiness"
+                        },
+                        {
+                          "$ref": "#/components/schemas/ServerUnavailable"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/metrics": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "getMetrics",
+            "tags": [
+              "Operations"
+            ],
+            "security": [],
+            "summary": "Prometheus text exposition",
+            "responses": {
+              "200": {
+                "description": "Metrics.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "text/plain": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/openapi.json": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "getOpenAPIDocument",
+            "tags": [
+              "Operations"
+            ],
+            "security": [],
+            "summary": "This OpenAPI 3.1 description",
+            "responses": {
+              "200": {
+                "description": "The document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/OpenAPIDocument"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/conditional-access/policies": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listConditionalAccessPolicys",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List conditional-access policys",
+            "responses": {
+              "200": {
+                "description": "Every conditional-access policy of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ConditionalAccessPolicyList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createConditionalAccessPolicy",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create a conditional-access policy",
+            "description": "Validated as strictly as the configuration files; audited.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/Force"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ConditionalAccessPolicyInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The stored conditional-access policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/conditional-access/policies/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getConditionalAccessPolicy",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read a conditional-access policy",
+            "responses": {
+              "200": {
+                "description": "The conditional-access policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceConditionalAccessPolicy",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace a conditional-access policy",
+            "description": "Requires `If-Match` (or `If-None-Match: *` to create). The body's `id`, when present, must equal the path's. An unchanged document is not rewritten (same ETag, no audit record).",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/Force"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ConditionalAccessPolicyInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored conditional-access policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored conditional-access policy, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteConditionalAccessPolicy",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete a conditional-access policy",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/named-locations": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listNamedLocations",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List named locations",
+            "responses": {
+              "200": {
+                "description": "Every named location of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/NamedLocationList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createNamedLocation",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create a named location",
+            "description": "Validated as strictly as the configuration files; audited.",
+            "parameters": [],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/NamedLocationInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The stored named location.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/NamedLocation"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/named-locations/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getNamedLocation",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read a named location",
+            "responses": {
+              "200": {
+                "description": "The named location.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/NamedLocation"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceNamedLocation",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace a named location",
+            "description": "Requires `If-Match` (or `If-None-Match: *` to create). The body's `id`, when present, must equal the path's. An unchanged document is not rewritten (same ETag, no audit record).",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/NamedLocationInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored named location.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/NamedLocation"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored named location, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/NamedLocation"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteNamedLocation",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete a named location",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/app-protection/policies": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listAppProtectionPolicys",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List app protection policys",
+            "responses": {
+              "200": {
+                "description": "Every app protection policy of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppProtectionPolicyList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createAppProtectionPolicy",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create a app protection policy",
+            "description": "Validated as strictly as the configuration files; audited.",
+            "parameters": [],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AppProtectionPolicyInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The stored app protection policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppProtectionPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/app-protection/policies/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getAppProtectionPolicy",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read a app protection policy",
+            "responses": {
+              "200": {
+                "description": "The app protection policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppProtectionPolicy"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceAppProtectionPolicy",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace a app protection policy",
+            "description": "Requires `If-Match` (or `If-None-Match: *` to create). The body's `id`, when present, must equal the path's. An unchanged document is not rewritten (same ETag, no audit record).",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AppProtectionPolicyInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored app protection policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppProtectionPolicy"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored app protection policy, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppProtectionPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteAppProtectionPolicy",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete a app protection policy",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "description": "Deleted.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/conditional-access/evaluate": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "evaluateConditionalAccess",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "What-if: evaluate a described sign-in against the stored policies or drafts",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/WhatIfRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The sign-in record the evaluation would write (nothing is issued or logged).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/WhatIfResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/sign-ins": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listSignIns",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Sign-in records, newest first, paged",
+            "parameters": [
+              {
+                "name": "user",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Object ID or UPN."
+              },
+              {
+                "name": "app",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Client application ID."
+              },
+              {
+                "name": "resource",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Resource application ID or identifier URI."
+              },
+              {
+                "name": "status",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "success",
+                    "failure",
+                    "notApplied"
+                  ]
+                }
+              },
+              {
+                "name": "policy",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "A conditional-access policy ID."
+              },
+              {
+                "name": "correlationId",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "from",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "format": "date-time",
+                  "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$"
+                },
+                "description": "ISO 8601 date-time without fractional seconds."
+              },
+              {
+                "name": "to",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "format": "date-time",
+                  "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$"
+                },
+                "description": "ISO 8601 date-time without fractional seconds."
+              },
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 500,
+                  "default": 50
+                }
+              },
+              {
+                "name": "before",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "format": "int64"
+                },
+                "description": "Cursor from `nextLink`."
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "A page of sign-ins.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SignInPage"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/audit": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listAuditRecords",
+            "tags": [
+              "Audit"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "The audit log, newest first, paged",
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "default": 50
+                },
+                "description": "Clamped to 1…500."
+              },
+              {
+                "name": "before",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "format": "int64"
+                },
+                "description": "Cursor from `nextLink`."
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "A page of audit records.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AuditPage"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/enrollments": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listEnrollments",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List enrollments",
+            "parameters": [
+              {
+                "name": "account",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Object ID or UPN."
+              },
+              {
+                "name": "app",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Client application ID."
+              },
+              {
+                "name": "device",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "status",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "pending",
+                    "compliant",
+                    "notCompliant",
+                    "lapsed",
+                    "wipePending",
+                    "unenrolled"
+                  ]
+                }
+              },
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer"
+                },
+                "description": "Clamped to 1…1000."
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "Matching enrollments, most recently updated first.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentList"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/enrollments/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getEnrollment",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "An enrollment with its history",
+            "responses": {
+              "200": {
+                "description": "The enrollment.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentDetail"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/enrollments/{id}/wipe": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "post": {
+            "operationId": "wipeEnrollment",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Selective wipe",
+            "description": "Compliance is revoked at once and the account's refresh tokens at this client too; the next check-in gets `wipe`.",
+            "responses": {
+              "202": {
+                "description": "The wiped enrollment.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Enrollment"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/outbox": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listOutbox",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Compliance callback deliveries",
+            "parameters": [
+              {
+                "name": "state",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "pending",
+                    "delivered",
+                    "deadLetter"
+                  ]
+                }
+              },
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "default": 100
+                },
+                "description": "Clamped to 1…1000."
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "Deliveries, newest first.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/OutboxList"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/outbox/{id}/redeliver": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "post": {
+            "operationId": "redeliverOutboxMessage",
+            "tags": [
+              "App protection"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Deliver a message again",
+            "responses": {
+              "202": {
+                "description": "Queued.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Redelivery"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/mam/v1/enrollments": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "enroll",
+            "tags": [
+              "Compliance"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "Enroll this app instance for the token's account",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/EnrollmentRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Already enrolled (208), or not enrolled because no policy targets the account (103/225).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "Enrolled (statusCode 100).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "description": "The account is not in the tenant's allowedAccounts (EnrollmentResponse, statusCode 230), or an app-only token (`userTokenRequired`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/EnrollmentResponse"
+                        },
+                        {
+                          "$ref": "#/components/schemas/ApiError"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "409": {
+                "description": "Another managed account is enrolled in this app instance (statusCode 227).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/mam/v1/enrollments/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getEnrollmentState",
+            "tags": [
+              "Compliance"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "Current state of the caller's enrollment",
+            "responses": {
+              "200": {
+                "description": "The enrollment's state.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/ComplianceForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "unenroll",
+            "tags": [
+              "Compliance"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "Unenroll (also acknowledges a wipe)",
+            "responses": {
+              "200": {
+                "description": "Unenrolled (statusCode 104).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/ComplianceForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/mam/v1/enrollments/{id}/checkin": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "post": {
+            "operationId": "checkIn",
+            "tags": [
+              "Compliance"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "Check in: report state, get compliance, a newer policy and pending commands",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/CheckInRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The compliance outcome.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/ComplianceForbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "410": {
+                "description": "`unenrolled`: enroll again.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ApiError"
+                    }
+                  }
+                }
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/mam/v1/remediations": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "remediate",
+            "tags": [
+              "Compliance"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "Remediate: enroll if needed and report what is missing",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/RemediationRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The enrollment's state and `missing`.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/EnrollmentResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/ComplianceForbidden"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        }
+      },
+      "components": {
+        "securitySchemes": {
+          "adminBearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": "Access token issued by this server for `api://portcullis-admin` carrying the app role `Portcullis.Admin`; acts on the token's tenant."
+          },
+          "complianceBearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": "Delegated access token issued by this server for `api://portcullis-compliance`; the account and client come from the token."
+          },
+          "clientBasic": {
+            "type": "http",
+            "scheme": "basic",
+            "description": "client_secret_basic: form-urlencoded client ID and secret. Alternatively client_secret_post, or `client_id` alone for public clients."
+          }
+        },
+        "schemas": {
+          "OAuthError": {
+            "type": "object",
+            "description": "The Microsoft-identity-platform-shaped OAuth error body (PROTOCOL §2.4, §2.5).",
+            "required": [
+              "error",
+              "error_description",
+              "error_codes",
+              "timestamp",
+              "trace_id",
+              "correlation_id"
+            ],
+            "properties": {
+              "error": {
+                "type": "string",
+                "enum": [
+                  "invalid_request",
+                  "invalid_client",
+                  "invalid_grant",
+                  "unauthorized_client",
+                  "unsupported_grant_type",
+                  "invalid_scope",
+                  "invalid_resource",
+                  "temporarily_unavailable"
+                ]
+              },
+              "suberror": {
+                "type": "string",
+                "description": "MSAL's suberror: `protection_policy_required` (53005), `basic_action` (50076)."
+              },
+              "error_description": {
+                "type": "string",
+                "description": "`AADSTSnnnn: <sentence>\\r\\nTrace ID: …\\r\\nCorrelation ID: …\\r\\nTimestamp: …`"
+              },
+              "error_codes": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                  "type": "integer"
+                },
+                "description": "The AADSTS number(s), e.g. 50126 bad credentials, 50053 account locked or too many attempts, 53003 blocked by conditional access, 53005/53009 app protection required."
+              },
+              "timestamp": {
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
+                "examples": [
+                  "2026-11-21 23:04:00Z"
+                ]
+              },
+              "trace_id": {
+                "type": "string"
+              },
+              "correlation_id": {
+                "type": "string",
+                "description": "Echoes the request's `client-request-id` when it is short and plain."
+              },
+              "adi": {
+                "type": "string",
+                "description": "UPN of the account that must remediate (app-protection refusal)."
+              },
+              "client_info": {
+                "type": "string",
+                "description": "base64url of `{\"uid\":\"<oid>\",\"utid\":\"<tid>\"}` (app-protection refusal)."
+              },
+              "remediation": {
+                "$ref": "#/components/schemas/RemediationDetails"
+              }
+            }
+          },
+          "OAuthUnavailable": {
+            "description": "The OAuth error body with `error: temporarily_unavailable` (store unavailable, hashing queue full).",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/OAuthError"
+              },
+              {
+                "type": "object",
+                "properties": {
+                  "error": {
+                    "const": "temporarily_unavailable"
+                  }
+                }
+              }
+            ]
+          },
+          "RemediationDetails": {
+            "type": "object",
+            "description": "Portcullis's extension to the 53005 refusal; MSAL ignores it.",
+            "required": [
+              "home_account_id",
+              "account_id",
+              "tenant_id",
+              "upn",
+              "endpoint",
+              "scope",
+              "policy_ids"
+            ],
+            "properties": {
+              "home_account_id": {
+                "type": "string",
+                "description": "`<oid>.<tid>`"
+              },
+              "account_id": {
+                "type": "string"
+              },
+              "tenant_id": {
+                "type": "string"
+              },
+              "upn": {
+                "type": "string"
+              },
+              "endpoint": {
+                "type": "string",
+                "description": "`{base}/mam/v1/remediations`"
+              },
+              "scope": {
+                "type": "string",
+                "examples": [
+                  "api://portcullis-compliance/.default"
+                ]
+              },
+              "policy_ids": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "ServerError": {
+            "type": "object",
+            "description": "An error no route mapped (500 `server_error`) or the store being unavailable (503 `temporarily_unavailable`).",
+            "required": [
+              "error",
+              "error_description",
+              "correlation_id",
+              "trace_id"
+            ],
+            "properties": {
+              "error": {
+                "type": "string",
+                "enum": [
+                  "server_error",
+                  "temporarily_unavailable"
+                ]
+              },
+              "error_description": {
+                "type": "string"
+              },
+              "correlation_id": {
+                "type": "string"
+              },
+              "trace_id": {
+                "type": "string"
+              }
+            }
+          },
+          "ServerUnavailable": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ServerError"
+              },
+              {
+                "type": "object",
+                "properties": {
+                  "error": {
+                    "const": "temporarily_unavailable"
+                  }
+                }
+              }
+            ]
+          },
+          "ValidationProblem": {
+            "type": "object",
+            "required": [
+              "pointer",
+              "message"
+            ],
+            "properties": {
+              "pointer": {
+                "type": "string",
+                "description": "JSON Pointer into the body (`/conditions/users/includeUsers/2`), or `?name` for a query parameter."
+              },
+              "message": {
+                "type": "string"
+              }
+            }
+          },
+          "ApiError": {
+            "type": "object",
+            "description": "Admin and compliance API refusal.",
+            "required": [
+              "error"
+            ],
+            "properties": {
+              "error": {
+                "type": "object",
+                "required": [
+                  "code",
+                  "message",
+                  "correlationId"
+                ],
+                "properties": {
+                  "code": {
+                    "type": "string",
+                    "description": "Stable code: unauthenticated, forbidden, validationFailed, malformedJSON, invalidIfMatch, notFound, alreadyExists, preconditionFailed, preconditionRequired, inUse, nothingToWipe, userTokenRequired, callbackNotRegistered, unenrolled."
+                  },
+                  "message": {
+                    "type": "string"
+                  },
+                  "details": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/ValidationProblem"
+                    }
+                  },
+                  "correlationId": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          },
+          "TokenRequest": {
+            "type": "object",
+            "description": "A parameter must not appear twice (400, AADSTS90014).",
+            "required": [
+              "grant_type"
+            ],
+            "properties": {
+              "grant_type": {
+                "type": "string",
+                "enum": [
+                  "client_credentials",
+                  "password",
+                  "refresh_token"
+                ]
+              },
+              "client_id": {
+                "type": "string"
+              },
+              "client_secret": {
+                "type": "string",
+                "description": "client_secret_post; do not combine with HTTP Basic."
+              },
+              "scope": {
+                "type": "string",
+                "description": "Space-separated: `{resourceIdentifierUri}/{scope}` or `{resourceIdentifierUri}/.default`, plus openid, profile, email, offline_access."
+              },
+              "username": {
+                "type": "string"
+              },
+              "password": {
+                "type": "string",
+                "format": "password"
+              },
+              "refresh_token": {
+                "type": "string"
+              },
+              "claims": {
+                "type": "string",
+                "description": "JSON claims request, e.g. `{\"access_token\":{\"xms_cc\":{\"values\":[\"protapp\"]}}}`."
+              },
+              "client_info": {
+                "type": "string",
+                "description": "`1` to receive client_info."
+              },
+              "microsoft_enrollment_id": {
+                "type": "string",
+                "description": "The client's compliance enrollment (PROTOCOL §2.2)."
+              }
+            }
+          },
+          "TokenResponse": {
+            "type": "object",
+            "required": [
+              "token_type",
+              "scope",
+              "expires_in",
+              "ext_expires_in",
+              "access_token"
+            ],
+            "properties": {
+              "token_type": {
+                "type": "string",
+                "examples": [
+                  "Bearer"
+                ]
+              },
+              "scope": {
+                "type": "string"
+              },
+              "expires_in": {
+                "type": "integer"
+              },
+              "ext_expires_in": {
+                "type": "integer"
+              },
+              "access_token": {
+                "type": "string"
+              },
+              "refresh_token": {
+                "type": "string"
+              },
+              "id_token": {
+                "type": "string"
+              },
+              "client_info": {
+                "type": "string"
+              }
+            }
+          },
+          "RevocationRequest": {
+            "type": "object",
+            "required": [
+              "token"
+            ],
+            "properties": {
+              "token": {
+                "type": "string"
+              },
+              "token_type_hint": {
+                "type": "string",
+                "examples": [
+                  "refresh_token",
+                  "access_token"
+                ]
+              },
+              "client_id": {
+                "type": "string"
+              },
+              "client_secret": {
+                "type": "string"
+              }
+            }
+          },
+          "IntrospectionRequest": {
+            "type": "object",
+            "required": [
+              "token"
+            ],
+            "properties": {
+              "token": {
+                "type": "string"
+              },
+              "token_type_hint": {
+                "type": "string",
+                "examples": [
+                  "refresh_token",
+                  "access_token"
+                ]
+              },
+              "client_id": {
+                "type": "string"
+              },
+              "client_secret": {
+                "type": "string"
+              }
+            }
+          },
+          "IntrospectionResponse": {
+            "type": "object",
+            "description": "RFC 7662. An inactive, unknown or foreign token is `{\"active\":false}`.",
+            "required": [
+              "active"
+            ],
+            "properties": {
+              "active": {
+                "type": "boolean"
+              },
+              "scope": {
+                "type": "string"
+              },
+              "client_id": {
+                "type": "string"
+              },
+              "username": {
+                "type": "string"
+              },
+              "token_type": {
+                "type": "string",
+                "examples": [
+                  "Bearer",
+                  "refresh_token"
+                ]
+              },
+              "exp": {
+                "type": "integer"
+              },
+              "iat": {
+                "type": "integer"
+              },
+              "nbf": {
+                "type": "integer"
+              },
+              "sub": {
+                "type": "string"
+              },
+              "aud": {
+                "type": "string"
+              },
+              "iss": {
+                "type": "string"
+              },
+              "jti": {
+                "type": "string"
+              },
+              "tid": {
+                "type": "string"
+              },
+              "oid": {
+                "type": "string"
+              },
+              "roles": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "DiscoveryDocument": {
+            "type": "object",
+            "description": "OpenID Connect discovery / RFC 8414 metadata; issuer `{base}/{tenantId}/v2.0`.",
+            "required": [
+              "issuer",
+              "token_endpoint",
+              "jwks_uri",
+              "revocation_endpoint",
+              "introspection_endpoint",
+              "authorization_endpoint",
+              "response_types_supported",
+              "subject_types_supported",
+              "id_token_signing_alg_values_supported",
+              "token_endpoint_auth_methods_supported",
+              "grant_types_supported",
+              "scopes_supported",
+              "claims_supported",
+              "claims_parameter_supported",
+              "portcullis_compliance_endpoint"
+            ],
+            "properties": {
+              "issuer": {
+                "type": "string"
+              },
+              "token_endpoint": {
+                "type": "string"
+              },
+              "jwks_uri": {
+                "type": "string"
+              },
+              "revocation_endpoint": {
+                "type": "string"
+              },
+              "introspection_endpoint": {
+                "type": "string"
+              },
+              "authorization_endpoint": {
+                "type": "string"
+              },
+              "response_types_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "subject_types_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "id_token_signing_alg_values_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "token_endpoint_auth_methods_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "grant_types_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "scopes_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "claims_supported": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "claims_parameter_supported": {
+                "type": "boolean"
+              },
+              "tenant_region_scope": {
+                "type": "string"
+              },
+              "cloud_instance_name": {
+                "type": "string"
+              },
+              "portcullis_compliance_endpoint": {
+                "type": "string"
+              }
+            }
+          },
+          "JSONWebKey": {
+            "type": "object",
+            "required": [
+              "kty",
+              "use",
+              "alg",
+              "kid"
+            ],
+            "properties": {
+              "kty": {
+                "type": "string",
+                "enum": [
+                  "EC",
+                  "RSA"
+                ]
+              },
+              "use": {
+                "type": "string",
+                "examples": [
+                  "sig"
+                ]
+              },
+              "alg": {
+                "type": "string",
+                "enum": [
+                  "ES256",
+                  "RS256"
+                ]
+              },
+              "kid": {
+                "type": "string"
+              },
+              "crv": {
+                "type": "string"
+              },
+              "x": {
+                "type": "string"
+              },
+              "y": {
+                "type": "string"
+              },
+              "n": {
+                "type": "string"
+              },
+              "e": {
+                "type": "string"
+              }
+            }
+          },
+          "JSONWebKeySet": {
+            "type": "object",
+            "required": [
+              "keys"
+            ],
+            "properties": {
+              "keys": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/JSONWebKey"
+                }
+              }
+            }
+          },
+          "UserRealm": {
+            "type": "object",
+            "required": [
+              "ver",
+              "account_type",
+              "cloud_instance_name",
+              "cloud_audience_urn"
+            ],
+            "properties": {
+              "ver": {
+                "type": "string"
+              },
+              "account_type": {
+                "type": "string",
+                "enum": [
+                  "Managed",
+                  "Unknown"
+                ]
+              },
+              "domain_name": {
+                "type": "string"
+              },
+              "cloud_instance_name": {
+                "type": "string"
+              },
+              "cloud_audience_urn": {
+                "type": "string"
+              }
+            }
+          },
+          "Liveness": {
+            "type": "object",
+            "required": [
+              "status"
+            ],
+            "properties": {
+              "status": {
+                "type": "string",
+                "const": "ok"
+              }
+            }
+          },
+          "Readiness": {
+            "type": "object",
+            "required": [
+              "status"
+            ],
+            "properties": {
+              "status": {
+                "type": "string",
+                "enum": [
+                  "ok",
+                  "unavailable"
+                ]
+              },
+              "store": {
+                "type": "string",
+                "enum": [
+                  "ok",
+                  "unreachable"
+                ]
+              },
+              "keys": {
+                "type": "string",
+                "enum": [
+                  "ok",
+                  "missing"
+                ]
+              }
+            }
+          },
+          "ConditionalAccessPolicy": {
+            "type": "object",
+            "description": "Microsoft Graph `conditionalAccessPolicy` shape (the members Portcullis enforces), as stored.",
+            "required": [
+              "id",
+              "displayName",
+              "state",
+              "conditions",
+              "grantControls"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string",
+                "enum": [
+                  "enabled",
+                  "disabled",
+                  "enabledForReportingButNotEnforced"
+                ]
+              },
+              "conditions": {
+                "type": "object",
+                "required": [
+                  "applications",
+                  "clientAppTypes"
+                ],
+                "properties": {
+                  "users": {
+                    "type": "object",
+                    "required": [
+                      "includeUsers",
+                      "excludeUsers",
+                      "includeGroups",
+                      "excludeGroups"
+                    ],
+                    "properties": {
+                      "includeUsers": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeUsers": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "includeGroups": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeGroups": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "applications": {
+                    "type": "object",
+                    "required": [
+                      "includeApplications",
+                      "excludeApplications"
+                    ],
+                    "properties": {
+                      "includeApplications": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeApplications": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "clientApplications": {
+                    "type": "object",
+                    "required": [
+                      "includeServicePrincipals",
+                      "excludeServicePrincipals"
+                    ],
+                    "properties": {
+                      "includeServicePrincipals": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeServicePrincipals": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "clientAppTypes": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "all",
+                        "browser",
+                        "mobileAppsAndDesktopClients"
+                      ]
+                    }
+                  },
+                  "platforms": {
+                    "type": "object",
+                    "required": [
+                      "includePlatforms",
+                      "excludePlatforms"
+                    ],
+                    "properties": {
+                      "includePlatforms": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "enum": [
+                            "all",
+                            "android",
+                            "iOS",
+                            "windows",
+                            "macOS",
+                            "linux"
+                          ]
+                        }
+                      },
+                      "excludePlatforms": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "enum": [
+                            "all",
+                            "android",
+                            "iOS",
+                            "windows",
+                            "macOS",
+                            "linux"
+                          ]
+                        }
+                      }
+                    }
+                  },
+                  "locations": {
+                    "type": "object",
+                    "required": [
+                      "includeLocations",
+                      "excludeLocations"
+                    ],
+                    "properties": {
+                      "includeLocations": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeLocations": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "grantControls": {
+                "type": "object",
+                "required": [
+                  "operator",
+                  "builtInControls"
+                ],
+                "properties": {
+                  "operator": {
+                    "type": "string",
+                    "enum": [
+                      "AND",
+                      "OR"
+                    ]
+                  },
+                  "builtInControls": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "block",
+                        "mfa",
+                        "approvedApplication",
+                        "compliantApplication"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "ConditionalAccessPolicyInput": {
+            "type": "object",
+            "description": "Validated strictly against the tenant's directory (PROTOCOL §3): every problem is reported with its JSON Pointer. `conditions` needs `users` or `clientApplications`.",
+            "required": [
+              "displayName",
+              "state",
+              "conditions",
+              "grantControls"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid",
+                "description": "A GUID; generated when absent. On PUT it must equal the path's."
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "description": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string",
+                "enum": [
+                  "enabled",
+                  "disabled",
+                  "enabledForReportingButNotEnforced"
+                ]
+              },
+              "conditions": {
+                "type": "object",
+                "required": [
+                  "applications"
+                ],
+                "properties": {
+                  "users": {
+                    "type": "object",
+                    "properties": {
+                      "includeUsers": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "description": "All, None or a user object ID"
+                        }
+                      },
+                      "excludeUsers": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "includeGroups": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeGroups": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "includeRoles": {
+                        "type": [
+                          "array",
+                          "null"
+                        ],
+                        "maxItems": 0
+                      },
+                      "excludeRoles": {
+                        "type": [
+                          "array",
+                          "null"
+                        ],
+                        "maxItems": 0
+                      },
+                      "includeGuestsOrExternalUsers": {
+                        "type": "null"
+                      },
+                      "excludeGuestsOrExternalUsers": {
+                        "type": "null"
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "applications": {
+                    "type": "object",
+                    "required": [
+                      "includeApplications"
+                    ],
+                    "properties": {
+                      "includeApplications": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                          "type": "string",
+                          "description": "All, None or an application ID"
+                        }
+                      },
+                      "excludeApplications": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "includeUserActions": {
+                        "type": [
+                          "array",
+                          "null"
+                        ],
+                        "maxItems": 0
+                      },
+                      "includeAuthenticationContextClassReferences": {
+                        "type": [
+                          "array",
+                          "null"
+                        ],
+                        "maxItems": 0
+                      },
+                      "applicationFilter": {
+                        "type": "null"
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "clientApplications": {
+                    "type": "object",
+                    "required": [
+                      "includeServicePrincipals"
+                    ],
+                    "properties": {
+                      "includeServicePrincipals": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludeServicePrincipals": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "servicePrincipalFilter": {
+                        "type": "null"
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "clientAppTypes": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "description": "all, browser, mobileAppsAndDesktopClients (case-insensitive)"
+                    }
+                  },
+                  "platforms": {
+                    "type": "object",
+                    "required": [
+                      "includePlatforms"
+                    ],
+                    "properties": {
+                      "includePlatforms": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "excludePlatforms": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "locations": {
+                    "type": "object",
+                    "required": [
+                      "includeLocations"
+                    ],
+                    "properties": {
+                      "includeLocations": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                          "type": "string",
+                          "description": "All, AllTrusted or a named location ID"
+                        }
+                      },
+                      "excludeLocations": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "signInRiskLevels": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "maxItems": 0
+                  },
+                  "userRiskLevels": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "maxItems": 0
+                  },
+                  "servicePrincipalRiskLevels": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "maxItems": 0
+                  },
+                  "devices": {
+                    "type": "null"
+                  },
+                  "times": {
+                    "type": "null"
+                  },
+                  "insiderRiskLevels": {
+                    "type": "null"
+                  },
+                  "authenticationFlows": {
+                    "type": "null"
+                  }
+                },
+                "additionalProperties": false,
+                "anyOf": [
+                  {
+                    "required": [
+                      "users"
+                    ]
+                  },
+                  {
+                    "required": [
+                      "clientApplications"
+                    ]
+                  }
+                ]
+              },
+              "grantControls": {
+                "type": "object",
+                "required": [
+                  "operator",
+                  "builtInControls"
+                ],
+                "properties": {
+                  "operator": {
+                    "type": "string",
+                    "enum": [
+                      "AND",
+                      "OR"
+                    ]
+                  },
+                  "builtInControls": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                      "type": "string",
+                      "description": "block, mfa, approvedApplication, compliantApplication (case-insensitive)"
+                    }
+                  },
+                  "customAuthenticationFactors": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "maxItems": 0
+                  },
+                  "termsOfUse": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "maxItems": 0
+                  },
+                  "authenticationStrength": {
+                    "type": "null"
+                  }
+                },
+                "additionalProperties": false
+              },
+              "sessionControls": {
+                "type": "null"
+              },
+              "createdDateTime": {},
+              "modifiedDateTime": {},
+              "templateId": {},
+              "@odata.type": {},
+              "@odata.context": {}
+            },
+            "additionalProperties": false
+          },
+          "NamedLocation": {
+            "type": "object",
+            "required": [
+              "id",
+              "displayName",
+              "ipRanges",
+              "isTrusted"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "ipRanges": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "isTrusted": {
+                "type": "boolean"
+              }
+            }
+          },
+          "NamedLocationInput": {
+            "type": "object",
+            "required": [
+              "displayName",
+              "ipRanges"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid",
+                "description": "Generated when absent."
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "ipRanges": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "description": "CIDR, e.g. 203.0.113.0/24 or 2001:db8::/32"
+                }
+              },
+              "isTrusted": {
+                "type": "boolean"
+              }
+            },
+            "additionalProperties": false
+          },
+          "AppProtectionSettings": {
+            "type": "object",
+            "description": "Settings the client SDK enforces (PROTOCOL §4); absent members take the defaults.",
+            "properties": {
+              "pinRequired": {
+                "type": "boolean"
+              },
+              "minimumOsVersion": {
+                "type": "string"
+              },
+              "minimumAppVersion": {
+                "type": "string"
+              },
+              "blockJailbrokenDevices": {
+                "type": "boolean"
+              },
+              "fileEncryptionRequired": {
+                "type": "boolean"
+              },
+              "saveAs": {
+                "type": "object",
+                "required": [
+                  "blocked",
+                  "allowedLocations"
+                ],
+                "properties": {
+                  "blocked": {
+                    "type": "boolean"
+                  },
+                  "allowedLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "oneDriveForBusiness",
+                        "sharePoint",
+                        "localDrive",
+                        "cameraRoll",
+                        "accountDocument",
+                        "other"
+                      ]
+                    }
+                  }
+                }
+              },
+              "openFrom": {
+                "type": "object",
+                "required": [
+                  "blocked",
+                  "allowedLocations"
+                ],
+                "properties": {
+                  "blocked": {
+                    "type": "boolean"
+                  },
+                  "allowedLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "oneDriveForBusiness",
+                        "sharePoint",
+                        "camera",
+                        "photos",
+                        "localStorage",
+                        "accountDocument",
+                        "other"
+                      ]
+                    }
+                  }
+                }
+              },
+              "dataTransfer": {
+                "type": "object",
+                "required": [
+                  "sendOrgData",
+                  "receiveData"
+                ],
+                "properties": {
+                  "sendOrgData": {
+                    "type": "string",
+                    "enum": [
+                      "none",
+                      "policyManagedApps",
+                      "allApps"
+                    ]
+                  },
+                  "receiveData": {
+                    "type": "string",
+                    "enum": [
+                      "none",
+                      "policyManagedApps",
+                      "allApps"
+                    ]
+                  }
+                }
+              },
+              "printingBlocked": {
+                "type": "boolean"
+              },
+              "screenCaptureBlocked": {
+                "type": "boolean"
+              },
+              "notificationPolicy": {
+                "type": "string",
+                "enum": [
+                  "allow",
+                  "blockOrgData",
+                  "block"
+                ]
+              },
+              "recheckIntervalMinutes": {
+                "type": "integer"
+              },
+              "offlineGracePeriodMinutes": {
+                "type": "integer"
+              }
+            }
+          },
+          "AppProtectionSettingsInput": {
+            "type": "object",
+            "properties": {
+              "pinRequired": {
+                "type": "boolean"
+              },
+              "minimumOsVersion": {
+                "type": "string",
+                "pattern": "^[0-9]+(\\.[0-9]+)*$",
+                "description": "Dotted version, e.g. 17.0"
+              },
+              "minimumAppVersion": {
+                "type": "string",
+                "pattern": "^[0-9]+(\\.[0-9]+)*$",
+                "description": "Dotted version, e.g. 17.0"
+              },
+              "blockJailbrokenDevices": {
+                "type": "boolean"
+              },
+              "fileEncryptionRequired": {
+                "type": "boolean"
+              },
+              "saveAs": {
+                "type": "object",
+                "required": [
+                  "blocked"
+                ],
+                "properties": {
+                  "blocked": {
+                    "type": "boolean"
+                  },
+                  "allowedLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "oneDriveForBusiness",
+                        "sharePoint",
+                        "localDrive",
+                        "cameraRoll",
+                        "accountDocument",
+                        "other"
+                      ]
+                    }
+                  }
+                },
+                "additionalProperties": false
+              },
+              "openFrom": {
+                "type": "object",
+                "required": [
+                  "blocked"
+                ],
+                "properties": {
+                  "blocked": {
+                    "type": "boolean"
+                  },
+                  "allowedLocations": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "oneDriveForBusiness",
+                        "sharePoint",
+                        "camera",
+                        "photos",
+                        "localStorage",
+                        "accountDocument",
+                        "other"
+                      ]
+                    }
+                  }
+                },
+                "additionalProperties": false
+              },
+              "dataTransfer": {
+                "type": "object",
+                "properties": {
+                  "sendOrgData": {
+                    "type": "string",
+                    "enum": [
+                      "none",
+                      "policyManagedApps",
+                      "allApps"
+                    ]
+                  },
+                  "receiveData": {
+                    "type": "string",
+                    "enum": [
+                      "none",
+                      "policyManagedApps",
+                      "allApps"
+                    ]
+                  }
+                },
+                "additionalProperties": false
+              },
+              "printingBlocked": {
+                "type": "boolean"
+              },
+              "screenCaptureBlocked": {
+                "type": "boolean"
+              },
+              "notificationPolicy": {
+                "type": "string",
+                "enum": [
+                  "allow",
+                  "blockOrgData",
+                  "block"
+                ]
+              },
+              "recheckIntervalMinutes": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1440
+              },
+              "offlineGracePeriodMinutes": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 43200
+              }
+            },
+            "additionalProperties": false
+          },
+          "AppProtectionPolicy": {
+            "type": "object",
+            "required": [
+              "id",
+              "displayName",
+              "targets",
+              "settings"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "targets": {
+                "type": "object",
+                "required": [
+                  "applications",
+                  "includeGroups",
+                  "excludeGroups"
+                ],
+                "properties": {
+                  "applications": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "includeGroups": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "excludeGroups": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "settings": {
+                "$ref": "#/components/schemas/AppProtectionSettings"
+              }
+            }
+          },
+          "AppProtectionPolicyInput": {
+            "type": "object",
+            "required": [
+              "displayName",
+              "targets",
+              "settings"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid",
+                "description": "Generated when absent."
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "description": {},
+              "version": {
+                "description": "Accepted and ignored."
+              },
+              "targets": {
+                "type": "object",
+                "required": [
+                  "applications",
+                  "includeGroups"
+                ],
+                "properties": {
+                  "applications": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                      "type": "string",
+                      "description": "Client application ID"
+                    }
+                  },
+                  "includeGroups": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                      "type": "string",
+                      "description": "All or a group ID"
+                    }
+                  },
+                  "excludeGroups": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  }
+                },
+                "additionalProperties": false
+              },
+              "settings": {
+                "$ref": "#/components/schemas/AppProtectionSettingsInput"
+              }
+            },
+            "additionalProperties": false
+          },
+          "ConditionalAccessPolicyList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                }
+              }
+            }
+          },
+          "NamedLocationList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/NamedLocation"
+                }
+              }
+            }
+          },
+          "AppProtectionPolicyList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/AppProtectionPolicy"
+                }
+              }
+            }
+          },
+          "AppliedConditionalAccessPolicy": {
+            "type": "object",
+            "required": [
+              "id",
+              "displayName",
+              "result",
+              "enforcedGrantControls",
+              "conditionsNotSatisfied"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "result": {
+                "type": "string",
+                "enum": [
+                  "success",
+                  "failure",
+                  "notApplied",
+                  "notEnabled",
+                  "reportOnlySuccess",
+                  "reportOnlyFailure",
+                  "reportOnlyNotApplied"
+                ]
+              },
+              "enforcedGrantControls": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "conditionsNotSatisfied": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "SignInRecord": {
+            "type": "object",
+            "required": [
+              "id",
+              "createdDateTime",
+              "correlationId",
+              "tenantId",
+              "clientAppId",
+              "resourceAppId",
+              "grantType",
+              "clientAppType",
+              "capabilities",
+              "appProtection",
+              "conditionalAccessStatus",
+              "appliedConditionalAccessPolicies"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "createdDateTime": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "correlationId": {
+                "type": "string"
+              },
+              "tenantId": {
+                "type": "string"
+              },
+              "userId": {
+                "type": "string"
+              },
+              "userPrincipalName": {
+                "type": "string"
+              },
+              "clientAppId": {
+                "type": "string"
+              },
+              "resourceAppId": {
+                "type": "string"
+              },
+              "resource": {
+                "type": "string"
+              },
+              "grantType": {
+                "type": "string"
+              },
+              "clientAppType": {
+                "type": "string"
+              },
+              "capabilities": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "ipAddress": {
+                "type": "string"
+              },
+              "platform": {
+                "type": "string"
+              },
+              "appProtection": {
+                "type": "string"
+              },
+              "conditionalAccessStatus": {
+                "type": "string",
+                "enum": [
+                  "success",
+                  "failure",
+                  "notApplied"
+                ]
+              },
+              "appliedConditionalAccessPolicies": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/AppliedConditionalAccessPolicy"
+                }
+              },
+              "errorCode": {
+                "type": "integer",
+                "description": "AADSTS code of a conditional-access refusal."
+              }
+            }
+          },
+          "SignInPage": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/SignInRecord"
+                }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "Path and query of the next page (absent on the last page)."
+              }
+            }
+          },
+          "WhatIfRequest": {
+            "type": "object",
+            "required": [
+              "signIn"
+            ],
+            "properties": {
+              "signIn": {
+                "type": "object",
+                "required": [
+                  "clientAppId",
+                  "resourceAppId"
+                ],
+                "properties": {
+                  "userId": {
+                    "type": "string",
+                    "description": "Object ID or UPN of a user of the tenant."
+                  },
+                  "servicePrincipalId": {
+                    "description": "Accepted; ignored."
+                  },
+                  "clientAppId": {
+                    "type": "string"
+                  },
+                  "resourceAppId": {
+                    "type": "string",
+                    "description": "Application ID or identifier URI."
+                  },
+                  "platform": {
+                    "type": "string",
+                    "description": "android, iOS, windows, macOS, linux (case-insensitive)"
+                  },
+                  "ipAddress": {
+                    "type": "string"
+                  },
+                  "clientAppType": {
+                    "type": "string",
+                    "enum": [
+                      "browser",
+                      "mobileAppsAndDesktopClients"
+                    ]
+                  },
+                  "capabilities": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "appProtection": {
+                    "type": "string",
+                    "enum": [
+                      "compliant",
+                      "notCompliant",
+                      "none"
+                    ]
+                  },
+                  "approvedClientApp": {
+                    "type": "boolean"
+                  },
+                  "mfa": {
+                    "type": "boolean"
+                  }
+                },
+                "additionalProperties": false
+              },
+              "policies": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/ConditionalAccessPolicyInput"
+                },
+                "description": "Draft policies evaluated instead of the stored ones."
+              }
+            },
+            "additionalProperties": false
+          },
+          "WhatIfResponse": {
+            "type": "object",
+            "required": [
+              "signIn"
+            ],
+            "properties": {
+              "signIn": {
+                "$ref": "#/components/schemas/SignInRecord"
+              },
+              "error": {
+                "type": "string",
+                "description": "The OAuth error a real grant would get."
+              },
+              "suberror": {
+                "type": "string"
+              }
+            }
+          },
+          "AuditRecord": {
+            "type": "object",
+            "required": [
+              "tenantId",
+              "at",
+              "actor",
+              "action",
+              "kind",
+              "documentId"
+            ],
+            "properties": {
+              "id": {
+                "type": "integer",
+                "format": "int64"
+              },
+              "tenantId": {
+                "type": "string"
+              },
+              "at": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "actor": {
+                "type": "string"
+              },
+              "action": {
+                "type": "string"
+              },
+              "kind": {
+                "type": "string"
+              },
+              "documentId": {
+                "type": "string"
+              },
+              "before": {
+                "type": "string",
+                "description": "The document before, as JSON text."
+              },
+              "after": {
+                "type": "string",
+                "description": "The document after, as JSON text."
+              }
+            }
+          },
+          "AuditPage": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/AuditRecord"
+                }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "Path and query of the next page (absent on the last page)."
+              }
+            }
+          },
+          "ComplianceStatus": {
+            "type": "object",
+            "required": [
+              "status"
+            ],
+            "properties": {
+              "status": {
+                "type": "string",
+                "enum": [
+                  "compliant",
+                  "notCompliant",
+                  "serviceFailure",
+                  "networkFailure",
+                  "interactionRequired",
+                  "userCancelled"
+                ]
+              },
+              "errorTitle": {
+                "type": "string"
+              },
+              "errorMessage": {
+                "type": "string"
+              }
+            }
+          },
+          "Enrollment": {
+            "type": "object",
+            "required": [
+              "id",
+              "tenantId",
+              "userId",
+              "userPrincipalName",
+              "clientId",
+              "deviceId",
+              "state",
+              "complianceStatus",
+              "enrolledAt",
+              "updatedAt",
+              "revision"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "tenantId": {
+                "type": "string"
+              },
+              "userId": {
+                "type": "string"
+              },
+              "userPrincipalName": {
+                "type": "string"
+              },
+              "clientId": {
+                "type": "string"
+              },
+              "deviceId": {
+                "type": "string"
+              },
+              "platform": {
+                "type": "string",
+                "enum": [
+                  "android",
+                  "iOS",
+                  "windows",
+                  "macOS",
+                  "linux"
+                ]
+              },
+              "osVersion": {
+                "type": "string"
+              },
+              "appVersion": {
+                "type": "string"
+              },
+              "sdkVersion": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string",
+                "enum": [
+                  "pending",
+                  "compliant",
+                  "notCompliant",
+                  "lapsed",
+                  "wipePending",
+                  "unenrolled"
+                ]
+              },
+              "complianceStatus": {
+                "$ref": "#/components/schemas/ComplianceStatus"
+              },
+              "policyVersion": {
+                "type": "string"
+              },
+              "appliedPolicyVersion": {
+                "type": "string"
+              },
+              "callbackUri": {
+                "type": "string"
+              },
+              "enrolledAt": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "lastCheckInAt": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "lapsesAt": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "updatedAt": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "revision": {
+                "type": "integer",
+                "format": "int64"
+              }
+            }
+          },
+          "EnrollmentList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/Enrollment"
+                }
+              }
+            }
+          },
+          "EnrollmentHistoryEntry": {
+            "type": "object",
+            "required": [
+              "at",
+              "event"
+            ],
+            "properties": {
+              "at": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "event": {
+                "type": "string"
+              },
+              "fromStatus": {
+                "type": "string"
+              },
+              "toStatus": {
+                "type": "string"
+              },
+              "detail": {
+                "type": "string"
+              }
+            }
+          },
+          "EnrollmentDetail": {
+            "type": "object",
+            "required": [
+              "enrollment",
+              "history"
+            ],
+            "properties": {
+              "enrollment": {
+                "$ref": "#/components/schemas/Enrollment"
+              },
+              "history": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/EnrollmentHistoryEntry"
+                }
+              }
+            }
+          },
+          "OutboxMessage": {
+            "type": "object",
+            "required": [
+              "id",
+              "tenantId",
+              "targetUri",
+              "payload",
+              "jti",
+              "state",
+              "attempts",
+              "nextAttemptAt",
+              "createdAt"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "tenantId": {
+                "type": "string"
+              },
+              "enrollmentId": {
+                "type": "string"
+              },
+              "targetUri": {
+                "type": "string"
+              },
+              "payload": {
+                "type": "string",
+                "description": "The signed Security Event Token."
+              },
+              "jti": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string",
+                "enum": [
+                  "pending",
+                  "delivered",
+                  "deadLetter"
+                ]
+              },
+              "attempts": {
+                "type": "integer"
+              },
+              "nextAttemptAt": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "lastError": {
+                "type": "string"
+              },
+              "createdAt": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "deliveredAt": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "OutboxList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/OutboxMessage"
+                }
+              }
+            }
+          },
+          "Redelivery": {
+            "type": "object",
+            "required": [
+              "id",
+              "state"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string",
+                "const": "pending"
+              }
+            }
+          },
+          "EnrollmentRequest": {
+            "type": "object",
+            "description": "Unknown members are accepted.",
+            "required": [
+              "deviceId"
+            ],
+            "properties": {
+              "deviceId": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "pattern": "\\S",
+                "description": "Not blank; at most 200 characters."
+              },
+              "platform": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "android, iOS, windows, macOS or linux (case-insensitive)."
+              },
+              "osVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "appVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "sdkVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "CheckInRequest": {
+            "type": "object",
+            "description": "Unknown members are accepted.",
+            "properties": {
+              "appliedPolicyVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "osVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "appVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "jailbroken": {
+                "type": [
+                  "boolean",
+                  "null"
+                ]
+              },
+              "pinSet": {
+                "type": [
+                  "boolean",
+                  "null"
+                ]
+              },
+              "silent": {
+                "type": [
+                  "boolean",
+                  "null"
+                ]
+              }
+            }
+          },
+          "RemediationRequest": {
+            "type": "object",
+            "description": "Unknown members are accepted.",
+            "required": [
+              "deviceId"
+            ],
+            "properties": {
+              "deviceId": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "pattern": "\\S",
+                "description": "Not blank; at most 200 characters."
+              },
+              "platform": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "android, iOS, windows, macOS or linux (case-insensitive)."
+              },
+              "osVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "appVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "sdkVersion": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "silent": {
+                "type": [
+                  "boolean",
+                  "null"
+                ]
+              },
+              "callbackUri": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "Must be one of the application's registered complianceCallbackUris."
+              }
+            }
+          },
+          "PolicyDocument": {
+            "type": "object",
+            "description": "The merged app protection policy the app must apply.",
+            "required": [
+              "version",
+              "settings"
+            ],
+            "properties": {
+              "version": {
+                "type": "string"
+              },
+              "settings": {
+                "$ref": "#/components/schemas/AppProtectionSettings"
+              }
+            }
+          },
+          "EnrollmentResponse": {
+            "type": "object",
+            "required": [
+              "statusCode",
+              "complianceStatus"
+            ],
+            "properties": {
+              "enrollmentId": {
+                "type": "string",
+                "description": "Absent when the account could not be enrolled."
+              },
+              "statusCode": {
+                "type": "integer",
+                "enum": [
+                  100,
+                  101,
+                  102,
+                  103,
+                  104,
+                  208,
+                  225,
+                  227,
+                  230
+                ],
+                "description": "Intune enrollment status: 100 new policies, 101 unchanged, 102 wipe, 103 no policy, 104 unenrolled, 208 already enrolled, 225 not targeted, 227 another managed account, 230 account not allowed (Portcullis)."
+              },
+              "policy": {
+                "$ref": "#/components/schemas/PolicyDocument"
+              },
+              "complianceStatus": {
+                "$ref": "#/components/schemas/ComplianceStatus"
+              },
+              "commands": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "examples": [
+                    "wipe"
+                  ]
+                }
+              },
+              "missing": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                },
+                "description": "policyAcknowledgement, pin, osVersion, appVersion, jailbreak, policyAssignment, allowedAccount, singleManagedAccount, wipeAcknowledgement"
+              },
+              "accountId": {
+                "type": "string"
+              },
+              "tenantId": {
+                "type": "string"
+              },
+              "upn": {
+                "type": "string"
+              },
+              "recheckIntervalMinutes": {
+                "type": "integer"
+              }
+            }
+          },
+          "OpenAPIDocument": {
+            "type": "object",
+            "required": [
+              "openapi",
+              "info",
+              "paths"
+            ],
+            "properties": {
+              "openapi": {
+                "type": "string"
+              },
+              "info": {
+                "type": "object"
+              },
+              "paths": {
+                "type": "object"
+              }
+            }
+          }
+        },
+        "parameters": {
+          "Tenant": {
+            "name": "tenant",
+            "in": "path",
+            "required": true,
+            "description": "Tenant ID (GUID) or a verified domain of the tenant.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "ClientRequestIdIn": {
+            "name": "client-request-id",
+            "in": "header",
+            "required": false,
+            "description": "The caller's correlation ID (1–64 of A–Z a–z 0–9 - _ .), echoed as `client-request-id` and `correlation_id`.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "IfMatchRequired": {
+            "name": "If-Match",
+            "in": "header",
+            "required": true,
+            "description": "An ETag this API returned (`\"42\"`, weak `W/\"42\"` accepted) or `*` (must exist). Without it: 428.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "IfMatchReplace": {
+            "name": "If-Match",
+            "in": "header",
+            "required": false,
+            "description": "An ETag this API returned (`\"42\"`, weak `W/\"42\"` accepted) or `*` (must exist). A PUT needs `If-Match`, or `If-None-Match: *` to create under a chosen ID; without either: 428.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "IfNoneMatchCreate": {
+            "name": "If-None-Match",
+            "in": "header",
+            "required": false,
+            "description": "`*`: create under the path's ID; 412 when it already exists. Ignored when `If-Match` is present.",
+            "schema": {
+              "type": "string",
+              "const": "*"
+            }
+          },
+          "DocumentId": {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "Force": {
+            "name": "force",
+            "in": "query",
+            "required": false,
+            "description": "`true` or `1` lets a policy that blocks every user from every application pass the lock-out guard.",
+            "schema": {
+              "type": "boolean"
+            }
+          }
+        },
+        "headers": {
+          "ClientRequestId": {
+            "description": "The correlation ID: the request's `client-request-id` when short and plain, else a generated one.",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "MsRequestId": {
+            "description": "This request's trace ID (`trace_id`).",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "RetryAfter": {
+            "description": "Seconds to wait before retrying.",
+            "required": true,
+            "schema": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          "ETag": {
+            "description": "The stored document's version, e.g. `\"42\"`.",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "Location": {
+            "description": "Path of the created document.",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "NoStore": {
+            "description": "`no-store`",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "const": "no-store"
+            }
+          },
+          "PragmaNoCache": {
+            "description": "`no-cache`",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "const": "no-cache"
+            }
+          },
+          "PublicCache": {
+            "description": "`public, max-age=300`",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "BearerChallenge": {
+            "description": "`Bearer realm=\"portcullis\", error=\"invalid_token\"`",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "BasicChallenge": {
+            "description": "`Basic realm=\"portcullis\"`",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        },
+        "responses": {
+          "OAuthBadRequest": {
+            "description": "OAuth error (`invalid_request`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `invalid_resource`); an unknown tenant is `invalid_request` 90002.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "Cache-Control": {
+                "$ref": "#/components/headers/NoStore"
+              },
+              "Pragma": {
+                "$ref": "#/components/headers/PragmaNoCache"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OAuthError"
+                }
+              }
+            }
+          },
+          "OAuthInvalidClient": {
+            "description": "`invalid_client`: client authentication failed.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "WWW-Authenticate": {
+                "$ref": "#/components/headers/BasicChallenge"
+              },
+              "Cache-Control": {
+                "$ref": "#/components/headers/NoStore"
+              },
+              "Pragma": {
+                "$ref": "#/components/headers/PragmaNoCache"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OAuthError"
+                }
+              }
+            }
+          },
+          "OAuthUnavailable": {
+            "description": "The store (or the password-hashing queue) cannot answer now; nothing was changed.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "Retry-After": {
+                "$ref": "#/components/headers/RetryAfter"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OAuthUnavailable"
+                }
+              }
+            }
+          },
+          "ServerError": {
+            "description": "An unexpected error (`server_error`).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ServerError"
+                }
+              }
+            }
+          },
+          "ServiceUnavailable": {
+            "description": "The store cannot answer now (`temporarily_unavailable`); nothing was changed.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "Retry-After": {
+                "$ref": "#/components/headers/RetryAfter"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ServerUnavailable"
+                }
+              }
+            }
+          },
+          "ContentTooLarge": {
+            "description": "The body exceeds 64 KiB (empty body).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            }
+          },
+          "Unauthenticated": {
+            "description": "No valid bearer access token for this API (`unauthenticated`).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "WWW-Authenticate": {
+                "$ref": "#/components/headers/BearerChallenge"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "Forbidden": {
+            "description": "The token lacks the `Portcullis.Admin` app role (`forbidden`).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "ComplianceForbidden": {
+            "description": "An app-only token (`userTokenRequired`): compliance calls act for a user.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "ApiBadRequest": {
+            "description": "`validationFailed` (every problem with its JSON Pointer), `malformedJSON` or `invalidIfMatch`.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "NotFound": {
+            "description": "`notFound`",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "Conflict": {
+            "description": "Conflict (`alreadyExists`, `inUse`, `nothingToWipe`).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "PreconditionFailed": {
+            "description": "`preconditionFailed`: the `If-Match` ETag is stale.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
+          "PreconditionRequired": {
+            "description": "`preconditionRequired`: `If-Match` (or, for a PUT that creates, `If-None-Match: *`) is missing.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    """#
+}
