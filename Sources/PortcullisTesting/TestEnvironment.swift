@@ -26,6 +26,7 @@ public final class TestEnvironment: Sendable {
         accessTokenType: AccessTokenType = .jwt,
         directoryJSON: Data = Fixtures.directoryJSON(),
         configFiles: [String: Data] = Fixtures.configFiles,
+        passwords customPasswords: PasswordHasher? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestEnvironment {
         let root = existingRoot ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-test-\(UUID().uuidString)")
@@ -39,7 +40,8 @@ public final class TestEnvironment: Sendable {
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL"), logger: logger)
         try await store.migrate()
-        let passwords = try await PasswordHasher(cost: 4)
+        let passwords: PasswordHasher
+        if let customPasswords { passwords = customPasswords } else { passwords = try await PasswordHasher(cost: 4) }
         var configuration = ServerConfiguration(baseURL: baseURL, accessTokenType: accessTokenType, bcryptCost: 4)
         configure(&configuration)
         let config = root.appendingPathComponent("Config")

@@ -62,3 +62,33 @@ struct ClientTests {
         #expect(try await FileTokenCache(url: url).entries().isEmpty)
     }
 }
+
+@Suite("compliance callback checks (receiver side)")
+struct SecurityEventChecksTests {
+    static let issuer = "https://login.example/t/v2.0"
+    static func event(aud: String = "app", iat: Date, jti: String, iss: String = issuer) -> ComplianceSecurityEvent {
+        ComplianceSecurityEvent(iss: iss, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
+                                events: .init(deviceComplianceChange: nil, complianceStatus: nil))
+    }
+
+    @Test("typ, issuer, audience, iat freshness, and jti replay are each checked, with the reason")
+    func checks() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let checks = SecurityEventChecks(issuer: Self.issuer, audience: "APP", maximumAge: 600, capacity: 3)
+        let header: [String: Any] = ["typ": "secevent+jwt", "alg": "ES256"]
+        #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .accept)
+        #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .duplicate)
+        guard case .reject(let typ) = checks.check(header: ["typ": "JWT"], event: Self.event(iat: now, jti: "b"), now: now) else { Issue.record("typ"); return }
+        #expect(typ.contains("typ"))
+        guard case .reject(let aud) = checks.check(header: header, event: Self.event(aud: "other", iat: now, jti: "c"), now: now) else { Issue.record("aud"); return }
+        #expect(aud.contains("audience"))
+        guard case .reject(let iss) = checks.check(header: header, event: Self.event(iat: now, jti: "d", iss: "https://evil/v2.0"), now: now) else { Issue.record("iss"); return }
+        #expect(iss.contains("issuer"))
+        guard case .reject(let old) = checks.check(header: header, event: Self.event(iat: now.addingTimeInterval(-601), jti: "e"), now: now) else { Issue.record("iat"); return }
+        #expect(old.contains("iat"))
+        guard case .reject = checks.check(header: header, event: Self.event(iat: now.addingTimeInterval(600), jti: "f"), now: now) else { Issue.record("future"); return }
+        // Memory is bounded: the oldest identifiers are forgotten beyond the capacity.
+        for jti in ["g", "h", "i"] { #expect(checks.check(header: header, event: Self.event(iat: now, jti: jti), now: now) == .accept) }
+        #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .accept)
+    }
+}

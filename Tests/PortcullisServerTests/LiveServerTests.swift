@@ -35,11 +35,12 @@ final class ServerProcess: Sendable {
     let root: URL
     let port: Int
 
-    init(root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:]) async throws {
+    init(root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:],
+         configDirectory: URL? = nil, extraArguments: [String] = []) async throws {
         self.root = root
-        let config = root.appendingPathComponent("Config")
+        let config = configDirectory ?? root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        if !FileManager.default.fileExists(atPath: config.appendingPathComponent("directory.json").path) {
+        if configDirectory == nil && !FileManager.default.fileExists(atPath: config.appendingPathComponent("directory.json").path) {
             try directoryJSON.write(to: config.appendingPathComponent("directory.json"))
             for (path, contents) in Fixtures.configFiles {
                 let file = config.appendingPathComponent(path)
@@ -50,7 +51,7 @@ final class ServerProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try portcullisExecutable())
         process.arguments = ["serve", "--config", config.path, "--data", root.appendingPathComponent(data).path,
-                             "--keys", root.appendingPathComponent("Keys").path, "--port", "0"]
+                             "--keys", root.appendingPathComponent("Keys").path, "--port", "0"] + extraArguments
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PORTCULLIS_") }
         environment["PORTCULLIS_BCRYPT_COST"] = "4"
         environment.merge(extraEnvironment) { $1 }
@@ -108,8 +109,10 @@ final class ServerProcess: Sendable {
         throw InteropSetupError(message: "the server did not stop within 60 s of SIGTERM; its log:\n\(output.value.suffix(4000))")
     }
 
-    func request(_ path: String, form: [(String, String)]? = nil, method: String? = nil, json: Any? = nil, bearer: String? = nil) async throws -> (Int, [String: Any]) {
+    func request(_ path: String, form: [(String, String)]? = nil, method: String? = nil, json: Any? = nil, bearer: String? = nil,
+                 headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: baseURL + path)!)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let form {
             request.httpMethod = "POST"
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")

@@ -42,9 +42,10 @@ public struct CallbackDestinations: Sendable {
         }
         for address in addresses {
             switch address.scope {
-            case .global, .loopback: continue
-            case .privateNetwork, .linkLocal where allowPrivateNetworks: continue
+            case .global, .loopback:
+                continue
             case .privateNetwork, .linkLocal:
+                if allowPrivateNetworks { continue }
                 throw Refusal(description: "the host resolves to a \(address.scope == .linkLocal ? "link-local" : "private") address (set callbacks.allowPrivateNetworks to allow)")
             case .unroutable:
                 throw Refusal(description: "the host resolves to an unroutable address")

@@ -31,6 +31,7 @@ public struct PasswordHasher: Sendable {
 
     final class InFlight: Sendable {
         let count = Atomic<Int>(0)
+        let checks = Atomic<Int>(0)
     }
 
     public init(cost: UInt8, queueLimit: Int = 64) async throws {
@@ -57,12 +58,15 @@ public struct PasswordHasher: Sendable {
 
     /// How many checks are running or waiting now.
     public var pending: Int { inFlight.count.load(ordering: .relaxed) }
+    /// How many bcrypt verifications this hasher has run (tests: a locked attempt must cost none).
+    public var checksPerformed: Int { inFlight.checks.load(ordering: .relaxed) }
 
     private func bounded<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         let limit = System.coreCount + queueLimit
         let before = inFlight.count.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
         defer { inFlight.count.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
         guard before < limit else { throw Busy(retryAfter: 1) }
+        inFlight.checks.wrappingAdd(1, ordering: .relaxed)
         return try await pool.runIfActive(work)
     }
 }

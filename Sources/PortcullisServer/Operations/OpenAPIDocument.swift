@@ -3108,7 +3108,7 @@ enum OpenAPIDocument {
           },
           "TokenRequest": {
             "type": "object",
-            "description": "A parameter must not appear twice (400, AADSTS90014).",
+            "description": "Unknown parameters are ignored. A parameter must not appear twice (400, AADSTS90014).",
             "required": [
               "grant_type"
             ],
@@ -3154,6 +3154,9 @@ enum OpenAPIDocument {
                 "type": "string",
                 "description": "The client's compliance enrollment (PROTOCOL §2.2)."
               }
+            },
+            "additionalProperties": {
+              "type": "string"
             }
           },
           "TokenResponse": {
@@ -3202,7 +3205,9 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "token": {
-                "type": "string"
+                "type": "string",
+                "minLength": 1,
+                "description": "An empty `token` is a 400 (AADSTS900144)."
               },
               "token_type_hint": {
                 "type": "string",
@@ -3217,7 +3222,11 @@ enum OpenAPIDocument {
               "client_secret": {
                 "type": "string"
               }
-            }
+            },
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Unknown parameters are ignored. A parameter must not appear twice (400, AADSTS90014)."
           },
           "IntrospectionRequest": {
             "type": "object",
@@ -3226,7 +3235,9 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "token": {
-                "type": "string"
+                "type": "string",
+                "minLength": 1,
+                "description": "An empty `token` is a 400 (AADSTS900144)."
               },
               "token_type_hint": {
                 "type": "string",
@@ -3241,7 +3252,11 @@ enum OpenAPIDocument {
               "client_secret": {
                 "type": "string"
               }
-            }
+            },
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Unknown parameters are ignored. A parameter must not appear twice (400, AADSTS90014)."
           },
           "IntrospectionResponse": {
             "type": "object",
@@ -3745,7 +3760,7 @@ enum OpenAPIDocument {
           },
           "ConditionalAccessPolicyInput": {
             "type": "object",
-            "description": "Validated strictly against the tenant's directory (PROTOCOL §3): every problem is reported with its JSON Pointer. `conditions` needs `users` or `clientApplications`.",
+            "description": "Validated strictly against the tenant's directory (PROTOCOL §3): every problem is reported with its JSON Pointer. `conditions` needs `users` or `clientApplications`. A policy for workload identities (`conditions.clientApplications`) can only block.",
             "required": [
               "displayName",
               "state",
@@ -3759,7 +3774,9 @@ enum OpenAPIDocument {
                 "description": "A GUID; generated when absent. On PUT it must equal the path's."
               },
               "displayName": {
-                "type": "string"
+                "type": "string",
+                "minLength": 1,
+                "pattern": "\\S"
               },
               "description": {
                 "type": "string"
@@ -3785,25 +3802,29 @@ enum OpenAPIDocument {
                         "type": "array",
                         "items": {
                           "type": "string",
-                          "description": "All, None or a user object ID"
+                          "description": "All, None or a user object ID",
+                          "minLength": 1
                         }
                       },
                       "excludeUsers": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       },
                       "includeGroups": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       },
                       "excludeGroups": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       },
                       "includeRoles": {
@@ -3827,7 +3848,30 @@ enum OpenAPIDocument {
                         "type": "null"
                       }
                     },
-                    "additionalProperties": false
+                    "additionalProperties": false,
+                    "anyOf": [
+                      {
+                        "required": [
+                          "includeUsers"
+                        ],
+                        "properties": {
+                          "includeUsers": {
+                            "minItems": 1
+                          }
+                        }
+                      },
+                      {
+                        "required": [
+                          "includeGroups"
+                        ],
+                        "properties": {
+                          "includeGroups": {
+                            "minItems": 1
+                          }
+                        }
+                      }
+                    ],
+                    "description": "Name the users (`includeUsers`: All, None or user object IDs) or include groups."
                   },
                   "applications": {
                     "type": "object",
@@ -3840,13 +3884,15 @@ enum OpenAPIDocument {
                         "minItems": 1,
                         "items": {
                           "type": "string",
-                          "description": "All, None or an application ID"
+                          "description": "All, None or an application ID",
+                          "minLength": 1
                         }
                       },
                       "excludeApplications": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       },
                       "includeUserActions": {
@@ -3879,13 +3925,15 @@ enum OpenAPIDocument {
                         "type": "array",
                         "minItems": 1,
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       },
                       "excludeServicePrincipals": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       },
                       "servicePrincipalFilter": {
@@ -3898,7 +3946,12 @@ enum OpenAPIDocument {
                     "type": "array",
                     "items": {
                       "type": "string",
-                      "description": "all, browser, mobileAppsAndDesktopClients (case-insensitive)"
+                      "enum": [
+                        "all",
+                        "browser",
+                        "mobileAppsAndDesktopClients"
+                      ],
+                      "description": "Case-insensitive."
                     }
                   },
                   "platforms": {
@@ -3911,13 +3964,31 @@ enum OpenAPIDocument {
                         "type": "array",
                         "minItems": 1,
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "enum": [
+                            "all",
+                            "android",
+                            "iOS",
+                            "windows",
+                            "macOS",
+                            "linux"
+                          ],
+                          "description": "Case-insensitive."
                         }
                       },
                       "excludePlatforms": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "enum": [
+                            "all",
+                            "android",
+                            "iOS",
+                            "windows",
+                            "macOS",
+                            "linux"
+                          ],
+                          "description": "Case-insensitive."
                         }
                       }
                     },
@@ -3934,13 +4005,15 @@ enum OpenAPIDocument {
                         "minItems": 1,
                         "items": {
                           "type": "string",
-                          "description": "All, AllTrusted or a named location ID"
+                          "description": "All, AllTrusted or a named location ID",
+                          "minLength": 1
                         }
                       },
                       "excludeLocations": {
                         "type": "array",
                         "items": {
-                          "type": "string"
+                          "type": "string",
+                          "minLength": 1
                         }
                       }
                     },
@@ -4013,7 +4086,22 @@ enum OpenAPIDocument {
                     "minItems": 1,
                     "items": {
                       "type": "string",
-                      "description": "block, mfa, approvedApplication, compliantApplication (case-insensitive)"
+                      "enum": [
+                        "block",
+                        "mfa",
+                        "approvedApplication",
+                        "compliantApplication"
+                      ],
+                      "description": "Case-insensitive. compliantDevice, domainJoinedDevice, passwordChange, termsOfUse and authenticationStrength cannot be enforced and are refused."
+                    },
+                    "description": "`block` cannot be combined with other controls.",
+                    "if": {
+                      "contains": {
+                        "const": "block"
+                      }
+                    },
+                    "then": {
+                      "maxItems": 1
                     }
                   },
                   "customAuthenticationFactors": {
@@ -4045,7 +4133,32 @@ enum OpenAPIDocument {
               "@odata.type": {},
               "@odata.context": {}
             },
-            "additionalProperties": false
+            "additionalProperties": false,
+            "if": {
+              "required": [
+                "conditions"
+              ],
+              "properties": {
+                "conditions": {
+                  "required": [
+                    "clientApplications"
+                  ]
+                }
+              }
+            },
+            "then": {
+              "properties": {
+                "grantControls": {
+                  "properties": {
+                    "builtInControls": {
+                      "items": {
+                        "const": "block"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
           "NamedLocation": {
             "type": "object",
@@ -4086,13 +4199,16 @@ enum OpenAPIDocument {
                 "description": "Generated when absent."
               },
               "displayName": {
-                "type": "string"
+                "type": "string",
+                "minLength": 1,
+                "pattern": "\\S"
               },
               "ipRanges": {
                 "type": "array",
                 "items": {
                   "type": "string",
-                  "description": "CIDR, e.g. 203.0.113.0/24 or 2001:db8::/32"
+                  "description": "CIDR, e.g. 203.0.113.0/24 or 2001:db8::/32",
+                  "minLength": 1
                 }
               },
               "isTrusted": {
@@ -4228,13 +4344,13 @@ enum OpenAPIDocument {
               },
               "minimumOsVersion": {
                 "type": "string",
-                "pattern": "^[0-9]+(\\.[0-9]+)*$",
-                "description": "Dotted version, e.g. 17.0"
+                "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
+                "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
               },
               "minimumAppVersion": {
                 "type": "string",
-                "pattern": "^[0-9]+(\\.[0-9]+)*$",
-                "description": "Dotted version, e.g. 17.0"
+                "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
+                "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
               },
               "blockJailbrokenDevices": {
                 "type": "boolean"
@@ -4406,7 +4522,9 @@ enum OpenAPIDocument {
                 "description": "Generated when absent."
               },
               "displayName": {
-                "type": "string"
+                "type": "string",
+                "minLength": 1,
+                "pattern": "\\S"
               },
               "description": {},
               "version": {
@@ -4424,7 +4542,8 @@ enum OpenAPIDocument {
                     "minItems": 1,
                     "items": {
                       "type": "string",
-                      "description": "Client application ID"
+                      "description": "Client application ID",
+                      "minLength": 1
                     }
                   },
                   "includeGroups": {
@@ -4432,13 +4551,15 @@ enum OpenAPIDocument {
                     "minItems": 1,
                     "items": {
                       "type": "string",
-                      "description": "All or a group ID"
+                      "description": "All or a group ID",
+                      "minLength": 1
                     }
                   },
                   "excludeGroups": {
                     "type": "array",
                     "items": {
-                      "type": "string"
+                      "type": "string",
+                      "minLength": 1
                     }
                   }
                 },
@@ -4653,24 +4774,46 @@ enum OpenAPIDocument {
                 "properties": {
                   "userId": {
                     "type": "string",
-                    "description": "Object ID or UPN of a user of the tenant."
+                    "description": "Object ID or UPN of a user of the tenant.",
+                    "minLength": 1,
+                    "pattern": "\\S"
                   },
                   "servicePrincipalId": {
                     "description": "Accepted; ignored."
                   },
                   "clientAppId": {
-                    "type": "string"
+                    "type": "string",
+                    "minLength": 1,
+                    "pattern": "\\S"
                   },
                   "resourceAppId": {
                     "type": "string",
-                    "description": "Application ID or identifier URI."
+                    "description": "Application ID or identifier URI.",
+                    "minLength": 1,
+                    "pattern": "\\S"
                   },
                   "platform": {
                     "type": "string",
-                    "description": "android, iOS, windows, macOS, linux (case-insensitive)"
+                    "enum": [
+                      "android",
+                      "iOS",
+                      "windows",
+                      "macOS",
+                      "linux"
+                    ],
+                    "description": "Case-insensitive."
                   },
                   "ipAddress": {
-                    "type": "string"
+                    "type": "string",
+                    "anyOf": [
+                      {
+                        "format": "ipv4"
+                      },
+                      {
+                        "format": "ipv6"
+                      }
+                    ],
+                    "description": "An IPv4 or IPv6 address."
                   },
                   "clientAppType": {
                     "type": "string",
@@ -4682,7 +4825,8 @@ enum OpenAPIDocument {
                   "capabilities": {
                     "type": "array",
                     "items": {
-                      "type": "string"
+                      "type": "string",
+                      "minLength": 1
                     }
                   },
                   "appProtection": {
@@ -5082,7 +5226,15 @@ enum OpenAPIDocument {
                   "string",
                   "null"
                 ],
-                "description": "android, iOS, windows, macOS or linux (case-insensitive)."
+                "enum": [
+                  "android",
+                  "iOS",
+                  "windows",
+                  "macOS",
+                  "linux",
+                  null
+                ],
+                "description": "android, iOS, windows, macOS or linux (case-insensitive); anything else is a 400."
               },
               "osVersion": {
                 "type": [
@@ -5165,7 +5317,15 @@ enum OpenAPIDocument {
                   "string",
                   "null"
                 ],
-                "description": "android, iOS, windows, macOS or linux (case-insensitive)."
+                "enum": [
+                  "android",
+                  "iOS",
+                  "windows",
+                  "macOS",
+                  "linux",
+                  null
+                ],
+                "description": "android, iOS, windows, macOS or linux (case-insensitive); anything else is a 400."
               },
               "osVersion": {
                 "type": [
@@ -5321,18 +5481,20 @@ enum OpenAPIDocument {
             "name": "If-Match",
             "in": "header",
             "required": true,
-            "description": "An ETag this API returned (`\"42\"`, weak `W/\"42\"` accepted) or `*` (must exist). Without it: 428.",
+            "description": "An ETag this API returned (`\"42\"`, weak `W/\"42\"` accepted) or `*` (must exist). Without it: 428. Anything else: 400 `invalidIfMatch`.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^(\\*|(W/)?\"[0-9]{1,18}\")$"
             }
           },
           "IfMatchReplace": {
             "name": "If-Match",
             "in": "header",
             "required": false,
-            "description": "An ETag this API returned (`\"42\"`, weak `W/\"42\"` accepted) or `*` (must exist). A PUT needs `If-Match`, or `If-None-Match: *` to create under a chosen ID; without either: 428.",
+            "description": "An ETag this API returned (`\"42\"`, weak `W/\"42\"` accepted) or `*` (must exist). A PUT needs `If-Match`, or `If-None-Match: *` to create under a chosen ID; without either: 428. Anything else: 400 `invalidIfMatch`.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^(\\*|(W/)?\"[0-9]{1,18}\")$"
             }
           },
           "IfNoneMatchCreate": {
@@ -5350,8 +5512,10 @@ enum OpenAPIDocument {
             "in": "path",
             "required": true,
             "schema": {
-              "type": "string"
-            }
+              "type": "string",
+              "format": "uuid"
+            },
+            "description": "A GUID (compared case-insensitively): any other value finds nothing (404), and a PUT refuses it (400)."
           },
           "Force": {
             "name": "force",
