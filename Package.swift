@@ -45,7 +45,11 @@ let package = Package(
         ),
         .target(
             name: "PortcullisStorage",
-            dependencies: ["PortcullisCore"],
+            dependencies: [
+                "PortcullisCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -140,7 +144,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PortcullisSQLiteTests",
-            dependencies: ["PortcullisSQLite", "PortcullisStorage", "PortcullisTesting"],
+            dependencies: [
+                "PortcullisSQLite", "PortcullisStorage", "PortcullisTesting",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -37,7 +37,15 @@ extension PostgresStore {
     }
 
     public func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool {
-        try await transaction { db in
+        let inDoubt = rotationsInDoubt
+        return try await transaction(onTimeout: { inDoubt.insert(oldHash) }, onAbandoned: { outcome in
+            // The client was told "unavailable": a rotation that committed anyway is undone, then the token is
+            // settled (until then this node answers "unavailable" for it; see RotationsInDoubt).
+            if case .success(true) = outcome {
+                await RotationUndo.settle { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
+            }
+            inDoubt.remove(oldHash)
+        }) { db in
             let consumed = try await db.query("""
                 UPDATE refresh_tokens SET used_at = \(usedAt.seconds)
                 WHERE token_hash = \(oldHash) AND used_at IS NULL
@@ -49,6 +57,18 @@ extension PostgresStore {
             return true
         }
     }
+
+    /// Undoes a rotation whose client never received the successor.
+    func undoRotation(oldHash: String, usedAt: Date, successorHash: String) async throws {
+        try await transaction { db in
+            let removed = try await db.query("DELETE FROM refresh_tokens WHERE token_hash = \(successorHash) AND used_at IS NULL RETURNING token_hash")
+            if !removed.isEmpty {
+                try await db.query("UPDATE refresh_tokens SET used_at = NULL WHERE token_hash = \(oldHash) AND used_at = \(usedAt.seconds)")
+            }
+        }
+    }
+
+    public func isRotationInDoubt(tokenHash: String) -> Bool { rotationsInDoubt.contains(tokenHash) }
 
     public func revokeFamily(familyId: String, at: Date) async throws {
         _ = try await rows("UPDATE refresh_token_families SET revoked_at = \(at.seconds) WHERE family_id = \(familyId) AND revoked_at IS NULL RETURNING family_id")

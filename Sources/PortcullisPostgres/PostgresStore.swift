@@ -14,8 +14,12 @@ public final class PostgresStore: PortcullisStore {
         public var connectTimeout: Duration
         /// PEM file of the CA that signs the server's certificate (else `sslrootcert` in the URL, else the system's roots).
         public var caFile: String?
+        /// No operation waits longer (PROTOCOL §2.4); then the caller gets `StorageError.unavailable`.
+        public var deadline: Duration
 
-        public init(url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(10), caFile: String? = nil) {
+        public init(url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(1), caFile: String? = nil,
+                    deadline: Duration = .seconds(2)) {
+            self.deadline = deadline
             self.url = url
             self.caFile = caFile
             self.maximumConnections = maximumConnections
@@ -26,18 +30,25 @@ public final class PostgresStore: PortcullisStore {
     public let client: PostgresClient
     let url: PostgresURL
     let logger: Logger
+    let deadline: StoreDeadline
+    let breaker = Breaker()
+    let rotationsInDoubt = RotationsInDoubt()
 
     public init(_ configuration: Configuration, logger: Logger) throws {
         var url = try PostgresURL(configuration.url)
         if let caFile = configuration.caFile { url.sslRootCert = caFile }
         var clientConfiguration = url.clientConfiguration()
         clientConfiguration.options.maximumConnections = max(1, configuration.maximumConnections)
+        // One connection is always kept (or being made): the pool only replaces a closed connection below its
+        // minimum, so without it requests queued when every connection died would wait for a new request.
+        clientConfiguration.options.minimumConnections = 1
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         clientConfiguration.options.additionalStartupParameters = [
             ("application_name", "portcullis"), ("idle_in_transaction_session_timeout", "30s"), ("statement_timeout", "30s"),
         ]
         self.url = url
         self.logger = logger
+        self.deadline = StoreDeadline(configuration.deadline)
         self.client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
     }
 
@@ -67,36 +78,51 @@ public final class PostgresStore: PortcullisStore {
         }
     }
 
-    // MARK: Queries
+    // MARK: Queries (execution, deadline and breaker in PostgresStore+Execution.swift)
 
-    /// Runs one statement on any pooled connection and returns every row (errors surface here, not later).
+    /// Runs one statement on a pooled connection and returns every row (errors surface here, not later).
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        do {
-            return try await client.query(query, logger: logger).collect()
-        } catch {
-            throw Self.translate(error)
+        try await execute("PostgreSQL query") { connection in
+            try await Self.guarded(connection) { try await connection.query(query, logger: self.logger).collect() }
         }
     }
 
-    /// Runs `body` in one transaction; a throw rolls it back.
-    func transaction<T: Sendable>(_ body: @escaping (Statements) async throws -> T) async throws -> T {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in
-                try await body(Statements(connection: connection, logger: self.logger))
+    /// Runs `body` in one transaction; a throw rolls it back. Past the deadline before its `COMMIT` is sent,
+    /// the transaction is rolled back (its connection closed); `onTimeout` / `onAbandoned` as in
+    /// `StoreDeadline.run`.
+    func transaction<T: Sendable>(
+        onTimeout: (@Sendable () -> Void)? = nil,
+        onAbandoned: (@Sendable (Result<T, any Error>) async -> Void)? = nil,
+        _ body: @escaping @Sendable (Statements) async throws -> T
+    ) async throws -> T {
+        try await execute("PostgreSQL transaction", onTimeout: onTimeout, onAbandoned: onAbandoned) { connection in
+            let db = Statements(connection: connection, logger: self.logger)
+            try await db.query("BEGIN")
+            let value: T
+            do {
+                value = try await body(db)
+                // Past its deadline the caller has been told "unavailable": its work must not commit.
+                if Task.isCancelled { throw StorageError(.unavailable, "the deadline passed before the commit") }
+            } catch {
+                if !connection.isClosed { _ = try? await db.query("ROLLBACK") }
+                throw error
             }
-        } catch {
-            throw Self.translate(error)
+            try await db.query("COMMIT")
+            return value
         }
     }
 
-    /// Statements inside a transaction.
-    struct Statements {
+    /// Statements inside a transaction. Each waits for its answer or for the connection to close, whichever
+    /// comes first (postgres-nio can lose a query written to a connection that is closing: it would wait for ever).
+    struct Statements: Sendable {
         let connection: PostgresConnection
         let logger: Logger
 
         @discardableResult
         func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-            try await connection.query(query, logger: logger).collect()
+            let connection = self.connection
+            let logger = self.logger
+            return try await PostgresStore.guarded(connection) { try await connection.query(query, logger: logger).collect() }
         }
     }
 
@@ -115,6 +141,10 @@ public final class PostgresStore: PortcullisStore {
     }
 
     public func migrate() async throws {
+        try await StoreDeadline.forMaintenance { try await migrateNow() }
+    }
+
+    private func migrateNow() async throws {
         try await transaction { db in
             // Nodes starting together must not race: one runs the migrations, the others wait for it.
             try await db.query("SELECT pg_advisory_xact_lock(\(Int64(0x706F_7274)))")

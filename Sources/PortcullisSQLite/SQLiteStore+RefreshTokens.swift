@@ -46,7 +46,15 @@ extension SQLiteStore {
     }
 
     public func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool {
-        try await transaction { db in
+        let inDoubt = rotationsInDoubt
+        return try await transaction(onTimeout: { inDoubt.insert(oldHash) }, onAbandoned: { outcome in
+            // The client was told "unavailable": a rotation that committed anyway is undone, then the token is
+            // settled (until then this node answers "unavailable" for it; see RotationsInDoubt).
+            if case .success(true) = outcome {
+                await RotationUndo.settle { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
+            }
+            inDoubt.remove(oldHash)
+        }) { db in
             let consumed = try await db.query(
                 """
                 UPDATE refresh_tokens SET used_at = ?
@@ -60,6 +68,18 @@ extension SQLiteStore {
             return true
         }
     }
+
+    /// Undoes a rotation whose client never received the successor.
+    func undoRotation(oldHash: String, usedAt: Date, successorHash: String) async throws {
+        try await transaction { db in
+            let removed = try await db.query("DELETE FROM refresh_tokens WHERE token_hash = ? AND used_at IS NULL RETURNING token_hash", [.text(successorHash)])
+            if !removed.isEmpty {
+                _ = try await db.query("UPDATE refresh_tokens SET used_at = NULL WHERE token_hash = ? AND used_at = ?", [.text(oldHash), .date(usedAt)])
+            }
+        }
+    }
+
+    public func isRotationInDoubt(tokenHash: String) -> Bool { rotationsInDoubt.contains(tokenHash) }
 
     public func revokeFamily(familyId: String, at: Date) async throws {
         try await transaction { db in

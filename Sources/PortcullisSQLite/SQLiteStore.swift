@@ -18,11 +18,14 @@ public final class SQLiteStore: PortcullisStore {
         /// `PRAGMA synchronous` for the writer: `FULL` (default; a commit survives power loss) or `NORMAL`
         /// (a commit survives a crash of the process; a power loss may undo the last ones).
         public var synchronous: String
+        /// No operation waits longer (PROTOCOL §2.4); then the caller gets `StorageError.unavailable`.
+        public var deadline: Duration
 
-        public init(path: String, readers: Int = 2, synchronous: String = "FULL") {
+        public init(path: String, readers: Int = 2, synchronous: String = "FULL", deadline: Duration = .seconds(2)) {
             self.path = path
             self.readers = readers
             self.synchronous = synchronous
+            self.deadline = deadline
         }
     }
 
@@ -34,8 +37,11 @@ public final class SQLiteStore: PortcullisStore {
     let gate = WriteGate()
     private let nextReader = Atomic<Int>(0)
     let logger: Logger
+    let deadline: StoreDeadline
+    let rotationsInDoubt = RotationsInDoubt()
 
-    private init(writer: SQLiteConnection, readers: [SQLiteConnection], threadPool: NIOThreadPool, logger: Logger) {
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection], threadPool: NIOThreadPool, deadline: Duration, logger: Logger) {
+        self.deadline = StoreDeadline(deadline)
         self.writer = writer
         self.readers = readers
         self.threadPool = threadPool
@@ -69,7 +75,7 @@ public final class SQLiteStore: PortcullisStore {
                 _ = try await reader.query("PRAGMA query_only = ON")
                 readers.append(reader)
             }
-            return SQLiteStore(writer: writer, readers: readers, threadPool: threadPool, logger: logger)
+            return SQLiteStore(writer: writer, readers: readers, threadPool: threadPool, deadline: configuration.deadline, logger: logger)
         } catch let error as SQLiteError {
             try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
@@ -113,12 +119,30 @@ public final class SQLiteStore: PortcullisStore {
     let batch = Mutex(Batch())
     static let maximumBatch = 64
 
-    /// Runs `body` as one transaction on the writer, alone: atomically, and durably once it returns.
-    /// Cancellation of the calling task cannot leave a transaction open: statements run through
-    /// `WriterStatements`, which waits on NIO futures (not cancellable) instead of sqlite-nio's async API
-    /// (which skips queued work of a cancelled task, ROLLBACK included).
-    func transaction<T: Sendable>(_ body: @Sendable (WriterStatements) async throws -> T) async throws -> T {
+    /// Runs `body` as one transaction on the writer, alone: atomically, and durably once it returns — or
+    /// `StorageError.unavailable` at the deadline (waiting for the writer included). A transaction whose
+    /// deadline passed before its work was done is rolled back; one whose deadline passes during the
+    /// commit itself may still commit: `onAbandoned` then receives the outcome (see `rotate`).
+    /// Cancellation cannot leave a transaction open: statements run through `WriterStatements`, which waits
+    /// on NIO futures (not cancellable) instead of sqlite-nio's async API (which skips queued work of a
+    /// cancelled task, ROLLBACK included).
+    func transaction<T: Sendable>(
+        onTimeout: (@Sendable () -> Void)? = nil,
+        onAbandoned: (@Sendable (Result<T, any Error>) async -> Void)? = nil,
+        _ body: @escaping @Sendable (WriterStatements) async throws -> T
+    ) async throws -> T {
+        try await deadline.run("SQLite transaction", onTimeout: onTimeout, onAbandoned: onAbandoned) {
+            try await self.transactionNow(body)
+        }
+    }
+
+    private func transactionNow<T: Sendable>(_ body: @Sendable (WriterStatements) async throws -> T) async throws -> T {
         await gate.acquire()
+        if Task.isCancelled {
+            // The deadline passed while this transaction waited for the writer: it never starts.
+            gate.release()
+            throw StorageError(.unavailable, "the deadline passed while waiting for the writer")
+        }
         let db = WriterStatements(connection: writer)
         if !batch.withLock({ $0.open }) {
             do {
@@ -133,6 +157,8 @@ public final class SQLiteStore: PortcullisStore {
         do {
             _ = try await db.query("SAVEPOINT portcullis")
             let value = try await body(db)
+            // Past its deadline the caller has been told "unavailable": its work must not commit.
+            if Task.isCancelled { throw StorageError(.unavailable, "the deadline passed before the commit") }
             _ = try await db.query("RELEASE portcullis")
             outcome = .success(value)
         } catch {
@@ -179,10 +205,14 @@ public final class SQLiteStore: PortcullisStore {
 
     /// Reads on a reader connection, translating errors.
     func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        do {
-            return try await reader.query(sql, binds)
-        } catch {
-            throw Self.translate(error)
+        let reader = self.reader
+        return try await deadline.run("SQLite read") {
+            do {
+                let future: EventLoopFuture<[SQLiteRow]> = reader.query(sql, binds)
+                return try await future.get()
+            } catch {
+                throw Self.translate(error)
+            }
         }
     }
 
@@ -201,6 +231,10 @@ public final class SQLiteStore: PortcullisStore {
     }
 
     public func migrate() async throws {
+        try await StoreDeadline.forMaintenance { try await migrateNow() }
+    }
+
+    private func migrateNow() async throws {
         let applied = try await transaction { db in
             _ = try await db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
             return Set(try await db.query("SELECT version FROM schema_migrations").compactMap { $0.column("version")?.integer })

@@ -42,7 +42,7 @@ public enum PostgresTestDatabase {
     public static func withStore(_ body: @Sendable (PostgresStore) async throws -> Void) async throws {
         let (name, url) = try await create()
         defer { Task { await drop(name) } }
-        let store = try PostgresStore(.init(url: url, maximumConnections: 8), logger: logger)
+        let store = try PostgresStore(.init(url: url, maximumConnections: 8, deadline: .seconds(60)), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.client.run() }
             defer { group.cancelAll() }

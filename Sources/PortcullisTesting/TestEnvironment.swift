@@ -38,7 +38,8 @@ public final class TestEnvironment: Sendable {
         let loaded = try SigningKeyStore(directory: keys).load(algorithm: algorithm, now: clock.now())
         let signer = try await TokenSigner(loaded: loaded, accessTokenType: accessTokenType, clock: clock)
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
-        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL"), logger: logger)
+        // A generous store deadline: these tests are about behaviour, on a loaded machine (deadlines have tests of their own).
+        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(60)), logger: logger)
         try await store.migrate()
         let passwords: PasswordHasher
         if let customPasswords { passwords = customPasswords } else { passwords = try await PasswordHasher(cost: 4) }

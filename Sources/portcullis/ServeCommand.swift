@@ -54,13 +54,17 @@ struct ServeCommand: AsyncParsableCommand {
         let store: any PortcullisStore
         var postgres: PostgresStore?
         if let url = settings.postgresURL {
-            let pg = try PostgresStore(.init(url: url, maximumConnections: settings.postgresMaximumConnections, caFile: settings.postgresCAFile), logger: logger)
+            let pg = try PostgresStore(.init(
+                url: url, maximumConnections: settings.postgresMaximumConnections, caFile: settings.postgresCAFile,
+                deadline: .milliseconds(settings.storeDeadlineMilliseconds)), logger: logger)
             try await pg.preflight()
             postgres = pg
             store = pg
             logger.info("store: PostgreSQL", metadata: ["portcullis.postgres": .string((try? PostgresURL(url).redacted) ?? "")])
         } else {
-            store = try await SQLiteStore.open(.init(path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous), logger: logger)
+            store = try await SQLiteStore.open(.init(
+                path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous, deadline: .milliseconds(settings.storeDeadlineMilliseconds)),
+                logger: logger)
             logger.info("store: SQLite", metadata: ["portcullis.sqlite": .string(settings.resolvedSQLitePath)])
         }
 

@@ -36,6 +36,8 @@ struct Settings {
     var passwordQueueLimit = 64
     var lockout = LockoutPolicy()
     var postgresCAFile: String?
+    /// No store operation waits longer (PROTOCOL §2.4).
+    var storeDeadlineMilliseconds = 2000
     /// Seed the directory's plaintext development credentials even when listening beyond loopback.
     var demo = false
 
@@ -89,7 +91,8 @@ struct Settings {
             tlsKey = tls.string("key") ?? tlsKey
         }
         if let storage = reader.object("storage") {
-            storage.rejectUnknownMembers(allowed: ["sqlite", "postgres"])
+            storage.rejectUnknownMembers(allowed: ["sqlite", "postgres", "deadlineMilliseconds"])
+            storeDeadlineMilliseconds = storage.integer("deadlineMilliseconds", in: 50...60000) ?? storeDeadlineMilliseconds
             if let sqlite = storage.object("sqlite") {
                 sqlite.rejectUnknownMembers(allowed: ["path", "synchronous"])
                 sqlitePath = sqlite.string("path") ?? sqlitePath
@@ -148,6 +151,10 @@ struct Settings {
         if let v = value("SQLITE_SYNCHRONOUS") { sqliteSynchronous = v.uppercased() }
         if let v = value("POSTGRES_URL") { postgresURL = v }
         if let v = value("POSTGRES_CA_FILE") { postgresCAFile = v }
+        if let v = value("STORE_DEADLINE_MS") {
+            guard let milliseconds = Int(v), (50...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_STORE_DEADLINE_MS must be 50…60000") }
+            storeDeadlineMilliseconds = milliseconds
+        }
         if let v = value("DEMO") { demo = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("CALLBACKS_ALLOW_PRIVATE_NETWORKS") { callbackAllowPrivateNetworks = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("SIGNING_ALGORITHM") {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PortcullisCore
-import PortcullisSQLite
+@testable import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTesting
 import Testing
@@ -16,8 +16,10 @@ let quietLogger: Logger = {
     return logger
 }()
 
-func openStore(_ path: String) async throws -> SQLiteStore {
-    let store = try await SQLiteStore.open(.init(path: path), logger: quietLogger)
+/// Conformance is about correctness: a generous deadline, so that a loaded machine cannot turn a queue of
+/// 50 concurrent writers into timeouts (the deadline has tests of its own).
+func openStore(_ path: String, deadline: Duration = .seconds(60)) async throws -> SQLiteStore {
+    let store = try await SQLiteStore.open(.init(path: path, deadline: deadline), logger: quietLogger)
     try await store.migrate()
     return store
 }

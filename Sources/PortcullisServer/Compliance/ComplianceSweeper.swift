@@ -40,6 +40,10 @@ public final class ComplianceSweeper: Service, Sendable {
 
     /// One pass. Errors are logged; the next pass tries again.
     public func sweep() async {
+        await StoreDeadline.forMaintenance(.seconds(30)) { await sweepNow() }
+    }
+
+    private func sweepNow() async {
         let now = clock.now()
         do {
             let lapsed = try await compliance.lapseOverdue()

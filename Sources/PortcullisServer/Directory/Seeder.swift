@@ -79,7 +79,7 @@ public struct Seeder: Sendable {
             return (policy.id, policy)
         }
         documents += conditionalAccess + appProtection
-        try await store.seed(documents)
+        try await StoreDeadline.forMaintenance { try await store.seed(documents) }
         logger.info("seeded the store", metadata: [
             "portcullis.tenants": .stringConvertible(document.tenants.count),
             "portcullis.conditional_access_policies": .stringConvertible(conditionalAccess.count),

@@ -72,7 +72,11 @@ struct TokenService: Sendable {
             grant = Grant(grantType: grantType, client: client, user: user, scope: scope, scopeString: scopeString, capabilities: capabilities)
         case .refreshToken:
             let presented = try form.required("refresh_token")
-            let record = try await store.find(tokenHash: CredentialHasher.hashToken(presented))
+            let presentedHash = CredentialHasher.hashToken(presented)
+            // A rotation of this token timed out here and may still commit: until the store has settled it,
+            // the answer is "try again", never a replay that would revoke the family (PROTOCOL §2.4).
+            if store.isRotationInDoubt(tokenHash: presentedHash) { throw TokenError.temporarilyUnavailable }
+            let record = try await store.find(tokenHash: presentedHash)
             switch RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: client.application.appId, now: now) {
             case .reject(let error):
                 throw error

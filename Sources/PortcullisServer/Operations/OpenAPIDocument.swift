@@ -234,6 +234,15 @@ enum OpenAPIDocument {
                 "application/x-www-form-urlencoded": {
                   "schema": {
                     "$ref": "#/components/schemas/TokenRequest"
+                  },
+                  "examples": {
+                    "clientCredentials": {
+                      "summary": "An app-only token (client_secret_basic carries the client)",
+                      "value": {
+                        "grant_type": "client_credentials",
+                        "scope": "api://contoso-mail/.default"
+                      }
+                    }
                   }
                 }
               }
@@ -852,6 +861,39 @@ enum OpenAPIDocument {
                 "application/json": {
                   "schema": {
                     "$ref": "#/components/schemas/ConditionalAccessPolicyInput"
+                  },
+                  "examples": {
+                    "reportOnlyMfa": {
+                      "summary": "Report-only: MFA for everyone everywhere",
+                      "value": {
+                        "displayName": "Report-only: MFA for everyone",
+                        "state": "enabledForReportingButNotEnforced",
+                        "conditions": {
+                          "users": {
+                            "includeUsers": [
+                              "All"
+                            ]
+                          },
+                          "applications": {
+                            "includeApplications": [
+                              "All"
+                            ]
+                          },
+                          "platforms": {
+                            "includePlatforms": [
+                              "iOS",
+                              "android"
+                            ]
+                          }
+                        },
+                        "grantControls": {
+                          "operator": "OR",
+                          "builtInControls": [
+                            "mfa"
+                          ]
+                        }
+                      }
+                    }
                   }
                 }
               }
@@ -1199,6 +1241,19 @@ enum OpenAPIDocument {
                 "application/json": {
                   "schema": {
                     "$ref": "#/components/schemas/NamedLocationInput"
+                  },
+                  "examples": {
+                    "documentationRanges": {
+                      "summary": "A trusted location",
+                      "value": {
+                        "displayName": "Branch office",
+                        "ipRanges": [
+                          "198.51.100.0/24",
+                          "2001:db8:1::/48"
+                        ],
+                        "isTrusted": true
+                      }
+                    }
                   }
                 }
               }
@@ -1543,6 +1598,35 @@ enum OpenAPIDocument {
                 "application/json": {
                   "schema": {
                     "$ref": "#/components/schemas/AppProtectionPolicyInput"
+                  },
+                  "examples": {
+                    "mailAllUsers": {
+                      "summary": "Contoso Mail for iOS (demo tenant), every user",
+                      "value": {
+                        "displayName": "Mail: PIN and no jailbreak",
+                        "targets": {
+                          "applications": [
+                            "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
+                          ],
+                          "includeGroups": [
+                            "All"
+                          ]
+                        },
+                        "settings": {
+                          "pinRequired": true,
+                          "minimumOsVersion": "17.0",
+                          "blockJailbrokenDevices": true,
+                          "saveAs": {
+                            "blocked": true,
+                            "allowedLocations": [
+                              "oneDriveForBusiness"
+                            ]
+                          },
+                          "recheckIntervalMinutes": 30,
+                          "offlineGracePeriodMinutes": 720
+                        }
+                      }
+                    }
                   }
                 }
               }
@@ -1841,6 +1925,25 @@ enum OpenAPIDocument {
                 "application/json": {
                   "schema": {
                     "$ref": "#/components/schemas/WhatIfRequest"
+                  },
+                  "examples": {
+                    "aliceOnIOS": {
+                      "summary": "Alice, Contoso Mail for iOS, calling the mail API (demo tenant)",
+                      "value": {
+                        "signIn": {
+                          "userId": "alice@contoso.example",
+                          "clientAppId": "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01",
+                          "resourceAppId": "api://contoso-mail",
+                          "platform": "iOS",
+                          "ipAddress": "203.0.113.7",
+                          "clientAppType": "mobileAppsAndDesktopClients",
+                          "capabilities": [
+                            "protapp"
+                          ],
+                          "appProtection": "none"
+                        }
+                      }
+                    }
                   }
                 }
               }
@@ -2498,6 +2601,18 @@ enum OpenAPIDocument {
                 "application/json": {
                   "schema": {
                     "$ref": "#/components/schemas/EnrollmentRequest"
+                  },
+                  "examples": {
+                    "iPhone": {
+                      "summary": "An app instance on iOS",
+                      "value": {
+                        "deviceId": "5b0c6a3e-example-device",
+                        "platform": "iOS",
+                        "osVersion": "17.4",
+                        "appVersion": "1.0.0",
+                        "sdkVersion": "1.0.0"
+                      }
+                    }
                   }
                 }
               }
@@ -2818,6 +2933,18 @@ enum OpenAPIDocument {
                 "application/json": {
                   "schema": {
                     "$ref": "#/components/schemas/RemediationRequest"
+                  },
+                  "examples": {
+                    "iPhone": {
+                      "summary": "Remediate interactively on iOS",
+                      "value": {
+                        "deviceId": "5b0c6a3e-example-device",
+                        "platform": "iOS",
+                        "osVersion": "17.4",
+                        "appVersion": "1.0.0",
+                        "silent": false
+                      }
+                    }
                   }
                 }
               }
@@ -3760,7 +3887,7 @@ enum OpenAPIDocument {
           },
           "ConditionalAccessPolicyInput": {
             "type": "object",
-            "description": "Validated strictly against the tenant's directory (PROTOCOL §3): every problem is reported with its JSON Pointer. `conditions` needs `users` or `clientApplications`. A policy for workload identities (`conditions.clientApplications`) can only block.",
+            "description": "Validated strictly against the tenant's directory (PROTOCOL §3): every problem is reported with its JSON Pointer. `conditions` needs `users` or `clientApplications`. A policy for workload identities (`conditions.clientApplications`) can only block. An optional member given as null counts as absent.",
             "required": [
               "displayName",
               "state",
@@ -3769,7 +3896,10 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "id": {
-                "type": "string",
+                "type": [
+                  "string",
+                  "null"
+                ],
                 "format": "uuid",
                 "description": "A GUID; generated when absent. On PUT it must equal the path's."
               },
@@ -3779,7 +3909,7 @@ enum OpenAPIDocument {
                 "pattern": "\\S"
               },
               "description": {
-                "type": "string"
+                "description": "Accepted and ignored (not stored)."
               },
               "state": {
                 "type": "string",
@@ -3807,7 +3937,10 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeUsers": {
-                        "type": "array",
+                        "type": [
+                          "array",
+                          "null"
+                        ],
                         "items": {
                           "type": "string",
                           "minLength": 1
@@ -3821,7 +3954,10 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeGroups": {
-                        "type": "array",
+                        "type": [
+                          "array",
+                          "null"
+                        ],
                         "items": {
                           "type": "string",
                           "minLength": 1
@@ -3889,7 +4025,10 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeApplications": {
-                        "type": "array",
+                        "type": [
+                          "array",
+                          "null"
+                        ],
                         "items": {
                           "type": "string",
                           "minLength": 1
@@ -3930,7 +4069,10 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeServicePrincipals": {
-                        "type": "array",
+                        "type": [
+                          "array",
+                          "null"
+                        ],
                         "items": {
                           "type": "string",
                           "minLength": 1
@@ -3943,7 +4085,10 @@ enum OpenAPIDocument {
                     "additionalProperties": false
                   },
                   "clientAppTypes": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "items": {
                       "type": "string",
                       "enum": [
@@ -3955,7 +4100,10 @@ enum OpenAPIDocument {
                     }
                   },
                   "platforms": {
-                    "type": "object",
+                    "type": [
+                      "object",
+                      "null"
+                    ],
                     "required": [
                       "includePlatforms"
                     ],
@@ -3977,7 +4125,10 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludePlatforms": {
-                        "type": "array",
+                        "type": [
+                          "array",
+                          "null"
+                        ],
                         "items": {
                           "type": "string",
                           "enum": [
@@ -3995,7 +4146,10 @@ enum OpenAPIDocument {
                     "additionalProperties": false
                   },
                   "locations": {
-                    "type": "object",
+                    "type": [
+                      "object",
+                      "null"
+                    ],
                     "required": [
                       "includeLocations"
                     ],
@@ -4010,7 +4164,10 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeLocations": {
-                        "type": "array",
+                        "type": [
+                          "array",
+                          "null"
+                        ],
                         "items": {
                           "type": "string",
                           "minLength": 1
@@ -4194,7 +4351,10 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "id": {
-                "type": "string",
+                "type": [
+                  "string",
+                  "null"
+                ],
                 "format": "uuid",
                 "description": "Generated when absent."
               },
@@ -4212,10 +4372,14 @@ enum OpenAPIDocument {
                 }
               },
               "isTrusted": {
-                "type": "boolean"
+                "type": [
+                  "boolean",
+                  "null"
+                ]
               }
             },
-            "additionalProperties": false
+            "additionalProperties": false,
+            "description": "An optional member given as null counts as absent."
           },
           "AppProtectionSettings": {
             "type": "object",
@@ -4340,26 +4504,44 @@ enum OpenAPIDocument {
             "type": "object",
             "properties": {
               "pinRequired": {
-                "type": "boolean"
+                "type": [
+                  "boolean",
+                  "null"
+                ]
               },
               "minimumOsVersion": {
-                "type": "string",
+                "type": [
+                  "string",
+                  "null"
+                ],
                 "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
                 "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
               },
               "minimumAppVersion": {
-                "type": "string",
+                "type": [
+                  "string",
+                  "null"
+                ],
                 "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
                 "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
               },
               "blockJailbrokenDevices": {
-                "type": "boolean"
+                "type": [
+                  "boolean",
+                  "null"
+                ]
               },
               "fileEncryptionRequired": {
-                "type": "boolean"
+                "type": [
+                  "boolean",
+                  "null"
+                ]
               },
               "saveAs": {
-                "type": "object",
+                "type": [
+                  "object",
+                  "null"
+                ],
                 "required": [
                   "blocked"
                 ],
@@ -4368,7 +4550,10 @@ enum OpenAPIDocument {
                     "type": "boolean"
                   },
                   "allowedLocations": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "items": {
                       "type": "string",
                       "enum": [
@@ -4385,7 +4570,10 @@ enum OpenAPIDocument {
                 "additionalProperties": false
               },
               "openFrom": {
-                "type": "object",
+                "type": [
+                  "object",
+                  "null"
+                ],
                 "required": [
                   "blocked"
                 ],
@@ -4394,7 +4582,10 @@ enum OpenAPIDocument {
                     "type": "boolean"
                   },
                   "allowedLocations": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "items": {
                       "type": "string",
                       "enum": [
@@ -4412,48 +4603,75 @@ enum OpenAPIDocument {
                 "additionalProperties": false
               },
               "dataTransfer": {
-                "type": "object",
+                "type": [
+                  "object",
+                  "null"
+                ],
                 "properties": {
                   "sendOrgData": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "enum": [
                       "none",
                       "policyManagedApps",
-                      "allApps"
+                      "allApps",
+                      null
                     ]
                   },
                   "receiveData": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "enum": [
                       "none",
                       "policyManagedApps",
-                      "allApps"
+                      "allApps",
+                      null
                     ]
                   }
                 },
                 "additionalProperties": false
               },
               "printingBlocked": {
-                "type": "boolean"
+                "type": [
+                  "boolean",
+                  "null"
+                ]
               },
               "screenCaptureBlocked": {
-                "type": "boolean"
+                "type": [
+                  "boolean",
+                  "null"
+                ]
               },
               "notificationPolicy": {
-                "type": "string",
+                "type": [
+                  "string",
+                  "null"
+                ],
                 "enum": [
                   "allow",
                   "blockOrgData",
-                  "block"
+                  "block",
+                  null
                 ]
               },
               "recheckIntervalMinutes": {
-                "type": "integer",
+                "type": [
+                  "integer",
+                  "null"
+                ],
                 "minimum": 1,
                 "maximum": 1440
               },
               "offlineGracePeriodMinutes": {
-                "type": "integer",
+                "type": [
+                  "integer",
+                  "null"
+                ],
                 "minimum": 1,
                 "maximum": 43200
               }
@@ -4517,7 +4735,10 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "id": {
-                "type": "string",
+                "type": [
+                  "string",
+                  "null"
+                ],
                 "format": "uuid",
                 "description": "Generated when absent."
               },
@@ -4556,7 +4777,10 @@ enum OpenAPIDocument {
                     }
                   },
                   "excludeGroups": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "items": {
                       "type": "string",
                       "minLength": 1
@@ -4569,7 +4793,8 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/AppProtectionSettingsInput"
               }
             },
-            "additionalProperties": false
+            "additionalProperties": false,
+            "description": "An optional member given as null counts as absent."
           },
           "ConditionalAccessPolicyList": {
             "type": "object",
@@ -4773,7 +4998,10 @@ enum OpenAPIDocument {
                 ],
                 "properties": {
                   "userId": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "description": "Object ID or UPN of a user of the tenant.",
                     "minLength": 1,
                     "pattern": "\\S"
@@ -4793,18 +5021,25 @@ enum OpenAPIDocument {
                     "pattern": "\\S"
                   },
                   "platform": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "enum": [
                       "android",
                       "iOS",
                       "windows",
                       "macOS",
-                      "linux"
+                      "linux",
+                      null
                     ],
                     "description": "Case-insensitive."
                   },
                   "ipAddress": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "anyOf": [
                       {
                         "format": "ipv4"
@@ -4816,45 +5051,66 @@ enum OpenAPIDocument {
                     "description": "An IPv4 or IPv6 address."
                   },
                   "clientAppType": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "enum": [
                       "browser",
-                      "mobileAppsAndDesktopClients"
+                      "mobileAppsAndDesktopClients",
+                      null
                     ]
                   },
                   "capabilities": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "items": {
                       "type": "string",
                       "minLength": 1
                     }
                   },
                   "appProtection": {
-                    "type": "string",
+                    "type": [
+                      "string",
+                      "null"
+                    ],
                     "enum": [
                       "compliant",
                       "notCompliant",
-                      "none"
+                      "none",
+                      null
                     ]
                   },
                   "approvedClientApp": {
-                    "type": "boolean"
+                    "type": [
+                      "boolean",
+                      "null"
+                    ]
                   },
                   "mfa": {
-                    "type": "boolean"
+                    "type": [
+                      "boolean",
+                      "null"
+                    ]
                   }
                 },
                 "additionalProperties": false
               },
               "policies": {
-                "type": "array",
+                "type": [
+                  "array",
+                  "null"
+                ],
                 "items": {
                   "$ref": "#/components/schemas/ConditionalAccessPolicyInput"
                 },
                 "description": "Draft policies evaluated instead of the stored ones."
               }
             },
-            "additionalProperties": false
+            "additionalProperties": false,
+            "description": "An optional member given as null counts as absent."
           },
           "WhatIfResponse": {
             "type": "object",

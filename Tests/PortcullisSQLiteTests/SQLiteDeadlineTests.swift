@@ -1,0 +1,91 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PortcullisCore
+@testable import PortcullisSQLite
+import PortcullisStorage
+import PortcullisTesting
+import Synchronization
+import Testing
+
+/// Work that ignores cancellation, as a statement stuck in SQLite (or a slow fsync) does.
+func busy(_ duration: Duration) async throws {
+    try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(duration.nanoseconds)) {}.futureResult.get()
+}
+
+@Suite("SQLite store deadlines (PROTOCOL §2.4)", .serialized)
+struct SQLiteDeadlineTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func token(_ hash: String, family: String = "f") -> RefreshTokenRecord {
+        RefreshTokenRecord(tokenHash: hash, familyId: family, tenantId: "t", userId: "u", clientId: "c", scope: "openid",
+                           issuedAt: now, expiresAt: now.addingTimeInterval(3600))
+    }
+
+    @Test("a write that waits for the writer past the deadline is answered unavailable at the deadline and never happens")
+    func waitingPastTheDeadline() async throws {
+        let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(300))
+        defer { Task { try? await store.close() } }
+        try await StoreDeadline.forMaintenance { try await store.insert(Self.token("old")) }  // setup: never the thing under test
+        // Something holds the writer for a second (a slow disk, a long transaction).
+        async let holder: Void = store.transaction { _ in try await busy(.seconds(1)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        await #expect(throws: StorageError.self) {
+            _ = try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new"))
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited < .milliseconds(900), "answered at the deadline, not when the writer was free (\(waited))")
+        _ = try? await holder  // answered at its own deadline; its work holds the writer for a second
+        for _ in 0..<100 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }
+        try await Task.sleep(for: .milliseconds(100))
+        try await StoreDeadline.forMaintenance { () async throws in
+            #expect(try await store.find(tokenHash: "old")?.usedAt == nil, "the client's refresh token still works")
+            #expect(try await store.find(tokenHash: "new") == nil)
+        }
+        #expect(!store.isRotationInDoubt(tokenHash: "old"), "settled")
+        #expect(try await StoreDeadline.forMaintenance { try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new")) },
+                "and rotates once the store answers")
+    }
+
+    @Test("the deadline passes while the rotation's commit is in flight: the token is in doubt (never a replay), the late commit is undone, the token works")
+    func deadlineDuringCommit() async throws {
+        let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(400))
+        defer { Task { try? await store.close() } }
+        try await StoreDeadline.forMaintenance { try await store.insert(Self.token("old")) }  // setup: never the thing under test
+        // Group commit: the rotation joins an open transaction whose last member is slow, so the rotation's
+        // own work is done (its savepoint released) but its COMMIT lands after its deadline.
+        async let first: Void = store.transaction { _ in try await busy(.milliseconds(50)) }
+        try await Task.sleep(for: .milliseconds(10))
+        async let rotation: Result<Bool, any Error> = {
+            do { return .success(try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new"))) } catch { return .failure(error) }
+        }()
+        try await Task.sleep(for: .milliseconds(10))
+        async let slow: Void = store.transaction { _ in try await busy(.milliseconds(900)) }
+        let outcome = await rotation
+        #expect(throws: StorageError.self) { try outcome.get() }
+        #expect(store.isRotationInDoubt(tokenHash: "old"), "until it is settled, the token answers 'try again'")
+        _ = try? await first
+        _ = try? await slow
+        for _ in 0..<100 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!store.isRotationInDoubt(tokenHash: "old"))
+        try await StoreDeadline.forMaintenance { () async throws in
+            let old = try await store.find(tokenHash: "old")
+            #expect(old != nil && old?.usedAt == nil, "the late commit was undone: the client's refresh token works")
+            #expect(try await store.find(tokenHash: "new") == nil, "the successor nobody received is gone")
+            #expect(try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new2")))
+        }
+    }
+
+    @Test("reads are answered at the deadline too")
+    func readDeadline() async throws {
+        let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(200))
+        defer { Task { try? await store.close() } }
+        let started = ContinuousClock.now
+        // A read that takes longer than the deadline (a recursive CTE counting far).
+        await #expect(throws: StorageError.self) {
+            _ = try await store.read("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 200000000) SELECT count(*) FROM n")
+        }
+        #expect(ContinuousClock.now - started < .milliseconds(800))
+    }
+}
