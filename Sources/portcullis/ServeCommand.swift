@@ -8,6 +8,7 @@ import PortcullisServer
 import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTokens
+import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the server.")
@@ -92,7 +93,12 @@ struct ServeCommand: AsyncParsableCommand {
                 let server = PortcullisServer(dependencies: dependencies)
                 let app = try server.application(listener: ListenerConfiguration(
                     host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
-                try await app.runService()
+                // SIGTERM/SIGINT drain: no new connections; requests already accepted get their answers. What is
+                // still running after the grace period is cancelled, and the process exits at most 5 s later.
+                var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                group.maximumGracefulShutdownDuration = .seconds(settings.shutdownGraceSeconds)
+                group.maximumCancellationDuration = .seconds(5)
+                try await ServiceGroup(configuration: group).run()
             } catch {
                 try? await store.close()
                 throw error

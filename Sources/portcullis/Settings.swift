@@ -38,6 +38,8 @@ struct Settings {
     var postgresCAFile: String?
     /// No store operation waits longer (PROTOCOL §2.4).
     var storeDeadlineMilliseconds = 2000
+    /// How long SIGTERM waits for requests in flight before cancelling them.
+    var shutdownGraceSeconds = 10
     /// Seed the directory's plaintext development credentials even when listening beyond loopback.
     var demo = false
 
@@ -54,7 +56,8 @@ struct Settings {
             throw Problem(description: "\(url.path): must be a JSON object")
         }
         reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
-                                              "logLevel", "trustedProxies", "signIns", "compliance", "callbacks"])
+                                              "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds"])
+        shutdownGraceSeconds = reader.integer("shutdownGraceSeconds", in: 1...600) ?? shutdownGraceSeconds
         if let proxies = reader.strings("trustedProxies") {
             trustedProxies = []
             for (text, pointer) in proxies {

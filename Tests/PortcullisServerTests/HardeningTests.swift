@@ -354,3 +354,28 @@ struct HardeningTests {
         #expect(left.map(\.id) == ["m2"])
     }
 }
+
+@Suite("input found by schemathesis")
+struct SchemathesisFindingsTests {
+    @Test("a required member sent as null is refused like a missing one; a blank device ID is refused; bad paging parameters are 400")
+    func findings() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let token = try await client.adminToken()
+            let nullApps: [String: Any] = ["displayName": "x", "state": "enabled",
+                                           "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": NSNull()]],
+                                           "grantControls": ["operator": "OR", "builtInControls": ["block"]]]
+            let refused = try await client.admin(.post, "/conditional-access/policies", token: token, json: nullApps)
+            #expect(refused.status == .badRequest && refused.text.contains("/conditions/applications/includeApplications"), "\(refused.text)")
+            let nullGroups: [String: Any] = ["displayName": "x", "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": NSNull()], "settings": [:] as [String: Any]]
+            let refusedGroups = try await client.admin(.post, "/app-protection/policies", token: token, json: nullGroups)
+            #expect(refusedGroups.status == .badRequest && refusedGroups.text.contains("/targets/includeGroups"), "\(refusedGroups.text)")
+            for query in ["/audit?top=abc", "/audit?before=abc", "/audit?before=9223372036854775808", "/enrollments?top=null", "/outbox?top=0"] {
+                #expect(try await client.admin(.get, query, token: token).status == .badRequest, "\(query)")
+            }
+            let compliance = try await client.complianceToken()
+            #expect(try await client.mam(.post, "/enrollments", token: compliance, json: ["deviceId": "\u{0C}\n", "platform": "iOS"]).status == .badRequest)
+        }
+    }
+}

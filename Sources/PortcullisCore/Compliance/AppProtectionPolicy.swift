@@ -77,7 +77,7 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
                 return result
             }
             let include = groups("includeGroups", allowAll: true)
-            if t.object["includeGroups"] == nil || t.object["includeGroups"]?.arrayValue?.isEmpty == true {
+            if !t.has("includeGroups") || t.object["includeGroups"]?.arrayValue?.isEmpty == true {
                 problems.add(t.path("includeGroups"), "name the groups the policy is for, or All.")
             }
             targets = Targets(applications: apps, includeGroups: include, excludeGroups: groups("excludeGroups", allowAll: false))

@@ -23,6 +23,10 @@ extension ConditionalAccessPolicy {
         if let session = root.object["sessionControls"], session != .null {
             problems.add(root.path("sessionControls"), "session controls cannot be enforced by this server; remove them or set null.")
         }
+        // Graph's description: a string, accepted and not stored (what-if and the sign-in log show displayName).
+        if let description = root.string("description", nonEmpty: false), description.count > 1024 {
+            problems.add(root.path("description"), "must be at most 1024 characters.")
+        }
         var id = generatedId
         if let given = root.string("id") {
             if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
@@ -136,9 +140,9 @@ extension ConditionalAccessPolicy {
             }
             if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
-            if a.object["includeApplications"] == nil { problems.add(a.path("includeApplications"), "is required (All, None, or application IDs).") }
+            if !a.has("includeApplications") { problems.add(a.path("includeApplications"), "is required (All, None, or application IDs).") }
             let include = ids(a, "includeApplications", specials: [all, none], exists: appExists, noun: "application")
-            if a.object["includeApplications"] != nil && (a.object["includeApplications"]?.arrayValue?.isEmpty ?? false) {
+            if a.has("includeApplications") && (a.object["includeApplications"]?.arrayValue?.isEmpty ?? false) {
                 problems.add(a.path("includeApplications"), "name at least one application (All, None, or application IDs).")
             }
             applications = Applications(includeApplications: include, excludeApplications: ids(a, "excludeApplications", specials: [], exists: appExists, noun: "application"))

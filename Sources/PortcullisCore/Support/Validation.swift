@@ -62,6 +62,12 @@ public struct JSONObjectReader {
 
     public func path(_ key: String) -> String { JSONPointer.appending(pointer, key) }
 
+    /// Whether the member is present with a value other than `null` (null counts as absent).
+    public func has(_ key: String) -> Bool {
+        guard let value = object[key] else { return false }
+        return value != .null
+    }
+
     public func rejectUnknownMembers(allowed: Set<String>) {
         for key in object.keys.sorted() where !allowed.contains(key) {
             problems.add(path(key), "is not a known member; allowed here: \(allowed.sorted().joined(separator: ", ")).")
@@ -86,7 +92,7 @@ public struct JSONObjectReader {
             problems.add(path(key), "must be a string, found \(value.typeName).")
             return nil
         }
-        if nonEmpty && string.trimmingCharacters(in: .whitespaces).isEmpty {
+        if nonEmpty && string.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             problems.add(path(key), "must not be empty.")
             return nil
         }
@@ -136,8 +142,12 @@ public struct JSONObjectReader {
         guard let elements = array(key, required: required) else { return nil }
         var result: [(String, String)] = []
         for (element, pointer) in elements {
-            guard let string = element.stringValue, !string.isEmpty else {
-                problems.add(pointer, "must be a non-empty string, found \(element.typeName).")
+            guard let string = element.stringValue else {
+                problems.add(pointer, "must be a string, found \(element.typeName).")
+                continue
+            }
+            guard !string.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                problems.add(pointer, "must not be empty.")
                 continue
             }
             result.append((string, pointer))

@@ -74,3 +74,24 @@ extension ValidationError: HTTPResponseError {
         try APIError.validation(self).response(from: request, context: context)
     }
 }
+
+/// Paging parameters of the admin lists, validated like everything else (`?top=abc` is a 400, not ignored).
+enum Paging {
+    /// `?top=` within `range`, else `fallback` when absent.
+    static func top(_ request: Request, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = request.uri.queryParameters.get("top") else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ValidationError(problems: [ValidationProblem(pointer: "?top", message: "must be an integer from \(range.lowerBound) to \(range.upperBound).")])
+        }
+        return value
+    }
+
+    /// `?before=`: a cursor this API returned.
+    static func before(_ request: Request) throws -> Int64? {
+        guard let text = request.uri.queryParameters.get("before") else { return nil }
+        guard let value = Int64(text), value >= 0 else {
+            throw ValidationError(problems: [ValidationProblem(pointer: "?before", message: "must be a cursor this API returned.")])
+        }
+        return value
+    }
+}

@@ -209,9 +209,8 @@ struct AdminRoutes: Sendable {
 
     func audit(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
-        let query = request.uri.queryParameters
-        let limit = query.get("top").flatMap(Int.init).map { min(max($0, 1), 500) } ?? 50
-        let records = try await store.auditRecords(tenantId: tenant.tenant.id, limit: limit, before: query.get("before").flatMap(Int64.init))
+        let limit = try Paging.top(request, default: 50, range: 1...500)
+        let records = try await store.auditRecords(tenantId: tenant.tenant.id, limit: limit, before: try Paging.before(request))
         var nextLink: String?
         if records.count == limit, let last = records.last?.id { nextLink = "\(request.uri.path)?top=\(limit)&before=\(last)" }
         let encoder = JSONEncoder()

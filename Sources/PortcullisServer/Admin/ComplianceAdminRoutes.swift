@@ -59,7 +59,7 @@ struct ComplianceAdminRoutes: Sendable {
             }
             filter.state = state
         }
-        if let top = query.get("top").flatMap(Int.init) { filter.limit = min(max(top, 1), 1000) }
+        filter.limit = try Paging.top(request, default: filter.limit, range: 1...1000)
         let enrollments = try await store.enrollments(filter)
         return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: enrollments)))
     }
@@ -97,7 +97,7 @@ struct ComplianceAdminRoutes: Sendable {
             }
             state = parsed
         }
-        let limit = request.uri.queryParameters.get("top").flatMap(Int.init) ?? 100
+        let limit = try Paging.top(request, default: 100, range: 1...1000)
         let messages = try await store.outboxMessages(tenantId: tenant.tenant.id, state: state, limit: limit)
         return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: messages)))
     }

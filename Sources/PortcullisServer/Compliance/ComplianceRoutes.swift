@@ -75,7 +75,7 @@ struct ComplianceRoutes: Sendable {
 
     static func validate(deviceId: String, platform: String?) throws {
         var problems: [ValidationProblem] = []
-        let trimmed = deviceId.trimmingCharacters(in: .whitespaces)
+        let trimmed = deviceId.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty || trimmed.count > 200 { problems.append(ValidationProblem(pointer: "/deviceId", message: "must be a non-empty string of at most 200 characters.")) }
         if let platform, DevicePlatform(caseInsensitive: platform) == nil {
             problems.append(ValidationProblem(pointer: "/platform", message: "'\(platform.prefix(40))' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))."))
