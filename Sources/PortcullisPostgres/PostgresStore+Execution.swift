@@ -60,7 +60,10 @@ extension PostgresStore {
         onAbandoned: (@Sendable (Result<T, any Error>) async -> Void)? = nil,
         _ work: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        guard breaker.admit() else { throw StorageError(.unavailable, "PostgreSQL is unavailable (failing fast until it answers again)") }
+        guard breaker.admit() else {
+            rotationsInDoubt.storeFailed()
+            throw StorageError(.unavailable, "PostgreSQL is unavailable (failing fast until it answers again)")
+        }
         let breaker = self.breaker
         do {
             let value = try await deadline.run(what, onTimeout: { breaker.failed(); onTimeout?() }, onAbandoned: onAbandoned) {
@@ -81,6 +84,7 @@ extension PostgresStore {
             return value
         } catch let error as StorageError where error.code == .unavailable && Self.isConnectionFailure(error) {
             breaker.failed()
+            rotationsInDoubt.storeFailed()
             throw error
         }
     }
@@ -102,7 +106,12 @@ extension PostgresStore {
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             once.set(continuation)
             connection.closeFuture.whenComplete { _ in
-                once.resume(with: .failure(StorageError(.unavailable, "the PostgreSQL connection closed")))
+                // A statement whose answer arrived just before the close completes its promise on this event loop
+                // first, but its task resumes later, on the global executor: give it that hop before declaring
+                // the statement lost (a lost one never completes; 50 ms is far above a scheduler hop).
+                connection.eventLoop.scheduleTask(in: .milliseconds(50)) {
+                    once.resume(with: .failure(StorageError(.unavailable, "the PostgreSQL connection closed")))
+                }
             }
             // The statement runs in a task of its own so that a closed connection can answer the caller even
             // if the statement never completes (postgres-nio#487): it is then abandoned.

@@ -37,15 +37,9 @@ extension PostgresStore {
     }
 
     public func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool {
-        let inDoubt = rotationsInDoubt
-        return try await transaction(onTimeout: { inDoubt.insert(oldHash) }, onAbandoned: { outcome in
-            // The client was told "unavailable": a rotation that committed anyway is undone, then the token is
-            // settled (until then this node answers "unavailable" for it; see RotationsInDoubt).
-            if case .success(true) = outcome {
-                await RotationUndo.settle { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
-            }
-            inDoubt.remove(oldHash)
-        }) { db in
+        // A timeout, or a connection that dies after COMMIT was sent, leaves the rotation in doubt: it is then
+        // settled in the background (a late commit undone); see RotationsInDoubt.
+        try await transaction(inDoubt: (oldHash, { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) })) { db in
             let consumed = try await db.query("""
                 UPDATE refresh_tokens SET used_at = \(usedAt.seconds)
                 WHERE token_hash = \(oldHash) AND used_at IS NULL
@@ -69,6 +63,13 @@ extension PostgresStore {
     }
 
     public func isRotationInDoubt(tokenHash: String) -> Bool { rotationsInDoubt.contains(tokenHash) }
+
+    public func rotationMayBeInDoubt(_ record: RefreshTokenRecord) async throws -> Bool {
+        guard let usedAt = record.usedAt else { return false }
+        if rotationsInDoubt.contains(record.tokenHash) { return true }
+        guard rotationsInDoubt.recentOutage else { return false }
+        return try await rows("SELECT 1 FROM refresh_tokens WHERE family_id = \(record.familyId) AND used_at > \(usedAt.seconds) LIMIT 1").isEmpty
+    }
 
     public func revokeFamily(familyId: String, at: Date) async throws {
         _ = try await rows("UPDATE refresh_token_families SET revoked_at = \(at.seconds) WHERE family_id = \(familyId) AND revoked_at IS NULL RETURNING family_id")

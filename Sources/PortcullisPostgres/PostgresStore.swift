@@ -88,27 +88,50 @@ public final class PostgresStore: PortcullisStore {
     }
 
     /// Runs `body` in one transaction; a throw rolls it back. Past the deadline before its `COMMIT` is sent,
-    /// the transaction is rolled back (its connection closed); `onTimeout` / `onAbandoned` as in
-    /// `StoreDeadline.run`.
+    /// the transaction is rolled back (its connection closed). `inDoubt` names a write whose outcome matters
+    /// to its client (a refresh-token rotation): when the deadline passes during the commit, or the
+    /// connection dies after `COMMIT` was sent, the key is held in doubt and `undo` runs in the background
+    /// once the store answers (see `RotationsInDoubt`).
     func transaction<T: Sendable>(
-        onTimeout: (@Sendable () -> Void)? = nil,
-        onAbandoned: (@Sendable (Result<T, any Error>) async -> Void)? = nil,
+        inDoubt: (key: String, undo: @Sendable () async throws -> Void)? = nil,
         _ body: @escaping @Sendable (Statements) async throws -> T
     ) async throws -> T {
-        try await execute("PostgreSQL transaction", onTimeout: onTimeout, onAbandoned: onAbandoned) { connection in
-            let db = Statements(connection: connection, logger: self.logger)
-            try await db.query("BEGIN")
-            let value: T
-            do {
-                value = try await body(db)
-                // Past its deadline the caller has been told "unavailable": its work must not commit.
-                if Task.isCancelled { throw StorageError(.unavailable, "the deadline passed before the commit") }
-            } catch {
-                if !connection.isClosed { _ = try? await db.query("ROLLBACK") }
-                throw error
+        let commitSent = CommitSent()
+        let timedOut = CommitSent()
+        let tracker = rotationsInDoubt
+        do {
+            return try await execute(
+                "PostgreSQL transaction",
+                onTimeout: {
+                    timedOut.mark()
+                    if let inDoubt { tracker.insert(inDoubt.key) }
+                },
+                onAbandoned: { outcome in
+                    guard let inDoubt else { return }
+                    if case .success = outcome { tracker.settle(inDoubt.key, undo: inDoubt.undo) }
+                    else if commitSent.value { tracker.settle(inDoubt.key, undo: inDoubt.undo) }
+                    else { tracker.remove(inDoubt.key) }
+                }
+            ) { connection in
+                let db = Statements(connection: connection, logger: self.logger)
+                try await db.query("BEGIN")
+                let value: T
+                do {
+                    value = try await body(db)
+                    // Past its deadline the caller has been told "unavailable": its work must not commit.
+                    if Task.isCancelled { throw StorageError(.unavailable, "the deadline passed before the commit") }
+                } catch {
+                    if !connection.isClosed { _ = try? await db.query("ROLLBACK") }
+                    throw error
+                }
+                commitSent.mark()
+                try await db.query("COMMIT")
+                return value
             }
-            try await db.query("COMMIT")
-            return value
+        } catch {
+            // Answered with an error before the deadline, after COMMIT was sent: the outcome is unknown.
+            if let inDoubt, commitSent.value, !timedOut.value { tracker.settle(inDoubt.key, undo: inDoubt.undo) }
+            throw error
         }
     }
 

@@ -51,9 +51,10 @@ extension SQLiteStore {
             // The client was told "unavailable": a rotation that committed anyway is undone, then the token is
             // settled (until then this node answers "unavailable" for it; see RotationsInDoubt).
             if case .success(true) = outcome {
-                await RotationUndo.settle { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
+                inDoubt.settle(oldHash) { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
+            } else {
+                inDoubt.remove(oldHash)
             }
-            inDoubt.remove(oldHash)
         }) { db in
             let consumed = try await db.query(
                 """
@@ -80,6 +81,14 @@ extension SQLiteStore {
     }
 
     public func isRotationInDoubt(tokenHash: String) -> Bool { rotationsInDoubt.contains(tokenHash) }
+
+    public func rotationMayBeInDoubt(_ record: RefreshTokenRecord) async throws -> Bool {
+        guard let usedAt = record.usedAt else { return false }
+        if rotationsInDoubt.contains(record.tokenHash) { return true }
+        guard rotationsInDoubt.recentOutage else { return false }
+        return try await read("SELECT 1 AS hit FROM refresh_tokens WHERE family_id = ? AND used_at > ? LIMIT 1",
+                              [.text(record.familyId), .date(usedAt)]).isEmpty
+    }
 
     public func revokeFamily(familyId: String, at: Date) async throws {
         try await transaction { db in

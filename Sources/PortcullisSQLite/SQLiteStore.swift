@@ -131,8 +131,13 @@ public final class SQLiteStore: PortcullisStore {
         onAbandoned: (@Sendable (Result<T, any Error>) async -> Void)? = nil,
         _ body: @escaping @Sendable (WriterStatements) async throws -> T
     ) async throws -> T {
-        try await deadline.run("SQLite transaction", onTimeout: onTimeout, onAbandoned: onAbandoned) {
-            try await self.transactionNow(body)
+        do {
+            return try await deadline.run("SQLite transaction", onTimeout: onTimeout, onAbandoned: onAbandoned) {
+                try await self.transactionNow(body)
+            }
+        } catch let error as StorageError where error.code == .unavailable {
+            rotationsInDoubt.storeFailed()
+            throw error
         }
     }
 
@@ -206,13 +211,18 @@ public final class SQLiteStore: PortcullisStore {
     /// Reads on a reader connection, translating errors.
     func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         let reader = self.reader
-        return try await deadline.run("SQLite read") {
-            do {
-                let future: EventLoopFuture<[SQLiteRow]> = reader.query(sql, binds)
-                return try await future.get()
-            } catch {
-                throw Self.translate(error)
+        do {
+            return try await deadline.run("SQLite read") {
+                do {
+                    let future: EventLoopFuture<[SQLiteRow]> = reader.query(sql, binds)
+                    return try await future.get()
+                } catch {
+                    throw Self.translate(error)
+                }
             }
+        } catch let error as StorageError where error.code == .unavailable {
+            rotationsInDoubt.storeFailed()
+            throw error
         }
     }
 

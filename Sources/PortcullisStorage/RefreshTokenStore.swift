@@ -13,6 +13,10 @@ public protocol RefreshTokenStore: Sendable {
     func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool
     /// Whether a rotation of this token timed out on this node and is not settled yet (see `rotate`).
     func isRotationInDoubt(tokenHash: String) -> Bool
+    /// Whether a token that reads as used may be the victim of a rotation in doubt on *another* node rather
+    /// than a replay: the store failed on this node within the last 30 s, and nobody has redeemed the token's
+    /// successor. Then the answer is "try again" while the other node settles it, not a family revocation.
+    func rotationMayBeInDoubt(_ record: RefreshTokenRecord) async throws -> Bool
     func revokeFamily(familyId: String, at: Date) async throws
     /// Revokes every family of an account at a client (selective wipe). Returns how many were revoked.
     @discardableResult

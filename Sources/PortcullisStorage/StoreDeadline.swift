@@ -87,39 +87,66 @@ extension Duration {
     }
 }
 
-/// Refresh-token rotations whose outcome this node does not know yet: the deadline passed while the
-/// rotation was in flight, so the client was told "unavailable", yet the rotation may still commit. Until
-/// the store has settled it (undoing a late commit, so that the client's token works again), a request
-/// presenting the token is answered "unavailable" too, instead of being taken for a replay that would
-/// revoke the whole family. Bounded: beyond `capacity` entries nothing more is remembered.
+/// Writes whose outcome this node does not know: the deadline passed while a refresh-token rotation was in
+/// flight, or its connection died after `COMMIT` was sent. The client was told "unavailable", yet the
+/// rotation may have committed. Until the store has settled it — undoing a late commit, so that the
+/// client's token works again — a request presenting the token is answered "unavailable" too, instead of
+/// being taken for a replay that would revoke the whole family. The tracker also remembers when the store
+/// last failed, which other nodes' in-doubt rotations are judged by (`RefreshTokenStore.rotationMayBeInDoubt`).
+/// Bounded: beyond `capacity` entries nothing more is remembered.
 public final class RotationsInDoubt: Sendable {
-    private let hashes = Mutex<Set<String>>([])
+    private struct State {
+        var hashes: Set<String> = []
+        var lastFailure: ContinuousClock.Instant?
+    }
+    private let state = Mutex(State())
     public let capacity: Int
+    /// How long after a store failure a replay whose successor nobody used is answered "try again".
+    public static let outageWindow: Duration = .seconds(30)
 
     public init(capacity: Int = 100_000) {
         self.capacity = capacity
     }
 
-    public func insert(_ hash: String) { hashes.withLock { if $0.count < capacity { $0.insert(hash) } } }
-    public func remove(_ hash: String) { _ = hashes.withLock { $0.remove(hash) } }
-    public func contains(_ hash: String) -> Bool { hashes.withLock { $0.contains(hash) } }
-    public var count: Int { hashes.withLock { $0.count } }
-}
+    public func insert(_ hash: String) { state.withLock { if $0.hashes.count < capacity { $0.hashes.insert(hash) } } }
+    public func remove(_ hash: String) { _ = state.withLock { $0.hashes.remove(hash) } }
+    public func contains(_ hash: String) -> Bool { state.withLock { $0.hashes.contains(hash) } }
+    public var count: Int { state.withLock { $0.hashes.count } }
 
-/// Settling a rotation that committed after its deadline: the undo is retried (the store may be the reason
-/// the deadline passed) for about a minute, then given up (the token then reads as used).
-public enum RotationUndo {
-    public static func settle(_ undo: @Sendable () async throws -> Void) async {
-        var delay: Duration = .milliseconds(100)
-        let giveUp = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < giveUp {
-            do {
-                try await undo()
-                return
-            } catch {
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(2))
+    /// The store failed (unavailable, deadline) just now.
+    public func storeFailed() { state.withLock { $0.lastFailure = .now } }
+
+    /// Whether the store failed within `outageWindow`.
+    public var recentOutage: Bool {
+        state.withLock { $0.lastFailure.map { ContinuousClock.now - $0 < Self.outageWindow } ?? false }
+    }
+
+    /// Settles a rotation in doubt in the background: `undo` is retried until it succeeds (the store may be
+    /// the reason for the doubt) for up to ten minutes, then the token is released either way.
+    public func settle(_ hash: String, undo: @escaping @Sendable () async throws -> Void) {
+        insert(hash)
+        // A task of its own: the request that hit the doubt has been answered already.
+        Task {
+            var delay: Duration = .milliseconds(50)
+            let giveUp = ContinuousClock.now + .seconds(600)
+            while ContinuousClock.now < giveUp {
+                do {
+                    try await undo()
+                    break
+                } catch {
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .milliseconds(250))
+                }
             }
+            self.remove(hash)
         }
     }
+}
+
+/// Whether a statement that failed might nonetheless have committed: set just before `COMMIT` is sent.
+public final class CommitSent: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func mark() { flag.store(true, ordering: .releasing) }
+    public var value: Bool { flag.load(ordering: .acquiring) }
 }

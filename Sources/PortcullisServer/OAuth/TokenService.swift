@@ -81,6 +81,9 @@ struct TokenService: Sendable {
             case .reject(let error):
                 throw error
             case .revokeFamilyAndReject(let error):
+                // Shortly after a store outage, a "replay" may be a client retrying a rotation that was in doubt on
+                // another node: "try again" while that node settles it, rather than revoking the family.
+                if let record, try await store.rotationMayBeInDoubt(record) { throw TokenError.temporarilyUnavailable }
                 if let record { try await store.revokeFamily(familyId: record.familyId, at: now) }
                 logger.warning("refresh token replayed; family revoked", metadata: [LogKeys.clientId: .string(client.application.appId)])
                 throw error
