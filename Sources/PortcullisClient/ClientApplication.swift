@@ -128,7 +128,7 @@ public final class PublicClientApplication: Sendable {
             guard let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) else {
                 throw PortcullisClientError.transport("token endpoint answered HTTP \(reply.status) without an OAuth error body")
             }
-            throw PortcullisClientError.from(body, requestAccount: account)
+            throw PortcullisClientError.from(body, requestAccount: account, retryAfter: reply.retryAfter)
         }
         guard let response = try? JSONDecoder().decode(TokenResponse.self, from: reply.body) else {
             throw PortcullisClientError.transport("the token response is not valid JSON")
@@ -174,7 +174,9 @@ public final class ConfidentialClientApplication: Sendable {
         let correlationId = UUID().uuidString.lowercased()
         let reply = try await transport.send(configuration.tokenEndpoint, method: "POST", form: form, correlationId: correlationId)
         guard reply.status == 200, let response = try? JSONDecoder().decode(TokenResponse.self, from: reply.body) else {
-            if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) { throw PortcullisClientError.from(body, requestAccount: nil) }
+            if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) {
+                throw PortcullisClientError.from(body, requestAccount: nil, retryAfter: reply.retryAfter)
+            }
             throw PortcullisClientError.transport("token endpoint answered HTTP \(reply.status)")
         }
         let result = AuthenticationResult(accessToken: response.accessToken, expiresOn: Date().addingTimeInterval(TimeInterval(response.expiresIn)),

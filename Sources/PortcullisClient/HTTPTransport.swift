@@ -11,6 +11,8 @@ struct HTTPTransport: Sendable {
     struct Reply: Sendable {
         let status: Int
         let body: Data
+        /// `Retry-After` in seconds, when the server sent one (503 `temporarily_unavailable`).
+        var retryAfter: TimeInterval? = nil
     }
 
     func send(_ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String) async throws -> Reply {
@@ -32,7 +34,9 @@ struct HTTPTransport: Sendable {
         }
         do {
             let (data, response) = try await session.data(for: request)
-            return Reply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+            let http = response as? HTTPURLResponse
+            return Reply(status: http?.statusCode ?? 0, body: data,
+                         retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init))
         } catch {
             throw PortcullisClientError.transport("\(method) \(url.path): \(error.localizedDescription)")
         }

@@ -15,6 +15,9 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
         case interactionRequired
         /// The network or the server's answer was not usable.
         case transport
+        /// The server could not answer now (503 `temporarily_unavailable`, e.g. its store is away) and changed
+        /// nothing: try the same request again after `retryAfter`.
+        case temporarilyUnavailable
     }
 
     /// Who must remediate and where (from `adi`, `client_info` and Portcullis's `remediation` member).
@@ -31,6 +34,8 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
     public var protection: ProtectionRequirement?
     public var complianceStatus: ComplianceStatus?
     public var correlationId: String?
+    /// For `temporarilyUnavailable`: when to try again (the server's `Retry-After`).
+    public var retryAfter: TimeInterval?
 
     public var description: String {
         var text = "\(kind): \(message)"
@@ -45,7 +50,11 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
 
     /// Classifies an OAuth error body. `requestAccount` is the account the request was for, used when the
     /// body does not name one.
-    static func from(_ body: OAuthErrorBody, requestAccount: Account?) -> PortcullisClientError {
+    static func from(_ body: OAuthErrorBody, requestAccount: Account?, retryAfter: TimeInterval? = nil) -> PortcullisClientError {
+        if body.error == "temporarily_unavailable" {
+            return PortcullisClientError(kind: .temporarilyUnavailable, message: body.errorDescription, oauth: body,
+                                         correlationId: body.correlationId, retryAfter: retryAfter ?? 1)
+        }
         let isProtection = body.error.lowercased() == "unauthorized_client" && body.suberror?.lowercased() == "protection_policy_required"
         var error = PortcullisClientError(kind: isProtection ? .protectionPolicyRequired : .server, message: body.errorDescription, oauth: body,
                                           correlationId: body.correlationId)

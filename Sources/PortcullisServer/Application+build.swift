@@ -81,6 +81,8 @@ public struct PortcullisServer: Sendable {
     public let outboxSignal: OutboxSignal
     public let dispatcher: OutboxDispatcher
     public let sweeper: ComplianceSweeper
+    /// Readiness goes 503 first on SIGTERM; see `Drain`.
+    public let drain: Drain
 
     public init(dependencies: ServerDependencies) {
         self.dependencies = dependencies
@@ -98,6 +100,7 @@ public struct PortcullisServer: Sendable {
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
             outboxRetention: configuration.outboxRetention, logger: dependencies.logger)
+        self.drain = Drain(delay: configuration.shutdownDrain, logger: dependencies.logger)
     }
 
     public func router() -> Router<PortcullisRequestContext> {
@@ -120,7 +123,7 @@ public struct PortcullisServer: Sendable {
         ).register(on: router)
         ComplianceRoutes(service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer, clock: deps.clock)
             .register(on: router)
-        OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty).register(on: router)
+        OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty, drain: drain).register(on: router)
         return router
     }
 

@@ -95,8 +95,9 @@ struct ServeCommand: AsyncParsableCommand {
                     host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
                 // SIGTERM/SIGINT drain: no new connections; requests already accepted get their answers. What is
                 // still running after the grace period is cancelled, and the process exits at most 5 s later.
-                var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-                group.maximumGracefulShutdownDuration = .seconds(settings.shutdownGraceSeconds)
+                // Services stop in reverse order: the drain (readiness 503 for a moment) first, then the server.
+                var group = ServiceGroupConfiguration(services: [app, server.drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                group.maximumGracefulShutdownDuration = .seconds(settings.shutdownGraceSeconds) + .milliseconds(settings.shutdownDrainMilliseconds)
                 group.maximumCancellationDuration = .seconds(5)
                 try await ServiceGroup(configuration: group).run()
             } catch {

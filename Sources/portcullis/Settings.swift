@@ -40,6 +40,8 @@ struct Settings {
     var storeDeadlineMilliseconds = 2000
     /// How long SIGTERM waits for requests in flight before cancelling them.
     var shutdownGraceSeconds = 10
+    /// How long readiness answers 503 on SIGTERM before the listener closes.
+    var shutdownDrainMilliseconds = 1000
     /// Seed the directory's plaintext development credentials even when listening beyond loopback.
     var demo = false
 
@@ -56,7 +58,9 @@ struct Settings {
             throw Problem(description: "\(url.path): must be a JSON object")
         }
         reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
-                                              "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds"])
+                                              "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
+                                              "shutdownDrainMilliseconds"])
+        shutdownDrainMilliseconds = reader.integer("shutdownDrainMilliseconds", in: 0...60000) ?? shutdownDrainMilliseconds
         shutdownGraceSeconds = reader.integer("shutdownGraceSeconds", in: 1...600) ?? shutdownGraceSeconds
         if let proxies = reader.strings("trustedProxies") {
             trustedProxies = []
@@ -154,6 +158,10 @@ struct Settings {
         if let v = value("SQLITE_SYNCHRONOUS") { sqliteSynchronous = v.uppercased() }
         if let v = value("POSTGRES_URL") { postgresURL = v }
         if let v = value("POSTGRES_CA_FILE") { postgresCAFile = v }
+        if let v = value("SHUTDOWN_DRAIN_MS") {
+            guard let milliseconds = Int(v), (0...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_SHUTDOWN_DRAIN_MS must be 0…60000") }
+            shutdownDrainMilliseconds = milliseconds
+        }
         if let v = value("STORE_DEADLINE_MS") {
             guard let milliseconds = Int(v), (50...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_STORE_DEADLINE_MS must be 50…60000") }
             storeDeadlineMilliseconds = milliseconds
@@ -195,6 +203,6 @@ struct Settings {
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest,
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
-            lockout: lockout, passwordQueueLimit: passwordQueueLimit)
+            lockout: lockout, passwordQueueLimit: passwordQueueLimit, shutdownDrain: .milliseconds(shutdownDrainMilliseconds))
     }
 }

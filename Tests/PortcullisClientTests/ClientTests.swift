@@ -92,3 +92,14 @@ struct SecurityEventChecksTests {
         #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .accept)
     }
 }
+
+@Suite("client errors")
+struct ClientErrorTests {
+    @Test("a 503 temporarily_unavailable becomes a retryable error carrying Retry-After")
+    func temporarilyUnavailable() throws {
+        let body = try JSONDecoder().decode(OAuthErrorBody.self, from: Data(#"{"error":"temporarily_unavailable","error_description":"AADSTS90033: try again","error_codes":[90033],"timestamp":"t","trace_id":"x","correlation_id":"c"}"#.utf8))
+        let error = PortcullisClientError.from(body, requestAccount: nil, retryAfter: 3)
+        #expect(error.kind == .temporarilyUnavailable && error.retryAfter == 3 && error.errorCode == 90033)
+        #expect(PortcullisClientError.from(body, requestAccount: nil).retryAfter == 1)
+    }
+}

@@ -54,6 +54,7 @@ final class ServerProcess: Sendable {
                              "--keys", root.appendingPathComponent("Keys").path, "--port", "0"] + extraArguments
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PORTCULLIS_") }
         environment["PORTCULLIS_BCRYPT_COST"] = "4"
+        environment["PORTCULLIS_SHUTDOWN_DRAIN_MS"] = "100"
         environment.merge(extraEnvironment) { $1 }
         process.environment = environment
         let pipe = Pipe()

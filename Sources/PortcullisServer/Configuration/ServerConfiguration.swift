@@ -38,6 +38,8 @@ public struct ServerConfiguration: Sendable {
     public var lockout: LockoutPolicy
     /// Password checks waiting for a bcrypt thread beyond this many are refused with 503 + `Retry-After`.
     public var passwordQueueLimit: Int
+    /// On SIGTERM, readiness answers 503 this long before the listener closes (`Drain`).
+    public var shutdownDrain: Duration
 
     public init(
         baseURL: String = "http://127.0.0.1:8080",
@@ -56,8 +58,10 @@ public struct ServerConfiguration: Sendable {
         outboxRetention: TimeInterval = 7 * 24 * 3600,
         maximumEnrollmentsPerAccount: Int = 20,
         lockout: LockoutPolicy = LockoutPolicy(),
-        passwordQueueLimit: Int = 64
+        passwordQueueLimit: Int = 64,
+        shutdownDrain: Duration = .seconds(1)
     ) {
+        self.shutdownDrain = shutdownDrain
         self.outboxRetention = outboxRetention
         self.maximumEnrollmentsPerAccount = maximumEnrollmentsPerAccount
         self.lockout = lockout

@@ -7,6 +7,7 @@ struct OperationsRoutes: Sendable {
     let store: any PortcullisStore
     let metrics: ServerMetrics
     let signingKeysLoaded: Bool
+    let drain: Drain
 
     /// The OpenAPI description, encoded once.
     static let openAPI = Data(OpenAPIDocument.json.utf8)
@@ -16,6 +17,9 @@ struct OperationsRoutes: Sendable {
             JSONResponse.make(status: .ok, ["status": "ok"])
         }
         router.get("/health/ready") { _, context in
+            if drain.isDraining {
+                return JSONResponse.make(status: .serviceUnavailable, ["status": "draining"], headers: [.retryAfter: "1"])
+            }
             do {
                 try await store.ping()
             } catch {
