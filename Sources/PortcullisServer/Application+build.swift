@@ -108,11 +108,11 @@ public struct PortcullisServer: Sendable {
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: RequestMiddleware(metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://")))
         let clients = ClientAuthenticator(credentials: deps.credentials)
-        let gate = ConditionalAccessGate(configuration: deps.configuration, appProtection: compliance, recorder: signIns, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
-            clients: clients, conditionalAccess: gate,
-            passwords: PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger), clock: deps.clock, metrics: deps.metrics, logger: deps.logger)
+            clients: clients, compliance: compliance, recorder: signIns,
+            passwords: PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger),
+            clock: deps.clock, logger: deps.logger)
         OAuthRoutes(
             configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics

@@ -78,8 +78,14 @@ struct CallbacksCommand: AsyncParsableCommand {
                     return Response(status: .accepted)
                 }
             }
-            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
-            say("listening for compliance callbacks for \(audience) on http://127.0.0.1:\(port)/ (any path)")
+            let audience = self.audience
+            let app = Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                onServerRunning: { channel in
+                    // Printed once the socket listens, so that whoever waits for this line can connect at once.
+                    say("listening for compliance callbacks for \(audience) on http://127.0.0.1:\(channel.localAddress?.port ?? port)/ (any path)")
+                },
+                logger: logger)
             try await app.runService()
         }
     }

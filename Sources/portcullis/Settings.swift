@@ -40,6 +40,8 @@ struct Settings {
     var storeDeadlineMilliseconds = 2000
     /// How long SIGTERM waits for requests in flight before cancelling them.
     var shutdownGraceSeconds = 10
+    /// What access tokens' `aud` names.
+    var audienceFormat = GrantSettings.AudienceFormat.applicationId
     /// How long readiness answers 503 on SIGTERM before the listener closes.
     var shutdownDrainMilliseconds = 1000
     /// Seed the directory's plaintext development credentials even when listening beyond loopback.
@@ -113,7 +115,10 @@ struct Settings {
             }
         }
         if let tokens = reader.object("tokens") {
-            tokens.rejectUnknownMembers(allowed: ["signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds"])
+            tokens.rejectUnknownMembers(allowed: ["signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds", "audience"])
+            if let value = tokens.enumeration("audience", allowed: GrantSettings.AudienceFormat.allCases.map(\.rawValue)) {
+                audienceFormat = GrantSettings.AudienceFormat(rawValue: value) ?? audienceFormat
+            }
             if let value = tokens.enumeration("signingAlgorithm", allowed: SigningAlgorithm.allCases.map(\.rawValue)) {
                 signingAlgorithm = SigningAlgorithm(rawValue: value) ?? signingAlgorithm
             }
@@ -162,6 +167,10 @@ struct Settings {
             guard let milliseconds = Int(v), (0...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_SHUTDOWN_DRAIN_MS must be 0…60000") }
             shutdownDrainMilliseconds = milliseconds
         }
+        if let v = value("TOKEN_AUDIENCE") {
+            guard let format = GrantSettings.AudienceFormat(rawValue: v) else { throw Problem(description: "PORTCULLIS_TOKEN_AUDIENCE must be applicationId or identifierUri") }
+            audienceFormat = format
+        }
         if let v = value("STORE_DEADLINE_MS") {
             guard let milliseconds = Int(v), (50...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_STORE_DEADLINE_MS must be 50…60000") }
             storeDeadlineMilliseconds = milliseconds
@@ -203,6 +212,7 @@ struct Settings {
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest,
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
-            lockout: lockout, passwordQueueLimit: passwordQueueLimit, shutdownDrain: .milliseconds(shutdownDrainMilliseconds))
+            lockout: lockout, passwordQueueLimit: passwordQueueLimit, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
+            audienceFormat: audienceFormat)
     }
 }

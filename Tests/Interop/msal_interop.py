@@ -31,6 +31,8 @@ PUBLIC_CLIENT = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
 DAEMON_CLIENT = "c0ffee00-2222-4a2b-8c3d-4e5f6a7b8c02"
 DAEMON_SECRET = "daemon-dev-secret-change-me"
 RESOURCE = "api://contoso-mail"
+# Access tokens name the resource by its application ID, as Entra v2.0 tokens do (PROTOCOL §2.3).
+RESOURCE_APP_ID = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
 USERNAME = "alice@contoso.example"
 PASSWORD = "Alice-dev-pass1"
 USER_OID = "0c9e3a1f-5b7d-4e2a-8c6f-1d3b5a7e9f01"
@@ -117,8 +119,8 @@ def test_client_credentials(msal, authority, issuer, session):
     claims = jwt_claims(result["access_token"])
     check(header.get("alg") in ("ES256", "RS256") and header.get("kid"),
           f"{what}: access token header should carry alg ES256/RS256 and a kid", header)
-    check(claims.get("aud") == RESOURCE or RESOURCE in as_list(claims.get("aud")),
-          f"{what}: aud should be {RESOURCE}", claims.get("aud"))
+    check(claims.get("aud") == RESOURCE_APP_ID,
+          f"{what}: aud should be the resource's application ID {RESOURCE_APP_ID}", claims.get("aud"))
     check(claims.get("iss") == issuer, f"{what}: iss should be {issuer}", claims.get("iss"))
     check(claims.get("tid") == TENANT_ID, f"{what}: tid should be {TENANT_ID}", claims.get("tid"))
     check("Mail.ReadAll" in as_list(claims.get("roles")) or claims.get("azp") == DAEMON_CLIENT,
@@ -150,8 +152,8 @@ def test_password_and_refresh(msal, authority, issuer, session):
         result = app.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=scopes)
     expect_token(result, what)
     claims = jwt_claims(result["access_token"])
-    check(claims.get("aud") == RESOURCE or RESOURCE in as_list(claims.get("aud")),
-          f"{what}: aud should be {RESOURCE}", claims.get("aud"))
+    check(claims.get("aud") == RESOURCE_APP_ID,
+          f"{what}: aud should be the resource's application ID {RESOURCE_APP_ID}", claims.get("aud"))
     check(claims.get("iss") == issuer, f"{what}: iss should be {issuer}", claims.get("iss"))
     check("Mail.Read" in str(claims.get("scp", "")).split(), f"{what}: scp should contain Mail.Read",
           claims.get("scp"))

@@ -207,7 +207,7 @@ struct ConditionalAccessSemanticsTests {
         let decision = set.evaluate(CA.facts(), explain: true)
         let first = try #require(decision.policies.first { $0.id == CA.id(1) })
         #expect(first.result == .notApplied)
-        #expect(first.conditionsNotSatisfied == ["users", "application", "devicePlatform", "location"])
+        #expect(first.conditionsNotSatisfied == [.users, .application, .devicePlatform, .location])
         #expect(first.enforcedGrantControls.isEmpty)
         #expect(decision.refusal == .compliantApplication(policyIds: [CA.id(2), CA.id(3)]))
         #expect(decision.policies.first { $0.id == CA.id(2) }?.enforcedGrantControls == ["compliantApplication"])

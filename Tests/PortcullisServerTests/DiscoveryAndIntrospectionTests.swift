@@ -112,7 +112,7 @@ struct IntrospectionTests {
             #expect(active["active"] as? Bool == true)
             #expect(active.string("client_id") == Fixtures.mobileClientId)
             #expect(active.string("username") == Fixtures.alice.upn)
-            #expect(active.string("aud") == Fixtures.mailResource)
+            #expect(active.string("aud") == Fixtures.mailApiId)
 
             func isActive(_ token: String, as caller: [(String, String)] = Self.asMailAPI) async throws -> Bool {
                 let reply = try await client.form(Self.introspect, caller + [("token", token)])

@@ -55,7 +55,7 @@ struct InteropTests {
             try Data(token.utf8).write(to: file)
             return try run(verifier, [file.path, pem.path, alg, "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud, String(Int(now.timeIntervalSince1970))])
         }
-        let ok = try verify(access, aud: Fixtures.mailResource)
+        let ok = try verify(access, aud: Fixtures.mailApiId)
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains(Fixtures.alice.id))
         let idOk = try verify(id, aud: Fixtures.mobileClientId)
@@ -64,11 +64,11 @@ struct InteropTests {
         let parts = access.split(separator: ".").map(String.init)
         var signature = Array(Base64URL.decode(parts[2]) ?? Data())
         signature[signature.count / 2] ^= 0x40
-        #expect(try verify("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))", aud: Fixtures.mailResource).status != 0)
+        #expect(try verify("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))", aud: Fixtures.mailApiId).status != 0)
         #expect(try verify(access, aud: "api://someone-else").status != 0)
-        #expect(try verify(access, aud: Fixtures.mailResource, now: Date().addingTimeInterval(7200)).status != 0)
+        #expect(try verify(access, aud: Fixtures.mailApiId, now: Date().addingTimeInterval(7200)).status != 0)
         let otherAlg = algorithm == .es256 ? "RS256" : "ES256"
-        #expect(try verify(access, aud: Fixtures.mailResource, alg: otherAlg).status != 0)
+        #expect(try verify(access, aud: Fixtures.mailApiId, alg: otherAlg).status != 0)
     }
 
     @Test("a fresh jwt-kit key collection built from the served JWKS verifies the token")
@@ -82,7 +82,7 @@ struct InteropTests {
         }
         let collection = try await JWTKeyCollection().add(jwksJSON: jwks)
         let claims = try await collection.verify(token, as: AccessTokenClaims.self)
-        #expect(claims.aud == Fixtures.mailResource)
+        #expect(claims.aud == Fixtures.mailApiId)
         #expect(claims.roles == ["Mail.ReadAll"])
     }
 }

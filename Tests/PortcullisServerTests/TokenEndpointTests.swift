@@ -24,7 +24,7 @@ struct TokenEndpointTests {
             #expect(post["ext_expires_in"] as? Int == 3600)
             #expect(post["refresh_token"] == nil)
             let claims = jwtClaims(try #require(post.string("access_token")))
-            #expect(claims["aud"] as? String == Fixtures.mailResource)
+            #expect(claims["aud"] as? String == Fixtures.mailApiId, "aud is the resource's application ID (Entra v2.0), whatever form the scope used")
             #expect(claims["roles"] as? [String] == ["Mail.ReadAll"])
             #expect(claims["azp"] as? String == Fixtures.daemonClientId)
             #expect(claims["client_id"] as? String == Fixtures.daemonClientId)
@@ -41,6 +41,21 @@ struct TokenEndpointTests {
                 headers: [.authorization: Grants.basic(Fixtures.daemonClientId, Fixtures.daemonSecret)])
             #expect(basic.status == .ok)
             #expect(jwtClaims(try #require(basic.string("access_token")))["aud"] as? String == Fixtures.mailApiId)
+        }
+    }
+
+    @Test("aud: the resource's application ID by default, whichever form the scope used; the identifier URI with the setting")
+    func audience() async throws {
+        for (format, expected) in [(GrantSettings.AudienceFormat.applicationId, Fixtures.mailApiId), (.identifierUri, Fixtures.mailResource)] {
+            let env = try await TestEnvironment.make { $0.audienceFormat = format }
+            defer { Task { await env.close() } }
+            try await env.application().test(.router) { client in
+                for scope in ["\(Fixtures.mailResource)/.default", "\(Fixtures.mailApiId)/.default"] {
+                    let reply = try await client.token(Grants.clientCredentials(scope: scope))
+                    let aud = jwtClaims(try #require(reply.string("access_token"))).first { $0.key == "aud" }?.value as? String
+                    #expect(aud == (format == .applicationId ? expected : (scope.hasPrefix("api://") ? Fixtures.mailResource : Fixtures.mailApiId)), "\(format) \(scope)")
+                }
+            }
         }
     }
 

@@ -254,6 +254,22 @@ public struct CompiledPolicySet: Sendable {
         return Decision(status: status, policies: applied, refusal: refusal)
     }
 
+    /// Whether the compliance state of the account's app matters to this sign-in: an enabled candidate policy
+    /// that demands `compliantApplication` applies to it — or would apply, once the platform is known, when
+    /// the client named none (the enrollment records the platform). The token path asks this before it
+    /// gathers the compliance facts, so that most grants never pay for the lookup. Evaluates nothing else.
+    public func needsAppProtection(_ facts: SignInFacts) -> Bool {
+        guard facts.userId != nil else { return false }
+        let subject = subject(facts)
+        for index in candidateIndices(subject) {
+            let entry = entries[Int(index)]
+            guard entry.policy.state == .enabled, entry.controls.contains(.compliantApplication) else { continue }
+            let unmatched = unmatchedConditions(entry, subject, facts)
+            if unmatched.isEmpty || (facts.platform == nil && unmatched == [.devicePlatform]) { return true }
+        }
+        return false
+    }
+
     func candidateIndices(_ subject: Subject) -> [Int32] {
         var found: [Int32] = []
         for resource in [subject.resource, Self.anyKey] where resource != Self.unknown {
@@ -277,36 +293,36 @@ public struct CompiledPolicySet: Sendable {
     }
 
     /// The conditions of `entry` that the sign-in does not meet (empty: the policy applies).
-    func unmatchedConditions(_ entry: Entry, _ subject: Subject, _ facts: SignInFacts) -> [String] {
-        var failed: [String] = []
+    func unmatchedConditions(_ entry: Entry, _ subject: Subject, _ facts: SignInFacts) -> [Decision.Condition] {
+        var failed: [Decision.Condition] = []
         if let user = subject.user {
             if entry.isWorkload {
-                failed.append("servicePrincipals")
+                failed.append(.servicePrincipals)
             } else {
                 let included = entry.allUsers || entry.users.contains(user) || subject.groups.contains { entry.groups.contains($0) }
                 let excluded = entry.excludedUsers.contains(user) || subject.groups.contains { entry.excludedGroups.contains($0) }
-                if !included || excluded { failed.append("users") }
+                if !included || excluded { failed.append(.users) }
             }
         } else {
             if !entry.isWorkload {
-                failed.append("users")
+                failed.append(.users)
             } else {
                 let included = entry.allClients || entry.clients.contains(subject.client)
-                if !included || entry.excludedClients.contains(subject.client) { failed.append("servicePrincipals") }
+                if !included || entry.excludedClients.contains(subject.client) { failed.append(.servicePrincipals) }
             }
         }
         let appIncluded = entry.allApplications || entry.applications.contains(subject.resource)
-        if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append("application") }
-        if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append("clientType") }
+        if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }
+        if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append(.clientType) }
         if let platforms = entry.platforms {
             let included = entry.allPlatforms || (facts.platform.map { platforms.contains($0) } ?? false)
             let excluded = facts.platform.map { entry.excludedPlatforms.contains($0) } ?? false
-            if !included || excluded { failed.append("devicePlatform") }
+            if !included || excluded { failed.append(.devicePlatform) }
         }
         if let locations = entry.locations {
             let included = locations.contains(facts.ipAddress, trustedRanges: trustedRanges)
             let excluded = entry.excludedLocations.contains(facts.ipAddress, trustedRanges: trustedRanges)
-            if !included || excluded { failed.append("location") }
+            if !included || excluded { failed.append(.location) }
         }
         return failed
     }

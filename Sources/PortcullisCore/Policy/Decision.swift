@@ -9,6 +9,11 @@ public struct Decision: Sendable, Equatable {
         case success, failure, notApplied, notEnabled, reportOnlySuccess, reportOnlyFailure, reportOnlyNotApplied
     }
 
+    /// A condition of a policy that a sign-in did not meet (Graph's `conditionsNotSatisfied` values).
+    public enum Condition: String, Sendable, Codable, CaseIterable {
+        case users, servicePrincipals, application, clientType, devicePlatform, location
+    }
+
     /// One policy's verdict, in the shape of Graph's `appliedConditionalAccessPolicy`.
     public struct AppliedPolicy: Sendable, Equatable, Codable {
         public var id: String
@@ -16,11 +21,10 @@ public struct Decision: Sendable, Equatable {
         public var result: PolicyResult
         /// The controls the policy demands (when it applied).
         public var enforcedGrantControls: [String]
-        /// The conditions that did not match (when it did not apply): users, servicePrincipals, application,
-        /// clientType, devicePlatform, location.
-        public var conditionsNotSatisfied: [String]
+        /// The conditions that did not match (when it did not apply).
+        public var conditionsNotSatisfied: [Condition]
 
-        public init(id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [String]) {
+        public init(id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [Condition]) {
             self.id = id
             self.displayName = displayName
             self.result = result

@@ -80,11 +80,11 @@ struct AdminRoutes: Sendable {
         let problems = ProblemCollector()
         guard let root = JSONObjectReader(value, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
         root.rejectUnknownMembers(allowed: ["signIn", "policies"])
-        var facts: SignInFacts?
-        var user: User?
+        var facts: GrantFacts?
         if let signIn = root.object("signIn", required: true) {
             signIn.rejectUnknownMembers(allowed: ["userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities", "appProtection", "approvedClientApp", "mfa"])
             let directory = tenant.directory
+            var user: User?
             if let id = signIn.string("userId") {
                 user = directory.user(identity: id)
                 if user == nil { problems.add(signIn.path("userId"), "'\(id)' names no user of this tenant.") }
@@ -106,19 +106,27 @@ struct AdminRoutes: Sendable {
                 if ip == nil { problems.add(signIn.path("ipAddress"), "'\(text)' is not an IPv4 or IPv6 address.") }
             }
             let type = signIn.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.allCases.map(\.rawValue)).flatMap(SignInFacts.ClientAppType.init(rawValue:)) ?? .mobileAppsAndDesktopClients
-            let capabilities = (signIn.strings("capabilities") ?? []).map { $0.value.lowercased() }
+            let capabilities = ClaimsRequest(capabilities: (signIn.strings("capabilities") ?? []).map(\.value))
             let protection: SignInFacts.AppProtection
             switch signIn.enumeration("appProtection", allowed: ["compliant", "notCompliant", "none"]) {
             case "compliant": protection = .compliant(enrollmentId: "what-if")
             case "notCompliant": protection = .notCompliant
             default: protection = .none
             }
+            let mfa = signIn.bool("mfa") ?? false
             if let client, let resource {
-                facts = SignInFacts(
-                    userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId,
-                    resourceAppId: resource.appId, clientAppType: type, platform: platform, ipAddress: ip, capabilities: capabilities,
-                    appProtection: protection, approvedClientApp: signIn.bool("approvedClientApp") ?? client.approvedClientApp,
-                    multiFactorAuthenticated: signIn.bool("mfa") ?? false)
+                // The facts the token endpoint would have gathered, described instead.
+                facts = GrantFacts(
+                    grantType: user == nil ? .clientCredentials : .password, tenant: directory, client: client, clientAuthenticated: !client.publicClient,
+                    user: user, scope: ScopeRequest(resource: resource, audience: resource.primaryIdentifier, resourceScopes: [], isDefault: true, oidc: []),
+                    scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
+                    signIn: SignInFacts(
+                        userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId,
+                        resourceAppId: resource.appId, clientAppType: type, platform: platform, ipAddress: ip, capabilities: capabilities.capabilities,
+                        appProtection: protection, approvedClientApp: signIn.bool("approvedClientApp") ?? client.approvedClientApp,
+                        multiFactorAuthenticated: mfa),
+                    authentication: user == nil ? .none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: clock.now()),
+                    clientInfoRequested: false, now: clock.now())
             }
         }
         var policySet = tenant.conditionalAccess
@@ -133,15 +141,12 @@ struct AdminRoutes: Sendable {
         }
         try problems.check()
         guard let facts else { throw APIError.validation(ValidationError(problems: problems.problems)) }
-        let decision = policySet.evaluate(facts, explain: true)
-        let gate = ConditionalAccessGate(configuration: configuration, appProtection: NoAppProtectionStatus(), recorder: recorder, logger: context.logger)
-        let refusal = decision.refusal.map { gate.error(for: $0, facts: facts, user: user, tenantId: tenant.tenant.id) }
-        let record = SignInRecord(
-            id: "what-if", createdDateTime: clock.now(), correlationId: context.correlationId, tenantId: tenant.tenant.id,
-            userId: user?.id, userPrincipalName: user?.userPrincipalName, clientAppId: facts.clientAppId, resourceAppId: facts.resourceAppId,
-            resource: nil, grantType: "what-if", clientAppType: facts.clientAppType.rawValue, capabilities: facts.capabilities,
-            ipAddress: facts.ipAddress?.description, platform: facts.platform?.rawValue, appProtection: ConditionalAccessGate.describe(facts.appProtection),
-            conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies, errorCode: refusal?.aadsts)
+        // Exactly the token endpoint's decision, over described facts; nothing is issued or recorded.
+        let result = GrantDecision.decide(facts, policies: policySet, settings: configuration.grant, explain: true)
+        let refusal: TokenError? = if case .refuse(let refusal) = result.outcome { refusal.tokenError(baseURL: configuration.baseURL) } else { nil }
+        var record = GrantDecision.signInRecord(facts, decision: result.decision, errorCode: refusal?.aadsts, id: "what-if",
+                                                correlationId: context.correlationId, grantLabel: "what-if")
+        record.resource = nil
         return JSONResponse.make(status: .ok, WhatIfResponse(signIn: record, error: refusal?.code.description, suberror: refusal?.suberror))
     }
 
@@ -217,13 +222,5 @@ struct AdminRoutes: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return JSONResponse.make(status: .ok, data: try encoder.encode(Page(value: records, nextLink: nextLink)))
-    }
-}
-
-/// The app-protection fact when no compliance service answers: nothing is compliant.
-struct NoAppProtectionStatus: AppProtectionStatusProvider {
-    func appProtection(tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date) async throws
-        -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?) {
-        (.none, nil)
     }
 }

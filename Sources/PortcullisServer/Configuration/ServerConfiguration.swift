@@ -40,6 +40,14 @@ public struct ServerConfiguration: Sendable {
     public var passwordQueueLimit: Int
     /// On SIGTERM, readiness answers 503 this long before the listener closes (`Drain`).
     public var shutdownDrain: Duration
+    /// What access tokens' `aud` names (PROTOCOL §2.3): the resource's application ID by default.
+    public var audienceFormat: GrantSettings.AudienceFormat
+
+    /// What the grant decision reads.
+    public var grant: GrantSettings {
+        GrantSettings(accessTokenLifetime: accessTokenLifetime, idTokenLifetime: idTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
+                      audience: audienceFormat)
+    }
 
     public init(
         baseURL: String = "http://127.0.0.1:8080",
@@ -59,8 +67,10 @@ public struct ServerConfiguration: Sendable {
         maximumEnrollmentsPerAccount: Int = 20,
         lockout: LockoutPolicy = LockoutPolicy(),
         passwordQueueLimit: Int = 64,
-        shutdownDrain: Duration = .seconds(1)
+        shutdownDrain: Duration = .seconds(1),
+        audienceFormat: GrantSettings.AudienceFormat = .applicationId
     ) {
+        self.audienceFormat = audienceFormat
         self.shutdownDrain = shutdownDrain
         self.outboxRetention = outboxRetention
         self.maximumEnrollmentsPerAccount = maximumEnrollmentsPerAccount

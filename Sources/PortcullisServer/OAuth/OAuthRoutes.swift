@@ -84,7 +84,8 @@ struct OAuthRoutes: Sendable {
             clientIP: ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
             clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId)
         do {
-            let response = try await tokens.handle(inputs)
+            let (response, grantType) = try await tokens.handle(inputs)
+            metrics.tokenIssued(grantType: grantType)
             return JSONResponse.make(status: .ok, data: response.jsonBody)
         } catch let error as TokenError {
             metrics.tokenRefused(grantType: form["grant_type"], error: error)

@@ -16,36 +16,56 @@ struct TokenRequestInputs: Sendable {
     var correlationId: String
 }
 
-/// The token endpoint's logic (PROTOCOL §2): authenticates the client, runs the grant, and mints tokens.
-/// Refusals are thrown as `TokenError`; the route turns them into the Microsoft-shaped error body.
+/// What the compliance service knows about an account's use of a client application.
+public protocol AppProtectionStatusProvider: Sendable {
+    /// The app-protection fact for (tenant, user, client), restricted to `enrollmentId` when the client named
+    /// one (`microsoft_enrollment_id`), and the platform that enrollment recorded.
+    func appProtection(tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date) async throws
+        -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?)
+}
+
+/// The token endpoint (PROTOCOL §2) as one straight pipeline: gather every fact (tenant, client, subject,
+/// scopes, capabilities, platform, location, how the user authenticated and — only when a candidate policy
+/// needs it — the compliance state), let Core decide once (`GrantDecision`), then act in this order:
+/// consume or rotate the refresh token, sign, record the sign-in with its final outcome, respond (the route
+/// counts). Refusals are thrown as `TokenError`; nothing is recorded as a success or signed before the last
+/// refusal is known.
 struct TokenService: Sendable {
     let configuration: ServerConfiguration
     let tenants: TenantCache
     let store: any PortcullisStore
     let signer: TokenSigner
     let clients: ClientAuthenticator
-    let conditionalAccess: ConditionalAccessGate
+    let compliance: any AppProtectionStatusProvider
+    let recorder: SignInRecorder
     let passwords: PasswordVerifier
     let clock: any WallClock
-    let metrics: ServerMetrics
     let logger: Logger
 
-    /// The subject and client of a grant, once established.
-    struct Grant {
-        var grantType: GrantType
-        var client: AuthenticatedClient
-        var user: User?
-        var scope: ScopeRequest
-        var scopeString: String
-        var capabilities: ClaimsRequest
-        /// The refresh token being redeemed (refresh_token grant).
-        var redeeming: RefreshTokenRecord?
-    }
-
-    func handle(_ inputs: TokenRequestInputs) async throws -> TokenResponse {
+    func handle(_ inputs: TokenRequestInputs) async throws -> (response: TokenResponse, grantType: GrantType) {
         guard let snapshot = try await tenants.snapshot(tenantSegment: inputs.tenantSegment) else {
             throw TokenError.unknownTenant(inputs.tenantSegment)
         }
+        let facts = try await gather(inputs, snapshot: snapshot)
+        let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
+        switch result.outcome {
+        case .refuse(let refusal):
+            let error = refusal.tokenError(baseURL: configuration.baseURL)
+            record(facts, result.decision, errorCode: error.aadsts, correlationId: inputs.correlationId)
+            logger.info("conditional access refused the grant", metadata: [
+                LogKeys.decision: .string("AADSTS\(error.aadsts)"), LogKeys.clientId: .string(facts.client.appId),
+                LogKeys.policyId: .string(result.decision.policies.filter { $0.result == .failure }.map(\.id).joined(separator: ",")),
+            ])
+            throw error
+        case .issue(let plan):
+            let response = try await act(plan, facts: facts, decision: result.decision, correlationId: inputs.correlationId)
+            return (response, facts.grantType)
+        }
+    }
+
+    // MARK: Gather
+
+    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot) async throws -> GrantFacts {
         let tenant = snapshot.directory
         let form = inputs.form
         let grantName = try form.required("grant_type")
@@ -55,21 +75,21 @@ struct TokenService: Sendable {
         let capabilities = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) } ?? ClaimsRequest()
         let now = clock.now()
 
-        let grant: Grant
+        var user: User?
+        var redeeming: RefreshTokenRecord?
+        var authentication = AuthenticationContext.none
+        let scopeText: String
         switch grantType {
         case .clientCredentials:
-            let scopeString = try form.required("scope")
-            let scope = try ScopeRequest.parse(scopeString, in: tenant)
-            guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
-            grant = Grant(grantType: grantType, client: client, user: nil, scope: scope, scopeString: scopeString, capabilities: capabilities)
+            scopeText = try form.required("scope")
         case .password:
             let username = try form.required("username")
             let password = try form.required("password")
-            let scopeString = try form.required("scope")
-            let scope = try ScopeRequest.parse(scopeString, in: tenant)
-            let user = try await passwords.verify(username: username, password: password, in: tenant, clientIP: inputs.clientIP, now: now)
-            guard user.accountEnabled else { throw TokenError.userDisabled }
-            grant = Grant(grantType: grantType, client: client, user: user, scope: scope, scopeString: scopeString, capabilities: capabilities)
+            scopeText = try form.required("scope")
+            let found = try await passwords.verify(username: username, password: password, in: tenant, clientIP: inputs.clientIP, now: now)
+            guard found.accountEnabled else { throw TokenError.userDisabled }
+            user = found
+            authentication = .password(at: now)
         case .refreshToken:
             let presented = try form.required("refresh_token")
             let presentedHash = CredentialHasher.hashToken(presented)
@@ -90,95 +110,88 @@ struct TokenService: Sendable {
             case .redeem:
                 break
             }
-            guard let record else { throw TokenError.refreshTokenInvalid }
-            guard let user = tenant.user(id: record.userId) else { throw TokenError.unknownUser }
-            guard user.accountEnabled else { throw TokenError.userDisabled }
-            let scopeString = form["scope"] ?? record.scope
-            let scope = try ScopeRequest.parse(scopeString, in: tenant)
-            grant = Grant(grantType: grantType, client: client, user: user, scope: scope, scopeString: scopeString,
-                          capabilities: capabilities, redeeming: record)
+            guard let record, let found = tenant.user(id: record.userId) else { throw TokenError.unknownUser }
+            guard found.accountEnabled else { throw TokenError.userDisabled }
+            user = found
+            redeeming = record
+            scopeText = form["scope"] ?? record.scope
+            authentication = AuthenticationContext(methods: ["pwd"], time: nil)
         }
-        let resource = grant.scope.resource ?? client.application
-        let enrollmentId = try await conditionalAccess.check(ConditionalAccessGate.Inputs(
-            grantType: grantType, client: client.application, user: grant.user,
-            groupIds: grant.user.map { tenant.groupIds(ofUser: $0.id) } ?? [], resource: resource,
-            audience: grant.scope.audience ?? client.application.appId, capabilities: capabilities, clientIP: inputs.clientIP,
-            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS), enrollmentId: form["microsoft_enrollment_id"],
-            correlationId: inputs.correlationId
-        ), snapshot: snapshot, now: now)
-        return try await issue(grant, tenant: tenant, now: now, clientInfoRequested: form["client_info"] == "1", enrollmentId: enrollmentId)
+        let scope = try ScopeRequest.parse(scopeText, in: tenant)
+        if grantType == .clientCredentials {
+            guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
+        }
+        let resource = scope.resource ?? client.application
+        var signIn = SignInFacts(
+            userId: user?.id, groupIds: user.map { tenant.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.application.appId,
+            resourceAppId: resource.appId, clientAppType: .mobileAppsAndDesktopClients,
+            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS), ipAddress: inputs.clientIP,
+            capabilities: capabilities.capabilities, appProtection: .none, approvedClientApp: client.application.approvedClientApp,
+            multiFactorAuthenticated: authentication.includesSecondFactor)
+        // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
+        if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
+            let status = try await compliance.appProtection(
+                tenantId: tenant.tenant.id, userId: user.id, clientId: client.application.appId, enrollmentId: form["microsoft_enrollment_id"], now: now)
+            signIn.appProtection = status.fact
+            if signIn.platform == nil { signIn.platform = status.platform }
+        }
+        return GrantFacts(
+            grantType: grantType, tenant: tenant, client: client.application, clientAuthenticated: client.usedSecret, user: user, scope: scope,
+            scopeText: scopeText, capabilities: capabilities, signIn: signIn, authentication: authentication, redeeming: redeeming,
+            clientInfoRequested: form["client_info"] == "1", now: now)
     }
 
-    /// Mints the tokens of an accepted grant and, for refresh, rotates the presented refresh token.
-    func issue(_ grant: Grant, tenant: DirectorySnapshot, now: Date, clientInfoRequested: Bool, enrollmentId: String?) async throws -> TokenResponse {
-        let issuedAt = now.wholeSeconds
-        let iat = Int(issuedAt.timeIntervalSince1970)
-        let exp = iat + Int(configuration.accessTokenLifetime)
-        let issuer = configuration.issuer(tenantId: tenant.tenant.id)
-        let app = grant.client.application
-        let resource = grant.scope.resource
-        let audience = grant.scope.audience ?? app.appId
+    // MARK: Act
 
-        var claims: AccessTokenClaims
-        if let user = grant.user {
-            let roles = resource.map { tenant.roles(ofPrincipal: user.id, on: $0) } ?? []
-            var scp = grant.scope.resourceScopes
-            if resource == nil { scp = OIDCScope.allCases.filter { grant.scope.oidc.contains($0) }.map(\.rawValue) }
-            claims = AccessTokenClaims(
-                iss: issuer, aud: audience, sub: user.id, oid: user.id, tid: tenant.tenant.id, azp: app.appId,
-                azpacr: grant.client.usedSecret ? "1" : "0", iat: iat, nbf: iat, exp: exp,
-                jti: UUID().uuidString.lowercased(), scp: scp.isEmpty ? nil : scp.joined(separator: " "),
-                roles: roles.isEmpty ? nil : roles, upn: user.userPrincipalName, preferredUsername: user.userPrincipalName,
-                name: user.displayName, xmsCC: grant.capabilities.capabilities.isEmpty ? nil : grant.capabilities.capabilities,
-                idtyp: "user", xmsMamEnrollment: enrollmentId)
-        } else {
-            let roles = resource.map { tenant.roles(ofPrincipal: app.appId, on: $0) } ?? []
-            claims = AccessTokenClaims(
-                iss: issuer, aud: audience, sub: app.appId, oid: nil, tid: tenant.tenant.id, azp: app.appId,
-                azpacr: "1", iat: iat, nbf: iat, exp: exp, jti: UUID().uuidString.lowercased(), scp: nil,
-                roles: roles.isEmpty ? nil : roles, upn: nil, preferredUsername: nil, name: nil,
-                xmsCC: grant.capabilities.capabilities.isEmpty ? nil : grant.capabilities.capabilities, idtyp: "app")
+    /// Consumes or rotates the refresh token, signs, records the sign-in with its final outcome.
+    func act(_ plan: MintPlan, facts: GrantFacts, decision: Decision, correlationId: String) async throws -> TokenResponse {
+        var refreshToken: String?
+        switch plan.refreshToken {
+        case .none:
+            break
+        case .startFamily(let scope, let expiresAt):
+            let token = CredentialHasher.randomToken()
+            try await store.insert(RefreshTokenRecord(
+                tokenHash: CredentialHasher.hashToken(token), familyId: UUID().uuidString.lowercased(), tenantId: plan.accessToken.tenantId,
+                userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
+                expiresAt: expiresAt))
+            refreshToken = token
+        case .rotate(let redeeming, let scope, let expiresAt):
+            let token = CredentialHasher.randomToken()
+            let successor = RefreshTokenRecord(
+                tokenHash: CredentialHasher.hashToken(token), familyId: redeeming.familyId, tenantId: redeeming.tenantId,
+                userId: redeeming.userId, clientId: redeeming.clientId, scope: scope, issuedAt: facts.now.wholeSeconds, expiresAt: expiresAt)
+            guard try await store.rotate(oldHash: redeeming.tokenHash, usedAt: facts.now, successor: successor) else {
+                // Someone redeemed it between our read and our write: a replay. Nothing was signed.
+                try await store.revokeFamily(familyId: redeeming.familyId, at: facts.now)
+                record(facts, decision, errorCode: TokenError.refreshTokenReused.aadsts, correlationId: correlationId)
+                throw TokenError.refreshTokenReused
+            }
+            refreshToken = token
         }
-        let accessToken = try await signer.sign(accessToken: claims)
-
+        let issuer = configuration.issuer(tenantId: plan.accessToken.tenantId)
+        let access = plan.accessToken
+        let claims = AccessTokenClaims(
+            iss: issuer, aud: access.audience, sub: access.subject, oid: access.objectId, tid: access.tenantId, azp: access.clientId,
+            azpacr: access.clientAuthenticated ? "1" : "0", iat: access.issuedAt, nbf: access.issuedAt, exp: access.expiresAt,
+            jti: UUID().uuidString.lowercased(), scp: access.scopes.isEmpty ? nil : access.scopes.joined(separator: " "),
+            roles: access.roles.isEmpty ? nil : access.roles, upn: access.userPrincipalName, preferredUsername: access.userPrincipalName,
+            name: access.name, xmsCC: access.capabilities.isEmpty ? nil : access.capabilities, idtyp: access.delegated ? "user" : "app",
+            xmsMamEnrollment: access.enrollmentId)
         var response = TokenResponse(
-            scope: grant.scope.grantedScopeString, expiresIn: Int(configuration.accessTokenLifetime),
-            extExpiresIn: Int(configuration.accessTokenLifetime), accessToken: accessToken)
-
-        if let user = grant.user {
-            if grant.scope.oidc.contains(.openid) {
-                let idClaims = IDTokenClaims(
-                    iss: issuer, aud: app.appId, sub: user.id, oid: user.id, tid: tenant.tenant.id, iat: iat, nbf: iat,
-                    exp: iat + Int(configuration.idTokenLifetime), preferredUsername: user.userPrincipalName,
-                    name: grant.scope.oidc.contains(.profile) ? user.displayName : nil,
-                    email: grant.scope.oidc.contains(.email) ? user.userPrincipalName : nil)
-                response.idToken = try await signer.sign(idToken: idClaims)
-            }
-            if clientInfoRequested {
-                response.clientInfo = ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded
-            }
-            if let redeeming = grant.redeeming {
-                let token = CredentialHasher.randomToken()
-                let successor = RefreshTokenRecord(
-                    tokenHash: CredentialHasher.hashToken(token), familyId: redeeming.familyId, tenantId: tenant.tenant.id,
-                    userId: user.id, clientId: app.appId, scope: grant.scopeString, issuedAt: issuedAt,
-                    expiresAt: issuedAt.addingTimeInterval(configuration.refreshTokenLifetime))
-                guard try await store.rotate(oldHash: redeeming.tokenHash, usedAt: now, successor: successor) else {
-                    // Someone redeemed it between our read and our write: a replay.
-                    try await store.revokeFamily(familyId: redeeming.familyId, at: now)
-                    throw TokenError.refreshTokenReused
-                }
-                response.refreshToken = token
-            } else if grant.scope.oidc.contains(.offlineAccess) {
-                let token = CredentialHasher.randomToken()
-                try await store.insert(RefreshTokenRecord(
-                    tokenHash: CredentialHasher.hashToken(token), familyId: UUID().uuidString.lowercased(),
-                    tenantId: tenant.tenant.id, userId: user.id, clientId: app.appId, scope: grant.scopeString,
-                    issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(configuration.refreshTokenLifetime)))
-                response.refreshToken = token
-            }
+            scope: plan.grantedScope, expiresIn: plan.expiresIn, extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
+        if let id = plan.idToken {
+            response.idToken = try await signer.sign(idToken: IDTokenClaims(
+                iss: issuer, aud: id.audience, sub: id.subject, oid: id.subject, tid: id.tenantId, iat: id.issuedAt, nbf: id.issuedAt,
+                exp: id.expiresAt, preferredUsername: id.preferredUsername, name: id.name, email: id.email))
         }
-        metrics.tokenIssued(grantType: grant.grantType)
+        if let info = plan.clientInfo { response.clientInfo = ClientInfo(uid: info.uid, utid: info.utid).encoded }
+        response.refreshToken = refreshToken
+        record(facts, decision, errorCode: nil, correlationId: correlationId)
         return response
+    }
+
+    func record(_ facts: GrantFacts, _ decision: Decision, errorCode: Int?, correlationId: String) {
+        recorder.record(GrantDecision.signInRecord(facts, decision: decision, errorCode: errorCode, id: UUID().uuidString.lowercased(), correlationId: correlationId))
     }
 }

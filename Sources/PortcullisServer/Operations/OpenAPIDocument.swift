@@ -54,25 +54,7 @@ enum OpenAPIDocument {
             "security": [],
             "responses": {
               "200": {
-                "description": "The metadata.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "Cache-Control": {
-                    "$ref": "#/components/headers/PublicCache"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/DiscoveryDocument"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/Metadata"
               },
               "400": {
                 "$ref": "#/components/responses/OAuthBadRequest"
@@ -104,25 +86,7 @@ enum OpenAPIDocument {
             "security": [],
             "responses": {
               "200": {
-                "description": "The metadata.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "Cache-Control": {
-                    "$ref": "#/components/headers/PublicCache"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/DiscoveryDocument"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/Metadata"
               },
               "400": {
                 "$ref": "#/components/responses/OAuthBadRequest"
@@ -389,14 +353,7 @@ enum OpenAPIDocument {
             "summary": "RFC 7009 revocation",
             "description": "A refresh token revokes its whole family; an access token is revoked by `jti`. 200 whether or not the token was known.",
             "requestBody": {
-              "required": true,
-              "content": {
-                "application/x-www-form-urlencoded": {
-                  "schema": {
-                    "$ref": "#/components/schemas/RevocationRequest"
-                  }
-                }
-              }
+              "$ref": "#/components/requestBodies/TokenHintForm"
             },
             "responses": {
               "200": {
@@ -454,14 +411,7 @@ enum OpenAPIDocument {
             "summary": "RFC 7662 introspection (confidential clients only)",
             "description": "Only the token's resource or the client it was issued to learns about it; anything else is inactive.",
             "requestBody": {
-              "required": true,
-              "content": {
-                "application/x-www-form-urlencoded": {
-                  "schema": {
-                    "$ref": "#/components/schemas/IntrospectionRequest"
-                  }
-                }
-              }
+              "$ref": "#/components/requestBodies/TokenHintForm"
             },
             "responses": {
               "200": {
@@ -969,25 +919,7 @@ enum OpenAPIDocument {
             "summary": "Read a conditional-access policy",
             "responses": {
               "200": {
-                "description": "The conditional-access policy.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/ConditionalAccessPolicy"
               },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
@@ -1041,46 +973,12 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "description": "The stored conditional-access policy.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/ConditionalAccessPolicy",
+                "description": "The stored conditional-access policy."
               },
               "201": {
-                "description": "The stored conditional-access policy, created (`If-None-Match: *`).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/ConditionalAccessPolicy"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/ConditionalAccessPolicy",
+                "description": "The stored conditional-access policy, created (`If-None-Match: *`)."
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -1132,15 +1030,7 @@ enum OpenAPIDocument {
             ],
             "responses": {
               "204": {
-                "description": "Deleted.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                }
+                "$ref": "#/components/responses/Deleted"
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -1329,25 +1219,7 @@ enum OpenAPIDocument {
             "summary": "Read a named location",
             "responses": {
               "200": {
-                "description": "The named location.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/NamedLocation"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/NamedLocation"
               },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
@@ -1398,46 +1270,12 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "description": "The stored named location.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/NamedLocation"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/NamedLocation",
+                "description": "The stored named location."
               },
               "201": {
-                "description": "The stored named location, created (`If-None-Match: *`).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/NamedLocation"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/NamedLocation",
+                "description": "The stored named location, created (`If-None-Match: *`)."
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -1489,15 +1327,7 @@ enum OpenAPIDocument {
             ],
             "responses": {
               "204": {
-                "description": "Deleted.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                }
+                "$ref": "#/components/responses/Deleted"
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -1702,25 +1532,7 @@ enum OpenAPIDocument {
             "summary": "Read a app protection policy",
             "responses": {
               "200": {
-                "description": "The app protection policy.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/AppProtectionPolicy"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/AppProtectionPolicy"
               },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
@@ -1771,46 +1583,12 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "description": "The stored app protection policy.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/AppProtectionPolicy"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/AppProtectionPolicy",
+                "description": "The stored app protection policy."
               },
               "201": {
-                "description": "The stored app protection policy, created (`If-None-Match: *`).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  },
-                  "ETag": {
-                    "$ref": "#/components/headers/ETag"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/AppProtectionPolicy"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/AppProtectionPolicy",
+                "description": "The stored app protection policy, created (`If-None-Match: *`)."
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -1862,15 +1640,7 @@ enum OpenAPIDocument {
             ],
             "responses": {
               "204": {
-                "description": "Deleted.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                }
+                "$ref": "#/components/responses/Deleted"
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -2016,13 +1786,7 @@ enum OpenAPIDocument {
                 "description": "Object ID or UPN."
               },
               {
-                "name": "app",
-                "in": "query",
-                "required": false,
-                "schema": {
-                  "type": "string"
-                },
-                "description": "Client application ID."
+                "$ref": "#/components/parameters/App"
               },
               {
                 "name": "resource",
@@ -2038,12 +1802,7 @@ enum OpenAPIDocument {
                 "in": "query",
                 "required": false,
                 "schema": {
-                  "type": "string",
-                  "enum": [
-                    "success",
-                    "failure",
-                    "notApplied"
-                  ]
+                  "$ref": "#/components/schemas/ConditionalAccessStatus"
                 }
               },
               {
@@ -2068,9 +1827,7 @@ enum OpenAPIDocument {
                 "in": "query",
                 "required": false,
                 "schema": {
-                  "type": "string",
-                  "format": "date-time",
-                  "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$"
+                  "$ref": "#/components/schemas/DateTimeFilter"
                 },
                 "description": "ISO 8601 date-time without fractional seconds."
               },
@@ -2079,9 +1836,7 @@ enum OpenAPIDocument {
                 "in": "query",
                 "required": false,
                 "schema": {
-                  "type": "string",
-                  "format": "date-time",
-                  "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$"
+                  "$ref": "#/components/schemas/DateTimeFilter"
                 },
                 "description": "ISO 8601 date-time without fractional seconds."
               },
@@ -2097,14 +1852,7 @@ enum OpenAPIDocument {
                 }
               },
               {
-                "name": "before",
-                "in": "query",
-                "required": false,
-                "schema": {
-                  "type": "integer",
-                  "format": "int64"
-                },
-                "description": "Cursor from `nextLink`."
+                "$ref": "#/components/parameters/Before"
               }
             ],
             "responses": {
@@ -2168,19 +1916,14 @@ enum OpenAPIDocument {
                 "required": false,
                 "schema": {
                   "type": "integer",
+                  "minimum": 1,
+                  "maximum": 500,
                   "default": 50
                 },
-                "description": "Clamped to 1…500."
+                "description": "1…500; anything else is a 400."
               },
               {
-                "name": "before",
-                "in": "query",
-                "required": false,
-                "schema": {
-                  "type": "integer",
-                  "format": "int64"
-                },
-                "description": "Cursor from `nextLink`."
+                "$ref": "#/components/parameters/Before"
               }
             ],
             "responses": {
@@ -2201,6 +1944,9 @@ enum OpenAPIDocument {
                     }
                   }
                 }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
               },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
@@ -2245,13 +1991,7 @@ enum OpenAPIDocument {
                 "description": "Object ID or UPN."
               },
               {
-                "name": "app",
-                "in": "query",
-                "required": false,
-                "schema": {
-                  "type": "string"
-                },
-                "description": "Client application ID."
+                "$ref": "#/components/parameters/App"
               },
               {
                 "name": "device",
@@ -2266,15 +2006,7 @@ enum OpenAPIDocument {
                 "in": "query",
                 "required": false,
                 "schema": {
-                  "type": "string",
-                  "enum": [
-                    "pending",
-                    "compliant",
-                    "notCompliant",
-                    "lapsed",
-                    "wipePending",
-                    "unenrolled"
-                  ]
+                  "$ref": "#/components/schemas/EnrollmentState"
                 }
               },
               {
@@ -2282,9 +2014,11 @@ enum OpenAPIDocument {
                 "in": "query",
                 "required": false,
                 "schema": {
-                  "type": "integer"
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
                 },
-                "description": "Clamped to 1…1000."
+                "description": "1…1000; anything else is a 400."
               }
             ],
             "responses": {
@@ -2465,12 +2199,7 @@ enum OpenAPIDocument {
                 "in": "query",
                 "required": false,
                 "schema": {
-                  "type": "string",
-                  "enum": [
-                    "pending",
-                    "delivered",
-                    "deadLetter"
-                  ]
+                  "$ref": "#/components/schemas/OutboxState"
                 }
               },
               {
@@ -2479,9 +2208,11 @@ enum OpenAPIDocument {
                 "required": false,
                 "schema": {
                   "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000,
                   "default": 100
                 },
-                "description": "Clamped to 1…1000."
+                "description": "1…1000; anything else is a 400."
               }
             ],
             "responses": {
@@ -2619,40 +2350,12 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "description": "Already enrolled (208), or not enrolled because no policy targets the account (103/225).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse",
+                "description": "Already enrolled (208), or not enrolled because no policy targets the account (103/225)."
               },
               "201": {
-                "description": "Enrolled (statusCode 100).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse",
+                "description": "Enrolled (statusCode 100)."
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -2686,22 +2389,8 @@ enum OpenAPIDocument {
                 }
               },
               "409": {
-                "description": "Another managed account is enrolled in this app instance (statusCode 227).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse",
+                "description": "Another managed account is enrolled in this app instance (statusCode 227)."
               },
               "413": {
                 "$ref": "#/components/responses/ContentTooLarge"
@@ -2737,22 +2426,7 @@ enum OpenAPIDocument {
             "summary": "Current state of the caller's enrollment",
             "responses": {
               "200": {
-                "description": "The enrollment's state.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse"
               },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
@@ -2784,22 +2458,8 @@ enum OpenAPIDocument {
             "summary": "Unenroll (also acknowledges a wipe)",
             "responses": {
               "200": {
-                "description": "Unenrolled (statusCode 104).",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse",
+                "description": "Unenrolled (statusCode 104)."
               },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
@@ -2851,22 +2511,8 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "description": "The compliance outcome.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse",
+                "description": "The compliance outcome."
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -2881,22 +2527,8 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/NotFound"
               },
               "410": {
-                "description": "`unenrolled`: enroll again.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/ApiError"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/ApiErrorBody",
+                "description": "`unenrolled`: enroll again."
               },
               "413": {
                 "$ref": "#/components/responses/ContentTooLarge"
@@ -2951,22 +2583,8 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "description": "The enrollment's state and `missing`.",
-                "headers": {
-                  "client-request-id": {
-                    "$ref": "#/components/headers/ClientRequestId"
-                  },
-                  "x-ms-request-id": {
-                    "$ref": "#/components/headers/MsRequestId"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/EnrollmentResponse"
-                    }
-                  }
-                }
+                "$ref": "#/components/responses/EnrollmentResponse",
+                "description": "The enrollment's state and `missing`."
               },
               "400": {
                 "$ref": "#/components/responses/ApiBadRequest"
@@ -3086,12 +2704,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/OAuthError"
               },
               {
-                "type": "object",
-                "properties": {
-                  "error": {
-                    "const": "temporarily_unavailable"
-                  }
-                }
+                "$ref": "#/components/schemas/TemporarilyUnavailable"
               }
             ]
           },
@@ -3132,10 +2745,7 @@ enum OpenAPIDocument {
                 ]
               },
               "policy_ids": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               }
             }
           },
@@ -3173,12 +2783,7 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/ServerError"
               },
               {
-                "type": "object",
-                "properties": {
-                  "error": {
-                    "const": "temporarily_unavailable"
-                  }
-                }
+                "$ref": "#/components/schemas/TemporarilyUnavailable"
               }
             ]
           },
@@ -3325,37 +2930,7 @@ enum OpenAPIDocument {
               }
             }
           },
-          "RevocationRequest": {
-            "type": "object",
-            "required": [
-              "token"
-            ],
-            "properties": {
-              "token": {
-                "type": "string",
-                "minLength": 1,
-                "description": "An empty `token` is a 400 (AADSTS900144)."
-              },
-              "token_type_hint": {
-                "type": "string",
-                "examples": [
-                  "refresh_token",
-                  "access_token"
-                ]
-              },
-              "client_id": {
-                "type": "string"
-              },
-              "client_secret": {
-                "type": "string"
-              }
-            },
-            "additionalProperties": {
-              "type": "string"
-            },
-            "description": "Unknown parameters are ignored. A parameter must not appear twice (400, AADSTS90014)."
-          },
-          "IntrospectionRequest": {
+          "TokenHintRequest": {
             "type": "object",
             "required": [
               "token"
@@ -3439,10 +3014,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "roles": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               }
             }
           },
@@ -3486,46 +3058,25 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "response_types_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "subject_types_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "id_token_signing_alg_values_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "token_endpoint_auth_methods_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "grant_types_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "scopes_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "claims_supported": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "claims_parameter_supported": {
                 "type": "boolean"
@@ -3693,12 +3244,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "state": {
-                "type": "string",
-                "enum": [
-                  "enabled",
-                  "disabled",
-                  "enabledForReportingButNotEnforced"
-                ]
+                "$ref": "#/components/schemas/PolicyState"
               },
               "conditions": {
                 "type": "object",
@@ -3717,28 +3263,16 @@ enum OpenAPIDocument {
                     ],
                     "properties": {
                       "includeUsers": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       },
                       "excludeUsers": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       },
                       "includeGroups": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       },
                       "excludeGroups": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       }
                     }
                   },
@@ -3750,16 +3284,10 @@ enum OpenAPIDocument {
                     ],
                     "properties": {
                       "includeApplications": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       },
                       "excludeApplications": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       }
                     }
                   },
@@ -3771,28 +3299,17 @@ enum OpenAPIDocument {
                     ],
                     "properties": {
                       "includeServicePrincipals": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       },
                       "excludeServicePrincipals": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       }
                     }
                   },
                   "clientAppTypes": {
                     "type": "array",
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "all",
-                        "browser",
-                        "mobileAppsAndDesktopClients"
-                      ]
+                      "$ref": "#/components/schemas/ClientAppType"
                     }
                   },
                   "platforms": {
@@ -3805,29 +3322,13 @@ enum OpenAPIDocument {
                       "includePlatforms": {
                         "type": "array",
                         "items": {
-                          "type": "string",
-                          "enum": [
-                            "all",
-                            "android",
-                            "iOS",
-                            "windows",
-                            "macOS",
-                            "linux"
-                          ]
+                          "$ref": "#/components/schemas/PolicyPlatform"
                         }
                       },
                       "excludePlatforms": {
                         "type": "array",
                         "items": {
-                          "type": "string",
-                          "enum": [
-                            "all",
-                            "android",
-                            "iOS",
-                            "windows",
-                            "macOS",
-                            "linux"
-                          ]
+                          "$ref": "#/components/schemas/PolicyPlatform"
                         }
                       }
                     }
@@ -3840,16 +3341,10 @@ enum OpenAPIDocument {
                     ],
                     "properties": {
                       "includeLocations": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       },
                       "excludeLocations": {
-                        "type": "array",
-                        "items": {
-                          "type": "string"
-                        }
+                        "$ref": "#/components/schemas/StringArray"
                       }
                     }
                   }
@@ -3863,22 +3358,12 @@ enum OpenAPIDocument {
                 ],
                 "properties": {
                   "operator": {
-                    "type": "string",
-                    "enum": [
-                      "AND",
-                      "OR"
-                    ]
+                    "$ref": "#/components/schemas/GrantOperator"
                   },
                   "builtInControls": {
                     "type": "array",
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "block",
-                        "mfa",
-                        "approvedApplication",
-                        "compliantApplication"
-                      ]
+                      "$ref": "#/components/schemas/BuiltInControl"
                     }
                   }
                 }
@@ -3912,12 +3397,7 @@ enum OpenAPIDocument {
                 "description": "Accepted and ignored (not stored)."
               },
               "state": {
-                "type": "string",
-                "enum": [
-                  "enabled",
-                  "disabled",
-                  "enabledForReportingButNotEnforced"
-                ]
+                "$ref": "#/components/schemas/PolicyState"
               },
               "conditions": {
                 "type": "object",
@@ -3937,14 +3417,7 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeUsers": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "items": {
-                          "type": "string",
-                          "minLength": 1
-                        }
+                        "$ref": "#/components/schemas/NullableStringArray"
                       },
                       "includeGroups": {
                         "type": "array",
@@ -3954,28 +3427,13 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeGroups": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "items": {
-                          "type": "string",
-                          "minLength": 1
-                        }
+                        "$ref": "#/components/schemas/NullableStringArray"
                       },
                       "includeRoles": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "maxItems": 0
+                        "$ref": "#/components/schemas/EmptyArray"
                       },
                       "excludeRoles": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "maxItems": 0
+                        "$ref": "#/components/schemas/EmptyArray"
                       },
                       "includeGuestsOrExternalUsers": {
                         "type": "null"
@@ -4025,28 +3483,13 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeApplications": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "items": {
-                          "type": "string",
-                          "minLength": 1
-                        }
+                        "$ref": "#/components/schemas/NullableStringArray"
                       },
                       "includeUserActions": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "maxItems": 0
+                        "$ref": "#/components/schemas/EmptyArray"
                       },
                       "includeAuthenticationContextClassReferences": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "maxItems": 0
+                        "$ref": "#/components/schemas/EmptyArray"
                       },
                       "applicationFilter": {
                         "type": "null"
@@ -4069,14 +3512,7 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeServicePrincipals": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "items": {
-                          "type": "string",
-                          "minLength": 1
-                        }
+                        "$ref": "#/components/schemas/NullableStringArray"
                       },
                       "servicePrincipalFilter": {
                         "type": "null"
@@ -4090,12 +3526,7 @@ enum OpenAPIDocument {
                       "null"
                     ],
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "all",
-                        "browser",
-                        "mobileAppsAndDesktopClients"
-                      ],
+                      "$ref": "#/components/schemas/ClientAppType",
                       "description": "Case-insensitive."
                     }
                   },
@@ -4112,15 +3543,7 @@ enum OpenAPIDocument {
                         "type": "array",
                         "minItems": 1,
                         "items": {
-                          "type": "string",
-                          "enum": [
-                            "all",
-                            "android",
-                            "iOS",
-                            "windows",
-                            "macOS",
-                            "linux"
-                          ],
+                          "$ref": "#/components/schemas/PolicyPlatform",
                           "description": "Case-insensitive."
                         }
                       },
@@ -4130,15 +3553,7 @@ enum OpenAPIDocument {
                           "null"
                         ],
                         "items": {
-                          "type": "string",
-                          "enum": [
-                            "all",
-                            "android",
-                            "iOS",
-                            "windows",
-                            "macOS",
-                            "linux"
-                          ],
+                          "$ref": "#/components/schemas/PolicyPlatform",
                           "description": "Case-insensitive."
                         }
                       }
@@ -4164,38 +3579,19 @@ enum OpenAPIDocument {
                         }
                       },
                       "excludeLocations": {
-                        "type": [
-                          "array",
-                          "null"
-                        ],
-                        "items": {
-                          "type": "string",
-                          "minLength": 1
-                        }
+                        "$ref": "#/components/schemas/NullableStringArray"
                       }
                     },
                     "additionalProperties": false
                   },
                   "signInRiskLevels": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "maxItems": 0
+                    "$ref": "#/components/schemas/EmptyArray"
                   },
                   "userRiskLevels": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "maxItems": 0
+                    "$ref": "#/components/schemas/EmptyArray"
                   },
                   "servicePrincipalRiskLevels": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "maxItems": 0
+                    "$ref": "#/components/schemas/EmptyArray"
                   },
                   "devices": {
                     "type": "null"
@@ -4232,23 +3628,13 @@ enum OpenAPIDocument {
                 ],
                 "properties": {
                   "operator": {
-                    "type": "string",
-                    "enum": [
-                      "AND",
-                      "OR"
-                    ]
+                    "$ref": "#/components/schemas/GrantOperator"
                   },
                   "builtInControls": {
                     "type": "array",
                     "minItems": 1,
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "block",
-                        "mfa",
-                        "approvedApplication",
-                        "compliantApplication"
-                      ],
+                      "$ref": "#/components/schemas/BuiltInControl",
                       "description": "Case-insensitive. compliantDevice, domainJoinedDevice, passwordChange, termsOfUse and authenticationStrength cannot be enforced and are refused."
                     },
                     "description": "`block` cannot be combined with other controls.",
@@ -4262,18 +3648,10 @@ enum OpenAPIDocument {
                     }
                   },
                   "customAuthenticationFactors": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "maxItems": 0
+                    "$ref": "#/components/schemas/EmptyArray"
                   },
                   "termsOfUse": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "maxItems": 0
+                    "$ref": "#/components/schemas/EmptyArray"
                   },
                   "authenticationStrength": {
                     "type": "null"
@@ -4333,10 +3711,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "ipRanges": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "isTrusted": {
                 "type": "boolean"
@@ -4351,12 +3726,7 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "id": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "format": "uuid",
-                "description": "Generated when absent."
+                "$ref": "#/components/schemas/OptionalId"
               },
               "displayName": {
                 "type": "string",
@@ -4372,10 +3742,7 @@ enum OpenAPIDocument {
                 }
               },
               "isTrusted": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               }
             },
             "additionalProperties": false,
@@ -4413,15 +3780,7 @@ enum OpenAPIDocument {
                   "allowedLocations": {
                     "type": "array",
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "oneDriveForBusiness",
-                        "sharePoint",
-                        "localDrive",
-                        "cameraRoll",
-                        "accountDocument",
-                        "other"
-                      ]
+                      "$ref": "#/components/schemas/SaveAsLocation"
                     }
                   }
                 }
@@ -4439,16 +3798,7 @@ enum OpenAPIDocument {
                   "allowedLocations": {
                     "type": "array",
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "oneDriveForBusiness",
-                        "sharePoint",
-                        "camera",
-                        "photos",
-                        "localStorage",
-                        "accountDocument",
-                        "other"
-                      ]
+                      "$ref": "#/components/schemas/OpenFromLocation"
                     }
                   }
                 }
@@ -4461,20 +3811,10 @@ enum OpenAPIDocument {
                 ],
                 "properties": {
                   "sendOrgData": {
-                    "type": "string",
-                    "enum": [
-                      "none",
-                      "policyManagedApps",
-                      "allApps"
-                    ]
+                    "$ref": "#/components/schemas/DataTransferScope"
                   },
                   "receiveData": {
-                    "type": "string",
-                    "enum": [
-                      "none",
-                      "policyManagedApps",
-                      "allApps"
-                    ]
+                    "$ref": "#/components/schemas/DataTransferScope"
                   }
                 }
               },
@@ -4504,38 +3844,19 @@ enum OpenAPIDocument {
             "type": "object",
             "properties": {
               "pinRequired": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "minimumOsVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
-                "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
+                "$ref": "#/components/schemas/NullableVersion"
               },
               "minimumAppVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
-                "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
+                "$ref": "#/components/schemas/NullableVersion"
               },
               "blockJailbrokenDevices": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "fileEncryptionRequired": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "saveAs": {
                 "type": [
@@ -4555,15 +3876,7 @@ enum OpenAPIDocument {
                       "null"
                     ],
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "oneDriveForBusiness",
-                        "sharePoint",
-                        "localDrive",
-                        "cameraRoll",
-                        "accountDocument",
-                        "other"
-                      ]
+                      "$ref": "#/components/schemas/SaveAsLocation"
                     }
                   }
                 },
@@ -4587,16 +3900,7 @@ enum OpenAPIDocument {
                       "null"
                     ],
                     "items": {
-                      "type": "string",
-                      "enum": [
-                        "oneDriveForBusiness",
-                        "sharePoint",
-                        "camera",
-                        "photos",
-                        "localStorage",
-                        "accountDocument",
-                        "other"
-                      ]
+                      "$ref": "#/components/schemas/OpenFromLocation"
                     }
                   }
                 },
@@ -4609,43 +3913,19 @@ enum OpenAPIDocument {
                 ],
                 "properties": {
                   "sendOrgData": {
-                    "type": [
-                      "string",
-                      "null"
-                    ],
-                    "enum": [
-                      "none",
-                      "policyManagedApps",
-                      "allApps",
-                      null
-                    ]
+                    "$ref": "#/components/schemas/NullableDataTransferScope"
                   },
                   "receiveData": {
-                    "type": [
-                      "string",
-                      "null"
-                    ],
-                    "enum": [
-                      "none",
-                      "policyManagedApps",
-                      "allApps",
-                      null
-                    ]
+                    "$ref": "#/components/schemas/NullableDataTransferScope"
                   }
                 },
                 "additionalProperties": false
               },
               "printingBlocked": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "screenCaptureBlocked": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "notificationPolicy": {
                 "type": [
@@ -4702,22 +3982,13 @@ enum OpenAPIDocument {
                 ],
                 "properties": {
                   "applications": {
-                    "type": "array",
-                    "items": {
-                      "type": "string"
-                    }
+                    "$ref": "#/components/schemas/StringArray"
                   },
                   "includeGroups": {
-                    "type": "array",
-                    "items": {
-                      "type": "string"
-                    }
+                    "$ref": "#/components/schemas/StringArray"
                   },
                   "excludeGroups": {
-                    "type": "array",
-                    "items": {
-                      "type": "string"
-                    }
+                    "$ref": "#/components/schemas/StringArray"
                   }
                 }
               },
@@ -4735,12 +4006,7 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "id": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "format": "uuid",
-                "description": "Generated when absent."
+                "$ref": "#/components/schemas/OptionalId"
               },
               "displayName": {
                 "type": "string",
@@ -4777,14 +4043,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "excludeGroups": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "items": {
-                      "type": "string",
-                      "minLength": 1
-                    }
+                    "$ref": "#/components/schemas/NullableStringArray"
                   }
                 },
                 "additionalProperties": false
@@ -4867,16 +4126,10 @@ enum OpenAPIDocument {
                 ]
               },
               "enforcedGrantControls": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "conditionsNotSatisfied": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               }
             }
           },
@@ -4932,10 +4185,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "capabilities": {
-                "type": "array",
-                "items": {
-                  "type": "string"
-                }
+                "$ref": "#/components/schemas/StringArray"
               },
               "ipAddress": {
                 "type": "string"
@@ -4947,12 +4197,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "conditionalAccessStatus": {
-                "type": "string",
-                "enum": [
-                  "success",
-                  "failure",
-                  "notApplied"
-                ]
+                "$ref": "#/components/schemas/ConditionalAccessStatus"
               },
               "appliedConditionalAccessPolicies": {
                 "type": "array",
@@ -5021,18 +4266,7 @@ enum OpenAPIDocument {
                     "pattern": "\\S"
                   },
                   "platform": {
-                    "type": [
-                      "string",
-                      "null"
-                    ],
-                    "enum": [
-                      "android",
-                      "iOS",
-                      "windows",
-                      "macOS",
-                      "linux",
-                      null
-                    ],
+                    "$ref": "#/components/schemas/NullablePlatform",
                     "description": "Case-insensitive."
                   },
                   "ipAddress": {
@@ -5062,14 +4296,7 @@ enum OpenAPIDocument {
                     ]
                   },
                   "capabilities": {
-                    "type": [
-                      "array",
-                      "null"
-                    ],
-                    "items": {
-                      "type": "string",
-                      "minLength": 1
-                    }
+                    "$ref": "#/components/schemas/NullableStringArray"
                   },
                   "appProtection": {
                     "type": [
@@ -5084,16 +4311,10 @@ enum OpenAPIDocument {
                     ]
                   },
                   "approvedClientApp": {
-                    "type": [
-                      "boolean",
-                      "null"
-                    ]
+                    "$ref": "#/components/schemas/NullableBoolean"
                   },
                   "mfa": {
-                    "type": [
-                      "boolean",
-                      "null"
-                    ]
+                    "$ref": "#/components/schemas/NullableBoolean"
                   }
                 },
                 "additionalProperties": false
@@ -5271,15 +4492,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "state": {
-                "type": "string",
-                "enum": [
-                  "pending",
-                  "compliant",
-                  "notCompliant",
-                  "lapsed",
-                  "wipePending",
-                  "unenrolled"
-                ]
+                "$ref": "#/components/schemas/EnrollmentState"
               },
               "complianceStatus": {
                 "$ref": "#/components/schemas/ComplianceStatus"
@@ -5406,12 +4619,7 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "state": {
-                "type": "string",
-                "enum": [
-                  "pending",
-                  "delivered",
-                  "deadLetter"
-                ]
+                "$ref": "#/components/schemas/OutboxState"
               },
               "attempts": {
                 "type": "integer"
@@ -5471,44 +4679,20 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "deviceId": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 200,
-                "pattern": "\\S",
-                "description": "Not blank; at most 200 characters."
+                "$ref": "#/components/schemas/DeviceId"
               },
               "platform": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "enum": [
-                  "android",
-                  "iOS",
-                  "windows",
-                  "macOS",
-                  "linux",
-                  null
-                ],
+                "$ref": "#/components/schemas/NullablePlatform",
                 "description": "android, iOS, windows, macOS or linux (case-insensitive); anything else is a 400."
               },
               "osVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "appVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "sdkVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               }
             }
           },
@@ -5517,40 +4701,22 @@ enum OpenAPIDocument {
             "description": "Unknown members are accepted.",
             "properties": {
               "appliedPolicyVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "osVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "appVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "jailbroken": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "pinSet": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "silent": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               }
             }
           },
@@ -5562,50 +4728,23 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "deviceId": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 200,
-                "pattern": "\\S",
-                "description": "Not blank; at most 200 characters."
+                "$ref": "#/components/schemas/DeviceId"
               },
               "platform": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "enum": [
-                  "android",
-                  "iOS",
-                  "windows",
-                  "macOS",
-                  "linux",
-                  null
-                ],
+                "$ref": "#/components/schemas/NullablePlatform",
                 "description": "android, iOS, windows, macOS or linux (case-insensitive); anything else is a 400."
               },
               "osVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "appVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "sdkVersion": {
-                "type": [
-                  "string",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableString"
               },
               "silent": {
-                "type": [
-                  "boolean",
-                  "null"
-                ]
+                "$ref": "#/components/schemas/NullableBoolean"
               },
               "callbackUri": {
                 "type": [
@@ -5712,6 +4851,216 @@ enum OpenAPIDocument {
                 "type": "object"
               }
             }
+          },
+          "TemporarilyUnavailable": {
+            "type": "object",
+            "properties": {
+              "error": {
+                "const": "temporarily_unavailable"
+              }
+            }
+          },
+          "PolicyState": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled",
+              "enabledForReportingButNotEnforced"
+            ]
+          },
+          "GrantOperator": {
+            "type": "string",
+            "enum": [
+              "AND",
+              "OR"
+            ]
+          },
+          "EnrollmentState": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "compliant",
+              "notCompliant",
+              "lapsed",
+              "wipePending",
+              "unenrolled"
+            ]
+          },
+          "ConditionalAccessStatus": {
+            "type": "string",
+            "enum": [
+              "success",
+              "failure",
+              "notApplied"
+            ]
+          },
+          "OutboxState": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "delivered",
+              "deadLetter"
+            ]
+          },
+          "SaveAsLocation": {
+            "type": "string",
+            "enum": [
+              "oneDriveForBusiness",
+              "sharePoint",
+              "localDrive",
+              "cameraRoll",
+              "accountDocument",
+              "other"
+            ]
+          },
+          "OpenFromLocation": {
+            "type": "string",
+            "enum": [
+              "oneDriveForBusiness",
+              "sharePoint",
+              "camera",
+              "photos",
+              "localStorage",
+              "accountDocument",
+              "other"
+            ]
+          },
+          "DataTransferScope": {
+            "type": "string",
+            "enum": [
+              "none",
+              "policyManagedApps",
+              "allApps"
+            ]
+          },
+          "NullableDataTransferScope": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "none",
+              "policyManagedApps",
+              "allApps",
+              null
+            ]
+          },
+          "PolicyPlatform": {
+            "type": "string",
+            "enum": [
+              "all",
+              "android",
+              "iOS",
+              "windows",
+              "macOS",
+              "linux"
+            ]
+          },
+          "ClientAppType": {
+            "type": "string",
+            "enum": [
+              "all",
+              "browser",
+              "mobileAppsAndDesktopClients"
+            ]
+          },
+          "BuiltInControl": {
+            "type": "string",
+            "enum": [
+              "block",
+              "mfa",
+              "approvedApplication",
+              "compliantApplication"
+            ]
+          },
+          "NullablePlatform": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "android",
+              "iOS",
+              "windows",
+              "macOS",
+              "linux",
+              null
+            ]
+          },
+          "DeviceId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S",
+            "description": "Not blank; at most 200 characters."
+          },
+          "NullableVersion": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "pattern": "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$",
+            "description": "Dotted version of 1–4 numeric components (at most 6 digits each), e.g. 17.0"
+          },
+          "OptionalId": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid",
+            "description": "Generated when absent."
+          },
+          "DateTimeFilter": {
+            "type": "string",
+            "format": "date-time",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})$"
+          },
+          "StringArray": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "NullableStringArray": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": "string",
+              "minLength": 1
+            }
+          },
+          "EmptyArray": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "maxItems": 0
+          },
+          "NullableString": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "NullableBoolean": {
+            "type": [
+              "boolean",
+              "null"
+            ]
+          }
+        },
+        "requestBodies": {
+          "TokenHintForm": {
+            "required": true,
+            "content": {
+              "application/x-www-form-urlencoded": {
+                "schema": {
+                  "$ref": "#/components/schemas/TokenHintRequest"
+                }
+              }
+            }
           }
         },
         "parameters": {
@@ -5781,6 +5130,25 @@ enum OpenAPIDocument {
             "schema": {
               "type": "boolean"
             }
+          },
+          "App": {
+            "name": "app",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string"
+            },
+            "description": "Client application ID."
+          },
+          "Before": {
+            "name": "before",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64"
+            },
+            "description": "Cursor from `nextLink`."
           }
         },
         "headers": {
@@ -5981,6 +5349,24 @@ enum OpenAPIDocument {
               }
             }
           },
+          "ApiErrorBody": {
+            "description": "The API error body (`{\"error\":{code,message,details?,correlationId}}`).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiError"
+                }
+              }
+            }
+          },
           "Unauthenticated": {
             "description": "No valid bearer access token for this API (`unauthenticated`).",
             "headers": {
@@ -6003,115 +5389,130 @@ enum OpenAPIDocument {
             }
           },
           "Forbidden": {
-            "description": "The token lacks the `Portcullis.Admin` app role (`forbidden`).",
-            "headers": {
-              "client-request-id": {
-                "$ref": "#/components/headers/ClientRequestId"
-              },
-              "x-ms-request-id": {
-                "$ref": "#/components/headers/MsRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ApiError"
-                }
-              }
-            }
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "The token lacks the `Portcullis.Admin` app role (`forbidden`)."
           },
           "ComplianceForbidden": {
-            "description": "An app-only token (`userTokenRequired`): compliance calls act for a user.",
-            "headers": {
-              "client-request-id": {
-                "$ref": "#/components/headers/ClientRequestId"
-              },
-              "x-ms-request-id": {
-                "$ref": "#/components/headers/MsRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ApiError"
-                }
-              }
-            }
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "An app-only token (`userTokenRequired`): compliance calls act for a user."
           },
           "ApiBadRequest": {
-            "description": "`validationFailed` (every problem with its JSON Pointer), `malformedJSON` or `invalidIfMatch`.",
-            "headers": {
-              "client-request-id": {
-                "$ref": "#/components/headers/ClientRequestId"
-              },
-              "x-ms-request-id": {
-                "$ref": "#/components/headers/MsRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ApiError"
-                }
-              }
-            }
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "`validationFailed` (every problem with its JSON Pointer), `malformedJSON` or `invalidIfMatch`."
           },
           "NotFound": {
-            "description": "`notFound`",
-            "headers": {
-              "client-request-id": {
-                "$ref": "#/components/headers/ClientRequestId"
-              },
-              "x-ms-request-id": {
-                "$ref": "#/components/headers/MsRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ApiError"
-                }
-              }
-            }
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "`notFound`"
           },
           "Conflict": {
-            "description": "Conflict (`alreadyExists`, `inUse`, `nothingToWipe`).",
-            "headers": {
-              "client-request-id": {
-                "$ref": "#/components/headers/ClientRequestId"
-              },
-              "x-ms-request-id": {
-                "$ref": "#/components/headers/MsRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ApiError"
-                }
-              }
-            }
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "Conflict (`alreadyExists`, `inUse`, `nothingToWipe`)."
           },
           "PreconditionFailed": {
-            "description": "`preconditionFailed`: the `If-Match` ETag is stale.",
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "`preconditionFailed`: the `If-Match` ETag is stale."
+          },
+          "PreconditionRequired": {
+            "$ref": "#/components/responses/ApiErrorBody",
+            "description": "`preconditionRequired`: `If-Match` (or, for a PUT that creates, `If-None-Match: *`) is missing."
+          },
+          "Metadata": {
+            "description": "The metadata.",
             "headers": {
               "client-request-id": {
                 "$ref": "#/components/headers/ClientRequestId"
               },
               "x-ms-request-id": {
                 "$ref": "#/components/headers/MsRequestId"
+              },
+              "Cache-Control": {
+                "$ref": "#/components/headers/PublicCache"
               }
             },
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/ApiError"
+                  "$ref": "#/components/schemas/DiscoveryDocument"
                 }
               }
             }
           },
-          "PreconditionRequired": {
-            "description": "`preconditionRequired`: `If-Match` (or, for a PUT that creates, `If-None-Match: *`) is missing.",
+          "Deleted": {
+            "description": "Deleted.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            }
+          },
+          "ConditionalAccessPolicy": {
+            "description": "The conditional-access policy.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                }
+              }
+            }
+          },
+          "NamedLocation": {
+            "description": "The named location.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/NamedLocation"
+                }
+              }
+            }
+          },
+          "AppProtectionPolicy": {
+            "description": "The app protection policy.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AppProtectionPolicy"
+                }
+              }
+            }
+          },
+          "EnrollmentResponse": {
+            "description": "The enrollment's state.",
             "headers": {
               "client-request-id": {
                 "$ref": "#/components/headers/ClientRequestId"
@@ -6123,7 +5524,7 @@ enum OpenAPIDocument {
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/ApiError"
+                  "$ref": "#/components/schemas/EnrollmentResponse"
                 }
               }
             }

@@ -1,0 +1,261 @@
+import Foundation
+
+/// How the user authenticated for this grant (`amr`, `auth_time`): remembered by a refresh-token family so
+/// that later silent grants know it too. Ready for a second factor; today every user sign-in is `pwd`.
+public struct AuthenticationContext: Sendable, Equatable {
+    public var methods: [String]
+    public var time: Date?
+
+    public init(methods: [String], time: Date?) {
+        self.methods = methods
+        self.time = time
+    }
+
+    public static let none = AuthenticationContext(methods: [], time: nil)
+    public static func password(at time: Date) -> AuthenticationContext { AuthenticationContext(methods: ["pwd"], time: time) }
+
+    public var includesSecondFactor: Bool { methods.contains("mfa") }
+}
+
+/// Everything one grant's decision depends on, gathered before deciding (STYLE §2): who, which client and
+/// resource, what the client declared, where from, how the user authenticated, and — when the compiled
+/// policies said it matters — what the compliance service knows. What-if describes the same facts instead
+/// of gathering them.
+public struct GrantFacts: Sendable {
+    public var grantType: GrantType
+    public var tenant: DirectorySnapshot
+    public var client: Application
+    /// The client authenticated with a secret (`azpacr` 1), not as a public client.
+    public var clientAuthenticated: Bool
+    public var user: User?
+    public var scope: ScopeRequest
+    /// The `scope` text to remember with a refresh token.
+    public var scopeText: String
+    public var capabilities: ClaimsRequest
+    /// The conditional-access facts (the compliance fact included, when gathered).
+    public var signIn: SignInFacts
+    public var authentication: AuthenticationContext
+    /// The refresh token being redeemed (refresh_token grant).
+    public var redeeming: RefreshTokenRecord?
+    public var clientInfoRequested: Bool
+    public var now: Date
+
+    public init(grantType: GrantType, tenant: DirectorySnapshot, client: Application, clientAuthenticated: Bool, user: User?,
+                scope: ScopeRequest, scopeText: String, capabilities: ClaimsRequest, signIn: SignInFacts,
+                authentication: AuthenticationContext, redeeming: RefreshTokenRecord? = nil, clientInfoRequested: Bool, now: Date) {
+        self.grantType = grantType
+        self.tenant = tenant
+        self.client = client
+        self.clientAuthenticated = clientAuthenticated
+        self.user = user
+        self.scope = scope
+        self.scopeText = scopeText
+        self.capabilities = capabilities
+        self.signIn = signIn
+        self.authentication = authentication
+        self.redeeming = redeeming
+        self.clientInfoRequested = clientInfoRequested
+        self.now = now
+    }
+}
+
+/// The settings a decision reads (from the server's configuration).
+public struct GrantSettings: Sendable, Equatable {
+    /// What `aud` names: the resource's application ID (a GUID, as Entra v2.0 tokens do; the default) or the
+    /// identifier URI the scope used.
+    public enum AudienceFormat: String, Sendable, CaseIterable {
+        case applicationId, identifierUri
+    }
+
+    public var accessTokenLifetime: TimeInterval
+    public var idTokenLifetime: TimeInterval
+    public var refreshTokenLifetime: TimeInterval
+    public var audience: AudienceFormat
+
+    public init(accessTokenLifetime: TimeInterval = 3600, idTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
+                audience: AudienceFormat = .applicationId) {
+        self.accessTokenLifetime = accessTokenLifetime
+        self.idTokenLifetime = idTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.audience = audience
+    }
+}
+
+/// What to mint for an accepted grant: every claim value and lifetime, and what to do with refresh tokens.
+/// The shell adds only what it alone knows (issuer URL, `jti`, the token strings) and signs.
+public struct MintPlan: Sendable, Equatable {
+    public struct AccessToken: Sendable, Equatable {
+        public var audience: String
+        public var subject: String
+        public var objectId: String?
+        public var tenantId: String
+        public var clientId: String
+        public var clientAuthenticated: Bool
+        public var issuedAt: Int
+        public var expiresAt: Int
+        public var scopes: [String]
+        public var roles: [String]
+        public var userPrincipalName: String?
+        public var name: String?
+        public var capabilities: [String]
+        public var delegated: Bool
+        public var enrollmentId: String?
+    }
+
+    public struct IDToken: Sendable, Equatable {
+        public var audience: String
+        public var subject: String
+        public var tenantId: String
+        public var issuedAt: Int
+        public var expiresAt: Int
+        public var preferredUsername: String
+        public var name: String?
+        public var email: String?
+    }
+
+    public enum RefreshToken: Sendable, Equatable {
+        case none
+        /// A new family (the user signed in).
+        case startFamily(scope: String, expiresAt: Date)
+        /// Exchange the presented token for a successor in its family.
+        case rotate(RefreshTokenRecord, scope: String, expiresAt: Date)
+    }
+
+    public var accessToken: AccessToken
+    public var idToken: IDToken?
+    public var refreshToken: RefreshToken
+    /// `client_info` (`uid`, `utid`) when the client asked for it.
+    public var clientInfo: (uid: String, utid: String)?
+    /// The response's `scope`.
+    public var grantedScope: String
+    public var expiresIn: Int
+
+    public static func == (lhs: MintPlan, rhs: MintPlan) -> Bool {
+        lhs.accessToken == rhs.accessToken && lhs.idToken == rhs.idToken && lhs.refreshToken == rhs.refreshToken
+            && lhs.clientInfo?.uid == rhs.clientInfo?.uid && lhs.clientInfo?.utid == rhs.clientInfo?.utid
+            && lhs.grantedScope == rhs.grantedScope && lhs.expiresIn == rhs.expiresIn
+    }
+}
+
+/// Why conditional access refused a grant, typed; `tokenError(baseURL:)` is the Microsoft-shaped error
+/// (PROTOCOL §2.5).
+public struct GrantRefusal: Sendable, Equatable {
+    public var refusal: Decision.Refusal
+    public var declaresProtApp: Bool
+    public var user: User?
+    public var tenantId: String
+
+    public func tokenError(baseURL: String) -> TokenError {
+        switch refusal {
+        case .block: return .blockedByConditionalAccess
+        case .mfa: return .mfaRequired
+        case .approvedApplication: return .approvedClientAppRequired
+        case .compliantApplication(let policyIds):
+            guard declaresProtApp, let user else { return .protAppCapabilityRequired }
+            return .protectionPolicyRequired(RemediationRequirement(
+                objectId: user.id, tenantId: tenantId, userPrincipalName: user.userPrincipalName, policyIds: policyIds,
+                endpoint: "\(baseURL)/mam/v1/remediations"))
+        }
+    }
+}
+
+/// The one decision of a grant: conditional access, once, over facts gathered beforehand; then either the
+/// mint plan or the refusal. Pure: the token endpoint and what-if run exactly this.
+public enum GrantDecision {
+    public enum Outcome: Sendable, Equatable {
+        case issue(MintPlan)
+        case refuse(GrantRefusal)
+    }
+
+    public struct Result: Sendable, Equatable {
+        public var decision: Decision
+        public var outcome: Outcome
+    }
+
+    public static func decide(_ facts: GrantFacts, policies: CompiledPolicySet, settings: GrantSettings, explain: Bool = false) -> Result {
+        let decision = policies.evaluate(facts.signIn, explain: explain)
+        if let refusal = decision.refusal {
+            return Result(decision: decision, outcome: .refuse(GrantRefusal(
+                refusal: refusal, declaresProtApp: facts.signIn.declaresProtApp, user: facts.user, tenantId: facts.tenant.tenant.id)))
+        }
+        return Result(decision: decision, outcome: .issue(plan(facts, settings: settings)))
+    }
+
+    static func plan(_ facts: GrantFacts, settings: GrantSettings) -> MintPlan {
+        let iat = Int(facts.now.timeIntervalSince1970.rounded(.down))
+        let exp = iat + Int(settings.accessTokenLifetime)
+        let tenant = facts.tenant
+        let client = facts.client
+        let resource = facts.scope.resource
+        let audience: String
+        switch (settings.audience, resource) {
+        case (_, nil): audience = client.appId
+        case (.applicationId, let resource?): audience = resource.appId
+        case (.identifierUri, let resource?): audience = facts.scope.audience ?? resource.appId
+        }
+        let enrollmentId: String? = if case .compliant(let id) = facts.signIn.appProtection { id } else { nil }
+        var access: MintPlan.AccessToken
+        if let user = facts.user {
+            var scopes = facts.scope.resourceScopes
+            if resource == nil { scopes = OIDCScope.allCases.filter { facts.scope.oidc.contains($0) }.map(\.rawValue) }
+            access = MintPlan.AccessToken(
+                audience: audience, subject: user.id, objectId: user.id, tenantId: tenant.tenant.id, clientId: client.appId,
+                clientAuthenticated: facts.clientAuthenticated, issuedAt: iat, expiresAt: exp, scopes: scopes,
+                roles: resource.map { tenant.roles(ofPrincipal: user.id, on: $0) } ?? [], userPrincipalName: user.userPrincipalName,
+                name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId)
+        } else {
+            access = MintPlan.AccessToken(
+                audience: audience, subject: client.appId, objectId: nil, tenantId: tenant.tenant.id, clientId: client.appId,
+                clientAuthenticated: true, issuedAt: iat, expiresAt: exp, scopes: [],
+                roles: resource.map { tenant.roles(ofPrincipal: client.appId, on: $0) } ?? [], userPrincipalName: nil, name: nil,
+                capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil)
+        }
+        var idToken: MintPlan.IDToken?
+        var refresh = MintPlan.RefreshToken.none
+        var clientInfo: (String, String)?
+        if let user = facts.user {
+            let oidc = facts.scope.oidc
+            if oidc.contains(.openid) {
+                idToken = MintPlan.IDToken(
+                    audience: client.appId, subject: user.id, tenantId: tenant.tenant.id, issuedAt: iat, expiresAt: iat + Int(settings.idTokenLifetime),
+                    preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
+                    email: oidc.contains(.email) ? user.userPrincipalName : nil)
+            }
+            let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)
+            if let redeeming = facts.redeeming {
+                refresh = .rotate(redeeming, scope: facts.scopeText, expiresAt: refreshExpiry)
+            } else if oidc.contains(.offlineAccess) {
+                refresh = .startFamily(scope: facts.scopeText, expiresAt: refreshExpiry)
+            }
+            if facts.clientInfoRequested { clientInfo = (user.id, tenant.tenant.id) }
+        }
+        return MintPlan(accessToken: access, idToken: idToken, refreshToken: refresh, clientInfo: clientInfo,
+                        grantedScope: facts.scope.grantedScopeString, expiresIn: Int(settings.accessTokenLifetime))
+    }
+
+    /// The sign-in log record of a decision, with the grant's final outcome (`errorCode`: the AADSTS code of
+    /// the refusal, whether conditional access refused or a later step did).
+    public static func signInRecord(
+        _ facts: GrantFacts, decision: Decision, errorCode: Int?, id: String, correlationId: String, grantLabel: String? = nil
+    ) -> SignInRecord {
+        SignInRecord(
+            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: facts.tenant.tenant.id,
+            userId: facts.user?.id, userPrincipalName: facts.user?.userPrincipalName, clientAppId: facts.client.appId,
+            resourceAppId: facts.signIn.resourceAppId, resource: facts.scope.audience ?? facts.client.appId,
+            grantType: grantLabel ?? facts.grantType.rawValue, clientAppType: facts.signIn.clientAppType.rawValue,
+            capabilities: facts.signIn.capabilities, ipAddress: facts.signIn.ipAddress?.description,
+            platform: facts.signIn.platform?.rawValue, appProtection: facts.signIn.appProtection.label,
+            conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies, errorCode: errorCode)
+    }
+}
+
+extension SignInFacts.AppProtection {
+    /// As the sign-in log shows it.
+    public var label: String {
+        switch self {
+        case .compliant: "compliant"
+        case .notCompliant: "notCompliant"
+        case .none: "none"
+        }
+    }
+}
