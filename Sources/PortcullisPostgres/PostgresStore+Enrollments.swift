@@ -14,7 +14,7 @@ extension PostgresStore {
     static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: Statements) async throws {
         try await db.query("""
             INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail)
-            VALUES (\(id), \(entry.at.seconds), \(entry.event), \(entry.fromStatus), \(entry.toStatus), \(entry.detail))
+            VALUES (\(id), \(entry.at.seconds), \(entry.event.rawValue), \(entry.fromStatus), \(entry.toStatus), \(entry.detail))
             """)
     }
 
@@ -56,7 +56,8 @@ extension PostgresStore {
         }
     }
 
-    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment? {
+    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
+                                 effects: EnrollmentEffects) async throws -> Enrollment? {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
@@ -70,6 +71,13 @@ extension PostgresStore {
             guard !updated.isEmpty else { return nil }
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
+            if let at = effects.revokeTokensAt {
+                try await db.query("""
+                    UPDATE refresh_token_families SET revoked_at = \(at.seconds)
+                    WHERE tenant_id = \(stored.tenantId) AND user_id = \(stored.userId) AND client_id = \(stored.clientId) AND revoked_at IS NULL
+                    """)
+            }
+            if let audit = effects.audit { try await Self.insertAudit(audit, db) }
             return stored
         }
     }
@@ -124,7 +132,7 @@ extension PostgresStore {
     public func enrollmentHistory(id: String) async throws -> [EnrollmentHistoryEntry] {
         try await rows("SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = \(id.lowercased()) ORDER BY seq").map { row in
             let (at, event, from, to, detail) = try row.decode((Double, String, String?, String?, String?).self)
-            return EnrollmentHistoryEntry(at: Date(seconds: at), event: event, fromStatus: from, toStatus: to, detail: detail)
+            return EnrollmentHistoryEntry(at: Date(seconds: at), event: EnrollmentEvent(rawValue: event), fromStatus: from, toStatus: to, detail: detail)
         }
     }
 
@@ -218,7 +226,12 @@ extension PostgresStore {
         try await rows("DELETE FROM outbox WHERE state IN ('delivered', 'deadLetter') AND created_at < \(before.seconds) RETURNING id").count
     }
 
-    public func nextOutboxAttempt() async throws -> Date? {
-        try await rows("SELECT MIN(next_attempt_at) FROM outbox WHERE state = 'pending'").first?.decode(Double?.self).map(Date.init(seconds:))
+    public func nextOutboxAttempt(now: Date) async throws -> Date? {
+        try await rows("""
+            SELECT MIN(GREATEST(next_attempt_at, CASE WHEN lease_until > \(now.seconds) THEN lease_until ELSE 0 END)) FROM outbox o
+            WHERE state = 'pending' AND NOT EXISTS (
+                SELECT 1 FROM outbox earlier WHERE earlier.state = 'pending' AND earlier.target_uri = o.target_uri
+                  AND earlier.enrollment_id IS NOT DISTINCT FROM o.enrollment_id AND earlier.seq < o.seq)
+            """).first?.decode(Double?.self).map(Date.init(seconds:))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 import PortcullisStorage
 import SQLiteNIO
 
@@ -53,10 +54,10 @@ extension SQLiteStore {
         }
     }
 
-    private static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
+    static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action), .text(audit.kind),
+            [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind),
              .text(audit.documentId), .optionalText(audit.before), .optionalText(audit.after)])
     }
 
@@ -124,7 +125,7 @@ extension SQLiteStore {
         ).map { row in
             AuditRecord(
                 id: try row.int("id"), tenantId: try row.string("tenant_id"), at: try row.date("at"),
-                actor: try row.string("actor"), action: try row.string("action"), kind: try row.string("kind"),
+                actor: try row.string("actor"), action: AuditAction(rawValue: try row.string("action")), kind: try row.string("kind"),
                 documentId: try row.string("document_id"), before: row.optionalString("before"), after: row.optionalString("after"))
         }
     }

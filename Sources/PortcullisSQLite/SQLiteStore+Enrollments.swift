@@ -15,7 +15,7 @@ extension SQLiteStore {
     private static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(id), .date(entry.at), .text(entry.event), .optionalText(entry.fromStatus), .optionalText(entry.toStatus), .optionalText(entry.detail)])
+            [.text(id), .date(entry.at), .text(entry.event.rawValue), .optionalText(entry.fromStatus), .optionalText(entry.toStatus), .optionalText(entry.detail)])
     }
 
     static func enqueue(_ messages: [OutboxMessage], _ db: WriterStatements) async throws {
@@ -61,7 +61,8 @@ extension SQLiteStore {
         }
     }
 
-    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment? {
+    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
+                                 effects: EnrollmentEffects) async throws -> Enrollment? {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
@@ -77,6 +78,12 @@ extension SQLiteStore {
             guard !updated.isEmpty else { return nil }
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
+            if let at = effects.revokeTokensAt {
+                _ = try await db.query(
+                    "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL",
+                    [.date(at), .text(stored.tenantId), .text(stored.userId), .text(stored.clientId)])
+            }
+            if let audit = effects.audit { try await Self.insertAudit(audit, db) }
             return stored
         }
     }
@@ -133,7 +140,7 @@ extension SQLiteStore {
         try await read(
             "SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = ? ORDER BY seq", [.text(id.lowercased())]
         ).map { row in
-            EnrollmentHistoryEntry(at: try row.date("at"), event: try row.string("event"), fromStatus: row.optionalString("from_status"),
+            EnrollmentHistoryEntry(at: try row.date("at"), event: EnrollmentEvent(rawValue: try row.string("event")), fromStatus: row.optionalString("from_status"),
                                    toStatus: row.optionalString("to_status"), detail: row.optionalString("detail"))
         }
     }
@@ -235,7 +242,14 @@ extension SQLiteStore {
         }
     }
 
-    public func nextOutboxAttempt() async throws -> Date? {
-        try await read("SELECT MIN(next_attempt_at) AS next FROM outbox WHERE state = 'pending'").first?.optionalDate("next")
+    public func nextOutboxAttempt(now: Date) async throws -> Date? {
+        try await read(
+            """
+            SELECT MIN(max(next_attempt_at, CASE WHEN lease_until > ? THEN lease_until ELSE 0 END)) AS next FROM outbox o
+            WHERE state = 'pending' AND NOT EXISTS (
+                SELECT 1 FROM outbox earlier WHERE earlier.state = 'pending' AND earlier.target_uri = o.target_uri
+                  AND earlier.enrollment_id IS o.enrollment_id AND earlier.rowid < o.rowid)
+            """,
+            [.date(now)]).first?.optionalDate("next")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 
 /// The kinds of JSON documents a tenant holds: its directory and its policies.
 public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
@@ -51,13 +52,14 @@ public struct AuditRecord: Sendable, Equatable, Codable {
     public var tenantId: String
     public var at: Date
     public var actor: String
-    public var action: String
+    public var action: AuditAction
+    /// What kind of thing changed: a document kind (`DocumentKind.rawValue`), `enrollment` or `outbox`.
     public var kind: String
     public var documentId: String
     public var before: String?
     public var after: String?
 
-    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: String, kind: String, documentId: String, before: String?, after: String?) {
+    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: String, documentId: String, before: String?, after: String?) {
         self.id = id
         self.tenantId = tenantId
         self.at = at

@@ -4,12 +4,12 @@ import PortcullisCore
 /// One line of an enrollment's history.
 public struct EnrollmentHistoryEntry: Codable, Sendable, Equatable {
     public var at: Date
-    public var event: String
+    public var event: EnrollmentEvent
     public var fromStatus: String?
     public var toStatus: String?
     public var detail: String?
 
-    public init(at: Date, event: String, fromStatus: String?, toStatus: String?, detail: String? = nil) {
+    public init(at: Date, event: EnrollmentEvent, fromStatus: String?, toStatus: String?, detail: String? = nil) {
         self.at = at
         self.event = event
         self.fromStatus = fromStatus
@@ -55,6 +55,27 @@ public struct OutboxMessage: Codable, Sendable, Equatable {
     }
 }
 
+/// What else an enrollment change writes in its transaction.
+public struct EnrollmentEffects: Sendable, Equatable {
+    /// Revoke every refresh-token family of the enrollment's account at its client application, at this time.
+    public var revokeTokensAt: Date?
+    public var audit: AuditRecord?
+
+    public init(revokeTokensAt: Date? = nil, audit: AuditRecord? = nil) {
+        self.revokeTokensAt = revokeTokensAt
+        self.audit = audit
+    }
+
+    public static let none = EnrollmentEffects()
+}
+
+extension EnrollmentStore {
+    /// An update with no effects beyond its history and callbacks.
+    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment? {
+        try await updateEnrollment(enrollment, expectedRevision: expectedRevision, history: history, outbox: outbox, effects: .none)
+    }
+}
+
 /// Filters of the enrollment listing.
 public struct EnrollmentQuery: Sendable, Equatable {
     public var tenantId: String
@@ -83,8 +104,12 @@ public protocol EnrollmentStore: Sendable {
     /// (counting the new one) are deleted with their history: unenrolled ones first, then the least
     /// recently updated, so that no client can make the table grow without bound.
     func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int) async throws -> Enrollment
-    /// Replaces an enrollment if its revision is still `expectedRevision`; `nil` when someone else changed it first.
-    func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment?
+    /// Replaces an enrollment if its revision is still `expectedRevision`; `nil` when someone else changed it
+    /// first (and then nothing is written). In the same transaction: its history line, its callbacks, and the
+    /// change's other effects — revoking the account's refresh-token families at the client (a wipe) and the
+    /// audit record — so that one state change is one transaction.
+    func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
+                          effects: EnrollmentEffects) async throws -> Enrollment?
     func enrollment(id: String) async throws -> Enrollment?
     /// The active enrollment holding an app instance's managed-account slot.
     func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment?
@@ -116,8 +141,10 @@ public protocol OutboxStore: Sendable {
     func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage]
     /// Puts a message (dead or delivered) back in the queue; `false` when it does not exist in the tenant.
     func redeliverOutbox(id: String, tenantId: String, now: Date) async throws -> Bool
-    /// The earliest `nextAttemptAt` of a pending message, to know how long to sleep.
-    func nextOutboxAttempt() async throws -> Date?
+    /// When the next message can be claimed: the earliest, over the pending messages that head their
+    /// (enrollment, receiver) queue, of the later of its attempt time and its lease's end (a dispatcher sleeps
+    /// until then). `nil` when nothing is pending.
+    func nextOutboxAttempt(now: Date) async throws -> Date?
     /// Deletes delivered and dead-lettered messages created before `before`; returns how many.
     @discardableResult
     func purgeOutbox(before: Date) async throws -> Int

@@ -80,7 +80,7 @@ public enum StoreConformance {
             for index in 0..<3 {
                 try await store.put(
                     tenantId: "t-audit", kind: .namedLocation, id: "l\(index)", body: Data("{}".utf8), precondition: .none, at: now,
-                    audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: "create", kind: "namedLocation", documentId: "l\(index)", before: nil, after: "{}"))
+                    audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: "namedLocation", documentId: "l\(index)", before: nil, after: "{}"))
             }
             let page = try await store.auditRecords(tenantId: "t-audit", limit: 2, before: nil)
             try expect(page.map(\.documentId) == ["l2", "l1"], "newest first: \(page.map(\.documentId))")
@@ -89,7 +89,7 @@ public enum StoreConformance {
             // A refused write leaves no audit record.
             try? await store.put(
                 tenantId: "t-audit", kind: .namedLocation, id: "l0", body: Data("{}".utf8), precondition: .mustNotExist, at: now,
-                audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: "create", kind: "namedLocation", documentId: "l0", before: nil, after: "{}"))
+                audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: "namedLocation", documentId: "l0", before: nil, after: "{}"))
             try expect(try await store.auditRecords(tenantId: "t-audit", limit: 10, before: nil).count == 3, "a refused write must not be audited")
         },
         ConformanceCase(name: "refresh tokens: insert, find, rotate once, replay refused") { store in
@@ -206,7 +206,7 @@ public enum StoreConformance {
                            policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil,
                            lapsesAt: lapses.map { now.addingTimeInterval($0) }, updatedAt: now)
             }
-            let history = EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: "x")
+            let history = EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: "x")
             let first = try await store.insertEnrollment(enrollment("e1", user: "U-1", device: "D-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(first.revision == 1, "new enrollments start at revision 1")
             try await expectError(.duplicate) {
@@ -229,6 +229,99 @@ public enum StoreConformance {
             try expect(!(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1")), "unenrolled is not active")
             _ = try await store.insertEnrollment(enrollment("e3", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(try await store.enrollmentHistory(id: "e1").count == 3, "history kept")
+        },
+        ConformanceCase(name: "a wipe is one transaction: state, history, callbacks, token families and audit; a stale one writes nothing") { store in
+            let enrollment = Enrollment(
+                id: "w1", tenantId: tenant, userId: "u-w", userPrincipalName: "u-w@t", clientId: "c-w", deviceId: "d-w", platform: .iOS,
+                osVersion: "17", appVersion: "1", sdkVersion: "1", state: .compliant, complianceStatus: .compliant, policyVersion: "v",
+                appliedPolicyVersion: "v", callbackUri: nil, enrolledAt: now, lastCheckInAt: now, lapsesAt: now.addingTimeInterval(600), updatedAt: now)
+            let stored = try await store.insertEnrollment(enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil),
+                                                          outbox: [], keepingAtMost: 20)
+            try await store.insert(record("tw1", family: "fw1", user: "u-w", client: "c-w"))
+            try await store.insert(record("tw2", family: "fw2", user: "u-w", client: "c-w"))
+            try await store.insert(record("tw3", family: "fw3", user: "u-w", client: "other"))
+            var wiped = stored
+            wiped.state = .wipePending
+            wiped.complianceStatus = .wiped
+            let message = OutboxMessage(id: "mw1", tenantId: tenant, enrollmentId: "w1", targetUri: "https://r.example/c", payload: "p", jti: "jw1",
+                                        nextAttemptAt: now, createdAt: now)
+            let audit = AuditRecord(tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: "enrollment", documentId: "w1", before: nil, after: "{}")
+            // A stale revision changes nothing at all: no families revoked, no audit, no callback.
+            try expect(try await store.updateEnrollment(wiped, expectedRevision: 99, history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
+                                                        outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit)) == nil, "stale")
+            try expect(try await store.find(tokenHash: "tw1")?.familyRevokedAt == nil, "a refused wipe revokes nothing")
+            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "a refused wipe audits nothing")
+            try expect(try await store.outboxMessages(tenantId: tenant, state: nil, limit: 10).isEmpty, "a refused wipe queues nothing")
+            let done = try await store.updateEnrollment(wiped, expectedRevision: stored.revision,
+                                                        history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
+                                                        outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit))
+            try expect(done?.state == .wipePending, "wiped")
+            let tw1 = try await store.find(tokenHash: "tw1")
+            let tw2 = try await store.find(tokenHash: "tw2")
+            try expect(tw1?.familyRevokedAt != nil && tw2?.familyRevokedAt != nil, "the account's families at the client are revoked")
+            try expect(try await store.find(tokenHash: "tw3")?.familyRevokedAt == nil, "other clients' families are not")
+            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).map(\.action) == [.wipe], "audited with it")
+            try expect(try await store.enrollmentHistory(id: "w1").map(\.event) == [.enrolled, .wipeRequested], "history")
+            try expect(try await store.outboxMessages(tenantId: tenant, state: .pending, limit: 10).map(\.id) == ["mw1"], "callback queued")
+        },
+        ConformanceCase(name: "outbox: leases, per-receiver order, back-off, dead letters, redelivery, next attempt, retention") { store in
+            func enrollment(_ id: String) -> Enrollment {
+                Enrollment(id: id, tenantId: tenant, userId: "u-\(id)", userPrincipalName: "u@t", clientId: "c-o", deviceId: "d-\(id)", platform: .iOS,
+                           osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
+                           appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now)
+            }
+            func message(_ id: String, _ enrollment: String, _ target: String, at offset: TimeInterval = 0) -> OutboxMessage {
+                OutboxMessage(id: id, tenantId: tenant, enrollmentId: enrollment, targetUri: target, payload: id, jti: "j-\(id)",
+                              nextAttemptAt: now.addingTimeInterval(offset), createdAt: now.addingTimeInterval(offset))
+            }
+            let history = EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil)
+            _ = try await store.insertEnrollment(enrollment("o1"), history: history, outbox: [message("a1", "o1", "https://a/c"), message("a2", "o1", "https://a/c", at: 1)], keepingAtMost: 20)
+            _ = try await store.insertEnrollment(enrollment("o2"), history: history, outbox: [message("b1", "o2", "https://b/c")], keepingAtMost: 20)
+            let later = now.addingTimeInterval(2)
+            let first = try await store.claimOutbox(now: later, leaseUntil: later.addingTimeInterval(30), owner: "n1", limit: 10)
+            try expect(Set(first.map(\.id)) == ["a1", "b1"], "only the oldest per (enrollment, receiver): \(first.map(\.id))")
+            try expect(try await store.claimOutbox(now: later, leaseUntil: later.addingTimeInterval(30), owner: "n2", limit: 10).isEmpty, "leased ones are not claimed twice")
+            try expect(try await store.nextOutboxAttempt(now: later) == later.addingTimeInterval(30), "next: when the leases end")
+            // A node died holding the lease: after it, another node takes over.
+            let takeover = try await store.claimOutbox(now: later.addingTimeInterval(31), leaseUntil: later.addingTimeInterval(61), owner: "n2", limit: 10)
+            try expect(Set(takeover.map(\.id)) == ["a1", "b1"], "expired leases are claimable")
+            try await store.completeOutbox(id: "a1", owner: "n1", at: later)  // the old owner's completion is ignored
+            try expect(try await store.outboxMessages(tenantId: tenant, state: .delivered, limit: 10).isEmpty, "only the lease owner completes")
+            try await store.completeOutbox(id: "a1", owner: "n2", at: later.addingTimeInterval(32))
+            try await store.failOutbox(id: "b1", owner: "n2", attempts: 1, nextAttemptAt: later.addingTimeInterval(100), error: "HTTP 500")
+            let next = try await store.claimOutbox(now: later.addingTimeInterval(33), leaseUntil: later.addingTimeInterval(63), owner: "n2", limit: 10)
+            try expect(next.map(\.id) == ["a2"], "a1 done, so a2 is next; b1 backs off: \(next.map(\.id))")
+            try await store.completeOutbox(id: "a2", owner: "n2", at: later.addingTimeInterval(33))
+            try expect(try await store.nextOutboxAttempt(now: later.addingTimeInterval(34)) == later.addingTimeInterval(100), "next: b1's back-off")
+            let retried = try await store.claimOutbox(now: later.addingTimeInterval(101), leaseUntil: later.addingTimeInterval(131), owner: "n2", limit: 10)
+            try expect(retried.map(\.id) == ["b1"] && retried.first?.attempts == 1, "retried after its back-off")
+            try await store.failOutbox(id: "b1", owner: "n2", attempts: 10, nextAttemptAt: nil, error: "HTTP 500")
+            try expect(try await store.outboxMessages(tenantId: tenant, state: .deadLetter, limit: 10).map(\.id) == ["b1"], "dead letter")
+            try expect(try await store.nextOutboxAttempt(now: later.addingTimeInterval(102)) == nil, "nothing pending")
+            try expect(try await store.redeliverOutbox(id: "b1", tenantId: tenant, now: later.addingTimeInterval(200)), "redelivered")
+            try expect(!(try await store.redeliverOutbox(id: "b1", tenantId: "another", now: later)), "not across tenants")
+            try expect(try await store.claimOutbox(now: later.addingTimeInterval(200), leaseUntil: later.addingTimeInterval(230), owner: "n3", limit: 10).map(\.id) == ["b1"],
+                       "claimable again at once")
+            try expect(try await store.purgeOutbox(before: later.addingTimeInterval(300)) == 2, "delivered a1 and a2 purged; pending b1 kept")
+        },
+        ConformanceCase(name: "throttles: read, atomic updates from many writers, clear, purge") { store in
+            let keys = ["account:t:u", "ip:203.0.113.1"]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        _ = try await store.updateThrottles(keys: keys) { key, current in
+                            ThrottleCounter(key: key, failures: (current?.failures ?? 0) + 1, windowStart: now, locks: 0, lockedUntil: nil,
+                                            expiresAt: now.addingTimeInterval(600))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let counters = try await store.throttles(keys: keys + ["ip:unknown"])
+            try expect(Set(counters.map(\.key)) == Set(keys) && counters.allSatisfy { $0.failures == 20 }, "no lost update: \(counters.map(\.failures))")
+            try await store.clearThrottle(key: keys[0])
+            try expect(try await store.throttles(keys: keys).map(\.key) == [keys[1]], "cleared")
+            try expect(try await store.purgeThrottles(before: now.addingTimeInterval(601)) == 1, "purged after expiry")
         },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")

@@ -208,7 +208,7 @@ struct Settings {
             signInRetention: TimeInterval(signInRetentionDays) * 86400,
             outbox: OutboxDispatcher.Configuration(
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
-                destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks)),
+                pollInterval: postgresURL == nil ? nil : .seconds(10), destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks)),
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest,
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,

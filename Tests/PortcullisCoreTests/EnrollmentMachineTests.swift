@@ -93,7 +93,7 @@ struct EnrollmentMachineTests {
         #expect(wiped.change?.complianceFlipped == true)
         #expect(EnrollmentMachine.wipe(wiped.enrollment, now: Self.t0) == nil)
         let next = EnrollmentMachine.checkIn(wiped.enrollment, report: Self.report(policy.version), policy: policy, now: Self.t0.addingTimeInterval(2))
-        #expect(next.commands == ["wipe"] && next.statusCode == .wipeReceived && next.enrollment.state == .wipePending)
+        #expect(next.commands == [.wipe] && next.statusCode == .wipeReceived && next.enrollment.state == .wipePending)
         let gone = EnrollmentMachine.unenroll(next.enrollment, now: Self.t0.addingTimeInterval(3))
         #expect(gone.enrollment.state == .unenrolled && gone.statusCode == .unenrollmentSucceeded && !gone.enrollment.isActive)
     }

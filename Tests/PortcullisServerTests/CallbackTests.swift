@@ -14,10 +14,12 @@ import Testing
 /// A compliance-callback receiver: collects the SETs it is sent, answers 202 (or 503 while "down").
 final class CallbackReceiver: Sendable {
     private let received = Mutex<[String]>([])
+    private let arrivals = Mutex<[ContinuousClock.Instant]>([])
     private let contentTypes = Mutex<[String]>([])
     let down = Atomic<Bool>(false)
 
     var tokens: [String] { received.withLock { $0 } }
+    var arrivalTimes: [ContinuousClock.Instant] { arrivals.withLock { $0 } }
     var types: [String] { contentTypes.withLock { $0 } }
 
     func application() -> some ApplicationProtocol {
@@ -27,6 +29,7 @@ final class CallbackReceiver: Sendable {
             var request = request
             let body = try await request.collectBody(upTo: 64 * 1024)
             self.received.withLock { $0.append(String(buffer: body)) }
+            self.arrivals.withLock { $0.append(.now) }
             self.contentTypes.withLock { $0.append(request.headers[.contentType] ?? "") }
             return Response(status: .accepted)
         }
@@ -150,6 +153,42 @@ struct CallbackTests {
                 try await client.becomeCompliant()
                 for _ in 0..<100 where receiver.tokens.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
                 #expect(receiver.tokens.count == 2)
+            }
+        }
+    }
+}
+
+extension CallbackTests {
+    @Test("the dispatcher sleeps while idle (no polling) and delivers within 50 ms of the write that queued a callback")
+    func wakesOnWrites() async throws {
+        let receiver = CallbackReceiver()
+        try await receiver.application().test(.live) { receiverClient in
+            let base = "http://127.0.0.1:\(receiverClient.port!)"
+            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: base))
+            defer { Task { await env.close() } }
+            try await env.application(services: true).test(.live) { client in
+                try await client.createAppProtectionCA()
+                try await Task.sleep(for: .milliseconds(300))
+                let idleStart = env.server.dispatcher.wakeUps
+                try await Task.sleep(for: .seconds(1))
+                #expect(env.server.dispatcher.wakeUps == idleStart, "woke \(env.server.dispatcher.wakeUps - idleStart) times in a second with nothing to do")
+                // Each check-in that changes the status queues a callback; the time from the answer to its arrival.
+                let token = try await client.complianceToken()
+                let remediation = try await client.mam(.post, "/remediations", token: token, json: Device.body("device-9"))
+                let id = try #require(remediation.string("enrollmentId"))
+                let version = try #require((remediation["policy"] as? [String: Any])?["version"] as? String)
+                var latencies: [Duration] = []
+                for round in 0..<6 {
+                    let before = receiver.tokens.count
+                    let body = round % 2 == 0 ? Device.checkIn(version) : Device.checkIn(version, jailbroken: true)
+                    let sent = ContinuousClock.now
+                    _ = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: body)
+                    for _ in 0..<200 where receiver.tokens.count <= before { try await Task.sleep(for: .milliseconds(2)) }
+                    if let arrived = receiver.arrivalTimes.last, receiver.tokens.count > before { latencies.append(arrived - sent) }
+                }
+                let sorted = latencies.sorted()
+                #expect(sorted.count >= 5, "\(sorted)")
+                #expect(sorted[sorted.count / 2] < .milliseconds(50), "median from write to delivery: \(sorted)")
             }
         }
     }

@@ -337,7 +337,7 @@ struct HardeningTests {
                            clientId: Fixtures.mobileClientId, deviceId: "d\(index)", platform: .iOS, osVersion: "17", appVersion: "1", sdkVersion: "1",
                            state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil,
                            enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now),
-                history: EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: nil),
+                history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil),
                 outbox: [OutboxMessage(id: "m\(index)", tenantId: Fixtures.tenantId, enrollmentId: "e\(index)", targetUri: "http://127.0.0.1:9/x",
                                        payload: "p", jti: "j\(index)", nextAttemptAt: now, createdAt: now)],
                 keepingAtMost: 20)

@@ -17,7 +17,7 @@ public enum EnrollmentMachine {
         public var statusCode: EnrollmentStatusCode
         /// Send the merged policy in the response.
         public var deliverPolicy: Bool
-        public var commands: [String]
+        public var commands: [EnrollmentCommand]
         public var change: StatusChange?
         /// Revoke the account's refresh-token families at this client (wipe).
         public var revokeTokens: Bool
@@ -56,7 +56,7 @@ public enum EnrollmentMachine {
         var next = current
         next.updatedAt = now
         if current.state == .wipePending {
-            return Outcome(enrollment: next, statusCode: .wipeReceived, deliverPolicy: false, commands: ["wipe"], change: nil, revokeTokens: false)
+            return Outcome(enrollment: next, statusCode: .wipeReceived, deliverPolicy: false, commands: [.wipe], change: nil, revokeTokens: false)
         }
         next.osVersion = report.osVersion ?? current.osVersion
         next.appVersion = report.appVersion ?? current.appVersion
@@ -102,7 +102,7 @@ public enum EnrollmentMachine {
         next.complianceStatus = .wiped
         next.lapsesAt = nil
         next.updatedAt = now
-        return Outcome(enrollment: next, statusCode: .wipeReceived, deliverPolicy: false, commands: ["wipe"],
+        return Outcome(enrollment: next, statusCode: .wipeReceived, deliverPolicy: false, commands: [.wipe],
                        change: change(effectiveStatus(current, now: now), next.complianceStatus), revokeTokens: true)
     }
 

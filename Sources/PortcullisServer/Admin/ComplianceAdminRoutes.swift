@@ -82,9 +82,6 @@ struct ComplianceAdminRoutes: Sendable {
         guard let wiped = try await compliance.wipe(tenantId: tenant.tenant.id, id: id, actor: context.actor) else {
             throw APIError(.conflict, "nothingToWipe", "The enrollment is already wiped or unenrolled.")
         }
-        try await store.appendAudit(AuditRecord(
-            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "wipe", kind: "enrollment",
-            documentId: wiped.id, before: nil, after: String(decoding: try Self.encoder.encode(wiped), as: UTF8.self)))
         return JSONResponse.make(status: .accepted, data: try Self.encoder.encode(wiped))
     }
 
@@ -108,7 +105,7 @@ struct ComplianceAdminRoutes: Sendable {
         guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id, now: clock.now()) else { throw APIError.notFound("The outbox message \(id.prefix(64))") }
         outboxSignal.signal()
         try await store.appendAudit(AuditRecord(
-            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "redeliver", kind: "outbox", documentId: id, before: nil, after: nil))
+            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .redeliver, kind: "outbox", documentId: id, before: nil, after: nil))
         return JSONResponse.make(status: .accepted, ["id": id, "state": "pending"])
     }
 }

@@ -115,7 +115,7 @@ struct DocumentResource: Sendable {
             let stored = try await store.put(
                 tenantId: tenant.tenant.id, kind: kind, id: validated.id, body: validated.body, precondition: precondition, at: clock.now(),
                 audit: AuditRecord(
-                    tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: before == nil ? "create" : "replace",
+                    tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: before == nil ? .create : .replace,
                     kind: kind.rawValue, documentId: validated.id, before: before.map { String(decoding: $0.body, as: UTF8.self) },
                     after: String(decoding: validated.body, as: UTF8.self)))
             tenants.invalidate()
@@ -136,7 +136,7 @@ struct DocumentResource: Sendable {
         do {
             try await store.delete(
                 tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,
-                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: "delete", kind: kind.rawValue,
+                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: kind.rawValue,
                                    documentId: id, before: String(decoding: before.body, as: UTF8.self), after: nil))
             tenants.invalidate()
             return Response(status: .noContent)

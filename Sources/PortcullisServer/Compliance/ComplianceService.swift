@@ -46,29 +46,29 @@ public struct ComplianceService: AppProtectionStatusProvider {
     // MARK: /mam/v1
 
     func response(_ enrollment: Enrollment, code: EnrollmentStatusCode, policy: MergedAppProtectionPolicy?, deliver: Bool,
-                  commands: [String] = [], missing: [String]? = nil, now: Date) -> EnrollmentResponse {
+                  commands: [EnrollmentCommand] = [], missing: [RemediationGap]? = nil, now: Date) -> EnrollmentResponse {
         EnrollmentResponse(
             enrollmentId: enrollment.id, statusCode: code,
             policy: deliver ? policy.map { PolicyDocument(version: $0.version, settings: $0.settings) } : nil,
-            complianceStatus: EnrollmentMachine.effectiveStatus(enrollment, now: now), commands: commands.isEmpty ? nil : commands,
-            missing: missing, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
+            complianceStatus: EnrollmentMachine.effectiveStatus(enrollment, now: now), commands: commands.isEmpty ? nil : commands.map(\.rawValue),
+            missing: missing?.map(\.rawValue), accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
             recheckIntervalMinutes: policy?.settings.recheckIntervalMinutes)
     }
 
-    func unenrolledResponse(_ caller: Caller, code: EnrollmentStatusCode, status: ComplianceStatus, missing: [String]) -> EnrollmentResponse {
-        EnrollmentResponse(enrollmentId: nil, statusCode: code, policy: nil, complianceStatus: status, missing: missing,
+    func unenrolledResponse(_ caller: Caller, code: EnrollmentStatusCode, status: ComplianceStatus, missing: [RemediationGap]) -> EnrollmentResponse {
+        EnrollmentResponse(enrollmentId: nil, statusCode: code, policy: nil, complianceStatus: status, missing: missing.map(\.rawValue),
                            accountId: caller.user.id, tenantId: caller.tenant.tenant.id, upn: caller.user.userPrincipalName)
     }
 
     /// Why an account cannot hold an enrollment of this app, if it cannot.
-    func refusal(_ caller: Caller) -> (code: EnrollmentStatusCode, status: ComplianceStatus, missing: String)? {
+    func refusal(_ caller: Caller) -> (code: EnrollmentStatusCode, status: ComplianceStatus, missing: RemediationGap)? {
         if !AllowedAccounts.permits(caller.tenant.tenant, userId: caller.user.id, userPrincipalName: caller.user.userPrincipalName) {
             logger.notice("enrollment refused: the account is not in the tenant's allowedAccounts", metadata: [LogKeys.clientId: .string(caller.client.appId)])
-            return (.accountNotAllowed, .accountNotAllowed, "allowedAccount")
+            return (.accountNotAllowed, .accountNotAllowed, .allowedAccount)
         }
         if caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId) == nil {
             let code: EnrollmentStatusCode = caller.tenant.appProtectionTargets(clientId: caller.client.appId) ? .licensedNotTargeted : .noPolicyReceived
-            return (code, .notTargeted, "policyAssignment")
+            return (code, .notTargeted, .policyAssignment)
         }
         return nil
     }
@@ -85,7 +85,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
             let now = clock.now()
             if let existing = try await store.activeEnrollment(tenantId: caller.tenant.tenant.id, clientId: caller.client.appId, deviceId: deviceId) {
                 if existing.userId == caller.user.id { return (existing, false, nil) }
-                return (nil, false, unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: ["singleManagedAccount"]))
+                return (nil, false, unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
             }
             let outcome = EnrollmentMachine.enroll(
                 id: UUID().uuidString.lowercased(), tenantId: caller.tenant.tenant.id, userId: caller.user.id,
@@ -94,7 +94,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 sdkVersion: sdkVersion, callbackUri: callbackUri, policy: policy, now: now)
             do {
                 let stored = try await store.insertEnrollment(
-                    outcome.enrollment, history: EnrollmentHistoryEntry(at: now, event: "enrolled", fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
+                    outcome.enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
                     outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now),
                     keepingAtMost: configuration.maximumEnrollmentsPerAccount)
                 outboxSignal.signal()
@@ -129,23 +129,23 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let now = clock.now()
         let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)!
         if enrollment.state == .wipePending {
-            return response(enrollment, code: .wipeReceived, policy: policy, deliver: false, commands: ["wipe"], missing: ["wipeAcknowledgement"], now: now)
+            return response(enrollment, code: .wipeReceived, policy: policy, deliver: false, commands: [.wipe], missing: [.wipeAcknowledgement], now: now)
         }
         if let uri = request.callbackUri, enrollment.callbackUri != uri, !created {
             var changed = enrollment
             changed.callbackUri = uri
             changed.updatedAt = now
             if let stored = try await store.updateEnrollment(changed, expectedRevision: enrollment.revision,
-                                                             history: EnrollmentHistoryEntry(at: now, event: "callbackChanged", fromStatus: nil, toStatus: nil, detail: uri),
+                                                             history: EnrollmentHistoryEntry(at: now, event: .callbackChanged, fromStatus: nil, toStatus: nil, detail: uri),
                                                              outbox: []) {
                 enrollment = stored
             }
         }
-        var missing: [String] = []
-        if enrollment.appliedPolicyVersion != policy.version && !enrollment.isCompliant(at: now) { missing.append("policyAcknowledgement") }
-        if let minimum = policy.settings.minimumOsVersion, request.osVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append("osVersion") }
-        if let minimum = policy.settings.minimumAppVersion, request.appVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append("appVersion") }
-        if policy.settings.pinRequired == true { missing.append("pin") }
+        var missing: [RemediationGap] = []
+        if enrollment.appliedPolicyVersion != policy.version && !enrollment.isCompliant(at: now) { missing.append(.policyAcknowledgement) }
+        if let minimum = policy.settings.minimumOsVersion, request.osVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append(.osVersion) }
+        if let minimum = policy.settings.minimumAppVersion, request.appVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append(.appVersion) }
+        if policy.settings.pinRequired == true { missing.append(.pin) }
         if enrollment.isCompliant(at: now) && enrollment.appliedPolicyVersion == policy.version { missing = [] }
         let code: EnrollmentStatusCode = created ? .newPoliciesReceived : (enrollment.appliedPolicyVersion == policy.version ? .policiesUnchanged : .newPoliciesReceived)
         return response(enrollment, code: code, policy: policy, deliver: true, missing: missing, now: now)
@@ -161,7 +161,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
     func get(_ caller: Caller, id: String) async throws -> EnrollmentResponse {
         let enrollment = try await owned(caller, id: id)
         let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
-        let commands = enrollment.state == .wipePending ? ["wipe"] : []
+        let commands: [EnrollmentCommand] = enrollment.state == .wipePending ? [.wipe] : []
         return response(enrollment, code: enrollment.state == .wipePending ? .wipeReceived : .policiesUnchanged, policy: policy,
                         deliver: enrollment.state != .unenrolled && enrollment.state != .wipePending, commands: commands, now: clock.now())
     }
@@ -177,7 +177,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
             let now = clock.now()
             let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
             let outcome = EnrollmentMachine.checkIn(current, report: report, policy: policy, now: now)
-            if let stored = try await persist(outcome, previous: current, event: "checkIn", client: caller.client, now: now) {
+            if let stored = try await persist(outcome, previous: current, event: .checkIn, client: caller.client, now: now) {
                 return response(stored, code: outcome.statusCode, policy: policy, deliver: outcome.deliverPolicy, commands: outcome.commands, now: now)
             }
         }
@@ -190,7 +190,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
             let now = clock.now()
             if current.state == .unenrolled { return response(current, code: .unenrollmentSucceeded, policy: nil, deliver: false, now: now) }
             let outcome = EnrollmentMachine.unenroll(current, now: now)
-            if let stored = try await persist(outcome, previous: current, event: current.state == .wipePending ? "wipeAcknowledged" : "unenrolled",
+            if let stored = try await persist(outcome, previous: current, event: current.state == .wipePending ? .wipeAcknowledged : .unenrolled,
                                               client: caller.client, now: now) {
                 return response(stored, code: .unenrollmentSucceeded, policy: nil, deliver: false, now: now)
             }
@@ -201,24 +201,35 @@ public struct ComplianceService: AppProtectionStatusProvider {
     // MARK: Admin and sweeper
 
     /// Selective wipe: compliance revoked at once, the account's refresh tokens at this client revoked, the
-    /// `wipe` command waiting for the next check-in. `nil` when there is nothing to wipe.
+    /// `wipe` command waiting for the next check-in — the enrollment, its history, its callbacks, the token
+    /// revocation (the state machine's `revokeTokens` action) and the audit record in one transaction.
+    /// `nil` when there is nothing to wipe.
     func wipe(tenantId: String, id: String, actor: String) async throws -> Enrollment? {
         for _ in 0..<5 {
             guard let current = try await store.enrollment(id: id), current.tenantId == tenantId else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
             let now = clock.now()
             guard let outcome = EnrollmentMachine.wipe(current, now: now) else { return nil }
             guard let client = try await tenants.snapshot(tenantSegment: tenantId)?.directory.application(appId: current.clientId) else { return nil }
-            if let stored = try await persist(outcome, previous: current, event: "wipeRequested", client: client, now: now, detail: actor) {
-                let revoked = try await store.revokeFamilies(tenantId: tenantId, userId: current.userId, clientId: current.clientId, at: now)
+            var after = outcome.enrollment
+            after.revision = current.revision + 1
+            let audit = AuditRecord(
+                tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: "enrollment", documentId: current.id,
+                before: String(decoding: try Self.encoder.encode(current), as: UTF8.self), after: String(decoding: try Self.encoder.encode(after), as: UTF8.self))
+            if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {
                 logger.notice("selective wipe requested", metadata: [
                     LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),
-                    "portcullis.refresh_families_revoked": .stringConvertible(revoked),
                 ])
                 return stored
             }
         }
         throw StorageError(.unavailable, "the enrollment kept changing under concurrent requests")
     }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// Lapses every compliant enrollment past its grace period. Returns how many lapsed.
     @discardableResult
@@ -229,15 +240,17 @@ public struct ComplianceService: AppProtectionStatusProvider {
             guard let outcome = EnrollmentMachine.lapse(enrollment, now: now),
                   let client = try await tenants.snapshot(tenantSegment: enrollment.tenantId)?.directory.application(appId: enrollment.clientId)
             else { continue }
-            if try await persist(outcome, previous: enrollment, event: "lapsed", client: client, now: now) != nil { lapsed += 1 }
+            if try await persist(outcome, previous: enrollment, event: .lapsed, client: client, now: now) != nil { lapsed += 1 }
         }
         return lapsed
     }
 
     // MARK: Persistence and callbacks
 
-    /// Writes an outcome with its history line and callback SETs; `nil` on a concurrent change (retry).
-    func persist(_ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: String, client: PortcullisCore.Application, now: Date, detail: String? = nil) async throws -> Enrollment? {
+    /// Writes an outcome with its history line, its callback SETs and its other effects (token revocation,
+    /// audit), in one transaction; `nil` on a concurrent change (retry).
+    func persist(_ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: EnrollmentEvent, client: PortcullisCore.Application, now: Date,
+                 detail: String? = nil, audit: AuditRecord? = nil) async throws -> Enrollment? {
         var outbox: [OutboxMessage] = []
         if let change = outcome.change {
             outbox = try await callbacks(previous: change.previous, enrollment: outcome.enrollment, client: client, now: now)
@@ -245,7 +258,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let history = EnrollmentHistoryEntry(
             at: now, event: event, fromStatus: previous.complianceStatus.status.rawValue + "/" + previous.state.rawValue,
             toStatus: outcome.enrollment.complianceStatus.status.rawValue + "/" + outcome.enrollment.state.rawValue, detail: detail)
-        let stored = try await store.updateEnrollment(outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox)
+        let stored = try await store.updateEnrollment(
+            outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox,
+            effects: EnrollmentEffects(revokeTokensAt: outcome.revokeTokens ? now : nil, audit: audit))
         if stored != nil && !outbox.isEmpty { outboxSignal.signal() }
         return stored
     }
@@ -275,17 +290,4 @@ public struct ComplianceService: AppProtectionStatusProvider {
                           payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
         }
     }
-}
-
-/// Tells the outbox dispatcher that new messages were written on this node (it polls this flag every
-/// few milliseconds, so a callback leaves without waiting for the next database poll).
-public final class OutboxSignal: Sendable {
-    private let pending = Atomic<Bool>(false)
-
-    public init() {}
-
-    public func signal() { pending.store(true, ordering: .releasing) }
-
-    /// Whether a signal arrived since the last call.
-    func consume() -> Bool { pending.exchange(false, ordering: .acquiring) }
 }

@@ -7,6 +7,7 @@ import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
 import ServiceLifecycle
+import Synchronization
 
 /// Delivers compliance callbacks from the outbox (RFC 8935 push: `POST`, `application/secevent+jwt`,
 /// receiver answers 202). At least once: a message is leased, sent, and only then marked delivered; a
@@ -20,13 +21,14 @@ public final class OutboxDispatcher: Service, Sendable {
         public var maxAttempts: Int
         public var requestTimeout: Duration
         public var lease: Duration
-        public var tick: Duration
+        /// With a store other nodes write too: how often to look for messages nobody signalled (`nil`: never).
+        public var pollInterval: Duration?
         public var batch: Int
         /// Which destinations delivery may connect to.
         public var destinations: CallbackDestinations
 
         public init(baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(300), maxAttempts: Int = 10,
-                    requestTimeout: Duration = .seconds(5), lease: Duration = .seconds(30), tick: Duration = .milliseconds(20), batch: Int = 32,
+                    requestTimeout: Duration = .seconds(5), lease: Duration = .seconds(30), pollInterval: Duration? = nil, batch: Int = 32,
                     destinations: CallbackDestinations = .init()) {
             self.destinations = destinations
             self.baseDelay = baseDelay
@@ -34,7 +36,7 @@ public final class OutboxDispatcher: Service, Sendable {
             self.maxAttempts = maxAttempts
             self.requestTimeout = requestTimeout
             self.lease = lease
-            self.tick = tick
+            self.pollInterval = pollInterval
             self.batch = batch
         }
     }
@@ -59,30 +61,57 @@ public final class OutboxDispatcher: Service, Sendable {
         self.client = callbackHTTPClient
     }
 
+    /// How many times the loop woke up (tests: an idle dispatcher does not wake).
+    public var wakeUps: Int { wakes.load(ordering: .relaxed) }
+    private let wakes = Atomic<Int>(0)
+    private let inFlight = Atomic<Int>(0)
+
+    /// Wakes when a message is written on this node (`OutboxSignal`), when a delivery finishes, when the next
+    /// message falls due (its attempt time or its lease's end), and — only with a shared store, for messages
+    /// another node wrote and could not send — every `pollInterval`. Never otherwise. Deliveries run
+    /// concurrently (at most `batch`), so one slow receiver delays no other; per (enrollment, receiver) the
+    /// store hands out only the oldest pending message, so callbacks still arrive in order.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            var nextDue: Date? = Date.distantPast
-            var lastPoll = ContinuousClock.now
-            while !Task.isCancelled {
-                let now = self.clock.now()
-                // Poll the database when told to, when something is due, and once a second regardless (other nodes' messages).
-                if self.signal.consume() || (nextDue.map { $0 <= now } ?? false) || ContinuousClock.now - lastPoll > .seconds(1) {
-                    lastPoll = ContinuousClock.now
+            await withDiscardingTaskGroup { deliveries in
+                while !Task.isCancelled {
+                    self.wakes.wrappingAdd(1, ordering: .relaxed)
+                    var wait: Duration? = self.configuration.pollInterval
                     do {
-                        let delivered = try await self.deliverDue()
-                        nextDue = delivered > 0 ? now : try await self.store.nextOutboxAttempt()
+                        let room = self.configuration.batch - self.inFlight.load(ordering: .relaxed)
+                        var claimed = 0
+                        if room > 0 {
+                            let now = self.clock.now()
+                            let batch = try await self.store.claimOutbox(
+                                now: now, leaseUntil: now.addingTimeInterval(self.configuration.lease.seconds), owner: self.owner, limit: room)
+                            claimed = batch.count
+                            for message in batch {
+                                self.inFlight.wrappingAdd(1, ordering: .relaxed)
+                                deliveries.addTask {
+                                    await self.deliver(message)
+                                    self.inFlight.wrappingSubtract(1, ordering: .relaxed)
+                                    self.signal.signal()
+                                }
+                            }
+                        }
+                        if claimed > 0 && claimed == room { continue }  // more may be due
+                        if let next = try await self.store.nextOutboxAttempt(now: self.clock.now()) {
+                            // At least 10 ms: a message due now that could not be claimed must not make this spin.
+                            let due = Duration.milliseconds(max(10, Int64(next.timeIntervalSince(self.clock.now()) * 1000)))
+                            wait = wait.map { min($0, due) } ?? due
+                        }
                     } catch {
                         self.logger.error("outbox poll failed", metadata: [LogKeys.error: .string("\(type(of: error))")])
-                        nextDue = now.addingTimeInterval(1)
+                        wait = .seconds(1)
                     }
-                    if nextDue.map({ $0 <= now }) == true { continue }
+                    await self.signal.wait(for: wait)
                 }
-                do { try await Task.sleep(for: self.configuration.tick) } catch { break }
             }
         }
     }
 
-    /// Claims and sends one batch; returns how many it handled.
+    /// Claims and sends one batch, waiting for every delivery; returns how many it handled (tests drive the
+    /// outbox with this and a manual clock).
     @discardableResult
     public func deliverDue() async throws -> Int {
         let now = clock.now()

@@ -1,0 +1,53 @@
+/// The typed words the compliance service and its store exchange (STYLE §10: no strings as contracts
+/// between modules). Each is a `RawRepresentable` struct over its wire string, so a value written by a newer
+/// build still reads back.
+
+/// A line of an enrollment's history: what happened.
+public struct EnrollmentEvent: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let enrolled = EnrollmentEvent(rawValue: "enrolled")
+    public static let checkIn = EnrollmentEvent(rawValue: "checkIn")
+    public static let callbackChanged = EnrollmentEvent(rawValue: "callbackChanged")
+    public static let wipeRequested = EnrollmentEvent(rawValue: "wipeRequested")
+    public static let wipeAcknowledged = EnrollmentEvent(rawValue: "wipeAcknowledged")
+    public static let unenrolled = EnrollmentEvent(rawValue: "unenrolled")
+    public static let lapsed = EnrollmentEvent(rawValue: "lapsed")
+}
+
+/// A command the app receives in its check-in answer (PROTOCOL §5).
+public struct EnrollmentCommand: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Delete the account's organization data, then unenroll (the acknowledgement).
+    public static let wipe = EnrollmentCommand(rawValue: "wipe")
+}
+
+/// What a remediation says is still missing before the app can be compliant (`missing`).
+public struct RemediationGap: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let allowedAccount = RemediationGap(rawValue: "allowedAccount")
+    public static let policyAssignment = RemediationGap(rawValue: "policyAssignment")
+    public static let singleManagedAccount = RemediationGap(rawValue: "singleManagedAccount")
+    public static let wipeAcknowledgement = RemediationGap(rawValue: "wipeAcknowledgement")
+    public static let policyAcknowledgement = RemediationGap(rawValue: "policyAcknowledgement")
+    public static let osVersion = RemediationGap(rawValue: "osVersion")
+    public static let appVersion = RemediationGap(rawValue: "appVersion")
+    public static let pin = RemediationGap(rawValue: "pin")
+}
+
+/// What an audit record says was done.
+public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let create = AuditAction(rawValue: "create")
+    public static let replace = AuditAction(rawValue: "replace")
+    public static let delete = AuditAction(rawValue: "delete")
+    public static let wipe = AuditAction(rawValue: "wipe")
+    public static let redeliver = AuditAction(rawValue: "redeliver")
+}
