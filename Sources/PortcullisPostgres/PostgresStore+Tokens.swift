@@ -101,20 +101,45 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
+    /// Writes a batch with two statements whatever its size (like the SQLite store's multi-row inserts):
+    /// the records as parallel arrays through `UNNEST`, then their policy index the same way.
     public func appendSignIns(_ records: [SignInRecord]) async throws {
         guard !records.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: try StoredJSON.text(of: $0)) }
+        let ids = records.map(\.id)
+        let tenants = records.map(\.tenantId)
+        let created = records.map(\.createdDateTime.seconds)
+        let correlations = records.map(\.correlationId)
+        let users = records.map { $0.userId ?? "" }
+        let clients = records.map(\.clientAppId)
+        let resources = records.map(\.resourceAppId)
+        let statuses = records.map(\.conditionalAccessStatus.rawValue)
+        let documents = try records.map { try StoredJSON.text(of: $0) }
+        let policies = records.map { Array(Set($0.appliedConditionalAccessPolicies.map(\.id))) }
         try await transaction { db in
-            for (record, json) in encoded {
-                let cursor = try await db.query("""
-                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
-                    VALUES (\(record.id), \(record.tenantId), \(record.createdDateTime.seconds), \(record.correlationId), \(record.userId),
-                            \(record.clientAppId), \(record.resourceAppId), \(record.conditionalAccessStatus.rawValue), \(json))
-                    RETURNING cursor
-                    """).first?.decode(Int64.self) ?? 0
-                for policy in Set(record.appliedConditionalAccessPolicies.map(\.id)) {
-                    try await db.query("INSERT INTO sign_in_policies (cursor, policy_id) VALUES (\(cursor), \(policy))")
+            let inserted = try await db.query("""
+                INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
+                SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d
+                FROM UNNEST(\(ids)::text[], \(tenants)::text[], \(created)::float8[], \(correlations)::text[], \(users)::text[],
+                            \(clients)::text[], \(resources)::text[], \(statuses)::text[], \(documents)::text[])
+                     AS batch(i, t, c, r, u, a, s, st, d)
+                RETURNING cursor, id
+                """)
+            var cursorById: [String: Int64] = [:]
+            for row in inserted {
+                let (cursor, id) = try row.decode((Int64, String).self)
+                cursorById[id] = cursor
+            }
+            var cursors: [Int64] = []
+            var policyIds: [String] = []
+            for (index, record) in records.enumerated() {
+                guard let cursor = cursorById[record.id] else { continue }
+                for policy in policies[index] {
+                    cursors.append(cursor)
+                    policyIds.append(policy)
                 }
+            }
+            if !cursors.isEmpty {
+                try await db.query("INSERT INTO sign_in_policies (cursor, policy_id) SELECT * FROM UNNEST(\(cursors)::bigint[], \(policyIds)::text[])")
             }
         }
     }

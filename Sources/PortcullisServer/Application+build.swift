@@ -83,16 +83,20 @@ public struct PortcullisServer: Sendable {
     public let sweeper: ComplianceSweeper
     /// Readiness goes 503 first on SIGTERM; see `Drain`.
     public let drain: Drain
+    /// The public base URL, completed once the listener is bound.
+    public let endpoints: ServerEndpoints
 
     public init(dependencies: ServerDependencies) {
         self.dependencies = dependencies
         self.tenants = TenantCache(store: dependencies.store, validation: dependencies.configuration.tenantCacheValidation, logger: dependencies.logger)
         self.signIns = SignInRecorder(store: dependencies.store, logger: dependencies.logger)
+        let endpoints = ServerEndpoints(baseURL: dependencies.configuration.baseURL)
+        self.endpoints = endpoints
         let signal = OutboxSignal()
         self.outboxSignal = signal
         let configuration = dependencies.configuration
         self.compliance = ComplianceService(
-            configuration: configuration, store: dependencies.store, tenants: tenants, signer: dependencies.signer, clock: dependencies.clock,
+            configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signer: dependencies.signer, clock: dependencies.clock,
             outboxSignal: signal, logger: dependencies.logger)
         self.dispatcher = OutboxDispatcher(
             store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger)
@@ -109,16 +113,16 @@ public struct PortcullisServer: Sendable {
         router.add(middleware: RequestMiddleware(metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://")))
         let clients = ClientAuthenticator(credentials: deps.credentials)
         let tokens = TokenService(
-            configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
             clients: clients, compliance: compliance, recorder: signIns,
             passwords: PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger),
             clock: deps.clock, logger: deps.logger)
         OAuthRoutes(
-            configuration: deps.configuration, tenants: tenants, store: deps.store, signer: deps.signer,
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics
         ).register(on: router)
         AdminRoutes(
-            configuration: deps.configuration, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
+            configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
             compliance: ComplianceAdminRoutes(store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, clock: deps.clock)
         ).register(on: router)
         ComplianceRoutes(service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer, clock: deps.clock)
@@ -137,7 +141,7 @@ public struct PortcullisServer: Sendable {
         let logger = dependencies.logger
         let scheme = listener.tlsCertificatePath == nil ? "http" : "https"
         let host = listener.host
-        let configuration = dependencies.configuration
+        let endpoints = self.endpoints
         let server: HTTPServerBuilder
         if let certificatePath = listener.tlsCertificatePath, let keyPath = listener.tlsKeyPath {
             server = try .tls(.http1(), tlsConfiguration: ListenerConfiguration.tlsConfiguration(certificatePath: certificatePath, keyPath: keyPath))
@@ -151,7 +155,7 @@ public struct PortcullisServer: Sendable {
             services: services(),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? listener.port
-                configuration.bind(port: port)
+                endpoints.bind(port: port)
                 logger.info("Portcullis is listening on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)")
                 await onRunning(port)
             },

@@ -79,10 +79,10 @@ public final class TestEnvironment: Sendable {
     /// services (sign-in writer, callback dispatcher, sweeper) run only when asked for: tests that drive
     /// them by hand (with the manual clock) must not race them.
     public func application(services: Bool = false) -> some ApplicationProtocol {
-        let configuration = configuration
+        let endpoints = server.endpoints
         return Application(
             router: server.router(), services: services ? server.services() : [],
-            onServerRunning: { channel in configuration.bind(port: channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in endpoints.bind(port: channel.localAddress?.port ?? 0) },
             logger: server.dependencies.logger)
     }
 

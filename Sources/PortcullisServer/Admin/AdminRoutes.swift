@@ -11,6 +11,7 @@ import PortcullisTokens
 /// acts on that token's tenant.
 struct AdminRoutes: Sendable {
     let configuration: ServerConfiguration
+    let endpoints: ServerEndpoints
     let store: any PortcullisStore
     let tenants: TenantCache
     let signer: TokenSigner
@@ -28,7 +29,7 @@ struct AdminRoutes: Sendable {
         let group = router.group("admin/v1")
             .add(middleware: BearerAuthenticator(
                 resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signer: signer,
-                configuration: configuration, tenants: tenants, revocations: store, clock: clock))
+                endpoints: endpoints, tenants: tenants, revocations: store, clock: clock))
 
         DocumentResource(
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
@@ -143,7 +144,7 @@ struct AdminRoutes: Sendable {
         guard let facts else { throw APIError.validation(ValidationError(problems: problems.problems)) }
         // Exactly the token endpoint's decision, over described facts; nothing is issued or recorded.
         let result = GrantDecision.decide(facts, policies: policySet, settings: configuration.grant, explain: true)
-        let refusal: TokenError? = if case .refuse(let refusal) = result.outcome { refusal.tokenError(baseURL: configuration.baseURL) } else { nil }
+        let refusal: TokenError? = if case .refuse(let refusal) = result.outcome { refusal.tokenError(baseURL: endpoints.baseURL) } else { nil }
         var record = GrantDecision.signInRecord(facts, decision: result.decision, errorCode: refusal?.aadsts, id: "what-if",
                                                 correlationId: context.correlationId, grantLabel: "what-if")
         record.resource = nil

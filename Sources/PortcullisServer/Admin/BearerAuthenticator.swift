@@ -18,7 +18,7 @@ struct BearerAuthenticator: RouterMiddleware {
     let resource: PortcullisCore.Application
     let requiredRole: String?
     let signer: TokenSigner
-    let configuration: ServerConfiguration
+    let endpoints: ServerEndpoints
     let tenants: TenantCache
     let revocations: any RevokedAccessTokenStore
     let clock: any WallClock
@@ -30,7 +30,7 @@ struct BearerAuthenticator: RouterMiddleware {
         let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         guard case .success(let claims) = await signer.verifyAccessToken(
             token, issuer: nil, audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60),
-            claims.iss == configuration.issuer(tenantId: claims.tid),
+            claims.iss == endpoints.issuer(tenantId: claims.tid),
             let tenant = try await tenants.snapshot(tenantSegment: claims.tid)
         else { throw APIError.unauthenticated }
         let directory = tenant.directory

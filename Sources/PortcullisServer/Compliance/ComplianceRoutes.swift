@@ -25,7 +25,7 @@ struct ComplianceRoutes: Sendable {
 
     func register(on router: Router<PortcullisRequestContext>) {
         let group = router.group("mam/v1").add(middleware: BearerAuthenticator(
-            resource: BuiltInResources.compliance, requiredRole: nil, signer: signer, configuration: configuration, tenants: tenants, revocations: service.store, clock: clock))
+            resource: BuiltInResources.compliance, requiredRole: nil, signer: signer, endpoints: service.endpoints, tenants: tenants, revocations: service.store, clock: clock))
         group.post("enrollments") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(EnrollmentRequest.self, request, context)

@@ -11,6 +11,7 @@ import Synchronization
 /// transaction. It also answers the token endpoint's question "is this account's app compliant?".
 public struct ComplianceService: AppProtectionStatusProvider {
     let configuration: ServerConfiguration
+    let endpoints: ServerEndpoints
     let store: any PortcullisStore
     let tenants: TenantCache
     let signer: TokenSigner
@@ -276,7 +277,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let flipped = (previous?.status == .compliant) != (current.status == .compliant)
         let jti = UUID().uuidString.lowercased()
         let event = ComplianceSecurityEvent(
-            iss: configuration.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti,
+            iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti,
             events: .init(
                 deviceComplianceChange: flipped && previous != nil
                     ? DeviceComplianceChangeEvent(subject: SubjectIdentifier(id: enrollment.id), previousStatus: caep(previous), currentStatus: caep(current), eventTimestamp: iat)

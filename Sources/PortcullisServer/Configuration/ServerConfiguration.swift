@@ -1,15 +1,13 @@
 import Foundation
 import PortcullisCore
 import PortcullisTokens
-import Synchronization
 
-/// What the server needs to know, with development defaults. The CLI fills it from `Config/portcullis.json`,
+/// What the server needs to know, with development defaults: a plain value (copies share nothing). The CLI fills it from `Config/portcullis.json`,
 /// then `PORTCULLIS_…` environment variables, then flags.
 public struct ServerConfiguration: Sendable {
-    /// The public base URL clients reach the server by (issuer and endpoint URLs are built from it).
-    /// When it was derived from a listener on port 0, it is completed once the port is bound.
-    public var baseURL: String { baseURLBox.withLock { $0 } }
-    private let baseURLBox: BaseURLBox
+    /// The public base URL clients reach the server by (issuer and endpoint URLs are built from it). One
+    /// that ends in `:0` (a listener on port 0) is completed by `ServerEndpoints` once the port is bound.
+    public var baseURL: String
     public var accessTokenLifetime: TimeInterval
     public var idTokenLifetime: TimeInterval
     public var refreshTokenLifetime: TimeInterval
@@ -76,7 +74,7 @@ public struct ServerConfiguration: Sendable {
         self.maximumEnrollmentsPerAccount = maximumEnrollmentsPerAccount
         self.lockout = lockout
         self.passwordQueueLimit = passwordQueueLimit
-        self.baseURLBox = BaseURLBox(baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL)
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.accessTokenLifetime = accessTokenLifetime
         self.idTokenLifetime = idTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
@@ -90,21 +88,4 @@ public struct ServerConfiguration: Sendable {
         self.idleEnrollmentRetention = idleEnrollmentRetention
         self.tenantCacheValidation = tenantCacheValidation
     }
-
-    /// Completes a base URL that ends in `:0` with the port the listener was given.
-    public func bind(port: Int) {
-        baseURLBox.withLock { url in
-            if url.hasSuffix(":0") { url = String(url.dropLast(2)) + ":\(port)" }
-        }
-    }
-
-    /// The issuer of a tenant's tokens.
-    public func issuer(tenantId: String) -> String { "\(baseURL)/\(tenantId)/v2.0" }
-}
-
-/// Shared by the copies of a configuration, so that binding the port updates every holder.
-final class BaseURLBox: Sendable {
-    private let value: Mutex<String>
-    init(_ value: String) { self.value = Mutex(value) }
-    func withLock<T>(_ body: (inout String) -> T) -> T { value.withLock { body(&$0) } }
 }

@@ -11,6 +11,7 @@ import PortcullisTokens
 /// The OAuth 2.0 / OIDC surface: discovery, JWKS, token, revocation, introspection, user realm.
 struct OAuthRoutes: Sendable {
     let configuration: ServerConfiguration
+    let endpoints: ServerEndpoints
     let tenants: TenantCache
     let store: any PortcullisStore
     let signer: TokenSigner
@@ -40,10 +41,10 @@ struct OAuthRoutes: Sendable {
 
     func discovery(_ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
-        let base = configuration.baseURL
+        let base = endpoints.baseURL
         let path = "\(base)/\(tenant.tenant.id)"
         let document = DiscoveryDocument(
-            issuer: configuration.issuer(tenantId: tenant.tenant.id),
+            issuer: endpoints.issuer(tenantId: tenant.tenant.id),
             tokenEndpoint: "\(path)/oauth2/v2.0/token",
             jwksUri: "\(path)/discovery/v2.0/keys",
             revocationEndpoint: "\(path)/oauth2/v2.0/revoke",
@@ -110,7 +111,7 @@ struct OAuthRoutes: Sendable {
                 try await store.revokeFamily(familyId: record.familyId, at: now)
             }
         } else if case .success(let claims) = await signer.verifyAccessToken(
-            token, issuer: configuration.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now),
+            token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now),
             claims.azp == client.application.appId {
             try await store.revokeAccessToken(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
         }
@@ -131,7 +132,7 @@ struct OAuthRoutes: Sendable {
 
         if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
             guard case .success(let claims) = await signer.verifyAccessToken(
-                token, issuer: configuration.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now) else { return inactive }
+                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now) else { return inactive }
             // Only the token's audience (the resource) or the client it was issued to may learn about it.
             guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: claims.aud) else { return inactive }
             guard resource.appId == caller.appId || claims.azp == caller.appId else { return inactive }
@@ -148,7 +149,7 @@ struct OAuthRoutes: Sendable {
             active: true, scope: record.scope, clientId: record.clientId,
             username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
             exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
-            sub: record.userId, aud: nil, iss: configuration.issuer(tenantId: tenant.tenant.id), jti: nil,
+            sub: record.userId, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id), jti: nil,
             tid: record.tenantId, oid: record.userId, roles: nil))
     }
 
@@ -156,7 +157,7 @@ struct OAuthRoutes: Sendable {
         let username = context.parameters.get("username") ?? ""
         let domain = username.split(separator: "@").last.map { String($0).lowercased() } ?? ""
         let known = try await tenants.snapshot(tenantSegment: domain).map { $0.tenant.domain == domain } ?? false
-        let host = URL(string: configuration.baseURL)?.host ?? "localhost"
+        let host = URL(string: endpoints.baseURL)?.host ?? "localhost"
         let body = UserRealm(
             ver: "1.0", accountType: known ? "Managed" : "Unknown", domainName: known ? domain : nil,
             cloudInstanceName: host, cloudAudienceUrn: "urn:federation:MicrosoftOnline")

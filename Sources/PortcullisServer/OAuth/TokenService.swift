@@ -32,6 +32,7 @@ public protocol AppProtectionStatusProvider: Sendable {
 /// refusal is known.
 struct TokenService: Sendable {
     let configuration: ServerConfiguration
+    let endpoints: ServerEndpoints
     let tenants: TenantCache
     let store: any PortcullisStore
     let signer: TokenSigner
@@ -50,7 +51,7 @@ struct TokenService: Sendable {
         let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
         switch result.outcome {
         case .refuse(let refusal):
-            let error = refusal.tokenError(baseURL: configuration.baseURL)
+            let error = refusal.tokenError(baseURL: endpoints.baseURL)
             record(facts, result.decision, errorCode: error.aadsts, correlationId: inputs.correlationId)
             logger.info("conditional access refused the grant", metadata: [
                 LogKeys.decision: .string("AADSTS\(error.aadsts)"), LogKeys.clientId: .string(facts.client.appId),
@@ -169,7 +170,7 @@ struct TokenService: Sendable {
             }
             refreshToken = token
         }
-        let issuer = configuration.issuer(tenantId: plan.accessToken.tenantId)
+        let issuer = endpoints.issuer(tenantId: plan.accessToken.tenantId)
         let access = plan.accessToken
         let claims = AccessTokenClaims(
             iss: issuer, aud: access.audience, sub: access.subject, oid: access.objectId, tid: access.tenantId, azp: access.clientId,
