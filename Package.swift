@@ -32,7 +32,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
-        .target(name: "PortcullisCore", dependencies: ["PortcullisAPI"], swiftSettings: swiftSettings),
+        // The domain at the bottom of the house: depends on no other module.
+        .target(name: "PortcullisCore", swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTokens",
             dependencies: [
@@ -73,7 +74,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "PortcullisAPI", swiftSettings: swiftSettings),
+        .target(name: "PortcullisAPI", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
         .target(
             name: "PortcullisServer",
             dependencies: [
@@ -95,7 +96,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "PortcullisClient", dependencies: ["PortcullisAPI"], swiftSettings: swiftSettings),
+        // The client SDK: the wire types and the domain vocabulary they are made of (Foundation only, both).
+        .target(name: "PortcullisClient", dependencies: ["PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTesting",
             dependencies: [
@@ -155,7 +157,7 @@ let package = Package(
             dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI"], swiftSettings: swiftSettings),
+        .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisIntegrationTests",
             dependencies: [

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import PortcullisAPI
+import PortcullisCore
 import Synchronization
 
 /// What the token client asks the compliance side: the enrollment to name in `microsoft_enrollment_id`,

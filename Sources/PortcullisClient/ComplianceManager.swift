@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import PortcullisAPI
+import PortcullisCore
 
 /// This app instance, as the compliance service sees it.
 public struct DeviceInfo: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 
 /// `POST /mam/v1/enrollments`.
 public struct EnrollmentRequest: Codable, Sendable, Equatable {

@@ -1,5 +1,4 @@
 import Foundation
-import PortcullisAPI
 
 extension AppProtectionSettings {
     /// The most restrictive combination of several policies' settings, member by member (documented in

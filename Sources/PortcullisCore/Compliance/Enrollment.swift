@@ -1,5 +1,4 @@
 import Foundation
-import PortcullisAPI
 
 extension ComplianceStatus {
     // The catalogue of non-compliant statuses (English; the titles and messages are shown to the user as-is).
