@@ -138,6 +138,16 @@ let package = Package(
             path: "bench/Sources/PortcullisBench",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "portcullis-baseline",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "bench/Sources/Baseline",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisTokensTests",
