@@ -212,17 +212,15 @@ public final class SQLiteStore: PortcullisStore {
     func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         let reader = self.reader
         do {
-            return try await deadline.run("SQLite read") {
-                do {
-                    let future: EventLoopFuture<[SQLiteRow]> = reader.query(sql, binds)
-                    return try await future.get()
-                } catch {
-                    throw Self.translate(error)
-                }
-            }
+            let future: EventLoopFuture<[SQLiteRow]> = reader.query(sql, binds)
+            return try await deadline.run("SQLite read", future: future)
         } catch let error as StorageError where error.code == .unavailable {
             rotationsInDoubt.storeFailed()
             throw error
+        } catch {
+            let translated = Self.translate(error)
+            if (translated as? StorageError)?.code == .unavailable { rotationsInDoubt.storeFailed() }
+            throw translated
         }
     }
 

@@ -23,11 +23,10 @@ public struct StoreDeadline: Sendable {
         try await $maintenance.withValue(duration) { try await body() }
     }
 
-    /// One resumption of the caller: by the operation or by the timer, never both.
+    /// One resumption of the caller: by the operation or by the deadline, never both.
     private final class Race<T: Sendable>: Sendable {
         let resumed = Atomic<Bool>(false)
         let continuation: Mutex<CheckedContinuation<T, any Error>?>
-        let scheduled = Mutex<Scheduled<Void>?>(nil)
 
         init(_ continuation: CheckedContinuation<T, any Error>) {
             self.continuation = Mutex(continuation)
@@ -63,18 +62,109 @@ public struct StoreDeadline: Sendable {
             let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
-                race.scheduled.withLock { $0?.cancel() }
                 if !race.finish(result), let onAbandoned { await onAbandoned(result) }
             }
-            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(duration.nanoseconds)) {
-                guard !race.resumed.load(ordering: .acquiring) else { return }
+            DeadlineWatch.shared.add(after: duration, done: { race.resumed.load(ordering: .relaxed) }) {
                 onTimeout?()
                 if race.finish(.failure(StorageError(.unavailable, "the store did not answer within \(duration) (\(description))"))) {
                     task.cancel()
                 }
             }
-            race.scheduled.withLock { $0 = timer }
         }
+    }
+
+    /// The same for one statement that is a future (an SQLite read): no task at all, the caller waits for the
+    /// future's callback or the deadline.
+    public func run<T: Sendable>(_ what: @autoclosure () -> String, future: EventLoopFuture<T>) async throws -> T {
+        let duration = Self.maintenance ?? self.duration
+        let description = what()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let race = Race(continuation)
+            future.whenComplete { _ = race.finish($0) }
+            DeadlineWatch.shared.add(after: duration, done: { race.resumed.load(ordering: .relaxed) }) {
+                _ = race.finish(.failure(StorageError(.unavailable, "the store did not answer within \(duration) (\(description))")))
+            }
+        }
+    }
+}
+
+/// Watches every pending store operation's deadline with one timer for the whole process: an operation
+/// joins a queue ordered by deadline (nearly always at its end, all sharing one duration), and the timer is
+/// armed only when the earliest deadline changes. So an operation costs no timer of its own — scheduling and
+/// cancelling one per operation woke an event-loop thread twice per statement, which profiling showed. When
+/// the timer fires it expires what is due and not done, forgets what is done, and re-arms for the next.
+final class DeadlineWatch: Sendable {
+    static let shared = DeadlineWatch()
+
+    private struct Entry {
+        let deadline: NIODeadline
+        let done: @Sendable () -> Bool
+        let expire: @Sendable () -> Void
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var head = 0
+        var armedFor: NIODeadline?
+        var timer: Scheduled<Void>?
+    }
+
+    private let state = Mutex(State())
+    private let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    func add(after duration: Duration, done: @escaping @Sendable () -> Bool, expire: @escaping @Sendable () -> Void) {
+        let deadline = NIODeadline.now() + .nanoseconds(duration.nanoseconds)
+        state.withLock { state in
+            let entry = Entry(deadline: deadline, done: done, expire: expire)
+            if let last = state.entries.last, state.entries.count > state.head, last.deadline > deadline {
+                // A shorter deadline than the last one (a different duration): keep the queue ordered.
+                let index = state.entries[state.head...].firstIndex { $0.deadline > deadline } ?? state.entries.count
+                state.entries.insert(entry, at: index)
+            } else {
+                state.entries.append(entry)
+            }
+            arm(&state)
+        }
+    }
+
+    /// Arms the timer for the earliest pending deadline, unless it already is.
+    private func arm(_ state: inout State) {
+        guard state.head < state.entries.count else { return }
+        let earliest = state.entries[state.head].deadline
+        if let armed = state.armedFor, armed <= earliest { return }
+        state.timer?.cancel()
+        state.armedFor = earliest
+        state.timer = loop.scheduleTask(deadline: earliest) { self.fire() }
+    }
+
+    private func fire() {
+        let due = state.withLock { state -> [Entry] in
+            state.armedFor = nil
+            state.timer = nil
+            let now = NIODeadline.now()
+            var due: [Entry] = []
+            while state.head < state.entries.count {
+                let entry = state.entries[state.head]
+                if entry.done() {
+                    state.head += 1
+                } else if entry.deadline <= now {
+                    due.append(entry)
+                    state.head += 1
+                } else {
+                    break
+                }
+            }
+            if state.head > 1024 && state.head * 2 > state.entries.count {
+                state.entries.removeFirst(state.head)
+                state.head = 0
+            } else if state.head == state.entries.count {
+                state.entries.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            arm(&state)
+            return due
+        }
+        for entry in due { entry.expire() }
     }
 }
 
@@ -131,7 +221,8 @@ public final class RotationsInDoubt: Sendable {
             let giveUp = ContinuousClock.now + .seconds(600)
             while ContinuousClock.now < giveUp {
                 do {
-                    try await undo()
+                    // Background work, not a request: the longer deadline (the store may just be slow).
+                    try await StoreDeadline.forMaintenance(.seconds(30)) { try await undo() }
                     break
                 } catch {
                     try? await Task.sleep(for: delay)

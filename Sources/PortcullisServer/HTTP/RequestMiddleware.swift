@@ -21,7 +21,7 @@ struct RequestMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.correlationId = Self.correlationId(from: request.headers[.clientRequestId])
-        context.traceId = UUID().uuidString.lowercased()
+        context.traceId = RequestID.next()
         context.logger[metadataKey: LogKeys.correlationId] = .string(context.correlationId)
         let start = ContinuousClock.now
         var response: Response
@@ -51,7 +51,7 @@ struct RequestMiddleware: RouterMiddleware {
            header.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }) {
             return header
         }
-        return UUID().uuidString.lowercased()
+        return RequestID.next()
     }
 
     /// An error nobody mapped. A store that cannot answer is PROTOCOL §2.4's 503: `temporarily_unavailable`

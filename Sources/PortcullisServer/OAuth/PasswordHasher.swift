@@ -7,6 +7,8 @@ import Synchronization
 /// behind a bounded queue: at most `threads + queueLimit` checks are running or waiting; one more is refused at
 /// once with `Busy` (the token endpoint answers 503 `temporarily_unavailable` with `Retry-After`) rather
 /// than queued without limit, so that a flood of guesses cannot make a legitimate sign-in wait for minutes.
+/// Checks for user names that do not exist (the decoy hash) may fill only half of the waiting room, so
+/// that a flood of guesses at unknown names still leaves room for the real accounts' sign-ins.
 public struct PasswordHasher: Sendable {
     public let cost: UInt8
     /// Checks that may wait for a thread beyond those running.
@@ -52,7 +54,7 @@ public struct PasswordHasher: Sendable {
     /// Verifies `password` against `hash`, or against the decoy when `hash` is `nil` (always `false` then).
     public func verify(_ password: String, hash: String?) async throws -> Bool {
         let target = hash ?? decoy
-        let matched = try await bounded { Bcrypt.verify(password, hash: target) }
+        let matched = try await bounded(waitingRoom: hash == nil ? queueLimit / 2 : queueLimit) { Bcrypt.verify(password, hash: target) }
         return matched && hash != nil
     }
 
@@ -61,8 +63,8 @@ public struct PasswordHasher: Sendable {
     /// How many bcrypt verifications this hasher has run (tests: a locked attempt must cost none).
     public var checksPerformed: Int { inFlight.checks.load(ordering: .relaxed) }
 
-    private func bounded<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let limit = System.coreCount + queueLimit
+    private func bounded<T: Sendable>(waitingRoom: Int, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let limit = System.coreCount + waitingRoom
         let before = inFlight.count.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
         defer { inFlight.count.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
         guard before < limit else { throw Busy(retryAfter: 1) }

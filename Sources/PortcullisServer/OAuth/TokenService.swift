@@ -193,6 +193,6 @@ struct TokenService: Sendable {
     }
 
     func record(_ facts: GrantFacts, _ decision: Decision, errorCode: Int?, correlationId: String) {
-        recorder.record(GrantDecision.signInRecord(facts, decision: decision, errorCode: errorCode, id: UUID().uuidString.lowercased(), correlationId: correlationId))
+        recorder.record(GrantDecision.signInRecord(facts, decision: decision, errorCode: errorCode, id: RequestID.next(), correlationId: correlationId))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Prometheus
+import Synchronization
 
 /// The server's Prometheus metrics, made from one registry that `/metrics` renders. No global state.
 ///
@@ -8,6 +9,18 @@ import Prometheus
 /// becomes a label as it is, so the number of series, and `/metrics` with it, is bounded whatever clients do.
 public struct ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
+    /// The request metrics' handles by (route, method, status): one dictionary read per request instead of
+    /// the registry's label validation and hashing (bounded: routes, methods and statuses are fixed sets).
+    private let handles = Handles()
+
+    final class Handles: Sendable {
+        struct Key: Hashable {
+            let route: String
+            let method: String
+            let status: Int
+        }
+        let cache = Mutex<[Key: (Counter, DurationHistogram)]>([:])
+    }
     private static let buckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
         .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
@@ -20,12 +33,19 @@ public struct ServerMetrics: Sendable {
 
     /// `route` is the matched route's pattern (or `unmatched`), never the request's path.
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
-        registry.makeCounter(
-            descriptor: MetricNames.requests,
-            labels: [("route", route), ("method", MetricLabels.method(method)), ("status", MetricLabels.status(status))]
-        ).increment()
-        registry.makeDurationHistogram(descriptor: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets)
-            .record(duration)
+        let key = Handles.Key(route: route, method: MetricLabels.method(method), status: status)
+        let (counter, histogram) = handles.cache.withLock { cache in
+            if let found = cache[key] { return found }
+            let made = (
+                registry.makeCounter(
+                    descriptor: MetricNames.requests,
+                    labels: [("route", route), ("method", key.method), ("status", MetricLabels.status(status))]),
+                registry.makeDurationHistogram(descriptor: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets))
+            cache[key] = made
+            return made
+        }
+        counter.increment()
+        histogram.record(duration)
     }
 
     func tokenIssued(grantType: GrantType) {
