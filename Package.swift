@@ -132,6 +132,7 @@ let package = Package(
             name: "portcullis-bench",
             dependencies: [
                 "PortcullisCore", "PortcullisClient", "PortcullisAPI", "PortcullisSQLite", "PortcullisStorage", "PortcullisServer", "PortcullisTokens",
+                "PortcullisTesting",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

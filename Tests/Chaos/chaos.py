@@ -931,21 +931,32 @@ def split_rows(fault, records, end):
 # Fault 1: PostgreSQL restart and outage
 
 
+def start_two_nodes(fault, pg):
+    """A throwaway PostgreSQL cluster and two nodes on it, started one after the other."""
+    pg.start()
+    env = {"PORTCULLIS_POSTGRES_URL": pg.url}
+    a, b = fault.node("A", env=env), fault.node("B", env=env)
+    log("  PostgreSQL on 127.0.0.1:%d; node A started in %.1f s" % (pg.port, a.start()))
+    log("  node B started in %.1f s" % b.start())
+    return a, b, Context(fault.recorder, [a, b])
+
+
+def signed_in_chains(ctx):
+    """Six refresh-token chains, alternating users and nodes."""
+    chains = [Chain(i, USERS[i % 2]) for i in range(6)]
+    for chain in chains:
+        chain.token = password_grant(ctx, chain.name, ctx.nodes[chain.index % 2], chain.user, SCOPE, now() + 30)["refresh_token"]
+    return chains
+
+
 def fault_postgres(binary, workroot):
     fault = Fault("postgres", binary, workroot)
     pg = Postgres()
     fault.logs.append(("PostgreSQL (%s)" % pg.log_path, pg.tail))
     extra = []
     try:
-        pg.start()
-        env = {"PORTCULLIS_POSTGRES_URL": pg.url}
-        a, b = fault.node("A", env=env), fault.node("B", env=env)
-        log("  PostgreSQL on 127.0.0.1:%d; node A started in %.1f s" % (pg.port, a.start()))
-        log("  node B started in %.1f s" % b.start())
-        ctx = Context(fault.recorder, [a, b])
-        chains = [Chain(i, USERS[i % 2]) for i in range(6)]
-        for chain in chains:
-            chain.token = password_grant(ctx, chain.name, ctx.nodes[chain.index % 2], chain.user, SCOPE, now() + 30)["refresh_token"]
+        a, b, ctx = start_two_nodes(fault, pg)
+        chains = signed_in_chains(ctx)
         targets, run_id = {}, "%x" % random.getrandbits(32)
         for node in ctx.nodes:
             enrollment = Enrollment(ctx.nodes.index(node), USERS[0])
@@ -1033,16 +1044,9 @@ def fault_kill_node(binary, workroot):
     fault.logs.append(("PostgreSQL (%s)" % pg.log_path, pg.tail))
     extra = []
     try:
-        pg.start()
-        env = {"PORTCULLIS_POSTGRES_URL": pg.url}
-        a, b = fault.node("A", env=env), fault.node("B", env=env)
-        log("  PostgreSQL on 127.0.0.1:%d; node A started in %.1f s" % (pg.port, a.start()))
-        log("  node B started in %.1f s" % b.start())
-        ctx = Context(fault.recorder, [a, b])
+        a, b, ctx = start_two_nodes(fault, pg)
         ctx.failover = True
-        chains = [Chain(i, USERS[i % 2]) for i in range(6)]
-        for chain in chains:
-            chain.token = password_grant(ctx, chain.name, ctx.nodes[chain.index % 2], chain.user, SCOPE, now() + 30)["refresh_token"]
+        chains = signed_in_chains(ctx)
         rec = fault.recorder
         rec.set_phase("warm-up")
         threads = start_threads([(chain_worker, (ctx, c)) for c in chains] + [(probe_worker, (ctx, b))])

@@ -141,19 +141,23 @@ struct CallbackTests {
         }
     }
 
-    @Test("the dispatcher service delivers on its own, promptly, and stops on graceful shutdown")
-    func service() async throws {
+    /// A live server with its services running (the dispatcher among them), callbacks pointed at a receiver.
+    static func withDispatching(_ body: @Sendable (CallbackReceiver, TestEnvironment, any TestClientProtocol) async throws -> Void) async throws {
         let receiver = CallbackReceiver()
         try await receiver.application().test(.live) { receiverClient in
-            let base = "http://127.0.0.1:\(receiverClient.port!)"
-            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: base))
+            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: "http://127.0.0.1:\(receiverClient.port!)"))
             defer { Task { await env.close() } }
-            try await env.application(services: true).test(.live) { client in
-                try await client.createAppProtectionCA()
-                try await client.becomeCompliant()
-                for _ in 0..<100 where receiver.tokens.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
-                #expect(receiver.tokens.count == 2)
-            }
+            try await env.application(services: true).test(.live) { client in try await body(receiver, env, client) }
+        }
+    }
+
+    @Test("the dispatcher service delivers on its own, promptly, and stops on graceful shutdown")
+    func service() async throws {
+        try await Self.withDispatching { receiver, _, client in
+            try await client.createAppProtectionCA()
+            try await client.becomeCompliant()
+            for _ in 0..<100 where receiver.tokens.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(receiver.tokens.count == 2)
         }
     }
 }
@@ -161,35 +165,29 @@ struct CallbackTests {
 extension CallbackTests {
     @Test("the dispatcher sleeps while idle (no polling) and delivers within 50 ms of the write that queued a callback")
     func wakesOnWrites() async throws {
-        let receiver = CallbackReceiver()
-        try await receiver.application().test(.live) { receiverClient in
-            let base = "http://127.0.0.1:\(receiverClient.port!)"
-            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: base))
-            defer { Task { await env.close() } }
-            try await env.application(services: true).test(.live) { client in
-                try await client.createAppProtectionCA()
-                try await Task.sleep(for: .milliseconds(300))
-                let idleStart = env.server.dispatcher.wakeUps
-                try await Task.sleep(for: .seconds(1))
-                #expect(env.server.dispatcher.wakeUps == idleStart, "woke \(env.server.dispatcher.wakeUps - idleStart) times in a second with nothing to do")
-                // Each check-in that changes the status queues a callback; the time from the answer to its arrival.
-                let token = try await client.complianceToken()
-                let remediation = try await client.mam(.post, "/remediations", token: token, json: Device.body("device-9"))
-                let id = try #require(remediation.string("enrollmentId"))
-                let version = try #require((remediation["policy"] as? [String: Any])?["version"] as? String)
-                var latencies: [Duration] = []
-                for round in 0..<6 {
-                    let before = receiver.tokens.count
-                    let body = round % 2 == 0 ? Device.checkIn(version) : Device.checkIn(version, jailbroken: true)
-                    let sent = ContinuousClock.now
-                    _ = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: body)
-                    for _ in 0..<200 where receiver.tokens.count <= before { try await Task.sleep(for: .milliseconds(2)) }
-                    if let arrived = receiver.arrivalTimes.last, receiver.tokens.count > before { latencies.append(arrived - sent) }
-                }
-                let sorted = latencies.sorted()
-                #expect(sorted.count >= 5, "\(sorted)")
-                #expect(sorted[sorted.count / 2] < .milliseconds(50), "median from write to delivery: \(sorted)")
+        try await Self.withDispatching { receiver, env, client in
+            try await client.createAppProtectionCA()
+            try await Task.sleep(for: .milliseconds(300))
+            let idleStart = env.server.dispatcher.wakeUps
+            try await Task.sleep(for: .seconds(1))
+            #expect(env.server.dispatcher.wakeUps == idleStart, "woke \(env.server.dispatcher.wakeUps - idleStart) times in a second with nothing to do")
+            // Each check-in that changes the status queues a callback; the time from the answer to its arrival.
+            let token = try await client.complianceToken()
+            let remediation = try await client.mam(.post, "/remediations", token: token, json: Device.body("device-9"))
+            let id = try #require(remediation.string("enrollmentId"))
+            let version = try #require((remediation["policy"] as? [String: Any])?["version"] as? String)
+            var latencies: [Duration] = []
+            for round in 0..<6 {
+                let before = receiver.tokens.count
+                let body = round % 2 == 0 ? Device.checkIn(version) : Device.checkIn(version, jailbroken: true)
+                let sent = ContinuousClock.now
+                _ = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: body)
+                for _ in 0..<200 where receiver.tokens.count <= before { try await Task.sleep(for: .milliseconds(2)) }
+                if let arrived = receiver.arrivalTimes.last, receiver.tokens.count > before { latencies.append(arrived - sent) }
             }
+            let sorted = latencies.sorted()
+            #expect(sorted.count >= 5, "\(sorted)")
+            #expect(sorted[sorted.count / 2] < .milliseconds(50), "median from write to delivery: \(sorted)")
         }
     }
 }

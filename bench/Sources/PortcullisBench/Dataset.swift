@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisTesting
 import Logging
 import PortcullisAPI
 import PortcullisCore
@@ -37,7 +38,7 @@ enum Dataset {
         let config = root.appendingPathComponent("Config")
         try fm.createDirectory(at: config.appendingPathComponent("conditional-access"), withIntermediateDirectories: true)
         try fm.createDirectory(at: config.appendingPathComponent("app-protection"), withIntermediateDirectories: true)
-        var rng = PortcullisBench.SplitMix(state: 7)
+        var rng = SeededGenerator(seed: 7)
 
         // Directory: one shared bcrypt hash for every user ("bench-password"); passwords are not on the measured paths.
         let passwords = try await PasswordHasher(cost: 4)

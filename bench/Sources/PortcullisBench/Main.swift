@@ -1,3 +1,4 @@
+import PortcullisTesting
 import Foundation
 import PortcullisCore
 
@@ -39,23 +40,11 @@ struct PortcullisBench {
         sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
     }
 
-    /// A deterministic pseudo-random generator, so every run measures the same tenant.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func guid(_ prefix: UInt32, _ n: Int) -> String { String(format: "%08x-0000-4000-8000-%012x", prefix, n) }
 
     /// 10,000 users in 200 groups, 100 applications, 20 named locations; `count` policies of realistic shapes.
     static func tenant(policies count: Int) throws -> (CompiledPolicySet, [SignInFacts]) {
-        var rng = SplitMix(state: 42)
+        var rng = SeededGenerator(seed: 42)
         let users = (0..<10_000).map { User(id: guid(0xA, $0), userPrincipalName: "u\($0)@bench.test", displayName: "U\($0)") }
         var members = Array(repeating: [String](), count: 200)
         var userGroups: [[String]] = []

@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisTesting
 import Logging
 import PortcullisCore
 import PortcullisSQLite
@@ -59,7 +60,7 @@ enum Micro {
                                           policyVersion: "v", now: Date(), logger: logger)
         let loaded = ContinuousClock.now - start
         var samples: [Double] = []
-        var rng = PortcullisBench.SplitMix(state: 3)
+        var rng = SeededGenerator(seed: 3)
         for index in 0..<6_000 {
             let user = Dataset.guid(0xA, Int.random(in: 0..<users, using: &rng))
             let begin = ContinuousClock.now
