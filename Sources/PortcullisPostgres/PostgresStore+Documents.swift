@@ -49,7 +49,7 @@ extension PostgresStore {
     static func insertAudit(_ audit: AuditRecord, _ db: Statements) async throws {
         try await db.query("""
             INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after)
-            VALUES (\(audit.tenantId), \(audit.at.seconds), \(audit.actor), \(audit.action.rawValue), \(audit.kind), \(audit.documentId), \(audit.before), \(audit.after))
+            VALUES (\(audit.tenantId), \(audit.at.seconds), \(audit.actor), \(audit.action.rawValue), \(audit.kind.rawValue), \(audit.documentId), \(audit.before), \(audit.after))
             """)
     }
 
@@ -107,7 +107,7 @@ extension PostgresStore {
             WHERE tenant_id = \(tenantId) AND id < \(before ?? Int64.max) ORDER BY id DESC LIMIT \(limit)
             """).map { row in
             let (id, tenant, at, actor, action, kind, documentId, before, after) = try row.decode((Int64, String, Double, String, String, String, String, String?, String?).self)
-            return AuditRecord(id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: kind, documentId: documentId, before: before, after: after)
+            return AuditRecord(id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: AuditSubject(rawValue: kind), documentId: documentId, before: before, after: after)
         }
     }
 }

@@ -57,7 +57,7 @@ extension SQLiteStore {
     static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind),
+            [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
              .text(audit.documentId), .optionalText(audit.before), .optionalText(audit.after)])
     }
 
@@ -125,7 +125,7 @@ extension SQLiteStore {
         ).map { row in
             AuditRecord(
                 id: try row.int("id"), tenantId: try row.string("tenant_id"), at: try row.date("at"),
-                actor: try row.string("actor"), action: AuditAction(rawValue: try row.string("action")), kind: try row.string("kind"),
+                actor: try row.string("actor"), action: AuditAction(rawValue: try row.string("action")), kind: AuditSubject(rawValue: try row.string("kind")),
                 documentId: try row.string("document_id"), before: row.optionalString("before"), after: row.optionalString("after"))
         }
     }

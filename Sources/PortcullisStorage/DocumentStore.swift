@@ -46,6 +46,16 @@ public enum WritePrecondition: Sendable, Equatable {
     case mustExist
 }
 
+/// What kind of thing an audit record is about: a document kind, an enrollment, a callback delivery.
+public struct AuditSubject: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ kind: DocumentKind) { self.rawValue = kind.rawValue }
+
+    public static let enrollment = AuditSubject(rawValue: "enrollment")
+    public static let outbox = AuditSubject(rawValue: "outbox")
+}
+
 /// An audit record: who changed what, when, and the before and after documents.
 public struct AuditRecord: Sendable, Equatable, Codable {
     public var id: Int64?
@@ -53,13 +63,12 @@ public struct AuditRecord: Sendable, Equatable, Codable {
     public var at: Date
     public var actor: String
     public var action: AuditAction
-    /// What kind of thing changed: a document kind (`DocumentKind.rawValue`), `enrollment` or `outbox`.
-    public var kind: String
+    public var kind: AuditSubject
     public var documentId: String
     public var before: String?
     public var after: String?
 
-    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: String, documentId: String, before: String?, after: String?) {
+    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: String?, after: String?) {
         self.id = id
         self.tenantId = tenantId
         self.at = at

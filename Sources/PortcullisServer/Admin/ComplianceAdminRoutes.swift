@@ -105,7 +105,7 @@ struct ComplianceAdminRoutes: Sendable {
         guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id, now: clock.now()) else { throw APIError.notFound("The outbox message \(id.prefix(64))") }
         outboxSignal.signal()
         try await store.appendAudit(AuditRecord(
-            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .redeliver, kind: "outbox", documentId: id, before: nil, after: nil))
+            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .redeliver, kind: .outbox, documentId: id, before: nil, after: nil))
         return JSONResponse.make(status: .accepted, ["id": id, "state": "pending"])
     }
 }

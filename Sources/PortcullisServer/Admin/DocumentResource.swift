@@ -116,7 +116,7 @@ struct DocumentResource: Sendable {
                 tenantId: tenant.tenant.id, kind: kind, id: validated.id, body: validated.body, precondition: precondition, at: clock.now(),
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: before == nil ? .create : .replace,
-                    kind: kind.rawValue, documentId: validated.id, before: before.map { String(decoding: $0.body, as: UTF8.self) },
+                    kind: AuditSubject(kind), documentId: validated.id, before: before.map { String(decoding: $0.body, as: UTF8.self) },
                     after: String(decoding: validated.body, as: UTF8.self)))
             tenants.invalidate()
             var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
@@ -136,7 +136,7 @@ struct DocumentResource: Sendable {
         do {
             try await store.delete(
                 tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,
-                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: kind.rawValue,
+                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: AuditSubject(kind),
                                    documentId: id, before: String(decoding: before.body, as: UTF8.self), after: nil))
             tenants.invalidate()
             return Response(status: .noContent)

@@ -61,6 +61,15 @@ public struct ComplianceService: AppProtectionStatusProvider {
                            accountId: caller.user.id, tenantId: caller.tenant.tenant.id, upn: caller.user.userPrincipalName)
     }
 
+    /// What enrolling an account on an app instance came to.
+    enum Claim {
+        /// The account's enrollment of the instance (`created` when this request made it), and the merged
+        /// app protection policy it is under.
+        case enrolled(Enrollment, created: Bool, policy: MergedAppProtectionPolicy)
+        /// The account cannot hold one (unmanaged, not allowed, another managed account): the answer to send.
+        case refused(EnrollmentResponse)
+    }
+
     /// Why an account cannot hold an enrollment of this app, if it cannot.
     func refusal(_ caller: Caller) -> (code: EnrollmentStatusCode, status: ComplianceStatus, missing: RemediationGap)? {
         if !AllowedAccounts.permits(caller.tenant.tenant, userId: caller.user.id, userPrincipalName: caller.user.userPrincipalName) {
@@ -74,19 +83,20 @@ public struct ComplianceService: AppProtectionStatusProvider {
         return nil
     }
 
-    /// Enrolls (or finds the enrollment of) this account on this app instance. Returns the enrollment, or
-    /// the status that prevents one (unmanaged, not allowed, another managed account).
+    /// Enrolls (or finds the enrollment of) this account on this app instance.
     func enrollOrFind(_ caller: Caller, deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?,
-                      callbackUri: String?) async throws -> (enrollment: Enrollment?, created: Bool, refusal: EnrollmentResponse?) {
+                      callbackUri: String?) async throws -> Claim {
         if let refusal = refusal(caller) {
-            return (nil, false, unenrolledResponse(caller, code: refusal.code, status: refusal.status, missing: [refusal.missing]))
+            return .refused(unenrolledResponse(caller, code: refusal.code, status: refusal.status, missing: [refusal.missing]))
         }
-        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)!
+        guard let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId) else {
+            return .refused(unenrolledResponse(caller, code: .noPolicyReceived, status: .notTargeted, missing: [.policyAssignment]))
+        }
         for _ in 0..<3 {
             let now = clock.now()
             if let existing = try await store.activeEnrollment(tenantId: caller.tenant.tenant.id, clientId: caller.client.appId, deviceId: deviceId) {
-                if existing.userId == caller.user.id { return (existing, false, nil) }
-                return (nil, false, unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
+                if existing.userId == caller.user.id { return .enrolled(existing, created: false, policy: policy) }
+                return .refused(unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
             }
             let outcome = EnrollmentMachine.enroll(
                 id: UUID().uuidString.lowercased(), tenantId: caller.tenant.tenant.id, userId: caller.user.id,
@@ -99,7 +109,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
                     outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now),
                     keepingAtMost: configuration.maximumEnrollmentsPerAccount)
                 outboxSignal.signal()
-                return (stored, true, nil)
+                return .enrolled(stored, created: true, policy: policy)
             } catch let error as StorageError where error.code == .duplicate {
                 continue  // Another request took the slot first: look again.
             }
@@ -108,13 +118,14 @@ public struct ComplianceService: AppProtectionStatusProvider {
     }
 
     func enroll(_ caller: Caller, _ request: EnrollmentRequest) async throws -> (created: Bool, EnrollmentResponse) {
-        let (enrollment, created, refusal) = try await enrollOrFind(
+        switch try await enrollOrFind(
             caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
-            sdkVersion: request.sdkVersion, callbackUri: nil)
-        if let refusal { return (false, refusal) }
-        let now = clock.now()
-        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
-        return (created, response(enrollment!, code: created ? .newPoliciesReceived : .alreadyEnrolled, policy: policy, deliver: true, now: now))
+            sdkVersion: request.sdkVersion, callbackUri: nil) {
+        case .refused(let answer):
+            return (false, answer)
+        case .enrolled(let enrollment, let created, let policy):
+            return (created, response(enrollment, code: created ? .newPoliciesReceived : .alreadyEnrolled, policy: policy, deliver: true, now: clock.now()))
+        }
     }
 
     func remediate(_ caller: Caller, _ request: RemediationRequest) async throws -> EnrollmentResponse {
@@ -122,13 +133,17 @@ public struct ComplianceService: AppProtectionStatusProvider {
             throw APIError(.badRequest, "callbackNotRegistered", "callbackUri must be one of the application's registered complianceCallbackUris (exact match).",
                            details: [ValidationProblem(pointer: "/callbackUri", message: "is not registered for this application.")])
         }
-        let (found, created, refusal) = try await enrollOrFind(
+        let claim = try await enrollOrFind(
             caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
             sdkVersion: request.sdkVersion, callbackUri: request.callbackUri)
-        if let refusal { return refusal }
-        var enrollment = found!
+        var enrollment: Enrollment
+        let created: Bool
+        let policy: MergedAppProtectionPolicy
+        switch claim {
+        case .refused(let answer): return answer
+        case .enrolled(let found, let wasCreated, let merged): (enrollment, created, policy) = (found, wasCreated, merged)
+        }
         let now = clock.now()
-        let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)!
         if enrollment.state == .wipePending {
             return response(enrollment, code: .wipeReceived, policy: policy, deliver: false, commands: [.wipe], missing: [.wipeAcknowledgement], now: now)
         }
@@ -214,7 +229,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
             var after = outcome.enrollment
             after.revision = current.revision + 1
             let audit = AuditRecord(
-                tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: "enrollment", documentId: current.id,
+                tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id,
                 before: String(decoding: try Self.encoder.encode(current), as: UTF8.self), after: String(decoding: try Self.encoder.encode(after), as: UTF8.self))
             if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {
                 logger.notice("selective wipe requested", metadata: [
