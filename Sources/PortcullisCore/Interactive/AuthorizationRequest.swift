@@ -9,7 +9,9 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     }
 
     public enum Prompt: String, Sendable, Codable {
-        case login, none, consent
+        case login, consent
+        /// `prompt=none` (named so that it cannot be confused with `Optional.none`).
+        case silent = "none"
         case selectAccount = "select_account"
     }
 
@@ -111,12 +113,28 @@ extension AuthorizationRequest {
 /// Redirect URI matching (PROTOCOL §9.1, RFC 8252 §7.3): exact, except that a loopback URI registered
 /// without a port matches any port, and an empty path equals `/`.
 public enum RedirectURI {
+    static let loopbackHosts: Set<String> = ["127.0.0.1", "::1", "[::1]", "localhost"]
+
+    /// What a directory may register: an absolute URI with no fragment and no user info; `http` only on a
+    /// loopback host (RFC 8252 §8.3); a custom scheme (`msauth.com.contoso.mail://auth`) as it is.
+    public static func isRegistrable(_ uri: String) -> Bool {
+        guard uri.utf8.count <= 2048, let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased(),
+              components.fragment == nil, components.user == nil, components.password == nil
+        else { return false }
+        switch scheme {
+        case "https": return !(components.host ?? "").isEmpty
+        case "http": return loopbackHosts.contains((components.host ?? "").lowercased())
+        case "javascript", "data", "file", "vbscript": return false
+        default: return !(components.host ?? "").isEmpty || !components.path.isEmpty
+        }
+    }
+
     public static func matches(_ requested: String, registered: String) -> Bool {
         if requested == registered { return true }
         guard let asked = URLComponents(string: requested), let known = URLComponents(string: registered),
               asked.scheme?.lowercased() == "http", known.scheme?.lowercased() == "http",
               let host = asked.host?.lowercased(), let knownHost = known.host?.lowercased(), host == knownHost,
-              ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host), known.port == nil,
+              loopbackHosts.contains(host), known.port == nil,
               asked.query == known.query, asked.fragment == nil, asked.user == nil
         else { return false }
         func path(_ text: String) -> String { text.isEmpty ? "/" : text }

@@ -90,6 +90,8 @@ struct TokenService: Sendable {
         var authentication = AuthenticationContext.none
         var nonce: String?
         var authorizedClaims: String?
+        // The platform MSAL named on /authorize, when the token request names none.
+        var authorizedPlatform: DevicePlatform?
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -136,6 +138,7 @@ struct TokenService: Sendable {
             authentication = AuthenticationContext(methods: code.methods, time: code.authTime)
             nonce = code.request.nonce
             authorizedClaims = code.request.claims
+            authorizedPlatform = code.request.platform
         case .deviceCode:
             let device = try await redeemDeviceCode(form: form, client: client, tenant: tenant, now: now)
             guard let userId = device.userId, let found = tenant.user(id: userId), found.accountEnabled else { throw TokenError.userDisabled }
@@ -154,7 +157,7 @@ struct TokenService: Sendable {
         var signIn = SignInFacts(
             userId: user?.id, groupIds: user.map { tenant.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.application.appId,
             resourceAppId: resource.appId, clientAppType: .mobileAppsAndDesktopClients,
-            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS), ipAddress: inputs.clientIP,
+            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce.capabilities, appProtection: .none, approvedClientApp: client.application.approvedClientApp,
             multiFactorAuthenticated: authentication.includesSecondFactor)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).

@@ -3,7 +3,7 @@
 /// template.
 enum PageTemplates {
     static let all: [(String, String)] = [
-        ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode),
+        ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode), ("account", account),
     ]
 
     static let layout = """
@@ -44,6 +44,19 @@ enum PageTemplates {
     </div>
     </form>
     {{#note}}<p class="note">{{note}}</p>{{/note}}
+
+    """
+
+    static let account = """
+    <p class="lead">to continue to <strong>{{appName}}</strong></p>
+    <form method="post" action="{{action}}">
+    <input type="hidden" name="ticket" value="{{ticket}}">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <div class="accounts">
+    <button type="submit" name="account" value="session" class="account" autofocus><span class="account-name">{{userName}}</span> <span class="account-upn">{{upn}}</span> <span class="account-note">Signed in</span></button>
+    <button type="submit" name="account" value="other" class="secondary">Use another account</button>
+    </div>
+    </form>
 
     """
 
@@ -105,6 +118,12 @@ enum PageTemplates {
     .code { font-size: .875rem; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
     .alert .code { margin-top: .25rem; }
     .note { margin: 1.25rem 0 0; font-size: .875rem; color: var(--muted); }
+    .accounts { display: flex; flex-direction: column; gap: .75rem; }
+    button.account { display: flex; flex-direction: column; align-items: flex-start; text-align: left; background: #fff; color: var(--ink);
+                     border: 1px solid var(--line); }
+    button.account:hover { background: #f3f6fa; }
+    .account-name { font-weight: 600; }
+    .account-upn, .account-note { font-weight: 400; font-size: .875rem; color: var(--muted); }
     footer { margin-top: 1rem; font-size: .75rem; color: var(--muted); text-align: center; }
     footer p { margin: 0; }
     .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }

@@ -117,11 +117,11 @@ struct SignInRoutes: Sendable {
 
     // MARK: Authorization endpoint
 
-    func authorize(_ request: Request, _ context: PortcullisRequestContext, parameters: Result<[String: String], TokenError>) async throws -> Response {
+    func authorize(_ request: Request, _ context: PortcullisRequestContext, parameters received: Result<[String: String], TokenError>) async throws -> Response {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
         let parameters: [String: String]
-        switch parameters {
+        switch received {
         case .success(let found): parameters = found
         case .failure(let error): return errorPage(error, tenant: tenant, context)
         }
@@ -133,11 +133,12 @@ struct SignInRoutes: Sendable {
             return deliver(uri, mode: mode, fields: errorFields(error, state: state, context), tenant: tenant, context)
         }
         if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
+            if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
                                       tenant: tenant, request: request, context, headers: [:])
         }
-        if authorization.prompt == .none {
+        if authorization.prompt == .silent {
             return deliver(authorization.redirectUri, mode: authorization.responseMode,
                            fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
         }
@@ -162,7 +163,7 @@ struct SignInRoutes: Sendable {
                     _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok) -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "signin", headers: &headers)
-        let ticket = sealer.seal((try? Self.ticketCoder.0.encode(Ticket(request: authorization, issued: clock.now()))) ?? Data())
+        let ticket = sealTicket(authorization)
         let app = tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId
         var values: [String: Any] = [
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": ticket, "csrf": csrf, "appName": app,
@@ -176,7 +177,23 @@ struct SignInRoutes: Sendable {
                             status: error?.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
     }
 
-    /// The sign-in form's submission.
+    /// `prompt=select_account` with a live session: continue as the session's user, or sign in as another.
+    func accountPage(_ authorization: AuthorizationRequest, user: User, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext) -> Response {
+        var headers: HTTPFields = [:]
+        let csrf = csrf(request, purpose: "signin", headers: &headers)
+        let values: [String: Any] = [
+            "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": sealTicket(authorization), "csrf": csrf,
+            "appName": tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId,
+            "userName": user.displayName, "upn": user.userPrincipalName,
+        ]
+        return pages.render("account", frame: frame("Pick an account", tenant: tenant, context), values: values, headers: headers)
+    }
+
+    func sealTicket(_ authorization: AuthorizationRequest) -> String {
+        sealer.seal((try? Self.ticketCoder.0.encode(Ticket(request: authorization, issued: clock.now()))) ?? Data())
+    }
+
+    /// The sign-in form's submission (and the account picker's).
     func signIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
@@ -192,6 +209,17 @@ struct SignInRoutes: Sendable {
         guard checkCSRF(request, token: form["csrf"], purpose: "signin") else {
             return errorPage(TokenError(.invalidRequest, aadsts: 90014, "The sign-in form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
                              tenant: tenant, context)
+        }
+        switch form["account"] {
+        case "session":
+            guard let session = try await currentSession(request, tenant: tenant) else { break }
+            try await store.touchSession(idHash: session.record.idHash, at: clock.now())
+            return try await complete(authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
+                                      tenant: tenant, request: request, context, headers: [:])
+        case "other":
+            return signInPage(authorization, tenant: tenant, error: nil, username: nil, request: request, context)
+        default:
+            break
         }
         let username = form["username"] ?? ""
         guard !username.isEmpty, let password = form["password"] else {
