@@ -31,6 +31,23 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     /// The platform MSAL names in its `x-client-SKU` / `x-client-OS` query parameters.
     public var platform: DevicePlatform?
 
+    public init(tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
+                responseMode: ResponseMode, prompt: Prompt?, loginHint: String?, domainHint: String?, claims: String?, platform: DevicePlatform?) {
+        self.tenantId = tenantId
+        self.clientId = clientId
+        self.redirectUri = redirectUri
+        self.scope = scope
+        self.state = state
+        self.nonce = nonce
+        self.codeChallenge = codeChallenge
+        self.responseMode = responseMode
+        self.prompt = prompt
+        self.loginHint = loginHint
+        self.domainHint = domainHint
+        self.claims = claims
+        self.platform = platform
+    }
+
     /// Whether a sign-in must show the page even with a live session (`prompt=login`, or `consent`, treated alike).
     public var forcesLogin: Bool { prompt == .login || prompt == .consent }
 }
