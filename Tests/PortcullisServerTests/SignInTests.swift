@@ -56,6 +56,20 @@ struct SignInTests {
         }
     }
 
+    @Test("the query is decoded as a form: '+' is a space (MSAL for Python sends scopes so)")
+    func plusIsSpace() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let query = "\(Authorize.path)?response_type=code&client_id=\(Fixtures.mobileClientId)&redirect_uri=http%3A%2F%2Flocalhost%3A8400"
+                + "&scope=api%3A%2F%2Ffabrikam-mail%2FMail.Read+offline_access+openid+profile&code_challenge=\(PKCEVector.challenge)"
+                + "&code_challenge_method=S256&state=a+b"
+            let page = try await Browser().signIn(client, query)
+            #expect(page.status == .found && page.delivered["code"] != nil, "\(page.delivered)")
+            #expect(page.delivered["state"] == "a b")
+        }
+    }
+
     @Test("an unknown client or an unregistered redirect URI gets an error page, never a redirect")
     func untrustedRedirects() async throws {
         let env = try await TestEnvironment.make()

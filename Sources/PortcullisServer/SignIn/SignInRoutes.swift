@@ -44,15 +44,19 @@ struct SignInRoutes: Sendable {
 
     // MARK: Parameters and cookies
 
-    /// Query parameters; a repeated one is reported, not silently resolved.
+    /// Query parameters, decoded as a form (`+` is a space: MSAL for Python encodes scopes so); a repeated
+    /// one is reported, not silently resolved.
     static func query(_ request: Request) -> Result<[String: String], TokenError> {
-        var parameters: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters {
-            let key = String(name)
-            if parameters[key] != nil { return .failure(.duplicateParameter(key)) }
-            parameters[key] = String(value)
+        do {
+            return .success(try FormBody(Array((request.uri.query ?? "").utf8)).fields)
+        } catch {
+            return .failure(error)
         }
-        return .success(parameters)
+    }
+
+    /// One query parameter (for pages that tolerate a malformed query: it is then absent).
+    static func queryValue(_ request: Request, _ name: String) -> String? {
+        (try? FormBody(Array((request.uri.query ?? "").utf8)))?[name]
     }
 
     static func formParameters(_ request: Request, _ context: PortcullisRequestContext) async throws -> Result<[String: String], TokenError> {
@@ -338,15 +342,15 @@ struct SignInRoutes: Sendable {
         if let token = Self.cookies(request)[Self.sessionCookie] { try await store.deleteSession(idHash: CredentialHasher.hashToken(token)) }
         var headers: HTTPFields = [:]
         for path in sessionPaths(tenant) { headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, "", path: path, maxAge: 0))) }
-        let query = request.uri.queryParameters
+        func query(_ name: String) -> String? { Self.queryValue(request, name) }
         // Only to a URI registered for the client named by client_id or by the ID token hint (whose signature is checked).
-        var clientId = query.get("client_id")
-        if clientId == nil, let hint = query.get("id_token_hint") {
+        var clientId = query("client_id")
+        if clientId == nil, let hint = query("id_token_hint") {
             clientId = await signer.idTokenAudience(hint, issuer: endpoints.issuer(tenantId: tenant.tenant.id))
         }
-        if let target = query.get("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: clientId),
+        if let target = query("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: clientId),
            client.redirectUris.contains(target), var components = URLComponents(string: target) {
-            if let state = query.get("state") { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "state", value: state)] }
+            if let state = query("state") { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "state", value: state)] }
             headers[.location] = components.string ?? target
             Pages.secure(&headers)
             return Response(status: .found, headers: headers)
@@ -403,7 +407,7 @@ struct SignInRoutes: Sendable {
                          status: HTTPResponse.Status = .ok) -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "device", headers: &headers)
-        var values: [String: Any] = ["action": "\(basePath)/devicelogin", "csrf": csrf, "userCode": userCode ?? request.uri.queryParameters.get("code") ?? ""]
+        var values: [String: Any] = ["action": "\(basePath)/devicelogin", "csrf": csrf, "userCode": userCode ?? Self.queryValue(request, "code") ?? ""]
         if let error { values["error"] = ["message": error.message, "code": String(error.aadsts)] }
         return pages.render("deviceCode", frame: frame("Enter code", tenant: nil, context), values: values, status: status, headers: headers)
     }
