@@ -29,8 +29,8 @@ enum PageTemplates {
     """
 
     static let signIn = """
-    {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
     <p class="lead">to continue to <strong>{{appName}}</strong></p>
+    {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
     <form method="post" action="{{action}}" novalidate>
     <input type="hidden" name="ticket" value="{{ticket}}">
     <input type="hidden" name="csrf" value="{{csrf}}">

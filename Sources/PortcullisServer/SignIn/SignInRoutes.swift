@@ -115,7 +115,8 @@ struct SignInRoutes: Sendable {
         var headers: HTTPFields = [:]
         if error.code == .temporarilyUnavailable { headers[.retryAfter] = String(error.retryAfter ?? 1) }
         return pages.render("message", frame: frame(title, tenant: tenant, context),
-                            values: ["alert": ["text": error.message, "code": String(error.aadsts)]],
+                            values: ["alert": ["text": error.message, "code": String(error.aadsts)],
+                                     "detail": "Go back to the app and start again. If it keeps happening, give your administrator the correlation ID below."],
                             status: error.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
     }
 
