@@ -19,31 +19,16 @@ struct Page {
 
     var location: URLComponents? { headers[.location].flatMap(URLComponents.init(string:)) }
 
-    /// The value of the hidden (or pre-filled) input named `name`, unescaped.
-    func input(_ name: String) -> String? {
-        guard let range = html.range(of: #"name="\#(name)"[^>]*value="([^"]*)""#, options: .regularExpression) else { return nil }
-        let tag = String(html[range])
-        guard let start = tag.range(of: #"value=""#)?.upperBound else { return nil }
-        return Self.unescape(String(tag[start...].dropLast()))
-    }
+    /// The value of the input named `name` in the page's first form, unescaped.
+    func input(_ name: String) -> String? { HTMLForm(html: html).fields[name] }
 
     /// The first form's action.
-    var formAction: String? {
-        guard let range = html.range(of: #"<form method="post" action="[^"]*""#, options: .regularExpression) else { return nil }
-        let tag = String(html[range])
-        return tag.range(of: #"action=""#).map { Self.unescape(String(tag[$0.upperBound...].dropLast())) }
-    }
+    var formAction: String? { HTMLForm(html: html).action }
 
     /// The AADSTS code shown in the page's alert, if any.
     var shownCode: Int? {
         guard let range = html.range(of: #"AADSTS[0-9]+"#, options: .regularExpression) else { return nil }
         return Int(html[range].dropFirst(6))
-    }
-
-    static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&#x2F;", with: "/").replacingOccurrences(of: "&#x3D;", with: "=")
-            .replacingOccurrences(of: "&#x60;", with: "`").replacingOccurrences(of: "&amp;", with: "&")
     }
 
     /// The parameters delivered to the redirect URI (query or fragment).
