@@ -67,6 +67,10 @@ struct SignInTests {
             let page = try await Browser().signIn(client, query)
             #expect(page.status == .found && page.delivered["code"] != nil, "\(page.delivered)")
             #expect(page.delivered["state"] == "a b")
+            // And back: a literal '+' in state reaches the app as %2B (its form decoder would read '+' as a space).
+            let plus = try await Browser().signIn(client, query.replacingOccurrences(of: "state=a+b", with: "state=a%2Bb%20c"))
+            let location = plus.headers[.location] ?? ""
+            #expect(location.contains("state=a%2Bb%20c") && plus.delivered["state"] == "a+b c", "\(location)")
         }
     }
 

@@ -77,22 +77,16 @@ extension PublicClientApplication {
         let scope = (scopes + Self.oidcScopes.filter { !scopes.contains($0) }).joined(separator: " ")
         let redirect = try await presenter.present { redirectURI in
             var items = [
-                URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: configuration.clientId),
-                URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: scope),
-                URLQueryItem(name: "state", value: state), URLQueryItem(name: "nonce", value: nonce),
-                URLQueryItem(name: "code_challenge", value: pkce.challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
-                URLQueryItem(name: "client_info", value: "1"),
-                URLQueryItem(name: "x-client-SKU", value: configuration.sku), URLQueryItem(name: "x-client-OS", value: configuration.osDescription),
-                URLQueryItem(name: "x-client-Ver", value: configuration.version),
+                ("response_type", "code"), ("client_id", configuration.clientId), ("redirect_uri", redirectURI), ("scope", scope),
+                ("state", state), ("nonce", nonce), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"), ("client_info", "1"),
+                ("x-client-SKU", configuration.sku), ("x-client-OS", configuration.osDescription), ("x-client-Ver", configuration.version),
             ]
-            if let prompt { items.append(URLQueryItem(name: "prompt", value: prompt.rawValue)) }
-            if let loginHint { items.append(URLQueryItem(name: "login_hint", value: loginHint)) }
-            if let claims { items.append(URLQueryItem(name: "claims", value: claims)) }
+            if let prompt { items.append(("prompt", prompt.rawValue)) }
+            if let loginHint { items.append(("login_hint", loginHint)) }
+            if let claims { items.append(("claims", claims)) }
             guard var components = URLComponents(url: configuration.authority.appendingPathComponent("oauth2/v2.0/authorize"), resolvingAgainstBaseURL: false)
             else { throw PortcullisClientError.transport("the authority is not a URL") }
-            components.queryItems = items
-            // `+` is literal in URLComponents' encoding; the server decodes the query as a form, where it is a space.
-            components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+            components.percentEncodedQuery = FormEncoding.encode(items)
             guard let url = components.url else { throw PortcullisClientError.transport("cannot build the authorization URL") }
             return url
         }

@@ -320,14 +320,14 @@ struct SignInRoutes: Sendable {
             return pages.render("formPost", frame: frame("Continue", tenant: tenant, context),
                                 values: ["redirectUri": redirectUri, "fields": fields.map { ["name": $0.0, "value": $0.1] }])
         case .query, .fragment:
+            // Our fields are form-encoded (`+` as %2B: the app's decoder may read a literal `+` as a space); a
+            // query the registered URI already has is kept as registered.
             var components = URLComponents(string: redirectUri) ?? URLComponents()
-            let items = fields.map { URLQueryItem(name: $0.0, value: $0.1) }
+            let encoded = FormEncoding.encode(fields)
             if mode == .query {
-                components.queryItems = (components.queryItems ?? []) + items
+                components.percentEncodedQuery = [components.percentEncodedQuery, encoded].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "&")
             } else {
-                var encoder = URLComponents()
-                encoder.queryItems = items
-                components.percentEncodedFragment = encoder.percentEncodedQuery
+                components.percentEncodedFragment = encoded
             }
             var headers: HTTPFields = [.location: components.string ?? redirectUri]
             Pages.secure(&headers)
@@ -351,7 +351,10 @@ struct SignInRoutes: Sendable {
         }
         if let target = query("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: clientId),
            client.redirectUris.contains(target), var components = URLComponents(string: target) {
-            if let state = query("state") { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "state", value: state)] }
+            if let state = query("state") {
+                components.percentEncodedQuery = [components.percentEncodedQuery, FormEncoding.encode([("state", state)])]
+                    .compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "&")
+            }
             headers[.location] = components.string ?? target
             Pages.secure(&headers)
             return Response(status: .found, headers: headers)
