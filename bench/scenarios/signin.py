@@ -16,22 +16,17 @@ import argparse
 import base64
 import gzip
 import hashlib
-import json
 import os
 import re
 import secrets
-import shutil
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.parse
 
 import requests
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-CLIENT = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
+import benchserver
+from benchserver import CLIENT, REPO
 REDIRECT = "http://localhost:7777/"
 SCOPE = "api://contoso-mail/Mail.Read openid profile offline_access"
 USER, PASSWORD = "carol@contoso.example", "Carol-dev-pass1"
@@ -59,27 +54,10 @@ def main():
     args = parser.parse_args()
     rounds = 2 if args.smoke else args.rounds
 
-    work = tempfile.mkdtemp(prefix="portcullis-signin-")
-    config = os.path.join(work, "Config")
-    shutil.copytree(os.path.join(REPO, "Config"), config)
-    with open(os.path.join(config, "portcullis.json"), "w") as f:
-        json.dump({"passwords": {"bcryptCost": args.cost}, "logLevel": "warning"}, f)
-    server = subprocess.Popen(
-        [args.binary, "serve", "--config", config, "--data", os.path.join(work, "data"), "--keys", os.path.join(work, "keys"),
-         "--port", str(args.port)], stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "server.log"), "w"))
-    base = f"http://127.0.0.1:{args.port}"
-    authority = f"{base}/contoso.example/oauth2/v2.0"
-    headers = {"x-client-OS": "Linux"}
-    try:
-        for _ in range(600):
-            try:
-                if requests.get(f"{base}/health/ready", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        else:
-            sys.exit("the server did not start")
+    settings = {"passwords": {"bcryptCost": args.cost}, "logLevel": "warning"}
+    with benchserver.running(args.binary, args.port, settings, "portcullis-signin-") as base:
+        authority = f"{base}/contoso.example/oauth2/v2.0"
+        headers = {"x-client-OS": "Linux"}
 
         def authorize_url(challenge, state):
             return f"{authority}/authorize?" + urllib.parse.urlencode({
@@ -146,10 +124,6 @@ def main():
         print(f"SSO (prompt=none with the session + redemption): {ms(ssos)}")
         print(f"page weight: HTML {len(html)} B ({len(gzip.compress(html))} B gzip), stylesheet {len(css)} B "
               f"({len(gzip.compress(css))} B gzip), total {len(html) + len(css)} B; no scripts, images or fonts")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -111,20 +111,6 @@ extension PublicClientApplication {
         return result
     }
 
-    struct DeviceAuthorization: Decodable {
-        var deviceCode: String
-        var userCode: String
-        var verificationUri: String
-        var expiresIn: Int
-        var interval: Int
-        var message: String
-
-        enum CodingKeys: String, CodingKey {
-            case deviceCode = "device_code", userCode = "user_code", verificationUri = "verification_uri", expiresIn = "expires_in"
-            case interval, message
-        }
-    }
-
     func deviceCodeFlow(scopes: [String], claimsChallenge: String?, onCode: @Sendable (DeviceCodeInfo) async -> Void) async throws -> AuthenticationResult {
         var form = [("client_id", configuration.clientId), ("scope", (scopes + Self.oidcScopes.filter { !scopes.contains($0) }).joined(separator: " "))]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: claimsChallenge) { form.append(("claims", claims)) }
@@ -136,7 +122,7 @@ extension PublicClientApplication {
             }
             throw PortcullisClientError.from(body, requestAccount: nil, retryAfter: reply.retryAfter)
         }
-        guard let started = try? JSONDecoder().decode(DeviceAuthorization.self, from: reply.body), let uri = URL(string: started.verificationUri) else {
+        guard let started = try? JSONDecoder().decode(DeviceAuthorizationResponse.self, from: reply.body), let uri = URL(string: started.verificationUri) else {
             throw PortcullisClientError.transport("the device authorization answer is not usable")
         }
         let expiresOn = Date().addingTimeInterval(TimeInterval(started.expiresIn))

@@ -499,21 +499,3 @@ struct SignInRoutes: Sendable {
                             values: ["text": "You have signed in to \(app) on your device.", "detail": "You can close this window and return to the device."])
     }
 }
-
-/// RFC 8628 §3.2.
-struct DeviceAuthorizationResponse: Codable, Sendable {
-    var deviceCode: String
-    var userCode: String
-    var verificationUri: String
-    var expiresIn: Int
-    var interval: Int
-    var message: String
-
-    enum CodingKeys: String, CodingKey {
-        case deviceCode = "device_code"
-        case userCode = "user_code"
-        case verificationUri = "verification_uri"
-        case expiresIn = "expires_in"
-        case interval, message
-    }
-}
