@@ -106,15 +106,18 @@ public final class PublicClientApplication: Sendable {
         } catch let error as PortcullisClientError where error.kind == .protectionPolicyRequired && mode == .automatic {
             guard let remediator, let protected = error.protection?.account ?? account else { throw error }
             let status = await remediator.remediate(account: protected, silent: true)
-            guard status.status == .compliant else {
-                var failure = PortcullisClientError(kind: .complianceRequired, message: status.errorMessage ?? "The app could not become compliant.")
-                failure.complianceStatus = status
-                failure.protection = error.protection
-                failure.oauth = error.oauth
-                throw failure
-            }
+            guard status.status == .compliant else { throw Self.complianceFailure(status, refusal: error) }
             return try await attempt()  // once; a second refusal is thrown as it is
         }
+    }
+
+    /// Remediation ran and did not end compliant: the status (with its user-facing title and message) and the refusal.
+    static func complianceFailure(_ status: ComplianceStatus, refusal: PortcullisClientError) -> PortcullisClientError {
+        var failure = PortcullisClientError(kind: .complianceRequired, message: status.errorMessage ?? "The app could not become compliant.")
+        failure.complianceStatus = status
+        failure.protection = refusal.protection
+        failure.oauth = refusal.oauth
+        return failure
     }
 
     static func scopeKey(_ scopes: [String]) -> String { scopes.map { $0.lowercased() }.sorted().joined(separator: " ") }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import PortcullisAPI
 
 /// The HTTP the SDK needs, over `URLSession` (FoundationNetworking over libcurl on Linux).
 struct HTTPTransport: Sendable {
@@ -42,12 +43,7 @@ struct HTTPTransport: Sendable {
         }
     }
 
-    static func encode(_ fields: [(String, String)]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return fields.map { "\($0.0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }
-            .joined(separator: "&")
-    }
+    static func encode(_ fields: [(String, String)]) -> String { FormEncoding.encode(fields) }
 }
 
 /// Builds the `claims` request parameter as MSAL does: the client capabilities in

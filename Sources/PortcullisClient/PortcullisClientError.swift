@@ -14,6 +14,8 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
         case server
         /// No cached account or refresh token to use silently.
         case interactionRequired
+        /// The user closed the sign-in (or it timed out) before it came back to the app.
+        case cancelled
         /// The network or the server's answer was not usable.
         case transport
         /// The server could not answer now (503 `temporarily_unavailable`, e.g. its store is away) and changed

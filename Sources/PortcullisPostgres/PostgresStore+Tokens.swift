@@ -15,8 +15,9 @@ extension PostgresStore {
     public func insert(_ record: RefreshTokenRecord) async throws {
         try await transaction { db in
             try await db.query("""
-                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at)
-                VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL)
+                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time)
+                VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL,
+                        \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds))
                 ON CONFLICT (family_id) DO NOTHING
                 """)
             try await Self.insertToken(record, db)
@@ -25,14 +26,16 @@ extension PostgresStore {
 
     public func find(tokenHash: String) async throws -> RefreshTokenRecord? {
         try await rows("""
-            SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at
+            SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at,
+                   f.methods, f.auth_time
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id WHERE t.token_hash = \(tokenHash)
             """).first.map { row in
-            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked) =
-                try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?).self)
+            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime) =
+                try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?).self)
             return RefreshTokenRecord(
                 tokenHash: hash, familyId: family, tenantId: tenant, userId: user, clientId: client, scope: scope, issuedAt: Date(seconds: issued),
-                expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)))
+                expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)),
+                methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)))
         }
     }
 

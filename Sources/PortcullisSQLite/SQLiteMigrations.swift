@@ -94,5 +94,35 @@ enum SQLiteMigrations {
             """,
             "CREATE INDEX auth_throttles_expiry ON auth_throttles (expires_at)",
         ]),
+        (5, [
+            // Interactive sign-in (PROTOCOL §9): sessions, authorization codes, device codes, and how a
+            // refresh-token family's user authenticated.
+            """
+            CREATE TABLE sessions (
+                id_hash TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, methods TEXT NOT NULL, auth_time REAL NOT NULL,
+                created_at REAL NOT NULL, last_seen_at REAL NOT NULL, expires_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX sessions_user ON sessions (tenant_id, user_id)",
+            "CREATE INDEX sessions_expiry ON sessions (expires_at)",
+            """
+            CREATE TABLE authorization_codes (
+                code_hash TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, request TEXT NOT NULL, methods TEXT NOT NULL,
+                auth_time REAL NOT NULL, expires_at REAL NOT NULL, used_at REAL, family_id TEXT, access_jti TEXT, access_expires_at REAL
+            )
+            """,
+            "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
+            """
+            CREATE TABLE device_codes (
+                device_code_hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, client_id TEXT NOT NULL,
+                scope TEXT NOT NULL, claims TEXT, interval_seconds INTEGER NOT NULL, expires_at REAL NOT NULL, last_polled_at REAL,
+                state TEXT NOT NULL, user_id TEXT, methods TEXT, auth_time REAL
+            )
+            """,
+            "CREATE INDEX device_codes_expiry ON device_codes (expires_at)",
+            "CREATE INDEX device_codes_pending ON device_codes (tenant_id, state)",
+            "ALTER TABLE refresh_token_families ADD COLUMN methods TEXT",
+            "ALTER TABLE refresh_token_families ADD COLUMN auth_time REAL",
+        ]),
     ]
 }

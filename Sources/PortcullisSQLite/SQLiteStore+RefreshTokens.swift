@@ -18,10 +18,11 @@ extension SQLiteStore {
         try await transaction { db in
             _ = try await db.query(
                 """
-                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at)
-                VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (family_id) DO NOTHING
+                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time)
+                VALUES (?, ?, ?, ?, ?, NULL, ?, ?) ON CONFLICT (family_id) DO NOTHING
                 """,
-                [.text(record.familyId), .text(record.tenantId), .text(record.userId), .text(record.clientId), .date(record.issuedAt)])
+                [.text(record.familyId), .text(record.tenantId), .text(record.userId), .text(record.clientId), .date(record.issuedAt),
+                 .text(StoredJSON.text(of: record.methods)), .optionalDate(record.authTime)])
             _ = try await db.query(Self.insertToken, Self.binds(record))
         }
     }
@@ -30,7 +31,7 @@ extension SQLiteStore {
         try await read(
             """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at,
-                   t.used_at, f.revoked_at
+                   t.used_at, f.revoked_at, f.methods, f.auth_time
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id
             WHERE t.token_hash = ?
             """,
@@ -41,7 +42,8 @@ extension SQLiteStore {
                 tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
                 clientId: try row.string("client_id"), scope: try row.string("scope"),
                 issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"),
-                usedAt: row.optionalDate("used_at"), familyRevokedAt: row.optionalDate("revoked_at"))
+                usedAt: row.optionalDate("used_at"), familyRevokedAt: row.optionalDate("revoked_at"),
+                methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"))
         }
     }
 

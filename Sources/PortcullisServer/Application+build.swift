@@ -112,14 +112,17 @@ public struct PortcullisServer: Sendable {
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: RequestMiddleware(metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://")))
         let clients = ClientAuthenticator(credentials: deps.credentials)
+        let passwords = PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
-            clients: clients, compliance: compliance, recorder: signIns,
-            passwords: PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger),
-            clock: deps.clock, logger: deps.logger)
+            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, clock: deps.clock, logger: deps.logger)
         OAuthRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics
+        ).register(on: router)
+        SignInRoutes(
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer, clients: clients,
+            passwords: passwords, sealer: PageSealer(credentials: deps.credentials), pages: Pages(), clock: deps.clock, logger: deps.logger
         ).register(on: router)
         AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,

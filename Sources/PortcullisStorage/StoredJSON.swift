@@ -47,4 +47,23 @@ public enum StoredJSON {
     public static func enrollment(from text: String) throws -> Enrollment {
         try enrollmentDecoder.decode(Enrollment.self, from: Data(text.utf8))
     }
+
+    private static let plainEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    /// An authorization request, as an authorization code keeps it.
+    public static func text(of request: AuthorizationRequest) throws -> String {
+        String(decoding: try plainEncoder.encode(request), as: UTF8.self)
+    }
+
+    public static func authorizationRequest(from text: String) throws -> AuthorizationRequest {
+        try JSONDecoder().decode(AuthorizationRequest.self, from: Data(text.utf8))
+    }
+
+    /// Authentication methods (`amr`) as one column: space-separated.
+    public static func text(of methods: [String]) -> String { methods.joined(separator: " ") }
+    public static func methods(from text: String?) -> [String] { (text ?? "").split(separator: " ").map(String.init) }
 }

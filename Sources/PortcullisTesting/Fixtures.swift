@@ -24,6 +24,8 @@ public enum Fixtures {
     public static let engineeringGroupId = "0b000000-0000-4000-8000-0000000000b2"
 
     public static let mobileClientId = "10000000-0000-4000-8000-000000000001"
+    /// The mobile app's registered custom-scheme redirect URI (MSAL for iOS's form).
+    public static let mobileRedirectUri = "msauth.com.fabrikam.mail://auth"
     public static let secondMobileClientId = "10000000-0000-4000-8000-000000000006"
     public static let daemonClientId = "20000000-0000-4000-8000-000000000002"
     public static let daemonSecret = "daemon-secret-value"
@@ -71,7 +73,8 @@ public enum Fixtures {
           ],
           "applications": [
             {"appId": "\(mobileClientId)", "displayName": "Fabrikam Mail mobile", "publicClient": true,
-             "allowedGrantTypes": ["password", "refresh_token"], "approvedClientApp": true,
+             "allowedGrantTypes": ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code", "password", "refresh_token"],
+             "redirectUris": ["\(mobileRedirectUri)", "http://localhost", "https://app.fabrikam.test/signed-out"], "approvedClientApp": true,
              "complianceCallbackUris": ["\(callbackBase)\(callbackPath)"]},
             {"appId": "\(secondMobileClientId)", "displayName": "Fabrikam Notes mobile", "publicClient": true,
              "allowedGrantTypes": ["password", "refresh_token"]},

@@ -18,6 +18,11 @@ func expect(_ condition: Bool, _ message: @autoclosure () -> String, line: Int =
     if !condition { throw ConformanceFailure(description: "StoreConformance.swift:\(line): \(message())") }
 }
 
+func unwrap<T>(_ value: T?, _ what: String, line: Int = #line) throws -> T {
+    guard let value else { throw ConformanceFailure(description: "StoreConformance.swift:\(line): expected \(what), found nil") }
+    return value
+}
+
 func expectError(_ code: StorageError.Code, line: Int = #line, _ body: () async throws -> Void) async throws {
     do {
         try await body()
@@ -322,6 +327,80 @@ public enum StoreConformance {
             try await store.clearThrottle(key: keys[0])
             try expect(try await store.throttles(keys: keys).map(\.key) == [keys[1]], "cleared")
             try expect(try await store.purgeThrottles(before: now.addingTimeInterval(601)) == 1, "purged after expiry")
+        },
+        ConformanceCase(name: "sessions: insert, read, touch, per-user cap, delete, delete a user's, purge") { store in
+            func session(_ id: String, user: String = "u-1", seen offset: TimeInterval = 0, lifetime: TimeInterval = 3600) -> SessionRecord {
+                SessionRecord(idHash: id, tenantId: tenant, userId: user, methods: ["pwd"], authTime: now, createdAt: now,
+                              lastSeenAt: now.addingTimeInterval(offset), expiresAt: now.addingTimeInterval(lifetime))
+            }
+            try await store.insertSession(session("s1", seen: 1), keepingAtMost: 2)
+            try await store.insertSession(session("s2", seen: 2), keepingAtMost: 2)
+            try await store.insertSession(session("s3", user: "u-2"), keepingAtMost: 2)
+            try expect(try await store.session(idHash: "s1") == session("s1", seen: 1), "round-trip")
+            try await store.touchSession(idHash: "s1", at: now.addingTimeInterval(10))
+            try expect(try await store.session(idHash: "s1")?.lastSeenAt == now.addingTimeInterval(10), "touched")
+            try await store.insertSession(session("s4", seen: 5), keepingAtMost: 2)
+            try expect(try await store.session(idHash: "s2") == nil, "the least recently seen session of the user goes beyond the cap")
+            for kept in ["s1", "s3", "s4"] { try expect(try await store.session(idHash: kept) != nil, "\(kept) kept") }
+            try await store.deleteSession(idHash: "s4")
+            try expect(try await store.session(idHash: "s4") == nil, "deleted")
+            try expect(try await store.deleteSessions(tenantId: tenant, userId: "U-1") == 1, "a user's sessions, by ID in any case")
+            try await store.insertSession(session("s5", user: "u-3", lifetime: 10), keepingAtMost: 5)
+            try expect(try await store.purgeInteractive(before: now.addingTimeInterval(11)) == 1, "expired session purged")
+            try expect(try await store.session(idHash: "s3") != nil, "live session kept")
+        },
+        ConformanceCase(name: "authorization codes: redeemed once, atomically; a replay returns what the first redemption issued") { store in
+            let request = AuthorizationRequest(
+                tenantId: tenant, clientId: "c-1", redirectUri: "msauth.x://auth", scope: "openid", state: "s", nonce: "n", codeChallenge: "x",
+                responseMode: .query, prompt: nil, loginHint: nil, domainHint: nil, claims: #"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#, platform: .iOS)
+            let code = AuthorizationCodeRecord(codeHash: "h1", request: request, userId: "u-1", methods: ["pwd"], authTime: now, expiresAt: now.addingTimeInterval(60))
+            try await store.insertAuthorizationCode(code)
+            try expect(try await store.redeemAuthorizationCode(codeHash: "nope", at: now, familyId: "f", accessTokenId: "j", accessTokenExpiresAt: now) == nil, "unknown")
+            let winners = try await withThrowingTaskGroup(of: AuthorizationCodeRecord?.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        try await store.redeemAuthorizationCode(codeHash: "h1", at: now.addingTimeInterval(1), familyId: "f\(index)", accessTokenId: "j\(index)",
+                                                                accessTokenExpiresAt: now.addingTimeInterval(3600))
+                    }
+                }
+                return try await group.reduce(into: [AuthorizationCodeRecord]()) { if let found = $1 { $0.append(found) } }
+            }
+            try expect(winners.count == 8 && winners.filter { $0.usedAt == nil }.count == 1, "exactly one first redemption: \(winners.map(\.usedAt))")
+            let first = try unwrap(winners.first { $0.usedAt == nil }, "a first redemption")
+            try expect(first.request == request && first.methods == ["pwd"] && first.authTime == now, "the request round-trips")
+            let replay = try unwrap(try await store.redeemAuthorizationCode(codeHash: "h1", at: now.addingTimeInterval(5), familyId: "g", accessTokenId: "k",
+                                                                            accessTokenExpiresAt: now), "a replay finds the code")
+            try expect(replay.usedAt == now.addingTimeInterval(1) && replay.familyId != "g" && replay.familyId?.hasPrefix("f") == true,
+                       "a replay sees the first redemption's family: \(String(describing: replay.familyId))")
+            try expect(try await store.purgeInteractive(before: now.addingTimeInterval(61)) == 0, "a used code is kept a day for replay detection")
+            try expect(try await store.purgeInteractive(before: now.addingTimeInterval(61 + 86400)) == 1, "then purged")
+        },
+        ConformanceCase(name: "device codes: pending, poll pacing, decide once, consume once, count, purge") { store in
+            let code = DeviceCodeRecord(deviceCodeHash: "d1", userCode: "BCDFGHJK", tenantId: tenant, clientId: "c-1", scope: "openid", claims: nil,
+                                        interval: 5, expiresAt: now.addingTimeInterval(900))
+            try await store.insertDeviceCode(code)
+            try await store.insertDeviceCode(DeviceCodeRecord(deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: tenant, clientId: "c-1", scope: "openid",
+                                                              claims: nil, interval: 5, expiresAt: now.addingTimeInterval(10)))
+            try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now) == 2, "two pending")
+            try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now.addingTimeInterval(11)) == 1, "expired ones do not count")
+            try expect(try await store.deviceCode(userCode: "BCDFGHJK") == code, "round-trip")
+            let first = try await store.pollDeviceCode(deviceCodeHash: "d1", at: now)
+            try expect(first?.tooFast == false && first?.record.state == .pending, "first poll")
+            try expect(try await store.pollDeviceCode(deviceCodeHash: "d1", at: now.addingTimeInterval(2))?.tooFast == true, "too fast")
+            try expect(try await store.pollDeviceCode(deviceCodeHash: "d1", at: now.addingTimeInterval(8))?.tooFast == false, "paced")
+            try expect(try await store.pollDeviceCode(deviceCodeHash: "nope", at: now) == nil, "unknown")
+            try expect(try await store.decideDeviceCode(userCode: "BCDFGHJK", approve: true, userId: "u-1", methods: ["pwd"], authTime: now, now: now), "approved")
+            try expect(!(try await store.decideDeviceCode(userCode: "BCDFGHJK", approve: false, userId: nil, methods: [], authTime: nil, now: now)), "decided once")
+            try expect(!(try await store.decideDeviceCode(userCode: "LMNPQRST", approve: true, userId: "u-1", methods: ["pwd"], authTime: now, now: now.addingTimeInterval(11))),
+                       "not after expiry")
+            let approved = try await store.deviceCode(userCode: "BCDFGHJK")
+            try expect(approved?.state == .approved && approved?.userId == "u-1" && approved?.methods == ["pwd"] && approved?.authTime == now, "approval recorded")
+            let consumed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<6 { group.addTask { try await store.consumeDeviceCode(deviceCodeHash: "d1") } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            try expect(consumed == 1, "consumed once: \(consumed)")
+            try expect(try await store.purgeInteractive(before: now.addingTimeInterval(901)) == 2, "both purged after expiry")
         },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")

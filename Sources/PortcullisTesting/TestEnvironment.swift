@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import PortcullisAPI
 import PortcullisCore
 import PortcullisServer
 import PortcullisSQLite
@@ -99,12 +100,7 @@ public final class TestEnvironment: Sendable {
 /// Form encoding for test requests.
 public enum Form {
     public static func encode(_ fields: [(String, String)]) -> ByteBuffer {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        let text = fields.map { name, value in
-            "\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
-        }.joined(separator: "&")
-        return ByteBuffer(string: text)
+        ByteBuffer(string: FormEncoding.encode(fields))
     }
 
     public static let headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]

@@ -41,6 +41,8 @@ extension AccessTokenClaims {
         writer.string("preferred_username", preferredUsername)
         writer.strings("xms_cc", xmsCC)
         writer.string("xms_mam_enrollment", xmsMamEnrollment)
+        writer.strings("amr", amr)
+        writer.integer("auth_time", authTime)
         return writer.finish()
     }
 }

@@ -47,6 +47,12 @@ public struct CredentialHasher: Sendable {
         return pepper
     }
 
+    /// A key for one purpose, derived from the pepper (HMAC-SHA-256 of the purpose's name): every node that
+    /// shares `Keys/` derives the same one, and a key for one purpose says nothing about another.
+    public func derivedKey(purpose: String) -> SymmetricKey {
+        SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data("portcullis-\(purpose)".utf8), using: pepper)))
+    }
+
     /// The stored form of a client secret.
     public func hashSecret(_ secret: String) -> String {
         Self.prefix + Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(secret.utf8), using: pepper))

@@ -30,12 +30,18 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var ver: String
     /// The compliance enrollment that satisfied app protection for this token, when one did.
     public var xmsMamEnrollment: String?
+    /// How the user authenticated (`pwd`, `mfa`) and when (delegated tokens).
+    public var amr: [String]?
+    public var authTime: Int?
 
     public init(
         iss: String, aud: String, sub: String, oid: String?, tid: String, azp: String, azpacr: String,
         iat: Int, nbf: Int, exp: Int, jti: String, scp: String?, roles: [String]?, upn: String?,
-        preferredUsername: String?, name: String?, xmsCC: [String]?, idtyp: String, xmsMamEnrollment: String? = nil
+        preferredUsername: String?, name: String?, xmsCC: [String]?, idtyp: String, xmsMamEnrollment: String? = nil,
+        amr: [String]? = nil, authTime: Int? = nil
     ) {
+        self.amr = amr
+        self.authTime = authTime
         self.iss = iss
         self.aud = aud
         self.sub = sub
@@ -65,6 +71,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case preferredUsername = "preferred_username"
         case xmsCC = "xms_cc"
         case xmsMamEnrollment = "xms_mam_enrollment"
+        case amr
+        case authTime = "auth_time"
     }
 
     /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.
@@ -88,9 +96,16 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     public var preferredUsername: String?
     public var name: String?
     public var email: String?
+    /// The `nonce` of the authorization request (OIDC Core §2).
+    public var nonce: String?
+    public var authTime: Int?
+    public var amr: [String]?
 
     public init(iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
-                preferredUsername: String?, name: String?, email: String?) {
+                preferredUsername: String?, name: String?, email: String?, nonce: String? = nil, authTime: Int? = nil, amr: [String]? = nil) {
+        self.nonce = nonce
+        self.authTime = authTime
+        self.amr = amr
         self.iss = iss
         self.aud = aud
         self.sub = sub
@@ -106,8 +121,9 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email
+        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr
         case preferredUsername = "preferred_username"
+        case authTime = "auth_time"
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {}

@@ -91,3 +91,12 @@ extension TokenSigner {
         return .success(claims)
     }
 }
+
+extension TokenSigner {
+    /// The client an ID token was issued to, when the token is ours (signature) and from `issuer`. Expiry is
+    /// not checked: an `id_token_hint` at sign-out may be an expired one (OIDC RP-Initiated Logout §2).
+    public func idTokenAudience(_ token: String, issuer: String) async -> String? {
+        guard let claims = try? await collection.verify(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
+        return claims.aud
+    }
+}

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import PortcullisAPI
 
 /// Options for commands that call the admin API with an admin client's credentials.
 struct AdminConnectionOptions: ParsableArguments {
@@ -42,10 +43,9 @@ struct AdminAPIClient {
         var request = URLRequest(url: URL(string: "\(authority)/oauth2/v2.0/token")!)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s }
-        request.httpBody = Data("grant_type=client_credentials&client_id=\(encode(clientId))&client_secret=\(encode(clientSecret))&scope=\(encode("api://portcullis-admin/.default"))".utf8)
+        request.httpBody = Data(FormEncoding.encode([
+            ("grant_type", "client_credentials"), ("client_id", clientId), ("client_secret", clientSecret), ("scope", "api://portcullis-admin/.default"),
+        ]).utf8)
         let (data, response) = try await URLSession.shared.data(for: request)
         let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard (response as? HTTPURLResponse)?.statusCode == 200, let token = json?["access_token"] as? String else {

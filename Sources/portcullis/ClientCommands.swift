@@ -82,7 +82,7 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: "Resource scope (repeatable), e.g. api://contoso-mail/Mail.Read")
     var scope: [String]
 
-    @Option(help: "User name for the password grant; without --password, the cached account is used silently.")
+    @Option(help: "User name: for the password grant; the login_hint with --interactive; without --password, the cached account is used silently.")
     var username: String?
 
     @Option(help: "Password (password grant).")
@@ -94,6 +94,20 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: .customLong("device-id"), help: "This app instance (used when remediating).")
     var deviceId: String = "cli-device"
 
+    @Flag(help: "Sign in interactively: authorization code + PKCE through the sign-in page in a browser, redirected back to a loopback listener (http://localhost:PORT).")
+    var interactive = false
+
+    @Option(name: .customLong("redirect-port"), help: "Port of the loopback listener for --interactive (0: any free port; the app registers http://localhost).")
+    var redirectPort: UInt16 = 0
+
+    @Flag(name: .customLong("device-code"), help: "Sign in with the device code flow: a code to enter at /devicelogin on any device.")
+    var deviceCode = false
+
+    func validate() throws {
+        if interactive && deviceCode { throw ValidationError("--interactive and --device-code are two ways to sign in; choose one") }
+        if (interactive || deviceCode) && password != nil { throw ValidationError("--password is for the password grant; the interactive flows ask on the page") }
+    }
+
     func run() async throws {
         let app = try client.application()
         _ = ComplianceManager(
@@ -101,19 +115,50 @@ struct TokenCommand: AsyncParsableCommand {
             applier: PrintingApplier(pinSet: true), stateStore: FileComplianceStateStore(url: client.stateURL.appendingPathComponent("compliance.json")))
         do {
             let result: AuthenticationResult
-            if let username, let password {
-                result = try await app.acquireToken(username: username, password: password, scopes: scope, remediation: remediate ? .automatic : .none)
+            let mode: RemediationMode = remediate ? .automatic : .none
+            if interactive {
+                let presenter = LoopbackPresenter(port: redirectPort) { url in
+                    FileHandle.standardError.write(Data("Sign in in your browser:\n  \(url.absoluteString)\n".utf8))
+                    BrowserOpener.open(url)
+                }
+                result = try await app.acquireTokenInteractive(scopes: scope, presenter: presenter, loginHint: username, remediation: mode)
+            } else if deviceCode {
+                result = try await app.acquireTokenByDeviceCode(scopes: scope, remediation: mode) { info in
+                    FileHandle.standardError.write(Data((info.message + "\n").utf8))
+                }
+            } else if let username, let password {
+                result = try await app.acquireToken(username: username, password: password, scopes: scope, remediation: mode)
             } else {
                 guard let account = try await app.accounts().first(where: { username == nil || $0.matches(identity: username!) }) else {
                     throw ValidationError("no cached account\(username.map { " for \($0)" } ?? ""); pass --username and --password")
                 }
-                result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: remediate ? .automatic : .none)
+                result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: mode)
             }
             printJSON(["claims": result.claims, "expires_on": ISO8601DateFormatter().string(from: result.expiresOn), "scope": result.scopes])
         } catch let error as PortcullisClientError {
             printJSON(["refused": describe(error)])
             throw ExitCode(1)
         }
+    }
+}
+
+/// Opens a URL in the desktop's browser when there is one (`xdg-open` on Linux, `open` on macOS); the URL is
+/// printed either way, so a headless machine's user copies it.
+enum BrowserOpener {
+    static func open(_ url: URL) {
+        #if os(macOS)
+        let candidates = ["/usr/bin/open"]
+        #else
+        let candidates = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"]
+        #endif
+        guard ProcessInfo.processInfo.environment["PORTCULLIS_NO_BROWSER"] == nil,
+              let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = [url.absoluteString]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
     }
 }
 

@@ -46,6 +46,8 @@ struct Settings {
     var shutdownDrainMilliseconds = 1000
     /// Seed the directory's plaintext development credentials even when listening beyond loopback.
     var demo = false
+    /// Sessions, codes and device codes (PROTOCOL §9).
+    var interactive = SignInSettings()
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -61,7 +63,7 @@ struct Settings {
         }
         reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
                                               "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-                                              "shutdownDrainMilliseconds"])
+                                              "shutdownDrainMilliseconds", "interactiveSignIn"])
         shutdownDrainMilliseconds = reader.integer("shutdownDrainMilliseconds", in: 0...60000) ?? shutdownDrainMilliseconds
         shutdownGraceSeconds = reader.integer("shutdownGraceSeconds", in: 1...600) ?? shutdownGraceSeconds
         if let proxies = reader.strings("trustedProxies") {
@@ -73,6 +75,22 @@ struct Settings {
         if let signIns = reader.object("signIns") {
             signIns.rejectUnknownMembers(allowed: ["retentionDays"])
             signInRetentionDays = signIns.integer("retentionDays", in: 1...3650) ?? signInRetentionDays
+        }
+        if let interactive = reader.object("interactiveSignIn") {
+            interactive.rejectUnknownMembers(allowed: [
+                "sessionLifetimeSeconds", "sessionIdleSeconds", "sessionsPerUser", "codeLifetimeSeconds", "deviceCodeLifetimeSeconds",
+                "deviceCodeIntervalSeconds", "pendingDeviceCodesPerTenant", "formLifetimeSeconds",
+            ])
+            var settings = self.interactive
+            settings.sessionLifetime = interactive.integer("sessionLifetimeSeconds", in: 300...(90 * 86400)).map(TimeInterval.init) ?? settings.sessionLifetime
+            settings.sessionIdleTimeout = interactive.integer("sessionIdleSeconds", in: 60...(90 * 86400)).map(TimeInterval.init) ?? settings.sessionIdleTimeout
+            settings.sessionsPerUser = interactive.integer("sessionsPerUser", in: 1...1000) ?? settings.sessionsPerUser
+            settings.codeLifetime = interactive.integer("codeLifetimeSeconds", in: 5...60).map(TimeInterval.init) ?? settings.codeLifetime
+            settings.deviceCodeLifetime = interactive.integer("deviceCodeLifetimeSeconds", in: 60...3600).map(TimeInterval.init) ?? settings.deviceCodeLifetime
+            settings.deviceCodeInterval = interactive.integer("deviceCodeIntervalSeconds", in: 1...60) ?? settings.deviceCodeInterval
+            settings.pendingDeviceCodesPerTenant = interactive.integer("pendingDeviceCodesPerTenant", in: 1...100_000) ?? settings.pendingDeviceCodesPerTenant
+            settings.formLifetime = interactive.integer("formLifetimeSeconds", in: 60...86400).map(TimeInterval.init) ?? settings.formLifetime
+            self.interactive = settings
         }
         if let compliance = reader.object("compliance") {
             compliance.rejectUnknownMembers(allowed: ["sweepIntervalSeconds", "idleEnrollmentDays", "maximumEnrollmentsPerAccount"])
@@ -213,6 +231,6 @@ struct Settings {
             tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest,
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
             lockout: lockout, passwordQueueLimit: passwordQueueLimit, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
-            audienceFormat: audienceFormat)
+            audienceFormat: audienceFormat, signIn: interactive)
     }
 }

@@ -14,15 +14,30 @@ Tests
   (b) PublicClientApplication, password grant for alice with client_capabilities=["protapp"]:
       access token, id_token_claims, a refresh token in MSAL's cache; then
       acquire_token_silent(force_refresh=True), which redeems the refresh token.
+  (c) Interactive sign-in (PROTOCOL §9): initiate_auth_code_flow (PKCE, state, nonce, a loopback
+      redirect URI) → the real sign-in page driven over HTTP like a browser (cookies, CSRF token,
+      hidden fields) → acquire_token_by_auth_code_flow (MSAL checks state and nonce) →
+      acquire_token_silent with the refresh token; then SSO: a second flow completes without the page.
+  (d) Device code: initiate_device_flow (MSAL reads device_authorization_endpoint from discovery) →
+      acquire_token_by_device_flow polling while the test enters the code and signs in on /devicelogin.
+  (e) protapp through the interactive flow, with MSAL's platform headers presented as MSAL for iOS
+      (the demo policy requires app protection on mobile platforms): the code is issued, redemption is
+      refused with 53005 protection_policy_required; remediation (a compliance-service token by SSO,
+      enrollment, policy applied); then acquire_token_silent gets the token with xms_cc=protapp.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
 """
 import argparse
 import base64
+import hashlib
+import html.parser
 import json
 import sys
+import threading
+import time
 import traceback
+import urllib.parse
 import warnings
 
 TENANT_DOMAIN = "contoso.example"
@@ -36,6 +51,12 @@ RESOURCE_APP_ID = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
 USERNAME = "alice@contoso.example"
 PASSWORD = "Alice-dev-pass1"
 USER_OID = "0c9e3a1f-5b7d-4e2a-8c6f-1d3b5a7e9f01"
+# Bob is in the demo policy's scope and no earlier test enrolls him.
+BOB = "bob@contoso.example"
+BOB_PASSWORD = "Bob-dev-pass1"
+BOB_OID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
+COMPLIANCE_SCOPE = "api://portcullis-compliance/.default"
+LOOPBACK_REDIRECT = "http://localhost:8400"
 
 
 class Failure(Exception):
@@ -88,6 +109,95 @@ def check_times(claims, what):
         check(isinstance(claims.get(name), int),
               f"{what}: '{name}' must be a whole-second integer NumericDate", claims.get(name))
     check(claims["nbf"] <= claims["iat"] < claims["exp"], f"{what}: expected nbf <= iat < exp", claims)
+
+
+class PageForm(html.parser.HTMLParser):
+    """The first form of a page: its action and its inputs' values (as a browser would submit them)."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.action = None
+        self.fields = {}
+        self.in_form = False
+        self.done = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form" and not self.done and self.action is None:
+            self.action = attrs.get("action")
+            self.in_form = True
+        elif tag == "input" and self.in_form and attrs.get("name"):
+            self.fields[attrs["name"]] = attrs.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "form" and self.in_form:
+            self.in_form = False
+            self.done = True
+
+
+class Browser:
+    """A cookie-keeping HTTP client that fills in and submits the sign-in pages."""
+
+    def __init__(self, cafile, base):
+        import requests
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.verify = cafile
+        self.base = base
+        self.pages = 0
+
+    def get(self, url):
+        return self.session.get(url, allow_redirects=False, timeout=30)
+
+    def submit(self, response, fields, what):
+        check(response.status_code == 200, f"{what}: expected a page (200)",
+              [response.status_code, response.headers.get("Location"), response.text[:500]])
+        check("default-src 'self'" in response.headers.get("Content-Security-Policy", ""),
+              f"{what}: the page should carry its Content-Security-Policy", dict(response.headers))
+        form = PageForm(response.text)
+        check(form.action, f"{what}: the page has no form", response.text[:800])
+        check(form.fields.get("csrf"), f"{what}: the form has no CSRF token", form.fields)
+        data = dict(form.fields)
+        data.update(fields)
+        self.pages += 1
+        action = form.action if form.action.startswith("http") else self.base + form.action
+        return self.session.post(action, data=data, allow_redirects=False, timeout=30)
+
+    @staticmethod
+    def redirect_parameters(response, what):
+        check(response.status_code == 302 and response.headers.get("Location"),
+              f"{what}: expected a redirect to the app", [response.status_code, response.text[:800]])
+        parsed = urllib.parse.urlsplit(response.headers["Location"])
+        return {k: v[0] for k, v in urllib.parse.parse_qs(parsed.query).items()}
+
+
+class PlatformSession:
+    """An http_client for MSAL that presents its platform headers as MSAL for iOS's (the app the seeds
+    are about), leaving everything else MSAL sends untouched."""
+
+    def __init__(self, session, sku="MSAL.iOS", os_version="17.4"):
+        self.inner = session
+        self.sku = sku
+        self.os_version = os_version
+
+    def _headers(self, headers):
+        headers = dict(headers or {})
+        for name in list(headers):
+            if name.lower() in ("x-client-sku", "x-client-os"):
+                del headers[name]
+        headers["x-client-SKU"] = self.sku
+        headers["x-client-OS"] = self.os_version
+        return headers
+
+    def post(self, url, params=None, data=None, headers=None, **kwargs):
+        return self.inner.post(url, params=params, data=data, headers=self._headers(headers), **kwargs)
+
+    def get(self, url, params=None, headers=None, **kwargs):
+        return self.inner.get(url, params=params, headers=self._headers(headers), **kwargs)
+
+    def close(self):
+        self.inner.close()
 
 
 def make_session(cafile):
@@ -233,6 +343,154 @@ def test_password_and_refresh(msal, authority, issuer, session):
           f"family revoked ({body2.get('error')} {body2.get('error_codes')})")
 
 
+def test_auth_code_flow(msal, authority, issuer, session, cafile, base):
+    what = "(c) authorization code"
+    app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, client_capabilities=["protapp"],
+                                       instance_discovery=False, http_client=session)
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=USERNAME)
+    auth_uri = flow.get("auth_uri", "")
+    check(auth_uri.startswith(f"{base}/"), f"{what}: MSAL should build the authorize URL from discovery", auth_uri)
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(auth_uri).query)
+    check(query.get("code_challenge_method") == ["S256"], f"{what}: MSAL should send PKCE S256", query)
+    browser = Browser(cafile, base)
+    started = time.monotonic()
+    page = browser.get(auth_uri)
+    check(f'value="{USERNAME}"' in page.text, f"{what}: login_hint should pre-fill the user name",
+          [page.status_code, page.headers.get("Location"), page.text[:1200]])
+    answer = browser.submit(page, {"username": USERNAME, "password": PASSWORD}, what)
+    auth_response = Browser.redirect_parameters(answer, what)
+    check(answer.headers["Location"].startswith(LOOPBACK_REDIRECT + "/") or answer.headers["Location"].startswith(LOOPBACK_REDIRECT + "?"),
+          f"{what}: the code should go to the loopback redirect URI", answer.headers["Location"])
+    result = app.acquire_token_by_auth_code_flow(flow, auth_response)
+    elapsed = time.monotonic() - started
+    expect_token(result, what)
+    claims = jwt_claims(result["access_token"])
+    check(claims.get("aud") == RESOURCE_APP_ID and claims.get("oid") == USER_OID, f"{what}: aud and oid", claims)
+    check(claims.get("iss") == issuer, f"{what}: iss should be {issuer}", claims.get("iss"))
+    check_xms_cc(claims, what)
+    idc = result.get("id_token_claims") or {}
+    # MSAL for Python sends SHA-256(nonce) as the nonce and checks the ID token against it (it also raises on a mismatch).
+    sent_nonce = hashlib.sha256(flow.get("nonce", "").encode()).hexdigest()
+    check(idc.get("nonce") == sent_nonce, f"{what}: the ID token should carry the nonce MSAL sent", [idc.get("nonce"), sent_nonce])
+    check(idc.get("amr") == ["pwd"] and isinstance(idc.get("auth_time"), int), f"{what}: the ID token should carry amr and auth_time", idc)
+    print(f"PASS {what}: initiate_auth_code_flow → page → acquire_token_by_auth_code_flow in {elapsed * 1000:.0f} ms "
+          f"({browser.pages} form submitted); nonce, amr={idc.get('amr')}, xms_cc={claims.get('xms_cc')}")
+
+    what = "(c) silent after interactive"
+    accounts = app.get_accounts(username=USERNAME)
+    check(len(accounts) == 1, f"{what}: one cached account", app.get_accounts())
+    silent = app.acquire_token_silent(scopes, account=accounts[0], force_refresh=True)
+    check(silent is not None, f"{what}: acquire_token_silent found no refresh token")
+    expect_token(silent, what)
+    check(silent.get("token_source") == "identity_provider", f"{what}: the token should come from the server", silent.get("token_source"))
+    print(f"PASS {what}: acquire_token_silent(force_refresh=True) redeemed the refresh token from the code flow")
+
+    what = "(c) single sign-on"
+    again = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT)
+    direct = browser.get(again["auth_uri"])
+    second = Browser.redirect_parameters(direct, what + " (the session issues a code without the page)")
+    result = app.acquire_token_by_auth_code_flow(again, second)
+    expect_token(result, what)
+    print(f"PASS {what}: a second flow completed from the session cookie, no page shown")
+
+    what = "(c) prompt=none after sign-out"
+    out = browser.get(f"{base}/{TENANT_ID}/oauth2/v2.0/logout")
+    check(out.status_code == 200, f"{what}: sign-out page", [out.status_code, out.text[:300]])
+    third = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, prompt="none")
+    refused = Browser.redirect_parameters(browser.get(third["auth_uri"]), what)
+    check(refused.get("error") == "login_required", f"{what}: expected login_required", refused)
+    print(f"PASS {what}: error={refused.get('error')} ({refused.get('error_codes')})")
+
+
+def device_page(browser, flow, username, password, what, failures):
+    try:
+        entry = browser.get(flow["verification_uri"])
+        sign_in = browser.submit(entry, {"user_code": flow["user_code"]}, what + " (code page)")
+        done = browser.submit(sign_in, {"username": username, "password": password, "decision": "allow"}, what + " (sign-in page)")
+        check(done.status_code == 200 and "signed in" in done.text, f"{what}: the device page should confirm",
+              [done.status_code, done.text[:800]])
+    except Exception as error:  # reported by the main thread
+        failures.append(error)
+
+
+def test_device_flow(msal, authority, issuer, session, cafile, base):
+    what = "(d) device code"
+    app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, client_capabilities=["protapp"],
+                                       instance_discovery=False, http_client=session)
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    flow = app.initiate_device_flow(scopes=scopes)
+    check("user_code" in flow and flow.get("verification_uri") == f"{base}/devicelogin",
+          f"{what}: initiate_device_flow should return a user code and the /devicelogin page", flow)
+    failures = []
+    browser = Browser(cafile, base)
+    # The user completes the page a little after MSAL starts polling (it sees authorization_pending first).
+    timer = threading.Timer(1.0, device_page, args=(browser, flow, USERNAME, PASSWORD, what, failures))
+    timer.start()
+    started = time.monotonic()
+    result = app.acquire_token_by_device_flow(flow, exit_condition=lambda flow: time.monotonic() - started > 60)
+    timer.join()
+    if failures:
+        raise failures[0]
+    expect_token(result, what)
+    claims = jwt_claims(result["access_token"])
+    check(claims.get("oid") == USER_OID and claims.get("aud") == RESOURCE_APP_ID, f"{what}: oid and aud", claims)
+    check_xms_cc(claims, what)
+    print(f"PASS {what}: initiate_device_flow → /devicelogin (code, then sign-in) → acquire_token_by_device_flow "
+          f"after {time.monotonic() - started:.1f} s of polling; user code {flow['user_code']}")
+
+
+def test_protapp_interactive(msal, authority, issuer, session, cafile, base):
+    what = "(e) protapp interactive"
+    ios = PlatformSession(session)
+    app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, client_capabilities=["protapp"],
+                                       instance_discovery=False, http_client=ios)
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    browser = Browser(cafile, base)
+    flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=BOB)
+    answer = browser.submit(browser.get(flow["auth_uri"]), {"username": BOB, "password": BOB_PASSWORD}, what)
+    code_response = Browser.redirect_parameters(answer, what + " (the code is issued)")
+    check("code" in code_response, f"{what}: app protection must not stop the sign-in itself", code_response)
+    refused = app.acquire_token_by_auth_code_flow(flow, code_response)
+    check("access_token" not in refused, f"{what}: redemption should be refused until the app is protected", sorted(refused))
+    check(refused.get("suberror") == "protection_policy_required" and 53005 in as_list(refused.get("error_codes")),
+          f"{what}: expected protection_policy_required (53005) at redemption", {k: v for k, v in refused.items() if k != "id_token"})
+    print(f"PASS {what}: code issued; redemption refused: {refused.get('error')} {refused.get('suberror')} {refused.get('error_codes')}")
+
+    what = "(e) remediation"
+    # The Intune-style SDK's remediation: a token for the compliance service (which app protection never
+    # blocks), by SSO from the session the sign-in created: no page this time.
+    mam_flow = app.initiate_auth_code_flow([COMPLIANCE_SCOPE], redirect_uri=LOOPBACK_REDIRECT)
+    mam_code = Browser.redirect_parameters(browser.get(mam_flow["auth_uri"]), what + " (SSO for the compliance service)")
+    mam = app.acquire_token_by_auth_code_flow(mam_flow, mam_code)
+    expect_token(mam, what + " (compliance token)")
+    compliance = f"{base}/mam/v1"
+    bearer = {"Authorization": f"Bearer {mam['access_token']}"}
+    device = {"deviceId": "msal-interop-ios", "platform": "iOS", "osVersion": "17.4", "appVersion": "3.1", "sdkVersion": "1.0", "silent": True}
+    enrolled = session.post(f"{compliance}/remediations", json=device, headers=bearer, timeout=30)
+    check(enrolled.status_code in (200, 201), f"{what}: remediation (enrollment)", [enrolled.status_code, enrolled.text[:800]])
+    body = enrolled.json()
+    enrollment_id = body.get("enrollmentId")
+    version = (body.get("policy") or {}).get("version")
+    check(enrollment_id and version, f"{what}: the enrollment should come with its policy", body)
+    checked = session.post(f"{compliance}/enrollments/{enrollment_id}/checkin", headers=bearer, timeout=30, json={
+        "osVersion": "17.4", "appVersion": "3.1", "jailbroken": False, "pinSet": True, "silent": True, "appliedPolicyVersion": version})
+    status = (checked.json().get("complianceStatus") or {}).get("status") if checked.status_code == 200 else None
+    check(status == "compliant", f"{what}: the check-in should end compliant", [checked.status_code, checked.text[:800]])
+    print(f"PASS {what}: compliance token by SSO, enrolled {enrollment_id}, policy {version} applied: {status}")
+
+    what = "(e) silent after remediation"
+    accounts = app.get_accounts(username=BOB)
+    check(len(accounts) == 1, f"{what}: the account is cached from the compliance-service sign-in", app.get_accounts())
+    silent = app.acquire_token_silent(scopes, account=accounts[0])
+    check(silent is not None, f"{what}: acquire_token_silent found nothing to redeem")
+    expect_token(silent, what)
+    claims = jwt_claims(silent["access_token"])
+    check(claims.get("oid") == BOB_OID and claims.get("aud") == RESOURCE_APP_ID, f"{what}: oid and aud", claims)
+    check_xms_cc(claims, what)
+    print(f"PASS {what}: acquire_token_silent → token for {RESOURCE} with xms_cc={claims.get('xms_cc')}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cafile", required=True, help="PEM certificate to trust (portcullis dev-cert output)")
@@ -255,9 +513,13 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    for test in (test_client_credentials, test_password_and_refresh):
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive)
+    for test in (test_client_credentials, test_password_and_refresh) + interactive:
         try:
-            test(msal, authority, issuer, session)
+            if test in interactive:
+                test(msal, authority, issuer, session, args.cafile, base)
+            else:
+                test(msal, authority, issuer, session)
         except Failure as failure:
             failures += 1
             print(f"FAIL {failure}", file=sys.stderr)

@@ -103,3 +103,26 @@ struct ClientErrorTests {
         #expect(PortcullisClientError.from(body, requestAccount: nil).retryAfter == 1)
     }
 }
+
+@Suite("PKCE on the client")
+struct PKCETests {
+    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    @Test("SHA-256 against FIPS 180-4 vectors, including the two-block and padding-boundary cases")
+    func digest() {
+        #expect(hex(SHA256Digest.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(SHA256Digest.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hex(SHA256Digest.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(hex(SHA256Digest.hash([UInt8](repeating: 0x61, count: 1_000_000)))
+            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    @Test("the S256 challenge of RFC 7636 Appendix B; fresh verifiers are 43 URL-safe characters and differ")
+    func challenge() {
+        #expect(PKCEPair(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk").challenge == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+        let (first, second) = (PKCEPair(), PKCEPair())
+        #expect(first.verifier.count == 43 && first.verifier != second.verifier)
+        #expect(first.verifier.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+    }
+}

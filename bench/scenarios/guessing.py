@@ -13,20 +13,15 @@ guesses' answers by status.
 
 import argparse
 import concurrent.futures
-import json
 import os
-import shutil
 import statistics
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 
 import requests
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-CLIENT = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
+import benchserver
+from benchserver import CLIENT, REPO
 
 
 def main():
@@ -37,26 +32,9 @@ def main():
     parser.add_argument("--port", type=int, default=18190)
     args = parser.parse_args()
 
-    work = tempfile.mkdtemp(prefix="portcullis-guessing-")
-    config = os.path.join(work, "Config")
-    shutil.copytree(os.path.join(REPO, "Config"), config)
-    with open(os.path.join(config, "portcullis.json"), "w") as f:
-        json.dump({"trustedProxies": ["127.0.0.1/32"], "passwords": {"bcryptCost": args.cost}, "logLevel": "warning"}, f)
-    server = subprocess.Popen(
-        [args.binary, "serve", "--config", config, "--data", os.path.join(work, "data"), "--keys", os.path.join(work, "keys"),
-         "--port", str(args.port)], stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "server.log"), "w"))
-    base = f"http://127.0.0.1:{args.port}"
-    token = f"{base}/contoso.example/oauth2/v2.0/token"
-    try:
-        for _ in range(600):
-            try:
-                if requests.get(f"{base}/health/ready", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        else:
-            sys.exit("the server did not start")
+    settings = {"trustedProxies": ["127.0.0.1/32"], "passwords": {"bcryptCost": args.cost}, "logLevel": "warning"}
+    with benchserver.running(args.binary, args.port, settings, "portcullis-guessing-") as base:
+        token = f"{base}/contoso.example/oauth2/v2.0/token"
 
         def sign_in(user, password, address):
             started = time.monotonic()
@@ -91,10 +69,6 @@ def main():
         print(f"{args.guesses} concurrent guesses: answers {dict(sorted(by_status.items()))}, slowest {max(t for t, _ in guesses):.2f} s")
         print(f"legitimate sign-in during the guesses: {len(during)} attempts, p50 {statistics.median(times) * 1000:.0f} ms, "
               f"max {max(times) * 1000:.0f} ms, answers {dict((s, [x for _, x in during].count(s)) for s in set(x for _, x in during))}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,26 @@ public struct DiscoveryDocument: Codable, Sendable, Equatable {
     public var tenantRegionScope: String?
     public var cloudInstanceName: String?
     public var complianceEndpoint: String?
+    /// RFC 8628 (MSAL reads it for the device code flow).
+    public var deviceAuthorizationEndpoint: String?
+    /// OIDC RP-initiated logout.
+    public var endSessionEndpoint: String?
+    public var codeChallengeMethodsSupported: [String]?
+    public var responseModesSupported: [String]?
 
     public init(
         issuer: String, tokenEndpoint: String, jwksUri: String, revocationEndpoint: String, introspectionEndpoint: String,
         authorizationEndpoint: String?, responseTypesSupported: [String], subjectTypesSupported: [String],
         idTokenSigningAlgValuesSupported: [String], tokenEndpointAuthMethodsSupported: [String],
         grantTypesSupported: [String], scopesSupported: [String], claimsSupported: [String],
-        claimsParameterSupported: Bool, tenantRegionScope: String?, cloudInstanceName: String?, complianceEndpoint: String?
+        claimsParameterSupported: Bool, tenantRegionScope: String?, cloudInstanceName: String?, complianceEndpoint: String?,
+        deviceAuthorizationEndpoint: String? = nil, endSessionEndpoint: String? = nil, codeChallengeMethodsSupported: [String]? = nil,
+        responseModesSupported: [String]? = nil
     ) {
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.endSessionEndpoint = endSessionEndpoint
+        self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
+        self.responseModesSupported = responseModesSupported
         self.issuer = issuer
         self.tokenEndpoint = tokenEndpoint
         self.jwksUri = jwksUri
@@ -62,5 +74,9 @@ public struct DiscoveryDocument: Codable, Sendable, Equatable {
         case tenantRegionScope = "tenant_region_scope"
         case cloudInstanceName = "cloud_instance_name"
         case complianceEndpoint = "portcullis_compliance_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case responseModesSupported = "response_modes_supported"
     }
 }

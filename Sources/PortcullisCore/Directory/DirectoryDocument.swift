@@ -215,6 +215,9 @@ public struct DirectoryDocument: Sendable {
         if grants.contains(GrantType.clientCredentials.rawValue) && publicClient {
             problems.add(app.path("allowedGrantTypes"), "a public client cannot use client_credentials.")
         }
+        for (uri, uriPointer) in app.strings("redirectUris") ?? [] where !RedirectURI.isRegistrable(uri) {
+            problems.add(uriPointer, "must be an absolute URI without a fragment: https, http on a loopback host (any port when none is given), or an app's own scheme.")
+        }
         let callbacks = app.strings("complianceCallbackUris") ?? []
         for (uri, uriPointer) in callbacks where !CallbackURI.isAcceptable(uri) {
             problems.add(uriPointer, "must be an absolute https URL, or http on a loopback host.")

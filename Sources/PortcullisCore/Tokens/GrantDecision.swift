@@ -38,11 +38,14 @@ public struct GrantFacts: Sendable {
     /// The refresh token being redeemed (refresh_token grant).
     public var redeeming: RefreshTokenRecord?
     public var clientInfoRequested: Bool
+    /// The authorization request's `nonce` (authorization_code grant), for the ID token.
+    public var nonce: String?
     public var now: Date
 
     public init(grantType: GrantType, tenant: DirectorySnapshot, client: Application, clientAuthenticated: Bool, user: User?,
                 scope: ScopeRequest, scopeText: String, capabilities: ClaimsRequest, signIn: SignInFacts,
-                authentication: AuthenticationContext, redeeming: RefreshTokenRecord? = nil, clientInfoRequested: Bool, now: Date) {
+                authentication: AuthenticationContext, redeeming: RefreshTokenRecord? = nil, clientInfoRequested: Bool, nonce: String? = nil, now: Date) {
+        self.nonce = nonce
         self.grantType = grantType
         self.tenant = tenant
         self.client = client
@@ -100,6 +103,9 @@ public struct MintPlan: Sendable, Equatable {
         public var capabilities: [String]
         public var delegated: Bool
         public var enrollmentId: String?
+        /// `amr` and `auth_time` (delegated tokens whose authentication is known).
+        public var methods: [String]
+        public var authTime: Int?
     }
 
     public struct IDToken: Sendable, Equatable {
@@ -111,6 +117,9 @@ public struct MintPlan: Sendable, Equatable {
         public var preferredUsername: String
         public var name: String?
         public var email: String?
+        public var nonce: String?
+        public var methods: [String]
+        public var authTime: Int?
     }
 
     public enum RefreshToken: Sendable, Equatable {
@@ -194,6 +203,7 @@ public enum GrantDecision {
         case (.identifierUri, let resource?): audience = facts.scope.audience ?? resource.appId
         }
         let enrollmentId: String? = if case .compliant(let id) = facts.signIn.appProtection { id } else { nil }
+        let authTime = facts.authentication.time.map { Int($0.timeIntervalSince1970.rounded(.down)) }
         var access: MintPlan.AccessToken
         if let user = facts.user {
             var scopes = facts.scope.resourceScopes
@@ -202,13 +212,14 @@ public enum GrantDecision {
                 audience: audience, subject: user.id, objectId: user.id, tenantId: tenant.tenant.id, clientId: client.appId,
                 clientAuthenticated: facts.clientAuthenticated, issuedAt: iat, expiresAt: exp, scopes: scopes,
                 roles: resource.map { tenant.roles(ofPrincipal: user.id, on: $0) } ?? [], userPrincipalName: user.userPrincipalName,
-                name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId)
+                name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId,
+                methods: facts.authentication.methods, authTime: authTime)
         } else {
             access = MintPlan.AccessToken(
                 audience: audience, subject: client.appId, objectId: nil, tenantId: tenant.tenant.id, clientId: client.appId,
                 clientAuthenticated: true, issuedAt: iat, expiresAt: exp, scopes: [],
                 roles: resource.map { tenant.roles(ofPrincipal: client.appId, on: $0) } ?? [], userPrincipalName: nil, name: nil,
-                capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil)
+                capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil, methods: [], authTime: nil)
         }
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none
@@ -219,7 +230,8 @@ public enum GrantDecision {
                 idToken = MintPlan.IDToken(
                     audience: client.appId, subject: user.id, tenantId: tenant.tenant.id, issuedAt: iat, expiresAt: iat + Int(settings.idTokenLifetime),
                     preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
-                    email: oidc.contains(.email) ? user.userPrincipalName : nil)
+                    email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.methods,
+                    authTime: authTime)
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)
             if let redeeming = facts.redeeming {

@@ -15,11 +15,16 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     public var usedAt: Date?
     /// When the whole family was revoked (replay, wipe, revocation).
     public var familyRevokedAt: Date?
+    /// How the user authenticated when the family began (`amr`, `auth_time`): later silent grants know it.
+    public var methods: [String]
+    public var authTime: Date?
 
     public init(
         tokenHash: String, familyId: String, tenantId: String, userId: String, clientId: String, scope: String,
-        issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil
+        issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil, methods: [String] = [], authTime: Date? = nil
     ) {
+        self.methods = methods
+        self.authTime = authTime
         self.tokenHash = tokenHash
         self.familyId = familyId
         self.tenantId = tenantId

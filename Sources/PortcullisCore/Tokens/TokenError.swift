@@ -12,6 +12,13 @@ public struct TokenError: Error, Sendable, Equatable {
             case invalidScope = "invalid_scope"
             case invalidResource = "invalid_resource"
             case temporarilyUnavailable = "temporarily_unavailable"
+            case unsupportedResponseType = "unsupported_response_type"
+            case accessDenied = "access_denied"
+            case authorizationPending = "authorization_pending"
+            case slowDown = "slow_down"
+            case expiredToken = "expired_token"
+            case loginRequired = "login_required"
+            case interactionRequired = "interaction_required"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +31,13 @@ public struct TokenError: Error, Sendable, Equatable {
         public static let invalidScope = Code(.invalidScope)
         public static let invalidResource = Code(.invalidResource)
         public static let temporarilyUnavailable = Code(.temporarilyUnavailable)
+        public static let unsupportedResponseType = Code(.unsupportedResponseType)
+        public static let accessDenied = Code(.accessDenied)
+        public static let authorizationPending = Code(.authorizationPending)
+        public static let slowDown = Code(.slowDown)
+        public static let expiredToken = Code(.expiredToken)
+        public static let loginRequired = Code(.loginRequired)
+        public static let interactionRequired = Code(.interactionRequired)
 
         /// The wire value, e.g. `invalid_grant`.
         public var description: String { base.rawValue }
@@ -186,6 +200,48 @@ extension TokenError {
     public static let addressLocked = TokenError(
         .invalidGrant, aadsts: 50053,
         "Sign-in was blocked because it came from an IP address with too many failed sign-ins. Try again later."
+    )
+
+    // Interactive sign-in (PROTOCOL §9).
+    public static func redirectUriMismatch(_ uri: String) -> TokenError {
+        TokenError(.invalidRequest, aadsts: 50011,
+                   "The redirect URI '\(uri.clipped())' specified in the request does not match the redirect URIs configured for the application.")
+    }
+    public static let authorizationCodeInvalid = TokenError(
+        .invalidGrant, aadsts: 70000, "The provided value for the 'code' parameter is not valid."
+    )
+    public static let authorizationCodeExpired = TokenError(
+        .invalidGrant, aadsts: 70008, "The provided authorization code has expired."
+    )
+    public static let authorizationCodeRedeemed = TokenError(
+        .invalidGrant, aadsts: 54005, "OAuth2 Authorization code was already redeemed; every token issued from it has been revoked."
+    )
+    public static let authorizationCodeRedirectMismatch = TokenError(
+        .invalidGrant, aadsts: 70000, "The redirect_uri does not match the one the authorization code was issued for."
+    )
+    public static let pkceVerifierMismatch = TokenError(
+        .invalidGrant, aadsts: 501481, "The code_verifier does not match the code_challenge supplied in the authorization request."
+    )
+    public static let pkceVerifierMissing = TokenError(
+        .invalidRequest, aadsts: 9002325, "The code_verifier is required: the authorization request carried a code_challenge."
+    )
+    public static let loginRequired = TokenError(
+        .loginRequired, aadsts: 50058, "A silent sign-in request was sent but no user is signed in."
+    )
+    public static let authorizationPending = TokenError(
+        .authorizationPending, aadsts: 70016, "OAuth 2.0 device flow error. Authorization is pending. Continue polling."
+    )
+    public static let slowDown = TokenError(
+        .slowDown, aadsts: 70016, "The client is polling too fast; wait the interval before polling again."
+    )
+    public static let deviceCodeExpired = TokenError(
+        .expiredToken, aadsts: 70019, "Verification code expired."
+    )
+    public static let deviceCodeDenied = TokenError(
+        .accessDenied, aadsts: 70020, "The user declined the sign-in request."
+    )
+    public static let deviceCodeInvalid = TokenError(
+        .invalidGrant, aadsts: 70000, "The provided value for the 'device_code' parameter is not valid."
     )
 
     // Conditional-access refusals (PROTOCOL §2.5).

@@ -52,11 +52,13 @@ public final class ComplianceSweeper: Service, Sendable {
             let tokens = try await store.purgeExpired(before: now)
             let callbacks = try await store.purgeOutbox(before: now.addingTimeInterval(-outboxRetention))
             let throttles = try await store.purgeThrottles(before: now)
-            if lapsed + pruned + signIns + tokens + callbacks + throttles > 0 {
+            let interactive = try await store.purgeInteractive(before: now)
+            if lapsed + pruned + signIns + tokens + callbacks + throttles + interactive > 0 {
                 logger.info("sweep", metadata: [
                     "portcullis.lapsed": .stringConvertible(lapsed), "portcullis.pruned_enrollments": .stringConvertible(pruned),
                     "portcullis.purged_sign_ins": .stringConvertible(signIns), "portcullis.purged_refresh_tokens": .stringConvertible(tokens),
                     "portcullis.purged_callbacks": .stringConvertible(callbacks), "portcullis.purged_throttles": .stringConvertible(throttles),
+                    "portcullis.purged_interactive": .stringConvertible(interactive),
                 ])
             }
         } catch {

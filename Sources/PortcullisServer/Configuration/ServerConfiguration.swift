@@ -40,6 +40,8 @@ public struct ServerConfiguration: Sendable {
     public var shutdownDrain: Duration
     /// What access tokens' `aud` names (PROTOCOL §2.3): the resource's application ID by default.
     public var audienceFormat: GrantSettings.AudienceFormat
+    /// Interactive sign-in (PROTOCOL §9): sessions, codes, device codes.
+    public var signIn: SignInSettings
 
     /// What the grant decision reads.
     public var grant: GrantSettings {
@@ -66,8 +68,10 @@ public struct ServerConfiguration: Sendable {
         lockout: LockoutPolicy = LockoutPolicy(),
         passwordQueueLimit: Int = 64,
         shutdownDrain: Duration = .seconds(1),
-        audienceFormat: GrantSettings.AudienceFormat = .applicationId
+        audienceFormat: GrantSettings.AudienceFormat = .applicationId,
+        signIn: SignInSettings = SignInSettings()
     ) {
+        self.signIn = signIn
         self.audienceFormat = audienceFormat
         self.shutdownDrain = shutdownDrain
         self.outboxRetention = outboxRetention
@@ -87,5 +91,36 @@ public struct ServerConfiguration: Sendable {
         self.sweepInterval = sweepInterval
         self.idleEnrollmentRetention = idleEnrollmentRetention
         self.tenantCacheValidation = tenantCacheValidation
+    }
+}
+
+/// Interactive sign-in settings (PROTOCOL §9.3–9.5).
+public struct SignInSettings: Sendable {
+    /// A session ends this long after the sign-in, whatever happens.
+    public var sessionLifetime: TimeInterval
+    /// A session unused this long ends.
+    public var sessionIdleTimeout: TimeInterval
+    /// A user keeps at most this many sessions (the least recently used go first).
+    public var sessionsPerUser: Int
+    /// Authorization codes live this long (at most 60 s by PROTOCOL §9.4).
+    public var codeLifetime: TimeInterval
+    public var deviceCodeLifetime: TimeInterval
+    public var deviceCodeInterval: Int
+    /// A tenant has at most this many device codes pending at once (anyone may ask for one).
+    public var pendingDeviceCodesPerTenant: Int
+    /// A sign-in form is good for this long after the authorization request.
+    public var formLifetime: TimeInterval
+
+    public init(sessionLifetime: TimeInterval = 24 * 3600, sessionIdleTimeout: TimeInterval = 3600, sessionsPerUser: Int = 20,
+                codeLifetime: TimeInterval = 60, deviceCodeLifetime: TimeInterval = 900, deviceCodeInterval: Int = 5,
+                pendingDeviceCodesPerTenant: Int = 1000, formLifetime: TimeInterval = 1800) {
+        self.sessionLifetime = sessionLifetime
+        self.sessionIdleTimeout = sessionIdleTimeout
+        self.sessionsPerUser = sessionsPerUser
+        self.codeLifetime = min(codeLifetime, 60)
+        self.deviceCodeLifetime = deviceCodeLifetime
+        self.deviceCodeInterval = deviceCodeInterval
+        self.pendingDeviceCodesPerTenant = pendingDeviceCodesPerTenant
+        self.formLifetime = formLifetime
     }
 }

@@ -27,9 +27,6 @@ struct OAuthRoutes: Sendable {
         router.post("/:tenant/oauth2/v2.0/token") { request, context in try await token(request, context) }
         router.post("/:tenant/oauth2/v2.0/revoke") { request, context in try await revoke(request, context) }
         router.post("/:tenant/oauth2/v2.0/introspect") { request, context in try await introspect(request, context) }
-        router.get("/:tenant/oauth2/v2.0/authorize") { _, context -> Response in
-            throw TokenError(.invalidRequest, aadsts: 70003, "The authorization endpoint is not available on this server yet: use the password, client_credentials or refresh_token grants.")
-        }
         router.get("/common/userrealm/:username") { _, context in try await userRealm(context) }
     }
 
@@ -56,9 +53,11 @@ struct OAuthRoutes: Sendable {
             tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "none"],
             grantTypesSupported: GrantType.allCases.map(\.rawValue),
             scopesSupported: OIDCScope.allCases.map(\.rawValue),
-            claimsSupported: ["iss", "aud", "sub", "oid", "tid", "iat", "nbf", "exp", "preferred_username", "name", "email", "upn", "xms_cc"],
+            claimsSupported: ["iss", "aud", "sub", "oid", "tid", "iat", "nbf", "exp", "preferred_username", "name", "email", "upn", "xms_cc", "nonce", "auth_time", "amr"],
             claimsParameterSupported: true, tenantRegionScope: nil,
-            cloudInstanceName: URL(string: base)?.host, complianceEndpoint: "\(base)/mam/v1")
+            cloudInstanceName: URL(string: base)?.host, complianceEndpoint: "\(base)/mam/v1",
+            deviceAuthorizationEndpoint: "\(path)/oauth2/v2.0/devicecode", endSessionEndpoint: "\(path)/oauth2/v2.0/logout",
+            codeChallengeMethodsSupported: ["S256"], responseModesSupported: AuthorizationRequest.ResponseMode.allCases.map(\.rawValue))
         return JSONResponse.make(status: .ok, document, headers: [.cacheControl: "public, max-age=300"], noStore: false)
     }
 

@@ -48,4 +48,17 @@ struct PasswordVerifier: Sendable {
         if counters.contains(where: { $0.key == accountKey }) { try await store.clearThrottle(key: accountKey) }
         return user
     }
+
+    /// A wrong device code counts against the client address, like a wrong password (guessing codes is
+    /// guessing credentials); a locked address is refused before any lookup.
+    func checkAddress(_ clientIP: IPAddress?, now: Date) async throws {
+        let counters = try await store.throttles(keys: [LockoutPolicy.Subject.address(clientIP).key])
+        if policy.lockedUntil(counters, now: now) != nil { throw TokenError.addressLocked }
+    }
+
+    func countAddressFailure(_ clientIP: IPAddress?, now: Date) async throws {
+        let subject = LockoutPolicy.Subject.address(clientIP)
+        let policy = self.policy
+        try await store.updateThrottles(keys: [subject.key]) { _, current in policy.afterFailure(current, subject: subject, now: now) }
+    }
 }

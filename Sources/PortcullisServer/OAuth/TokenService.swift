@@ -47,7 +47,7 @@ struct TokenService: Sendable {
         guard let snapshot = try await tenants.snapshot(tenantSegment: inputs.tenantSegment) else {
             throw TokenError.unknownTenant(inputs.tenantSegment)
         }
-        let facts = try await gather(inputs, snapshot: snapshot)
+        let (facts, prepared) = try await gather(inputs, snapshot: snapshot)
         let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
         switch result.outcome {
         case .refuse(let refusal):
@@ -59,26 +59,39 @@ struct TokenService: Sendable {
             ])
             throw error
         case .issue(let plan):
-            let response = try await act(plan, facts: facts, decision: result.decision, correlationId: inputs.correlationId)
+            let response = try await act(plan, facts: facts, decision: result.decision, correlationId: inputs.correlationId, prepared: prepared)
             return (response, facts.grantType)
         }
     }
 
     // MARK: Gather
 
-    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot) async throws -> GrantFacts {
+    /// Identifiers fixed before the decision (an authorization code records what its redemption issues, so
+    /// that a replay can revoke it).
+    struct Prepared {
+        var tokenId = UUID().uuidString.lowercased()
+        var familyId = UUID().uuidString.lowercased()
+    }
+
+    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot) async throws -> (GrantFacts, Prepared) {
         let tenant = snapshot.directory
         let form = inputs.form
         let grantName = try form.required("grant_type")
         guard let grantType = GrantType(rawValue: grantName) else { throw TokenError.unsupportedGrantType(grantName) }
         let client = try clients.authenticate(form: form, authorization: inputs.authorization, in: tenant)
         guard client.application.allowedGrantTypes.contains(grantType.rawValue) else { throw TokenError.grantNotAllowed(grantName) }
+        // MSAL sends `claims` on every token request; a code or device grant without one keeps what was authorized.
         let capabilities = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) } ?? ClaimsRequest()
         let now = clock.now()
 
+        let prepared = Prepared()
         var user: User?
         var redeeming: RefreshTokenRecord?
         var authentication = AuthenticationContext.none
+        var nonce: String?
+        var authorizedClaims: String?
+        // The platform MSAL named on /authorize, when the token request names none.
+        var authorizedPlatform: DevicePlatform?
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -116,9 +129,27 @@ struct TokenService: Sendable {
             user = found
             redeeming = record
             scopeText = form["scope"] ?? record.scope
-            authentication = AuthenticationContext(methods: ["pwd"], time: nil)
+            authentication = AuthenticationContext(methods: record.methods.isEmpty ? ["pwd"] : record.methods, time: record.authTime)
+        case .authorizationCode:
+            let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared)
+            guard let found = tenant.user(id: code.userId), found.accountEnabled else { throw TokenError.userDisabled }
+            user = found
+            scopeText = code.request.scope
+            authentication = AuthenticationContext(methods: code.methods, time: code.authTime)
+            nonce = code.request.nonce
+            authorizedClaims = code.request.claims
+            authorizedPlatform = code.request.platform
+        case .deviceCode:
+            let device = try await redeemDeviceCode(form: form, client: client, tenant: tenant, now: now)
+            guard let userId = device.userId, let found = tenant.user(id: userId), found.accountEnabled else { throw TokenError.userDisabled }
+            user = found
+            scopeText = device.scope
+            authentication = AuthenticationContext(methods: device.methods, time: device.authTime)
+            authorizedClaims = device.claims
         }
         let scope = try ScopeRequest.parse(scopeText, in: tenant)
+        var capabilitiesInForce = capabilities
+        if form["claims"] == nil, let authorizedClaims { capabilitiesInForce = (try? ClaimsRequest.parse(authorizedClaims)) ?? capabilities }
         if grantType == .clientCredentials {
             guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
         }
@@ -126,8 +157,8 @@ struct TokenService: Sendable {
         var signIn = SignInFacts(
             userId: user?.id, groupIds: user.map { tenant.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.application.appId,
             resourceAppId: resource.appId, clientAppType: .mobileAppsAndDesktopClients,
-            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS), ipAddress: inputs.clientIP,
-            capabilities: capabilities.capabilities, appProtection: .none, approvedClientApp: client.application.approvedClientApp,
+            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
+            capabilities: capabilitiesInForce.capabilities, appProtection: .none, approvedClientApp: client.application.approvedClientApp,
             multiFactorAuthenticated: authentication.includesSecondFactor)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
@@ -136,16 +167,62 @@ struct TokenService: Sendable {
             signIn.appProtection = status.fact
             if signIn.platform == nil { signIn.platform = status.platform }
         }
-        return GrantFacts(
+        let facts = GrantFacts(
             grantType: grantType, tenant: tenant, client: client.application, clientAuthenticated: client.usedSecret, user: user, scope: scope,
-            scopeText: scopeText, capabilities: capabilities, signIn: signIn, authentication: authentication, redeeming: redeeming,
-            clientInfoRequested: form["client_info"] == "1", now: now)
+            scopeText: scopeText, capabilities: capabilitiesInForce, signIn: signIn, authentication: authentication, redeeming: redeeming,
+            clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
+        return (facts, prepared)
+    }
+
+    /// PROTOCOL §9.4: a code is single use (a second redemption revokes what the first issued), lives 60 s,
+    /// and is redeemed only by its client, with its redirect URI and its PKCE verifier.
+    func redeemCode(form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date, prepared: Prepared) async throws -> AuthorizationCodeRecord {
+        let code = try form.required("code")
+        let redirectUri = try form.required("redirect_uri")
+        guard let record = try await store.redeemAuthorizationCode(
+            codeHash: CredentialHasher.hashToken(code), at: now, familyId: prepared.familyId, accessTokenId: prepared.tokenId,
+            accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
+        else { throw TokenError.authorizationCodeInvalid }
+        guard record.request.tenantId == tenant.tenant.id, record.request.clientId == client.application.appId else { throw TokenError.authorizationCodeInvalid }
+        if record.usedAt != nil {
+            // RFC 6749 §4.1.2: a replayed code revokes the tokens first issued from it.
+            if let family = record.familyId { try await store.revokeFamily(familyId: family, at: now) }
+            if let jti = record.accessTokenId, let expiry = record.accessTokenExpiresAt { try await store.revokeAccessToken(jti: jti, expiresAt: expiry) }
+            logger.warning("authorization code replayed; its tokens were revoked", metadata: [LogKeys.clientId: .string(client.application.appId)])
+            throw TokenError.authorizationCodeRedeemed
+        }
+        guard record.expiresAt > now else { throw TokenError.authorizationCodeExpired }
+        guard redirectUri == record.request.redirectUri else { throw TokenError.authorizationCodeRedirectMismatch }
+        if let challenge = record.request.codeChallenge {
+            guard let verifier = form["code_verifier"] else { throw TokenError.pkceVerifierMissing }
+            guard PKCE.matches(verifier: verifier, challenge: challenge) else { throw TokenError.pkceVerifierMismatch }
+        }
+        return record
+    }
+
+    /// PROTOCOL §9.5 (RFC 8628 §3.5): pending, slow down, expired, denied, then the tokens, once.
+    func redeemDeviceCode(form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date) async throws -> DeviceCodeRecord {
+        let code = try form.required("device_code")
+        let hash = CredentialHasher.hashToken(code)
+        guard let poll = try await store.pollDeviceCode(deviceCodeHash: hash, at: now),
+              poll.record.tenantId == tenant.tenant.id, poll.record.clientId == client.application.appId
+        else { throw TokenError.deviceCodeInvalid }
+        let record = poll.record
+        guard record.expiresAt > now else { throw TokenError.deviceCodeExpired }
+        switch record.state {
+        case .pending: throw poll.tooFast ? TokenError.slowDown : TokenError.authorizationPending
+        case .denied: throw TokenError.deviceCodeDenied
+        case .consumed: throw TokenError.deviceCodeInvalid
+        case .approved:
+            guard try await store.consumeDeviceCode(deviceCodeHash: hash) else { throw TokenError.deviceCodeInvalid }
+            return record
+        }
     }
 
     // MARK: Act
 
     /// Consumes or rotates the refresh token, signs, records the sign-in with its final outcome.
-    func act(_ plan: MintPlan, facts: GrantFacts, decision: Decision, correlationId: String) async throws -> TokenResponse {
+    func act(_ plan: MintPlan, facts: GrantFacts, decision: Decision, correlationId: String, prepared: Prepared) async throws -> TokenResponse {
         var refreshToken: String?
         switch plan.refreshToken {
         case .none:
@@ -153,9 +230,9 @@ struct TokenService: Sendable {
         case .startFamily(let scope, let expiresAt):
             let token = CredentialHasher.randomToken()
             try await store.insert(RefreshTokenRecord(
-                tokenHash: CredentialHasher.hashToken(token), familyId: UUID().uuidString.lowercased(), tenantId: plan.accessToken.tenantId,
+                tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: plan.accessToken.tenantId,
                 userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
-                expiresAt: expiresAt))
+                expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time))
             refreshToken = token
         case .rotate(let redeeming, let scope, let expiresAt):
             let token = CredentialHasher.randomToken()
@@ -175,16 +252,17 @@ struct TokenService: Sendable {
         let claims = AccessTokenClaims(
             iss: issuer, aud: access.audience, sub: access.subject, oid: access.objectId, tid: access.tenantId, azp: access.clientId,
             azpacr: access.clientAuthenticated ? "1" : "0", iat: access.issuedAt, nbf: access.issuedAt, exp: access.expiresAt,
-            jti: UUID().uuidString.lowercased(), scp: access.scopes.isEmpty ? nil : access.scopes.joined(separator: " "),
+            jti: prepared.tokenId, scp: access.scopes.isEmpty ? nil : access.scopes.joined(separator: " "),
             roles: access.roles.isEmpty ? nil : access.roles, upn: access.userPrincipalName, preferredUsername: access.userPrincipalName,
             name: access.name, xmsCC: access.capabilities.isEmpty ? nil : access.capabilities, idtyp: access.delegated ? "user" : "app",
-            xmsMamEnrollment: access.enrollmentId)
+            xmsMamEnrollment: access.enrollmentId, amr: access.methods.isEmpty ? nil : access.methods, authTime: access.authTime)
         var response = TokenResponse(
             scope: plan.grantedScope, expiresIn: plan.expiresIn, extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
         if let id = plan.idToken {
             response.idToken = try await signer.sign(idToken: IDTokenClaims(
                 iss: issuer, aud: id.audience, sub: id.subject, oid: id.subject, tid: id.tenantId, iat: id.issuedAt, nbf: id.issuedAt,
-                exp: id.expiresAt, preferredUsername: id.preferredUsername, name: id.name, email: id.email))
+                exp: id.expiresAt, preferredUsername: id.preferredUsername, name: id.name, email: id.email, nonce: id.nonce,
+                authTime: id.authTime, amr: id.methods.isEmpty ? nil : id.methods))
         }
         if let info = plan.clientInfo { response.clientInfo = ClientInfo(uid: info.uid, utid: info.utid).encoded }
         response.refreshToken = refreshToken

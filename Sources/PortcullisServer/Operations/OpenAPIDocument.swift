@@ -170,7 +170,7 @@ enum OpenAPIDocument {
               },
               {}
             ],
-            "summary": "Token endpoint: client_credentials, password, refresh_token",
+            "summary": "Token endpoint: client_credentials, password, refresh_token, authorization_code, device_code",
             "description": "Client authentication: `client_secret_basic` (HTTP Basic), `client_secret_post`, or `client_id` alone for public clients. Refusals use AADSTS numbers; the password grant answers 50053 when the account or the client IP is locked out.",
             "parameters": [
               {
@@ -468,17 +468,214 @@ enum OpenAPIDocument {
               "OAuth"
             ],
             "security": [],
-            "summary": "Authorization endpoint (not available yet)",
-            "description": "Always answers 400 `invalid_request` (AADSTS70003) until interactive sign-in (PROTOCOL §9) is built.",
-            "responses": {
-              "400": {
-                "$ref": "#/components/responses/OAuthBadRequest"
+            "summary": "Authorization endpoint: authorization code + PKCE, the sign-in page, SSO (PROTOCOL §9.1)",
+            "description": "Answers the sign-in page (200), the account picker (`prompt=select_account` with a session), a redirect with a code (a live session), a redirect with an error (e.g. `login_required` for `prompt=none`), a `form_post` page (200), or an error page (400; 403 for a conditional-access block, AADSTS53003).",
+            "parameters": [
+              {
+                "name": "response_type",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "code"
+                  ]
+                }
               },
+              {
+                "name": "client_id",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "redirect_uri",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "scope",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "state",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "nonce",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "code_challenge",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "code_challenge_method",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "S256"
+                  ]
+                }
+              },
+              {
+                "name": "response_mode",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "query",
+                    "fragment",
+                    "form_post"
+                  ]
+                }
+              },
+              {
+                "name": "prompt",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "login",
+                    "none",
+                    "select_account",
+                    "consent"
+                  ]
+                }
+              },
+              {
+                "name": "login_hint",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "domain_hint",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "claims",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "x-client-SKU",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "x-client-OS",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "x-client-Ver",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
               "500": {
                 "$ref": "#/components/responses/ServerError"
               },
               "503": {
-                "$ref": "#/components/responses/OAuthUnavailable"
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "302": {
+                "$ref": "#/components/responses/Redirect"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              }
+            }
+          },
+          "post": {
+            "operationId": "authorizePost",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "Authorization endpoint, parameters in a form body",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AuthorizationRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "302": {
+                "$ref": "#/components/responses/Redirect"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
               }
             }
           }
@@ -2606,6 +2803,347 @@ enum OpenAPIDocument {
               }
             }
           }
+        },
+        "/{tenant}/oauth2/v2.0/authorize/signin": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "post": {
+            "operationId": "authorizeSignIn",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "The sign-in page's form (and the account picker's)",
+            "description": "Success redirects to the client with a code and sets the `portcullis_session` cookie; a wrong password, a lockout (50053) or a bad form shows the page again with the reason (400).",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/SignInForm"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "302": {
+                "$ref": "#/components/responses/Redirect"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              }
+            }
+          }
+        },
+        "/{tenant}/oauth2/v2.0/logout": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "get": {
+            "operationId": "logout",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "End-session endpoint (PROTOCOL §9.3)",
+            "description": "Ends the browser's session; redirects only to a `post_logout_redirect_uri` registered for the client named by `client_id` or by the (signature-checked) `id_token_hint`, otherwise shows a page.",
+            "parameters": [
+              {
+                "name": "post_logout_redirect_uri",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "id_token_hint",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "client_id",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "state",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "302": {
+                "$ref": "#/components/responses/Redirect"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              }
+            }
+          }
+        },
+        "/{tenant}/oauth2/v2.0/devicecode": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "post": {
+            "operationId": "deviceAuthorization",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [
+              {
+                "clientBasic": []
+              },
+              {}
+            ],
+            "summary": "Device authorization endpoint (RFC 8628, PROTOCOL §9.5)",
+            "description": "A tenant has a bounded number of pending device codes; beyond it the answer is 400 `slow_down` with `Retry-After`.",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/DeviceAuthorizationRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "A device code.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DeviceAuthorizationResponse"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/OAuthBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/OAuthInvalidClient"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/OAuthUnavailable"
+              }
+            }
+          }
+        },
+        "/devicelogin": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "deviceLoginPage",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "The device code page: enter the code shown by the device",
+            "parameters": [
+              {
+                "name": "code",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Pre-fills the code."
+              }
+            ],
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              }
+            }
+          },
+          "post": {
+            "operationId": "deviceCodeEntered",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "The code, entered: the sign-in page for that device",
+            "description": "A wrong code counts against the client address like a wrong password (50053 when locked).",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/DeviceCodeForm"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              }
+            }
+          }
+        },
+        "/devicelogin/signin": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "deviceSignIn",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "The device sign-in form: approve (with credentials) or deny",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/SignInForm"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              }
+            }
+          }
+        },
+        "/static/portcullis.css": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "styleSheet",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "The pages' one stylesheet",
+            "responses": {
+              "200": {
+                "description": "CSS.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "text/css": {
+                    "schema": {
+                      "$ref": "#/components/schemas/StyleSheet"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              }
+            }
+          }
         }
       },
       "components": {
@@ -2850,7 +3388,9 @@ enum OpenAPIDocument {
                 "enum": [
                   "client_credentials",
                   "password",
-                  "refresh_token"
+                  "refresh_token",
+                  "authorization_code",
+                  "urn:ietf:params:oauth:grant-type:device_code"
                 ]
               },
               "client_id": {
@@ -2885,6 +3425,22 @@ enum OpenAPIDocument {
               "microsoft_enrollment_id": {
                 "type": "string",
                 "description": "The client's compliance enrollment (PROTOCOL §2.2)."
+              },
+              "code": {
+                "type": "string",
+                "description": "authorization_code: the code delivered to the redirect URI (60 s, single use)."
+              },
+              "redirect_uri": {
+                "type": "string",
+                "description": "authorization_code: must equal the redirect URI of the authorization request."
+              },
+              "code_verifier": {
+                "type": "string",
+                "description": "authorization_code: the PKCE verifier (RFC 7636) of the request's code_challenge."
+              },
+              "device_code": {
+                "type": "string",
+                "description": "device_code grant: the device_code from the device authorization endpoint."
               }
             },
             "additionalProperties": {
@@ -3089,6 +3645,18 @@ enum OpenAPIDocument {
               },
               "portcullis_compliance_endpoint": {
                 "type": "string"
+              },
+              "device_authorization_endpoint": {
+                "type": "string"
+              },
+              "end_session_endpoint": {
+                "type": "string"
+              },
+              "code_challenge_methods_supported": {
+                "$ref": "#/components/schemas/StringArray"
+              },
+              "response_modes_supported": {
+                "$ref": "#/components/schemas/StringArray"
               }
             }
           },
@@ -5049,6 +5617,196 @@ enum OpenAPIDocument {
               "boolean",
               "null"
             ]
+          },
+          "DeviceAuthorizationResponse": {
+            "type": "object",
+            "description": "RFC 8628 §3.2.",
+            "required": [
+              "device_code",
+              "user_code",
+              "verification_uri",
+              "expires_in",
+              "interval",
+              "message"
+            ],
+            "properties": {
+              "device_code": {
+                "type": "string"
+              },
+              "user_code": {
+                "type": "string",
+                "description": "`XXXX-XXXX`, typed by the user at verification_uri."
+              },
+              "verification_uri": {
+                "type": "string",
+                "description": "`{base}/devicelogin`"
+              },
+              "expires_in": {
+                "type": "integer"
+              },
+              "interval": {
+                "type": "integer",
+                "description": "Seconds between polls; faster polls answer `slow_down`."
+              },
+              "message": {
+                "type": "string"
+              }
+            }
+          },
+          "AuthorizationRequest": {
+            "type": "object",
+            "description": "PROTOCOL §9.1. A parameter must not appear twice; none may exceed 4096 characters. An unknown client or an unregistered redirect URI is an error page (never a redirect); every other error redirects to the client with `error`, `error_description`, `error_codes`, `state`.",
+            "properties": {
+              "response_type": {
+                "type": "string",
+                "enum": [
+                  "code"
+                ]
+              },
+              "client_id": {
+                "type": "string"
+              },
+              "redirect_uri": {
+                "type": "string",
+                "description": "Exactly a registered one; loopback URIs registered without a port match any port (RFC 8252 §7.3)."
+              },
+              "scope": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string"
+              },
+              "nonce": {
+                "type": "string",
+                "description": "Copied into the ID token."
+              },
+              "code_challenge": {
+                "type": "string",
+                "description": "PKCE S256 challenge (43 base64url characters); required for public clients."
+              },
+              "code_challenge_method": {
+                "type": "string",
+                "enum": [
+                  "S256"
+                ]
+              },
+              "response_mode": {
+                "type": "string",
+                "enum": [
+                  "query",
+                  "fragment",
+                  "form_post"
+                ]
+              },
+              "prompt": {
+                "type": "string",
+                "enum": [
+                  "login",
+                  "none",
+                  "select_account",
+                  "consent"
+                ]
+              },
+              "login_hint": {
+                "type": "string"
+              },
+              "domain_hint": {
+                "type": "string"
+              },
+              "claims": {
+                "type": "string",
+                "description": "JSON claims request (capabilities), as at the token endpoint."
+              },
+              "x-client-SKU": {
+                "type": "string"
+              },
+              "x-client-OS": {
+                "type": "string"
+              },
+              "x-client-Ver": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": {
+              "type": "string"
+            }
+          },
+          "SignInForm": {
+            "type": "object",
+            "description": "The sign-in page's form: the sealed pending request (`ticket`), the CSRF token bound to the `portcullis_csrf` cookie, and the credentials (or `account` on the account picker, `decision` on the device sign-in).",
+            "properties": {
+              "ticket": {
+                "type": "string"
+              },
+              "csrf": {
+                "type": "string"
+              },
+              "username": {
+                "type": "string"
+              },
+              "password": {
+                "type": "string",
+                "format": "password"
+              },
+              "account": {
+                "type": "string",
+                "enum": [
+                  "session",
+                  "other"
+                ]
+              },
+              "decision": {
+                "type": "string",
+                "enum": [
+                  "allow",
+                  "deny"
+                ]
+              }
+            },
+            "additionalProperties": {
+              "type": "string"
+            }
+          },
+          "DeviceCodeForm": {
+            "type": "object",
+            "properties": {
+              "csrf": {
+                "type": "string"
+              },
+              "user_code": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": {
+              "type": "string"
+            }
+          },
+          "DeviceAuthorizationRequest": {
+            "type": "object",
+            "required": [
+              "client_id",
+              "scope"
+            ],
+            "properties": {
+              "client_id": {
+                "type": "string"
+              },
+              "scope": {
+                "type": "string"
+              },
+              "claims": {
+                "type": "string"
+              },
+              "client_secret": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": {
+              "type": "string"
+            }
+          },
+          "StyleSheet": {
+            "type": "string"
           }
         },
         "requestBodies": {
@@ -5525,6 +6283,95 @@ enum OpenAPIDocument {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/EnrollmentResponse"
+                }
+              }
+            }
+          },
+          "Page": {
+            "description": "An HTML page (PROTOCOL §9.2): no JavaScript, no external assets, a CSRF token in every form.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "Content-Security-Policy": {
+                "description": "`default-src 'self'; frame-ancestors 'none'; …`",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "PageError": {
+            "description": "An HTML error page showing the reason, its AADSTS code and the correlation ID (never a redirect).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "Content-Security-Policy": {
+                "description": "`default-src 'self'; frame-ancestors 'none'; …`",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "PageUnavailable": {
+            "description": "The store or the password-hashing queue cannot answer now (HTML page from the pages, JSON otherwise).",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              }
+            },
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OAuthUnavailable"
+                }
+              }
+            }
+          },
+          "Redirect": {
+            "description": "A redirect to the client's registered redirect URI (with `code`, `state`, `client_info`, or `error`, `error_description`, `error_codes`, `state`) or to a registered post-logout URI.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "Location": {
+                "description": "Where the browser goes.",
+                "required": true,
+                "schema": {
+                  "type": "string"
                 }
               }
             }

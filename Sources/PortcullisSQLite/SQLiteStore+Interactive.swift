@@ -1,0 +1,155 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    static func session(from row: SQLiteRow) throws -> SessionRecord {
+        SessionRecord(
+            idHash: try row.string("id_hash"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+            methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
+            createdAt: try row.date("created_at"), lastSeenAt: try row.date("last_seen_at"), expiresAt: try row.date("expires_at"))
+    }
+
+    public func insertSession(_ session: SessionRecord, keepingAtMost: Int) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                """
+                INSERT INTO sessions (id_hash, tenant_id, user_id, methods, auth_time, created_at, last_seen_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.text(session.idHash), .text(session.tenantId), .text(session.userId), .text(StoredJSON.text(of: session.methods)),
+                 .date(session.authTime), .date(session.createdAt), .date(session.lastSeenAt), .date(session.expiresAt)])
+            _ = try await db.query(
+                """
+                DELETE FROM sessions WHERE id_hash IN (
+                    SELECT id_hash FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id_hash <> ?3 ORDER BY last_seen_at ASC
+                    LIMIT max(0, (SELECT COUNT(*) FROM sessions WHERE tenant_id = ?1 AND user_id = ?2) - ?4))
+                """,
+                [.text(session.tenantId), .text(session.userId), .text(session.idHash), .integer(max(1, keepingAtMost))])
+        }
+    }
+
+    public func session(idHash: String) async throws -> SessionRecord? {
+        try await read("SELECT * FROM sessions WHERE id_hash = ?", [.text(idHash)]).first.map(Self.session(from:))
+    }
+
+    public func touchSession(idHash: String, at: Date) async throws {
+        try await transaction { db in _ = try await db.query("UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?", [.date(at), .text(idHash)]) }
+    }
+
+    public func deleteSession(idHash: String) async throws {
+        try await transaction { db in _ = try await db.query("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)]) }
+    }
+
+    public func deleteSessions(tenantId: String, userId: String) async throws -> Int {
+        try await transaction { db in
+            try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.text(tenantId), .text(userId.lowercased())]).count
+        }
+    }
+
+    public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
+        let request = try StoredJSON.text(of: code.request)
+        try await transaction { db in
+            _ = try await db.query(
+                """
+                INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.text(code.codeHash), .text(code.request.tenantId), .text(code.userId), .text(request), .text(StoredJSON.text(of: code.methods)),
+                 .date(code.authTime), .date(code.expiresAt)])
+        }
+    }
+
+    static func authorizationCode(from row: SQLiteRow) throws -> AuthorizationCodeRecord {
+        AuthorizationCodeRecord(
+            codeHash: try row.string("code_hash"), request: try StoredJSON.authorizationRequest(from: try row.string("request")),
+            userId: try row.string("user_id"), methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
+            expiresAt: try row.date("expires_at"), usedAt: row.optionalDate("used_at"), familyId: row.optionalString("family_id"),
+            accessTokenId: row.optionalString("access_jti"), accessTokenExpiresAt: row.optionalDate("access_expires_at"))
+    }
+
+    public func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord? {
+        try await transaction { db in
+            // One writer: the read and the mark are one step for every other redemption.
+            guard let row = try await db.query("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first else { return nil }
+            let before = try Self.authorizationCode(from: row)
+            if before.usedAt == nil {
+                _ = try await db.query(
+                    "UPDATE authorization_codes SET used_at = ?, family_id = ?, access_jti = ?, access_expires_at = ? WHERE code_hash = ?",
+                    [.date(at), .optionalText(familyId), .text(accessTokenId), .date(accessTokenExpiresAt), .text(codeHash)])
+            }
+            return before
+        }
+    }
+
+    static func deviceCode(from row: SQLiteRow) throws -> DeviceCodeRecord {
+        DeviceCodeRecord(
+            deviceCodeHash: try row.string("device_code_hash"), userCode: try row.string("user_code"), tenantId: try row.string("tenant_id"),
+            clientId: try row.string("client_id"), scope: try row.string("scope"), claims: row.optionalString("claims"),
+            interval: Int(try row.int("interval_seconds")), expiresAt: try row.date("expires_at"), lastPolledAt: row.optionalDate("last_polled_at"),
+            state: DeviceCodeRecord.State(rawValue: try row.string("state")) ?? .denied, userId: row.optionalString("user_id"),
+            methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"))
+    }
+
+    public func insertDeviceCode(_ code: DeviceCodeRecord) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                """
+                INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+                """,
+                [.text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId), .text(code.clientId), .text(code.scope),
+                 .optionalText(code.claims), .integer(code.interval), .date(code.expiresAt)])
+        }
+    }
+
+    public func deviceCode(userCode: String) async throws -> DeviceCodeRecord? {
+        try await read("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]).first.map(Self.deviceCode(from:))
+    }
+
+    public func pollDeviceCode(deviceCodeHash: String, at: Date) async throws -> DevicePoll? {
+        try await transaction { db in
+            guard let row = try await db.query("SELECT * FROM device_codes WHERE device_code_hash = ?", [.text(deviceCodeHash)]).first else { return nil }
+            let record = try Self.deviceCode(from: row)
+            _ = try await db.query("UPDATE device_codes SET last_polled_at = ? WHERE device_code_hash = ?", [.date(at), .text(deviceCodeHash)])
+            let tooFast = record.lastPolledAt.map { at.timeIntervalSince($0) < Double(record.interval) } ?? false
+            return DevicePoll(record: record, tooFast: tooFast)
+        }
+    }
+
+    public func decideDeviceCode(userCode: String, approve: Bool, userId: String?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                """
+                UPDATE device_codes SET state = ?, user_id = ?, methods = ?, auth_time = ?
+                WHERE user_code = ? AND state = 'pending' AND expires_at > ? RETURNING user_code
+                """,
+                [.text(approve ? "approved" : "denied"), .optionalText(userId?.lowercased()), .text(StoredJSON.text(of: methods)),
+                 .optionalDate(authTime), .text(userCode), .date(now)]).isEmpty)
+        }
+    }
+
+    public func consumeDeviceCode(deviceCodeHash: String) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                "UPDATE device_codes SET state = 'consumed' WHERE device_code_hash = ? AND state = 'approved' RETURNING user_code",
+                [.text(deviceCodeHash)]).isEmpty)
+        }
+    }
+
+    public func pendingDeviceCodes(tenantId: String, now: Date) async throws -> Int {
+        Int(try await read("SELECT COUNT(*) AS n FROM device_codes WHERE tenant_id = ? AND state = 'pending' AND expires_at > ?",
+                           [.text(tenantId), .date(now)]).first?.int("n") ?? 0)
+    }
+
+    public func purgeInteractive(before: Date) async throws -> Int {
+        try await transaction { db in
+            var removed = try await db.query("DELETE FROM sessions WHERE expires_at < ? RETURNING id_hash", [.date(before)]).count
+            // Codes are kept a day past their expiry so that a late replay is still recognised (and revokes).
+            removed += try await db.query("DELETE FROM authorization_codes WHERE expires_at < ? RETURNING code_hash", [.date(before.addingTimeInterval(-86400))]).count
+            removed += try await db.query("DELETE FROM device_codes WHERE expires_at < ? RETURNING user_code", [.date(before)]).count
+            return removed
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import PortcullisAPI
+@testable import PortcullisClient
+import PortcullisCore
+import PortcullisTesting
+import Synchronization
+import Testing
+
+/// A browser for tests: curl with a cookie jar, following redirects the way a browser does (a 302 after the
+/// sign-in form becomes a GET to the app's loopback listener). Runs curl as a child process, off the
+/// cooperative thread pool.
+final class CurlBrowser: Sendable {
+    let jar: URL
+
+    init() {
+        jar = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-jar-\(UUID().uuidString).txt")
+    }
+
+    deinit { try? FileManager.default.removeItem(at: jar) }
+
+    struct Answer {
+        var status: Int
+        var body: String
+        var finalURL: String
+    }
+
+    func fetch(_ url: String, form: [(String, String)]? = nil) async throws -> Answer {
+        var arguments = ["-s", "-L", "--max-redirs", "5", "-c", jar.path, "-b", jar.path, "-w", "\n%{http_code} %{url_effective}"]
+        for (name, value) in form ?? [] { arguments += ["--data-urlencode", "\(name)=\(value)"] }
+        arguments.append(url)
+        let output = try await Self.run(arguments)
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        let trailer = lines.last.map(String.init) ?? ""
+        let parts = trailer.split(separator: " ", maxSplits: 1)
+        return Answer(status: Int(parts.first ?? "") ?? 0, body: lines.dropLast().joined(separator: "\n"), finalURL: parts.count > 1 ? String(parts[1]) : "")
+    }
+
+    /// Opens the authorization URL; when the sign-in page shows, signs in as `account`.
+    func signIn(_ url: URL, as account: Fixtures.Account) async throws -> Answer {
+        let page = try await fetch(url.absoluteString)
+        let form = HTMLForm(html: page.body)
+        guard let action = form.action, form.fields["ticket"] != nil else { return page }  // SSO: already back at the app
+        let origin = "\(url.scheme!)://\(url.host!):\(url.port!)"
+        var fields = form.fields.map { ($0.key, $0.value) }
+        fields.removeAll { $0.0 == "username" || $0.0 == "password" }
+        return try await fetch(origin + action, form: fields + [("username", account.upn), ("password", account.password)])
+    }
+
+    /// The device page: the code, then the credentials, then "allow".
+    func approveDevice(_ info: DeviceCodeInfo, as account: Fixtures.Account) async throws -> Answer {
+        let entry = try await fetch(info.verificationURI.absoluteString)
+        let origin = "\(info.verificationURI.scheme!)://\(info.verificationURI.host!):\(info.verificationURI.port!)"
+        let codeForm = HTMLForm(html: entry.body)
+        let signIn = try await fetch(origin + (codeForm.action ?? ""), form: [("csrf", codeForm.fields["csrf"] ?? ""), ("user_code", info.userCode)])
+        let form = HTMLForm(html: signIn.body)
+        return try await fetch(origin + (form.action ?? ""), form: [
+            ("ticket", form.fields["ticket"] ?? ""), ("csrf", form.fields["csrf"] ?? ""), ("username", account.upn), ("password", account.password),
+            ("decision", "allow"),
+        ])
+    }
+
+    static func run(_ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.terminationHandler = { _ in
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+    }
+}
+
+@Suite("client SDK: interactive sign-in and device code, end to end")
+struct InteractiveClientTests {
+    @Test("acquireTokenInteractive through the loopback presenter and a browser: code + PKCE, then silent; prompt=none by SSO; without a session, interactionRequired")
+    func loopback() async throws {
+        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
+        defer { Task { await env.close() } }
+        try await withLiveServer(env) { authority in
+            let app = Client.app(authority)
+            let browser = CurlBrowser()
+            let landed = Mutex<[String]>([])
+            let presenter = LoopbackPresenter { url in
+                let answer = try? await browser.signIn(url, as: Fixtures.alice)
+                landed.withLock { $0.append(answer?.finalURL ?? "") }
+            }
+            let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, prompt: nil, loginHint: Fixtures.alice.upn)
+            #expect(result.account?.objectId == Fixtures.alice.id)
+            #expect(result.claims["amr"] as? [String] == ["pwd"])
+            #expect(landed.withLock { $0.first?.hasPrefix("http://localhost:") } == true, "the browser ended at the loopback listener")
+            let account = try #require(result.account)
+            let silent = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
+            #expect(silent.account == account)
+
+            let again = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, prompt: .never)
+            #expect(again.account == account, "prompt=none: the browser's session answered without a page")
+
+            let stranger = CurlBrowser()
+            let fresh = LoopbackPresenter { url in _ = try? await stranger.fetch(url.absoluteString) }
+            await #expect(throws: PortcullisClientError.self) {
+                do {
+                    _ = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: fresh, prompt: .never)
+                } catch let error as PortcullisClientError {
+                    #expect(error.kind == .interactionRequired, "\(error)")
+                    throw error
+                }
+            }
+        }
+    }
+
+    @Test("protapp: the code is issued, redemption refused (53005); .automatic remediates (compliance token by SSO) and gets the token silently")
+    func protectionAfterInteractive() async throws {
+        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
+        defer { Task { await env.close() } }
+        try await withLiveServer(env) { authority in
+            try await Client.admin(authority).requireAppProtection()
+            let app = Client.app(authority)
+            let manager = Client.manager(app)
+            let browser = CurlBrowser()
+            let pages = Mutex(0)
+            let presenter = LoopbackPresenter { url in
+                let answer = try? await browser.signIn(url, as: Fixtures.alice)
+                if answer?.finalURL.contains("/authorize") == false { pages.withLock { $0 += 1 } }
+            }
+            do {
+                _ = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter)
+                Issue.record("without remediation the token must be refused")
+            } catch let error as PortcullisClientError {
+                #expect(error.kind == .protectionPolicyRequired && error.errorCode == 53005, "\(error)")
+                #expect(error.protection?.account.objectId == Fixtures.alice.id)
+            }
+            #expect(try await app.accounts().first?.objectId == Fixtures.alice.id, "the compliance-service token (by SSO) cached the account")
+
+            let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, remediation: .automatic)
+            #expect(result.claims["xms_cc"] as? [String] == ["protapp"])
+            let account = try #require(result.account)
+            #expect(result.claims["xms_mam_enrollment"] as? String == (await manager.enrollmentId(for: account)))
+        }
+    }
+
+    @Test("acquireTokenByDeviceCode: the code shown, the user approves on /devicelogin, polling ends with tokens")
+    func deviceCode() async throws {
+        let env = try await TestEnvironment.make(baseURL: "http://localhost:0", configure: { $0.signIn.deviceCodeInterval = 1 })
+        defer { Task { await env.close() } }
+        try await withLiveServer(env) { authority in
+            let app = Client.app(authority)
+            let browser = CurlBrowser()
+            let shown = Mutex<DeviceCodeInfo?>(nil)
+            let result = try await app.acquireTokenByDeviceCode(scopes: [Client.mailScope]) { info in
+                shown.withLock { $0 = info }
+                Task.detached { _ = try? await browser.approveDevice(info, as: Fixtures.bob) }
+            }
+            #expect(result.account?.objectId == Fixtures.bob.id)
+            let info = try #require(shown.withLock { $0 })
+            #expect(info.message.contains(info.userCode) && info.verificationURI.path == "/devicelogin")
+        }
+    }
+}
