@@ -284,14 +284,8 @@ struct SignInRoutes: Sendable {
                   request: Request, _ context: PortcullisRequestContext, headers: HTTPFields) async throws -> Response {
         let directory = tenant.directory
         guard let client = directory.application(appId: authorization.clientId) else { return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context) }
-        let scope = try? ScopeRequest.parse(authorization.scope, in: directory)
-        let resource = scope?.resource ?? client
-        let capabilities = authorization.claims.flatMap { try? ClaimsRequest.parse($0) } ?? ClaimsRequest()
-        let facts = SignInFacts(
-            userId: user.id, groupIds: directory.groupIds(ofUser: user.id), clientAppId: client.appId, resourceAppId: resource.appId,
-            clientAppType: .mobileAppsAndDesktopClients, platform: authorization.platform, ipAddress: clientIP(request, context),
-            capabilities: capabilities.capabilities, appProtection: .none, approvedClientApp: client.approvedClientApp,
-            multiFactorAuthenticated: methods.contains("mfa"))
+        let facts = pageFacts(user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
+                              methods: methods, tenant: tenant, request: request, context)
         if case .block = tenant.conditionalAccess.evaluate(facts).refusal {
             var response = errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden)
             for field in headers { response.headers.append(field) }
@@ -319,6 +313,19 @@ struct SignInRoutes: Sendable {
         var response = deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context)
         for field in headers { response.headers.append(field) }
         return response
+    }
+
+    /// The conditional-access facts of a sign-in on a page: who, which client and resource, from where, how
+    /// authenticated so far. App protection is not known here (it is decided at redemption).
+    func pageFacts(user: User, client: PortcullisCore.Application, scope: String, claims: String?, platform: DevicePlatform?, methods: [String], tenant: TenantSnapshot,
+                   request: Request, _ context: PortcullisRequestContext) -> SignInFacts {
+        let directory = tenant.directory
+        let resource = (try? ScopeRequest.parse(scope, in: directory))?.resource ?? client
+        return SignInFacts(
+            userId: user.id, groupIds: directory.groupIds(ofUser: user.id), clientAppId: client.appId, resourceAppId: resource.appId,
+            clientAppType: .mobileAppsAndDesktopClients, platform: platform, ipAddress: clientIP(request, context),
+            capabilities: claims.flatMap { try? ClaimsRequest.parse($0) }?.capabilities ?? [], appProtection: .none,
+            approvedClientApp: client.approvedClientApp, multiFactorAuthenticated: methods.contains("mfa"))
     }
 
     func errorFields(_ error: TokenError, state: String?, _ context: PortcullisRequestContext) -> [(String, String)] {
@@ -508,12 +515,8 @@ struct SignInRoutes: Sendable {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
         if let client = tenant.directory.application(appId: record.clientId) {
-            let scope = try? ScopeRequest.parse(record.scope, in: tenant.directory)
-            let facts = SignInFacts(
-                userId: user.id, groupIds: tenant.directory.groupIds(ofUser: user.id), clientAppId: client.appId,
-                resourceAppId: (scope?.resource ?? client).appId, clientAppType: .mobileAppsAndDesktopClients, platform: nil,
-                ipAddress: clientIP(request, context), capabilities: record.claims.flatMap { try? ClaimsRequest.parse($0) }?.capabilities ?? [],
-                appProtection: .none, approvedClientApp: client.approvedClientApp, multiFactorAuthenticated: false)
+            let facts = pageFacts(user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
+                                  request: request, context)
             if factorMissing(facts, tenant: tenant) {
                 let ticket = FactorTicket(continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
                                           newSecret: nil, issued: now)
