@@ -511,6 +511,12 @@ def test_mfa(msal, authority, issuer, session, cafile, base):
     scopes = [f"{RESOURCE}/Mail.Read"]
     app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
 
+    def dave_signs_in(what):
+        """A new browser: MSAL's authorize URL, Dave's password; the page that follows (the factor step)."""
+        flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=DAVE)
+        browser = Browser(cafile, base)
+        return flow, browser, browser.submit(browser.get(flow["auth_uri"]), {"username": DAVE, "password": DAVE_PASSWORD}, what)
+
     what = "(f) password grant needs a factor"
     refused = app.acquire_token_by_username_password(DAVE, DAVE_PASSWORD, scopes=scopes)
     check(refused.get("error") == "invalid_grant" and 50076 in (refused.get("error_codes") or []) and refused.get("suberror") == "basic_action",
@@ -518,9 +524,7 @@ def test_mfa(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: {refused.get('error')} {refused.get('error_codes')} suberror={refused.get('suberror')} (MSAL hands it to the app to go interactive)")
 
     what = "(f) registration on first sign-in"
-    flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=DAVE)
-    browser = Browser(cafile, base)
-    page = browser.submit(browser.get(flow["auth_uri"]), {"username": DAVE, "password": DAVE_PASSWORD}, what)
+    flow, browser, page = dave_signs_in(what)
     secret = shown_secret(page)
     check(page.status_code == 200 and secret, f"{what}: the page should show a key to register", [page.status_code, page.text[:1500]])
     check(f"otpauth://totp/Portcullis:{DAVE}?secret={secret}&amp;issuer=Portcullis" in page.text, f"{what}: the otpauth URI in the page text", page.text[:2000])
@@ -548,9 +552,7 @@ def test_mfa(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: acquire_token_silent(force_refresh=True) → amr={jwt_claims(silent['access_token']).get('amr')}, no page")
 
     what = "(f) sign-in with a code"
-    flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=DAVE)
-    browser = Browser(cafile, base)
-    page = browser.submit(browser.get(flow["auth_uri"]), {"username": DAVE, "password": DAVE_PASSWORD}, what)
+    flow, browser, page = dave_signs_in(what)
     check(page.status_code == 200 and 'name="otp"' in page.text and shown_secret(page) is None,
           f"{what}: a registered user is asked for the code only", [page.status_code, page.text[:1000]])
     replayed = browser.submit(page, {"otp": first_code}, what + " (replayed code)")
@@ -563,9 +565,7 @@ def test_mfa(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: the replayed code refused (500121), the next code accepted; amr pwd+mfa")
 
     what = "(f) five wrong codes lock"
-    flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=DAVE)
-    browser = Browser(cafile, base)
-    page = browser.submit(browser.get(flow["auth_uri"]), {"username": DAVE, "password": DAVE_PASSWORD}, what)
+    flow, browser, page = dave_signs_in(what)
     for attempt in range(5):
         page = browser.submit(page, {"otp": "000000" if totp.now() != "000000" else "111111"}, f"{what} (wrong code {attempt + 1})")
     check(page.status_code == 400 and "AADSTS50053" in page.text, f"{what}: the fifth wrong code locks", [page.status_code, page.text[:800]])

@@ -206,10 +206,7 @@ struct AdminRoutes: Sendable {
                 + [URLQueryItem(name: "before", value: String(last.cursor))]
             nextLink = components.string
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(Page(value: page.map(\.record), nextLink: nextLink))
+        let data = try JSONResponse.encoder.encode(Page(value: page.map(\.record), nextLink: nextLink))
         return JSONResponse.make(status: .ok, data: data)
     }
 
@@ -224,9 +221,6 @@ struct AdminRoutes: Sendable {
         let records = try await store.auditRecords(tenantId: tenant.tenant.id, limit: limit, before: try Paging.before(request))
         var nextLink: String?
         if records.count == limit, let last = records.last?.id { nextLink = "\(request.uri.path)?top=\(limit)&before=\(last)" }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return JSONResponse.make(status: .ok, data: try encoder.encode(Page(value: records, nextLink: nextLink)))
+        return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(Page(value: records, nextLink: nextLink)))
     }
 }

@@ -33,12 +33,7 @@ struct AuthenticationMethodRoutes: Sendable {
 
     struct Page: Encodable { let value: [Method] }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    static var encoder: JSONEncoder { JSONResponse.encoder }
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.get("users/:id/authentication-methods") { _, context in try await list(context) }
