@@ -53,14 +53,24 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
 
     /// Classifies an OAuth error body. `requestAccount` is the account the request was for, used when the
     /// body does not name one.
+    /// The answers MSAL turns into "UI required": the app must go interactive (a second factor the silent
+    /// grant cannot give — 50076 with `basic_action` — or no session for `prompt=none`).
+    static func needsInteraction(_ body: OAuthErrorBody) -> Bool {
+        switch body.error.lowercased() {
+        case "interaction_required", "login_required", "consent_required": return true
+        case "invalid_grant": return ["basic_action", "additional_action", "message_only"].contains(body.suberror?.lowercased() ?? "")
+        default: return false
+        }
+    }
+
     static func from(_ body: OAuthErrorBody, requestAccount: Account?, retryAfter: TimeInterval? = nil) -> PortcullisClientError {
         if body.error == "temporarily_unavailable" {
             return PortcullisClientError(kind: .temporarilyUnavailable, message: body.errorDescription, oauth: body,
                                          correlationId: body.correlationId, retryAfter: retryAfter ?? 1)
         }
         let isProtection = body.error.lowercased() == "unauthorized_client" && body.suberror?.lowercased() == "protection_policy_required"
-        var error = PortcullisClientError(kind: isProtection ? .protectionPolicyRequired : .server, message: body.errorDescription, oauth: body,
-                                          correlationId: body.correlationId)
+        var error = PortcullisClientError(kind: isProtection ? .protectionPolicyRequired : (Self.needsInteraction(body) ? .interactionRequired : .server),
+                                          message: body.errorDescription, oauth: body, correlationId: body.correlationId)
         if isProtection {
             var account = requestAccount
             if let info = body.clientInfo.flatMap(ClientInfo.init(encoded:)) {

@@ -121,5 +121,15 @@ enum PostgresMigrations {
             "ALTER TABLE refresh_token_families ADD COLUMN methods TEXT",
             "ALTER TABLE refresh_token_families ADD COLUMN auth_time DOUBLE PRECISION",
         ]),
+        (6, [
+            // Second factors (PROTOCOL §10): one per kind per user; the secret sealed (FactorSecretBox).
+            """
+            CREATE TABLE authentication_methods (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, sealed_secret TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL, last_used_step BIGINT, last_used_at DOUBLE PRECISION,
+                UNIQUE (tenant_id, user_id, kind)
+            )
+            """,
+        ]),
     ]
 }

@@ -36,6 +36,13 @@ extension PostgresStore {
         _ = try await rows("UPDATE sessions SET last_seen_at = \(at.seconds) WHERE id_hash = \(idHash) RETURNING id_hash")
     }
 
+    public func upgradeSession(idHash: String, methods: [String], authTime: Date, at: Date) async throws {
+        _ = try await rows("""
+            UPDATE sessions SET methods = \(StoredJSON.text(of: methods)), auth_time = \(authTime.seconds), last_seen_at = \(at.seconds)
+            WHERE id_hash = \(idHash) RETURNING id_hash
+            """)
+    }
+
     public func deleteSession(idHash: String) async throws {
         _ = try await rows("DELETE FROM sessions WHERE id_hash = \(idHash) RETURNING id_hash")
     }

@@ -124,5 +124,15 @@ enum SQLiteMigrations {
             "ALTER TABLE refresh_token_families ADD COLUMN methods TEXT",
             "ALTER TABLE refresh_token_families ADD COLUMN auth_time REAL",
         ]),
+        (6, [
+            // Second factors (PROTOCOL §10): one per kind per user; the secret sealed (FactorSecretBox).
+            """
+            CREATE TABLE authentication_methods (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, sealed_secret TEXT NOT NULL,
+                created_at REAL NOT NULL, last_used_step INTEGER, last_used_at REAL,
+                UNIQUE (tenant_id, user_id, kind)
+            )
+            """,
+        ]),
     ]
 }

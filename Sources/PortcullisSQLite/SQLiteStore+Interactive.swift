@@ -38,6 +38,13 @@ extension SQLiteStore {
         try await transaction { db in _ = try await db.query("UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?", [.date(at), .text(idHash)]) }
     }
 
+    public func upgradeSession(idHash: String, methods: [String], authTime: Date, at: Date) async throws {
+        try await transaction { db in
+            _ = try await db.query("UPDATE sessions SET methods = ?, auth_time = ?, last_seen_at = ? WHERE id_hash = ?",
+                                   [.text(StoredJSON.text(of: methods)), .date(authTime), .date(at), .text(idHash)])
+        }
+    }
+
     public func deleteSession(idHash: String) async throws {
         try await transaction { db in _ = try await db.query("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)]) }
     }

@@ -122,7 +122,7 @@ public struct PortcullisServer: Sendable {
         ).register(on: router)
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer, clients: clients,
-            passwords: passwords, sealer: PageSealer(credentials: deps.credentials), pages: Pages(), clock: deps.clock, logger: deps.logger
+            passwords: passwords, sealer: PageSealer(credentials: deps.credentials), factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(), clock: deps.clock, logger: deps.logger
         ).register(on: router)
         AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,

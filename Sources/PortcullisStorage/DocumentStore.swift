@@ -54,6 +54,7 @@ public struct AuditSubject: RawRepresentable, Sendable, Hashable, Codable {
 
     public static let enrollment = AuditSubject(rawValue: "enrollment")
     public static let outbox = AuditSubject(rawValue: "outbox")
+    public static let authenticationMethod = AuditSubject(rawValue: "authenticationMethod")
 }
 
 /// An audit record: who changed what, when, and the before and after documents.

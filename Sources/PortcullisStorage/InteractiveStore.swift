@@ -112,6 +112,8 @@ public protocol InteractiveStore: Sendable {
     func insertSession(_ session: SessionRecord, keepingAtMost: Int) async throws
     func session(idHash: String) async throws -> SessionRecord?
     func touchSession(idHash: String, at: Date) async throws
+    /// Records a stronger authentication on a session (a second factor added: step-up).
+    func upgradeSession(idHash: String, methods: [String], authTime: Date, at: Date) async throws
     func deleteSession(idHash: String) async throws
     /// Ends every session of a user (disabled, deleted); returns how many.
     @discardableResult

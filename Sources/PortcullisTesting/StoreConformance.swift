@@ -339,6 +339,10 @@ public enum StoreConformance {
             try expect(try await store.session(idHash: "s1") == session("s1", seen: 1), "round-trip")
             try await store.touchSession(idHash: "s1", at: now.addingTimeInterval(10))
             try expect(try await store.session(idHash: "s1")?.lastSeenAt == now.addingTimeInterval(10), "touched")
+            try await store.upgradeSession(idHash: "s1", methods: ["pwd", "mfa"], authTime: now.addingTimeInterval(11), at: now.addingTimeInterval(11))
+            let upgraded = try await store.session(idHash: "s1")
+            try expect(upgraded?.methods == ["pwd", "mfa"] && upgraded?.authTime == now.addingTimeInterval(11) && upgraded?.lastSeenAt == now.addingTimeInterval(11),
+                       "step-up recorded")
             try await store.insertSession(session("s4", seen: 5), keepingAtMost: 2)
             try expect(try await store.session(idHash: "s2") == nil, "the least recently seen session of the user goes beyond the cap")
             for kept in ["s1", "s3", "s4"] { try expect(try await store.session(idHash: kept) != nil, "\(kept) kept") }
@@ -401,6 +405,29 @@ public enum StoreConformance {
             }
             try expect(consumed == 1, "consumed once: \(consumed)")
             try expect(try await store.purgeInteractive(before: now.addingTimeInterval(901)) == 2, "both purged after expiry")
+        },
+        ConformanceCase(name: "second factors: one per kind per user, metadata round-trip, a step used once (also under concurrency), delete, who has one") { store in
+            func method(_ id: String, user: String) -> AuthenticationMethodRecord {
+                AuthenticationMethodRecord(id: id, tenantId: tenant, userId: user, kind: .totp, sealedSecret: Data([1, 2, 3, 250]), createdAt: now)
+            }
+            try expect(try await store.insertAuthenticationMethod(method("M-1", user: "U-1")), "stored")
+            try expect(!(try await store.insertAuthenticationMethod(method("m-2", user: "u-1"))), "a second TOTP for the same user is refused, not replacing")
+            try expect(try await store.insertAuthenticationMethod(method("m-3", user: "u-2")), "another user's")
+            try expect(try await store.authenticationMethods(tenantId: tenant, userId: "u-1") == [method("m-1", user: "u-1")], "round-trip, IDs lower-cased")
+            try expect(try await store.usersWithAuthenticationMethods(tenantId: tenant) == ["u-1", "u-2"], "who has one")
+            try expect(try await store.useAuthenticationMethod(id: "m-1", step: 100, at: now), "first use of a step")
+            try expect(!(try await store.useAuthenticationMethod(id: "m-1", step: 100, at: now)), "the same step again is a replay")
+            try expect(!(try await store.useAuthenticationMethod(id: "m-1", step: 99, at: now)), "an earlier step too")
+            let used = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<6 { group.addTask { try await store.useAuthenticationMethod(id: "m-1", step: 101, at: now) } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            try expect(used == 1, "one of six concurrent uses of a code wins: \(used)")
+            let stored = try await store.authenticationMethods(tenantId: tenant, userId: "u-1").first
+            try expect(stored?.lastUsedStep == 101 && stored?.lastUsedAt == now, "last use recorded")
+            try expect(!(try await store.deleteAuthenticationMethod(tenantId: tenant, userId: "u-2", id: "m-1")), "only the owner's row")
+            try expect(try await store.deleteAuthenticationMethod(tenantId: tenant, userId: "u-1", id: "m-1"), "deleted")
+            try expect(try await store.insertAuthenticationMethod(method("m-4", user: "u-1")), "registers again after a reset")
         },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")

@@ -13,11 +13,6 @@ public enum PKCE {
     /// Whether `verifier` is well formed and hashes to `challenge` (compared in constant time).
     public static func matches(verifier: String, challenge: String) -> Bool {
         guard PKCEChallenge.isWellFormedVerifier(verifier) else { return false }
-        let computed = Array(self.challenge(of: verifier).utf8)
-        let expected = Array(challenge.utf8)
-        guard computed.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for index in computed.indices { difference |= computed[index] ^ expected[index] }
-        return difference == 0
+        return CredentialHasher.constantTimeEquals(Array(self.challenge(of: verifier).utf8), Array(challenge.utf8))
     }
 }

@@ -7,9 +7,25 @@ import PortcullisAPI
 /// sealed here may be confidential. Every node derives the same key from the shared credential pepper.
 public struct PageSealer: Sendable {
     private let key: SymmetricKey
+    private let privateKey: SymmetricKey
 
     public init(credentials: CredentialHasher) {
         self.key = credentials.derivedKey(purpose: "page-seal-v1")
+        self.privateKey = credentials.derivedKey(purpose: "page-private-v1")
+    }
+
+    /// Seals and encrypts (ChaCha20-Poly1305): for a value the browser must carry but not read, such as the
+    /// second factor step (which may hold a secret being registered).
+    public func sealPrivately(_ payload: Data) -> String {
+        guard let box = try? ChaChaPoly.seal(payload, using: privateKey) else { return "" }
+        return Base64URL.encode(Array(box.combined))
+    }
+
+    /// The payload, when `sealed` is intact.
+    public func openPrivately(_ sealed: String) -> Data? {
+        guard let bytes = Base64URL.decode(sealed), let box = try? ChaChaPoly.SealedBox(combined: bytes),
+              let payload = try? ChaChaPoly.open(box, using: privateKey) else { return nil }
+        return payload
     }
 
     public func seal(_ payload: Data) -> String {
@@ -31,11 +47,6 @@ public struct PageSealer: Sendable {
     }
 
     public func checkCSRF(_ token: String, cookie: String, purpose: String) -> Bool {
-        let expected = Array(csrfToken(cookie: cookie, purpose: purpose).utf8)
-        let given = Array(token.utf8)
-        guard expected.count == given.count else { return false }
-        var difference: UInt8 = 0
-        for index in expected.indices { difference |= expected[index] ^ given[index] }
-        return difference == 0
+        CredentialHasher.constantTimeEquals(Array(csrfToken(cookie: cookie, purpose: purpose).utf8), Array(token.utf8))
     }
 }

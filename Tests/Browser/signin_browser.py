@@ -12,7 +12,11 @@ What it does (each step fails the run with a message saying what was expected):
   2. SSO: the same browser asks again and is sent straight back with a code (no page).
   3. Device code: the device authorization endpoint; /devicelogin: the code typed loosely, the sign-in,
      the confirmation; the polling client then gets its tokens.
-  4. Throughout: every request the browser made went to the server (or the app's redirect URI), the
+  4. MFA (PROTOCOL §10) for Dave, whom the demo configuration asks for a second factor on the mail API:
+     the password, then the registration page (the key, the otpauth link, focus in the code field with
+     autocomplete="one-time-code"), a code computed with pyotp; then a new browser session: the password,
+     then the code page alone, the next code → the app gets its code; amr pwd+mfa in the tokens.
+  5. Throughout: every request the browser made went to the server (or the app's redirect URI), the
      console shows no Content-Security-Policy violation, and the pages need no JavaScript.
 Screenshots (phone 390×844 and desktop 1280×800) of every page go to --output (default
 .build/test-output/browser).
@@ -40,6 +44,8 @@ CLIENT = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
 USER = "alice@contoso.example"
 PASSWORD = "Alice-dev-pass1"
 SCOPE = "api://contoso-mail/Mail.Read openid profile offline_access"
+DAVE = "dave@contoso.example"
+DAVE_PASSWORD = "Dave-dev-pass1"
 PHONE = (390, 844)
 DESKTOP = (1280, 800)
 
@@ -267,6 +273,60 @@ def device_flow(run):
     print(f"PASS device code in a real browser: /devicelogin → code {started['user_code']} → sign-in → approved → the device got tokens")
 
 
+def mfa_flow(run):
+    import pyotp
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+    redirect = f"{run.app_base}/"
+
+    def sign_in():
+        driver.execute_cdp_cmd("Network.clearBrowserCookies", {})  # a new browser session: every path, every site
+        verifier, challenge = pkce()
+        query = urllib.parse.urlencode({
+            "response_type": "code", "client_id": CLIENT, "redirect_uri": redirect, "scope": SCOPE, "state": "mfa",
+            "code_challenge": challenge, "code_challenge_method": "S256", "login_hint": DAVE})
+        driver.get(f"{run.base}/{TENANT}/oauth2/v2.0/authorize?{query}")
+        driver.find_element(By.ID, "password").send_keys(DAVE_PASSWORD)
+        driver.find_element(By.ID, "password").submit()
+        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "otp"))
+        otp = driver.find_element(By.ID, "otp")
+        check(driver.switch_to.active_element.get_attribute("id") == "otp", "focus should start in the code field")
+        check(otp.get_attribute("autocomplete") == "one-time-code" and otp.get_attribute("inputmode") == "numeric",
+              "the code field carries autocomplete=one-time-code and a numeric keyboard")
+        check(driver.find_element(By.CSS_SELECTOR, "label[for=otp]").text, "the code field has a label")
+        return verifier
+
+    def finish(verifier, code, what):
+        driver.find_element(By.ID, "otp").send_keys(code)
+        driver.find_element(By.ID, "otp").submit()
+        WebDriverWait(driver, 15).until(lambda d: d.current_url.startswith(run.app_base))
+        delivered = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(driver.current_url).query))
+        check(delivered.get("code"), f"{what}: the app should receive a code", delivered)
+        status, tokens = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+            "grant_type": "authorization_code", "client_id": CLIENT, "code": delivered["code"], "redirect_uri": redirect, "code_verifier": verifier})
+        check(status == 200 and tokens.get("access_token"), f"{what}: the code should redeem", [status, tokens])
+        payload = tokens["access_token"].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        check(claims.get("amr") == ["pwd", "mfa"], f"{what}: amr pwd+mfa", claims)
+
+    verifier = sign_in()
+    check(driver.title.startswith("Set up your authenticator app"), "a user without a factor registers one", driver.title)
+    secret = driver.find_element(By.ID, "secret").text.replace(" ", "")
+    link = driver.find_element(By.CSS_SELECTOR, "a[href^='otpauth://']").get_attribute("href")
+    check(secret and f"secret={secret}" in link and link.startswith(f"otpauth://totp/Portcullis:{DAVE}"), "the key and its otpauth link", [secret, link])
+    run.shoot("mfa-register")
+    registered_at = time.time()
+    finish(verifier, pyotp.TOTP(secret).at(registered_at), "registration")
+    print("PASS MFA registration in a real browser: password → key + otpauth link → first code (pyotp) → the app's code; amr pwd+mfa")
+
+    verifier = sign_in()
+    check(driver.title.startswith("Enter your code") and not driver.find_elements(By.ID, "secret"), "a registered user is asked for the code only", driver.title)
+    run.shoot("mfa-code")
+    finish(verifier, pyotp.TOTP(secret).at(registered_at + 30), "sign-in with a code")
+    print("PASS MFA sign-in in a real browser: password → code page → the next code → the app's code; amr pwd+mfa")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/portcullis"))
@@ -293,6 +353,8 @@ def main():
         code_flow(run)
         run.collect_network()
         device_flow(run)
+        run.collect_network()
+        mfa_flow(run)
         run.collect_network()
         outside = [url for url in run.requested
                    if not (url.startswith(base + "/") or url.startswith(run.app_base + "/") or url.startswith("data:"))]

@@ -24,6 +24,11 @@ Tests
       (the demo policy requires app protection on mobile platforms): the code is issued, redemption is
       refused with 53005 protection_policy_required; remediation (a compliance-service token by SSO,
       enrollment, policy applied); then acquire_token_silent gets the token with xms_cc=protapp.
+  (f) MFA (PROTOCOL §10) for Dave, whom the demo configuration's policy asks for a second factor on the
+      mail API, with pyotp as the authenticator app: the password grant answers 50076 basic_action; the
+      code flow registers a factor on the page (a wrong first code refused), amr pwd+mfa; a silent refresh
+      keeps mfa; a later sign-in asks only for the code, refuses the replayed one and takes the next; five
+      wrong codes lock (50053), the right code too while locked.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -33,6 +38,7 @@ import base64
 import hashlib
 import html.parser
 import json
+import re
 import sys
 import threading
 import time
@@ -57,6 +63,8 @@ BOB_PASSWORD = "Bob-dev-pass1"
 BOB_OID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
 COMPLIANCE_SCOPE = "api://portcullis-compliance/.default"
 LOOPBACK_REDIRECT = "http://localhost:8400"
+DAVE = "dave@contoso.example"  # the demo configuration requires MFA for Dave on the mail API
+DAVE_PASSWORD = "Dave-dev-pass1"
 
 
 class Failure(Exception):
@@ -151,7 +159,7 @@ class Browser:
         return self.session.get(url, allow_redirects=False, timeout=30)
 
     def submit(self, response, fields, what):
-        check(response.status_code == 200, f"{what}: expected a page (200)",
+        check(response.status_code in (200, 400), f"{what}: expected a page (200, or 400 showing an error)",
               [response.status_code, response.headers.get("Location"), response.text[:500]])
         check("default-src 'self'" in response.headers.get("Content-Security-Policy", ""),
               f"{what}: the page should carry its Content-Security-Policy", dict(response.headers))
@@ -491,6 +499,82 @@ def test_protapp_interactive(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: acquire_token_silent → token for {RESOURCE} with xms_cc={claims.get('xms_cc')}")
 
 
+def shown_secret(page):
+    """The TOTP key on the registration page (grouped by four), as a user would copy it into an app."""
+    match = re.search(r'id="secret"[^>]*>([A-Z2-7 ]+)<', page.text)
+    return match.group(1).replace(" ", "") if match else None
+
+
+def test_mfa(msal, authority, issuer, session, cafile, base):
+    """(f) PROTOCOL §10 with MSAL's own flows and pyotp as the authenticator app."""
+    import pyotp
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+
+    def dave_signs_in(what):
+        """A new browser: MSAL's authorize URL, Dave's password; the page that follows (the factor step)."""
+        flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=DAVE)
+        browser = Browser(cafile, base)
+        return flow, browser, browser.submit(browser.get(flow["auth_uri"]), {"username": DAVE, "password": DAVE_PASSWORD}, what)
+
+    what = "(f) password grant needs a factor"
+    refused = app.acquire_token_by_username_password(DAVE, DAVE_PASSWORD, scopes=scopes)
+    check(refused.get("error") == "invalid_grant" and 50076 in (refused.get("error_codes") or []) and refused.get("suberror") == "basic_action",
+          f"{what}: expected invalid_grant 50076 basic_action", refused)
+    print(f"PASS {what}: {refused.get('error')} {refused.get('error_codes')} suberror={refused.get('suberror')} (MSAL hands it to the app to go interactive)")
+
+    what = "(f) registration on first sign-in"
+    flow, browser, page = dave_signs_in(what)
+    secret = shown_secret(page)
+    check(page.status_code == 200 and secret, f"{what}: the page should show a key to register", [page.status_code, page.text[:1500]])
+    check(f"otpauth://totp/Portcullis:{DAVE}?secret={secret}&amp;issuer=Portcullis" in page.text, f"{what}: the otpauth URI in the page text", page.text[:2000])
+    check('autocomplete="one-time-code"' in page.text, f"{what}: the code field carries autocomplete=one-time-code")
+    totp = pyotp.TOTP(secret)
+    wrong = browser.submit(page, {"otp": totp.at(time.time() + 300)}, what + " (wrong code)")
+    check(wrong.status_code == 400 and "AADSTS500121" in wrong.text and not wrong.headers.get("Location"),
+          f"{what}: a wrong code gets no code", [wrong.status_code, wrong.headers.get("Location"), wrong.text[:800]])
+    used_at = time.time()
+    first_code = totp.at(used_at)
+    done = browser.submit(wrong, {"otp": first_code}, what + " (the code)")
+    result = app.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))
+    expect_token(result, what)
+    idc = result.get("id_token_claims") or {}
+    access = jwt_claims(result["access_token"])
+    check(idc.get("amr") == ["pwd", "mfa"] and access.get("amr") == ["pwd", "mfa"], f"{what}: amr pwd+mfa in ID and access tokens", [idc, access])
+    print(f"PASS {what}: key shown, a wrong code refused (500121), the first code registered the factor; amr={access.get('amr')}")
+
+    what = "(f) refresh satisfies mfa"
+    account = app.get_accounts(username=DAVE)[0]
+    silent = app.acquire_token_silent(scopes, account=account, force_refresh=True)
+    check(silent is not None, f"{what}: no refresh token")
+    expect_token(silent, what)
+    check(jwt_claims(silent["access_token"]).get("amr") == ["pwd", "mfa"], f"{what}: the family remembers the factor", jwt_claims(silent["access_token"]))
+    print(f"PASS {what}: acquire_token_silent(force_refresh=True) → amr={jwt_claims(silent['access_token']).get('amr')}, no page")
+
+    what = "(f) sign-in with a code"
+    flow, browser, page = dave_signs_in(what)
+    check(page.status_code == 200 and 'name="otp"' in page.text and shown_secret(page) is None,
+          f"{what}: a registered user is asked for the code only", [page.status_code, page.text[:1000]])
+    replayed = browser.submit(page, {"otp": first_code}, what + " (replayed code)")
+    check(replayed.status_code == 400 and "AADSTS500121" in replayed.text and not replayed.headers.get("Location"),
+          f"{what}: the code used at registration is refused", [replayed.status_code, replayed.text[:800]])
+    done = browser.submit(replayed, {"otp": totp.at(used_at + 30)}, what + " (the next code)")
+    result = app.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))
+    expect_token(result, what)
+    check(jwt_claims(result["access_token"]).get("amr") == ["pwd", "mfa"], f"{what}: amr", jwt_claims(result["access_token"]))
+    print(f"PASS {what}: the replayed code refused (500121), the next code accepted; amr pwd+mfa")
+
+    what = "(f) five wrong codes lock"
+    flow, browser, page = dave_signs_in(what)
+    for attempt in range(5):
+        page = browser.submit(page, {"otp": "000000" if totp.now() != "000000" else "111111"}, f"{what} (wrong code {attempt + 1})")
+    check(page.status_code == 400 and "AADSTS50053" in page.text, f"{what}: the fifth wrong code locks", [page.status_code, page.text[:800]])
+    locked = browser.submit(page, {"otp": totp.at(used_at + 60)}, what + " (right code while locked)")
+    check(locked.status_code == 400 and "AADSTS50053" in locked.text and not locked.headers.get("Location"),
+          f"{what}: while locked, even the right code gets no code", [locked.status_code, locked.text[:800]])
+    print(f"PASS {what}: 50053 after the fifth wrong code, and for the right code while locked")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cafile", required=True, help="PEM certificate to trust (portcullis dev-cert output)")
@@ -513,7 +597,7 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive)
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa)
     for test in (test_client_credentials, test_password_and_refresh) + interactive:
         try:
             if test in interactive:

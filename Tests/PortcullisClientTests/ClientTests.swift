@@ -95,6 +95,17 @@ struct SecurityEventChecksTests {
 
 @Suite("client errors")
 struct ClientErrorTests {
+    @Test("50076 with basic_action (a factor the silent grant cannot give) and interaction_required/login_required become interactionRequired")
+    func interactionRequired() {
+        func body(_ error: String, _ suberror: String?, _ code: Int) -> OAuthErrorBody {
+            OAuthErrorBody(error: error, suberror: suberror, errorDescription: "AADSTS\(code): …", errorCodes: [code], timestamp: "t", traceId: "x", correlationId: "c")
+        }
+        #expect(PortcullisClientError.from(body("invalid_grant", "basic_action", 50076), requestAccount: nil).kind == .interactionRequired)
+        #expect(PortcullisClientError.from(body("interaction_required", nil, 50076), requestAccount: nil).kind == .interactionRequired)
+        #expect(PortcullisClientError.from(body("login_required", nil, 50058), requestAccount: nil).kind == .interactionRequired)
+        #expect(PortcullisClientError.from(body("invalid_grant", nil, 50126), requestAccount: nil).kind == .server, "a wrong password is not an interaction problem")
+    }
+
     @Test("a 503 temporarily_unavailable becomes a retryable error carrying Retry-After")
     func temporarilyUnavailable() throws {
         let body = try JSONDecoder().decode(OAuthErrorBody.self, from: Data(#"{"error":"temporarily_unavailable","error_description":"AADSTS90033: try again","error_codes":[90033],"timestamp":"t","trace_id":"x","correlation_id":"c"}"#.utf8))

@@ -3,6 +3,7 @@ import PortcullisAPI
 @testable import PortcullisClient
 import PortcullisCore
 import PortcullisTesting
+import PortcullisTokens
 import Synchronization
 import Testing
 
@@ -35,7 +36,11 @@ final class CurlBrowser: Sendable {
         return Answer(status: Int(parts.first ?? "") ?? 0, body: lines.dropLast().joined(separator: "\n"), finalURL: parts.count > 1 ? String(parts[1]) : "")
     }
 
-    /// Opens the authorization URL; when the sign-in page shows, signs in as `account`.
+    /// The TOTP secret this browser's user registered on the page (the authenticator app's memory).
+    let factorSecret = Mutex<[UInt8]?>(nil)
+
+    /// Opens the authorization URL; when the sign-in page shows, signs in as `account` — and when the page then
+    /// asks for a second factor, registers one (or enters its code) like a user with an authenticator app.
     func signIn(_ url: URL, as account: Fixtures.Account) async throws -> Answer {
         let page = try await fetch(url.absoluteString)
         let form = HTMLForm(html: page.body)
@@ -43,7 +48,19 @@ final class CurlBrowser: Sendable {
         let origin = "\(url.scheme!)://\(url.host!):\(url.port!)"
         var fields = form.fields.map { ($0.key, $0.value) }
         fields.removeAll { $0.0 == "username" || $0.0 == "password" }
-        return try await fetch(origin + action, form: fields + [("username", account.upn), ("password", account.password)])
+        var answer = page
+        if !page.body.contains(#"name="otp""#) {  // the sign-in form or the account picker: credentials
+            answer = try await fetch(origin + action, form: fields + [("username", account.upn), ("password", account.password)])
+        }
+        guard answer.body.contains(#"name="otp""#) else { return answer }
+        let factorForm = HTMLForm(html: answer.body)
+        if let range = answer.body.range(of: #"id="secret"[^>]*>[A-Z2-7 ]+<"#, options: .regularExpression) {
+            let text = answer.body[range].split(separator: ">").last.map { String($0.dropLast()) } ?? ""
+            factorSecret.withLock { $0 = Base32.decode(text) }
+        }
+        guard let secret = factorSecret.withLock({ $0 }) else { return answer }
+        let code = TOTP.code(secret: secret, step: TOTP.step(at: Date()))
+        return try await fetch(origin + (factorForm.action ?? ""), form: [("ticket", factorForm.fields["ticket"] ?? ""), ("csrf", factorForm.fields["csrf"] ?? ""), ("otp", code)])
     }
 
     /// The device page: the code, then the credentials, then "allow".
@@ -140,6 +157,29 @@ struct InteractiveClientTests {
             #expect(result.claims["xms_cc"] as? [String] == ["protapp"])
             let account = try #require(result.account)
             #expect(result.claims["xms_mam_enrollment"] as? String == (await manager.enrollmentId(for: account)))
+        }
+    }
+
+    @Test("MFA: the password grant answers interactionRequired (50076); acquireTokenInteractive registers the factor on the page; amr pwd+mfa; silent refresh keeps it")
+    func secondFactor() async throws {
+        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
+        defer { Task { await env.close() } }
+        try await withLiveServer(env) { authority in
+            try await Client.admin(authority).requireFactor(for: Fixtures.bob.id)
+            let app = Client.app(authority)
+            do {
+                _ = try await app.acquireToken(username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope])
+                Issue.record("the password grant cannot satisfy mfa")
+            } catch let error as PortcullisClientError {
+                #expect(error.kind == .interactionRequired && error.errorCode == 50076 && error.oauth?.suberror == "basic_action", "\(error)")
+            }
+            let browser = CurlBrowser()
+            let presenter = LoopbackPresenter { url in _ = try? await browser.signIn(url, as: Fixtures.bob) }
+            let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, loginHint: Fixtures.bob.upn)
+            #expect(result.claims["amr"] as? [String] == ["pwd", "mfa"])
+            #expect(browser.factorSecret.withLock { $0 } != nil, "the factor was registered on the page")
+            let silent = try await app.acquireTokenSilent(account: try #require(result.account), scopes: [Client.mailScope], forceRefresh: true)
+            #expect(silent.claims["amr"] as? [String] == ["pwd", "mfa"])
         }
     }
 

@@ -93,6 +93,15 @@ struct AdminClient {
         ])
         guard status == 201 else { throw SetupError(message: "policy: \(status) \(body)") }
     }
+
+    func requireFactor(for user: String) async throws {
+        let (status, body) = try await send("POST", "conditional-access/policies", json: [
+            "displayName": "Require MFA for one user on mail", "state": "enabled",
+            "conditions": ["users": ["includeUsers": [user]], "applications": ["includeApplications": [Fixtures.mailApiId]]],
+            "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+        ])
+        guard status == 201 else { throw SetupError(message: "policy: \(status) \(body)") }
+    }
 }
 
 #if canImport(FoundationNetworking)

@@ -32,15 +32,18 @@ public struct ThrottleCounter: Sendable, Equatable {
 public struct LockoutPolicy: Sendable, Equatable {
     public var accountThreshold: Int
     public var addressThreshold: Int
+    /// Wrong second-factor codes of one user (PROTOCOL §10: five lock like passwords).
+    public var factorThreshold: Int
     public var window: TimeInterval
     public var firstLock: TimeInterval
     public var maximumLock: TimeInterval
     public var escalationMemory: TimeInterval
 
-    public init(accountThreshold: Int = 10, addressThreshold: Int = 100, window: TimeInterval = 600, firstLock: TimeInterval = 60,
+    public init(accountThreshold: Int = 10, addressThreshold: Int = 100, factorThreshold: Int = 5, window: TimeInterval = 600, firstLock: TimeInterval = 60,
                 maximumLock: TimeInterval = 3600, escalationMemory: TimeInterval = 24 * 3600) {
         self.accountThreshold = accountThreshold
         self.addressThreshold = addressThreshold
+        self.factorThreshold = factorThreshold
         self.window = window
         self.firstLock = firstLock
         self.maximumLock = maximumLock
@@ -51,10 +54,13 @@ public struct LockoutPolicy: Sendable, Equatable {
     public enum Subject: Sendable, Equatable {
         case account(tenantId: String, userId: String)
         case address(IPAddress?)
+        /// A user's second factor: wrong codes lock the factor step, not the password.
+        case factor(tenantId: String, userId: String)
 
         public var key: String {
             switch self {
             case .account(let tenantId, let userId): return "account:\(tenantId.lowercased()):\(userId.lowercased())"
+            case .factor(let tenantId, let userId): return "factor:\(tenantId.lowercased()):\(userId.lowercased())"
             case .address(let address?) where address.isIPv4: return "ip:\(address)"
             case .address(let address?): return "ip:\(String(address.high, radix: 16))::/64"  // one IPv6 client holds a /64
             case .address(nil): return "ip:unknown"
@@ -63,8 +69,11 @@ public struct LockoutPolicy: Sendable, Equatable {
     }
 
     public func threshold(for subject: Subject) -> Int {
-        if case .account = subject { return accountThreshold }
-        return addressThreshold
+        switch subject {
+        case .account: return accountThreshold
+        case .factor: return factorThreshold
+        case .address: return addressThreshold
+        }
     }
 
     /// The lock in force, if any: the later end of any locked counter among `counters`.

@@ -199,20 +199,17 @@ public struct CompiledPolicySet: Sendable {
             let applies = notSatisfied.isEmpty
             var result: Decision.PolicyResult
             var policyUnmet: [ConditionalAccessPolicy.Control] = []
+            var controlResults: [Decision.ControlResult]?
             if entry.policy.state == .disabled {
                 result = .notEnabled
             } else if !applies {
                 result = entry.policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
             } else {
                 var granted = entry.policy.grantControls.operator == .and
+                var results: [Decision.ControlResult] = []
                 for control in entry.controls {
-                    let met: Bool
-                    switch control {
-                    case .block: met = false
-                    case .mfa: met = facts.multiFactorAuthenticated
-                    case .approvedApplication: met = exempt || facts.approvedClientApp
-                    case .compliantApplication: met = exempt || facts.appProtection.isCompliant
-                    }
+                    let (met, reason) = Self.check(control, facts, exempt: exempt)
+                    results.append(Decision.ControlResult(control: control.rawValue, satisfied: met, reason: reason))
                     if entry.policy.grantControls.operator == .and {
                         if !met { granted = false; policyUnmet.append(control) }
                     } else if met {
@@ -220,6 +217,7 @@ public struct CompiledPolicySet: Sendable {
                     }
                 }
                 if !granted && entry.policy.grantControls.operator == .or { policyUnmet = entry.controls }
+                controlResults = results
                 if entry.policy.state == .reportOnly {
                     result = granted ? .reportOnlySuccess : .reportOnlyFailure
                 } else {
@@ -235,7 +233,7 @@ public struct CompiledPolicySet: Sendable {
             applied.append(Decision.AppliedPolicy(
                 id: entry.policy.id, displayName: entry.policy.displayName, result: result,
                 enforcedGrantControls: applies && entry.policy.state != .disabled ? entry.controlNames : [],
-                conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied))
+                conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied, grantControlResults: controlResults))
         }
 
         var refusal: Decision.Refusal?
@@ -252,6 +250,28 @@ public struct CompiledPolicySet: Sendable {
         }
         let status: Decision.Status = !anyEnforcedApplied ? .notApplied : (refusal == nil ? .success : .failure)
         return Decision(status: status, policies: applied, refusal: refusal)
+    }
+
+    /// Whether a sign-in meets one grant control, and the reason in words (what-if and the sign-in log show it).
+    static func check(_ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, exempt: Bool) -> (Bool, String) {
+        switch control {
+        case .block:
+            return (false, "the policy blocks access")
+        case .mfa:
+            return facts.multiFactorAuthenticated
+                ? (true, "the authentication included a second factor (amr mfa)")
+                : (false, facts.userId == nil ? "an app-only sign-in has no second factor" : "the authentication did not include a second factor (password only)")
+        case .approvedApplication:
+            if exempt { return (true, "the compliance service is always allowed") }
+            return facts.approvedClientApp ? (true, "the client app is an approved app") : (false, "the client app is not an approved app")
+        case .compliantApplication:
+            if exempt { return (true, "the compliance service is always allowed") }
+            switch facts.appProtection {
+            case .compliant: return (true, "the app instance's enrollment is compliant")
+            case .notCompliant: return (false, "the app instance's enrollment is not compliant")
+            case .none: return (false, "no compliant enrollment of this app for the account")
+            }
+        }
     }
 
     /// Whether the compliance state of the account's app matters to this sign-in: an enabled candidate policy

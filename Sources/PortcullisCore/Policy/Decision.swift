@@ -14,6 +14,19 @@ public struct Decision: Sendable, Equatable {
         case users, servicePrincipals, application, clientType, devicePlatform, location
     }
 
+    /// Whether one grant control of an applying policy was met by this sign-in, and why.
+    public struct ControlResult: Sendable, Equatable, Codable {
+        public var control: String
+        public var satisfied: Bool
+        public var reason: String
+
+        public init(control: String, satisfied: Bool, reason: String) {
+            self.control = control
+            self.satisfied = satisfied
+            self.reason = reason
+        }
+    }
+
     /// One policy's verdict, in the shape of Graph's `appliedConditionalAccessPolicy`.
     public struct AppliedPolicy: Sendable, Equatable, Codable {
         public var id: String
@@ -23,13 +36,18 @@ public struct Decision: Sendable, Equatable {
         public var enforcedGrantControls: [String]
         /// The conditions that did not match (when it did not apply).
         public var conditionsNotSatisfied: [Condition]
+        /// Each demanded control, met or not, with the reason (when it applied; absent in records written
+        /// before it existed).
+        public var grantControlResults: [ControlResult]?
 
-        public init(id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [Condition]) {
+        public init(id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [Condition],
+                    grantControlResults: [ControlResult]? = nil) {
             self.id = id
             self.displayName = displayName
             self.result = result
             self.enforcedGrantControls = enforcedGrantControls
             self.conditionsNotSatisfied = conditionsNotSatisfied
+            self.grantControlResults = grantControlResults
         }
     }
 

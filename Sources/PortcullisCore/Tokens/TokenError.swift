@@ -192,6 +192,28 @@ extension TokenError {
         return error
     }
     /// Too many wrong passwords for this account (PROTOCOL §9.6).
+    // Second factor (PROTOCOL §10).
+    public static let factorLocked = TokenError(
+        .invalidGrant, aadsts: 50053, "Your account is locked because of too many wrong verification codes. Try again later."
+    )
+    public static let factorCodeInvalid = TokenError(
+        .invalidGrant, aadsts: 500121, "The code is not valid. Enter the current code from your authenticator app."
+    )
+    public static let factorCodeReplayed = TokenError(
+        .invalidGrant, aadsts: 500121, "This code was already used. Wait for the next code and enter it."
+    )
+    public static let factorAlreadyRegistered = TokenError(
+        .invalidGrant, aadsts: 500121, "Your verification methods changed during this sign-in. Continue with the page below."
+    )
+    public static let factorUnusable = TokenError(
+        .invalidGrant, aadsts: 500121, "Your authenticator cannot be used. Ask your administrator to reset your verification methods."
+    )
+    /// `prompt=none` when conditional access asks for a factor the session lacks (PROTOCOL §9.3).
+    public static let factorRequiredSilently = TokenError(
+        .interactionRequired, aadsts: 50076,
+        "Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication to access the resource."
+    )
+
     public static let accountLocked = TokenError(
         .invalidGrant, aadsts: 50053,
         "Your account is locked because you've tried to sign in too many times with an incorrect user ID or password. Try again later."

@@ -33,8 +33,12 @@ struct AdminRoutes: Sendable {
 
         DocumentResource(
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
-            validate: { value, tenant, force in
+            validate: { [store] value, tenant, force in
                 let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
+                if !force, let warning = AuthenticationMethodRoutes.factorGuard(
+                    policy, tenant: tenant, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id)) {
+                    throw ValidationError(problems: [warning])
+                }
                 return (policy.id, try Self.encoder.encode(policy))
             },
             beforeDelete: { _, _ in }
@@ -63,6 +67,7 @@ struct AdminRoutes: Sendable {
         ).register(on: group, path: "named-locations")
 
         compliance.register(on: group)
+        AuthenticationMethodRoutes(store: store, tenants: tenants, clock: clock).register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }
         group.get("audit") { request, context in try await audit(request, context) }
@@ -201,10 +206,7 @@ struct AdminRoutes: Sendable {
                 + [URLQueryItem(name: "before", value: String(last.cursor))]
             nextLink = components.string
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(Page(value: page.map(\.record), nextLink: nextLink))
+        let data = try JSONResponse.encoder.encode(Page(value: page.map(\.record), nextLink: nextLink))
         return JSONResponse.make(status: .ok, data: data)
     }
 
@@ -219,9 +221,6 @@ struct AdminRoutes: Sendable {
         let records = try await store.auditRecords(tenantId: tenant.tenant.id, limit: limit, before: try Paging.before(request))
         var nextLink: String?
         if records.count == limit, let last = records.last?.id { nextLink = "\(request.uri.path)?top=\(limit)&before=\(last)" }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return JSONResponse.make(status: .ok, data: try encoder.encode(Page(value: records, nextLink: nextLink)))
+        return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(Page(value: records, nextLink: nextLink)))
     }
 }

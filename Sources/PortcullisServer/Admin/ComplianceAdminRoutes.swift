@@ -15,12 +15,7 @@ struct ComplianceAdminRoutes: Sendable {
     let outboxSignal: OutboxSignal
     let clock: any WallClock
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    static var encoder: JSONEncoder { JSONResponse.encoder }
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         DocumentResource(

@@ -9,7 +9,7 @@ import PortcullisStorage
 /// configuration files, `ETag` / `If-Match`, the audit log, and cache invalidation.
 struct DocumentResource: Sendable {
     /// Parses a document (whose `id`, on a replace, is already the path's) into its ID and stored form.
-    typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) throws -> (id: String, body: Data)
+    typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) async throws -> (id: String, body: Data)
     typealias ReferenceCheck = @Sendable (_ id: String, _ tenant: TenantSnapshot) throws -> Void
 
     let kind: DocumentKind
@@ -96,7 +96,7 @@ struct DocumentResource: Sendable {
         let force = request.uri.queryParameters.get("force").map { $0 == "true" || $0 == "1" } ?? false
         let validated: (id: String, body: Data)
         do {
-            validated = try validate(value, tenant, force)
+            validated = try await validate(value, tenant, force)
         } catch let error as ValidationError {
             throw APIError.validation(error)
         }

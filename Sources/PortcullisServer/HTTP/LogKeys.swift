@@ -6,6 +6,7 @@ public enum LogKeys {
     public static let traceId = "portcullis.trace_id"
     public static let clientId = "portcullis.client_id"
     public static let tenantId = "portcullis.tenant_id"
+    public static let userId = "portcullis.user_id"
     public static let grantType = "portcullis.grant_type"
     public static let policyId = "portcullis.policy_id"
     public static let decision = "portcullis.decision"

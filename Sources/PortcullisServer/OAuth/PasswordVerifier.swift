@@ -31,11 +31,7 @@ struct PasswordVerifier: Sendable {
             throw TokenError.busy(retryAfter: busy.retryAfter)
         }
         guard matched, let user else {
-            let policy = self.policy
-            let byKey = Dictionary(uniqueKeysWithValues: subjects.map { ($0.key, $0) })
-            let updated = try await store.updateThrottles(keys: subjects.map(\.key)) { key, current in
-                policy.afterFailure(current, subject: byKey[key] ?? .address(nil), now: now)
-            }
+            let updated = try await countFailures(subjects, now: now)
             for counter in updated where counter.lockedUntil.map({ $0 > now }) == true && counter.failures == 0 {
                 logger.notice("sign-in locked after repeated failures", metadata: [
                     "portcullis.lock": .string(counter.key.hasPrefix("ip:") ? "address" : "account"),
@@ -57,8 +53,16 @@ struct PasswordVerifier: Sendable {
     }
 
     func countAddressFailure(_ clientIP: IPAddress?, now: Date) async throws {
-        let subject = LockoutPolicy.Subject.address(clientIP)
+        try await countFailures([.address(clientIP)], now: now)
+    }
+
+    /// One more failure for each subject (a wrong second-factor code counts for the factor and the address).
+    @discardableResult
+    func countFailures(_ subjects: [LockoutPolicy.Subject], now: Date) async throws -> [ThrottleCounter] {
         let policy = self.policy
-        try await store.updateThrottles(keys: [subject.key]) { _, current in policy.afterFailure(current, subject: subject, now: now) }
+        let byKey = Dictionary(subjects.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        return try await store.updateThrottles(keys: subjects.map(\.key)) { key, current in
+            policy.afterFailure(current, subject: byKey[key] ?? .address(nil), now: now)
+        }
     }
 }

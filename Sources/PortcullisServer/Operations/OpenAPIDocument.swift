@@ -33,6 +33,10 @@ enum OpenAPIDocument {
         },
         {
           "name": "Operations"
+        },
+        {
+          "name": "Directory",
+          "description": "Users' authentication methods (PROTOCOL §10); the rest of the directory API comes with PROTOCOL §11."
         }
       ],
       "paths": {
@@ -2856,6 +2860,58 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/{tenant}/oauth2/v2.0/authorize/mfa": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "post": {
+            "operationId": "authorizeSecondFactor",
+            "tags": [
+              "OAuth"
+            ],
+            "security": [],
+            "summary": "The second-factor step of the sign-in page (PROTOCOL §10)",
+            "description": "Registration of a TOTP authenticator or the code alone. Success continues the sign-in (a redirect to the client with a code, or the device sign-in confirmation); a wrong or replayed code (500121), a lock after five wrong codes (50053) or a bad form shows the page again with the reason (400).",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "$ref": "#/components/schemas/FactorForm"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "302": {
+                "$ref": "#/components/responses/Redirect"
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              }
+            }
+          }
+        },
         "/{tenant}/oauth2/v2.0/logout": {
           "parameters": [
             {
@@ -3141,6 +3197,108 @@ enum OpenAPIDocument {
               },
               "500": {
                 "$ref": "#/components/responses/ServerError"
+              }
+            }
+          }
+        },
+        "/admin/v1/users/{id}/authentication-methods": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/UserIdentity"
+            }
+          ],
+          "get": {
+            "operationId": "listAuthenticationMethods",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "A user's second factors (metadata only)",
+            "responses": {
+              "200": {
+                "description": "The methods.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AuthenticationMethodList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/users/{id}/authentication-methods/{methodId}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/UserIdentity"
+            },
+            {
+              "$ref": "#/components/parameters/MethodId"
+            }
+          ],
+          "delete": {
+            "operationId": "resetAuthenticationMethod",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Reset a second factor: the user registers again at the next sign-in that needs one (audited)",
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
               }
             }
           }
@@ -4698,6 +4856,29 @@ enum OpenAPIDocument {
               },
               "conditionsNotSatisfied": {
                 "$ref": "#/components/schemas/StringArray"
+              },
+              "grantControlResults": {
+                "type": "array",
+                "description": "When the policy applied: each demanded control, met or not, and why.",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "control",
+                    "satisfied",
+                    "reason"
+                  ],
+                  "properties": {
+                    "control": {
+                      "type": "string"
+                    },
+                    "satisfied": {
+                      "type": "boolean"
+                    },
+                    "reason": {
+                      "type": "string"
+                    }
+                  }
+                }
               }
             }
           },
@@ -5807,6 +5988,73 @@ enum OpenAPIDocument {
           },
           "StyleSheet": {
             "type": "string"
+          },
+          "AuthenticationMethod": {
+            "type": "object",
+            "required": [
+              "id",
+              "@odata.type",
+              "kind",
+              "createdDateTime"
+            ],
+            "description": "A registered second factor (metadata only: the secret is never returned).",
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "@odata.type": {
+                "type": "string",
+                "enum": [
+                  "#microsoft.graph.softwareOathAuthenticationMethod"
+                ]
+              },
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "totp"
+                ]
+              },
+              "createdDateTime": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "lastUsedDateTime": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "AuthenticationMethodList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/AuthenticationMethod"
+                }
+              }
+            }
+          },
+          "FactorForm": {
+            "type": "object",
+            "description": "The second-factor step's form: the sealed step (`ticket`), the CSRF token, and the 6-digit code (`otp`).",
+            "properties": {
+              "ticket": {
+                "type": "string"
+              },
+              "csrf": {
+                "type": "string"
+              },
+              "otp": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": {
+              "type": "string"
+            }
           }
         },
         "requestBodies": {
@@ -5907,6 +6155,25 @@ enum OpenAPIDocument {
               "format": "int64"
             },
             "description": "Cursor from `nextLink`."
+          },
+          "UserIdentity": {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 256
+            },
+            "description": "The user's object ID or user principal name (case-insensitive); an unknown one is a 404."
+          },
+          "MethodId": {
+            "name": "methodId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The authentication method's ID; an unknown one is a 404."
           }
         },
         "headers": {

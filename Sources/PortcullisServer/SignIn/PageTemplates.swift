@@ -4,6 +4,7 @@
 enum PageTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode), ("account", account),
+        ("factor", factor),
     ]
 
     static let layout = """
@@ -44,6 +45,28 @@ enum PageTemplates {
     </div>
     </form>
     {{#note}}<p class="note">{{note}}</p>{{/note}}
+
+    """
+
+    /// The second factor (PROTOCOL §10): registration (the key as text and as an `otpauth://` link, then a
+    /// first code) or the code alone.
+    static let factor = """
+    <p class="lead">{{upn}}</p>
+    {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
+    <form method="post" action="{{action}}" novalidate>
+    <input type="hidden" name="ticket" value="{{ticket}}">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    {{#register}}
+    <p>Your organization requires a second step to sign in. Add an account to an authenticator app (Microsoft Authenticator, Google Authenticator, 1Password and others) with this key, then enter the 6-digit code the app shows.</p>
+    <p class="field-title" id="secret-label">Key</p>
+    <p class="secret mono" id="secret" aria-labelledby="secret-label">{{secretGroups}}</p>
+    <p class="note">On the device with the app, you can open this link instead: <a class="mono wrap" href="{{uri}}">{{uri}}</a></p>
+    {{/register}}
+    {{^register}}<p>Enter the 6-digit code from your authenticator app.</p>{{/register}}
+    <label for="otp">Code</label>
+    <input id="otp" name="otp" type="text" inputmode="numeric" pattern="[0-9 ]*" maxlength="8" autocomplete="one-time-code" spellcheck="false" required autofocus{{#error}} aria-describedby="error"{{/error}}>
+    <div class="actions"><button type="submit">Verify</button></div>
+    </form>
 
     """
 
@@ -126,6 +149,11 @@ enum PageTemplates {
     .account-upn, .account-note { font-weight: 400; font-size: .875rem; color: var(--muted); }
     footer { margin-top: 1rem; font-size: .75rem; color: var(--muted); text-align: center; }
     footer p { margin: 0; }
+    .field-title { margin: 1rem 0 .35rem; font-weight: 600; }
+    .secret { margin: 0; padding: .7rem .8rem; border: 1px dashed #7a8594; border-radius: .5rem; background: #f6f8fa;
+              font-size: 1.05rem; letter-spacing: .06em; word-spacing: .3em; overflow-wrap: anywhere; }
+    .wrap { overflow-wrap: anywhere; word-break: break-all; }
+    a { color: var(--accent); }
     .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
     @media (max-width: 30rem) { body { justify-content: flex-start; padding-top: 1rem; } .card { padding: 1.5rem 1.1rem; } }
 

@@ -21,6 +21,7 @@ struct SignInRoutes: Sendable {
     let clients: ClientAuthenticator
     let passwords: PasswordVerifier
     let sealer: PageSealer
+    let factorBox: FactorSecretBox
     let pages: Pages
     let clock: any WallClock
     let logger: Logger
@@ -34,6 +35,7 @@ struct SignInRoutes: Sendable {
             try await authorize(request, context, parameters: try await Self.formParameters(request, context))
         }
         router.post("/:tenant/oauth2/v2.0/authorize/signin") { request, context in try await signIn(request, context) }
+        router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
         router.get("/:tenant/oauth2/v2.0/logout") { request, context in try await logout(request, context) }
         router.post("/:tenant/oauth2/v2.0/devicecode") { request, context in try await deviceAuthorization(request, context) }
         router.get("/devicelogin") { request, context in try await deviceLoginPage(request, context) }
@@ -141,7 +143,7 @@ struct SignInRoutes: Sendable {
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                                      tenant: tenant, request: request, context, headers: [:])
+                                      sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
         }
         if authorization.prompt == .silent {
             return deliver(authorization.redirectUri, mode: authorization.responseMode,
@@ -220,7 +222,7 @@ struct SignInRoutes: Sendable {
             guard let session = try await currentSession(request, tenant: tenant) else { break }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                                      tenant: tenant, request: request, context, headers: [:])
+                                      sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
         case "other":
             return signInPage(authorization, tenant: tenant, error: nil, username: nil, request: request, context)
         default:
@@ -241,15 +243,17 @@ struct SignInRoutes: Sendable {
         }
         // A session for this browser (SSO): the cookie holds a random token, the store its hash.
         let token = CredentialHasher.randomToken()
+        let sessionHash = CredentialHasher.hashToken(token)
         let methods = ["pwd"]
         try await store.insertSession(SessionRecord(
-            idHash: CredentialHasher.hashToken(token), tenantId: tenant.tenant.id, userId: user.id, methods: methods, authTime: now, createdAt: now,
+            idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: methods, authTime: now, createdAt: now,
             lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
         var headers: HTTPFields = [:]
         for path in sessionPaths(tenant) {
             headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, token, path: path, maxAge: Int(configuration.signIn.sessionLifetime))))
         }
-        return try await complete(authorization, user: user, methods: methods, authTime: now, tenant: tenant, request: request, context, headers: headers)
+        return try await complete(authorization, user: user, methods: methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
+                                  context, headers: headers)
     }
 
     /// The session cookie is scoped to the tenant: under its ID and its domain (authorities name either).
@@ -273,24 +277,30 @@ struct SignInRoutes: Sendable {
         ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies)
     }
 
-    /// Conditional access at sign-in (PROTOCOL §9.1): a `block` stops here with the error page; every other
-    /// control is enforced when the code is redeemed (that is where MSAL looks for 53005). Then the code.
-    func complete(_ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, tenant: TenantSnapshot, request: Request,
-                  _ context: PortcullisRequestContext, headers: HTTPFields) async throws -> Response {
+    /// Conditional access at sign-in (PROTOCOL §9.1): a `block` stops here with the error page; an unmet `mfa`
+    /// asks for the factor (§10; `prompt=none` gets `interaction_required`); every other control is enforced
+    /// when the code is redeemed (that is where MSAL looks for 53005). Then the code.
+    func complete(_ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, sessionHash: String?, tenant: TenantSnapshot,
+                  request: Request, _ context: PortcullisRequestContext, headers: HTTPFields) async throws -> Response {
         let directory = tenant.directory
         guard let client = directory.application(appId: authorization.clientId) else { return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context) }
-        let scope = try? ScopeRequest.parse(authorization.scope, in: directory)
-        let resource = scope?.resource ?? client
-        let capabilities = authorization.claims.flatMap { try? ClaimsRequest.parse($0) } ?? ClaimsRequest()
-        let facts = SignInFacts(
-            userId: user.id, groupIds: directory.groupIds(ofUser: user.id), clientAppId: client.appId, resourceAppId: resource.appId,
-            clientAppType: .mobileAppsAndDesktopClients, platform: authorization.platform, ipAddress: clientIP(request, context),
-            capabilities: capabilities.capabilities, appProtection: .none, approvedClientApp: client.approvedClientApp,
-            multiFactorAuthenticated: methods.contains("mfa"))
+        let facts = pageFacts(user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
+                              methods: methods, tenant: tenant, request: request, context)
         if case .block = tenant.conditionalAccess.evaluate(facts).refusal {
             var response = errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden)
             for field in headers { response.headers.append(field) }
             return response
+        }
+        if factorMissing(facts, tenant: tenant) {
+            if authorization.prompt == .silent {
+                var response = deliver(authorization.redirectUri, mode: authorization.responseMode,
+                                       fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
+                for field in headers { response.headers.append(field) }
+                return response
+            }
+            let ticket = FactorTicket(continuation: .authorize(authorization), tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash,
+                                      newSecret: nil, issued: clock.now())
+            return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context, headers: headers)
         }
         let code = CredentialHasher.randomToken()
         let now = clock.now()
@@ -303,6 +313,19 @@ struct SignInRoutes: Sendable {
         var response = deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context)
         for field in headers { response.headers.append(field) }
         return response
+    }
+
+    /// The conditional-access facts of a sign-in on a page: who, which client and resource, from where, how
+    /// authenticated so far. App protection is not known here (it is decided at redemption).
+    func pageFacts(user: User, client: PortcullisCore.Application, scope: String, claims: String?, platform: DevicePlatform?, methods: [String], tenant: TenantSnapshot,
+                   request: Request, _ context: PortcullisRequestContext) -> SignInFacts {
+        let directory = tenant.directory
+        let resource = (try? ScopeRequest.parse(scope, in: directory))?.resource ?? client
+        return SignInFacts(
+            userId: user.id, groupIds: directory.groupIds(ofUser: user.id), clientAppId: client.appId, resourceAppId: resource.appId,
+            clientAppType: .mobileAppsAndDesktopClients, platform: platform, ipAddress: clientIP(request, context),
+            capabilities: claims.flatMap { try? ClaimsRequest.parse($0) }?.capabilities ?? [], appProtection: .none,
+            approvedClientApp: client.approvedClientApp, multiFactorAuthenticated: methods.contains("mfa"))
     }
 
     func errorFields(_ error: TokenError, state: String?, _ context: PortcullisRequestContext) -> [(String, String)] {
@@ -491,9 +514,22 @@ struct SignInRoutes: Sendable {
         } catch let error as TokenError {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
+        if let client = tenant.directory.application(appId: record.clientId) {
+            let facts = pageFacts(user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
+                                  request: request, context)
+            if factorMissing(facts, tenant: tenant) {
+                let ticket = FactorTicket(continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
+                                          newSecret: nil, issued: now)
+                return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
+            }
+        }
         guard try await store.decideDeviceCode(userCode: record.userCode, approve: true, userId: user.id, methods: ["pwd"], authTime: now, now: now) else {
             return errorPage(TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
         }
+        return deviceApproved(record, tenant: tenant, context)
+    }
+
+    func deviceApproved(_ record: DeviceCodeRecord, tenant: TenantSnapshot, _ context: PortcullisRequestContext) -> Response {
         let app = tenant.directory.application(appId: record.clientId)?.displayName ?? record.clientId
         return pages.render("message", frame: frame("You're signed in", tenant: tenant, context),
                             values: ["text": "You have signed in to \(app) on your device.", "detail": "You can close this window and return to the device."])

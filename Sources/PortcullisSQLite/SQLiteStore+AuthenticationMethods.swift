@@ -1,0 +1,55 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    static func authenticationMethod(from row: SQLiteRow) throws -> AuthenticationMethodRecord {
+        AuthenticationMethodRecord(
+            id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+            kind: AuthenticationMethodRecord.Kind(rawValue: try row.string("kind")) ?? .totp,
+            sealedSecret: Data(base64Encoded: try row.string("sealed_secret")) ?? Data(), createdAt: try row.date("created_at"),
+            lastUsedStep: row.column("last_used_step").flatMap { $0.isNull ? nil : $0.integer }.map(Int64.init),
+            lastUsedAt: row.optionalDate("last_used_at"))
+    }
+
+    public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                """
+                INSERT INTO authentication_methods (id, tenant_id, user_id, kind, sealed_secret, created_at, last_used_step, last_used_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
+                """,
+                [.text(method.id), .text(method.tenantId), .text(method.userId), .text(method.kind.rawValue), .text(method.sealedSecret.base64EncodedString()),
+                 .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt)]).isEmpty)
+        }
+    }
+
+    public func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord] {
+        try await read("SELECT * FROM authentication_methods WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id",
+                       [.text(tenantId.lowercased()), .text(userId.lowercased())]).map(Self.authenticationMethod(from:))
+    }
+
+    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query("DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                                 [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]).isEmpty)
+        }
+    }
+
+    public func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                """
+                UPDATE authentication_methods SET last_used_step = ?1, last_used_at = ?2
+                WHERE id = ?3 AND (last_used_step IS NULL OR last_used_step < ?1) RETURNING id
+                """,
+                [.integer(Int(step)), .date(at), .text(id.lowercased())]).isEmpty)
+        }
+    }
+
+    public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
+        Set(try await read("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = ?", [.text(tenantId.lowercased())])
+            .map { try $0.string("user_id") })
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import PortcullisCore
+import PortcullisStorage
+
+/// `/admin/v1/users/{id}/authentication-methods` (PROTOCOL §10): list a user's second factors and reset one
+/// (the user registers again at the next sign-in that needs it). Metadata only: a secret never leaves the store.
+struct AuthenticationMethodRoutes: Sendable {
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let clock: any WallClock
+
+    /// One method as the API shows it, in the shape of Graph's `softwareOathAuthenticationMethod`.
+    struct Method: Encodable {
+        let id: String
+        let odataType = "#microsoft.graph.softwareOathAuthenticationMethod"
+        let kind: String
+        let createdDateTime: Date
+        let lastUsedDateTime: Date?
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, createdDateTime, lastUsedDateTime
+            case odataType = "@odata.type"
+        }
+
+        init(_ record: AuthenticationMethodRecord) {
+            id = record.id
+            kind = record.kind.rawValue
+            createdDateTime = record.createdAt
+            lastUsedDateTime = record.lastUsedAt
+        }
+    }
+
+    struct Page: Encodable { let value: [Method] }
+
+    static var encoder: JSONEncoder { JSONResponse.encoder }
+
+    func register(on group: RouterGroup<PortcullisRequestContext>) {
+        group.get("users/:id/authentication-methods") { _, context in try await list(context) }
+        group.delete("users/:id/authentication-methods/:methodId") { _, context in try await reset(context) }
+    }
+
+    func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) {
+        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
+        let identity = context.parameters.get("id") ?? ""
+        guard let user = tenant.directory.user(identity: identity) else { throw APIError.notFound("The user \(identity.prefix(128))") }
+        return (tenant, user)
+    }
+
+    func list(_ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        let methods = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id)
+        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: methods.map(Method.init))))
+    }
+
+    func reset(_ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        let id = (context.parameters.get("methodId") ?? "").lowercased()
+        guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
+              try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
+        else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
+        let before = String(decoding: try Self.encoder.encode(Method(method)), as: UTF8.self)
+        try await store.appendAudit(AuditRecord(
+            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: .authenticationMethod,
+            documentId: "\(user.id)/\(id)", before: before, after: nil))
+        return Response(status: .noContent)
+    }
+
+    /// The lock-out guard for the `mfa` control (PROTOCOL §10, the MFA issue): an enabled policy for All users
+    /// whose only way through is a second factor, while some of the users it covers have none, would make
+    /// every non-interactive sign-in of theirs fail (50076) until they register. A warning that `force` passes.
+    static func factorGuard(_ policy: ConditionalAccessPolicy, tenant: TenantSnapshot, registered: Set<String>) -> ValidationProblem? {
+        let grant = policy.grantControls
+        let factorOnly = grant.builtInControls.contains(.mfa) && (grant.operator == .and || grant.builtInControls == [.mfa])
+        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(ConditionalAccessPolicy.all)
+        else { return nil }
+        let excludedUsers = Set(users.excludeUsers.map { $0.lowercased() })
+        let excludedGroups = Set(users.excludeGroups.map { $0.lowercased() })
+        let covered = tenant.directory.users.filter { user in
+            user.accountEnabled && !excludedUsers.contains(user.id)
+                && tenant.directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0.lowercased()) }
+        }
+        let without = covered.filter { !registered.contains($0.id) }
+        guard !without.isEmpty else { return nil }
+        let names = without.prefix(3).map(\.userPrincipalName).joined(separator: ", ") + (without.count > 3 ? ", …" : "")
+        return ValidationProblem(
+            pointer: "/grantControls/builtInControls",
+            message: "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it.")
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import PortcullisCore
+
+/// A user's registered second factor (PROTOCOL §10): today a TOTP authenticator. The secret is stored sealed
+/// (`FactorSecretBox`), never in clear.
+public struct AuthenticationMethodRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        case totp
+    }
+
+    public var id: String
+    public var tenantId: String
+    public var userId: String
+    public var kind: Kind
+    public var sealedSecret: Data
+    public var createdAt: Date
+    /// The last TOTP step accepted: a code of this step or an earlier one is a replay.
+    public var lastUsedStep: Int64?
+    public var lastUsedAt: Date?
+
+    public init(id: String, tenantId: String, userId: String, kind: Kind, sealedSecret: Data, createdAt: Date, lastUsedStep: Int64? = nil, lastUsedAt: Date? = nil) {
+        self.id = id.lowercased()
+        self.tenantId = tenantId.lowercased()
+        self.userId = userId.lowercased()
+        self.kind = kind
+        self.sealedSecret = sealedSecret
+        self.createdAt = createdAt
+        self.lastUsedStep = lastUsedStep
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// Second factors, shared by every node.
+public protocol AuthenticationMethodStore: Sendable {
+    /// Stores a method; `false` (nothing stored) when the user already has one of its kind — a second
+    /// registration never replaces the first (only an admin's reset does).
+    func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool
+    func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord]
+    /// Deletes one method; `false` when it does not exist.
+    func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool
+    /// Records that the code of `step` was accepted, atomically and only when `step` is later than every step
+    /// accepted before (`false`: a replay, or a concurrent use of the same code).
+    func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool
+    /// The users of a tenant who have at least one method (for the lock-out guard of policy validation).
+    func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String>
+}
