@@ -69,6 +69,7 @@ struct AdminRoutes: Sendable {
         compliance.register(on: group)
         AuthenticationMethodRoutes(store: store, tenants: tenants, clock: clock).register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
+        group.post("conditional-access/impact") { request, context in try await impact(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }
         group.get("audit") { request, context in try await audit(request, context) }
     }

@@ -1959,6 +1959,73 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/admin/v1/conditional-access/impact": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "conditionalAccessImpact",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Impact of draft policies: the stored sign-ins of a window replayed with the drafts applied; nothing is enforced",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ImpactRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The summary and the changed sign-ins (at most 100 listed).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ImpactReport"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
         "/admin/v1/sign-ins": {
           "parameters": [
             {
@@ -6054,6 +6121,150 @@ enum OpenAPIDocument {
             },
             "additionalProperties": {
               "type": "string"
+            }
+          },
+          "ImpactOutcome": {
+            "type": "object",
+            "required": [
+              "status",
+              "policyIds"
+            ],
+            "properties": {
+              "status": {
+                "type": "string",
+                "enum": [
+                  "success",
+                  "failure",
+                  "notApplied"
+                ]
+              },
+              "refusal": {
+                "type": "string",
+                "enum": [
+                  "block",
+                  "mfa",
+                  "approvedApplication",
+                  "compliantApplication"
+                ]
+              },
+              "policyIds": {
+                "$ref": "#/components/schemas/StringArray"
+              }
+            }
+          },
+          "ImpactRequest": {
+            "type": "object",
+            "required": [
+              "policies"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "policies": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 50,
+                "items": {
+                  "type": "object"
+                },
+                "description": "Draft conditional-access policies (validated like stored ones; a draft replaces the policy with its ID, or is added)."
+              },
+              "from": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Start of the window; default a week before its end."
+              },
+              "to": {
+                "type": "string",
+                "format": "date-time",
+                "description": "End of the window (exclusive); default now (inclusive)."
+              },
+              "top": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10000,
+                "description": "At most this many sign-ins, newest first; default 1,000."
+              }
+            }
+          },
+          "ImpactReport": {
+            "type": "object",
+            "required": [
+              "evaluated",
+              "summary",
+              "changes",
+              "truncated"
+            ],
+            "properties": {
+              "evaluated": {
+                "type": "integer"
+              },
+              "summary": {
+                "type": "object",
+                "required": [
+                  "newlyRefused",
+                  "newlyAllowed",
+                  "changed",
+                  "unchanged"
+                ],
+                "properties": {
+                  "newlyRefused": {
+                    "type": "integer"
+                  },
+                  "newlyAllowed": {
+                    "type": "integer"
+                  },
+                  "changed": {
+                    "type": "integer"
+                  },
+                  "unchanged": {
+                    "type": "integer"
+                  }
+                }
+              },
+              "changes": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "signInId",
+                    "createdDateTime",
+                    "clientAppId",
+                    "resourceAppId",
+                    "before",
+                    "after"
+                  ],
+                  "properties": {
+                    "signInId": {
+                      "type": "string"
+                    },
+                    "createdDateTime": {
+                      "type": "string",
+                      "format": "date-time"
+                    },
+                    "userId": {
+                      "type": "string"
+                    },
+                    "userPrincipalName": {
+                      "type": "string"
+                    },
+                    "clientAppId": {
+                      "type": "string"
+                    },
+                    "resourceAppId": {
+                      "type": "string"
+                    },
+                    "before": {
+                      "$ref": "#/components/schemas/ImpactOutcome"
+                    },
+                    "after": {
+                      "$ref": "#/components/schemas/ImpactOutcome"
+                    }
+                  }
+                }
+              },
+              "truncated": {
+                "type": "boolean"
+              }
             }
           }
         },
