@@ -85,6 +85,13 @@ extension PostgresStore {
             """).count
     }
 
+    public func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int {
+        try await rows("""
+            UPDATE refresh_token_families SET revoked_at = \(at.seconds)
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND revoked_at IS NULL RETURNING family_id
+            """).count
+    }
+
     public func purgeExpired(before: Date) async throws -> Int {
         try await transaction { db in
             let tokens = try await db.query("DELETE FROM refresh_tokens WHERE expires_at < \(before.seconds) RETURNING token_hash").count

@@ -112,6 +112,15 @@ extension SQLiteStore {
         }
     }
 
+    public func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int {
+        try await transaction { db in
+            try await db.query(
+                "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL RETURNING family_id",
+                [.date(at), .text(tenantId), .text(userId.lowercased())]
+            ).count
+        }
+    }
+
     public func purgeExpired(before: Date) async throws -> Int {
         try await transaction { db in
             let tokens = try await db.query(

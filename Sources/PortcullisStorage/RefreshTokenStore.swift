@@ -21,6 +21,9 @@ public protocol RefreshTokenStore: Sendable {
     /// Revokes every family of an account at a client (selective wipe). Returns how many were revoked.
     @discardableResult
     func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int
+    /// Revokes every family of a user, of every client (the user was disabled or deleted); returns how many.
+    @discardableResult
+    func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int
     /// Removes tokens expired before `before`. Returns how many.
     @discardableResult
     func purgeExpired(before: Date) async throws -> Int

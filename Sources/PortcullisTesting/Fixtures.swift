@@ -12,6 +12,12 @@ public enum Fixtures {
         public let id: String
         public let upn: String
         public let password: String
+
+        public init(id: String, upn: String, password: String) {
+            self.id = id
+            self.upn = upn
+            self.password = password
+        }
     }
 
     public static let alice = Account(id: "aaaaaaaa-0000-4000-8000-000000000001", upn: "alice@fabrikam.test", password: "alice-pass")

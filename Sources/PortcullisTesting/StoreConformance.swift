@@ -119,6 +119,10 @@ public enum StoreConformance {
             try expect(revoked == 1, "only the still-live family of that account and client is revoked, got \(revoked)")
             try expect(try await store.find(tokenHash: "k2")?.familyRevokedAt != nil, "account revocation reaches every family")
             try expect(try await store.find(tokenHash: "k3")?.familyRevokedAt == nil, "other clients are untouched")
+            try await store.insert(record("k4", family: "fam-d", user: "u-10", client: "c-9"))
+            try expect(try await store.revokeAllFamilies(tenantId: tenant, userId: "U-9", at: now) == 1, "a user's families at every client (the one left)")
+            try expect(try await store.find(tokenHash: "k3")?.familyRevokedAt != nil, "the other client's family too")
+            try expect(try await store.find(tokenHash: "k4")?.familyRevokedAt == nil, "another user's family is untouched")
         },
         ConformanceCase(name: "refresh tokens: concurrent rotations of one token, exactly one wins") { store in
             try await store.insert(record("race", family: "fam-race"))

@@ -7,7 +7,7 @@ struct PolicyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "policy",
         abstract: "Conditional-access policies as code.",
-        subcommands: [Validate.self, Apply.self, WhatIf.self]
+        subcommands: [Validate.self, Apply.self, WhatIf.self, Impact.self]
     )
 
     struct Validate: AsyncParsableCommand {
@@ -134,6 +134,64 @@ struct PolicyCommand: AsyncParsableCommand {
             let pretty = (reply.json).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) } ?? reply.body
             print(String(decoding: pretty, as: UTF8.self))
             if reply.status != 200 { throw ExitCode(1) }
+        }
+    }
+
+    struct Impact: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What draft policies would have done to the stored sign-ins of a window (nothing is enforced); prints a table.")
+        @OptionGroup var connection: AdminConnectionOptions
+        @Option(help: "Start of the window (ISO 8601); default: a week before its end.") var from: String?
+        @Option(help: "End of the window (ISO 8601); default: now.") var to: String?
+        @Option(help: "At most this many sign-ins, newest first (1–10000).") var top: Int = 1000
+        @Argument(help: "Draft policy files (*.json).") var files: [String]
+
+        func run() async throws {
+            var drafts: [Any] = []
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file), let object = try? JSONSerialization.jsonObject(with: data) else {
+                    throw ArgumentParser.ValidationError("\(file): not a JSON document")
+                }
+                drafts.append(object)
+            }
+            var request: [String: Any] = ["policies": drafts, "top": top]
+            if let from { request["from"] = from }
+            if let to { request["to"] = to }
+            let reply = try await connection.client().call("POST", "/conditional-access/impact", body: try JSONSerialization.data(withJSONObject: request))
+            guard reply.status == 200, let report = reply.json as? [String: Any] else {
+                print(String(decoding: reply.body, as: UTF8.self))
+                throw ExitCode(1)
+            }
+            print(Self.table(report))
+        }
+
+        static func outcome(_ value: Any?) -> String {
+            guard let side = value as? [String: Any] else { return "?" }
+            guard let refusal = side["refusal"] as? String else { return "allowed" }
+            return "refused (\(refusal))"
+        }
+
+        /// The summary line, then one row per changed sign-in.
+        static func table(_ report: [String: Any]) -> String {
+            let summary = report["summary"] as? [String: Any] ?? [:]
+            func count(_ key: String) -> Int { summary[key] as? Int ?? 0 }
+            var lines = ["evaluated \(report["evaluated"] as? Int ?? 0) sign-ins: \(count("newlyRefused")) newly refused, \(count("newlyAllowed")) newly allowed, "
+                + "\(count("changed")) refused for another reason, \(count("unchanged")) unchanged"]
+            let changes = report["changes"] as? [[String: Any]] ?? []
+            guard !changes.isEmpty else { return lines.joined(separator: "\n") }
+            let header = ["when", "user", "client app", "resource", "before", "after"]
+            let rows = changes.map { change in
+                [String((change["createdDateTime"] as? String ?? "").prefix(19)), change["userPrincipalName"] as? String ?? change["userId"] as? String ?? "(app)",
+                 change["clientAppId"] as? String ?? "", change["resourceAppId"] as? String ?? "", outcome(change["before"]), outcome(change["after"])]
+            }
+            let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+            func line(_ cells: [String]) -> String {
+                String(cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                    .reversed().drop(while: { $0 == " " }).reversed())
+            }
+            lines += ["", line(header), line(widths.map { String(repeating: "-", count: $0) })] + rows.map(line)
+            if report["truncated"] as? Bool == true { lines.append("… more changes than listed") }
+            return lines.joined(separator: "\n")
         }
     }
 }

@@ -37,7 +37,7 @@ struct SQLiteDeadlineTests {
         let waited = ContinuousClock.now - started
         #expect(waited < .milliseconds(900), "answered at the deadline, not when the writer was free (\(waited))")
         _ = try? await holder  // answered at its own deadline; its work holds the writer for a second
-        for _ in 0..<600 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }  // up to 2 min on a loaded machine; ends when settled
         try await Task.sleep(for: .milliseconds(100))
         try await StoreDeadline.forMaintenance { () async throws in
             #expect(try await store.find(tokenHash: "old")?.usedAt == nil, "the client's refresh token still works")
@@ -67,7 +67,7 @@ struct SQLiteDeadlineTests {
         #expect(store.isRotationInDoubt(tokenHash: "old"), "until it is settled, the token answers 'try again'")
         _ = try? await first
         _ = try? await slow
-        for _ in 0..<600 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }  // up to 2 min on a loaded machine; ends when settled
         #expect(!store.isRotationInDoubt(tokenHash: "old"))
         try await StoreDeadline.forMaintenance { () async throws in
             let old = try await store.find(tokenHash: "old")

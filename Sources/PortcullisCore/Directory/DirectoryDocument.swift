@@ -88,29 +88,12 @@ public struct DirectoryDocument: Sendable {
         var userIds = Set<String>()
         var upns = Set<String>()
         for (value, pointer) in reader.array("users") ?? [] {
-            guard let user = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
-            user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled"])
-            let uid = guid(user, "id")
-            let upn = user.string("userPrincipalName", required: true)
-            if let upn, !upn.contains("@") { problems.add(user.path("userPrincipalName"), "must look like name@domain.") }
-            let password = user.string("password")
-            let passwordHash = user.string("passwordHash")
-            if password != nil && passwordHash != nil {
-                problems.add(user.path("password"), "give either password or passwordHash, not both.")
+            guard let entry = parseUser(value, at: pointer, problems: problems) else { continue }
+            if !userIds.insert(entry.user.id).inserted { problems.add(JSONPointer.appending(pointer, "id"), "repeats the ID of another user.") }
+            if !upns.insert(entry.user.userPrincipalName.lowercased()).inserted {
+                problems.add(JSONPointer.appending(pointer, "userPrincipalName"), "repeats the UPN of another user (UPNs compare case-insensitively).")
             }
-            if let passwordHash, !passwordHash.hasPrefix("$2") {
-                problems.add(user.path("passwordHash"), "must be a bcrypt hash ($2b$…).")
-            }
-            let enabled = user.bool("accountEnabled") ?? true
-            guard let uid, let upn else { continue }
-            if !userIds.insert(uid).inserted { problems.add(user.path("id"), "repeats the ID of another user.") }
-            if !upns.insert(upn.lowercased()).inserted {
-                problems.add(user.path("userPrincipalName"), "repeats the UPN of another user (UPNs compare case-insensitively).")
-            }
-            users.append(UserEntry(
-                user: User(id: uid, userPrincipalName: upn, displayName: user.string("displayName") ?? upn,
-                           passwordHash: passwordHash, accountEnabled: enabled),
-                plaintextPassword: password))
+            users.append(entry)
         }
 
         var groups: [Group] = []
@@ -179,6 +162,29 @@ public struct DirectoryDocument: Sendable {
             tenant: Tenant(id: id, domain: domain, displayName: displayName, allowedAccounts: allowedAccounts),
             users: users, groups: groups, applications: applications,
             appRoleAssignments: assignments, namedLocations: locations)
+    }
+
+    /// One user, as `directory.json` and the admin API write it: `password` (hashed on import) or `passwordHash`.
+    public static func parseUser(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> UserEntry? {
+        guard let user = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
+        user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled"])
+        let uid = guid(user, "id")
+        let upn = user.string("userPrincipalName", required: true)
+        if let upn, !upn.contains("@") || upn.count > 256 { problems.add(user.path("userPrincipalName"), "must look like name@domain (at most 256 characters).") }
+        let password = user.string("password")
+        let passwordHash = user.string("passwordHash")
+        if password != nil && passwordHash != nil {
+            problems.add(user.path("password"), "give either password or passwordHash, not both.")
+        }
+        if let password, password.utf8.count > 72 { problems.add(user.path("password"), "is longer than bcrypt's 72 bytes.") }
+        if let passwordHash, !passwordHash.hasPrefix("$2") {
+            problems.add(user.path("passwordHash"), "must be a bcrypt hash ($2b$…).")
+        }
+        let enabled = user.bool("accountEnabled") ?? true
+        guard let uid, let upn else { return nil }
+        return UserEntry(
+            user: User(id: uid, userPrincipalName: upn, displayName: user.string("displayName") ?? upn, passwordHash: passwordHash, accountEnabled: enabled),
+            plaintextPassword: password)
     }
 
     static func parseApplication(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> ApplicationEntry? {

@@ -21,13 +21,18 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     public var appliedConditionalAccessPolicies: [Decision.AppliedPolicy]
     /// The AADSTS code of the refusal, when the grant was refused by conditional access.
     public var errorCode: Int?
+    /// How the user had authenticated (`amr`), so that the impact of a draft can replay the sign-in
+    /// (absent in records written before it was kept: replayed as password only).
+    public var authenticationMethods: [String]?
 
     public init(
         id: String, createdDateTime: Date, correlationId: String, tenantId: String, userId: String?, userPrincipalName: String?,
         clientAppId: String, resourceAppId: String, resource: String?, grantType: String, clientAppType: String,
         capabilities: [String], ipAddress: String?, platform: String?, appProtection: String,
-        conditionalAccessStatus: Decision.Status, appliedConditionalAccessPolicies: [Decision.AppliedPolicy], errorCode: Int?
+        conditionalAccessStatus: Decision.Status, appliedConditionalAccessPolicies: [Decision.AppliedPolicy], errorCode: Int?,
+        authenticationMethods: [String]? = nil
     ) {
+        self.authenticationMethods = authenticationMethods
         self.id = id
         self.createdDateTime = createdDateTime
         self.correlationId = correlationId

@@ -257,7 +257,8 @@ public enum GrantDecision {
             grantType: grantLabel ?? facts.grantType.rawValue, clientAppType: facts.signIn.clientAppType.rawValue,
             capabilities: facts.signIn.capabilities, ipAddress: facts.signIn.ipAddress?.description,
             platform: facts.signIn.platform?.rawValue, appProtection: facts.signIn.appProtection.label,
-            conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies, errorCode: errorCode)
+            conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies, errorCode: errorCode,
+            authenticationMethods: facts.user == nil ? nil : facts.authentication.methods)
     }
 }
 

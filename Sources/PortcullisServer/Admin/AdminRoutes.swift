@@ -18,6 +18,7 @@ struct AdminRoutes: Sendable {
     let recorder: SignInRecorder
     let clock: any WallClock
     let compliance: ComplianceAdminRoutes
+    let directory: DirectoryRoutes
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -67,8 +68,10 @@ struct AdminRoutes: Sendable {
         ).register(on: group, path: "named-locations")
 
         compliance.register(on: group)
+        directory.register(on: group)
         AuthenticationMethodRoutes(store: store, tenants: tenants, clock: clock).register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
+        group.post("conditional-access/impact") { request, context in try await impact(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }
         group.get("audit") { request, context in try await audit(request, context) }
     }

@@ -19,6 +19,10 @@ struct DocumentResource: Sendable {
     let clock: any WallClock
     let validate: Validator
     let beforeDelete: ReferenceCheck
+    /// How a stored document is shown, in answers and in the audit log (users: without the password hash).
+    var present: @Sendable (Data) -> Data = { $0 }
+    /// What follows a write or a delete (`after` is `nil` for a delete), once it is stored.
+    var afterWrite: @Sendable (_ before: Data?, _ after: Data?, _ tenant: TenantSnapshot) async throws -> Void = { _, _, _ in }
 
     func register(on group: RouterGroup<PortcullisRequestContext>, path: String) {
         group.get(RouterPath(path)) { _, context in try await list(context) }
@@ -77,7 +81,7 @@ struct DocumentResource: Sendable {
         var data = Data(#"{"value":["#.utf8)
         for (index, document) in documents.enumerated() {
             if index > 0 { data.append(UInt8(ascii: ",")) }
-            data.append(document.body)
+            data.append(present(document.body))
         }
         data.append(contentsOf: Array("]}".utf8))
         return JSONResponse.make(status: .ok, data: data)
@@ -87,7 +91,7 @@ struct DocumentResource: Sendable {
         let tenant = try await tenant(context)
         let id = (context.parameters.get("id") ?? "").lowercased()
         guard let document = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        return JSONResponse.make(status: .ok, data: document.body, headers: [.eTag: Self.etag(document.version)])
+        return JSONResponse.make(status: .ok, data: present(document.body), headers: [.eTag: Self.etag(document.version)])
     }
 
     func write(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
@@ -109,19 +113,20 @@ struct DocumentResource: Sendable {
             if stale {
                 throw APIError.from(StorageError(.preconditionFailed, ""), what: "The \(noun) \(validated.id)")!
             }
-            return JSONResponse.make(status: .ok, data: before.body, headers: [.eTag: Self.etag(before.version)])
+            return JSONResponse.make(status: .ok, data: present(before.body), headers: [.eTag: Self.etag(before.version)])
         }
         do {
             let stored = try await store.put(
                 tenantId: tenant.tenant.id, kind: kind, id: validated.id, body: validated.body, precondition: precondition, at: clock.now(),
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: before == nil ? .create : .replace,
-                    kind: AuditSubject(kind), documentId: validated.id, before: before.map { String(decoding: $0.body, as: UTF8.self) },
-                    after: String(decoding: validated.body, as: UTF8.self)))
+                    kind: AuditSubject(kind), documentId: validated.id, before: before.map { String(decoding: present($0.body), as: UTF8.self) },
+                    after: String(decoding: present(validated.body), as: UTF8.self)))
             tenants.invalidate()
+            try await afterWrite(before?.body, stored.body, tenant)
             var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
             if creating { headers[.location] = "\(request.uri.path)/\(validated.id)" }
-            return JSONResponse.make(status: before == nil ? .created : .ok, data: stored.body, headers: headers)
+            return JSONResponse.make(status: before == nil ? .created : .ok, data: present(stored.body), headers: headers)
         } catch let error as StorageError {
             throw APIError.from(error, what: "The \(noun) \(validated.id)") ?? error
         }
@@ -137,8 +142,9 @@ struct DocumentResource: Sendable {
             try await store.delete(
                 tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,
                 audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: AuditSubject(kind),
-                                   documentId: id, before: String(decoding: before.body, as: UTF8.self), after: nil))
+                                   documentId: id, before: String(decoding: present(before.body), as: UTF8.self), after: nil))
             tenants.invalidate()
+            try await afterWrite(before.body, nil, tenant)
             return Response(status: .noContent)
         } catch let error as StorageError {
             throw APIError.from(error, what: "The \(noun) \(id)") ?? error

@@ -1959,6 +1959,73 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/admin/v1/conditional-access/impact": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "conditionalAccessImpact",
+            "tags": [
+              "Conditional access"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Impact of draft policies: the stored sign-ins of a window replayed with the drafts applied; nothing is enforced",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ImpactRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The summary and the changed sign-ins (at most 100 listed).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ImpactReport"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
         "/admin/v1/sign-ins": {
           "parameters": [
             {
@@ -3199,6 +3266,353 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/ServerError"
               }
             }
+          }
+        },
+        "/admin/v1/users": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listUsers",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List users",
+            "responses": {
+              "200": {
+                "description": "Every user of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/UserList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createUser",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create a user",
+            "description": "Validated as directory.json is (JSON Pointers; UPNs unique case-insensitively); the password is hashed; audited without it.",
+            "parameters": [],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/UserInput"
+                  },
+                  "examples": {
+                    "newUser": {
+                      "summary": "A new user who signs in at once",
+                      "value": {
+                        "userPrincipalName": "frank@contoso.example",
+                        "displayName": "Frank",
+                        "password": "choose-a-long-one"
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The stored user.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/User"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/users/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getUser",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read a user",
+            "responses": {
+              "200": {
+                "description": "The user.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/User"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceUser",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace a user",
+            "description": "Requires `If-Match` (or `If-None-Match: *` to create). `accountEnabled: false` revokes the user's refresh tokens and ends their sessions at once.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/UserInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored user.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/User"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored user, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/User"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteUser",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete a user",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "Requires `If-Match`. A user still in a group or holding an app role is refused (409). Revokes their refresh tokens and ends their sessions."
           }
         },
         "/admin/v1/users/{id}/authentication-methods": {
@@ -6054,6 +6468,221 @@ enum OpenAPIDocument {
             },
             "additionalProperties": {
               "type": "string"
+            }
+          },
+          "ImpactOutcome": {
+            "type": "object",
+            "required": [
+              "status",
+              "policyIds"
+            ],
+            "properties": {
+              "status": {
+                "type": "string",
+                "enum": [
+                  "success",
+                  "failure",
+                  "notApplied"
+                ]
+              },
+              "refusal": {
+                "type": "string",
+                "enum": [
+                  "block",
+                  "mfa",
+                  "approvedApplication",
+                  "compliantApplication"
+                ]
+              },
+              "policyIds": {
+                "$ref": "#/components/schemas/StringArray"
+              }
+            }
+          },
+          "ImpactRequest": {
+            "type": "object",
+            "required": [
+              "policies"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "policies": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 50,
+                "items": {
+                  "type": "object"
+                },
+                "description": "Draft conditional-access policies (validated like stored ones; a draft replaces the policy with its ID, or is added)."
+              },
+              "from": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Start of the window; default a week before its end."
+              },
+              "to": {
+                "type": "string",
+                "format": "date-time",
+                "description": "End of the window (exclusive); default now (inclusive)."
+              },
+              "top": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10000,
+                "description": "At most this many sign-ins, newest first; default 1,000."
+              }
+            }
+          },
+          "ImpactReport": {
+            "type": "object",
+            "required": [
+              "evaluated",
+              "summary",
+              "changes",
+              "truncated"
+            ],
+            "properties": {
+              "evaluated": {
+                "type": "integer"
+              },
+              "summary": {
+                "type": "object",
+                "required": [
+                  "newlyRefused",
+                  "newlyAllowed",
+                  "changed",
+                  "unchanged"
+                ],
+                "properties": {
+                  "newlyRefused": {
+                    "type": "integer"
+                  },
+                  "newlyAllowed": {
+                    "type": "integer"
+                  },
+                  "changed": {
+                    "type": "integer"
+                  },
+                  "unchanged": {
+                    "type": "integer"
+                  }
+                }
+              },
+              "changes": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "signInId",
+                    "createdDateTime",
+                    "clientAppId",
+                    "resourceAppId",
+                    "before",
+                    "after"
+                  ],
+                  "properties": {
+                    "signInId": {
+                      "type": "string"
+                    },
+                    "createdDateTime": {
+                      "type": "string",
+                      "format": "date-time"
+                    },
+                    "userId": {
+                      "type": "string"
+                    },
+                    "userPrincipalName": {
+                      "type": "string"
+                    },
+                    "clientAppId": {
+                      "type": "string"
+                    },
+                    "resourceAppId": {
+                      "type": "string"
+                    },
+                    "before": {
+                      "$ref": "#/components/schemas/ImpactOutcome"
+                    },
+                    "after": {
+                      "$ref": "#/components/schemas/ImpactOutcome"
+                    }
+                  }
+                }
+              },
+              "truncated": {
+                "type": "boolean"
+              }
+            }
+          },
+          "User": {
+            "type": "object",
+            "required": [
+              "id",
+              "userPrincipalName",
+              "displayName",
+              "accountEnabled"
+            ],
+            "description": "A user as the API shows it: never a password or its hash.",
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "userPrincipalName": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "accountEnabled": {
+                "type": "boolean"
+              }
+            }
+          },
+          "UserInput": {
+            "type": "object",
+            "required": [
+              "userPrincipalName"
+            ],
+            "additionalProperties": false,
+            "description": "As in directory.json: `password` is hashed (bcrypt) and never returned; a replace without `password` or `passwordHash` keeps the stored one. `id` is generated on create when absent.",
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "userPrincipalName": {
+                "type": "string",
+                "maxLength": 256
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "password": {
+                "type": "string",
+                "format": "password",
+                "maxLength": 72
+              },
+              "passwordHash": {
+                "type": "string"
+              },
+              "accountEnabled": {
+                "type": "boolean"
+              }
+            }
+          },
+          "UserList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/User"
+                }
+              }
             }
           }
         },

@@ -1,0 +1,105 @@
+import Foundation
+
+/// The impact of draft policies (PROTOCOL §11): stored sign-ins are replayed — their recorded facts — through
+/// the same evaluation as the token endpoint, once with the tenant's current policies ("before") and once
+/// with the drafts applied ("after"), and the outcomes compared. Pure: nothing is issued, recorded or
+/// enforced. Group membership and whether the client is an approved app are today's (the directory of the
+/// moment of the replay); everything else is what the sign-in recorded.
+public enum ImpactAnalysis {
+    /// One side of a comparison: what conditional access decided.
+    public struct Outcome: Codable, Sendable, Equatable {
+        public var status: Decision.Status
+        /// `block`, `mfa`, `approvedApplication` or `compliantApplication` when refused.
+        public var refusal: String?
+        public var policyIds: [String]
+
+        init(_ decision: Decision) {
+            status = decision.status
+            switch decision.refusal {
+            case .block(let ids): refusal = "block"; policyIds = ids
+            case .mfa(let ids): refusal = "mfa"; policyIds = ids
+            case .approvedApplication(let ids): refusal = "approvedApplication"; policyIds = ids
+            case .compliantApplication(let ids): refusal = "compliantApplication"; policyIds = ids
+            case nil: refusal = nil; policyIds = []
+            }
+        }
+
+        var refused: Bool { refusal != nil }
+    }
+
+    public struct Change: Codable, Sendable, Equatable {
+        public var signInId: String
+        public var createdDateTime: Date
+        public var userId: String?
+        public var userPrincipalName: String?
+        public var clientAppId: String
+        public var resourceAppId: String
+        public var before: Outcome
+        public var after: Outcome
+    }
+
+    public struct Summary: Codable, Sendable, Equatable {
+        /// Allowed before, refused with the drafts.
+        public var newlyRefused = 0
+        /// Refused before, allowed with the drafts.
+        public var newlyAllowed = 0
+        /// Refused both ways, for another reason (another control or other policies).
+        public var changed = 0
+        public var unchanged = 0
+    }
+
+    public struct Report: Codable, Sendable, Equatable {
+        public var evaluated: Int
+        public var summary: Summary
+        /// The changed sign-ins, newest first, at most `changesLimit`.
+        public var changes: [Change]
+        /// More changes than listed.
+        public var truncated: Bool
+    }
+
+    /// The facts a record kept, as the evaluation takes them.
+    public static func facts(of record: SignInRecord, directory: DirectorySnapshot) -> SignInFacts {
+        let client = directory.application(appId: record.clientAppId)
+        let protection: SignInFacts.AppProtection = switch record.appProtection {
+        case "compliant": .compliant(enrollmentId: "recorded")
+        case "notCompliant": .notCompliant
+        default: .none
+        }
+        return SignInFacts(
+            userId: record.userId, groupIds: record.userId.map { directory.groupIds(ofUser: $0) } ?? [], clientAppId: record.clientAppId,
+            resourceAppId: record.resourceAppId,
+            clientAppType: SignInFacts.ClientAppType(rawValue: record.clientAppType) ?? .mobileAppsAndDesktopClients,
+            platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), ipAddress: record.ipAddress.flatMap(IPAddress.init),
+            capabilities: record.capabilities, appProtection: protection, approvedClientApp: client?.approvedClientApp ?? false,
+            multiFactorAuthenticated: record.authenticationMethods?.contains("mfa") ?? false)
+    }
+
+    /// The current policies with the drafts applied: a draft replaces the policy with its ID, or is added.
+    public static func applying(_ drafts: [ConditionalAccessPolicy], to current: [ConditionalAccessPolicy]) -> [ConditionalAccessPolicy] {
+        let draftIds = Set(drafts.map { $0.id.lowercased() })
+        return current.filter { !draftIds.contains($0.id.lowercased()) } + drafts
+    }
+
+    public static func replay(_ records: [SignInRecord], directory: DirectorySnapshot, current: CompiledPolicySet, drafted: CompiledPolicySet,
+                              changesLimit: Int = 100) -> Report {
+        var summary = Summary()
+        var changes: [Change] = []
+        var truncated = false
+        for record in records {
+            let facts = facts(of: record, directory: directory)
+            let before = Outcome(current.evaluate(facts))
+            let after = Outcome(drafted.evaluate(facts))
+            switch (before.refused, after.refused) {
+            case (false, true): summary.newlyRefused += 1
+            case (true, false): summary.newlyAllowed += 1
+            case (true, true) where before != after: summary.changed += 1
+            default: summary.unchanged += 1; continue
+            }
+            guard changes.count < changesLimit else { truncated = true; continue }
+            changes.append(Change(
+                signInId: record.id, createdDateTime: record.createdDateTime, userId: record.userId, userPrincipalName: record.userPrincipalName,
+                clientAppId: record.clientAppId, resourceAppId: record.resourceAppId, before: before, after: after))
+        }
+        return Report(evaluated: records.count, summary: summary, changes: changes, truncated: truncated)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import PortcullisCore
+import PortcullisStorage
+
+/// `POST /admin/v1/conditional-access/impact` (PROTOCOL §11): what draft policies would have done to the
+/// stored sign-ins of a window, before anyone turns them on. Nothing is enforced or recorded.
+extension AdminRoutes {
+    static let impactDefaultWindow: TimeInterval = 7 * 24 * 3600
+    static let impactMaximumSignIns = 10_000
+
+    func impact(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let value = try await DocumentResource.body(request, context)
+        let problems = ProblemCollector()
+        guard let root = JSONObjectReader(value, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
+        root.rejectUnknownMembers(allowed: ["policies", "from", "to", "top"])
+        var drafts: [ConditionalAccessPolicy] = []
+        if let items = root.array("policies", required: true) {
+            if items.isEmpty || items.count > 50 { problems.add(root.path("policies"), "give between 1 and 50 draft policies.") }
+            for (draft, pointer) in items.prefix(50) {
+                // Drafts are never enforced here: the lock-out guard does not apply (as in what-if).
+                if let policy = ConditionalAccessPolicy.read(draft, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: true,
+                                                              pointer: pointer, problems: problems) {
+                    drafts.append(policy)
+                }
+            }
+        }
+        func date(_ key: String) -> Date? {
+            guard let text = root.string(key) else { return nil }
+            guard let parsed = ISO8601DateFormatter().date(from: text) else {
+                problems.add(root.path(key), "'\(text.prefix(64))' is not an ISO 8601 date-time (e.g. 2026-11-23T10:00:00Z).")
+                return nil
+            }
+            return parsed
+        }
+        // Without `to`, up to now (inclusive: a sign-in of this instant counts); without `from`, a week before.
+        let to = date("to")
+        let from = date("from") ?? (to ?? clock.now()).addingTimeInterval(-Self.impactDefaultWindow)
+        if let to, from >= to { problems.add(root.path("from"), "must be before 'to'.") }
+        let top = root.integer("top", in: 1...Self.impactMaximumSignIns) ?? 1000
+        try problems.check()
+
+        // The newest `top` sign-ins of the window, page by page (the store answers at most 1,000 at a time).
+        var records: [SignInRecord] = []
+        var cursor: Int64?
+        while records.count < top {
+            let wanted = min(1000, top - records.count)
+            let page = try await store.signIns(SignInQuery(tenantId: tenant.tenant.id, from: from, to: to, limit: wanted, before: cursor))
+            records += page.map(\.record)
+            guard page.count == wanted, let last = page.last else { break }
+            cursor = last.cursor
+        }
+        let current = tenant.conditionalAccess
+        let drafted = CompiledPolicySet(policies: ImpactAnalysis.applying(drafts, to: current.policies), namedLocations: tenant.directory.namedLocations)
+        let report = ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)
+        return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(report))
+    }
+}

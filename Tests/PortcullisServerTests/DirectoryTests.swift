@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PortcullisCore
+import PortcullisTesting
+import Testing
+
+@Suite("admin API: users (PROTOCOL §7, §11)")
+struct DirectoryUserTests {
+    static let ifMatch = HTTPField.Name("If-Match")!
+
+    @Test("create → signs in at once; never a password or hash in answers or the audit; UPN unique case-insensitively; 428/412; pointers")
+    func lifecycle() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let admin = try await client.adminToken()
+            let created = try await client.admin(.post, "/users", token: admin, json: [
+                "userPrincipalName": "frank@fabrikam.test", "displayName": "Frank", "password": "frank-pass-1"])
+            #expect(created.status == .created, "\(created.text)")
+            let id = try #require(created.string("id"))
+            #expect(created["passwordHash"] == nil && created["password"] == nil && !created.text.contains("$2"), "\(created.text)")
+            let etag = try #require(created.headers[.eTag])
+            let frank = Fixtures.Account(id: id, upn: "frank@fabrikam.test", password: "frank-pass-1")
+            let tokens = try await client.token(Grants.password(frank, scope: "openid offline_access", claims: nil))
+            #expect(tokens.status == .ok, "a user created through the API signs in at once: \(tokens.text)")
+
+            let list = try await client.admin(.get, "/users", token: admin)
+            let users = try #require(list["value"] as? [[String: Any]])
+            #expect(list.status == .ok && users.contains { $0["id"] as? String == id } && !list.text.contains("passwordHash"), "\(list.text)")
+            let read = try await client.admin(.get, "/users/\(id)", token: admin)
+            #expect(read.headers[.eTag] == etag && read.string("userPrincipalName") == "frank@fabrikam.test" && read["passwordHash"] == nil)
+
+            for (body, pointer) in [
+                (["userPrincipalName": "ALICE@fabrikam.test"] as [String: Any], "/userPrincipalName"),
+                (["userPrincipalName": "no-at-sign"], "/userPrincipalName"),
+                (["userPrincipalName": "g@fabrikam.test", "colour": "red"], "/colour"),
+                (["userPrincipalName": "g@fabrikam.test", "password": "x", "passwordHash": "$2b$10$abc"], "/password"),
+                (["userPrincipalName": "g@fabrikam.test", "id": "not-a-guid"], "/id"),
+            ] {
+                let refused = try await client.admin(.post, "/users", token: admin, json: body)
+                #expect(refused.status == .badRequest && refused.text.contains("\"\(pointer)\""), "\(body): \(refused.text)")
+            }
+            let renamed: [String: Any] = ["userPrincipalName": "frank@fabrikam.test", "displayName": "Frank F."]
+            #expect(try await client.admin(.put, "/users/\(id)", token: admin, json: renamed).status == .preconditionRequired)
+            #expect(try await client.admin(.put, "/users/\(id)", token: admin, json: renamed, headers: [Self.ifMatch: "\"999\""]).status == .preconditionFailed)
+            let replaced = try await client.admin(.put, "/users/\(id)", token: admin, json: renamed, headers: [Self.ifMatch: etag])
+            #expect(replaced.status == .ok && replaced.string("displayName") == "Frank F.", "\(replaced.text)")
+            #expect(try await client.token(Grants.password(frank, scope: "openid", claims: nil)).status == .ok, "a replace without a password keeps it")
+
+            let audit = try await client.admin(.get, "/audit", token: admin)
+            #expect(audit.text.contains("frank@fabrikam.test") && !audit.text.contains("passwordHash") && !audit.text.contains("$2"), "\(audit.text)")
+
+            // Deleting a user still in a group or holding a role is refused; an unreferenced one goes.
+            #expect(try await client.admin(.delete, "/users/\(Fixtures.alice.id)", token: admin, headers: [Self.ifMatch: "*"]).status == .conflict)
+            #expect(try await client.admin(.delete, "/users/\(id)", token: admin).status == .preconditionRequired)
+            #expect(try await client.admin(.delete, "/users/\(id)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
+            #expect(try await client.token(Grants.password(frank, scope: "openid", claims: nil)).status == .badRequest, "deleted: no sign-in")
+        }
+    }
+
+    @Test("disabling a user revokes their refresh tokens and ends their sessions at once; the password grant answers 50057; re-enabled, no old token returns")
+    func disable() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let admin = try await client.adminToken()
+            let tokens = try await client.token(Grants.password(Fixtures.bob, scope: "openid offline_access", claims: nil))
+            let refresh = try #require(tokens.string("refresh_token"))
+            let browser = Browser()
+            #expect(try await browser.signIn(client, account: Fixtures.bob).status == .found)
+            #expect(try await browser.get(client, Authorize.query(extra: [("prompt", "none")])).delivered["code"] != nil, "a live session")
+
+            let read = try await client.admin(.get, "/users/\(Fixtures.bob.id)", token: admin)
+            var body = read.json
+            body["accountEnabled"] = false
+            let disabled = try await client.admin(.put, "/users/\(Fixtures.bob.id)", token: admin, json: body, headers: [Self.ifMatch: try #require(read.headers[.eTag])])
+            #expect(disabled.status == .ok, "\(disabled.text)")
+            #expect(try await client.token(Grants.password(Fixtures.bob, scope: "openid", claims: nil)).errorCode == 50057)
+            #expect(try await client.token(Grants.refresh(refresh, claims: nil)).status == .badRequest)
+            #expect(try await browser.get(client, Authorize.query(extra: [("prompt", "none")])).delivered["error"] == "login_required", "the session ended")
+
+            body["accountEnabled"] = true
+            let again = try await client.admin(.put, "/users/\(Fixtures.bob.id)", token: admin, json: body, headers: [Self.ifMatch: try #require(disabled.headers[.eTag])])
+            #expect(again.status == .ok)
+            #expect(try await client.token(Grants.password(Fixtures.bob, scope: "openid", claims: nil)).status == .ok, "re-enabled: the password still works")
+            #expect(try await client.token(Grants.refresh(refresh, claims: nil)).status == .badRequest, "the revoked refresh token stays revoked")
+        }
+    }
+}
