@@ -50,6 +50,18 @@ struct SQLiteDeadlineTests {
 
     @Test("the deadline passes while the rotation's commit is in flight: the token is in doubt (never a replay), the late commit is undone, the token works")
     func deadlineDuringCommit() async throws {
+        // The situation needs the scheduler's cooperation (the rotation must join a group commit whose last member
+        // is slow); on a loaded machine an attempt may miss it. Every attempt checks that nothing is lost or
+        // replayed whatever happened; the in-doubt path must be reached at least once.
+        var reached = 0
+        for _ in 0..<5 where reached == 0 {
+            if try await Self.rotationDuringSlowCommit() { reached += 1 }
+        }
+        #expect(reached == 1, "the rotation's COMMIT never landed after its deadline in five attempts")
+    }
+
+    /// One attempt; whether the rotation was left in doubt (its COMMIT sent, the deadline passed).
+    static func rotationDuringSlowCommit() async throws -> Bool {
         let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(400))
         defer { Task { try? await store.close() } }
         try await StoreDeadline.forMaintenance { try await store.insert(Self.token("old")) }  // setup: never the thing under test
@@ -63,18 +75,26 @@ struct SQLiteDeadlineTests {
         try await Task.sleep(for: .milliseconds(10))
         async let slow: Void = store.transaction { _ in try await busy(.milliseconds(900)) }
         let outcome = await rotation
-        #expect(throws: StorageError.self) { try outcome.get() }
-        #expect(store.isRotationInDoubt(tokenHash: "old"), "until it is settled, the token answers 'try again'")
+        let inDoubt = store.isRotationInDoubt(tokenHash: "old")
+        if inDoubt { #expect(throws: StorageError.self) { try outcome.get() } }
         _ = try? await first
         _ = try? await slow
-        for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }  // up to 2 min on a loaded machine; ends when settled
+        for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }  // ends when settled
         #expect(!store.isRotationInDoubt(tokenHash: "old"))
         try await StoreDeadline.forMaintenance { () async throws in
             let old = try await store.find(tokenHash: "old")
-            #expect(old != nil && old?.usedAt == nil, "the late commit was undone: the client's refresh token works")
-            #expect(try await store.find(tokenHash: "new") == nil, "the successor nobody received is gone")
-            #expect(try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new2")))
+            let successor = try await store.find(tokenHash: "new")
+            if case .success(true) = outcome {
+                // The client received the successor: the rotation stands.
+                #expect(old?.usedAt != nil && successor != nil)
+            } else {
+                // The client was told "unavailable": its refresh token works, and the successor nobody received is gone.
+                #expect(old != nil && old?.usedAt == nil, "the late commit was undone: the client's refresh token works")
+                #expect(successor == nil, "the successor nobody received is gone")
+                #expect(try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new2")))
+            }
         }
+        return inDoubt
     }
 
     @Test("reads are answered at the deadline too")
