@@ -143,12 +143,15 @@ public final class SQLiteStore: PortcullisStore {
 
     private func transactionNow<T: Sendable>(_ body: @Sendable (WriterStatements) async throws -> T) async throws -> T {
         await gate.acquire()
+        let db = WriterStatements(connection: writer)
         if Task.isCancelled {
-            // The deadline passed while this transaction waited for the writer: it never starts.
+            // The deadline passed while this transaction waited for the writer: it never starts. But an open group
+            // may have been handed to it: its members' work is done and they wait for its COMMIT, so commit it now
+            // (left open, they would wait for the next writer, however long that takes).
+            if batch.withLock({ $0.open }) { try? await commitGroup(db) }
             gate.release()
             throw StorageError(.unavailable, "the deadline passed while waiting for the writer")
         }
-        let db = WriterStatements(connection: writer)
         if !batch.withLock({ $0.open }) {
             do {
                 _ = try await db.query("BEGIN IMMEDIATE")
@@ -189,6 +192,19 @@ public final class SQLiteStore: PortcullisStore {
                 return value
             }
         }
+        do {
+            try await commitGroup(db)
+        } catch {
+            gate.release()
+            throw error
+        }
+        gate.release()
+        return try outcome.get()
+    }
+
+    /// Commits the open group (the gate's holder calls it) and answers its waiting members: `COMMIT`, or on
+    /// failure `ROLLBACK` and the error for everyone.
+    private func commitGroup(_ db: WriterStatements) async throws {
         let members = batch.withLock { batch -> [CheckedContinuation<Void, any Error>] in
             let members = batch.members
             batch = Batch()
@@ -198,14 +214,11 @@ public final class SQLiteStore: PortcullisStore {
             _ = try await db.query("COMMIT")
         } catch {
             _ = try? await db.query("ROLLBACK")
-            gate.release()
             let translated = Self.translate(error)
             for member in members { member.resume(throwing: translated) }
             throw translated
         }
-        gate.release()
         for member in members { member.resume() }
-        return try outcome.get()
     }
 
     /// Reads on a reader connection, translating errors.

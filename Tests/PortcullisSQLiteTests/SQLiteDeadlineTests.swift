@@ -97,6 +97,27 @@ struct SQLiteDeadlineTests {
         return inDoubt
     }
 
+    @Test("a group handed to a writer whose deadline passed while it waited is committed, not left open (its members would wait for the next writer)")
+    func handoffToAnExpiredWaiter() async throws {
+        let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(150))
+        defer { Task { try? await store.close() } }
+        // A holds the writer for 300 ms; X queues behind it; W queues behind X with a 150 ms deadline that passes
+        // while it waits. A hands the open group to X, X to W; W, expired, must still commit A's and X's work.
+        async let a: Void = StoreDeadline.forMaintenance(.seconds(20)) { try await store.transaction { _ in try await busy(.milliseconds(300)) } }
+        try await Task.sleep(for: .milliseconds(20))
+        async let x: Void = StoreDeadline.forMaintenance(.seconds(20)) { try await store.insert(Self.token("handed")) }
+        try await Task.sleep(for: .milliseconds(20))
+        async let w: Result<Void, any Error> = { do { return .success(try await store.transaction { _ in }) } catch { return .failure(error) } }()
+        let started = ContinuousClock.now
+        let waited = await w
+        #expect(throws: StorageError.self) { try waited.get() }
+        // Without the fix A and X wait for a next writer that never comes (their 20 s maintenance deadlines end it).
+        _ = try await (a, x)
+        #expect(ContinuousClock.now - started < .seconds(10), "A and X were answered when W gave up, not at their own deadlines")
+        let stored = try await StoreDeadline.forMaintenance { try await store.find(tokenHash: "handed") }
+        #expect(stored != nil, "X's write committed")
+    }
+
     @Test("reads are answered at the deadline too")
     func readDeadline() async throws {
         let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(200))

@@ -89,3 +89,48 @@ struct DirectoryUserTests {
         }
     }
 }
+
+@Suite("admin API: groups (PROTOCOL §7, §11)")
+struct DirectoryGroupTests {
+    static let ifMatch = HTTPField.Name("If-Match")!
+
+    @Test("a group created, used by a policy (enforced at once), changed (at once), protected from deletion while named; members must be users")
+    func lifecycle() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let admin = try await client.adminToken()
+            let bad = try await client.admin(.post, "/groups", token: admin, json: ["displayName": "Pilot", "members": [Fixtures.alice.id, "00000000-0000-4000-8000-00000000dead"]])
+            #expect(bad.status == .badRequest && bad.text.contains("\"/members/1\""), "\(bad.text)")
+            let created = try await client.admin(.post, "/groups", token: admin, json: ["displayName": "Pilot", "members": [Fixtures.alice.id.uppercased(), Fixtures.alice.id]])
+            #expect(created.status == .created && created["members"] as? [String] == [Fixtures.alice.id], "IDs lower-cased, listed once: \(created.text)")
+            let groupId = try #require(created.string("id"))
+
+            var policy = Policies.document(id: "a1000000-0000-4000-8000-0000000000d1", name: "Block the pilot group", users: [], controls: ["block"])
+            var conditions = try #require(policy["conditions"] as? [String: Any])
+            conditions["users"] = ["includeUsers": [], "excludeUsers": [], "includeGroups": [groupId], "excludeGroups": []]
+            policy["conditions"] = conditions
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: policy).status == .created)
+            #expect(try await client.token(Grants.password(claims: nil)).errorCode == 53003, "Alice is in the group: blocked at once")
+
+            let emptied = try await client.admin(.put, "/groups/\(groupId)", token: admin, json: ["displayName": "Pilot", "members": []],
+                                                 headers: [Self.ifMatch: try #require(created.headers[.eTag])])
+            #expect(emptied.status == .ok, "\(emptied.text)")
+            #expect(try await client.token(Grants.password(claims: nil)).status == .ok, "no longer a member: allowed at once")
+
+            let named = try await client.admin(.delete, "/groups/\(groupId)", token: admin, headers: [Self.ifMatch: "*"])
+            #expect(named.status == .conflict && named.text.contains("a1000000-0000-4000-8000-0000000000d1"), "\(named.text)")
+            #expect(try await client.admin(.delete, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000d1", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
+            #expect(try await client.admin(.delete, "/groups/\(groupId)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
+
+            // A user leaves their group through the API; then the user can be deleted.
+            let engineering = try await client.admin(.get, "/groups/\(Fixtures.engineeringGroupId)", token: admin)
+            #expect(try await client.admin(.delete, "/users/\(Fixtures.carol.id)", token: admin, headers: [Self.ifMatch: "*"]).status == .conflict)
+            let left = try await client.admin(.put, "/groups/\(Fixtures.engineeringGroupId)", token: admin,
+                                              json: ["displayName": engineering.string("displayName") ?? "Engineering", "members": []],
+                                              headers: [Self.ifMatch: try #require(engineering.headers[.eTag])])
+            #expect(left.status == .ok, "\(left.text)")
+            #expect(try await client.admin(.delete, "/users/\(Fixtures.carol.id)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
+        }
+    }
+}

@@ -99,19 +99,9 @@ public struct DirectoryDocument: Sendable {
         var groups: [Group] = []
         var groupIds = Set<String>()
         for (value, pointer) in reader.array("groups") ?? [] {
-            guard let group = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
-            group.rejectUnknownMembers(allowed: ["id", "displayName", "members"])
-            let gid = guid(group, "id")
-            let name = group.string("displayName", required: true)
-            var members: [String] = []
-            for (member, memberPointer) in group.strings("members") ?? [] {
-                if userIds.contains(member.lowercased()) { members.append(member) } else {
-                    problems.add(memberPointer, "'\(member)' names no user of this tenant.")
-                }
-            }
-            guard let gid, let name else { continue }
-            if !groupIds.insert(gid).inserted { problems.add(group.path("id"), "repeats the ID of another group.") }
-            groups.append(Group(id: gid, displayName: name, members: members))
+            guard let group = parseGroup(value, at: pointer, problems: problems, isUser: { userIds.contains($0) }) else { continue }
+            if !groupIds.insert(group.id).inserted { problems.add(JSONPointer.appending(pointer, "id"), "repeats the ID of another group.") }
+            groups.append(group)
         }
 
         var applications: [ApplicationEntry] = []
@@ -162,6 +152,25 @@ public struct DirectoryDocument: Sendable {
             tenant: Tenant(id: id, domain: domain, displayName: displayName, allowedAccounts: allowedAccounts),
             users: users, groups: groups, applications: applications,
             appRoleAssignments: assignments, namedLocations: locations)
+    }
+
+    /// One group, as `directory.json` and the admin API write it: every member must name a user (`isUser`
+    /// gets lower-cased IDs); a member listed twice is kept once.
+    public static func parseGroup(_ value: JSONValue, at pointer: String, problems: ProblemCollector, isUser: (String) -> Bool) -> Group? {
+        guard let group = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
+        group.rejectUnknownMembers(allowed: ["id", "displayName", "members"])
+        let gid = guid(group, "id")
+        let name = group.string("displayName", required: true)
+        var members: [String] = []
+        for (member, memberPointer) in group.strings("members") ?? [] {
+            if isUser(member.lowercased()) {
+                if !members.contains(member.lowercased()) { members.append(member.lowercased()) }
+            } else {
+                problems.add(memberPointer, "'\(member)' names no user of this tenant.")
+            }
+        }
+        guard let gid, let name else { return nil }
+        return Group(id: gid, displayName: name, members: members)
     }
 
     /// One user, as `directory.json` and the admin API write it: `password` (hashed on import) or `passwordHash`.

@@ -207,6 +207,12 @@ extension ConditionalAccessPolicy {
                           clientAppTypes: clientAppTypes, platforms: platforms, locations: locations)
     }
 
+    /// Whether this policy refers to the group (deleting it would break the policy).
+    public func refers(toGroup id: String) -> Bool {
+        guard let users = conditions.users else { return false }
+        return (users.includeGroups + users.excludeGroups).contains { $0.lowercased() == id.lowercased() }
+    }
+
     /// Whether this policy refers to the named location (deleting it would break the policy).
     public func refers(toLocation id: String) -> Bool {
         guard let locations = conditions.locations else { return false }

@@ -4,9 +4,10 @@ import Logging
 import PortcullisCore
 import PortcullisStorage
 
-/// `/admin/v1/users[/{id}]` (PROTOCOL §7, §11): users created, read, replaced and deleted with the validation
-/// of `directory.json`, ETags and `If-Match`, and the audit log — never showing a password or its hash.
-/// Disabling or deleting a user revokes their refresh-token families and ends their sessions at once.
+/// `/admin/v1/users[/{id}]` and `/admin/v1/groups[/{id}]` (PROTOCOL §7, §11): created, read, replaced and
+/// deleted with the validation of `directory.json`, ETags and `If-Match`, and the audit log — never showing a
+/// password or its hash. Disabling or deleting a user revokes their refresh-token families and ends their
+/// sessions at once; a group that policies name cannot be deleted.
 struct DirectoryRoutes: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
@@ -39,6 +40,29 @@ struct DirectoryRoutes: Sendable {
                 ])
             }
         ).register(on: group, path: "users")
+
+        DocumentResource(
+            kind: .group, noun: "group", store: store, tenants: tenants, clock: clock,
+            validate: { value, tenant, _ in
+                var value = value
+                if case .object(var object) = value, object["id"] == nil {
+                    object["id"] = .string(UUID().uuidString.lowercased())
+                    value = .object(object)
+                }
+                let problems = ProblemCollector()
+                let parsed = DirectoryDocument.parseGroup(value, at: "", problems: problems, isUser: { tenant.directory.user(id: $0) != nil })
+                try problems.check()
+                guard let parsed else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a group.")]) }
+                return (parsed.id, try Self.encoder.encode(parsed))
+            },
+            beforeDelete: { id, tenant in
+                let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toGroup: id) }.map(\.id)
+                let protection = tenant.appProtectionPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(id) }.map(\.id)
+                if !conditional.isEmpty || !protection.isEmpty {
+                    throw APIError(.conflict, "inUse", "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))) or app protection policies (\(protection.joined(separator: ", "))). Change them first.")
+                }
+            }
+        ).register(on: group, path: "groups")
     }
 
     /// A user document as `directory.json` writes it. The ID is generated on create when absent; the UPN is

@@ -3268,6 +3268,354 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/admin/v1/groups": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listGroups",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List groups",
+            "responses": {
+              "200": {
+                "description": "Every group of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/GroupList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createGroup",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create a group",
+            "description": "Validated as directory.json is (every member names a user); audited.",
+            "parameters": [],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GroupInput"
+                  },
+                  "examples": {
+                    "pilot": {
+                      "summary": "A pilot group",
+                      "value": {
+                        "displayName": "MFA pilot",
+                        "members": [
+                          "3f6b6d4c-8e0a-4b5d-9f9c-4a6e8d0b2c04"
+                        ]
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The stored group.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Group"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/groups/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getGroup",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read a group",
+            "responses": {
+              "200": {
+                "description": "The group.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Group"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceGroup",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace a group",
+            "description": "Requires `If-Match` (or `If-None-Match: *` to create). Membership changes apply to the next sign-in on every node.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/GroupInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored group.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Group"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored group, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Group"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteGroup",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete a group",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "Requires `If-Match`. A group named by a conditional-access or app protection policy is refused (409)."
+          }
+        },
         "/admin/v1/users": {
           "parameters": [
             {
@@ -6681,6 +7029,63 @@ enum OpenAPIDocument {
                 "type": "array",
                 "items": {
                   "$ref": "#/components/schemas/User"
+                }
+              }
+            }
+          },
+          "Group": {
+            "type": "object",
+            "required": [
+              "id",
+              "displayName",
+              "members"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "members": {
+                "$ref": "#/components/schemas/StringArray"
+              }
+            }
+          },
+          "GroupInput": {
+            "type": "object",
+            "required": [
+              "displayName"
+            ],
+            "additionalProperties": false,
+            "description": "As in directory.json: every member must name a user of the tenant; `id` is generated on create when absent.",
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "members": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "GroupList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/Group"
                 }
               }
             }
