@@ -48,11 +48,7 @@ struct AdminRoutes: Sendable {
         DocumentResource(
             kind: .namedLocation, noun: "named location", store: store, tenants: tenants, clock: clock,
             validate: { value, _, _ in
-                var value = value
-                if case .object(var object) = value, object["id"] == nil {
-                    object["id"] = .string(UUID().uuidString.lowercased())
-                    value = .object(object)
-                }
+                let value = DocumentResource.withGeneratedId(value)
                 let problems = ProblemCollector()
                 let location = DirectoryDocument.parseNamedLocation(value, at: "", problems: problems)
                 try problems.check()

@@ -44,11 +44,7 @@ struct DirectoryRoutes: Sendable {
         DocumentResource(
             kind: .group, noun: "group", store: store, tenants: tenants, clock: clock,
             validate: { value, tenant, _ in
-                var value = value
-                if case .object(var object) = value, object["id"] == nil {
-                    object["id"] = .string(UUID().uuidString.lowercased())
-                    value = .object(object)
-                }
+                let value = DocumentResource.withGeneratedId(value)
                 let problems = ProblemCollector()
                 let parsed = DirectoryDocument.parseGroup(value, at: "", problems: problems, isUser: { tenant.directory.user(id: $0) != nil })
                 try problems.check()
@@ -69,11 +65,7 @@ struct DirectoryRoutes: Sendable {
     /// unique in the tenant (case-insensitively); a `password` is hashed (bcrypt), and a replace without
     /// `password` or `passwordHash` keeps the stored hash.
     static func validateUser(_ value: JSONValue, tenant: TenantSnapshot, passwords: PasswordHasher) async throws -> (id: String, body: Data) {
-        var value = value
-        if case .object(var object) = value, object["id"] == nil {
-            object["id"] = .string(UUID().uuidString.lowercased())
-            value = .object(object)
-        }
+        let value = DocumentResource.withGeneratedId(value)
         let problems = ProblemCollector()
         let entry = DirectoryDocument.parseUser(value, at: "", problems: problems)
         if let entry, let other = tenant.directory.user(principalName: entry.user.userPrincipalName), other.id != entry.user.id {

@@ -52,6 +52,13 @@ struct DocumentResource: Sendable {
         throw APIError.preconditionRequired
     }
 
+    /// On a create, a document without an `id` gets a new GUID (a replace already has the path's).
+    static func withGeneratedId(_ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value, object["id"] == nil else { return value }
+        object["id"] = .string(UUID().uuidString.lowercased())
+        return .object(object)
+    }
+
     /// On a replace, the document's `id` is the path's (a different one in the body is a validation error).
     static func identified(_ value: JSONValue, pathId: String?) throws -> JSONValue {
         guard let pathId, case .object(var object) = value else { return value }
