@@ -36,8 +36,8 @@ struct AdminRoutes: Sendable {
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
             validate: { [store] value, tenant, force in
                 let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
-                if !force, let warning = AuthenticationMethodRoutes.factorGuard(
-                    policy, tenant: tenant, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id)) {
+                if !force, let warning = policy.factorLockoutWarning(
+                    directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id)) {
                     throw ValidationError(problems: [warning])
                 }
                 return (policy.id, try Self.encoder.encode(policy))

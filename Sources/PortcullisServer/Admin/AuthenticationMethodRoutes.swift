@@ -65,26 +65,4 @@ struct AuthenticationMethodRoutes: Sendable {
             documentId: "\(user.id)/\(id)", before: before, after: nil))
         return Response(status: .noContent)
     }
-
-    /// The lock-out guard for the `mfa` control (PROTOCOL §10, the MFA issue): an enabled policy for All users
-    /// whose only way through is a second factor, while some of the users it covers have none, would make
-    /// every non-interactive sign-in of theirs fail (50076) until they register. A warning that `force` passes.
-    static func factorGuard(_ policy: ConditionalAccessPolicy, tenant: TenantSnapshot, registered: Set<String>) -> ValidationProblem? {
-        let grant = policy.grantControls
-        let factorOnly = grant.builtInControls.contains(.mfa) && (grant.operator == .and || grant.builtInControls == [.mfa])
-        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(ConditionalAccessPolicy.all)
-        else { return nil }
-        let excludedUsers = Set(users.excludeUsers.map { $0.lowercased() })
-        let excludedGroups = Set(users.excludeGroups.map { $0.lowercased() })
-        let covered = tenant.directory.users.filter { user in
-            user.accountEnabled && !excludedUsers.contains(user.id)
-                && tenant.directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0.lowercased()) }
-        }
-        let without = covered.filter { !registered.contains($0.id) }
-        guard !without.isEmpty else { return nil }
-        let names = without.prefix(3).map(\.userPrincipalName).joined(separator: ", ") + (without.count > 3 ? ", …" : "")
-        return ValidationProblem(
-            pointer: "/grantControls/builtInControls",
-            message: "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it.")
-    }
 }

@@ -32,9 +32,9 @@ extension SignInRoutes {
 
     /// Whether conditional access asks this sign-in for a factor it has not given: the refusal is `mfa`
     /// (a `block` is decided before this; app protection and approved apps are decided at redemption).
-    func factorMissing(_ facts: SignInFacts, tenant: TenantSnapshot) -> Bool {
+    func factorMissing(_ facts: SignInFacts, refusal: Decision.Refusal?) -> Bool {
         guard !facts.multiFactorAuthenticated else { return false }
-        if case .mfa = tenant.conditionalAccess.evaluate(facts).refusal { return true }
+        if case .mfa = refusal { return true }
         return false
     }
 

@@ -286,12 +286,13 @@ struct SignInRoutes: Sendable {
         guard let client = directory.application(appId: authorization.clientId) else { return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context) }
         let facts = pageFacts(user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
                               methods: methods, tenant: tenant, request: request, context)
-        if case .block = tenant.conditionalAccess.evaluate(facts).refusal {
+        let refusal = tenant.conditionalAccess.evaluate(facts).refusal  // once: the block, then the factor
+        if case .block = refusal {
             var response = errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden)
             for field in headers { response.headers.append(field) }
             return response
         }
-        if factorMissing(facts, tenant: tenant) {
+        if factorMissing(facts, refusal: refusal) {
             if authorization.prompt == .silent {
                 var response = deliver(authorization.redirectUri, mode: authorization.responseMode,
                                        fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
@@ -517,7 +518,7 @@ struct SignInRoutes: Sendable {
         if let client = tenant.directory.application(appId: record.clientId) {
             let facts = pageFacts(user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
                                   request: request, context)
-            if factorMissing(facts, tenant: tenant) {
+            if factorMissing(facts, refusal: tenant.conditionalAccess.evaluate(facts).refusal) {
                 let ticket = FactorTicket(continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
                                           newSecret: nil, issued: now)
                 return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
