@@ -230,6 +230,14 @@ extension ConditionalAccessPolicy {
             message: "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it.")
     }
 
+    /// Whether this policy names the application, as a resource or as a workload identity (deleting it would break the policy).
+    public func refers(toApplication appId: String) -> Bool {
+        let id = appId.lowercased()
+        let apps = conditions.applications
+        let clients = conditions.clientApplications.map { $0.includeServicePrincipals + $0.excludeServicePrincipals } ?? []
+        return (apps.includeApplications + apps.excludeApplications + clients).contains { $0.lowercased() == id }
+    }
+
     /// Whether this policy refers to the group (deleting it would break the policy).
     public func refers(toGroup id: String) -> Bool {
         guard let users = conditions.users else { return false }

@@ -42,7 +42,7 @@ struct AdminRoutes: Sendable {
                 }
                 return (policy.id, try Self.encoder.encode(policy))
             },
-            beforeDelete: { _, _ in }
+            beforeDelete: { _, _, _ in }
         ).register(on: group, path: "conditional-access/policies")
 
         DocumentResource(
@@ -55,7 +55,7 @@ struct AdminRoutes: Sendable {
                 guard let location else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a named location.")]) }
                 return (location.id, try Self.encoder.encode(location))
             },
-            beforeDelete: { id, tenant in
+            beforeDelete: { id, tenant, _ in
                 let users = tenant.conditionalAccess.policies.filter { $0.refers(toLocation: id) }
                 if !users.isEmpty {
                     throw APIError(.conflict, "inUse", "The named location is used by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")
