@@ -36,9 +36,11 @@ struct AdminRoutes: Sendable {
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
             validate: { [store] value, tenant, force in
                 let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
-                if !force, let warning = policy.factorLockoutWarning(
-                    directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id)) {
-                    throw ValidationError(problems: [warning])
+                if !force {
+                    let warnings = policy.lockoutWarnings(
+                        directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
+                        protectedApps: Set(tenant.appProtectionPolicies.flatMap(\.targets.applications)))
+                    if !warnings.isEmpty { throw ValidationError(problems: warnings) }
                 }
                 return (policy.id, try Self.encoder.encode(policy))
             },

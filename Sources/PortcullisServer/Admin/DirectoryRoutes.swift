@@ -91,7 +91,7 @@ struct DirectoryRoutes: Sendable {
                 // Removing the last holder of Portcullis.Admin would leave nobody to administer the tenant.
                 let admins = tenant.directory.appRoleAssignments.filter { Self.grantsAdministration($0, tenant) }
                 guard !force, admins.count == 1, let last = admins.first,
-                      StoredRoleAssignment(last, resources: BuiltInResources.all + tenant.directory.applications).id == id
+                      tenant.directory.documentId(of: last) == id
                 else { return }
                 throw APIError(.conflict, "lastAdministrator", "This is the tenant's last \(BuiltInResources.adminRole) assignment: without it nobody can use the admin API. Assign the role to someone else first, or force it.")
             }
@@ -181,7 +181,8 @@ struct DirectoryRoutes: Sendable {
         }
         try problems.check()
         guard let principal, let resource, let role, let target else { throw APIError.malformedJSON() }
-        let stored = StoredRoleAssignment(AppRoleAssignment(principalId: principal, resource: resource, role: role), resources: [target])
+        _ = target
+        let stored = StoredRoleAssignment(AppRoleAssignment(principalId: principal, resource: resource, role: role), in: tenant.directory)
         if let given = item.string("id"), given.lowercased() != stored.id {
             throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "an assignment's ID follows from what it grants: \(stored.id) for this principal, resource and role.")])
         }

@@ -130,9 +130,11 @@ public struct Seeder: Sendable {
                 ])
             }
             for group in entry.groups { try add(tid, .group, group.id, group) }
-            let resources = BuiltInResources.all + entry.applications.map(\.application)
+            let directory = DirectorySnapshot(
+                tenant: entry.tenant, revision: 0, users: [], groups: [], applications: entry.applications.map(\.application),
+                appRoleAssignments: [], namedLocations: [])
             for assignment in entry.appRoleAssignments {
-                let stored = StoredRoleAssignment(assignment, resources: resources)
+                let stored = StoredRoleAssignment(assignment, in: directory)
                 if !documents.contains(where: { $0.kind == .appRoleAssignment && $0.tenantId == tid && $0.id == stored.id }) {
                     try add(tid, .appRoleAssignment, stored.id, stored)
                 }
@@ -150,10 +152,8 @@ struct StoredRoleAssignment: Codable {
     var resource: String
     var role: String
 
-    init(_ assignment: AppRoleAssignment, resources: [Application]) {
-        let resource = assignment.resource.lowercased()
-        let appId = resources.first { $0.appId == resource || $0.identifierUris.contains { $0.lowercased() == resource } }?.appId ?? resource
-        id = AppRoleAssignment.documentId(principalId: assignment.principalId, resourceAppId: appId, role: assignment.role)
+    init(_ assignment: AppRoleAssignment, in directory: DirectorySnapshot) {
+        id = directory.documentId(of: assignment)
         principalId = assignment.principalId
         self.resource = assignment.resource
         role = assignment.role
@@ -168,10 +168,10 @@ extension Seeder {
         for tenantId in try await store.tenantIds() {
             let legacy = try await store.documents(tenantId: tenantId, kind: .appRoleAssignment).filter { !$0.id.isGUID }
             guard !legacy.isEmpty else { continue }
-            let applications = try await TenantCache.decodeAll(.application, as: Application.self, tenantId: tenantId, from: store)
+            guard let snapshot = try await TenantCache.load(tenantId: tenantId, revision: 0, from: store) else { continue }
             for document in legacy {
                 let assignment = try JSONDecoder().decode(AppRoleAssignment.self, from: document.body)
-                let stored = StoredRoleAssignment(assignment, resources: BuiltInResources.all + applications)
+                let stored = StoredRoleAssignment(assignment, in: snapshot.directory)
                 if try await store.document(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id) == nil {
                     let body = try JSONResponse.encoder.encode(stored)
                     _ = try await store.put(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id, body: body, precondition: .mustNotExist, at: clock.now(), audit: nil)
