@@ -1070,7 +1070,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -1201,8 +1201,32 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "$ref": "#/components/responses/ConditionalAccessPolicy",
-                "description": "The stored conditional-access policy."
+                "description": "The conditional-access policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
               },
               "201": {
                 "$ref": "#/components/responses/ConditionalAccessPolicy",
@@ -1398,7 +1422,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -1526,8 +1550,32 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "$ref": "#/components/responses/NamedLocation",
-                "description": "The stored named location."
+                "description": "The named location.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/NamedLocation"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
               },
               "201": {
                 "$ref": "#/components/responses/NamedLocation",
@@ -1739,7 +1787,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -1867,8 +1915,32 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "$ref": "#/components/responses/AppProtectionPolicy",
-                "description": "The stored app protection policy."
+                "description": "The app protection policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/AppProtectionPolicy"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
               },
               "201": {
                 "$ref": "#/components/responses/AppProtectionPolicy",
@@ -3457,7 +3529,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -3612,7 +3684,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
@@ -3839,7 +3911,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -3994,7 +4066,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
@@ -4324,7 +4396,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -4479,7 +4551,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
@@ -4706,7 +4778,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 }
               },
@@ -4861,7 +4933,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
@@ -5023,6 +5095,27 @@ enum OpenAPIDocument {
               }
             },
             "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                }
+              },
               "201": {
                 "description": "The new secret, its text in this answer only.",
                 "headers": {
@@ -5226,7 +5319,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
@@ -8943,6 +9036,13 @@ enum OpenAPIDocument {
           "BasicChallenge": {
             "description": "`Basic realm=\"portcullis\"`",
             "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "ETagUnlessDryRunCreate": {
+            "description": "The stored document's version, e.g. `\"42\"` (absent from a dry run's answer when nothing is stored yet).",
+            "required": false,
             "schema": {
               "type": "string"
             }
