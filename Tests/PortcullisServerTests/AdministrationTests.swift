@@ -137,6 +137,38 @@ struct ApplicationAdminTests {
 struct RoleAssignmentAndTenantTests {
     static let ifMatch = HTTPField.Name("If-Match")!
 
+    @Test("every new route: 401 without a token, 403 without the role, nothing shown or changed; 412 on a stale ETag")
+    func authorization() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let alice = try await client.token(Grants.password(scope: "api://portcullis-admin/.default")).string("access_token") ?? ""
+            let routes: [(HTTPRequest.Method, String)] = [
+                (.get, "/applications"), (.post, "/applications"), (.get, "/applications/\(Fixtures.daemonClientId)"),
+                (.put, "/applications/\(Fixtures.daemonClientId)"), (.delete, "/applications/\(Fixtures.daemonClientId)"),
+                (.post, "/applications/\(Fixtures.daemonClientId)/secrets"), (.delete, "/applications/\(Fixtures.daemonClientId)/secrets/00000000-0000-4000-8000-000000000000"),
+                (.get, "/app-role-assignments"), (.post, "/app-role-assignments"), (.get, "/app-role-assignments/00000000-0000-4000-8000-000000000000"),
+                (.put, "/app-role-assignments/00000000-0000-4000-8000-000000000000"), (.delete, "/app-role-assignments/00000000-0000-4000-8000-000000000000"),
+                (.get, "/tenant"), (.put, "/tenant"),
+            ]
+            for (method, path) in routes {
+                let anonymous = try await client.execute(uri: "/admin/v1\(path)", method: method, headers: [.contentType: "application/json"],
+                                                         body: ByteBuffer(string: "{}")) { JSONReply($0) }
+                #expect(anonymous.status == .unauthorized, "\(method) \(path): \(anonymous.status)")
+                let forbidden = try await client.admin(method, path, token: alice, json: [:] as [String: Any], headers: [Self.ifMatch: "*"])
+                #expect(forbidden.status == .forbidden && !forbidden.text.contains("secret"), "\(method) \(path): \(forbidden.status)")
+            }
+            let admin = try await client.adminToken()
+            let read = try await client.admin(.get, "/applications/\(Fixtures.daemonClientId)", token: admin)
+            let etag = try #require(read.headers[.eTag])
+            #expect(try await client.admin(.post, "/applications/\(Fixtures.daemonClientId)/secrets", token: admin, headers: [Self.ifMatch: etag]).status == .created)
+            #expect(try await client.admin(.put, "/applications/\(Fixtures.daemonClientId)", token: admin, json: read.json, headers: [Self.ifMatch: etag]).status == .preconditionFailed,
+                    "a secret added meanwhile makes the ETag stale")
+            #expect(try await client.admin(.post, "/applications/\(Fixtures.daemonClientId)/secrets", token: admin, headers: [Self.ifMatch: etag]).status == .preconditionFailed)
+            #expect(try await client.admin(.put, "/applications/\(Fixtures.daemonClientId)", token: admin, json: read.json).status == .preconditionRequired)
+        }
+    }
+
     @Test("a role granted works at once and removed stops the next admin request; pointers; one grant stored once; the last administrator is kept unless forced")
     func roleAssignments() async throws {
         let env = try await TestEnvironment.make()
