@@ -111,7 +111,7 @@ public struct PortcullisServer: Sendable {
         let deps = dependencies
         let router = Router(context: PortcullisRequestContext.self)
         router.add(middleware: RequestMiddleware(metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://")))
-        let clients = ClientAuthenticator(credentials: deps.credentials)
+        let clients = ClientAuthenticator(credentials: deps.credentials, clock: deps.clock)
         let passwords = PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
@@ -127,7 +127,7 @@ public struct PortcullisServer: Sendable {
         AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
             compliance: ComplianceAdminRoutes(store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, clock: deps.clock),
-            directory: DirectoryRoutes(store: deps.store, tenants: tenants, passwords: deps.passwords, clock: deps.clock, logger: deps.logger)
+            directory: DirectoryRoutes(store: deps.store, tenants: tenants, passwords: deps.passwords, credentials: deps.credentials, clock: deps.clock, logger: deps.logger)
         ).register(on: router)
         ComplianceRoutes(service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer, clock: deps.clock)
             .register(on: router)

@@ -55,7 +55,7 @@ struct AdminAPIClient {
         return AdminAPIClient(baseURL: "\(scheme)://\(host)\(port)/admin/v1", token: token)
     }
 
-    func call(_ method: String, _ path: String, body: Data? = nil, ifMatch: String? = nil) async throws -> Reply {
+    func call(_ method: String, _ path: String, body: Data? = nil, ifMatch: String? = nil, headers: [String: String] = [:]) async throws -> Reply {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
@@ -64,6 +64,7 @@ struct AdminAPIClient {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         if let ifMatch { request.setValue(ifMatch, forHTTPHeaderField: "If-Match") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as? HTTPURLResponse
         return Reply(status: http?.statusCode ?? 0, body: data, etag: http?.value(forHTTPHeaderField: "ETag"))

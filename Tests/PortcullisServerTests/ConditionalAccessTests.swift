@@ -220,8 +220,9 @@ struct TokenConditionalAccessTests {
             #expect(noProtApp["suberror"] == nil)
             #expect(noProtApp.string("error_description")?.contains("protapp") == true)
 
-            // The compliance resource itself is exempt (remediation must be able to start), even for a policy on All apps.
-            #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document(apps: ["All"]), headers: [.ifMatch: "*"]).status == .ok)
+            // The compliance resource itself is exempt (remediation must be able to start), even for a policy on All apps
+            // (forced past the lock-out guard: other clients of the tenant could never meet it).
+            #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)?force=true", token: token, json: Policies.document(apps: ["All"]), headers: [.ifMatch: "*"]).status == .ok)
             let compliance = try await client.token(Grants.password(scope: "api://portcullis-compliance/.default"))
             #expect(compliance.status == .ok, "\(compliance.text)")
         }

@@ -176,7 +176,7 @@ struct HardeningTests {
             let second = try await client.adminToken()
             #expect(try await client.admin(.get, "/audit", token: second).status == .ok)
             let assignments = try await env.store.documents(tenantId: Fixtures.tenantId, kind: .appRoleAssignment)
-            let adminApp = try #require(assignments.first { $0.id.hasPrefix(Fixtures.adminClientId) })
+            let adminApp = try #require(assignments.first { String(decoding: $0.body, as: UTF8.self).contains(Fixtures.adminClientId) })
             try await env.store.delete(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
             env.server.tenants.invalidate()
             #expect(try await client.admin(.get, "/audit", token: second).status == .forbidden, "role no longer assigned")

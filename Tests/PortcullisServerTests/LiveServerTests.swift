@@ -221,4 +221,69 @@ struct PolicyCommandTests {
         let (status, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.carol))
         #expect(status == 400, "the applied policy is enforced at once")
     }
+
+    @Test("apply DIR: plan (nothing stored), apply in dependency order, re-apply changes nothing, --prune deletes what the folder dropped")
+    func applyFolder() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-dir-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try await ServerProcess(root: root)
+        defer { Task { _ = try? await server.stop() } }
+        let folder = root.appendingPathComponent("Config")
+        let arguments = ["apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                         "--client-secret", Fixtures.adminSecret, folder.path]
+        let fresh = try run(try portcullisExecutable(), arguments + ["--plan"])
+        #expect(fresh.status == 0 && fresh.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "the seeded folder is the store: \(fresh.stdout)\(fresh.stderr)")
+
+        // A new user in a new group, a policy naming the group, a changed display name, and a dropped named location.
+        let file = folder.appendingPathComponent("directory.json")
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        var tenants = try #require(document["tenants"] as? [[String: Any]])
+        let frank = Fixtures.Account(id: "f0000000-0000-4000-8000-0000000000f1", upn: "frank@fabrikam.test", password: "frank-pass-1")
+        tenants[0]["users"] = (tenants[0]["users"] as? [[String: Any]] ?? []) + [["id": frank.id, "userPrincipalName": frank.upn, "displayName": "Frank", "password": frank.password]]
+        tenants[0]["groups"] = (tenants[0]["groups"] as? [[String: Any]] ?? []) + [["id": "0c000000-0000-4000-8000-0000000000c3", "displayName": "Pilot", "members": [frank.id]]]
+        tenants[0]["displayName"] = "Fabrikam (applied)"
+        tenants[0]["namedLocations"] = []
+        document["tenants"] = tenants
+        try JSONSerialization.data(withJSONObject: document).write(to: file)
+        let policies = folder.appendingPathComponent("conditional-access")
+        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+        var pilot = Policies.document(id: "a1000000-0000-4000-8000-0000000000f1", name: "Block the pilot", users: [], controls: ["block"])
+        var conditions = try #require(pilot["conditions"] as? [String: Any])
+        conditions["users"] = ["includeUsers": [], "excludeUsers": [], "includeGroups": ["0c000000-0000-4000-8000-0000000000c3"], "excludeGroups": []]
+        pilot["conditions"] = conditions
+        try JSONSerialization.data(withJSONObject: pilot).write(to: policies.appendingPathComponent("block-pilot.json"))
+
+        let plan = try run(try portcullisExecutable(), arguments + ["--plan"])
+        #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+        for line in ["+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
+                     "+ create  conditional-access policy Block the pilot", "- delete  named location HQ", "[only with --prune]",
+                     "Plan: 3 to create, 1 to change, 1 to delete (with --prune)"] {
+            #expect(plan.stdout.contains(line), "\(line) in:\n\(plan.stdout)")
+        }
+        #expect(!plan.stdout.contains(frank.password), "the plan never prints a password")
+        #expect(try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, scope: "openid", claims: nil)).0 == 400, "--plan changed nothing")
+
+        let applied = try run(try portcullisExecutable(), arguments)
+        #expect(applied.status == 0 && applied.stdout.contains("Applied: created 3, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
+        let (frankStatus, frankBody) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, claims: nil))
+        #expect(frankStatus == 400 && frankBody["error_codes"] as? [Int] == [53003], "Frank exists, and the policy naming his new group blocks him")
+        let (aliceStatus, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.alice, scope: "openid", claims: nil))
+        #expect(aliceStatus == 200)
+
+        let again = try run(try portcullisExecutable(), arguments)
+        #expect(again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)") && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
+                "a second run changes nothing: \(again.stdout)")
+        let pruned = try run(try portcullisExecutable(), arguments + ["--prune"])
+        #expect(pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"), "\(pruned.stdout)\(pruned.stderr)")
+        let admin = try await MultiNodeTests.adminToken(server)
+        let (gone, _) = try await server.request("/admin/v1/named-locations/\(Fixtures.hqLocationId)", bearer: admin)
+        #expect(gone == 404)
+        let last = try run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
+        #expect(last.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "\(last.stdout)")
+
+        // A folder that contradicts itself is refused before anything is sent.
+        try Data("{\"tenants\": [{\"id\": \"\(Fixtures.tenantId)\", \"domain\": \"fabrikam.test\", \"users\": [{\"userPrincipalName\": \"x\"}]}]}".utf8).write(to: file)
+        let invalid = try run(try portcullisExecutable(), arguments)
+        #expect(invalid.status == 1 && invalid.stdout.contains("directory.json:/tenants/0/users/0") && invalid.stdout.contains("nothing was applied"), "\(invalid.stdout)")
+    }
 }

@@ -98,6 +98,16 @@ struct MultiNodeTests {
             #expect(try await Self.token(b, Grants.refresh(protectedRefresh)).1["error_codes"] as? [Int] == [70008])
             #expect(try await Self.token(b, Grants.password()).1["error_codes"] as? [Int] == [53005])
 
+            // A user disabled through A cannot get a token from B, and their refresh token stops there too (§11).
+            let (carolGranted, carolTokens) = try await Self.token(b, Grants.password(Fixtures.carol, scope: "openid offline_access", claims: nil))
+            #expect(carolGranted == 200)
+            let carolRefresh = try #require(carolTokens["refresh_token"] as? String)
+            let carolUser: [String: Any] = ["id": Fixtures.carol.id, "userPrincipalName": Fixtures.carol.upn, "displayName": "Carol", "accountEnabled": false]
+            let (disabled, _) = try await a.request("/admin/v1/users/\(Fixtures.carol.id)", method: "PUT", json: carolUser, bearer: adminA, headers: ["If-Match": "*"])
+            #expect(disabled == 200)
+            #expect(try await Self.token(b, Grants.password(Fixtures.carol, scope: "openid", claims: nil)).1["error_codes"] as? [Int] == [50057])
+            #expect(try await Self.token(b, Grants.refresh(carolRefresh, claims: nil)).0 == 400)
+
             // Concurrent enrollments of two accounts on one app instance through both nodes: one managed account.
             let bob = try await Self.complianceToken(a, Fixtures.bob)
             let alice = try await Self.complianceToken(b, Fixtures.alice)

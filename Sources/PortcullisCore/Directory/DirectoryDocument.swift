@@ -11,9 +11,25 @@ public struct DirectoryDocument: Sendable {
     }
 
     public struct ApplicationEntry: Sendable {
+        /// The application; its `secrets` hold only the entries given as `secretHash`.
         public var application: Application
-        /// Development secrets to hash on import, in addition to `application.secretHashes`.
-        public var plaintextSecrets: [String]
+        /// The `secrets` array as written, in order; `nil` when the document has no `secrets` member (an admin
+        /// API replace then keeps the stored secrets).
+        public var secretEntries: [SecretEntry]?
+        /// Development secrets to hash on import.
+        public var plaintextSecrets: [String] {
+            (secretEntries ?? []).compactMap { if case .plaintext(let secret, _, _) = $0 { secret } else { nil } }
+        }
+    }
+
+    /// One item of an application's `secrets`.
+    public enum SecretEntry: Sendable, Equatable {
+        /// `{"secret": "…"}`: a development secret, hashed on import (with optional `displayName`, `endDateTime`).
+        case plaintext(String, displayName: String?, endDateTime: Date?)
+        /// `{"secretHash": "…"}`: an already-hashed secret.
+        case hashed(ClientSecret)
+        /// `{"keyId": "…"}` (what the admin API shows): keep the stored secret of that key ID; its other members are ignored.
+        case existing(keyId: String, pointer: String)
     }
 
     public struct TenantEntry: Sendable {
@@ -196,7 +212,7 @@ public struct DirectoryDocument: Sendable {
             plaintextPassword: password)
     }
 
-    static func parseApplication(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> ApplicationEntry? {
+    public static func parseApplication(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> ApplicationEntry? {
         guard let app = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         app.rejectUnknownMembers(allowed: [
             "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
@@ -205,20 +221,39 @@ public struct DirectoryDocument: Sendable {
         let appId = guid(app, "appId")
         let name = app.string("displayName", required: true)
         let publicClient = app.bool("publicClient") ?? false
-        var plaintext: [String] = []
-        var hashes: [String] = []
-        for (value, secretPointer) in app.array("secrets") ?? [] {
-            guard let secret = JSONObjectReader(value, at: secretPointer, problems: problems) else { continue }
-            secret.rejectUnknownMembers(allowed: ["secret", "secretHash"])
-            let plain = secret.string("secret")
-            let hash = secret.string("secretHash")
-            switch (plain, hash) {
-            case (let plain?, nil): plaintext.append(plain)
-            case (nil, let hash?): hashes.append(hash)
-            default: problems.add(secretPointer, "give exactly one of secret or secretHash.")
+        var entries: [SecretEntry]?
+        if let items = app.array("secrets") {
+            entries = []
+            if items.count > Application.maximumSecrets {
+                problems.add(app.path("secrets"), "holds \(items.count) secrets; at most \(Application.maximumSecrets).")
+            }
+            for (value, secretPointer) in items {
+                guard let secret = JSONObjectReader(value, at: secretPointer, problems: problems) else { continue }
+                secret.rejectUnknownMembers(allowed: ["secret", "secretHash", "keyId", "hint", "displayName", "startDateTime", "endDateTime"])
+                let plain = secret.string("secret")
+                let hash = secret.string("secretHash")
+                let keyId = secret.string("keyId")
+                let displayName = secret.string("displayName")
+                var end: Date?
+                if let text = secret.string("endDateTime") {
+                    end = ISO8601.date(text)
+                    if end == nil { problems.add(secret.path("endDateTime"), "must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z.") }
+                }
+                switch (plain, hash) {
+                case (let plain?, nil):
+                    entries?.append(.plaintext(plain, displayName: displayName, endDateTime: end))
+                case (nil, let hash?):
+                    entries?.append(.hashed(ClientSecret(keyId: keyId, secretHash: hash, displayName: displayName, endDateTime: end)))
+                case (nil, nil) where keyId != nil:
+                    if let keyId, keyId.isGUID { entries?.append(.existing(keyId: keyId.lowercased(), pointer: secretPointer)) } else {
+                        problems.add(secret.path("keyId"), "must be a GUID.")
+                    }
+                default:
+                    problems.add(secretPointer, "give exactly one of secret or secretHash (or the keyId of a stored secret).")
+                }
             }
         }
-        if publicClient && !(plaintext.isEmpty && hashes.isEmpty) {
+        if publicClient && !(entries ?? []).isEmpty {
             problems.add(app.path("secrets"), "a public client cannot hold secrets.")
         }
         var grants: [String] = []
@@ -245,11 +280,12 @@ public struct DirectoryDocument: Sendable {
         guard let appId, let name else { return nil }
         return ApplicationEntry(
             application: Application(
-                appId: appId, displayName: name, publicClient: publicClient, secretHashes: hashes,
+                appId: appId, displayName: name, publicClient: publicClient,
+                secrets: (entries ?? []).compactMap { if case .hashed(let secret) = $0 { secret } else { nil } },
                 allowedGrantTypes: grants, redirectUris: (app.strings("redirectUris") ?? []).map(\.value),
                 complianceCallbackUris: callbacks.map(\.value), approvedClientApp: app.bool("approvedClientApp") ?? false,
                 identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value)),
-            plaintextSecrets: plaintext)
+            secretEntries: entries)
     }
 
     /// Validates a named location document (shared with the admin API).

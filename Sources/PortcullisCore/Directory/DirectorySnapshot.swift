@@ -90,6 +90,12 @@ public struct DirectorySnapshot: Sendable {
     /// A resource by identifier URI or app ID, case-insensitively.
     public func resource(identifier: String) -> Application? { resourcesByIdentifier[identifier.lowercased()] }
 
+    /// The ID an app role assignment is stored under (`AppRoleAssignment.documentId`), its resource resolved to an app ID here.
+    public func documentId(of assignment: AppRoleAssignment) -> String {
+        AppRoleAssignment.documentId(
+            principalId: assignment.principalId, resourceAppId: resource(identifier: assignment.resource)?.appId ?? assignment.resource, role: assignment.role)
+    }
+
     public func namedLocation(id: String) -> NamedLocation? { namedLocationsById[id.lowercased()] }
 
     /// The app roles of `resource` granted to a principal (user object ID or client app ID).

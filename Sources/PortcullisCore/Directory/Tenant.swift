@@ -10,6 +10,9 @@ public struct Tenant: Codable, Sendable, Equatable {
     /// When set, only these accounts (UPNs or object IDs, case-insensitive) may enroll in the compliance service.
     public var allowedAccounts: [String]?
 
+    /// At most this many `allowedAccounts` (a list for a pilot; larger populations belong in groups).
+    public static let maximumAllowedAccounts = 10_000
+
     public init(id: String, domain: String, displayName: String, allowedAccounts: [String]? = nil) {
         self.id = id.lowercased()
         self.domain = domain.lowercased()
@@ -50,14 +53,76 @@ public struct Group: Codable, Sendable, Equatable {
     }
 }
 
+/// A client secret of a confidential application: its keyed hash (see `CredentialHasher`), never the
+/// secret itself, with the metadata the admin API shows (Microsoft Graph's `passwordCredential` names).
+public struct ClientSecret: Codable, Sendable, Equatable {
+    /// A lower-case GUID naming the secret (for `DELETE /admin/v1/applications/{appId}/secrets/{keyId}`).
+    public var keyId: String
+    public var secretHash: String
+    /// The first three characters of the secret, so an admin can tell secrets apart; `nil` for imported hashes.
+    public var hint: String?
+    public var displayName: String?
+    public var startDateTime: Date?
+    /// After this instant the secret no longer authenticates; `nil` for one that does not expire.
+    public var endDateTime: Date?
+
+    public init(keyId: String? = nil, secretHash: String, hint: String? = nil, displayName: String? = nil, startDateTime: Date? = nil, endDateTime: Date? = nil) {
+        self.keyId = keyId?.lowercased() ?? Self.keyId(forHash: secretHash)
+        self.secretHash = secretHash
+        self.hint = hint
+        self.displayName = displayName
+        self.startDateTime = startDateTime
+        self.endDateTime = endDateTime
+    }
+
+    /// Whether the secret still authenticates at `now`.
+    public func isValid(at now: Date) -> Bool { endDateTime.map { now < $0 } ?? true }
+
+    /// The key ID of a secret known only by its hash (`directory.json`'s `secret` / `secretHash`, and stores
+    /// written before secrets had IDs): a GUID made of the hash's bytes, so importing the same secret twice
+    /// names it the same way (re-applying a folder changes nothing).
+    public static func keyId(forHash hash: String) -> String { StableGUID.make(from: hash) }
+
+    enum CodingKeys: String, CodingKey { case keyId, secretHash, hint, displayName, startDateTime, endDateTime }
+
+    // Dates are ISO 8601 text whatever the encoder's strategy (stored documents and answers alike).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        secretHash = try container.decode(String.self, forKey: .secretHash)
+        keyId = try container.decodeIfPresent(String.self, forKey: .keyId)?.lowercased() ?? Self.keyId(forHash: secretHash)
+        hint = try container.decodeIfPresent(String.self, forKey: .hint)
+        displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
+        startDateTime = try container.decodeIfPresent(String.self, forKey: .startDateTime).flatMap(ISO8601.date)
+        endDateTime = try container.decodeIfPresent(String.self, forKey: .endDateTime).flatMap(ISO8601.date)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(keyId, forKey: .keyId)
+        try container.encode(secretHash, forKey: .secretHash)
+        try container.encodeIfPresent(hint, forKey: .hint)
+        try container.encodeIfPresent(displayName, forKey: .displayName)
+        try container.encodeIfPresent(startDateTime.map(ISO8601.string), forKey: .startDateTime)
+        try container.encodeIfPresent(endDateTime.map(ISO8601.string), forKey: .endDateTime)
+    }
+}
+
+/// ISO 8601 instants as the admin API writes them (`2026-11-23T20:47:07Z`).
+public enum ISO8601 {
+    public static func string(_ date: Date) -> String { date.formatted(.iso8601) }
+    public static func date(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+    }
+}
+
 /// A client application, a resource (API), or both.
 public struct Application: Codable, Sendable, Equatable {
     public var appId: String
     public var displayName: String
     /// Public clients (mobile, desktop) cannot keep a secret and authenticate with `client_id` only.
     public var publicClient: Bool
-    /// Keyed hashes of the client secrets (see `CredentialHasher`); never the secrets themselves.
-    public var secretHashes: [String]
+    /// The client secrets (hashed; several at once allow rotation without downtime).
+    public var secrets: [ClientSecret]
     public var allowedGrantTypes: [String]
     public var redirectUris: [String]
     public var complianceCallbackUris: [String]
@@ -66,15 +131,18 @@ public struct Application: Codable, Sendable, Equatable {
     public var scopes: [String]
     public var appRoles: [String]
 
+    /// At most this many secrets per application (two for rotation, with room to spare).
+    public static let maximumSecrets = 10
+
     public init(
-        appId: String, displayName: String, publicClient: Bool = false, secretHashes: [String] = [],
+        appId: String, displayName: String, publicClient: Bool = false, secretHashes: [String] = [], secrets: [ClientSecret] = [],
         allowedGrantTypes: [String] = [], redirectUris: [String] = [], complianceCallbackUris: [String] = [],
         approvedClientApp: Bool = false, identifierUris: [String] = [], scopes: [String] = [], appRoles: [String] = []
     ) {
         self.appId = appId.lowercased()
         self.displayName = displayName
         self.publicClient = publicClient
-        self.secretHashes = secretHashes
+        self.secrets = secrets + secretHashes.map { ClientSecret(secretHash: $0) }
         self.allowedGrantTypes = allowedGrantTypes
         self.redirectUris = redirectUris
         self.complianceCallbackUris = complianceCallbackUris
@@ -83,6 +151,46 @@ public struct Application: Codable, Sendable, Equatable {
         self.scopes = scopes
         self.appRoles = appRoles
     }
+
+    enum CodingKeys: String, CodingKey {
+        case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
+        case approvedClientApp, identifierUris, scopes, appRoles
+    }
+
+    // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        appId = try container.decode(String.self, forKey: .appId)
+        displayName = try container.decode(String.self, forKey: .displayName)
+        publicClient = try container.decode(Bool.self, forKey: .publicClient)
+        secrets = try container.decodeIfPresent([ClientSecret].self, forKey: .secrets)
+            ?? (try container.decodeIfPresent([String].self, forKey: .secretHashes) ?? []).map { ClientSecret(secretHash: $0) }
+        allowedGrantTypes = try container.decode([String].self, forKey: .allowedGrantTypes)
+        redirectUris = try container.decodeIfPresent([String].self, forKey: .redirectUris) ?? []
+        complianceCallbackUris = try container.decode([String].self, forKey: .complianceCallbackUris)
+        approvedClientApp = try container.decode(Bool.self, forKey: .approvedClientApp)
+        identifierUris = try container.decode([String].self, forKey: .identifierUris)
+        scopes = try container.decode([String].self, forKey: .scopes)
+        appRoles = try container.decode([String].self, forKey: .appRoles)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(appId, forKey: .appId)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(publicClient, forKey: .publicClient)
+        try container.encode(secrets, forKey: .secrets)
+        try container.encode(allowedGrantTypes, forKey: .allowedGrantTypes)
+        try container.encode(redirectUris, forKey: .redirectUris)
+        try container.encode(complianceCallbackUris, forKey: .complianceCallbackUris)
+        try container.encode(approvedClientApp, forKey: .approvedClientApp)
+        try container.encode(identifierUris, forKey: .identifierUris)
+        try container.encode(scopes, forKey: .scopes)
+        try container.encode(appRoles, forKey: .appRoles)
+    }
+
+    /// The hashes of the secrets that authenticate at `now`.
+    public func secretHashes(validAt now: Date) -> [String] { secrets.filter { $0.isValid(at: now) }.map(\.secretHash) }
 
     /// Whether this application exposes an API that tokens can be issued for.
     public var isResource: Bool { !identifierUris.isEmpty || !scopes.isEmpty || !appRoles.isEmpty }
@@ -103,6 +211,12 @@ public struct AppRoleAssignment: Codable, Sendable, Equatable, Hashable {
         self.principalId = principalId.lowercased()
         self.resource = resource
         self.role = role
+    }
+
+    /// The ID an assignment is stored and addressed under: a GUID made of what it grants (the principal, the
+    /// resource's app ID and the role), so one grant cannot be stored twice and a folder re-applied finds it.
+    public static func documentId(principalId: String, resourceAppId: String, role: String) -> String {
+        StableGUID.make(from: "\(principalId.lowercased())|\(resourceAppId.lowercased())|\(role)")
     }
 }
 

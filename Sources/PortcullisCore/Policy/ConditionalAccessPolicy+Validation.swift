@@ -230,6 +230,59 @@ extension ConditionalAccessPolicy {
             message: "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it.")
     }
 
+    /// The lock-out guard beyond `block` (PROTOCOL §11): the warnings an enabled policy for All users and All
+    /// applications earns when its controls are ones most sign-ins cannot meet — a second factor users have not
+    /// registered (`factorLockoutWarning`), or an approved / protected app on platforms and clients that have
+    /// none. `protectedApps` are the client app IDs some app protection policy targets (no other client can
+    /// ever hold a compliant enrollment). Each is a warning that `force` passes.
+    public func lockoutWarnings(directory: DirectorySnapshot, registered: Set<String>, protectedApps: Set<String>) -> [ValidationProblem] {
+        var warnings: [ValidationProblem] = []
+        if let factor = factorLockoutWarning(directory: directory, registered: registered) { warnings.append(factor) }
+        if let app = appLockoutWarning(directory: directory, protectedApps: protectedApps) { warnings.append(app) }
+        return warnings
+    }
+
+    /// An enabled All-users, All-applications policy whose only way through is `approvedApplication` or
+    /// `compliantApplication`, on every platform, while some client apps users sign in with can never meet it.
+    func appLockoutWarning(directory: DirectorySnapshot, protectedApps: Set<String>) -> ValidationProblem? {
+        let grant = grantControls
+        let appControls = grant.builtInControls.filter { $0 == .approvedApplication || $0 == .compliantApplication }
+        let mandatory = grant.operator == .and ? appControls : (grant.builtInControls.count == appControls.count ? appControls : [])
+        guard state == .enabled, !mandatory.isEmpty, let users = conditions.users, users.includeUsers.contains(Self.all),
+              conditions.applications.includeApplications.contains(Self.all)
+        else { return nil }
+        if let platforms = conditions.platforms {
+            let mobile: Set<String> = [DevicePlatform.iOS.rawValue.lowercased(), DevicePlatform.android.rawValue.lowercased()]
+            let included = Set(platforms.includePlatforms.map { $0.lowercased() })
+            let excluded = Set(platforms.excludePlatforms.map { $0.lowercased() })
+            let reach = included.contains("all") ? Set(DevicePlatform.allCases.map { $0.rawValue.lowercased() }).subtracting(excluded) : included.subtracting(excluded)
+            if reach.isSubset(of: mobile) { return nil }
+        }
+        let interactive: Set<String> = [GrantType.password.rawValue, GrantType.authorizationCode.rawValue, GrantType.deviceCode.rawValue]
+        let excluded = Set(conditions.applications.excludeApplications.map { $0.lowercased() })
+        let clients = directory.applications.filter { app in
+            !BuiltInResources.all.contains { $0.appId == app.appId } && !excluded.contains(app.appId)
+                && !interactive.isDisjoint(with: app.allowedGrantTypes)
+        }
+        let unable = clients.filter { app in
+            mandatory.contains { control in control == .approvedApplication ? !app.approvedClientApp : !protectedApps.contains(app.appId) }
+        }
+        guard !unable.isEmpty else { return nil }
+        let names = unable.prefix(3).map(\.displayName).joined(separator: ", ") + (unable.count > 3 ? ", …" : "")
+        let what = mandatory.map(\.rawValue).joined(separator: " and ")
+        return ValidationProblem(
+            pointer: "/grantControls/builtInControls",
+            message: "this policy requires \(what) of every user's sign-in on every platform, and \(unable.count) of the \(clients.count) client apps users sign in with can never meet it (\(names)): every sign-in through them, the admins' included, would be refused. Limit platforms to iOS and android, exclude those apps, use report-only first, or force it.")
+    }
+
+    /// Whether this policy names the application, as a resource or as a workload identity (deleting it would break the policy).
+    public func refers(toApplication appId: String) -> Bool {
+        let id = appId.lowercased()
+        let apps = conditions.applications
+        let clients = conditions.clientApplications.map { $0.includeServicePrincipals + $0.excludeServicePrincipals } ?? []
+        return (apps.includeApplications + apps.excludeApplications + clients).contains { $0.lowercased() == id }
+    }
+
     /// Whether this policy refers to the group (deleting it would break the policy).
     public func refers(toGroup id: String) -> Bool {
         guard let users = conditions.users else { return false }

@@ -36,13 +36,15 @@ struct AdminRoutes: Sendable {
             kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
             validate: { [store] value, tenant, force in
                 let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
-                if !force, let warning = policy.factorLockoutWarning(
-                    directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id)) {
-                    throw ValidationError(problems: [warning])
+                if !force {
+                    let warnings = policy.lockoutWarnings(
+                        directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
+                        protectedApps: Set(tenant.appProtectionPolicies.flatMap(\.targets.applications)))
+                    if !warnings.isEmpty { throw ValidationError(problems: warnings) }
                 }
                 return (policy.id, try Self.encoder.encode(policy))
             },
-            beforeDelete: { _, _ in }
+            beforeDelete: { _, _, _ in }
         ).register(on: group, path: "conditional-access/policies")
 
         DocumentResource(
@@ -55,7 +57,7 @@ struct AdminRoutes: Sendable {
                 guard let location else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a named location.")]) }
                 return (location.id, try Self.encoder.encode(location))
             },
-            beforeDelete: { id, tenant in
+            beforeDelete: { id, tenant, _ in
                 let users = tenant.conditionalAccess.policies.filter { $0.refers(toLocation: id) }
                 if !users.isEmpty {
                     throw APIError(.conflict, "inUse", "The named location is used by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")

@@ -24,7 +24,7 @@ struct ComplianceAdminRoutes: Sendable {
                 let policy = try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
                 return (policy.id, try Self.encoder.encode(policy))
             },
-            beforeDelete: { _, _ in }
+            beforeDelete: { _, _, _ in }
         ).register(on: group, path: "app-protection/policies")
 
         group.get("enrollments") { request, context in try await list(request, context) }

@@ -3,8 +3,10 @@ import Hummingbird
 import Logging
 import PortcullisCore
 import PortcullisStorage
+import PortcullisTokens
 
-/// `/admin/v1/users[/{id}]` and `/admin/v1/groups[/{id}]` (PROTOCOL §7, §11): created, read, replaced and
+/// The directory through the admin API (PROTOCOL §7, §11): `/admin/v1/users`, `/groups`, `/applications` (with
+/// their secrets), `/app-role-assignments` and `/tenant` (the `allowedAccounts`). Users and groups:: created, read, replaced and
 /// deleted with the validation of `directory.json`, ETags and `If-Match`, and the audit log — never showing a
 /// password or its hash. Disabling or deleting a user revokes their refresh-token families and ends their
 /// sessions at once; a group that policies name cannot be deleted.
@@ -12,6 +14,7 @@ struct DirectoryRoutes: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
     let passwords: PasswordHasher
+    let credentials: CredentialHasher
     let clock: any WallClock
     let logger: Logger
 
@@ -21,7 +24,7 @@ struct DirectoryRoutes: Sendable {
         DocumentResource(
             kind: .user, noun: "user", store: store, tenants: tenants, clock: clock,
             validate: { [passwords] value, tenant, _ in try await Self.validateUser(value, tenant: tenant, passwords: passwords) },
-            beforeDelete: { id, tenant in
+            beforeDelete: { id, tenant, _ in
                 let groups = tenant.directory.groupIds(ofUser: id)
                 let roles = tenant.directory.appRoleAssignments.filter { $0.principalId.lowercased() == id }
                 if !groups.isEmpty || !roles.isEmpty {
@@ -51,7 +54,7 @@ struct DirectoryRoutes: Sendable {
                 guard let parsed else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a group.")]) }
                 return (parsed.id, try Self.encoder.encode(parsed))
             },
-            beforeDelete: { id, tenant in
+            beforeDelete: { id, tenant, _ in
                 let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toGroup: id) }.map(\.id)
                 let protection = tenant.appProtectionPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(id) }.map(\.id)
                 if !conditional.isEmpty || !protection.isEmpty {
@@ -59,6 +62,50 @@ struct DirectoryRoutes: Sendable {
                 }
             }
         ).register(on: group, path: "groups")
+
+        let applications = DocumentResource(
+            kind: .application, noun: "application", store: store, tenants: tenants, clock: clock,
+            validate: { [credentials, clock] value, tenant, _ in
+                try Self.validateApplication(DocumentResource.withGeneratedId(value, key: "appId"), tenant: tenant, credentials: credentials, now: clock.now())
+            },
+            beforeDelete: { id, tenant, _ in
+                let roles = tenant.directory.appRoleAssignments.filter { assignment in
+                    assignment.principalId == id || tenant.directory.resource(identifier: assignment.resource)?.appId == id
+                }
+                let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toApplication: id) }.map(\.id)
+                let protection = tenant.appProtectionPolicies.filter { $0.targets.applications.contains(id) }.map(\.id)
+                if !roles.isEmpty || !conditional.isEmpty || !protection.isEmpty {
+                    throw APIError(.conflict, "inUse", "The application holds or grants app roles (\(roles.count)), or is named by conditional-access policies (\(conditional.joined(separator: ", "))) or app protection policies (\(protection.joined(separator: ", "))). Remove those first.")
+                }
+            },
+            idKey: "appId",
+            present: ApplicationSecrets.withoutHashes
+        )
+        applications.register(on: group, path: "applications")
+        ApplicationSecretRoutes(resource: applications, credentials: credentials).register(on: group)
+
+        DocumentResource(
+            kind: .appRoleAssignment, noun: "app role assignment", store: store, tenants: tenants, clock: clock,
+            validate: { value, tenant, _ in try Self.validateRoleAssignment(value, tenant: tenant) },
+            beforeDelete: { id, tenant, force in
+                // Removing the last holder of Portcullis.Admin would leave nobody to administer the tenant.
+                let admins = tenant.directory.appRoleAssignments.filter { Self.grantsAdministration($0, tenant) }
+                guard !force, admins.count == 1, let last = admins.first,
+                      tenant.directory.documentId(of: last) == id
+                else { return }
+                throw APIError(.conflict, "lastAdministrator", "This is the tenant's last \(BuiltInResources.adminRole) assignment: without it nobody can use the admin API. Assign the role to someone else first, or force it.")
+            }
+        ).register(on: group, path: "app-role-assignments")
+
+        let tenantResource = DocumentResource(
+            kind: .tenant, noun: "tenant", store: store, tenants: tenants, clock: clock,
+            validate: { value, tenant, _ in try Self.validateTenant(value, tenant: tenant) },
+            beforeDelete: { _, _, _ in throw APIError(.methodNotAllowed, "methodNotAllowed", "A tenant cannot be deleted through its own admin API.") })
+        group.get("tenant") { _, context in try await tenantResource.read(context, id: try context.requirePrincipal().tid) }
+        group.put("tenant") { request, context in
+            guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
+            return try await tenantResource.write(request, context, pathId: tenant.tenant.id)
+        }
     }
 
     /// A user document as `directory.json` writes it. The ID is generated on create when absent; the UPN is
@@ -74,7 +121,9 @@ struct DirectoryRoutes: Sendable {
         try problems.check()
         guard var user = entry?.user else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a user.")]) }
         if let password = entry?.plaintextPassword {
-            user.passwordHash = try await passwords.hash(password)
+            // The stored hash stays when the password is the same (a folder re-applied changes nothing).
+            let stored = tenant.directory.user(id: user.id)?.passwordHash
+            user.passwordHash = try await passwords.verify(password, hash: stored) ? stored : try await passwords.hash(password)
         } else if user.passwordHash == nil {
             user.passwordHash = tenant.directory.user(id: user.id)?.passwordHash
         }
@@ -86,5 +135,94 @@ struct DirectoryRoutes: Sendable {
         guard var object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return body }
         object.removeValue(forKey: "passwordHash")
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? body
+    }
+
+    /// An application document as `directory.json` writes it, unique by `appId` and identifier URI (built-in
+    /// resources included), with its `secrets` resolved against the stored application (`ApplicationSecrets`).
+    static func validateApplication(_ value: JSONValue, tenant: TenantSnapshot, credentials: CredentialHasher, now: Date) throws -> (id: String, body: Data) {
+        let problems = ProblemCollector()
+        let entry = DirectoryDocument.parseApplication(value, at: "", problems: problems)
+        if let application = entry?.application {
+            if BuiltInResources.all.contains(where: { $0.appId == application.appId }) {
+                problems.add("/appId", "is the app ID of a built-in resource.")
+            }
+            let others = BuiltInResources.all + tenant.directory.applications.filter { $0.appId != application.appId }
+            for (index, uri) in application.identifierUris.enumerated() {
+                if let other = others.first(where: { $0.identifierUris.contains { $0.lowercased() == uri.lowercased() } }) {
+                    problems.add("/identifierUris/\(index)", "'\(uri)' is already the identifier of \(other.displayName) (\(other.appId)).")
+                }
+            }
+        }
+        try problems.check()
+        guard let entry else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not an application.")]) }
+        let application = try ApplicationSecrets.resolve(entry, stored: tenant.directory.application(appId: entry.application.appId), credentials: credentials, now: now)
+        return (application.appId, try encoder.encode(application))
+    }
+
+    /// `{"principalId", "resource", "role"}`: the principal is a user or application of the tenant, the resource
+    /// (identifier URI or app ID, built-in ones included) defines the role. The ID follows from the grant.
+    static func validateRoleAssignment(_ value: JSONValue, tenant: TenantSnapshot) throws -> (id: String, body: Data) {
+        let problems = ProblemCollector()
+        guard let item = JSONObjectReader(value, at: "", problems: problems) else { try problems.check(); throw APIError.malformedJSON() }
+        item.rejectUnknownMembers(allowed: ["id", "principalId", "resource", "role"])
+        let principal = item.string("principalId", required: true)
+        let resource = item.string("resource", required: true)
+        let role = item.string("role", required: true)
+        if let principal, tenant.directory.user(id: principal) == nil, tenant.directory.application(appId: principal) == nil {
+            problems.add("/principalId", "'\(principal)' names no user or application of this tenant.")
+        }
+        let target = resource.flatMap { tenant.directory.resource(identifier: $0) ?? tenant.directory.application(appId: $0) }
+        if let resource, let role {
+            if let target {
+                if !target.appRoles.contains(role) { problems.add("/role", "'\(role)' is not an app role of \(resource) (it has: \(target.appRoles.joined(separator: ", "))).") }
+            } else {
+                problems.add("/resource", "'\(resource)' names no resource of this tenant.")
+            }
+        }
+        try problems.check()
+        guard let principal, let resource, let role, let target else { throw APIError.malformedJSON() }
+        _ = target
+        let stored = StoredRoleAssignment(AppRoleAssignment(principalId: principal, resource: resource, role: role), in: tenant.directory)
+        if let given = item.string("id"), given.lowercased() != stored.id {
+            throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "an assignment's ID follows from what it grants: \(stored.id) for this principal, resource and role.")])
+        }
+        return (stored.id, try encoder.encode(stored))
+    }
+
+    static func grantsAdministration(_ assignment: AppRoleAssignment, _ tenant: TenantSnapshot) -> Bool {
+        assignment.role == BuiltInResources.adminRole && tenant.directory.resource(identifier: assignment.resource)?.appId == BuiltInResources.admin.appId
+    }
+
+    /// The tenant document: `displayName` and `allowedAccounts` (UPNs or object IDs; `null` lets every account
+    /// enroll) change; `id` and `domain` do not.
+    static func validateTenant(_ value: JSONValue, tenant: TenantSnapshot) throws -> (id: String, body: Data) {
+        let problems = ProblemCollector()
+        guard let reader = JSONObjectReader(value, at: "", problems: problems) else { try problems.check(); throw APIError.malformedJSON() }
+        reader.rejectUnknownMembers(allowed: ["id", "domain", "displayName", "allowedAccounts"])
+        var updated = tenant.tenant
+        if let domain = reader.string("domain"), domain.lowercased() != updated.domain {
+            problems.add("/domain", "cannot change (it is part of every user's UPN and of the authority URL).")
+        }
+        if let name = reader.string("displayName") { updated.displayName = name }
+        if case .object(let object) = value, let accounts = object["allowedAccounts"] {
+            if accounts == .null {
+                updated.allowedAccounts = nil
+            } else if let items = reader.strings("allowedAccounts") {
+                if items.count > Tenant.maximumAllowedAccounts {
+                    problems.add("/allowedAccounts", "holds \(items.count) accounts; at most \(Tenant.maximumAllowedAccounts) (use a group-targeted policy for more).")
+                }
+                var seen = Set<String>()
+                updated.allowedAccounts = []
+                for (account, pointer) in items {
+                    if !(account.isGUID || (account.contains("@") && account.count <= 256 && !account.contains(" "))) {
+                        problems.add(pointer, "must be a UPN (name@domain) or a user object ID.")
+                    } else if seen.insert(account.lowercased()).inserted {
+                        updated.allowedAccounts?.append(account.lowercased())
+                    }
+                }
+            }
+        }
+        try problems.check()
+        return (updated.id, try encoder.encode(updated))
     }
 }

@@ -10,7 +10,8 @@ import PortcullisStorage
 struct DocumentResource: Sendable {
     /// Parses a document (whose `id`, on a replace, is already the path's) into its ID and stored form.
     typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) async throws -> (id: String, body: Data)
-    typealias ReferenceCheck = @Sendable (_ id: String, _ tenant: TenantSnapshot) throws -> Void
+    /// Refuses a delete that would leave something broken (`force` is the request's `?force=true`).
+    typealias ReferenceCheck = @Sendable (_ id: String, _ tenant: TenantSnapshot, _ force: Bool) throws -> Void
 
     let kind: DocumentKind
     let noun: String
@@ -19,6 +20,8 @@ struct DocumentResource: Sendable {
     let clock: any WallClock
     let validate: Validator
     let beforeDelete: ReferenceCheck
+    /// The member that names a document (`appId` for applications).
+    var idKey = "id"
     /// How a stored document is shown, in answers and in the audit log (users: without the password hash).
     var present: @Sendable (Data) -> Data = { $0 }
     /// What follows a write or a delete (`after` is `nil` for a delete), once it is stored.
@@ -52,21 +55,25 @@ struct DocumentResource: Sendable {
         throw APIError.preconditionRequired
     }
 
-    /// On a create, a document without an `id` gets a new GUID (a replace already has the path's).
-    static func withGeneratedId(_ value: JSONValue) -> JSONValue {
-        guard case .object(var object) = value, object["id"] == nil else { return value }
-        object["id"] = .string(UUID().uuidString.lowercased())
+    /// On a create, a document without an `id` (or `key`) gets a new GUID (a replace already has the path's).
+    static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue {
+        guard case .object(var object) = value, object[key] == nil else { return value }
+        object[key] = .string(UUID().uuidString.lowercased())
         return .object(object)
     }
 
-    /// On a replace, the document's `id` is the path's (a different one in the body is a validation error).
-    static func identified(_ value: JSONValue, pathId: String?) throws -> JSONValue {
+    /// On a replace, the document's ID is the path's (a different one in the body is a validation error).
+    static func identified(_ value: JSONValue, pathId: String?, key: String = "id") throws -> JSONValue {
         guard let pathId, case .object(var object) = value else { return value }
-        if let given = object["id"]?.stringValue, given.lowercased() != pathId {
-            throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must match the ID in the path (\(pathId)).")])
+        if let given = object[key]?.stringValue, given.lowercased() != pathId {
+            throw ValidationError(problems: [ValidationProblem(pointer: "/\(key)", message: "must match the ID in the path (\(pathId)).")])
         }
-        object["id"] = .string(pathId)
+        object[key] = .string(pathId)
         return .object(object)
+    }
+
+    static func flag(_ request: Request, _ name: String) -> Bool {
+        request.uri.queryParameters.get(name).map { $0 == "true" || $0 == "1" } ?? false
     }
 
     static func body(_ request: Request, _ context: PortcullisRequestContext) async throws -> JSONValue {
@@ -94,17 +101,17 @@ struct DocumentResource: Sendable {
         return JSONResponse.make(status: .ok, data: data)
     }
 
-    func read(_ context: PortcullisRequestContext) async throws -> Response {
+    func read(_ context: PortcullisRequestContext, id given: String? = nil) async throws -> Response {
         let tenant = try await tenant(context)
-        let id = (context.parameters.get("id") ?? "").lowercased()
+        let id = (given ?? context.parameters.get("id") ?? "").lowercased()
         guard let document = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
         return JSONResponse.make(status: .ok, data: present(document.body), headers: [.eTag: Self.etag(document.version)])
     }
 
     func write(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try Self.identified(try await Self.body(request, context), pathId: pathId?.lowercased())
-        let force = request.uri.queryParameters.get("force").map { $0 == "true" || $0 == "1" } ?? false
+        let value = try Self.identified(try await Self.body(request, context), pathId: pathId?.lowercased(), key: idKey)
+        let force = Self.flag(request, "force")
         let validated: (id: String, body: Data)
         do {
             validated = try await validate(value, tenant, force)
@@ -112,6 +119,7 @@ struct DocumentResource: Sendable {
             throw APIError.validation(error)
         }
         let creating = pathId == nil
+        if Self.flag(request, "dryRun") { return try await dryRun(tenant, validated) }
         let precondition = try Self.precondition(request, creating: creating)
         let before = creating ? nil : try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
         if let before, before.body == validated.body {
@@ -139,12 +147,28 @@ struct DocumentResource: Sendable {
         }
     }
 
+    /// `?dryRun=true` on a write (PROTOCOL §11, policy as code): the write validated exactly as it would be, and
+    /// what it would do — `create`, `change` or `unchanged`, with the stored and the resulting documents as
+    /// answers show them — without storing anything. Needs no precondition.
+    func dryRun(_ tenant: TenantSnapshot, _ validated: (id: String, body: Data)) async throws -> Response {
+        let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
+        let action = before == nil ? "create" : before?.body == validated.body ? "unchanged" : "change"
+        var data = Data(#"{"action":"\#(action)","id":"\#(validated.id)","before":"#.utf8)
+        data.append(before.map { present($0.body) } ?? Data("null".utf8))
+        data.append(contentsOf: Array(#","after":"#.utf8))
+        data.append(present(validated.body))
+        data.append(UInt8(ascii: "}"))
+        var headers: HTTPFields = [:]
+        if let before { headers[.eTag] = Self.etag(before.version) }
+        return JSONResponse.make(status: .ok, data: data, headers: headers)
+    }
+
     func delete(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let id = (context.parameters.get("id") ?? "").lowercased()
         let precondition = try Self.precondition(request, creating: false)
         guard let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        try beforeDelete(id, tenant)
+        try beforeDelete(id, tenant, Self.flag(request, "force"))
         do {
             try await store.delete(
                 tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,

@@ -41,7 +41,10 @@ public struct Seeder: Sendable {
     /// written in one transaction. Returns whether it seeded.
     @discardableResult
     public func seedIfEmpty(configDirectory: URL) async throws -> Bool {
-        guard try await store.tenantIds().isEmpty else { return false }
+        guard try await store.tenantIds().isEmpty else {
+            try await rekeyRoleAssignments()
+            return false
+        }
         let file = configDirectory.appendingPathComponent("directory.json")
         guard let data = try? Data(contentsOf: file) else {
             logger.warning("no directory to seed from", metadata: ["portcullis.file": .string(file.path)])
@@ -111,8 +114,12 @@ public struct Seeder: Sendable {
             }
             var plaintextSecrets = 0
             for appEntry in entry.applications {
-                var app = appEntry.application
-                app.secretHashes += appEntry.plaintextSecrets.map(credentials.hashSecret)
+                let app: Application
+                do {
+                    app = try ApplicationSecrets.resolve(appEntry, stored: nil, credentials: credentials, now: now)
+                } catch {
+                    throw SeedError(file: "directory.json", problems: error.problems)
+                }
                 plaintextSecrets += appEntry.plaintextSecrets.count
                 try add(tid, .application, app.appId, app)
             }
@@ -123,12 +130,56 @@ public struct Seeder: Sendable {
                 ])
             }
             for group in entry.groups { try add(tid, .group, group.id, group) }
-            for (index, assignment) in entry.appRoleAssignments.enumerated() {
-                try add(tid, .appRoleAssignment, "\(assignment.principalId)|\(assignment.resource.lowercased())|\(assignment.role)|\(index)", assignment)
+            let directory = DirectorySnapshot(
+                tenant: entry.tenant, revision: 0, users: [], groups: [], applications: entry.applications.map(\.application),
+                appRoleAssignments: [], namedLocations: [])
+            for assignment in entry.appRoleAssignments {
+                let stored = StoredRoleAssignment(assignment, in: directory)
+                if !documents.contains(where: { $0.kind == .appRoleAssignment && $0.tenantId == tid && $0.id == stored.id }) {
+                    try add(tid, .appRoleAssignment, stored.id, stored)
+                }
             }
             for location in entry.namedLocations { try add(tid, .namedLocation, location.id, location) }
         }
         return documents
+    }
+}
+
+/// An app role assignment as stored: under the ID its grant determines (`AppRoleAssignment.documentId`).
+struct StoredRoleAssignment: Codable {
+    var id: String
+    var principalId: String
+    var resource: String
+    var role: String
+
+    init(_ assignment: AppRoleAssignment, in directory: DirectorySnapshot) {
+        id = directory.documentId(of: assignment)
+        principalId = assignment.principalId
+        self.resource = assignment.resource
+        role = assignment.role
+    }
+}
+
+extension Seeder {
+    /// Stores seeded before role assignments had GUIDs named them `principal|resource|role|index`, which no URL
+    /// path can carry; at start-up each is stored again under its GUID (`StoredRoleAssignment`) and the old
+    /// one removed. Interrupted, the next start finishes it.
+    func rekeyRoleAssignments() async throws {
+        for tenantId in try await store.tenantIds() {
+            let legacy = try await store.documents(tenantId: tenantId, kind: .appRoleAssignment).filter { !$0.id.isGUID }
+            guard !legacy.isEmpty else { continue }
+            guard let snapshot = try await TenantCache.load(tenantId: tenantId, revision: 0, from: store) else { continue }
+            for document in legacy {
+                let assignment = try JSONDecoder().decode(AppRoleAssignment.self, from: document.body)
+                let stored = StoredRoleAssignment(assignment, in: snapshot.directory)
+                if try await store.document(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id) == nil {
+                    let body = try JSONResponse.encoder.encode(stored)
+                    _ = try await store.put(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id, body: body, precondition: .mustNotExist, at: clock.now(), audit: nil)
+                }
+                try await store.delete(tenantId: tenantId, kind: .appRoleAssignment, id: document.id, precondition: .none, audit: nil)
+            }
+            logger.notice("role assignments stored under GUIDs", metadata: [LogKeys.tenantId: .string(tenantId), "portcullis.count": .stringConvertible(legacy.count)])
+        }
     }
 }
 

@@ -14,6 +14,7 @@ struct AuthenticatedClient: Sendable {
 /// `client_secret_basic`, `client_secret_post`, or `client_id` alone for public clients.
 struct ClientAuthenticator: Sendable {
     let credentials: CredentialHasher
+    let clock: any WallClock
 
     func authenticate(form: FormBody, authorization: String?, in directory: DirectorySnapshot) throws(TokenError) -> AuthenticatedClient {
         var basic: (id: String, secret: String)?
@@ -40,7 +41,8 @@ struct ClientAuthenticator: Sendable {
             return AuthenticatedClient(application: application, usedSecret: false)
         }
         guard let secret else { throw .missingClientCredential }
-        guard credentials.verifySecret(secret, against: application.secretHashes) else { throw .invalidClientSecret }
+        // A secret past its endDateTime no longer authenticates (AADSTS7000222 in Entra; the same error here).
+        guard credentials.verifySecret(secret, against: application.secretHashes(validAt: clock.now())) else { throw .invalidClientSecret }
         return AuthenticatedClient(application: application, usedSecret: true)
     }
 }

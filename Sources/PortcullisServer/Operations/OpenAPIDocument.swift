@@ -1004,6 +1004,9 @@ enum OpenAPIDocument {
             "parameters": [
               {
                 "$ref": "#/components/parameters/Force"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
               }
             ],
             "requestBody": {
@@ -1050,6 +1053,27 @@ enum OpenAPIDocument {
               }
             },
             "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
               "201": {
                 "description": "The stored conditional-access policy.",
                 "headers": {
@@ -1160,6 +1184,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/Force"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
               }
             ],
             "requestBody": {
@@ -1174,8 +1201,32 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "$ref": "#/components/responses/ConditionalAccessPolicy",
-                "description": "The stored conditional-access policy."
+                "description": "The conditional-access policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/ConditionalAccessPolicy"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
               },
               "201": {
                 "$ref": "#/components/responses/ConditionalAccessPolicy",
@@ -1325,7 +1376,11 @@ enum OpenAPIDocument {
             ],
             "summary": "Create a named location",
             "description": "Validated as strictly as the configuration files; audited.",
-            "parameters": [],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
             "requestBody": {
               "required": true,
               "content": {
@@ -1350,6 +1405,27 @@ enum OpenAPIDocument {
               }
             },
             "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
               "201": {
                 "description": "The stored named location.",
                 "headers": {
@@ -1457,6 +1533,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
               }
             ],
             "requestBody": {
@@ -1471,8 +1550,32 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "$ref": "#/components/responses/NamedLocation",
-                "description": "The stored named location."
+                "description": "The named location.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/NamedLocation"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
               },
               "201": {
                 "$ref": "#/components/responses/NamedLocation",
@@ -1622,7 +1725,11 @@ enum OpenAPIDocument {
             ],
             "summary": "Create a app protection policy",
             "description": "Validated as strictly as the configuration files; audited.",
-            "parameters": [],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
             "requestBody": {
               "required": true,
               "content": {
@@ -1663,6 +1770,27 @@ enum OpenAPIDocument {
               }
             },
             "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
               "201": {
                 "description": "The stored app protection policy.",
                 "headers": {
@@ -1770,6 +1898,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
               }
             ],
             "requestBody": {
@@ -1784,8 +1915,32 @@ enum OpenAPIDocument {
             },
             "responses": {
               "200": {
-                "$ref": "#/components/responses/AppProtectionPolicy",
-                "description": "The stored app protection policy."
+                "description": "The app protection policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/AppProtectionPolicy"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
               },
               "201": {
                 "$ref": "#/components/responses/AppProtectionPolicy",
@@ -3330,7 +3485,11 @@ enum OpenAPIDocument {
             ],
             "summary": "Create a group",
             "description": "Validated as directory.json is (every member names a user); audited.",
-            "parameters": [],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
             "requestBody": {
               "required": true,
               "content": {
@@ -3353,6 +3512,27 @@ enum OpenAPIDocument {
               }
             },
             "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
               "201": {
                 "description": "The stored group.",
                 "headers": {
@@ -3478,6 +3658,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
               }
             ],
             "requestBody": {
@@ -3501,13 +3684,20 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Group"
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/Group"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
                     }
                   }
                 }
@@ -3678,7 +3868,11 @@ enum OpenAPIDocument {
             ],
             "summary": "Create a user",
             "description": "Validated as directory.json is (JSON Pointers; UPNs unique case-insensitively); the password is hashed; audited without it.",
-            "parameters": [],
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
             "requestBody": {
               "required": true,
               "content": {
@@ -3700,6 +3894,27 @@ enum OpenAPIDocument {
               }
             },
             "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
               "201": {
                 "description": "The stored user.",
                 "headers": {
@@ -3825,6 +4040,9 @@ enum OpenAPIDocument {
               },
               {
                 "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
               }
             ],
             "requestBody": {
@@ -3848,13 +4066,20 @@ enum OpenAPIDocument {
                     "$ref": "#/components/headers/MsRequestId"
                   },
                   "ETag": {
-                    "$ref": "#/components/headers/ETag"
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
                   }
                 },
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/User"
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/User"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
                     }
                   }
                 }
@@ -4055,6 +4280,1080 @@ enum OpenAPIDocument {
               },
               "404": {
                 "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/applications": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listApplications",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List applications",
+            "responses": {
+              "200": {
+                "description": "Every document of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ApplicationList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createApplication",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create an application",
+            "description": "Validated as directory.json is (appId and identifier URIs unique, built-in ones included); a `secret` is hashed; answers and the audit show secrets as metadata only.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ApplicationInput"
+                  },
+                  "examples": {
+                    "confidentialClient": {
+                      "summary": "A daemon that will get its secret from POST …/secrets",
+                      "value": {
+                        "displayName": "Report generator",
+                        "allowedGrantTypes": [
+                          "client_credentials"
+                        ]
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Application"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/applications/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/AppId"
+            }
+          ],
+          "get": {
+            "operationId": "getApplication",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read an application",
+            "responses": {
+              "200": {
+                "description": "The document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Application"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceApplication",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace an application",
+            "description": "Requires `If-Match` (or `If-None-Match: *` to create). Without `secrets` the stored secrets stay; `{\"keyId\"}` items keep the named ones.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/ApplicationInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/Application"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored document, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Application"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteApplication",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete an application",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "Requires `If-Match`. Refused (409) while it holds or grants app roles or a policy names it; its secrets stop at once."
+          }
+        },
+        "/admin/v1/app-role-assignments": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listAppRoleAssignments",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List app role assignments",
+            "responses": {
+              "200": {
+                "description": "Every document of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppRoleAssignmentList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createAppRoleAssignment",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Grant an app role",
+            "description": "The principal must be a user or application of the tenant and the resource must define the role; one grant is stored once (409 for the same grant again). Effective on the next request.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AppRoleAssignmentInput"
+                  },
+                  "examples": {
+                    "admin": {
+                      "summary": "Make a user an administrator",
+                      "value": {
+                        "principalId": "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05",
+                        "resource": "api://portcullis-admin",
+                        "role": "Portcullis.Admin"
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppRoleAssignment"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/app-role-assignments/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getAppRoleAssignment",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read an app role assignment",
+            "responses": {
+              "200": {
+                "description": "The document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppRoleAssignment"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceAppRoleAssignment",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Store an app role assignment under its ID",
+            "description": "The ID must be the one the grant determines (400 otherwise); useful with `If-None-Match: *` for policy as code.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AppRoleAssignmentInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored document.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/AppRoleAssignment"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored document, created (`If-None-Match: *`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppRoleAssignment"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteAppRoleAssignment",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Remove an app role assignment",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              },
+              {
+                "$ref": "#/components/parameters/Force"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "Requires `If-Match`. The role stops on the principal's next request. Removing the tenant's last Portcullis.Admin assignment is refused (409) unless `force=true`."
+          }
+        },
+        "/admin/v1/applications/{id}/secrets": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/AppId"
+            }
+          ],
+          "post": {
+            "operationId": "addApplicationSecret",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Add a client secret",
+            "description": "A new secret of 256 random bits, shown once (`Cache-Control: no-store`). Several at once allow rotation; at most 10 (409); a public client holds none (409). Needs no `If-Match` (a secret is never edited); one given is honoured.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchOptional"
+              }
+            ],
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/SecretRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                }
+              },
+              "201": {
+                "description": "The new secret, its text in this answer only.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SecretCreated"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/applications/{id}/secrets/{keyId}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/AppId"
+            },
+            {
+              "$ref": "#/components/parameters/KeyId"
+            }
+          ],
+          "delete": {
+            "operationId": "removeApplicationSecret",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Remove a client secret",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchOptional"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "It no longer authenticates, at once. Needs no `If-Match`; one given is honoured."
+          }
+        },
+        "/admin/v1/tenant": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "getTenant",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read the tenant",
+            "responses": {
+              "200": {
+                "description": "The tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/TenantSettings"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "The tenant of the token, with its allowedAccounts."
+          },
+          "put": {
+            "operationId": "replaceTenant",
+            "tags": [
+              "Directory"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Change the tenant's displayName and allowedAccounts",
+            "description": "Requires `If-Match`. `allowedAccounts` applies to the next enrollment.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/TenantInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The stored tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/TenantSettings"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
               },
               "500": {
                 "$ref": "#/components/responses/ServerError"
@@ -7089,6 +8388,425 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "ClientSecret": {
+            "type": "object",
+            "required": [
+              "keyId"
+            ],
+            "description": "A client secret as the API shows it: metadata only, never the secret or its hash.",
+            "properties": {
+              "keyId": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "hint": {
+                "type": "string",
+                "description": "The secret's first three characters."
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "startDateTime": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "endDateTime": {
+                "type": "string",
+                "format": "date-time",
+                "description": "After this instant the secret no longer authenticates."
+              }
+            }
+          },
+          "Application": {
+            "type": "object",
+            "required": [
+              "appId",
+              "displayName",
+              "publicClient",
+              "secrets",
+              "allowedGrantTypes",
+              "redirectUris",
+              "complianceCallbackUris",
+              "approvedClientApp",
+              "identifierUris",
+              "scopes",
+              "appRoles"
+            ],
+            "description": "An application (client, resource or both) as the API shows it: its secrets as metadata only.",
+            "properties": {
+              "appId": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "publicClient": {
+                "type": "boolean"
+              },
+              "secrets": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/ClientSecret"
+                }
+              },
+              "allowedGrantTypes": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "redirectUris": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "complianceCallbackUris": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "approvedClientApp": {
+                "type": "boolean"
+              },
+              "identifierUris": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "scopes": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "appRoles": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "ApplicationSecretInput": {
+            "type": "object",
+            "additionalProperties": false,
+            "description": "One item of `secrets`: `secret` (hashed; its keyId follows from it, so the same secret given again is the same secret), `secretHash`, or the `keyId` of a stored secret to keep (its other members are ignored).",
+            "properties": {
+              "secret": {
+                "type": "string",
+                "format": "password"
+              },
+              "secretHash": {
+                "type": "string"
+              },
+              "keyId": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "hint": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "startDateTime": {
+                "type": "string"
+              },
+              "endDateTime": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "ApplicationInput": {
+            "type": "object",
+            "required": [
+              "appId",
+              "displayName"
+            ],
+            "additionalProperties": false,
+            "description": "As in directory.json. `appId` is generated on create when absent; a replace without `secrets` keeps the stored ones; at most 10 secrets; a public client holds none.",
+            "properties": {
+              "appId": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "publicClient": {
+                "type": "boolean"
+              },
+              "secrets": {
+                "type": "array",
+                "maxItems": 10,
+                "items": {
+                  "$ref": "#/components/schemas/ApplicationSecretInput"
+                }
+              },
+              "allowedGrantTypes": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "redirectUris": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "complianceCallbackUris": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "approvedClientApp": {
+                "type": "boolean"
+              },
+              "identifierUris": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "scopes": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "appRoles": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "ApplicationList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/Application"
+                }
+              }
+            }
+          },
+          "SecretRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "description": "Optional: a name and an expiry (in the future).",
+            "properties": {
+              "displayName": {
+                "type": "string",
+                "maxLength": 128
+              },
+              "endDateTime": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "SecretCreated": {
+            "type": "object",
+            "required": [
+              "keyId",
+              "secretText"
+            ],
+            "description": "The new secret: `secretText` appears in this answer only.",
+            "properties": {
+              "keyId": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "hint": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "startDateTime": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "endDateTime": {
+                "type": "string",
+                "format": "date-time"
+              },
+              "secretText": {
+                "type": "string",
+                "description": "256 random bits, base64url."
+              }
+            }
+          },
+          "AppRoleAssignment": {
+            "type": "object",
+            "required": [
+              "id",
+              "principalId",
+              "resource",
+              "role"
+            ],
+            "description": "Grants an app role of a resource to a user or a client application. The ID follows from what it grants.",
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "principalId": {
+                "type": "string"
+              },
+              "resource": {
+                "type": "string"
+              },
+              "role": {
+                "type": "string"
+              }
+            }
+          },
+          "AppRoleAssignmentInput": {
+            "type": "object",
+            "required": [
+              "principalId",
+              "resource",
+              "role"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid",
+                "description": "If given, must be the ID the grant determines."
+              },
+              "principalId": {
+                "type": "string",
+                "description": "A user object ID or a client app ID of this tenant."
+              },
+              "resource": {
+                "type": "string",
+                "description": "The resource's identifier URI or app ID (built-in ones included)."
+              },
+              "role": {
+                "type": "string"
+              }
+            }
+          },
+          "AppRoleAssignmentList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/AppRoleAssignment"
+                }
+              }
+            }
+          },
+          "TenantSettings": {
+            "type": "object",
+            "required": [
+              "id",
+              "domain",
+              "displayName"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "domain": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "allowedAccounts": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "items": {
+                  "type": "string"
+                },
+                "description": "Only these accounts (UPNs or object IDs) may enroll; null: every account."
+              }
+            }
+          },
+          "TenantInput": {
+            "type": "object",
+            "additionalProperties": false,
+            "description": "`id` and `domain` cannot change; `displayName` and `allowedAccounts` (≤ 10,000) can.",
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "domain": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "allowedAccounts": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "maxItems": 10000,
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "DryRunResult": {
+            "type": "object",
+            "required": [
+              "action",
+              "id",
+              "before",
+              "after"
+            ],
+            "description": "What a write would do (`?dryRun=true`): nothing is stored.",
+            "properties": {
+              "action": {
+                "type": "string",
+                "enum": [
+                  "create",
+                  "change",
+                  "unchanged"
+                ]
+              },
+              "id": {
+                "type": "string"
+              },
+              "before": {
+                "description": "The stored document, or null.",
+                "type": [
+                  "object",
+                  "null"
+                ]
+              },
+              "after": {
+                "type": "object",
+                "description": "The document the write would store, as answers show it."
+              }
+            }
           }
         },
         "requestBodies": {
@@ -7208,6 +8926,44 @@ enum OpenAPIDocument {
               "type": "string"
             },
             "description": "The authentication method's ID; an unknown one is a 404."
+          },
+          "DryRun": {
+            "name": "dryRun",
+            "in": "query",
+            "required": false,
+            "description": "`true` or `1`: validate and answer what the write would do (create, change or unchanged, with both documents), storing nothing; needs no precondition.",
+            "schema": {
+              "type": "boolean"
+            }
+          },
+          "AppId": {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            },
+            "description": "The application's appId."
+          },
+          "KeyId": {
+            "name": "keyId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            },
+            "description": "The secret's keyId."
+          },
+          "IfMatchOptional": {
+            "name": "If-Match",
+            "in": "header",
+            "required": false,
+            "schema": {
+              "type": "string"
+            },
+            "description": "Optional: the application's ETag; a stale one is refused (412)."
           }
         },
         "headers": {
@@ -7280,6 +9036,13 @@ enum OpenAPIDocument {
           "BasicChallenge": {
             "description": "`Basic realm=\"portcullis\"`",
             "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          "ETagUnlessDryRunCreate": {
+            "description": "The stored document's version, e.g. `\"42\"` (absent from a dry run's answer when nothing is stored yet).",
+            "required": false,
             "schema": {
               "type": "string"
             }

@@ -1,0 +1,57 @@
+import Foundation
+import PortcullisCore
+import PortcullisTokens
+
+/// How an application document's `secrets` become stored secrets, for the seeder and the admin API alike.
+enum ApplicationSecrets {
+    /// The application with its secrets resolved against the stored one: a plaintext `secret` is hashed (its
+    /// key ID follows from the hash, so the same secret imported twice is the same secret), a `keyId` keeps the
+    /// stored secret of that ID, and a secret already stored keeps its creation time. Without a `secrets`
+    /// member the stored secrets stay.
+    static func resolve(
+        _ entry: DirectoryDocument.ApplicationEntry, stored: Application?, credentials: CredentialHasher, now: Date
+    ) throws(ValidationError) -> Application {
+        var application = entry.application
+        guard let entries = entry.secretEntries else {
+            application.secrets = stored?.secrets ?? []
+            return application
+        }
+        let problems = ProblemCollector()
+        var secrets: [ClientSecret] = []
+        for item in entries {
+            var secret: ClientSecret
+            switch item {
+            case .plaintext(let text, let displayName, let end):
+                secret = ClientSecret(secretHash: credentials.hashSecret(text), hint: String(text.prefix(3)), displayName: displayName, endDateTime: end)
+            case .hashed(let hashed):
+                secret = hashed
+            case .existing(let keyId, let pointer):
+                guard let kept = stored?.secrets.first(where: { $0.keyId == keyId }) else {
+                    problems.add(JSONPointer.appending(pointer, "keyId"), "names no secret of this application; add secrets with POST /admin/v1/applications/{appId}/secrets.")
+                    continue
+                }
+                secret = kept
+            }
+            if let kept = stored?.secrets.first(where: { $0.keyId == secret.keyId }) {
+                secret.startDateTime = kept.startDateTime
+                secret.hint = secret.hint ?? kept.hint
+            } else {
+                secret.startDateTime = now
+            }
+            if !secrets.contains(where: { $0.keyId == secret.keyId }) { secrets.append(secret) }
+        }
+        try problems.check()
+        application.secrets = secrets
+        return application
+    }
+
+    /// A stored application as answers and the audit log show it: every secret without its hash.
+    static func withoutHashes(_ body: Data) -> Data {
+        guard var object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return body }
+        if let secrets = object["secrets"] as? [[String: Any]] {
+            object["secrets"] = secrets.map { $0.filter { $0.key != "secretHash" } }
+        }
+        object.removeValue(forKey: "secretHashes")
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? body
+    }
+}

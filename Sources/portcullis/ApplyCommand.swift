@@ -1,0 +1,351 @@
+import ArgumentParser
+import Foundation
+import PortcullisCore
+import PortcullisServer
+
+/// `portcullis apply DIR` (PROTOCOL §11, policy as code): a whole configuration folder — `directory.json`
+/// (users, groups, applications, app role assignments, named locations, the tenant's `allowedAccounts`),
+/// `conditional-access/` and `app-protection/` — through the admin API. It checks the folder offline, asks the
+/// server what each document would change (`?dryRun=true`: the server's own validation and normal form),
+/// prints the plan with a diff per document, and applies it in dependency order. What the folder no longer
+/// holds is deleted only with `--prune`. A second run finds nothing to do.
+struct ApplyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Apply a whole configuration folder (directory, conditional access, app protection) through the admin API: plan, then apply.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Flag(help: "Print the plan and change nothing.") var plan = false
+    @Flag(help: "Also delete what the folder no longer holds.") var prune = false
+    @Flag(help: "Pass the lock-out guards (policies that could lock users or admins out, removing the last admin).") var force = false
+    @Argument(help: "The configuration folder (holds directory.json).") var directory: String
+
+    func run() async throws {
+        let folder = URL(fileURLWithPath: directory)
+        let client = try await connection.client()
+        let tenantReply = try await client.call("GET", "/tenant")
+        guard tenantReply.status == 200, let tenant = tenantReply.json as? [String: Any], let tenantId = tenant["id"] as? String else {
+            throw ArgumentParser.ValidationError("cannot read the tenant: HTTP \(tenantReply.status) \(String(decoding: tenantReply.body, as: UTF8.self))")
+        }
+        let desired: [DesiredDocument]
+        do {
+            desired = try DesiredState.load(folder: folder, tenantId: tenantId, domain: tenant["domain"] as? String ?? "", force: force)
+        } catch let error as DesiredState.Invalid {
+            for line in error.lines { print(line) }
+            print("The folder is not valid: nothing was applied.")
+            throw ExitCode(1)
+        }
+        let planner = Planner(client: client, force: force)
+        let steps = try await planner.plan(desired)
+        print("Plan for \(tenant["domain"] as? String ?? tenantId) (\(tenantId)):")
+        for step in steps where step.action != .unchanged { print(step.rendered(prune: prune)) }
+        let count = { (action: PlanStep.Action) in steps.filter { $0.action == action }.count }
+        let deletions = count(.delete)
+        print("Plan: \(count(.create)) to create, \(count(.change)) to change, \(deletions) to delete\(prune || deletions == 0 ? "" : " (with --prune)"), \(count(.unchanged)) unchanged.")
+        if let invalid = steps.first(where: { $0.problems != nil && !$0.mayResolve }) {
+            print("\(invalid.label): the server refuses it (see above); nothing was applied.")
+            throw ExitCode(1)
+        }
+        if plan { return }
+        var done = (created: 0, changed: 0, deleted: 0)
+        for step in steps where step.action == .create || step.action == .change {
+            try await planner.apply(step)
+            if step.action == .create { done.created += 1 } else { done.changed += 1 }
+        }
+        if prune {
+            for step in steps.filter({ $0.action == .delete }).sorted(by: { $0.kind.order > $1.kind.order }) {
+                try await planner.apply(step)
+                done.deleted += 1
+            }
+        } else if deletions > 0 {
+            print("\(deletions) document(s) the folder no longer holds were left in place; --prune deletes them.")
+        }
+        print("Applied: created \(done.created), changed \(done.changed), deleted \(done.deleted), unchanged \(count(.unchanged)).")
+    }
+}
+
+/// The kinds of documents `apply` handles, in the order they are created and changed (deleted in reverse):
+/// what a document names exists before it.
+enum DocumentKindPath: Int, CaseIterable {
+    case tenant, user, group, application, appRoleAssignment, namedLocation, conditionalAccess, appProtection
+
+    var order: Int { rawValue }
+    var collection: String {
+        switch self {
+        case .tenant: "/tenant"
+        case .user: "/users"
+        case .group: "/groups"
+        case .application: "/applications"
+        case .appRoleAssignment: "/app-role-assignments"
+        case .namedLocation: "/named-locations"
+        case .conditionalAccess: "/conditional-access/policies"
+        case .appProtection: "/app-protection/policies"
+        }
+    }
+    var idKey: String { self == .application ? "appId" : "id" }
+    var noun: String {
+        switch self {
+        case .tenant: "tenant"
+        case .user: "user"
+        case .group: "group"
+        case .application: "application"
+        case .appRoleAssignment: "role assignment"
+        case .namedLocation: "named location"
+        case .conditionalAccess: "conditional-access policy"
+        case .appProtection: "app protection policy"
+        }
+    }
+
+    /// How a document is named in the plan.
+    func label(_ document: [String: Any]) -> String {
+        switch self {
+        case .user: document["userPrincipalName"] as? String ?? "?"
+        case .appRoleAssignment: "\(document["principalId"] as? String ?? "?") has \(document["role"] as? String ?? "?") on \(document["resource"] as? String ?? "?")"
+        case .tenant: document["domain"] as? String ?? document["displayName"] as? String ?? "tenant"
+        default: document["displayName"] as? String ?? "?"
+        }
+    }
+}
+
+/// One document the folder holds: its kind, its ID (nil for a policy without one that matches no stored
+/// policy by name: created with POST), and the JSON to send.
+struct DesiredDocument {
+    let kind: DocumentKindPath
+    var id: String?
+    let body: [String: Any]
+    let source: String
+}
+
+/// Reads and checks a configuration folder offline, with the same parsers the server uses.
+enum DesiredState {
+    struct Invalid: Error { let lines: [String] }
+
+    static func load(folder: URL, tenantId: String, domain: String, force: Bool) throws -> [DesiredDocument] {
+        let file = folder.appendingPathComponent("directory.json")
+        guard let data = FileManager.default.contents(atPath: file.path) else { throw Invalid(lines: ["\(file.path): cannot be read."]) }
+        let parsed: DirectoryDocument
+        do {
+            parsed = try DirectoryDocument.parse(data)
+        } catch {
+            throw Invalid(lines: error.problems.map { "\(file.path):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" })
+        }
+        let raw = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        let rawTenants = raw?["tenants"] as? [[String: Any]] ?? []
+        guard let index = parsed.tenants.firstIndex(where: { $0.tenant.id == tenantId.lowercased() || $0.tenant.domain == domain.lowercased() }),
+              index < rawTenants.count else {
+            throw Invalid(lines: ["\(file.path): holds no tenant \(domain) (\(tenantId)), the tenant of these admin credentials."])
+        }
+        let snapshot = parsed.snapshots(revision: 0)[index]
+        let tenant = rawTenants[index]
+        func items(_ key: String) -> [[String: Any]] { tenant[key] as? [[String: Any]] ?? [] }
+
+        var desired: [DesiredDocument] = []
+        desired.append(DesiredDocument(kind: .tenant, id: nil, body: [
+            "displayName": tenant["displayName"] ?? parsed.tenants[index].tenant.displayName,
+            "allowedAccounts": tenant["allowedAccounts"] ?? NSNull(),
+        ], source: "directory.json"))
+        desired += items("users").map { DesiredDocument(kind: .user, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
+        desired += items("groups").map { DesiredDocument(kind: .group, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
+        desired += items("applications").map { DesiredDocument(kind: .application, id: ($0["appId"] as? String)?.lowercased(), body: $0, source: "directory.json") }
+        for (assignment, body) in zip(parsed.tenants[index].appRoleAssignments, items("appRoleAssignments")) {
+            desired.append(DesiredDocument(kind: .appRoleAssignment, id: snapshot.documentId(of: assignment), body: body, source: "directory.json"))
+        }
+        desired += items("namedLocations").map { DesiredDocument(kind: .namedLocation, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
+
+        var problems: [String] = []
+        for (kind, folderName) in [(DocumentKindPath.conditionalAccess, "conditional-access"), (.appProtection, "app-protection")] {
+            for (file, segment) in PolicyFiles.list(directory: folder.appendingPathComponent(folderName)) {
+                if let segment, !snapshot.matches(tenantSegment: segment) { continue }
+                let name = "\(folderName)/\(segment.map { "\($0)/" } ?? "")\(file.lastPathComponent)"
+                guard let data = FileManager.default.contents(atPath: file.path), let value = JSONValue.parse(data),
+                      let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                    problems.append("\(name):/: is not a JSON object.")
+                    continue
+                }
+                do {
+                    if kind == .conditionalAccess {
+                        _ = try ConditionalAccessPolicy.parse(value, directory: snapshot, generatedId: "(new)", force: force)
+                    } else {
+                        _ = try AppProtectionPolicy.parse(value, directory: snapshot, generatedId: "(new)")
+                    }
+                } catch {
+                    problems += error.problems.map { "\(name):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }
+                }
+                desired.append(DesiredDocument(kind: kind, id: (body["id"] as? String)?.lowercased(), body: body, source: name))
+            }
+        }
+        let configuration = PolicyFiles.list(directory: folder.appendingPathComponent("app-configuration"))
+        if !configuration.isEmpty {
+            problems.append("app-configuration/: \(configuration.count) file(s), but this server has no app configuration policies yet; move them out of the folder to apply the rest.")
+        }
+        if !problems.isEmpty { throw Invalid(lines: problems) }
+        return desired
+    }
+}
+
+/// One line of the plan: what happens to one document, and the diff that shows why.
+struct PlanStep {
+    enum Action: String { case create, change, delete, unchanged }
+    let kind: DocumentKindPath
+    let id: String?
+    let action: Action
+    let label: String
+    let body: [String: Any]?
+    let etag: String?
+    let diff: [String]
+    /// The server's validation problems during planning, if it refused the document as things stand now.
+    var problems: [String]?
+    /// Whether those problems may be resolved by an earlier step of this plan (a document it names is created first).
+    var mayResolve = false
+
+    func rendered(prune: Bool) -> String {
+        let sign = switch action { case .create: "+"; case .change: "~"; case .delete: "-"; case .unchanged: "=" }
+        var lines = ["  \(sign) \(action.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(kind.noun) \(label)\(id.map { " (\($0))" } ?? "")"
+            + (action == .delete && !prune ? "  [only with --prune]" : "")]
+        lines += diff.prefix(40).map { "      \($0)" }
+        if diff.count > 40 { lines.append("      … \(diff.count - 40) more") }
+        for problem in problems ?? [] {
+            lines.append("      ! \(problem)\(mayResolve ? "  (checked again when applied, after the documents this plan creates first)" : "")")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Asks the server what each document would do, and then does it.
+struct Planner {
+    let client: AdminAPIClient
+    let force: Bool
+
+    func plan(_ desired: [DesiredDocument]) async throws -> [PlanStep] {
+        var current: [DocumentKindPath: [String: [String: Any]]] = [:]
+        for kind in DocumentKindPath.allCases where kind != .tenant {
+            let reply = try await client.call("GET", kind.collection)
+            guard reply.status == 200, let list = (reply.json as? [String: Any])?["value"] as? [[String: Any]] else {
+                throw ArgumentParser.ValidationError("cannot list \(kind.collection): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            current[kind] = Dictionary(list.compactMap { item in (item[kind.idKey] as? String).map { ($0.lowercased(), item) } }, uniquingKeysWith: { a, _ in a })
+        }
+        var steps: [PlanStep] = []
+        var claimed: [DocumentKindPath: Set<String>] = [:]
+        for var document in desired {
+            // A policy file without an ID is the stored policy of the same name, if there is one.
+            if document.id == nil, document.kind != .tenant, let name = document.body["displayName"] as? String,
+               let match = current[document.kind]?.first(where: { $0.value["displayName"] as? String == name })?.key {
+                document.id = match
+            }
+            if let id = document.id { claimed[document.kind, default: []].insert(id) }
+            steps.append(try await dryRun(document, current: current[document.kind]?[document.id ?? ""], earlierChanges: steps.contains { $0.action != .unchanged }))
+        }
+        for kind in DocumentKindPath.allCases where kind != .tenant {
+            for (id, document) in (current[kind] ?? [:]).sorted(by: { $0.key < $1.key }) where !(claimed[kind]?.contains(id) ?? false) {
+                steps.append(PlanStep(kind: kind, id: id, action: .delete, label: kind.label(document), body: nil, etag: nil,
+                                      diff: JSONDiff.lines(from: document, to: nil)))
+            }
+        }
+        return steps
+    }
+
+    func path(_ kind: DocumentKindPath, _ id: String?) -> String {
+        kind == .tenant ? kind.collection : id.map { "\(kind.collection)/\($0)" } ?? kind.collection
+    }
+
+    func dryRun(_ document: DesiredDocument, current: [String: Any]?, earlierChanges: Bool) async throws -> PlanStep {
+        let body = try JSONSerialization.data(withJSONObject: document.body)
+        let method = document.kind == .tenant || document.id != nil ? "PUT" : "POST"
+        let reply = try await client.call(method, path(document.kind, document.id) + "?dryRun=true" + (force ? "&force=true" : ""), body: body)
+        let label = document.kind.label(document.body)
+        if reply.status == 200, let answer = reply.json as? [String: Any], let action = (answer["action"] as? String).flatMap(PlanStep.Action.init) {
+            let before = answer["before"] as? [String: Any]
+            let after = answer["after"] as? [String: Any]
+            return PlanStep(kind: document.kind, id: document.id,
+                            action: action, label: document.kind == .tenant ? document.kind.label(after ?? [:]) : label,
+                            body: document.body, etag: reply.etag, diff: action == .unchanged ? [] : JSONDiff.lines(from: before, to: after))
+        }
+        let details = ((reply.json as? [String: Any])?["error"] as? [String: Any])?["details"] as? [[String: Any]]
+        guard reply.status == 400, let details else {
+            throw ArgumentParser.ValidationError("\(document.source): \(label): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        // Refused as things stand: it may name what an earlier step creates. Shown with a diff of the folder's text.
+        return PlanStep(kind: document.kind, id: document.id, action: current == nil ? .create : .change, label: label, body: document.body,
+                        etag: nil, diff: JSONDiff.lines(from: current, to: JSONDiff.masked(document.body)),
+                        problems: details.map { "\($0["pointer"] as? String ?? ""): \($0["message"] as? String ?? "")" }, mayResolve: earlierChanges)
+    }
+
+    func apply(_ step: PlanStep) async throws {
+        let suffix = force ? "?force=true" : ""
+        let reply: AdminAPIClient.Reply
+        switch step.action {
+        case .create where step.id == nil || step.kind == .tenant:
+            reply = try await client.call("POST", step.kind.collection + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]))
+        case .create:
+            reply = try await client.call("PUT", path(step.kind, step.id) + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]),
+                                          headers: ["If-None-Match": "*"])
+        case .change:
+            reply = try await client.call("PUT", path(step.kind, step.id) + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]),
+                                          ifMatch: step.etag ?? "*")
+        case .delete:
+            reply = try await client.call("DELETE", path(step.kind, step.id) + suffix, ifMatch: "*")
+        case .unchanged:
+            return
+        }
+        guard (200...204).contains(reply.status) else {
+            print("failed: \(step.action.rawValue) \(step.kind.noun) \(step.label): HTTP \(reply.status)")
+            let error = (reply.json as? [String: Any])?["error"] as? [String: Any]
+            if let message = error?["message"] as? String { print("  \(message)") }
+            for detail in error?["details"] as? [[String: Any]] ?? [] { print("  \(detail["pointer"] ?? ""): \(detail["message"] ?? "")") }
+            print("Stopped: the steps before this one were applied; run apply again after fixing it.")
+            throw ExitCode(1)
+        }
+        print("\(step.action == .create ? "created" : step.action == .change ? "changed" : "deleted") \(step.kind.noun) \(step.label)")
+    }
+}
+
+/// A readable diff of two JSON documents, one line per changed member (JSON Pointer: old → new).
+enum JSONDiff {
+    static let hidden: Set<String> = ["password", "secret", "secretHash", "passwordHash"]
+
+    /// The document with credential values replaced (the plan never prints them).
+    static func masked(_ value: [String: Any]) -> [String: Any] {
+        value.mapValues { maskedValue($0) }.merging(value.filter { hidden.contains($0.key) }.mapValues { _ in "(hidden)" as Any }) { _, new in new }
+    }
+
+    static func maskedValue(_ value: Any) -> Any {
+        if let object = value as? [String: Any] { return masked(object) }
+        if let array = value as? [Any] { return array.map(maskedValue) }
+        return value
+    }
+
+    static func lines(from before: Any?, to after: Any?, at pointer: String = "") -> [String] {
+        switch (before, after) {
+        case (nil, nil): return []
+        case (nil, let after?): return additions(after, at: pointer, sign: "+")
+        case (let before?, nil): return additions(before, at: pointer, sign: "-")
+        case (let before as [String: Any], let after as [String: Any]):
+            return Set(before.keys).union(after.keys).sorted().flatMap { key in
+                lines(from: before[key].flatMap(present), to: after[key].flatMap(present), at: "\(pointer)/\(escape(key))")
+            }
+        case (let before as [Any], let after as [Any]):
+            return (0..<max(before.count, after.count)).flatMap { index in
+                lines(from: index < before.count ? before[index] : nil, to: index < after.count ? after[index] : nil, at: "\(pointer)/\(index)")
+            }
+        case (let before?, let after?):
+            return text(before) == text(after) ? [] : ["~ \(pointer.isEmpty ? "/" : pointer): \(text(before)) → \(text(after))"]
+        }
+    }
+
+    static func present(_ value: Any) -> Any? { value is NSNull ? nil : value }
+
+    static func additions(_ value: Any, at pointer: String, sign: String) -> [String] {
+        if let object = value as? [String: Any], pointer.isEmpty {
+            return object.keys.sorted().compactMap { key in object[key].flatMap(present).map { "\(sign) /\(escape(key)): \(text($0))" } }
+        }
+        return ["\(sign) \(pointer.isEmpty ? "/" : pointer): \(text(value))"]
+    }
+
+    static func escape(_ key: String) -> String { key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }
+
+    static func text(_ value: Any) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let string = String(decoding: data, as: UTF8.self)
+        return string.count > 100 ? String(string.prefix(97)) + "…" : string
+    }
+}
