@@ -52,10 +52,14 @@ public protocol ComplianceDelegate: AnyObject, Sendable {
     /// A newly received policy changes how the app must store the account's data (file encryption): the
     /// app should save its state and restart, so that everything it opens from now on follows the policy.
     func restartApplication() async
+    /// The organization's configuration for this app could not be decoded into the app's type (the stream
+    /// yielded `nil` instead of crashing): a newer server, or a policy that does not match the app.
+    func configurationDecodingFailed(_ error: any Error, for account: Account) async
 }
 
 extension ComplianceDelegate {
     public func restartApplication() async {}
+    public func configurationDecodingFailed(_ error: any Error, for account: Account) async {}
 }
 
 /// A compliance status change for one account (the `hasComplianceStatus` callback).
