@@ -140,6 +140,8 @@ public actor ComplianceManager: ComplianceRemediator {
     /// The accounts the app is allowed to use (UPNs or object IDs), `nil` for no restriction.
     public let allowedAccounts: [String]?
     private let continuation: AsyncStream<ComplianceStatusUpdate>.Continuation
+    /// Enrollments being wiped right now (a wipe runs once however many paths learn of it).
+    var wipesInProgress: Set<String> = []
     /// Every compliance status the manager learns, in order (the app's `hasComplianceStatus`).
     public nonisolated let statusUpdates: AsyncStream<ComplianceStatusUpdate>
 
@@ -301,6 +303,11 @@ public actor ComplianceManager: ComplianceRemediator {
     }
 
     func wipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
+        // Once per enrollment, however many paths (check-in, configuration stream) learn of it at the same time.
+        guard wipesInProgress.insert(enrollmentId).inserted else {
+            return ComplianceStatus(status: .notCompliant, errorTitle: "Work data removed", errorMessage: "Your organization removed its data from this app.")
+        }
+        defer { wipesInProgress.remove(enrollmentId) }
         let removed = await delegate?.wipeData(for: account) ?? false
         _ = await call("DELETE", "enrollments/\(enrollmentId)", body: Optional<String>.none, account: account)
         try? await stateStore.remove(homeAccountId: account.homeAccountId)

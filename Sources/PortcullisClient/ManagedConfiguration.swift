@@ -111,7 +111,9 @@ extension ComplianceManager {
             case 401 where !forceRefresh: continue
             case 403, 404, 410:
                 // Its status instead of configuration: a wipe is carried out as a check-in would.
-                if let response = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body), response.commands?.contains("wipe") == true {
+                // (Only while the enrollment is still this account's here: a check-in may have carried it out meanwhile.)
+                if let response = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body), response.commands?.contains("wipe") == true,
+                   (try? await stateStore.state(homeAccountId: account.homeAccountId))?.enrollmentId == state.enrollmentId {
                     _ = await wipe(account: account, enrollmentId: state.enrollmentId)
                 }
                 return .ended

@@ -34,8 +34,11 @@ struct ManagedConfigurationTests {
             let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope]).account)
 
             // Not enrolled yet: unmanaged, nil.
-            var unmanaged = ManagedAppConfigurationProvider(manager: manager, wait: 5).configurations(of: MailSettings.self, for: account).makeAsyncIterator()
-            #expect(await unmanaged.next() == .some(nil))
+            do {
+                // (Scoped: released, the stream stops its long polls.)
+                var unmanaged = ManagedAppConfigurationProvider(manager: manager, wait: 5).configurations(of: MailSettings.self, for: account).makeAsyncIterator()
+                #expect(await unmanaged.next() == .some(nil))
+            }
 
             #expect(await manager.remediate(account: account, silent: true).status == .compliant)
             var values = ManagedAppConfigurationProvider(manager: manager, wait: 20).configurations(of: MailSettings.self, for: account).makeAsyncIterator()
