@@ -52,10 +52,14 @@ public protocol ComplianceDelegate: AnyObject, Sendable {
     /// A newly received policy changes how the app must store the account's data (file encryption): the
     /// app should save its state and restart, so that everything it opens from now on follows the policy.
     func restartApplication() async
+    /// The organization's configuration for this app could not be decoded into the app's type (the stream
+    /// yielded `nil` instead of crashing): a newer server, or a policy that does not match the app.
+    func configurationDecodingFailed(_ error: any Error, for account: Account) async
 }
 
 extension ComplianceDelegate {
     public func restartApplication() async {}
+    public func configurationDecodingFailed(_ error: any Error, for account: Account) async {}
 }
 
 /// A compliance status change for one account (the `hasComplianceStatus` callback).
@@ -136,6 +140,8 @@ public actor ComplianceManager: ComplianceRemediator {
     /// The accounts the app is allowed to use (UPNs or object IDs), `nil` for no restriction.
     public let allowedAccounts: [String]?
     private let continuation: AsyncStream<ComplianceStatusUpdate>.Continuation
+    /// Enrollments being wiped right now (a wipe runs once however many paths learn of it).
+    var wipesInProgress: Set<String> = []
     /// Every compliance status the manager learns, in order (the app's `hasComplianceStatus`).
     public nonisolated let statusUpdates: AsyncStream<ComplianceStatusUpdate>
 
@@ -297,6 +303,11 @@ public actor ComplianceManager: ComplianceRemediator {
     }
 
     func wipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
+        // Once per enrollment, however many paths (check-in, configuration stream) learn of it at the same time.
+        guard wipesInProgress.insert(enrollmentId).inserted else {
+            return ComplianceStatus(status: .notCompliant, errorTitle: "Work data removed", errorMessage: "Your organization removed its data from this app.")
+        }
+        defer { wipesInProgress.remove(enrollmentId) }
         let removed = await delegate?.wipeData(for: account) ?? false
         _ = await call("DELETE", "enrollments/\(enrollmentId)", body: Optional<String>.none, account: account)
         try? await stateStore.remove(homeAccountId: account.homeAccountId)

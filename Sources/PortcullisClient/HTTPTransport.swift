@@ -14,10 +14,13 @@ struct HTTPTransport: Sendable {
         let body: Data
         /// `Retry-After` in seconds, when the server sent one (503 `temporarily_unavailable`).
         var retryAfter: TimeInterval? = nil
+        var etag: String? = nil
     }
 
-    func send(_ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String) async throws -> Reply {
-        var request = URLRequest(url: url, timeoutInterval: configuration.timeout)
+    func send(_ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String,
+              headers: [String: String] = [:], timeout: TimeInterval? = nil) async throws -> Reply {
+        var request = URLRequest(url: url, timeoutInterval: timeout ?? configuration.timeout)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpMethod = method
         request.setValue(correlationId, forHTTPHeaderField: "client-request-id")
         request.setValue("true", forHTTPHeaderField: "return-client-request-id")
@@ -37,7 +40,8 @@ struct HTTPTransport: Sendable {
             let (data, response) = try await session.data(for: request)
             let http = response as? HTTPURLResponse
             return Reply(status: http?.statusCode ?? 0, body: data,
-                         retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init))
+                         retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init),
+                         etag: http?.value(forHTTPHeaderField: "ETag"))
         } catch {
             throw PortcullisClientError.transport("\(method) \(url.path): \(error.localizedDescription)")
         }

@@ -14,6 +14,7 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let namedLocation = DocumentKind(rawValue: "namedLocation")
     public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
     public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")
+    public static let appConfigurationPolicy = DocumentKind(rawValue: "appConfigurationPolicy")
 }
 
 /// A stored document with its version (the ETag): a counter that grows on every write.

@@ -5,14 +5,14 @@ import PortcullisServer
 
 /// `portcullis apply DIR` (PROTOCOL §11, policy as code): a whole configuration folder — `directory.json`
 /// (users, groups, applications, app role assignments, named locations, the tenant's `allowedAccounts`),
-/// `conditional-access/` and `app-protection/` — through the admin API. It checks the folder offline, asks the
+/// `conditional-access/`, `app-protection/` and `app-configuration/` — through the admin API. It checks the folder offline, asks the
 /// server what each document would change (`?dryRun=true`: the server's own validation and normal form),
 /// prints the plan with a diff per document, and applies it in dependency order. What the folder no longer
 /// holds is deleted only with `--prune`. A second run finds nothing to do.
 struct ApplyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
-        abstract: "Apply a whole configuration folder (directory, conditional access, app protection) through the admin API: plan, then apply.")
+        abstract: "Apply a whole configuration folder (directory, conditional access, app protection, app configuration) through the admin API: plan, then apply.")
     @OptionGroup var connection: AdminConnectionOptions
     @Flag(help: "Print the plan and change nothing.") var plan = false
     @Flag(help: "Also delete what the folder no longer holds.") var prune = false
@@ -66,7 +66,7 @@ struct ApplyCommand: AsyncParsableCommand {
 /// The kinds of documents `apply` handles, in the order they are created and changed (deleted in reverse):
 /// what a document names exists before it.
 enum DocumentKindPath: Int, CaseIterable {
-    case tenant, user, group, application, appRoleAssignment, namedLocation, conditionalAccess, appProtection
+    case tenant, user, group, application, appRoleAssignment, namedLocation, conditionalAccess, appProtection, appConfiguration
 
     var order: Int { rawValue }
     var collection: String {
@@ -79,6 +79,7 @@ enum DocumentKindPath: Int, CaseIterable {
         case .namedLocation: "/named-locations"
         case .conditionalAccess: "/conditional-access/policies"
         case .appProtection: "/app-protection/policies"
+        case .appConfiguration: "/app-configuration/policies"
         }
     }
     var idKey: String { self == .application ? "appId" : "id" }
@@ -92,6 +93,7 @@ enum DocumentKindPath: Int, CaseIterable {
         case .namedLocation: "named location"
         case .conditionalAccess: "conditional-access policy"
         case .appProtection: "app protection policy"
+        case .appConfiguration: "app configuration policy"
         }
     }
 
@@ -152,7 +154,8 @@ enum DesiredState {
         desired += items("namedLocations").map { DesiredDocument(kind: .namedLocation, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
 
         var problems: [String] = []
-        for (kind, folderName) in [(DocumentKindPath.conditionalAccess, "conditional-access"), (.appProtection, "app-protection")] {
+        var configurationPolicies: [AppConfigurationPolicy] = []
+        for (kind, folderName) in [(DocumentKindPath.conditionalAccess, "conditional-access"), (.appProtection, "app-protection"), (.appConfiguration, "app-configuration")] {
             for (file, segment) in PolicyFiles.list(directory: folder.appendingPathComponent(folderName)) {
                 if let segment, !snapshot.matches(tenantSegment: segment) { continue }
                 let name = "\(folderName)/\(segment.map { "\($0)/" } ?? "")\(file.lastPathComponent)"
@@ -162,20 +165,18 @@ enum DesiredState {
                     continue
                 }
                 do {
-                    if kind == .conditionalAccess {
-                        _ = try ConditionalAccessPolicy.parse(value, directory: snapshot, generatedId: "(new)", force: force)
-                    } else {
-                        _ = try AppProtectionPolicy.parse(value, directory: snapshot, generatedId: "(new)")
+                    switch kind {
+                    case .conditionalAccess: _ = try ConditionalAccessPolicy.parse(value, directory: snapshot, generatedId: "(new)", force: force)
+                    case .appProtection: _ = try AppProtectionPolicy.parse(value, directory: snapshot, generatedId: "(new)")
+                    default:
+                        configurationPolicies.append(try AppConfigurationPolicy.parse(
+                            value, directory: snapshot, others: configurationPolicies, generatedId: "(new \(configurationPolicies.count))"))
                     }
                 } catch {
                     problems += error.problems.map { "\(name):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }
                 }
                 desired.append(DesiredDocument(kind: kind, id: (body["id"] as? String)?.lowercased(), body: body, source: name))
             }
-        }
-        let configuration = PolicyFiles.list(directory: folder.appendingPathComponent("app-configuration"))
-        if !configuration.isEmpty {
-            problems.append("app-configuration/: \(configuration.count) file(s), but this server has no app configuration policies yet; move them out of the folder to apply the rest.")
         }
         if !problems.isEmpty { throw Invalid(lines: problems) }
         return desired

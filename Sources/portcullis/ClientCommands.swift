@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import PortcullisAPI
 import PortcullisClient
+import PortcullisCore
 
 /// Options shared by the client commands (they use the client SDK, like an app would).
 struct ClientOptions: ParsableArguments {
@@ -183,6 +184,9 @@ struct RemediateCommand: AsyncParsableCommand {
     @Flag(help: "Allow user interaction (silent: false): the PIN can be set.") var interactive = false
     @Option(name: .customLong("callback-uri"), help: "One of the app's registered complianceCallbackUris.") var callbackUri: String?
     @Flag(help: "Unenroll the account instead (log out the managed account).") var unenroll = false
+    @Flag(name: .customLong("show-configuration"), help: "Once compliant, print the organization's configuration for this app (PROTOCOL §8.2).")
+    var showConfiguration = false
+    @Flag(help: "With --show-configuration: keep printing each change until interrupted (long polling).") var follow = false
 
     func run() async throws {
         let app = try client.application()
@@ -207,5 +211,11 @@ struct RemediateCommand: AsyncParsableCommand {
         if let id = await manager.enrollmentId(for: target) { body["enrollmentId"] = id }
         printJSON(body)
         if status.status != .compliant { throw ExitCode(1) }
+        guard showConfiguration else { return }
+        for await configuration in ManagedAppConfigurationProvider(manager: manager).configurations(of: JSONValue.self, for: target) {
+            let shown: Any = configuration.flatMap { try? JSONSerialization.jsonObject(with: JSONEncoder().encode($0)) } ?? NSNull()
+            printJSON(["account": target.username, "configuration": shown])
+            if !follow { break }
+        }
     }
 }

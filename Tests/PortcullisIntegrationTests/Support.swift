@@ -40,6 +40,8 @@ final class TestDelegate: ComplianceDelegate, Sendable {
         return true
     }
     func restartApplication() async { restarts.add(1, ordering: .relaxed) }
+    let decodingFailures = Atomic<Int>(0)
+    func configurationDecodingFailed(_ error: any Error, for account: Account) async { decodingFailures.add(1, ordering: .relaxed) }
 }
 
 enum Client {

@@ -61,6 +61,11 @@ struct ApplicationAdminTests {
             body["displayName"] = "Reports"
             let renamed = try await client.admin(.put, "/applications/\(Self.appId)", token: admin, json: body, headers: [Self.ifMatch: try #require(current.headers[.eTag])])
             #expect(renamed.status == .ok && (renamed["secrets"] as? [Any])?.count == 1, "\(renamed.text)")
+            var turnedPublic = body
+            turnedPublic["publicClient"] = true
+            turnedPublic["allowedGrantTypes"] = ["password"]
+            let kept = try await client.admin(.put, "/applications/\(Self.appId)", token: admin, json: turnedPublic, headers: [Self.ifMatch: "*"])
+            #expect(kept.status == .badRequest && kept.text.contains("\"/publicClient\""), "its kept secret would make a public client hold one: \(kept.text)")
             body["secrets"] = [["keyId": "00000000-0000-4000-8000-000000000000"]]
             let unknown = try await client.admin(.put, "/applications/\(Self.appId)", token: admin, json: body, headers: [Self.ifMatch: "*"])
             #expect(unknown.status == .badRequest && unknown.text.contains("\"/secrets/0/keyId\""), "\(unknown.text)")

@@ -121,7 +121,9 @@ struct LiveHardeningTests {
         listener.standardError = pipe
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
+            // At end of file the source is cancelled now: a handler left on a pipe whose descriptor is later
+            // closed and reused is a use-after-close in libdispatch (a SIGSEGV in _dispatch_event_loop_drain).
+            if data.isEmpty { handle.readabilityHandler = nil } else { output.append(String(decoding: data, as: UTF8.self)) }
         }
         try ChildProcess.launch(listener)
         defer {

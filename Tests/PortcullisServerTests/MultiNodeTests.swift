@@ -93,6 +93,21 @@ struct MultiNodeTests {
             let (granted, grantedBody) = try await Self.token(b, Grants.password())
             #expect(granted == 200)
             let protectedRefresh = try #require(grantedBody["refresh_token"] as? String)
+            // Managed configuration (PROTOCOL §8.2): a change written through A wakes a long poll waiting on B.
+            let (_, unmanaged) = try await b.request("/mam/v1/enrollments/\(enrollment)/configuration", bearer: compliance)
+            let unmanagedVersion = try #require(unmanaged["version"] as? String)
+            async let woken = b.request("/mam/v1/enrollments/\(enrollment)/configuration?wait=20", bearer: compliance,
+                                        headers: ["If-None-Match": "\"\(unmanagedVersion)\""])
+            try await Task.sleep(for: .milliseconds(500))
+            let written = ContinuousClock.now
+            let (configured, _) = try await a.request("/admin/v1/app-configuration/policies", json: [
+                "displayName": "Mail settings", "priority": 10, "configuration": ["serverUrl": "https://mail.fabrikam.test"],
+                "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []]] as [String: Any], bearer: adminA)
+            #expect(configured == 201)
+            let (wokenStatus, wokenBody) = try await woken
+            #expect(wokenStatus == 200 && (wokenBody["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail.fabrikam.test", "\(wokenBody)")
+            #expect(ContinuousClock.now - written < .seconds(5), "B noticed A's write by the store's revision, not by the 20 s timeout")
+
             let (wiped, _) = try await a.request("/admin/v1/enrollments/\(enrollment)/wipe", method: "POST", bearer: adminA)
             #expect(wiped == 202)
             #expect(try await Self.token(b, Grants.refresh(protectedRefresh)).1["error_codes"] as? [Int] == [70008])

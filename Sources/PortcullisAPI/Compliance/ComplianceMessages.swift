@@ -106,6 +106,7 @@ public struct EnrollmentResponse: Codable, Sendable, Equatable {
 public enum SecurityEventTypes {
     public static let deviceComplianceChange = "https://schemas.openid.net/secevent/caep/event-type/device-compliance-change"
     public static let complianceStatus = "urn:portcullis:secevent:compliance-status"
+    public static let configurationChanged = "urn:portcullis:secevent:configuration-changed"
     /// The media type of a SET delivered by push (RFC 8935).
     public static let mediaType = "application/secevent+jwt"
 }
@@ -165,20 +166,64 @@ public struct ComplianceStatusEvent: Codable, Sendable, Equatable {
     }
 }
 
+/// The app's managed configuration changed (PROTOCOL §8.2): fetch `GET …/configuration` again.
+public struct ConfigurationChangedEvent: Codable, Sendable, Equatable {
+    public var enrollmentId: String
+    public var version: String
+
+    public init(enrollmentId: String, version: String) {
+        self.enrollmentId = enrollmentId
+        self.version = version
+    }
+}
+
+/// `GET /mam/v1/enrollments/{id}/configuration` (PROTOCOL §8.2).
+public struct ManagedConfigurationResponse: Codable, Sendable, Equatable {
+    public struct Secret: Codable, Sendable, Equatable {
+        public var identifier: String
+        public var kind: String
+        public var version: String?
+    }
+    public var version: String
+    /// `nil` when no policy targets the account and app (unmanaged).
+    public var configuration: [String: JSONValue]?
+    public var secrets: [Secret]
+
+    public init(version: String, configuration: [String: JSONValue]?, secrets: [Secret] = []) {
+        self.version = version
+        self.configuration = configuration
+        self.secrets = secrets
+    }
+
+    enum CodingKeys: String, CodingKey { case version, configuration, secrets }
+
+    // `configuration: null` is written out (an unmanaged app reads null, not a missing member).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        if let configuration { try container.encode(configuration, forKey: .configuration) } else { try container.encodeNil(forKey: .configuration) }
+        try container.encode(secrets, forKey: .secrets)
+    }
+}
+
 /// The claims of a compliance callback SET.
 public struct ComplianceSecurityEvent: Codable, Sendable, Equatable {
     public struct Events: Codable, Sendable, Equatable {
         public var deviceComplianceChange: DeviceComplianceChangeEvent?
         public var complianceStatus: ComplianceStatusEvent?
+        public var configurationChanged: ConfigurationChangedEvent?
 
-        public init(deviceComplianceChange: DeviceComplianceChangeEvent?, complianceStatus: ComplianceStatusEvent?) {
+        public init(deviceComplianceChange: DeviceComplianceChangeEvent?, complianceStatus: ComplianceStatusEvent?,
+                    configurationChanged: ConfigurationChangedEvent? = nil) {
             self.deviceComplianceChange = deviceComplianceChange
             self.complianceStatus = complianceStatus
+            self.configurationChanged = configurationChanged
         }
 
         enum CodingKeys: String, CodingKey {
             case deviceComplianceChange = "https://schemas.openid.net/secevent/caep/event-type/device-compliance-change"
             case complianceStatus = "urn:portcullis:secevent:compliance-status"
+            case configurationChanged = "urn:portcullis:secevent:configuration-changed"
         }
     }
 

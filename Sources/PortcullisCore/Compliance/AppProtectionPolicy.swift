@@ -13,6 +13,14 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
             self.includeGroups = includeGroups.map { $0.lowercased() == "all" ? "All" : $0.lowercased() }
             self.excludeGroups = excludeGroups.map { $0.lowercased() }
         }
+
+        /// Whether a user in these (direct) groups, signing in with this client application, is targeted.
+        public func cover(groupIds: [String], clientId: String) -> Bool {
+            guard applications.contains(clientId.lowercased()) else { return false }
+            let groups = groupIds.map { $0.lowercased() }
+            if groups.contains(where: { excludeGroups.contains($0) }) { return false }
+            return includeGroups.contains("All") || groups.contains(where: { includeGroups.contains($0) })
+        }
     }
 
     public var id: String
@@ -29,10 +37,7 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
 
     /// Whether the policy targets this user (object ID and direct groups) in this client application.
     public func targets(userId: String, groupIds: [String], clientId: String) -> Bool {
-        guard targets.applications.contains(clientId.lowercased()) else { return false }
-        let groups = groupIds.map { $0.lowercased() }
-        if groups.contains(where: { targets.excludeGroups.contains($0) }) { return false }
-        return targets.includeGroups.contains("All") || groups.contains(where: { targets.includeGroups.contains($0) })
+        targets.cover(groupIds: groupIds, clientId: clientId)
     }
 
     /// Parses and validates a policy document as strictly as conditional-access policies.
@@ -52,6 +57,19 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
             if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
         }
         let displayName = root.string("displayName", required: true)
+        let targets = readTargets(root, directory: directory)
+        var settings: AppProtectionSettings?
+        if let s = root.object("settings", required: true) {
+            settings = readSettings(s)
+        }
+        guard let displayName, let targets, let settings else { return nil }
+        return AppProtectionPolicy(id: id, displayName: displayName, targets: targets, settings: settings)
+    }
+
+    /// `targets` as app protection and app configuration policies write it: client applications of the tenant,
+    /// groups (or All) to include, groups to exclude.
+    static func readTargets(_ root: JSONObjectReader, directory: DirectorySnapshot) -> Targets? {
+        let problems = root.problems
         var targets: Targets?
         if let t = root.object("targets", required: true) {
             t.rejectUnknownMembers(allowed: ["applications", "includeGroups", "excludeGroups"])
@@ -81,12 +99,7 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
             }
             targets = Targets(applications: apps, includeGroups: include, excludeGroups: groups("excludeGroups", allowAll: false))
         }
-        var settings: AppProtectionSettings?
-        if let s = root.object("settings", required: true) {
-            settings = readSettings(s)
-        }
-        guard let displayName, let targets, let settings else { return nil }
-        return AppProtectionPolicy(id: id, displayName: displayName, targets: targets, settings: settings)
+        return targets
     }
 
     static func readSettings(_ s: JSONObjectReader) -> AppProtectionSettings {

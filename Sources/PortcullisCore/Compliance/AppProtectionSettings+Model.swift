@@ -15,11 +15,21 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
     public enum TransferLevel: String, Codable, Sendable, CaseIterable {
         case none, policyManagedApps, allApps
         public var restrictiveness: Int { switch self { case .none: 2; case .policyManagedApps: 1; case .allApps: 0 } }
+
+        /// A level this version does not know (a newer server) reads as the most restrictive one, `none`.
+        public init(from decoder: any Decoder) throws {
+            self = TransferLevel(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .none
+        }
     }
 
     public enum NotificationPolicy: String, Codable, Sendable, CaseIterable {
         case allow, blockOrgData, block
         public var restrictiveness: Int { switch self { case .allow: 0; case .blockOrgData: 1; case .block: 2 } }
+
+        /// A policy this version does not know (a newer server) reads as the most restrictive one, `block`.
+        public init(from decoder: any Decoder) throws {
+            self = NotificationPolicy(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .block
+        }
     }
 
     public struct LocationRule<Location: Codable & Sendable & Equatable & Hashable>: Codable, Sendable, Equatable {
@@ -33,6 +43,22 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
         }
 
         public func allows(_ location: Location) -> Bool { !blocked || allowedLocations.contains(location) }
+
+        enum CodingKeys: String, CodingKey { case blocked, allowedLocations }
+
+        /// A location this version does not know (a newer server added one) is left out of `allowedLocations`
+        /// instead of failing the whole policy: the app simply never offers it, the restrictive reading.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            blocked = try container.decode(Bool.self, forKey: .blocked)
+            allowedLocations = try container.decodeIfPresent([Tolerant<Location>].self, forKey: .allowedLocations)?.compactMap(\.value) ?? []
+        }
+    }
+
+    /// One element of a list that may hold values this version does not know: `nil` for those.
+    struct Tolerant<Value: Decodable>: Decodable {
+        let value: Value?
+        init(from decoder: any Decoder) throws { value = try? Value(from: decoder) }
     }
 
     public struct DataTransfer: Codable, Sendable, Equatable {

@@ -82,6 +82,11 @@ public struct Enrollment: Codable, Sendable, Equatable {
     public var updatedAt: Date
     /// Optimistic-concurrency version, managed by the store.
     public var revision: Int64
+    /// The app configuration version last delivered to the app (PROTOCOL §8.2), and the last one announced by a
+    /// `configuration-changed` callback: a check-in answers `refreshConfiguration` while the current version
+    /// differs from the delivered one.
+    public var configurationVersion: String? = nil
+    public var configurationAnnounced: String? = nil
 
     public init(
         id: String, tenantId: String, userId: String, userPrincipalName: String, clientId: String, deviceId: String,

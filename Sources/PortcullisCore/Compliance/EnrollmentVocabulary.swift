@@ -14,6 +14,10 @@ public struct EnrollmentEvent: RawRepresentable, Sendable, Hashable, Codable {
     public static let wipeAcknowledged = EnrollmentEvent(rawValue: "wipeAcknowledged")
     public static let unenrolled = EnrollmentEvent(rawValue: "unenrolled")
     public static let lapsed = EnrollmentEvent(rawValue: "lapsed")
+    /// A change of the app's configuration was announced by a callback.
+    public static let configurationChanged = EnrollmentEvent(rawValue: "configurationChanged")
+    /// The app fetched a new version of its configuration.
+    public static let configurationDelivered = EnrollmentEvent(rawValue: "configurationDelivered")
 }
 
 /// A command the app receives in its check-in answer (PROTOCOL §5).
@@ -23,6 +27,8 @@ public struct EnrollmentCommand: RawRepresentable, Sendable, Hashable, Codable {
 
     /// Delete the account's organization data, then unenroll (the acknowledgement).
     public static let wipe = EnrollmentCommand(rawValue: "wipe")
+    /// The app's managed configuration changed since it last fetched it (PROTOCOL §8.2): fetch it again.
+    public static let refreshConfiguration = EnrollmentCommand(rawValue: "refreshConfiguration")
 }
 
 /// What a remediation says is still missing before the app can be compliant (`missing`).

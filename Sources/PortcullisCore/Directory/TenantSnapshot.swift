@@ -1,14 +1,22 @@
 /// Everything the token path needs about one tenant, immutable and shared until the tenant changes: its
-/// directory, its compiled conditional-access policies and its app protection policies.
+/// directory, its compiled conditional-access policies, and its app protection and app configuration policies.
 public struct TenantSnapshot: Sendable {
     public let directory: DirectorySnapshot
     public let conditionalAccess: CompiledPolicySet
     public let appProtectionPolicies: [AppProtectionPolicy]
+    public let appConfigurationPolicies: [AppConfigurationPolicy]
 
-    public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = []) {
+    public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = [],
+                appConfigurationPolicies: [AppConfigurationPolicy] = []) {
         self.directory = directory
         self.conditionalAccess = conditionalAccess
         self.appProtectionPolicies = appProtectionPolicies
+        self.appConfigurationPolicies = appConfigurationPolicies
+    }
+
+    /// The merged app configuration for an account in a client application (PROTOCOL §8.1).
+    public func appConfiguration(userId: String, clientId: String) -> MergedAppConfiguration {
+        MergedAppConfiguration.resolve(appConfigurationPolicies, groupIds: directory.groupIds(ofUser: userId), clientId: clientId)
     }
 
     /// The merged app protection policy for an account in a client application (`nil`: unmanaged there).

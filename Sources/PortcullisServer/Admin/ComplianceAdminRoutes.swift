@@ -27,6 +27,25 @@ struct ComplianceAdminRoutes: Sendable {
             beforeDelete: { _, _, _ in }
         ).register(on: group, path: "app-protection/policies")
 
+        DocumentResource(
+            kind: .appConfigurationPolicy, noun: "app configuration policy", store: store, tenants: tenants, clock: clock,
+            validate: { value, tenant, _ in
+                let policy = try AppConfigurationPolicy.parse(
+                    value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().uuidString.lowercased())
+                return (policy.id, try Self.encoder.encode(policy))
+            },
+            beforeDelete: { _, _, _ in },
+            // A policy carries up to 64 KiB of configuration besides its targets.
+            maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes,
+            afterWrite: { [compliance] before, after, tenant in
+                // The apps whose instances may see another configuration now: those targeted before or after.
+                let apps = [before, after].compactMap { $0.flatMap { try? JSONDecoder().decode(AppConfigurationPolicy.self, from: $0) } }
+                    .flatMap(\.targets.applications)
+                // Best effort: the write is stored; an instance not told now gets `refreshConfiguration` at its next check-in.
+                _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(apps))
+            }
+        ).register(on: group, path: "app-configuration/policies")
+
         group.get("enrollments") { request, context in try await list(request, context) }
         group.get("enrollments/:id") { _, context in try await detail(context) }
         group.post("enrollments/:id/wipe") { _, context in try await wipe(context) }

@@ -156,6 +156,10 @@ struct DirectoryRoutes: Sendable {
         try problems.check()
         guard let entry else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not an application.")]) }
         let application = try ApplicationSecrets.resolve(entry, stored: tenant.directory.application(appId: entry.application.appId), credentials: credentials, now: now)
+        if application.publicClient && !application.secrets.isEmpty {
+            // A replace without `secrets` keeps the stored ones: a confidential client turned public must drop them.
+            throw ValidationError(problems: [ValidationProblem(pointer: "/publicClient", message: "a public client cannot hold secrets; this application has \(application.secrets.count): send \"secrets\": [] with it.")])
+        }
         return (application.appId, try encoder.encode(application))
     }
 

@@ -22,6 +22,8 @@ struct DocumentResource: Sendable {
     let beforeDelete: ReferenceCheck
     /// The member that names a document (`appId` for applications).
     var idKey = "id"
+    /// The largest body a write accepts (`nil`: the server's usual limit, 64 KiB).
+    var maximumBody: Int? = nil
     /// How a stored document is shown, in answers and in the audit log (users: without the password hash).
     var present: @Sendable (Data) -> Data = { $0 }
     /// What follows a write or a delete (`after` is `nil` for a delete), once it is stored.
@@ -76,9 +78,9 @@ struct DocumentResource: Sendable {
         request.uri.queryParameters.get(name).map { $0 == "true" || $0 == "1" } ?? false
     }
 
-    static func body(_ request: Request, _ context: PortcullisRequestContext) async throws -> JSONValue {
+    static func body(_ request: Request, _ context: PortcullisRequestContext, limit: Int? = nil) async throws -> JSONValue {
         var request = request
-        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let buffer = try await request.collectBody(upTo: limit ?? context.maxUploadSize)
         guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
         return value
     }
@@ -110,7 +112,7 @@ struct DocumentResource: Sendable {
 
     func write(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try Self.identified(try await Self.body(request, context), pathId: pathId?.lowercased(), key: idKey)
+        let value = try Self.identified(try await Self.body(request, context, limit: maximumBody), pathId: pathId?.lowercased(), key: idKey)
         let force = Self.flag(request, "force")
         let validated: (id: String, body: Data)
         do {

@@ -49,6 +49,10 @@ struct ComplianceRoutes: Sendable {
         group.delete("enrollments/:id") { _, context in
             Self.reply(.ok, try await service.unenroll(try await caller(context), id: context.parameters.get("id") ?? ""))
         }
+        let delivery = ConfigurationDelivery(service: service, tenants: tenants, clock: clock)
+        group.get("enrollments/:id/configuration") { request, context in
+            try await delivery.get(request, context, caller: try await caller(context))
+        }
         group.post("remediations") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(RemediationRequest.self, request, context)

@@ -194,7 +194,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
             let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
             let outcome = EnrollmentMachine.checkIn(current, report: report, policy: policy, now: now)
             if let stored = try await persist(outcome, previous: current, event: .checkIn, client: caller.client, now: now) {
-                return response(stored, code: outcome.statusCode, policy: policy, deliver: outcome.deliverPolicy, commands: outcome.commands, now: now)
+                return response(stored, code: outcome.statusCode, policy: policy, deliver: outcome.deliverPolicy,
+                                commands: outcome.commands + configurationCommands(stored, caller, now: now), now: now)
             }
         }
         throw StorageError(.unavailable, "the enrollment kept changing under concurrent check-ins")
@@ -212,6 +213,80 @@ public struct ComplianceService: AppProtectionStatusProvider {
             }
         }
         throw StorageError(.unavailable, "the enrollment kept changing under concurrent requests")
+    }
+
+    // MARK: App configuration (PROTOCOL §8.2)
+
+    /// `refreshConfiguration` while a compliant enrollment's current configuration is not the version last
+    /// delivered to it (nothing for an app that never had one and still has none).
+    func configurationCommands(_ enrollment: Enrollment, _ caller: Caller, now: Date) -> [EnrollmentCommand] {
+        guard enrollment.isCompliant(at: now) else { return [] }
+        let merged = caller.tenant.appConfiguration(userId: caller.user.id, clientId: caller.client.appId)
+        if enrollment.configurationVersion == nil && merged.configuration == nil { return [] }
+        return enrollment.configurationVersion == ConfigurationDelivery.version(merged) ? [] : [.refreshConfiguration]
+    }
+
+    /// Remembers the configuration version an app instance fetched (one history line per new version). A
+    /// concurrent change of the enrollment wins; the next fetch records it.
+    func recordDelivery(_ enrollment: Enrollment, version: String) async throws {
+        guard enrollment.configurationVersion != version else { return }
+        var updated = enrollment
+        updated.configurationVersion = version
+        updated.updatedAt = clock.now()
+        let status = enrollment.complianceStatus.status.rawValue + "/" + enrollment.state.rawValue
+        _ = try await store.updateEnrollment(
+            updated, expectedRevision: enrollment.revision,
+            history: EnrollmentHistoryEntry(at: clock.now(), event: .configurationDelivered, fromStatus: status, toStatus: status, detail: version),
+            outbox: [])
+    }
+
+    /// After an app configuration policy changed: a `configuration-changed` SET to every compliant enrollment of
+    /// these apps whose configuration version moved (and was neither delivered nor announced yet), at most
+    /// `limit` per call — the others learn at their next check-in (`refreshConfiguration`) or long poll.
+    /// Returns how many were announced.
+    @discardableResult
+    func announceConfiguration(tenantId: String, clientIds: Set<String>, limit: Int = 1000) async throws -> Int {
+        guard let tenant = try await tenants.snapshot(tenantSegment: tenantId) else { return 0 }
+        var announced = 0
+        let now = clock.now()
+        for clientId in clientIds.sorted() {
+            guard let client = tenant.directory.application(appId: clientId) else { continue }
+            for enrollment in try await store.enrollments(EnrollmentQuery(tenantId: tenantId, clientId: clientId, state: .compliant, limit: limit)) {
+                guard announced < limit, enrollment.isCompliant(at: now) else { continue }
+                let merged = tenant.appConfiguration(userId: enrollment.userId, clientId: clientId)
+                let version = ConfigurationDelivery.version(merged)
+                if enrollment.configurationVersion == nil && merged.configuration == nil { continue }
+                guard enrollment.configurationVersion != version, enrollment.configurationAnnounced != version else { continue }
+                var updated = enrollment
+                updated.configurationAnnounced = version
+                updated.updatedAt = now
+                let status = enrollment.complianceStatus.status.rawValue + "/" + enrollment.state.rawValue
+                let outbox = try await configurationCallbacks(enrollment: enrollment, version: version, client: client, now: now)
+                if try await store.updateEnrollment(
+                    updated, expectedRevision: enrollment.revision,
+                    history: EnrollmentHistoryEntry(at: now, event: .configurationChanged, fromStatus: status, toStatus: status, detail: version),
+                    outbox: outbox) != nil {
+                    announced += 1
+                }
+            }
+        }
+        if announced > 0 { outboxSignal.signal() }
+        return announced
+    }
+
+    func configurationCallbacks(enrollment: Enrollment, version: String, client: PortcullisCore.Application, now: Date) async throws -> [OutboxMessage] {
+        let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
+        guard !targets.isEmpty else { return [] }
+        let jti = UUID().uuidString.lowercased()
+        let event = ComplianceSecurityEvent(
+            iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: Int(now.wholeSeconds.timeIntervalSince1970), jti: jti,
+            events: .init(deviceComplianceChange: nil, complianceStatus: nil,
+                          configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id, version: version)))
+        let token = try await signer.sign(securityEvent: event)
+        return targets.map {
+            OutboxMessage(id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
+                          payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
+        }
     }
 
     // MARK: Admin and sweeper

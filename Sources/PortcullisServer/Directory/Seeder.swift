@@ -81,12 +81,23 @@ public struct Seeder: Sendable {
             let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
             return (policy.id, policy)
         }
-        documents += conditionalAccess + appProtection
+        // App configuration policies are checked against each other too (equal priorities on one app are refused).
+        var configurationPolicies: [String: [AppConfigurationPolicy]] = [:]
+        let appConfiguration = try PolicyFiles.load(
+            directory: configDirectory.appendingPathComponent("app-configuration"), tenants: snapshots, kind: .appConfigurationPolicy, now: clock.now()
+        ) { (value: JSONValue, directory: DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable) in
+            let policy = try AppConfigurationPolicy.parse(
+                value, directory: directory, others: configurationPolicies[directory.tenant.id] ?? [], generatedId: UUID().uuidString.lowercased())
+            configurationPolicies[directory.tenant.id, default: []].append(policy)
+            return (policy.id, policy)
+        }
+        documents += conditionalAccess + appProtection + appConfiguration
         try await StoreDeadline.forMaintenance { try await store.seed(documents) }
         logger.info("seeded the store", metadata: [
             "portcullis.tenants": .stringConvertible(document.tenants.count),
             "portcullis.conditional_access_policies": .stringConvertible(conditionalAccess.count),
             "portcullis.app_protection_policies": .stringConvertible(appProtection.count),
+            "portcullis.app_configuration_policies": .stringConvertible(appConfiguration.count),
         ])
         return true
     }

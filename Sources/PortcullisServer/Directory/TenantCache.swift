@@ -37,12 +37,16 @@ public final class TenantCache: Sendable {
         self.logger = logger
     }
 
+    /// Long polls that follow what the snapshots hold (app configuration): woken by every invalidation here.
+    public let changes = ChangeBroadcast()
+
     /// Forgets every snapshot; the next lookup rebuilds from the store.
     public func invalidate() {
         state.withLock {
             $0.generation += 1
             $0.snapshots = nil
         }
+        changes.signal()
     }
 
     /// The snapshot of the tenant a path segment (tenant ID or domain) names, or `nil` when none does.
@@ -135,8 +139,9 @@ public final class TenantCache: Sendable {
             namedLocations: locations)
         let policies = try await decodeAll(.conditionalAccessPolicy, as: ConditionalAccessPolicy.self, tenantId: tenantId, from: store)
         let appProtection = try await decodeAll(.appProtectionPolicy, as: AppProtectionPolicy.self, tenantId: tenantId, from: store)
+        let appConfiguration = try await decodeAll(.appConfigurationPolicy, as: AppConfigurationPolicy.self, tenantId: tenantId, from: store)
         return TenantSnapshot(
             directory: directory, conditionalAccess: CompiledPolicySet(policies: policies, namedLocations: locations),
-            appProtectionPolicies: appProtection)
+            appProtectionPolicies: appProtection, appConfigurationPolicies: appConfiguration)
     }
 }

@@ -26,6 +26,10 @@ enum OpenAPIDocument {
           "name": "App protection"
         },
         {
+          "name": "App configuration",
+          "description": "Managed app configuration (PROTOCOL §8): policies, and delivery to compliant app instances."
+        },
+        {
           "name": "Audit"
         },
         {
@@ -5363,6 +5367,450 @@ enum OpenAPIDocument {
               }
             }
           }
+        },
+        "/admin/v1/app-configuration/policies": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "listAppConfigurationPolicys",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "List app configuration policys",
+            "responses": {
+              "200": {
+                "description": "Every app configuration policy of the token's tenant.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppConfigurationPolicyList"
+                    }
+                  }
+                }
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "createAppConfigurationPolicy",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Create an app configuration policy",
+            "description": "Validated strictly (JSON Pointers). A change that moves an enrolled instance's configuration sends it a `configuration-changed` SET and a `refreshConfiguration` command at its next check-in; long polls wake.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AppConfigurationPolicyInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/DryRunResult"
+                    }
+                  }
+                },
+                "description": "A dry run's answer (`?dryRun=true`).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                }
+              },
+              "201": {
+                "description": "The stored app configuration policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  },
+                  "Location": {
+                    "$ref": "#/components/headers/Location"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/AppConfigurationPolicy"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/app-configuration/policies/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getAppConfigurationPolicy",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Read an app configuration policy",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/AppConfigurationPolicy"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "replaceAppConfigurationPolicy",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Replace an app configuration policy",
+            "description": "Validated strictly (JSON Pointers). A change that moves an enrolled instance's configuration sends it a `configuration-changed` SET and a `refreshConfiguration` command at its next check-in; long polls wake.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchReplace"
+              },
+              {
+                "$ref": "#/components/parameters/IfNoneMatchCreate"
+              },
+              {
+                "$ref": "#/components/parameters/DryRun"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/AppConfigurationPolicyInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The app configuration policy.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETagUnlessDryRunCreate"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/AppConfigurationPolicy"
+                        },
+                        {
+                          "$ref": "#/components/schemas/DryRunResult"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "201": {
+                "$ref": "#/components/responses/AppConfigurationPolicy",
+                "description": "The stored app configuration policy, created (`If-None-Match: *`)."
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteAppConfigurationPolicy",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Delete an app configuration policy",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchRequired"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "428": {
+                "$ref": "#/components/responses/PreconditionRequired"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/mam/v1/enrollments/{id}/configuration": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "getManagedConfiguration",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "The organization's configuration for this app instance",
+            "responses": {
+              "200": {
+                "description": "The merged configuration.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/ManagedConfiguration"
+                    }
+                  }
+                }
+              },
+              "304": {
+                "description": "Unchanged (the version in If-None-Match is current; after `wait`, still unchanged).",
+                "headers": {
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "description": "An app-only token, or an enrollment that is not compliant: its status (statusCode, complianceStatus, commands) instead of configuration.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/EnrollmentResponse"
+                        },
+                        {
+                          "$ref": "#/components/schemas/ApiError"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            },
+            "description": "To a compliant enrollment only. `If-None-Match` with the current version answers 304; `wait` (seconds, ≤ 60) holds such a request until the version changes (long poll). A non-compliant, wiped or unenrolled enrollment gets 403 with its status instead.",
+            "parameters": [
+              {
+                "name": "wait",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 60
+                },
+                "description": "Long poll: hold the request up to this many seconds for a change."
+              },
+              {
+                "name": "If-None-Match",
+                "in": "header",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "The version the app has (its ETag)."
+              }
+            ]
+          }
         }
       },
       "components": {
@@ -8807,6 +9255,157 @@ enum OpenAPIDocument {
                 "description": "The document the write would store, as answers show it."
               }
             }
+          },
+          "AppConfigurationPolicyInput": {
+            "type": "object",
+            "required": [
+              "displayName",
+              "targets",
+              "priority",
+              "configuration"
+            ],
+            "additionalProperties": false,
+            "description": "PROTOCOL §8.1. `configuration` is any JSON object of at most 64 KiB serialized; policies targeting the same account and app merge key by key at the top level, the lowest `priority` winning; equal priorities on an overlapping app are refused. `secrets` must be empty: this server cannot deliver secret material yet.",
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/OptionalId"
+              },
+              "displayName": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": "\\S"
+              },
+              "description": {},
+              "targets": {
+                "type": "object",
+                "required": [
+                  "applications",
+                  "includeGroups"
+                ],
+                "properties": {
+                  "applications": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                      "type": "string",
+                      "description": "Client application ID",
+                      "minLength": 1
+                    }
+                  },
+                  "includeGroups": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                      "type": "string",
+                      "description": "All or a group ID",
+                      "minLength": 1
+                    }
+                  },
+                  "excludeGroups": {
+                    "$ref": "#/components/schemas/NullableStringArray"
+                  }
+                },
+                "additionalProperties": false
+              },
+              "priority": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 1000000
+              },
+              "configuration": {
+                "type": "object"
+              },
+              "secrets": {
+                "type": "array",
+                "maxItems": 0
+              }
+            }
+          },
+          "AppConfigurationPolicy": {
+            "type": "object",
+            "required": [
+              "id",
+              "displayName",
+              "targets",
+              "priority",
+              "configuration"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "displayName": {
+                "type": "string"
+              },
+              "targets": {
+                "type": "object"
+              },
+              "priority": {
+                "type": "integer"
+              },
+              "configuration": {
+                "type": "object"
+              }
+            }
+          },
+          "AppConfigurationPolicyList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/AppConfigurationPolicy"
+                }
+              }
+            }
+          },
+          "ManagedConfiguration": {
+            "type": "object",
+            "required": [
+              "version",
+              "configuration",
+              "secrets"
+            ],
+            "description": "The merged configuration for the enrollment's account and app; `configuration` is null when no policy targets them (unmanaged).",
+            "properties": {
+              "version": {
+                "type": "string",
+                "description": "A fingerprint of the content; also the ETag."
+              },
+              "configuration": {
+                "type": [
+                  "object",
+                  "null"
+                ]
+              },
+              "secrets": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "identifier",
+                    "kind"
+                  ],
+                  "properties": {
+                    "identifier": {
+                      "type": "string"
+                    },
+                    "kind": {
+                      "type": "string"
+                    },
+                    "version": {
+                      "type": [
+                        "string",
+                        "null"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
           }
         },
         "requestBodies": {
@@ -9436,6 +10035,27 @@ enum OpenAPIDocument {
                 "required": true,
                 "schema": {
                   "type": "string"
+                }
+              }
+            }
+          },
+          "AppConfigurationPolicy": {
+            "description": "The app configuration policy.",
+            "headers": {
+              "client-request-id": {
+                "$ref": "#/components/headers/ClientRequestId"
+              },
+              "x-ms-request-id": {
+                "$ref": "#/components/headers/MsRequestId"
+              },
+              "ETag": {
+                "$ref": "#/components/headers/ETag"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AppConfigurationPolicy"
                 }
               }
             }
