@@ -204,10 +204,12 @@ struct PolicyCommandTests {
     func validate() throws {
         let executable = try portcullisExecutable()
         let config = packageRoot.appendingPathComponent("Config")
-        let shipped = try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent("conditional-access").path)
-            .map { config.appendingPathComponent("conditional-access/\($0)").path }
+        let shipped = try ["conditional-access", "app-protection", "app-configuration"].flatMap { folder in
+            try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent(folder).path).map { config.appendingPathComponent("\(folder)/\($0)").path }
+        }
         let good = try run(executable, ["policy", "validate", "--config", config.path] + shipped)
         #expect(good.status == 0, "\(good.stdout)\(good.stderr)")
+        #expect(good.stdout.contains("ok (app protection:") && good.stdout.contains("ok (app configuration: Contoso Mail for Sales, priority 10)"), "\(good.stdout)")
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
         try Data(#"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["termsOfUse"]}}"#.utf8).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }
