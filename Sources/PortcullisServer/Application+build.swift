@@ -88,7 +88,8 @@ public struct PortcullisServer: Sendable {
 
     public init(dependencies: ServerDependencies) {
         self.dependencies = dependencies
-        self.tenants = TenantCache(store: dependencies.store, validation: dependencies.configuration.tenantCacheValidation, logger: dependencies.logger)
+        let tenants = TenantCache(store: dependencies.store, validation: dependencies.configuration.tenantCacheValidation, logger: dependencies.logger)
+        self.tenants = tenants
         self.signIns = SignInRecorder(store: dependencies.store, logger: dependencies.logger)
         let endpoints = ServerEndpoints(baseURL: dependencies.configuration.baseURL)
         self.endpoints = endpoints
@@ -104,7 +105,7 @@ public struct PortcullisServer: Sendable {
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
             outboxRetention: configuration.outboxRetention, logger: dependencies.logger)
-        self.drain = Drain(delay: configuration.shutdownDrain, logger: dependencies.logger)
+        self.drain = Drain(delay: configuration.shutdownDrain, logger: dependencies.logger, onStart: { tenants.changes.close() })
     }
 
     public func router() -> Router<PortcullisRequestContext> {

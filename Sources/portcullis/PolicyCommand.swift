@@ -12,7 +12,7 @@ struct PolicyCommand: AsyncParsableCommand {
 
     struct Validate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check policy files offline against the configuration's directory; prints file:pointer: message lines.")
+            abstract: "Check policy files (conditional access, app protection, app configuration) offline against the configuration's directory; prints file:pointer: message lines.")
         @OptionGroup var locations: LocationOptions
         @Option(help: "Tenant (ID or domain) the files are for; default: the directory's only tenant.")
         var tenant: String?
@@ -33,6 +33,7 @@ struct PolicyCommand: AsyncParsableCommand {
             if let tenant { directory = snapshots.first { $0.matches(tenantSegment: tenant) } } else { directory = snapshots.count == 1 ? snapshots.first : nil }
             guard let directory else { throw ArgumentParser.ValidationError("name the tenant with --tenant (the directory has \(snapshots.count)).") }
             var failures = 0
+            var configurations: [AppConfigurationPolicy] = []
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file), let value = JSONValue.parse(data) else {
                     print("\(file):/: is not valid JSON (or cannot be read).")
@@ -40,8 +41,18 @@ struct PolicyCommand: AsyncParsableCommand {
                     continue
                 }
                 do {
-                    let policy = try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: "(generated)")
-                    print("\(file): ok (\(policy.displayName), \(policy.state.rawValue))")
+                    // The kind follows from the document: app protection has `settings`, app configuration `configuration`.
+                    if value["settings"] != nil {
+                        let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: "(generated)")
+                        print("\(file): ok (app protection: \(policy.displayName))")
+                    } else if value["configuration"] != nil {
+                        let policy = try AppConfigurationPolicy.parse(value, directory: directory, others: configurations, generatedId: "(generated \(configurations.count))")
+                        configurations.append(policy)
+                        print("\(file): ok (app configuration: \(policy.displayName), priority \(policy.priority))")
+                    } else {
+                        let policy = try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: "(generated)")
+                        print("\(file): ok (\(policy.displayName), \(policy.state.rawValue))")
+                    }
                 } catch {
                     for problem in error.problems { print("\(file):\(problem.pointer.isEmpty ? "/" : problem.pointer): \(problem.message)") }
                     failures += 1

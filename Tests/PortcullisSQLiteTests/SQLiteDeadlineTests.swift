@@ -27,16 +27,17 @@ struct SQLiteDeadlineTests {
         let store = try await openStore(temporarySQLitePath(), deadline: .milliseconds(300))
         defer { Task { try? await store.close() } }
         try await StoreDeadline.forMaintenance { try await store.insert(Self.token("old")) }  // setup: never the thing under test
-        // Something holds the writer for a second (a slow disk, a long transaction).
-        async let holder: Void = store.transaction { _ in try await busy(.seconds(1)) }
+        // Something holds the writer for three seconds (a slow disk, a long transaction): ten deadlines' worth, so
+        // that "answered at the deadline" and "answered when the writer was free" stay apart on a loaded machine.
+        async let holder: Void = store.transaction { _ in try await busy(.seconds(3)) }
         try await Task.sleep(for: .milliseconds(50))
         let started = ContinuousClock.now
         await #expect(throws: StorageError.self) {
             _ = try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new"))
         }
         let waited = ContinuousClock.now - started
-        #expect(waited < .milliseconds(900), "answered at the deadline, not when the writer was free (\(waited))")
-        _ = try? await holder  // answered at its own deadline; its work holds the writer for a second
+        #expect(waited < .milliseconds(2500), "answered at the deadline, not when the writer was free (\(waited))")
+        _ = try? await holder  // answered at its own deadline; its work holds the writer for three seconds
         for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }  // up to 2 min on a loaded machine; ends when settled
         try await Task.sleep(for: .milliseconds(100))
         try await StoreDeadline.forMaintenance { () async throws in

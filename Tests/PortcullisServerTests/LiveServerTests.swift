@@ -166,7 +166,23 @@ struct LiveServerTests {
         let (refreshed, _) = try await second.request(TestEnvironment.tokenPath, form: Grants.refresh(refresh))
         #expect(refreshed == 200, "a refresh token issued before the restart still works")
         #expect(!second.output.value.contains("seeded the store"), "a restart must not seed again")
-        _ = try await second.stop()
+
+        // A configuration long poll in flight answers at once when shutdown begins: it does not hold the drain
+        // (nor the grace period) for its minute; the app polls again, on another node.
+        let (_, compliance) = try await second.request(TestEnvironment.tokenPath, form: Grants.password(scope: "api://portcullis-compliance/.default"))
+        let mam = try #require(compliance["access_token"] as? String)
+        let (_, remediation) = try await second.request("/mam/v1/remediations", json: Device.body(), bearer: mam)
+        let enrollment = try #require(remediation["enrollmentId"] as? String)
+        let policyVersion = try #require((remediation["policy"] as? [String: Any])?["version"] as? String)
+        _ = try await second.request("/mam/v1/enrollments/\(enrollment)/checkin", json: Device.checkIn(policyVersion), bearer: mam)
+        let (_, configuration) = try await second.request("/mam/v1/enrollments/\(enrollment)/configuration", bearer: mam)
+        let current = try #require(configuration["version"] as? String)
+        async let poll = second.request("/mam/v1/enrollments/\(enrollment)/configuration?wait=60", bearer: mam, headers: ["If-None-Match": "\"\(current)\""])
+        try await Task.sleep(for: .milliseconds(500))
+        let stopping = ContinuousClock.now
+        #expect(try await second.stop() == 0)
+        let (polled, _) = try await poll
+        #expect(polled == 304 && ContinuousClock.now - stopping < .seconds(5), "the poll answered when shutdown began (\(polled), \(ContinuousClock.now - stopping))")
     }
 
     @Test("bad configuration is a clear start-up error, not a crash")
@@ -188,10 +204,12 @@ struct PolicyCommandTests {
     func validate() throws {
         let executable = try portcullisExecutable()
         let config = packageRoot.appendingPathComponent("Config")
-        let shipped = try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent("conditional-access").path)
-            .map { config.appendingPathComponent("conditional-access/\($0)").path }
+        let shipped = try ["conditional-access", "app-protection", "app-configuration"].flatMap { folder in
+            try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent(folder).path).map { config.appendingPathComponent("\(folder)/\($0)").path }
+        }
         let good = try run(executable, ["policy", "validate", "--config", config.path] + shipped)
         #expect(good.status == 0, "\(good.stdout)\(good.stderr)")
+        #expect(good.stdout.contains("ok (app protection:") && good.stdout.contains("ok (app configuration: Contoso Mail for Sales, priority 10)"), "\(good.stdout)")
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
         try Data(#"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["termsOfUse"]}}"#.utf8).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }

@@ -6,7 +6,7 @@ import PortcullisStorage
 import PortcullisTokens
 
 /// The directory through the admin API (PROTOCOL §7, §11): `/admin/v1/users`, `/groups`, `/applications` (with
-/// their secrets), `/app-role-assignments` and `/tenant` (the `allowedAccounts`). Users and groups:: created, read, replaced and
+/// their secrets), `/app-role-assignments` and `/tenant` (the `allowedAccounts`). Users and groups are created, read, replaced and
 /// deleted with the validation of `directory.json`, ETags and `If-Match`, and the audit log — never showing a
 /// password or its hash. Disabling or deleting a user revokes their refresh-token families and ends their
 /// sessions at once; a group that policies name cannot be deleted.

@@ -155,7 +155,9 @@ struct DocumentResource: Sendable {
     func dryRun(_ tenant: TenantSnapshot, _ validated: (id: String, body: Data)) async throws -> Response {
         let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
         let action = before == nil ? "create" : before?.body == validated.body ? "unchanged" : "change"
-        var data = Data(#"{"action":"\#(action)","id":"\#(validated.id)","before":"#.utf8)
+        var data = Data(#"{"action":"\#(action)","id":"#.utf8)
+        data.append(try JSONEncoder().encode(validated.id))
+        data.append(contentsOf: Array(#","before":"#.utf8))
         data.append(before.map { present($0.body) } ?? Data("null".utf8))
         data.append(contentsOf: Array(#","after":"#.utf8))
         data.append(present(validated.body))

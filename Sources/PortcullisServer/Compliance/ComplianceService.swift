@@ -275,17 +275,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
     }
 
     func configurationCallbacks(enrollment: Enrollment, version: String, client: PortcullisCore.Application, now: Date) async throws -> [OutboxMessage] {
-        let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
-        guard !targets.isEmpty else { return [] }
-        let jti = UUID().uuidString.lowercased()
-        let event = ComplianceSecurityEvent(
-            iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: Int(now.wholeSeconds.timeIntervalSince1970), jti: jti,
-            events: .init(deviceComplianceChange: nil, complianceStatus: nil,
-                          configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id, version: version)))
-        let token = try await signer.sign(securityEvent: event)
-        return targets.map {
-            OutboxMessage(id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
-                          payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
+        try await outbox(enrollment: enrollment, client: client, now: now) { _ in
+            .init(deviceComplianceChange: nil, complianceStatus: nil, configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id, version: version))
         }
     }
 
@@ -359,23 +350,30 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// The SETs announcing a status change, one outbox message per callback URI of the application (or the
     /// one the app chose). URIs come only from the application's registration, never from a request.
     func callbacks(previous: ComplianceStatus?, enrollment: Enrollment, client: PortcullisCore.Application, now: Date) async throws -> [OutboxMessage] {
-        let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
-        guard !targets.isEmpty else { return [] }
         let current = enrollment.complianceStatus
-        let iat = Int(now.wholeSeconds.timeIntervalSince1970)
         func caep(_ status: ComplianceStatus?) -> String { status?.status == .compliant ? "compliant" : "not-compliant" }
         let flipped = (previous?.status == .compliant) != (current.status == .compliant)
-        let jti = UUID().uuidString.lowercased()
-        let event = ComplianceSecurityEvent(
-            iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti,
-            events: .init(
+        return try await outbox(enrollment: enrollment, client: client, now: now) { iat in
+            .init(
                 deviceComplianceChange: flipped && previous != nil
                     ? DeviceComplianceChangeEvent(subject: SubjectIdentifier(id: enrollment.id), previousStatus: caep(previous), currentStatus: caep(current), eventTimestamp: iat)
                     : nil,
                 complianceStatus: ComplianceStatusEvent(
                     enrollmentId: enrollment.id, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
-                    status: current.status, errorTitle: current.errorTitle, errorMessage: current.errorMessage)))
-        let token = try await signer.sign(securityEvent: event)
+                    status: current.status, errorTitle: current.errorTitle, errorMessage: current.errorMessage))
+        }
+    }
+
+    /// One signed SET carrying `events` (given the `iat`), as one outbox message per callback URI of the
+    /// application (or the one the app chose). URIs come only from the application's registration.
+    func outbox(enrollment: Enrollment, client: PortcullisCore.Application, now: Date,
+                events: (_ iat: Int) -> ComplianceSecurityEvent.Events) async throws -> [OutboxMessage] {
+        let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
+        guard !targets.isEmpty else { return [] }
+        let iat = Int(now.wholeSeconds.timeIntervalSince1970)
+        let jti = UUID().uuidString.lowercased()
+        let token = try await signer.sign(securityEvent: ComplianceSecurityEvent(
+            iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti, events: events(iat)))
         return targets.map {
             OutboxMessage(id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
                           payload: token, jti: jti, nextAttemptAt: now, createdAt: now)

@@ -10,6 +10,8 @@ import Synchronization
 public final class ChangeBroadcast: Sendable {
     private struct State {
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+        /// The server is shutting down: nobody waits any more.
+        var closed = false
     }
     private let state = Mutex(State())
     public let capacity: Int
@@ -17,6 +19,13 @@ public final class ChangeBroadcast: Sendable {
     public init(capacity: Int = 1000) { self.capacity = capacity }
 
     public var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Shutdown: wakes every waiter, and later waits return at once (long polls answer now, and the app polls
+    /// another node, instead of holding the drain for up to a minute).
+    public func close() {
+        state.withLock { $0.closed = true }
+        signal()
+    }
 
     /// Wakes every waiter.
     public func signal() {
@@ -28,7 +37,7 @@ public final class ChangeBroadcast: Sendable {
     }
 
     /// Returns when signalled, after `timeout`, or when the task is cancelled; `false` when it could not wait
-    /// (full: it returned at once).
+    /// (full, closed or cancelled: it returned at once).
     @discardableResult
     public func wait(for timeout: Duration) async -> Bool {
         let id = UUID()
@@ -36,7 +45,7 @@ public final class ChangeBroadcast: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let registered = state.withLock { state -> Bool in
-                    guard !Task.isCancelled, state.waiters.count < capacity else { return false }
+                    guard !Task.isCancelled, !state.closed, state.waiters.count < capacity else { return false }
                     state.waiters[id] = continuation
                     return true
                 }

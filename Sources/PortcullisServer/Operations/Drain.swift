@@ -11,10 +11,13 @@ public final class Drain: Service, Sendable {
     private let draining = Atomic<Bool>(false)
     public let delay: Duration
     private let logger: Logger
+    /// What else stops at once when shutdown begins (long polls answer).
+    private let onStart: @Sendable () -> Void
 
-    public init(delay: Duration, logger: Logger) {
+    public init(delay: Duration, logger: Logger, onStart: @escaping @Sendable () -> Void = {}) {
         self.delay = delay
         self.logger = logger
+        self.onStart = onStart
     }
 
     /// Whether shutdown has begun (readiness reports it).
@@ -23,6 +26,7 @@ public final class Drain: Service, Sendable {
     public func run() async throws {
         try? await gracefulShutdown()
         draining.store(true, ordering: .relaxed)
+        onStart()
         logger.notice("shutting down: readiness answers 503 while connections drain", metadata: ["portcullis.drain": .string("\(delay)")])
         // Not cancellable by the shutdown itself: this wait is the point. The service group's own limits cancel it.
         try? await Task.sleep(for: delay)
