@@ -128,7 +128,7 @@ public struct PortcullisServer: Sendable {
         AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
             compliance: ComplianceAdminRoutes(store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, clock: deps.clock),
-            directory: DirectoryRoutes(store: deps.store, tenants: tenants, passwords: deps.passwords, credentials: deps.credentials, clock: deps.clock, logger: deps.logger)
+            directory: DirectoryRoutes(store: deps.store, tenants: tenants, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance, clock: deps.clock, logger: deps.logger)
         ).register(on: router)
         ComplianceRoutes(service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer, clock: deps.clock)
             .register(on: router)

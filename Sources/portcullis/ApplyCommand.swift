@@ -257,9 +257,12 @@ struct Planner {
         if reply.status == 200, let answer = reply.json as? [String: Any], let action = (answer["action"] as? String).flatMap(PlanStep.Action.init) {
             let before = answer["before"] as? [String: Any]
             let after = answer["after"] as? [String: Any]
+            var diff = action == .unchanged ? [] : JSONDiff.lines(from: before, to: after)
+            // Answers never show hashes: a change nothing visible explains is a password or secret.
+            if action == .change && diff.isEmpty { diff = ["~ a password or secret changes (values are never shown)"] }
             return PlanStep(kind: document.kind, id: document.id,
                             action: action, label: document.kind == .tenant ? document.kind.label(after ?? [:]) : label,
-                            body: document.body, etag: reply.etag, diff: action == .unchanged ? [] : JSONDiff.lines(from: before, to: after))
+                            body: document.body, etag: reply.etag, diff: diff)
         }
         let details = ((reply.json as? [String: Any])?["error"] as? [String: Any])?["details"] as? [[String: Any]]
         guard reply.status == 400, let details else {

@@ -204,6 +204,9 @@ struct RoleAssignmentAndTenantTests {
             #expect(try await client.admin(.get, "/users", token: bobToken).status == .ok)
             #expect(try await client.admin(.delete, "/app-role-assignments/\(grantId)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
             #expect(try await client.admin(.get, "/users", token: bobToken).status == .forbidden, "a removed role stops the next request")
+            let audit = try #require(try await client.admin(.get, "/audit", token: admin)["value"] as? [[String: Any]])
+            let trail = audit.filter { $0["documentId"] as? String == grantId }.compactMap { $0["action"] as? String }
+            #expect(trail == ["delete", "create"], "the grant and its removal are audited, newest first: \(trail)")
 
             // Of the two remaining administrators, the second to go is refused unless forced.
             let erin = try #require(assignments.first { $0["principalId"] as? String == Fixtures.admin.id }?["id"] as? String)
@@ -234,6 +237,9 @@ struct RoleAssignmentAndTenantTests {
             #expect(refused.status == .badRequest && refused.text.contains("\"/domain\"") && refused.text.contains("\"/allowedAccounts/1\""), "\(refused.text)")
             let updated = try await client.admin(.put, "/tenant", token: admin, json: body, headers: [Self.ifMatch: try #require(read.headers[.eTag])])
             #expect(updated.status == .ok && updated["allowedAccounts"] as? [String] == ["bob@fabrikam.test"], "\(updated.text)")
+            let audit = try #require(try await client.admin(.get, "/audit?top=1", token: admin)["value"] as? [[String: Any]])
+            #expect(audit.first?["kind"] as? String == "tenant" && (audit.first?["after"] as? String)?.contains("bob@fabrikam.test") == true
+                    && (audit.first?["before"] as? String)?.contains("allowedAccounts") != true, "before (no list) and after, audited: \(audit)")
 
             let alice = try await client.complianceToken(Fixtures.alice)
             let enrollment = try await client.mam(.post, "/enrollments", token: alice, json: Device.body())

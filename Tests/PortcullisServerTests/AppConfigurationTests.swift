@@ -68,6 +68,32 @@ struct AppConfigurationTests {
         }
     }
 
+    @Test("a group membership change that moves an instance's configuration is announced too; a group a configuration policy names cannot be deleted")
+    func membership() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let admin = try await client.adminToken()
+            #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: Self.policy(groups: [Fixtures.salesGroupId])).status == .created)
+            let id = try await client.becomeCompliant()
+            let token = try await client.complianceToken()
+            let fetched = try await client.mam(.get, "/enrollments/\(id)/configuration", token: token)
+            #expect(fetched["configuration"] as? [String: Any] != nil, "Alice is in Sales: \(fetched.text)")
+            let sales = try await client.admin(.get, "/groups/\(Fixtures.salesGroupId)", token: admin)
+            let left = try await client.admin(.put, "/groups/\(Fixtures.salesGroupId)", token: admin,
+                                              json: ["displayName": "Sales", "members": [Fixtures.bob.id]], headers: [.ifMatch: try #require(sales.headers[.eTag])])
+            #expect(left.status == .ok, "\(left.text)")
+            let messages = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: nil, limit: 100)
+            let announced = messages.compactMap { try? (decodeSegment($0.payload, 1)["events"] as? [String: Any])?[SecurityEventTypes.configurationChanged] as? [String: Any] }
+            #expect(announced.contains { $0["enrollmentId"] as? String == id }, "Alice left Sales: her configuration is gone, and she is told")
+            #expect((try await client.mam(.get, "/enrollments/\(id)/configuration", token: token))["configuration"] is NSNull)
+            let engineering = Self.policy(id: "c0000000-0000-4000-8000-0000000000e1", name: "Engineering mail", priority: 20, groups: [Fixtures.engineeringGroupId])
+            #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: engineering).status == .created)
+            let named = try await client.admin(.delete, "/groups/\(Fixtures.engineeringGroupId)", token: admin, headers: [.ifMatch: "*"])
+            #expect(named.status == .conflict && named.text.contains("c0000000-0000-4000-8000-0000000000e1"), "\(named.text)")
+        }
+    }
+
     @Test("a long poll returns at once on a change through this node; 304 when nothing changed; wait is bounded; not compliant → 403 with the status")
     func longPoll() async throws {
         let env = try await TestEnvironment.make()

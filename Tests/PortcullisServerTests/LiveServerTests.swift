@@ -296,6 +296,16 @@ struct PolicyCommandTests {
         let again = try run(try portcullisExecutable(), arguments)
         #expect(again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)") && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
                 "a second run changes nothing: \(again.stdout)")
+        // A new password is a change the plan names without showing it.
+        var users = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]).flatMap { ($0["tenants"] as? [[String: Any]])?.first?["users"] as? [[String: Any]] })
+        let frankIndex = try #require(users.firstIndex { $0["id"] as? String == frank.id })
+        users[frankIndex]["password"] = "frank-pass-2"
+        tenants[0]["users"] = users
+        document["tenants"] = tenants
+        try JSONSerialization.data(withJSONObject: document).write(to: file)
+        let rekeyed = try run(try portcullisExecutable(), arguments)
+        #expect(rekeyed.stdout.contains("~ change  user frank@fabrikam.test") && rekeyed.stdout.contains("a password or secret changes")
+                && !rekeyed.stdout.contains("frank-pass-2"), "\(rekeyed.stdout)")
         let pruned = try run(try portcullisExecutable(), arguments + ["--prune"])
         #expect(pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"), "\(pruned.stdout)\(pruned.stderr)")
         let admin = try await MultiNodeTests.adminToken(server)

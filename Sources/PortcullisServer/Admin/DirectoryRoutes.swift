@@ -15,6 +15,7 @@ struct DirectoryRoutes: Sendable {
     let tenants: TenantCache
     let passwords: PasswordHasher
     let credentials: CredentialHasher
+    let compliance: ComplianceService
     let clock: any WallClock
     let logger: Logger
 
@@ -57,9 +58,15 @@ struct DirectoryRoutes: Sendable {
             beforeDelete: { id, tenant, _ in
                 let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toGroup: id) }.map(\.id)
                 let protection = tenant.appProtectionPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(id) }.map(\.id)
-                if !conditional.isEmpty || !protection.isEmpty {
-                    throw APIError(.conflict, "inUse", "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))) or app protection policies (\(protection.joined(separator: ", "))). Change them first.")
+                let configuration = tenant.appConfigurationPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(id) }.map(\.id)
+                if !conditional.isEmpty || !protection.isEmpty || !configuration.isEmpty {
+                    throw APIError(.conflict, "inUse", "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))), app protection policies (\(protection.joined(separator: ", "))) or app configuration policies (\(configuration.joined(separator: ", "))). Change them first.")
                 }
+            },
+            afterWrite: { [compliance] _, _, tenant in
+                // A membership change can move a member's app configuration: announce it (best effort, PROTOCOL §8.2).
+                let apps = Set(tenant.appConfigurationPolicies.flatMap(\.targets.applications))
+                if !apps.isEmpty { _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: apps) }
             }
         ).register(on: group, path: "groups")
 
