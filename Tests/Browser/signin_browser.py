@@ -179,6 +179,7 @@ def post_form(url, fields):
 def code_flow(run):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     verifier, challenge = pkce()
@@ -248,6 +249,7 @@ def code_flow(run):
 
 def device_flow(run):
     from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     driver.delete_all_cookies()
@@ -265,7 +267,9 @@ def device_flow(run):
     driver.find_element(By.ID, "username").send_keys(USER)
     driver.find_element(By.ID, "password").send_keys(PASSWORD)
     driver.find_element(By.CSS_SELECTOR, "button[value=allow]").click()
-    WebDriverWait(driver, 15).until(lambda d: "signed in" in d.find_element(By.TAG_NAME, "main").text)
+    # The page is replaced by the next one while we read it: a stale element is "not yet", not a failure.
+    WebDriverWait(driver, 15, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: "signed in" in d.find_element(By.TAG_NAME, "main").text)
     run.shoot("device-done")
     status, tokens = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
         "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": CLIENT, "device_code": started["device_code"]})
@@ -276,6 +280,7 @@ def device_flow(run):
 def mfa_flow(run):
     import pyotp
     from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     redirect = f"{run.app_base}/"
