@@ -41,8 +41,9 @@ public struct ManagedAppConfigurationProvider: Sendable {
                         known = response.version
                         continuation.yield(await Self.decode(T.self, response, account: account, manager: manager))
                         yieldedOnce = true
-                    case .notModified:
-                        continue
+                    case .notModified(let retryAfter):
+                        // A poll the server could not hold (shutting down, too many waiting): not at once again.
+                        if let retryAfter { try? await Task.sleep(for: .seconds(max(1, min(retryAfter, 60)))) }
                     case .unmanaged:
                         // Not enrolled (yet): nil, and look again later — the app may enroll the account meanwhile.
                         if !yieldedOnce || known != nil { continuation.yield(nil) }
@@ -77,7 +78,8 @@ public struct ManagedAppConfigurationProvider: Sendable {
 /// One answer of `GET …/configuration`, as the provider acts on it.
 enum ConfigurationFetch: Sendable {
     case changed(ManagedConfigurationResponse)
-    case notModified
+    /// Unchanged; with the server's `Retry-After` when it answered without waiting.
+    case notModified(retryAfter: TimeInterval?)
     /// The account has no enrollment in this app.
     case unmanaged
     /// The enrollment is not compliant, was wiped or is gone: no more configuration.
@@ -107,7 +109,7 @@ extension ComplianceManager {
             case 200:
                 guard let response = try? JSONDecoder().decode(ManagedConfigurationResponse.self, from: reply.body) else { return .unavailable }
                 return .changed(response)
-            case 304: return .notModified
+            case 304: return .notModified(retryAfter: reply.retryAfter)
             case 401 where !forceRefresh: continue
             case 403, 404, 410:
                 // Its status instead of configuration: a wipe is carried out as a check-in would.

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisCore
+import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import Testing
@@ -110,6 +111,7 @@ struct AppConfigurationTests {
             let idle = ContinuousClock.now
             let unchanged = try await client.execute(uri: "/mam/v1/enrollments/\(id)/configuration?wait=1", method: .get, headers: headers) { JSONReply($0) }
             #expect(unchanged.status == .notModified && ContinuousClock.now - idle >= .milliseconds(900), "held for the wait, then 304")
+            #expect(unchanged.headers[.retryAfter] == nil, "it waited: come back at once")
             let tooLong = try await client.execute(uri: "/mam/v1/enrollments/\(id)/configuration?wait=61", method: .get, headers: headers) { JSONReply($0) }
             #expect(tooLong.status == .badRequest)
 
@@ -135,6 +137,22 @@ struct AppConfigurationTests {
             let other = try await client.mam(.get, "/enrollments/\(id)/configuration", token: try await client.complianceToken(Fixtures.bob))
             #expect(other.status == .notFound, "another account's enrollment is not found")
         }
+    }
+
+    @Test("the change broadcast holds at most its capacity of waiters; beyond it, and once closed for shutdown, a wait returns at once")
+    func broadcastBounds() async throws {
+        let broadcast = ChangeBroadcast(capacity: 1)
+        async let first = broadcast.wait(for: .seconds(20))
+        for _ in 0..<500 where broadcast.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(broadcast.waiting == 1)
+        let started = ContinuousClock.now
+        #expect(await broadcast.wait(for: .seconds(20)) == false, "full: no second waiter")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        broadcast.signal()
+        #expect(await first == true, "the waiter was woken")
+        broadcast.close()
+        #expect(await broadcast.wait(for: .seconds(20)) == false, "closed: nobody waits")
+        #expect(broadcast.waiting == 0)
     }
 
     @Test("validation: pointers, the 64 KiB limit, equal priorities on one app, secrets refused openly; the admin API audits")

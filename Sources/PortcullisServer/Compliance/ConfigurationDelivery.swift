@@ -51,9 +51,12 @@ struct ConfigurationDelivery: Sendable {
                 return JSONResponse.make(status: .ok, data: try ComplianceRoutes.encoder.encode(body), headers: [.eTag: "\"\(version)\""])
             }
             let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero, await tenants.changes.wait(for: min(remaining, recheck)) else {
+            let waited = remaining > .zero ? await tenants.changes.wait(for: min(remaining, recheck)) : false
+            guard waited else {
                 var headers: HTTPFields = [.eTag: "\"\(version)\""]
                 headers[.cacheControl] = "no-store"
+                // Asked to wait but could not (shutting down, or too many waiting): say when to come back.
+                if remaining > .zero { headers[.retryAfter] = "1" }
                 return Response(status: .notModified, headers: headers)
             }
             // Woken or due: read the tenant (and the enrollment) again.
