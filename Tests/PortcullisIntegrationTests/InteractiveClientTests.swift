@@ -83,11 +83,12 @@ final class CurlBrowser: Sendable {
             process.arguments = arguments
             let pipe = Pipe()
             process.standardOutput = pipe
-            process.terminationHandler = { _ in
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+            do {
+                try process.run()
+                let reader = PipeReader(pipe)
+                // The whole output once curl closes it (read(2) on a thread: see docs/quirks.md).
+                Thread { continuation.resume(returning: String(decoding: reader.readToEnd(), as: UTF8.self)) }.start()
+            } catch { continuation.resume(throwing: error) }
         }
     }
 }

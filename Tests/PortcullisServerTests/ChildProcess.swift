@@ -65,3 +65,4 @@ enum ChildProcess {
         }
     }
 }
+

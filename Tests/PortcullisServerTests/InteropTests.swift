@@ -18,8 +18,10 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     process.standardOutput = out
     process.standardError = err
     try ChildProcess.launch(process)
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    let outReader = PipeReader(out)
+    let errReader = PipeReader(err)
+    let stdout = outReader.readToEnd()
+    let stderr = errReader.readToEnd()
     let status = ChildProcess.waitForExit(of: process)
     return (status, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }

@@ -119,13 +119,8 @@ struct LiveHardeningTests {
         let pipe = Pipe()
         listener.standardOutput = pipe
         listener.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            // At end of file the source is cancelled now: a handler left on a pipe whose descriptor is later
-            // closed and reused is a use-after-close in libdispatch (a SIGSEGV in _dispatch_event_loop_drain).
-            if data.isEmpty { handle.readabilityHandler = nil } else { output.append(String(decoding: data, as: UTF8.self)) }
-        }
         try ChildProcess.launch(listener)
+        _ = PipeReader(pipe) { output.append(String(decoding: $0, as: UTF8.self)) }
         defer {
             kill(listener.processIdentifier, SIGKILL)
             _ = ChildProcess.waitForExit(of: listener)

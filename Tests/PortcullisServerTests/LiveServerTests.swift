@@ -34,7 +34,8 @@ final class ServerProcess: Sendable {
     private let exited = Atomic<Bool>(false)
     let root: URL
     let port: Int
-    let pipe: Pipe
+    /// Reads the server's output until it exits.
+    let reader: PipeReader
 
     init(root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:],
          configDirectory: URL? = nil, extraArguments: [String] = []) async throws {
@@ -59,18 +60,12 @@ final class ServerProcess: Sendable {
         environment.merge(extraEnvironment) { $1 }
         process.environment = environment
         let pipe = Pipe()
-        self.pipe = pipe
         process.standardOutput = pipe
         process.standardError = pipe
         self.process = process
         let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            // At end of file the source is cancelled now: a handler left on a pipe whose descriptor is later
-            // closed and reused is a use-after-close in libdispatch (a SIGSEGV in _dispatch_event_loop_drain).
-            if data.isEmpty { handle.readabilityHandler = nil } else { output.append(String(decoding: data, as: UTF8.self)) }
-        }
         try ChildProcess.launch(process)
+        reader = PipeReader(pipe) { output.append(String(decoding: $0, as: UTF8.self)) }
         var port: Int?
         for _ in 0..<200 {
             if let line = output.value.split(separator: "\n").first(where: { $0.contains("Portcullis is listening on") }),
@@ -97,7 +92,6 @@ final class ServerProcess: Sendable {
     deinit {
         // Never signal a process we reaped: its PID may belong to another one by now.
         if process.processIdentifier > 0 && !exited.load(ordering: .relaxed) { kill(process.processIdentifier, SIGKILL) }
-        pipe.fileHandleForReading.readabilityHandler = nil
     }
 
     /// Sends SIGTERM and waits (up to 60 s: the whole suite shares two cores with debug builds); returns the
