@@ -121,6 +121,18 @@ public struct Enrollment: Codable, Sendable, Equatable {
         state == .compliant && (lapsesAt.map { now < $0 } ?? false)
     }
 
+    /// Whether the app instance lacks its current configuration (PROTOCOL §8.2): the `current` version is not the
+    /// one last delivered — never for an instance that had none and still has none (`managed` false).
+    public func configurationOutdated(current: String, managed: Bool) -> Bool {
+        if configurationVersion == nil && !managed { return false }
+        return configurationVersion != current
+    }
+
+    /// Whether a `configuration-changed` callback is due: outdated, and that version not announced already.
+    public func configurationAnnouncementDue(current: String, managed: Bool) -> Bool {
+        configurationOutdated(current: current, managed: managed) && configurationAnnounced != current
+    }
+
     /// Whether it still holds the app instance's managed-account slot.
     public var isActive: Bool { state != .unenrolled }
 }

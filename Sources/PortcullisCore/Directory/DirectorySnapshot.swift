@@ -90,6 +90,12 @@ public struct DirectorySnapshot: Sendable {
     /// A resource by identifier URI or app ID, case-insensitively.
     public func resource(identifier: String) -> Application? { resourcesByIdentifier[identifier.lowercased()] }
 
+    /// The assignments of the admin API's role: who can administer the tenant (the last one is never removed
+    /// unless forced).
+    public var administratorAssignments: [AppRoleAssignment] {
+        appRoleAssignments.filter { $0.role == BuiltInResources.adminRole && resource(identifier: $0.resource)?.appId == BuiltInResources.admin.appId }
+    }
+
     /// The ID an app role assignment is stored under (`AppRoleAssignment.documentId`), its resource resolved to an app ID here.
     public func documentId(of assignment: AppRoleAssignment) -> String {
         AppRoleAssignment.documentId(

@@ -96,14 +96,7 @@ struct ApplicationSecretRoutes: Sendable {
             try change(&application)
             let body = try DirectoryRoutes.encoder.encode(application)
             do {
-                _ = try await resource.store.put(
-                    tenantId: tenant.tenant.id, kind: .application, id: appId, body: body, precondition: given ?? .version(stored.version),
-                    at: resource.clock.now(),
-                    audit: AuditRecord(
-                        tenantId: tenant.tenant.id, at: resource.clock.now(), actor: context.actor, action: .replace, kind: AuditSubject(.application),
-                        documentId: appId, before: String(decoding: ApplicationSecrets.withoutHashes(stored.body), as: UTF8.self),
-                        after: String(decoding: ApplicationSecrets.withoutHashes(body), as: UTF8.self)))
-                resource.tenants.invalidate()
+                _ = try await resource.save(body, id: appId, before: stored, precondition: given ?? .version(stored.version), tenant: tenant, actor: context.actor)
                 return
             } catch let error as StorageError where error.code == .preconditionFailed && given == nil && attempt < 5 {
                 continue

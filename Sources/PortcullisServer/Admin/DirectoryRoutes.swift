@@ -96,7 +96,7 @@ struct DirectoryRoutes: Sendable {
             validate: { value, tenant, _ in try Self.validateRoleAssignment(value, tenant: tenant) },
             beforeDelete: { id, tenant, force in
                 // Removing the last holder of Portcullis.Admin would leave nobody to administer the tenant.
-                let admins = tenant.directory.appRoleAssignments.filter { Self.grantsAdministration($0, tenant) }
+                let admins = tenant.directory.administratorAssignments
                 guard !force, admins.count == 1, let last = admins.first,
                       tenant.directory.documentId(of: last) == id
                 else { return }
@@ -191,17 +191,12 @@ struct DirectoryRoutes: Sendable {
             }
         }
         try problems.check()
-        guard let principal, let resource, let role, let target else { throw APIError.malformedJSON() }
-        _ = target
+        guard let principal, let resource, let role, target != nil else { throw APIError.malformedJSON() }
         let stored = StoredRoleAssignment(AppRoleAssignment(principalId: principal, resource: resource, role: role), in: tenant.directory)
         if let given = item.string("id"), given.lowercased() != stored.id {
             throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "an assignment's ID follows from what it grants: \(stored.id) for this principal, resource and role.")])
         }
         return (stored.id, try encoder.encode(stored))
-    }
-
-    static func grantsAdministration(_ assignment: AppRoleAssignment, _ tenant: TenantSnapshot) -> Bool {
-        assignment.role == BuiltInResources.adminRole && tenant.directory.resource(identifier: assignment.resource)?.appId == BuiltInResources.admin.appId
     }
 
     /// The tenant document: `displayName` and `allowedAccounts` (UPNs or object IDs; `null` lets every account

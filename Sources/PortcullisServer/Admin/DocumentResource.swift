@@ -133,20 +133,27 @@ struct DocumentResource: Sendable {
             return JSONResponse.make(status: .ok, data: present(before.body), headers: [.eTag: Self.etag(before.version)])
         }
         do {
-            let stored = try await store.put(
-                tenantId: tenant.tenant.id, kind: kind, id: validated.id, body: validated.body, precondition: precondition, at: clock.now(),
-                audit: AuditRecord(
-                    tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: before == nil ? .create : .replace,
-                    kind: AuditSubject(kind), documentId: validated.id, before: before.map { String(decoding: present($0.body), as: UTF8.self) },
-                    after: String(decoding: present(validated.body), as: UTF8.self)))
-            tenants.invalidate()
-            try await afterWrite(before?.body, stored.body, tenant)
+            let stored = try await save(validated.body, id: validated.id, before: before, precondition: precondition, tenant: tenant, actor: context.actor)
             var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
             if creating { headers[.location] = "\(request.uri.path)/\(validated.id)" }
             return JSONResponse.make(status: before == nil ? .created : .ok, data: present(stored.body), headers: headers)
         } catch let error as StorageError {
             throw APIError.from(error, what: "The \(noun) \(validated.id)") ?? error
         }
+    }
+
+    /// Stores a document on its precondition with its audit record (as answers show it: no hash, no secret),
+    /// makes every node's next request see it, and runs `afterWrite`. StorageErrors are the caller's to map.
+    func save(_ body: Data, id: String, before: StoredDocument?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String) async throws -> StoredDocument {
+        let stored = try await store.put(
+            tenantId: tenant.tenant.id, kind: kind, id: id, body: body, precondition: precondition, at: clock.now(),
+            audit: AuditRecord(
+                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace,
+                kind: AuditSubject(kind), documentId: id, before: before.map { String(decoding: present($0.body), as: UTF8.self) },
+                after: String(decoding: present(body), as: UTF8.self)))
+        tenants.invalidate()
+        try await afterWrite(before?.body, stored.body, tenant)
+        return stored
     }
 
     /// `?dryRun=true` on a write (PROTOCOL §11, policy as code): the write validated exactly as it would be, and

@@ -222,8 +222,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
     func configurationCommands(_ enrollment: Enrollment, _ caller: Caller, now: Date) -> [EnrollmentCommand] {
         guard enrollment.isCompliant(at: now) else { return [] }
         let merged = caller.tenant.appConfiguration(userId: caller.user.id, clientId: caller.client.appId)
-        if enrollment.configurationVersion == nil && merged.configuration == nil { return [] }
-        return enrollment.configurationVersion == ConfigurationDelivery.version(merged) ? [] : [.refreshConfiguration]
+        return enrollment.configurationOutdated(current: ConfigurationDelivery.version(merged), managed: merged.configuration != nil) ? [.refreshConfiguration] : []
     }
 
     /// Remembers the configuration version an app instance fetched (one history line per new version). A
@@ -255,8 +254,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 guard announced < limit, enrollment.isCompliant(at: now) else { continue }
                 let merged = tenant.appConfiguration(userId: enrollment.userId, clientId: clientId)
                 let version = ConfigurationDelivery.version(merged)
-                if enrollment.configurationVersion == nil && merged.configuration == nil { continue }
-                guard enrollment.configurationVersion != version, enrollment.configurationAnnounced != version else { continue }
+                guard enrollment.configurationAnnouncementDue(current: version, managed: merged.configuration != nil) else { continue }
                 var updated = enrollment
                 updated.configurationAnnounced = version
                 updated.updatedAt = now
