@@ -157,7 +157,11 @@ let package = Package(
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisTokensTests",
-            dependencies: ["PortcullisTokens", "PortcullisCore", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: [
+                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -190,6 +194,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),
