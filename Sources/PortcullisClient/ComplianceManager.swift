@@ -142,8 +142,9 @@ public actor ComplianceManager: ComplianceRemediator {
     /// The accounts the app is allowed to use (UPNs or object IDs), `nil` for no restriction.
     public let allowedAccounts: [String]?
     private let continuation: AsyncStream<ComplianceStatusUpdate>.Continuation
-    /// Enrollments being wiped right now (a wipe runs once however many paths learn of it).
-    var wipesInProgress: Set<String> = []
+    /// Enrollments being wiped right now: a wipe runs once however many paths learn of it, and every path
+    /// waits for it to finish (data, enrollment state, instance key and tokens all gone).
+    var wipesInProgress: [String: Task<ComplianceStatus, Never>] = [:]
     /// Every compliance status the manager learns, in order (the app's `hasComplianceStatus`).
     public nonisolated let statusUpdates: AsyncStream<ComplianceStatusUpdate>
 
@@ -316,11 +317,16 @@ public actor ComplianceManager: ComplianceRemediator {
     }
 
     func wipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
-        // Once per enrollment, however many paths (check-in, configuration stream) learn of it at the same time.
-        guard wipesInProgress.insert(enrollmentId).inserted else {
-            return ComplianceStatus(status: .notCompliant, errorTitle: "Work data removed", errorMessage: "Your organization removed its data from this app.")
-        }
-        defer { wipesInProgress.remove(enrollmentId) }
+        // Once per enrollment, however many paths (check-in, configuration stream, secret look-up) learn of it at the same time.
+        if let running = wipesInProgress[enrollmentId] { return await running.value }
+        let wiping = Task { await self.carryOutWipe(account: account, enrollmentId: enrollmentId) }
+        wipesInProgress[enrollmentId] = wiping
+        let status = await wiping.value
+        wipesInProgress[enrollmentId] = nil
+        return status
+    }
+
+    private func carryOutWipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
         let removed = await delegate?.wipeData(for: account) ?? false
         _ = await call("DELETE", "enrollments/\(enrollmentId)", body: Optional<String>.none, account: account)
         try? await stateStore.remove(homeAccountId: account.homeAccountId)
