@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "portcullis", targets: ["portcullis"]),
         .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
+        .library(name: "PortcullisClientKeys", targets: ["PortcullisClientKeys"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -42,6 +43,9 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -100,6 +104,19 @@ let package = Package(
         ),
         // The client SDK: the wire types and the domain vocabulary they are made of (Foundation only, both).
         .target(name: "PortcullisClient", dependencies: ["PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
+        // The SDK's instance key store for Linux and development (a 0600 file): swift-crypto's HPKE and
+        // swift-certificates' CSRs, kept out of the Foundation-only SDK so that apps on Apple platforms can
+        // bring their own over CryptoKit and the Secure Enclave.
+        .target(
+            name: "PortcullisClientKeys",
+            dependencies: [
+                "PortcullisClient", "PortcullisAPI", "PortcullisCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "PortcullisTesting",
             dependencies: [
@@ -114,7 +131,7 @@ let package = Package(
             name: "portcullis",
             dependencies: [
                 "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisSQLite", "PortcullisPostgres",
-                "PortcullisServer", "PortcullisClient", "PortcullisAPI",
+                "PortcullisServer", "PortcullisClient", "PortcullisClientKeys", "PortcullisAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -154,7 +171,11 @@ let package = Package(
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisTokensTests",
-            dependencies: ["PortcullisTokens", "PortcullisCore", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: [
+                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -174,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisIntegrationTests",
             dependencies: [
-                "PortcullisClient", "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisAPI", "PortcullisTokens", "PortcullisStorage",
+                "PortcullisClient", "PortcullisClientKeys", "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisAPI", "PortcullisTokens", "PortcullisStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -187,6 +208,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -137,18 +137,23 @@ public actor ComplianceManager: ComplianceRemediator {
     weak var delegate: (any ComplianceDelegate)?
     let stateStore: any ComplianceStateStore
     let callbackUri: String?
+    /// The instance keys secrets are sealed to (`nil`: this app takes no secrets).
+    public nonisolated let keyStore: (any InstanceKeyStore)?
     /// The accounts the app is allowed to use (UPNs or object IDs), `nil` for no restriction.
     public let allowedAccounts: [String]?
     private let continuation: AsyncStream<ComplianceStatusUpdate>.Continuation
-    /// Enrollments being wiped right now (a wipe runs once however many paths learn of it).
-    var wipesInProgress: Set<String> = []
+    /// Enrollments being wiped right now: a wipe runs once however many paths learn of it, and every path
+    /// waits for it to finish (data, enrollment state, instance key and tokens all gone).
+    var wipesInProgress: [String: Task<ComplianceStatus, Never>] = [:]
     /// Every compliance status the manager learns, in order (the app's `hasComplianceStatus`).
     public nonisolated let statusUpdates: AsyncStream<ComplianceStatusUpdate>
 
     public init(
         application: PublicClientApplication, device: DeviceInfo, applier: any PolicyApplier, delegate: (any ComplianceDelegate)? = nil,
-        stateStore: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, allowedAccounts: [String]? = nil
+        stateStore: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, allowedAccounts: [String]? = nil,
+        keyStore: (any InstanceKeyStore)? = nil
     ) {
+        self.keyStore = keyStore
         self.application = application
         self.device = device
         self.applier = applier
@@ -179,8 +184,16 @@ public actor ComplianceManager: ComplianceRemediator {
             return publish(account, ComplianceStatus(status: .notCompliant, errorTitle: "Account not allowed",
                                                      errorMessage: "This app is configured to allow only specific work accounts."))
         }
+        var appKey: AppKeyJWK?
+        if let keyStore {
+            // Registered at every remediation: the server keeps it, or replaces a key this store lost.
+            do { appKey = try await keyStore.publicKey(for: account) } catch {
+                return publish(account, ComplianceStatus(status: .serviceFailure, errorTitle: "Device key unavailable",
+                                                         errorMessage: "This app cannot use its protected key store. Restart the app and try again."))
+            }
+        }
         let body = RemediationRequest(deviceId: device.deviceId, platform: device.platform, osVersion: device.osVersion, appVersion: device.appVersion,
-                                      sdkVersion: device.sdkVersion, silent: silent, callbackUri: callbackUri)
+                                      sdkVersion: device.sdkVersion, silent: silent, callbackUri: callbackUri, appKey: appKey)
         let response: EnrollmentResponse
         switch await call("POST", "remediations", body: body, account: account) {
         case .success(let value): response = value
@@ -217,6 +230,7 @@ public actor ComplianceManager: ComplianceRemediator {
             throw PortcullisClientError.transport("cannot reach the compliance service to unenroll")
         }
         try await stateStore.remove(homeAccountId: account.homeAccountId)
+        try? await keyStore?.removeKey(for: account)
         _ = publish(account, ComplianceStatus(status: .notCompliant, errorTitle: "Account removed", errorMessage: "This account is no longer protected in this app."))
     }
 
@@ -303,14 +317,21 @@ public actor ComplianceManager: ComplianceRemediator {
     }
 
     func wipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
-        // Once per enrollment, however many paths (check-in, configuration stream) learn of it at the same time.
-        guard wipesInProgress.insert(enrollmentId).inserted else {
-            return ComplianceStatus(status: .notCompliant, errorTitle: "Work data removed", errorMessage: "Your organization removed its data from this app.")
-        }
-        defer { wipesInProgress.remove(enrollmentId) }
+        // Once per enrollment, however many paths (check-in, configuration stream, secret look-up) learn of it at the same time.
+        if let running = wipesInProgress[enrollmentId] { return await running.value }
+        let wiping = Task { await self.carryOutWipe(account: account, enrollmentId: enrollmentId) }
+        wipesInProgress[enrollmentId] = wiping
+        let status = await wiping.value
+        wipesInProgress[enrollmentId] = nil
+        return status
+    }
+
+    private func carryOutWipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
         let removed = await delegate?.wipeData(for: account) ?? false
         _ = await call("DELETE", "enrollments/\(enrollmentId)", body: Optional<String>.none, account: account)
         try? await stateStore.remove(homeAccountId: account.homeAccountId)
+        // The instance key goes too: a device identity certified for it must not outlive the wipe.
+        try? await keyStore?.removeKey(for: account)
         try? await application.signOut(account: account)
         return publish(account, ComplianceStatus(
             status: .notCompliant, errorTitle: "Work data removed",

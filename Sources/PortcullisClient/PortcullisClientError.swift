@@ -21,6 +21,10 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
         /// The server could not answer now (503 `temporarily_unavailable`, e.g. its store is away) and changed
         /// nothing: try the same request again after `retryAfter`.
         case temporarilyUnavailable
+        /// The secret is not provisioned to this account in this app (no policy declares it, or no material yet), or the account is unmanaged.
+        case notProvisioned
+        /// Secrets need an instance key: the manager has no key store, or the enrollment registered no key.
+        case instanceKeyRequired
     }
 
     /// Who must remediate and where (from `adi`, `client_info` and Portcullis's `remediation` member).
@@ -39,6 +43,8 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
     public var correlationId: String?
     /// For `temporarilyUnavailable`: when to try again (the server's `Retry-After`).
     public var retryAfter: TimeInterval?
+    /// The compliance API's error code (`appKeyRequired`, `deviceIdentity`…), when it sent one.
+    public var code: String?
 
     public var description: String {
         var text = "\(kind): \(message)"

@@ -21,10 +21,15 @@ public struct ServerDependencies: Sendable {
     public var clock: any WallClock
     public var metrics: ServerMetrics
     public var logger: Logger
+    /// The tenants' issuing CAs (device identities), in `Keys/ca/`.
+    public var issuingAuthority: IssuingAuthority
 
+    /// `keysDirectory` holds the issuing CAs; without one (tests), a directory of this process under the
+    /// temporary directory, shared by every server the process runs (as nodes share `Keys/`).
     public init(
         configuration: ServerConfiguration, store: any PortcullisStore, signer: TokenSigner, credentials: CredentialHasher,
-        passwords: PasswordHasher, clock: any WallClock = SystemWallClock(), metrics: ServerMetrics = ServerMetrics(), logger: Logger
+        passwords: PasswordHasher, clock: any WallClock = SystemWallClock(), metrics: ServerMetrics = ServerMetrics(), logger: Logger,
+        keysDirectory: URL? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -34,6 +39,8 @@ public struct ServerDependencies: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
+        self.issuingAuthority = IssuingAuthority(keysDirectory: keysDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-keys-\(ProcessInfo.processInfo.processIdentifier)"))
     }
 }
 
@@ -127,11 +134,16 @@ public struct PortcullisServer: Sendable {
         ).register(on: router)
         AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
-            compliance: ComplianceAdminRoutes(store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, clock: deps.clock),
+            compliance: ComplianceAdminRoutes(
+                store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, box: SecretMaterialBox(credentials: deps.credentials),
+                clock: deps.clock),
             directory: DirectoryRoutes(store: deps.store, tenants: tenants, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance, clock: deps.clock, logger: deps.logger)
         ).register(on: router)
-        ComplianceRoutes(service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer, clock: deps.clock)
-            .register(on: router)
+        ComplianceRoutes(
+            service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer,
+            secrets: SecretDelivery(service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),
+            clock: deps.clock
+        ).register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty, drain: drain).register(on: router)
         return router
     }

@@ -15,6 +15,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
     public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")
     public static let appConfigurationPolicy = DocumentKind(rawValue: "appConfigurationPolicy")
+    /// A declared secret's material, sealed at rest (`StoredSecretMaterial`), ID `{policyId}:{identifier}`.
+    public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
 }
 
 /// A stored document with its version (the ETag): a counter that grows on every write.

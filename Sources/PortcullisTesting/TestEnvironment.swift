@@ -63,7 +63,7 @@ public final class TestEnvironment: Sendable {
         }
         let dependencies = ServerDependencies(
             configuration: configuration, store: store, signer: signer, credentials: credentials, passwords: passwords,
-            clock: clock, logger: logger)
+            clock: clock, logger: logger, keysDirectory: root.appendingPathComponent("Keys"))
         return TestEnvironment(root: root, store: store, server: PortcullisServer(dependencies: dependencies), clock: clock, signer: signer, configuration: configuration)
     }
 

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import PortcullisAPI
 import PortcullisClient
+import PortcullisClientKeys
 import PortcullisCore
 
 /// Options shared by the client commands (they use the client SDK, like an app would).
@@ -66,6 +67,7 @@ func describe(_ error: PortcullisClientError) -> [String: Any] {
         body["remediation_endpoint"] = protection.remediationEndpoint?.absoluteString
         body["policy_ids"] = protection.policyIds
     }
+    if let code = error.code { body["code"] = code }
     if let status = error.complianceStatus {
         body["compliance_status"] = ["status": status.status.rawValue, "errorTitle": status.errorTitle ?? "", "errorMessage": status.errorMessage ?? ""]
     }
@@ -187,14 +189,25 @@ struct RemediateCommand: AsyncParsableCommand {
     @Flag(name: .customLong("show-configuration"), help: "Once compliant, print the organization's configuration for this app (PROTOCOL §8.2).")
     var showConfiguration = false
     @Flag(help: "With --show-configuration: keep printing each change until interrupted (long polling).") var follow = false
+    @Option(help: "Once compliant, fetch the secret with this identifier (repeatable), open it with this instance's key and print it (PROTOCOL §8.2).")
+    var secret: [String] = []
+    @Option(help: "Once compliant, request the device identity with this identifier (repeatable): a CSR for this instance's key, certified by the tenant's CA; prints the chain.")
+    var identity: [String] = []
+
+    func validate() throws {
+        if follow && !showConfiguration { throw ValidationError("--follow goes with --show-configuration") }
+        if follow && !(secret.isEmpty && identity.isEmpty) { throw ValidationError("--follow prints configuration until interrupted; fetch secrets in another run") }
+    }
 
     func run() async throws {
         let app = try client.application()
+        // The instance key (one per account, in a 0600 file under the state directory) is registered at
+        // remediation; secrets are sealed to it.
         let manager = ComplianceManager(
             application: app,
             device: DeviceInfo(deviceId: deviceId, platform: client.platform, osVersion: osVersion, appVersion: appVersion, jailbroken: jailbroken),
             applier: PrintingApplier(pinSet: !noPin), stateStore: FileComplianceStateStore(url: client.stateURL.appendingPathComponent("compliance.json")),
-            callbackUri: callbackUri)
+            callbackUri: callbackUri, keyStore: FileInstanceKeyStore(directory: client.stateURL.appendingPathComponent("keys")))
         let accounts = try await app.accounts()
         guard let target = accounts.first(where: { account == nil || $0.matches(identity: account!) }) else {
             throw ValidationError("no cached account\(account.map { " \($0)" } ?? ""); sign in with `portcullis token` first")
@@ -211,8 +224,29 @@ struct RemediateCommand: AsyncParsableCommand {
         if let id = await manager.enrollmentId(for: target) { body["enrollmentId"] = id }
         printJSON(body)
         if status.status != .compliant { throw ExitCode(1) }
+        let provider = ManagedAppConfigurationProvider(manager: manager)
+        do {
+            for identifier in secret {
+                let material = try await provider.secret(identifier, for: target)
+                var shown: [String: Any] = [:]
+                if let password = material.password { shown["password"] = password }
+                if let certificates = material.certificatesPem { shown["certificatesPem"] = certificates }
+                if let key = material.privateKeyPem { shown["privateKeyPem"] = key }
+                printJSON(["account": target.username, "identifier": identifier, "secret": shown])
+            }
+            for identifier in identity {
+                let issued = try await provider.identity(identifier, for: target)
+                var shown: [String: Any] = ["certificatesPem": issued.certificatesPem]
+                if let notAfter = issued.notAfter { shown["notAfter"] = ISO8601DateFormatter().string(from: notAfter) }
+                shown["key"] = issued.privateKeyPem == nil ? "this instance's key (\(client.stateURL.appendingPathComponent("keys").path))" : "uploaded"
+                printJSON(["account": target.username, "identifier": identifier, "identity": shown])
+            }
+        } catch let error as PortcullisClientError {
+            printJSON(describe(error))
+            throw ExitCode(1)
+        }
         guard showConfiguration else { return }
-        for await configuration in ManagedAppConfigurationProvider(manager: manager).configurations(of: JSONValue.self, for: target) {
+        for await configuration in provider.configurations(of: JSONValue.self, for: target) {
             let shown: Any = configuration.flatMap { try? JSONSerialization.jsonObject(with: JSONEncoder().encode($0)) } ?? NSNull()
             printJSON(["account": target.username, "configuration": shown])
             if !follow { break }

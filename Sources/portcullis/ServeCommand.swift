@@ -78,7 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let passwords = try await PasswordHasher(cost: settings.bcryptCost, queueLimit: settings.passwordQueueLimit)
                 let dependencies = ServerDependencies(
                     configuration: settings.serverConfiguration, store: store, signer: signer, credentials: credentials,
-                    passwords: passwords, clock: clock, logger: logger)
+                    passwords: passwords, clock: clock, logger: logger, keysDirectory: URL(fileURLWithPath: settings.keysDirectory))
                 let loopback = CallbackURI.isLoopback(host: settings.host)
                 if settings.demo && !loopback {
                     logger.warning("PORTCULLIS_DEMO=1: the demo directory's published development credentials may be seeded on a listener beyond loopback; never do this anywhere real")

@@ -29,6 +29,11 @@ Tests
       code flow registers a factor on the page (a wrong first code refused), amr pwd+mfa; a silent refresh
       keeps mfa; a later sign-in asks only for the code, refuses the replayed one and takes the next; five
       wrong codes lock (50053), the right code too while locked.
+  (g) Secrets (PROTOCOL §8) checked from outside Swift: the admin writes the demo policy's password and a
+      PKCS #12 identity made by `cryptography`; an instance key made by `cryptography` is registered at
+      remediation; each secret is opened with pyhpke (RFC 9180: DHKEM(P-256, HKDF-SHA256), HKDF-SHA256,
+      AES-256-GCM, the info string of §8.2); a CSR signed by the key gets a device identity whose leaf
+      verifies against GET /{tenant}/pki/ca.pem.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -65,6 +70,10 @@ COMPLIANCE_SCOPE = "api://portcullis-compliance/.default"
 LOOPBACK_REDIRECT = "http://localhost:8400"
 DAVE = "dave@contoso.example"  # the demo configuration requires MFA for Dave on the mail API
 DAVE_PASSWORD = "Dave-dev-pass1"
+ADMIN_CLIENT = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03"
+ADMIN_SECRET = "admin-dev-secret-change-me"
+# The demo's app configuration policy for Contoso Mail (Config/app-configuration/mail-sales.json).
+MAIL_CONFIGURATION_POLICY = "d4e5f6a7-0b1c-4d2e-8f3a-5b6c7d8e9f01"
 
 
 class Failure(Exception):
@@ -575,6 +584,114 @@ def test_mfa(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: 50053 after the fifth wrong code, and for the right code while locked")
 
 
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_secrets(msal, authority, issuer, session, cafile, base):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+    from cryptography.x509.oid import NameOID
+    import datetime
+    from pyhpke import AEADId, CipherSuite, KDFId, KEMId, KEMKey
+
+    what = "(g) secrets: admin writes"
+    daemon = msal.ConfidentialClientApplication(ADMIN_CLIENT, client_credential=ADMIN_SECRET, authority=authority,
+                                                instance_discovery=False, http_client=session)
+    admin_token = daemon.acquire_token_for_client(["api://portcullis-admin/.default"])
+    expect_token(admin_token, what + " (admin token)")
+    admin = {"Authorization": f"Bearer {admin_token['access_token']}"}
+    policies = f"{base}/admin/v1/app-configuration/policies"
+    smtp_password = "Interop-smtp-" + b64url(hashlib.sha256(str(time.time()).encode()).digest()[:9])
+    written = session.put(f"{policies}/{MAIL_CONFIGURATION_POLICY}/secrets/com.contoso.mail.smtp", json={"password": smtp_password},
+                          headers=admin, timeout=30)
+    check(written.status_code in (200, 201) and smtp_password not in written.text, f"{what}: the demo policy's password", [written.status_code, written.text])
+    # An uploaded identity, as an admin exports it from another PKI: PKCS #12 with a passphrase.
+    vpn_key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "interop vpn")])
+    vpn_cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(vpn_key.public_key())
+                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                .not_valid_after(now + datetime.timedelta(days=30)).sign(vpn_key, hashes.SHA256()))
+    bundle = pkcs12.serialize_key_and_certificates(b"vpn", vpn_key, vpn_cert, None, serialization.BestAvailableEncryption(b"interop-pass"))
+    policy = {"displayName": "Interop identities", "priority": 500, "configuration": {},
+              "targets": {"applications": [PUBLIC_CLIENT], "includeGroups": ["All"], "excludeGroups": []},
+              "secrets": [{"identifier": "com.contoso.interop.vpn", "kind": "identity", "issuance": "uploaded"}]}
+    created = session.post(policies, json=policy, headers=admin, timeout=30)
+    check(created.status_code == 201, f"{what}: a policy declaring an uploaded identity", [created.status_code, created.text])
+    policy_id = created.json()["id"]
+    wrong = session.put(f"{policies}/{policy_id}/secrets/com.contoso.interop.vpn", headers=admin, timeout=30,
+                        json={"pkcs12": base64.b64encode(bundle).decode(), "passphrase": "not-it"})
+    check(wrong.status_code == 400 and "/pkcs12" in wrong.text, f"{what}: a wrong passphrase is a 400 naming /pkcs12", [wrong.status_code, wrong.text])
+    uploaded = session.put(f"{policies}/{policy_id}/secrets/com.contoso.interop.vpn", headers=admin, timeout=30,
+                           json={"pkcs12": base64.b64encode(bundle).decode(), "passphrase": "interop-pass"})
+    fingerprint = vpn_cert.fingerprint(hashes.SHA256()).hex()
+    check(uploaded.status_code == 201 and uploaded.json().get("fingerprint") == fingerprint, f"{what}: the PKCS #12 opened, its leaf's fingerprint",
+          [uploaded.status_code, uploaded.text, fingerprint])
+    print(f"PASS {what}: password (version {written.json().get('version')}) and a PKCS #12 identity (fingerprint {fingerprint[:16]}…)")
+
+    what = "(g) secrets: the app"
+    app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+    mam = app.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=[COMPLIANCE_SCOPE])
+    expect_token(mam, what + " (compliance token)")
+    bearer = {"Authorization": f"Bearer {mam['access_token']}"}
+    instance = ec.generate_private_key(ec.SECP256R1())
+    numbers = instance.public_key().public_numbers()
+    jwk = {"kty": "EC", "crv": "P-256", "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}
+    compliance = f"{base}/mam/v1"
+    device = {"deviceId": "python-secrets", "platform": "iOS", "osVersion": "17.4", "appVersion": "3.1", "silent": True, "appKey": jwk}
+    enrolled = session.post(f"{compliance}/remediations", json=device, headers=bearer, timeout=30)
+    body = enrolled.json() if enrolled.status_code in (200, 201) else {}
+    enrollment_id, version = body.get("enrollmentId"), (body.get("policy") or {}).get("version")
+    check(enrollment_id and version, f"{what}: enrolled with an appKey", [enrolled.status_code, enrolled.text[:800]])
+    checked = session.post(f"{compliance}/enrollments/{enrollment_id}/checkin", headers=bearer, timeout=30, json={
+        "osVersion": "17.4", "appVersion": "3.1", "jailbroken": False, "pinSet": True, "appliedPolicyVersion": version})
+    check(checked.status_code == 200 and (checked.json().get("complianceStatus") or {}).get("status") == "compliant", f"{what}: compliant", checked.text[:800])
+    configuration = session.get(f"{compliance}/enrollments/{enrollment_id}/configuration", headers=bearer, timeout=30).json()
+    listed = {entry["identifier"]: entry for entry in configuration.get("secrets", [])}
+    check({"com.contoso.mail.smtp", "com.contoso.interop.vpn", "com.contoso.mail.license"} <= set(listed), f"{what}: the provisioned secrets", configuration)
+
+    suite = CipherSuite.new(KEMId.DHKEM_P256_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES256_GCM)
+    recipient_key = KEMKey.from_pem(instance.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+    def opened(identifier):
+        reply = session.get(f"{compliance}/enrollments/{enrollment_id}/secrets/{identifier}", headers=bearer, timeout=30)
+        check(reply.status_code == 200, f"{what}: GET secrets/{identifier}", [reply.status_code, reply.text[:800]])
+        sealed = reply.json()
+        info = f"portcullis-secret-v1:{enrollment_id}:{sealed['identifier']}:{sealed['version']}".encode()
+        context = suite.create_recipient_context(b64url_decode(sealed["sealed"]["enc"]), recipient_key, info=info)
+        return json.loads(context.open(b64url_decode(sealed["sealed"]["ciphertext"]), aad=b""))
+
+    smtp = opened("com.contoso.mail.smtp")
+    check(smtp == {"password": smtp_password}, f"{what}: pyhpke opens the password", smtp)
+    vpn = opened("com.contoso.interop.vpn")
+    leaf = x509.load_pem_x509_certificates(vpn["certificatesPem"].encode())[0]
+    key = serialization.load_pem_private_key(vpn["privateKeyPem"].encode(), password=None)
+    check(leaf.fingerprint(hashes.SHA256()).hex() == fingerprint and "BEGIN PRIVATE KEY" in vpn["privateKeyPem"]
+          and key.public_key().public_numbers() == vpn_cert.public_key().public_numbers(), f"{what}: the PKCS #12's certificate and key (PKCS #8)", vpn)
+    print(f"PASS {what}: enrolled {enrollment_id} with a cryptography key; pyhpke opened the password and the uploaded identity")
+
+    what = "(g) secrets: device identity"
+    csr = (x509.CertificateSigningRequestBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "python device")]))
+           .sign(instance, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode())
+    issued = session.post(f"{compliance}/enrollments/{enrollment_id}/identities/com.contoso.mail.license", json={"csr": csr}, headers=bearer, timeout=30)
+    check(issued.status_code == 200, f"{what}: issued", [issued.status_code, issued.text[:800]])
+    chain = x509.load_pem_x509_certificates(issued.json()["certificatesPem"].encode())
+    ca_reply = session.get(f"{base}/{TENANT_DOMAIN}/pki/ca.pem", timeout=30)
+    ca = x509.load_pem_x509_certificate(ca_reply.content)
+    chain[0].verify_directly_issued_by(ca)
+    check(chain[0].public_key().public_numbers() == instance.public_key().public_numbers(), f"{what}: the leaf certifies the instance key")
+    subject = chain[0].subject.rfc4514_string()
+    check(USERNAME in subject and enrollment_id in subject and TENANT_ID in subject, f"{what}: the subject names account, enrollment and tenant", subject)
+    print(f"PASS {what}: {subject}, until {issued.json()['notAfter']}, verified against {TENANT_DOMAIN}/pki/ca.pem with cryptography")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cafile", required=True, help="PEM certificate to trust (portcullis dev-cert output)")
@@ -587,8 +704,9 @@ def main():
     try:
         import msal
         import requests  # noqa: F401  (an msal dependency)
+        import pyhpke  # noqa: F401  (test g)
     except ImportError as error:
-        print(f"msal_interop: {error}; install with: python3 -m pip install msal", file=sys.stderr)
+        print(f"msal_interop: {error}; install with: python3 -m pip install msal pyotp pyhpke", file=sys.stderr)
         return 2
 
     base = args.base_url.rstrip("/")
@@ -597,7 +715,7 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa)
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets)
     for test in (test_client_credentials, test_password_and_refresh) + interactive:
         try:
             if test in interactive:

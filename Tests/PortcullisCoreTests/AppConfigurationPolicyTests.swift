@@ -34,7 +34,7 @@ struct AppConfigurationPolicyTests {
                 == MergedAppConfiguration.resolve([again], groupIds: [], clientId: CA.approvedClient).canonical)
     }
 
-    @Test("every problem with its pointer: size, priority range and conflicts, targets, secrets (not deliverable yet), unknown members")
+    @Test("every problem with its pointer: size, priority range and conflicts, targets, secret declarations, unknown members")
     func validation() throws {
         let existing = try Self.policy("a0000000-0000-4000-8000-0000000000b1", priority: 10, ["k": 1])
         func pointers(_ value: [String: Any]) -> Set<String> {
@@ -51,7 +51,16 @@ struct AppConfigurationPolicyTests {
         #expect(pointers(["displayName": "x", "priority": 11, "configuration": ["big": String(repeating: "x", count: 65_536)], "targets": targets]) == ["/configuration"])
         #expect(pointers(["displayName": "x", "priority": 11, "configuration": ["fits": String(repeating: "x", count: 60_000)], "targets": targets]).isEmpty)
         #expect(pointers(["displayName": "x", "priority": 11, "configuration": [:], "targets": targets,
-                          "secrets": [["identifier": "com.x", "kind": "password"]]]) == ["/secrets"])
+                          "secrets": [["identifier": "com.x", "kind": "password"]]]).isEmpty)
+        #expect(pointers(["displayName": "x", "priority": 11, "configuration": [:], "targets": targets,
+                          "secrets": [["identifier": "com.x", "kind": "password"], ["identifier": "COM.X", "kind": "certificate"], ["identifier": "-x", "kind": "password"],
+                                      ["identifier": "com.y", "kind": "identity", "issuance": "device", "validityDays": 400], ["identifier": "com.z", "kind": "secretSauce"],
+                                      ["identifier": "com.w", "kind": "identity", "issuance": "uploaded", "validityDays": 3], ["identifier": "com.v", "kind": "password", "issuance": "device"],
+                                      ["identifier": "com.u", "kind": "password", "note": 1]]])
+                == ["/secrets/1/identifier", "/secrets/2/identifier", "/secrets/3/validityDays", "/secrets/4/kind", "/secrets/5/validityDays", "/secrets/6/issuance", "/secrets/7/note"],
+                "duplicate identifiers (case-insensitive), bad identifiers, unknown kinds, members of another kind, unknown members")
+        #expect(pointers(["displayName": "x", "priority": 11, "configuration": [:], "targets": targets,
+                          "secrets": (0...SecretDeclaration.maximumPerPolicy).map { ["identifier": "com.s\($0)", "kind": "password"] }]) == ["/secrets/50"])
         #expect(pointers(["displayName": "x", "priority": 11, "configuration": [:], "targets": targets, "secrets": []]).isEmpty)
         #expect(pointers(["priority": 2_000_000, "configuration": "no", "targets": ["applications": ["nope"], "includeGroups": ["nope"]], "colour": 1])
                 == ["/displayName", "/priority", "/configuration", "/targets/applications/0", "/targets/includeGroups/0", "/colour"])

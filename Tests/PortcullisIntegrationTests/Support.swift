@@ -52,9 +52,10 @@ enum Client {
     }
 
     static func manager(_ app: PublicClientApplication, device: String = "device-1", applier: TestApplier = TestApplier(), delegate: TestDelegate? = nil,
-                        store: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, os: String = "17.4") -> ComplianceManager {
+                        store: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, os: String = "17.4",
+                        keyStore: (any InstanceKeyStore)? = nil) -> ComplianceManager {
         ComplianceManager(application: app, device: DeviceInfo(deviceId: device, platform: "iOS", osVersion: os, appVersion: "3.1"),
-                          applier: applier, delegate: delegate, stateStore: store, callbackUri: callbackUri)
+                          applier: applier, delegate: delegate, stateStore: store, callbackUri: callbackUri, keyStore: keyStore)
     }
 
     static func admin(_ authority: URL) async throws -> AdminClient { try await AdminClient(authority: authority) }
@@ -72,11 +73,11 @@ struct AdminClient {
     }
 
     @discardableResult
-    func send(_ method: String, _ path: String, json: Any? = nil) async throws -> (Int, [String: Any]) {
+    func send(_ method: String, _ path: String, json: Any? = nil, ifMatch: Bool = true) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: base.appendingPathComponent(path))
         request.httpMethod = method
         // These tests replace what they just read or wrote; "any version" is what they mean.
-        if method == "PUT" || method == "DELETE" { request.setValue("*", forHTTPHeaderField: "If-Match") }
+        if ifMatch && (method == "PUT" || method == "DELETE") { request.setValue("*", forHTTPHeaderField: "If-Match") }
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if let json {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)

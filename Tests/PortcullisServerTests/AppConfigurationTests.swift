@@ -155,7 +155,7 @@ struct AppConfigurationTests {
         #expect(broadcast.waiting == 0)
     }
 
-    @Test("validation: pointers, the 64 KiB limit, equal priorities on one app, secrets refused openly; the admin API audits")
+    @Test("validation: pointers, the 64 KiB limit, equal priorities on one app, an unknown secret kind; the admin API audits")
     func validation() async throws {
         let env = try await TestEnvironment.make()
         defer { Task { await env.close() } }
@@ -164,14 +164,14 @@ struct AppConfigurationTests {
             #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: Self.policy()).status == .created)
             let huge = Self.policy(id: "c0000000-0000-4000-8000-0000000000c3", priority: 30, configuration: ["blob": String(repeating: "x", count: 70_000)])
             var secrets = Self.policy(id: "c0000000-0000-4000-8000-0000000000c4", priority: 40)
-            secrets["secrets"] = [["identifier": "com.fabrikam.mail.smtp", "kind": "password"]]
+            secrets["secrets"] = [["identifier": "com.fabrikam.mail.smtp", "kind": "token"]]
             var unknownApp = Self.policy(id: "c0000000-0000-4000-8000-0000000000c5", priority: 50)
             unknownApp["targets"] = ["applications": ["00000000-0000-4000-8000-00000000dead"], "includeGroups": ["All"]]
             var notObject = Self.policy(id: "c0000000-0000-4000-8000-0000000000c6", priority: 60)
             notObject["configuration"] = ["a", "b"]
             for (body, pointer) in [
                 (huge, "/configuration"), (Self.policy(id: "c0000000-0000-4000-8000-0000000000c7", name: "Same priority"), "/priority"),
-                (secrets, "/secrets"), (unknownApp, "/targets/applications/0"), (notObject, "/configuration"),
+                (secrets, "/secrets/0/kind"), (unknownApp, "/targets/applications/0"), (notObject, "/configuration"),
                 (Self.policy(id: "c0000000-0000-4000-8000-0000000000c8", priority: -1), "/priority"),
             ] {
                 let refused = try await client.admin(.post, "/app-configuration/policies", token: admin, json: body)

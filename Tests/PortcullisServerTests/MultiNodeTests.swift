@@ -85,7 +85,10 @@ struct MultiNodeTests {
 
             // Remediate through B; a wipe through A is enforced by B at once.
             let compliance = try await Self.complianceToken(b, Fixtures.alice)
-            let (_, remediation) = try await b.request("/mam/v1/remediations", json: Device.body("phone"), bearer: compliance)
+            let appKey = InstanceKey()
+            var remediationBody = Device.body("phone")
+            remediationBody["appKey"] = appKey.jwk
+            let (_, remediation) = try await b.request("/mam/v1/remediations", json: remediationBody, bearer: compliance)
             let enrollment = try #require(remediation["enrollmentId"] as? String)
             let version = try #require((remediation["policy"] as? [String: Any])?["version"] as? String)
             let (_, checkIn) = try await a.request("/mam/v1/enrollments/\(enrollment)/checkin", json: Device.checkIn(version), bearer: compliance)
@@ -100,13 +103,33 @@ struct MultiNodeTests {
                                         headers: ["If-None-Match": "\"\(unmanagedVersion)\""])
             try await Task.sleep(for: .milliseconds(500))
             let written = ContinuousClock.now
+            let policyId = "c0000000-0000-4000-8000-00000000a0b0"
             let (configured, _) = try await a.request("/admin/v1/app-configuration/policies", json: [
-                "displayName": "Mail settings", "priority": 10, "configuration": ["serverUrl": "https://mail.fabrikam.test"],
-                "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []]] as [String: Any], bearer: adminA)
+                "id": policyId, "displayName": "Mail settings", "priority": 10, "configuration": ["serverUrl": "https://mail.fabrikam.test"],
+                "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []],
+                "secrets": [["identifier": "com.fabrikam.smtp", "kind": "password"], ["identifier": "com.fabrikam.license", "kind": "identity", "issuance": "device"]],
+            ] as [String: Any], bearer: adminA)
             #expect(configured == 201)
             let (wokenStatus, wokenBody) = try await woken
             #expect(wokenStatus == 200 && (wokenBody["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail.fabrikam.test", "\(wokenBody)")
             #expect(ContinuousClock.now - written < .seconds(5), "B noticed A's write by the store's revision, not by the 20 s timeout")
+            // Secrets: material sealed at rest by A opens on B (one key-encryption key from the shared Keys/), and
+            // both nodes issue device identities from one tenant CA.
+            let (stored, _) = try await a.request("/admin/v1/app-configuration/policies/\(policyId)/secrets/com.fabrikam.smtp", method: "PUT",
+                                                  json: ["password": "shared-smtp"], bearer: adminA)
+            #expect(stored == 201)
+            let (sealedStatus, sealedBody) = try await b.request("/mam/v1/enrollments/\(enrollment)/secrets/com.fabrikam.smtp", bearer: compliance)
+            #expect(sealedStatus == 200)
+            let sealed = JSONReply(status: .ok, headers: [:], json: sealedBody, text: "")
+            #expect(try appKey.open(sealed, enrollmentId: enrollment)["password"] as? String == "shared-smtp")
+            var issuers: [String] = []
+            for node in [a, b] {
+                let (issued, body) = try await node.request("/mam/v1/enrollments/\(enrollment)/identities/com.fabrikam.license", json: ["csr": try appKey.csr()], bearer: compliance)
+                #expect(issued == 200, "\(body)")
+                let chain = (body["certificatesPem"] as? String ?? "").components(separatedBy: "-----BEGIN CERTIFICATE-----")
+                issuers.append(chain.last ?? "")
+            }
+            #expect(issuers.count == 2 && issuers[0] == issuers[1] && !issuers[0].isEmpty, "one issuing CA for the tenant across nodes")
 
             let (wiped, _) = try await a.request("/admin/v1/enrollments/\(enrollment)/wipe", method: "POST", bearer: adminA)
             #expect(wiped == 202)

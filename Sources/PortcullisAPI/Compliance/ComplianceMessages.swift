@@ -8,13 +8,16 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
     public var osVersion: String?
     public var appVersion: String?
     public var sdkVersion: String?
+    /// The instance key secrets are sealed to (PROTOCOL §8.2); registering another replaces it.
+    public var appKey: AppKeyJWK?
 
-    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?) {
+    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?, appKey: AppKeyJWK? = nil) {
         self.deviceId = deviceId
         self.platform = platform
         self.osVersion = osVersion
         self.appVersion = appVersion
         self.sdkVersion = sdkVersion
+        self.appKey = appKey
     }
 }
 
@@ -46,8 +49,10 @@ public struct RemediationRequest: Codable, Sendable, Equatable {
     public var sdkVersion: String?
     public var silent: Bool?
     public var callbackUri: String?
+    public var appKey: AppKeyJWK?
 
-    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String? = nil, silent: Bool?, callbackUri: String? = nil) {
+    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String? = nil, silent: Bool?, callbackUri: String? = nil,
+                appKey: AppKeyJWK? = nil) {
         self.deviceId = deviceId
         self.platform = platform
         self.osVersion = osVersion
@@ -55,6 +60,7 @@ public struct RemediationRequest: Codable, Sendable, Equatable {
         self.sdkVersion = sdkVersion
         self.silent = silent
         self.callbackUri = callbackUri
+        self.appKey = appKey
     }
 }
 
@@ -181,8 +187,19 @@ public struct ConfigurationChangedEvent: Codable, Sendable, Equatable {
 public struct ManagedConfigurationResponse: Codable, Sendable, Equatable {
     public struct Secret: Codable, Sendable, Equatable {
         public var identifier: String
+        /// `password`, `certificate` or `identity`.
         public var kind: String
+        /// The material's version; none for a device identity (issued on request).
         public var version: String?
+        /// Identities: `uploaded` or `device`.
+        public var issuance: String?
+
+        public init(identifier: String, kind: String, version: String?, issuance: String? = nil) {
+            self.identifier = identifier
+            self.kind = kind
+            self.version = version
+            self.issuance = issuance
+        }
     }
     public var version: String
     /// `nil` when no policy targets the account and app (unmanaged).
@@ -203,6 +220,68 @@ public struct ManagedConfigurationResponse: Codable, Sendable, Equatable {
         try container.encode(version, forKey: .version)
         if let configuration { try container.encode(configuration, forKey: .configuration) } else { try container.encodeNil(forKey: .configuration) }
         try container.encode(secrets, forKey: .secrets)
+    }
+}
+
+/// `GET /mam/v1/enrollments/{id}/secrets/{identifier}` (PROTOCOL §8.2): the material sealed with HPKE to the
+/// enrollment's `appKey`.
+public struct SealedSecretResponse: Codable, Sendable, Equatable {
+    public struct Sealed: Codable, Sendable, Equatable {
+        /// The encapsulated key and the ciphertext, base64url.
+        public var enc: String
+        public var ciphertext: String
+        public init(enc: String, ciphertext: String) {
+            self.enc = enc
+            self.ciphertext = ciphertext
+        }
+    }
+    public var identifier: String
+    public var kind: String
+    public var version: String
+    public var sealed: Sealed
+
+    public init(identifier: String, kind: String, version: String, sealed: Sealed) {
+        self.identifier = identifier
+        self.kind = kind
+        self.version = version
+        self.sealed = sealed
+    }
+
+    /// The HPKE `info` a secret is sealed with: `portcullis-secret-v1:{enrollmentId}:{identifier}:{version}`.
+    public static func info(enrollmentId: String, identifier: String, version: String) -> Data {
+        Data("portcullis-secret-v1:\(enrollmentId):\(identifier):\(version)".utf8)
+    }
+}
+
+/// The opened material of a sealed secret (its plaintext is this JSON object).
+public struct SecretMaterial: Codable, Sendable, Equatable {
+    public var password: String?
+    /// PEM certificates, the leaf first.
+    public var certificatesPem: String?
+    /// PKCS #8 PEM (uploaded identities).
+    public var privateKeyPem: String?
+
+    public init(password: String? = nil, certificatesPem: String? = nil, privateKeyPem: String? = nil) {
+        self.password = password
+        self.certificatesPem = certificatesPem
+        self.privateKeyPem = privateKeyPem
+    }
+}
+
+/// `POST /mam/v1/enrollments/{id}/identities/{identifier}`.
+public struct IdentityRequest: Codable, Sendable, Equatable {
+    /// A PEM PKCS #10 request signed by the enrollment's `appKey`.
+    public var csr: String
+    public init(csr: String) { self.csr = csr }
+}
+
+public struct IdentityResponse: Codable, Sendable, Equatable {
+    /// The issued certificate, then the issuing CA's.
+    public var certificatesPem: String
+    public var notAfter: String
+    public init(certificatesPem: String, notAfter: String) {
+        self.certificatesPem = certificatesPem
+        self.notAfter = notAfter
     }
 }
 

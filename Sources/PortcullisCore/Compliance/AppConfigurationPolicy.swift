@@ -10,17 +10,26 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
     /// Lower wins: where several policies give the same top-level key, the lowest priority number's value applies.
     public var priority: Int
     public var configuration: [String: JSONValue]
+    /// The secrets it hands the app (`nil` when none; material is written separately and never read back).
+    public var secrets: [SecretDeclaration]?
 
     /// `configuration` serialized is at most 64 KiB (kilobytes, not megabytes: seed 000).
     public static let maximumConfigurationBytes = 64 * 1024
     public static let priorities = 0...1_000_000
 
-    public init(id: String, displayName: String, targets: AppProtectionPolicy.Targets, priority: Int, configuration: [String: JSONValue]) {
+    public init(id: String, displayName: String, targets: AppProtectionPolicy.Targets, priority: Int, configuration: [String: JSONValue],
+                secrets: [SecretDeclaration]? = nil) {
         self.id = id
         self.displayName = displayName
         self.targets = targets
         self.priority = priority
         self.configuration = configuration
+        self.secrets = secrets?.isEmpty == true ? nil : secrets
+    }
+
+    /// The declaration of `identifier` (compared case-insensitively), if this policy makes one.
+    public func declaration(_ identifier: String) -> SecretDeclaration? {
+        secrets?.first { $0.identifier.lowercased() == identifier.lowercased() }
     }
 
     /// Parses and validates a policy as strictly as the other policies. `others` are the tenant's other app
@@ -55,11 +64,7 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
                 problems.add(root.path("configuration"), "is \(size) bytes serialized; at most \(maximumConfigurationBytes) (64 KiB).")
             }
         }
-        if let secrets = root.array("secrets"), !secrets.isEmpty {
-            // Secret material (passwords, certificates, identities) needs sealed delivery, which this server does
-            // not have yet: refused openly rather than accepted and never delivered.
-            problems.add(root.path("secrets"), "secrets cannot be delivered by this server yet; remove them (an empty array is accepted).")
-        }
+        let secrets = root.array("secrets").map { SecretDeclaration.readAll($0, problems: problems) }
         if let targets, let priority {
             for other in others where other.id != id && other.priority == priority {
                 let shared = Set(other.targets.applications).intersection(targets.applications)
@@ -69,7 +74,7 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
             }
         }
         guard let displayName, let targets, let priority, let configuration else { return nil }
-        return AppConfigurationPolicy(id: id, displayName: displayName, targets: targets, priority: priority, configuration: configuration)
+        return AppConfigurationPolicy(id: id, displayName: displayName, targets: targets, priority: priority, configuration: configuration, secrets: secrets)
     }
 }
 
@@ -80,19 +85,49 @@ public struct MergedAppConfiguration: Sendable, Equatable {
     public let configuration: [String: JSONValue]?
     /// The IDs of the policies that contributed, by priority.
     public let policyIds: [String]
-    /// The canonical JSON of `configuration` (sorted keys): what the version fingerprints.
+    /// The secrets provisioned, by identifier: each identifier's declaration from the lowest priority number
+    /// declaring it, listed once its material is written with the declared kind (a device identity at once).
+    public let secrets: [ProvisionedSecret]
+    /// The canonical JSON of `configuration` (sorted keys), followed by the provisioned secrets' when there are
+    /// any: what the version fingerprints (a new secret version is a new configuration version).
     public let canonical: Data
 
-    public static func resolve(_ policies: [AppConfigurationPolicy], groupIds: [String], clientId: String) -> MergedAppConfiguration {
+    /// `materials` are the tenant's stored secret material, by `StoredSecretMaterial.documentId`.
+    public static func resolve(_ policies: [AppConfigurationPolicy], materials: [String: StoredSecretMaterial] = [:], groupIds: [String],
+                               clientId: String) -> MergedAppConfiguration {
         let applying = policies.filter { $0.targets.cover(groupIds: groupIds, clientId: clientId) }.sorted { $0.priority < $1.priority }
-        guard !applying.isEmpty else { return MergedAppConfiguration(configuration: nil, policyIds: [], canonical: Data("null".utf8)) }
+        guard !applying.isEmpty else { return MergedAppConfiguration(configuration: nil, policyIds: [], secrets: [], canonical: Data("null".utf8)) }
         var merged: [String: JSONValue] = [:]
+        var secrets: [ProvisionedSecret] = []
+        var declared = Set<String>()
         for policy in applying {
             for (key, value) in policy.configuration where merged[key] == nil { merged[key] = value }
+            for declaration in policy.secrets ?? [] where declared.insert(declaration.identifier.lowercased()).inserted {
+                var version: String?
+                if declaration.holdsMaterial {
+                    guard let material = materials[StoredSecretMaterial.documentId(policyId: policy.id, identifier: declaration.identifier)],
+                          material.kind == declaration.kind else { continue }
+                    version = material.version
+                }
+                secrets.append(ProvisionedSecret(
+                    identifier: declaration.identifier, kind: declaration.kind, issuance: declaration.issuance, version: version, policyId: policy.id,
+                    validityDays: declaration.validityDays))
+            }
         }
+        secrets.sort { $0.identifier < $1.identifier }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let canonical = (try? encoder.encode(JSONValue.object(merged))) ?? Data()
-        return MergedAppConfiguration(configuration: merged, policyIds: applying.map(\.id), canonical: canonical)
+        var canonical = (try? encoder.encode(JSONValue.object(merged))) ?? Data()
+        if !secrets.isEmpty {
+            // Without secrets the version stays what it was before secrets existed.
+            canonical.append(UInt8(ascii: "\n"))
+            canonical.append((try? encoder.encode(secrets)) ?? Data())
+        }
+        return MergedAppConfiguration(configuration: merged, policyIds: applying.map(\.id), secrets: secrets, canonical: canonical)
+    }
+
+    /// The provisioned secret `identifier` (case-insensitive), if any.
+    public func secret(_ identifier: String) -> ProvisionedSecret? {
+        secrets.first { $0.identifier.lowercased() == identifier.lowercased() }
     }
 }

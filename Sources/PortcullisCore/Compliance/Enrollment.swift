@@ -87,6 +87,8 @@ public struct Enrollment: Codable, Sendable, Equatable {
     /// differs from the delivered one.
     public var configurationVersion: String? = nil
     public var configurationAnnounced: String? = nil
+    /// The app instance's key (PROTOCOL §8.2): secrets are sealed to it, device identities certify it.
+    public var appKey: AppKeyJWK? = nil
 
     public init(
         id: String, tenantId: String, userId: String, userPrincipalName: String, clientId: String, deviceId: String,
@@ -135,6 +137,22 @@ public struct Enrollment: Codable, Sendable, Equatable {
 
     /// Whether it still holds the app instance's managed-account slot.
     public var isActive: Bool { state != .unenrolled }
+}
+
+/// An app instance's public key as a JWK (RFC 7517): EC P-256, `x` and `y` base64url (32 bytes each).
+/// Unknown members (`kid`, `use`, `alg`…) are ignored; whether the point is on the curve is the server's check.
+public struct AppKeyJWK: Codable, Sendable, Equatable, Hashable {
+    public var kty: String
+    public var crv: String
+    public var x: String
+    public var y: String
+
+    public init(kty: String = "EC", crv: String = "P-256", x: String, y: String) {
+        self.kty = kty
+        self.crv = crv
+        self.x = x
+        self.y = y
+    }
 }
 
 /// What an app instance reports at check-in.

@@ -18,6 +18,9 @@ public struct EnrollmentEvent: RawRepresentable, Sendable, Hashable, Codable {
     public static let configurationChanged = EnrollmentEvent(rawValue: "configurationChanged")
     /// The app fetched a new version of its configuration.
     public static let configurationDelivered = EnrollmentEvent(rawValue: "configurationDelivered")
+    public static let appKeyRegistered = EnrollmentEvent(rawValue: "appKeyRegistered")
+    public static let secretDelivered = EnrollmentEvent(rawValue: "secretDelivered")
+    public static let identityIssued = EnrollmentEvent(rawValue: "identityIssued")
 }
 
 /// A command the app receives in its check-in answer (PROTOCOL §5).
@@ -56,4 +59,7 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable {
     public static let delete = AuditAction(rawValue: "delete")
     public static let wipe = AuditAction(rawValue: "wipe")
     public static let redeliver = AuditAction(rawValue: "redeliver")
+    /// A secret delivered (sealed) to an app instance, or a device identity issued to one.
+    public static let deliver = AuditAction(rawValue: "deliver")
+    public static let issue = AuditAction(rawValue: "issue")
 }

@@ -5,18 +5,21 @@ public struct TenantSnapshot: Sendable {
     public let conditionalAccess: CompiledPolicySet
     public let appProtectionPolicies: [AppProtectionPolicy]
     public let appConfigurationPolicies: [AppConfigurationPolicy]
+    /// Secret material (sealed at rest), by `StoredSecretMaterial.documentId`.
+    public let secretMaterials: [String: StoredSecretMaterial]
 
     public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = [],
-                appConfigurationPolicies: [AppConfigurationPolicy] = []) {
+                appConfigurationPolicies: [AppConfigurationPolicy] = [], secretMaterials: [StoredSecretMaterial] = []) {
         self.directory = directory
         self.conditionalAccess = conditionalAccess
         self.appProtectionPolicies = appProtectionPolicies
         self.appConfigurationPolicies = appConfigurationPolicies
+        self.secretMaterials = Dictionary(secretMaterials.map { ($0.documentId, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The merged app configuration for an account in a client application (PROTOCOL §8.1).
     public func appConfiguration(userId: String, clientId: String) -> MergedAppConfiguration {
-        MergedAppConfiguration.resolve(appConfigurationPolicies, groupIds: directory.groupIds(ofUser: userId), clientId: clientId)
+        MergedAppConfiguration.resolve(appConfigurationPolicies, materials: secretMaterials, groupIds: directory.groupIds(ofUser: userId), clientId: clientId)
     }
 
     /// The merged app protection policy for an account in a client application (`nil`: unmanaged there).

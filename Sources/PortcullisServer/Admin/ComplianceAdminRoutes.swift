@@ -5,6 +5,7 @@ import HummingbirdCore
 import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
+import PortcullisTokens
 
 /// `/admin/v1` for the compliance service: app protection policies, enrollments (list, detail with
 /// history, selective wipe) and the callback outbox (pending, dead letters, redeliver).
@@ -13,6 +14,7 @@ struct ComplianceAdminRoutes: Sendable {
     let tenants: TenantCache
     let compliance: ComplianceService
     let outboxSignal: OutboxSignal
+    let box: SecretMaterialBox
     let clock: any WallClock
 
     static var encoder: JSONEncoder { JSONResponse.encoder }
@@ -37,14 +39,20 @@ struct ComplianceAdminRoutes: Sendable {
             beforeDelete: { _, _, _ in },
             // A policy carries up to 64 KiB of configuration besides its targets.
             maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes,
-            afterWrite: { [compliance] before, after, tenant in
+            afterWrite: { [compliance, store, tenants, clock] before, after, tenant, actor in
+                let policies = [before, after].map { $0.flatMap { try? JSONDecoder().decode(AppConfigurationPolicy.self, from: $0) } }
+                if let policyId = (policies[0] ?? policies[1])?.id,
+                   try await AppSecretRoutes.removeUndeclared(
+                    policyId: policyId, declared: policies[1]?.secrets ?? [], tenantId: tenant.tenant.id, actor: actor, at: clock.now(), store: store) {
+                    tenants.invalidate()
+                }
                 // The apps whose instances may see another configuration now: those targeted before or after.
-                let apps = [before, after].compactMap { $0.flatMap { try? JSONDecoder().decode(AppConfigurationPolicy.self, from: $0) } }
-                    .flatMap(\.targets.applications)
+                let apps = policies.compactMap { $0 }.flatMap(\.targets.applications)
                 // Best effort: the write is stored; an instance not told now gets `refreshConfiguration` at its next check-in.
                 _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(apps))
             }
         ).register(on: group, path: "app-configuration/policies")
+        AppSecretRoutes(store: store, tenants: tenants, compliance: compliance, box: box, clock: clock).register(on: group)
 
         group.get("enrollments") { request, context in try await list(request, context) }
         group.get("enrollments/:id") { _, context in try await detail(context) }

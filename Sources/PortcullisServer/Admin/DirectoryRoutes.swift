@@ -33,7 +33,7 @@ struct DirectoryRoutes: Sendable {
                 }
             },
             present: Self.withoutSecrets,
-            afterWrite: { [store, clock, logger] before, after, tenant in
+            afterWrite: { [store, clock, logger] before, after, tenant, _ in
                 // A user who could sign in and now cannot (disabled or deleted) loses every refresh token and session now.
                 guard let before = before.flatMap({ try? JSONDecoder().decode(User.self, from: $0) }), before.accountEnabled else { return }
                 if let after = after.flatMap({ try? JSONDecoder().decode(User.self, from: $0) }), after.accountEnabled { return }
@@ -63,7 +63,7 @@ struct DirectoryRoutes: Sendable {
                     throw APIError(.conflict, "inUse", "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))), app protection policies (\(protection.joined(separator: ", "))) or app configuration policies (\(configuration.joined(separator: ", "))). Change them first.")
                 }
             },
-            afterWrite: { [compliance] _, _, tenant in
+            afterWrite: { [compliance] _, _, tenant, _ in
                 // A membership change can move a member's app configuration: announce it (best effort, PROTOCOL §8.2).
                 let apps = Set(tenant.appConfigurationPolicies.flatMap(\.targets.applications))
                 if !apps.isEmpty { _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: apps) }

@@ -26,8 +26,8 @@ struct DocumentResource: Sendable {
     var maximumBody: Int? = nil
     /// How a stored document is shown, in answers and in the audit log (users: without the password hash).
     var present: @Sendable (Data) -> Data = { $0 }
-    /// What follows a write or a delete (`after` is `nil` for a delete), once it is stored.
-    var afterWrite: @Sendable (_ before: Data?, _ after: Data?, _ tenant: TenantSnapshot) async throws -> Void = { _, _, _ in }
+    /// What follows a write or a delete (`after` is `nil` for a delete), once it is stored; `actor` made it.
+    var afterWrite: @Sendable (_ before: Data?, _ after: Data?, _ tenant: TenantSnapshot, _ actor: String) async throws -> Void = { _, _, _, _ in }
 
     func register(on group: RouterGroup<PortcullisRequestContext>, path: String) {
         group.get(RouterPath(path)) { _, context in try await list(context) }
@@ -152,7 +152,7 @@ struct DocumentResource: Sendable {
                 kind: AuditSubject(kind), documentId: id, before: before.map { String(decoding: present($0.body), as: UTF8.self) },
                 after: String(decoding: present(body), as: UTF8.self)))
         tenants.invalidate()
-        try await afterWrite(before?.body, stored.body, tenant)
+        try await afterWrite(before?.body, stored.body, tenant, actor)
         return stored
     }
 
@@ -186,7 +186,7 @@ struct DocumentResource: Sendable {
                 audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: AuditSubject(kind),
                                    documentId: id, before: String(decoding: present(before.body), as: UTF8.self), after: nil))
             tenants.invalidate()
-            try await afterWrite(before.body, nil, tenant)
+            try await afterWrite(before.body, nil, tenant, context.actor)
             return Response(status: .noContent)
         } catch let error as StorageError {
             throw APIError.from(error, what: "The \(noun) \(id)") ?? error

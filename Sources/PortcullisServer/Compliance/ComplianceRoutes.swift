@@ -15,6 +15,7 @@ struct ComplianceRoutes: Sendable {
     let configuration: ServerConfiguration
     let tenants: TenantCache
     let signer: TokenSigner
+    let secrets: SecretDelivery
     let clock: any WallClock
 
     static let encoder: JSONEncoder = {
@@ -29,7 +30,7 @@ struct ComplianceRoutes: Sendable {
         group.post("enrollments") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(EnrollmentRequest.self, request, context)
-            try Self.validate(deviceId: body.deviceId, platform: body.platform)
+            try Self.validate(deviceId: body.deviceId, platform: body.platform, appKey: body.appKey)
             let (created, response) = try await service.enroll(caller, body)
             let status: HTTPResponse.Status = switch response.statusCode {
             case .accountNotAllowed: .forbidden
@@ -53,10 +54,18 @@ struct ComplianceRoutes: Sendable {
         group.get("enrollments/:id/configuration") { request, context in
             try await delivery.get(request, context, caller: try await caller(context))
         }
+        group.get("enrollments/:id/secrets/:identifier") { _, context in
+            try await secrets.deliver(context, caller: try await caller(context))
+        }
+        group.post("enrollments/:id/identities/:identifier") { request, context in
+            try await secrets.issue(request, context, caller: try await caller(context))
+        }
+        // The tenant's issuing CA (device identities chain to it): public, like the signing keys.
+        router.get(":tenant/pki/ca.pem") { _, context in try await secrets.caCertificate(context, tenants: tenants) }
         group.post("remediations") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(RemediationRequest.self, request, context)
-            try Self.validate(deviceId: body.deviceId, platform: body.platform)
+            try Self.validate(deviceId: body.deviceId, platform: body.platform, appKey: body.appKey)
             return Self.reply(.ok, try await service.remediate(caller, body))
         }
     }
@@ -77,8 +86,11 @@ struct ComplianceRoutes: Sendable {
         return ComplianceService.Caller(tenant: tenant, user: user, client: client)
     }
 
-    static func validate(deviceId: String, platform: String?) throws {
+    static func validate(deviceId: String, platform: String?, appKey: AppKeyJWK? = nil) throws {
         var problems: [ValidationProblem] = []
+        if let appKey {
+            do { _ = try SecretSealing.publicKey(appKey) } catch let error as ValidationError { problems += error.problems }
+        }
         let trimmed = deviceId.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty || trimmed.count > 200 { problems.append(ValidationProblem(pointer: "/deviceId", message: "must be a non-empty string of at most 200 characters.")) }
         if let platform, DevicePlatform(caseInsensitive: platform) == nil {

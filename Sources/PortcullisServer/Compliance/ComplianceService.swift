@@ -85,7 +85,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     /// Enrolls (or finds the enrollment of) this account on this app instance.
     func enrollOrFind(_ caller: Caller, deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?,
-                      callbackUri: String?) async throws -> Claim {
+                      callbackUri: String?, appKey: AppKeyJWK? = nil) async throws -> Claim {
         if let refusal = refusal(caller) {
             return .refused(unenrolledResponse(caller, code: refusal.code, status: refusal.status, missing: [refusal.missing]))
         }
@@ -95,7 +95,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         for _ in 0..<3 {
             let now = clock.now()
             if let existing = try await store.activeEnrollment(tenantId: caller.tenant.tenant.id, clientId: caller.client.appId, deviceId: deviceId) {
-                if existing.userId == caller.user.id { return .enrolled(existing, created: false, policy: policy) }
+                if existing.userId == caller.user.id { return .enrolled(try await registering(appKey, on: existing, now: now), created: false, policy: policy) }
                 return .refused(unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
             }
             let outcome = EnrollmentMachine.enroll(
@@ -103,9 +103,11 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 userPrincipalName: caller.user.userPrincipalName, clientId: caller.client.appId, deviceId: deviceId,
                 platform: platform.flatMap(DevicePlatform.init(caseInsensitive:)), osVersion: osVersion, appVersion: appVersion,
                 sdkVersion: sdkVersion, callbackUri: callbackUri, policy: policy, now: now)
+            var enrollment = outcome.enrollment
+            enrollment.appKey = appKey
             do {
                 let stored = try await store.insertEnrollment(
-                    outcome.enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
+                    enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
                     outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now),
                     keepingAtMost: configuration.maximumEnrollmentsPerAccount)
                 outboxSignal.signal()
@@ -117,10 +119,24 @@ public struct ComplianceService: AppProtectionStatusProvider {
         throw StorageError(.unavailable, "the enrollment kept changing under concurrent requests")
     }
 
+    /// The enrollment with `appKey` as its instance key (PROTOCOL §8.2): a key registered again replaces the one
+    /// before (the app may have lost its key store); secrets sealed to the old key no longer reach this instance.
+    func registering(_ appKey: AppKeyJWK?, on enrollment: Enrollment, now: Date) async throws -> Enrollment {
+        guard let appKey, enrollment.appKey != appKey, enrollment.isActive else { return enrollment }
+        var updated = enrollment
+        updated.appKey = appKey
+        updated.updatedAt = now
+        let status = enrollment.complianceStatus.status.rawValue
+        return try await store.updateEnrollment(
+            updated, expectedRevision: enrollment.revision,
+            history: EnrollmentHistoryEntry(at: now, event: .appKeyRegistered, fromStatus: status, toStatus: status, detail: SecretDelivery.thumbprint(appKey)),
+            outbox: []) ?? enrollment
+    }
+
     func enroll(_ caller: Caller, _ request: EnrollmentRequest) async throws -> (created: Bool, EnrollmentResponse) {
         switch try await enrollOrFind(
             caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
-            sdkVersion: request.sdkVersion, callbackUri: nil) {
+            sdkVersion: request.sdkVersion, callbackUri: nil, appKey: request.appKey) {
         case .refused(let answer):
             return (false, answer)
         case .enrolled(let enrollment, let created, let policy):
@@ -135,7 +151,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         }
         let claim = try await enrollOrFind(
             caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
-            sdkVersion: request.sdkVersion, callbackUri: request.callbackUri)
+            sdkVersion: request.sdkVersion, callbackUri: request.callbackUri, appKey: request.appKey)
         var enrollment: Enrollment
         let created: Bool
         let policy: MergedAppProtectionPolicy

@@ -47,7 +47,9 @@ struct ConfigurationDelivery: Sendable {
             let version = Self.version(merged)
             if known != version {
                 try await service.recordDelivery(enrollment, version: version)
-                let body = ManagedConfigurationResponse(version: version, configuration: merged.configuration)
+                let body = ManagedConfigurationResponse(version: version, configuration: merged.configuration, secrets: merged.secrets.map {
+                    ManagedConfigurationResponse.Secret(identifier: $0.identifier, kind: $0.kind.rawValue, version: $0.version, issuance: $0.issuance?.rawValue)
+                })
                 return JSONResponse.make(status: .ok, data: try ComplianceRoutes.encoder.encode(body), headers: [.eTag: "\"\(version)\""])
             }
             let remaining = deadline - ContinuousClock.now

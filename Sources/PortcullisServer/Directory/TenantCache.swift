@@ -140,8 +140,9 @@ public final class TenantCache: Sendable {
         let policies = try await decodeAll(.conditionalAccessPolicy, as: ConditionalAccessPolicy.self, tenantId: tenantId, from: store)
         let appProtection = try await decodeAll(.appProtectionPolicy, as: AppProtectionPolicy.self, tenantId: tenantId, from: store)
         let appConfiguration = try await decodeAll(.appConfigurationPolicy, as: AppConfigurationPolicy.self, tenantId: tenantId, from: store)
+        let materials = try await decodeAll(.appSecretMaterial, as: StoredSecretMaterial.self, tenantId: tenantId, from: store)
         return TenantSnapshot(
             directory: directory, conditionalAccess: CompiledPolicySet(policies: policies, namedLocations: locations),
-            appProtectionPolicies: appProtection, appConfigurationPolicies: appConfiguration)
+            appProtectionPolicies: appProtection, appConfigurationPolicies: appConfiguration, secretMaterials: materials)
     }
 }

@@ -5811,6 +5811,505 @@ enum OpenAPIDocument {
               }
             ]
           }
+        },
+        "/admin/v1/app-configuration/policies/{id}/secrets": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            }
+          ],
+          "get": {
+            "operationId": "listAppConfigurationSecrets",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Metadata of the policy's written secrets (never the material)",
+            "responses": {
+              "200": {
+                "description": "The metadata.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SecretMetadataList"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/v1/app-configuration/policies/{id}/secrets/{identifier}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            },
+            {
+              "$ref": "#/components/parameters/SecretIdentifier"
+            }
+          ],
+          "get": {
+            "operationId": "getAppConfigurationSecret",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "A secret's metadata (never the material)",
+            "responses": {
+              "200": {
+                "description": "The metadata.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SecretMetadata"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          },
+          "put": {
+            "operationId": "putAppConfigurationSecret",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Write a declared secret's material",
+            "description": "The identifier must be declared by the policy; the body must fit its kind. Encrypted at rest (AES-256-GCM under a key in Keys/), never readable back; audited without the value. Needs no `If-Match`; one given is honoured.",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchOptional"
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/SecretMaterialInput"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Replaced (or the same material again: unchanged, no new version).",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SecretMetadata"
+                    }
+                  }
+                }
+              },
+              "201": {
+                "description": "Written.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "ETag": {
+                    "$ref": "#/components/headers/ETag"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SecretMetadata"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            }
+          },
+          "delete": {
+            "operationId": "deleteAppConfigurationSecret",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "adminBearer": []
+              }
+            ],
+            "summary": "Remove a secret's material",
+            "parameters": [
+              {
+                "$ref": "#/components/parameters/IfMatchOptional"
+              }
+            ],
+            "responses": {
+              "204": {
+                "$ref": "#/components/responses/Deleted"
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              },
+              "412": {
+                "$ref": "#/components/responses/PreconditionFailed"
+              }
+            }
+          }
+        },
+        "/mam/v1/enrollments/{id}/secrets/{identifier}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            },
+            {
+              "$ref": "#/components/parameters/SecretIdentifier"
+            }
+          ],
+          "get": {
+            "operationId": "getSealedSecret",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "A secret, sealed to the enrollment's appKey",
+            "description": "To a compliant enrollment only (else 403 with its status). 404 for an identifier not provisioned to this account and app; 409 `appKeyRequired` without an instance key, `deviceIdentity` for a device identity (POST …/identities). Audited without the value; never cached.",
+            "responses": {
+              "200": {
+                "description": "The sealed material.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SealedSecret"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "description": "An app-only token, or an enrollment that is not compliant: its status (statusCode, complianceStatus, commands) instead of configuration.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/EnrollmentResponse"
+                        },
+                        {
+                          "$ref": "#/components/schemas/ApiError"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
+        },
+        "/mam/v1/enrollments/{id}/identities/{identifier}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/DocumentId"
+            },
+            {
+              "$ref": "#/components/parameters/SecretIdentifier"
+            }
+          ],
+          "post": {
+            "operationId": "issueDeviceIdentity",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [
+              {
+                "complianceBearer": []
+              }
+            ],
+            "summary": "A device identity: the tenant's CA certifies the appKey",
+            "description": "For a `device` identity provisioned to this account and app, to a compliant enrollment with an appKey. The leaf names the tenant (O), the enrollment (OU) and the account (CN); it lives `validityDays`. Post again to renew.",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "$ref": "#/components/schemas/IdentityRequest"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The certificate chain.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/IssuedIdentity"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthenticated"
+              },
+              "403": {
+                "description": "An app-only token, or an enrollment that is not compliant: its status (statusCode, complianceStatus, commands) instead of configuration.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/EnrollmentResponse"
+                        },
+                        {
+                          "$ref": "#/components/schemas/ApiError"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "409": {
+                "$ref": "#/components/responses/Conflict"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            }
+          }
+        },
+        "/{tenant}/pki/ca.pem": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "$ref": "#/components/parameters/Tenant"
+            }
+          ],
+          "get": {
+            "operationId": "getIssuingCA",
+            "tags": [
+              "App configuration"
+            ],
+            "security": [],
+            "summary": "The tenant's issuing CA certificate (device identities chain to it)",
+            "description": "ECDSA P-256, created on first use; ten years.",
+            "responses": {
+              "200": {
+                "description": "The CA certificate, PEM.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Cache-Control": {
+                    "$ref": "#/components/headers/PublicCache"
+                  }
+                },
+                "content": {
+                  "application/x-pem-file": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "$ref": "#/components/responses/NotFound"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/ServiceUnavailable"
+              }
+            }
+          }
         }
       },
       "components": {
@@ -7951,6 +8450,10 @@ enum OpenAPIDocument {
               },
               "sdkVersion": {
                 "$ref": "#/components/schemas/NullableString"
+              },
+              "appKey": {
+                "$ref": "#/components/schemas/AppKey",
+                "description": "The instance key secrets are sealed to and device identities certify (PROTOCOL §8.2); registering another replaces it."
               }
             }
           },
@@ -8010,6 +8513,10 @@ enum OpenAPIDocument {
                   "null"
                 ],
                 "description": "Must be one of the application's registered complianceCallbackUris."
+              },
+              "appKey": {
+                "$ref": "#/components/schemas/AppKey",
+                "description": "The instance key secrets are sealed to and device identities certify (PROTOCOL §8.2); registering another replaces it."
               }
             }
           },
@@ -9316,8 +9823,14 @@ enum OpenAPIDocument {
                 "type": "object"
               },
               "secrets": {
-                "type": "array",
-                "maxItems": 0
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "maxItems": 50,
+                "items": {
+                  "$ref": "#/components/schemas/SecretDeclaration"
+                }
               }
             }
           },
@@ -9345,6 +9858,16 @@ enum OpenAPIDocument {
               },
               "configuration": {
                 "type": "object"
+              },
+              "secrets": {
+                "type": [
+                  "array",
+                  "null"
+                ],
+                "maxItems": 50,
+                "items": {
+                  "$ref": "#/components/schemas/SecretDeclaration"
+                }
               }
             }
           },
@@ -9394,16 +9917,247 @@ enum OpenAPIDocument {
                       "type": "string"
                     },
                     "kind": {
-                      "type": "string"
+                      "type": "string",
+                      "enum": [
+                        "password",
+                        "certificate",
+                        "identity"
+                      ]
                     },
                     "version": {
                       "type": [
                         "string",
                         "null"
                       ]
+                    },
+                    "issuance": {
+                      "type": [
+                        "string",
+                        "null"
+                      ],
+                      "enum": [
+                        "uploaded",
+                        "device",
+                        null
+                      ]
                     }
                   }
                 }
+              }
+            }
+          },
+          "AppKey": {
+            "type": "object",
+            "description": "An app instance's public key: a JWK, EC P-256 (x and y, 32 bytes each, base64url). Other JWK members are ignored.",
+            "required": [
+              "kty",
+              "crv",
+              "x",
+              "y"
+            ],
+            "properties": {
+              "kty": {
+                "type": "string",
+                "enum": [
+                  "EC"
+                ]
+              },
+              "crv": {
+                "type": "string",
+                "enum": [
+                  "P-256"
+                ]
+              },
+              "x": {
+                "type": "string"
+              },
+              "y": {
+                "type": "string"
+              }
+            }
+          },
+          "SecretDeclaration": {
+            "type": "object",
+            "required": [
+              "identifier",
+              "kind"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "identifier": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"
+              },
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "password",
+                  "certificate",
+                  "identity"
+                ]
+              },
+              "issuance": {
+                "type": "string",
+                "enum": [
+                  "uploaded",
+                  "device"
+                ],
+                "description": "Identities only (required for them)."
+              },
+              "validityDays": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 397,
+                "description": "Device identities only; default 30."
+              }
+            }
+          },
+          "SecretMetadata": {
+            "type": "object",
+            "required": [
+              "identifier",
+              "kind",
+              "version",
+              "fingerprint",
+              "updatedAt"
+            ],
+            "description": "What reads answer: never the material.",
+            "properties": {
+              "identifier": {
+                "type": "string"
+              },
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "password",
+                  "certificate",
+                  "identity"
+                ]
+              },
+              "version": {
+                "type": "string"
+              },
+              "fingerprint": {
+                "type": "string",
+                "description": "SHA-256 of the leaf certificate, or a keyed hash of a password (hex)."
+              },
+              "notAfter": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "format": "date-time"
+              },
+              "updatedAt": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "SecretMetadataList": {
+            "type": "object",
+            "required": [
+              "value"
+            ],
+            "properties": {
+              "value": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/SecretMetadata"
+                }
+              }
+            }
+          },
+          "SecretMaterialInput": {
+            "type": "object",
+            "description": "One of: {password} for a password; {certificatesPem} for a certificate; {certificatesPem, privateKeyPem} (PKCS #8) or {pkcs12, passphrase} for an uploaded identity.",
+            "properties": {
+              "password": {
+                "type": "string"
+              },
+              "certificatesPem": {
+                "type": "string"
+              },
+              "privateKeyPem": {
+                "type": "string"
+              },
+              "pkcs12": {
+                "type": "string",
+                "description": "base64"
+              },
+              "passphrase": {
+                "type": "string"
+              }
+            }
+          },
+          "SealedSecret": {
+            "type": "object",
+            "required": [
+              "identifier",
+              "kind",
+              "version",
+              "sealed"
+            ],
+            "properties": {
+              "identifier": {
+                "type": "string"
+              },
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "password",
+                  "certificate",
+                  "identity"
+                ]
+              },
+              "version": {
+                "type": "string"
+              },
+              "sealed": {
+                "type": "object",
+                "required": [
+                  "enc",
+                  "ciphertext"
+                ],
+                "description": "HPKE (RFC 9180) base mode, DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, to the enrollment's appKey; info = portcullis-secret-v1:{enrollmentId}:{identifier}:{version}; empty AAD. The plaintext is {password} | {certificatesPem} | {certificatesPem, privateKeyPem}.",
+                "properties": {
+                  "enc": {
+                    "type": "string"
+                  },
+                  "ciphertext": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          },
+          "IdentityRequest": {
+            "type": "object",
+            "required": [
+              "csr"
+            ],
+            "description": "Unknown members are accepted.",
+            "properties": {
+              "csr": {
+                "type": "string",
+                "description": "PEM PKCS #10, ECDSA with SHA-256, for the enrollment's appKey and signed by it."
+              }
+            }
+          },
+          "IssuedIdentity": {
+            "type": "object",
+            "required": [
+              "certificatesPem",
+              "notAfter"
+            ],
+            "properties": {
+              "certificatesPem": {
+                "type": "string",
+                "description": "The leaf, then the tenant's issuing CA."
+              },
+              "notAfter": {
+                "type": "string",
+                "format": "date-time"
               }
             }
           }
@@ -9563,6 +10317,16 @@ enum OpenAPIDocument {
               "type": "string"
             },
             "description": "Optional: the application's ETag; a stale one is refused (412)."
+          },
+          "SecretIdentifier": {
+            "name": "identifier",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"
+            },
+            "description": "The secret's identifier as the policy declares it (case-insensitive), such as com.contoso.mail.smtp."
           }
         },
         "headers": {

@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import PortcullisAPI
+import PortcullisClient
+import PortcullisCore
+import SwiftASN1
+import X509
+
+/// An `InstanceKeyStore` that keeps each account's EC P-256 key in a file of its own (PKCS #8 PEM, mode 0600,
+/// in a 0700 directory): for Linux and development. On Apple platforms keep the key in the Secure Enclave
+/// instead (an `InstanceKeyStore` of your own over CryptoKit's `SecureEnclave.P256` and `HPKE`), so that it
+/// cannot be copied off the device.
+public actor FileInstanceKeyStore: InstanceKeyStore {
+    public let directory: URL
+    public static let ciphersuite = HPKE.Ciphersuite(kem: .P256_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_256)
+
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    func file(_ account: Account) -> URL {
+        // homeAccountId is `oid.tid`: letters, digits, '-' and '.'.
+        let name = account.homeAccountId.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." }
+        return directory.appendingPathComponent("instance-\(name).pem")
+    }
+
+    /// The account's key, created on first use.
+    public func privateKey(for account: Account) throws -> P256.KeyAgreement.PrivateKey {
+        let url = file(account)
+        if let text = try? String(contentsOf: url, encoding: .utf8) {
+            return try P256.KeyAgreement.PrivateKey(pemRepresentation: text)
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let key = P256.KeyAgreement.PrivateKey()
+        let descriptor = createExclusively(url.path)
+        guard descriptor >= 0 else {
+            // Another process created it first: use that one.
+            if errno == EEXIST, let text = try? String(contentsOf: url, encoding: .utf8) { return try P256.KeyAgreement.PrivateKey(pemRepresentation: text) }
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
+        }
+        defer { close(descriptor) }
+        let data = Data(key.pemRepresentation.utf8)
+        let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == data.count, fsync(descriptor) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
+        return key
+    }
+
+    public func publicKey(for account: Account) throws -> AppKeyJWK {
+        let raw = Array(try privateKey(for: account).publicKey.rawRepresentation)
+        return AppKeyJWK(x: Base64URL.encode(raw[0..<32]), y: Base64URL.encode(raw[32..<64]))
+    }
+
+    public func open(_ sealed: SealedSecretResponse.Sealed, info: Data, for account: Account) throws -> Data {
+        guard let enc = Base64URL.decode(sealed.enc), let ciphertext = Base64URL.decode(sealed.ciphertext) else { throw CryptoKitError.incorrectParameterSize }
+        var recipient = try HPKE.Recipient(privateKey: try privateKey(for: account), ciphersuite: Self.ciphersuite, info: info, encapsulatedKey: Data(enc))
+        return try recipient.open(Data(ciphertext), authenticating: Data())
+    }
+
+    public func certificateSigningRequest(for account: Account) throws -> String {
+        let signing = try P256.Signing.PrivateKey(rawRepresentation: try privateKey(for: account).rawRepresentation)
+        let subject = try DistinguishedName { CommonName(account.username.isEmpty ? account.homeAccountId : account.username) }
+        return try CertificateSigningRequest(
+            version: .v1, subject: subject, privateKey: Certificate.PrivateKey(signing), attributes: CertificateSigningRequest.Attributes(),
+            signatureAlgorithm: .ecdsaWithSHA256).serializeAsPEM().pemString
+    }
+
+    /// The key as PKCS #8 PEM, for an app that presents its device identity itself (TLS client authentication).
+    public func privateKeyPEM(for account: Account) throws -> String {
+        try P256.Signing.PrivateKey(rawRepresentation: try privateKey(for: account).rawRepresentation).pemRepresentation
+    }
+
+    public func removeKey(for account: Account) throws {
+        let url = file(account)
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+}
+
+/// `open(2)` with O_CREAT | O_EXCL, mode 0600 (outside the actor, whose `open` is the protocol's).
+private func createExclusively(_ path: String) -> Int32 {
+    open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+}
