@@ -135,7 +135,7 @@ struct ConsoleTests {
             #expect(broken != document)
             let refused = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", broken)])
             #expect(refused.status == .badRequest && refused.html.contains("/grantControls/builtInControls/0") && refused.html.contains("teleport"), "\(refused.html.prefix(2000))")
-            let disabled = document.replacingOccurrences(of: "\"state\" : \"enabled\"", with: "\"state\" : \"disabled\"")
+            let disabled = document.replacingOccurrences(of: "\"state\": \"enabled\"", with: "\"state\": \"disabled\"")
             #expect(disabled != document, "\(document)")
             let saved = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", disabled)])
             #expect(saved.status == .seeOther && saved.headers[.location]?.contains("done=saved") == true, "\(saved.status) \(saved.html.prefix(1500))")

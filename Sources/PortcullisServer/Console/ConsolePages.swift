@@ -122,11 +122,6 @@ struct ConsolePages: Sendable {
 
     func notice(_ request: Request) -> String? { request.uri.queryParameters.get("done").flatMap { Self.notices[String($0)] } }
 
-    static func pretty(_ object: Any) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func date(_ value: Any?) -> String {
         guard let text = value as? String else { return "" }
         return text.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
@@ -176,7 +171,8 @@ struct ConsolePages: Sendable {
                                   headers: [.ifMatch: etag], session, context)
         guard saved.status == .ok else {
             // Refused (a lock-out the API guards against, a concurrent change): shown in the editor, where it can be fixed.
-            return try await editorPage(Self.kinds["conditional-access"]!, id: id, document: Self.pretty(policy), etag: etag, reply: saved, session, context)
+            let document = ConsoleJSON.pretty(JSONValue.parse(try JSONSerialization.data(withJSONObject: policy)) ?? .object([:]))
+            return try await editorPage(Self.kinds["conditional-access"]!, id: id, document: document, etag: etag, reply: saved, session, context)
         }
         return ConsoleRoutes.redirect(basePath + "/admin/policies?done=state")
     }
@@ -188,7 +184,7 @@ struct ConsolePages: Sendable {
         let id = context.parameters.get("id") ?? ""
         let reply = try await api(.get, "\(kind.collection)/\(Self.path(id))", session, context)
         guard reply.status == .ok else { return notFound(context, session: session) }
-        return editorPage(kind, id: id, document: Self.pretty(reply.object), etag: reply.headers[.eTag] ?? "", problems: [], conflict: false,
+        return editorPage(kind, id: id, document: ConsoleJSON.pretty(JSONValue.parse(reply.data) ?? .object([:])), etag: reply.headers[.eTag] ?? "", problems: [], conflict: false,
                           notice: notice(request), session, context)
     }
 
@@ -220,11 +216,11 @@ struct ConsolePages: Sendable {
         case .preconditionFailed:
             return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: true, session, context, status: .conflict)
         case .badRequest where !reply.problems.isEmpty:
-            let parsed = try? JSONSerialization.jsonObject(with: Data(document.utf8))
+            let parsed = JSONValue.parse(Data(document.utf8))
             let problems: [[String: Any]] = reply.problems.map { problem in
                 let pointer = problem["pointer"] as? String ?? ""
                 var row: [String: Any] = ["pointer": pointer.isEmpty ? "/" : pointer, "message": problem["message"] as? String ?? ""]
-                if let parsed, let value = Self.value(at: pointer, in: parsed) { row["excerpt"] = String(Self.pretty(value).prefix(400)) }
+                if let parsed, !pointer.isEmpty, let value = ConsoleJSON.value(at: pointer, in: parsed) { row["excerpt"] = String(ConsoleJSON.pretty(value).prefix(400)) }
                 return row
             }
             return editorPage(kind, id: id, document: document, etag: etag, problems: problems, conflict: false, session, context, status: .badRequest)
@@ -232,19 +228,6 @@ struct ConsolePages: Sendable {
             return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: false, error: reply.message, session, context,
                               status: reply.status.code >= 400 ? reply.status : .badRequest)
         }
-    }
-
-    /// The value a JSON Pointer (RFC 6901) names, if any.
-    static func value(at pointer: String, in document: Any) -> Any? {
-        guard !pointer.isEmpty else { return document }
-        var current: Any = document
-        for raw in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-            if let object = current as? [String: Any], let next = object[token] { current = next }
-            else if let array = current as? [Any], let index = Int(token), array.indices.contains(index) { current = array[index] }
-            else { return nil }
-        }
-        return current is NSNull ? nil : current
     }
 
     static func name(in document: String, key: String) -> String? {
@@ -334,7 +317,8 @@ struct ConsolePages: Sendable {
             "protections": Self.options([("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
             "ip": form?["ip"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1",
             "problems": problems, "hasProblems": !problems.isEmpty, "impactProblems": impactProblems, "hasImpactProblems": !impactProblems.isEmpty,
-            "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"] ?? "",
+            // A draft is never enforced here: it starts enabled, so that its impact shows.
+            "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"]?.replacingOccurrences(of: "enabledForReportingButNotEnforced", with: "enabled") ?? "",
         ]
         if let result { values["result"] = result }
         if let impact { values["impact"] = impact }
@@ -697,4 +681,54 @@ enum ConsoleDocumentTemplates {
       "isTrusted": false
     }
     """
+}
+
+/// JSON as people read and edit it in the console: two-space indents, sorted keys, `[]` and `{}` for empty ones.
+enum ConsoleJSON {
+    static func pretty(_ value: JSONValue, indent: String = "") -> String {
+        let inner = indent + "  "
+        switch value {
+        case .null: return "null"
+        case .bool(let flag): return flag ? "true" : "false"
+        case .number(let number):
+            if number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
+            return String(number)
+        case .string(let text):
+            return (try? String(decoding: JSONEncoder.console.encode(text), as: UTF8.self)) ?? "\"\""
+        case .array(let items):
+            if items.isEmpty { return "[]" }
+            return "[\n" + items.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let members):
+            if members.isEmpty { return "{}" }
+            return "{\n" + members.keys.sorted().map { key in
+                inner + pretty(.string(key)) + ": " + pretty(members[key]!, indent: inner)
+            }.joined(separator: ",\n") + "\n" + indent + "}"
+        }
+    }
+
+    /// The value a JSON Pointer (RFC 6901) names, if any.
+    static func value(at pointer: String, in document: JSONValue) -> JSONValue? {
+        var current = document
+        for raw in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            switch current {
+            case .object(let members):
+                guard let next = members[token] else { return nil }
+                current = next
+            case .array(let items):
+                guard let index = Int(token), items.indices.contains(index) else { return nil }
+                current = items[index]
+            default: return nil
+            }
+        }
+        return current
+    }
+}
+
+extension JSONEncoder {
+    static let console: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
 }

@@ -255,6 +255,9 @@ struct ConsoleRoutes: Sendable {
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: body ?? Data())))
         var inner = context
         inner.principal = nil
+        // The route the request is logged and counted under is shared by the contexts' copies: keep the console page's.
+        let route = context.coreContext.endpointPath.value
+        defer { context.coreContext.endpointPath.value = route }
         let response = try await api.respond(to: request, context: inner)
         let collector = BodyCollector()
         try await response.body.write(CollectingWriter(collector: collector))
@@ -270,7 +273,7 @@ struct ConsoleRoutes: Sendable {
 
     func page(_ template: String, title: String, session: Session?, _ context: PortcullisRequestContext, values: [String: Any], current: String? = nil,
               notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        var values = values
+        var values = Self.withoutEmpty(values)
         values["basePath"] = basePath
         if let session { values["csrf"] = csrfToken(session) }
         let content = library.render(values, withTemplate: template) ?? ""
@@ -289,6 +292,21 @@ struct ConsoleRoutes: Sendable {
         Pages.secure(&fields)
         fields[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// Mustache renders a section for any present value, an empty string included: empty strings are left out,
+    /// so that `{{#error}}…{{/error}}` means "there is an error" (an empty input value renders the same).
+    static func withoutEmpty(_ values: [String: Any]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (key, value) in values {
+            switch value {
+            case let text as String where text.isEmpty: continue
+            case let object as [String: Any]: result[key] = withoutEmpty(object)
+            case let rows as [[String: Any]]: result[key] = rows.map(withoutEmpty)
+            default: result[key] = value
+            }
+        }
+        return result
     }
 
     static func redirect(_ location: String) -> Response {

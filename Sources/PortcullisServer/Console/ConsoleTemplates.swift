@@ -73,10 +73,10 @@ enum ConsoleTemplates {
     <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Grant</th><th scope="col">Change state</th></tr></thead>
     <tbody>
     {{#ca}}<tr>
-    <td><a href="{{href}}">{{displayName}}</a></td>
-    <td><span class="state state-{{state}}">{{stateLabel}}</span></td>
-    <td>{{controls}}</td>
-    <td><form method="post" action="{{basePath}}/admin/policies/state" class="inline">
+    <td data-label="Name"><a href="{{href}}">{{displayName}}</a></td>
+    <td data-label="State"><span class="state state-{{state}}">{{stateLabel}}</span></td>
+    <td data-label="Grant">{{controls}}</td>
+    <td data-label="Change state"><form method="post" action="{{basePath}}/admin/policies/state" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="id" value="{{id}}">
     <label class="visually-hidden" for="state-{{id}}">State of {{displayName}}</label>
     <select id="state-{{id}}" name="state">{{#states}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/states}}</select>
@@ -92,7 +92,7 @@ enum ConsoleTemplates {
     <div class="scroll"><table>
     <thead><tr><th scope="col">Name</th><th scope="col">Apps</th><th scope="col">Groups</th></tr></thead>
     <tbody>
-    {{#ap}}<tr><td><a href="{{href}}">{{displayName}}</a></td><td>{{apps}}</td><td>{{groups}}</td></tr>{{/ap}}
+    {{#ap}}<tr><td data-label="Name"><a href="{{href}}">{{displayName}}</a></td><td data-label="Apps">{{apps}}</td><td data-label="Groups" class="wrap">{{groups}}</td></tr>{{/ap}}
     {{^ap}}<tr><td colspan="3">No app protection policies.</td></tr>{{/ap}}
     </tbody></table></div>
     </section>
@@ -151,7 +151,7 @@ enum ConsoleTemplates {
     <p class="decision decision-{{status}}"><strong>{{statusLabel}}</strong>{{#error}} — <span class="mono">{{error}}</span>{{/error}}{{#suberror}} <span class="mono">{{suberror}}</span>{{/suberror}}{{#errorCode}} (AADSTS{{errorCode}}){{/errorCode}}</p>
     <div class="scroll"><table>
     <thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
-    <tbody>{{#policies}}<tr><td>{{displayName}}</td><td><span class="result-{{result}}">{{result}}</span></td><td>{{why}}</td></tr>{{/policies}}
+    <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result"><span class="result-{{result}}">{{result}}</span></td><td data-label="Why">{{why}}</td></tr>{{/policies}}
     {{^policies}}<tr><td colspan="3">No policy applies.</td></tr>{{/policies}}</tbody></table></div>
     </div>{{/result}}
     </section>
@@ -168,7 +168,7 @@ enum ConsoleTemplates {
     {{#impact}}<div class="result" id="impact">
     <p><strong>{{evaluated}}</strong> sign-ins replayed: <strong>{{newlyRefused}}</strong> newly refused, <strong>{{newlyAllowed}}</strong> newly allowed, {{changed}} changed otherwise, {{unchanged}} unchanged.</p>
     <div class="scroll"><table><thead><tr><th scope="col">When</th><th scope="col">User</th><th scope="col">App</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
-    <tbody>{{#changes}}<tr><td>{{at}}</td><td>{{user}}</td><td>{{app}}</td><td>{{before}}</td><td>{{after}}</td></tr>{{/changes}}</tbody></table></div>
+    <tbody>{{#changes}}<tr><td data-label="When">{{at}}</td><td data-label="User">{{user}}</td><td data-label="App" class="mono wrap">{{app}}</td><td data-label="Before">{{before}}</td><td data-label="After">{{after}}</td></tr>{{/changes}}</tbody></table></div>
     </div>{{/impact}}
     </section>
 
@@ -186,12 +186,12 @@ enum ConsoleTemplates {
     <thead><tr><th scope="col">When (UTC)</th><th scope="col">User</th><th scope="col">App</th><th scope="col">Status</th><th scope="col">Details</th></tr></thead>
     <tbody>
     {{#records}}<tr>
-    <td class="nowrap">{{at}}</td><td>{{user}}</td><td>{{app}}</td>
-    <td><span class="result-{{status}}">{{statusLabel}}</span>{{#errorCode}} <span class="mono">AADSTS{{errorCode}}</span>{{/errorCode}}</td>
-    <td><details><summary>{{policyCount}} polic{{#onePolicy}}y{{/onePolicy}}{{^onePolicy}}ies{{/onePolicy}} · <span class="mono">{{correlationId}}</span></summary>
+    <td data-label="When (UTC)" class="nowrap">{{at}}</td><td data-label="User">{{user}}</td><td data-label="App" class="mono wrap">{{app}}</td>
+    <td data-label="Status"><span class="result-{{status}}">{{statusLabel}}</span>{{#errorCode}} <span class="mono">AADSTS{{errorCode}}</span>{{/errorCode}}</td>
+    <td data-label="Details"><details><summary>{{policyCount}} polic{{#onePolicy}}y{{/onePolicy}}{{^onePolicy}}ies{{/onePolicy}} · <span class="mono">{{correlationId}}</span></summary>
     <dl class="facts"><dt>Correlation ID</dt><dd class="mono">{{correlationId}}</dd><dt>Resource</dt><dd>{{resource}}</dd><dt>Grant</dt><dd>{{grantType}}</dd><dt>Platform</dt><dd>{{platform}}</dd><dt>IP address</dt><dd>{{ip}}</dd><dt>App protection</dt><dd>{{appProtection}}</dd></dl>
     <table class="inner"><thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
-    <tbody>{{#policies}}<tr><td>{{displayName}}</td><td>{{result}}</td><td>{{why}}</td></tr>{{/policies}}</tbody></table>
+    <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result">{{result}}</td><td data-label="Why">{{why}}</td></tr>{{/policies}}</tbody></table>
     </details></td>
     </tr>{{/records}}
     {{^records}}<tr><td colspan="5">No sign-ins match.</td></tr>{{/records}}
@@ -209,7 +209,7 @@ enum ConsoleTemplates {
     </form>
     <div class="scroll"><table>
     <thead><tr><th scope="col">Account</th><th scope="col">App</th><th scope="col">Device</th><th scope="col">State</th><th scope="col">Last check-in (UTC)</th></tr></thead>
-    <tbody>{{#enrollments}}<tr><td><a href="{{href}}">{{upn}}</a></td><td>{{app}}</td><td class="mono">{{device}}</td><td><span class="state state-{{state}}">{{state}}</span></td><td class="nowrap">{{lastCheckIn}}</td></tr>{{/enrollments}}
+    <tbody>{{#enrollments}}<tr><td data-label="Account"><a href="{{href}}">{{upn}}</a></td><td data-label="App" class="mono wrap">{{app}}</td><td data-label="Device" class="mono wrap">{{device}}</td><td data-label="State"><span class="state state-{{state}}">{{state}}</span></td><td data-label="Last check-in (UTC)" class="nowrap">{{lastCheckIn}}</td></tr>{{/enrollments}}
     {{^enrollments}}<tr><td colspan="5">No enrollments match.</td></tr>{{/enrollments}}</tbody></table></div>
     {{#truncated}}<p class="note">Showing the first {{limit}}; filter to narrow.</p>{{/truncated}}
 
@@ -224,7 +224,7 @@ enum ConsoleTemplates {
     {{#canWipe}}<p class="actions"><a class="button danger" href="{{wipeHref}}">Wipe…</a></p>{{/canWipe}}
     <h2>History</h2>
     <div class="scroll"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Detail</th></tr></thead>
-    <tbody>{{#history}}<tr><td class="nowrap">{{at}}</td><td>{{event}}</td><td>{{change}}</td><td class="mono wrap">{{detail}}</td></tr>{{/history}}</tbody></table></div>
+    <tbody>{{#history}}<tr><td data-label="When (UTC)" class="nowrap">{{at}}</td><td data-label="Event">{{event}}</td><td data-label="Status">{{change}}</td><td data-label="Detail" class="mono wrap">{{detail}}</td></tr>{{/history}}</tbody></table></div>
 
     """
 
@@ -232,7 +232,7 @@ enum ConsoleTemplates {
     <nav aria-label="Callback states" class="tabs"><ul>{{#tabs}}<li><a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a></li>{{/tabs}}</ul></nav>
     <div class="scroll"><table>
     <thead><tr><th scope="col">Created (UTC)</th><th scope="col">Target</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col"></th></tr></thead>
-    <tbody>{{#messages}}<tr><td class="nowrap">{{createdAt}}</td><td class="mono wrap">{{target}}</td><td>{{attempts}}</td><td>{{lastError}}</td>
+    <tbody>{{#messages}}<tr><td data-label="Created (UTC)" class="nowrap">{{createdAt}}</td><td data-label="Target" class="mono wrap">{{target}}</td><td data-label="Attempts">{{attempts}}</td><td data-label="Last error">{{lastError}}</td>
     <td>{{#canRedeliver}}<form method="post" action="{{redeliverAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="small">Redeliver</button></form>{{/canRedeliver}}</td></tr>{{/messages}}
     {{^messages}}<tr><td colspan="5">Nothing here.</td></tr>{{/messages}}</tbody></table></div>
 
@@ -241,8 +241,8 @@ enum ConsoleTemplates {
     static let audit = """
     <div class="scroll"><table>
     <thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Change</th></tr></thead>
-    <tbody>{{#records}}<tr><td class="nowrap">{{at}}</td><td>{{actor}}</td><td>{{action}} {{kind}} <span class="mono wrap">{{documentId}}</span></td>
-    <td>{{#hasDiff}}<details><summary>{{diffCount}} change{{#plural}}s{{/plural}}</summary><pre class="diff">{{#diff}}<span class="diff-{{sign}}">{{line}}</span>
+    <tbody>{{#records}}<tr><td data-label="When (UTC)" class="nowrap">{{at}}</td><td data-label="Who">{{actor}}</td><td data-label="What">{{action}} {{kind}} <span class="mono wrap">{{documentId}}</span></td>
+    <td data-label="Change">{{#hasDiff}}<details><summary>{{diffCount}} change{{#plural}}s{{/plural}}</summary><pre class="diff">{{#diff}}<span class="diff-{{sign}}">{{line}}</span>
     {{/diff}}</pre></details>{{/hasDiff}}</td></tr>{{/records}}
     {{^records}}<tr><td colspan="4">No changes recorded.</td></tr>{{/records}}</tbody></table></div>
     {{#older}}<p class="pager"><a href="{{older}}" rel="next">Older changes →</a></p>{{/older}}
@@ -254,7 +254,7 @@ enum ConsoleTemplates {
     <h2 id="{{slug}}-title">{{title}}</h2>
     <p class="toolbar"><a class="button small" href="{{newHref}}">New {{noun}}…</a></p>
     <div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">{{detailTitle}}</th></tr></thead>
-    <tbody>{{#rows}}<tr><td><a href="{{href}}">{{name}}</a></td><td class="mono wrap">{{id}}</td><td>{{detail}}</td></tr>{{/rows}}
+    <tbody>{{#rows}}<tr><td data-label="Name"><a href="{{href}}">{{name}}</a></td><td data-label="ID" class="mono wrap">{{id}}</td><td data-label="{{detailTitle}}">{{detail}}</td></tr>{{/rows}}
     {{^rows}}<tr><td colspan="3">None.</td></tr>{{/rows}}</tbody></table></div>
     </section>{{/sections}}
 
@@ -263,7 +263,7 @@ enum ConsoleTemplates {
     static let appConfiguration = """
     <p class="toolbar"><a class="button small" href="{{basePath}}/admin/new/app-configuration?template=basic">New app configuration policy…</a></p>
     <div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">Priority</th><th scope="col">Apps</th><th scope="col">Secrets</th></tr></thead>
-    <tbody>{{#policies}}<tr><td><a href="{{href}}">{{displayName}}</a></td><td>{{priority}}</td><td>{{apps}}</td><td>{{secrets}}</td></tr>{{/policies}}
+    <tbody>{{#policies}}<tr><td data-label="Name"><a href="{{href}}">{{displayName}}</a></td><td data-label="Priority">{{priority}}</td><td data-label="Apps">{{apps}}</td><td data-label="Secrets" class="wrap">{{secrets}}</td></tr>{{/policies}}
     {{^policies}}<tr><td colspan="4">No app configuration policies.</td></tr>{{/policies}}</tbody></table></div>
 
     """
@@ -285,13 +285,14 @@ enum ConsoleTemplates {
     main { max-width: 78rem; margin: 0 auto; padding: 1.25rem; }
     h1 { font-size: 1.6rem; margin: .5rem 0 1rem; } h2 { font-size: 1.2rem; margin: 1.75rem 0 .75rem; }
     section:first-of-type h2 { margin-top: .5rem; }
-    .lead { color: var(--muted); margin-top: -.5rem; }
+    .lead { color: var(--muted); margin-top: -.5rem; overflow-wrap: anywhere; }
+    h1, li, p { overflow-wrap: anywhere; } td { overflow-wrap: break-word; }
     a { color: var(--accent); }
     table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
     th, td { text-align: left; vertical-align: top; padding: .5rem .65rem; border-bottom: 1px solid var(--line); }
     th { background: #eef1f5; font-size: .875rem; }
     table.inner { margin-top: .5rem; font-size: .9rem; }
-    .scroll { overflow-x: auto; }
+    .scroll { overflow-x: auto; position: relative; }
     .mono, code, pre, textarea { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
     .wrap { overflow-wrap: anywhere; word-break: break-all; } .nowrap { white-space: nowrap; }
     label { display: block; font-weight: 600; margin: .75rem 0 .3rem; }
@@ -329,19 +330,26 @@ enum ConsoleTemplates {
     .result-success, .result-notApplied { color: var(--ok); } .result-failure { color: var(--danger); font-weight: 600; } .result-reportOnlyFailure { color: var(--warn); }
     .decision { font-size: 1.1rem; padding: .6rem .9rem; border-radius: .4rem; border: 1px solid var(--line); background: #fff; }
     .decision-failure { border-color: #e3a0a2; background: var(--danger-bg); color: var(--danger); } .decision-success, .decision-notApplied { border-color: #9fd1b0; background: var(--ok-bg); color: var(--ok); }
-    dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .5rem 0; font-size: .9rem; } dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
+    dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .5rem 0; font-size: .9rem; } dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
     dl.facts.wide { font-size: 1rem; background: #fff; border: 1px solid var(--line); border-radius: .4rem; padding: .75rem 1rem; }
     details summary { cursor: pointer; color: var(--accent); }
     pre.diff { margin: .4rem 0 0; font-size: .8rem; white-space: pre-wrap; overflow-wrap: anywhere; } .diff-plus { color: var(--ok); } .diff-minus { color: var(--danger); } .diff-change { color: var(--warn); }
     .pager { margin: 1rem 0; } .note { color: var(--muted); font-size: .9rem; }
     .tabs ul { display: flex; gap: .25rem; list-style: none; padding: 0; margin: 0 0 1rem; border-bottom: 1px solid var(--line); }
     .tabs a { display: inline-block; padding: .4rem .8rem; text-decoration: none; border-bottom: 3px solid transparent; } .tabs a[aria-current=page] { border-bottom-color: var(--accent); font-weight: 600; }
-    .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+    .visually-hidden { position: absolute; left: 0; top: 0; width: 1px; height: 1px; margin: -1px; padding: 0; border: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
     footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: var(--muted); font-size: .75rem; } footer p { margin: 0; }
     @media (max-width: 40rem) {
       main { padding: .9rem; } .bar { padding: .5rem .9rem; } body > nav { padding: 0 .4rem; } body > nav a { padding: .45rem .5rem; }
       .editor-grid.with-problems { grid-template-columns: 1fr; } .who { margin-left: 0; width: 100%; }
-      th, td { padding: .4rem .45rem; } h1 { font-size: 1.35rem; }
+      h1 { font-size: 1.35rem; }
+      /* Tables become one card per row, each value under its column's name. */
+      .scroll > table, .scroll > table > tbody, .scroll > table > tbody > tr, .scroll > table > tbody > tr > td { display: block; width: 100%; }
+      .scroll > table > thead { position: absolute; left: -9999px; }
+      .scroll > table > tbody > tr { border-bottom: 2px solid var(--line); padding: .35rem 0; }
+      .scroll > table > tbody > tr > td { border: none; padding: .2rem .65rem; }
+      .scroll > table > tbody > tr > td[data-label]::before { content: attr(data-label); display: block; font-size: .75rem; font-weight: 600; color: var(--muted); }
+      table.inner th, table.inner td { padding: .3rem .35rem; }
     }
 
     """
