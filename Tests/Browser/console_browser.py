@@ -25,8 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -304,15 +302,7 @@ def main():
     finally:
         if driver is not None:
             driver.quit()
-        if process is not None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        if status:
-            print(open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
-        shutil.rmtree(work, ignore_errors=True)
+        common.stop_server(process, work, failed=status != 0)
     if status == 0:
         print("console_browser: all console checks passed")
     return status

@@ -315,12 +315,7 @@ struct ConsoleRoutes: Sendable {
         return Response(status: .seeOther, headers: fields)
     }
 
-    static let stylesheet: Response = {
-        var fields: HTTPFields = [.contentType: "text/css; charset=utf-8"]
-        Pages.secure(&fields)
-        fields[.cacheControl] = "public, max-age=3600"
-        return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.stylesheet)))
-    }()
+    static let stylesheet = Pages.styleSheet(ConsoleTemplates.stylesheet)
 }
 
 /// What a console step answers instead of going on (a redirect to sign-in, a refusal page).
