@@ -100,6 +100,19 @@ def start_server(binary, work):
     raise Failure("the server did not say where it listens within 60 s")
 
 
+def stop_server(process, work, failed):
+    """SIGTERM (a drain), SIGKILL after 15 s; the server's log on a failure; the work directory removed."""
+    if process is not None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    if failed:
+        print(open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def make_driver():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -381,15 +394,7 @@ def main():
         if driver is not None:
             driver.quit()
         capture.shutdown()
-        if process is not None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        if status:
-            print(open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
-        shutil.rmtree(work, ignore_errors=True)
+        stop_server(process, work, failed=status != 0)
     if status == 0:
         print("signin_browser: all browser checks passed")
     return status

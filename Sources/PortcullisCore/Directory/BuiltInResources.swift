@@ -15,4 +15,17 @@ public enum BuiltInResources {
         identifierUris: [adminIdentifier], scopes: ["Admin.ReadWrite"], appRoles: [adminRole]
     )
     public static let all: [Application] = [compliance, admin]
+
+    /// The admin console's public client (PROTOCOL §11; the console at `GET /admin`): authorization code + PKCE,
+    /// its one redirect URI `{baseURL}/admin/callback` given by the server (`consoleRedirectPath`).
+    public static let consoleAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c03"
+    public static let consoleRedirectPath = "/admin/callback"
+    public static let console = Application(
+        appId: consoleAppId, displayName: "Portcullis admin console", publicClient: true,
+        allowedGrantTypes: [GrantType.authorizationCode.rawValue]
+    )
+    /// Built-in client applications (sign in like any public client; never resources).
+    public static let clients: [Application] = [console]
+    /// Every built-in application ID: none can be taken by a tenant's own.
+    public static let reserved: [Application] = all + clients
 }

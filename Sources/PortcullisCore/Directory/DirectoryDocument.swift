@@ -121,7 +121,7 @@ public struct DirectoryDocument: Sendable {
         }
 
         var applications: [ApplicationEntry] = []
-        var appIds = Set(BuiltInResources.all.map(\.appId))
+        var appIds = Set(BuiltInResources.reserved.map(\.appId))
         var identifierUris = Set(BuiltInResources.all.flatMap(\.identifierUris).map { $0.lowercased() })
         for (value, pointer) in reader.array("applications") ?? [] {
             guard let entry = parseApplication(value, at: pointer, problems: problems) else { continue }

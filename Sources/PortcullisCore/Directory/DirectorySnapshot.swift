@@ -52,7 +52,7 @@ public struct DirectorySnapshot: Sendable {
 
         var applicationsById: [String: Application] = [:]
         var resources: [String: Application] = [:]
-        for app in BuiltInResources.all + applications {
+        for app in BuiltInResources.reserved + applications {
             applicationsById[app.appId] = app
             if app.isResource {
                 resources[app.appId] = app

@@ -65,8 +65,9 @@ extension AuthorizationRequest {
     public static let maximumParameterLength = 4096
 
     /// Validates the query (or form) parameters of `/authorize`. `parameters` must already be free of
-    /// repeated names (a repeated one is a page error for the caller to report).
-    public static func parse(_ parameters: [String: String], tenant: DirectorySnapshot) -> Result<AuthorizationRequest, AuthorizationRequestFailure> {
+    /// repeated names (a repeated one is a page error for the caller to report). `consoleRedirectUri` is the
+    /// built-in console client's one redirect URI (it depends on the server's base URL).
+    public static func parse(_ parameters: [String: String], tenant: DirectorySnapshot, consoleRedirectUri: String? = nil) -> Result<AuthorizationRequest, AuthorizationRequestFailure> {
         if let long = parameters.first(where: { $0.value.utf8.count > maximumParameterLength }) {
             return .failure(.page(TokenError(.invalidRequest, aadsts: 900144, "The parameter '\(long.key.clipped())' is too long.")))
         }
@@ -76,7 +77,8 @@ extension AuthorizationRequest {
             return .failure(.page(.unknownApplication(clientId)))
         }
         guard let redirectUri = value("redirect_uri") else { return .failure(.page(.missingParameter("redirect_uri"))) }
-        guard client.redirectUris.contains(where: { RedirectURI.matches(redirectUri, registered: $0) }) else {
+        let registered = client.appId == BuiltInResources.consoleAppId ? [consoleRedirectUri].compactMap { $0 } : client.redirectUris
+        guard registered.contains(where: { RedirectURI.matches(redirectUri, registered: $0) }) else {
             return .failure(.page(.redirectUriMismatch(redirectUri)))
         }
         let modeText = value("response_mode") ?? "query"

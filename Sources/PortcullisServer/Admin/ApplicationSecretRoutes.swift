@@ -90,7 +90,7 @@ struct ApplicationSecretRoutes: Sendable {
         let given = try request.headers[.ifMatch] == nil ? nil : DocumentResource.precondition(request, creating: false)
         for attempt in 1...5 {
             guard let stored = try await resource.store.document(tenantId: tenant.tenant.id, kind: .application, id: appId),
-                  !BuiltInResources.all.contains(where: { $0.appId == appId })
+                  !BuiltInResources.reserved.contains(where: { $0.appId == appId })
             else { throw APIError.notFound("The application \(appId)") }
             var application = try TenantCache.decoder.decode(PortcullisCore.Application.self, from: stored.body)
             try change(&application)

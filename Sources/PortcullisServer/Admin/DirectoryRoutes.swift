@@ -150,10 +150,10 @@ struct DirectoryRoutes: Sendable {
         let problems = ProblemCollector()
         let entry = DirectoryDocument.parseApplication(value, at: "", problems: problems)
         if let application = entry?.application {
-            if BuiltInResources.all.contains(where: { $0.appId == application.appId }) {
+            if BuiltInResources.reserved.contains(where: { $0.appId == application.appId }) {
                 problems.add("/appId", "is the app ID of a built-in resource.")
             }
-            let others = BuiltInResources.all + tenant.directory.applications.filter { $0.appId != application.appId }
+            let others = BuiltInResources.reserved + tenant.directory.applications.filter { $0.appId != application.appId }
             for (index, uri) in application.identifierUris.enumerated() {
                 if let other = others.first(where: { $0.identifierUris.contains { $0.lowercased() == uri.lowercased() } }) {
                     problems.add("/identifierUris/\(index)", "'\(uri)' is already the identifier of \(other.displayName) (\(other.appId)).")

@@ -41,6 +41,10 @@ enum OpenAPIDocument {
         {
           "name": "Directory",
           "description": "Users' authentication methods (PROTOCOL §10); the rest of the directory API comes with PROTOCOL §11."
+        },
+        {
+          "name": "Console",
+          "description": "The admin console's pages (GET /admin): server-rendered HTML over the admin API, for a signed-in administrator (a sealed session cookie); every form carries a CSRF token."
         }
       ],
       "paths": {
@@ -6309,6 +6313,1822 @@ enum OpenAPIDocument {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
             }
+          }
+        },
+        "/admin": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleHome",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "The console: its first page, or sign-in",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            }
+          }
+        },
+        "/admin/console.css": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleStyleSheet",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "The console's stylesheet",
+            "responses": {
+              "200": {
+                "description": "CSS.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  }
+                },
+                "content": {
+                  "text/css": {
+                    "schema": {
+                      "$ref": "#/components/schemas/StyleSheet"
+                    }
+                  }
+                }
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              }
+            }
+          }
+        },
+        "/admin/signin": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleSignIn",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Start signing in to the console (authorization code + PKCE with the built-in console client)",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "tenant",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "Domain or tenant ID."
+              },
+              {
+                "name": "returnTo",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "A console path to come back to."
+              }
+            ]
+          }
+        },
+        "/admin/callback": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleCallback",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "The console's redirect URI: redeems the code, opens the session",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "code",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "state",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "error",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "error_description",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/signout": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "consoleSignOut",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Sign out of the console (and of the tenant's sign-in session)",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/policies": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consolePolicies",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Conditional-access and app protection policies",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/policies/state": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "consolePolicyState",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Switch a conditional-access policy's state",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/edit/{kind}/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "name": "kind",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            },
+            {
+              "name": "id",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            }
+          ],
+          "get": {
+            "operationId": "consoleEditor",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "A document as JSON, to edit",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          },
+          "post": {
+            "operationId": "consoleSave",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Save the edited document (with its ETag)",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/new/{kind}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "name": "kind",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            }
+          ],
+          "get": {
+            "operationId": "consoleNew",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "A new document from a template",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "template",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          },
+          "post": {
+            "operationId": "consoleCreate",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Create the document",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/delete/{kind}/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "name": "kind",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            },
+            {
+              "name": "id",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            }
+          ],
+          "get": {
+            "operationId": "consoleConfirmDelete",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Confirm a delete",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "consoleDelete",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Delete (with the ETag seen)",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/what-if": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleWhatIf",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "What if: a sign-in evaluated against the policies; the impact of a draft",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "consoleEvaluate",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Evaluate a described sign-in",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/what-if/impact": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "post": {
+            "operationId": "consoleImpact",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "The impact of a draft policy on recent sign-ins",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/sign-ins": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleSignIns",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "The sign-in log, newest first",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "user",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "app",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "status",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "correlationId",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "before",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/enrollments": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleEnrollments",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Enrollments",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "account",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "app",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "status",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/enrollments/{id}": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "name": "id",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            }
+          ],
+          "get": {
+            "operationId": "consoleEnrollment",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "An enrollment with its history",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/enrollments/{id}/wipe": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "name": "id",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            }
+          ],
+          "get": {
+            "operationId": "consoleConfirmWipe",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Confirm a selective wipe",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            }
+          },
+          "post": {
+            "operationId": "consoleWipe",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Wipe",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/callbacks": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleCallbacks",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Compliance callbacks: pending, dead letters, delivered",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "state",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/callbacks/{id}/redeliver": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            },
+            {
+              "name": "id",
+              "in": "path",
+              "required": true,
+              "schema": {
+                "type": "string"
+              }
+            }
+          ],
+          "post": {
+            "operationId": "consoleRedeliver",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Deliver a dead letter again",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              },
+              "413": {
+                "$ref": "#/components/responses/ContentTooLarge"
+              }
+            },
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "csrf": {
+                        "type": "string"
+                      }
+                    },
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/admin/audit": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleAudit",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "The audit log with each change's diff",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "before",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/directory": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleDirectory",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "Users, groups, applications, named locations",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
+          }
+        },
+        "/admin/app-configuration": {
+          "parameters": [
+            {
+              "$ref": "#/components/parameters/ClientRequestIdIn"
+            }
+          ],
+          "get": {
+            "operationId": "consoleAppConfiguration",
+            "tags": [
+              "Console"
+            ],
+            "security": [],
+            "summary": "App configuration policies",
+            "responses": {
+              "200": {
+                "$ref": "#/components/responses/Page"
+              },
+              "303": {
+                "description": "To the next page, or through sign-in when there is no console session.",
+                "headers": {
+                  "client-request-id": {
+                    "$ref": "#/components/headers/ClientRequestId"
+                  },
+                  "x-ms-request-id": {
+                    "$ref": "#/components/headers/MsRequestId"
+                  },
+                  "Location": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "403": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "404": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "409": {
+                "$ref": "#/components/responses/PageError"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
+              },
+              "503": {
+                "$ref": "#/components/responses/PageUnavailable"
+              }
+            },
+            "parameters": [
+              {
+                "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ]
           }
         }
       },

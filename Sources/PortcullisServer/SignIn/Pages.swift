@@ -50,12 +50,15 @@ struct Pages: Sendable {
         fields[.pragma] = "no-cache"
     }
 
-    static let stylesheet: Response = {
+    static let stylesheet = styleSheet(PageTemplates.stylesheet)
+
+    /// A stylesheet answer: the pages' headers, cacheable for an hour.
+    static func styleSheet(_ css: String) -> Response {
         var fields: HTTPFields = [.contentType: "text/css; charset=utf-8"]
         secure(&fields)
         fields[.cacheControl] = "public, max-age=3600"
-        return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: PageTemplates.stylesheet)))
-    }()
+        return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: css)))
+    }
 }
 
 extension HTTPField.Name {

@@ -133,7 +133,7 @@ struct SignInRoutes: Sendable {
         case .failure(let error): return errorPage(error, tenant: tenant, context)
         }
         let authorization: AuthorizationRequest
-        switch AuthorizationRequest.parse(parameters, tenant: tenant.directory) {
+        switch AuthorizationRequest.parse(parameters, tenant: tenant.directory, consoleRedirectUri: endpoints.baseURL + BuiltInResources.consoleRedirectPath) {
         case .success(let parsed): authorization = parsed
         case .failure(.page(let error)): return errorPage(error, tenant: tenant, context)
         case .failure(.redirect(let error, let uri, let state, let mode)):

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""The admin console (GET /admin) in a real browser: headless Chromium (Debian's `chromium` +
+`chromium-driver`) driven by Selenium, against a real Portcullis binary with the demo configuration.
+
+    python3 Tests/Browser/console_browser.py --binary .build/debug/portcullis [--output DIR] [--docs DIR]
+
+What it does (each step fails the run with a message saying what was expected):
+  1. Bob (no Portcullis.Admin role) signs in at /admin: the "No access" page, and no page of the
+     console shows him any data.
+  2. Erin (the demo's administrator) signs in through the sign-in page (authorization code + PKCE with
+     the built-in console client); the Policies page lists the demo's policies with their states.
+  3. She edits the "require app protection" policy with a deliberate error: the problem is shown at its
+     JSON Pointer next to the text; then correctly (state disabled): the next token request for Alice's
+     iOS mail app, refused with 53005 before, is granted.
+  4. What if: Alice, the mail app, iOS, protapp → the decision and each policy's result.
+  5. Sign-ins: the token request of step 3 is found by its correlation ID, with its per-policy results.
+  6. Enrollments: Alice's enrollment (made over HTTP after step 3) → detail with history → Wipe… →
+     confirm; then her refresh token for the mail app no longer works.
+  7. Callbacks, Audit (the edit with its diff), Directory and App configuration render.
+  8. Throughout: every request the browser made went to the server, the browser console shows no CSP
+     violation, and no page needs JavaScript. Screenshots of every page at phone (390×844) and desktop
+     (1280×800) widths go to --output; with --docs, a few are copied there for the README.
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import signin_browser as common  # noqa: E402  (the server, the driver, screenshots)
+
+TENANT = "contoso.example"
+MAIL_CLIENT = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
+MAIL_SCOPE = "api://contoso-mail/Mail.Read"
+ALICE, ALICE_PASSWORD = "alice@contoso.example", "Alice-dev-pass1"
+BOB, BOB_PASSWORD = "bob@contoso.example", "Bob-dev-pass1"
+ERIN, ERIN_PASSWORD = "erin@contoso.example", "Erin-dev-pass1"
+CA_POLICY = "Require app protection"
+NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"]
+check = common.check
+Failure = common.Failure
+
+
+def post(url, fields, headers=None):
+    request = urllib.request.Request(url, data=urllib.parse.urlencode(fields).encode(), method="POST",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def post_json(url, body, token):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+IOS = {"x-client-SKU": "MSAL.iOS", "x-client-OS": "17.4"}
+
+
+def mail_token(base, correlation=None):
+    headers = dict(IOS)
+    if correlation:
+        headers["client-request-id"] = correlation
+    return post(f"{base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "password", "client_id": MAIL_CLIENT, "username": ALICE, "password": ALICE_PASSWORD,
+        "scope": f"{MAIL_SCOPE} offline_access", "claims": json.dumps({"access_token": {"xms_cc": {"values": ["protapp"]}}})}, headers)
+
+
+def enroll_alice(base):
+    """Alice's iOS mail app remediates over HTTP (what the SDK does): enrolled, policy applied, compliant."""
+    status, body = post(f"{base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "password", "client_id": MAIL_CLIENT, "username": ALICE, "password": ALICE_PASSWORD,
+        "scope": "api://portcullis-compliance/.default"}, IOS)
+    check(status == 200, "a compliance token for Alice", body)
+    token = body["access_token"]
+    status, enrolled = post_json(f"{base}/mam/v1/remediations", {
+        "deviceId": "console-browser-phone", "platform": "iOS", "osVersion": "17.4", "appVersion": "3.1", "silent": True}, token)
+    check(status == 200 and enrolled.get("enrollmentId"), "Alice's remediation", enrolled)
+    status, checked = post_json(f"{base}/mam/v1/enrollments/{enrolled['enrollmentId']}/checkin", {
+        "appliedPolicyVersion": enrolled["policy"]["version"], "osVersion": "17.4", "appVersion": "3.1", "jailbroken": False, "pinSet": True}, token)
+    check(status == 200 and checked["complianceStatus"]["status"] == "compliant", "Alice's check-in", checked)
+    return enrolled["enrollmentId"]
+
+
+def sign_in(run, username, password):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.get(f"{run.base}/admin")
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "password"))
+    check("Portcullis admin console" in driver.page_source, "the sign-in page names the console")
+    driver.find_element(By.ID, "username").send_keys(username)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.ID, "password").submit()
+    WebDriverWait(driver, 15).until(lambda d: "/admin/" in d.current_url and "/oauth2/" not in d.current_url)
+
+
+def nav_ok(driver):
+    from selenium.webdriver.common.by import By
+    labels = [link.text for link in driver.find_elements(By.CSS_SELECTOR, "nav[aria-label=Console] a")]
+    check(labels == NAV, "the navigation labels, exactly", labels)
+
+
+def go(run, path, shot):
+    run.driver.get(f"{run.base}{path}")
+    nav_ok(run.driver)
+    run.shoot(shot)
+
+
+def no_access(run):
+    from selenium.webdriver.common.by import By
+    sign_in(run, BOB, BOB_PASSWORD)
+    driver = run.driver
+    check(driver.find_element(By.TAG_NAME, "h1").text == "No access" and BOB in driver.page_source, "Bob sees the no-access page", driver.page_source[:1500])
+    run.shoot("console-no-access")
+    for path in ("/admin/policies", "/admin/enrollments", "/admin/sign-ins", "/admin/audit", "/admin/directory"):
+        driver.get(f"{run.base}{path}")
+        check(driver.find_element(By.TAG_NAME, "h1").text == "No access" and CA_POLICY not in driver.page_source and ALICE not in driver.page_source,
+              f"{path}: no data without the role", driver.page_source[:800])
+    print("PASS a user without Portcullis.Admin sees the no-access page and no data on any console page")
+
+
+def policies_and_editor(run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+    sign_in(run, ERIN, ERIN_PASSWORD)
+    check(driver.current_url.endswith("/admin/policies"), "an admin lands on the policies", driver.current_url)
+    nav_ok(driver)
+    rows = driver.find_elements(By.CSS_SELECTOR, "#main table tbody tr")
+    check(any(CA_POLICY in row.text for row in rows), "the policies are listed", [row.text for row in rows])
+    check(driver.find_elements(By.CSS_SELECTOR, ".state-enabledForReportingButNotEnforced"), "a report-only policy shows its state")
+    run.shoot("console-policies")
+    status, refused = mail_token(run.base)
+    check(status == 400 and 53005 in refused.get("error_codes", []), "before the edit, Alice's iOS mail app is refused (53005)", refused)
+
+    driver.find_element(By.PARTIAL_LINK_TEXT, CA_POLICY).click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "document"))
+    area = driver.find_element(By.ID, "document")
+    text = area.get_attribute("value")
+    check('"compliantApplication"' in text and '"state": "enabled"' in text, "the editor shows the policy as JSON", text[:800])
+    run.shoot("console-editor")
+
+    def submit(new_text):
+        area = driver.find_element(By.ID, "document")
+        driver.execute_cdp_cmd("Runtime.evaluate", {"expression": "void 0"})  # (the page itself runs no script)
+        area.clear()
+        area.send_keys(new_text)
+        driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+
+    submit(text.replace('"compliantApplication"', '"teleport"'))
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "problems") or d.find_elements(By.CSS_SELECTOR, ".notice"))
+    problems = driver.find_element(By.ID, "problems").text
+    check("/grantControls/builtInControls/0" in problems and "teleport" in problems, "the error is shown at its pointer, with what stands there", problems)
+    check(driver.find_element(By.ID, "document").get_attribute("aria-describedby") == "problems", "the text field points at its problems")
+    run.shoot("console-editor-error")
+    submit(text.replace('"state": "enabled"', '"state": "disabled"'))
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    check("Saved." in driver.find_element(By.CSS_SELECTOR, ".notice").text, "saved")
+    correlation = str(uuid.uuid4())
+    status, granted = mail_token(run.base, correlation)
+    check(status == 200 and granted.get("access_token"), "after the edit, the next token request obeys it (granted)", granted)
+    print("PASS policies: listed with states; an edit with an error shows the pointer next to the text; the correct edit saved; the next token request obeyed it")
+    return correlation
+
+
+def what_if(run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    driver = run.driver
+    go(run, "/admin/what-if", "console-what-if")
+    Select(driver.find_element(By.ID, "user")).select_by_value(ALICE)
+    Select(driver.find_element(By.ID, "app")).select_by_value(MAIL_CLIENT)
+    Select(driver.find_element(By.ID, "resource")).select_by_value("api://contoso-mail")
+    Select(driver.find_element(By.ID, "platform")).select_by_value("iOS")
+    driver.find_element(By.NAME, "protapp").click()
+    driver.find_element(By.CSS_SELECTOR, "#main form.grid-form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "decision"))
+    decision = driver.find_element(By.ID, "decision").text
+    check(("Allowed" in decision or "Refused" in decision) and "Require" in decision, "the decision with each policy's result", decision)
+    run.shoot("console-what-if-result")
+    print(f"PASS what if: {decision.splitlines()[0]}")
+
+
+def sign_ins(run, correlation):
+    from selenium.webdriver.common.by import By
+    driver = run.driver
+    go(run, "/admin/sign-ins", "console-sign-ins")
+    field = driver.find_element(By.ID, "f-correlation")
+    field.send_keys(correlation)
+    field.submit()
+    rows = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")
+    check(len(rows) == 1 and ALICE in rows[0].text, "the sign-in is found by its correlation ID", [row.text for row in rows])
+    rows[0].find_element(By.TAG_NAME, "summary").click()
+    details = rows[0].find_element(By.TAG_NAME, "details").text
+    check(correlation in details and CA_POLICY in details, "its per-policy results", details)
+    run.shoot("console-sign-in-detail")
+    print("PASS sign-ins: found by correlation ID, with its per-policy results")
+
+
+def enrollments(run, refresh_token):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+    go(run, "/admin/enrollments", "console-enrollments")
+    driver.find_element(By.LINK_TEXT, ALICE).click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.LINK_TEXT, "Wipe…"))
+    check("enrolled" in driver.page_source and "checkIn" in driver.page_source, "the history is shown", driver.page_source[:1500])
+    run.shoot("console-enrollment")
+    driver.find_element(By.LINK_TEXT, "Wipe…").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "button.danger"))
+    run.shoot("console-wipe-confirm")
+    driver.find_element(By.CSS_SELECTOR, "#main button.danger").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    check("wipePending" in driver.page_source, "the enrollment shows the wipe", driver.page_source[:1500])
+    status, body = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "refresh_token", "client_id": MAIL_CLIENT, "refresh_token": refresh_token, "scope": MAIL_SCOPE}, IOS)
+    check(status == 400 and body.get("error") == "invalid_grant", "after the wipe, Alice's refresh token for the mail app fails", body)
+    print("PASS enrollments: detail with history, wipe with confirmation; the next refresh for that account fails")
+
+
+def the_rest(run):
+    from selenium.webdriver.common.by import By
+    driver = run.driver
+    go(run, "/admin/callbacks", "console-callbacks")
+    go(run, "/admin/audit", "console-audit")
+    summaries = driver.find_elements(By.TAG_NAME, "summary")
+    check(summaries, "the audit lists changes with their diffs")
+    for summary in summaries[:10]:
+        summary.click()
+    diffs = [details.text for details in driver.find_elements(By.TAG_NAME, "details")]
+    check(any('~ /state: "enabled" → "disabled"' in text for text in diffs), "the policy edit's diff, line by line", diffs)
+    check(ERIN in driver.page_source, "who made it")
+    run.shoot("console-audit-diff")
+    go(run, "/admin/directory", "console-directory")
+    check(ALICE in driver.page_source and "Sales" in driver.page_source, "the directory lists users and groups")
+    go(run, "/admin/app-configuration", "console-app-configuration")
+    check("Contoso Mail for Sales" in driver.page_source, "the app configuration policy is listed")
+    print("PASS callbacks, audit (with diffs), directory and app configuration render")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
+    parser.add_argument("--output", default=os.path.join(common.ROOT, ".build/test-output/console"))
+    parser.add_argument("--docs", help="copy a few screenshots here (docs/images)")
+    args = parser.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="portcullis-console.")
+    process = driver = None
+    status = 0
+    try:
+        process, base = common.start_server(os.path.abspath(args.binary), work)
+        driver = common.make_driver()
+        run = common.Run(driver, base, args.output, base)
+        print(f"console_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
+        no_access(run)
+        correlation = policies_and_editor(run)
+        enroll_alice(base)
+        status, tokens = mail_token(base)
+        check(status == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)
+        refresh_token = tokens["refresh_token"]
+        what_if(run)
+        sign_ins(run, correlation)
+        enrollments(run, refresh_token)
+        the_rest(run)
+        run.collect_network()
+        outside = [url for url in run.requested if not (url.startswith(base + "/") or url.startswith("data:"))]
+        check(not outside, "every request the browser made should go to the server", outside)
+        problems = run.console_problems()
+        check(not problems, "the browser console should show no CSP violation or error", problems)
+        print(f"PASS {len(run.requested)} browser requests, all to the server; no console errors")
+        print(f"console_browser: {len(run.shots)} screenshots in {args.output}")
+        if args.docs:
+            os.makedirs(args.docs, exist_ok=True)
+            for name in ("console-policies-desktop", "console-editor-error-desktop", "console-what-if-result-desktop", "console-enrollment-phone"):
+                shutil.copy(os.path.join(args.output, f"{name}.png"), os.path.join(args.docs, f"{name}.png"))
+    except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
+        print(f"FAIL {type(failure).__name__}: {failure}", file=sys.stderr)
+        status = 1
+        if driver is not None:
+            try:
+                driver.save_screenshot(os.path.join(args.output, "failure.png"))
+                print(f"console_browser: the page at the failure: {driver.current_url}\n{driver.page_source[:3000]}", file=sys.stderr)
+            except Exception:
+                pass
+    finally:
+        if driver is not None:
+            driver.quit()
+        common.stop_server(process, work, failed=status != 0)
+    if status == 0:
+        print("console_browser: all console checks passed")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PortcullisCore
+import PortcullisServer
+import PortcullisTesting
+import Testing
+
+/// The admin console's routes (issue 17): sign-in through §9 with the built-in console client, no data without
+/// the role, CSRF on every form, and the pages over the admin API.
+@Suite("admin console")
+struct ConsoleTests {
+    /// Every console page (GET), with its path parameters filled in.
+    static func pages(enrollmentId: String) -> [String] {
+        ["/admin/policies", "/admin/what-if", "/admin/sign-ins", "/admin/enrollments", "/admin/enrollments/\(enrollmentId)",
+         "/admin/enrollments/\(enrollmentId)/wipe", "/admin/callbacks", "/admin/audit", "/admin/directory", "/admin/app-configuration",
+         "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access?template=mfa",
+         "/admin/delete/conditional-access/\(Policies.requireAppProtection)"]
+    }
+
+    /// Every console form (POST), with its path parameters filled in.
+    static func forms(enrollmentId: String) -> [String] {
+        ["/admin/policies/state", "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access",
+         "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/what-if", "/admin/what-if/impact", "/admin/enrollments/\(enrollmentId)/wipe",
+         "/admin/callbacks/1/redeliver", "/admin/signout"]
+    }
+
+    /// Signs `account` in to the console the way a browser does; returns the browser (its cookies) and the page it landed on.
+    static func signIn(_ client: some TestClientProtocol, _ account: Fixtures.Account, base: String) async throws -> (Browser, Page) {
+        let browser = Browser()
+        // Several tenants here: /admin asks which organization (with one it goes straight to its sign-in).
+        let start = try await browser.get(client, "/admin")
+        #expect(start.status == .ok && start.html.contains("name=\"tenant\""))
+        var page = try await browser.get(client, "/admin/signin?tenant=\(Fixtures.domain)")
+        var location: String
+        #expect(page.status == .seeOther, "to the tenant's authorize endpoint")
+        location = try #require(page.headers[.location])
+        #expect(location.hasPrefix(base + "/") && location.contains("client_id=\(BuiltInResources.consoleAppId)") && location.contains("code_challenge_method=S256"))
+        page = try await browser.get(client, String(location.dropFirst(base.count)))
+        #expect(page.status == .ok && page.html.contains("Portcullis admin console"), "the sign-in page names the console")
+        page = try await browser.submit(client, page, [("username", account.upn), ("password", account.password)])
+        location = try #require(page.headers[.location], "\(page.status) \(page.html.prefix(500))")
+        #expect(location.hasPrefix(base + "/admin/callback?"), "\(location)")
+        page = try await browser.get(client, String(location.dropFirst(base.count)))
+        return (browser, page)
+    }
+
+    /// The text of the page's textarea, unescaped.
+    static func textarea(_ html: String) -> String? {
+        guard let start = html.range(of: "<textarea"), let open = html[start.upperBound...].firstIndex(of: ">"),
+              let end = html.range(of: "</textarea>", range: open..<html.endIndex) else { return nil }
+        return String(html[html.index(after: open)..<end.lowerBound])
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    static func grantAdmin(_ client: some TestClientProtocol, _ account: Fixtures.Account) async throws {
+        let admin = try await client.adminToken()
+        let granted = try await client.admin(.post, "/app-role-assignments", token: admin,
+                                             json: ["principalId": account.id, "resource": "api://portcullis-admin", "role": "Portcullis.Admin"])
+        #expect(granted.status == .created, "\(granted.text)")
+    }
+
+    @Test("no session: every page and form goes through sign-in and shows nothing; a user without the role sees the no-access page only")
+    func withoutTheRole() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            try await client.createAppProtectionCA()
+            let enrollment = try await client.becomeCompliant()
+            for path in Self.pages(enrollmentId: enrollment) {
+                let page = try await Browser().get(client, path)
+                #expect(page.status == .seeOther && page.headers[.location]?.contains("/admin/signin") == true && !page.html.contains("Fabrikam"), "\(path)")
+            }
+            for path in Self.forms(enrollmentId: enrollment) {
+                let page = try await Browser().post(client, path, [("csrf", "x"), ("document", "{}")])
+                #expect(page.status == .seeOther && !page.html.contains("Fabrikam"), "\(path): \(page.status)")
+            }
+            let base = env.configuration.baseURL
+            let (browser, landed) = try await Self.signIn(client, Fixtures.bob, base: base)
+            #expect(landed.status == .forbidden && landed.html.contains("No access") && landed.html.contains(Fixtures.bob.upn), "\(landed.html.prefix(800))")
+            for path in Self.pages(enrollmentId: enrollment) {
+                let page = try await browser.get(client, path)
+                #expect(page.status == .forbidden && page.html.contains("No access"), "\(path): \(page.status)")
+                #expect(!page.html.contains(Fixtures.alice.upn) && !page.html.contains("Require app protection"), "\(path) shows no data")
+            }
+            let csrf = try #require(landed.input("csrf"))
+            let wipe = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
+            #expect(wipe.status == .forbidden)
+            #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant, "nothing was wiped")
+        }
+    }
+
+    @Test("an admin: every page renders with data; forms without the CSRF token are refused and change nothing; edit, state, wipe through the API")
+    func administrator() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            try await Self.grantAdmin(client, Fixtures.alice)
+            try await client.createAppProtectionCA()
+            let enrollment = try await client.becomeCompliant(Fixtures.bob, device: "device-9")
+            let base = env.configuration.baseURL
+            let (browser, landed) = try await Self.signIn(client, Fixtures.alice, base: base)
+            #expect(landed.status == .seeOther && landed.headers[.location]?.hasSuffix("/admin/policies") == true, "\(landed.status)")
+            let cookie = try #require(browser.cookies.first { $0.name == "portcullis_console" })
+            #expect(cookie.path == "/admin")
+            for path in Self.pages(enrollmentId: enrollment) {
+                let page = try await browser.get(client, path)
+                #expect(page.status == .ok, "\(path): \(page.status) \(page.html.prefix(600))")
+                #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true && !page.html.contains("<script"), "\(path)")
+                for label in ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"] {
+                    #expect(page.html.contains(">\(label)</a>"), "\(path) navigation: \(label)")
+                }
+            }
+            let policies = try await browser.get(client, "/admin/policies")
+            #expect(policies.html.contains("Require app protection") || policies.html.contains(Policies.requireAppProtection), "\(policies.html.prefix(400))")
+            let csrf = try #require(policies.input("csrf"))
+
+            // Without (or with a wrong) CSRF token: refused, nothing changed.
+            for path in Self.forms(enrollmentId: enrollment) {
+                for token in [nil, "forged"] as [String?] {
+                    let fields = token.map { [("csrf", $0)] } ?? []
+                    let refused = try await browser.post(client, path, fields + [("id", Policies.requireAppProtection), ("state", "disabled"), ("document", "{}")])
+                    #expect(refused.status == .forbidden && refused.html.contains("Form expired"), "\(path) \(token ?? "no token"): \(refused.status)")
+                }
+            }
+            #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant)
+
+            // The editor: a deliberate error shows its pointer next to the text; a correct save lands.
+            let editor = try await browser.get(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)")
+            let document = try #require(Self.textarea(editor.html))
+            let etag = try #require(editor.input("etag"))
+            let broken = document.replacingOccurrences(of: "\"compliantApplication\"", with: "\"teleport\"")
+            #expect(broken != document)
+            let refused = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", broken)])
+            #expect(refused.status == .badRequest && refused.html.contains("/grantControls/builtInControls/0") && refused.html.contains("teleport"), "\(refused.html.prefix(2000))")
+            let disabled = document.replacingOccurrences(of: "\"state\": \"enabled\"", with: "\"state\": \"disabled\"")
+            #expect(disabled != document, "\(document)")
+            let saved = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", disabled)])
+            #expect(saved.status == .seeOther && saved.headers[.location]?.contains("done=saved") == true, "\(saved.status) \(saved.html.prefix(1500))")
+            // The stale ETag again: someone else's change explained, nothing saved.
+            let stale = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", document)])
+            #expect(stale.status == .conflict && stale.html.contains("Someone else changed"), "\(stale.status)")
+            let admin = try await client.adminToken()
+            #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "disabled")
+            let state = try await browser.post(client, "/admin/policies/state", [("csrf", csrf), ("id", Policies.requireAppProtection), ("state", "enabled")])
+            #expect(state.status == .seeOther)
+            #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "enabled")
+
+            // Wipe through the console: the enrollment is wiped.
+            let wiped = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
+            #expect(wiped.status == .seeOther, "\(wiped.status) \(wiped.html.prefix(500))")
+            #expect(try await env.store.enrollment(id: enrollment)?.state == .wipePending)
+            let audit = try await browser.get(client, "/admin/audit")
+            #expect(audit.html.contains("/state") && audit.html.contains(Fixtures.alice.upn), "the audit shows who changed what, with the diff")
+
+            // Sign out: the console's cookie is gone.
+            let out = try await browser.post(client, "/admin/signout", [("csrf", csrf)])
+            #expect(out.status == .seeOther && browser.cookies.first { $0.name == "portcullis_console" } == nil)
+            #expect(try await browser.get(client, "/admin/policies").status == .seeOther)
+        }
+    }
+
+    @Test("the console client is refused any other redirect URI, and a callback that was not started here does nothing")
+    func clientAndCallback() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let page = try await Browser().get(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize?client_id=\(BuiltInResources.consoleAppId)&response_type=code&redirect_uri=https://evil.example/admin/callback&scope=openid")
+            #expect(page.status == .badRequest && page.html.contains("AADSTS50011"))
+            let callback = try await Browser().get(client, "/admin/callback?code=abc&state=def")
+            #expect(callback.status == .badRequest && !callback.html.contains("Fabrikam"))
+            let admin = try await client.adminToken()
+            let taken = try await client.admin(.post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId, "displayName": "Mine", "publicClient": true])
+            #expect(taken.status == .badRequest, "the console's app ID is reserved: \(taken.text)")
+        }
+    }
+}
