@@ -104,6 +104,7 @@ def sign_in(run, username, password):
     driver.get(f"{run.base}/admin")
     WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "password"))
     check("Portcullis admin console" in driver.page_source, "the sign-in page names the console")
+    run.shoot("console-signin")
     driver.find_element(By.ID, "username").send_keys(username)
     driver.find_element(By.ID, "password").send_keys(password)
     driver.find_element(By.ID, "password").submit()
