@@ -273,8 +273,8 @@ def main():
         no_access(run)
         correlation = policies_and_editor(run)
         enroll_alice(base)
-        status, tokens = mail_token(base)
-        check(status == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)
+        answered, tokens = mail_token(base)
+        check(answered == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)
         refresh_token = tokens["refresh_token"]
         what_if(run)
         sign_ins(run, correlation)
