@@ -104,6 +104,7 @@ def sign_in(run, username, password):
     driver.get(f"{run.base}/admin")
     WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "password"))
     check("Portcullis admin console" in driver.page_source, "the sign-in page names the console")
+    run.shoot("console-signin")
     driver.find_element(By.ID, "username").send_keys(username)
     driver.find_element(By.ID, "password").send_keys(password)
     driver.find_element(By.ID, "password").submit()
@@ -272,8 +273,8 @@ def main():
         no_access(run)
         correlation = policies_and_editor(run)
         enroll_alice(base)
-        status, tokens = mail_token(base)
-        check(status == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)
+        answered, tokens = mail_token(base)
+        check(answered == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)
         refresh_token = tokens["refresh_token"]
         what_if(run)
         sign_ins(run, correlation)

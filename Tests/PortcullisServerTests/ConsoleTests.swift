@@ -148,6 +148,20 @@ struct ConsoleTests {
             #expect(state.status == .seeOther)
             #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "enabled")
 
+            // What if, and the impact of a draft over the recorded sign-ins (Bob's token requests above).
+            let evaluated = try await browser.post(client, "/admin/what-if", [
+                ("csrf", csrf), ("user", Fixtures.alice.upn), ("app", Fixtures.mobileClientId), ("resource", Fixtures.mailResource), ("platform", "iOS"),
+                ("protection", "none"), ("protapp", "1")])
+            #expect(evaluated.status == .ok && evaluated.html.contains("id=\"decision\"") && evaluated.html.contains("Require app protection for mail"),
+                    "\(evaluated.html.prefix(300))")
+            let block = #"{"displayName": "Block everyone", "state": "enabled", "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]}, "grantControls": {"operator": "OR", "builtInControls": ["block"]}}"#
+            let impact = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", block)])
+            #expect(impact.status == .ok && impact.html.contains("sign-ins replayed") && impact.html.contains("newly refused"), "\(impact.status)")
+            let badDraft = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", #"{"displayName": "x"}"#)])
+            #expect(badDraft.status == .badRequest && badDraft.html.contains("/policies/0/"), "a draft's problems at their pointers")
+            let css = try await browser.get(client, "/admin/console.css")
+            #expect(css.status == .ok && css.headers[.contentType]?.hasPrefix("text/css") == true)
+
             // Wipe through the console: the enrollment is wiped.
             let wiped = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
             #expect(wiped.status == .seeOther, "\(wiped.status) \(wiped.html.prefix(500))")
