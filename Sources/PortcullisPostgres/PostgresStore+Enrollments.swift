@@ -125,7 +125,8 @@ extension PostgresStore {
         if let device = query.deviceId { conditions.add(device.lowercased()) { "device_id = \($0)" } }
         if let state = query.state { conditions.add(state.rawValue) { "state = \($0)" } }
         let limit = conditions.bind(max(1, min(query.limit, 1000)))
-        let sql = "SELECT document, revision FROM enrollments WHERE \(conditions.sql) ORDER BY updated_at DESC LIMIT \(limit)"
+        let offset = conditions.bind(max(0, query.offset))
+        let sql = "SELECT document, revision FROM enrollments WHERE \(conditions.sql) ORDER BY updated_at DESC, id DESC LIMIT \(limit) OFFSET \(offset)"
         return try await rows(PostgresQuery(unsafeSQL: sql, binds: conditions.binds)).map(Self.enrollment)
     }
 
@@ -205,13 +206,14 @@ extension PostgresStore {
             """)
     }
 
-    public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage] {
+    public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int, offset: Int) async throws -> [OutboxMessage] {
         var conditions = Conditions()
         conditions.add(tenantId) { "tenant_id = \($0)" }
         if let state { conditions.add(state.rawValue) { "state = \($0)" } }
         let bound = conditions.bind(max(1, min(limit, 1000)))
+        let skipped = conditions.bind(max(0, offset))
         return try await rows(PostgresQuery(
-            unsafeSQL: "SELECT \(Self.outboxColumns) FROM outbox WHERE \(conditions.sql) ORDER BY created_at DESC, seq DESC LIMIT \(bound)",
+            unsafeSQL: "SELECT \(Self.outboxColumns) FROM outbox WHERE \(conditions.sql) ORDER BY created_at DESC, seq DESC LIMIT \(bound) OFFSET \(skipped)",
             binds: conditions.binds)).map(Self.outboxMessage)
     }
 

@@ -131,8 +131,9 @@ extension SQLiteStore {
         if let device = query.deviceId { clauses.append("device_id = ?"); binds.append(.text(device.lowercased())) }
         if let state = query.state { clauses.append("state = ?"); binds.append(.text(state.rawValue)) }
         binds.append(.integer(max(1, min(query.limit, 1000))))
+        binds.append(.integer(max(0, query.offset)))
         return try await read(
-            "SELECT document, revision FROM enrollments WHERE " + clauses.joined(separator: " AND ") + " ORDER BY updated_at DESC LIMIT ?", binds
+            "SELECT document, revision FROM enrollments WHERE " + clauses.joined(separator: " AND ") + " ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?", binds
         ).map(Self.enrollment(from:))
     }
 
@@ -216,12 +217,13 @@ extension SQLiteStore {
         }
     }
 
-    public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage] {
+    public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int, offset: Int) async throws -> [OutboxMessage] {
         var sql = "SELECT \(Self.outboxColumns) FROM outbox WHERE tenant_id = ?"
         var binds: [SQLiteData] = [.text(tenantId)]
         if let state { sql += " AND state = ?"; binds.append(.text(state.rawValue)) }
-        sql += " ORDER BY created_at DESC LIMIT ?"
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
         binds.append(.integer(max(1, min(limit, 1000))))
+        binds.append(.integer(max(0, offset)))
         return try await read(sql, binds).map(Self.outboxMessage(from:))
     }
 

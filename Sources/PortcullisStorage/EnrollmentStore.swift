@@ -84,14 +84,18 @@ public struct EnrollmentQuery: Sendable, Equatable {
     public var deviceId: String?
     public var state: Enrollment.State?
     public var limit: Int
+    /// How many of the matching enrollments (newest change first) to skip: the admin API's pages.
+    public var offset: Int
 
-    public init(tenantId: String, userId: String? = nil, clientId: String? = nil, deviceId: String? = nil, state: Enrollment.State? = nil, limit: Int = 100) {
+    public init(tenantId: String, userId: String? = nil, clientId: String? = nil, deviceId: String? = nil, state: Enrollment.State? = nil, limit: Int = 100,
+                offset: Int = 0) {
         self.tenantId = tenantId
         self.userId = userId
         self.clientId = clientId
         self.deviceId = deviceId
         self.state = state
         self.limit = limit
+        self.offset = offset
     }
 }
 
@@ -138,7 +142,8 @@ public protocol OutboxStore: Sendable {
     func completeOutbox(id: String, owner: String, at: Date) async throws
     /// Records a failed attempt; `nextAttemptAt == nil` moves the message to the dead letters.
     func failOutbox(id: String, owner: String, attempts: Int, nextAttemptAt: Date?, error: String) async throws
-    func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage]
+    /// A tenant's callbacks, newest first, `offset` of them skipped (the admin API's pages).
+    func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int, offset: Int) async throws -> [OutboxMessage]
     /// Puts a message (dead or delivered) back in the queue; `false` when it does not exist in the tenant.
     func redeliverOutbox(id: String, tenantId: String, now: Date) async throws -> Bool
     /// When the next message can be claimed: the earliest, over the pending messages that head their
@@ -148,4 +153,11 @@ public protocol OutboxStore: Sendable {
     /// Deletes delivered and dead-lettered messages created before `before`; returns how many.
     @discardableResult
     func purgeOutbox(before: Date) async throws -> Int
+}
+
+extension OutboxStore {
+    /// The newest callbacks of a tenant (the first page).
+    public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int) async throws -> [OutboxMessage] {
+        try await outboxMessages(tenantId: tenantId, state: state, limit: limit, offset: 0)
+    }
 }

@@ -273,6 +273,30 @@ public enum StoreConformance {
             try expect(try await store.enrollmentHistory(id: "w1").map(\.event) == [.enrolled, .wipeRequested], "history")
             try expect(try await store.outboxMessages(tenantId: tenant, state: .pending, limit: 10).map(\.id) == ["mw1"], "callback queued")
         },
+        ConformanceCase(name: "the admin lists page by position: enrollments newest change first, callbacks newest first, no row twice or lost") { store in
+            for index in 0..<7 {
+                let at = now.addingTimeInterval(TimeInterval(index))
+                let enrollment = Enrollment(
+                    id: "p\(index)", tenantId: tenant, userId: "u-p\(index)", userPrincipalName: "p@t", clientId: "c-p", deviceId: "d-p\(index)", platform: .iOS,
+                    osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
+                    appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: at, lastCheckInAt: nil, lapsesAt: nil, updatedAt: at)
+                let message = OutboxMessage(id: "pm\(index)", tenantId: tenant, enrollmentId: "p\(index)", targetUri: "https://r.example/c", payload: "p",
+                                            jti: "jp\(index)", nextAttemptAt: at, createdAt: at)
+                _ = try await store.insertEnrollment(enrollment, history: EnrollmentHistoryEntry(at: at, event: .enrolled, fromStatus: nil, toStatus: nil),
+                                                     outbox: [message], keepingAtMost: 20)
+            }
+            var seen: [String] = []
+            for offset in stride(from: 0, to: 9, by: 3) {
+                seen += try await store.enrollments(EnrollmentQuery(tenantId: tenant, clientId: "c-p", limit: 3, offset: offset)).map(\.id)
+            }
+            try expect(seen == (0..<7).reversed().map { "p\($0)" }, "three pages of enrollments, newest first: \(seen)")
+            var messages: [String] = []
+            for offset in stride(from: 0, to: 9, by: 3) {
+                messages += try await store.outboxMessages(tenantId: tenant, state: .pending, limit: 3, offset: offset).map(\.id)
+            }
+            try expect(messages == (0..<7).reversed().map { "pm\($0)" }, "three pages of callbacks, newest first: \(messages)")
+            try expect(try await store.enrollments(EnrollmentQuery(tenantId: tenant, clientId: "c-p", limit: 3, offset: 7)).isEmpty, "past the end: nothing")
+        },
         ConformanceCase(name: "outbox: leases, per-receiver order, back-off, dead letters, redelivery, next attempt, retention") { store in
             func enrollment(_ id: String) -> Enrollment {
                 Enrollment(id: id, tenantId: tenant, userId: "u-\(id)", userPrincipalName: "u@t", clientId: "c-o", deviceId: "d-\(id)", platform: .iOS,

@@ -162,6 +162,19 @@ struct ConsoleTests {
             let css = try await browser.get(client, "/admin/console.css")
             #expect(css.status == .ok && css.headers[.contentType]?.hasPrefix("text/css") == true)
 
+            // The enrollments list pages by position, its nextLink carrying the filters.
+            _ = try await client.becomeCompliant(Fixtures.alice, device: "device-8")
+            let first = try await client.admin(.get, "/enrollments?top=1&app=\(Fixtures.mobileClientId)", token: try await client.adminToken())
+            let next = try #require(first.string("nextLink"), "\(first.text)")
+            #expect((first["value"] as? [Any])?.count == 1 && next.contains("skip=1") && next.contains("app="), "\(next)")
+            let second = try await client.admin(.get, String(next.dropFirst("/admin/v1".count)), token: try await client.adminToken())
+            #expect((second["value"] as? [Any])?.count == 1)
+            let third = try await client.admin(.get, "/enrollments?top=1&skip=2&app=\(Fixtures.mobileClientId)", token: try await client.adminToken())
+            #expect((third["value"] as? [Any])?.isEmpty == true && third["nextLink"] == nil)
+            #expect(try await client.admin(.get, "/enrollments?skip=-1", token: try await client.adminToken()).status == .badRequest)
+            let paged = try await browser.get(client, "/admin/enrollments")
+            #expect(paged.status == .ok && paged.html.contains(Fixtures.alice.upn) && paged.html.contains(Fixtures.bob.upn))
+
             // Wipe through the console: the enrollment is wiped.
             let wiped = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
             #expect(wiped.status == .seeOther, "\(wiped.status) \(wiped.html.prefix(500))")

@@ -86,6 +86,25 @@ enum Paging {
         return value
     }
 
+    /// `?skip=`: how many to pass over (the lists that page by position), 0…100,000.
+    static func skip(_ request: Request) throws -> Int {
+        guard let text = request.uri.queryParameters.get("skip") else { return 0 }
+        guard let value = Int(text), (0...100_000).contains(value) else {
+            throw ValidationError(problems: [ValidationProblem(pointer: "?skip", message: "must be an integer from 0 to 100000.")])
+        }
+        return value
+    }
+
+    /// The link to the page after one of `count` items that began at `skip` (none when the page was not full).
+    static func nextLink(_ request: Request, skip: Int, limit: Int, count: Int) -> String? {
+        guard count == limit, skip + limit <= 100_000 else { return nil }
+        var components = URLComponents()
+        components.path = request.uri.path
+        components.queryItems = request.uri.queryParameters.filter { $0.key != "skip" }.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
+            + [URLQueryItem(name: "skip", value: String(skip + limit))]
+        return components.string
+    }
+
     /// `?before=`: a cursor this API returned.
     static func before(_ request: Request) throws -> Int64? {
         guard let text = request.uri.queryParameters.get("before") else { return nil }

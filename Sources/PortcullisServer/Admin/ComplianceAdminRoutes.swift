@@ -66,7 +66,10 @@ struct ComplianceAdminRoutes: Sendable {
         return tenant
     }
 
-    struct Page<T: Encodable>: Encodable { let value: [T] }
+    struct Page<T: Encodable>: Encodable {
+        let value: [T]
+        var nextLink: String? = nil
+    }
 
     func list(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
@@ -82,8 +85,10 @@ struct ComplianceAdminRoutes: Sendable {
             filter.state = state
         }
         filter.limit = try Paging.top(request, default: filter.limit, range: 1...1000)
+        filter.offset = try Paging.skip(request)
         let enrollments = try await store.enrollments(filter)
-        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: enrollments)))
+        let next = Paging.nextLink(request, skip: filter.offset, limit: filter.limit, count: enrollments.count)
+        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: enrollments, nextLink: next)))
     }
 
     struct Detail: Encodable {
@@ -117,8 +122,10 @@ struct ComplianceAdminRoutes: Sendable {
             state = parsed
         }
         let limit = try Paging.top(request, default: 100, range: 1...1000)
-        let messages = try await store.outboxMessages(tenantId: tenant.tenant.id, state: state, limit: limit)
-        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: messages)))
+        let skip = try Paging.skip(request)
+        let messages = try await store.outboxMessages(tenantId: tenant.tenant.id, state: state, limit: limit, offset: skip)
+        let next = Paging.nextLink(request, skip: skip, limit: limit, count: messages.count)
+        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: messages, nextLink: next)))
     }
 
     func redeliver(_ context: PortcullisRequestContext) async throws -> Response {

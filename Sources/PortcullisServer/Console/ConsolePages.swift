@@ -437,11 +437,12 @@ struct ConsolePages: Sendable {
 
     func enrollments(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
         let query = request.uri.queryParameters
-        var forwarded: [(String, String)] = [("top", "\(Self.enrollmentLimit)")]
+        var forwarded: [(String, String)] = []
         for name in ["account", "app", "status"] {
             if let value = query.get(name), !value.isEmpty { forwarded.append((name, String(value))) }
         }
-        let reply = try await api(.get, "/enrollments", query: forwarded, session, context)
+        let skip = query.get("skip").flatMap { Int($0) }.map { max(0, min($0, 100_000)) } ?? 0
+        let reply = try await api(.get, "/enrollments", query: forwarded + [("top", "\(Self.enrollmentLimit)"), ("skip", "\(skip)")], session, context)
         let rows: [[String: Any]] = reply.values.map { enrollment in
             let id = enrollment["id"] as? String ?? ""
             return ["href": "\(basePath)/admin/enrollments/\(Self.path(id))", "upn": enrollment["userPrincipalName"] as? String ?? "", "app": enrollment["clientId"] as? String ?? "",
@@ -449,7 +450,7 @@ struct ConsolePages: Sendable {
         }
         let states = [("", "any")] + ["pending", "compliant", "notCompliant", "lapsed", "wipePending", "unenrolled"].map { ($0, $0) }
         return console.page("enrollments", title: "Enrollments", session: session, context, values: [
-            "enrollments": rows, "truncated": rows.count == Self.enrollmentLimit, "limit": Self.enrollmentLimit,
+            "enrollments": rows, "pager": pager("/admin/enrollments", forwarded, skip: skip, limit: Self.enrollmentLimit, full: reply.object["nextLink"] != nil),
             "filter_account": query.get("account") ?? "", "filter_app": query.get("app") ?? "", "statuses": Self.options(states, selected: query.get("status") ?? ""),
         ], current: "/admin/enrollments", error: reply.status == .ok ? nil : reply.message, status: reply.status == .ok ? .ok : .badRequest)
     }
@@ -497,13 +498,28 @@ struct ConsolePages: Sendable {
         return ConsoleRoutes.redirect("\(basePath)/admin/enrollments/\(Self.path(id))?done=wiped")
     }
 
+    /// Links to the pages before and after this one (lists that page by position).
+    func pager(_ path: String, _ query: [(String, String)], skip: Int, limit: Int, full: Bool) -> [String: Any] {
+        func link(_ to: Int) -> String {
+            var components = URLComponents()
+            components.path = basePath + path
+            components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } + (to > 0 ? [URLQueryItem(name: "skip", value: String(to))] : [])
+            return components.string ?? basePath + path
+        }
+        var pager: [String: Any] = ["from": skip + 1]
+        if skip > 0 { pager["previous"] = link(max(0, skip - limit)) }
+        if full { pager["next"] = link(skip + limit) }
+        return pager
+    }
+
     // MARK: Callbacks
 
     func callbacks(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
         let state = request.uri.queryParameters.get("state") ?? "pending"
         let tabs = [("pending", "Pending"), ("deadLetter", "Dead letters"), ("delivered", "Delivered")]
         guard tabs.contains(where: { $0.0 == state }) else { return notFound(context, session: session) }
-        let reply = try await api(.get, "/outbox", query: [("state", state), ("top", "100")], session, context)
+        let skip = request.uri.queryParameters.get("skip").flatMap { Int($0) }.map { max(0, min($0, 100_000)) } ?? 0
+        let reply = try await api(.get, "/outbox", query: [("state", state), ("top", "\(Self.enrollmentLimit)"), ("skip", "\(skip)")], session, context)
         let csrf = console.csrfToken(session)
         let rows: [[String: Any]] = reply.values.map { message in
             let id = message["id"].map { "\($0)" } ?? ""
@@ -516,7 +532,8 @@ struct ConsolePages: Sendable {
             return row
         }
         return console.page("callbacks", title: "Callbacks", session: session, context, values: [
-            "messages": rows, "tabs": tabs.map { ["label": $0.1, "href": "\(basePath)/admin/callbacks?state=\($0.0)", "current": $0.0 == state] as [String: Any] },
+            "messages": rows, "pager": pager("/admin/callbacks", [("state", state)], skip: skip, limit: Self.enrollmentLimit, full: reply.object["nextLink"] != nil),
+            "tabs": tabs.map { ["label": $0.1, "href": "\(basePath)/admin/callbacks?state=\($0.0)", "current": $0.0 == state] as [String: Any] },
         ], current: "/admin/callbacks", notice: notice(request))
     }
 

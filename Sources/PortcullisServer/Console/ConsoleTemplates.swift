@@ -211,7 +211,7 @@ enum ConsoleTemplates {
     <thead><tr><th scope="col">Account</th><th scope="col">App</th><th scope="col">Device</th><th scope="col">State</th><th scope="col">Last check-in (UTC)</th></tr></thead>
     <tbody>{{#enrollments}}<tr><td data-label="Account"><a href="{{href}}">{{upn}}</a></td><td data-label="App" class="mono wrap">{{app}}</td><td data-label="Device" class="mono wrap">{{device}}</td><td data-label="State"><span class="state state-{{state}}">{{state}}</span></td><td data-label="Last check-in (UTC)" class="nowrap">{{lastCheckIn}}</td></tr>{{/enrollments}}
     {{^enrollments}}<tr><td colspan="5">No enrollments match.</td></tr>{{/enrollments}}</tbody></table></div>
-    {{#truncated}}<p class="note">Showing the first {{limit}}; filter to narrow.</p>{{/truncated}}
+    {{#pager}}<p class="pager">{{#previous}}<a href="{{previous}}" rel="prev">← Newer</a> {{/previous}}{{#next}}<a href="{{next}}" rel="next">Older →</a>{{/next}}</p>{{/pager}}
 
     """
 
@@ -235,6 +235,7 @@ enum ConsoleTemplates {
     <tbody>{{#messages}}<tr><td data-label="Created (UTC)" class="nowrap">{{createdAt}}</td><td data-label="Target" class="mono wrap">{{target}}</td><td data-label="Attempts">{{attempts}}</td><td data-label="Last error">{{lastError}}</td>
     <td>{{#canRedeliver}}<form method="post" action="{{redeliverAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="small">Redeliver</button></form>{{/canRedeliver}}</td></tr>{{/messages}}
     {{^messages}}<tr><td colspan="5">Nothing here.</td></tr>{{/messages}}</tbody></table></div>
+    {{#pager}}<p class="pager">{{#previous}}<a href="{{previous}}" rel="prev">← Newer</a> {{/previous}}{{#next}}<a href="{{next}}" rel="next">Older →</a>{{/next}}</p>{{/pager}}
 
     """
 

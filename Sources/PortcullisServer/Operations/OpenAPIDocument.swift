@@ -2450,6 +2450,18 @@ enum OpenAPIDocument {
                   "maximum": 1000
                 },
                 "description": "1…1000; anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (newest first): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
               }
             ],
             "responses": {
@@ -2644,6 +2656,18 @@ enum OpenAPIDocument {
                   "default": 100
                 },
                 "description": "1…1000; anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (newest first): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
               }
             ],
             "responses": {
@@ -7578,6 +7602,14 @@ enum OpenAPIDocument {
                 "schema": {
                   "type": "string"
                 }
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
               }
             ]
           }
@@ -7847,6 +7879,14 @@ enum OpenAPIDocument {
               },
               {
                 "name": "done",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              {
+                "name": "skip",
                 "in": "query",
                 "required": false,
                 "schema": {
@@ -10116,6 +10156,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/Enrollment"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -10229,6 +10273,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/OutboxMessage"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
