@@ -168,7 +168,7 @@ let package = Package(
             path: "bench/Sources/Baseline",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore", "PortcullisAPI"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisTokensTests",
             dependencies: [
