@@ -15,7 +15,8 @@ import ServiceLifecycle
 public struct ServerDependencies: Sendable {
     public var configuration: ServerConfiguration
     public var store: any PortcullisStore
-    public var signer: TokenSigner
+    /// Every tenant's signing key ring (PROTOCOL §11).
+    public var signers: TenantKeyRings
     public var credentials: CredentialHasher
     public var passwords: PasswordHasher
     public var clock: any WallClock
@@ -27,13 +28,13 @@ public struct ServerDependencies: Sendable {
     /// `keysDirectory` holds the issuing CAs; without one (tests), a directory of this process under the
     /// temporary directory, shared by every server the process runs (as nodes share `Keys/`).
     public init(
-        configuration: ServerConfiguration, store: any PortcullisStore, signer: TokenSigner, credentials: CredentialHasher,
+        configuration: ServerConfiguration, store: any PortcullisStore, signers: TenantKeyRings, credentials: CredentialHasher,
         passwords: PasswordHasher, clock: any WallClock = SystemWallClock(), metrics: ServerMetrics = ServerMetrics(), logger: Logger,
         keysDirectory: URL? = nil
     ) {
         self.configuration = configuration
         self.store = store
-        self.signer = signer
+        self.signers = signers
         self.credentials = credentials
         self.passwords = passwords
         self.clock = clock
@@ -104,7 +105,7 @@ public struct PortcullisServer: Sendable {
         self.outboxSignal = signal
         let configuration = dependencies.configuration
         self.compliance = ComplianceService(
-            configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signer: dependencies.signer, clock: dependencies.clock,
+            configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signers: dependencies.signers, clock: dependencies.clock,
             outboxSignal: signal, logger: dependencies.logger)
         self.dispatcher = OutboxDispatcher(
             store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger)
@@ -122,19 +123,19 @@ public struct PortcullisServer: Sendable {
         let clients = ClientAuthenticator(credentials: deps.credentials, clock: deps.clock)
         let passwords = PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger)
         let tokens = TokenService(
-            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, clock: deps.clock, logger: deps.logger)
         let oauth = OAuthRoutes(
-            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer,
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics)
         oauth.register(on: router)
         let sealer = PageSealer(credentials: deps.credentials)
         SignInRoutes(
-            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signer: deps.signer, clients: clients,
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(), clock: deps.clock, logger: deps.logger
         ).register(on: router)
         let admin = AdminRoutes(
-            configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signer: deps.signer, recorder: signIns, clock: deps.clock,
+            configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns, clock: deps.clock,
             compliance: ComplianceAdminRoutes(
                 store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, box: SecretMaterialBox(credentials: deps.credentials),
                 clock: deps.clock),
@@ -148,11 +149,11 @@ public struct PortcullisServer: Sendable {
         admin.register(on: inProcess)
         ConsoleRoutes(endpoints: endpoints, tenants: tenants, sealer: sealer, api: inProcess.buildResponder(), clock: deps.clock).register(on: router)
         ComplianceRoutes(
-            service: compliance, configuration: deps.configuration, tenants: tenants, signer: deps.signer,
+            service: compliance, configuration: deps.configuration, tenants: tenants, signers: deps.signers,
             secrets: SecretDelivery(service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),
             clock: deps.clock
         ).register(on: router)
-        OperationsRoutes(store: deps.store, metrics: deps.metrics, signingKeysLoaded: !deps.signer.keys.isEmpty, drain: drain).register(on: router)
+        OperationsRoutes(store: deps.store, metrics: deps.metrics, tenants: tenants, signers: deps.signers, drain: drain).register(on: router)
         return router
     }
 

@@ -15,6 +15,7 @@ public final class TestEnvironment: Sendable {
     public let store: SQLiteStore
     public let server: PortcullisServer
     public let clock: ManualClock
+    /// The fixture tenant's signer (its own key ring).
     public let signer: TokenSigner
     public let configuration: ServerConfiguration
 
@@ -36,8 +37,8 @@ public final class TestEnvironment: Sendable {
         logger.logLevel = ProcessInfo.processInfo.environment["PORTCULLIS_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let clock = ManualClock(Date())
         let keys = root.appendingPathComponent("Keys")
-        let loaded = try SigningKeyStore(directory: keys).load(algorithm: algorithm, now: clock.now())
-        let signer = try await TokenSigner(loaded: loaded, accessTokenType: accessTokenType, clock: clock)
+        let signers = try TenantKeyRings(keysDirectory: keys, algorithm: algorithm, accessTokenType: accessTokenType, retiringWindow: 3600 + 300, clock: clock)
+        let signer = try await signers.signer(tenantId: Fixtures.tenantId)
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         // A generous store deadline: these tests are about behaviour, on a loaded machine (deadlines have tests of their own).
         let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(60)), logger: logger)
@@ -62,7 +63,7 @@ public final class TestEnvironment: Sendable {
             throw error
         }
         let dependencies = ServerDependencies(
-            configuration: configuration, store: store, signer: signer, credentials: credentials, passwords: passwords,
+            configuration: configuration, store: store, signers: signers, credentials: credentials, passwords: passwords,
             clock: clock, logger: logger, keysDirectory: root.appendingPathComponent("Keys"))
         return TestEnvironment(root: root, store: store, server: PortcullisServer(dependencies: dependencies), clock: clock, signer: signer, configuration: configuration)
     }

@@ -85,6 +85,19 @@ public struct SigningKeyStore: Sendable {
         }
     }
 
+    /// The keys already in the directory, without generating any (the installation-wide keys of releases before
+    /// per-tenant key rings, read only to verify what they signed until it has expired).
+    public func existingKeys() throws -> [SigningKey] {
+        guard FileManager.default.fileExists(atPath: directory.path) else { return [] }
+        var keys: [SigningKey] = []
+        for file in try signingFiles() {
+            var key = try SigningKey(pem: try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8))
+            key.activatesAt = Self.activation(of: file) ?? .distantPast
+            keys.append(key)
+        }
+        return keys.sorted { $0.activatesAt < $1.activatesAt }
+    }
+
     public func load(algorithm: SigningAlgorithm, now: Date) throws -> Loaded {
         try PrivateFile.createDirectory(directory)
         var generated: [String] = []

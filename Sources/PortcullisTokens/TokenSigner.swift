@@ -4,28 +4,55 @@ import JWTKit
 import PortcullisAPI
 import PortcullisCore
 
-/// Signs and verifies the server's JWTs with the loaded signing keys, and publishes them as a JWKS.
+/// Keys that verify and are published but never sign, until a moment: the installation-wide keys of releases
+/// before per-tenant key rings, kept only until every token they signed has expired (docs/operations.md).
+public struct RetiringKeys: Sendable {
+    public let keys: [SigningKey]
+    public let until: Date
+
+    public init(keys: [SigningKey], until: Date) {
+        self.keys = keys
+        self.until = until
+    }
+}
+
+/// Signs and verifies one tenant's JWTs with its key ring, and publishes the ring as a JWKS (PROTOCOL §11: each
+/// tenant signs with its own keys and its JWKS lists only its own, so no tenant's token verifies against another's).
 public struct TokenSigner: Sendable {
     public let loaded: SigningKeyStore.Loaded
+    /// The ring's own keys (never the retiring ones).
     public let keys: [SigningKey]
     public let accessTokenType: AccessTokenType
-    /// The JWKS document, serialised once.
-    public let jwksJSON: Data
+    private let retiring: RetiringKeys?
+    private let retiringKids: Set<String>
+    private let ownJWKS: Data
+    private let retiringJWKS: Data
     private let collection: JWTKeyCollection
     private let clock: any WallClock
 
     /// The key that signs now.
     public var active: SigningKey { loaded.active(at: clock.now()) }
 
-    public init(loaded: SigningKeyStore.Loaded, accessTokenType: AccessTokenType = .jwt, clock: any WallClock = SystemWallClock()) async throws {
+    /// The JWKS document, serialised once: the ring's keys, and the retiring keys until they retire.
+    public var jwksJSON: Data {
+        if let retiring, clock.now() < retiring.until { return retiringJWKS }
+        return ownJWKS
+    }
+
+    public init(loaded: SigningKeyStore.Loaded, retiring: RetiringKeys? = nil, accessTokenType: AccessTokenType = .jwt,
+                clock: any WallClock = SystemWallClock()) async throws {
         self.loaded = loaded
         self.clock = clock
         self.keys = loaded.all
         self.accessTokenType = accessTokenType
+        let own = Set(loaded.all.map(\.kid))
+        let retiringKeys = (retiring?.keys ?? []).filter { !own.contains($0.kid) }
+        self.retiring = retiring.map { RetiringKeys(keys: retiringKeys, until: $0.until) }
+        self.retiringKids = Set(retiringKeys.map(\.kid))
         let collection = JWTKeyCollection()
         // jwt-kit serialises with each key's own serializer (the collection's default serves JWKs only).
         let serializer = DefaultJWTSerializer(jsonEncoder: ClaimsJSONEncoder())
-        for key in loaded.all {
+        for key in loaded.all + retiringKeys {
             switch key.algorithm {
             case .es256:
                 await collection.add(ecdsa: try ES256PrivateKey(pem: key.privateKeyPEM), kid: JWKIdentifier(string: key.kid), serializer: serializer)
@@ -38,7 +65,17 @@ public struct TokenSigner: Sendable {
         self.collection = collection
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        self.jwksJSON = try encoder.encode(["keys": loaded.all.map(\.publicJWK)])
+        self.ownJWKS = try encoder.encode(["keys": loaded.all.map(\.publicJWK)])
+        self.retiringJWKS = try encoder.encode(["keys": (loaded.all + retiringKeys).map(\.publicJWK)])
+    }
+
+    /// Whether `token` names a retiring key whose time is over (such a token no longer verifies).
+    private func namesRetiredKey(_ token: String) -> Bool {
+        guard let retiring, clock.now() >= retiring.until, let dot = token.firstIndex(of: "."),
+              let header = Base64URL.decode(String(token[..<dot])),
+              let object = try? JSONSerialization.jsonObject(with: header) as? [String: Any], let kid = object["kid"] as? String
+        else { return false }
+        return retiringKids.contains(kid)
     }
 
     /// Signs an access token with the active key.
@@ -59,7 +96,8 @@ public struct TokenSigner: Sendable {
 
     /// Verifies a signature made by one of our keys and decodes the payload; checks no claim.
     public func verifySignature<Payload: JWTPayload>(_ token: String, as type: Payload.Type) async throws -> Payload {
-        try await collection.verify(token, as: type)
+        if namesRetiredKey(token) { throw JWTError.signatureVerificationFailed }
+        return try await collection.verify(token, as: type)
     }
 }
 
@@ -78,7 +116,7 @@ extension TokenSigner {
     public func verifyAccessToken(
         _ token: String, issuer: String?, audiences: [String]?, now: Date, leeway: TimeInterval = 0
     ) async -> Result<AccessTokenClaims, AccessTokenRejection> {
-        guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self) else {
+        guard let claims = try? await verifySignature(token, as: AccessTokenClaims.self) else {
             return .failure(.malformedOrBadSignature)
         }
         let current = now.timeIntervalSince1970
@@ -96,7 +134,7 @@ extension TokenSigner {
     /// The client an ID token was issued to, when the token is ours (signature) and from `issuer`. Expiry is
     /// not checked: an `id_token_hint` at sign-out may be an expired one (OIDC RP-Initiated Logout §2).
     public func idTokenAudience(_ token: String, issuer: String) async -> String? {
-        guard let claims = try? await collection.verify(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
+        guard let claims = try? await verifySignature(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
         return claims.aud
     }
 }

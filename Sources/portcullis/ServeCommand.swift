@@ -45,11 +45,17 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = makeLogger(level: settings.logLevel)
         let clock = SystemWallClock()
         let keysURL = URL(fileURLWithPath: settings.keysDirectory)
-        let loaded = try SigningKeyStore(directory: keysURL).load(algorithm: settings.signingAlgorithm, now: clock.now())
-        for name in loaded.generated {
-            logger.notice("generated a signing key", metadata: ["portcullis.file": .string(keysURL.appendingPathComponent(name).path)])
+        let configuration = settings.serverConfiguration
+        // Installation-wide keys of earlier releases verify only until every token they signed has expired.
+        let signers = try TenantKeyRings(
+            keysDirectory: keysURL, algorithm: settings.signingAlgorithm, accessTokenType: settings.accessTokenType,
+            retiringWindow: max(configuration.accessTokenLifetime, configuration.idTokenLifetime) + TenantKeyRings.retiringAllowance, clock: clock)
+        if let until = signers.retiringUntil {
+            logger.notice(clock.now() < until
+                ? "the installation-wide signing keys (Keys/signing-*.pem) no longer sign; they verify until every token they signed has expired"
+                : "the installation-wide signing keys (Keys/signing-*.pem) are retired and ignored; they may be deleted",
+                metadata: ["portcullis.until": .string(ISO8601.string(until))])
         }
-        let signer = try await TokenSigner(loaded: loaded, accessTokenType: settings.accessTokenType, clock: clock)
         let credentials = try CredentialHasher.loadOrCreate(file: keysURL.appendingPathComponent("credential-pepper.key"))
 
         let store: any PortcullisStore
@@ -77,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
                 try await store.migrate()
                 let passwords = try await PasswordHasher(cost: settings.bcryptCost, queueLimit: settings.passwordQueueLimit)
                 let dependencies = ServerDependencies(
-                    configuration: settings.serverConfiguration, store: store, signer: signer, credentials: credentials,
+                    configuration: configuration, store: store, signers: signers, credentials: credentials,
                     passwords: passwords, clock: clock, logger: logger, keysDirectory: URL(fileURLWithPath: settings.keysDirectory))
                 let loopback = CallbackURI.isLoopback(host: settings.host)
                 if settings.demo && !loopback {
@@ -89,6 +95,10 @@ struct ServeCommand: AsyncParsableCommand {
                     try await seeder.seedIfEmpty(configDirectory: URL(fileURLWithPath: settings.configDirectory))
                 } catch let error as Seeder.SeedError {
                     throw ValidationError("the configuration cannot seed the store:\n\(error.description)")
+                }
+                // Every tenant's key ring exists before the first request (created under the keys lock on first start).
+                for name in try await signers.preload(tenantIds: try await store.tenantIds()) {
+                    logger.notice("generated a signing key", metadata: ["portcullis.file": .string(keysURL.appendingPathComponent(name).path)])
                 }
                 let server = PortcullisServer(dependencies: dependencies)
                 let app = try server.application(listener: ListenerConfiguration(

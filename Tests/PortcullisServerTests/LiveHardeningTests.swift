@@ -135,8 +135,9 @@ struct LiveHardeningTests {
         #expect(await waitFor("listening for compliance callbacks"), "\(output.value)")
 
         let clock = SystemWallClock()
-        let loaded = try SigningKeyStore(directory: root.appendingPathComponent("Keys")).load(algorithm: .es256, now: clock.now())
-        let signer = try await TokenSigner(loaded: loaded, accessTokenType: .jwt, clock: clock)
+        // The live server created the tenant's ring under the shared Keys/ at start-up: the test signs with it.
+        let signer = try await TenantKeyRings(keysDirectory: root.appendingPathComponent("Keys"), algorithm: .es256, retiringWindow: 3600, clock: clock)
+            .signer(tenantId: Fixtures.tenantId)
         let issuer = "\(server.baseURL)/\(Fixtures.tenantId)/v2.0"
         func event(aud: String = Fixtures.mobileClientId, iat: Date = Date(), jti: String = UUID().uuidString) async throws -> String {
             try await signer.sign(securityEvent: ComplianceSecurityEvent(

@@ -148,10 +148,14 @@ struct LiveServerTests {
         #expect(try await first.stop() == 0, "SIGTERM must end the server cleanly")
         #expect(first.output.value.contains("Portcullis stopped"))
 
-        let keyFiles = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Keys").path)
-        let signingKey = try #require(keyFiles.first { $0.hasPrefix("signing-") })
-        let mode = try FileManager.default.attributesOfItem(atPath: root.appendingPathComponent("Keys/\(signingKey)").path)[.posixPermissions] as? Int
-        #expect(mode == 0o600)
+        // Each tenant has its own ring (PROTOCOL §11), created at the first start; no installation-wide key.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Keys").path).allSatisfy { !$0.hasPrefix("signing-") })
+        for tenant in [Fixtures.tenantId, Fixtures.otherTenantId] {
+            let ring = root.appendingPathComponent("Keys/tenants/\(tenant)")
+            let signingKey = try #require(try FileManager.default.contentsOfDirectory(atPath: ring.path).first { $0.hasPrefix("signing-") })
+            let mode = try FileManager.default.attributesOfItem(atPath: ring.appendingPathComponent(signingKey).path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("data/portcullis.sqlite").path))
 
         let second = try await ServerProcess(root: root)

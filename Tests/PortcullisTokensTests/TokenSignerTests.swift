@@ -213,3 +213,81 @@ struct CredentialHasherTests {
         #expect(CredentialHasher.generateSecret().count >= 43)
     }
 }
+
+@Suite("tenant key rings (PROTOCOL §11)")
+struct TenantKeyRingTests {
+    static let tenantA = "aaaaaaaa-1111-4111-8111-111111111111"
+    static let tenantB = "bbbbbbbb-2222-4222-8222-222222222222"
+
+    func rejection(_ result: Result<AccessTokenClaims, AccessTokenRejection>) -> AccessTokenRejection? {
+        if case .failure(let rejection) = result { rejection } else { nil }
+    }
+
+    func kids(_ jwks: Data) throws -> Set<String> {
+        let document = try #require(try JSONSerialization.jsonObject(with: jwks) as? [String: [[String: String]]])
+        return Set((document["keys"] ?? []).compactMap { $0["kid"] })
+    }
+
+    @Test("each tenant signs with its own ring; its JWKS lists only its keys; one tenant's token never verifies with another's ring")
+    func separation() async throws {
+        let keys = keysDirectory()
+        let now = Date()
+        let rings = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600)
+        let a = try await rings.signer(tenantId: Self.tenantA)
+        let b = try await rings.signer(tenantId: Self.tenantB)
+        #expect(a.active.kid != b.active.kid)
+        #expect(try kids(a.jwksJSON) == [a.active.kid])
+        #expect(try kids(b.jwksJSON) == [b.active.kid])
+        let fromA = try await a.sign(accessToken: sampleClaims(now: now))
+        if case .failure(let rejection) = await a.verifyAccessToken(fromA, issuer: nil, audiences: nil, now: now) { Issue.record("\(rejection)") }
+        #expect(rejection(await b.verifyAccessToken(fromA, issuer: nil, audiences: nil, now: now)) == .malformedOrBadSignature)
+        // The rings live under Keys/tenants/{id}, 0600, and a second process on the same directory loads the same ones.
+        let reopened = try await TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600).signer(tenantId: Self.tenantA.uppercased())
+        #expect(reopened.active.kid == a.active.kid)
+        #expect(TenantKeyRings.tenantIds(keysDirectory: keys) == [Self.tenantA, Self.tenantB])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keys.path).allSatisfy { !$0.hasPrefix("signing-") }, "no installation-wide key")
+    }
+
+    @Test("a tenant ID that is not a GUID never becomes a path", arguments: ["../x", "t", "", "aaaaaaaa-1111-4111-8111-111111111111/../b"])
+    func pathSafety(_ id: String) async throws {
+        let rings = try TenantKeyRings(keysDirectory: keysDirectory(), algorithm: .es256, retiringWindow: 3600)
+        await #expect(throws: KeyFileError.self) { try await rings.signer(tenantId: id) }
+    }
+
+    @Test("installation-wide keys of earlier releases never sign again, verify and are published until the window after the upgrade, then are ignored")
+    func retiringKeys() async throws {
+        let keys = keysDirectory()
+        let upgrade = Date(timeIntervalSince1970: 1_800_000_000)
+        // An earlier release's key and a token it signed just before the upgrade.
+        let legacy = try await TokenSigner(loaded: try SigningKeyStore(directory: keys).load(algorithm: .es256, now: upgrade.addingTimeInterval(-86400)))
+        let old = try await legacy.sign(accessToken: sampleClaims(now: upgrade.addingTimeInterval(-60)))
+        let clock = ManualWallClock(upgrade)
+        let rings = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock)
+        #expect(rings.retiringUntil == upgrade.addingTimeInterval(3600))
+        let a = try await rings.signer(tenantId: Self.tenantA)
+        #expect(a.active.kid != legacy.active.kid, "the old key never signs")
+        #expect(try kids(a.jwksJSON) == [a.active.kid, legacy.active.kid])
+        if case .failure(let rejection) = await a.verifyAccessToken(old, issuer: nil, audiences: nil, now: upgrade) { Issue.record("\(rejection)") }
+        // A restart later in the window (another node, the same Keys/) agrees on when the window ends.
+        clock.date = upgrade.addingTimeInterval(1800)
+        #expect(try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock).retiringUntil == upgrade.addingTimeInterval(3600))
+        // After the window: no longer published, no longer verifying — on a node that was running all along, and after a restart.
+        clock.date = upgrade.addingTimeInterval(3601)
+        #expect(try kids(a.jwksJSON) == [a.active.kid])
+        #expect(rejection(await a.verifyAccessToken(old, issuer: nil, audiences: nil, now: upgrade)) == .malformedOrBadSignature)
+        let restarted = try await TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock).signer(tenantId: Self.tenantB)
+        #expect(try kids(restarted.jwksJSON) == [restarted.active.kid])
+    }
+
+    @Test("rotation adds a key to every ring, or to one tenant's")
+    func rotation() async throws {
+        let keys = keysDirectory()
+        let rings = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600)
+        try await rings.preload(tenantIds: [Self.tenantA, Self.tenantB])
+        let name = try TenantKeyRings.generate(keysDirectory: keys, tenantId: Self.tenantB, algorithm: .es256, activatesAt: Date().addingTimeInterval(60))
+        #expect(name.hasPrefix("tenants/\(Self.tenantB)/signing-"))
+        let reopened = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600)
+        #expect(try await reopened.signer(tenantId: Self.tenantB).keys.count == 2)
+        #expect(try await reopened.signer(tenantId: Self.tenantA).keys.count == 1)
+    }
+}

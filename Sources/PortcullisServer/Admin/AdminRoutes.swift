@@ -14,7 +14,7 @@ struct AdminRoutes: Sendable {
     let endpoints: ServerEndpoints
     let store: any PortcullisStore
     let tenants: TenantCache
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let recorder: SignInRecorder
     let clock: any WallClock
     let compliance: ComplianceAdminRoutes
@@ -29,7 +29,7 @@ struct AdminRoutes: Sendable {
     func register(on router: Router<PortcullisRequestContext>) {
         let group = router.group("admin/v1")
             .add(middleware: BearerAuthenticator(
-                resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signer: signer,
+                resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signers: signers,
                 endpoints: endpoints, tenants: tenants, revocations: store, clock: clock))
 
         DocumentResource(

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
@@ -17,7 +18,7 @@ struct BearerAuthenticator: RouterMiddleware {
     typealias Context = PortcullisRequestContext
     let resource: PortcullisCore.Application
     let requiredRole: String?
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let endpoints: ServerEndpoints
     let tenants: TenantCache
     let revocations: any RevokedAccessTokenStore
@@ -28,10 +29,13 @@ struct BearerAuthenticator: RouterMiddleware {
             throw APIError.unauthenticated
         }
         let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        guard case .success(let claims) = await signer.verifyAccessToken(
-            token, issuer: nil, audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60),
-            claims.iss == endpoints.issuer(tenantId: claims.tid),
-            let tenant = try await tenants.snapshot(tenantSegment: claims.tid)
+        // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
+        // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
+        guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
+              tenant.tenant.id == claimedTenant.lowercased(),
+              case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
+                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60),
+              claims.tid.lowercased() == tenant.tenant.id
         else { throw APIError.unauthenticated }
         let directory = tenant.directory
         guard directory.application(appId: claims.azp) != nil else { throw APIError.unauthenticated }
@@ -66,5 +70,16 @@ extension PortcullisRequestContext {
         guard let principal else { return "unknown" }
         if let upn = principal.upn { return "\(upn) (\(principal.oid ?? principal.sub)) via \(principal.azp)" }
         return "app \(principal.azp)"
+    }
+}
+
+/// The `tid` a JWT claims, read before its signature is checked — only to choose which tenant's key ring checks it.
+enum UnverifiedClaims {
+    static func tenantId(of token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count <= 16_384, let payload = Base64URL.decode(String(parts[1])),
+              let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any], let tid = object["tid"] as? String, tid.isGUID
+        else { return nil }
+        return tid
     }
 }

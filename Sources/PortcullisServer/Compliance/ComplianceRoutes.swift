@@ -14,7 +14,7 @@ struct ComplianceRoutes: Sendable {
     let service: ComplianceService
     let configuration: ServerConfiguration
     let tenants: TenantCache
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let secrets: SecretDelivery
     let clock: any WallClock
 
@@ -26,7 +26,7 @@ struct ComplianceRoutes: Sendable {
 
     func register(on router: Router<PortcullisRequestContext>) {
         let group = router.group("mam/v1").add(middleware: BearerAuthenticator(
-            resource: BuiltInResources.compliance, requiredRole: nil, signer: signer, endpoints: service.endpoints, tenants: tenants, revocations: service.store, clock: clock))
+            resource: BuiltInResources.compliance, requiredRole: nil, signers: signers, endpoints: service.endpoints, tenants: tenants, revocations: service.store, clock: clock))
         group.post("enrollments") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(EnrollmentRequest.self, request, context)

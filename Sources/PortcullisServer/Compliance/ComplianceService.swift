@@ -14,7 +14,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
     let endpoints: ServerEndpoints
     let store: any PortcullisStore
     let tenants: TenantCache
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let clock: any WallClock
     let outboxSignal: OutboxSignal
     let logger: Logger
@@ -386,7 +386,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         guard !targets.isEmpty else { return [] }
         let iat = Int(now.wholeSeconds.timeIntervalSince1970)
         let jti = UUID().uuidString.lowercased()
-        let token = try await signer.sign(securityEvent: ComplianceSecurityEvent(
+        let token = try await signers.signer(tenantId: enrollment.tenantId).sign(securityEvent: ComplianceSecurityEvent(
             iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti, events: events(iat)))
         return targets.map {
             OutboxMessage(id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,

@@ -14,7 +14,7 @@ struct OAuthRoutes: Sendable {
     let endpoints: ServerEndpoints
     let tenants: TenantCache
     let store: any PortcullisStore
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let tokens: TokenService
     let clients: ClientAuthenticator
     let clock: any WallClock
@@ -49,7 +49,7 @@ struct OAuthRoutes: Sendable {
             authorizationEndpoint: "\(path)/oauth2/v2.0/authorize",
             responseTypesSupported: ["code"],
             subjectTypesSupported: ["public"],
-            idTokenSigningAlgValuesSupported: [signer.active.algorithm.rawValue],
+            idTokenSigningAlgValuesSupported: [try await signers.signer(tenantId: tenant.tenant.id).active.algorithm.rawValue],
             tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "none"],
             grantTypesSupported: GrantType.allCases.map(\.rawValue),
             scopesSupported: OIDCScope.allCases.map(\.rawValue),
@@ -62,8 +62,9 @@ struct OAuthRoutes: Sendable {
     }
 
     func jwks(_ context: PortcullisRequestContext) async throws -> Response {
-        _ = try await tenant(context)
-        return JSONResponse.make(status: .ok, data: signer.jwksJSON, headers: [.cacheControl: "public, max-age=300"], noStore: false)
+        let tenant = try await tenant(context)
+        // The tenant's own ring only: another tenant's tokens never verify against this JWKS (PROTOCOL §11).
+        return JSONResponse.make(status: .ok, data: try await signers.signer(tenantId: tenant.tenant.id).jwksJSON, headers: [.cacheControl: "public, max-age=300"], noStore: false)
     }
 
     /// Reads a form body: the right content type, at most the body limit (413 beyond), parsed strictly.
@@ -109,7 +110,7 @@ struct OAuthRoutes: Sendable {
             if record.clientId == client.application.appId && record.tenantId == tenant.tenant.id {
                 try await store.revokeFamily(familyId: record.familyId, at: now)
             }
-        } else if case .success(let claims) = await signer.verifyAccessToken(
+        } else if case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
             token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now),
             claims.azp == client.application.appId {
             try await store.revokeAccessToken(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
@@ -130,7 +131,7 @@ struct OAuthRoutes: Sendable {
         let caller = client.application
 
         if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
-            guard case .success(let claims) = await signer.verifyAccessToken(
+            guard case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
                 token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now) else { return inactive }
             // Only the token's audience (the resource) or the client it was issued to may learn about it.
             guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: claims.aud) else { return inactive }

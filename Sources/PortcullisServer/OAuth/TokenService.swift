@@ -35,7 +35,7 @@ struct TokenService: Sendable {
     let endpoints: ServerEndpoints
     let tenants: TenantCache
     let store: any PortcullisStore
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let clients: ClientAuthenticator
     let compliance: any AppProtectionStatusProvider
     let recorder: SignInRecorder
@@ -248,6 +248,7 @@ struct TokenService: Sendable {
             refreshToken = token
         }
         let issuer = endpoints.issuer(tenantId: plan.accessToken.tenantId)
+        let signer = try await signers.signer(tenantId: plan.accessToken.tenantId)
         let access = plan.accessToken
         let claims = AccessTokenClaims(
             iss: issuer, aud: access.audience, sub: access.subject, oid: access.objectId, tid: access.tenantId, azp: access.clientId,

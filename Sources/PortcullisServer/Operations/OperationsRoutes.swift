@@ -1,12 +1,14 @@
 import Foundation
 import Hummingbird
 import PortcullisStorage
+import PortcullisTokens
 
-/// Liveness, readiness (the store answers and the signing keys are loaded) and Prometheus metrics.
+/// Liveness, readiness (the store answers and every tenant's signing key ring is loaded) and Prometheus metrics.
 struct OperationsRoutes: Sendable {
     let store: any PortcullisStore
     let metrics: ServerMetrics
-    let signingKeysLoaded: Bool
+    let tenants: TenantCache
+    let signers: TenantKeyRings
     let drain: Drain
 
     static let live = Data(#"{"status":"ok"}"#.utf8)
@@ -28,7 +30,15 @@ struct OperationsRoutes: Sendable {
                 context.logger.warning("readiness: store unavailable")
                 return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "store": "unreachable"], headers: [.retryAfter: "1"])
             }
-            guard signingKeysLoaded else {
+            var keysLoaded = true
+            do {
+                // Loaded once per tenant (then a dictionary look-up): a ring that cannot be read makes the node unready.
+                for tenantId in Set(try await tenants.snapshots().values.map(\.tenant.id)) { _ = try await signers.signer(tenantId: tenantId) }
+            } catch {
+                context.logger.warning("readiness: a tenant's signing keys cannot be loaded")
+                keysLoaded = false
+            }
+            guard keysLoaded else {
                 return JSONResponse.make(status: .serviceUnavailable, ["status": "unavailable", "keys": "missing"], headers: [.retryAfter: "1"])
             }
             return JSONResponse.make(status: .ok, ["status": "ok", "store": "ok", "keys": "ok"])

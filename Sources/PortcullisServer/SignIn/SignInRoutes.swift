@@ -17,7 +17,7 @@ struct SignInRoutes: Sendable {
     let endpoints: ServerEndpoints
     let tenants: TenantCache
     let store: any PortcullisStore
-    let signer: TokenSigner
+    let signers: TenantKeyRings
     let clients: ClientAuthenticator
     let passwords: PasswordVerifier
     let sealer: PageSealer
@@ -371,7 +371,7 @@ struct SignInRoutes: Sendable {
         // Only to a URI registered for the client named by client_id or by the ID token hint (whose signature is checked).
         var clientId = query("client_id")
         if clientId == nil, let hint = query("id_token_hint") {
-            clientId = await signer.idTokenAudience(hint, issuer: endpoints.issuer(tenantId: tenant.tenant.id))
+            clientId = await (try? signers.signer(tenantId: tenant.tenant.id))?.idTokenAudience(hint, issuer: endpoints.issuer(tenantId: tenant.tenant.id))
         }
         if let target = query("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: clientId),
            client.redirectUris.contains(target), var components = URLComponents(string: target) {

@@ -107,7 +107,6 @@ enum Dataset {
         var logger = Logger(label: "bench-dataset")
         logger.logLevel = .error
         let keys = root.appendingPathComponent("Keys")
-        _ = try SigningKeyStore(directory: keys).load(algorithm: .es256, now: Date())
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         let path = root.appendingPathComponent("data/portcullis.sqlite").path
         let store = try await SQLiteStore.open(.init(path: path, synchronous: "NORMAL"), logger: logger)
