@@ -188,7 +188,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PortcullisPostgresTests",
-            dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting"],
+            dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),

@@ -131,5 +131,17 @@ enum PostgresMigrations {
             )
             """,
         ]),
+        (7, [
+            // Object IDs and application IDs are unique across the installation (PROTOCOL §11; checked by the writer
+            // first, this is the backstop). Existing stores are checked before this runs (`installationIdentifierConflicts`).
+            """
+            CREATE UNIQUE INDEX documents_installation_ids ON documents ((CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END), id)
+            WHERE kind IN ('user', 'group', 'application')
+            """,
+            // Device codes remember the address that asked (per-address quotas, PROTOCOL §9.5).
+            "ALTER TABLE device_codes ADD COLUMN client_address TEXT",
+            "CREATE INDEX device_codes_pending_client ON device_codes (tenant_id, client_id, state)",
+            "CREATE INDEX device_codes_pending_address ON device_codes (client_address, state)",
+        ]),
     ]
 }

@@ -12,6 +12,18 @@ extension PostgresStore {
         try await rows("SELECT id FROM documents WHERE kind = \(DocumentKind.tenant.rawValue) AND tenant_id = id ORDER BY id").map { try $0.decode(String.self) }
     }
 
+    public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
+        guard let namespace = kind.installationWideNamespace else { return nil }
+        let kinds = DocumentKind.kinds(inNamespace: namespace).map(\.rawValue)
+        let row = try await rows("""
+            SELECT tenant_id, kind FROM documents WHERE id = \(id) AND kind = ANY(\(kinds)) AND NOT (tenant_id = \(tenantId) AND kind = \(kind.rawValue)) LIMIT 1
+            """).first
+        return try row.map { row in
+            let (tenant, kind) = try row.decode((String, String).self)
+            return IdentifierOwner(tenantId: tenant, kind: DocumentKind(rawValue: kind))
+        }
+    }
+
     static func document(_ row: PostgresRow) throws -> StoredDocument {
         let (tenant, kind, id, body, version, updated) = try row.decode((String, String, String, String, Int64, Double).self)
         return StoredDocument(tenantId: tenant, kind: DocumentKind(rawValue: kind), id: id, body: Data(body.utf8), version: version, updatedAt: Date(seconds: updated))
@@ -46,6 +58,21 @@ extension PostgresStore {
         }
     }
 
+    /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
+    /// object). Document writers are serialised by the revision row, so the check and the write are one step;
+    /// the unique index `documents_installation_ids` is the backstop.
+    static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: Statements) async throws -> IdentifierOwner? {
+        guard let namespace = kind.installationWideNamespace else { return nil }
+        let kinds = DocumentKind.kinds(inNamespace: namespace).map(\.rawValue)
+        let row = try await db.query("""
+            SELECT tenant_id, kind FROM documents WHERE id = \(id) AND kind = ANY(\(kinds)) AND NOT (tenant_id = \(tenantId) AND kind = \(kind.rawValue)) LIMIT 1
+            """).first
+        return try row.map { row in
+            let (tenant, kind) = try row.decode((String, String).self)
+            return IdentifierOwner(tenantId: tenant, kind: DocumentKind(rawValue: kind))
+        }
+    }
+
     static func insertAudit(_ audit: AuditRecord, _ db: Statements) async throws {
         try await db.query("""
             INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after)
@@ -62,6 +89,7 @@ extension PostgresStore {
                 "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
             ).first?.decode(Int64.self)
             try Self.check(precondition, current: current)
+            if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
             try await db.query("""
                 INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenantId), \(kind.rawValue), \(id), \(text), \(version), \(at.seconds))
                 ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at

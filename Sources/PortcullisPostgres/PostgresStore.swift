@@ -175,6 +175,14 @@ public final class PostgresStore: PortcullisStore {
             var applied = Set<Int>()
             for row in try await db.query("SELECT version FROM schema_migrations") { applied.insert(try row.decode(Int.self)) }
             for migration in PostgresMigrations.all where !applied.contains(migration.version) {
+                if migration.version == StoreUpgrade.installationIdentifiersVersion {
+                    let rows = try await db.query("""
+                        SELECT id, string_agg(kind || ' of tenant ' || tenant_id, ', ' ORDER BY tenant_id) FROM documents
+                        WHERE kind IN ('user', 'group', 'application')
+                        GROUP BY (CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END), id HAVING COUNT(*) > 1 ORDER BY id LIMIT 100
+                        """)
+                    try StoreUpgrade.checkInstallationIdentifiers(try rows.map { try $0.decode((String, String).self) })
+                }
                 for statement in migration.statements { try await db.query(PostgresQuery(unsafeSQL: statement)) }
                 try await db.query("INSERT INTO schema_migrations (version, applied_at) VALUES (\(migration.version), \(Date().timeIntervalSince1970))")
                 self.logger.info("applied PostgreSQL migration", metadata: ["portcullis.migration": "\(migration.version)"])

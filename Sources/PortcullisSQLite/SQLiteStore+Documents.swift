@@ -13,6 +13,16 @@ extension SQLiteStore {
             .map { try $0.string("id") }
     }
 
+    public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
+        guard let namespace = kind.installationWideNamespace else { return nil }
+        let kinds = DocumentKind.kinds(inNamespace: namespace)
+        let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
+        let row = try await read(
+            "SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
+            [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)]).first
+        return try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
+    }
+
     public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
         try await read(
             "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = ? AND kind = ? ORDER BY id",
@@ -54,6 +64,18 @@ extension SQLiteStore {
         }
     }
 
+    /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
+    /// object): the one writer makes this check and the write one step; the unique index is the backstop.
+    static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: WriterStatements) async throws -> IdentifierOwner? {
+        guard let namespace = kind.installationWideNamespace else { return nil }
+        let kinds = DocumentKind.kinds(inNamespace: namespace)
+        let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
+        let row = try await db.query(
+            "SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
+            [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)]).first
+        return try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
+    }
+
     static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -71,6 +93,7 @@ extension SQLiteStore {
                 [.text(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
             try Self.check(precondition, current: current)
+            if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
             let version = try await Self.bumpRevision(db)
             _ = try await db.query(
                 """

@@ -262,6 +262,14 @@ public final class SQLiteStore: PortcullisStore {
         }
         for migration in SQLiteMigrations.all where !applied.contains(migration.version) {
             try await transaction { db in
+                if migration.version == StoreUpgrade.installationIdentifiersVersion {
+                    let rows = try await db.query("""
+                        SELECT CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END AS namespace, id,
+                               group_concat(kind || ' of tenant ' || tenant_id, ', ') AS owners
+                        FROM documents WHERE kind IN ('user', 'group', 'application') GROUP BY namespace, id HAVING COUNT(*) > 1 ORDER BY id LIMIT 100
+                        """)
+                    try StoreUpgrade.checkInstallationIdentifiers(try rows.map { (try $0.string("id"), try $0.string("owners")) })
+                }
                 for statement in migration.statements { _ = try await db.query(statement) }
                 _ = try await db.query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",

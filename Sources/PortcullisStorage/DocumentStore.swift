@@ -19,6 +19,41 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
 }
 
+extension DocumentKind {
+    /// Identifiers unique across the whole installation, as GUIDs are in Entra (PROTOCOL §11): users and groups
+    /// share the directory-object namespace, applications have theirs (`appId`). `nil`: unique within a tenant only.
+    public var installationWideNamespace: String? {
+        switch self {
+        case .user, .group: "directoryObject"
+        case .application: "application"
+        default: nil
+        }
+    }
+
+    /// The kinds that share an installation-wide namespace.
+    public static let installationWideKinds: [DocumentKind] = [.user, .group, .application]
+
+    /// The kinds of `namespace`.
+    public static func kinds(inNamespace namespace: String) -> [DocumentKind] {
+        installationWideKinds.filter { $0.installationWideNamespace == namespace }
+    }
+}
+
+/// Where a document's installation-wide identifier is already used (`StorageError.identifierTaken`).
+public struct IdentifierOwner: Sendable, Equatable {
+    public let tenantId: String
+    public let kind: DocumentKind
+
+    public init(tenantId: String, kind: DocumentKind) {
+        self.tenantId = tenantId
+        self.kind = kind
+    }
+
+    public var error: StorageError {
+        StorageError(.identifierTaken, "the identifier is already used by a \(kind.rawValue) of tenant \(tenantId)")
+    }
+}
+
 /// A stored document with its version (the ETag): a counter that grows on every write.
 public struct StoredDocument: Sendable, Equatable {
     public let tenantId: String
@@ -94,6 +129,9 @@ public protocol DocumentStore: Sendable {
     func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument?
     /// All tenant IDs.
     func tenantIds() async throws -> [String]
+    /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
+    /// object), if anyone. `put` makes the same check atomically and throws `StorageError.identifierTaken`.
+    func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner?
     /// Creates or replaces a document if `precondition` holds; appends `audit` (with the stored version) in
     /// the same transaction. Returns the stored document.
     @discardableResult

@@ -2,7 +2,7 @@
 public struct StorageError: Error, Sendable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable {
-            case notFound, duplicate, preconditionFailed, unavailable, corrupt, constraint
+            case notFound, duplicate, preconditionFailed, unavailable, corrupt, constraint, identifierTaken
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -17,6 +17,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public static let unavailable = Code(.unavailable)
         /// Stored data cannot be read back.
         public static let corrupt = Code(.corrupt)
+        /// An identifier unique across the installation (a directory object ID, an application ID) belongs to
+        /// another tenant, or to another kind of directory object (PROTOCOL §11).
+        public static let identifierTaken = Code(.identifierTaken)
         /// Another constraint of the store refused the write.
         public static let constraint = Code(.constraint)
 

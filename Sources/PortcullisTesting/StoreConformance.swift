@@ -81,6 +81,26 @@ public enum StoreConformance {
             try await store.seed([StoredDocument(tenantId: "t-a", kind: .group, id: "g1", body: Data(#"{"changed":true}"#.utf8), version: 0, updatedAt: now)])
             try expect(try await store.document(tenantId: "t-a", kind: .group, id: "g1")?.body == Data("{}".utf8), "seed must not overwrite")
         },
+        ConformanceCase(name: "documents: object IDs and application IDs are unique across the installation (PROTOCOL §11)") { store in
+            func put(_ tenant: String, _ kind: DocumentKind, _ id: String, _ precondition: WritePrecondition = .mustNotExist) async throws {
+                try await store.put(tenantId: tenant, kind: kind, id: id, body: Data("{}".utf8), precondition: precondition, at: now, audit: nil)
+            }
+            try await put("t-x", .user, "obj-1")
+            try await expectError(.identifierTaken) { try await put("t-y", .user, "obj-1") }
+            let owner = try await store.identifierOwner(kind: .user, id: "obj-1", tenantId: "t-y")
+            try expect(owner == IdentifierOwner(tenantId: "t-x", kind: .user), "the owner is named to the caller: \(String(describing: owner))")
+            try await expectError(.identifierTaken) { try await put("t-x", .group, "obj-1") }  // users and groups share object IDs
+            try await expectError(.identifierTaken) { try await put("t-y", .group, "obj-1") }
+            try expect(try await store.document(tenantId: "t-y", kind: .user, id: "obj-1") == nil, "a refused write stores nothing")
+            try await put("t-x", .user, "obj-1", .mustExist)  // replacing one's own is fine
+            try expect(try await store.identifierOwner(kind: .user, id: "obj-1", tenantId: "t-x") == nil, "a document does not conflict with itself")
+            try await put("t-y", .application, "obj-1")  // applications have their own namespace
+            try await expectError(.identifierTaken) { try await put("t-z", .application, "obj-1") }
+            try await put("t-y", .namedLocation, "obj-1")  // other kinds are unique within a tenant only
+            try await put("t-z", .namedLocation, "obj-1")
+            try await store.delete(tenantId: "t-x", kind: .user, id: "obj-1", precondition: .none, audit: nil)
+            try await put("t-y", .user, "obj-1")  // free again once deleted
+        },
         ConformanceCase(name: "audit: written with the change, newest first, paged") { store in
             for index in 0..<3 {
                 try await store.put(

@@ -57,6 +57,30 @@ struct DirectoryDocumentTests {
         #expect(found.count >= 9)
     }
 
+    @Test("object IDs and application IDs are unique across every tenant of the document; a UPN is in its tenant's domain (PROTOCOL §11)")
+    func installationWideIdentifiers() {
+        let found = problems("""
+        {"tenants":[{"id":"\(Self.tenantId)","domain":"fabrikam.test",
+          "users":[{"id":"aaaaaaaa-0000-4000-8000-000000000001","userPrincipalName":"a@fabrikam.test","displayName":"A"}],
+          "groups":[{"id":"0a000000-0000-4000-8000-0000000000a1","displayName":"G","members":[]}],
+          "applications":[{"appId":"10000000-0000-4000-8000-000000000001","displayName":"API","identifierUris":["api://mail"]}]
+        }, {"id":"99999999-8888-4777-8666-555555555555","domain":"other.test",
+          "users":[{"id":"AAAAAAAA-0000-4000-8000-000000000001","userPrincipalName":"a@fabrikam.test","displayName":"Impostor"},
+                   {"id":"0a000000-0000-4000-8000-0000000000a1","userPrincipalName":"g@other.test","displayName":"Group's ID"},
+                   {"id":"bbbbbbbb-0000-4000-8000-000000000002","userPrincipalName":"b@other.test","displayName":"B"}],
+          "groups":[{"id":"bbbbbbbb-0000-4000-8000-000000000002","displayName":"User's ID","members":[]}],
+          "applications":[{"appId":"10000000-0000-4000-8000-000000000001","displayName":"Impostor API","identifierUris":["api://mail"]}]
+        }]}
+        """)
+        let pointers = Set(found.map(\.pointer))
+        #expect(pointers == [
+            "/tenants/1/users/0/id", "/tenants/1/users/0/userPrincipalName", "/tenants/1/users/1/id", "/tenants/1/groups/0/id",
+            "/tenants/1/applications/0/appId",
+        ], "\(found)")
+        #expect(found.first { $0.pointer == "/tenants/1/users/0/id" }?.message.contains("/tenants/0/users/0/id") == true)
+        #expect(found.first { $0.pointer == "/tenants/1/users/0/userPrincipalName" }?.message.contains("other.test") == true)
+    }
+
     @Test("not JSON, wrong types")
     func shapes() {
         #expect(problems("nope").map(\.pointer) == [""])

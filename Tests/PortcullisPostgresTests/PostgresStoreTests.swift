@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-import PortcullisPostgres
+@testable import PortcullisPostgres
 import PortcullisStorage
 import PortcullisTesting
+import PostgresNIO
 import Testing
 
 let quiet: Logger = {
@@ -39,5 +40,33 @@ struct PostgresStoreTests {
         await #expect(throws: StorageError.self) { try await unreachable.preflight(timeout: .seconds(3)) }
         #expect(ContinuousClock.now - start < .seconds(15))
         #expect(throws: PostgresURL.Invalid.self) { try PostgresURL("mysql://x@y/z") }
+    }
+
+    @Test("a store with an object ID used in two tenants is not upgraded to installation-wide identifiers until resolved; nothing is changed meanwhile")
+    func installationIdentifierConflicts() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            // The store as the release before left it: no migration 7, and the same application ID in two tenants.
+            try await store.transaction { db in
+                for statement in [
+                    "DROP INDEX documents_installation_ids", "DROP INDEX device_codes_pending_client", "DROP INDEX device_codes_pending_address",
+                    "ALTER TABLE device_codes DROP COLUMN client_address", "DELETE FROM schema_migrations WHERE version = 7",
+                ] { try await db.query(PostgresQuery(unsafeSQL: statement)) }
+                for tenant in ["t-victim", "t-attacker"] {
+                    try await db.query("INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenant), 'application', 'same-app', '{}', 1, 0)")
+                }
+            }
+            do {
+                try await store.migrate()
+                Issue.record("the upgrade must be refused")
+            } catch let error as StorageError {
+                #expect(error.message.contains("same-app") && error.message.contains("t-victim") && error.message.contains("t-attacker"), "\(error.message)")
+            }
+            #expect(try await store.document(tenantId: "t-attacker", kind: .application, id: "same-app") != nil, "nothing is deleted behind the operator's back")
+            try await store.delete(tenantId: "t-attacker", kind: .application, id: "same-app", precondition: .none, audit: nil)
+            try await store.migrate()
+            await #expect(throws: StorageError.self) {
+                try await store.put(tenantId: "t-attacker", kind: .application, id: "same-app", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil)
+            }
+        }
     }
 }

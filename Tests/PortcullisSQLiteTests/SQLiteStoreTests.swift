@@ -57,3 +57,35 @@ struct SQLiteStoreTests {
         }
     }
 }
+
+@Suite("SQLite store upgrades")
+struct SQLiteUpgradeTests {
+    @Test("a store with an object ID used in two tenants is not upgraded to installation-wide identifiers until resolved; nothing is changed meanwhile")
+    func installationIdentifierConflicts() async throws {
+        let path = temporarySQLitePath()
+        let store = try await openStore(path)
+        // The store as the release before left it: no migration 7, and the same user ID in two tenants.
+        try await store.transaction { db in
+            for statement in [
+                "DROP INDEX documents_installation_ids", "DROP INDEX device_codes_pending_client", "DROP INDEX device_codes_pending_address",
+                "ALTER TABLE device_codes DROP COLUMN client_address", "DELETE FROM schema_migrations WHERE version = 7",
+            ] { _ = try await db.query(statement) }
+            for tenant in ["t-victim", "t-attacker"] {
+                _ = try await db.query("INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, 'user', 'same-oid', '{}', 1, 0)", [.text(tenant)])
+            }
+        }
+        do {
+            try await store.migrate()
+            Issue.record("the upgrade must be refused")
+        } catch let error as StorageError {
+            #expect(error.message.contains("same-oid") && error.message.contains("t-victim") && error.message.contains("t-attacker"), "\(error.message)")
+        }
+        #expect(try await store.document(tenantId: "t-attacker", kind: .user, id: "same-oid") != nil, "nothing is deleted behind the operator's back")
+        try await store.delete(tenantId: "t-attacker", kind: .user, id: "same-oid", precondition: .none, audit: nil)
+        try await store.migrate()
+        await #expect(throws: StorageError.self) {
+            try await store.put(tenantId: "t-attacker", kind: .user, id: "same-oid", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil)
+        }
+        try await store.close()
+    }
+}

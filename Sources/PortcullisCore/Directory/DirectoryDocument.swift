@@ -65,8 +65,9 @@ public struct DirectoryDocument: Sendable {
         if let reader = JSONObjectReader(root, at: "", problems: problems) {
             reader.rejectUnknownMembers(allowed: ["tenants", "$schema"])
             var seenTenants = Set<String>()
+            let claimed = InstallationIdentifiers()
             for (value, pointer) in reader.array("tenants", required: true) ?? [] {
-                guard let entry = parseTenant(value, at: pointer, problems: problems) else { continue }
+                guard let entry = parseTenant(value, at: pointer, problems: problems, claimed: claimed) else { continue }
                 if !seenTenants.insert(entry.tenant.id).inserted || !seenTenants.insert("domain:" + entry.tenant.domain).inserted {
                     problems.add(pointer, "repeats the ID or domain of another tenant.")
                 }
@@ -86,7 +87,24 @@ public struct DirectoryDocument: Sendable {
         return value.lowercased()
     }
 
-    private static func parseTenant(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> TenantEntry? {
+    /// Object IDs (users and groups share them) and application IDs met so far in the document, with where: they
+    /// are unique across the installation (PROTOCOL §11), not only within a tenant.
+    final class InstallationIdentifiers {
+        var objects: [String: String] = [:]
+        var applications: [String: String] = [:]
+
+        /// Records `id` at `pointer`; reports where it was met first when it was.
+        func claim(object id: String, at pointer: String) -> String? { claim(&objects, id, pointer) }
+        func claim(application id: String, at pointer: String) -> String? { claim(&applications, id, pointer) }
+
+        private func claim(_ table: inout [String: String], _ id: String, _ pointer: String) -> String? {
+            if let first = table[id] { return first }
+            table[id] = pointer
+            return nil
+        }
+    }
+
+    private static func parseTenant(_ value: JSONValue, at pointer: String, problems: ProblemCollector, claimed: InstallationIdentifiers) -> TenantEntry? {
         guard let reader = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         reader.rejectUnknownMembers(allowed: [
             "id", "domain", "displayName", "allowedAccounts", "users", "groups", "applications",
@@ -104,8 +122,11 @@ public struct DirectoryDocument: Sendable {
         var userIds = Set<String>()
         var upns = Set<String>()
         for (value, pointer) in reader.array("users") ?? [] {
-            guard let entry = parseUser(value, at: pointer, problems: problems) else { continue }
-            if !userIds.insert(entry.user.id).inserted { problems.add(JSONPointer.appending(pointer, "id"), "repeats the ID of another user.") }
+            guard let entry = parseUser(value, at: pointer, problems: problems, domain: domain?.lowercased()) else { continue }
+            userIds.insert(entry.user.id)
+            if let first = claimed.claim(object: entry.user.id, at: JSONPointer.appending(pointer, "id")) {
+                problems.add(JSONPointer.appending(pointer, "id"), "repeats the object ID at \(first) (object IDs are unique across the installation, users and groups of every tenant).")
+            }
             if !upns.insert(entry.user.userPrincipalName.lowercased()).inserted {
                 problems.add(JSONPointer.appending(pointer, "userPrincipalName"), "repeats the UPN of another user (UPNs compare case-insensitively).")
             }
@@ -116,7 +137,10 @@ public struct DirectoryDocument: Sendable {
         var groupIds = Set<String>()
         for (value, pointer) in reader.array("groups") ?? [] {
             guard let group = parseGroup(value, at: pointer, problems: problems, isUser: { userIds.contains($0) }) else { continue }
-            if !groupIds.insert(group.id).inserted { problems.add(JSONPointer.appending(pointer, "id"), "repeats the ID of another group.") }
+            groupIds.insert(group.id)
+            if let first = claimed.claim(object: group.id, at: JSONPointer.appending(pointer, "id")) {
+                problems.add(JSONPointer.appending(pointer, "id"), "repeats the object ID at \(first) (object IDs are unique across the installation, users and groups of every tenant).")
+            }
             groups.append(group)
         }
 
@@ -127,6 +151,8 @@ public struct DirectoryDocument: Sendable {
             guard let entry = parseApplication(value, at: pointer, problems: problems) else { continue }
             if !appIds.insert(entry.application.appId).inserted {
                 problems.add(JSONPointer.appending(pointer, "appId"), "repeats the appId of another application (or a built-in one).")
+            } else if let first = claimed.claim(application: entry.application.appId, at: JSONPointer.appending(pointer, "appId")) {
+                problems.add(JSONPointer.appending(pointer, "appId"), "repeats the appId at \(first) (application IDs are unique across the installation).")
             }
             for (index, uri) in entry.application.identifierUris.enumerated() where !identifierUris.insert(uri.lowercased()).inserted {
                 problems.add(JSONPointer.appending(JSONPointer.appending(pointer, "identifierUris"), index),
@@ -189,13 +215,18 @@ public struct DirectoryDocument: Sendable {
         return Group(id: gid, displayName: name, members: members)
     }
 
-    /// One user, as `directory.json` and the admin API write it: `password` (hashed on import) or `passwordHash`.
-    public static func parseUser(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> UserEntry? {
+    /// One user, as `directory.json` and the admin API write it: `password` (hashed on import) or `passwordHash`. The
+    /// UPN's domain must be the tenant's verified `domain` (PROTOCOL §11), when known.
+    public static func parseUser(_ value: JSONValue, at pointer: String, problems: ProblemCollector, domain: String?) -> UserEntry? {
         guard let user = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled"])
         let uid = guid(user, "id")
         let upn = user.string("userPrincipalName", required: true)
-        if let upn, !upn.contains("@") || upn.count > 256 { problems.add(user.path("userPrincipalName"), "must look like name@domain (at most 256 characters).") }
+        if let upn, !upn.contains("@") || upn.count > 256 {
+            problems.add(user.path("userPrincipalName"), "must look like name@domain (at most 256 characters).")
+        } else if let upn, let domain, upn.split(separator: "@").last.map({ $0.lowercased() }) != domain {
+            problems.add(user.path("userPrincipalName"), "must be in the tenant's verified domain: name@\(domain).")
+        }
         let password = user.string("password")
         let passwordHash = user.string("passwordHash")
         if password != nil && passwordHash != nil {

@@ -55,9 +55,18 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         .unauthorized, "unauthenticated", "A valid bearer access token is required.",
         headers: [.wwwAuthenticate: #"Bearer realm="portcullis", error="invalid_token""#])
 
+    /// An identifier that is unique across the installation (PROTOCOL §11) and already somebody else's: a validation
+    /// problem at the member that carries it (which tenant holds it is not said).
+    static func identifierTaken(pointer: String) -> APIError {
+        validation(ValidationError(problems: [ValidationProblem(pointer: pointer, message: """
+            is already used by another directory object or tenant: object IDs and application IDs are unique across the installation (leave it out to get a new one).
+            """)]))
+    }
+
     /// Storage errors that a client can act on.
-    static func from(_ error: StorageError, what: String) -> APIError? {
+    static func from(_ error: StorageError, what: String, idPointer: String = "/id") -> APIError? {
         switch error.code {
+        case .identifierTaken: return .identifierTaken(pointer: idPointer)
         case .notFound: return .notFound(what)
         case .duplicate: return APIError(.conflict, "alreadyExists", "\(what) already exists.")
         case .preconditionFailed: return APIError(.preconditionFailed, "preconditionFailed", "\(what) has changed since you read it (If-Match is stale); read it again.")

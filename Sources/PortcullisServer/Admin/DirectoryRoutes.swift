@@ -121,7 +121,7 @@ struct DirectoryRoutes: Sendable {
     static func validateUser(_ value: JSONValue, tenant: TenantSnapshot, passwords: PasswordHasher) async throws -> (id: String, body: Data) {
         let value = DocumentResource.withGeneratedId(value)
         let problems = ProblemCollector()
-        let entry = DirectoryDocument.parseUser(value, at: "", problems: problems)
+        let entry = DirectoryDocument.parseUser(value, at: "", problems: problems, domain: tenant.tenant.domain)
         if let entry, let other = tenant.directory.user(principalName: entry.user.userPrincipalName), other.id != entry.user.id {
             problems.add("/userPrincipalName", "'\(entry.user.userPrincipalName)' is the UPN of another user (\(other.id)); UPNs compare case-insensitively.")
         }

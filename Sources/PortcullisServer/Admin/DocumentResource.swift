@@ -121,6 +121,10 @@ struct DocumentResource: Sendable {
             throw APIError.validation(error)
         }
         let creating = pathId == nil
+        // Unique across the installation (PROTOCOL §11): said here, for dry runs too; the store's write checks it atomically.
+        if try await store.identifierOwner(kind: kind, id: validated.id, tenantId: tenant.tenant.id) != nil {
+            throw APIError.identifierTaken(pointer: "/\(idKey)")
+        }
         if Self.flag(request, "dryRun") { return try await dryRun(tenant, validated) }
         let precondition = try Self.precondition(request, creating: creating)
         let before = creating ? nil : try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
@@ -138,7 +142,7 @@ struct DocumentResource: Sendable {
             if creating { headers[.location] = "\(request.uri.path)/\(validated.id)" }
             return JSONResponse.make(status: before == nil ? .created : .ok, data: present(stored.body), headers: headers)
         } catch let error as StorageError {
-            throw APIError.from(error, what: "The \(noun) \(validated.id)") ?? error
+            throw APIError.from(error, what: "The \(noun) \(validated.id)", idPointer: "/\(idKey)") ?? error
         }
     }
 
