@@ -334,6 +334,15 @@ def test_password_and_refresh(msal, authority, issuer, session):
     print(f"PASS {what}: acquire_token_silent(force_refresh=True) redeemed the refresh token; "
           f"new access token xms_cc={claims2.get('xms_cc')}; refresh token rotated")
 
+    # API permissions (PROTOCOL 11): the mail app's refresh token does not redeem for a resource the app does
+    # not list (the admin API), and MSAL hands back the server's consent_required refusal.
+    what = "(b) API permissions"
+    other = app.acquire_token_silent_with_error(["api://portcullis-admin/.default"], account=account, force_refresh=True)
+    check(isinstance(other, dict) and other.get("error") == "invalid_grant" and 65001 in (other.get("error_codes") or [])
+          and other.get("suberror") == "consent_required" and "access_token" not in other,
+          f"{what}: a refresh token of the mail app must not redeem for the admin API (65001 consent_required)", other)
+    print(f"PASS {what}: the mail app's refresh token for the admin API: {other.get('error')} {other.get('error_codes')} {other.get('suberror')}")
+
     # Presenting the rotated refresh token again must fail, and revoke its whole
     # family (PROTOCOL.md 2.3), so the current one stops working too. MSAL never
     # resends a rotated token, so post the form directly to the token endpoint.

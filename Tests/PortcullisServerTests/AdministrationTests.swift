@@ -12,7 +12,8 @@ struct ApplicationAdminTests {
     static let appId = "a2000000-0000-4000-8000-0000000000c1"
 
     static func clientCredentials(_ secret: String) -> [(String, String)] {
-        [("grant_type", "client_credentials"), ("client_id", appId), ("client_secret", secret), ("scope", "\(Fixtures.mailResource)/.default")]
+        // A token for the application itself: client authentication is what these tests are about (API permissions have their own).
+        [("grant_type", "client_credentials"), ("client_id", appId), ("client_secret", secret), ("scope", "api://reports/.default")]
     }
 
     @Test("a new secret authenticates at once, is shown once, never as a hash; two at once rotate; a removed or expired one stops; metadata only in answers and the audit")
@@ -22,7 +23,7 @@ struct ApplicationAdminTests {
         try await env.application().test(.router) { client in
             let admin = try await client.adminToken()
             let created = try await client.admin(.post, "/applications", token: admin, json: [
-                "appId": Self.appId, "displayName": "Report generator", "allowedGrantTypes": ["client_credentials"]])
+                "appId": Self.appId, "displayName": "Report generator", "allowedGrantTypes": ["client_credentials"], "identifierUris": ["api://reports"]])
             #expect(created.status == .created && created["secrets"] as? [Any] != nil, "\(created.text)")
 
             let first = try await client.admin(.post, "/applications/\(Self.appId)/secrets", token: admin, json: ["displayName": "first"])
@@ -100,7 +101,8 @@ struct ApplicationAdminTests {
             // The daemon holds an app role: it cannot be deleted until that goes.
             #expect(try await client.admin(.delete, "/applications/\(Fixtures.daemonClientId)", token: admin, headers: [Self.ifMatch: "*"]).status == .conflict)
             let created = try await client.admin(.post, "/applications", token: admin, json: [
-                "appId": Self.appId, "displayName": "Temporary", "allowedGrantTypes": ["client_credentials"], "secrets": [["secret": "temporary-secret"]]])
+                "appId": Self.appId, "displayName": "Temporary", "allowedGrantTypes": ["client_credentials"], "secrets": [["secret": "temporary-secret"]],
+                "identifierUris": ["api://reports"]])
             #expect(created.status == .created, "\(created.text)")
             #expect(try await client.token(ApplicationAdminTests.clientCredentials("temporary-secret")).status == .ok)
             #expect(try await client.admin(.delete, "/applications/\(Self.appId)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
@@ -147,7 +149,7 @@ struct RoleAssignmentAndTenantTests {
         let env = try await TestEnvironment.make()
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
-            let alice = try await client.token(Grants.password(scope: "api://portcullis-admin/.default")).string("access_token") ?? ""
+            let alice = try await client.token(Grants.adminPassword(Fixtures.alice)).string("access_token") ?? ""
             let routes: [(HTTPRequest.Method, String)] = [
                 (.get, "/applications"), (.post, "/applications"), (.get, "/applications/\(Fixtures.daemonClientId)"),
                 (.put, "/applications/\(Fixtures.daemonClientId)"), (.delete, "/applications/\(Fixtures.daemonClientId)"),
@@ -200,7 +202,7 @@ struct RoleAssignmentAndTenantTests {
             var spelledOtherwise = grant
             spelledOtherwise["resource"] = "api://portcullis-admin"
             #expect(try await client.admin(.post, "/app-role-assignments", token: admin, json: spelledOtherwise).status == .conflict, "one grant, stored once")
-            let bobToken = try #require(try await client.token(Grants.password(Fixtures.bob, scope: "api://portcullis-admin/.default", claims: nil)).string("access_token"))
+            let bobToken = try #require(try await client.token(Grants.adminPassword(Fixtures.bob)).string("access_token"))
             #expect(try await client.admin(.get, "/users", token: bobToken).status == .ok)
             #expect(try await client.admin(.delete, "/app-role-assignments/\(grantId)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
             #expect(try await client.admin(.get, "/users", token: bobToken).status == .forbidden, "a removed role stops the next request")

@@ -6,6 +6,7 @@ import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTesting
+import PortcullisTokens
 import Testing
 
 extension TestClientProtocol {
@@ -304,8 +305,16 @@ struct ComplianceTests {
             #expect(try await client.mam(.post, "/enrollments", token: "nope", json: Device.body()).status == .unauthorized)
             let mailToken = try await client.token(Grants.password()).string("access_token") ?? ""
             #expect(try await client.mam(.post, "/enrollments", token: mailToken, json: Device.body()).status == .unauthorized, "a token for another resource")
-            let appOnly = try await client.token([("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
-                                                  ("scope", "api://portcullis-compliance/.default")]).string("access_token") ?? ""
+            // No client holds an app role of the compliance resource, so the token endpoint mints no app-only token for it
+            // (650057); one signed by the tenant's own key anyway (as a future role might allow) is still refused here.
+            let refusedAppOnly = try await client.token([("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
+                                                         ("scope", "api://portcullis-compliance/.default")])
+            #expect(refusedAppOnly.errorCode == 650057 && refusedAppOnly.string("error") == "unauthorized_client", "\(refusedAppOnly.text)")
+            let now = Int(env.clock.now().timeIntervalSince1970)
+            let appOnly = try await env.signer.sign(accessToken: AccessTokenClaims(
+                iss: "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.complianceAppId, sub: Fixtures.daemonClientId, oid: nil,
+                tid: Fixtures.tenantId, azp: Fixtures.daemonClientId, azpacr: "1", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString, scp: nil,
+                roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
             #expect(try await client.mam(.post, "/enrollments", token: appOnly, json: Device.body()).status == .forbidden)
             let alice = try await client.complianceToken(Fixtures.alice)
             let id = try #require(try await client.mam(.post, "/enrollments", token: alice, json: Device.body()).string("enrollmentId"))

@@ -57,11 +57,11 @@ struct AdminAPITests {
             let mailToken = try await client.token(Grants.clientCredentials()).string("access_token") ?? ""
             #expect(try await client.admin(.get, "/conditional-access/policies", token: mailToken).status == .unauthorized)
             // A valid admin-API token without the role (Alice).
-            let alice = try await client.token(Grants.password(scope: "api://portcullis-admin/.default")).string("access_token") ?? ""
+            let alice = try await client.token(Grants.adminPassword(Fixtures.alice)).string("access_token") ?? ""
             let forbidden = try await client.admin(.get, "/conditional-access/policies", token: alice)
             #expect(forbidden.status == .forbidden)
             // Erin (user) and the admin client (app) both hold the role.
-            let erin = try await client.token(Grants.password(Fixtures.admin, client: Fixtures.mobileClientId, scope: "api://portcullis-admin/.default")).string("access_token") ?? ""
+            let erin = try await client.token(Grants.adminPassword(Fixtures.admin)).string("access_token") ?? ""
             #expect(try await client.admin(.get, "/conditional-access/policies", token: erin).status == .ok)
             #expect(try await client.admin(.get, "/conditional-access/policies", token: try await client.adminToken()).status == .ok)
             // Expired.

@@ -65,6 +65,11 @@ enum Grants {
         return fields
     }
 
+    /// A user's token for the admin API through the admin tool, the fixture client whose API permissions list it.
+    static func adminPassword(_ account: Fixtures.Account) -> [(String, String)] {
+        password(account, client: Fixtures.adminClientId, scope: "api://portcullis-admin/.default", claims: nil) + [("client_secret", Fixtures.adminSecret)]
+    }
+
     static func refresh(_ token: String, client: String = Fixtures.mobileClientId, claims: String? = protAppClaims) -> [(String, String)] {
         var fields = [("grant_type", "refresh_token"), ("client_id", client), ("refresh_token", token)]
         if let claims { fields.append(("claims", claims)) }

@@ -10,9 +10,10 @@ public enum BuiltInResources {
         appId: complianceAppId, displayName: "Portcullis compliance service",
         identifierUris: [complianceIdentifier], scopes: ["Compliance.ReadWrite"]
     )
+    /// The admin API: the console client is pre-authorized; any other client must list it (PROTOCOL §11).
     public static let admin = Application(
         appId: adminAppId, displayName: "Portcullis admin API",
-        identifierUris: [adminIdentifier], scopes: ["Admin.ReadWrite"], appRoles: [adminRole]
+        identifierUris: [adminIdentifier], scopes: ["Admin.ReadWrite"], appRoles: [adminRole], preAuthorizedApplications: [consoleAppId]
     )
     public static let all: [Application] = [compliance, admin]
 

@@ -145,6 +145,7 @@ public struct DirectoryDocument: Sendable {
         }
 
         var applications: [ApplicationEntry] = []
+        var applicationPointers: [String] = []
         var appIds = Set(BuiltInResources.reserved.map(\.appId))
         var identifierUris = Set(BuiltInResources.all.flatMap(\.identifierUris).map { $0.lowercased() })
         for (value, pointer) in reader.array("applications") ?? [] {
@@ -159,9 +160,15 @@ public struct DirectoryDocument: Sendable {
                              "'\(uri)' is already the identifier of another application.")
             }
             applications.append(entry)
+            applicationPointers.append(pointer)
         }
 
         let allApps = BuiltInResources.all + applications.map(\.application)
+        let byIdentifier = DirectorySnapshot.resourceIndex(allApps)
+        for (entry, entryPointer) in zip(applications, applicationPointers) {
+            entry.application.accessProblems(
+                at: entryPointer, resource: { byIdentifier[$0.lowercased()] }, isApplication: { appIds.contains($0.lowercased()) }, problems: problems)
+        }
         var assignments: [AppRoleAssignment] = []
         for (value, pointer) in reader.array("appRoleAssignments") ?? [] {
             guard let item = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
@@ -247,7 +254,8 @@ public struct DirectoryDocument: Sendable {
         guard let app = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         app.rejectUnknownMembers(allowed: [
             "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
-            "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles",
+            "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles", "requiredResourceAccess",
+            "preAuthorizedApplications",
         ])
         let appId = guid(app, "appId")
         let name = app.string("displayName", required: true)
@@ -308,6 +316,33 @@ public struct DirectoryDocument: Sendable {
             problems.add(scopePointer, "a scope name cannot contain spaces or '/' and cannot be .default.")
         }
         let identifierUris = (app.strings("identifierUris") ?? []).map(\.value)
+        var access: [RequiredResourceAccess] = []
+        if let items = app.array("requiredResourceAccess") {
+            if items.count > Application.maximumResourceAccess {
+                problems.add(app.path("requiredResourceAccess"), "lists \(items.count) resources; at most \(Application.maximumResourceAccess).")
+            }
+            for (value, itemPointer) in items {
+                // Every item keeps its position (an empty resource when unreadable), so later problems point at the right one.
+                guard let item = JSONObjectReader(value, at: itemPointer, problems: problems) else {
+                    access.append(RequiredResourceAccess(resourceAppId: ""))
+                    continue
+                }
+                item.rejectUnknownMembers(allowed: ["resourceAppId", "scopes", "appRoles"])
+                access.append(RequiredResourceAccess(
+                    resourceAppId: item.string("resourceAppId", required: true) ?? "", scopes: (item.strings("scopes") ?? []).map(\.value),
+                    appRoles: (item.strings("appRoles") ?? []).map(\.value)))
+            }
+        }
+        var preAuthorized: [String] = []
+        if let items = app.strings("preAuthorizedApplications") {
+            if items.count > Application.maximumPreAuthorized {
+                problems.add(app.path("preAuthorizedApplications"), "lists \(items.count) applications; at most \(Application.maximumPreAuthorized).")
+            }
+            for (client, clientPointer) in items {
+                if !client.isGUID { problems.add(clientPointer, "must be a client application's appId (a GUID).") }
+                preAuthorized.append(client.lowercased())
+            }
+        }
         guard let appId, let name else { return nil }
         return ApplicationEntry(
             application: Application(
@@ -315,7 +350,8 @@ public struct DirectoryDocument: Sendable {
                 secrets: (entries ?? []).compactMap { if case .hashed(let secret) = $0 { secret } else { nil } },
                 allowedGrantTypes: grants, redirectUris: (app.strings("redirectUris") ?? []).map(\.value),
                 complianceCallbackUris: callbacks.map(\.value), approvedClientApp: app.bool("approvedClientApp") ?? false,
-                identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value)),
+                identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value),
+                requiredResourceAccess: access, preAuthorizedApplications: preAuthorized),
             secretEntries: entries)
     }
 

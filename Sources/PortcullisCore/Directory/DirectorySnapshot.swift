@@ -51,14 +51,8 @@ public struct DirectorySnapshot: Sendable {
         self.groupIdsByMember = groupIdsByMember
 
         var applicationsById: [String: Application] = [:]
-        var resources: [String: Application] = [:]
-        for app in BuiltInResources.reserved + applications {
-            applicationsById[app.appId] = app
-            if app.isResource {
-                resources[app.appId] = app
-                for uri in app.identifierUris { resources[uri.lowercased()] = app }
-            }
-        }
+        for app in BuiltInResources.reserved + applications { applicationsById[app.appId] = app }
+        let resources = Self.resourceIndex(BuiltInResources.reserved + applications)
         self.applicationsById = applicationsById
         self.resourcesByIdentifier = resources
 
@@ -69,6 +63,16 @@ public struct DirectorySnapshot: Sendable {
         }
         self.rolesByPrincipalAndResource = roles
         self.namedLocationsById = Dictionary(namedLocations.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// Resources by app ID and by each identifier URI, lower-cased (the first application to claim one keeps it).
+    public static func resourceIndex(_ applications: [Application]) -> [String: Application] {
+        var resources: [String: Application] = [:]
+        for app in applications where app.isResource {
+            if resources[app.appId] == nil { resources[app.appId] = app }
+            for uri in app.identifierUris where resources[uri.lowercased()] == nil { resources[uri.lowercased()] = app }
+        }
+        return resources
     }
 
     public func user(id: String) -> User? { usersById[id.lowercased()] }

@@ -115,6 +115,33 @@ public enum ISO8601 {
     }
 }
 
+/// One resource an application may request tokens for, and what of it (PROTOCOL §11, Graph's
+/// `requiredResourceAccess`): listing it is the administrator's consent.
+public struct RequiredResourceAccess: Codable, Sendable, Equatable {
+    /// The resource's app ID or one of its identifier URIs, as the administrator wrote it.
+    public var resourceAppId: String
+    /// Delegated permissions (the resource's scopes) the application may ask for on a user's behalf.
+    public var scopes: [String]
+    /// Application permissions (the resource's app roles) the application is meant to hold; app role
+    /// assignments grant them.
+    public var appRoles: [String]
+
+    public init(resourceAppId: String, scopes: [String] = [], appRoles: [String] = []) {
+        self.resourceAppId = resourceAppId
+        self.scopes = scopes
+        self.appRoles = appRoles
+    }
+
+    enum CodingKeys: String, CodingKey { case resourceAppId, scopes, appRoles }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        resourceAppId = try container.decode(String.self, forKey: .resourceAppId)
+        scopes = try container.decodeIfPresent([String].self, forKey: .scopes) ?? []
+        appRoles = try container.decodeIfPresent([String].self, forKey: .appRoles) ?? []
+    }
+}
+
 /// A client application, a resource (API), or both.
 public struct Application: Codable, Sendable, Equatable {
     public var appId: String
@@ -130,15 +157,25 @@ public struct Application: Codable, Sendable, Equatable {
     public var identifierUris: [String]
     public var scopes: [String]
     public var appRoles: [String]
+    /// The resources (and their scopes) this application may request (PROTOCOL §11).
+    public var requiredResourceAccess: [RequiredResourceAccess]
+    /// As a resource: client applications that may request any of its scopes without listing them.
+    public var preAuthorizedApplications: [String]
 
     /// At most this many secrets per application (two for rotation, with room to spare).
     public static let maximumSecrets = 10
+    /// At most this many resources in `requiredResourceAccess`, and pre-authorized applications.
+    public static let maximumResourceAccess = 50
+    public static let maximumPreAuthorized = 100
 
     public init(
         appId: String, displayName: String, publicClient: Bool = false, secretHashes: [String] = [], secrets: [ClientSecret] = [],
         allowedGrantTypes: [String] = [], redirectUris: [String] = [], complianceCallbackUris: [String] = [],
-        approvedClientApp: Bool = false, identifierUris: [String] = [], scopes: [String] = [], appRoles: [String] = []
+        approvedClientApp: Bool = false, identifierUris: [String] = [], scopes: [String] = [], appRoles: [String] = [],
+        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [String] = []
     ) {
+        self.requiredResourceAccess = requiredResourceAccess
+        self.preAuthorizedApplications = preAuthorizedApplications.map { $0.lowercased() }
         self.appId = appId.lowercased()
         self.displayName = displayName
         self.publicClient = publicClient
@@ -154,7 +191,7 @@ public struct Application: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
-        case approvedClientApp, identifierUris, scopes, appRoles
+        case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications
     }
 
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
@@ -172,6 +209,8 @@ public struct Application: Codable, Sendable, Equatable {
         identifierUris = try container.decode([String].self, forKey: .identifierUris)
         scopes = try container.decode([String].self, forKey: .scopes)
         appRoles = try container.decode([String].self, forKey: .appRoles)
+        requiredResourceAccess = try container.decodeIfPresent([RequiredResourceAccess].self, forKey: .requiredResourceAccess) ?? []
+        preAuthorizedApplications = try container.decodeIfPresent([String].self, forKey: .preAuthorizedApplications) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -187,6 +226,9 @@ public struct Application: Codable, Sendable, Equatable {
         try container.encode(identifierUris, forKey: .identifierUris)
         try container.encode(scopes, forKey: .scopes)
         try container.encode(appRoles, forKey: .appRoles)
+        // Written only when set, so applications stored before API permissions keep their exact form.
+        if !requiredResourceAccess.isEmpty { try container.encode(requiredResourceAccess, forKey: .requiredResourceAccess) }
+        if !preAuthorizedApplications.isEmpty { try container.encode(preAuthorizedApplications, forKey: .preAuthorizedApplications) }
     }
 
     /// The hashes of the secrets that authenticate at `now`.

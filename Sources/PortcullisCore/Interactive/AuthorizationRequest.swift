@@ -96,7 +96,7 @@ extension AuthorizationRequest {
         guard client.allowedGrantTypes.contains(GrantType.authorizationCode.rawValue) else { return refuse(.grantNotAllowed(GrantType.authorizationCode.rawValue)) }
         guard let scope = value("scope") else { return refuse(.missingParameter("scope")) }
         do {
-            _ = try ScopeRequest.parse(scope, in: tenant)
+            _ = try ResourceAccess.authorize(try ScopeRequest.parse(scope, in: tenant), client: client, delegated: true, in: tenant)
         } catch {
             return refuse(error)
         }

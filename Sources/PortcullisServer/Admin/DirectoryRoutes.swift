@@ -159,6 +159,11 @@ struct DirectoryRoutes: Sendable {
                     problems.add("/identifierUris/\(index)", "'\(uri)' is already the identifier of \(other.displayName) (\(other.appId)).")
                 }
             }
+            // API permissions name resources and clients of this tenant (this application included, as it will be).
+            let resources = DirectorySnapshot.resourceIndex([application] + others)
+            application.accessProblems(
+                at: "", resource: { resources[$0.lowercased()] },
+                isApplication: { $0 == application.appId || tenant.directory.application(appId: $0) != nil }, problems: problems)
         }
         try problems.check()
         guard let entry else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not an application.")]) }

@@ -147,7 +147,8 @@ struct TokenService: Sendable {
             authentication = AuthenticationContext(methods: device.methods, time: device.authTime)
             authorizedClaims = device.claims
         }
-        let scope = try ScopeRequest.parse(scopeText, in: tenant)
+        // API permissions (PROTOCOL §11): what this client may ask for, on the user's behalf or as itself.
+        let scope = try ResourceAccess.authorize(try ScopeRequest.parse(scopeText, in: tenant), client: client.application, delegated: user != nil, in: tenant)
         var capabilitiesInForce = capabilities
         if form["claims"] == nil, let authorizedClaims { capabilitiesInForce = (try? ClaimsRequest.parse(authorizedClaims)) ?? capabilities }
         if grantType == .clientCredentials {

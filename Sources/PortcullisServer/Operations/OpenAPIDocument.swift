@@ -11312,6 +11312,21 @@ enum OpenAPIDocument {
                 "items": {
                   "type": "string"
                 }
+              },
+              "requiredResourceAccess": {
+                "type": "array",
+                "maxItems": 50,
+                "items": {
+                  "$ref": "#/components/schemas/RequiredResourceAccess"
+                }
+              },
+              "preAuthorizedApplications": {
+                "type": "array",
+                "maxItems": 100,
+                "description": "As a resource: client applications that may request any of its scopes without listing them.",
+                "items": {
+                  "type": "string"
+                }
               }
             }
           },
@@ -11407,6 +11422,21 @@ enum OpenAPIDocument {
               },
               "appRoles": {
                 "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "requiredResourceAccess": {
+                "type": "array",
+                "maxItems": 50,
+                "items": {
+                  "$ref": "#/components/schemas/RequiredResourceAccess"
+                }
+              },
+              "preAuthorizedApplications": {
+                "type": "array",
+                "maxItems": 100,
+                "description": "As a resource: client applications that may request any of its scopes without listing them.",
                 "items": {
                   "type": "string"
                 }
@@ -12026,6 +12056,32 @@ enum OpenAPIDocument {
               "notAfter": {
                 "type": "string",
                 "format": "date-time"
+              }
+            }
+          },
+          "RequiredResourceAccess": {
+            "type": "object",
+            "required": [
+              "resourceAppId"
+            ],
+            "additionalProperties": false,
+            "description": "A resource the application may request tokens for (PROTOCOL §11): listing it is the administrator's consent. Delegated tokens need the scope listed here (`.default` grants exactly these); app-only tokens need an app role assignment.",
+            "properties": {
+              "resourceAppId": {
+                "type": "string",
+                "description": "The resource's app ID or identifier URI."
+              },
+              "scopes": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "appRoles": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
               }
             }
           }

@@ -409,7 +409,7 @@ struct SignInRoutes: Sendable {
         let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant.directory)
         guard client.application.allowedGrantTypes.contains(GrantType.deviceCode.rawValue) else { throw TokenError.grantNotAllowed(GrantType.deviceCode.rawValue) }
         let scope = try form.required("scope")
-        _ = try ScopeRequest.parse(scope, in: tenant.directory)
+        _ = try ResourceAccess.authorize(try ScopeRequest.parse(scope, in: tenant.directory), client: client.application, delegated: true, in: tenant.directory)
         if let claims = form["claims"] { _ = try ClaimsRequest.parse(claims) }
         let now = clock.now()
         guard try await store.pendingDeviceCodes(tenantId: tenant.tenant.id, now: now) < configuration.signIn.pendingDeviceCodesPerTenant else {

@@ -52,7 +52,8 @@ enum Dataset {
             for _ in 0..<Int.random(in: 1...3, using: &rng) { members[Int.random(in: 0..<groups, using: &rng)].append(id) }
         }
         var applications: [[String: Any]] = [
-            ["appId": mobileClient, "displayName": "Bench mobile", "publicClient": true, "allowedGrantTypes": ["password", "refresh_token"], "approvedClientApp": true],
+            ["appId": mobileClient, "displayName": "Bench mobile", "publicClient": true, "allowedGrantTypes": ["password", "refresh_token"], "approvedClientApp": true,
+             "requiredResourceAccess": [["resourceAppId": "api://bench-mail", "scopes": ["Mail.Read"]]]],
             ["appId": daemonClient, "displayName": "Bench daemon", "secrets": [["secret": daemonSecret]], "allowedGrantTypes": ["client_credentials"]],
             ["appId": mailApi, "displayName": "Bench mail API", "identifierUris": ["api://bench-mail"], "scopes": ["Mail.Read"], "appRoles": ["Mail.ReadAll"],
              "secrets": [["secret": mailApiSecret]], "allowedGrantTypes": ["client_credentials"]],
