@@ -72,6 +72,10 @@ extension PostgresStore {
             """)
     }
 
+    public func authorizationCode(codeHash: String) async throws -> AuthorizationCodeRecord? {
+        try await rows("SELECT \(unescaped: Self.codeColumns) FROM authorization_codes WHERE code_hash = \(codeHash)").first.map(Self.authorizationCode)
+    }
+
     public func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord? {
         try await transaction { db in
             // The row lock makes the read and the mark one step for every other redemption, on every node.
@@ -89,24 +93,43 @@ extension PostgresStore {
         }
     }
 
-    static let deviceColumns = "device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, last_polled_at, state, user_id, methods, auth_time"
+    static let deviceColumns =
+        "device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, last_polled_at, state, user_id, methods, auth_time, client_address"
 
     static func deviceCode(_ row: PostgresRow) throws -> DeviceCodeRecord {
-        let (hash, userCode, tenant, client, scope, claims, interval, expires, polled, state, user, methods, authTime) =
-            try row.decode((String, String, String, String, String, String?, Int, Double, Double?, String, String?, String?, Double?).self)
+        let (hash, userCode, tenant, client, scope, claims, interval, expires, polled, state, user, methods, authTime, address) =
+            try row.decode((String, String, String, String, String, String?, Int, Double, Double?, String, String?, String?, Double?, String?).self)
         return DeviceCodeRecord(
             deviceCodeHash: hash, userCode: userCode, tenantId: tenant, clientId: client, scope: scope, claims: claims, interval: interval,
             expiresAt: Date(seconds: expires), lastPolledAt: polled.map(Date.init(seconds:)), state: DeviceCodeRecord.State(rawValue: state) ?? .denied,
-            userId: user, methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)))
+            userId: user, methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), clientAddress: address)
     }
 
-    public func insertDeviceCode(_ code: DeviceCodeRecord) async throws {
-        _ = try await rows("""
-            INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state)
-            VALUES (\(code.deviceCodeHash), \(code.userCode), \(code.tenantId), \(code.clientId), \(code.scope), \(code.claims), \(code.interval),
-                    \(code.expiresAt.seconds), 'pending')
-            RETURNING user_code
-            """)
+    public func insertDeviceCode(_ code: DeviceCodeRecord, limits: DeviceCodeLimits, now: Date) async throws -> DeviceCodeQuota? {
+        try await transaction { db in
+            // Every node's inserts for this tenant queue on one lock, so the counts below and the insert are one step.
+            try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("device-codes:" + code.tenantId)))")
+            let count = { (rows: [PostgresRow]) throws -> Int in try rows.first?.decode(Int.self) ?? 0 }
+            if try count(try await db.query("""
+                SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND tenant_id = \(code.tenantId)
+                """)) >= limits.perTenant { return .tenant }
+            if try count(try await db.query("""
+                SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND tenant_id = \(code.tenantId) AND client_id = \(code.clientId)
+                """)) >= limits.perClient { return .client }
+            if let address = code.clientAddress {
+                // An address asks in several tenants: its own lock, taken after the tenant's (always in that order).
+                try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("device-codes-address:" + address)))")
+                if try count(try await db.query("""
+                    SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND client_address = \(address)
+                    """)) >= limits.perAddress { return .address }
+            }
+            try await db.query("""
+                INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state, client_address)
+                VALUES (\(code.deviceCodeHash), \(code.userCode), \(code.tenantId), \(code.clientId), \(code.scope), \(code.claims), \(code.interval),
+                        \(code.expiresAt.seconds), 'pending', \(code.clientAddress))
+                """)
+            return nil
+        }
     }
 
     public func deviceCode(userCode: String) async throws -> DeviceCodeRecord? {

@@ -76,6 +76,10 @@ extension SQLiteStore {
             accessTokenId: row.optionalString("access_jti"), accessTokenExpiresAt: row.optionalDate("access_expires_at"))
     }
 
+    public func authorizationCode(codeHash: String) async throws -> AuthorizationCodeRecord? {
+        try await read("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first.map(Self.authorizationCode(from:))
+    }
+
     public func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord? {
         try await transaction { db in
             // One writer: the read and the mark are one step for every other redemption.
@@ -96,18 +100,28 @@ extension SQLiteStore {
             clientId: try row.string("client_id"), scope: try row.string("scope"), claims: row.optionalString("claims"),
             interval: Int(try row.int("interval_seconds")), expiresAt: try row.date("expires_at"), lastPolledAt: row.optionalDate("last_polled_at"),
             state: DeviceCodeRecord.State(rawValue: try row.string("state")) ?? .denied, userId: row.optionalString("user_id"),
-            methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"))
+            methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"),
+            clientAddress: row.optionalString("client_address"))
     }
 
-    public func insertDeviceCode(_ code: DeviceCodeRecord) async throws {
+    public func insertDeviceCode(_ code: DeviceCodeRecord, limits: DeviceCodeLimits, now: Date) async throws -> DeviceCodeQuota? {
         try await transaction { db in
+            // One writer: the counts and the insert are one step for every other request.
+            func pending(_ condition: String, _ binds: [SQLiteData]) async throws -> Int {
+                Int(try await db.query("SELECT COUNT(*) AS n FROM device_codes WHERE state = 'pending' AND expires_at > ? AND \(condition)",
+                                       [.date(now)] + binds).first?.int("n") ?? 0)
+            }
+            if try await pending("tenant_id = ?", [.text(code.tenantId)]) >= limits.perTenant { return .tenant }
+            if try await pending("tenant_id = ? AND client_id = ?", [.text(code.tenantId), .text(code.clientId)]) >= limits.perClient { return .client }
+            if let address = code.clientAddress, try await pending("client_address = ?", [.text(address)]) >= limits.perAddress { return .address }
             _ = try await db.query(
                 """
-                INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+                INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state, client_address)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
                 """,
                 [.text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId), .text(code.clientId), .text(code.scope),
-                 .optionalText(code.claims), .integer(code.interval), .date(code.expiresAt)])
+                 .optionalText(code.claims), .integer(code.interval), .date(code.expiresAt), .optionalText(code.clientAddress)])
+            return nil
         }
     }
 

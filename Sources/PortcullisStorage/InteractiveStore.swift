@@ -75,9 +75,13 @@ public struct DeviceCodeRecord: Sendable, Equatable {
     public var userId: String?
     public var methods: [String]
     public var authTime: Date?
+    /// Who asked for it (`LockoutPolicy.Subject.address(…).key`: an IPv6 client by its /64), for per-address quotas.
+    public var clientAddress: String?
 
     public init(deviceCodeHash: String, userCode: String, tenantId: String, clientId: String, scope: String, claims: String?, interval: Int,
-                expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: String? = nil, methods: [String] = [], authTime: Date? = nil) {
+                expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: String? = nil, methods: [String] = [], authTime: Date? = nil,
+                clientAddress: String? = nil) {
+        self.clientAddress = clientAddress
         self.deviceCodeHash = deviceCodeHash
         self.userCode = userCode
         self.tenantId = tenantId
@@ -120,12 +124,17 @@ public protocol InteractiveStore: Sendable {
     func deleteSessions(tenantId: String, userId: String) async throws -> Int
 
     func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws
+    /// The code as stored, without changing it (checked before it is redeemed).
+    func authorizationCode(codeHash: String) async throws -> AuthorizationCodeRecord?
     /// Marks the code used at `at`, recording what the redemption issues, in one statement. Returns the
     /// record as it was before (`usedAt` set when it had been redeemed already: a replay), or `nil` when
     /// no such code exists.
     func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord?
 
-    func insertDeviceCode(_ code: DeviceCodeRecord) async throws
+    /// Inserts a pending code unless its tenant, its client (in that tenant) or its address already has `limits`
+    /// codes pending and unexpired at `now` — counted and inserted as one step on every node. Returns the quota it ran
+    /// into, or `nil` when it was inserted.
+    func insertDeviceCode(_ code: DeviceCodeRecord, limits: DeviceCodeLimits, now: Date) async throws -> DeviceCodeQuota?
     func deviceCode(userCode: String) async throws -> DeviceCodeRecord?
     /// Records a poll (its time) and returns the code with whether the poll came too early.
     func pollDeviceCode(deviceCodeHash: String, at: Date) async throws -> DevicePoll?

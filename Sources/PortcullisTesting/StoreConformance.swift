@@ -429,10 +429,12 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "device codes: pending, poll pacing, decide once, consume once, count, purge") { store in
             let code = DeviceCodeRecord(deviceCodeHash: "d1", userCode: "BCDFGHJK", tenantId: tenant, clientId: "c-1", scope: "openid", claims: nil,
-                                        interval: 5, expiresAt: now.addingTimeInterval(900))
-            try await store.insertDeviceCode(code)
-            try await store.insertDeviceCode(DeviceCodeRecord(deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: tenant, clientId: "c-1", scope: "openid",
-                                                              claims: nil, interval: 5, expiresAt: now.addingTimeInterval(10)))
+                                        interval: 5, expiresAt: now.addingTimeInterval(900), clientAddress: "ip:192.0.2.1")
+            let roomy = DeviceCodeLimits(perTenant: 10, perClient: 10, perAddress: 10)
+            try expect(try await store.insertDeviceCode(code, limits: roomy, now: now) == nil, "inserted")
+            try expect(try await store.insertDeviceCode(DeviceCodeRecord(deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: tenant, clientId: "c-1", scope: "openid",
+                                                                         claims: nil, interval: 5, expiresAt: now.addingTimeInterval(10)), limits: roomy, now: now) == nil,
+                       "inserted without an address")
             try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now) == 2, "two pending")
             try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now.addingTimeInterval(11)) == 1, "expired ones do not count")
             try expect(try await store.deviceCode(userCode: "BCDFGHJK") == code, "round-trip")
@@ -453,6 +455,35 @@ public enum StoreConformance {
             }
             try expect(consumed == 1, "consumed once: \(consumed)")
             try expect(try await store.purgeInteractive(before: now.addingTimeInterval(901)) == 2, "both purged after expiry")
+        },
+        ConformanceCase(name: "device codes: tenant, client and address quotas are exact under concurrency; expired codes free their places") { store in
+            func code(_ index: Int, tenant: String = "t-q", client: String = "c-1", address: String, expires: TimeInterval = 900) -> DeviceCodeRecord {
+                DeviceCodeRecord(deviceCodeHash: "q\(tenant)\(index)", userCode: "Q\(tenant)\(index)", tenantId: tenant, clientId: client, scope: "openid",
+                                 claims: nil, interval: 5, expiresAt: now.addingTimeInterval(expires), clientAddress: address)
+            }
+            func concurrently(_ codes: [DeviceCodeRecord], _ limits: DeviceCodeLimits) async throws -> [DeviceCodeQuota?] {
+                try await withThrowingTaskGroup(of: DeviceCodeQuota?.self) { group in
+                    for item in codes { group.addTask { try await store.insertDeviceCode(item, limits: limits, now: now) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            // One address asking 40 times at once gets exactly its 5.
+            let byAddress = try await concurrently((0..<40).map { code($0, address: "ip:203.0.113.9") }, DeviceCodeLimits(perTenant: 100, perClient: 100, perAddress: 5))
+            try expect(byAddress.filter { $0 == nil }.count == 5 && byAddress.filter { $0 == .address }.count == 35, "address quota: \(byAddress)")
+            // 40 addresses of one client: exactly the client's 12; then another client still gets its own, up to the tenant's 20.
+            let byClient = try await concurrently((100..<140).map { code($0, address: "ip:198.51.100.\($0)") }, DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5))
+            try expect(byClient.filter { $0 == nil }.count == 12 - 5 && byClient.filter { $0 == .client }.count == 33, "client quota (5 pending already): \(byClient)")
+            let byTenant = try await concurrently((200..<240).map { code($0, client: "c-2", address: "ip:198.51.100.\($0)") }, DeviceCodeLimits(perTenant: 20, perClient: 100, perAddress: 5))
+            try expect(byTenant.filter { $0 == nil }.count == 20 - 12 && byTenant.filter { $0 == .tenant }.count == 32, "tenant quota: \(byTenant)")
+            try expect(try await store.pendingDeviceCodes(tenantId: "t-q", now: now) == 20, "exactly the tenant's limit is pending")
+            // Another tenant is not affected; an address's codes count in every tenant together.
+            try expect(try await store.insertDeviceCode(code(1, tenant: "t-other", address: "ip:192.0.2.200"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5), now: now) == nil,
+                       "another tenant has its own places")
+            try expect(try await store.insertDeviceCode(code(2, tenant: "t-other", address: "ip:203.0.113.9"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5), now: now) == .address,
+                       "the address already has 5 pending in t-q")
+            // Expired codes do not count.
+            try expect(try await store.insertDeviceCode(code(3, tenant: "t-other", address: "ip:203.0.113.9"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5),
+                                                        now: now.addingTimeInterval(901)) == nil, "the address's codes expired")
         },
         ConformanceCase(name: "second factors: one per kind per user, metadata round-trip, a step used once (also under concurrency), delete, who has one") { store in
             func method(_ id: String, user: String) -> AuthenticationMethodRecord {

@@ -79,7 +79,7 @@ struct Settings {
         if let interactive = reader.object("interactiveSignIn") {
             interactive.rejectUnknownMembers(allowed: [
                 "sessionLifetimeSeconds", "sessionIdleSeconds", "sessionsPerUser", "codeLifetimeSeconds", "deviceCodeLifetimeSeconds",
-                "deviceCodeIntervalSeconds", "pendingDeviceCodesPerTenant", "formLifetimeSeconds",
+                "deviceCodeIntervalSeconds", "pendingDeviceCodesPerTenant", "pendingDeviceCodesPerClient", "pendingDeviceCodesPerAddress", "formLifetimeSeconds",
             ])
             var settings = self.interactive
             settings.sessionLifetime = interactive.integer("sessionLifetimeSeconds", in: 300...(90 * 86400)).map(TimeInterval.init) ?? settings.sessionLifetime
@@ -89,6 +89,8 @@ struct Settings {
             settings.deviceCodeLifetime = interactive.integer("deviceCodeLifetimeSeconds", in: 60...3600).map(TimeInterval.init) ?? settings.deviceCodeLifetime
             settings.deviceCodeInterval = interactive.integer("deviceCodeIntervalSeconds", in: 1...60) ?? settings.deviceCodeInterval
             settings.pendingDeviceCodesPerTenant = interactive.integer("pendingDeviceCodesPerTenant", in: 1...100_000) ?? settings.pendingDeviceCodesPerTenant
+            settings.pendingDeviceCodesPerClient = interactive.integer("pendingDeviceCodesPerClient", in: 1...100_000) ?? settings.pendingDeviceCodesPerClient
+            settings.pendingDeviceCodesPerAddress = interactive.integer("pendingDeviceCodesPerAddress", in: 1...100_000) ?? settings.pendingDeviceCodesPerAddress
             settings.formLifetime = interactive.integer("formLifetimeSeconds", in: 60...86400).map(TimeInterval.init) ?? settings.formLifetime
             self.interactive = settings
         }

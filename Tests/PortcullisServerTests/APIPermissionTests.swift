@@ -10,8 +10,6 @@ import Testing
 /// resources and scopes its registration lists (or that pre-authorize it), and app-only tokens only with an app role.
 @Suite("API permissions (requiredResourceAccess, preAuthorizedApplications)")
 struct APIPermissionTests {
-    static let ifMatch = HTTPField.Name("If-Match")!
-
     /// The review's case: a refresh token of the mail app, for a user who holds the admin role, redeemed for the admin API.
     @Test("a mail-app refresh token of an administrator does not redeem for the admin API (65001) until the app lists it; /authorize and /devicecode refuse too")
     func refreshTokenForAnotherResource() async throws {
@@ -39,7 +37,7 @@ struct APIPermissionTests {
             let mobile = try await client.admin(.get, "/applications/\(Fixtures.mobileClientId)", token: admin)
             var document = mobile.json
             document["requiredResourceAccess"] = (document["requiredResourceAccess"] as? [[String: Any]] ?? []) + [["resourceAppId": "api://portcullis-admin", "scopes": ["Admin.ReadWrite"]]]
-            let listed = try await client.admin(.put, "/applications/\(Fixtures.mobileClientId)", token: admin, json: document, headers: [Self.ifMatch: try #require(mobile.headers[.eTag])])
+            let listed = try await client.admin(.put, "/applications/\(Fixtures.mobileClientId)", token: admin, json: document, headers: [.ifMatch: try #require(mobile.headers[.eTag])])
             #expect(listed.status == .ok, "\(listed.text)")
             let granted = try await client.token(Grants.refresh(refresh, claims: nil) + [("scope", "api://portcullis-admin/.default")])
             let token = try #require(granted.string("access_token"), "\(granted.text)")
@@ -59,7 +57,7 @@ struct APIPermissionTests {
             let api = try await client.admin(.get, "/applications/\(Fixtures.mailApiId)", token: admin)
             var document = api.json
             document["preAuthorizedApplications"] = [Fixtures.secondMobileClientId]
-            #expect(try await client.admin(.put, "/applications/\(Fixtures.mailApiId)", token: admin, json: document, headers: [Self.ifMatch: "*"]).status == .ok)
+            #expect(try await client.admin(.put, "/applications/\(Fixtures.mailApiId)", token: admin, json: document, headers: [.ifMatch: "*"]).status == .ok)
             let send = try await client.token(Grants.password(Fixtures.alice, client: Fixtures.secondMobileClientId, scope: "\(Fixtures.mailResource)/Mail.Send", claims: nil))
             #expect(jwtClaims(try #require(send.string("access_token"), "\(send.text)"))["scp"] as? String == "Mail.Send")
 

@@ -253,6 +253,18 @@ extension TokenError {
     public static let authorizationPending = TokenError(
         .authorizationPending, aadsts: 70016, "OAuth 2.0 device flow error. Authorization is pending. Continue polling."
     )
+    /// The device authorization endpoint's quotas (PROTOCOL §9.5): `slow_down` with `Retry-After`, naming the limit.
+    public static func deviceCodeQuota(_ quota: DeviceCodeQuota) -> TokenError {
+        let whose = switch quota {
+        case .tenant: "this tenant"
+        case .client: "this application"
+        case .address: "your network address"
+        }
+        var error = TokenError(.slowDown, aadsts: 90033, "Too many device sign-ins are pending for \(whose); try again in a minute.")
+        error.retryAfter = 60
+        return error
+    }
+
     public static let slowDown = TokenError(
         .slowDown, aadsts: 70016, "The client is polling too fast; wait the interval before polling again."
     )

@@ -1,5 +1,6 @@
 import Foundation
 import PortcullisCore
+import PortcullisStorage
 import PortcullisTokens
 
 /// What the server needs to know, with development defaults: a plain value (copies share nothing). The CLI fills it from `Config/portcullis.json`,
@@ -108,12 +109,19 @@ public struct SignInSettings: Sendable {
     public var deviceCodeInterval: Int
     /// A tenant has at most this many device codes pending at once (anyone may ask for one).
     public var pendingDeviceCodesPerTenant: Int
+    /// One client application of a tenant has at most this many pending, so that one client cannot fill the tenant's.
+    public var pendingDeviceCodesPerClient: Int
+    /// One client address (an IPv6 client by its /64) has at most this many pending, in all tenants together.
+    public var pendingDeviceCodesPerAddress: Int
     /// A sign-in form is good for this long after the authorization request.
     public var formLifetime: TimeInterval
 
     public init(sessionLifetime: TimeInterval = 24 * 3600, sessionIdleTimeout: TimeInterval = 3600, sessionsPerUser: Int = 20,
                 codeLifetime: TimeInterval = 60, deviceCodeLifetime: TimeInterval = 900, deviceCodeInterval: Int = 5,
-                pendingDeviceCodesPerTenant: Int = 1000, formLifetime: TimeInterval = 1800) {
+                pendingDeviceCodesPerTenant: Int = 1000, pendingDeviceCodesPerClient: Int = 200, pendingDeviceCodesPerAddress: Int = 20,
+                formLifetime: TimeInterval = 1800) {
+        self.pendingDeviceCodesPerClient = pendingDeviceCodesPerClient
+        self.pendingDeviceCodesPerAddress = pendingDeviceCodesPerAddress
         self.sessionLifetime = sessionLifetime
         self.sessionIdleTimeout = sessionIdleTimeout
         self.sessionsPerUser = sessionsPerUser
@@ -122,5 +130,12 @@ public struct SignInSettings: Sendable {
         self.deviceCodeInterval = deviceCodeInterval
         self.pendingDeviceCodesPerTenant = pendingDeviceCodesPerTenant
         self.formLifetime = formLifetime
+    }
+}
+
+extension SignInSettings {
+    /// The device-code quotas the store enforces (PROTOCOL §9.5).
+    public var deviceCodeLimits: DeviceCodeLimits {
+        DeviceCodeLimits(perTenant: pendingDeviceCodesPerTenant, perClient: pendingDeviceCodesPerClient, perAddress: pendingDeviceCodesPerAddress)
     }
 }

@@ -38,7 +38,7 @@ extension TokenError: HTTPResponseError {
     func response(correlationId: String, traceId: String, now: Date) -> Response {
         var headers: HTTPFields = [:]
         if code == .invalidClient { headers[.wwwAuthenticate] = #"Basic realm="portcullis""# }
-        if status == .serviceUnavailable { headers[.retryAfter] = String(retryAfter ?? 1) }
+        if status == .serviceUnavailable || retryAfter != nil { headers[.retryAfter] = String(retryAfter ?? 1) }
         return JSONResponse.make(status: status, body(correlationId: correlationId, traceId: traceId, now: now), headers: headers)
     }
 }

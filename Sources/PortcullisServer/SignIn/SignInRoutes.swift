@@ -412,18 +412,19 @@ struct SignInRoutes: Sendable {
         _ = try ResourceAccess.authorize(try ScopeRequest.parse(scope, in: tenant.directory), client: client.application, delegated: true, in: tenant.directory)
         if let claims = form["claims"] { _ = try ClaimsRequest.parse(claims) }
         let now = clock.now()
-        guard try await store.pendingDeviceCodes(tenantId: tenant.tenant.id, now: now) < configuration.signIn.pendingDeviceCodesPerTenant else {
-            var busy = TokenError(.slowDown, aadsts: 90033, "Too many device sign-ins are pending for this tenant; try again in a minute.")
-            busy.retryAfter = 60
-            throw busy
-        }
         let deviceCode = CredentialHasher.randomToken()
         var userCode = Self.newUserCode()
         for _ in 0..<5 where try await store.deviceCode(userCode: userCode) != nil { userCode = Self.newUserCode() }
         let lifetime = configuration.signIn.deviceCodeLifetime
-        try await store.insertDeviceCode(DeviceCodeRecord(
+        // Anyone may ask: the tenant's, the client's and the address's pending codes are bounded, counted with the insert.
+        let address = LockoutPolicy.Subject.address(clientIP(request, context)).key
+        if let quota = try await store.insertDeviceCode(DeviceCodeRecord(
             deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id, clientId: client.application.appId,
-            scope: scope, claims: form["claims"], interval: configuration.signIn.deviceCodeInterval, expiresAt: now.addingTimeInterval(lifetime)))
+            scope: scope, claims: form["claims"], interval: configuration.signIn.deviceCodeInterval, expiresAt: now.addingTimeInterval(lifetime),
+            clientAddress: address), limits: configuration.signIn.deviceCodeLimits, now: now) {
+            logger.notice("device code refused: quota reached", metadata: ["portcullis.quota": .string(quota.rawValue)])
+            throw TokenError.deviceCodeQuota(quota)
+        }
         let uri = "\(endpoints.baseURL)/devicelogin"
         let shown = Self.displayUserCode(userCode)
         return JSONResponse.make(status: .ok, DeviceAuthorizationResponse(
