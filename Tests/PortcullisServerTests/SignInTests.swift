@@ -157,9 +157,36 @@ struct SignInTests {
             let expired = try await client.token(Authorize.redeem(late))
             #expect(expired.status == .badRequest && expired.string("error") == "invalid_grant", "\(expired.text)")
 
+            // A code is redeemed only by its client: another public client that may redeem codes (the console's) is
+            // refused by the binding itself (70000), not earlier for lacking the grant type.
             let foreign = try #require(try await browser.get(client, Authorize.query()).delivered["code"])
-            let wrongClient = try await client.token(Authorize.redeem(foreign, client: Fixtures.secondMobileClientId))
-            #expect(wrongClient.status == .badRequest, "a code is redeemed only by its client: \(wrongClient.text)")
+            let wrongClient = try await client.token(Authorize.redeem(foreign, client: BuiltInResources.consoleAppId))
+            #expect(wrongClient.status == .badRequest && wrongClient.errorCode == 70000, "a code is redeemed only by its client: \(wrongClient.text)")
+            #expect(try await client.token(Authorize.redeem(foreign)).status == .ok, "the refused attempt did not spoil the code for its client")
+        }
+    }
+
+    @Test("whoever intercepts a code cannot spoil its owner's redemption: a wrong verifier, none, another redirect URI or client are refused and leave the code unused (issue 25.4)")
+    func interceptedCode() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let browser = Browser()
+            let code = try #require(try await browser.signIn(client).delivered["code"])
+            let noVerifier = try await client.token(Authorize.redeem(code, verifier: nil))
+            #expect(noVerifier.errorCode == 9002325, "\(noVerifier.text)")
+            let wrongVerifier = try await client.token(Authorize.redeem(code, verifier: String(repeating: "x", count: 43)))
+            #expect(wrongVerifier.errorCode == 501481, "\(wrongVerifier.text)")
+            let otherRedirect = try await client.token(Authorize.redeem(code, redirect: "http://localhost:8400/"))
+            #expect(otherRedirect.errorCode == 70000, "\(otherRedirect.text)")
+            let otherClient = try await client.token(Authorize.redeem(code, client: BuiltInResources.consoleAppId))
+            #expect(otherClient.errorCode == 70000, "\(otherClient.text)")
+            let owner = try await client.token(Authorize.redeem(code))
+            #expect(owner.status == .ok, "the owner's redemption still succeeds: \(owner.text)")
+            // Its replay by the owner is refused (54005) and revokes what the first redemption issued.
+            let replay = try await client.token(Authorize.redeem(code))
+            #expect(replay.errorCode == 54005)
+            #expect(try await client.token(Grants.refresh(try #require(owner.string("refresh_token")), claims: nil)).status == .badRequest)
         }
     }
 

@@ -176,29 +176,40 @@ struct TokenService: Sendable {
     }
 
     /// PROTOCOL §9.4: a code is single use (a second redemption revokes what the first issued), lives 60 s,
-    /// and is redeemed only by its client, with its redirect URI and its PKCE verifier.
+    /// and is redeemed only by its client, with its redirect URI and its PKCE verifier. Those are checked on the
+    /// stored code first, and the code is consumed only by a redemption that passes them: whoever merely
+    /// intercepted a code can neither spoil its owner's redemption nor trigger the replay revocation.
     func redeemCode(form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date, prepared: Prepared) async throws -> AuthorizationCodeRecord {
         let code = try form.required("code")
         let redirectUri = try form.required("redirect_uri")
-        guard let record = try await store.redeemAuthorizationCode(
-            codeHash: CredentialHasher.hashToken(code), at: now, familyId: prepared.familyId, accessTokenId: prepared.tokenId,
-            accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
+        let hash = CredentialHasher.hashToken(code)
+        guard let found = try await store.authorizationCode(codeHash: hash),
+              found.request.tenantId == tenant.tenant.id, found.request.clientId == client.application.appId
         else { throw TokenError.authorizationCodeInvalid }
-        guard record.request.tenantId == tenant.tenant.id, record.request.clientId == client.application.appId else { throw TokenError.authorizationCodeInvalid }
-        if record.usedAt != nil {
-            // RFC 6749 §4.1.2: a replayed code revokes the tokens first issued from it.
-            if let family = record.familyId { try await store.revokeFamily(familyId: family, at: now) }
-            if let jti = record.accessTokenId, let expiry = record.accessTokenExpiresAt { try await store.revokeAccessToken(jti: jti, expiresAt: expiry) }
-            logger.warning("authorization code replayed; its tokens were revoked", metadata: [LogKeys.clientId: .string(client.application.appId)])
-            throw TokenError.authorizationCodeRedeemed
-        }
-        guard record.expiresAt > now else { throw TokenError.authorizationCodeExpired }
-        guard redirectUri == record.request.redirectUri else { throw TokenError.authorizationCodeRedirectMismatch }
-        if let challenge = record.request.codeChallenge {
+        guard redirectUri == found.request.redirectUri else { throw TokenError.authorizationCodeRedirectMismatch }
+        if let challenge = found.request.codeChallenge {
             guard let verifier = form["code_verifier"] else { throw TokenError.pkceVerifierMissing }
             guard PKCE.matches(verifier: verifier, challenge: challenge) else { throw TokenError.pkceVerifierMismatch }
         }
-        return record
+        if found.usedAt == nil {
+            guard found.expiresAt > now else { throw TokenError.authorizationCodeExpired }
+            // Marked used in one step: of two redemptions that both passed the checks, one wins and the other is a replay.
+            guard let record = try await store.redeemAuthorizationCode(
+                codeHash: hash, at: now, familyId: prepared.familyId, accessTokenId: prepared.tokenId,
+                accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
+            else { throw TokenError.authorizationCodeInvalid }
+            if record.usedAt == nil { return record }
+            try await revokeReplayed(record, client: client, now: now)
+        }
+        try await revokeReplayed(found, client: client, now: now)
+    }
+
+    /// RFC 6749 §4.1.2: a code presented again (by its own client, with its verifier) revokes the tokens first issued from it.
+    func revokeReplayed(_ record: AuthorizationCodeRecord, client: AuthenticatedClient, now: Date) async throws -> Never {
+        if let family = record.familyId { try await store.revokeFamily(familyId: family, at: now) }
+        if let jti = record.accessTokenId, let expiry = record.accessTokenExpiresAt { try await store.revokeAccessToken(jti: jti, expiresAt: expiry) }
+        logger.warning("authorization code replayed; its tokens were revoked", metadata: [LogKeys.clientId: .string(client.application.appId)])
+        throw TokenError.authorizationCodeRedeemed
     }
 
     /// PROTOCOL §9.5 (RFC 8628 §3.5): pending, slow down, expired, denied, then the tokens, once.
