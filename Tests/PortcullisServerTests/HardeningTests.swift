@@ -73,6 +73,30 @@ struct HardeningTests {
         }
     }
 
+    @Test("150 wrong passwords at once get at most the threshold's 10 bcrypt checks: each attempt is counted before it is checked (issue 25.5)")
+    func concurrentGuesses() async throws {
+        let env = try await TestEnvironment.make(passwords: try await PasswordHasher(cost: 4, queueLimit: 1000))
+        defer { Task { await env.close() } }
+        let hasher = env.dependencies.passwords
+        try await env.application().test(.live) { client in
+            var fields = Grants.password(scope: "openid", claims: nil)
+            fields[3] = ("password", "not-her-password")
+            let wrong = fields
+            let before = hasher.checksPerformed
+            let codes = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<150 { group.addTask { try await client.token(wrong).errorCode } }
+                return try await group.reduce(into: [Int?]()) { $0.append($1) }
+            }
+            let checked = hasher.checksPerformed - before
+            #expect(checked <= 10, "\(checked) bcrypt checks before the lock")
+            #expect(codes.filter { $0 == 50126 }.count == checked && codes.filter { $0 == 50053 }.count == 150 - checked, "\(codes)")
+            // People who sign in correctly never use up their address's allowance (their attempt is given back).
+            for _ in 0..<(env.configuration.lockout.addressThreshold + 5) {
+                #expect(try await client.token(Grants.password(Fixtures.bob, scope: "openid", claims: nil)).status == .ok)
+            }
+        }
+    }
+
     @Test("locks escalate: each further lock of an account lasts twice as long as the one before")
     func escalation() {
         let policy = LockoutPolicy()

@@ -422,9 +422,12 @@ struct DeviceCodeTests {
         }
     }
 
-    @Test("deny answers access_denied; an expired code answers expired_token; a wrong code is refused and counted")
+    @Test("deny answers access_denied; an expired code answers expired_token; wrong codes are refused and counted on their own counter (issue 25.7)")
     func deviceRefusals() async throws {
-        let env = try await TestEnvironment.make(configure: { $0.lockout.addressThreshold = 5 })
+        let env = try await TestEnvironment.make(configure: {
+            $0.lockout.addressThreshold = 5
+            $0.lockout.deviceCodeThreshold = 5
+        })
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
             let scope = [("client_id", Fixtures.mobileClientId), ("scope", "openid offline_access")]
@@ -447,7 +450,10 @@ struct DeviceCodeTests {
                 wrong = try await browser.submit(client, wrong, [("user_code", "BBBB-BBBB")])
                 #expect(wrong.status == .badRequest)
             }
-            #expect(wrong.shownCode == 50053, "guessing codes locks the address like guessing passwords: \(String(describing: wrong.shownCode))")
+            #expect(wrong.shownCode == 50053, "guessing codes locks code entry from the address: \(String(describing: wrong.shownCode))")
+            // …and only code entry: the same address (one office behind NAT) still signs in with passwords.
+            let colleague = try await client.token(Grants.password(Fixtures.bob, claims: nil))
+            #expect(colleague.status == .ok, "device-code guesses must not lock the address for password sign-in: \(colleague.text)")
 
             let bad = try await client.form(Self.devicePath, [("client_id", Fixtures.secondMobileClientId), ("scope", "openid")])
             #expect(bad.status == .badRequest && bad.string("error") == "unauthorized_client", "\(bad.text)")

@@ -34,13 +34,17 @@ public struct LockoutPolicy: Sendable, Equatable {
     public var addressThreshold: Int
     /// Wrong second-factor codes of one user (PROTOCOL §10: five lock like passwords).
     public var factorThreshold: Int
+    /// Wrong device user codes from one client address: counted apart from password failures, so that one guesser
+    /// behind an office's NAT does not lock the office out of password sign-in.
+    public var deviceCodeThreshold: Int
     public var window: TimeInterval
     public var firstLock: TimeInterval
     public var maximumLock: TimeInterval
     public var escalationMemory: TimeInterval
 
-    public init(accountThreshold: Int = 10, addressThreshold: Int = 100, factorThreshold: Int = 5, window: TimeInterval = 600, firstLock: TimeInterval = 60,
-                maximumLock: TimeInterval = 3600, escalationMemory: TimeInterval = 24 * 3600) {
+    public init(accountThreshold: Int = 10, addressThreshold: Int = 100, factorThreshold: Int = 5, deviceCodeThreshold: Int = 20, window: TimeInterval = 600,
+                firstLock: TimeInterval = 60, maximumLock: TimeInterval = 3600, escalationMemory: TimeInterval = 24 * 3600) {
+        self.deviceCodeThreshold = deviceCodeThreshold
         self.accountThreshold = accountThreshold
         self.addressThreshold = addressThreshold
         self.factorThreshold = factorThreshold
@@ -56,6 +60,8 @@ public struct LockoutPolicy: Sendable, Equatable {
         case address(IPAddress?)
         /// A user's second factor: wrong codes lock the factor step, not the password.
         case factor(tenantId: String, userId: String)
+        /// Device user codes typed from one client address (`/devicelogin`).
+        case deviceCode(IPAddress?)
 
         public var key: String {
             switch self {
@@ -64,6 +70,15 @@ public struct LockoutPolicy: Sendable, Equatable {
             case .address(let address?) where address.isIPv4: return "ip:\(address)"
             case .address(let address?): return "ip:\(String(address.high, radix: 16))::/64"  // one IPv6 client holds a /64
             case .address(nil): return "ip:unknown"
+            case .deviceCode(let address): return "devicecode:" + Subject.address(address).key
+            }
+        }
+
+        /// Whether a lock of this counter is the client address's (not the account's or the factor's).
+        public var isAddress: Bool {
+            switch self {
+            case .address, .deviceCode: true
+            case .account, .factor: false
             }
         }
     }
@@ -73,7 +88,30 @@ public struct LockoutPolicy: Sendable, Equatable {
         case .account: return accountThreshold
         case .factor: return factorThreshold
         case .address: return addressThreshold
+        case .deviceCode: return deviceCodeThreshold
         }
+    }
+
+    /// One attempt, counted before it is checked (so that concurrent attempts cannot all pass a lock that only a
+    /// later count would set): the counter with this attempt counted, or — when the counter is locked — the counter
+    /// unchanged and `refused`. The attempt that reaches the threshold is itself still checked; those after it are not.
+    public func beginAttempt(_ counter: ThrottleCounter?, subject: Subject, now: Date) -> (counter: ThrottleCounter, refused: Bool) {
+        if let counter, let until = counter.lockedUntil, until > now { return (counter, true) }
+        return (afterFailure(counter, subject: subject, now: now), false)
+    }
+
+    /// The counter after a counted attempt turned out right: `nil` (forgotten) for an account or a factor, whose owner
+    /// proved it; for an address, the attempt given back, so that people signing in correctly never lock their address.
+    public func afterSuccess(_ counter: ThrottleCounter, subject: Subject, now: Date) -> ThrottleCounter? {
+        subject.isAddress ? refund(counter, now: now) : nil
+    }
+
+    /// The counter with one counted attempt given back (an attempt that was not checked after all, or an address's
+    /// right one). A lock already set stays.
+    public func refund(_ counter: ThrottleCounter, now: Date) -> ThrottleCounter {
+        var next = counter
+        if now.timeIntervalSince(counter.windowStart) < window, next.failures > 0 { next.failures -= 1 }
+        return next
     }
 
     /// The lock in force, if any: the later end of any locked counter among `counters`.

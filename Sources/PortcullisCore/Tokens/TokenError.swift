@@ -219,6 +219,9 @@ extension TokenError {
         "Your account is locked because you've tried to sign in too many times with an incorrect user ID or password. Try again later."
     )
     /// Too many failed sign-ins from this client address (PROTOCOL §9.6).
+    public static let deviceCodeGuessesLocked = TokenError(
+        .invalidGrant, aadsts: 50053, "Too many wrong codes were entered from your network address. Try again later."
+    )
     public static let addressLocked = TokenError(
         .invalidGrant, aadsts: 50053,
         "Sign-in was blocked because it came from an IP address with too many failed sign-ins. Try again later."

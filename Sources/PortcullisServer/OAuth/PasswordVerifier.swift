@@ -2,12 +2,14 @@ import Foundation
 import Logging
 import PortcullisCore
 import PortcullisStorage
+import Synchronization
 
-/// Every password check — the password grant today, the sign-in page and device login next — goes through
-/// here (PROTOCOL §9.6): the account's and the client address's counters are read first, and a locked
-/// attempt is refused (50053) without any bcrypt work; then bcrypt on the bounded queue (503 when full);
-/// then a failure is counted for the address and, when the user exists, the account, or a success clears
-/// the account's counter. Counters live in the store, so every node sees the same lock.
+/// Every guessable check — passwords (password grant, sign-in page, device login), second-factor codes and device
+/// user codes — goes through one lockout policy (PROTOCOL §9.6) in the same way: the attempt is counted first, for
+/// every counter it concerns, in one atomic step on every node; a locked counter refuses it at once (50053) with no
+/// count and no bcrypt work; only then is it checked (bcrypt on the bounded queue, 503 when full). A right answer
+/// clears the account's or factor's counter and gives the address its attempt back; a wrong one stays counted. So
+/// however many attempts arrive together, at most a threshold's worth are ever checked before the lock.
 struct PasswordVerifier: Sendable {
     let store: any ThrottleStore
     let hasher: PasswordHasher
@@ -19,50 +21,63 @@ struct PasswordVerifier: Sendable {
         let user = tenant.user(principalName: username)
         var subjects: [LockoutPolicy.Subject] = [.address(clientIP)]
         if let user { subjects.append(.account(tenantId: tenant.tenant.id, userId: user.id)) }
-        let counters = try await store.throttles(keys: subjects.map(\.key))
-        if let lock = policy.lockedUntil(counters, now: now) {
-            throw lock.key.hasPrefix("ip:") ? TokenError.addressLocked : TokenError.accountLocked
-        }
+        try await beginAttempt(subjects, now: now, locked: { $0.isAddress ? .addressLocked : .accountLocked })
         let matched: Bool
         do {
             matched = try await hasher.verify(password, hash: user?.passwordHash)
         } catch let busy as PasswordHasher.Busy {
+            // Not checked after all: give the attempt back.
+            try await refund(subjects, now: now)
             logger.warning("password check refused: the hashing queue is full")
             throw TokenError.busy(retryAfter: busy.retryAfter)
         }
-        guard matched, let user else {
-            let updated = try await countFailures(subjects, now: now)
-            for counter in updated where counter.lockedUntil.map({ $0 > now }) == true && counter.failures == 0 {
-                logger.notice("sign-in locked after repeated failures", metadata: [
-                    "portcullis.lock": .string(counter.key.hasPrefix("ip:") ? "address" : "account"),
-                    "portcullis.locked_seconds": .stringConvertible(Int(counter.lockedUntil!.timeIntervalSince(now))),
-                ])
-            }
-            throw user == nil ? TokenError.unknownUser : TokenError.badCredentials
-        }
-        let accountKey = LockoutPolicy.Subject.account(tenantId: tenant.tenant.id, userId: user.id).key
-        if counters.contains(where: { $0.key == accountKey }) { try await store.clearThrottle(key: accountKey) }
+        guard matched, let user else { throw user == nil ? TokenError.unknownUser : TokenError.badCredentials }
+        try await attemptSucceeded(subjects, now: now)
         return user
     }
 
-    /// A wrong device code counts against the client address, like a wrong password (guessing codes is
-    /// guessing credentials); a locked address is refused before any lookup.
-    func checkAddress(_ clientIP: IPAddress?, now: Date) async throws {
-        let counters = try await store.throttles(keys: [LockoutPolicy.Subject.address(clientIP).key])
-        if policy.lockedUntil(counters, now: now) != nil { throw TokenError.addressLocked }
-    }
-
-    func countAddressFailure(_ clientIP: IPAddress?, now: Date) async throws {
-        try await countFailures([.address(clientIP)], now: now)
-    }
-
-    /// One more failure for each subject (a wrong second-factor code counts for the factor and the address).
-    @discardableResult
-    func countFailures(_ subjects: [LockoutPolicy.Subject], now: Date) async throws -> [ThrottleCounter] {
+    /// Counts one attempt for each subject before it is checked, atomically; throws `locked(subject)` — without
+    /// counting — when a counter is locked. Logs the lock this attempt sets.
+    func beginAttempt(_ subjects: [LockoutPolicy.Subject], now: Date, locked: (LockoutPolicy.Subject) -> TokenError) async throws {
         let policy = self.policy
-        let byKey = Dictionary(subjects.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        return try await store.updateThrottles(keys: subjects.map(\.key)) { key, current in
-            policy.afterFailure(current, subject: byKey[key] ?? .address(nil), now: now)
+        let bySubject = Dictionary(subjects.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        // Most locked attempts are refused by this read alone, with no write.
+        if let lock = policy.lockedUntil(try await store.throttles(keys: subjects.map(\.key)), now: now), let subject = bySubject[lock.key] {
+            throw locked(subject)
+        }
+        let refused = Mutex<LockoutPolicy.Subject?>(nil)
+        let counted = try await store.updateThrottles(keys: subjects.map(\.key)) { key, current in
+            let subject = bySubject[key] ?? .address(nil)
+            let attempt = policy.beginAttempt(current, subject: subject, now: now)
+            if attempt.refused { refused.withLock { $0 = $0 ?? subject } }
+            return attempt.counter
+        }
+        if let subject = refused.withLock({ $0 }) {
+            // Locked meanwhile by a concurrent attempt: this one is not checked, so it counts nowhere.
+            try await refund(subjects.filter { $0.key != subject.key }, now: now)
+            throw locked(subject)
+        }
+        for counter in counted where counter.lockedUntil.map({ $0 > now }) == true && counter.failures == 0 && counter.windowStart == now {
+            logger.notice("sign-in locked after repeated failures", metadata: [
+                "portcullis.lock": .string(bySubject[counter.key]?.isAddress == true ? "address" : "account"),
+                "portcullis.locked_seconds": .stringConvertible(Int(counter.lockedUntil!.timeIntervalSince(now))),
+            ])
+        }
+    }
+
+    /// A counted attempt was right: accounts' and factors' counters are forgotten, addresses get the attempt back.
+    func attemptSucceeded(_ subjects: [LockoutPolicy.Subject], now: Date) async throws {
+        for subject in subjects where !subject.isAddress { try await store.clearThrottle(key: subject.key) }
+        try await refund(subjects.filter(\.isAddress), now: now)
+    }
+
+    /// Gives each subject back one counted attempt (one that was not checked, or an address's right one).
+    func refund(_ subjects: [LockoutPolicy.Subject], now: Date) async throws {
+        guard !subjects.isEmpty else { return }
+        let policy = self.policy
+        try await store.updateThrottles(keys: subjects.map(\.key)) { key, current in
+            guard let current else { return ThrottleCounter(key: key, failures: 0, windowStart: now, locks: 0, lockedUntil: nil, expiresAt: now) }
+            return policy.refund(current, now: now)
         }
     }
 }

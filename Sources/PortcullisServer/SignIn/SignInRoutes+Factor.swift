@@ -108,19 +108,17 @@ extension SignInRoutes {
         }
     }
 
-    /// Checks the code: the factor's lock first (five wrong codes lock like passwords, §9.6), then the code
-    /// against the secret being registered or the registered one, then its single use.
+    /// Checks the code: counted first against the factor and the address (five wrong codes lock like passwords, §9.6;
+    /// a locked factor is refused without a look at the code), then the code against the secret being registered or
+    /// the registered one, then its single use.
     func verifyFactor(_ typed: String, ticket: FactorTicket, user: User, tenant: TenantSnapshot, clientIP: IPAddress?, now: Date) async throws {
         let subjects: [LockoutPolicy.Subject] = [.factor(tenantId: tenant.tenant.id, userId: user.id), .address(clientIP)]
-        if let lock = passwords.policy.lockedUntil(try await store.throttles(keys: subjects.map(\.key)), now: now) {
-            throw lock.key.hasPrefix("ip:") ? TokenError.addressLocked : TokenError.factorLocked
-        }
+        try await passwords.beginAttempt(subjects, now: now, locked: { $0.isAddress ? .addressLocked : .factorLocked })
         func fail(_ error: TokenError) async throws -> Never {
-            // The attempt that reaches the threshold already says so (the user learns why the next one fails).
-            let counters = try await passwords.countFailures(subjects, now: now)
-            if let lock = passwords.policy.lockedUntil(counters, now: now) {
+            // The attempt that reached the threshold already says so (the user learns why the next one fails).
+            if let lock = passwords.policy.lockedUntil(try await store.throttles(keys: subjects.map(\.key)), now: now) {
                 logger.notice("second factor locked after repeated wrong codes", metadata: [LogKeys.userId: .string(user.id)])
-                throw lock.key.hasPrefix("ip:") ? TokenError.addressLocked : TokenError.factorLocked
+                throw lock.key == subjects[0].key ? TokenError.factorLocked : TokenError.addressLocked
             }
             throw error
         }
@@ -143,6 +141,6 @@ extension SignInRoutes {
             guard let step = TOTP.matchingStep(typed, secret: secret, at: now) else { try await fail(.factorCodeInvalid) }
             guard try await store.useAuthenticationMethod(id: method.id, step: step, at: now) else { try await fail(.factorCodeReplayed) }
         }
-        try await store.clearThrottle(key: LockoutPolicy.Subject.factor(tenantId: tenant.tenant.id, userId: user.id).key)
+        try await passwords.attemptSucceeded(subjects, now: now)
     }
 }

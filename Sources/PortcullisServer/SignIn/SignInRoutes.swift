@@ -456,18 +456,21 @@ struct SignInRoutes: Sendable {
         let now = clock.now()
         let ip = clientIP(request, context)
         let typed = Self.normalizeUserCode(form["user_code"] ?? "")
+        // Guessing user codes is guessing credentials: counted first, per address, on a counter of its own (wrong codes
+        // never lock the address out of password sign-in, PROTOCOL §9.6).
+        let guess: [LockoutPolicy.Subject] = [.deviceCode(ip)]
         do {
-            try await passwords.checkAddress(ip, now: now)
+            try await passwords.beginAttempt(guess, now: now, locked: { _ in .deviceCodeGuessesLocked })
         } catch let error as TokenError {
             return deviceLoginPage(request, context, error: error, userCode: typed, status: .badRequest)
         }
         guard let record = try await store.deviceCode(userCode: typed), record.state == .pending, record.expiresAt > now,
               let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
         else {
-            try await passwords.countAddressFailure(ip, now: now)
             return deviceLoginPage(request, context, error: TokenError(.invalidRequest, aadsts: 70000, "That code is not valid or has expired. Check the code on your device."),
                                    userCode: typed, status: .badRequest)
         }
+        try await passwords.attemptSucceeded(guess, now: now)
         return deviceSignInPage(record, tenant: tenant, error: nil, username: nil, request: request, context)
     }
 
