@@ -147,7 +147,8 @@ public struct PortcullisServer: Sendable {
         let inProcess = Router(context: PortcullisRequestContext.self)
         oauth.register(on: inProcess)
         admin.register(on: inProcess)
-        ConsoleRoutes(endpoints: endpoints, tenants: tenants, sealer: sealer, api: inProcess.buildResponder(), clock: deps.clock).register(on: router)
+        ConsoleRoutes(endpoints: endpoints, tenants: tenants, sealer: sealer, api: inProcess.buildResponder(), clock: deps.clock,
+                      revocations: deps.store).register(on: router)
         ComplianceRoutes(
             service: compliance, configuration: deps.configuration, tenants: tenants, signers: deps.signers,
             secrets: SecretDelivery(service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),

@@ -182,10 +182,20 @@ struct ConsoleTests {
             let audit = try await browser.get(client, "/admin/audit")
             #expect(audit.html.contains("/state") && audit.html.contains(Fixtures.alice.upn), "the audit shows who changed what, with the diff")
 
-            // Sign out: the console's cookie is gone.
+            // Sign out: the console's cookie is gone — and a copy taken before (issue 25.6) no longer works either: the token
+            // it carries is revoked, so the copy shows no data and the token itself is refused by the admin API.
+            let copied = try #require(browser.cookies.first { $0.name == "portcullis_console" })
+            #expect(try await browser.get(client, "/admin/directory").html.contains(Fixtures.carol.upn), "the directory page lists the users while signed in")
+            #expect(try await browser.get(client, "/admin/policies").html.contains("Require app protection"))
             let out = try await browser.post(client, "/admin/signout", [("csrf", csrf)])
             #expect(out.status == .seeOther && browser.cookies.first { $0.name == "portcullis_console" } == nil)
             #expect(try await browser.get(client, "/admin/policies").status == .seeOther)
+            let thief = Browser()
+            thief.cookies = [copied]
+            let stolen = try await thief.get(client, "/admin/policies")
+            #expect(!stolen.html.contains(Fixtures.bob.upn) && !stolen.html.contains("Require app protection"), "a copied cookie shows nothing after sign-out")
+            let users = try await thief.get(client, "/admin/directory")
+            #expect(!users.html.contains(Fixtures.carol.upn), "\(users.status)")
         }
     }
 

@@ -5,6 +5,7 @@ import Mustache
 import NIOCore
 import PortcullisAPI
 import PortcullisCore
+import PortcullisStorage
 import PortcullisTokens
 
 /// The admin console (`GET /admin`): server-rendered pages over the admin API. An admin signs in through the
@@ -20,13 +21,17 @@ struct ConsoleRoutes: Sendable {
     /// The admin API and the token endpoint, answered in process.
     let api: RouterResponder<PortcullisRequestContext>
     let clock: any WallClock
+    /// Where sign-out revokes the session's access token (the cookie carries it: a copy must stop working too).
+    let revocations: any RevokedAccessTokenStore
     let library: MustacheLibrary
 
     static let sessionCookie = "portcullis_console"
     static let pendingCookie = "portcullis_console_pending"
     static let csrfPurpose = "console"
 
-    init(endpoints: ServerEndpoints, tenants: TenantCache, sealer: PageSealer, api: RouterResponder<PortcullisRequestContext>, clock: any WallClock) {
+    init(endpoints: ServerEndpoints, tenants: TenantCache, sealer: PageSealer, api: RouterResponder<PortcullisRequestContext>, clock: any WallClock,
+         revocations: any RevokedAccessTokenStore) {
+        self.revocations = revocations
         self.endpoints = endpoints
         self.tenants = tenants
         self.sealer = sealer
@@ -198,6 +203,11 @@ struct ConsoleRoutes: Sendable {
     func signOut(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         guard let session = session(request) else { return Self.redirect(basePath + "/admin") }
         guard try await form(request, context, session: session) != nil else { return csrfRefused(context) }
+        // The cookie carries the admin token: a copy of it must stop working now, not when the token expires. The
+        // console wrote the cookie itself (sealed), so the token's jti and exp are read from it as they are.
+        if let claims = Self.claims(session.token), let jti = claims["jti"] as? String, let exp = claims["exp"] as? Int {
+            try await revocations.revokeAccessToken(jti: jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(exp)))
+        }
         // The console's cookie goes; the sign-in session (SSO) ends at the tenant's logout page.
         var response = Self.redirect(endpoints.baseURL + "/\(session.tenantId)/oauth2/v2.0/logout")
         response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, "", maxAge: 0)))
