@@ -48,15 +48,6 @@ extension PostgresStore {
         return value
     }
 
-    static func check(_ precondition: WritePrecondition, current: Int64?) throws {
-        switch (precondition, current) {
-        case (.none, _), (.mustNotExist, nil), (.mustExist, .some): return
-        case (.mustNotExist, .some): throw StorageError(.duplicate, "the document already exists")
-        case (.mustExist, nil), (.version, nil): throw StorageError(.notFound, "the document does not exist")
-        case (.version(let expected), .some(let actual)):
-            if expected != actual { throw StorageError(.preconditionFailed, "the document has changed (version \(actual))") }
-        }
-    }
 
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object). Document writers are serialised by the revision row, so the check and the write are one step;
@@ -88,7 +79,7 @@ extension PostgresStore {
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
             ).first?.decode(Int64.self)
-            try Self.check(precondition, current: current)
+            try precondition.check(current: current)
             if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
             try await db.query("""
                 INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenantId), \(kind.rawValue), \(id), \(text), \(version), \(at.seconds))
@@ -105,7 +96,7 @@ extension PostgresStore {
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
             ).first?.decode(Int64.self)
-            try Self.check(precondition == .none ? .mustExist : precondition, current: current)
+            try (precondition == .none ? .mustExist : precondition).check(current: current)
             try await db.query("DELETE FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)")
             if let audit { try await Self.insertAudit(audit, db) }
         }

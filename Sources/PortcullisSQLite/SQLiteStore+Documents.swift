@@ -52,17 +52,6 @@ extension SQLiteStore {
         return value
     }
 
-    private static func check(_ precondition: WritePrecondition, current: Int64?) throws {
-        switch (precondition, current) {
-        case (.none, _): return
-        case (.mustNotExist, nil): return
-        case (.mustNotExist, .some): throw StorageError(.duplicate, "the document already exists")
-        case (.mustExist, .some): return
-        case (.mustExist, nil), (.version, nil): throw StorageError(.notFound, "the document does not exist")
-        case (.version(let expected), .some(let actual)):
-            if expected != actual { throw StorageError(.preconditionFailed, "the document has changed (version \(actual))") }
-        }
-    }
 
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object): the one writer makes this check and the write one step; the unique index is the backstop.
@@ -92,7 +81,7 @@ extension SQLiteStore {
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.text(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
-            try Self.check(precondition, current: current)
+            try precondition.check(current: current)
             if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
             let version = try await Self.bumpRevision(db)
             _ = try await db.query(
@@ -112,7 +101,7 @@ extension SQLiteStore {
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.text(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
-            try Self.check(precondition == .none ? .mustExist : precondition, current: current)
+            try (precondition == .none ? .mustExist : precondition).check(current: current)
             _ = try await Self.bumpRevision(db)
             _ = try await db.query(
                 "DELETE FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",

@@ -80,8 +80,24 @@ public enum WritePrecondition: Sendable, Equatable {
     case mustNotExist
     /// The document must exist with this version (`If-Match`).
     case version(Int64)
+    /// The document must exist with one of these versions (`If-Match` listing several ETags).
+    case anyVersion(Set<Int64>)
     /// The document must exist (replace without `If-Match`).
     case mustExist
+
+    /// Throws when a document at `current` (`nil`: none) does not meet the precondition: `duplicate`, `notFound`
+    /// or `preconditionFailed`. One definition for every store.
+    public func check(current: Int64?) throws {
+        switch (self, current) {
+        case (.none, _), (.mustNotExist, nil), (.mustExist, .some): return
+        case (.mustNotExist, .some): throw StorageError(.duplicate, "the document already exists")
+        case (.mustExist, nil), (.version, nil), (.anyVersion, nil): throw StorageError(.notFound, "the document does not exist")
+        case (.version(let expected), .some(let actual)):
+            if expected != actual { throw StorageError(.preconditionFailed, "the document has changed (version \(actual))") }
+        case (.anyVersion(let expected), .some(let actual)):
+            if !expected.contains(actual) { throw StorageError(.preconditionFailed, "the document has changed (version \(actual))") }
+        }
+    }
 }
 
 /// What kind of thing an audit record is about: a document kind, an enrollment, a callback delivery.

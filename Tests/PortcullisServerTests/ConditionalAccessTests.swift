@@ -102,6 +102,19 @@ struct AdminAPITests {
             var mismatched = changed
             mismatched["id"] = "a1000000-0000-4000-8000-0000000000ff"
             #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: mismatched, headers: [.ifMatch: newTag]).status == .badRequest)
+            // RFC 9110 §13.1.1 (issue 25.8): a well-formed ETag that was never issued, or a weak one (If-Match compares
+            // strongly), can never match — 412, nothing changed; a list matches if any of its ETags does; only a header
+            // that is not an ETag list is 400.
+            let path = "/conditional-access/policies/\(Policies.requireAppProtection)"
+            for tag in [#""stale""#, "W/\(newTag)", #""1", "2""#, #""""#] {
+                let refused = try await client.admin(.put, path, token: token, json: Policies.document(), headers: [.ifMatch: tag])
+                #expect(refused.status == .preconditionFailed, "If-Match: \(tag) → \(refused.status)")
+            }
+            for tag in ["stale", #""a b""#, "W/", #""unterminated"#, "42"] {
+                #expect(try await client.admin(.put, path, token: token, json: Policies.document(), headers: [.ifMatch: tag]).status == .badRequest, "If-Match: \(tag)")
+            }
+            #expect(try await client.admin(.get, path, token: token).string("displayName") == "Renamed", "none of them changed anything")
+            #expect(try await client.admin(.put, path, token: token, json: changed, headers: [.ifMatch: #""1", \#(newTag)"#]).status == .ok, "one ETag of the list matches")
             // Replacing or deleting without If-Match is refused (428), so two admins never overwrite each other unnoticed.
             let blind = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document())
             #expect(blind.status == .preconditionRequired && (blind["error"] as? [String: Any])?["code"] as? String == "preconditionRequired", "\(blind.text)")

@@ -82,7 +82,7 @@ struct AppSecretRoutes: Sendable {
         let fingerprint = read.certificateFingerprint ?? box.passwordFingerprint(String(decoding: read.material, as: UTF8.self))
         if let before, let previous, previous.fingerprint == fingerprint, previous.kind == declaration.kind {
             // The same material again: no new version (nothing for apps to fetch), no audit record.
-            if case .version(let expected) = precondition, expected != before.version {
+            if (try? precondition.check(current: before.version)) == nil {
                 throw APIError.from(StorageError(.preconditionFailed, ""), what: "The secret '\(declaration.identifier)'")!
             }
             return JSONResponse.make(status: .ok, data: Self.metadata(previous), headers: [.eTag: DocumentResource.etag(before.version)])

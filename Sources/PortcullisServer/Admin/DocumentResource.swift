@@ -40,18 +40,24 @@ struct DocumentResource: Sendable {
     static func etag(_ version: Int64) -> String { "\"\(version)\"" }
 
     /// The precondition of a write. Creating (POST) needs none. Replacing and deleting need one (PROTOCOL §11:
-    /// two admins never overwrite each other unnoticed): `If-Match: "n"` (must be version n), `If-Match: *`
-    /// (must exist) or, for a PUT that creates a document under a chosen ID, `If-None-Match: *`. Without
-    /// any, 428 Precondition Required.
+    /// two admins never overwrite each other unnoticed): `If-Match: "n"` (must be version n; a list of ETags, any
+    /// of them), `If-Match: *` (must exist) or, for a PUT that creates a document under a chosen ID,
+    /// `If-None-Match: *`. Without any, 428 Precondition Required. RFC 9110 §13.1.1: If-Match compares strongly, so
+    /// a well-formed ETag that is no version of ours (`"stale"`, a weak `W/"3"`) can never match — 412 — and only a
+    /// header that is not an ETag list at all is 400.
     static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition {
         if creating { return .mustNotExist }
         if let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces) {
             if header == "*" { return .mustExist }
-            let trimmed = header.hasPrefix("W/") ? String(header.dropFirst(2)) : header
-            guard trimmed.hasPrefix("\""), trimmed.hasSuffix("\""), let version = Int64(trimmed.dropFirst().dropLast()) else {
-                throw APIError(.badRequest, "invalidIfMatch", "If-Match must be an ETag this API returned, such as \"42\", or *.")
+            guard let tags = EntityTags.parse(header) else {
+                throw APIError(.badRequest, "invalidIfMatch", "If-Match must be a list of ETags (such as \"42\") or *.")
             }
-            return .version(version)
+            let versions = Set(tags.filter { !$0.weak }.compactMap { Int64($0.opaque) })
+            switch versions.count {
+            case 0: throw APIError.from(StorageError(.preconditionFailed, "no ETag of If-Match is a version"), what: "The document")!
+            case 1: return .version(versions.first!)
+            default: return .anyVersion(versions)
+            }
         }
         if request.method == .put, request.headers[.ifNoneMatch]?.trimmingCharacters(in: .whitespaces) == "*" { return .mustNotExist }
         throw APIError.preconditionRequired
@@ -130,8 +136,7 @@ struct DocumentResource: Sendable {
         let before = creating ? nil : try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
         if let before, before.body == validated.body {
             // Nothing changes: no write, no new version, no audit record (policy-as-code re-applies are no-ops).
-            let stale = if case .version(let expected) = precondition { expected != before.version } else { precondition == .mustNotExist }
-            if stale {
+            if (try? precondition.check(current: before.version)) == nil {
                 throw APIError.from(StorageError(.preconditionFailed, ""), what: "The \(noun) \(validated.id)")!
             }
             return JSONResponse.make(status: .ok, data: present(before.body), headers: [.eTag: Self.etag(before.version)])
@@ -198,3 +203,23 @@ struct DocumentResource: Sendable {
     }
 }
 
+
+/// `#entity-tag` lists (RFC 9110 §8.8.3): `"opaque"` or `W/"opaque"`, the opaque part of `etagc` characters,
+/// separated by commas and optional whitespace.
+enum EntityTags {
+    static func parse(_ header: String) -> [(weak: Bool, opaque: String)]? {
+        var tags: [(weak: Bool, opaque: String)] = []
+        for item in header.split(separator: ",", omittingEmptySubsequences: false) {
+            var text = item.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }  // empty list elements are allowed (RFC 9110 §5.6.1)
+            let weak = text.hasPrefix("W/")
+            if weak { text.removeFirst(2) }
+            guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { return nil }
+            let opaque = text.dropFirst().dropLast()
+            // etagc = %x21 / %x23-7E / obs-text: no quote, no space, no control character.
+            guard opaque.unicodeScalars.allSatisfy({ $0.value == 0x21 || (0x23...0x7E).contains($0.value) || $0.value >= 0x80 }) else { return nil }
+            tags.append((weak, String(opaque)))
+        }
+        return tags.isEmpty ? nil : tags
+    }
+}
