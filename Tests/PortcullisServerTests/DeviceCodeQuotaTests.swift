@@ -32,7 +32,7 @@ struct DeviceCodeQuotaTests {
     func perAddress() async throws {
         let env = try await TestEnvironment.make { $0.trustedProxies = [IPRange("127.0.0.0/8")!] }
         defer { Task { await env.close() } }
-        try await env.application().test(.live) { client in
+        try await env.application().test(.ahc(.http)) { client in
             let flood = try await Self.ask(client, addresses: Array(repeating: "203.0.113.77", count: 200))
             #expect(flood.filter { $0.0 == 200 }.count == 20, "\(flood.filter { $0.0 == 200 }.count) granted")
             #expect(flood.filter { $0.0 == 400 }.allSatisfy { $0.1 == 90033 && $0.2 == "60" })
@@ -50,7 +50,7 @@ struct DeviceCodeQuotaTests {
             $0.signIn.pendingDeviceCodesPerClient = 1000
         }
         defer { Task { await env.close() } }
-        try await env.application().test(.live) { client in
+        try await env.application().test(.ahc(.http)) { client in
             let burst = try await Self.ask(client, addresses: (0..<120).map { "192.0.2.\($0)" })
             #expect(burst.filter { $0.0 == 200 }.count == 30, "\(burst.filter { $0.0 == 200 }.count) granted")
             #expect(try await env.store.pendingDeviceCodes(tenantId: Fixtures.tenantId, now: env.clock.now()) == 30)
@@ -64,7 +64,7 @@ struct DeviceCodeQuotaTests {
             $0.signIn.pendingDeviceCodesPerClient = 10
         }
         defer { Task { await env.close() } }
-        try await env.application().test(.live) { client in
+        try await env.application().test(.ahc(.http)) { client in
             let burst = try await Self.ask(client, addresses: (0..<40).map { "192.0.2.\($0)" })
             #expect(burst.filter { $0.0 == 200 }.count == 10)
             // Another client of the tenant (the Notes app, given the grant) still gets a code.

@@ -78,7 +78,8 @@ struct HardeningTests {
         let env = try await TestEnvironment.make(passwords: try await PasswordHasher(cost: 4, queueLimit: 1000))
         defer { Task { await env.close() } }
         let hasher = env.dependencies.passwords
-        try await env.application().test(.live) { client in
+        // A connection pool (not one pipelined connection): the attempts really reach the server together.
+        try await env.application().test(.ahc(.http)) { client in
             var fields = Grants.password(scope: "openid", claims: nil)
             fields[3] = ("password", "not-her-password")
             let wrong = fields
