@@ -6,7 +6,7 @@ import Testing
 
 @Suite("OpenAPI description")
 struct OpenAPITests {
-    @Test("GET /openapi.json is OpenAPI 3.1 and describes exactly the routes the server registers, each with its responses")
+    @Test("GET /openapi.json is OpenAPI 3.1 and describes exactly the routes the server registers, each with its responses, errors included")
     func matchesTheRouter() async throws {
         let env = try await TestEnvironment.make()
         defer { Task { await env.close() } }
@@ -32,6 +32,10 @@ struct OpenAPITests {
                     described.insert("\(method.uppercased()) \(path)")
                     let responses = (operation as? [String: Any])?["responses"] as? [String: Any] ?? [:]
                     #expect(!responses.isEmpty, "\(method.uppercased()) \(path) describes no responses")
+                    // Every operation can answer an error (at least a malformed request, 400, from the HTTP layer; and 500):
+                    // each declares what it can answer (issue 25.9).
+                    #expect(responses.keys.contains { $0.hasPrefix("4") } && responses["500"] != nil,
+                            "\(method.uppercased()) \(path) declares no error response: \(responses.keys.sorted())")
                 }
             }
             #expect(registered.count >= 35, "\(registered.count) routes")

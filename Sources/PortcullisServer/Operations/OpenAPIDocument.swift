@@ -744,6 +744,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
+              },
               "500": {
                 "$ref": "#/components/responses/ServerError"
               },
@@ -785,6 +788,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
+              },
               "500": {
                 "$ref": "#/components/responses/ServerError"
               },
@@ -825,6 +831,9 @@ enum OpenAPIDocument {
                     }
                   }
                 }
+              },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
               },
               "500": {
                 "$ref": "#/components/responses/ServerError"
@@ -897,6 +906,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
+              },
               "500": {
                 "$ref": "#/components/responses/ServerError"
               },
@@ -937,6 +949,9 @@ enum OpenAPIDocument {
                     }
                   }
                 }
+              },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
               },
               "500": {
                 "$ref": "#/components/responses/ServerError"
@@ -3330,11 +3345,14 @@ enum OpenAPIDocument {
               }
             ],
             "responses": {
-              "500": {
-                "$ref": "#/components/responses/ServerError"
-              },
               "200": {
                 "$ref": "#/components/responses/Page"
+              },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
+              },
+              "500": {
+                "$ref": "#/components/responses/ServerError"
               }
             }
           },
@@ -3448,6 +3466,9 @@ enum OpenAPIDocument {
                     }
                   }
                 }
+              },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
               },
               "500": {
                 "$ref": "#/components/responses/ServerError"
@@ -6424,6 +6445,9 @@ enum OpenAPIDocument {
                     }
                   }
                 }
+              },
+              "400": {
+                "$ref": "#/components/responses/MalformedRequest"
               },
               "500": {
                 "$ref": "#/components/responses/ServerError"
@@ -12747,6 +12771,10 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "MalformedRequest": {
+            "description": "The request is not well-formed HTTP (a bad request line, header or framing): the HTTP layer answers 400 with no body and closes the connection. Any operation can answer it.",
+            "headers": {}
           }
         }
       }
