@@ -91,9 +91,15 @@ struct ComplianceTests {
             let granted = try await client.token(Grants.password())
             #expect(granted.status == .ok, "\(granted.text)")
             #expect(jwtClaims(granted.string("access_token") ?? "")["xms_mam_enrollment"] as? String == id)
-            // With microsoft_enrollment_id: the right one works, someone else's (or a made-up one) does not.
+            // With microsoft_enrollment_id: the right one works, someone else's (or a made-up one) does not (issue 25.10).
             #expect(try await client.token(Grants.password() + [("microsoft_enrollment_id", id)]).status == .ok)
             #expect(try await client.token(Grants.password() + [("microsoft_enrollment_id", "00000000-dead-4000-8000-000000000000")]).errorCode == 53005)
+            // Bob, under the same policy and with no enrollment of his own, presents Alice's compliant one: refused as if none.
+            let bobWithAlices = try await client.token(Grants.password(Fixtures.bob) + [("microsoft_enrollment_id", id)])
+            #expect(bobWithAlices.errorCode == 53005 && bobWithAlices["access_token"] == nil, "another account's enrollment: \(bobWithAlices.text)")
+            // Alice through another client app (the Notes app, which the policy also covers) presents the mail app's enrollment: refused too.
+            let otherClient = try await client.token(Grants.password(client: Fixtures.secondMobileClientId) + [("microsoft_enrollment_id", id)])
+            #expect(otherClient.errorCode == 53005 && otherClient["access_token"] == nil, "another client's enrollment: \(otherClient.text)")
             // Another client app of the same account is not covered by this enrollment.
             #expect(try await client.token(Grants.password(client: Fixtures.secondMobileClientId)).status == .badRequest)
             // GET shows the same state.
