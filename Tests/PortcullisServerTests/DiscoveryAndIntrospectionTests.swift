@@ -5,6 +5,7 @@ import HummingbirdTesting
 import PortcullisAPI
 import PortcullisCore
 import PortcullisTesting
+import PortcullisTokens
 import Testing
 
 @Suite("discovery, JWKS, user realm, operations")
@@ -148,11 +149,16 @@ struct IntrospectionTests {
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
             let issued = try await client.token(Grants.password())
-            let refresh = try #require(issued.string("refresh_token"))
+            let first = try #require(issued.string("refresh_token"))
             let access = try #require(issued.string("access_token"))
             #expect(try await client.form(Self.revoke, [("client_id", Fixtures.mobileClientId), ("token", "garbage")]).status == .ok)
-            // Another client cannot revoke it.
-            _ = try await client.form(Self.revoke, [("client_id", Fixtures.secondMobileClientId), ("token", refresh)])
+            // Another client cannot revoke them (issue 25.12): it is answered 200 like anyone (RFC 7009), and the refresh
+            // token itself — not only the access token — still works afterwards.
+            #expect(try await client.form(Self.revoke, [("client_id", Fixtures.secondMobileClientId), ("token", first)]).status == .ok)
+            #expect(try await client.form(Self.revoke, [("client_id", Fixtures.secondMobileClientId), ("token", access)]).status == .ok)
+            #expect(try await env.store.find(tokenHash: CredentialHasher.hashToken(first))?.familyRevokedAt == nil, "another client revoked the family")
+            let rotated = try await client.token(Grants.refresh(first))
+            let refresh = try #require(rotated.string("refresh_token"), "the refresh token must survive another client's revocation: \(rotated.text)")
             let stillActive = try await client.form(Self.introspect, [("client_id", Fixtures.mailApiId), ("client_secret", Fixtures.mailApiSecret), ("token", access)])
             #expect(stillActive["active"] as? Bool == true)
             #expect(try await client.form(Self.revoke, [("client_id", Fixtures.mobileClientId), ("token", refresh)]).status == .ok)
