@@ -73,6 +73,24 @@ struct ApplicationAdminTests {
         }
     }
 
+    @Test("a token stops working at once when its client application is deleted, though its user still holds the role (issue 25.13)")
+    func deletedClientApplication() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            // Erin's own token through the admin tool: the role is hers, not the tool's.
+            let erin = try #require(try await client.token(Grants.adminPassword(Fixtures.admin)).string("access_token"))
+            #expect(try await client.admin(.get, "/users", token: erin).status == .ok)
+            let assignments = try #require(try await client.admin(.get, "/app-role-assignments", token: erin)["value"] as? [[String: Any]])
+            let tool = try #require(assignments.first { $0["principalId"] as? String == Fixtures.adminClientId }?["id"] as? String)
+            #expect(try await client.admin(.delete, "/app-role-assignments/\(tool)", token: erin, headers: [Self.ifMatch: "*"]).status == .noContent)
+            #expect(try await client.admin(.get, "/users", token: erin).status == .ok, "Erin still holds the role")
+            #expect(try await client.admin(.delete, "/applications/\(Fixtures.adminClientId)", token: erin, headers: [Self.ifMatch: "*"]).status == .noContent)
+            let after = try await client.admin(.get, "/users", token: erin)
+            #expect(after.status == .unauthorized, "a deleted client's tokens are refused on the next request: \(after.status)")
+        }
+    }
+
     @Test("validation with pointers; public clients hold no secrets; at most ten; built-in and duplicate identifiers refused; delete refused while named, then the client is gone")
     func validation() async throws {
         let env = try await TestEnvironment.make()

@@ -151,6 +151,21 @@ struct CallbackTests {
         }
     }
 
+    @Test("the dispatcher itself refuses a registered destination that resolves to a private address: no connection, the attempt fails as refused (issue 25.13)")
+    func dispatcherChecksDestinations() async throws {
+        // https to a private address passes registration (a name could resolve anywhere); delivery checks it every time.
+        let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: "https://10.255.255.1"))
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            try await client.createAppProtectionCA()
+            try await client.becomeCompliant()
+        }
+        #expect(try await env.server.dispatcher.deliverDue() == 1, "one enrollment's callbacks go in order, one at a time")
+        let tried = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .pending, limit: 10).filter { $0.attempts == 1 }
+        #expect(tried.count == 1 && tried[0].lastError?.hasPrefix("destination refused") == true && tried[0].lastError?.contains("private") == true,
+                "\(tried.map { $0.lastError ?? "-" })")
+    }
+
     @Test("the dispatcher service delivers on its own, promptly, and stops on graceful shutdown")
     func service() async throws {
         try await Self.withDispatching { receiver, _, client in

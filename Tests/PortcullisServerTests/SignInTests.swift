@@ -410,6 +410,19 @@ struct DeviceCodeTests {
             let signInPage = try await browser.submit(client, entry, [("user_code", userCode.lowercased().replacingOccurrences(of: "-", with: " "))])
             #expect(signInPage.status == .ok && signInPage.input("ticket") != nil, "codes are typed loosely: \(signInPage.html)")
             #expect(signInPage.html.contains(#"autocomplete="current-password""#))
+            // The approve step checks its CSRF token (issue 25.13): a forged one, or none, or the right token from a browser
+            // without the CSRF cookie, approves nothing — the code stays pending — and deny is refused the same way.
+            let ticket = try #require(signInPage.input("ticket"))
+            let csrf = try #require(signInPage.input("csrf"))
+            let approve = [("ticket", ticket), ("username", Fixtures.alice.upn), ("password", Fixtures.alice.password), ("decision", "allow")]
+            for (who, fields) in [(browser, approve + [("csrf", "forged")]), (browser, approve), (Browser(), approve + [("csrf", csrf)]),
+                                  (browser, [("ticket", ticket), ("csrf", "forged"), ("decision", "deny")])] {
+                let refused = try await who.post(client, "/devicelogin/signin", fields)
+                #expect(refused.status == .badRequest && refused.shownCode == 90014, "\(refused.status) \(refused.html.prefix(300))")
+            }
+            #expect(try await env.store.deviceCode(userCode: userCode.replacingOccurrences(of: "-", with: "").uppercased())?.state == .pending, "nothing was approved or denied")
+            env.clock.advance(by: 6)
+            #expect(try await client.token(Self.poll(deviceCode)).string("error") == "authorization_pending")
             let done = try await browser.submit(client, signInPage, [("username", Fixtures.alice.upn), ("password", Fixtures.alice.password), ("decision", "allow")])
             #expect(done.status == .ok && done.html.contains("signed in"), "\(done.html)")
 
