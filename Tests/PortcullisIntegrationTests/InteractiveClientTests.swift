@@ -157,7 +157,9 @@ struct InteractiveClientTests {
             let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, remediation: .automatic)
             #expect(result.claims["xms_cc"] as? [String] == ["protapp"])
             let account = try #require(result.account)
-            #expect(result.claims["xms_mam_enrollment"] as? String == (await manager.enrollmentId(for: account)))
+            // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
+            let enrolledResult = try #require(await manager.enrollmentId(for: account))
+            #expect(result.claims["xms_mam_enrollment"] as? String == enrolledResult)
         }
     }
 

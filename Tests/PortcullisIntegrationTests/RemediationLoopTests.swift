@@ -40,7 +40,9 @@ struct RemediationLoopTests {
             let interactive = await manager.remediate(account: account, silent: false)
             #expect(interactive.status == .compliant)
             let token = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
-            #expect(token.claims["xms_mam_enrollment"] as? String == (await manager.enrollmentId(for: account)))
+            // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
+            let enrolledToken = try #require(await manager.enrollmentId(for: account))
+            #expect(token.claims["xms_mam_enrollment"] as? String == enrolledToken)
             #expect(token.claims["xms_cc"] as? [String] == ["protapp"])
             var seen: [ComplianceStatusValue] = []
             for await update in updates {
@@ -70,9 +72,10 @@ struct RemediationLoopTests {
             let first = try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope])
             let account = try #require(first.account)
             try await Client.admin(authority).requireAppProtection()
-            await #expect(throws: PortcullisClientError.self) {
+            let refused = await #expect(throws: PortcullisClientError.self) {
                 _ = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
             }
+            #expect(refused?.kind == .protectionPolicyRequired && refused?.errorCode == 53005 && refused?.protection?.account == account, "\(String(describing: refused))")
             let status = await manager.remediate(account: account, silent: true)
             #expect(status.status == .compliant)
             let resumed = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
@@ -128,9 +131,10 @@ struct RemediationLoopTests {
             #expect(await manager.fileEncryptionRequired(account: alice))
             #expect(!(await manager.fileEncryptionRequired(account: carol)))
             // Which account's tokens need protection: Alice's mail tokens carry the enrollment; Carol cannot get mail tokens.
-            await #expect(throws: PortcullisClientError.self) {
+            let carolRefused = await #expect(throws: PortcullisClientError.self) {
                 _ = try await app.acquireToken(username: Fixtures.carol.upn, password: Fixtures.carol.password, scopes: [Client.mailScope])
             }
+            #expect(carolRefused?.kind == .protectionPolicyRequired && carolRefused?.errorCode == 53005, "\(String(describing: carolRefused))")
             // A second managed account in the same app instance is refused (single managed account mode).
             let bob = try #require(try await app.acquireToken(username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: ["openid"]).account)
             let refused = await manager.remediate(account: bob, silent: true)
@@ -141,7 +145,9 @@ struct RemediationLoopTests {
             let restartedManager = Client.manager(restarted, device: "shared-phone", store: FileComplianceStateStore(url: files.appendingPathComponent("compliance.json")))
             #expect(await restartedManager.enrollmentId(for: alice) != nil)
             let again = try await restarted.acquireTokenSilent(account: alice, scopes: [Client.mailScope], forceRefresh: true)
-            #expect(again.claims["xms_mam_enrollment"] as? String == (await restartedManager.enrollmentId(for: alice)))
+            // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
+            let enrolledAgain = try #require(await restartedManager.enrollmentId(for: alice))
+            #expect(again.claims["xms_mam_enrollment"] as? String == enrolledAgain)
             // Log out the unmanaged account: the managed one is intact.
             try await restarted.signOut(account: carol)
             #expect(try await restarted.accounts().contains(alice))
@@ -169,9 +175,10 @@ struct RemediationLoopTests {
             let id = try #require(await manager.enrollmentId(for: account))
             let (status, _) = try await admin.send("POST", "enrollments/\(id)/wipe")
             #expect(status == 202)
-            await #expect(throws: PortcullisClientError.self) {
+            let wiped = await #expect(throws: PortcullisClientError.self) {
                 _ = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
             }
+            #expect(wiped?.errorCode == 70008 && wiped?.oauth?.error == "invalid_grant", "a wiped app's refresh token is revoked: \(String(describing: wiped))")
             let after = await manager.checkIn(account: account)
             #expect(after.errorTitle == "Work data removed")
             #expect(delegate.wiped.withLock { $0 } == [account.homeAccountId])

@@ -121,7 +121,7 @@ struct CallbackTests {
                 let admin = try await client.adminToken()
                 let token = try await client.complianceToken()
                 let id = try #require(try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId).first?.id)
-                _ = try await client.mam(.delete, "/enrollments/\(id)", token: token)
+                #expect(try await client.mam(.delete, "/enrollments/\(id)", token: token).status == .ok)
                 for step in 0..<3 {
                     second.clock.advance(by: 61)
                     #expect(try await second.server.dispatcher.deliverDue() == 1, "attempt \(step + 1)")
@@ -196,7 +196,7 @@ extension CallbackTests {
                 let before = receiver.tokens.count
                 let body = round % 2 == 0 ? Device.checkIn(version) : Device.checkIn(version, jailbroken: true)
                 let sent = ContinuousClock.now
-                _ = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: body)
+                #expect(try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: body).status == .ok)
                 for _ in 0..<200 where receiver.tokens.count <= before { try await Task.sleep(for: .milliseconds(2)) }
                 if let arrived = receiver.arrivalTimes.last, receiver.tokens.count > before { latencies.append(arrived - sent) }
             }

@@ -247,12 +247,12 @@ struct TokenConditionalAccessTests {
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
             let token = try await client.adminToken()
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                id: "a1000000-0000-4000-8000-000000000002", users: [Fixtures.bob.id], controls: ["block"]))
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                id: "a1000000-0000-4000-8000-000000000003", users: [Fixtures.carol.id], controls: ["mfa"]))
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                id: "a1000000-0000-4000-8000-000000000004", users: [Fixtures.alice.id], controls: ["approvedApplication"]))
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
+                id: "a1000000-0000-4000-8000-000000000002", users: [Fixtures.bob.id], controls: ["block"])).status == .created)
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
+                id: "a1000000-0000-4000-8000-000000000003", users: [Fixtures.carol.id], controls: ["mfa"])).status == .created)
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
+                id: "a1000000-0000-4000-8000-000000000004", users: [Fixtures.alice.id], controls: ["approvedApplication"])).status == .created)
 
             let blocked = try await client.token(Grants.password(Fixtures.bob))
             #expect(blocked.string("error") == "invalid_grant" && blocked.errorCode == 53003)
@@ -274,10 +274,10 @@ struct TokenConditionalAccessTests {
             let first = try await client.token(Grants.password())
             let refresh = try #require(first.string("refresh_token"))
             let token = try await client.adminToken()
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document())
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document()).status == .created)
             let refused = try await client.token(Grants.refresh(refresh))
             #expect(refused.errorCode == 53005)
-            _ = try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"])
+            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"]).status == .noContent)
             let after = try await client.token(Grants.refresh(refresh))
             #expect(after.status == .ok, "the refused refresh must not have consumed the token: \(after.text)")
         }
@@ -289,9 +289,9 @@ struct TokenConditionalAccessTests {
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
             let token = try await client.adminToken()
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS", "android"]))
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                id: "a1000000-0000-4000-8000-000000000005", name: "report-only block", state: "enabledForReportingButNotEnforced", controls: ["block"]))
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS", "android"])).status == .created)
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
+                id: "a1000000-0000-4000-8000-000000000005", name: "report-only block", state: "enabledForReportingButNotEnforced", controls: ["block"])).status == .created)
             #expect(try await client.token(Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.Python", HTTPField.Name("x-client-OS")!: "linux"]).status == .ok)
             #expect(try await client.token(Grants.password()).status == .ok, "unknown platform: an iOS/Android policy does not apply")
             let ios = try await client.token(Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.iOS", HTTPField.Name("x-client-OS")!: "17.4"])
@@ -307,7 +307,7 @@ struct TokenConditionalAccessTests {
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
             let token = try await client.adminToken()
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document())
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document()).status == .created)
             _ = try await client.token(Grants.password(), headers: [HTTPField.Name("client-request-id")!: "refused-1"])
             _ = try await client.token(Grants.password(Fixtures.bob, scope: "openid"), headers: [HTTPField.Name("client-request-id")!: "ok-1"])
             _ = try await client.token(Grants.clientCredentials(), headers: [HTTPField.Name("client-request-id")!: "app-1"])
@@ -351,7 +351,7 @@ struct TokenConditionalAccessTests {
         defer { Task { await env.close() } }
         try await env.application().test(.router) { client in
             let token = try await client.adminToken()
-            _ = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS"]))
+            #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS"])).status == .created)
             let signIn: [String: Any] = ["userId": Fixtures.alice.upn, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailResource,
                                          "platform": "iOS", "capabilities": ["protapp"], "appProtection": "none"]
             let stored = try await client.admin(.post, "/conditional-access/evaluate", token: token, json: ["signIn": signIn])
