@@ -12,7 +12,7 @@ let quiet: Logger = {
     return logger
 }()
 
-@Suite("PostgreSQL store", .enabled(if: PostgresTestDatabase.serverURL != nil, "POSTGRES_URL is not set"))
+@Suite("PostgreSQL store", .enabled(if: PostgresTestDatabase.suitesEnabled, "POSTGRES_URL is not set"))
 struct PostgresStoreTests {
     @Test("conformance", arguments: StoreConformance.cases)
     func conformance(_ conformanceCase: ConformanceCase) async throws {

@@ -10,7 +10,7 @@ import Testing
 
 /// Two real `portcullis serve` processes on one PostgreSQL database and one keys directory: the topology
 /// of docker-compose.yml, without Docker.
-@Suite("several nodes on one PostgreSQL", .serialized, .enabled(if: PostgresTestDatabase.serverURL != nil, "POSTGRES_URL is not set"))
+@Suite("several nodes on one PostgreSQL", .serialized, .enabled(if: PostgresTestDatabase.suitesEnabled, "POSTGRES_URL is not set"))
 struct MultiNodeTests {
     static func token(_ node: ServerProcess, _ fields: [(String, String)]) async throws -> (Int, [String: Any]) {
         try await node.request(TestEnvironment.tokenPath, form: fields)
