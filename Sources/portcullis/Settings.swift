@@ -153,7 +153,10 @@ struct Settings {
             if let value = passwords.integer("bcryptCost", in: 4...31) { bcryptCost = UInt8(value) }
             passwordQueueLimit = passwords.integer("queueLimit", in: 0...10000) ?? passwordQueueLimit
             if let lockout = passwords.object("lockout") {
-                lockout.rejectUnknownMembers(allowed: ["accountThreshold", "addressThreshold", "factorThreshold", "windowSeconds", "firstLockSeconds", "maximumLockSeconds"])
+                lockout.rejectUnknownMembers(allowed: [
+                    "accountThreshold", "addressThreshold", "factorThreshold", "deviceCodeThreshold", "windowSeconds", "firstLockSeconds", "maximumLockSeconds",
+                ])
+                self.lockout.deviceCodeThreshold = lockout.integer("deviceCodeThreshold", in: 1...100_000) ?? self.lockout.deviceCodeThreshold
                 self.lockout.factorThreshold = lockout.integer("factorThreshold", in: 1...1000) ?? self.lockout.factorThreshold
                 self.lockout.accountThreshold = lockout.integer("accountThreshold", in: 1...1000) ?? self.lockout.accountThreshold
                 self.lockout.addressThreshold = lockout.integer("addressThreshold", in: 1...100_000) ?? self.lockout.addressThreshold

@@ -250,6 +250,7 @@ def the_rest(run):
     run.shoot("console-audit-diff")
     go(run, "/admin/directory", "console-directory")
     check(ALICE in driver.page_source and "Sales" in driver.page_source, "the directory lists users and groups")
+    check("calls 1 API" in driver.page_source, "the directory shows an application's API permissions (Contoso Mail for iOS calls the mail API)")
     go(run, "/admin/app-configuration", "console-app-configuration")
     check("Contoso Mail for Sales" in driver.page_source, "the app configuration policy is listed")
     print("PASS callbacks, audit (with diffs), directory and app configuration render")

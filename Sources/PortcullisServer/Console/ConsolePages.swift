@@ -589,6 +589,9 @@ struct ConsolePages: Sendable {
             try await section("applications", "Applications", detailTitle: "Kind") { app in
                 var kinds: [String] = [(app["publicClient"] as? Bool ?? false) ? "public client" : "confidential client"]
                 if !((app["identifierUris"] as? [String]) ?? []).isEmpty { kinds.append("API") }
+                // API permissions (PROTOCOL §11): how many resources it may call.
+                let calls = (app["requiredResourceAccess"] as? [Any])?.count ?? 0
+                if calls > 0 { kinds.append("calls \(calls) API\(calls == 1 ? "" : "s")") }
                 return kinds.joined(separator: ", ")
             },
             try await section("named-locations", "Named locations", detailTitle: "Trusted") { ($0["isTrusted"] as? Bool ?? false) ? "yes" : "no" },
@@ -688,7 +691,8 @@ enum ConsoleDocumentTemplates {
       "displayName": "New application",
       "publicClient": true,
       "allowedGrantTypes": ["authorization_code", "refresh_token"],
-      "redirectUris": ["https://app.example.com/callback"]
+      "redirectUris": ["https://app.example.com/callback"],
+      "requiredResourceAccess": []
     }
     """
     static let namedLocation = """
