@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 import PortcullisAPI
 import PortcullisTesting
+import PortcullisTokens
+import PortcullisCore
 import Synchronization
 import Testing
 
@@ -133,6 +135,36 @@ final class ServerProcess: Sendable {
 
 @Suite("live server process", .serialized)
 struct LiveServerTests {
+    @Test("upgrading from an installation-wide key: it stops signing, its tokens keep verifying until they expire, every tenant gets its own ring (issue 25.1)")
+    func keyRingMigration() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-live-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // The keys directory as a release before per-tenant rings left it: one installation-wide key.
+        let legacyKeys = try SigningKeyStore(directory: root.appendingPathComponent("Keys")).load(algorithm: .es256, now: Date().addingTimeInterval(-86400))
+        let legacy = try await TokenSigner(loaded: legacyKeys)
+        let server = try await ServerProcess(root: root)
+        defer { Task { _ = try? await server.stop() } }
+        #expect(server.output.value.contains("no longer sign"), "the start-up log says what happens to the old key")
+        let (_, jwks) = try await server.request("/\(Fixtures.domain)/discovery/v2.0/keys")
+        let kids = Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String })
+        #expect(kids.contains(legacy.active.kid) && kids.count == 2, "the old key is still published, beside the tenant's own: \(kids)")
+        // A token the old release issued (just before the upgrade) still works until it expires...
+        let now = Int(Date().timeIntervalSince1970)
+        let old = try await legacy.sign(accessToken: AccessTokenClaims(
+            iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId, sub: Fixtures.adminClientId, oid: nil, tid: Fixtures.tenantId,
+            azp: Fixtures.adminClientId, azpacr: "1", iat: now - 60, nbf: now - 60, exp: now + 3000, jti: UUID().uuidString, scp: nil,
+            roles: [BuiltInResources.adminRole], upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
+        #expect(try await server.request("/admin/v1/users", bearer: old).0 == 200)
+        // ...while everything new is signed with the tenant's own ring.
+        let (_, issued) = try await server.request(TestEnvironment.tokenPath, form: [
+            ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret), ("scope", "api://portcullis-admin/.default")])
+        let token = try #require(issued["access_token"] as? String)
+        let header = try #require(Base64URL.decode(String(token.split(separator: ".")[0])))
+        let kid = try #require(try JSONSerialization.jsonObject(with: header) as? [String: Any])["kid"] as? String
+        #expect(kid != legacy.active.kid && kids.contains(kid ?? ""))
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("Keys/tenants/.rings-since").path))
+    }
+
     @Test("serve generates keys and a database, answers, drains on SIGTERM, and a restart loses nothing")
     func lifecycle() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-live-\(UUID().uuidString)")
