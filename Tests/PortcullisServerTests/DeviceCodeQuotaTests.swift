@@ -13,18 +13,13 @@ struct DeviceCodeQuotaTests {
     static let path = "/\(Fixtures.domain)/oauth2/v2.0/devicecode"
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
-    /// `count` device-code requests at once, from the given addresses (through a trusted proxy): the HTTP statuses,
+    /// Device-code requests, overlapping (eight at a time), from the given addresses (through a trusted proxy): the HTTP statuses,
     /// the AADSTS codes of the refusals and their `Retry-After`.
     static func ask(_ client: some TestClientProtocol, addresses: [String], clientId: String = Fixtures.mobileClientId) async throws -> [(Int, Int?, String?)] {
-        try await withThrowingTaskGroup(of: (Int, Int?, String?).self) { group in
-            for address in addresses {
-                group.addTask {
-                    let reply = try await client.form(Self.path, [("client_id", clientId), ("scope", "\(Fixtures.mailResource)/Mail.Read")],
-                                                      headers: [Self.forwardedFor: address])
-                    return (Int(reply.status.code), reply.errorCode, reply.headers[.retryAfter])
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        try await concurrently(addresses.count) { index in
+            let reply = try await client.form(Self.path, [("client_id", clientId), ("scope", "\(Fixtures.mailResource)/Mail.Read")],
+                                              headers: [Self.forwardedFor: addresses[index]])
+            return (Int(reply.status.code), reply.errorCode, reply.headers[.retryAfter])
         }
     }
 

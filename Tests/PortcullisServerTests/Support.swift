@@ -84,3 +84,26 @@ enum Grants {
         "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString()
     }
 }
+
+/// Runs `body` for 0..<count with at most `width` in flight at once: requests that really overlap at the server,
+/// without queueing more than a client connection pool holds (AsyncHTTPClient's default is 8 per host).
+func concurrently<T: Sendable>(_ count: Int, width: Int = 8, _ body: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        var results: [T] = []
+        var next = 0
+        while next < min(width, count) {
+            let index = next
+            group.addTask { try await body(index) }
+            next += 1
+        }
+        while let result = try await group.next() {
+            results.append(result)
+            if next < count {
+                let index = next
+                group.addTask { try await body(index) }
+                next += 1
+            }
+        }
+        return results
+    }
+}
