@@ -13,12 +13,21 @@ extension PostgresStore {
     }
 
     public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
+        guard let query = Self.identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
+        return try Self.identifierOwner(try await rows(query).first)
+    }
+
+    /// Who else holds `id` in `kind`'s installation-wide namespace: the query (`nil` when the kind has none).
+    static func identifierOwnerQuery(kind: DocumentKind, id: String, tenantId: String) -> PostgresQuery? {
         guard let namespace = kind.installationWideNamespace else { return nil }
         let kinds = DocumentKind.kinds(inNamespace: namespace).map(\.rawValue)
-        let row = try await rows("""
+        return """
             SELECT tenant_id, kind FROM documents WHERE id = \(id) AND kind = ANY(\(kinds)) AND NOT (tenant_id = \(tenantId) AND kind = \(kind.rawValue)) LIMIT 1
-            """).first
-        return try row.map { row in
+            """
+    }
+
+    static func identifierOwner(_ row: PostgresRow?) throws -> IdentifierOwner? {
+        try row.map { row in
             let (tenant, kind) = try row.decode((String, String).self)
             return IdentifierOwner(tenantId: tenant, kind: DocumentKind(rawValue: kind))
         }
@@ -53,15 +62,8 @@ extension PostgresStore {
     /// object). Document writers are serialised by the revision row, so the check and the write are one step;
     /// the unique index `documents_installation_ids` is the backstop.
     static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: Statements) async throws -> IdentifierOwner? {
-        guard let namespace = kind.installationWideNamespace else { return nil }
-        let kinds = DocumentKind.kinds(inNamespace: namespace).map(\.rawValue)
-        let row = try await db.query("""
-            SELECT tenant_id, kind FROM documents WHERE id = \(id) AND kind = ANY(\(kinds)) AND NOT (tenant_id = \(tenantId) AND kind = \(kind.rawValue)) LIMIT 1
-            """).first
-        return try row.map { row in
-            let (tenant, kind) = try row.decode((String, String).self)
-            return IdentifierOwner(tenantId: tenant, kind: DocumentKind(rawValue: kind))
-        }
+        guard let query = identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
+        return try identifierOwner(try await db.query(query).first)
     }
 
     static func insertAudit(_ audit: AuditRecord, _ db: Statements) async throws {

@@ -14,13 +14,21 @@ extension SQLiteStore {
     }
 
     public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
+        guard let query = Self.identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
+        return try Self.identifierOwner(try await read(query.sql, query.binds).first)
+    }
+
+    /// Who else holds `id` in `kind`'s installation-wide namespace: the query (`nil` when the kind has none).
+    static func identifierOwnerQuery(kind: DocumentKind, id: String, tenantId: String) -> (sql: String, binds: [SQLiteData])? {
         guard let namespace = kind.installationWideNamespace else { return nil }
         let kinds = DocumentKind.kinds(inNamespace: namespace)
         let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
-        let row = try await read(
-            "SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
-            [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)]).first
-        return try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
+        return ("SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
+                [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)])
+    }
+
+    static func identifierOwner(_ row: SQLiteRow?) throws -> IdentifierOwner? {
+        try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
     }
 
     public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
@@ -56,13 +64,8 @@ extension SQLiteStore {
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object): the one writer makes this check and the write one step; the unique index is the backstop.
     static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: WriterStatements) async throws -> IdentifierOwner? {
-        guard let namespace = kind.installationWideNamespace else { return nil }
-        let kinds = DocumentKind.kinds(inNamespace: namespace)
-        let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
-        let row = try await db.query(
-            "SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
-            [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)]).first
-        return try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
+        guard let query = identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
+        return try identifierOwner(try await db.query(query.sql, query.binds).first)
     }
 
     static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {

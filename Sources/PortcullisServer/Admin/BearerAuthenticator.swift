@@ -73,13 +73,17 @@ extension PortcullisRequestContext {
     }
 }
 
-/// The `tid` a JWT claims, read before its signature is checked — only to choose which tenant's key ring checks it.
+/// A JWT's payload read without checking its signature: only to choose which tenant's key ring checks it, or to
+/// read back a token the server itself sealed into a cookie.
 enum UnverifiedClaims {
-    static func tenantId(of token: String) -> String? {
+    static func payload(of token: String) -> [String: Any]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[1].utf8.count <= 16_384, let payload = Base64URL.decode(String(parts[1])),
-              let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any], let tid = object["tid"] as? String, tid.isGUID
-        else { return nil }
+        guard parts.count == 3, parts[1].utf8.count <= 16_384, let payload = Base64URL.decode(String(parts[1])) else { return nil }
+        return try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+    }
+
+    static func tenantId(of token: String) -> String? {
+        guard let tid = payload(of: token)?["tid"] as? String, tid.isGUID else { return nil }
         return tid
     }
 }
