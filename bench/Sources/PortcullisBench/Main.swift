@@ -20,6 +20,13 @@ struct PortcullisBench {
             let start = ContinuousClock.now
             try await Dataset.build(at: URL(fileURLWithPath: arguments[1]), options: options)
             print("dataset: \(options.users) users, \(options.applications) applications, \(options.policies) CA policies, \(options.enrollments) enrollments in \(ContinuousClock.now - start)")
+        case "scale-dataset":
+            guard arguments.count >= 2 else { print("usage: portcullis-bench scale-dataset DIR [tenants usersPerTenant policiesPerTenant]"); exit(2) }
+            let numbers = arguments.dropFirst(2).compactMap(Int.init)
+            let (tenants, users, policies) = numbers.count == 3 ? (numbers[0], numbers[1], numbers[2]) : (1_000, 1_000, 20)
+            let start = ContinuousClock.now
+            try await ScaleDataset.build(at: URL(fileURLWithPath: arguments[1]), tenants: tenants, users: users, policies: policies)
+            print("scale dataset: \(tenants) tenants × \(users) users × \(policies) CA policies in \(ContinuousClock.now - start)")
         case "sign":
             try await Micro.signing()
         case "enrollment-lookup":
