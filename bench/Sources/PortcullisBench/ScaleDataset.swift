@@ -32,7 +32,7 @@ enum ScaleDataset {
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         var logger = Logger(label: "scale-dataset")
         logger.logLevel = .error
-        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL"), logger: logger)
+        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(600)), logger: logger)
         try await store.migrate()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -101,7 +101,7 @@ enum ScaleDataset {
                 add(tid, .conditionalAccessPolicy, parsed.id, try encoder.encode(parsed))
             }
             lines.append("\(tid) \(daemon(t)) \(secret(t))")
-            if batch.count >= 200_000 {
+            if batch.count >= 50_000 {
                 try await store.seed(batch)
                 batch.removeAll(keepingCapacity: true)
             }
