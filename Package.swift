@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisServerTests",
             dependencies: [
-                "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisTokens", "PortcullisAPI",
+                "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisTokens", "PortcullisAPI", "PortcullisStorage", "PortcullisPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -143,5 +143,11 @@ enum PostgresMigrations {
             "CREATE INDEX device_codes_pending_client ON device_codes (tenant_id, client_id, state)",
             "CREATE INDEX device_codes_pending_address ON device_codes (client_address, state)",
         ]),
+        (8, [
+            // Each tenant's revision (the store-wide revision of its last change), so that a cache follows one tenant's
+            // change without rebuilding the others (issue 26).
+            "CREATE TABLE tenant_revisions (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)",
+            "INSERT INTO tenant_revisions (tenant_id, revision) SELECT tenant_id, MAX(version) FROM documents GROUP BY tenant_id",
+        ]),
     ]
 }

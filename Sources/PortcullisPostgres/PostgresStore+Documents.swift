@@ -8,6 +8,36 @@ extension PostgresStore {
         try await rows("SELECT value FROM revision WHERE id = 1").first?.decode(Int64.self) ?? 0
     }
 
+    public func tenantRevisions() async throws -> [String: Int64] {
+        var revisions: [String: Int64] = [:]
+        for row in try await rows("SELECT tenant_id, revision FROM tenant_revisions") {
+            let (tenant, revision) = try row.decode((String, Int64).self)
+            revisions[tenant] = revision
+        }
+        return revisions
+    }
+
+    public func documents(tenantIds: [String]) async throws -> [StoredDocument] {
+        guard !tenantIds.isEmpty else { return [] }
+        return try await rows(
+            "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = ANY(\(tenantIds)) ORDER BY tenant_id, kind, id"
+        ).map(Self.document)
+    }
+
+    /// The channel every document write notifies in its own transaction (delivered on commit, to every node).
+    static let changeChannel = "portcullis_documents"
+
+    /// LISTENs on a connection of the pool for as long as it lasts.
+    public func followDocumentChanges(_ changed: @escaping @Sendable (DocumentChange) async -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: Self.changeChannel) { notifications in
+                for try await notification in notifications {
+                    if let change = DocumentChange(payload: notification.payload) { await changed(change) }
+                }
+            }
+        }
+    }
+
     public func tenantIds() async throws -> [String] {
         try await rows("SELECT id FROM documents WHERE kind = \(DocumentKind.tenant.rawValue) AND tenant_id = id ORDER BY id").map { try $0.decode(String.self) }
     }
@@ -50,11 +80,22 @@ extension PostgresStore {
         ).first.map(Self.document)
     }
 
-    static func bumpRevision(_ db: Statements) async throws -> Int64 {
+    /// Bumps the store-wide revision (its row lock serialises every document writer), records it as the tenant's
+    /// revision, and tells every node through `pg_notify` — delivered only if the transaction commits.
+    static func bumpRevision(_ db: Statements, tenantId: String, kind: DocumentKind?, id: String?) async throws -> Int64 {
         guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.decode(Int64.self) else {
             throw StorageError(.corrupt, "the revision row is missing")
         }
+        try await recordTenantRevision(db, DocumentChange(tenantId: tenantId, revision: value, kind: kind, id: id))
         return value
+    }
+
+    static func recordTenantRevision(_ db: Statements, _ change: DocumentChange) async throws {
+        try await db.query("""
+            INSERT INTO tenant_revisions (tenant_id, revision) VALUES (\(change.tenantId), \(change.revision))
+            ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision
+            """)
+        try await db.query("SELECT pg_notify(\(changeChannel), \(change.payload))")
     }
 
 
@@ -77,7 +118,7 @@ extension PostgresStore {
         let text = String(decoding: body, as: UTF8.self)
         return try await transaction { db in
             // The revision row's lock serialises every document writer, so the check below sees the latest commit.
-            let version = try await Self.bumpRevision(db)
+            let version = try await Self.bumpRevision(db, tenantId: tenantId, kind: kind, id: id)
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
             ).first?.decode(Int64.self)
@@ -92,22 +133,27 @@ extension PostgresStore {
         }
     }
 
-    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws {
+    @discardableResult
+    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
         try await transaction { db in
-            _ = try await Self.bumpRevision(db)
+            let revision = try await Self.bumpRevision(db, tenantId: tenantId, kind: kind, id: id)
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
             ).first?.decode(Int64.self)
             try (precondition == .none ? .mustExist : precondition).check(current: current)
             try await db.query("DELETE FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)")
             if let audit { try await Self.insertAudit(audit, db) }
+            return revision
         }
     }
 
     public func seed(_ documents: [StoredDocument]) async throws {
         guard !documents.isEmpty else { return }
         try await transaction { db in
-            let version = try await Self.bumpRevision(db)
+            guard let version = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.decode(Int64.self) else {
+                throw StorageError(.corrupt, "the revision row is missing")
+            }
+            for tenantId in Set(documents.map(\.tenantId)) { try await Self.recordTenantRevision(db, DocumentChange(tenantId: tenantId, revision: version)) }
             for document in documents {
                 try await db.query("""
                     INSERT INTO documents (tenant_id, kind, id, body, version, updated_at)

@@ -8,6 +8,26 @@ extension SQLiteStore {
         try await read("SELECT value FROM revision WHERE id = 1").first?.int("value") ?? 0
     }
 
+    public func tenantRevisions() async throws -> [String: Int64] {
+        var revisions: [String: Int64] = [:]
+        for row in try await read("SELECT tenant_id, revision FROM tenant_revisions") { revisions[try row.string("tenant_id")] = try row.int("revision") }
+        return revisions
+    }
+
+    public func documents(tenantIds: [String]) async throws -> [StoredDocument] {
+        guard !tenantIds.isEmpty else { return [] }
+        let placeholders = tenantIds.map { _ in "?" }.joined(separator: ", ")
+        return try await read(
+            "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id IN (\(placeholders)) ORDER BY tenant_id, kind, id",
+            tenantIds.map { .text($0) }
+        ).map(Self.document(from:))
+    }
+
+    /// One process writes an SQLite store: its own writes reach its cache directly, so there is nothing to follow.
+    public func followDocumentChanges(_ changed: @escaping @Sendable (DocumentChange) async -> Void) async throws {
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+
     public func tenantIds() async throws -> [String] {
         try await read("SELECT id FROM documents WHERE kind = ? AND tenant_id = id ORDER BY id", [.text(DocumentKind.tenant.rawValue)])
             .map { try $0.string("id") }
@@ -52,12 +72,19 @@ extension SQLiteStore {
             updatedAt: try row.date("updated_at"))
     }
 
-    /// Bumps the store-wide revision inside a transaction and returns the new value.
-    private static func bumpRevision(_ db: WriterStatements) async throws -> Int64 {
+    /// Bumps the store-wide revision inside a transaction, records it as `tenantId`'s revision, and returns it.
+    private static func bumpRevision(_ db: WriterStatements, tenantId: String) async throws -> Int64 {
         guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
             throw StorageError(.corrupt, "the revision row is missing")
         }
+        try await recordTenantRevision(db, tenantId: tenantId, revision: value)
         return value
+    }
+
+    private static func recordTenantRevision(_ db: WriterStatements, tenantId: String, revision: Int64) async throws {
+        _ = try await db.query(
+            "INSERT INTO tenant_revisions (tenant_id, revision) VALUES (?, ?) ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision",
+            [.text(tenantId), .integer(Int(revision))])
     }
 
 
@@ -86,7 +113,7 @@ extension SQLiteStore {
             ).first?.int("version")
             try precondition.check(current: current)
             if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
-            let version = try await Self.bumpRevision(db)
+            let version = try await Self.bumpRevision(db, tenantId: tenantId)
             _ = try await db.query(
                 """
                 INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -98,25 +125,30 @@ extension SQLiteStore {
         }
     }
 
-    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws {
+    @discardableResult
+    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
         try await transaction { db in
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.text(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
             try (precondition == .none ? .mustExist : precondition).check(current: current)
-            _ = try await Self.bumpRevision(db)
+            let revision = try await Self.bumpRevision(db, tenantId: tenantId)
             _ = try await db.query(
                 "DELETE FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.text(tenantId), .text(kind.rawValue), .text(id)])
             if let audit { try await Self.insertAudit(audit, db) }
+            return revision
         }
     }
 
     public func seed(_ documents: [StoredDocument]) async throws {
         guard !documents.isEmpty else { return }
         try await transaction { db in
-            let version = try await Self.bumpRevision(db)
+            guard let version = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
+                throw StorageError(.corrupt, "the revision row is missing")
+            }
+            for tenantId in Set(documents.map(\.tenantId)) { try await Self.recordTenantRevision(db, tenantId: tenantId, revision: version) }
             for document in documents {
                 _ = try await db.query(
                     "INSERT OR IGNORE INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)",

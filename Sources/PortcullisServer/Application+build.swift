@@ -159,7 +159,7 @@ public struct PortcullisServer: Sendable {
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [signIns, dispatcher, sweeper] }
+    public func services() -> [any Service] { [signIns, dispatcher, sweeper, tenants] }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

@@ -1,44 +1,6 @@
 import Foundation
 import PortcullisCore
 
-/// The kinds of JSON documents a tenant holds: its directory and its policies.
-public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-
-    public static let tenant = DocumentKind(rawValue: "tenant")
-    public static let user = DocumentKind(rawValue: "user")
-    public static let group = DocumentKind(rawValue: "group")
-    public static let application = DocumentKind(rawValue: "application")
-    public static let appRoleAssignment = DocumentKind(rawValue: "appRoleAssignment")
-    public static let namedLocation = DocumentKind(rawValue: "namedLocation")
-    public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
-    public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")
-    public static let appConfigurationPolicy = DocumentKind(rawValue: "appConfigurationPolicy")
-    /// A declared secret's material, sealed at rest (`StoredSecretMaterial`), ID `{policyId}:{identifier}`.
-    public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
-}
-
-extension DocumentKind {
-    /// Identifiers unique across the whole installation, as GUIDs are in Entra (PROTOCOL §11): users and groups
-    /// share the directory-object namespace, applications have theirs (`appId`). `nil`: unique within a tenant only.
-    public var installationWideNamespace: String? {
-        switch self {
-        case .user, .group: "directoryObject"
-        case .application: "application"
-        default: nil
-        }
-    }
-
-    /// The kinds that share an installation-wide namespace.
-    public static let installationWideKinds: [DocumentKind] = [.user, .group, .application]
-
-    /// The kinds of `namespace`.
-    public static func kinds(inNamespace namespace: String) -> [DocumentKind] {
-        installationWideKinds.filter { $0.installationWideNamespace == namespace }
-    }
-}
-
 /// Where a document's installation-wide identifier is already used (`StorageError.identifierTaken`).
 public struct IdentifierOwner: Sendable, Equatable {
     public let tenantId: String
@@ -136,11 +98,45 @@ public struct AuditRecord: Sendable, Equatable, Codable {
     }
 }
 
-/// Tenants' directory and policy documents. Every write bumps the store-wide revision, which caches use to
-/// know they are stale.
+/// A committed change of a tenant's documents, as every node learns of it (`DocumentStore.followDocumentChanges`):
+/// one document (`kind` and `id`), or — when they are `nil` — the tenant as a whole (seeding).
+public struct DocumentChange: Sendable, Equatable {
+    public var tenantId: String
+    /// The tenant's revision after the change.
+    public var revision: Int64
+    public var kind: DocumentKind?
+    public var id: String?
+
+    public init(tenantId: String, revision: Int64, kind: DocumentKind? = nil, id: String? = nil) {
+        self.tenantId = tenantId
+        self.revision = revision
+        self.kind = kind
+        self.id = id
+    }
+
+    /// As a PostgreSQL notification carries it: `tenantId revision [kind id]` (no part contains a space).
+    public var payload: String { [tenantId, String(revision), kind?.rawValue, id].compactMap { $0 }.joined(separator: " ") }
+
+    public init?(payload: String) {
+        let parts = payload.split(separator: " ").map(String.init)
+        guard parts.count == 2 || parts.count == 4, let revision = Int64(parts[1]) else { return nil }
+        self.init(tenantId: parts[0], revision: revision, kind: parts.count == 4 ? DocumentKind(rawValue: parts[2]) : nil, id: parts.count == 4 ? parts[3] : nil)
+    }
+}
+
+/// Tenants' directory and policy documents. Every write bumps the store-wide revision (a document's version, its
+/// ETag) and its tenant's revision, which caches use to know which tenant is stale.
 public protocol DocumentStore: Sendable {
     /// The revision of all documents: increases with every write.
     func revision() async throws -> Int64
+    /// Every tenant's revision: the store-wide revision of the tenant's last change.
+    func tenantRevisions() async throws -> [String: Int64]
+    /// Every document of these tenants, all kinds, in one read (loading many tenants at once).
+    func documents(tenantIds: [String]) async throws -> [StoredDocument]
+    /// Calls `changed` for every document change committed by any node — this one included — until cancelled. Returns
+    /// or throws when the feed breaks (the caller then re-reads the tenants' revisions and follows again). A store
+    /// that only one node writes (SQLite) has nothing to tell: it waits until cancelled.
+    func followDocumentChanges(_ changed: @escaping @Sendable (DocumentChange) async -> Void) async throws
     func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument]
     func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument?
     /// All tenant IDs.
@@ -152,8 +148,10 @@ public protocol DocumentStore: Sendable {
     /// the same transaction. Returns the stored document.
     @discardableResult
     func put(tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?) async throws -> StoredDocument
-    /// Deletes a document if `precondition` holds; appends `audit` in the same transaction.
-    func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws
+    /// Deletes a document if `precondition` holds; appends `audit` in the same transaction. Returns the tenant's
+    /// revision after the delete.
+    @discardableResult
+    func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64
     /// Writes many documents in one transaction (seeding). Existing documents are left alone.
     func seed(_ documents: [StoredDocument]) async throws
     /// Appends an audit record for an action that changes no document (a wipe, a redelivery).

@@ -101,6 +101,28 @@ public enum StoreConformance {
             try await store.delete(tenantId: "t-x", kind: .user, id: "obj-1", precondition: .none, audit: nil)
             try await put("t-y", .user, "obj-1")  // free again once deleted
         },
+        ConformanceCase(name: "documents: every write moves its own tenant's revision only; several tenants are read at once") { store in
+            func put(_ tenant: String, _ kind: DocumentKind, _ id: String) async throws -> Int64 {
+                try await store.put(tenantId: tenant, kind: kind, id: id, body: Data("{}".utf8), precondition: .none, at: now, audit: nil).version
+            }
+            try await store.seed([
+                StoredDocument(tenantId: "t-r1", kind: .tenant, id: "t-r1", body: Data("{}".utf8), version: 0, updatedAt: now),
+                StoredDocument(tenantId: "t-r2", kind: .tenant, id: "t-r2", body: Data("{}".utf8), version: 0, updatedAt: now),
+            ])
+            let seeded = try await store.tenantRevisions()
+            try expect(seeded["t-r1"] != nil && seeded["t-r1"] == seeded["t-r2"], "seeding records each tenant's revision: \(seeded)")
+            let written = try await put("t-r1", .namedLocation, "l1")
+            let afterWrite = try await store.tenantRevisions()
+            try expect(afterWrite["t-r1"] == written && afterWrite["t-r2"] == seeded["t-r2"], "only the written tenant moves: \(afterWrite)")
+            let deleted = try await store.delete(tenantId: "t-r2", kind: .tenant, id: "t-r2", precondition: .none, audit: nil)
+            let afterDelete = try await store.tenantRevisions()
+            try expect(deleted > written && afterDelete["t-r2"] == deleted && afterDelete["t-r1"] == written, "a delete moves its tenant: \(afterDelete)")
+            try await store.put(tenantId: "t-r2", kind: .user, id: "u-r", body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
+            let both = try await store.documents(tenantIds: ["t-r1", "t-r2", "t-none"])
+            try expect(both.map { "\($0.tenantId)/\($0.kind.rawValue)/\($0.id)" } == ["t-r1/namedLocation/l1", "t-r1/tenant/t-r1", "t-r2/user/u-r"],
+                       "all kinds of every named tenant, in order: \(both.map(\.id))")
+            try expect(try await store.documents(tenantIds: []).isEmpty, "no tenants, no documents")
+        },
         ConformanceCase(name: "audit: written with the change, newest first, paged") { store in
             for index in 0..<3 {
                 try await store.put(

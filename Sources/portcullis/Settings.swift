@@ -234,7 +234,7 @@ struct Settings {
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
                 pollInterval: postgresURL == nil ? nil : .seconds(10), destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks)),
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
-            tenantCacheValidation: postgresURL == nil ? .onWrite : .everyRequest,
+            tenantCacheValidation: postgresURL == nil ? .onWrite : .changeFeed(recheck: .seconds(5)),
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
             lockout: lockout, passwordQueueLimit: passwordQueueLimit, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
             audienceFormat: audienceFormat, signIn: interactive)

@@ -4,6 +4,7 @@ import Logging
 import PortcullisStorage
 import PortcullisTesting
 import PostgresNIO
+import Synchronization
 import Testing
 
 let quiet: Logger = {
@@ -69,4 +70,43 @@ struct PostgresStoreTests {
             }
         }
     }
+}
+
+@Suite("PostgreSQL change feed", .enabled(if: PostgresTestDatabase.suitesEnabled, "POSTGRES_URL is not set"))
+struct PostgresChangeFeedTests {
+    @Test("every committed document write is announced to every node with its tenant, revision, kind and ID; a refused write is not")
+    func notifications() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            let received = ReceivedChanges()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await store.followDocumentChanges { received.append($0) } }
+                // The listener is in place once a write it must see arrives.
+                let deadline = ContinuousClock.now + .seconds(10)
+                var probe: Int64 = 0
+                while received.all.isEmpty && ContinuousClock.now < deadline {
+                    probe = try await store.put(tenantId: "t-probe", kind: .namedLocation, id: "p", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil).version
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(probe > 0 && !received.all.isEmpty)
+                let written = try await store.put(tenantId: "t-a", kind: .user, id: "u-1", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil)
+                await #expect(throws: StorageError.self) {
+                    try await store.put(tenantId: "t-a", kind: .user, id: "u-1", body: Data("{}".utf8), precondition: .mustNotExist, at: Date(), audit: nil)
+                }
+                let deleted = try await store.delete(tenantId: "t-a", kind: .user, id: "u-1", precondition: .none, audit: nil)
+                while received.all.filter({ $0.tenantId == "t-a" }).count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+                group.cancelAll()
+                let changes = received.all.filter { $0.tenantId == "t-a" }
+                #expect(changes == [
+                    DocumentChange(tenantId: "t-a", revision: written.version, kind: .user, id: "u-1"),
+                    DocumentChange(tenantId: "t-a", revision: deleted, kind: .user, id: "u-1"),
+                ], "the refused write announced nothing: \(changes)")
+            }
+        }
+    }
+}
+
+final class ReceivedChanges: Sendable {
+    private let changes = Mutex<[DocumentChange]>([])
+    func append(_ change: DocumentChange) { changes.withLock { $0.append(change) } }
+    var all: [DocumentChange] { changes.withLock { $0 } }
 }

@@ -199,8 +199,8 @@ struct HardeningTests {
             #expect(try await client.admin(.get, "/audit", token: second).status == .ok)
             let assignments = try await env.store.documents(tenantId: Fixtures.tenantId, kind: .appRoleAssignment)
             let adminApp = try #require(assignments.first { String(decoding: $0.body, as: UTF8.self).contains(Fixtures.adminClientId) })
-            try await env.store.delete(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
-            env.server.tenants.invalidate()
+            let revision = try await env.store.delete(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
+            try await env.server.tenants.documentChanged(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, revision: revision)
             #expect(try await client.admin(.get, "/audit", token: second).status == .forbidden, "role no longer assigned")
         }
     }
@@ -209,9 +209,9 @@ struct HardeningTests {
         let stored = try #require(try await env.store.document(tenantId: Fixtures.tenantId, kind: .user, id: id))
         guard case .object(var object) = try #require(JSONValue.parse(stored.body)) else { throw InteropSetupError(message: "user is not an object") }
         change(&object)
-        try await env.store.put(tenantId: Fixtures.tenantId, kind: .user, id: id, body: try JSONEncoder().encode(JSONValue.object(object)),
-                                precondition: .version(stored.version), at: env.clock.now(), audit: nil)
-        env.server.tenants.invalidate()
+        let written = try await env.store.put(tenantId: Fixtures.tenantId, kind: .user, id: id, body: try JSONEncoder().encode(JSONValue.object(object)),
+                                              precondition: .version(stored.version), at: env.clock.now(), audit: nil)
+        try await env.server.tenants.documentChanged(tenantId: Fixtures.tenantId, kind: .user, id: id, revision: written.version)
     }
 
     // MARK: 4. Callback destinations

@@ -4,7 +4,7 @@ import Foundation
 /// every request until the directory changes. Lookups are case-insensitive where identities are.
 public struct DirectorySnapshot: Sendable {
     public let tenant: Tenant
-    public let revision: Int64
+    public private(set) var revision: Int64
     public let users: [User]
     public let groups: [Group]
     public let applications: [Application]
@@ -73,6 +73,13 @@ public struct DirectorySnapshot: Sendable {
             for uri in app.identifierUris where resources[uri.lowercased()] == nil { resources[uri.lowercased()] = app }
         }
         return resources
+    }
+
+    /// The same directory, as of a later revision of its tenant (a change elsewhere in the tenant).
+    public func at(revision: Int64) -> DirectorySnapshot {
+        var copy = self
+        copy.revision = revision
+        return copy
     }
 
     public func user(id: String) -> User? { usersById[id.lowercased()] }

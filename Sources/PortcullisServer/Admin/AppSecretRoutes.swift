@@ -100,7 +100,7 @@ struct AppSecretRoutes: Sendable {
                     tenantId: tenant.tenant.id, at: now, actor: context.actor, action: before == nil ? .create : .replace,
                     kind: AuditSubject(.appSecretMaterial), documentId: id, before: previous.map { String(decoding: Self.metadata($0), as: UTF8.self) },
                     after: String(decoding: Self.metadata(material), as: UTF8.self)))
-            tenants.invalidate()
+            try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, revision: stored.version)
             // Best effort: stored; an instance not told now learns at its next check-in or long poll.
             _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(policy.targets.applications))
             return JSONResponse.make(status: before == nil ? .created : .ok, data: Self.metadata(material), headers: [.eTag: DocumentResource.etag(stored.version)])
@@ -117,20 +117,21 @@ struct AppSecretRoutes: Sendable {
             throw APIError.notFound("Material for the secret '\(declaration.identifier)'")
         }
         let precondition = request.headers[.ifMatch] != nil ? try DocumentResource.precondition(request, creating: false) : .version(before.version)
-        try await Self.delete(before, precondition: precondition, actor: context.actor, at: clock.now(), store: store)
-        tenants.invalidate()
+        try await Self.delete(before, precondition: precondition, actor: context.actor, at: clock.now(), store: store, tenants: tenants)
         _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(policy.targets.applications))
         return Response(status: .noContent)
     }
 
     /// Deletes stored material with its audit record (metadata only).
-    static func delete(_ document: StoredDocument, precondition: WritePrecondition, actor: String, at now: Date, store: any PortcullisStore) async throws {
+    static func delete(_ document: StoredDocument, precondition: WritePrecondition, actor: String, at now: Date, store: any PortcullisStore,
+                       tenants: TenantCache) async throws {
         let metadata = (try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)).map { String(decoding: Self.metadata($0), as: UTF8.self) }
         do {
-            try await store.delete(
+            let revision = try await store.delete(
                 tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, precondition: precondition,
                 audit: AuditRecord(tenantId: document.tenantId, at: now, actor: actor, action: .delete, kind: AuditSubject(.appSecretMaterial),
                                    documentId: document.id, before: metadata, after: nil))
+            try await tenants.documentChanged(tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, revision: revision)
         } catch let error as StorageError {
             throw APIError.from(error, what: "Material for the secret \(document.id)") ?? error
         }
@@ -138,14 +139,12 @@ struct AppSecretRoutes: Sendable {
 
     /// After a policy write: the material of secrets it no longer declares (or of a deleted policy) goes, so
     /// nothing undeclared is kept — and a secret declared again later starts without material.
-    static func removeUndeclared(policyId: String, declared: [SecretDeclaration], tenantId: String, actor: String, at now: Date, store: any PortcullisStore) async throws -> Bool {
+    static func removeUndeclared(policyId: String, declared: [SecretDeclaration], tenantId: String, actor: String, at now: Date, store: any PortcullisStore,
+                                 tenants: TenantCache) async throws {
         let keep = Set(declared.map { StoredSecretMaterial.documentId(policyId: policyId, identifier: $0.identifier) })
-        var removed = false
         for document in try await store.documents(tenantId: tenantId, kind: .appSecretMaterial)
         where document.id.hasPrefix(policyId.lowercased() + ":") && !keep.contains(document.id) {
-            try await delete(document, precondition: .version(document.version), actor: actor, at: now, store: store)
-            removed = true
+            try await delete(document, precondition: .version(document.version), actor: actor, at: now, store: store, tenants: tenants)
         }
-        return removed
     }
 }

@@ -41,10 +41,10 @@ struct ComplianceAdminRoutes: Sendable {
             maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes,
             afterWrite: { [compliance, store, tenants, clock] before, after, tenant, actor in
                 let policies = [before, after].map { $0.flatMap { try? JSONDecoder().decode(AppConfigurationPolicy.self, from: $0) } }
-                if let policyId = (policies[0] ?? policies[1])?.id,
-                   try await AppSecretRoutes.removeUndeclared(
-                    policyId: policyId, declared: policies[1]?.secrets ?? [], tenantId: tenant.tenant.id, actor: actor, at: clock.now(), store: store) {
-                    tenants.invalidate()
+                if let policyId = (policies[0] ?? policies[1])?.id {
+                    try await AppSecretRoutes.removeUndeclared(
+                        policyId: policyId, declared: policies[1]?.secrets ?? [], tenantId: tenant.tenant.id, actor: actor, at: clock.now(), store: store,
+                        tenants: tenants)
                 }
                 // The apps whose instances may see another configuration now: those targeted before or after.
                 let apps = policies.compactMap { $0 }.flatMap(\.targets.applications)

@@ -197,7 +197,7 @@ struct DirectoryRoutes: Sendable {
         }
         try problems.check()
         guard let principal, let resource, let role, target != nil else { throw APIError.malformedJSON() }
-        let stored = StoredRoleAssignment(AppRoleAssignment(principalId: principal, resource: resource, role: role), in: tenant.directory)
+        let stored = RoleAssignmentDocument(AppRoleAssignment(principalId: principal, resource: resource, role: role), in: tenant.directory)
         if let given = item.string("id"), given.lowercased() != stored.id {
             throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "an assignment's ID follows from what it grants: \(stored.id) for this principal, resource and role.")])
         }

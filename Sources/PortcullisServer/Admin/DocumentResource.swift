@@ -160,7 +160,7 @@ struct DocumentResource: Sendable {
                 tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace,
                 kind: AuditSubject(kind), documentId: id, before: before.map { String(decoding: present($0.body), as: UTF8.self) },
                 after: String(decoding: present(body), as: UTF8.self)))
-        tenants.invalidate()
+        try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: kind, id: id, revision: stored.version)
         try await afterWrite(before?.body, stored.body, tenant, actor)
         return stored
     }
@@ -190,11 +190,11 @@ struct DocumentResource: Sendable {
         guard let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
         try beforeDelete(id, tenant, Self.flag(request, "force"))
         do {
-            try await store.delete(
+            let revision = try await store.delete(
                 tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,
                 audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: AuditSubject(kind),
                                    documentId: id, before: String(decoding: present(before.body), as: UTF8.self), after: nil))
-            tenants.invalidate()
+            try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: kind, id: id, revision: revision)
             try await afterWrite(before.body, nil, tenant, context.actor)
             return Response(status: .noContent)
         } catch let error as StorageError {

@@ -145,7 +145,7 @@ public struct Seeder: Sendable {
                 tenant: entry.tenant, revision: 0, users: [], groups: [], applications: entry.applications.map(\.application),
                 appRoleAssignments: [], namedLocations: [])
             for assignment in entry.appRoleAssignments {
-                let stored = StoredRoleAssignment(assignment, in: directory)
+                let stored = RoleAssignmentDocument(assignment, in: directory)
                 if !documents.contains(where: { $0.kind == .appRoleAssignment && $0.tenantId == tid && $0.id == stored.id }) {
                     try add(tid, .appRoleAssignment, stored.id, stored)
                 }
@@ -156,33 +156,18 @@ public struct Seeder: Sendable {
     }
 }
 
-/// An app role assignment as stored: under the ID its grant determines (`AppRoleAssignment.documentId`).
-struct StoredRoleAssignment: Codable {
-    var id: String
-    var principalId: String
-    var resource: String
-    var role: String
-
-    init(_ assignment: AppRoleAssignment, in directory: DirectorySnapshot) {
-        id = directory.documentId(of: assignment)
-        principalId = assignment.principalId
-        self.resource = assignment.resource
-        role = assignment.role
-    }
-}
-
 extension Seeder {
     /// Stores seeded before role assignments had GUIDs named them `principal|resource|role|index`, which no URL
-    /// path can carry; at start-up each is stored again under its GUID (`StoredRoleAssignment`) and the old
+    /// path can carry; at start-up each is stored again under its GUID (`RoleAssignmentDocument`) and the old
     /// one removed. Interrupted, the next start finishes it.
     func rekeyRoleAssignments() async throws {
         for tenantId in try await store.tenantIds() {
             let legacy = try await store.documents(tenantId: tenantId, kind: .appRoleAssignment).filter { !$0.id.isGUID }
             guard !legacy.isEmpty else { continue }
-            guard let snapshot = try await TenantCache.load(tenantId: tenantId, revision: 0, from: store) else { continue }
+            guard let snapshot = try await TenantCache.load(tenantId: tenantId, from: store) else { continue }
             for document in legacy {
                 let assignment = try JSONDecoder().decode(AppRoleAssignment.self, from: document.body)
-                let stored = StoredRoleAssignment(assignment, in: snapshot.directory)
+                let stored = RoleAssignmentDocument(assignment, in: snapshot.directory)
                 if try await store.document(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id) == nil {
                     let body = try JSONResponse.encoder.encode(stored)
                     _ = try await store.put(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id, body: body, precondition: .mustNotExist, at: clock.now(), audit: nil)

@@ -2,27 +2,45 @@ import Foundation
 import Logging
 import PortcullisCore
 import PortcullisStorage
+import ServiceLifecycle
 import Synchronization
 
-/// Every tenant's `TenantSnapshot` (directory + compiled conditional-access policies), built from the store
-/// and kept until a write invalidates it. Writes through this node invalidate at once; other nodes' writes
-/// arrive through `invalidate()` as well, so no node answers from a stale directory or policy set.
-public final class TenantCache: Sendable {
-    /// How the cache learns that the store changed.
+/// Every tenant's `TenantSnapshot`, each kept until a change of *that* tenant (issue 26): a request looks its tenant
+/// up in memory and never asks the store whether anything changed.
+///
+/// - A write through this node applies its one document to its tenant before it answers (`documentChanged`): the
+///   document is read back from the store and put into a new snapshot in which only what depends on its kind is
+///   rebuilt — a policy write recompiles that tenant's policy set, nothing else.
+/// - On a store other nodes write too (PostgreSQL), their changes arrive through the store's change feed
+///   (`LISTEN`/`NOTIFY`, the same per-document application), and every `recheck` the tenants' revisions are compared
+///   (one query) as a safety net for a lost notification; a tenant whose revision moved is reloaded whole.
+/// - Concurrent changes of one tenant never lose each other: each reads the document's latest committed state and
+///   swaps its snapshot in only if nobody swapped meanwhile (else it applies again to the newer one).
+public final class TenantCache: Service, Sendable {
+    /// Who else writes the store.
     public enum Validation: Sendable {
-        /// Only this node writes (the embedded store): its own writes invalidate.
+        /// Only this node (the embedded store): its own writes are all there is.
         case onWrite
-        /// Other nodes write too (PostgreSQL): every lookup compares the store-wide revision, one indexed
-        /// single-row read, so a change made through any node is seen by the very next request.
-        case everyRequest
+        /// Other nodes too (PostgreSQL): follow the store's change feed, and compare revisions every `recheck`.
+        case changeFeed(recheck: Duration)
+    }
+
+    struct Entry: Sendable {
+        let snapshot: TenantSnapshot
+        /// The tenant's revision this snapshot is known to include.
+        let revision: Int64
+        /// Changes with every swap (compare-and-swap of concurrent changes).
+        let serial: UInt64
     }
 
     private struct State {
-        var generation: Int = 0
-        var revision: Int64 = -1
-        var snapshots: [String: TenantSnapshot]? = nil
-        /// A build in progress: later callers wait for it instead of building too (single flight).
-        var building = false
+        var entries: [String: Entry] = [:]
+        /// Tenant ID by verified domain.
+        var domains: [String: String] = [:]
+        var loaded = false
+        var serial: UInt64 = 0
+        /// The first load is under way: later callers wait for it instead of loading too (single flight).
+        var loading = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -37,112 +55,277 @@ public final class TenantCache: Sendable {
         self.logger = logger
     }
 
-    /// Long polls that follow what the snapshots hold (app configuration): woken by every invalidation here.
+    /// Long polls that follow what the snapshots hold (app configuration): woken by every change applied here.
     public let changes = ChangeBroadcast()
 
-    /// Forgets every snapshot; the next lookup rebuilds from the store.
-    public func invalidate() {
-        state.withLock {
-            $0.generation += 1
-            $0.snapshots = nil
-        }
-        changes.signal()
-    }
+    /// How stored documents are read back (the encoders that wrote them use the default date strategy).
+    static let decoder = JSONDecoder()
+
+    // MARK: Lookups
 
     /// The snapshot of the tenant a path segment (tenant ID or domain) names, or `nil` when none does.
     public func snapshot(tenantSegment: String) async throws -> TenantSnapshot? {
-        try await snapshots()[tenantSegment.lowercased()]
+        try await loadIfNeeded()
+        let key = tenantSegment.lowercased()
+        return state.withLock { state in (state.entries[key] ?? state.domains[key].flatMap { state.entries[$0] })?.snapshot }
     }
 
     /// Every tenant's snapshot, keyed by tenant ID and by domain.
     public func snapshots() async throws -> [String: TenantSnapshot] {
+        try await loadIfNeeded()
+        return state.withLock { state in
+            var all: [String: TenantSnapshot] = [:]
+            for (id, entry) in state.entries {
+                all[id] = entry.snapshot
+                all[entry.snapshot.tenant.domain] = entry.snapshot
+            }
+            return all
+        }
+    }
+
+    /// The tenants' revisions this cache holds.
+    public func cachedRevisions() -> [String: Int64] {
+        state.withLock { $0.entries.mapValues(\.revision) }
+    }
+
+    /// Which snapshot each tenant has (a number that changes whenever it is replaced): a change elsewhere leaves a
+    /// tenant's snapshot alone (tests).
+    public func snapshotGenerations() -> [String: UInt64] {
+        state.withLock { $0.entries.mapValues(\.serial) }
+    }
+
+    // MARK: Changes
+
+    /// A document of a tenant changed (a write through this node, or another node's through the feed): its latest
+    /// committed state is read back and applied to that tenant alone. `revision` is the tenant's revision after the
+    /// change, when known.
+    public func documentChanged(tenantId: String, kind: DocumentKind, id: String, revision: Int64?) async throws {
+        guard state.withLock({ $0.loaded }) else { return }  // not loaded yet: the first load reads it
+        let stored = try await store.document(tenantId: tenantId, kind: kind, id: id)
         while true {
-            let (cached, generation, cachedRevision) = state.withLock { ($0.snapshots, $0.generation, $0.revision) }
-            var current: Int64?
-            if validation == .everyRequest { current = try await store.revision() }
-            if let cached, current == nil || current == cachedRevision { return cached }
-            // One build at a time: a burst of requests after a change must not build the same snapshot N times.
-            let mustWait = state.withLock { state -> Bool in
-                if state.building { return true }
-                state.building = true
-                return false
+            guard let entry = state.withLock({ $0.entries[tenantId] }) else {
+                try await reload(tenantId: tenantId)  // a tenant this node has not seen yet
+                break
             }
-            if mustWait {
+            let newRevision = max(entry.revision, revision ?? stored?.version ?? entry.revision)
+            let next = try Self.applying(entry.snapshot, kind: kind, id: id, body: stored?.body, revision: newRevision)
+            if swap(tenantId, expected: entry.serial, with: next, revision: newRevision) { break }
+        }
+        changes.signal()
+    }
+
+    /// Reloads one tenant whole from the store (its revision moved and no single document says why, or it is new).
+    public func reload(tenantId: String) async throws {
+        let revision = try await store.tenantRevisions()[tenantId] ?? 0
+        let documents = try await store.documents(tenantIds: [tenantId])
+        let built = try Self.snapshot(of: tenantId, from: documents, revision: revision)
+        state.withLock { state in
+            guard let built else {
+                state.entries[tenantId] = nil
+                return
+            }
+            if let current = state.entries[tenantId], current.revision > revision { return }  // a newer change got here first
+            state.serial += 1
+            state.entries[tenantId] = Entry(snapshot: built, revision: revision, serial: state.serial)
+            state.domains[built.tenant.domain] = tenantId
+        }
+        changes.signal()
+    }
+
+    /// Compares every tenant's revision with the store's and reloads those that moved, adds new tenants and drops
+    /// removed ones: the safety net behind the change feed. Returns how many tenants it reloaded.
+    @discardableResult
+    public func synchronize() async throws -> Int {
+        guard state.withLock({ $0.loaded }) else { return 0 }
+        let revisions = try await store.tenantRevisions()
+        let cached = cachedRevisions()
+        var reloaded = 0
+        for (tenantId, revision) in revisions where (cached[tenantId] ?? -1) < revision {
+            try await reload(tenantId: tenantId)
+            reloaded += 1
+        }
+        for tenantId in cached.keys where revisions[tenantId] == nil {
+            state.withLock { state in
+                if let domain = state.entries.removeValue(forKey: tenantId)?.snapshot.tenant.domain { state.domains[domain] = nil }
+            }
+        }
+        return reloaded
+    }
+
+    /// The change feed and the safety net, for as long as the server runs (a store only this node writes has none).
+    public func run() async throws {
+        guard case .changeFeed(let recheck) = validation else {
+            try? await gracefulShutdown()
+            return
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.follow() }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: recheck)
+                    do { try await self.synchronize() } catch { self.logger.warning("tenant cache: revision check failed") }
+                }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+    }
+
+    /// Follows the store's change feed; when it breaks, checks every revision (what was missed) and follows again.
+    func follow() async {
+        var delay = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                try await store.followDocumentChanges { change in
+                    do {
+                        if let kind = change.kind, let id = change.id {
+                            try await self.documentChanged(tenantId: change.tenantId, kind: kind, id: id, revision: change.revision)
+                        } else {
+                            try await self.reload(tenantId: change.tenantId)
+                        }
+                    } catch {
+                        self.logger.warning("tenant cache: a change could not be applied; the next revision check reloads the tenant")
+                    }
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("tenant cache: the change feed broke; following it again")
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+            _ = try? await synchronize()
+        }
+    }
+
+    // MARK: Loading
+
+    private func loadIfNeeded() async throws {
+        enum Step { case done, wait, load }
+        while true {
+            let step = state.withLock { state -> Step in
+                if state.loaded { return .done }
+                if state.loading { return .wait }
+                state.loading = true
+                return .load
+            }
+            switch step {
+            case .done:
+                return
+            case .wait:
                 await withCheckedContinuation { continuation in
-                    let stillBuilding = state.withLock { state -> Bool in
-                        if state.building { state.waiters.append(continuation) }
-                        return state.building
+                    let waiting = state.withLock { state -> Bool in
+                        if state.loading { state.waiters.append(continuation) }
+                        return state.loading
                     }
-                    if !stillBuilding { continuation.resume() }
+                    if !waiting { continuation.resume() }
                 }
-                continue
-            }
-            do {
-                let built = try await build(revision: current)
+            case .load:
+                var failure: (any Error)?
+                do { try await loadAll() } catch { failure = error }
                 let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                    if state.generation == generation {
-                        state.snapshots = built.snapshots
-                        state.revision = built.revision
-                    }
-                    state.building = false
+                    state.loading = false
                     defer { state.waiters = [] }
                     return state.waiters
                 }
                 for waiter in waiters { waiter.resume() }
-                return built.snapshots
-            } catch {
-                let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                    state.building = false
-                    defer { state.waiters = [] }
-                    return state.waiters
+                if let failure { throw failure }  // the next request tries again
+                return
+            }
+        }
+    }
+
+    /// Every tenant, read in batches (one query each), decoded and built on every core.
+    private func loadAll() async throws {
+        let revisions = try await store.tenantRevisions()
+        let ids = revisions.keys.sorted()
+        var entries: [String: Entry] = [:]
+        let batch = 64
+        for start in stride(from: 0, to: ids.count, by: batch) {
+            let chunk = Array(ids[start..<min(start + batch, ids.count)])
+            let documents = try await store.documents(tenantIds: chunk)
+            let byTenant = Dictionary(grouping: documents, by: \.tenantId)
+            let built = try await withThrowingTaskGroup(of: TenantSnapshot?.self) { group in
+                for tenantId in chunk {
+                    let docs = byTenant[tenantId] ?? []
+                    let revision = revisions[tenantId] ?? 0
+                    group.addTask { try Self.snapshot(of: tenantId, from: docs, revision: revision) }
                 }
-                for waiter in waiters { waiter.resume() }
-                throw error
+                var built: [TenantSnapshot] = []
+                for try await snapshot in group { if let snapshot { built.append(snapshot) } }
+                return built
             }
+            for snapshot in built { entries[snapshot.tenant.id] = Entry(snapshot: snapshot, revision: snapshot.revision, serial: 0) }
+        }
+        state.withLock { state in
+            guard !state.loaded else { return }
+            state.entries = entries
+            state.domains = Dictionary(entries.values.map { ($0.snapshot.tenant.domain, $0.snapshot.tenant.id) }, uniquingKeysWith: { first, _ in first })
+            state.loaded = true
+        }
+        logger.debug("tenant cache loaded", metadata: ["portcullis.tenants": .stringConvertible(entries.count)])
+    }
+
+    private func swap(_ tenantId: String, expected serial: UInt64, with snapshot: TenantSnapshot, revision: Int64) -> Bool {
+        state.withLock { state in
+            guard state.entries[tenantId]?.serial == serial else { return false }
+            state.serial += 1
+            state.entries[tenantId] = Entry(snapshot: snapshot, revision: revision, serial: state.serial)
+            return true
         }
     }
 
-    private func build(revision current: Int64?) async throws -> (snapshots: [String: TenantSnapshot], revision: Int64) {
-        let revision: Int64
-        if let current { revision = current } else { revision = try await store.revision() }
-        var built: [String: TenantSnapshot] = [:]
-        for tenantId in try await store.tenantIds() {
-            guard let snapshot = try await Self.load(tenantId: tenantId, revision: revision, from: store) else { continue }
-            built[snapshot.tenant.id] = snapshot
-            built[snapshot.tenant.domain] = snapshot
+    // MARK: Reading documents back into their types
+
+    /// A tenant's snapshot from its stored documents (`nil` without its tenant document).
+    static func snapshot(of tenantId: String, from documents: [StoredDocument], revision: Int64) throws -> TenantSnapshot? {
+        guard let tenantDocument = documents.first(where: { $0.kind == .tenant && $0.id == tenantId }) else { return nil }
+        var contents = TenantContents(tenant: try decode(Tenant.self, tenantDocument))
+        for document in documents where document.kind != .tenant {
+            try contents.apply(kind: document.kind, id: document.id, body: document.body, decoder: decoder)
         }
-        return (built, revision)
+        return TenantSnapshot(contents: contents, revision: revision)
     }
 
-    static let decoder = JSONDecoder()
-
-    static func decodeAll<T: Decodable>(_ kind: DocumentKind, as type: T.Type, tenantId: String, from store: any DocumentStore) async throws -> [T] {
-        try await store.documents(tenantId: tenantId, kind: kind).map { document in
-            do {
-                return try decoder.decode(T.self, from: document.body)
-            } catch {
-                throw StorageError(.corrupt, "stored \(kind.rawValue) \(document.id) cannot be read", underlying: error)
+    static func applying(_ snapshot: TenantSnapshot, kind: DocumentKind, id: String, body: Data?, revision: Int64) throws -> TenantSnapshot {
+        guard let type = TenantDocuments.byKind[kind] else { return snapshot }
+        func apply<Document: TenantDocument>(_ type: Document.Type) throws -> TenantSnapshot {
+            let document = try body.map { data in
+                do { return try decoder.decode(Document.self, from: data) } catch {
+                    throw StorageError(.corrupt, "stored \(kind.rawValue) \(id) cannot be read", underlying: error)
+                }
             }
+            return snapshot.applying(document, id: id, revision: revision)
+        }
+        return try apply(type)
+    }
+
+    static func decode<Document: TenantDocument>(_ type: Document.Type, _ document: StoredDocument) throws -> Document {
+        do { return try decoder.decode(Document.self, from: document.body) } catch {
+            throw StorageError(.corrupt, "stored \(document.kind.rawValue) \(document.id) cannot be read", underlying: error)
         }
     }
 
-    static func load(tenantId: String, revision: Int64, from store: any DocumentStore) async throws -> TenantSnapshot? {
-        guard let tenantDocument = try await store.document(tenantId: tenantId, kind: .tenant, id: tenantId) else { return nil }
-        let tenant = try decoder.decode(Tenant.self, from: tenantDocument.body)
-        let locations = try await decodeAll(.namedLocation, as: NamedLocation.self, tenantId: tenantId, from: store)
-        let directory = DirectorySnapshot(
-            tenant: tenant, revision: revision,
-            users: try await decodeAll(.user, as: User.self, tenantId: tenantId, from: store),
-            groups: try await decodeAll(.group, as: Group.self, tenantId: tenantId, from: store),
-            applications: try await decodeAll(.application, as: Application.self, tenantId: tenantId, from: store),
-            appRoleAssignments: try await decodeAll(.appRoleAssignment, as: AppRoleAssignment.self, tenantId: tenantId, from: store),
-            namedLocations: locations)
-        let policies = try await decodeAll(.conditionalAccessPolicy, as: ConditionalAccessPolicy.self, tenantId: tenantId, from: store)
-        let appProtection = try await decodeAll(.appProtectionPolicy, as: AppProtectionPolicy.self, tenantId: tenantId, from: store)
-        let appConfiguration = try await decodeAll(.appConfigurationPolicy, as: AppConfigurationPolicy.self, tenantId: tenantId, from: store)
-        let materials = try await decodeAll(.appSecretMaterial, as: StoredSecretMaterial.self, tenantId: tenantId, from: store)
-        return TenantSnapshot(
-            directory: directory, conditionalAccess: CompiledPolicySet(policies: policies, namedLocations: locations),
-            appProtectionPolicies: appProtection, appConfigurationPolicies: appConfiguration, secretMaterials: materials)
+    /// One tenant read from the store (maintenance at start-up: re-keying role assignments).
+    static func load(tenantId: String, from store: any DocumentStore) async throws -> TenantSnapshot? {
+        try snapshot(of: tenantId, from: try await store.documents(tenantIds: [tenantId]), revision: try await store.tenantRevisions()[tenantId] ?? 0)
+    }
+}
+
+extension TenantContents {
+    /// Puts a stored document, read back into its kind's type, into these contents (`body` `nil`: removes it).
+    /// Kinds this build does not know are left alone.
+    mutating func apply(kind: DocumentKind, id: String, body: Data?, decoder: JSONDecoder) throws {
+        guard let type = TenantDocuments.byKind[kind] else { return }
+        func apply<Document: TenantDocument>(_ type: Document.Type) throws {
+            let document = try body.map { data in
+                do { return try decoder.decode(Document.self, from: data) } catch {
+                    throw StorageError(.corrupt, "stored \(kind.rawValue) \(id) cannot be read", underlying: error)
+                }
+            }
+            Document.apply(document, id: id, to: &self)
+        }
+        try apply(type)
     }
 }

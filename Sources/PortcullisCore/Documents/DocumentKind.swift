@@ -1,0 +1,37 @@
+/// The kinds of JSON documents a tenant holds: its directory and its policies.
+public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let tenant = DocumentKind(rawValue: "tenant")
+    public static let user = DocumentKind(rawValue: "user")
+    public static let group = DocumentKind(rawValue: "group")
+    public static let application = DocumentKind(rawValue: "application")
+    public static let appRoleAssignment = DocumentKind(rawValue: "appRoleAssignment")
+    public static let namedLocation = DocumentKind(rawValue: "namedLocation")
+    public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
+    public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")
+    public static let appConfigurationPolicy = DocumentKind(rawValue: "appConfigurationPolicy")
+    /// A declared secret's material, sealed at rest (`StoredSecretMaterial`), ID `{policyId}:{identifier}`.
+    public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
+}
+
+extension DocumentKind {
+    /// Identifiers unique across the whole installation, as GUIDs are in Entra (PROTOCOL §11): users and groups
+    /// share the directory-object namespace, applications have theirs (`appId`). `nil`: unique within a tenant only.
+    public var installationWideNamespace: String? {
+        switch self {
+        case .user, .group: "directoryObject"
+        case .application: "application"
+        default: nil
+        }
+    }
+
+    /// The kinds that share an installation-wide namespace.
+    public static let installationWideKinds: [DocumentKind] = [.user, .group, .application]
+
+    /// The kinds of `namespace`.
+    public static func kinds(inNamespace namespace: String) -> [DocumentKind] {
+        installationWideKinds.filter { $0.installationWideNamespace == namespace }
+    }
+}

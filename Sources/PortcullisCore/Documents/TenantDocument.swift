@@ -1,0 +1,154 @@
+/// A document a tenant holds (PROTOCOL §7, §11): its directory objects and its policies. One protocol for every kind,
+/// so that storing, caching, auditing and serving a kind is written once: a new kind is a type that conforms and a
+/// registration (the admin API's path, how it is validated and shown).
+///
+/// A document is stored as its `Codable` encoding, read back into the same type, compared by value ("no change"
+/// means equal values, not equal bytes), and applied to its tenant's snapshot by `apply(_:id:to:)` — which is how
+/// the tenant cache follows one document's change without rebuilding the tenant or anyone else.
+public protocol TenantDocument: Codable, Sendable, Equatable {
+    /// How the store names the kind.
+    static var kind: DocumentKind { get }
+    /// The JSON member that names a document (`id`; `appId` for applications).
+    static var idMember: String { get }
+    /// The document's ID, as stored and addressed (lower-case where IDs are case-insensitive).
+    var documentId: String { get }
+    /// Puts `document` into the tenant's contents under `id` — or, when `nil`, removes the one with that `id`.
+    static func apply(_ document: Self?, id: String, to contents: inout TenantContents)
+}
+
+extension TenantDocument {
+    public static var idMember: String { "id" }
+}
+
+/// A tenant's documents by kind and ID: what a `TenantSnapshot` is built from, and what one change edits.
+public struct TenantContents: Sendable {
+    public var tenant: Tenant
+    public var users: [String: User] = [:]
+    public var groups: [String: Group] = [:]
+    public var applications: [String: Application] = [:]
+    public var roleAssignments: [String: RoleAssignmentDocument] = [:]
+    public var namedLocations: [String: NamedLocation] = [:]
+    public var conditionalAccessPolicies: [String: ConditionalAccessPolicy] = [:]
+    public var appProtectionPolicies: [String: AppProtectionPolicy] = [:]
+    public var appConfigurationPolicies: [String: AppConfigurationPolicy] = [:]
+    public var secretMaterials: [String: StoredSecretMaterial] = [:]
+
+    public init(tenant: Tenant) {
+        self.tenant = tenant
+    }
+}
+
+/// An app role assignment as it is stored and addressed: under the GUID that follows from what it grants
+/// (`AppRoleAssignment.documentId`), so one grant cannot be stored twice however its resource is spelled.
+public struct RoleAssignmentDocument: Codable, Sendable, Equatable {
+    public var id: String
+    public var principalId: String
+    public var resource: String
+    public var role: String
+
+    public init(_ assignment: AppRoleAssignment, in directory: DirectorySnapshot) {
+        self.id = directory.documentId(of: assignment)
+        self.principalId = assignment.principalId
+        self.resource = assignment.resource
+        self.role = assignment.role
+    }
+
+    public var assignment: AppRoleAssignment { AppRoleAssignment(principalId: principalId, resource: resource, role: role) }
+
+    enum CodingKeys: String, CodingKey { case id, principalId, resource, role }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        principalId = try container.decode(String.self, forKey: .principalId).lowercased()
+        resource = try container.decode(String.self, forKey: .resource)
+        role = try container.decode(String.self, forKey: .role)
+        // Stores from before assignments had GUIDs keep theirs as the document ID (rekeyed at start-up).
+        id = try container.decodeIfPresent(String.self, forKey: .id) ?? ""
+    }
+}
+
+extension Tenant: TenantDocument {
+    public static let kind = DocumentKind.tenant
+    public var documentId: String { id }
+    public static func apply(_ document: Tenant?, id: String, to contents: inout TenantContents) {
+        if let document { contents.tenant = document }  // a tenant is never removed through its own documents
+    }
+}
+
+extension User: TenantDocument {
+    public static let kind = DocumentKind.user
+    public var documentId: String { id }
+    public static func apply(_ document: User?, id: String, to contents: inout TenantContents) { contents.users[id] = document }
+}
+
+extension Group: TenantDocument {
+    public static let kind = DocumentKind.group
+    public var documentId: String { id }
+    public static func apply(_ document: Group?, id: String, to contents: inout TenantContents) { contents.groups[id] = document }
+}
+
+extension Application: TenantDocument {
+    public static let kind = DocumentKind.application
+    public static var idMember: String { "appId" }
+    public var documentId: String { appId }
+    public static func apply(_ document: Application?, id: String, to contents: inout TenantContents) { contents.applications[id] = document }
+}
+
+extension RoleAssignmentDocument: TenantDocument {
+    public static let kind = DocumentKind.appRoleAssignment
+    public var documentId: String { id }
+    public static func apply(_ document: RoleAssignmentDocument?, id: String, to contents: inout TenantContents) {
+        contents.roleAssignments[id] = document.map { stored in
+            var stored = stored
+            stored.id = id
+            return stored
+        }
+    }
+}
+
+extension NamedLocation: TenantDocument {
+    public static let kind = DocumentKind.namedLocation
+    public var documentId: String { id }
+    public static func apply(_ document: NamedLocation?, id: String, to contents: inout TenantContents) { contents.namedLocations[id] = document }
+}
+
+extension ConditionalAccessPolicy: TenantDocument {
+    public static let kind = DocumentKind.conditionalAccessPolicy
+    public var documentId: String { id }
+    public static func apply(_ document: ConditionalAccessPolicy?, id: String, to contents: inout TenantContents) {
+        contents.conditionalAccessPolicies[id] = document
+    }
+}
+
+extension AppProtectionPolicy: TenantDocument {
+    public static let kind = DocumentKind.appProtectionPolicy
+    public var documentId: String { id }
+    public static func apply(_ document: AppProtectionPolicy?, id: String, to contents: inout TenantContents) {
+        contents.appProtectionPolicies[id] = document
+    }
+}
+
+extension AppConfigurationPolicy: TenantDocument {
+    public static let kind = DocumentKind.appConfigurationPolicy
+    public var documentId: String { id }
+    public static func apply(_ document: AppConfigurationPolicy?, id: String, to contents: inout TenantContents) {
+        contents.appConfigurationPolicies[id] = document
+    }
+}
+
+extension StoredSecretMaterial: TenantDocument {
+    public static let kind = DocumentKind.appSecretMaterial
+    public static func apply(_ document: StoredSecretMaterial?, id: String, to contents: inout TenantContents) {
+        contents.secretMaterials[id] = document
+    }
+}
+
+/// Every kind of tenant document, for reading a stored one back into its type by its kind name.
+public enum TenantDocuments {
+    public static let all: [any TenantDocument.Type] = [
+        Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
+        ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
+    ]
+
+    public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })
+}
