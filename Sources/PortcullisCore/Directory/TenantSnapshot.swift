@@ -12,88 +12,68 @@ public struct TenantSnapshot: Sendable {
     public let appProtectionPolicies: [AppProtectionPolicy]
     public let appConfigurationPolicies: [AppConfigurationPolicy]
     /// Secret material (sealed at rest), by `StoredSecretMaterial.documentId`.
-    public var secretMaterials: [String: StoredSecretMaterial] { contents.secretMaterials }
+    public let secretMaterials: [String: StoredSecretMaterial]
 
-    /// A snapshot of `contents`, built whole.
+    /// A snapshot of `contents` (its lists sorted by ID), built whole.
     public init(contents: TenantContents, revision: Int64) {
         let directory = Self.directory(contents, revision: revision)
-        self.init(
-            contents: contents, directory: directory, conditionalAccess: Self.conditionalAccess(contents, directory: directory),
-            appProtectionPolicies: Self.sorted(contents.appProtectionPolicies), appConfigurationPolicies: Self.sorted(contents.appConfigurationPolicies))
+        self.init(contents: contents, directory: directory, conditionalAccess: Self.conditionalAccess(contents, directory: directory))
     }
 
-    private init(contents: TenantContents, directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet,
-                 appProtectionPolicies: [AppProtectionPolicy], appConfigurationPolicies: [AppConfigurationPolicy]) {
+    private init(contents: TenantContents, directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet) {
         self.contents = contents
         self.directory = directory
         self.conditionalAccess = conditionalAccess
-        self.appProtectionPolicies = appProtectionPolicies
-        self.appConfigurationPolicies = appConfigurationPolicies
+        self.appProtectionPolicies = contents.appProtectionPolicies
+        self.appConfigurationPolicies = contents.appConfigurationPolicies
+        self.secretMaterials = Dictionary(contents.secretMaterials.map { ($0.documentId, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A snapshot assembled from parts (tests and benchmarks that describe a tenant directly).
     public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = [],
                 appConfigurationPolicies: [AppConfigurationPolicy] = [], secretMaterials: [StoredSecretMaterial] = []) {
         var contents = TenantContents(tenant: directory.tenant)
-        for user in directory.users { contents.users[user.id] = user }
-        for group in directory.groups { contents.groups[group.id] = group }
-        for application in directory.applications { contents.applications[application.appId] = application }
-        for assignment in directory.appRoleAssignments {
-            let stored = RoleAssignmentDocument(assignment, in: directory)
-            contents.roleAssignments[stored.id] = stored
-        }
-        for location in directory.namedLocations { contents.namedLocations[location.id] = location }
-        for policy in conditionalAccess.policies { contents.conditionalAccessPolicies[policy.id] = policy }
-        for policy in appProtectionPolicies { contents.appProtectionPolicies[policy.id] = policy }
-        for policy in appConfigurationPolicies { contents.appConfigurationPolicies[policy.id] = policy }
-        for material in secretMaterials { contents.secretMaterials[material.documentId] = material }
-        self.init(contents: contents, directory: directory, conditionalAccess: conditionalAccess,
-                  appProtectionPolicies: appProtectionPolicies, appConfigurationPolicies: appConfigurationPolicies)
+        contents.users = directory.users
+        contents.groups = directory.groups
+        contents.applications = directory.applications
+        contents.roleAssignments = directory.appRoleAssignments.map { RoleAssignmentDocument($0, in: directory) }
+        contents.namedLocations = directory.namedLocations
+        contents.conditionalAccessPolicies = conditionalAccess.policies
+        contents.appProtectionPolicies = appProtectionPolicies
+        contents.appConfigurationPolicies = appConfigurationPolicies
+        contents.secretMaterials = secretMaterials
+        contents.sort()
+        self.init(contents: contents, directory: directory, conditionalAccess: conditionalAccess)
     }
 
     /// This tenant with one document put (or, `nil`, removed) under `id`, at `revision`. Rebuilds only what depends
     /// on the document's kind: the directory for directory objects (and the policy set when a named location
-    /// changed, whose ranges it holds), the compiled policy set for a conditional-access policy, a list otherwise.
+    /// changed, whose ranges it holds), the compiled policy set for a conditional-access policy, nothing else for
+    /// the other kinds.
     public func applying<Document: TenantDocument>(_ document: Document?, id: String, revision: Int64) -> TenantSnapshot {
         var contents = self.contents
         Document.apply(document, id: id, to: &contents)
         switch Document.kind {
         case .conditionalAccessPolicy:
-            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision),
-                                  conditionalAccess: Self.conditionalAccess(contents, directory: directory),
-                                  appProtectionPolicies: appProtectionPolicies, appConfigurationPolicies: appConfigurationPolicies)
-        case .appProtectionPolicy:
-            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess,
-                                  appProtectionPolicies: Self.sorted(contents.appProtectionPolicies), appConfigurationPolicies: appConfigurationPolicies)
-        case .appConfigurationPolicy:
-            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess,
-                                  appProtectionPolicies: appProtectionPolicies, appConfigurationPolicies: Self.sorted(contents.appConfigurationPolicies))
-        case .appSecretMaterial:
-            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess,
-                                  appProtectionPolicies: appProtectionPolicies, appConfigurationPolicies: appConfigurationPolicies)
+            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
+        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial:
+            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)
-            return TenantSnapshot(contents: contents, directory: directory, conditionalAccess: Self.conditionalAccess(contents, directory: directory),
-                                  appProtectionPolicies: appProtectionPolicies, appConfigurationPolicies: appConfigurationPolicies)
+            return TenantSnapshot(contents: contents, directory: directory, conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         default:
-            return TenantSnapshot(contents: contents, directory: Self.directory(contents, revision: revision), conditionalAccess: conditionalAccess,
-                                  appProtectionPolicies: appProtectionPolicies, appConfigurationPolicies: appConfigurationPolicies)
+            return TenantSnapshot(contents: contents, directory: Self.directory(contents, revision: revision), conditionalAccess: conditionalAccess)
         }
-    }
-
-    static func sorted<Value>(_ byId: [String: Value]) -> [Value] {
-        byId.sorted { $0.key < $1.key }.map(\.value)
     }
 
     static func directory(_ contents: TenantContents, revision: Int64) -> DirectorySnapshot {
         DirectorySnapshot(
-            tenant: contents.tenant, revision: revision, users: sorted(contents.users), groups: sorted(contents.groups),
-            applications: sorted(contents.applications), appRoleAssignments: sorted(contents.roleAssignments).map(\.assignment),
-            namedLocations: sorted(contents.namedLocations))
+            tenant: contents.tenant, revision: revision, users: contents.users, groups: contents.groups, applications: contents.applications,
+            appRoleAssignments: contents.roleAssignments.map(\.assignment), namedLocations: contents.namedLocations)
     }
 
     static func conditionalAccess(_ contents: TenantContents, directory: DirectorySnapshot) -> CompiledPolicySet {
-        CompiledPolicySet(policies: Array(contents.conditionalAccessPolicies.values), namedLocations: directory.namedLocations)
+        CompiledPolicySet(policies: contents.conditionalAccessPolicies, namedLocations: directory.namedLocations)
     }
 
     /// The merged app configuration for an account in a client application (PROTOCOL §8.1).

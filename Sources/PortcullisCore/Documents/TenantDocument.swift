@@ -20,21 +20,61 @@ extension TenantDocument {
     public static var idMember: String { "id" }
 }
 
-/// A tenant's documents by kind and ID: what a `TenantSnapshot` is built from, and what one change edits.
+/// A tenant's documents by kind, each list sorted by document ID: what a `TenantSnapshot` is built from (its directory
+/// shares these arrays, copy-on-write, rather than holding copies) and what one change edits.
 public struct TenantContents: Sendable {
     public var tenant: Tenant
-    public var users: [String: User] = [:]
-    public var groups: [String: Group] = [:]
-    public var applications: [String: Application] = [:]
-    public var roleAssignments: [String: RoleAssignmentDocument] = [:]
-    public var namedLocations: [String: NamedLocation] = [:]
-    public var conditionalAccessPolicies: [String: ConditionalAccessPolicy] = [:]
-    public var appProtectionPolicies: [String: AppProtectionPolicy] = [:]
-    public var appConfigurationPolicies: [String: AppConfigurationPolicy] = [:]
-    public var secretMaterials: [String: StoredSecretMaterial] = [:]
+    public var users: [User] = []
+    public var groups: [Group] = []
+    public var applications: [Application] = []
+    public var roleAssignments: [RoleAssignmentDocument] = []
+    public var namedLocations: [NamedLocation] = []
+    public var conditionalAccessPolicies: [ConditionalAccessPolicy] = []
+    public var appProtectionPolicies: [AppProtectionPolicy] = []
+    public var appConfigurationPolicies: [AppConfigurationPolicy] = []
+    public var secretMaterials: [StoredSecretMaterial] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
+    }
+
+    /// Every list sorted by document ID (a store may list them in its own collation's order).
+    public mutating func sort() {
+        Self.sort(&users)
+        Self.sort(&groups)
+        Self.sort(&applications)
+        Self.sort(&roleAssignments)
+        Self.sort(&namedLocations)
+        Self.sort(&conditionalAccessPolicies)
+        Self.sort(&appProtectionPolicies)
+        Self.sort(&appConfigurationPolicies)
+        Self.sort(&secretMaterials)
+    }
+
+    static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
+        var sorted = true
+        for index in documents.indices.dropFirst() where documents[index - 1].documentId >= documents[index].documentId {
+            sorted = false
+            break
+        }
+        if !sorted { documents.sort { $0.documentId < $1.documentId } }
+    }
+
+    /// Puts `document` under `id` into a list sorted by ID (replacing the one there), or removes it (`nil`).
+    public static func upsert<Document: TenantDocument>(_ document: Document?, id: String, in documents: inout [Document]) {
+        var low = 0
+        var high = documents.count
+        while low < high {
+            let middle = (low + high) / 2
+            if documents[middle].documentId < id { low = middle + 1 } else { high = middle }
+        }
+        let found = low < documents.count && documents[low].documentId == id
+        switch (document, found) {
+        case (let document?, true): documents[low] = document
+        case (let document?, false): documents.insert(document, at: low)
+        case (nil, true): documents.remove(at: low)
+        case (nil, false): break
+        }
     }
 }
 
@@ -78,45 +118,50 @@ extension Tenant: TenantDocument {
 extension User: TenantDocument {
     public static let kind = DocumentKind.user
     public var documentId: String { id }
-    public static func apply(_ document: User?, id: String, to contents: inout TenantContents) { contents.users[id] = document }
+    public static func apply(_ document: User?, id: String, to contents: inout TenantContents) { TenantContents.upsert(document, id: id, in: &contents.users) }
 }
 
 extension Group: TenantDocument {
     public static let kind = DocumentKind.group
     public var documentId: String { id }
-    public static func apply(_ document: Group?, id: String, to contents: inout TenantContents) { contents.groups[id] = document }
+    public static func apply(_ document: Group?, id: String, to contents: inout TenantContents) { TenantContents.upsert(document, id: id, in: &contents.groups) }
 }
 
 extension Application: TenantDocument {
     public static let kind = DocumentKind.application
     public static var idMember: String { "appId" }
     public var documentId: String { appId }
-    public static func apply(_ document: Application?, id: String, to contents: inout TenantContents) { contents.applications[id] = document }
+    public static func apply(_ document: Application?, id: String, to contents: inout TenantContents) {
+        TenantContents.upsert(document, id: id, in: &contents.applications)
+    }
 }
 
 extension RoleAssignmentDocument: TenantDocument {
     public static let kind = DocumentKind.appRoleAssignment
     public var documentId: String { id }
     public static func apply(_ document: RoleAssignmentDocument?, id: String, to contents: inout TenantContents) {
-        contents.roleAssignments[id] = document.map { stored in
+        let stored = document.map { stored in
             var stored = stored
             stored.id = id
             return stored
         }
+        TenantContents.upsert(stored, id: id, in: &contents.roleAssignments)
     }
 }
 
 extension NamedLocation: TenantDocument {
     public static let kind = DocumentKind.namedLocation
     public var documentId: String { id }
-    public static func apply(_ document: NamedLocation?, id: String, to contents: inout TenantContents) { contents.namedLocations[id] = document }
+    public static func apply(_ document: NamedLocation?, id: String, to contents: inout TenantContents) {
+        TenantContents.upsert(document, id: id, in: &contents.namedLocations)
+    }
 }
 
 extension ConditionalAccessPolicy: TenantDocument {
     public static let kind = DocumentKind.conditionalAccessPolicy
     public var documentId: String { id }
     public static func apply(_ document: ConditionalAccessPolicy?, id: String, to contents: inout TenantContents) {
-        contents.conditionalAccessPolicies[id] = document
+        TenantContents.upsert(document, id: id, in: &contents.conditionalAccessPolicies)
     }
 }
 
@@ -124,7 +169,7 @@ extension AppProtectionPolicy: TenantDocument {
     public static let kind = DocumentKind.appProtectionPolicy
     public var documentId: String { id }
     public static func apply(_ document: AppProtectionPolicy?, id: String, to contents: inout TenantContents) {
-        contents.appProtectionPolicies[id] = document
+        TenantContents.upsert(document, id: id, in: &contents.appProtectionPolicies)
     }
 }
 
@@ -132,14 +177,14 @@ extension AppConfigurationPolicy: TenantDocument {
     public static let kind = DocumentKind.appConfigurationPolicy
     public var documentId: String { id }
     public static func apply(_ document: AppConfigurationPolicy?, id: String, to contents: inout TenantContents) {
-        contents.appConfigurationPolicies[id] = document
+        TenantContents.upsert(document, id: id, in: &contents.appConfigurationPolicies)
     }
 }
 
 extension StoredSecretMaterial: TenantDocument {
     public static let kind = DocumentKind.appSecretMaterial
     public static func apply(_ document: StoredSecretMaterial?, id: String, to contents: inout TenantContents) {
-        contents.secretMaterials[id] = document
+        TenantContents.upsert(document, id: id, in: &contents.secretMaterials)
     }
 }
 

@@ -283,7 +283,7 @@ public final class TenantCache: Service, Sendable {
         guard let tenantDocument = documents.first(where: { $0.kind == .tenant && $0.id == tenantId }) else { return nil }
         var contents = TenantContents(tenant: try decode(Tenant.self, tenantDocument))
         for document in documents where document.kind != .tenant {
-            try contents.apply(kind: document.kind, id: document.id, body: document.body, decoder: decoder)
+            try contents.append(kind: document.kind, id: document.id, body: document.body, decoder: decoder)
         }
         return TenantSnapshot(contents: contents, revision: revision)
     }
@@ -314,18 +314,17 @@ public final class TenantCache: Service, Sendable {
 }
 
 extension TenantContents {
-    /// Puts a stored document, read back into its kind's type, into these contents (`body` `nil`: removes it).
-    /// Kinds this build does not know are left alone.
-    mutating func apply(kind: DocumentKind, id: String, body: Data?, decoder: JSONDecoder) throws {
+    /// Adds a stored document, read back into its kind's type, to these contents while loading them (documents come in
+    /// ID order, so each lands at the end of its sorted list). Kinds this build does not know are left alone.
+    mutating func append(kind: DocumentKind, id: String, body: Data, decoder: JSONDecoder) throws {
         guard let type = TenantDocuments.byKind[kind] else { return }
-        func apply<Document: TenantDocument>(_ type: Document.Type) throws {
-            let document = try body.map { data in
-                do { return try decoder.decode(Document.self, from: data) } catch {
-                    throw StorageError(.corrupt, "stored \(kind.rawValue) \(id) cannot be read", underlying: error)
-                }
+        func append<Document: TenantDocument>(_ type: Document.Type) throws {
+            let document: Document
+            do { document = try decoder.decode(Document.self, from: body) } catch {
+                throw StorageError(.corrupt, "stored \(kind.rawValue) \(id) cannot be read", underlying: error)
             }
             Document.apply(document, id: id, to: &self)
         }
-        try apply(type)
+        try append(type)
     }
 }
