@@ -12,12 +12,19 @@ public protocol TenantDocument: Codable, Sendable, Equatable {
     static var idMember: String { get }
     /// The document's ID, as stored and addressed (lower-case where IDs are case-insensitive).
     var documentId: String { get }
+    /// Where a tenant's documents of this kind are kept, sorted by ID (`nil` for the tenant document itself).
+    static var list: WritableKeyPath<TenantContents, [Self]>? { get }
     /// Puts `document` into the tenant's contents under `id` — or, when `nil`, removes the one with that `id`.
     static func apply(_ document: Self?, id: String, to contents: inout TenantContents)
 }
 
 extension TenantDocument {
     public static var idMember: String { "id" }
+
+    public static func apply(_ document: Self?, id: String, to contents: inout TenantContents) {
+        guard let list else { return }
+        TenantContents.upsert(document, id: id, in: &contents[keyPath: list])
+    }
 }
 
 /// A tenant's documents by kind, each list sorted by document ID: what a `TenantSnapshot` is built from (its directory
@@ -51,7 +58,7 @@ public struct TenantContents: Sendable {
         Self.sort(&secretMaterials)
     }
 
-    static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
+    public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
         var sorted = true
         for index in documents.indices.dropFirst() where documents[index - 1].documentId >= documents[index].documentId {
             sorted = false
@@ -110,6 +117,7 @@ public struct RoleAssignmentDocument: Codable, Sendable, Equatable {
 extension Tenant: TenantDocument {
     public static let kind = DocumentKind.tenant
     public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [Tenant]>? { nil }
     public static func apply(_ document: Tenant?, id: String, to contents: inout TenantContents) {
         if let document { contents.tenant = document }  // a tenant is never removed through its own documents
     }
@@ -118,28 +126,28 @@ extension Tenant: TenantDocument {
 extension User: TenantDocument {
     public static let kind = DocumentKind.user
     public var documentId: String { id }
-    public static func apply(_ document: User?, id: String, to contents: inout TenantContents) { TenantContents.upsert(document, id: id, in: &contents.users) }
+    public static var list: WritableKeyPath<TenantContents, [User]>? { \.users }
 }
 
 extension Group: TenantDocument {
     public static let kind = DocumentKind.group
     public var documentId: String { id }
-    public static func apply(_ document: Group?, id: String, to contents: inout TenantContents) { TenantContents.upsert(document, id: id, in: &contents.groups) }
+    public static var list: WritableKeyPath<TenantContents, [Group]>? { \.groups }
 }
 
 extension Application: TenantDocument {
     public static let kind = DocumentKind.application
     public static var idMember: String { "appId" }
     public var documentId: String { appId }
-    public static func apply(_ document: Application?, id: String, to contents: inout TenantContents) {
-        TenantContents.upsert(document, id: id, in: &contents.applications)
-    }
+    public static var list: WritableKeyPath<TenantContents, [Application]>? { \.applications }
 }
 
 extension RoleAssignmentDocument: TenantDocument {
     public static let kind = DocumentKind.appRoleAssignment
     public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [RoleAssignmentDocument]>? { \.roleAssignments }
     public static func apply(_ document: RoleAssignmentDocument?, id: String, to contents: inout TenantContents) {
+        // Stores from before assignments had GUIDs: the document's ID is where it is stored.
         let stored = document.map { stored in
             var stored = stored
             stored.id = id
@@ -152,40 +160,30 @@ extension RoleAssignmentDocument: TenantDocument {
 extension NamedLocation: TenantDocument {
     public static let kind = DocumentKind.namedLocation
     public var documentId: String { id }
-    public static func apply(_ document: NamedLocation?, id: String, to contents: inout TenantContents) {
-        TenantContents.upsert(document, id: id, in: &contents.namedLocations)
-    }
+    public static var list: WritableKeyPath<TenantContents, [NamedLocation]>? { \.namedLocations }
 }
 
 extension ConditionalAccessPolicy: TenantDocument {
     public static let kind = DocumentKind.conditionalAccessPolicy
     public var documentId: String { id }
-    public static func apply(_ document: ConditionalAccessPolicy?, id: String, to contents: inout TenantContents) {
-        TenantContents.upsert(document, id: id, in: &contents.conditionalAccessPolicies)
-    }
+    public static var list: WritableKeyPath<TenantContents, [ConditionalAccessPolicy]>? { \.conditionalAccessPolicies }
 }
 
 extension AppProtectionPolicy: TenantDocument {
     public static let kind = DocumentKind.appProtectionPolicy
     public var documentId: String { id }
-    public static func apply(_ document: AppProtectionPolicy?, id: String, to contents: inout TenantContents) {
-        TenantContents.upsert(document, id: id, in: &contents.appProtectionPolicies)
-    }
+    public static var list: WritableKeyPath<TenantContents, [AppProtectionPolicy]>? { \.appProtectionPolicies }
 }
 
 extension AppConfigurationPolicy: TenantDocument {
     public static let kind = DocumentKind.appConfigurationPolicy
     public var documentId: String { id }
-    public static func apply(_ document: AppConfigurationPolicy?, id: String, to contents: inout TenantContents) {
-        TenantContents.upsert(document, id: id, in: &contents.appConfigurationPolicies)
-    }
+    public static var list: WritableKeyPath<TenantContents, [AppConfigurationPolicy]>? { \.appConfigurationPolicies }
 }
 
 extension StoredSecretMaterial: TenantDocument {
     public static let kind = DocumentKind.appSecretMaterial
-    public static func apply(_ document: StoredSecretMaterial?, id: String, to contents: inout TenantContents) {
-        TenantContents.upsert(document, id: id, in: &contents.secretMaterials)
-    }
+    public static var list: WritableKeyPath<TenantContents, [StoredSecretMaterial]>? { \.secretMaterials }
 }
 
 /// Every kind of tenant document, for reading a stored one back into its type by its kind name.

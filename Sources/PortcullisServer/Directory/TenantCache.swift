@@ -241,22 +241,21 @@ public final class TenantCache: Service, Sendable {
         let revisions = try await store.tenantRevisions()
         let ids = revisions.keys.sorted()
         var entries: [String: Entry] = [:]
-        let batch = 64
+        let batch = 8
+        let clock = ContinuousClock()
+        var reading = Duration.zero
+        let started = clock.now
         for start in stride(from: 0, to: ids.count, by: batch) {
             let chunk = Array(ids[start..<min(start + batch, ids.count)])
+            let readStart = clock.now
             let documents = try await store.documents(tenantIds: chunk)
+            reading += clock.now - readStart
             let byTenant = Dictionary(grouping: documents, by: \.tenantId)
-            let built = try await withThrowingTaskGroup(of: TenantSnapshot?.self) { group in
-                for tenantId in chunk {
-                    let docs = byTenant[tenantId] ?? []
-                    let revision = revisions[tenantId] ?? 0
-                    group.addTask { try Self.snapshot(of: tenantId, from: docs, revision: revision) }
+            for tenantId in chunk {
+                if let snapshot = try Self.snapshot(of: tenantId, from: byTenant[tenantId] ?? [], revision: revisions[tenantId] ?? 0) {
+                    entries[tenantId] = Entry(snapshot: snapshot, revision: snapshot.revision, serial: 0)
                 }
-                var built: [TenantSnapshot] = []
-                for try await snapshot in group { if let snapshot { built.append(snapshot) } }
-                return built
             }
-            for snapshot in built { entries[snapshot.tenant.id] = Entry(snapshot: snapshot, revision: snapshot.revision, serial: 0) }
         }
         state.withLock { state in
             guard !state.loaded else { return }
@@ -264,7 +263,10 @@ public final class TenantCache: Service, Sendable {
             state.domains = Dictionary(entries.values.map { ($0.snapshot.tenant.domain, $0.snapshot.tenant.id) }, uniquingKeysWith: { first, _ in first })
             state.loaded = true
         }
-        logger.debug("tenant cache loaded", metadata: ["portcullis.tenants": .stringConvertible(entries.count)])
+        logger.debug("tenant cache loaded", metadata: [
+            "portcullis.tenants": .stringConvertible(entries.count), "portcullis.read": .stringConvertible(reading),
+            "portcullis.total": .stringConvertible(clock.now - started),
+        ])
     }
 
     private func swap(_ tenantId: String, expected serial: UInt64, with snapshot: TenantSnapshot, revision: Int64) -> Bool {
@@ -282,8 +284,14 @@ public final class TenantCache: Service, Sendable {
     static func snapshot(of tenantId: String, from documents: [StoredDocument], revision: Int64) throws -> TenantSnapshot? {
         guard let tenantDocument = documents.first(where: { $0.kind == .tenant && $0.id == tenantId }) else { return nil }
         var contents = TenantContents(tenant: try decode(Tenant.self, tenantDocument))
-        for document in documents where document.kind != .tenant {
-            try contents.append(kind: document.kind, id: document.id, body: document.body, decoder: decoder)
+        // Documents come grouped by kind: each run is read into its kind's type at once.
+        var start = documents.startIndex
+        while start < documents.endIndex {
+            let kind = documents[start].kind
+            var end = start
+            while end < documents.endIndex && documents[end].kind == kind { end += 1 }
+            if kind != .tenant { try contents.load(kind: kind, documents[start..<end], decoder: decoder) }
+            start = end
         }
         return TenantSnapshot(contents: contents, revision: revision)
     }
@@ -314,17 +322,28 @@ public final class TenantCache: Service, Sendable {
 }
 
 extension TenantContents {
-    /// Adds a stored document, read back into its kind's type, to these contents while loading them (documents come in
-    /// ID order, so each lands at the end of its sorted list). Kinds this build does not know are left alone.
-    mutating func append(kind: DocumentKind, id: String, body: Data, decoder: JSONDecoder) throws {
+    /// Reads stored documents of one kind back into its type and adds them to these contents (loading a tenant; a
+    /// store's collation may order IDs differently, so the list is sorted when it is not already). Kinds this build
+    /// does not know are left alone.
+    mutating func load(kind: DocumentKind, _ documents: ArraySlice<StoredDocument>, decoder: JSONDecoder) throws {
         guard let type = TenantDocuments.byKind[kind] else { return }
-        func append<Document: TenantDocument>(_ type: Document.Type) throws {
-            let document: Document
-            do { document = try decoder.decode(Document.self, from: body) } catch {
-                throw StorageError(.corrupt, "stored \(kind.rawValue) \(id) cannot be read", underlying: error)
+        func load<Document: TenantDocument>(_ type: Document.Type) throws {
+            guard let list = Document.list else { return }
+            var decoded: [Document] = []
+            decoded.reserveCapacity(documents.count)
+            for document in documents {
+                do { decoded.append(try decoder.decode(Document.self, from: document.body)) } catch {
+                    throw StorageError(.corrupt, "stored \(kind.rawValue) \(document.id) cannot be read", underlying: error)
+                }
             }
-            Document.apply(document, id: id, to: &self)
+            if Document.self == RoleAssignmentDocument.self {
+                // Stored under their document ID (which older stores did not keep in the body).
+                for (value, document) in zip(decoded, documents) { Document.apply(value, id: document.id, to: &self) }
+                return
+            }
+            self[keyPath: list].append(contentsOf: decoded)
+            TenantContents.sort(&self[keyPath: list])
         }
-        try append(type)
+        try load(type)
     }
 }
