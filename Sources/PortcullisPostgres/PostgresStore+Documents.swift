@@ -110,7 +110,8 @@ extension PostgresStore {
     static func insertAudit(_ audit: AuditRecord, _ db: Statements) async throws {
         try await db.query("""
             INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after)
-            VALUES (\(audit.tenantId), \(audit.at.seconds), \(audit.actor), \(audit.action.rawValue), \(audit.kind.rawValue), \(audit.documentId), \(audit.before), \(audit.after))
+            VALUES (\(audit.tenantId), \(audit.at.seconds), \(audit.actor), \(audit.action.rawValue), \(audit.kind.rawValue), \(audit.documentId),
+                    \(AuditRecord.text(of: audit.before)), \(AuditRecord.text(of: audit.after)))
             """)
     }
 
@@ -174,7 +175,7 @@ extension PostgresStore {
             WHERE tenant_id = \(tenantId) AND id < \(before ?? Int64.max) ORDER BY id DESC LIMIT \(limit)
             """).map { row in
             let (id, tenant, at, actor, action, kind, documentId, before, after) = try row.decode((Int64, String, Double, String, String, String, String, String?, String?).self)
-            return AuditRecord(id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: AuditSubject(rawValue: kind), documentId: documentId, before: before, after: after)
+            return AuditRecord(id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: AuditSubject(rawValue: kind), documentId: documentId, before: AuditRecord.value(of: before), after: AuditRecord.value(of: after))
         }
     }
 }

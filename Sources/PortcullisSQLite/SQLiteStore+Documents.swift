@@ -99,7 +99,7 @@ extension SQLiteStore {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
-             .text(audit.documentId), .optionalText(audit.before), .optionalText(audit.after)])
+             .text(audit.documentId), .optionalText(AuditRecord.text(of: audit.before)), .optionalText(AuditRecord.text(of: audit.after))])
     }
 
     public func put(
@@ -173,7 +173,8 @@ extension SQLiteStore {
             AuditRecord(
                 id: try row.int("id"), tenantId: try row.string("tenant_id"), at: try row.date("at"),
                 actor: try row.string("actor"), action: AuditAction(rawValue: try row.string("action")), kind: AuditSubject(rawValue: try row.string("kind")),
-                documentId: try row.string("document_id"), before: row.optionalString("before"), after: row.optionalString("after"))
+                documentId: try row.string("document_id"), before: AuditRecord.value(of: row.optionalString("before")),
+                after: AuditRecord.value(of: row.optionalString("after")))
         }
     }
 }

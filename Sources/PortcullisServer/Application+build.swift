@@ -134,12 +134,15 @@ public struct PortcullisServer: Sendable {
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(), clock: deps.clock, logger: deps.logger
         ).register(on: router)
+        let documents = AdminDocuments(
+            store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance, logger: deps.logger)
         let admin = AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns, clock: deps.clock,
             compliance: ComplianceAdminRoutes(
                 store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, box: SecretMaterialBox(credentials: deps.credentials),
-                clock: deps.clock),
-            directory: DirectoryRoutes(store: deps.store, tenants: tenants, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance, clock: deps.clock, logger: deps.logger)
+                clock: deps.clock, documents: documents),
+            directory: DirectoryRoutes(documents: documents, credentials: deps.credentials, tenants: tenants),
+            documents: documents
         )
         admin.register(on: router)
         // The console calls the admin API (and redeems its codes) in process, through the same routes: a router

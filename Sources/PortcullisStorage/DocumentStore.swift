@@ -82,10 +82,11 @@ public struct AuditRecord: Sendable, Equatable, Codable {
     public var action: AuditAction
     public var kind: AuditSubject
     public var documentId: String
-    public var before: String?
-    public var after: String?
+    /// The document before and after, as JSON values (as answers show them: no hash, no secret).
+    public var before: JSONValue?
+    public var after: JSONValue?
 
-    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: String?, after: String?) {
+    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: JSONValue?, after: JSONValue?) {
         self.id = id
         self.tenantId = tenantId
         self.at = at
@@ -158,4 +159,22 @@ public protocol DocumentStore: Sendable {
     func appendAudit(_ record: AuditRecord) async throws
     /// The audit log of a tenant, newest first.
     func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord]
+}
+
+extension AuditRecord {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A document as the stores keep it in the audit log: JSON text.
+    public static func text(of value: JSONValue?) -> String? {
+        value.flatMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A stored before/after back as a JSON value (text that is not JSON — an old record — as a string).
+    public static func value(of text: String?) -> JSONValue? {
+        text.map { JSONValue.parse(Data($0.utf8)) ?? .string($0) }
+    }
 }

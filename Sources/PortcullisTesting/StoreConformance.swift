@@ -127,7 +127,7 @@ public enum StoreConformance {
             for index in 0..<3 {
                 try await store.put(
                     tenantId: "t-audit", kind: .namedLocation, id: "l\(index)", body: Data("{}".utf8), precondition: .none, at: now,
-                    audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l\(index)", before: nil, after: "{}"))
+                    audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l\(index)", before: nil, after: .object([:])))
             }
             let page = try await store.auditRecords(tenantId: "t-audit", limit: 2, before: nil)
             try expect(page.map(\.documentId) == ["l2", "l1"], "newest first: \(page.map(\.documentId))")
@@ -136,7 +136,7 @@ public enum StoreConformance {
             // A refused write leaves no audit record.
             try? await store.put(
                 tenantId: "t-audit", kind: .namedLocation, id: "l0", body: Data("{}".utf8), precondition: .mustNotExist, at: now,
-                audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l0", before: nil, after: "{}"))
+                audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l0", before: nil, after: .object([:])))
             try expect(try await store.auditRecords(tenantId: "t-audit", limit: 10, before: nil).count == 3, "a refused write must not be audited")
         },
         ConformanceCase(name: "refresh tokens: insert, find, rotate once, replay refused") { store in
@@ -296,7 +296,7 @@ public enum StoreConformance {
             wiped.complianceStatus = .wiped
             let message = OutboxMessage(id: "mw1", tenantId: tenant, enrollmentId: "w1", targetUri: "https://r.example/c", payload: "p", jti: "jw1",
                                         nextAttemptAt: now, createdAt: now)
-            let audit = AuditRecord(tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: "{}")
+            let audit = AuditRecord(tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: .object([:]))
             // A stale revision changes nothing at all: no families revoked, no audit, no callback.
             try expect(try await store.updateEnrollment(wiped, expectedRevision: 99, history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
                                                         outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit)) == nil, "stale")

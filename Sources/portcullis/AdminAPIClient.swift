@@ -55,6 +55,22 @@ struct AdminAPIClient {
         return AdminAPIClient(baseURL: "\(scheme)://\(host)\(port)/admin/v1", token: token)
     }
 
+    /// Every document of a list, following `nextLink` page by page.
+    func list(_ path: String) async throws -> [[String: Any]] {
+        var items: [[String: Any]] = []
+        var next: String? = path
+        while let page = next {
+            let reply = try await call("GET", page)
+            guard reply.status == 200, let object = reply.json as? [String: Any], let value = object["value"] as? [[String: Any]] else {
+                throw ValidationError("cannot list \(path): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            items += value
+            // `nextLink` is the page's path under the server; calls take paths under /admin/v1.
+            next = (object["nextLink"] as? String).map { link in link.hasPrefix("/admin/v1") ? String(link.dropFirst("/admin/v1".count)) : link }
+        }
+        return items
+    }
+
     func call(_ method: String, _ path: String, body: Data? = nil, ifMatch: String? = nil, headers: [String: String] = [:]) async throws -> Reply {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method

@@ -219,10 +219,7 @@ struct Planner {
     func plan(_ desired: [DesiredDocument]) async throws -> [PlanStep] {
         var current: [DocumentKindPath: [String: [String: Any]]] = [:]
         for kind in DocumentKindPath.allCases where kind != .tenant {
-            let reply = try await client.call("GET", kind.collection)
-            guard reply.status == 200, let list = (reply.json as? [String: Any])?["value"] as? [[String: Any]] else {
-                throw ArgumentParser.ValidationError("cannot list \(kind.collection): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
-            }
+            let list = try await client.list(kind.collection)
             current[kind] = Dictionary(list.compactMap { item in (item[kind.idKey] as? String).map { ($0.lowercased(), item) } }, uniquingKeysWith: { a, _ in a })
         }
         var steps: [PlanStep] = []

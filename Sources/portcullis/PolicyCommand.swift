@@ -73,10 +73,7 @@ struct PolicyCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try await connection.client()
-            let existing = try await client.call("GET", "/conditional-access/policies")
-            guard existing.status == 200, let list = (existing.json as? [String: Any])?["value"] as? [[String: Any]] else {
-                throw ArgumentParser.ValidationError("cannot list policies: HTTP \(existing.status) \(String(decoding: existing.body, as: UTF8.self))")
-            }
+            let list = try await client.list("/conditional-access/policies")
             var byId: [String: [String: Any]] = [:]
             var idByName: [String: String] = [:]
             for policy in list {

@@ -159,9 +159,9 @@ struct AppSecretTests {
             let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 100, before: nil)
             let trail = audit.filter { $0.kind == AuditSubject(.appSecretMaterial) }
             #expect(trail.contains { $0.action == .create && $0.documentId == "\(Self.policyId):com.fabrikam.mail.smtp" })
-            #expect(trail.contains { $0.action == .deliver && $0.documentId == "\(Self.policyId):com.fabrikam.mail.smtp" && $0.after?.contains(id) == true
+            #expect(trail.contains { $0.action == .deliver && $0.documentId == "\(Self.policyId):com.fabrikam.mail.smtp" && $0.afterText.contains(id)
                 && $0.actor.contains(Fixtures.alice.upn) })
-            #expect(!audit.contains { ($0.after ?? "").contains(Self.password) || ($0.before ?? "").contains(Self.password) })
+            #expect(!audit.contains { $0.afterText.contains(Self.password) || $0.beforeText.contains(Self.password) })
 
             // A new password is a new version; removing material unlists it; a wipe stops delivery.
             let rotated = try await client.admin(.put, "\(Self.secrets())/com.fabrikam.mail.smtp", token: admin, json: ["password": Self.password + "2"])
@@ -211,7 +211,7 @@ struct AppSecretTests {
             let notIdentity = try await client.mam(.post, "/enrollments/\(id)/identities/com.fabrikam.mail.vpn", token: token, json: ["csr": try appKey.csr()])
             #expect(notIdentity.status == .conflict || notIdentity.status == .notFound, "an uploaded identity (no material yet) is not issued: \(notIdentity.text)")
             let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 100, before: nil)
-            #expect(audit.contains { $0.action == .issue && $0.after?.contains(id) == true })
+            #expect(audit.contains { $0.action == .issue && $0.afterText.contains(id) })
             #expect(try await client.admin(.post, "/enrollments/\(id)/wipe", token: admin).status == .accepted)
             #expect(try await client.mam(.post, path, token: token, json: ["csr": try appKey.csr()]).status == .forbidden, "a wiped enrollment gets nothing")
         }

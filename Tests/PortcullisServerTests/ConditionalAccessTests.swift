@@ -139,9 +139,11 @@ struct AdminAPITests {
             // Newest first: the delete, the other policy's create and delete (If-None-Match), the replace, the create.
             #expect(records.map { $0["action"] as? String } == ["delete", "delete", "create", "replace", "create"])
             #expect(records.allSatisfy { ($0["actor"] as? String)?.contains(Fixtures.adminClientId) == true })
-            #expect(records[0]["after"] == nil && (records[0]["before"] as? String)?.contains("Renamed") == true)
-            #expect((records[3]["before"] as? String)?.contains("Require app protection for mail") == true)
-            #expect((records[3]["after"] as? String)?.contains("Renamed") == true)
+            // The documents themselves, as JSON values (not JSON inside strings).
+            #expect(records[0]["after"] == nil && (records[0]["before"] as? [String: Any])?["displayName"] as? String == "Renamed")
+            #expect((records[3]["before"] as? [String: Any])?["displayName"] as? String == "Require app protection for mail")
+            #expect((records[3]["after"] as? [String: Any])?["displayName"] as? String == "Renamed")
+            #expect(((records[3]["after"] as? [String: Any])?["grantControls"] as? [String: Any])?["builtInControls"] as? [String] == ["compliantApplication"])
         }
     }
 

@@ -10,6 +10,28 @@ import Testing
 struct DirectoryUserTests {
     static let ifMatch = HTTPField.Name("If-Match")!
 
+    @Test("document lists page in ID order: ?top and ?skip, a nextLink while full, 400 for a bad page")
+    func paging() async throws {
+        let env = try await TestEnvironment.make()
+        defer { Task { await env.close() } }
+        try await env.application().test(.router) { client in
+            let admin = try await client.adminToken()
+            var seen: [String] = []
+            var next: String? = "/users?top=2"
+            while let path = next {
+                let page = try await client.admin(.get, path, token: admin)
+                let items = try #require(page["value"] as? [[String: Any]])
+                #expect(items.count <= 2)
+                seen += items.compactMap { $0["id"] as? String }
+                next = (page["nextLink"] as? String).map { String($0.dropFirst("/admin/v1".count)) }
+                #expect(next == nil || items.count == 2, "a nextLink only after a full page")
+            }
+            #expect(seen == seen.sorted() && seen.count == 5 && Set(seen).count == 5, "every user once, in ID order: \(seen)")
+            #expect(try await client.admin(.get, "/users?top=0", token: admin).status == .badRequest)
+            #expect(try await client.admin(.get, "/users?skip=-1", token: admin).status == .badRequest)
+        }
+    }
+
     @Test("create → signs in at once; never a password or hash in answers or the audit; UPN unique case-insensitively; 428/412; pointers")
     func lifecycle() async throws {
         let env = try await TestEnvironment.make()

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
+import PortcullisStorage
 import PortcullisTesting
 
 /// A decoded JSON response.
@@ -106,4 +107,10 @@ func concurrently<T: Sendable>(_ count: Int, width: Int = 8, _ body: @escaping @
         }
         return results
     }
+}
+
+extension AuditRecord {
+    /// The record's documents as the stores keep them (JSON text), for looking for a value anywhere in them.
+    var beforeText: String { AuditRecord.text(of: before) ?? "" }
+    var afterText: String { AuditRecord.text(of: after) ?? "" }
 }

@@ -11,7 +11,7 @@ extension AdminRoutes {
 
     func impact(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try await DocumentResource.body(request, context)
+        let value = try await DocumentBody.body(request, context)
         let problems = ProblemCollector()
         guard let root = JSONObjectReader(value, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
         root.rejectUnknownMembers(allowed: ["policies", "from", "to", "top"])

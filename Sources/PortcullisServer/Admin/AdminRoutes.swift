@@ -19,6 +19,8 @@ struct AdminRoutes: Sendable {
     let clock: any WallClock
     let compliance: ComplianceAdminRoutes
     let directory: DirectoryRoutes
+    /// Every kind of tenant document the admin API serves.
+    let documents: AdminDocuments
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -32,38 +34,8 @@ struct AdminRoutes: Sendable {
                 resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signers: signers,
                 endpoints: endpoints, tenants: tenants, revocations: store, clock: clock))
 
-        DocumentResource(
-            kind: .conditionalAccessPolicy, noun: "conditional-access policy", store: store, tenants: tenants, clock: clock,
-            validate: { [store] value, tenant, force in
-                let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
-                if !force {
-                    let warnings = policy.lockoutWarnings(
-                        directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
-                        protectedApps: Set(tenant.appProtectionPolicies.flatMap(\.targets.applications)))
-                    if !warnings.isEmpty { throw ValidationError(problems: warnings) }
-                }
-                return (policy.id, try Self.encoder.encode(policy))
-            },
-            beforeDelete: { _, _, _ in }
-        ).register(on: group, path: "conditional-access/policies")
-
-        DocumentResource(
-            kind: .namedLocation, noun: "named location", store: store, tenants: tenants, clock: clock,
-            validate: { value, _, _ in
-                let value = DocumentResource.withGeneratedId(value)
-                let problems = ProblemCollector()
-                let location = DirectoryDocument.parseNamedLocation(value, at: "", problems: problems)
-                try problems.check()
-                guard let location else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a named location.")]) }
-                return (location.id, try Self.encoder.encode(location))
-            },
-            beforeDelete: { id, tenant, _ in
-                let users = tenant.conditionalAccess.policies.filter { $0.refers(toLocation: id) }
-                if !users.isEmpty {
-                    throw APIError(.conflict, "inUse", "The named location is used by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")
-                }
-            }
-        ).register(on: group, path: "named-locations")
+        documents.conditionalAccessPolicies.register(on: group, path: "conditional-access/policies")
+        documents.namedLocations.register(on: group, path: "named-locations")
 
         compliance.register(on: group)
         directory.register(on: group)
@@ -83,7 +55,7 @@ struct AdminRoutes: Sendable {
     /// every policy, and issues nothing.
     func whatIf(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try await DocumentResource.body(request, context)
+        let value = try await DocumentBody.body(request, context)
         let problems = ProblemCollector()
         guard let root = JSONObjectReader(value, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
         root.rejectUnknownMembers(allowed: ["signIn", "policies"])

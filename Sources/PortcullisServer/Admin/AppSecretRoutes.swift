@@ -59,14 +59,14 @@ struct AppSecretRoutes: Sendable {
         guard let document = try await store.document(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id),
               let material = try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)
         else { throw APIError.notFound("Material for the secret '\(declaration.identifier)'") }
-        return JSONResponse.make(status: .ok, data: Self.metadata(material), headers: [.eTag: DocumentResource.etag(document.version)])
+        return JSONResponse.make(status: .ok, data: Self.metadata(material), headers: [.eTag: DocumentETag.etag(document.version)])
     }
 
     func write(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let (tenant, policy) = try await located(context)
         let declaration = try declaration(policy, context)
         // Up to 64 KiB of PEM, or a PKCS #12 in base64.
-        let value = try await DocumentResource.body(request, context, limit: 4 * SecretMaterialReader.maximumPEMBytes)
+        let value = try await DocumentBody.body(request, context, limit: 4 * SecretMaterialReader.maximumPEMBytes)
         let now = clock.now()
         let read: SecretMaterialReader.Read
         do {
@@ -78,14 +78,14 @@ struct AppSecretRoutes: Sendable {
         let before = try await store.document(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id)
         let previous = before.flatMap { try? JSONDecoder().decode(StoredSecretMaterial.self, from: $0.body) }
         var precondition: WritePrecondition = before.map { .version($0.version) } ?? .mustNotExist
-        if request.headers[.ifMatch] != nil { precondition = try DocumentResource.precondition(request, creating: false) }
+        if request.headers[.ifMatch] != nil { precondition = try DocumentETag.precondition(request, creating: false) }
         let fingerprint = read.certificateFingerprint ?? box.passwordFingerprint(String(decoding: read.material, as: UTF8.self))
         if let before, let previous, previous.fingerprint == fingerprint, previous.kind == declaration.kind {
             // The same material again: no new version (nothing for apps to fetch), no audit record.
             if (try? precondition.check(current: before.version)) == nil {
                 throw APIError.from(StorageError(.preconditionFailed, ""), what: "The secret '\(declaration.identifier)'")!
             }
-            return JSONResponse.make(status: .ok, data: Self.metadata(previous), headers: [.eTag: DocumentResource.etag(before.version)])
+            return JSONResponse.make(status: .ok, data: Self.metadata(previous), headers: [.eTag: DocumentETag.etag(before.version)])
         }
         // A version greater than any this secret had, even across a delete: the store's revision only grows.
         let version = String(max(try await store.revision(), Int64(previous?.version ?? "0") ?? 0) + 1)
@@ -98,12 +98,12 @@ struct AppSecretRoutes: Sendable {
                 tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, body: try JSONEncoder().encode(material), precondition: precondition, at: now,
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: now, actor: context.actor, action: before == nil ? .create : .replace,
-                    kind: AuditSubject(.appSecretMaterial), documentId: id, before: previous.map { String(decoding: Self.metadata($0), as: UTF8.self) },
-                    after: String(decoding: Self.metadata(material), as: UTF8.self)))
+                    kind: AuditSubject(.appSecretMaterial), documentId: id, before: previous.flatMap { JSONValue.parse(Self.metadata($0)) },
+                    after: JSONValue.parse(Self.metadata(material))))
             try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, revision: stored.version)
             // Best effort: stored; an instance not told now learns at its next check-in or long poll.
             _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(policy.targets.applications))
-            return JSONResponse.make(status: before == nil ? .created : .ok, data: Self.metadata(material), headers: [.eTag: DocumentResource.etag(stored.version)])
+            return JSONResponse.make(status: before == nil ? .created : .ok, data: Self.metadata(material), headers: [.eTag: DocumentETag.etag(stored.version)])
         } catch let error as StorageError {
             throw APIError.from(error, what: "The secret '\(declaration.identifier)'") ?? error
         }
@@ -116,7 +116,7 @@ struct AppSecretRoutes: Sendable {
         guard let before = try await store.document(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id) else {
             throw APIError.notFound("Material for the secret '\(declaration.identifier)'")
         }
-        let precondition = request.headers[.ifMatch] != nil ? try DocumentResource.precondition(request, creating: false) : .version(before.version)
+        let precondition = request.headers[.ifMatch] != nil ? try DocumentETag.precondition(request, creating: false) : .version(before.version)
         try await Self.delete(before, precondition: precondition, actor: context.actor, at: clock.now(), store: store, tenants: tenants)
         _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(policy.targets.applications))
         return Response(status: .noContent)
@@ -125,7 +125,7 @@ struct AppSecretRoutes: Sendable {
     /// Deletes stored material with its audit record (metadata only).
     static func delete(_ document: StoredDocument, precondition: WritePrecondition, actor: String, at now: Date, store: any PortcullisStore,
                        tenants: TenantCache) async throws {
-        let metadata = (try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)).map { String(decoding: Self.metadata($0), as: UTF8.self) }
+        let metadata = (try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)).flatMap { JSONValue.parse(Self.metadata($0)) }
         do {
             let revision = try await store.delete(
                 tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, precondition: precondition,

@@ -12,7 +12,7 @@ import PortcullisTokens
 /// Neither needs `If-Match`: a secret is created or removed whole, never edited, so no change can be
 /// overwritten unnoticed; one given is honoured (412 when stale).
 struct ApplicationSecretRoutes: Sendable {
-    let resource: DocumentResource
+    let resource: DocumentResource<PortcullisCore.Application>
     let credentials: CredentialHasher
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
@@ -87,16 +87,14 @@ struct ApplicationSecretRoutes: Sendable {
     /// Reads the application, changes it, and stores it on the condition that nobody wrote it meanwhile
     /// (retried a few times when someone did; an `If-Match` the caller gave is the condition instead).
     func update(_ request: Request, _ context: PortcullisRequestContext, _ tenant: TenantSnapshot, appId: String, _ change: (inout PortcullisCore.Application) throws -> Void) async throws {
-        let given = try request.headers[.ifMatch] == nil ? nil : DocumentResource.precondition(request, creating: false)
+        let given = try request.headers[.ifMatch] == nil ? nil : DocumentETag.precondition(request, creating: false)
         for attempt in 1...5 {
-            guard let stored = try await resource.store.document(tenantId: tenant.tenant.id, kind: .application, id: appId),
-                  !BuiltInResources.reserved.contains(where: { $0.appId == appId })
+            guard let stored = try await resource.read(tenant, id: appId), !BuiltInResources.reserved.contains(where: { $0.appId == appId })
             else { throw APIError.notFound("The application \(appId)") }
-            var application = try TenantCache.decoder.decode(PortcullisCore.Application.self, from: stored.body)
+            var application = stored.document
             try change(&application)
-            let body = try DirectoryRoutes.encoder.encode(application)
             do {
-                _ = try await resource.save(body, id: appId, before: stored, precondition: given ?? .version(stored.version), tenant: tenant, actor: context.actor)
+                _ = try await resource.save(application, before: stored, precondition: given ?? .version(stored.version), tenant: tenant, actor: context.actor)
                 return
             } catch let error as StorageError where error.code == .preconditionFailed && given == nil && attempt < 5 {
                 continue

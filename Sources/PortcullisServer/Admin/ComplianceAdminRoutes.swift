@@ -16,42 +16,13 @@ struct ComplianceAdminRoutes: Sendable {
     let outboxSignal: OutboxSignal
     let box: SecretMaterialBox
     let clock: any WallClock
+    let documents: AdminDocuments
 
     static var encoder: JSONEncoder { JSONResponse.encoder }
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
-        DocumentResource(
-            kind: .appProtectionPolicy, noun: "app protection policy", store: store, tenants: tenants, clock: clock,
-            validate: { value, tenant, _ in
-                let policy = try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
-                return (policy.id, try Self.encoder.encode(policy))
-            },
-            beforeDelete: { _, _, _ in }
-        ).register(on: group, path: "app-protection/policies")
-
-        DocumentResource(
-            kind: .appConfigurationPolicy, noun: "app configuration policy", store: store, tenants: tenants, clock: clock,
-            validate: { value, tenant, _ in
-                let policy = try AppConfigurationPolicy.parse(
-                    value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().uuidString.lowercased())
-                return (policy.id, try Self.encoder.encode(policy))
-            },
-            beforeDelete: { _, _, _ in },
-            // A policy carries up to 64 KiB of configuration besides its targets.
-            maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes,
-            afterWrite: { [compliance, store, tenants, clock] before, after, tenant, actor in
-                let policies = [before, after].map { $0.flatMap { try? JSONDecoder().decode(AppConfigurationPolicy.self, from: $0) } }
-                if let policyId = (policies[0] ?? policies[1])?.id {
-                    try await AppSecretRoutes.removeUndeclared(
-                        policyId: policyId, declared: policies[1]?.secrets ?? [], tenantId: tenant.tenant.id, actor: actor, at: clock.now(), store: store,
-                        tenants: tenants)
-                }
-                // The apps whose instances may see another configuration now: those targeted before or after.
-                let apps = policies.compactMap { $0 }.flatMap(\.targets.applications)
-                // Best effort: the write is stored; an instance not told now gets `refreshConfiguration` at its next check-in.
-                _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(apps))
-            }
-        ).register(on: group, path: "app-configuration/policies")
+        documents.appProtectionPolicies.register(on: group, path: "app-protection/policies")
+        documents.appConfigurationPolicies.register(on: group, path: "app-configuration/policies")
         AppSecretRoutes(store: store, tenants: tenants, compliance: compliance, box: box, clock: clock).register(on: group)
 
         group.get("enrollments") { request, context in try await list(request, context) }

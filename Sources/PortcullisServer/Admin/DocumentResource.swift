@@ -5,38 +5,235 @@ import HummingbirdCore
 import PortcullisCore
 import PortcullisStorage
 
-/// CRUD over one kind of tenant document (policies, named locations…) with validation identical to the
-/// configuration files, `ETag` / `If-Match`, the audit log, and cache invalidation.
-struct DocumentResource: Sendable {
-    /// Parses a document (whose `id`, on a replace, is already the path's) into its ID and stored form.
-    typealias Validator = @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) async throws -> (id: String, body: Data)
-    /// Refuses a delete that would leave something broken (`force` is the request's `?force=true`).
-    typealias ReferenceCheck = @Sendable (_ id: String, _ tenant: TenantSnapshot, _ force: Bool) throws -> Void
-
-    let kind: DocumentKind
+/// How the admin API handles one kind of tenant document: the one registration a kind needs beside its type
+/// (PROTOCOL §7, §11). Everything else — listing with paging, reading, creating, replacing and deleting with
+/// `If-Match`, dry runs, the audit log with the documents as JSON values, "no change" decided by comparing values,
+/// and the tenant cache following the change — is `DocumentResource`'s, the same for every kind.
+struct DocumentRegistration<Document: TenantDocument>: Sendable {
+    /// What people call one ("conditional-access policy").
     let noun: String
+    /// Reads and validates a body into the document to store (with every problem at its JSON Pointer). On a replace
+    /// the body's ID is already the path's. `force` is the request's `?force=true`.
+    let read: @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) async throws -> Document
+    /// How answers, dry runs and the audit log show a document (users without their password hash, applications'
+    /// secrets without hashes).
+    var present: @Sendable (Document) -> JSONValue = { JSONValue(encoding: $0) }
+    /// Refuses a delete that would leave something broken.
+    var beforeDelete: @Sendable (_ document: Document, _ tenant: TenantSnapshot, _ force: Bool) throws -> Void = { _, _, _ in }
+    /// What follows a stored change (`after` is `nil` for a delete); `actor` made it.
+    var afterWrite: @Sendable (_ before: Document?, _ after: Document?, _ tenant: TenantSnapshot, _ actor: String) async throws -> Void = { _, _, _, _ in }
+    /// The largest body a write accepts (`nil`: the server's usual limit).
+    var maximumBody: Int? = nil
+}
+
+/// A stored document read back into its type, with its version (the ETag).
+struct Versioned<Document: TenantDocument>: Sendable {
+    let document: Document
+    let version: Int64
+}
+
+/// CRUD over one kind of tenant document, for the admin API and the console alike (the console calls the typed
+/// functions; the routes parse HTTP around them).
+struct DocumentResource<Document: TenantDocument>: Sendable {
+    let registration: DocumentRegistration<Document>
     let store: any PortcullisStore
     let tenants: TenantCache
     let clock: any WallClock
-    let validate: Validator
-    let beforeDelete: ReferenceCheck
-    /// The member that names a document (`appId` for applications).
-    var idKey = "id"
-    /// The largest body a write accepts (`nil`: the server's usual limit, 64 KiB).
-    var maximumBody: Int? = nil
-    /// How a stored document is shown, in answers and in the audit log (users: without the password hash).
-    var present: @Sendable (Data) -> Data = { $0 }
-    /// What follows a write or a delete (`after` is `nil` for a delete), once it is stored; `actor` made it.
-    var afterWrite: @Sendable (_ before: Data?, _ after: Data?, _ tenant: TenantSnapshot, _ actor: String) async throws -> Void = { _, _, _, _ in }
+
+    var noun: String { registration.noun }
+
+    static var encoder: JSONEncoder { JSONResponse.encoder }
 
     func register(on group: RouterGroup<PortcullisRequestContext>, path: String) {
-        group.get(RouterPath(path)) { _, context in try await list(context) }
-        group.post(RouterPath(path)) { request, context in try await write(request, context, pathId: nil) }
-        group.get(RouterPath("\(path)/:id")) { _, context in try await read(context) }
-        group.put(RouterPath("\(path)/:id")) { request, context in try await write(request, context, pathId: context.parameters.get("id")) }
-        group.delete(RouterPath("\(path)/:id")) { request, context in try await delete(request, context) }
+        group.get(RouterPath(path)) { request, context in try await listResponse(request, context) }
+        group.post(RouterPath(path)) { request, context in try await writeResponse(request, context, pathId: nil) }
+        group.get(RouterPath("\(path)/:id")) { _, context in try await readResponse(context) }
+        group.put(RouterPath("\(path)/:id")) { request, context in try await writeResponse(request, context, pathId: context.parameters.get("id")) }
+        group.delete(RouterPath("\(path)/:id")) { request, context in try await deleteResponse(request, context) }
     }
 
+    // MARK: The typed operations
+
+    /// One page of the tenant's documents of this kind, in ID order.
+    func list(_ tenant: TenantSnapshot, top: Int, skip: Int) async throws -> [Versioned<Document>] {
+        try await store.documents(tenantId: tenant.tenant.id, kind: Document.kind).dropFirst(skip).prefix(top).map(decode)
+    }
+
+    /// One document, or `nil`.
+    func read(_ tenant: TenantSnapshot, id: String) async throws -> Versioned<Document>? {
+        try await store.document(tenantId: tenant.tenant.id, kind: Document.kind, id: id.lowercased()).map(decode)
+    }
+
+    func decode(_ stored: StoredDocument) throws -> Versioned<Document> {
+        do {
+            return Versioned(document: try TenantCache.decoder.decode(Document.self, from: stored.body), version: stored.version)
+        } catch {
+            throw StorageError(.corrupt, "stored \(Document.kind.rawValue) \(stored.id) cannot be read", underlying: error)
+        }
+    }
+
+    /// What a write would do, or did.
+    enum WriteOutcome: Sendable {
+        case created(Versioned<Document>)
+        case replaced(Versioned<Document>)
+        /// The same document as stored: nothing written (policy-as-code re-applies are no-ops).
+        case unchanged(Versioned<Document>)
+        /// A dry run: the stored document (if any) and the one the write would store.
+        case dryRun(before: Versioned<Document>?, after: Document)
+    }
+
+    /// Validates `value` (its ID the path's on a replace) and stores it on `precondition` — `nil` for a create by
+    /// POST — with its audit record; a dry run stores nothing and needs no precondition.
+    func write(_ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, force: Bool, dryRun: Bool,
+               tenant: TenantSnapshot, actor: String) async throws -> WriteOutcome {
+        let identified = try Self.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
+        let document: Document
+        do {
+            document = try await registration.read(identified, tenant, force)
+        } catch let error as ValidationError {
+            throw APIError.validation(error)
+        }
+        let id = document.documentId
+        // Unique across the installation (PROTOCOL §11): said here, for dry runs too; the store's write checks it atomically.
+        if try await store.identifierOwner(kind: Document.kind, id: id, tenantId: tenant.tenant.id) != nil {
+            throw APIError.identifierTaken(pointer: "/\(Document.idMember)")
+        }
+        let stored = try await read(tenant, id: id)
+        if dryRun { return .dryRun(before: stored, after: document) }
+        // A POST creates: what is stored under its ID makes it a conflict (409), not a comparison.
+        let before = pathId == nil ? nil : stored
+        let precondition = given ?? .mustNotExist
+        if let before, before.document == document {
+            // Nothing changes (equal values): no write, no new version, no audit record.
+            if (try? precondition.check(current: before.version)) == nil {
+                throw APIError.from(StorageError(.preconditionFailed, ""), what: "The \(noun) \(id)")!
+            }
+            return .unchanged(before)
+        }
+        do {
+            let saved = try await save(document, before: before, precondition: precondition, tenant: tenant, actor: actor)
+            return before == nil ? .created(saved) : .replaced(saved)
+        } catch let error as StorageError {
+            throw APIError.from(error, what: "The \(noun) \(id)", idPointer: "/\(Document.idMember)") ?? error
+        }
+    }
+
+    /// Stores a document on its precondition with its audit record (as answers show it), applies it to this
+    /// node's tenant cache, and runs `afterWrite`. StorageErrors are the caller's to map.
+    func save(_ document: Document, before: Versioned<Document>?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String) async throws -> Versioned<Document> {
+        let id = document.documentId
+        let stored = try await store.put(
+            tenantId: tenant.tenant.id, kind: Document.kind, id: id, body: try Self.encoder.encode(document), precondition: precondition, at: clock.now(),
+            audit: AuditRecord(
+                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
+                documentId: id, before: before.map { registration.present($0.document) }, after: registration.present(document)))
+        try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: id, revision: stored.version)
+        try await registration.afterWrite(before?.document, document, tenant, actor)
+        return Versioned(document: document, version: stored.version)
+    }
+
+    /// Deletes a document on `precondition` (after `beforeDelete`), with its audit record.
+    func delete(id: String, precondition: WritePrecondition, force: Bool, tenant: TenantSnapshot, actor: String) async throws {
+        guard let before = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id.lowercased())") }
+        try registration.beforeDelete(before.document, tenant, force)
+        do {
+            let revision = try await store.delete(
+                tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, precondition: precondition,
+                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: AuditSubject(Document.kind),
+                                   documentId: before.document.documentId, before: registration.present(before.document), after: nil))
+            try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, revision: revision)
+            try await registration.afterWrite(before.document, nil, tenant, actor)
+        } catch let error as StorageError {
+            throw APIError.from(error, what: "The \(noun) \(id)") ?? error
+        }
+    }
+
+    // MARK: HTTP
+
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
+        let principal = try context.requirePrincipal()
+        guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid) else { throw APIError.unauthenticated }
+        return tenant
+    }
+
+    /// The largest page of a document list, and the default.
+    static var pageSize: Int { 1000 }
+
+    func listResponse(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let top = try Paging.top(request, default: Self.pageSize, range: 1...Self.pageSize)
+        let skip = try Paging.skip(request)
+        let page = try await list(tenant, top: top, skip: skip)
+        let body = ListBody(value: page.map { registration.present($0.document) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
+        return JSONResponse.make(status: .ok, body)
+    }
+
+    struct ListBody: Encodable {
+        let value: [JSONValue]
+        let nextLink: String?
+    }
+
+    func readResponse(_ context: PortcullisRequestContext, id given: String? = nil) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = (given ?? context.parameters.get("id") ?? "").lowercased()
+        guard let found = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
+        return JSONResponse.make(status: .ok, registration.present(found.document), headers: [.eTag: Self.etag(found.version)])
+    }
+
+    func writeResponse(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
+        let tenant = try await tenant(context)
+        let value = try await Self.body(request, context, limit: registration.maximumBody)
+        let dryRun = Self.flag(request, "dryRun")
+        let precondition: WritePrecondition? = pathId == nil || dryRun ? nil : try Self.precondition(request, creating: false)
+        let outcome = try await write(
+            value, pathId: pathId, precondition: precondition,
+            force: Self.flag(request, "force"), dryRun: dryRun, tenant: tenant, actor: context.actor)
+        switch outcome {
+        case .created(let stored):
+            var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
+            if pathId == nil { headers[.location] = "\(request.uri.path)/\(stored.document.documentId)" }
+            return JSONResponse.make(status: .created, registration.present(stored.document), headers: headers)
+        case .replaced(let stored), .unchanged(let stored):
+            return JSONResponse.make(status: .ok, registration.present(stored.document), headers: [.eTag: Self.etag(stored.version)])
+        case .dryRun(let before, let after):
+            // `?dryRun=true` (PROTOCOL §11, policy as code): the write validated exactly as it would be, and what it would
+            // do — `create`, `change` or `unchanged` — with the stored and the resulting documents as answers show them.
+            let action = before == nil ? "create" : before?.document == after ? "unchanged" : "change"
+            let body = DryRunBody(action: action, id: after.documentId, before: before.map { registration.present($0.document) } ?? .null,
+                                  after: registration.present(after))
+            return JSONResponse.make(status: .ok, body, headers: before.map { [.eTag: Self.etag($0.version)] } ?? [:])
+        }
+    }
+
+    struct DryRunBody: Encodable {
+        let action: String
+        let id: String
+        let before: JSONValue
+        let after: JSONValue
+    }
+
+    func deleteResponse(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let precondition = try Self.precondition(request, creating: false)
+        try await delete(id: context.parameters.get("id") ?? "", precondition: precondition, force: Self.flag(request, "force"), tenant: tenant, actor: context.actor)
+        return Response(status: .noContent)
+    }
+}
+
+/// Helpers every document route shares (whatever its kind).
+extension DocumentResource {
+    static func etag(_ version: Int64) -> String { DocumentETag.etag(version) }
+    static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition { try DocumentETag.precondition(request, creating: creating) }
+    static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue { DocumentBody.withGeneratedId(value, key: key) }
+    static func identified(_ value: JSONValue, pathId: String?, key: String = "id") throws -> JSONValue { try DocumentBody.identified(value, pathId: pathId, key: key) }
+    static func flag(_ request: Request, _ name: String) -> Bool { DocumentBody.flag(request, name) }
+    static func body(_ request: Request, _ context: PortcullisRequestContext, limit: Int? = nil) async throws -> JSONValue {
+        try await DocumentBody.body(request, context, limit: limit)
+    }
+}
+
+/// ETags and `If-Match` for every document route.
+enum DocumentETag {
     static func etag(_ version: Int64) -> String { "\"\(version)\"" }
 
     /// The precondition of a write. Creating (POST) needs none. Replacing and deleting need one (PROTOCOL §11:
@@ -62,7 +259,10 @@ struct DocumentResource: Sendable {
         if request.method == .put, request.headers[.ifNoneMatch]?.trimmingCharacters(in: .whitespaces) == "*" { return .mustNotExist }
         throw APIError.preconditionRequired
     }
+}
 
+/// Reading a document body off a request.
+enum DocumentBody {
     /// On a create, a document without an `id` (or `key`) gets a new GUID (a replace already has the path's).
     static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue {
         guard case .object(var object) = value, object[key] == nil else { return value }
@@ -90,119 +290,7 @@ struct DocumentResource: Sendable {
         guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
         return value
     }
-
-    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
-        let principal = try context.requirePrincipal()
-        guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid) else { throw APIError.unauthenticated }
-        return tenant
-    }
-
-    func list(_ context: PortcullisRequestContext) async throws -> Response {
-        let tenant = try await tenant(context)
-        let documents = try await store.documents(tenantId: tenant.tenant.id, kind: kind)
-        var data = Data(#"{"value":["#.utf8)
-        for (index, document) in documents.enumerated() {
-            if index > 0 { data.append(UInt8(ascii: ",")) }
-            data.append(present(document.body))
-        }
-        data.append(contentsOf: Array("]}".utf8))
-        return JSONResponse.make(status: .ok, data: data)
-    }
-
-    func read(_ context: PortcullisRequestContext, id given: String? = nil) async throws -> Response {
-        let tenant = try await tenant(context)
-        let id = (given ?? context.parameters.get("id") ?? "").lowercased()
-        guard let document = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        return JSONResponse.make(status: .ok, data: present(document.body), headers: [.eTag: Self.etag(document.version)])
-    }
-
-    func write(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
-        let tenant = try await tenant(context)
-        let value = try Self.identified(try await Self.body(request, context, limit: maximumBody), pathId: pathId?.lowercased(), key: idKey)
-        let force = Self.flag(request, "force")
-        let validated: (id: String, body: Data)
-        do {
-            validated = try await validate(value, tenant, force)
-        } catch let error as ValidationError {
-            throw APIError.validation(error)
-        }
-        let creating = pathId == nil
-        // Unique across the installation (PROTOCOL §11): said here, for dry runs too; the store's write checks it atomically.
-        if try await store.identifierOwner(kind: kind, id: validated.id, tenantId: tenant.tenant.id) != nil {
-            throw APIError.identifierTaken(pointer: "/\(idKey)")
-        }
-        if Self.flag(request, "dryRun") { return try await dryRun(tenant, validated) }
-        let precondition = try Self.precondition(request, creating: creating)
-        let before = creating ? nil : try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
-        if let before, before.body == validated.body {
-            // Nothing changes: no write, no new version, no audit record (policy-as-code re-applies are no-ops).
-            if (try? precondition.check(current: before.version)) == nil {
-                throw APIError.from(StorageError(.preconditionFailed, ""), what: "The \(noun) \(validated.id)")!
-            }
-            return JSONResponse.make(status: .ok, data: present(before.body), headers: [.eTag: Self.etag(before.version)])
-        }
-        do {
-            let stored = try await save(validated.body, id: validated.id, before: before, precondition: precondition, tenant: tenant, actor: context.actor)
-            var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
-            if creating { headers[.location] = "\(request.uri.path)/\(validated.id)" }
-            return JSONResponse.make(status: before == nil ? .created : .ok, data: present(stored.body), headers: headers)
-        } catch let error as StorageError {
-            throw APIError.from(error, what: "The \(noun) \(validated.id)", idPointer: "/\(idKey)") ?? error
-        }
-    }
-
-    /// Stores a document on its precondition with its audit record (as answers show it: no hash, no secret),
-    /// makes every node's next request see it, and runs `afterWrite`. StorageErrors are the caller's to map.
-    func save(_ body: Data, id: String, before: StoredDocument?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String) async throws -> StoredDocument {
-        let stored = try await store.put(
-            tenantId: tenant.tenant.id, kind: kind, id: id, body: body, precondition: precondition, at: clock.now(),
-            audit: AuditRecord(
-                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace,
-                kind: AuditSubject(kind), documentId: id, before: before.map { String(decoding: present($0.body), as: UTF8.self) },
-                after: String(decoding: present(body), as: UTF8.self)))
-        try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: kind, id: id, revision: stored.version)
-        try await afterWrite(before?.body, stored.body, tenant, actor)
-        return stored
-    }
-
-    /// `?dryRun=true` on a write (PROTOCOL §11, policy as code): the write validated exactly as it would be, and
-    /// what it would do — `create`, `change` or `unchanged`, with the stored and the resulting documents as
-    /// answers show them — without storing anything. Needs no precondition.
-    func dryRun(_ tenant: TenantSnapshot, _ validated: (id: String, body: Data)) async throws -> Response {
-        let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: validated.id)
-        let action = before == nil ? "create" : before?.body == validated.body ? "unchanged" : "change"
-        var data = Data(#"{"action":"\#(action)","id":"#.utf8)
-        data.append(try JSONEncoder().encode(validated.id))
-        data.append(contentsOf: Array(#","before":"#.utf8))
-        data.append(before.map { present($0.body) } ?? Data("null".utf8))
-        data.append(contentsOf: Array(#","after":"#.utf8))
-        data.append(present(validated.body))
-        data.append(UInt8(ascii: "}"))
-        var headers: HTTPFields = [:]
-        if let before { headers[.eTag] = Self.etag(before.version) }
-        return JSONResponse.make(status: .ok, data: data, headers: headers)
-    }
-
-    func delete(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
-        let tenant = try await tenant(context)
-        let id = (context.parameters.get("id") ?? "").lowercased()
-        let precondition = try Self.precondition(request, creating: false)
-        guard let before = try await store.document(tenantId: tenant.tenant.id, kind: kind, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        try beforeDelete(id, tenant, Self.flag(request, "force"))
-        do {
-            let revision = try await store.delete(
-                tenantId: tenant.tenant.id, kind: kind, id: id, precondition: precondition,
-                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: AuditSubject(kind),
-                                   documentId: id, before: String(decoding: present(before.body), as: UTF8.self), after: nil))
-            try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: kind, id: id, revision: revision)
-            try await afterWrite(before.body, nil, tenant, context.actor)
-            return Response(status: .noContent)
-        } catch let error as StorageError {
-            throw APIError.from(error, what: "The \(noun) \(id)") ?? error
-        }
-    }
 }
-
 
 /// `#entity-tag` lists (RFC 9110 §8.8.3): `"opaque"` or `W/"opaque"`, the opaque part of `etagc` characters,
 /// separated by commas and optional whitespace.
@@ -221,5 +309,12 @@ enum EntityTags {
             tags.append((weak, String(opaque)))
         }
         return tags.isEmpty ? nil : tags
+    }
+}
+
+extension JSONValue {
+    /// A value as the admin API writes it (sorted keys, slashes unescaped), as a JSON value.
+    init<Value: Encodable>(encoding value: Value) {
+        self = (try? JSONResponse.encoder.encode(value)).flatMap(JSONValue.parse) ?? .null
     }
 }

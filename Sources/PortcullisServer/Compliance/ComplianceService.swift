@@ -310,7 +310,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
             after.revision = current.revision + 1
             let audit = AuditRecord(
                 tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id,
-                before: String(decoding: try Self.encoder.encode(current), as: UTF8.self), after: String(decoding: try Self.encoder.encode(after), as: UTF8.self))
+                before: JSONValue.parse(try Self.encoder.encode(current)), after: JSONValue.parse(try Self.encoder.encode(after)))
             if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {
                 logger.notice("selective wipe requested", metadata: [
                     LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),

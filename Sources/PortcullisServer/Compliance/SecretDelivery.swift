@@ -113,6 +113,6 @@ struct SecretDelivery: Sendable {
         try await service.store.appendAudit(AuditRecord(
             tenantId: caller.tenant.tenant.id, at: clock.now(), actor: context.actor, action: action, kind: AuditSubject(.appSecretMaterial),
             documentId: StoredSecretMaterial.documentId(policyId: secret.policyId, identifier: secret.identifier), before: nil,
-            after: String(decoding: try encoder.encode(detail), as: UTF8.self)))
+            after: JSONValue.parse(try encoder.encode(detail))))
     }
 }

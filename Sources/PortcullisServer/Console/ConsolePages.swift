@@ -556,7 +556,7 @@ struct ConsolePages: Sendable {
         if let before = request.uri.queryParameters.get("before"), !before.isEmpty { forwarded.append(("before", String(before))) }
         let reply = try await api(.get, "/audit", query: forwarded, session, context)
         let rows: [[String: Any]] = reply.values.map { record in
-            func parsed(_ key: String) -> Any? { (record[key] as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) } }
+            func parsed(_ key: String) -> Any? { record[key].flatMap { $0 is NSNull ? nil : $0 } }
             let lines = JSONDiff.lines(from: parsed("before").map(JSONDiff.maskedValue), to: parsed("after").map(JSONDiff.maskedValue))
             let diff: [[String: Any]] = lines.map { line in
                 ["line": line, "sign": line.hasPrefix("+") ? "plus" : line.hasPrefix("-") ? "minus" : "change"]

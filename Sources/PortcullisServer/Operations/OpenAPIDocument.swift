@@ -998,6 +998,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -1010,7 +1013,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createConditionalAccessPolicy",
@@ -1373,6 +1401,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -1385,7 +1416,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createNamedLocation",
@@ -1722,6 +1778,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -1734,7 +1793,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createAppProtectionPolicy",
@@ -3512,6 +3596,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -3524,7 +3611,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createGroup",
@@ -3895,6 +4007,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -3907,7 +4022,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createUser",
@@ -4379,6 +4519,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -4391,7 +4534,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createApplication",
@@ -4762,6 +4930,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -4774,7 +4945,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createAppRoleAssignment",
@@ -5453,6 +5649,9 @@ enum OpenAPIDocument {
                   }
                 }
               },
+              "400": {
+                "$ref": "#/components/responses/ApiBadRequest"
+              },
               "401": {
                 "$ref": "#/components/responses/Unauthenticated"
               },
@@ -5465,7 +5664,32 @@ enum OpenAPIDocument {
               "503": {
                 "$ref": "#/components/responses/ServiceUnavailable"
               }
-            }
+            },
+            "parameters": [
+              {
+                "name": "top",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "description": "Documents per page, 1…1000 (default 1000); anything else is a 400."
+              },
+              {
+                "name": "skip",
+                "in": "query",
+                "required": false,
+                "schema": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 100000,
+                  "default": 0
+                },
+                "description": "How many to pass over (in ID order): the next page's `nextLink` carries it. 0…100,000; anything else is a 400."
+              }
+            ]
           },
           "post": {
             "operationId": "createAppConfigurationPolicy",
@@ -9684,6 +9908,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/ConditionalAccessPolicy"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -9698,6 +9926,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/NamedLocation"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -9712,6 +9944,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/AppProtectionPolicy"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -10027,12 +10263,26 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "before": {
-                "type": "string",
-                "description": "The document before, as JSON text."
+                "description": "The document before the change, as a JSON value (as the API shows it: no hash, no secret); absent for a create.",
+                "type": [
+                  "object",
+                  "array",
+                  "string",
+                  "number",
+                  "boolean",
+                  "null"
+                ]
               },
               "after": {
-                "type": "string",
-                "description": "The document after, as JSON text."
+                "description": "The document after the change, as a JSON value; absent for a delete.",
+                "type": [
+                  "object",
+                  "array",
+                  "string",
+                  "number",
+                  "boolean",
+                  "null"
+                ]
               }
             }
           },
@@ -11176,6 +11426,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/User"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -11233,6 +11487,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/Group"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -11478,6 +11736,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/Application"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -11591,6 +11853,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/AppRoleAssignment"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
@@ -11804,6 +12070,10 @@ enum OpenAPIDocument {
                 "items": {
                   "$ref": "#/components/schemas/AppConfigurationPolicy"
                 }
+              },
+              "nextLink": {
+                "type": "string",
+                "description": "The next page, when this one is full."
               }
             }
           },
