@@ -26,9 +26,45 @@ struct ConditionalAccessValidationTests {
         #expect(policy.id == "generated-id")
         #expect(policy.conditions.users?.includeUsers == [CA.u1])
         #expect(policy.conditions.applications.includeApplications == ["All"])
-        #expect(policy.conditions.platforms?.includePlatforms == ["iOS"])
+        #expect(policy.conditions.applications.includeApplications.contains(.all))
+        #expect(policy.conditions.platforms?.includePlatforms == .only([.iOS]))
         #expect(policy.grantControls.builtInControls == [.compliantApplication])
-        #expect(policy.conditions.clientAppTypes == ["all"])
+        #expect(policy.conditions.clientAppTypes == .all)
+    }
+
+    @Test("typed conditions keep Graph's JSON shape: keywords first, platforms in their order, and read back equal")
+    func typedRoundTrip() throws {
+        let policy = try ConditionalAccessPolicy.parse(CA.json([
+            "displayName": "x", "state": "enabled",
+            "conditions": ["users": ["includeUsers": [CA.u1.uppercased(), "none"], "excludeUsers": [CA.u2, CA.u2.uppercased()]],
+                           "applications": ["includeApplications": ["ALL"]],
+                           "clientAppTypes": ["mobileAppsAndDesktopClients", "Browser"],
+                           "platforms": ["includePlatforms": ["windows", "android"], "excludePlatforms": ["IOS"]],
+                           "locations": ["includeLocations": ["all"], "excludeLocations": ["alltrusted"]]],
+            "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+        ]), directory: CA.directory, generatedId: "g")
+        let encoded = try #require(JSONValue.parse(JSONEncoder().encode(policy)))
+        let conditions = encoded.objectValue?["conditions"]?.objectValue
+        #expect(conditions?["users"]?.objectValue?["includeUsers"] == CA.json(["None", CA.u1]))
+        #expect(conditions?["users"]?.objectValue?["excludeUsers"] == CA.json([CA.u2]))
+        #expect(conditions?["applications"]?.objectValue?["includeApplications"] == CA.json(["All"]))
+        #expect(conditions?["clientAppTypes"] == CA.json(["browser", "mobileAppsAndDesktopClients"]))
+        #expect(conditions?["platforms"] == CA.json(["includePlatforms": ["android", "windows"], "excludePlatforms": ["iOS"]]))
+        #expect(conditions?["locations"] == CA.json(["includeLocations": ["All"], "excludeLocations": ["AllTrusted"]]))
+        let decoded = try JSONDecoder().decode(ConditionalAccessPolicy.self, from: JSONEncoder().encode(policy))
+        #expect(decoded == policy)
+        // What the validator accepts is what the evaluator reads: a parsed policy evaluates from the same values.
+        let set = CompiledPolicySet(policies: [decoded], namedLocations: [])
+        #expect(set.evaluate(CA.facts(user: CA.u1, platform: .windows)).policies.first?.conditionsNotSatisfied.contains(.devicePlatform) == false)
+        #expect(set.evaluate(CA.facts(user: CA.u1, platform: .iOS)).policies.first?.conditionsNotSatisfied.contains(.devicePlatform) == true)
+    }
+
+    @Test("a platform or client type the evaluator could not read is refused, never dropped: 'all' cannot be excluded")
+    func unreadableRefused() {
+        let found = pointers(CA.policy(1, users: [CA.u1], platforms: ["all"], excludePlatforms: ["all", "tizen"], controls: ["block"]))
+        #expect(found == ["/conditions/platforms/excludePlatforms/0", "/conditions/platforms/excludePlatforms/1"])
+        #expect(pointers(CA.policy(1, users: [CA.u1], clientAppTypes: ["other"], controls: ["block"])) == ["/conditions/clientAppTypes/0"])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(AllOr<DevicePlatform>.self, from: Data(#"["iOS","symbian"]"#.utf8)) }
     }
 
     @Test("every kind of error, each with its pointer, all at once")

@@ -31,8 +31,7 @@ public struct CompiledPolicySet: Sendable {
         let applications: Set<Int32>
         let excludedApplications: Set<Int32>
         let clientAppTypes: Set<SignInFacts.ClientAppType>?
-        let allPlatforms: Bool
-        let platforms: Set<DevicePlatform>?
+        let platforms: AllOr<DevicePlatform>?
         let excludedPlatforms: Set<DevicePlatform>
         let locations: LocationSet?
         let excludedLocations: LocationSet
@@ -41,8 +40,8 @@ public struct CompiledPolicySet: Sendable {
 
         init(policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
              excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
-             applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?, allPlatforms: Bool,
-             platforms: Set<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
+             applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
+             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
              controls: [ConditionalAccessPolicy.Control], controlNames: [String]) {
             self.policy = policy
             self.isWorkload = isWorkload
@@ -58,7 +57,6 @@ public struct CompiledPolicySet: Sendable {
             self.applications = applications
             self.excludedApplications = excludedApplications
             self.clientAppTypes = clientAppTypes
-            self.allPlatforms = allPlatforms
             self.platforms = platforms
             self.excludedPlatforms = excludedPlatforms
             self.locations = locations
@@ -95,26 +93,22 @@ public struct CompiledPolicySet: Sendable {
             rangesByLocation[location.id] = ranges
             if location.isTrusted { trusted += ranges }
         }
-        func locationSet(_ ids: [String]) -> LocationSet {
+        func locationSet(_ selection: Selection?) -> LocationSet {
             var set = LocationSet()
-            for id in ids {
-                switch id {
-                case ConditionalAccessPolicy.all: set.all = true
-                case ConditionalAccessPolicy.allTrusted: set.trusted = true
-                default: set.ranges += rangesByLocation[id] ?? []
-                }
-            }
+            guard let selection else { return set }
+            set.all = selection.contains(.all)
+            set.trusted = selection.contains(.allTrusted)
+            for id in selection.ids { set.ranges += rangesByLocation[id] ?? [] }
             return set
         }
         var symbols: [String: Int32] = [:]
         func intern(_ ids: [String]) -> Set<Int32> {
-            Set(ids.filter { $0 != ConditionalAccessPolicy.all && $0 != ConditionalAccessPolicy.none && $0 != ConditionalAccessPolicy.servicePrincipalsInMyTenant }
-                .map { id in
-                    if let existing = symbols[id] { return existing }
-                    let next = Int32(symbols.count)
-                    symbols[id] = next
-                    return next
-                })
+            Set(ids.map { id in
+                if let existing = symbols[id] { return existing }
+                let next = Int32(symbols.count)
+                symbols[id] = next
+                return next
+            })
         }
 
         var entries: [Entry] = []
@@ -123,28 +117,26 @@ public struct CompiledPolicySet: Sendable {
         for policy in sorted {
             let c = policy.conditions
             let users = c.users
-            let appTypes = c.clientAppTypes.contains("all") ? nil : Set(c.clientAppTypes.compactMap(SignInFacts.ClientAppType.init(rawValue:)))
-            let includePlatforms = c.platforms?.includePlatforms ?? []
+            let appTypes: Set<SignInFacts.ClientAppType>? = if case .only(let types) = c.clientAppTypes { types } else { nil }
             let entry = Entry(
                 policy: policy,
                 isWorkload: c.clientApplications != nil,
-                allUsers: users?.includeUsers.contains(ConditionalAccessPolicy.all) ?? false,
-                users: intern(users?.includeUsers ?? []),
+                allUsers: users?.includeUsers.contains(.all) ?? false,
+                users: intern(users?.includeUsers.ids ?? []),
                 groups: intern(users?.includeGroups ?? []),
                 excludedUsers: intern(users?.excludeUsers ?? []),
                 excludedGroups: intern(users?.excludeGroups ?? []),
-                allClients: c.clientApplications?.includeServicePrincipals.contains(ConditionalAccessPolicy.servicePrincipalsInMyTenant) ?? false,
-                clients: intern(c.clientApplications?.includeServicePrincipals ?? []),
+                allClients: c.clientApplications?.includeServicePrincipals.contains(.servicePrincipalsInMyTenant) ?? false,
+                clients: intern(c.clientApplications?.includeServicePrincipals.ids ?? []),
                 excludedClients: intern(c.clientApplications?.excludeServicePrincipals ?? []),
-                allApplications: c.applications.includeApplications.contains(ConditionalAccessPolicy.all),
-                applications: intern(c.applications.includeApplications),
+                allApplications: c.applications.includeApplications.contains(.all),
+                applications: intern(c.applications.includeApplications.ids),
                 excludedApplications: intern(c.applications.excludeApplications),
                 clientAppTypes: appTypes,
-                allPlatforms: includePlatforms.contains("all"),
-                platforms: c.platforms == nil ? nil : Set(includePlatforms.compactMap(DevicePlatform.init(rawValue:))),
-                excludedPlatforms: Set((c.platforms?.excludePlatforms ?? []).compactMap(DevicePlatform.init(rawValue:))),
+                platforms: c.platforms?.includePlatforms,
+                excludedPlatforms: c.platforms?.excludePlatforms ?? [],
                 locations: c.locations.map { locationSet($0.includeLocations) },
-                excludedLocations: locationSet(c.locations?.excludeLocations ?? []),
+                excludedLocations: locationSet(c.locations?.excludeLocations),
                 controls: policy.grantControls.builtInControls,
                 controlNames: policy.grantControls.builtInControls.map(\.rawValue))
             let index = Int32(entries.count)
@@ -335,7 +327,7 @@ public struct CompiledPolicySet: Sendable {
         if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }
         if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append(.clientType) }
         if let platforms = entry.platforms {
-            let included = entry.allPlatforms || (facts.platform.map { platforms.contains($0) } ?? false)
+            let included = platforms == .all || (facts.platform.map { platforms.contains($0) } ?? false)
             let excluded = facts.platform.map { entry.excludedPlatforms.contains($0) } ?? false
             if !included || excluded { failed.append(.devicePlatform) }
         }

@@ -74,8 +74,8 @@ extension ConditionalAccessPolicy {
                 problems.add(JSONPointer.appending(pointer, "grantControls"),
                              "a policy for workload identities (conditions.clientApplications) can only block.")
             }
-            let usersAll = conditions.users?.includeUsers.contains(all) ?? false
-            let appsAll = conditions.applications.includeApplications.contains(all)
+            let usersAll = conditions.users?.includeUsers.contains(.all) ?? false
+            let appsAll = conditions.applications.includeApplications.contains(.all)
             let noExclusions = (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
             if usersAll && appsAll && noExclusions && grant.builtInControls.contains(.block) && state == .enabled && !force {
                 problems.add(pointer + "/conditions/users/excludeUsers",
@@ -97,18 +97,23 @@ extension ConditionalAccessPolicy {
             if let value = reader.object[key], value != .null { problems.add(reader.path(key), "this condition cannot be evaluated by this server.") }
         }
 
-        func ids(_ list: JSONObjectReader, _ key: String, specials: [String], exists: (String) -> Bool, noun: String) -> [String] {
-            var result: [String] = []
+        /// A list of keywords (those `keywords` allows) and IDs that `exists` knows.
+        func selection(_ list: JSONObjectReader, _ key: String, keywords: [ConditionKeyword], exists: (String) -> Bool, noun: String) -> Selection {
+            var found = Selection()
             for (item, itemPointer) in list.strings(key) ?? [] {
-                if let special = specials.first(where: { $0.lowercased() == item.lowercased() }) {
-                    result.append(special)
+                if let keyword = ConditionKeyword(caseInsensitive: item), keywords.contains(keyword) {
+                    found.insert(keyword)
                 } else if exists(item) {
-                    result.append(item.lowercased())
+                    found.insert(id: item)
                 } else {
-                    problems.add(itemPointer, "'\(item)' names no \(noun) of this tenant\(specials.isEmpty ? "" : " (or use \(specials.joined(separator: ", ")))").")
+                    let or = keywords.isEmpty ? "" : " (or use \(keywords.map(\.rawValue).joined(separator: ", ")))"
+                    problems.add(itemPointer, "'\(item)' names no \(noun) of this tenant\(or).")
                 }
             }
-            return result
+            return found
+        }
+        func ids(_ list: JSONObjectReader, _ key: String, exists: (String) -> Bool, noun: String) -> [String] {
+            selection(list, key, keywords: [], exists: exists, noun: noun).ids
         }
 
         var users: Users?
@@ -123,10 +128,10 @@ extension ConditionalAccessPolicy {
             let userExists = { (id: String) in directory.user(id: id) != nil }
             let groupExists = { (id: String) in directory.group(id: id) != nil }
             users = Users(
-                includeUsers: ids(u, "includeUsers", specials: [all, none], exists: userExists, noun: "user"),
-                excludeUsers: ids(u, "excludeUsers", specials: [], exists: userExists, noun: "user"),
-                includeGroups: ids(u, "includeGroups", specials: [], exists: groupExists, noun: "group"),
-                excludeGroups: ids(u, "excludeGroups", specials: [], exists: groupExists, noun: "group"))
+                includeUsers: selection(u, "includeUsers", keywords: [.all, .none], exists: userExists, noun: "user"),
+                excludeUsers: ids(u, "excludeUsers", exists: userExists, noun: "user"),
+                includeGroups: ids(u, "includeGroups", exists: groupExists, noun: "group"),
+                excludeGroups: ids(u, "excludeGroups", exists: groupExists, noun: "group"))
             if let users, users.includeUsers.isEmpty && users.includeGroups.isEmpty {
                 problems.add(u.path("includeUsers"), "name the users the policy is for (All, None, user IDs) or include groups.")
             }
@@ -141,11 +146,11 @@ extension ConditionalAccessPolicy {
             if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
             if !a.has("includeApplications") { problems.add(a.path("includeApplications"), "is required (All, None, or application IDs).") }
-            let include = ids(a, "includeApplications", specials: [all, none], exists: appExists, noun: "application")
+            let include = selection(a, "includeApplications", keywords: [.all, .none], exists: appExists, noun: "application")
             if a.has("includeApplications") && (a.object["includeApplications"]?.arrayValue?.isEmpty ?? false) {
                 problems.add(a.path("includeApplications"), "name at least one application (All, None, or application IDs).")
             }
-            applications = Applications(includeApplications: include, excludeApplications: ids(a, "excludeApplications", specials: [], exists: appExists, noun: "application"))
+            applications = Applications(includeApplications: include, excludeApplications: ids(a, "excludeApplications", exists: appExists, noun: "application"))
         }
 
         var clientApplications: ClientApplications?
@@ -153,53 +158,51 @@ extension ConditionalAccessPolicy {
             c.rejectUnknownMembers(allowed: ["includeServicePrincipals", "excludeServicePrincipals", "servicePrincipalFilter"])
             if let value = c.object["servicePrincipalFilter"], value != .null { problems.add(c.path("servicePrincipalFilter"), "cannot be evaluated by this server.") }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
-            let include = ids(c, "includeServicePrincipals", specials: [servicePrincipalsInMyTenant], exists: appExists, noun: "application")
+            let include = selection(c, "includeServicePrincipals", keywords: [.servicePrincipalsInMyTenant], exists: appExists, noun: "application")
             if include.isEmpty { problems.add(c.path("includeServicePrincipals"), "name the client applications (or ServicePrincipalsInMyTenant).") }
-            clientApplications = ClientApplications(includeServicePrincipals: include, excludeServicePrincipals: ids(c, "excludeServicePrincipals", specials: [], exists: appExists, noun: "application"))
+            clientApplications = ClientApplications(includeServicePrincipals: include, excludeServicePrincipals: ids(c, "excludeServicePrincipals", exists: appExists, noun: "application"))
         }
         if users == nil && clientApplications == nil {
             problems.add(reader.path("users"), "is required (or conditions.clientApplications for workload identities).")
         }
 
-        var clientAppTypes = ["all"]
-        if let items = reader.strings("clientAppTypes") {
-            clientAppTypes = []
-            for (item, itemPointer) in items {
-                if let match = ConditionalAccessPolicy.clientAppTypes.first(where: { $0.lowercased() == item.lowercased() }) {
-                    clientAppTypes.append(match)
+        /// `all` or a set of cases (case-insensitive); nil for an empty or absent list. Exclusions take no `all`.
+        func allOr<Element>(_ list: JSONObjectReader, _ key: String, allowAll: Bool = true) -> AllOr<Element>? {
+            let names = (allowAll ? [AllOr<Element>.keyword] : []) + Element.allCases.map(\.rawValue)
+            var all = false
+            var found = Set<Element>()
+            for (item, itemPointer) in list.strings(key) ?? [] {
+                if allowAll && item.lowercased() == AllOr<Element>.keyword {
+                    all = true
+                } else if let element = Element.allCases.first(where: { $0.rawValue.lowercased() == item.lowercased() }) {
+                    found.insert(element)
                 } else {
-                    problems.add(itemPointer, "'\(item)' is not one of: \(ConditionalAccessPolicy.clientAppTypes.joined(separator: ", ")).")
+                    problems.add(itemPointer, "'\(item)' is not one of: \(names.joined(separator: ", ")).")
                 }
             }
-            if items.isEmpty { clientAppTypes = ["all"] }
+            return all ? .all : (found.isEmpty ? nil : .only(found))
         }
 
-        func platformList(_ p: JSONObjectReader, _ key: String) -> [String] {
-            var result: [String] = []
-            for (item, itemPointer) in p.strings(key) ?? [] {
-                if let match = ConditionalAccessPolicy.platformNames.first(where: { $0.lowercased() == item.lowercased() }) {
-                    result.append(match)
-                } else {
-                    problems.add(itemPointer, "'\(item)' is not one of: \(ConditionalAccessPolicy.platformNames.joined(separator: ", ")).")
-                }
-            }
-            return result
-        }
+        let clientAppTypes: AllOr<SignInFacts.ClientAppType> = allOr(reader, "clientAppTypes") ?? .all
+
         var platforms: Platforms?
         if let p = reader.object("platforms") {
             p.rejectUnknownMembers(allowed: ["includePlatforms", "excludePlatforms"])
-            let include = platformList(p, "includePlatforms")
-            if include.isEmpty { problems.add(p.path("includePlatforms"), "name at least one platform (or all).") }
-            platforms = Platforms(includePlatforms: include, excludePlatforms: platformList(p, "excludePlatforms"))
+            let include: AllOr<DevicePlatform>? = allOr(p, "includePlatforms")
+            if include == nil { problems.add(p.path("includePlatforms"), "name at least one platform (or all).") }
+            var excluded = Set<DevicePlatform>()
+            if case .only(let set) = allOr(p, "excludePlatforms", allowAll: false) as AllOr<DevicePlatform>? { excluded = set }
+            platforms = Platforms(includePlatforms: include ?? .only([]), excludePlatforms: excluded)
         }
 
         var locations: Locations?
         if let l = reader.object("locations") {
             l.rejectUnknownMembers(allowed: ["includeLocations", "excludeLocations"])
             let locationExists = { (id: String) in directory.namedLocation(id: id) != nil }
-            let include = ids(l, "includeLocations", specials: [all, allTrusted], exists: locationExists, noun: "named location")
+            let include = selection(l, "includeLocations", keywords: [.all, .allTrusted], exists: locationExists, noun: "named location")
             if include.isEmpty { problems.add(l.path("includeLocations"), "name at least one location (All, AllTrusted, or named location IDs).") }
-            locations = Locations(includeLocations: include, excludeLocations: ids(l, "excludeLocations", specials: [allTrusted], exists: locationExists, noun: "named location"))
+            locations = Locations(includeLocations: include,
+                                  excludeLocations: selection(l, "excludeLocations", keywords: [.allTrusted], exists: locationExists, noun: "named location"))
         }
 
         guard let applications else { return nil }
@@ -214,10 +217,10 @@ extension ConditionalAccessPolicy {
         let policy = self
         let grant = policy.grantControls
         let factorOnly = grant.builtInControls.contains(.mfa) && (grant.operator == .and || grant.builtInControls == [.mfa])
-        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(ConditionalAccessPolicy.all)
+        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(.all)
         else { return nil }
-        let excludedUsers = Set(users.excludeUsers.map { $0.lowercased() })
-        let excludedGroups = Set(users.excludeGroups.map { $0.lowercased() })
+        let excludedUsers = Set(users.excludeUsers)
+        let excludedGroups = Set(users.excludeGroups)
         let covered = directory.users.filter { user in
             user.accountEnabled && !excludedUsers.contains(user.id)
                 && directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0.lowercased()) }
@@ -248,18 +251,15 @@ extension ConditionalAccessPolicy {
         let grant = grantControls
         let appControls = grant.builtInControls.filter { $0 == .approvedApplication || $0 == .compliantApplication }
         let mandatory = grant.operator == .and ? appControls : (grant.builtInControls.count == appControls.count ? appControls : [])
-        guard state == .enabled, !mandatory.isEmpty, let users = conditions.users, users.includeUsers.contains(Self.all),
-              conditions.applications.includeApplications.contains(Self.all)
+        guard state == .enabled, !mandatory.isEmpty, let users = conditions.users, users.includeUsers.contains(.all),
+              conditions.applications.includeApplications.contains(.all)
         else { return nil }
         if let platforms = conditions.platforms {
-            let mobile: Set<String> = [DevicePlatform.iOS.rawValue.lowercased(), DevicePlatform.android.rawValue.lowercased()]
-            let included = Set(platforms.includePlatforms.map { $0.lowercased() })
-            let excluded = Set(platforms.excludePlatforms.map { $0.lowercased() })
-            let reach = included.contains("all") ? Set(DevicePlatform.allCases.map { $0.rawValue.lowercased() }).subtracting(excluded) : included.subtracting(excluded)
-            if reach.isSubset(of: mobile) { return nil }
+            let reach = DevicePlatform.allCases.filter { platforms.includePlatforms.contains($0) && !platforms.excludePlatforms.contains($0) }
+            if Set(reach).isSubset(of: [.iOS, .android]) { return nil }
         }
         let interactive: Set<String> = [GrantType.password.rawValue, GrantType.authorizationCode.rawValue, GrantType.deviceCode.rawValue]
-        let excluded = Set(conditions.applications.excludeApplications.map { $0.lowercased() })
+        let excluded = Set(conditions.applications.excludeApplications)
         let clients = directory.applications.filter { app in
             !BuiltInResources.all.contains { $0.appId == app.appId } && !excluded.contains(app.appId)
                 && !interactive.isDisjoint(with: app.allowedGrantTypes)
@@ -279,19 +279,19 @@ extension ConditionalAccessPolicy {
     public func refers(toApplication appId: String) -> Bool {
         let id = appId.lowercased()
         let apps = conditions.applications
-        let clients = conditions.clientApplications.map { $0.includeServicePrincipals + $0.excludeServicePrincipals } ?? []
-        return (apps.includeApplications + apps.excludeApplications + clients).contains { $0.lowercased() == id }
+        let clients = conditions.clientApplications.map { $0.includeServicePrincipals.ids + $0.excludeServicePrincipals } ?? []
+        return (apps.includeApplications.ids + apps.excludeApplications + clients).contains(id)
     }
 
     /// Whether this policy refers to the group (deleting it would break the policy).
     public func refers(toGroup id: String) -> Bool {
         guard let users = conditions.users else { return false }
-        return (users.includeGroups + users.excludeGroups).contains { $0.lowercased() == id.lowercased() }
+        return (users.includeGroups + users.excludeGroups).contains(id.lowercased())
     }
 
     /// Whether this policy refers to the named location (deleting it would break the policy).
     public func refers(toLocation id: String) -> Bool {
         guard let locations = conditions.locations else { return false }
-        return (locations.includeLocations + locations.excludeLocations).contains(id.lowercased())
+        return locations.includeLocations.contains(id: id) || locations.excludeLocations.contains(id: id)
     }
 }

@@ -28,38 +28,61 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     }
 
     public struct Users: Codable, Sendable, Equatable {
-        public var includeUsers: [String]
+        /// `All`, `None`, user IDs.
+        public var includeUsers: Selection
         public var excludeUsers: [String]
         public var includeGroups: [String]
         public var excludeGroups: [String]
     }
 
     public struct Applications: Codable, Sendable, Equatable {
-        public var includeApplications: [String]
+        /// `All`, `None`, application IDs.
+        public var includeApplications: Selection
         public var excludeApplications: [String]
     }
 
     /// Workload identities (app-only sign-ins): client app IDs or `ServicePrincipalsInMyTenant`.
     public struct ClientApplications: Codable, Sendable, Equatable {
-        public var includeServicePrincipals: [String]
+        public var includeServicePrincipals: Selection
         public var excludeServicePrincipals: [String]
     }
 
     public struct Platforms: Codable, Sendable, Equatable {
-        public var includePlatforms: [String]
-        public var excludePlatforms: [String]
+        public var includePlatforms: AllOr<DevicePlatform>
+        public var excludePlatforms: Set<DevicePlatform>
+
+        public init(includePlatforms: AllOr<DevicePlatform>, excludePlatforms: Set<DevicePlatform>) {
+            self.includePlatforms = includePlatforms
+            self.excludePlatforms = excludePlatforms
+        }
+
+        enum CodingKeys: String, CodingKey { case includePlatforms, excludePlatforms }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            includePlatforms = try container.decode(AllOr<DevicePlatform>.self, forKey: .includePlatforms)
+            excludePlatforms = try container.decode(Set<DevicePlatform>.self, forKey: .excludePlatforms)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(includePlatforms, forKey: .includePlatforms)
+            try container.encode(DevicePlatform.allCases.filter(excludePlatforms.contains), forKey: .excludePlatforms)
+        }
     }
 
     public struct Locations: Codable, Sendable, Equatable {
-        public var includeLocations: [String]
-        public var excludeLocations: [String]
+        /// `All`, `AllTrusted`, named location IDs.
+        public var includeLocations: Selection
+        /// `AllTrusted`, named location IDs.
+        public var excludeLocations: Selection
     }
 
     public struct Conditions: Codable, Sendable, Equatable {
         public var users: Users?
         public var applications: Applications
         public var clientApplications: ClientApplications?
-        public var clientAppTypes: [String]
+        public var clientAppTypes: AllOr<SignInFacts.ClientAppType>
         public var platforms: Platforms?
         public var locations: Locations?
     }
@@ -75,12 +98,6 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public var conditions: Conditions
     public var grantControls: GrantControls
 
-    public static let all = "All"
-    public static let none = "None"
-    public static let allTrusted = "AllTrusted"
-    public static let servicePrincipalsInMyTenant = "ServicePrincipalsInMyTenant"
-    public static let clientAppTypes = ["all", "browser", "mobileAppsAndDesktopClients"]
-    public static let platformNames = ["all"] + DevicePlatform.allCases.map(\.rawValue)
     /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
     public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse", "authenticationStrength"]
 }
