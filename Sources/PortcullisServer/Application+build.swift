@@ -145,13 +145,9 @@ public struct PortcullisServer: Sendable {
             documents: documents
         )
         admin.register(on: router)
-        // The console calls the admin API (and redeems its codes) in process, through the same routes: a router
-        // of its own, so that its calls are not counted or logged as requests a second time.
-        let inProcess = Router(context: PortcullisRequestContext.self)
-        oauth.register(on: inProcess)
-        admin.register(on: inProcess)
-        ConsoleRoutes(endpoints: endpoints, tenants: tenants, sealer: sealer, api: inProcess.buildResponder(), clock: deps.clock,
-                      revocations: deps.store).register(on: router)
+        // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
+        ConsoleRoutes(endpoints: endpoints, tenants: tenants, sealer: sealer, admin: admin, authenticator: admin.authenticator, oauth: oauth,
+                      clock: deps.clock, revocations: deps.store).register(on: router)
         ComplianceRoutes(
             service: compliance, configuration: deps.configuration, tenants: tenants, signers: deps.signers,
             secrets: SecretDelivery(service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),

@@ -236,7 +236,7 @@ struct Planner {
         for kind in DocumentKindPath.allCases where kind != .tenant {
             for (id, document) in (current[kind] ?? [:]).sorted(by: { $0.key < $1.key }) where !(claimed[kind]?.contains(id) ?? false) {
                 steps.append(PlanStep(kind: kind, id: id, action: .delete, label: kind.label(document), body: nil, etag: nil,
-                                      diff: JSONDiff.lines(from: document, to: nil)))
+                                      diff: JSONDiff.lines(from: JSONValue(foundation: document), to: nil)))
             }
         }
         return steps
@@ -254,7 +254,7 @@ struct Planner {
         if reply.status == 200, let answer = reply.json as? [String: Any], let action = (answer["action"] as? String).flatMap(PlanStep.Action.init) {
             let before = answer["before"] as? [String: Any]
             let after = answer["after"] as? [String: Any]
-            var diff = action == .unchanged ? [] : JSONDiff.lines(from: before, to: after)
+            var diff = action == .unchanged ? [] : JSONDiff.lines(from: JSONValue(foundation: before), to: JSONValue(foundation: after))
             // Answers never show hashes: a change nothing visible explains is a password or secret.
             if action == .change && diff.isEmpty { diff = ["~ a password or secret changes (values are never shown)"] }
             return PlanStep(kind: document.kind, id: document.id,
@@ -267,7 +267,7 @@ struct Planner {
         }
         // Refused as things stand: it may name what an earlier step creates. Shown with a diff of the folder's text.
         return PlanStep(kind: document.kind, id: document.id, action: current == nil ? .create : .change, label: label, body: document.body,
-                        etag: nil, diff: JSONDiff.lines(from: current, to: JSONDiff.masked(document.body)),
+                        etag: nil, diff: JSONDiff.lines(from: JSONValue(foundation: current), to: JSONValue(foundation: document.body).map(JSONDiff.masked)),
                         problems: details.map { "\($0["pointer"] as? String ?? ""): \($0["message"] as? String ?? "")" }, mayResolve: earlierChanges)
     }
 
@@ -301,3 +301,12 @@ struct Planner {
 }
 
 /// A readable diff of two JSON documents, one line per changed member (JSON Pointer: old → new).
+
+extension JSONValue {
+    /// A JSONSerialization value (what the CLI's HTTP client reads) as a JSON value.
+    init?(foundation value: Any?) {
+        guard let value, let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]),
+              let parsed = JSONValue.parse(data) else { return nil }
+        self = parsed
+    }
+}

@@ -5,39 +5,41 @@ import Foundation
 public enum JSONDiff {
     public static let hidden: Set<String> = ["password", "secret", "secretHash", "passwordHash"]
 
-    /// The document with credential values replaced (the plan never prints them).
-    public static func masked(_ value: [String: Any]) -> [String: Any] {
-        value.mapValues { maskedValue($0) }.merging(value.filter { hidden.contains($0.key) }.mapValues { _ in "(hidden)" as Any }) { _, new in new }
+    /// The document with credential values replaced, at any depth (the plan and the audit page never show them).
+    public static func masked(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members):
+            return .object(Dictionary(uniqueKeysWithValues: members.map { key, member in
+                (key, hidden.contains(key) && member != .null ? .string("(hidden)") : masked(member))
+            }))
+        case .array(let items): return .array(items.map(masked))
+        default: return value
+        }
     }
 
-    public static func maskedValue(_ value: Any) -> Any {
-        if let object = value as? [String: Any] { return masked(object) }
-        if let array = value as? [Any] { return array.map(maskedValue) }
-        return value
-    }
-
-    public static func lines(from before: Any?, to after: Any?, at pointer: String = "") -> [String] {
-        switch (before, after) {
+    /// `null` members count as absent.
+    public static func lines(from before: JSONValue?, to after: JSONValue?, at pointer: String = "") -> [String] {
+        switch (before.flatMap(present), after.flatMap(present)) {
         case (nil, nil): return []
         case (nil, let after?): return additions(after, at: pointer, sign: "+")
         case (let before?, nil): return additions(before, at: pointer, sign: "-")
-        case (let before as [String: Any], let after as [String: Any]):
+        case (.object(let before), .object(let after)):
             return Set(before.keys).union(after.keys).sorted().flatMap { key in
-                lines(from: before[key].flatMap(present), to: after[key].flatMap(present), at: "\(pointer)/\(escape(key))")
+                lines(from: before[key], to: after[key], at: "\(pointer)/\(escape(key))")
             }
-        case (let before as [Any], let after as [Any]):
+        case (.array(let before), .array(let after)):
             return (0..<max(before.count, after.count)).flatMap { index in
                 lines(from: index < before.count ? before[index] : nil, to: index < after.count ? after[index] : nil, at: "\(pointer)/\(index)")
             }
         case (let before?, let after?):
-            return text(before) == text(after) ? [] : ["~ \(pointer.isEmpty ? "/" : pointer): \(text(before)) → \(text(after))"]
+            return before == after ? [] : ["~ \(pointer.isEmpty ? "/" : pointer): \(text(before)) → \(text(after))"]
         }
     }
 
-    public static func present(_ value: Any) -> Any? { value is NSNull ? nil : value }
+    static func present(_ value: JSONValue) -> JSONValue? { value == .null ? nil : value }
 
-    public static func additions(_ value: Any, at pointer: String, sign: String) -> [String] {
-        if let object = value as? [String: Any], pointer.isEmpty {
+    static func additions(_ value: JSONValue, at pointer: String, sign: String) -> [String] {
+        if case .object(let object) = value, pointer.isEmpty {
             return object.keys.sorted().compactMap { key in object[key].flatMap(present).map { "\(sign) /\(escape(key)): \(text($0))" } }
         }
         return ["\(sign) \(pointer.isEmpty ? "/" : pointer): \(text(value))"]
@@ -45,9 +47,15 @@ public enum JSONDiff {
 
     public static func escape(_ key: String) -> String { key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }
 
-    public static func text(_ value: Any) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        let string = String(decoding: data, as: UTF8.self)
+    /// The value as compact JSON (sorted keys), clipped to 100 characters.
+    public static func text(_ value: JSONValue) -> String {
+        let string = String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
         return string.count > 100 ? String(string.prefix(97)) + "…" : string
     }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 }

@@ -16,16 +16,7 @@ extension AdminRoutes {
         guard let root = JSONObjectReader(value, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
         root.rejectUnknownMembers(allowed: ["policies", "from", "to", "top"])
         var drafts: [ConditionalAccessPolicy] = []
-        if let items = root.array("policies", required: true) {
-            if items.isEmpty || items.count > 50 { problems.add(root.path("policies"), "give between 1 and 50 draft policies.") }
-            for (draft, pointer) in items.prefix(50) {
-                // Drafts are never enforced here: the lock-out guard does not apply (as in what-if).
-                if let policy = ConditionalAccessPolicy.read(draft, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: true,
-                                                              pointer: pointer, problems: problems) {
-                    drafts.append(policy)
-                }
-            }
-        }
+        if let items = root.array("policies", required: true) { drafts = Self.impactDrafts(items, tenant: tenant, problems: problems) }
         func date(_ key: String) -> Date? {
             guard let text = root.string(key) else { return nil }
             guard let parsed = ISO8601DateFormatter().date(from: text) else {
@@ -40,7 +31,18 @@ extension AdminRoutes {
         if let to, from >= to { problems.add(root.path("from"), "must be before 'to'.") }
         let top = root.integer("top", in: 1...Self.impactMaximumSignIns) ?? 1000
         try problems.check()
+        let report = try await impact(drafts, from: from, to: to, top: top, tenant: tenant)
+        return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(report))
+    }
 
+    /// Between 1 and 50 drafts at their pointers (`/policies/n`).
+    static func impactDrafts(_ items: [(JSONValue, String)], tenant: TenantSnapshot, problems: ProblemCollector) -> [ConditionalAccessPolicy] {
+        if items.isEmpty || items.count > 50 { problems.add("/policies", "give between 1 and 50 draft policies.") }
+        return drafts(Array(items.prefix(50)), tenant: tenant, problems: problems)
+    }
+
+    /// The newest `top` stored sign-ins of [from, to] replayed with the tenant's policies and with the drafts applied.
+    func impact(_ drafts: [ConditionalAccessPolicy], from: Date, to: Date?, top: Int, tenant: TenantSnapshot) async throws -> ImpactAnalysis.Report {
         // The newest `top` sign-ins of the window, page by page (the store answers at most 1,000 at a time).
         var records: [SignInRecord] = []
         var cursor: Int64?
@@ -53,7 +55,6 @@ extension AdminRoutes {
         }
         let current = tenant.conditionalAccess
         let drafted = CompiledPolicySet(policies: ImpactAnalysis.applying(drafts, to: current.policies), namedLocations: tenant.directory.namedLocations)
-        let report = ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)
-        return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(report))
+        return ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)
     }
 }

@@ -28,11 +28,15 @@ struct AdminRoutes: Sendable {
         return encoder
     }()
 
+    /// The check of every admin API request's token (and of every console page's session token).
+    var authenticator: BearerAuthenticator {
+        BearerAuthenticator(
+            resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signers: signers,
+            endpoints: endpoints, tenants: tenants, revocations: store, clock: clock)
+    }
+
     func register(on router: Router<PortcullisRequestContext>) {
-        let group = router.group("admin/v1")
-            .add(middleware: BearerAuthenticator(
-                resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signers: signers,
-                endpoints: endpoints, tenants: tenants, revocations: store, clock: clock))
+        let group = router.group("admin/v1").add(middleware: authenticator)
 
         documents.conditionalAccessPolicies.register(on: group, path: "conditional-access/policies")
         documents.namedLocations.register(on: group, path: "named-locations")
@@ -59,74 +63,37 @@ struct AdminRoutes: Sendable {
         let problems = ProblemCollector()
         guard let root = JSONObjectReader(value, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
         root.rejectUnknownMembers(allowed: ["signIn", "policies"])
-        var facts: GrantFacts?
-        if let signIn = root.object("signIn", required: true) {
-            signIn.rejectUnknownMembers(allowed: ["userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities", "appProtection", "approvedClientApp", "mfa"])
-            let directory = tenant.directory
-            var user: User?
-            if let id = signIn.string("userId") {
-                user = directory.user(identity: id)
-                if user == nil { problems.add(signIn.path("userId"), "'\(id)' names no user of this tenant.") }
-            }
-            let clientId = signIn.string("clientAppId", required: true)
-            let client = clientId.flatMap { directory.application(appId: $0) }
-            if let clientId, client == nil { problems.add(signIn.path("clientAppId"), "'\(clientId)' names no application of this tenant.") }
-            let resourceId = signIn.string("resourceAppId", required: true)
-            let resource = resourceId.flatMap { directory.resource(identifier: $0) ?? directory.application(appId: $0) }
-            if let resourceId, resource == nil { problems.add(signIn.path("resourceAppId"), "'\(resourceId)' names no resource of this tenant.") }
-            var platform: DevicePlatform?
-            if let name = signIn.string("platform") {
-                platform = DevicePlatform(caseInsensitive: name)
-                if platform == nil { problems.add(signIn.path("platform"), "'\(name)' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", ")).") }
-            }
-            var ip: IPAddress?
-            if let text = signIn.string("ipAddress") {
-                ip = IPAddress(text)
-                if ip == nil { problems.add(signIn.path("ipAddress"), "'\(text)' is not an IPv4 or IPv6 address.") }
-            }
-            let type = signIn.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.allCases.map(\.rawValue)).flatMap(SignInFacts.ClientAppType.init(rawValue:)) ?? .mobileAppsAndDesktopClients
-            let capabilities = ClaimsRequest(capabilities: (signIn.strings("capabilities") ?? []).map(\.value))
-            let protection: SignInFacts.AppProtection
-            switch signIn.enumeration("appProtection", allowed: ["compliant", "notCompliant", "none"]) {
-            case "compliant": protection = .compliant(enrollmentId: "what-if")
-            case "notCompliant": protection = .notCompliant
-            default: protection = .none
-            }
-            let mfa = signIn.bool("mfa") ?? false
-            if let client, let resource {
-                // The facts the token endpoint would have gathered, described instead.
-                facts = GrantFacts(
-                    grantType: user == nil ? .clientCredentials : .password, tenant: directory, client: client, clientAuthenticated: !client.publicClient,
-                    user: user, scope: ScopeRequest(resource: resource, audience: resource.primaryIdentifier, resourceScopes: [], isDefault: true, oidc: []),
-                    scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
-                    signIn: SignInFacts(
-                        userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId,
-                        resourceAppId: resource.appId, clientAppType: type, platform: platform, ipAddress: ip, capabilities: capabilities.capabilities,
-                        appProtection: protection, approvedClientApp: signIn.bool("approvedClientApp") ?? client.approvedClientApp,
-                        multiFactorAuthenticated: mfa),
-                    authentication: user == nil ? .none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: clock.now()),
-                    clientInfoRequested: false, now: clock.now())
-            }
+        let signIn = root.object("signIn", required: true).flatMap(WhatIfSignIn.read)
+        var drafts: [ConditionalAccessPolicy]?
+        if let items = root.array("policies") { drafts = Self.drafts(items, tenant: tenant, problems: problems) }
+        guard let signIn else { throw APIError.validation(ValidationError(problems: problems.problems)) }
+        let answer = try whatIf(signIn, drafts: drafts, tenant: tenant, correlationId: context.correlationId, problems: problems)
+        return JSONResponse.make(status: .ok, answer)
+    }
+
+    /// Draft policies at their pointers, read as a write would read them but never enforced (the lock-out guard
+    /// does not apply to what-if and impact).
+    static func drafts(_ items: [(JSONValue, String)], tenant: TenantSnapshot, problems: ProblemCollector) -> [ConditionalAccessPolicy] {
+        items.compactMap { draft, pointer in
+            ConditionalAccessPolicy.read(draft, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: true, pointer: pointer, problems: problems)
         }
-        var policySet = tenant.conditionalAccess
-        if let drafts = root.array("policies") {
-            var policies: [ConditionalAccessPolicy] = []
-            for (draft, pointer) in drafts {
-                if let policy = ConditionalAccessPolicy.read(draft, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: true, pointer: pointer, problems: problems) {
-                    policies.append(policy)
-                }
-            }
-            policySet = CompiledPolicySet(policies: policies, namedLocations: tenant.directory.namedLocations)
-        }
+    }
+
+    /// Exactly the token endpoint's decision over a described sign-in (and, with `drafts`, those policies instead of
+    /// the tenant's): nothing is issued or recorded. Throws the description's problems at their pointers under `/signIn`,
+    /// with any already in `problems` (the request's others, all reported at once).
+    func whatIf(_ signIn: WhatIfSignIn, drafts: [ConditionalAccessPolicy]?, tenant: TenantSnapshot, correlationId: String,
+                problems: ProblemCollector = ProblemCollector()) throws -> WhatIfResponse {
+        let facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
         try problems.check()
-        guard let facts else { throw APIError.validation(ValidationError(problems: problems.problems)) }
-        // Exactly the token endpoint's decision, over described facts; nothing is issued or recorded.
-        let result = GrantDecision.decide(facts, policies: policySet, settings: configuration.grant, explain: true)
+        guard let facts else { throw ValidationError(problems: [ValidationProblem(pointer: "/signIn", message: "does not describe a sign-in.")]) }
+        let policies = drafts.map { CompiledPolicySet(policies: $0, namedLocations: tenant.directory.namedLocations) } ?? tenant.conditionalAccess
+        let result = GrantDecision.decide(facts, policies: policies, settings: configuration.grant, explain: true)
         let refusal: TokenError? = if case .refuse(let refusal) = result.outcome { refusal.tokenError(baseURL: endpoints.baseURL) } else { nil }
         var record = GrantDecision.signInRecord(facts, decision: result.decision, errorCode: refusal?.aadsts, id: "what-if",
-                                                correlationId: context.correlationId, grantLabel: "what-if")
+                                                correlationId: correlationId, grantLabel: "what-if")
         record.resource = nil
-        return JSONResponse.make(status: .ok, WhatIfResponse(signIn: record, error: refusal?.code.description, suberror: refusal?.suberror))
+        return WhatIfResponse(signIn: record, error: refusal?.code.description, suberror: refusal?.suberror)
     }
 
     struct WhatIfResponse: Encodable {
@@ -137,40 +104,9 @@ struct AdminRoutes: Sendable {
 
     func signIns(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
-        await recorder.flush()
         let query = request.uri.queryParameters
-        var filter = SignInQuery(tenantId: tenant.tenant.id)
-        var problems: [ValidationProblem] = []
-        if let user = query.get("user") {
-            filter.userId = tenant.directory.user(identity: user)?.id ?? user.lowercased()
-        }
-        filter.clientAppId = query.get("app")
-        if let resource = query.get("resource") {
-            filter.resourceAppId = (tenant.directory.resource(identifier: resource) ?? tenant.directory.application(appId: resource))?.appId ?? resource
-        }
-        if let status = query.get("status") {
-            filter.status = Decision.Status(rawValue: status)
-            if filter.status == nil { problems.append(ValidationProblem(pointer: "?status", message: "must be success, failure or notApplied.")) }
-        }
-        filter.policyId = query.get("policy")
-        filter.correlationId = query.get("correlationId")
-        for (name, keyPath) in [("from", \SignInQuery.from), ("to", \SignInQuery.to)] {
-            if let text = query.get(name) {
-                if let date = ISO8601DateFormatter().date(from: text) { filter[keyPath: keyPath] = date } else {
-                    problems.append(ValidationProblem(pointer: "?\(name)", message: "must be an ISO 8601 date-time such as 2026-11-21T23:04:00Z."))
-                }
-            }
-        }
-        if let top = query.get("top") {
-            if let value = Int(top), (1...500).contains(value) { filter.limit = value } else {
-                problems.append(ValidationProblem(pointer: "?top", message: "must be 1…500."))
-            }
-        }
-        if let before = query.get("before") {
-            if let value = Int64(before) { filter.before = value } else { problems.append(ValidationProblem(pointer: "?before", message: "must be a cursor this API returned.")) }
-        }
-        if !problems.isEmpty { throw APIError.validation(ValidationError(problems: problems)) }
-        let page = try await store.signIns(filter)
+        let filter = try Self.signInQuery(tenant: tenant) { query.get($0).map { String($0) } }
+        let page = try await signIns(filter)
         var nextLink: String?
         if page.count == filter.limit, let last = page.last {
             var components = URLComponents()
@@ -183,6 +119,49 @@ struct AdminRoutes: Sendable {
         return JSONResponse.make(status: .ok, data: data)
     }
 
+    /// The sign-in log's filter from its parameters (`user`, `app`, `resource`, `status`, `policy`, `correlationId`, `from`,
+    /// `to`, `top`, `before`), every bad one a problem at `?name`.
+    static func signInQuery(tenant: TenantSnapshot, _ parameter: (String) -> String?) throws -> SignInQuery {
+        var filter = SignInQuery(tenantId: tenant.tenant.id)
+        var problems: [ValidationProblem] = []
+        if let user = parameter("user") {
+            filter.userId = tenant.directory.user(identity: user)?.id ?? user.lowercased()
+        }
+        filter.clientAppId = parameter("app")
+        if let resource = parameter("resource") {
+            filter.resourceAppId = (tenant.directory.resource(identifier: resource) ?? tenant.directory.application(appId: resource))?.appId ?? resource
+        }
+        if let status = parameter("status") {
+            filter.status = Decision.Status(rawValue: status)
+            if filter.status == nil { problems.append(ValidationProblem(pointer: "?status", message: "must be success, failure or notApplied.")) }
+        }
+        filter.policyId = parameter("policy")
+        filter.correlationId = parameter("correlationId")
+        for (name, keyPath) in [("from", \SignInQuery.from), ("to", \SignInQuery.to)] {
+            if let text = parameter(name) {
+                if let date = ISO8601DateFormatter().date(from: text) { filter[keyPath: keyPath] = date } else {
+                    problems.append(ValidationProblem(pointer: "?\(name)", message: "must be an ISO 8601 date-time such as 2026-11-21T23:04:00Z."))
+                }
+            }
+        }
+        if let top = parameter("top") {
+            if let value = Int(top), (1...500).contains(value) { filter.limit = value } else {
+                problems.append(ValidationProblem(pointer: "?top", message: "must be 1…500."))
+            }
+        }
+        if let before = parameter("before") {
+            if let value = Int64(before) { filter.before = value } else { problems.append(ValidationProblem(pointer: "?before", message: "must be a cursor this API returned.")) }
+        }
+        if !problems.isEmpty { throw ValidationError(problems: problems) }
+        return filter
+    }
+
+    /// One page of the sign-in log, the recorder's queue written first (a sign-in just made is in it).
+    func signIns(_ filter: SignInQuery) async throws -> [(cursor: Int64, record: SignInRecord)] {
+        await recorder.flush()
+        return try await store.signIns(filter)
+    }
+
     struct Page<T: Encodable>: Encodable {
         let value: [T]
         let nextLink: String?
@@ -191,9 +170,14 @@ struct AdminRoutes: Sendable {
     func audit(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let limit = try Paging.top(request, default: 50, range: 1...500)
-        let records = try await store.auditRecords(tenantId: tenant.tenant.id, limit: limit, before: try Paging.before(request))
+        let records = try await audit(tenant, limit: limit, before: try Paging.before(request))
         var nextLink: String?
         if records.count == limit, let last = records.last?.id { nextLink = "\(request.uri.path)?top=\(limit)&before=\(last)" }
         return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(Page(value: records, nextLink: nextLink)))
+    }
+
+    /// One page of the audit log, newest first, older than the cursor `before`.
+    func audit(_ tenant: TenantSnapshot, limit: Int, before: Int64?) async throws -> [AuditRecord] {
+        try await store.auditRecords(tenantId: tenant.tenant.id, limit: limit, before: before)
     }
 }

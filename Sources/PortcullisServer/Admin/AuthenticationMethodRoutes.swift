@@ -59,7 +59,7 @@ struct AuthenticationMethodRoutes: Sendable {
         guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
               try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
         else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
-        let before = JSONValue.parse(try Self.encoder.encode(Method(method)))
+        let before = JSONValue(encoding: Method(method))
         try await store.appendAudit(AuditRecord(
             tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: .authenticationMethod,
             documentId: "\(user.id)/\(id)", before: before, after: nil))

@@ -28,7 +28,14 @@ struct BearerAuthenticator: RouterMiddleware {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw APIError.unauthenticated
         }
-        let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        var context = context
+        context.principal = try await authenticate(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        return try await next(request, context)
+    }
+
+    /// The token's verified claims, or `APIError.unauthenticated` (401) / `forbidden` (403). The console asks this of
+    /// the token its cookie carries on every page, as the API asks it of every request.
+    func authenticate(_ token: String) async throws -> AccessTokenClaims {
         // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
         // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
         guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
@@ -52,9 +59,7 @@ struct BearerAuthenticator: RouterMiddleware {
             }
         }
         if try await revocations.isAccessTokenRevoked(jti: claims.jti) { throw APIError.unauthenticated }
-        var context = context
-        context.principal = claims
-        return try await next(request, context)
+        return claims
     }
 }
 
@@ -66,10 +71,14 @@ extension PortcullisRequestContext {
     }
 
     /// Who did it, for the audit log.
+    var actor: String { principal?.actor ?? "unknown" }
+}
+
+extension AccessTokenClaims {
+    /// Who acts with this token, as the audit log names them.
     var actor: String {
-        guard let principal else { return "unknown" }
-        if let upn = principal.upn { return "\(upn) (\(principal.oid ?? principal.sub)) via \(principal.azp)" }
-        return "app \(principal.azp)"
+        if let upn { return "\(upn) (\(oid ?? sub)) via \(azp)" }
+        return "app \(azp)"
     }
 }
 

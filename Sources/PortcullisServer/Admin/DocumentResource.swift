@@ -220,6 +220,29 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     }
 }
 
+/// What the console's JSON editor needs of a kind of document, whatever its type: the document as answers show it,
+/// and the resource's own write and delete (validation, `If-Match`, audit, the tenant cache — nothing of its own).
+protocol EditableDocuments: Sendable {
+    var noun: String { get }
+    func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)?
+    /// Stores `value` (a create when `pathId` is nil) and returns its ID and version.
+    func store(_ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String) async throws -> (id: String, version: Int64)
+    func delete(id: String, precondition: WritePrecondition, force: Bool, tenant: TenantSnapshot, actor: String) async throws
+}
+
+extension DocumentResource: EditableDocuments {
+    func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)? {
+        try await read(tenant, id: id).map { (registration.present($0.document), $0.version) }
+    }
+
+    func store(_ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String) async throws -> (id: String, version: Int64) {
+        switch try await write(value, pathId: pathId, precondition: precondition, force: false, dryRun: false, tenant: tenant, actor: actor) {
+        case .created(let stored), .replaced(let stored), .unchanged(let stored): return (stored.document.documentId, stored.version)
+        case .dryRun(_, let after): return (after.documentId, 0)
+        }
+    }
+}
+
 /// Helpers every document route shares (whatever its kind).
 extension DocumentResource {
     static func etag(_ version: Int64) -> String { DocumentETag.etag(version) }
@@ -244,7 +267,12 @@ enum DocumentETag {
     /// header that is not an ETag list at all is 400.
     static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition {
         if creating { return .mustNotExist }
-        if let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces) {
+        return try precondition(ifMatch: request.headers[.ifMatch], ifNoneMatch: request.method == .put ? request.headers[.ifNoneMatch] : nil)
+    }
+
+    /// The precondition `If-Match` (or, for a PUT, `If-None-Match`) states; the console's forms carry the ETag they read.
+    static func precondition(ifMatch: String?, ifNoneMatch: String? = nil) throws -> WritePrecondition {
+        if let header = ifMatch?.trimmingCharacters(in: .whitespaces) {
             if header == "*" { return .mustExist }
             guard let tags = EntityTags.parse(header) else {
                 throw APIError(.badRequest, "invalidIfMatch", "If-Match must be a list of ETags (such as \"42\") or *.")
@@ -256,7 +284,7 @@ enum DocumentETag {
             default: return .anyVersion(versions)
             }
         }
-        if request.method == .put, request.headers[.ifNoneMatch]?.trimmingCharacters(in: .whitespaces) == "*" { return .mustNotExist }
+        if ifNoneMatch?.trimmingCharacters(in: .whitespaces) == "*" { return .mustNotExist }
         throw APIError.preconditionRequired
     }
 }

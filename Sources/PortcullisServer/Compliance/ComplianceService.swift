@@ -310,7 +310,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
             after.revision = current.revision + 1
             let audit = AuditRecord(
                 tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id,
-                before: JSONValue.parse(try Self.encoder.encode(current)), after: JSONValue.parse(try Self.encoder.encode(after)))
+                // As the admin API shows enrollments (dates ISO 8601).
+                before: JSONValue(encoding: current), after: JSONValue(encoding: after))
             if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {
                 logger.notice("selective wipe requested", metadata: [
                     LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),

@@ -108,11 +108,9 @@ struct SecretDelivery: Sendable {
     }
 
     func audit(_ caller: ComplianceService.Caller, _ context: PortcullisRequestContext, action: AuditAction, secret: ProvisionedSecret, detail: [String: String]) async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         try await service.store.appendAudit(AuditRecord(
             tenantId: caller.tenant.tenant.id, at: clock.now(), actor: context.actor, action: action, kind: AuditSubject(.appSecretMaterial),
             documentId: StoredSecretMaterial.documentId(policyId: secret.policyId, identifier: secret.identifier), before: nil,
-            after: JSONValue.parse(try encoder.encode(detail))))
+            after: JSONValue(encoding: detail)))
     }
 }

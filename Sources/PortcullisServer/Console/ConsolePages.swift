@@ -2,41 +2,58 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PortcullisCore
+import PortcullisStorage
 
 /// The console's pages (navigation: Policies, What if, Sign-ins, Enrollments, Callbacks, Audit, Directory,
-/// App configuration). Each reads and writes through the admin API with the signed-in admin's token.
+/// App configuration). Each checks the signed-in admin's token as the API does, then calls the admin API's typed
+/// functions (`AdminRoutes`, `ComplianceAdminRoutes`, `AdminDocuments`) for the token's tenant.
 struct ConsolePages: Sendable {
     let console: ConsoleRoutes
     typealias Session = ConsoleRoutes.Session
 
+    /// A page's caller: the session, its tenant (the token's) and who acts, for the audit log.
+    struct Admin: Sendable {
+        let session: Session
+        let tenant: TenantSnapshot
+        let actor: String
+    }
+
     /// A kind of document the generic JSON editor handles.
     struct Kind: Sendable {
         let slug: String
-        let collection: String
         let noun: String
         let label: String
-        let idKey: String
         let nameKey: String
         let back: String
         let templates: [String: String]
+        let documents: any EditableDocuments
     }
 
-    static let kinds: [String: Kind] = Dictionary(uniqueKeysWithValues: [
-        Kind(slug: "conditional-access", collection: "/conditional-access/policies", noun: "policy", label: "Conditional-access policy", idKey: "id",
-             nameKey: "displayName", back: "/admin/policies", templates: ConsoleDocumentTemplates.conditionalAccess),
-        Kind(slug: "app-protection", collection: "/app-protection/policies", noun: "policy", label: "App protection policy", idKey: "id",
-             nameKey: "displayName", back: "/admin/policies", templates: ["basic": ConsoleDocumentTemplates.appProtection]),
-        Kind(slug: "app-configuration", collection: "/app-configuration/policies", noun: "policy", label: "App configuration policy", idKey: "id",
-             nameKey: "displayName", back: "/admin/app-configuration", templates: ["basic": ConsoleDocumentTemplates.appConfiguration]),
-        Kind(slug: "users", collection: "/users", noun: "user", label: "User", idKey: "id", nameKey: "userPrincipalName", back: "/admin/directory",
-             templates: ["basic": ConsoleDocumentTemplates.user]),
-        Kind(slug: "groups", collection: "/groups", noun: "group", label: "Group", idKey: "id", nameKey: "displayName", back: "/admin/directory",
-             templates: ["basic": ConsoleDocumentTemplates.group]),
-        Kind(slug: "applications", collection: "/applications", noun: "application", label: "Application", idKey: "appId", nameKey: "displayName",
-             back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.application]),
-        Kind(slug: "named-locations", collection: "/named-locations", noun: "named location", label: "Named location", idKey: "id", nameKey: "displayName",
-             back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.namedLocation]),
-    ].map { ($0.slug, $0) })
+    let kinds: [String: Kind]
+
+    init(console: ConsoleRoutes) {
+        self.console = console
+        let documents = console.admin.documents
+        kinds = Dictionary(uniqueKeysWithValues: [
+            Kind(slug: "conditional-access", noun: "policy", label: "Conditional-access policy", nameKey: "displayName", back: "/admin/policies",
+                 templates: ConsoleDocumentTemplates.conditionalAccess, documents: documents.conditionalAccessPolicies),
+            Kind(slug: "app-protection", noun: "policy", label: "App protection policy", nameKey: "displayName", back: "/admin/policies",
+                 templates: ["basic": ConsoleDocumentTemplates.appProtection], documents: documents.appProtectionPolicies),
+            Kind(slug: "app-configuration", noun: "policy", label: "App configuration policy", nameKey: "displayName", back: "/admin/app-configuration",
+                 templates: ["basic": ConsoleDocumentTemplates.appConfiguration], documents: documents.appConfigurationPolicies),
+            Kind(slug: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
+                 templates: ["basic": ConsoleDocumentTemplates.user], documents: documents.users),
+            Kind(slug: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
+                 templates: ["basic": ConsoleDocumentTemplates.group], documents: documents.groups),
+            Kind(slug: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
+                 templates: ["basic": ConsoleDocumentTemplates.application], documents: documents.applications),
+            Kind(slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName", back: "/admin/directory",
+                 templates: ["basic": ConsoleDocumentTemplates.namedLocation], documents: documents.namedLocations),
+        ].map { ($0.slug, $0) })
+    }
+
+    var documents: AdminDocuments { console.admin.documents }
+    var compliance: ComplianceAdminRoutes { console.admin.compliance }
 
     static let notices: [String: String] = [
         "saved": "Saved.", "created": "Created.", "deleted": "Deleted.", "state": "State changed.", "wiped": "Wipe requested: the app removes the account's data at its next check-in, and the account's tokens for this app stop now.",
@@ -71,47 +88,61 @@ struct ConsolePages: Sendable {
 
     // MARK: Plumbing
 
-    func signedIn(_ request: Request, _ context: PortcullisRequestContext, _ body: (Session) async throws -> Response) async throws -> Response {
+    /// Runs a page for a signed-in administrator. The session's token is checked as the API checks a bearer token: a
+    /// token that no longer passes (revoked, expired, its user disabled) sends the admin back through sign-in, one whose
+    /// role was taken away gets the no-access page. A refusal no step handled becomes a failure page with its status;
+    /// anything else (the store unavailable) a 503 page — nothing was changed.
+    func signedIn(_ request: Request, _ context: PortcullisRequestContext, _ body: (Admin) async throws -> Response) async throws -> Response {
+        let session: Session
         switch console.requireSession(request) {
         case .failure(.response(let answer)): return answer
-        case .success(let session):
-            // Without the role, no page at all (not even a template): the no-access page.
-            guard session.administrator else { return console.noAccess(session, context) }
-            do {
-                return try await body(session)
-            } catch ConsoleAnswer.response(let answer) {
-                return answer
-            }
+        case .success(let found): session = found
         }
-    }
-
-    /// An API call whose 401 sends the admin back through sign-in and whose 403 is the no-access page.
-    func api(_ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [], json: Data? = nil, headers: HTTPFields = [:],
-             _ session: Session, _ context: PortcullisRequestContext) async throws -> ConsoleRoutes.Reply {
-        let reply: ConsoleRoutes.Reply
+        // Without the role, no page at all (not even a template): the no-access page.
+        guard session.administrator else { return console.noAccess(session, context) }
         do {
-            reply = try await console.admin(method, path, query: query, json: json, headers: headers, session: session, context)
+            let claims = try await console.authenticator.authenticate(session.token)
+            guard let tenant = try await console.tenants.snapshot(tenantSegment: claims.tid) else { throw APIError.unauthenticated }
+            return try await body(Admin(session: session, tenant: tenant, actor: claims.actor))
+        } catch ConsoleAnswer.response(let answer) {
+            return answer
+        } catch let error as APIError where error.status == .unauthorized {
+            return ConsoleRoutes.redirect(basePath + "/admin/signin?tenant=\(session.tenantId)")
+        } catch let error as APIError where error.status == .forbidden {
+            return console.noAccess(session, context)
+        } catch let error as APIError where error.status.code < 500 {
+            return console.page("failure", title: "Not done", session: session, context,
+                                values: ["message": error.message, "href": basePath + "/admin", "link": "Back to the console"], status: error.status)
+        } catch let error as ValidationError {
+            return console.page("failure", title: "Not done", session: session, context, values: [
+                "message": error.problems.map { "\($0.pointer) \($0.message)" }.joined(separator: "; "), "href": basePath + "/admin", "link": "Back to the console",
+            ], status: .badRequest)
         } catch {
-            throw ConsoleAnswer.response(console.page("failure", title: "Service unavailable", session: session, context,
-                                                      values: ["message": "The service could not answer now; nothing was changed. Try again in a moment."], status: .serviceUnavailable))
-        }
-        switch reply.status {
-        case .unauthorized: throw ConsoleAnswer.response(ConsoleRoutes.redirect(basePath + "/admin/signin?tenant=\(session.tenantId)"))
-        case .forbidden: throw ConsoleAnswer.response(console.noAccess(session, context))
-        case .serviceUnavailable, .internalServerError:
-            throw ConsoleAnswer.response(console.page("failure", title: "Service unavailable", session: session, context,
-                                                      values: ["message": reply.message], status: .serviceUnavailable))
-        default: return reply
+            context.logger.error("a console page failed", metadata: [LogKeys.error: .string(String(describing: type(of: error)))])
+            return console.page("failure", title: "Service unavailable", session: session, context,
+                                values: ["message": "The service could not answer now; nothing was changed. Try again in a moment."], status: .serviceUnavailable)
         }
     }
 
-    func form(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> [String: String] {
-        guard let fields = try await console.form(request, context, session: session) else { throw ConsoleAnswer.response(console.csrfRefused(context)) }
+    /// A step that may be refused in a way its page shows (a validation problem, a stale ETag, a conflict): the refusal
+    /// as a value. Refusals of the session itself (401, 403) and failures of the service are left to `signedIn`.
+    func attempt<T>(_ work: () async throws -> T) async throws -> Result<T, APIError> {
+        do {
+            return .success(try await work())
+        } catch let error as APIError where error.status != .unauthorized && error.status != .forbidden && error.status.code < 500 {
+            return .failure(error)
+        } catch let error as ValidationError {
+            return .failure(.validation(error))
+        }
+    }
+
+    func form(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> [String: String] {
+        guard let fields = try await console.form(request, context, session: admin.session) else { throw ConsoleAnswer.response(console.csrfRefused(context)) }
         return fields
     }
 
     func kind(_ context: PortcullisRequestContext) throws -> Kind {
-        guard let kind = Self.kinds[context.parameters.get("kind") ?? ""] else { throw ConsoleAnswer.response(notFound(context)) }
+        guard let kind = kinds[context.parameters.get("kind") ?? ""] else { throw ConsoleAnswer.response(notFound(context)) }
         return kind
     }
 
@@ -122,9 +153,9 @@ struct ConsolePages: Sendable {
 
     func notice(_ request: Request) -> String? { request.uri.queryParameters.get("done").flatMap { Self.notices[String($0)] } }
 
-    static func date(_ value: Any?) -> String {
-        guard let text = value as? String else { return "" }
-        return text.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
+    static func date(_ value: Date?) -> String {
+        guard let value else { return "" }
+        return ISO8601DateFormatter().string(from: value).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
     }
 
     static func path(_ segment: String) -> String { segment.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? segment }
@@ -133,63 +164,69 @@ struct ConsolePages: Sendable {
         pairs.map { ["value": $0.0, "label": $0.1, "selected": $0.0 == selected] }
     }
 
+    static func problemRows(_ problems: [ValidationProblem]) -> [[String: Any]] {
+        problems.map { ["pointer": $0.pointer, "message": $0.message] }
+    }
+
+    /// A query parameter, `nil` when absent or empty.
+    static func parameter(_ request: Request, _ name: String) -> String? {
+        request.uri.queryParameters.get(name).map { String($0) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     // MARK: Policies
 
     static let states = [("enabled", "On"), ("enabledForReportingButNotEnforced", "Report-only"), ("disabled", "Off")]
 
-    func policies(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let ca = try await api(.get, "/conditional-access/policies", session, context).values
-        let ap = try await api(.get, "/app-protection/policies", session, context).values
-        let caRows: [[String: Any]] = ca.map { policy in
-            let id = policy["id"] as? String ?? ""
-            let state = policy["state"] as? String ?? ""
-            let grant = policy["grantControls"] as? [String: Any]
-            let controls = (grant?["builtInControls"] as? [String] ?? []).joined(separator: (grant?["operator"] as? String) == "AND" ? " and " : " or ")
-            return ["id": id, "displayName": policy["displayName"] as? String ?? id, "href": "\(basePath)/admin/edit/conditional-access/\(Self.path(id))",
+    func policies(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let ca = try await documents.conditionalAccessPolicies.list(admin.tenant, top: DocumentResource<ConditionalAccessPolicy>.pageSize, skip: 0)
+        let ap = try await documents.appProtectionPolicies.list(admin.tenant, top: DocumentResource<AppProtectionPolicy>.pageSize, skip: 0)
+        let csrf = console.csrfToken(admin.session)
+        let caRows: [[String: Any]] = ca.map(\.document).map { policy in
+            let state = policy.state.rawValue
+            let grant = policy.grantControls
+            let controls = grant.builtInControls.map(\.rawValue).joined(separator: grant.operator == .and ? " and " : " or ")
+            return ["id": policy.id, "displayName": policy.displayName, "href": "\(basePath)/admin/edit/conditional-access/\(Self.path(policy.id))",
                     "state": state, "stateLabel": Self.states.first { $0.0 == state }?.1 ?? state, "controls": controls.isEmpty ? "—" : controls,
-                    "states": Self.options(Self.states, selected: state), "csrf": console.csrfToken(session)]
+                    "states": Self.options(Self.states, selected: state), "csrf": csrf]
         }
-        let apRows: [[String: Any]] = ap.map { policy in
-            let id = policy["id"] as? String ?? ""
-            let targets = policy["targets"] as? [String: Any]
-            return ["displayName": policy["displayName"] as? String ?? id, "href": "\(basePath)/admin/edit/app-protection/\(Self.path(id))",
-                    "apps": "\((targets?["applications"] as? [Any])?.count ?? 0)", "groups": (targets?["includeGroups"] as? [String] ?? []).joined(separator: ", ")]
+        let apRows: [[String: Any]] = ap.map(\.document).map { policy in
+            ["displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-protection/\(Self.path(policy.id))",
+             "apps": "\(policy.targets.applications.count)", "groups": policy.targets.includeGroups.joined(separator: ", ")]
         }
         let templates = ConsoleDocumentTemplates.conditionalAccessLabels.map { ["value": $0.0, "label": $0.1] }
-        return console.page("policies", title: "Policies", session: session, context, values: ["ca": caRows, "ap": apRows, "caTemplates": templates],
+        return console.page("policies", title: "Policies", session: admin.session, context, values: ["ca": caRows, "ap": apRows, "caTemplates": templates],
                             current: "/admin/policies", notice: notice(request))
     }
 
-    func setState(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let fields = try await form(request, context, session)
-        guard let id = fields["id"], let state = fields["state"], Self.states.contains(where: { $0.0 == state }) else { return notFound(context, session: session) }
-        let current = try await api(.get, "/conditional-access/policies/\(Self.path(id))", session, context)
-        guard current.status == .ok, let etag = current.headers[.eTag] else { return notFound(context, session: session) }
-        var policy = current.object
-        policy["state"] = state
-        let saved = try await api(.put, "/conditional-access/policies/\(Self.path(id))", json: try JSONSerialization.data(withJSONObject: policy),
-                                  headers: [.ifMatch: etag], session, context)
-        guard saved.status == .ok else {
+    func setState(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let fields = try await form(request, context, admin)
+        let kind = kinds["conditional-access"]!
+        guard let id = fields["id"], let state = fields["state"], Self.states.contains(where: { $0.0 == state }),
+              let current = try await kind.documents.presented(admin.tenant, id: id), case .object(var policy) = current.document
+        else { return notFound(context, session: admin.session) }
+        policy["state"] = .string(state)
+        let saved = try await attempt {
+            try await kind.documents.store(.object(policy), pathId: id, precondition: .version(current.version), tenant: admin.tenant, actor: admin.actor)
+        }
+        if case .failure(let refusal) = saved {
             // Refused (a lock-out the API guards against, a concurrent change): shown in the editor, where it can be fixed.
-            let document = ConsoleJSON.pretty(JSONValue.parse(try JSONSerialization.data(withJSONObject: policy)) ?? .object([:]))
-            return try await editorPage(Self.kinds["conditional-access"]!, id: id, document: document, etag: etag, reply: saved, session, context)
+            return editorPage(kind, id: id, document: ConsoleJSON.pretty(.object(policy)), etag: DocumentETag.etag(current.version), refusal: refusal, admin, context)
         }
         return ConsoleRoutes.redirect(basePath + "/admin/policies?done=state")
     }
 
     // MARK: The JSON editor
 
-    func editor(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func editor(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
         let id = context.parameters.get("id") ?? ""
-        let reply = try await api(.get, "\(kind.collection)/\(Self.path(id))", session, context)
-        guard reply.status == .ok else { return notFound(context, session: session) }
-        return editorPage(kind, id: id, document: ConsoleJSON.pretty(JSONValue.parse(reply.data) ?? .object([:])), etag: reply.headers[.eTag] ?? "", problems: [], conflict: false,
-                          notice: notice(request), session, context)
+        guard let found = try await kind.documents.presented(admin.tenant, id: id) else { return notFound(context, session: admin.session) }
+        return editorPage(kind, id: id, document: ConsoleJSON.pretty(found.document), etag: DocumentETag.etag(found.version), problems: [], conflict: false,
+                          notice: notice(request), admin, context)
     }
 
     func editorPage(_ kind: Kind, id: String?, document: String, etag: String, problems: [[String: Any]], conflict: Bool, notice: String? = nil, error: String? = nil,
-                    _ session: Session, _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok) -> Response {
+                    _ admin: Admin, _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok) -> Response {
         var values: [String: Any] = [
             "kindLabel": kind.label, "noun": kind.noun, "document": document, "etag": etag, "problems": problems, "hasProblems": !problems.isEmpty,
             "problemCount": problems.count, "plural": problems.count != 1, "conflict": conflict, "backHref": basePath + kind.back,
@@ -205,113 +242,119 @@ struct ConsolePages: Sendable {
             values["action"] = "\(basePath)/admin/new/\(kind.slug)"
         }
         let title = id == nil ? "New \(kind.label.lowercased())" : (Self.name(in: document, key: kind.nameKey) ?? kind.label)
-        return console.page("editor", title: title, session: session, context, values: values, current: kind.back, notice: notice, error: error, status: status)
+        return console.page("editor", title: title, session: admin.session, context, values: values, current: kind.back, notice: notice, error: error, status: status)
     }
 
-    /// The editor again after the API refused a write: its problems at their pointers (with what stands there),
-    /// an ETag conflict explained, or the API's message.
-    func editorPage(_ kind: Kind, id: String?, document: String, etag: String, reply: ConsoleRoutes.Reply, _ session: Session,
-                    _ context: PortcullisRequestContext) async throws -> Response {
-        switch reply.status {
+    /// The editor again after a write was refused: its problems at their pointers (with what stands there), an ETag
+    /// conflict explained, or the refusal's message.
+    func editorPage(_ kind: Kind, id: String?, document: String, etag: String, refusal: APIError, _ admin: Admin, _ context: PortcullisRequestContext) -> Response {
+        switch refusal.status {
         case .preconditionFailed:
-            return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: true, session, context, status: .conflict)
-        case .badRequest where !reply.problems.isEmpty:
+            return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: true, admin, context, status: .conflict)
+        case .badRequest where !refusal.details.isEmpty:
             let parsed = JSONValue.parse(Data(document.utf8))
-            let problems: [[String: Any]] = reply.problems.map { problem in
-                let pointer = problem["pointer"] as? String ?? ""
-                var row: [String: Any] = ["pointer": pointer.isEmpty ? "/" : pointer, "message": problem["message"] as? String ?? ""]
-                if let parsed, !pointer.isEmpty, let value = ConsoleJSON.value(at: pointer, in: parsed) { row["excerpt"] = String(ConsoleJSON.pretty(value).prefix(400)) }
+            let problems: [[String: Any]] = refusal.details.map { problem in
+                var row: [String: Any] = ["pointer": problem.pointer.isEmpty ? "/" : problem.pointer, "message": problem.message]
+                if let parsed, !problem.pointer.isEmpty, let value = ConsoleJSON.value(at: problem.pointer, in: parsed) {
+                    row["excerpt"] = String(ConsoleJSON.pretty(value).prefix(400))
+                }
                 return row
             }
-            return editorPage(kind, id: id, document: document, etag: etag, problems: problems, conflict: false, session, context, status: .badRequest)
+            return editorPage(kind, id: id, document: document, etag: etag, problems: problems, conflict: false, admin, context, status: .badRequest)
         default:
-            return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: false, error: reply.message, session, context,
-                              status: reply.status.code >= 400 ? reply.status : .badRequest)
+            return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: false, error: refusal.message, admin, context,
+                              status: refusal.status.code >= 400 ? refusal.status : .badRequest)
         }
     }
 
     static func name(in document: String, key: String) -> String? {
-        ((try? JSONSerialization.jsonObject(with: Data(document.utf8))) as? [String: Any])?[key] as? String
+        JSONValue.parse(Data(document.utf8))?[key]?.stringValue
     }
 
-    func save(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    static let notAnObject = [["pointer": "/", "message": "is not a JSON object (check quotes, commas and braces)."]]
+
+    func save(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
         let id = context.parameters.get("id") ?? ""
-        let fields = try await form(request, context, session)
+        let fields = try await form(request, context, admin)
         let document = fields["document"] ?? ""
         let etag = fields["etag"] ?? ""
-        guard JSONValue.parse(Data(document.utf8))?.objectValue != nil else {
-            return editorPage(kind, id: id, document: document, etag: etag,
-                              problems: [["pointer": "/", "message": "is not a JSON object (check quotes, commas and braces)."]], conflict: false, session, context, status: .badRequest)
+        guard let value = JSONValue.parse(Data(document.utf8)), value.objectValue != nil else {
+            return editorPage(kind, id: id, document: document, etag: etag, problems: Self.notAnObject, conflict: false, admin, context, status: .badRequest)
         }
-        let reply = try await api(.put, "\(kind.collection)/\(Self.path(id))", json: Data(document.utf8), headers: [.ifMatch: etag.isEmpty ? "*" : etag], session, context)
-        guard reply.status == .ok || reply.status == .created else {
-            return try await editorPage(kind, id: id, document: document, etag: etag, reply: reply, session, context)
+        let saved = try await attempt {
+            try await kind.documents.store(value, pathId: id, precondition: try DocumentETag.precondition(ifMatch: etag.isEmpty ? "*" : etag),
+                                           tenant: admin.tenant, actor: admin.actor)
+        }
+        if case .failure(let refusal) = saved {
+            return editorPage(kind, id: id, document: document, etag: etag, refusal: refusal, admin, context)
         }
         return ConsoleRoutes.redirect("\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))?done=saved")
     }
 
-    func newDocument(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func newDocument(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
-        let template = request.uri.queryParameters.get("template") ?? "basic"
-        guard let text = kind.templates[template] ?? kind.templates.values.first else { return notFound(context, session: session) }
-        return editorPage(kind, id: nil, document: text, etag: "", problems: [], conflict: false, session, context)
+        let template = request.uri.queryParameters.get("template").map { String($0) } ?? "basic"
+        guard let text = kind.templates[template] ?? kind.templates.values.first else { return notFound(context, session: admin.session) }
+        return editorPage(kind, id: nil, document: text, etag: "", problems: [], conflict: false, admin, context)
     }
 
-    func create(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func create(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
-        let fields = try await form(request, context, session)
+        let fields = try await form(request, context, admin)
         let document = fields["document"] ?? ""
-        guard JSONValue.parse(Data(document.utf8))?.objectValue != nil else {
-            return editorPage(kind, id: nil, document: document, etag: "",
-                              problems: [["pointer": "/", "message": "is not a JSON object (check quotes, commas and braces)."]], conflict: false, session, context, status: .badRequest)
+        guard let value = JSONValue.parse(Data(document.utf8)), value.objectValue != nil else {
+            return editorPage(kind, id: nil, document: document, etag: "", problems: Self.notAnObject, conflict: false, admin, context, status: .badRequest)
         }
-        let reply = try await api(.post, kind.collection, json: Data(document.utf8), session, context)
-        guard reply.status == .created, let id = reply.object[kind.idKey] as? String else {
-            return try await editorPage(kind, id: nil, document: document, etag: "", reply: reply, session, context)
+        switch try await attempt({ try await kind.documents.store(value, pathId: nil, precondition: nil, tenant: admin.tenant, actor: admin.actor) }) {
+        case .failure(let refusal):
+            return editorPage(kind, id: nil, document: document, etag: "", refusal: refusal, admin, context)
+        case .success(let created):
+            return ConsoleRoutes.redirect("\(basePath)/admin/edit/\(kind.slug)/\(Self.path(created.id))?done=created")
         }
-        return ConsoleRoutes.redirect("\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))?done=created")
     }
 
-    func confirmDelete(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func confirmDelete(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
         let id = context.parameters.get("id") ?? ""
-        let reply = try await api(.get, "\(kind.collection)/\(Self.path(id))", session, context)
-        guard reply.status == .ok else { return notFound(context, session: session) }
-        let name = reply.object[kind.nameKey] as? String ?? id
-        return console.page("confirm", title: "Delete \(kind.noun)?", session: session, context, values: [
+        guard let found = try await kind.documents.presented(admin.tenant, id: id) else { return notFound(context, session: admin.session) }
+        let name = found.document[kind.nameKey]?.stringValue ?? id
+        return console.page("confirm", title: "Delete \(kind.noun)?", session: admin.session, context, values: [
             "question": "Delete the \(kind.label.lowercased()) “\(name)”?", "detail": "This cannot be undone. It is recorded in the audit log.",
-            "action": "\(basePath)/admin/delete/\(kind.slug)/\(Self.path(id))", "etag": reply.headers[.eTag] ?? "", "confirmLabel": "Delete",
+            "action": "\(basePath)/admin/delete/\(kind.slug)/\(Self.path(id))", "etag": DocumentETag.etag(found.version), "confirmLabel": "Delete",
             "backHref": "\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))",
         ], current: kind.back)
     }
 
-    func delete(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func delete(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
         let id = context.parameters.get("id") ?? ""
-        let fields = try await form(request, context, session)
-        let reply = try await api(.delete, "\(kind.collection)/\(Self.path(id))", headers: [.ifMatch: fields["etag"].flatMap { $0.isEmpty ? nil : $0 } ?? "*"], session, context)
-        guard reply.status == .noContent else {
-            let message = reply.status == .preconditionFailed ? "Someone else changed it since you opened it; nothing was deleted. Open it again to see their version." : reply.message
-            return console.page("failure", title: "Not deleted", session: session, context, values: [
+        let fields = try await form(request, context, admin)
+        let etag = fields["etag"].flatMap { $0.isEmpty ? nil : $0 } ?? "*"
+        let deleted = try await attempt {
+            try await kind.documents.delete(id: id, precondition: try DocumentETag.precondition(ifMatch: etag), force: false, tenant: admin.tenant, actor: admin.actor)
+        }
+        if case .failure(let refusal) = deleted {
+            let stale = refusal.status == .preconditionFailed
+            let message = stale ? "Someone else changed it since you opened it; nothing was deleted. Open it again to see their version." : refusal.message
+            return console.page("failure", title: "Not deleted", session: admin.session, context, values: [
                 "message": message, "href": "\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))", "link": "Back to the \(kind.noun)",
-            ], current: kind.back, status: reply.status == .preconditionFailed ? .conflict : reply.status)
+            ], current: kind.back, status: stale ? .conflict : refusal.status)
         }
         return ConsoleRoutes.redirect("\(basePath)\(kind.back)?done=deleted")
     }
 
     // MARK: What if and impact
 
-    func whatIf(_ request: Request, _ context: PortcullisRequestContext, _ session: Session, form: [String: String]?, result: [String: Any]? = nil,
+    func whatIf(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin, form: [String: String]?, result: [String: Any]? = nil,
                 problems: [[String: Any]] = [], impact: [String: Any]? = nil, impactProblems: [[String: Any]] = [], draft: String? = nil) async throws -> Response {
-        let users = try await api(.get, "/users", session, context).values
-        let applications = try await api(.get, "/applications", session, context).values
-        let clients = applications.filter { !($0["isResourceOnly"] as? Bool ?? false) }
-        let resources = applications.filter { !(($0["identifierUris"] as? [String]) ?? []).isEmpty }
+        let users = try await documents.users.list(admin.tenant, top: DocumentResource<User>.pageSize, skip: 0).map(\.document)
+        let applications = try await documents.applications.list(admin.tenant, top: DocumentResource<PortcullisCore.Application>.pageSize, skip: 0).map(\.document)
+        let resources = applications.filter { !$0.identifierUris.isEmpty }
         var values: [String: Any] = [
-            "users": Self.options(users.map { ($0["userPrincipalName"] as? String ?? "", $0["userPrincipalName"] as? String ?? "") }, selected: form?["user"]),
-            "apps": Self.options(clients.map { ($0["appId"] as? String ?? "", "\($0["displayName"] as? String ?? "") (\($0["appId"] as? String ?? ""))") }, selected: form?["app"]),
-            "resources": Self.options(resources.map { (($0["identifierUris"] as? [String])?.first ?? "", $0["displayName"] as? String ?? "") }
+            "users": Self.options(users.map { ($0.userPrincipalName, $0.userPrincipalName) }, selected: form?["user"]),
+            "apps": Self.options(applications.map { ($0.appId, "\($0.displayName) (\($0.appId))") }, selected: form?["app"]),
+            "resources": Self.options(resources.map { ($0.identifierUris.first ?? "", $0.displayName) }
                 + [(BuiltInResources.adminIdentifier, "Portcullis admin API"), (BuiltInResources.complianceIdentifier, "Portcullis compliance service")], selected: form?["resource"]),
             "platforms": Self.options(DevicePlatform.allCases.map { ($0.rawValue, $0.rawValue) }, selected: form?["platform"]),
             "protections": Self.options([("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
@@ -322,178 +365,200 @@ struct ConsolePages: Sendable {
         ]
         if let result { values["result"] = result }
         if let impact { values["impact"] = impact }
-        return console.page("whatIf", title: "What if", session: session, context, values: values, current: "/admin/what-if",
+        return console.page("whatIf", title: "What if", session: admin.session, context, values: values, current: "/admin/what-if",
                             status: problems.isEmpty && impactProblems.isEmpty ? .ok : .badRequest)
     }
 
-    func evaluate(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let fields = try await form(request, context, session)
-        var signIn: [String: Any] = ["clientAppId": fields["app"] ?? "", "resourceAppId": fields["resource"] ?? "", "appProtection": fields["protection"] ?? "none"]
-        if let user = fields["user"], !user.isEmpty { signIn["userId"] = user }
-        if let platform = fields["platform"], !platform.isEmpty { signIn["platform"] = platform }
-        if let ip = fields["ip"]?.trimmingCharacters(in: .whitespaces), !ip.isEmpty { signIn["ipAddress"] = ip }
-        if fields["protapp"] == "1" { signIn["capabilities"] = ["protapp"] }
-        if fields["mfa"] == "1" { signIn["mfa"] = true }
-        let reply = try await api(.post, "/conditional-access/evaluate", json: try JSONSerialization.data(withJSONObject: ["signIn": signIn]), session, context)
-        guard reply.status == .ok, let record = reply.object["signIn"] as? [String: Any] else {
-            let problems = reply.problems.map { ["pointer": $0["pointer"] as? String ?? "", "message": $0["message"] as? String ?? ""] }
-            return try await whatIf(request, context, session, form: fields, problems: problems.isEmpty ? [["pointer": "/", "message": reply.message]] : problems)
+    func evaluate(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let fields = try await form(request, context, admin)
+        func field(_ name: String) -> String? { fields[name]?.trimmingCharacters(in: .whitespaces).nilIfEmpty }
+        let protection: SignInFacts.AppProtection = switch fields["protection"] {
+        case "compliant": .compliant(enrollmentId: "what-if")
+        case "notCompliant": .notCompliant
+        default: .none
         }
-        let status = record["conditionalAccessStatus"] as? String ?? ""
+        let signIn = WhatIfSignIn(
+            userId: field("user"), clientAppId: fields["app"] ?? "", resourceAppId: fields["resource"] ?? "", platform: field("platform"), ipAddress: field("ip"),
+            capabilities: fields["protapp"] == "1" ? [ClientCapability.protApp] : [], appProtection: protection, mfa: fields["mfa"] == "1")
+        let answer: AdminRoutes.WhatIfResponse
+        switch try await attempt({ try console.admin.whatIf(signIn, drafts: nil, tenant: admin.tenant, correlationId: context.correlationId) }) {
+        case .failure(let refusal):
+            let problems = refusal.details.isEmpty ? [["pointer": "/", "message": refusal.message]] : Self.problemRows(refusal.details)
+            return try await whatIf(request, context, admin, form: fields, problems: problems)
+        case .success(let found): answer = found
+        }
+        let record = answer.signIn
+        let status = record.conditionalAccessStatus.rawValue
         let result: [String: Any] = [
-            "status": status, "statusLabel": status == "failure" ? "Refused" : "Allowed", "error": reply.object["error"] as? String ?? "",
-            "suberror": reply.object["suberror"] as? String ?? "", "errorCode": record["errorCode"].map { "\($0)" } ?? "",
-            "policies": Self.policyResults(record),
+            "status": status, "statusLabel": status == "failure" ? "Refused" : "Allowed", "error": answer.error ?? "",
+            "suberror": answer.suberror ?? "", "errorCode": record.errorCode.map { "\($0)" } ?? "", "policies": Self.policyResults(record),
         ]
-        return try await whatIf(request, context, session, form: fields, result: result)
+        return try await whatIf(request, context, admin, form: fields, result: result)
     }
 
     /// The per-policy results of a sign-in record, with why each applied or not.
-    static func policyResults(_ record: [String: Any]) -> [[String: Any]] {
-        (record["appliedConditionalAccessPolicies"] as? [[String: Any]] ?? []).map { policy in
+    static func policyResults(_ record: SignInRecord) -> [[String: Any]] {
+        record.appliedConditionalAccessPolicies.map { policy in
             var why: [String] = []
-            let controls = policy["enforcedGrantControls"] as? [String] ?? []
-            if !controls.isEmpty { why.append("requires \(controls.joined(separator: ", "))") }
-            for result in policy["grantControlResults"] as? [[String: Any]] ?? [] {
-                why.append("\(result["control"] as? String ?? ""): \((result["satisfied"] as? Bool ?? false) ? "met" : "not met")\((result["reason"] as? String).map { " (\($0))" } ?? "")")
+            if !policy.enforcedGrantControls.isEmpty { why.append("requires \(policy.enforcedGrantControls.joined(separator: ", "))") }
+            for result in policy.grantControlResults ?? [] {
+                why.append("\(result.control): \(result.satisfied ? "met" : "not met") (\(result.reason))")
             }
-            let unmet = policy["conditionsNotSatisfied"] as? [String] ?? []
-            if !unmet.isEmpty { why.append("conditions not met: \(unmet.joined(separator: ", "))") }
-            return ["displayName": policy["displayName"] as? String ?? "", "result": policy["result"] as? String ?? "", "why": why.joined(separator: "; ")]
+            if !policy.conditionsNotSatisfied.isEmpty { why.append("conditions not met: \(policy.conditionsNotSatisfied.map(\.rawValue).joined(separator: ", "))") }
+            return ["displayName": policy.displayName, "result": policy.result.rawValue, "why": why.joined(separator: "; ")]
         }
     }
 
-    func impact(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let fields = try await form(request, context, session)
+    func impact(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let fields = try await form(request, context, admin)
         let draft = fields["draft"] ?? ""
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(draft.utf8)), parsed is [String: Any] || parsed is [Any] else {
-            return try await whatIf(request, context, session, form: nil, impactProblems: [["pointer": "/", "message": "is not a JSON object or array."]], draft: draft)
+        let items: [JSONValue]
+        switch JSONValue.parse(Data(draft.utf8)) {
+        case .array(let list)?: items = list
+        case let object? where object.objectValue != nil: items = [object]
+        default:
+            return try await whatIf(request, context, admin, form: nil, impactProblems: [["pointer": "/", "message": "is not a JSON object or array."]], draft: draft)
         }
-        let policies = (parsed as? [Any]) ?? [parsed]
-        let reply = try await api(.post, "/conditional-access/impact", json: try JSONSerialization.data(withJSONObject: ["policies": policies]), session, context)
-        guard reply.status == .ok else {
-            let problems = reply.problems.map { ["pointer": $0["pointer"] as? String ?? "", "message": $0["message"] as? String ?? ""] }
-            return try await whatIf(request, context, session, form: nil, impactProblems: problems.isEmpty ? [["pointer": "/", "message": reply.message]] : problems, draft: draft)
+        let problems = ProblemCollector()
+        let drafts = AdminRoutes.impactDrafts(items.enumerated().map { ($0.element, "/policies/\($0.offset)") }, tenant: admin.tenant, problems: problems)
+        if !problems.problems.isEmpty {
+            return try await whatIf(request, context, admin, form: nil, impactProblems: Self.problemRows(problems.problems), draft: draft)
         }
-        let report = reply.object
-        let summary = report["summary"] as? [String: Any] ?? [:]
-        func outcome(_ value: Any?) -> String {
-            let outcome = value as? [String: Any] ?? [:]
-            return "\(outcome["status"] as? String ?? "")\((outcome["refusal"] as? String).map { " (\($0))" } ?? "")"
-        }
-        let changes: [[String: Any]] = (report["changes"] as? [[String: Any]] ?? []).prefix(100).map { change in
-            ["at": Self.date(change["createdDateTime"]), "user": change["userPrincipalName"] as? String ?? change["userId"] as? String ?? "(app)",
-             "app": change["clientAppId"] as? String ?? "", "before": outcome(change["before"]), "after": outcome(change["after"])]
+        let report = try await console.admin.impact(drafts, from: console.clock.now().addingTimeInterval(-AdminRoutes.impactDefaultWindow), to: nil, top: 1000,
+                                                     tenant: admin.tenant)
+        func outcome(_ outcome: ImpactAnalysis.Outcome) -> String { "\(outcome.status.rawValue)\(outcome.refusal.map { " (\($0))" } ?? "")" }
+        let changes: [[String: Any]] = report.changes.prefix(100).map { change in
+            ["at": Self.date(change.createdDateTime), "user": change.userPrincipalName ?? change.userId ?? "(app)", "app": change.clientAppId,
+             "before": outcome(change.before), "after": outcome(change.after)]
         }
         let impact: [String: Any] = [
-            "evaluated": report["evaluated"] ?? 0, "newlyRefused": summary["newlyRefused"] ?? 0, "newlyAllowed": summary["newlyAllowed"] ?? 0,
-            "changed": summary["changed"] ?? 0, "unchanged": summary["unchanged"] ?? 0, "changes": changes,
+            "evaluated": report.evaluated, "newlyRefused": report.summary.newlyRefused, "newlyAllowed": report.summary.newlyAllowed,
+            "changed": report.summary.changed, "unchanged": report.summary.unchanged, "changes": changes,
         ]
-        return try await whatIf(request, context, session, form: nil, impact: impact, draft: draft)
+        return try await whatIf(request, context, admin, form: nil, impact: impact, draft: draft)
     }
 
     // MARK: Sign-ins
 
-    func signIns(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let query = request.uri.queryParameters
+    func signIns(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         var forwarded: [(String, String)] = [("top", "50")]
         for name in ["user", "app", "status", "correlationId", "before"] {
-            if let value = query.get(name), !value.isEmpty { forwarded.append((name, String(value))) }
+            if let value = Self.parameter(request, name) { forwarded.append((name, value)) }
         }
-        let reply = try await api(.get, "/sign-ins", query: forwarded, session, context)
+        let parameters = Dictionary(forwarded, uniquingKeysWith: { a, _ in a })
         var error: String?
-        if reply.status != .ok { error = reply.problems.first.map { "\($0["pointer"] as? String ?? "") \($0["message"] as? String ?? "")" } ?? reply.message }
-        let records: [[String: Any]] = reply.values.map { record in
-            let status = record["conditionalAccessStatus"] as? String ?? ""
+        var page: [(cursor: Int64, record: SignInRecord)] = []
+        switch try await attempt({ try AdminRoutes.signInQuery(tenant: admin.tenant) { parameters[$0] } }) {
+        case .failure(let refusal): error = refusal.details.first.map { "\($0.pointer) \($0.message)" } ?? refusal.message
+        case .success(let filter): page = try await console.admin.signIns(filter)
+        }
+        let records: [[String: Any]] = page.map(\.record).map { record in
+            let status = record.conditionalAccessStatus.rawValue
             let policies = Self.policyResults(record)
             return [
-                "at": Self.date(record["createdDateTime"]), "user": record["userPrincipalName"] as? String ?? "(app)", "app": record["clientAppId"] as? String ?? "",
+                "at": Self.date(record.createdDateTime), "user": record.userPrincipalName ?? "(app)", "app": record.clientAppId,
                 "status": status, "statusLabel": ["success": "allowed", "failure": "refused", "notApplied": "allowed (no policy)"][status] ?? status,
-                "errorCode": record["errorCode"].map { "\($0)" } ?? "", "correlationId": record["correlationId"] as? String ?? "",
-                "resource": record["resource"] as? String ?? record["resourceAppId"] as? String ?? "", "grantType": record["grantType"] as? String ?? "",
-                "platform": record["platform"] as? String ?? "—", "ip": record["ipAddress"] as? String ?? "—", "appProtection": record["appProtection"] as? String ?? "",
+                "errorCode": record.errorCode.map { "\($0)" } ?? "", "correlationId": record.correlationId,
+                "resource": record.resource ?? record.resourceAppId, "grantType": record.grantType,
+                "platform": record.platform ?? "—", "ip": record.ipAddress ?? "—", "appProtection": record.appProtection,
                 "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1,
             ]
         }
-        var older: String?
-        if let next = reply.object["nextLink"] as? String, let cursor = URLComponents(string: next)?.queryItems?.first(where: { $0.name == "before" })?.value {
+        var values: [String: Any] = [
+            "records": records, "filter_user": parameters["user"] ?? "", "filter_app": parameters["app"] ?? "", "filter_correlationId": parameters["correlationId"] ?? "",
+            "statuses": Self.options([("", "any"), ("success", "allowed"), ("failure", "refused"), ("notApplied", "no policy")], selected: parameters["status"] ?? ""),
+        ]
+        if page.count == 50, let last = page.last {
             var components = URLComponents()
             components.path = basePath + "/admin/sign-ins"
-            components.queryItems = forwarded.filter { $0.0 != "top" && $0.0 != "before" }.map { URLQueryItem(name: $0.0, value: $0.1) } + [URLQueryItem(name: "before", value: cursor)]
-            older = components.string
+            components.queryItems = forwarded.filter { $0.0 != "top" && $0.0 != "before" }.map { URLQueryItem(name: $0.0, value: $0.1) }
+                + [URLQueryItem(name: "before", value: String(last.cursor))]
+            values["older"] = components.string
         }
-        var values: [String: Any] = [
-            "records": records, "filter_user": query.get("user") ?? "", "filter_app": query.get("app") ?? "", "filter_correlationId": query.get("correlationId") ?? "",
-            "statuses": Self.options([("", "any"), ("success", "allowed"), ("failure", "refused"), ("notApplied", "no policy")], selected: query.get("status") ?? ""),
-        ]
-        if let older { values["older"] = older }
-        return console.page("signIns", title: "Sign-ins", session: session, context, values: values, current: "/admin/sign-ins", error: error,
-                            status: reply.status == .ok ? .ok : .badRequest)
+        return console.page("signIns", title: "Sign-ins", session: admin.session, context, values: values, current: "/admin/sign-ins", error: error,
+                            status: error == nil ? .ok : .badRequest)
     }
 
     // MARK: Enrollments
 
     static let enrollmentLimit = 100
 
-    func enrollments(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let query = request.uri.queryParameters
-        var forwarded: [(String, String)] = []
-        for name in ["account", "app", "status"] {
-            if let value = query.get(name), !value.isEmpty { forwarded.append((name, String(value))) }
-        }
-        let skip = query.get("skip").flatMap { Int($0) }.map { max(0, min($0, 100_000)) } ?? 0
-        let reply = try await api(.get, "/enrollments", query: forwarded + [("top", "\(Self.enrollmentLimit)"), ("skip", "\(skip)")], session, context)
-        let rows: [[String: Any]] = reply.values.map { enrollment in
-            let id = enrollment["id"] as? String ?? ""
-            return ["href": "\(basePath)/admin/enrollments/\(Self.path(id))", "upn": enrollment["userPrincipalName"] as? String ?? "", "app": enrollment["clientId"] as? String ?? "",
-                    "device": enrollment["deviceId"] as? String ?? "", "state": enrollment["state"] as? String ?? "", "lastCheckIn": Self.date(enrollment["lastCheckInAt"])]
-        }
-        let states = [("", "any")] + ["pending", "compliant", "notCompliant", "lapsed", "wipePending", "unenrolled"].map { ($0, $0) }
-        return console.page("enrollments", title: "Enrollments", session: session, context, values: [
-            "enrollments": rows, "pager": pager("/admin/enrollments", forwarded, skip: skip, limit: Self.enrollmentLimit, full: reply.object["nextLink"] != nil),
-            "filter_account": query.get("account") ?? "", "filter_app": query.get("app") ?? "", "statuses": Self.options(states, selected: query.get("status") ?? ""),
-        ], current: "/admin/enrollments", error: reply.status == .ok ? nil : reply.message, status: reply.status == .ok ? .ok : .badRequest)
+    /// `?skip=` of the console's paged lists, clamped.
+    static func skip(_ request: Request) -> Int {
+        parameter(request, "skip").flatMap { Int($0) }.map { max(0, min($0, 100_000)) } ?? 0
     }
 
-    func enrollment(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func enrollments(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        var forwarded: [(String, String)] = []
+        for name in ["account", "app", "status"] {
+            if let value = Self.parameter(request, name) { forwarded.append((name, value)) }
+        }
+        let parameters = Dictionary(forwarded, uniquingKeysWith: { a, _ in a })
+        let skip = Self.skip(request)
+        var error: String?
+        var found: [Enrollment] = []
+        switch try await attempt({ try ComplianceAdminRoutes.enrollmentQuery(tenant: admin.tenant) { parameters[$0] } }) {
+        case .failure(let refusal): error = refusal.details.first.map { "\($0.pointer) \($0.message)" } ?? refusal.message
+        case .success(var filter):
+            filter.limit = Self.enrollmentLimit
+            filter.offset = skip
+            found = try await compliance.enrollments(filter)
+        }
+        let rows: [[String: Any]] = found.map { enrollment in
+            ["href": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))", "upn": enrollment.userPrincipalName, "app": enrollment.clientId,
+             "device": enrollment.deviceId, "state": enrollment.state.rawValue, "lastCheckIn": Self.date(enrollment.lastCheckInAt)]
+        }
+        let states = [("", "any")] + Enrollment.State.allCases.map { ($0.rawValue, $0.rawValue) }
+        return console.page("enrollments", title: "Enrollments", session: admin.session, context, values: [
+            "enrollments": rows, "pager": pager("/admin/enrollments", forwarded, skip: skip, limit: Self.enrollmentLimit, full: found.count == Self.enrollmentLimit),
+            "filter_account": parameters["account"] ?? "", "filter_app": parameters["app"] ?? "", "statuses": Self.options(states, selected: parameters["status"] ?? ""),
+        ], current: "/admin/enrollments", error: error, status: error == nil ? .ok : .badRequest)
+    }
+
+    /// One enrollment of the tenant with its history, or the not-found page.
+    func detail(_ context: PortcullisRequestContext, _ admin: Admin) async throws -> ComplianceAdminRoutes.Detail {
         let id = context.parameters.get("id") ?? ""
-        let reply = try await api(.get, "/enrollments/\(Self.path(id))", session, context)
-        guard reply.status == .ok, let enrollment = reply.object["enrollment"] as? [String: Any] else { return notFound(context, session: session) }
-        let history: [[String: Any]] = (reply.object["history"] as? [[String: Any]] ?? []).reversed().map { entry in
-            let from = entry["fromStatus"] as? String, to = entry["toStatus"] as? String
-            return ["at": Self.date(entry["at"]), "event": entry["event"] as? String ?? "", "detail": entry["detail"] as? String ?? "",
+        guard case .success(let detail) = try await attempt({ try await compliance.detail(admin.tenant, id: id) }) else {
+            throw ConsoleAnswer.response(notFound(context, session: admin.session))
+        }
+        return detail
+    }
+
+    func enrollment(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let detail = try await detail(context, admin)
+        let enrollment = detail.enrollment
+        let history: [[String: Any]] = detail.history.reversed().map { entry in
+            let from = entry.fromStatus, to = entry.toStatus
+            return ["at": Self.date(entry.at), "event": entry.event.rawValue, "detail": entry.detail ?? "",
                     "change": from == to ? (to ?? "") : "\(from ?? "—") → \(to ?? "—")"]
         }
-        let state = enrollment["state"] as? String ?? ""
-        let status = enrollment["complianceStatus"] as? [String: Any] ?? [:]
-        return console.page("enrollment", title: "Enrollment", session: session, context, values: [
-            "upn": enrollment["userPrincipalName"] as? String ?? "", "app": enrollment["clientId"] as? String ?? "", "device": enrollment["deviceId"] as? String ?? "",
-            "platform": enrollment["platform"] as? String ?? "", "osVersion": enrollment["osVersion"] as? String ?? "", "state": state,
-            "status": (status["errorTitle"] as? String) ?? (status["status"] as? String ?? ""), "enrolledAt": Self.date(enrollment["enrolledAt"]),
-            "lastCheckIn": Self.date(enrollment["lastCheckInAt"]), "appliedPolicyVersion": enrollment["appliedPolicyVersion"] as? String ?? "—",
-            "canWipe": state != "unenrolled" && state != "wipePending", "wipeHref": "\(basePath)/admin/enrollments/\(Self.path(id))/wipe", "history": history,
+        let state = enrollment.state
+        return console.page("enrollment", title: "Enrollment", session: admin.session, context, values: [
+            "upn": enrollment.userPrincipalName, "app": enrollment.clientId, "device": enrollment.deviceId,
+            "platform": enrollment.platform?.rawValue ?? "", "osVersion": enrollment.osVersion ?? "", "state": state.rawValue,
+            "status": enrollment.complianceStatus.errorTitle ?? enrollment.complianceStatus.status.rawValue, "enrolledAt": Self.date(enrollment.enrolledAt),
+            "lastCheckIn": Self.date(enrollment.lastCheckInAt), "appliedPolicyVersion": enrollment.appliedPolicyVersion ?? "—",
+            "canWipe": state != .unenrolled && state != .wipePending, "wipeHref": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))/wipe", "history": history,
         ], current: "/admin/enrollments", notice: notice(request))
     }
 
-    func confirmWipe(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let id = context.parameters.get("id") ?? ""
-        let reply = try await api(.get, "/enrollments/\(Self.path(id))", session, context)
-        guard reply.status == .ok, let enrollment = reply.object["enrollment"] as? [String: Any] else { return notFound(context, session: session) }
-        return console.page("confirm", title: "Wipe this app's work data?", session: session, context, values: [
-            "question": "Wipe the work data of \(enrollment["userPrincipalName"] as? String ?? "") from app \(enrollment["clientId"] as? String ?? "") on device \(enrollment["deviceId"] as? String ?? "")?",
+    func confirmWipe(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let enrollment = try await detail(context, admin).enrollment
+        let id = enrollment.id
+        return console.page("confirm", title: "Wipe this app's work data?", session: admin.session, context, values: [
+            "question": "Wipe the work data of \(enrollment.userPrincipalName) from app \(enrollment.clientId) on device \(enrollment.deviceId)?",
             "detail": "The account's tokens for this app stop at once; the app removes the account's data at its next check-in. This cannot be undone.",
             "action": "\(basePath)/admin/enrollments/\(Self.path(id))/wipe", "confirmLabel": "Wipe", "backHref": "\(basePath)/admin/enrollments/\(Self.path(id))",
         ], current: "/admin/enrollments")
     }
 
-    func wipe(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func wipe(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
-        _ = try await form(request, context, session)
-        let reply = try await api(.post, "/enrollments/\(Self.path(id))/wipe", session, context)
-        guard reply.status == .accepted || reply.status == .ok else {
-            return console.page("failure", title: "Not wiped", session: session, context, values: [
-                "message": reply.message, "href": "\(basePath)/admin/enrollments/\(Self.path(id))", "link": "Back to the enrollment",
-            ], current: "/admin/enrollments", status: reply.status)
+        _ = try await form(request, context, admin)
+        if case .failure(let refusal) = try await attempt({ try await compliance.wipe(admin.tenant, id: id, actor: admin.actor) }) {
+            return console.page("failure", title: "Not wiped", session: admin.session, context, values: [
+                "message": refusal.message, "href": "\(basePath)/admin/enrollments/\(Self.path(id))", "link": "Back to the enrollment",
+            ], current: "/admin/enrollments", status: refusal.status)
         }
         return ConsoleRoutes.redirect("\(basePath)/admin/enrollments/\(Self.path(id))?done=wiped")
     }
@@ -514,102 +579,97 @@ struct ConsolePages: Sendable {
 
     // MARK: Callbacks
 
-    func callbacks(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let state = request.uri.queryParameters.get("state") ?? "pending"
-        let tabs = [("pending", "Pending"), ("deadLetter", "Dead letters"), ("delivered", "Delivered")]
-        guard tabs.contains(where: { $0.0 == state }) else { return notFound(context, session: session) }
-        let skip = request.uri.queryParameters.get("skip").flatMap { Int($0) }.map { max(0, min($0, 100_000)) } ?? 0
-        let reply = try await api(.get, "/outbox", query: [("state", state), ("top", "\(Self.enrollmentLimit)"), ("skip", "\(skip)")], session, context)
-        let csrf = console.csrfToken(session)
-        let rows: [[String: Any]] = reply.values.map { message in
-            let id = message["id"].map { "\($0)" } ?? ""
-            var row: [String: Any] = ["createdAt": Self.date(message["createdAt"]), "target": message["targetUri"] as? String ?? ""]
-            row["attempts"] = message["attempts"] ?? 0
-            row["lastError"] = message["lastError"] as? String ?? ""
-            row["canRedeliver"] = (message["state"] as? String) == "deadLetter"
-            row["redeliverAction"] = "\(basePath)/admin/callbacks/\(Self.path(id))/redeliver"
-            row["csrf"] = csrf
-            return row
+    func callbacks(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let state = Self.parameter(request, "state") ?? "pending"
+        let tabs: [(OutboxMessage.State, String)] = [(.pending, "Pending"), (.deadLetter, "Dead letters"), (.delivered, "Delivered")]
+        guard let selected = tabs.first(where: { $0.0.rawValue == state })?.0 else { return notFound(context, session: admin.session) }
+        let skip = Self.skip(request)
+        let messages = try await compliance.outbox(admin.tenant, state: selected, limit: Self.enrollmentLimit, skip: skip)
+        let csrf = console.csrfToken(admin.session)
+        let rows: [[String: Any]] = messages.map { message in
+            ["createdAt": Self.date(message.createdAt), "target": message.targetUri, "attempts": message.attempts, "lastError": message.lastError ?? "",
+             "canRedeliver": message.state == .deadLetter, "redeliverAction": "\(basePath)/admin/callbacks/\(Self.path(message.id))/redeliver", "csrf": csrf]
         }
-        return console.page("callbacks", title: "Callbacks", session: session, context, values: [
-            "messages": rows, "pager": pager("/admin/callbacks", [("state", state)], skip: skip, limit: Self.enrollmentLimit, full: reply.object["nextLink"] != nil),
-            "tabs": tabs.map { ["label": $0.1, "href": "\(basePath)/admin/callbacks?state=\($0.0)", "current": $0.0 == state] as [String: Any] },
+        return console.page("callbacks", title: "Callbacks", session: admin.session, context, values: [
+            "messages": rows, "pager": pager("/admin/callbacks", [("state", state)], skip: skip, limit: Self.enrollmentLimit, full: messages.count == Self.enrollmentLimit),
+            "tabs": tabs.map { ["label": $0.1, "href": "\(basePath)/admin/callbacks?state=\($0.0.rawValue)", "current": $0.0 == selected] as [String: Any] },
         ], current: "/admin/callbacks", notice: notice(request))
     }
 
-    func redeliver(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
+    func redeliver(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
-        _ = try await form(request, context, session)
-        let reply = try await api(.post, "/outbox/\(Self.path(id))/redeliver", session, context)
-        guard reply.status.code < 300 else {
-            return console.page("failure", title: "Not redelivered", session: session, context, values: [
-                "message": reply.message, "href": "\(basePath)/admin/callbacks?state=deadLetter", "link": "Back to the dead letters",
-            ], current: "/admin/callbacks", status: reply.status)
+        _ = try await form(request, context, admin)
+        if case .failure(let refusal) = try await attempt({ try await compliance.redeliver(admin.tenant, id: id, actor: admin.actor) }) {
+            return console.page("failure", title: "Not redelivered", session: admin.session, context, values: [
+                "message": refusal.message, "href": "\(basePath)/admin/callbacks?state=deadLetter", "link": "Back to the dead letters",
+            ], current: "/admin/callbacks", status: refusal.status)
         }
         return ConsoleRoutes.redirect("\(basePath)/admin/callbacks?state=pending&done=redelivered")
     }
 
     // MARK: Audit
 
-    func audit(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        var forwarded: [(String, String)] = [("top", "50")]
-        if let before = request.uri.queryParameters.get("before"), !before.isEmpty { forwarded.append(("before", String(before))) }
-        let reply = try await api(.get, "/audit", query: forwarded, session, context)
-        let rows: [[String: Any]] = reply.values.map { record in
-            func parsed(_ key: String) -> Any? { record[key].flatMap { $0 is NSNull ? nil : $0 } }
-            let lines = JSONDiff.lines(from: parsed("before").map(JSONDiff.maskedValue), to: parsed("after").map(JSONDiff.maskedValue))
+    static let auditLimit = 50
+
+    func audit(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let before = Self.parameter(request, "before").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        let records = try await console.admin.audit(admin.tenant, limit: Self.auditLimit, before: before)
+        let rows: [[String: Any]] = records.map { record in
+            let lines = JSONDiff.lines(from: record.before.map(JSONDiff.masked), to: record.after.map(JSONDiff.masked))
             let diff: [[String: Any]] = lines.map { line in
                 ["line": line, "sign": line.hasPrefix("+") ? "plus" : line.hasPrefix("-") ? "minus" : "change"]
             }
-            return ["at": Self.date(record["at"]), "actor": record["actor"] as? String ?? "", "action": record["action"] as? String ?? "",
-                    "kind": record["kind"] as? String ?? "", "documentId": record["documentId"] as? String ?? "", "diff": diff, "hasDiff": !diff.isEmpty,
-                    "diffCount": diff.count, "plural": diff.count != 1]
+            return ["at": Self.date(record.at), "actor": record.actor, "action": record.action.rawValue, "kind": record.kind.rawValue,
+                    "documentId": record.documentId, "diff": diff, "hasDiff": !diff.isEmpty, "diffCount": diff.count, "plural": diff.count != 1]
         }
         var values: [String: Any] = ["records": rows]
-        if let next = reply.object["nextLink"] as? String, let cursor = URLComponents(string: next)?.queryItems?.first(where: { $0.name == "before" })?.value {
-            values["older"] = "\(basePath)/admin/audit?before=\(cursor)"
-        }
-        return console.page("audit", title: "Audit", session: session, context, values: values, current: "/admin/audit")
+        if records.count == Self.auditLimit, let last = records.last?.id { values["older"] = "\(basePath)/admin/audit?before=\(last)" }
+        return console.page("audit", title: "Audit", session: admin.session, context, values: values, current: "/admin/audit")
     }
 
     // MARK: Directory and app configuration
 
-    func directory(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        func section(_ slug: String, _ title: String, detailTitle: String, detail: ([String: Any]) -> String) async throws -> [String: Any] {
-            let kind = Self.kinds[slug]!
-            let rows: [[String: Any]] = try await api(.get, kind.collection, session, context).values.map { item in
-                let id = item[kind.idKey] as? String ?? ""
-                return ["name": item[kind.nameKey] as? String ?? id, "id": id, "href": "\(basePath)/admin/edit/\(slug)/\(Self.path(id))", "detail": detail(item)]
+    func directory(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        func section<Document: TenantDocument>(_ slug: String, _ title: String, _ resource: DocumentResource<Document>, detailTitle: String,
+                                               name: (Document) -> String, detail: (Document) -> String) async throws -> [String: Any] {
+            let noun = kinds[slug]?.noun ?? resource.noun
+            let rows: [[String: Any]] = try await resource.list(admin.tenant, top: DocumentResource<Document>.pageSize, skip: 0).map(\.document).map { item in
+                let id = item.documentId
+                return ["name": name(item), "id": id, "href": "\(basePath)/admin/edit/\(slug)/\(Self.path(id))", "detail": detail(item)]
             }
-            return ["slug": slug, "title": title, "noun": kind.noun, "newHref": "\(basePath)/admin/new/\(slug)", "detailTitle": detailTitle, "rows": rows]
+            return ["slug": slug, "title": title, "noun": noun, "newHref": "\(basePath)/admin/new/\(slug)", "detailTitle": detailTitle, "rows": rows]
         }
         let sections = [
-            try await section("users", "Users", detailTitle: "Enabled") { ($0["accountEnabled"] as? Bool ?? true) ? "yes" : "no" },
-            try await section("groups", "Groups", detailTitle: "Members") { "\(($0["members"] as? [Any])?.count ?? 0)" },
-            try await section("applications", "Applications", detailTitle: "Kind") { app in
-                var kinds: [String] = [(app["publicClient"] as? Bool ?? false) ? "public client" : "confidential client"]
-                if !((app["identifierUris"] as? [String]) ?? []).isEmpty { kinds.append("API") }
+            try await section("users", "Users", documents.users, detailTitle: "Enabled", name: \.userPrincipalName) { $0.accountEnabled ? "yes" : "no" },
+            try await section("groups", "Groups", documents.groups, detailTitle: "Members", name: \.displayName) { "\($0.members.count)" },
+            try await section("applications", "Applications", documents.applications, detailTitle: "Kind", name: \.displayName) { app in
+                var kinds: [String] = [app.publicClient ? "public client" : "confidential client"]
+                if !app.identifierUris.isEmpty { kinds.append("API") }
                 // API permissions (PROTOCOL §11): how many resources it may call.
-                let calls = (app["requiredResourceAccess"] as? [Any])?.count ?? 0
+                let calls = app.requiredResourceAccess.count
                 if calls > 0 { kinds.append("calls \(calls) API\(calls == 1 ? "" : "s")") }
                 return kinds.joined(separator: ", ")
             },
-            try await section("named-locations", "Named locations", detailTitle: "Trusted") { ($0["isTrusted"] as? Bool ?? false) ? "yes" : "no" },
+            try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "Trusted", name: \.displayName) { $0.isTrusted ? "yes" : "no" },
         ]
-        return console.page("directory", title: "Directory", session: session, context, values: ["sections": sections], current: "/admin/directory", notice: notice(request))
+        return console.page("directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
+                            notice: notice(request))
     }
 
-    func appConfiguration(_ request: Request, _ context: PortcullisRequestContext, _ session: Session) async throws -> Response {
-        let rows: [[String: Any]] = try await api(.get, "/app-configuration/policies", session, context).values.map { policy in
-            let id = policy["id"] as? String ?? ""
-            let secrets = (policy["secrets"] as? [[String: Any]] ?? []).compactMap { $0["identifier"] as? String }
-            return ["displayName": policy["displayName"] as? String ?? id, "href": "\(basePath)/admin/edit/app-configuration/\(Self.path(id))",
-                    "priority": policy["priority"] ?? "", "apps": "\(((policy["targets"] as? [String: Any])?["applications"] as? [Any])?.count ?? 0)",
-                    "secrets": secrets.isEmpty ? "—" : secrets.joined(separator: ", ")]
+    func appConfiguration(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let policies = try await documents.appConfigurationPolicies.list(admin.tenant, top: DocumentResource<AppConfigurationPolicy>.pageSize, skip: 0)
+        let rows: [[String: Any]] = policies.map(\.document).map { policy in
+            let secrets = (policy.secrets ?? []).map(\.identifier)
+            return ["displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-configuration/\(Self.path(policy.id))",
+                    "priority": policy.priority, "apps": "\(policy.targets.applications.count)", "secrets": secrets.isEmpty ? "—" : secrets.joined(separator: ", ")]
         }
-        return console.page("appConfiguration", title: "App configuration", session: session, context, values: ["policies": rows],
+        return console.page("appConfiguration", title: "App configuration", session: admin.session, context, values: ["policies": rows],
                             current: "/admin/app-configuration", notice: notice(request))
     }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }
 
 /// Starting points for new documents: valid in shape, safe to save (new conditional access starts report-only).

@@ -8,18 +8,23 @@ import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 
-/// The admin console (`GET /admin`): server-rendered pages over the admin API. An admin signs in through the
-/// interactive sign-in (§9) with the built-in console client (authorization code + PKCE, SSO); the console
-/// keeps the access token in a sealed, HttpOnly, SameSite=Strict cookie and calls the admin API in process
-/// with it — the API's own checks (the `Portcullis.Admin` role, validation, ETags, audit) are the console's.
+/// The admin console (`GET /admin`): server-rendered pages over the admin API's functions. An admin signs in through
+/// the interactive sign-in (§9) with the built-in console client (authorization code + PKCE, SSO); the console
+/// keeps the access token in a sealed, HttpOnly, SameSite=Strict cookie, checks it on every page as the API checks a
+/// bearer token (`BearerAuthenticator.authenticate`), and calls the typed functions the API's routes call — their
+/// checks (validation, ETags, audit) are the console's. No HTTP in process, no untyped documents.
 /// Every form carries a CSRF token bound to the session; pages have the sign-in pages' headers (CSP
 /// `default-src 'self'`, no framing, no caching) and no script.
 struct ConsoleRoutes: Sendable {
     let endpoints: ServerEndpoints
     let tenants: TenantCache
     let sealer: PageSealer
-    /// The admin API and the token endpoint, answered in process.
-    let api: RouterResponder<PortcullisRequestContext>
+    /// The admin API's functions (documents, what-if, impact, sign-ins, audit, enrollments, callbacks).
+    let admin: AdminRoutes
+    /// The admin API's token check, asked of the session's token on every page.
+    let authenticator: BearerAuthenticator
+    /// The token endpoint's function (the console redeems its authorization codes).
+    let oauth: OAuthRoutes
     let clock: any WallClock
     /// Where sign-out revokes the session's access token (the cookie carries it: a copy must stop working too).
     let revocations: any RevokedAccessTokenStore
@@ -29,13 +34,15 @@ struct ConsoleRoutes: Sendable {
     static let pendingCookie = "portcullis_console_pending"
     static let csrfPurpose = "console"
 
-    init(endpoints: ServerEndpoints, tenants: TenantCache, sealer: PageSealer, api: RouterResponder<PortcullisRequestContext>, clock: any WallClock,
-         revocations: any RevokedAccessTokenStore) {
+    init(endpoints: ServerEndpoints, tenants: TenantCache, sealer: PageSealer, admin: AdminRoutes, authenticator: BearerAuthenticator, oauth: OAuthRoutes,
+         clock: any WallClock, revocations: any RevokedAccessTokenStore) {
         self.revocations = revocations
         self.endpoints = endpoints
         self.tenants = tenants
         self.sealer = sealer
-        self.api = api
+        self.admin = admin
+        self.authenticator = authenticator
+        self.oauth = oauth
         self.clock = clock
         var library = MustacheLibrary()
         for (name, text) in ConsoleTemplates.all {
@@ -170,18 +177,27 @@ struct ConsoleRoutes: Sendable {
             return page("failure", title: "Sign-in did not complete", session: nil, context,
                         values: ["message": String(reason.prefix(300)), "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
         }
-        let form = [("grant_type", "authorization_code"), ("client_id", BuiltInResources.consoleAppId), ("code", code), ("redirect_uri", redirectUri),
-                    ("code_verifier", pending.verifier)]
-        let body = FormEncoding.encode(form)
-        let reply = try await call(.post, "/\(pending.tenantId)/oauth2/v2.0/token", body: Data(body.utf8), contentType: "application/x-www-form-urlencoded",
-                                   bearer: nil, context)
-        guard reply.status == .ok, let token = reply.object["access_token"] as? String, let claims = Self.claims(token) else {
-            let message = (reply.object["error_description"] as? String).map { String($0.prefix(300)) } ?? "The sign-in could not be completed."
+        let form = FormBody(fields: ["grant_type": "authorization_code", "client_id": BuiltInResources.consoleAppId, "code": code, "redirect_uri": redirectUri,
+                                     "code_verifier": pending.verifier])
+        let inputs = TokenRequestInputs(
+            tenantSegment: pending.tenantId, form: form, authorization: nil,
+            clientIP: ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: oauth.configuration.trustedProxies),
+            clientOS: nil, clientSKU: nil, correlationId: context.correlationId)
+        let issued: TokenResponse
+        do {
+            issued = try await oauth.issue(inputs, logger: context.logger)
+        } catch let error as TokenError {
             return page("failure", title: "Sign-in did not complete", session: nil, context,
-                        values: ["message": message, "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
+                        values: ["message": String("AADSTS\(error.aadsts): \(error.message)".prefix(300)), "href": basePath + "/admin", "link": "Try again"],
+                        status: .forbidden)
+        }
+        let token = issued.accessToken
+        guard let claims = Self.claims(token) else {
+            return page("failure", title: "Sign-in did not complete", session: nil, context,
+                        values: ["message": "The sign-in could not be completed.", "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
         }
         let tenant = try await tenants.snapshot(tenantSegment: pending.tenantId)
-        let expiresIn = (reply.object["expires_in"] as? Int) ?? 3600
+        let expiresIn = issued.expiresIn
         let session = Session(
             tenantId: pending.tenantId, tenantName: tenant?.tenant.displayName ?? pending.tenantId,
             upn: (claims["upn"] as? String) ?? (claims["preferred_username"] as? String) ?? "", token: token,
@@ -226,49 +242,6 @@ struct ConsoleRoutes: Sendable {
     }
 
     static func claims(_ token: String) -> [String: Any]? { UnverifiedClaims.payload(of: token) }
-
-    // MARK: The API, in process
-
-    struct Reply {
-        let status: HTTPResponse.Status
-        let headers: HTTPFields
-        let data: Data
-        var object: [String: Any] { (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:] }
-        var values: [[String: Any]] { object["value"] as? [[String: Any]] ?? [] }
-        var message: String { ((object["error"] as? [String: Any])?["message"] as? String) ?? "HTTP \(status.code)" }
-        var problems: [[String: Any]] {
-            ((object["error"] as? [String: Any])?["details"] as? [[String: Any]]) ?? []
-        }
-    }
-
-    /// One admin API call with the session's token: `path` under `/admin/v1`, `query` already encoded.
-    func admin(_ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [], json: Data? = nil, headers: HTTPFields = [:],
-               session: Session, _ context: PortcullisRequestContext) async throws -> Reply {
-        var components = URLComponents()
-        components.path = "/admin/v1" + path
-        if !query.isEmpty { components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
-        return try await call(method, components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? ""), body: json,
-                              contentType: json == nil ? nil : "application/json", bearer: session.token, headers: headers, context)
-    }
-
-    func call(_ method: HTTPRequest.Method, _ path: String, body: Data?, contentType: String?, bearer: String?, headers: HTTPFields = [:],
-              _ context: PortcullisRequestContext) async throws -> Reply {
-        var fields = headers
-        if let bearer { fields[.authorization] = "Bearer \(bearer)" }
-        if let contentType { fields[.contentType] = contentType }
-        fields[.init("client-request-id")!] = context.correlationId
-        let head = HTTPRequest(method: method, scheme: "http", authority: "console.internal", path: path, headerFields: fields)
-        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: body ?? Data())))
-        var inner = context
-        inner.principal = nil
-        // The route the request is logged and counted under is shared by the contexts' copies: keep the console page's.
-        let route = context.coreContext.endpointPath.value
-        defer { context.coreContext.endpointPath.value = route }
-        let response = try await api.respond(to: request, context: inner)
-        let collector = BodyCollector()
-        try await response.body.write(CollectingWriter(collector: collector))
-        return Reply(status: response.status, headers: response.headers, data: collector.data)
-    }
 
     // MARK: Pages
 
@@ -327,14 +300,4 @@ struct ConsoleRoutes: Sendable {
 /// What a console step answers instead of going on (a redirect to sign-in, a refusal page).
 enum ConsoleAnswer: Error {
     case response(Response)
-}
-
-final class BodyCollector: @unchecked Sendable {
-    var data = Data()
-}
-
-struct CollectingWriter: ResponseBodyWriter {
-    let collector: BodyCollector
-    mutating func write(_ buffer: ByteBuffer) async throws { collector.data.append(contentsOf: buffer.readableBytesView) }
-    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }

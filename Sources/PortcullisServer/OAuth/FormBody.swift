@@ -6,6 +6,9 @@ import PortcullisCore
 struct FormBody: Sendable {
     private(set) var fields: [String: String] = [:]
 
+    /// A form built in process (the console's code redemption).
+    init(fields: [String: String]) { self.fields = fields }
+
     /// Parses the body; a repeated name or a broken percent-escape is an `invalid_request`.
     init(_ bytes: [UInt8]) throws(TokenError) {
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 import PortcullisAPI
 import PortcullisCore
@@ -84,13 +85,20 @@ struct OAuthRoutes: Sendable {
             authorization: request.headers[.authorization],
             clientIP: ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
             clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId)
+        return JSONResponse.make(status: .ok, data: try await issue(inputs, logger: context.logger).jsonBody)
+    }
+
+    /// A token request answered and counted (the console redeems its codes through this too); refusals are thrown as
+    /// `TokenError`, logged and counted.
+    func issue(_ inputs: TokenRequestInputs, logger: Logger) async throws -> TokenResponse {
+        let form = inputs.form
         do {
             let (response, grantType) = try await tokens.handle(inputs)
             metrics.tokenIssued(grantType: grantType)
-            return JSONResponse.make(status: .ok, data: response.jsonBody)
+            return response
         } catch let error as TokenError {
             metrics.tokenRefused(grantType: form["grant_type"], error: error)
-            context.logger.info("token refused", metadata: [
+            logger.info("token refused", metadata: [
                 LogKeys.grantType: .string(MetricLabels.grantType(form["grant_type"])),
                 LogKeys.error: .string("AADSTS\(error.aadsts)"),
                 LogKeys.clientId: .clientControlled(form["client_id"] ?? ""),

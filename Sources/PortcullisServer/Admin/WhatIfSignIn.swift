@@ -1,0 +1,80 @@
+import Foundation
+import PortcullisCore
+import PortcullisTokens
+
+/// A sign-in described for what-if (PROTOCOL §11): from the admin API's JSON (`signIn`) or the console's form.
+/// Names stay as given until `facts` resolves them against the tenant, each problem at its pointer.
+struct WhatIfSignIn: Sendable {
+    var userId: String?
+    var clientAppId: String
+    var resourceAppId: String
+    var platform: String?
+    var ipAddress: String?
+    var clientAppType: SignInFacts.ClientAppType = .mobileAppsAndDesktopClients
+    var capabilities: [String] = []
+    var appProtection: SignInFacts.AppProtection = .none
+    var approvedClientApp: Bool?
+    var mfa = false
+
+    static let members: Set<String> = ["userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
+                          "appProtection", "approvedClientApp", "mfa"]
+
+    /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
+    static func read(_ reader: JSONObjectReader) -> WhatIfSignIn? {
+        reader.rejectUnknownMembers(allowed: members)
+        let userId = reader.string("userId")
+        let clientAppId = reader.string("clientAppId", required: true)
+        let resourceAppId = reader.string("resourceAppId", required: true)
+        let platform = reader.string("platform")
+        let ipAddress = reader.string("ipAddress")
+        let type = reader.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.allCases.map(\.rawValue)).flatMap(SignInFacts.ClientAppType.init(rawValue:))
+        let capabilities = (reader.strings("capabilities") ?? []).map(\.value)
+        let protection: SignInFacts.AppProtection = switch reader.enumeration("appProtection", allowed: ["compliant", "notCompliant", "none"]) {
+        case "compliant": .compliant(enrollmentId: "what-if")
+        case "notCompliant": .notCompliant
+        default: .none
+        }
+        let approved = reader.bool("approvedClientApp")
+        let mfa = reader.bool("mfa") ?? false
+        guard let clientAppId, let resourceAppId else { return nil }
+        return WhatIfSignIn(userId: userId, clientAppId: clientAppId, resourceAppId: resourceAppId, platform: platform, ipAddress: ipAddress,
+                            clientAppType: type ?? .mobileAppsAndDesktopClients, capabilities: capabilities, appProtection: protection,
+                            approvedClientApp: approved, mfa: mfa)
+    }
+
+    /// The facts the token endpoint would have gathered, described instead; `nil` with problems at `pointer`'s members.
+    func facts(tenant directory: DirectorySnapshot, at pointer: String, now: Date, problems: ProblemCollector) -> GrantFacts? {
+        func path(_ member: String) -> String { JSONPointer.appending(pointer, member) }
+        var user: User?
+        if let userId {
+            user = directory.user(identity: userId)
+            if user == nil { problems.add(path("userId"), "'\(userId)' names no user of this tenant.") }
+        }
+        let client = directory.application(appId: clientAppId)
+        if client == nil { problems.add(path("clientAppId"), "'\(clientAppId)' names no application of this tenant.") }
+        let resource = directory.resource(identifier: resourceAppId) ?? directory.application(appId: resourceAppId)
+        if resource == nil { problems.add(path("resourceAppId"), "'\(resourceAppId)' names no resource of this tenant.") }
+        var platform: DevicePlatform?
+        if let name = self.platform {
+            platform = DevicePlatform(caseInsensitive: name)
+            if platform == nil { problems.add(path("platform"), "'\(name)' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", ")).") }
+        }
+        var ip: IPAddress?
+        if let text = ipAddress {
+            ip = IPAddress(text)
+            if ip == nil { problems.add(path("ipAddress"), "'\(text)' is not an IPv4 or IPv6 address.") }
+        }
+        guard let client, let resource, userId == nil || user != nil, self.platform == nil || platform != nil, ipAddress == nil || ip != nil else { return nil }
+        let capabilities = ClaimsRequest(capabilities: capabilities)
+        return GrantFacts(
+            grantType: user == nil ? .clientCredentials : .password, tenant: directory, client: client, clientAuthenticated: !client.publicClient,
+            user: user, scope: ScopeRequest(resource: resource, audience: resource.primaryIdentifier, resourceScopes: [], isDefault: true, oidc: []),
+            scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
+            signIn: SignInFacts(
+                userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId,
+                resourceAppId: resource.appId, clientAppType: clientAppType, platform: platform, ipAddress: ip, capabilities: capabilities.capabilities,
+                appProtection: appProtection, approvedClientApp: approvedClientApp ?? client.approvedClientApp, multiFactorAuthenticated: mfa),
+            authentication: user == nil ? .none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: now),
+            clientInfoRequested: false, now: now)
+    }
+}
