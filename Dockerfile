@@ -2,6 +2,7 @@
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
 COPY Package.swift ./
+COPY Plugins ./Plugins
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY bench ./bench

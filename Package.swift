@@ -100,8 +100,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            // The OpenAPI description: a JSON file compiled in as a string literal by the EmbedText plugin (no bundle
+            // to ship beside the binary; SwiftPM's embedInCode makes a byte array that takes a minute to compile).
+            exclude: ["Operations/openapi.json"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedText"]
         ),
+        .executableTarget(name: "portcullis-embed", path: "Sources/portcullis-embed"),
+        .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["portcullis-embed"]),
         // The client SDK: the wire types and the domain vocabulary they are made of (Foundation only, both).
         .target(name: "PortcullisClient", dependencies: ["PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
         // The SDK's instance key store for Linux and development (a 0600 file): swift-crypto's HPKE and

@@ -23,6 +23,10 @@ struct OpenAPITests {
                 ($0.status, $0.headers[.contentType] ?? "", Data(buffer: $0.body))
             }
             #expect(status == .ok && type.hasPrefix("application/json"))
+            // Served as the file in the sources is written (compiled in by the EmbedText plugin, byte for byte).
+            let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Sources/PortcullisServer/Operations/openapi.json")
+            #expect(body == (try Data(contentsOf: file)))
             let document = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
             #expect((document["openapi"] as? String)?.hasPrefix("3.1") == true)
             let paths = try #require(document["paths"] as? [String: [String: Any]])
