@@ -33,6 +33,12 @@ public struct StoredDocument: Sendable, Equatable {
         self.version = version
         self.updatedAt = updatedAt
     }
+
+    /// A typed document as every writer stores it (`TenantDocuments.encoder`).
+    public init<Document: TenantDocument>(tenantId: String, document: Document, version: Int64 = 0, updatedAt: Date) throws {
+        self.init(tenantId: tenantId, kind: Document.kind, id: document.documentId, body: try TenantDocuments.encoder.encode(document),
+                  version: version, updatedAt: updatedAt)
+    }
 }
 
 /// What a write must find before it applies (optimistic concurrency).

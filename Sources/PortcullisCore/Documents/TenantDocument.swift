@@ -1,3 +1,5 @@
+import Foundation
+
 /// A document a tenant holds (PROTOCOL §7, §11): its directory objects and its policies. One protocol for every kind,
 /// so that storing, caching, auditing and serving a kind is written once: a new kind is a type that conforms and a
 /// registration (the admin API's path, how it is validated and shown).
@@ -188,6 +190,17 @@ extension StoredSecretMaterial: TenantDocument {
 
 /// Every kind of tenant document, for reading a stored one back into its type by its kind name.
 public enum TenantDocuments {
+    /// How every tenant document is stored, by every writer (the admin API, the seeder, the bench's dataset): sorted
+    /// keys, dates as the types encode them (the default strategy; types shown to people write ISO 8601 themselves).
+    public static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// How every stored tenant document is read back (the tenant cache, the admin API's reads).
+    public static let decoder = JSONDecoder()
+
     public static let all: [any TenantDocument.Type] = [
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,

@@ -95,7 +95,7 @@ struct AppSecretRoutes: Sendable {
             sealed: try box.seal(read.material, tenantId: tenant.tenant.id, policyId: policy.id, identifier: declaration.identifier, version: version))
         do {
             let stored = try await store.put(
-                tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, body: try JSONEncoder().encode(material), precondition: precondition, at: now,
+                tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, body: try TenantDocuments.encoder.encode(material), precondition: precondition, at: now,
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: now, actor: context.actor, action: before == nil ? .create : .replace,
                     kind: AuditSubject(.appSecretMaterial), documentId: id, before: previous.flatMap { JSONValue.parse(Self.metadata($0)) },

@@ -42,8 +42,6 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     var noun: String { registration.noun }
 
-    static var encoder: JSONEncoder { JSONResponse.encoder }
-
     func register(on group: RouterGroup<PortcullisRequestContext>, path: String) {
         group.get(RouterPath(path)) { request, context in try await listResponse(request, context) }
         group.post(RouterPath(path)) { request, context in try await writeResponse(request, context, pathId: nil) }
@@ -66,7 +64,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     func decode(_ stored: StoredDocument) throws -> Versioned<Document> {
         do {
-            return Versioned(document: try TenantCache.decoder.decode(Document.self, from: stored.body), version: stored.version)
+            return Versioned(document: try TenantDocuments.decoder.decode(Document.self, from: stored.body), version: stored.version)
         } catch {
             throw StorageError(.corrupt, "stored \(Document.kind.rawValue) \(stored.id) cannot be read", underlying: error)
         }
@@ -123,7 +121,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     func save(_ document: Document, before: Versioned<Document>?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String) async throws -> Versioned<Document> {
         let id = document.documentId
         let stored = try await store.put(
-            tenantId: tenant.tenant.id, kind: Document.kind, id: id, body: try Self.encoder.encode(document), precondition: precondition, at: clock.now(),
+            tenantId: tenant.tenant.id, kind: Document.kind, id: id, body: try TenantDocuments.encoder.encode(document), precondition: precondition, at: clock.now(),
             audit: AuditRecord(
                 tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
                 documentId: id, before: before.map { registration.present($0.document) }, after: registration.present(document)))

@@ -70,26 +70,24 @@ public struct Seeder: Sendable {
         var documents = try await documents(for: document)
         let snapshots = document.snapshots(revision: 0)
         let conditionalAccess = try PolicyFiles.load(
-            directory: configDirectory.appendingPathComponent("conditional-access"), tenants: snapshots, kind: .conditionalAccessPolicy, now: clock.now()
-        ) { (value: JSONValue, directory: DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable) in
-            let policy = try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
-            return (policy.id, policy)
+            directory: configDirectory.appendingPathComponent("conditional-access"), tenants: snapshots, now: clock.now()
+        ) { value, directory throws(ValidationError) in
+            try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
         }
         let appProtection = try PolicyFiles.load(
-            directory: configDirectory.appendingPathComponent("app-protection"), tenants: snapshots, kind: .appProtectionPolicy, now: clock.now()
-        ) { (value: JSONValue, directory: DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable) in
-            let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
-            return (policy.id, policy)
+            directory: configDirectory.appendingPathComponent("app-protection"), tenants: snapshots, now: clock.now()
+        ) { value, directory throws(ValidationError) in
+            try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
         }
         // App configuration policies are checked against each other too (equal priorities on one app are refused).
         var configurationPolicies: [String: [AppConfigurationPolicy]] = [:]
         let appConfiguration = try PolicyFiles.load(
-            directory: configDirectory.appendingPathComponent("app-configuration"), tenants: snapshots, kind: .appConfigurationPolicy, now: clock.now()
-        ) { (value: JSONValue, directory: DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable) in
+            directory: configDirectory.appendingPathComponent("app-configuration"), tenants: snapshots, now: clock.now()
+        ) { value, directory throws(ValidationError) in
             let policy = try AppConfigurationPolicy.parse(
                 value, directory: directory, others: configurationPolicies[directory.tenant.id] ?? [], generatedId: UUID().uuidString.lowercased())
             configurationPolicies[directory.tenant.id, default: []].append(policy)
-            return (policy.id, policy)
+            return policy
         }
         documents += conditionalAccess + appProtection + appConfiguration
         try await StoreDeadline.forMaintenance { try await store.seed(documents) }
@@ -105,15 +103,13 @@ public struct Seeder: Sendable {
     /// The stored documents of a directory, with plaintext passwords and secrets hashed.
     func documents(for document: DirectoryDocument) async throws -> [StoredDocument] {
         let now = clock.now()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var documents: [StoredDocument] = []
-        func add(_ tenantId: String, _ kind: DocumentKind, _ id: String, _ value: some Encodable) throws {
-            documents.append(StoredDocument(tenantId: tenantId, kind: kind, id: id, body: try encoder.encode(value), version: 0, updatedAt: now))
+        func add(_ tenantId: String, _ document: some TenantDocument) throws {
+            documents.append(try StoredDocument(tenantId: tenantId, document: document, updatedAt: now))
         }
         for entry in document.tenants {
             let tid = entry.tenant.id
-            try add(tid, .tenant, tid, entry.tenant)
+            try add(tid, entry.tenant)
             var plaintextPasswords = 0
             for userEntry in entry.users {
                 var user = userEntry.user
@@ -121,7 +117,7 @@ public struct Seeder: Sendable {
                     user.passwordHash = try await passwords.hash(password)
                     plaintextPasswords += 1
                 }
-                try add(tid, .user, user.id, user)
+                try add(tid, user)
             }
             var plaintextSecrets = 0
             for appEntry in entry.applications {
@@ -132,7 +128,7 @@ public struct Seeder: Sendable {
                     throw SeedError(file: "directory.json", problems: error.problems)
                 }
                 plaintextSecrets += appEntry.plaintextSecrets.count
-                try add(tid, .application, app.appId, app)
+                try add(tid, app)
             }
             if plaintextPasswords + plaintextSecrets > 0 {
                 logger.warning("the directory holds plaintext credentials; they were hashed on import. Use passwordHash/secretHash outside development.", metadata: [
@@ -140,17 +136,17 @@ public struct Seeder: Sendable {
                     "portcullis.secrets": .stringConvertible(plaintextSecrets),
                 ])
             }
-            for group in entry.groups { try add(tid, .group, group.id, group) }
+            for group in entry.groups { try add(tid, group) }
             let directory = DirectorySnapshot(
                 tenant: entry.tenant, revision: 0, users: [], groups: [], applications: entry.applications.map(\.application),
                 appRoleAssignments: [], namedLocations: [])
             for assignment in entry.appRoleAssignments {
                 let stored = RoleAssignmentDocument(assignment, in: directory)
                 if !documents.contains(where: { $0.kind == .appRoleAssignment && $0.tenantId == tid && $0.id == stored.id }) {
-                    try add(tid, .appRoleAssignment, stored.id, stored)
+                    try add(tid, stored)
                 }
             }
-            for location in entry.namedLocations { try add(tid, .namedLocation, location.id, location) }
+            for location in entry.namedLocations { try add(tid, location) }
         }
         return documents
     }
@@ -169,7 +165,7 @@ extension Seeder {
                 let assignment = try JSONDecoder().decode(AppRoleAssignment.self, from: document.body)
                 let stored = RoleAssignmentDocument(assignment, in: snapshot.directory)
                 if try await store.document(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id) == nil {
-                    let body = try JSONResponse.encoder.encode(stored)
+                    let body = try TenantDocuments.encoder.encode(stored)
                     _ = try await store.put(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id, body: body, precondition: .mustNotExist, at: clock.now(), audit: nil)
                 }
                 try await store.delete(tenantId: tenantId, kind: .appRoleAssignment, id: document.id, precondition: .none, audit: nil)
@@ -201,12 +197,10 @@ public enum PolicyFiles {
 
     /// Parses and validates every policy file of one kind against its tenant's directory; throws every
     /// problem of every file. Returns the documents to store.
-    public static func load(
-        directory: URL, tenants: [DirectorySnapshot], kind: DocumentKind, now: Date,
-        parse: (JSONValue, DirectorySnapshot) throws(ValidationError) -> (id: String, document: any Encodable)
+    public static func load<Document: TenantDocument>(
+        directory: URL, tenants: [DirectorySnapshot], now: Date,
+        parse: (JSONValue, DirectorySnapshot) throws(ValidationError) -> Document
     ) throws -> [StoredDocument] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var documents: [StoredDocument] = []
         var problems: [Seeder.SeedError] = []
         var ids = Set<String>()
@@ -228,11 +222,11 @@ public enum PolicyFiles {
                 continue
             }
             do {
-                let (id, document) = try parse(value, tenant)
-                if !ids.insert(tenant.tenant.id + "/" + id).inserted {
+                let document = try parse(value, tenant)
+                if !ids.insert(tenant.tenant.id + "/" + document.documentId).inserted {
                     problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "/id", message: "another file has the same policy ID.")]))
                 }
-                documents.append(StoredDocument(tenantId: tenant.tenant.id, kind: kind, id: id, body: try encoder.encode(document), version: 0, updatedAt: now))
+                documents.append(try StoredDocument(tenantId: tenant.tenant.id, document: document, updatedAt: now))
             } catch let error as ValidationError {
                 problems.append(Seeder.SeedError(file: file.path, problems: error.problems))
             }

@@ -59,7 +59,7 @@ public final class TenantCache: Service, Sendable {
     public let changes = ChangeBroadcast()
 
     /// How stored documents are read back (the encoders that wrote them use the default date strategy).
-    static let decoder = JSONDecoder()
+    static var decoder: JSONDecoder { TenantDocuments.decoder }
 
     // MARK: Lookups
 

@@ -34,55 +34,51 @@ enum ScaleDataset {
         logger.logLevel = .error
         let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(600)), logger: logger)
         try await store.migrate()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let passwordHash = "$2b$04$abcdefghijklmnopqrstuu5xZr5N8Lq2lqkV6z4Cq2pJ3H9wW3v9S"  // never checked: no password grant in this scenario
         let now = Date()
         var lines: [String] = []
         var rng = SeededGenerator(seed: 26)
         var batch: [StoredDocument] = []
-        func add(_ tenant: String, _ kind: DocumentKind, _ id: String, _ data: Data) {
-            batch.append(StoredDocument(tenantId: tenant, kind: kind, id: id, body: data, version: 0, updatedAt: now))
+        // Stored as the server stores them (`TenantDocuments.encoder`).
+        func add(_ tenant: String, _ document: some TenantDocument) throws {
+            batch.append(try StoredDocument(tenantId: tenant, document: document, updatedAt: now))
         }
         for t in 0..<tenants {
             let tid = tenantId(t)
-            add(tid, .tenant, tid, try encoder.encode(Tenant(id: tid, domain: "t\(t).scale.example", displayName: "Tenant \(t)")))
+            try add(tid, Tenant(id: tid, domain: "t\(t).scale.example", displayName: "Tenant \(t)"))
             var groupMembers = Array(repeating: [String](), count: 10)
             var tenantUsers: [User] = []
             for u in 0..<users {
                 let uid = Dataset.guid(0xB000_0000 + UInt32(t), u)
                 let user = User(id: uid, userPrincipalName: "u\(u)@t\(t).scale.example", displayName: "User \(u)", passwordHash: passwordHash)
                 tenantUsers.append(user)
-                add(tid, .user, uid, try encoder.encode(user))
+                try add(tid, user)
                 groupMembers[u % 10].append(uid)
             }
             var tenantGroups: [Group] = []
             for (g, members) in groupMembers.enumerated() {
                 let group = Group(id: Dataset.guid(0xC000_0000 + UInt32(t), g), displayName: "Group \(g)", members: members)
                 tenantGroups.append(group)
-                add(tid, .group, group.id, try encoder.encode(group))
+                try add(tid, group)
             }
             let apiApp = Application(appId: api(t), displayName: "Scale mail API", identifierUris: [resource], scopes: ["Mail.Read"], appRoles: ["Mail.ReadAll"])
             let daemonApp = Application(
                 appId: daemon(t), displayName: "Scale daemon", secrets: [ClientSecret(secretHash: credentials.hashSecret(secret(t)))],
                 allowedGrantTypes: [GrantType.clientCredentials.rawValue],
                 requiredResourceAccess: [RequiredResourceAccess(resourceAppId: resource, appRoles: ["Mail.ReadAll"])])
-            add(tid, .application, apiApp.appId, try encoder.encode(apiApp))
-            add(tid, .application, daemonApp.appId, try encoder.encode(daemonApp))
+            try add(tid, apiApp)
+            try add(tid, daemonApp)
             var grants = [AppRoleAssignment(principalId: daemonApp.appId, resource: resource, role: "Mail.ReadAll")]
             if t == 0 {
                 let admin = Application(
                     appId: adminClient, displayName: "Scale admin", secrets: [ClientSecret(secretHash: credentials.hashSecret(adminSecret))],
                     allowedGrantTypes: [GrantType.clientCredentials.rawValue])
-                add(tid, .application, admin.appId, try encoder.encode(admin))
+                try add(tid, admin)
                 grants.append(AppRoleAssignment(principalId: adminClient, resource: BuiltInResources.adminIdentifier, role: BuiltInResources.adminRole))
-            }
-            for grant in grants {
-                let id = AppRoleAssignment.documentId(principalId: grant.principalId, resourceAppId: grant.resource == resource ? apiApp.appId : BuiltInResources.adminAppId, role: grant.role)
-                add(tid, .appRoleAssignment, id, try encoder.encode(grant))
             }
             let directory = DirectorySnapshot(tenant: Tenant(id: tid, domain: "t\(t).scale.example", displayName: ""), revision: 0, users: tenantUsers,
                                               groups: tenantGroups, applications: [apiApp, daemonApp], appRoleAssignments: [], namedLocations: [])
+            for grant in grants { try add(tid, RoleAssignmentDocument(grant, in: directory)) }
             for p in 0..<policies {
                 let someUsers = (0..<Int.random(in: 1...5, using: &rng)).map { _ in Dataset.guid(0xB000_0000 + UInt32(t), Int.random(in: 0..<max(1, users), using: &rng)) }
                 let policy: [String: Any] = [
@@ -98,7 +94,7 @@ enum ScaleDataset {
                 let value = try JSONSerialization.data(withJSONObject: policy, options: [.sortedKeys])
                 // The stored form is what the server itself writes: parsed the way an admin write would be.
                 let parsed = try ConditionalAccessPolicy.parse(try requireJSON(value), directory: directory, generatedId: "", force: true)
-                add(tid, .conditionalAccessPolicy, parsed.id, try encoder.encode(parsed))
+                try add(tid, parsed)
             }
             lines.append("\(tid) \(daemon(t)) \(secret(t))")
             if batch.count >= 50_000 {
