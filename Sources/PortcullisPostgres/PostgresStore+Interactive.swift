@@ -100,7 +100,7 @@ extension PostgresStore {
         let (hash, userCode, tenant, client, scope, claims, interval, expires, polled, state, user, methods, authTime, address) =
             try row.decode((String, String, String, String, String, String?, Int, Double, Double?, String, String?, String?, Double?, String?).self)
         return DeviceCodeRecord(
-            deviceCodeHash: hash, userCode: userCode, tenantId: tenant, clientId: client, scope: scope, claims: claims, interval: interval,
+            deviceCodeHash: hash, userCode: userCode, tenantId: tenant, clientId: client, scope: scope, claims: claims.flatMap { try? ClaimsRequest.parse($0) }, interval: interval,
             expiresAt: Date(seconds: expires), lastPolledAt: polled.map(Date.init(seconds:)), state: DeviceCodeRecord.State(rawValue: state) ?? .denied,
             userId: user, methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), clientAddress: address)
     }
@@ -125,7 +125,7 @@ extension PostgresStore {
             }
             try await db.query("""
                 INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state, client_address)
-                VALUES (\(code.deviceCodeHash), \(code.userCode), \(code.tenantId), \(code.clientId), \(code.scope), \(code.claims), \(code.interval),
+                VALUES (\(code.deviceCodeHash), \(code.userCode), \(code.tenantId), \(code.clientId), \(code.scope), \(code.claims?.text), \(code.interval),
                         \(code.expiresAt.seconds), 'pending', \(code.clientAddress))
                 """)
             return nil

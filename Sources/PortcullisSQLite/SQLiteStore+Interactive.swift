@@ -97,7 +97,7 @@ extension SQLiteStore {
     static func deviceCode(from row: SQLiteRow) throws -> DeviceCodeRecord {
         DeviceCodeRecord(
             deviceCodeHash: try row.string("device_code_hash"), userCode: try row.string("user_code"), tenantId: try row.string("tenant_id"),
-            clientId: try row.string("client_id"), scope: try row.string("scope"), claims: row.optionalString("claims"),
+            clientId: try row.string("client_id"), scope: try row.string("scope"), claims: row.optionalString("claims").flatMap { try? ClaimsRequest.parse($0) },
             interval: Int(try row.int("interval_seconds")), expiresAt: try row.date("expires_at"), lastPolledAt: row.optionalDate("last_polled_at"),
             state: DeviceCodeRecord.State(rawValue: try row.string("state")) ?? .denied, userId: row.optionalString("user_id"),
             methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"),
@@ -120,7 +120,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
                 """,
                 [.text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId), .text(code.clientId), .text(code.scope),
-                 .optionalText(code.claims), .integer(code.interval), .date(code.expiresAt), .optionalText(code.clientAddress)])
+                 .optionalText(code.claims?.text), .integer(code.interval), .date(code.expiresAt), .optionalText(code.clientAddress)])
             return nil
         }
     }

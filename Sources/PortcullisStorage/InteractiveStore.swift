@@ -67,7 +67,7 @@ public struct DeviceCodeRecord: Sendable, Equatable {
     public var tenantId: String
     public var clientId: String
     public var scope: String
-    public var claims: String?
+    public var claims: ClaimsRequest?
     public var interval: Int
     public var expiresAt: Date
     public var lastPolledAt: Date?
@@ -78,7 +78,7 @@ public struct DeviceCodeRecord: Sendable, Equatable {
     /// Who asked for it (`LockoutPolicy.Subject.address(…).key`: an IPv6 client by its /64), for per-address quotas.
     public var clientAddress: String?
 
-    public init(deviceCodeHash: String, userCode: String, tenantId: String, clientId: String, scope: String, claims: String?, interval: Int,
+    public init(deviceCodeHash: String, userCode: String, tenantId: String, clientId: String, scope: String, claims: ClaimsRequest?, interval: Int,
                 expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: String? = nil, methods: [String] = [], authTime: Date? = nil,
                 clientAddress: String? = nil) {
         self.clientAddress = clientAddress

@@ -426,7 +426,7 @@ public enum StoreConformance {
         ConformanceCase(name: "authorization codes: redeemed once, atomically; a replay returns what the first redemption issued") { store in
             let request = AuthorizationRequest(
                 tenantId: tenant, clientId: "c-1", redirectUri: "msauth.x://auth", scope: "openid", state: "s", nonce: "n", codeChallenge: "x",
-                responseMode: .query, prompt: nil, loginHint: nil, domainHint: nil, claims: #"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#, platform: .iOS)
+                responseMode: .query, prompt: nil, loginHint: nil, domainHint: nil, claims: ClaimsRequest(capabilities: ["protapp"]), platform: .iOS)
             let code = AuthorizationCodeRecord(codeHash: "h1", request: request, userId: "u-1", methods: ["pwd"], authTime: now, expiresAt: now.addingTimeInterval(60))
             try await store.insertAuthorizationCode(code)
             try expect(try await store.redeemAuthorizationCode(codeHash: "nope", at: now, familyId: "f", accessTokenId: "j", accessTokenExpiresAt: now) == nil, "unknown")

@@ -1,3 +1,4 @@
+import Foundation
 import PortcullisCore
 import Testing
 
@@ -15,6 +16,17 @@ struct ClaimsRequestTests {
     ])
     func parses(_ text: String, _ expected: [String]) throws {
         #expect(try ClaimsRequest.parse(text).capabilities == expected)
+    }
+
+    @Test("a pending request keeps its claims parsed, stored as the parameter's text: it reads back as the same value, and a client's own text (stored by earlier builds) reads too")
+    func storedForm() throws {
+        let odd = ClaimsRequest(capabilities: ["cp1", "PROTAPP", #"a"b\c"#])
+        #expect(try ClaimsRequest.parse(odd.text) == odd)
+        let encoded = try JSONEncoder().encode(odd)
+        #expect(try JSONDecoder().decode(ClaimsRequest.self, from: encoded) == odd)
+        let legacy = try JSONEncoder().encode(#"{"id_token": {"auth_time": {"essential": true}}, "access_token": {"xms_cc": {"values": ["CP1"]}}}"#)
+        #expect(try JSONDecoder().decode(ClaimsRequest.self, from: legacy).capabilities == ["cp1"])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ClaimsRequest.self, from: JSONEncoder().encode("[1]")) }
     }
 
     @Test("16 values of 64 characters are the most accepted")

@@ -26,13 +26,13 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var prompt: Prompt?
     public var loginHint: String?
     public var domainHint: String?
-    /// The `claims` parameter as sent (capabilities are read from it at redemption if the token request has none).
-    public var claims: String?
+    /// The `claims` parameter, parsed once here (capabilities are taken from it at redemption if the token request has none).
+    public var claims: ClaimsRequest?
     /// The platform MSAL names in its `x-client-SKU` / `x-client-OS` query parameters.
     public var platform: DevicePlatform?
 
     public init(tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
-                responseMode: ResponseMode, prompt: Prompt?, loginHint: String?, domainHint: String?, claims: String?, platform: DevicePlatform?) {
+                responseMode: ResponseMode, prompt: Prompt?, loginHint: String?, domainHint: String?, claims: ClaimsRequest?, platform: DevicePlatform?) {
         self.tenantId = tenantId
         self.clientId = clientId
         self.redirectUri = redirectUri
@@ -118,9 +118,9 @@ extension AuthorizationRequest {
             guard let parsed = Prompt(rawValue: text) else { return refuse(TokenError(.invalidRequest, aadsts: 90023, "The prompt '\(text.clipped())' is not supported.")) }
             prompt = parsed
         }
-        let claims = value("claims")
-        if let claims {
-            do { _ = try ClaimsRequest.parse(claims) } catch { return refuse(error) }
+        var claims: ClaimsRequest?
+        if let text = value("claims") {
+            do { claims = try ClaimsRequest.parse(text) } catch { return refuse(error) }
         }
         return .success(AuthorizationRequest(
             tenantId: tenant.tenant.id, clientId: client.appId, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),

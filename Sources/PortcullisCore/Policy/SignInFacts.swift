@@ -57,3 +57,19 @@ public struct SignInFacts: Sendable, Equatable {
 
     public var declaresProtApp: Bool { capabilities.contains(ClientCapability.protApp) }
 }
+
+extension SignInFacts {
+    /// The one way a sign-in's facts are put together — by the token endpoint, the sign-in page and what-if alike —
+    /// from the directory's objects: the user's groups from the directory, whether the client is an approved app
+    /// from its registration (what-if may say otherwise), the second factor from how the user authenticated.
+    public init(
+        user: User?, client: Application, resource: Application, directory: DirectorySnapshot, authentication: AuthenticationContext,
+        platform: DevicePlatform?, ipAddress: IPAddress?, capabilities: ClaimsRequest, appProtection: AppProtection = .none,
+        approvedClientApp: Bool? = nil, clientAppType: ClientAppType = .mobileAppsAndDesktopClients
+    ) {
+        self.init(
+            userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId, resourceAppId: resource.appId,
+            clientAppType: clientAppType, platform: platform, ipAddress: ipAddress, capabilities: capabilities.capabilities, appProtection: appProtection,
+            approvedClientApp: approvedClientApp ?? client.approvedClientApp, multiFactorAuthenticated: authentication.includesSecondFactor)
+    }
+}

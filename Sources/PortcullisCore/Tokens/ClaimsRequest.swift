@@ -45,6 +45,31 @@ public struct ClaimsRequest: Sendable, Equatable {
         }
         return ClaimsRequest(capabilities: strings)
     }
+
+    /// The parameter that asks for exactly these capabilities (`parse` reads it back as the same value).
+    public var text: String {
+        let values = capabilities.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        return #"{"access_token":{"xms_cc":{"values":["# + values.joined(separator: ",") + "]}}}"
+    }
+}
+
+/// A pending request (an authorization code, a device code, a sign-in ticket) keeps its claims parsed, stored as the
+/// `claims` parameter's text (so that what earlier builds stored, the client's own text, reads back the same way).
+extension ClaimsRequest: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            self = try Self.parse(text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
 }
 
 /// Known client capabilities.

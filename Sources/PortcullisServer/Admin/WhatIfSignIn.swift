@@ -66,15 +66,14 @@ struct WhatIfSignIn: Sendable {
         }
         guard let client, let resource, userId == nil || user != nil, self.platform == nil || platform != nil, ipAddress == nil || ip != nil else { return nil }
         let capabilities = ClaimsRequest(capabilities: capabilities)
+        let authentication = user == nil ? AuthenticationContext.none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: now)
         return GrantFacts(
             grantType: user == nil ? .clientCredentials : .password, tenant: directory, client: client, clientAuthenticated: !client.publicClient,
             user: user, scope: ScopeRequest(resource: resource, audience: resource.primaryIdentifier, resourceScopes: [], isDefault: true, oidc: []),
             scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
             signIn: SignInFacts(
-                userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId,
-                resourceAppId: resource.appId, clientAppType: clientAppType, platform: platform, ipAddress: ip, capabilities: capabilities.capabilities,
-                appProtection: appProtection, approvedClientApp: approvedClientApp ?? client.approvedClientApp, multiFactorAuthenticated: mfa),
-            authentication: user == nil ? .none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: now),
-            clientInfoRequested: false, now: now)
+                user: user, client: client, resource: resource, directory: directory, authentication: authentication, platform: platform, ipAddress: ip,
+                capabilities: capabilities, appProtection: appProtection, approvedClientApp: approvedClientApp, clientAppType: clientAppType),
+            authentication: authentication, clientInfoRequested: false, now: now)
     }
 }

@@ -89,7 +89,7 @@ struct TokenService: Sendable {
         var redeeming: RefreshTokenRecord?
         var authentication = AuthenticationContext.none
         var nonce: String?
-        var authorizedClaims: String?
+        var authorizedClaims: ClaimsRequest?
         // The platform MSAL named on /authorize, when the token request names none.
         var authorizedPlatform: DevicePlatform?
         let scopeText: String
@@ -150,17 +150,15 @@ struct TokenService: Sendable {
         // API permissions (PROTOCOL §11): what this client may ask for, on the user's behalf or as itself.
         let scope = try ResourceAccess.authorize(try ScopeRequest.parse(scopeText, in: tenant), client: client.application, delegated: user != nil, in: tenant)
         var capabilitiesInForce = capabilities
-        if form["claims"] == nil, let authorizedClaims { capabilitiesInForce = (try? ClaimsRequest.parse(authorizedClaims)) ?? capabilities }
+        if form["claims"] == nil, let authorizedClaims { capabilitiesInForce = authorizedClaims }
         if grantType == .clientCredentials {
             guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
         }
         let resource = scope.resource ?? client.application
         var signIn = SignInFacts(
-            userId: user?.id, groupIds: user.map { tenant.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.application.appId,
-            resourceAppId: resource.appId, clientAppType: .mobileAppsAndDesktopClients,
+            user: user, client: client.application, resource: resource, directory: tenant, authentication: authentication,
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
-            capabilities: capabilitiesInForce.capabilities, appProtection: .none, approvedClientApp: client.application.approvedClientApp,
-            multiFactorAuthenticated: authentication.includesSecondFactor)
+            capabilities: capabilitiesInForce)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
             let status = try await compliance.appProtection(
