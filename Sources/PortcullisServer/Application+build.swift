@@ -119,7 +119,9 @@ public struct PortcullisServer: Sendable {
     public func router() -> Router<PortcullisRequestContext> {
         let deps = dependencies
         let router = Router(context: PortcullisRequestContext.self)
-        router.add(middleware: RequestMiddleware(metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://")))
+        router.add(middleware: RequestMiddleware(
+            metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://"),
+            maximumBodyBytes: deps.configuration.maximumBodyBytes))
         let clients = ClientAuthenticator(credentials: deps.credentials, clock: deps.clock)
         let passwords = PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger)
         let tokens = TokenService(

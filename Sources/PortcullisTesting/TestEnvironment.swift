@@ -45,7 +45,7 @@ public final class TestEnvironment: Sendable {
         try await store.migrate()
         let passwords: PasswordHasher
         if let customPasswords { passwords = customPasswords } else { passwords = try await PasswordHasher(cost: 4) }
-        var configuration = ServerConfiguration(baseURL: baseURL, accessTokenType: accessTokenType, bcryptCost: 4)
+        var configuration = ServerConfiguration(baseURL: baseURL)
         configure(&configuration)
         let config = root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)

@@ -34,6 +34,7 @@ struct Settings {
     var callbackRetentionDays = 7
     var maximumEnrollmentsPerAccount = 20
     var passwordQueueLimit = 64
+    var maximumBodyBytes = 64 * 1024
     var lockout = LockoutPolicy()
     var postgresCAFile: String?
     /// No store operation waits longer (PROTOCOL §2.4).
@@ -63,7 +64,8 @@ struct Settings {
         }
         reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
                                               "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-                                              "shutdownDrainMilliseconds", "interactiveSignIn"])
+                                              "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes"])
+        maximumBodyBytes = reader.integer("maximumBodyBytes", in: 1024...(16 * 1024 * 1024)) ?? maximumBodyBytes
         shutdownDrainMilliseconds = reader.integer("shutdownDrainMilliseconds", in: 0...60000) ?? shutdownDrainMilliseconds
         shutdownGraceSeconds = reader.integer("shutdownGraceSeconds", in: 1...600) ?? shutdownGraceSeconds
         if let proxies = reader.strings("trustedProxies") {
@@ -228,7 +230,7 @@ struct Settings {
     var serverConfiguration: ServerConfiguration {
         ServerConfiguration(
             baseURL: resolvedBaseURL, accessTokenLifetime: accessTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
-            accessTokenType: accessTokenType, bcryptCost: bcryptCost, trustedProxies: trustedProxies,
+            maximumBodyBytes: maximumBodyBytes, trustedProxies: trustedProxies,
             signInRetention: TimeInterval(signInRetentionDays) * 86400,
             outbox: OutboxDispatcher.Configuration(
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
@@ -236,7 +238,7 @@ struct Settings {
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .changeFeed(recheck: .seconds(5)),
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
-            lockout: lockout, passwordQueueLimit: passwordQueueLimit, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
+            lockout: lockout, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
             audienceFormat: audienceFormat, signIn: interactive)
     }
 }

@@ -90,6 +90,21 @@ struct HostileInputTests {
         }
     }
 
+    @Test("the body limit is the configuration's maximumBodyBytes: a smaller one refuses what 64 KiB accepts, a larger one accepts what 64 KiB refuses")
+    func configuredBodyLimit() async throws {
+        let form = "grant_type=client_credentials&\(daemon)&scope=\(Fixtures.mailResource)/.default&padding="
+        for (limit, padding, status) in [(4096, 5000, 413), (256 * 1024, 100_000, 200)] {
+            let env = try await TestEnvironment.make(configure: { $0.maximumBodyBytes = limit })
+            defer { Task { await env.close() } }
+            try await env.application().test(.router) { client in
+                let reply = try await client.execute(
+                    uri: "/\(Fixtures.domain)/oauth2/v2.0/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: form + String(repeating: "a", count: padding))) { JSONReply($0) }
+                #expect(reply.status.code == status, "limit \(limit), \(padding) bytes of padding: \(reply.text.prefix(400))")
+            }
+        }
+    }
+
     @Test("the table is large enough")
     func size() { #expect(hostileCases.count >= 25) }
 }

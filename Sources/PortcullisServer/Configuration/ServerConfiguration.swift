@@ -12,11 +12,9 @@ public struct ServerConfiguration: Sendable {
     public var accessTokenLifetime: TimeInterval
     public var idTokenLifetime: TimeInterval
     public var refreshTokenLifetime: TimeInterval
-    public var accessTokenType: AccessTokenType
-    /// bcrypt cost for passwords hashed by this server.
-    public var bcryptCost: UInt8
-    /// Largest accepted request body.
-    public var maxBodyBytes: Int
+    /// The largest request body a route accepts (`maximumBodyBytes` in portcullis.json); larger ones are answered 413.
+    /// App configuration policies have their own, larger limit (they carry up to 64 KiB of configuration).
+    public var maximumBodyBytes: Int
     /// Proxies whose `X-Forwarded-For` is believed (CIDR). Anyone else's is ignored.
     public var trustedProxies: [IPRange]
     /// How long sign-in records are kept.
@@ -35,8 +33,6 @@ public struct ServerConfiguration: Sendable {
     public var maximumEnrollmentsPerAccount: Int
     /// Password guessing: per-account lockout and per-IP limiting (PROTOCOL §9.6).
     public var lockout: LockoutPolicy
-    /// Password checks waiting for a bcrypt thread beyond this many are refused with 503 + `Retry-After`.
-    public var passwordQueueLimit: Int
     /// On SIGTERM, readiness answers 503 this long before the listener closes (`Drain`).
     public var shutdownDrain: Duration
     /// What access tokens' `aud` names (PROTOCOL §2.3): the resource's application ID by default.
@@ -55,9 +51,7 @@ public struct ServerConfiguration: Sendable {
         accessTokenLifetime: TimeInterval = 3600,
         idTokenLifetime: TimeInterval = 3600,
         refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
-        accessTokenType: AccessTokenType = .jwt,
-        bcryptCost: UInt8 = 10,
-        maxBodyBytes: Int = 64 * 1024,
+        maximumBodyBytes: Int = 64 * 1024,
         trustedProxies: [IPRange] = [],
         signInRetention: TimeInterval = 30 * 24 * 3600,
         outbox: OutboxDispatcher.Configuration = .init(),
@@ -67,7 +61,6 @@ public struct ServerConfiguration: Sendable {
         outboxRetention: TimeInterval = 7 * 24 * 3600,
         maximumEnrollmentsPerAccount: Int = 20,
         lockout: LockoutPolicy = LockoutPolicy(),
-        passwordQueueLimit: Int = 64,
         shutdownDrain: Duration = .seconds(1),
         audienceFormat: GrantSettings.AudienceFormat = .applicationId,
         signIn: SignInSettings = SignInSettings()
@@ -78,14 +71,11 @@ public struct ServerConfiguration: Sendable {
         self.outboxRetention = outboxRetention
         self.maximumEnrollmentsPerAccount = maximumEnrollmentsPerAccount
         self.lockout = lockout
-        self.passwordQueueLimit = passwordQueueLimit
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.accessTokenLifetime = accessTokenLifetime
         self.idTokenLifetime = idTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
-        self.accessTokenType = accessTokenType
-        self.bcryptCost = bcryptCost
-        self.maxBodyBytes = maxBodyBytes
+        self.maximumBodyBytes = maximumBodyBytes
         self.trustedProxies = trustedProxies
         self.signInRetention = signInRetention
         self.outbox = outbox

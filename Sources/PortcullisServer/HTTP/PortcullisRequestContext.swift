@@ -20,5 +20,6 @@ public struct PortcullisRequestContext: RequestContext, RemoteAddressRequestCont
         self.remoteAddress = source.channel.remoteAddress
     }
 
-    public var maxUploadSize: Int { 64 * 1024 }
+    /// The largest body a route collects: the configuration's `maximumBodyBytes`, set by `RequestMiddleware`.
+    public var maxUploadSize = 64 * 1024
 }

@@ -17,9 +17,12 @@ struct RequestMiddleware: RouterMiddleware {
     let metrics: ServerMetrics
     /// Whether clients reach the server over https (its base URL): then every answer carries HSTS.
     var strictTransportSecurity = false
+    /// The largest request body a route accepts.
+    var maximumBodyBytes = 64 * 1024
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
+        context.maxUploadSize = maximumBodyBytes
         context.correlationId = Self.correlationId(from: request.headers[.clientRequestId])
         context.traceId = RequestID.next()
         context.logger[metadataKey: LogKeys.correlationId] = .string(context.correlationId)

@@ -259,22 +259,10 @@ struct TokenService: Sendable {
         }
         let issuer = endpoints.issuer(tenantId: plan.accessToken.tenantId)
         let signer = try await signers.signer(tenantId: plan.accessToken.tenantId)
-        let access = plan.accessToken
-        let claims = AccessTokenClaims(
-            iss: issuer, aud: access.audience, sub: access.subject, oid: access.objectId, tid: access.tenantId, azp: access.clientId,
-            azpacr: access.clientAuthenticated ? "1" : "0", iat: access.issuedAt, nbf: access.issuedAt, exp: access.expiresAt,
-            jti: prepared.tokenId, scp: access.scopes.isEmpty ? nil : access.scopes.joined(separator: " "),
-            roles: access.roles.isEmpty ? nil : access.roles, upn: access.userPrincipalName, preferredUsername: access.userPrincipalName,
-            name: access.name, xmsCC: access.capabilities.isEmpty ? nil : access.capabilities, idtyp: access.delegated ? "user" : "app",
-            xmsMamEnrollment: access.enrollmentId, amr: access.methods.isEmpty ? nil : access.methods, authTime: access.authTime)
+        let claims = AccessTokenClaims(plan.accessToken, issuer: issuer, tokenId: prepared.tokenId)
         var response = TokenResponse(
             scope: plan.grantedScope, expiresIn: plan.expiresIn, extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
-        if let id = plan.idToken {
-            response.idToken = try await signer.sign(idToken: IDTokenClaims(
-                iss: issuer, aud: id.audience, sub: id.subject, oid: id.subject, tid: id.tenantId, iat: id.issuedAt, nbf: id.issuedAt,
-                exp: id.expiresAt, preferredUsername: id.preferredUsername, name: id.name, email: id.email, nonce: id.nonce,
-                authTime: id.authTime, amr: id.methods.isEmpty ? nil : id.methods))
-        }
+        if let id = plan.idToken { response.idToken = try await signer.sign(idToken: IDTokenClaims(id, issuer: issuer)) }
         if let info = plan.clientInfo { response.clientInfo = ClientInfo(uid: info.uid, utid: info.utid).encoded }
         response.refreshToken = refreshToken
         record(facts, decision, errorCode: nil, correlationId: correlationId)

@@ -1,0 +1,26 @@
+import PortcullisCore
+
+/// What a grant's plan (Core's `MintPlan`) puts in each token, in one place: the token endpoint signs these.
+extension AccessTokenClaims {
+    /// The access token `plan` describes, issued by `issuer` under the ID `tokenId` (its `jti`, fixed before the decision
+    /// so that an authorization code can record what its redemption issued).
+    public init(_ plan: MintPlan.AccessToken, issuer: String, tokenId: String) {
+        self.init(
+            iss: issuer, aud: plan.audience, sub: plan.subject, oid: plan.objectId, tid: plan.tenantId, azp: plan.clientId,
+            azpacr: plan.clientAuthenticated ? "1" : "0", iat: plan.issuedAt, nbf: plan.issuedAt, exp: plan.expiresAt,
+            jti: tokenId, scp: plan.scopes.isEmpty ? nil : plan.scopes.joined(separator: " "),
+            roles: plan.roles.isEmpty ? nil : plan.roles, upn: plan.userPrincipalName, preferredUsername: plan.userPrincipalName,
+            name: plan.name, xmsCC: plan.capabilities.isEmpty ? nil : plan.capabilities, idtyp: plan.delegated ? "user" : "app",
+            xmsMamEnrollment: plan.enrollmentId, amr: plan.methods.isEmpty ? nil : plan.methods, authTime: plan.authTime)
+    }
+}
+
+extension IDTokenClaims {
+    /// The ID token `plan` describes, issued by `issuer`.
+    public init(_ plan: MintPlan.IDToken, issuer: String) {
+        self.init(
+            iss: issuer, aud: plan.audience, sub: plan.subject, oid: plan.subject, tid: plan.tenantId, iat: plan.issuedAt, nbf: plan.issuedAt,
+            exp: plan.expiresAt, preferredUsername: plan.preferredUsername, name: plan.name, email: plan.email, nonce: plan.nonce,
+            authTime: plan.authTime, amr: plan.methods.isEmpty ? nil : plan.methods)
+    }
+}
