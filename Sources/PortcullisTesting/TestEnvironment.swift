@@ -106,3 +106,29 @@ public enum Form {
 
     public static let headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
 }
+
+/// A test environment for the length of `body`, closed (its store, its files) when `body` returns or throws: the
+/// scoped form of `make` and `close`.
+public func withTestEnvironment<Result>(
+    root: URL? = nil,
+    baseURL: String = "http://portcullis.test",
+    algorithm: SigningAlgorithm = .es256,
+    accessTokenType: AccessTokenType = .jwt,
+    directoryJSON: Data = Fixtures.directoryJSON(),
+    configFiles: [String: Data] = Fixtures.configFiles,
+    passwords: PasswordHasher? = nil,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (TestEnvironment) async throws -> Result
+) async throws -> Result {
+    let env = try await TestEnvironment.make(
+        root: root, baseURL: baseURL, algorithm: algorithm, accessTokenType: accessTokenType, directoryJSON: directoryJSON, configFiles: configFiles,
+        passwords: passwords, configure: configure)
+    do {
+        let result = try await body(env)
+        await env.close()
+        return result
+    } catch {
+        await env.close()
+        throw error
+    }
+}

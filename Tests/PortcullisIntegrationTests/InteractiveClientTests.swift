@@ -97,35 +97,35 @@ final class CurlBrowser: Sendable {
 struct InteractiveClientTests {
     @Test("acquireTokenInteractive through the loopback presenter and a browser: code + PKCE, then silent; prompt=none by SSO; without a session, interactionRequired")
     func loopback() async throws {
-        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
-        defer { Task { await env.close() } }
-        try await withLiveServer(env) { authority in
-            let app = Client.app(authority)
-            let browser = CurlBrowser()
-            let landed = Mutex<[String]>([])
-            let presenter = LoopbackPresenter { url in
-                let answer = try? await browser.signIn(url, as: Fixtures.alice)
-                landed.withLock { $0.append(answer?.finalURL ?? "") }
-            }
-            let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, prompt: nil, loginHint: Fixtures.alice.upn)
-            #expect(result.account?.objectId == Fixtures.alice.id)
-            #expect(result.claims["amr"] as? [String] == ["pwd"])
-            #expect(landed.withLock { $0.first?.hasPrefix("http://localhost:") } == true, "the browser ended at the loopback listener")
-            let account = try #require(result.account)
-            let silent = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
-            #expect(silent.account == account)
+        try await withTestEnvironment(baseURL: "http://localhost:0") { env in
+            try await withLiveServer(env) { authority in
+                let app = Client.app(authority)
+                let browser = CurlBrowser()
+                let landed = Mutex<[String]>([])
+                let presenter = LoopbackPresenter { url in
+                    let answer = try? await browser.signIn(url, as: Fixtures.alice)
+                    landed.withLock { $0.append(answer?.finalURL ?? "") }
+                }
+                let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, prompt: nil, loginHint: Fixtures.alice.upn)
+                #expect(result.account?.objectId == Fixtures.alice.id)
+                #expect(result.claims["amr"] as? [String] == ["pwd"])
+                #expect(landed.withLock { $0.first?.hasPrefix("http://localhost:") } == true, "the browser ended at the loopback listener")
+                let account = try #require(result.account)
+                let silent = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
+                #expect(silent.account == account)
 
-            let again = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, prompt: .never)
-            #expect(again.account == account, "prompt=none: the browser's session answered without a page")
+                let again = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, prompt: .never)
+                #expect(again.account == account, "prompt=none: the browser's session answered without a page")
 
-            let stranger = CurlBrowser()
-            let fresh = LoopbackPresenter { url in _ = try? await stranger.fetch(url.absoluteString) }
-            await #expect(throws: PortcullisClientError.self) {
-                do {
-                    _ = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: fresh, prompt: .never)
-                } catch let error as PortcullisClientError {
-                    #expect(error.kind == .interactionRequired, "\(error)")
-                    throw error
+                let stranger = CurlBrowser()
+                let fresh = LoopbackPresenter { url in _ = try? await stranger.fetch(url.absoluteString) }
+                await #expect(throws: PortcullisClientError.self) {
+                    do {
+                        _ = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: fresh, prompt: .never)
+                    } catch let error as PortcullisClientError {
+                        #expect(error.kind == .interactionRequired, "\(error)")
+                        throw error
+                    }
                 }
             }
         }
@@ -133,74 +133,74 @@ struct InteractiveClientTests {
 
     @Test("protapp: the code is issued, redemption refused (53005); .automatic remediates (compliance token by SSO) and gets the token silently")
     func protectionAfterInteractive() async throws {
-        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
-        defer { Task { await env.close() } }
-        try await withLiveServer(env) { authority in
-            try await Client.admin(authority).requireAppProtection()
-            let app = Client.app(authority)
-            let manager = Client.manager(app)
-            let browser = CurlBrowser()
-            let pages = Mutex(0)
-            let presenter = LoopbackPresenter { url in
-                let answer = try? await browser.signIn(url, as: Fixtures.alice)
-                if answer?.finalURL.contains("/authorize") == false { pages.withLock { $0 += 1 } }
-            }
-            do {
-                _ = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter)
-                Issue.record("without remediation the token must be refused")
-            } catch let error as PortcullisClientError {
-                #expect(error.kind == .protectionPolicyRequired && error.errorCode == 53005, "\(error)")
-                #expect(error.protection?.account.objectId == Fixtures.alice.id)
-            }
-            #expect(try await app.accounts().first?.objectId == Fixtures.alice.id, "the compliance-service token (by SSO) cached the account")
+        try await withTestEnvironment(baseURL: "http://localhost:0") { env in
+            try await withLiveServer(env) { authority in
+                try await Client.admin(authority).requireAppProtection()
+                let app = Client.app(authority)
+                let manager = Client.manager(app)
+                let browser = CurlBrowser()
+                let pages = Mutex(0)
+                let presenter = LoopbackPresenter { url in
+                    let answer = try? await browser.signIn(url, as: Fixtures.alice)
+                    if answer?.finalURL.contains("/authorize") == false { pages.withLock { $0 += 1 } }
+                }
+                do {
+                    _ = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter)
+                    Issue.record("without remediation the token must be refused")
+                } catch let error as PortcullisClientError {
+                    #expect(error.kind == .protectionPolicyRequired && error.errorCode == 53005, "\(error)")
+                    #expect(error.protection?.account.objectId == Fixtures.alice.id)
+                }
+                #expect(try await app.accounts().first?.objectId == Fixtures.alice.id, "the compliance-service token (by SSO) cached the account")
 
-            let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, remediation: .automatic)
-            #expect(result.claims["xms_cc"] as? [String] == ["protapp"])
-            let account = try #require(result.account)
-            // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
-            let enrolledResult = try #require(await manager.enrollmentId(for: account))
-            #expect(result.claims["xms_mam_enrollment"] as? String == enrolledResult)
+                let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, remediation: .automatic)
+                #expect(result.claims["xms_cc"] as? [String] == ["protapp"])
+                let account = try #require(result.account)
+                // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
+                let enrolledResult = try #require(await manager.enrollmentId(for: account))
+                #expect(result.claims["xms_mam_enrollment"] as? String == enrolledResult)
+            }
         }
     }
 
     @Test("MFA: the password grant answers interactionRequired (50076); acquireTokenInteractive registers the factor on the page; amr pwd+mfa; silent refresh keeps it")
     func secondFactor() async throws {
-        let env = try await TestEnvironment.make(baseURL: "http://localhost:0")
-        defer { Task { await env.close() } }
-        try await withLiveServer(env) { authority in
-            try await Client.admin(authority).requireFactor(for: Fixtures.bob.id)
-            let app = Client.app(authority)
-            do {
-                _ = try await app.acquireToken(username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope])
-                Issue.record("the password grant cannot satisfy mfa")
-            } catch let error as PortcullisClientError {
-                #expect(error.kind == .interactionRequired && error.errorCode == 50076 && error.oauth?.suberror == "basic_action", "\(error)")
+        try await withTestEnvironment(baseURL: "http://localhost:0") { env in
+            try await withLiveServer(env) { authority in
+                try await Client.admin(authority).requireFactor(for: Fixtures.bob.id)
+                let app = Client.app(authority)
+                do {
+                    _ = try await app.acquireToken(username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope])
+                    Issue.record("the password grant cannot satisfy mfa")
+                } catch let error as PortcullisClientError {
+                    #expect(error.kind == .interactionRequired && error.errorCode == 50076 && error.oauth?.suberror == "basic_action", "\(error)")
+                }
+                let browser = CurlBrowser()
+                let presenter = LoopbackPresenter { url in _ = try? await browser.signIn(url, as: Fixtures.bob) }
+                let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, loginHint: Fixtures.bob.upn)
+                #expect(result.claims["amr"] as? [String] == ["pwd", "mfa"])
+                #expect(browser.factorSecret.withLock { $0 } != nil, "the factor was registered on the page")
+                let silent = try await app.acquireTokenSilent(account: try #require(result.account), scopes: [Client.mailScope], forceRefresh: true)
+                #expect(silent.claims["amr"] as? [String] == ["pwd", "mfa"])
             }
-            let browser = CurlBrowser()
-            let presenter = LoopbackPresenter { url in _ = try? await browser.signIn(url, as: Fixtures.bob) }
-            let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, loginHint: Fixtures.bob.upn)
-            #expect(result.claims["amr"] as? [String] == ["pwd", "mfa"])
-            #expect(browser.factorSecret.withLock { $0 } != nil, "the factor was registered on the page")
-            let silent = try await app.acquireTokenSilent(account: try #require(result.account), scopes: [Client.mailScope], forceRefresh: true)
-            #expect(silent.claims["amr"] as? [String] == ["pwd", "mfa"])
         }
     }
 
     @Test("acquireTokenByDeviceCode: the code shown, the user approves on /devicelogin, polling ends with tokens")
     func deviceCode() async throws {
-        let env = try await TestEnvironment.make(baseURL: "http://localhost:0", configure: { $0.signIn.deviceCodeInterval = 1 })
-        defer { Task { await env.close() } }
-        try await withLiveServer(env) { authority in
-            let app = Client.app(authority)
-            let browser = CurlBrowser()
-            let shown = Mutex<DeviceCodeInfo?>(nil)
-            let result = try await app.acquireTokenByDeviceCode(scopes: [Client.mailScope]) { info in
-                shown.withLock { $0 = info }
-                Task.detached { _ = try? await browser.approveDevice(info, as: Fixtures.bob) }
+        try await withTestEnvironment(baseURL: "http://localhost:0", configure: { $0.signIn.deviceCodeInterval = 1 }) { env in
+            try await withLiveServer(env) { authority in
+                let app = Client.app(authority)
+                let browser = CurlBrowser()
+                let shown = Mutex<DeviceCodeInfo?>(nil)
+                let result = try await app.acquireTokenByDeviceCode(scopes: [Client.mailScope]) { info in
+                    shown.withLock { $0 = info }
+                    Task.detached { _ = try? await browser.approveDevice(info, as: Fixtures.bob) }
+                }
+                #expect(result.account?.objectId == Fixtures.bob.id)
+                let info = try #require(shown.withLock { $0 })
+                #expect(info.message.contains(info.userCode) && info.verificationURI.path == "/devicelogin")
             }
-            #expect(result.account?.objectId == Fixtures.bob.id)
-            let info = try #require(shown.withLock { $0 })
-            #expect(info.message.contains(info.userCode) && info.verificationURI.path == "/devicelogin")
         }
     }
 }

@@ -44,37 +44,37 @@ struct CallbackTests {
         let receiver = CallbackReceiver()
         try await receiver.application().test(.live) { receiverClient in
             let base = "http://127.0.0.1:\(receiverClient.port!)"
-            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: base))
-            defer { Task { await env.close() } }
-            let enrollmentId = try await env.application().test(.router) { client in
-                try await client.createAppProtectionCA()
-                return try await client.becomeCompliant()
+            try await withTestEnvironment(directoryJSON: Fixtures.directoryJSON(callbackBase: base)) { env in
+                let enrollmentId = try await env.application().test(.router) { client in
+                    try await client.createAppProtectionCA()
+                    return try await client.becomeCompliant()
+                }
+                let firstBatch = try await env.server.dispatcher.deliverDue()
+                let secondBatch = try await env.server.dispatcher.deliverDue()
+                let thirdBatch = try await env.server.dispatcher.deliverDue()
+                let outbox = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: nil, limit: 10)
+                #expect([firstBatch, secondBatch, thirdBatch] == [Int]([1, 1, 0]), "one at a time per enrollment and receiver, in order: \(outbox.map { ($0.state, $0.attempts, $0.lastError) })")
+                let tokens = receiver.tokens
+                #expect(tokens.count == 2, "enrolled (pending) and compliant")
+                #expect(receiver.types.allSatisfy { $0 == "application/secevent+jwt" })
+                let header = try decodeSegment(tokens[1], 0)
+                #expect(header["typ"] as? String == "secevent+jwt")
+                let pending = try await env.signer.verifySignature(tokens[0], as: ComplianceSecurityEvent.self)
+                #expect(pending.events.complianceStatus?.status == .notCompliant)
+                #expect(pending.events.deviceComplianceChange == nil, "no compliance flip yet")
+                let compliant = try await env.signer.verifySignature(tokens[1], as: ComplianceSecurityEvent.self)
+                #expect(compliant.aud == Fixtures.mobileClientId)
+                #expect(compliant.iss == "http://portcullis.test/\(Fixtures.tenantId)/v2.0")
+                #expect(compliant.events.complianceStatus == ComplianceStatusEvent(
+                    enrollmentId: enrollmentId, accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
+                    status: .compliant, errorTitle: nil, errorMessage: nil))
+                #expect(compliant.events.deviceComplianceChange?.previousStatus == "not-compliant")
+                #expect(compliant.events.deviceComplianceChange?.currentStatus == "compliant")
+                #expect(compliant.events.deviceComplianceChange?.subject.id == enrollmentId)
+                #expect(pending.jti != compliant.jti)
+                let delivered = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .delivered, limit: 10)
+                #expect(delivered.count == 2)
             }
-            let firstBatch = try await env.server.dispatcher.deliverDue()
-            let secondBatch = try await env.server.dispatcher.deliverDue()
-            let thirdBatch = try await env.server.dispatcher.deliverDue()
-            let outbox = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: nil, limit: 10)
-            #expect([firstBatch, secondBatch, thirdBatch] == [Int]([1, 1, 0]), "one at a time per enrollment and receiver, in order: \(outbox.map { ($0.state, $0.attempts, $0.lastError) })")
-            let tokens = receiver.tokens
-            #expect(tokens.count == 2, "enrolled (pending) and compliant")
-            #expect(receiver.types.allSatisfy { $0 == "application/secevent+jwt" })
-            let header = try decodeSegment(tokens[1], 0)
-            #expect(header["typ"] as? String == "secevent+jwt")
-            let pending = try await env.signer.verifySignature(tokens[0], as: ComplianceSecurityEvent.self)
-            #expect(pending.events.complianceStatus?.status == .notCompliant)
-            #expect(pending.events.deviceComplianceChange == nil, "no compliance flip yet")
-            let compliant = try await env.signer.verifySignature(tokens[1], as: ComplianceSecurityEvent.self)
-            #expect(compliant.aud == Fixtures.mobileClientId)
-            #expect(compliant.iss == "http://portcullis.test/\(Fixtures.tenantId)/v2.0")
-            #expect(compliant.events.complianceStatus == ComplianceStatusEvent(
-                enrollmentId: enrollmentId, accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
-                status: .compliant, errorTitle: nil, errorMessage: nil))
-            #expect(compliant.events.deviceComplianceChange?.previousStatus == "not-compliant")
-            #expect(compliant.events.deviceComplianceChange?.currentStatus == "compliant")
-            #expect(compliant.events.deviceComplianceChange?.subject.id == enrollmentId)
-            #expect(pending.jti != compliant.jti)
-            let delivered = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .delivered, limit: 10)
-            #expect(delivered.count == 2)
         }
     }
 
@@ -103,40 +103,40 @@ struct CallbackTests {
             await first.close(keepFiles: true)
 
             // The server restarts on the same data; the receiver comes back.
-            let second = try await TestEnvironment.make(root: root, directoryJSON: Fixtures.directoryJSON(callbackBase: base)) { $0.outbox = outbox }
-            defer { Task { await second.close() } }
-            second.clock.set(start.addingTimeInterval(11))
-            receiver.down.store(false, ordering: .relaxed)
-            #expect(try await second.server.dispatcher.deliverDue() == 1)
-            #expect(try await second.server.dispatcher.deliverDue() == 1)
-            #expect(receiver.tokens.count == 2)
-            let ordered = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).events.complianceStatus?.status }
-            #expect(ordered == [.notCompliant, .compliant], "in the order they were written")
-            let jtis = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).jti }
-            #expect(Set(jtis).count == 2)
-
-            // A receiver that stays down: dead letter after maxAttempts, then an admin redelivers.
-            receiver.down.store(true, ordering: .relaxed)
-            try await second.application().test(.router) { client in
-                let admin = try await client.adminToken()
-                let token = try await client.complianceToken()
-                let id = try #require(try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId).first?.id)
-                #expect(try await client.mam(.delete, "/enrollments/\(id)", token: token).status == .ok)
-                for step in 0..<3 {
-                    second.clock.advance(by: 61)
-                    #expect(try await second.server.dispatcher.deliverDue() == 1, "attempt \(step + 1)")
-                }
-                let dead = try await client.admin(.get, "/outbox?state=deadLetter", token: admin)
-                let messages = try #require(dead["value"] as? [[String: Any]])
-                #expect(messages.count == 1 && messages[0]["attempts"] as? Int == 3)
+            try await withTestEnvironment(root: root, directoryJSON: Fixtures.directoryJSON(callbackBase: base), configure: { $0.outbox = outbox }) { second in
+                second.clock.set(start.addingTimeInterval(11))
                 receiver.down.store(false, ordering: .relaxed)
-                let redeliver = try await client.admin(.post, "/outbox/\(messages[0]["id"] as! String)/redeliver", token: admin)
-                #expect(redeliver.status == .accepted)
                 #expect(try await second.server.dispatcher.deliverDue() == 1)
-                #expect(receiver.tokens.count == 3)
-                let last = try await second.signer.verifySignature(receiver.tokens[2], as: ComplianceSecurityEvent.self)
-                #expect(last.events.deviceComplianceChange?.currentStatus == "not-compliant")
-                #expect(last.events.complianceStatus?.errorTitle == "Account removed")
+                #expect(try await second.server.dispatcher.deliverDue() == 1)
+                #expect(receiver.tokens.count == 2)
+                let ordered = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).events.complianceStatus?.status }
+                #expect(ordered == [.notCompliant, .compliant], "in the order they were written")
+                let jtis = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).jti }
+                #expect(Set(jtis).count == 2)
+
+                // A receiver that stays down: dead letter after maxAttempts, then an admin redelivers.
+                receiver.down.store(true, ordering: .relaxed)
+                try await second.application().test(.router) { client in
+                    let admin = try await client.adminToken()
+                    let token = try await client.complianceToken()
+                    let id = try #require(try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId).first?.id)
+                    #expect(try await client.mam(.delete, "/enrollments/\(id)", token: token).status == .ok)
+                    for step in 0..<3 {
+                        second.clock.advance(by: 61)
+                        #expect(try await second.server.dispatcher.deliverDue() == 1, "attempt \(step + 1)")
+                    }
+                    let dead = try await client.admin(.get, "/outbox?state=deadLetter", token: admin)
+                    let messages = try #require(dead["value"] as? [[String: Any]])
+                    #expect(messages.count == 1 && messages[0]["attempts"] as? Int == 3)
+                    receiver.down.store(false, ordering: .relaxed)
+                    let redeliver = try await client.admin(.post, "/outbox/\(messages[0]["id"] as! String)/redeliver", token: admin)
+                    #expect(redeliver.status == .accepted)
+                    #expect(try await second.server.dispatcher.deliverDue() == 1)
+                    #expect(receiver.tokens.count == 3)
+                    let last = try await second.signer.verifySignature(receiver.tokens[2], as: ComplianceSecurityEvent.self)
+                    #expect(last.events.deviceComplianceChange?.currentStatus == "not-compliant")
+                    #expect(last.events.complianceStatus?.errorTitle == "Account removed")
+                }
             }
         }
     }
@@ -145,25 +145,25 @@ struct CallbackTests {
     static func withDispatching(_ body: @Sendable (CallbackReceiver, TestEnvironment, any TestClientProtocol) async throws -> Void) async throws {
         let receiver = CallbackReceiver()
         try await receiver.application().test(.live) { receiverClient in
-            let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: "http://127.0.0.1:\(receiverClient.port!)"))
-            defer { Task { await env.close() } }
-            try await env.application(services: true).test(.live) { client in try await body(receiver, env, client) }
+            try await withTestEnvironment(directoryJSON: Fixtures.directoryJSON(callbackBase: "http://127.0.0.1:\(receiverClient.port!)")) { env in
+                try await env.application(services: true).test(.live) { client in try await body(receiver, env, client) }
+            }
         }
     }
 
     @Test("the dispatcher itself refuses a registered destination that resolves to a private address: no connection, the attempt fails as refused (issue 25.13)")
     func dispatcherChecksDestinations() async throws {
         // https to a private address passes registration (a name could resolve anywhere); delivery checks it every time.
-        let env = try await TestEnvironment.make(directoryJSON: Fixtures.directoryJSON(callbackBase: "https://10.255.255.1"))
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await client.createAppProtectionCA()
-            try await client.becomeCompliant()
+        try await withTestEnvironment(directoryJSON: Fixtures.directoryJSON(callbackBase: "https://10.255.255.1")) { env in
+            try await env.application().test(.router) { client in
+                try await client.createAppProtectionCA()
+                try await client.becomeCompliant()
+            }
+            #expect(try await env.server.dispatcher.deliverDue() == 1, "one enrollment's callbacks go in order, one at a time")
+            let tried = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .pending, limit: 10).filter { $0.attempts == 1 }
+            #expect(tried.count == 1 && tried[0].lastError?.hasPrefix("destination refused") == true && tried[0].lastError?.contains("private") == true,
+                    "\(tried.map { $0.lastError ?? "-" })")
         }
-        #expect(try await env.server.dispatcher.deliverDue() == 1, "one enrollment's callbacks go in order, one at a time")
-        let tried = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .pending, limit: 10).filter { $0.attempts == 1 }
-        #expect(tried.count == 1 && tried[0].lastError?.hasPrefix("destination refused") == true && tried[0].lastError?.contains("private") == true,
-                "\(tried.map { $0.lastError ?? "-" })")
     }
 
     @Test("the dispatcher service delivers on its own, promptly, and stops on graceful shutdown")

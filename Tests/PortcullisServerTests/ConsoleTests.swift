@@ -64,153 +64,153 @@ struct ConsoleTests {
 
     @Test("no session: every page and form goes through sign-in and shows nothing; a user without the role sees the no-access page only")
     func withoutTheRole() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await client.createAppProtectionCA()
-            let enrollment = try await client.becomeCompliant()
-            for path in Self.pages(enrollmentId: enrollment) {
-                let page = try await Browser().get(client, path)
-                #expect(page.status == .seeOther && page.headers[.location]?.contains("/admin/signin") == true && !page.html.contains("Fabrikam"), "\(path)")
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await client.createAppProtectionCA()
+                let enrollment = try await client.becomeCompliant()
+                for path in Self.pages(enrollmentId: enrollment) {
+                    let page = try await Browser().get(client, path)
+                    #expect(page.status == .seeOther && page.headers[.location]?.contains("/admin/signin") == true && !page.html.contains("Fabrikam"), "\(path)")
+                }
+                for path in Self.forms(enrollmentId: enrollment) {
+                    let page = try await Browser().post(client, path, [("csrf", "x"), ("document", "{}")])
+                    #expect(page.status == .seeOther && !page.html.contains("Fabrikam"), "\(path): \(page.status)")
+                }
+                let base = env.configuration.baseURL
+                let (browser, landed) = try await Self.signIn(client, Fixtures.bob, base: base)
+                #expect(landed.status == .forbidden && landed.html.contains("No access") && landed.html.contains(Fixtures.bob.upn), "\(landed.html.prefix(800))")
+                for path in Self.pages(enrollmentId: enrollment) {
+                    let page = try await browser.get(client, path)
+                    #expect(page.status == .forbidden && page.html.contains("No access"), "\(path): \(page.status)")
+                    #expect(!page.html.contains(Fixtures.alice.upn) && !page.html.contains("Require app protection"), "\(path) shows no data")
+                }
+                let csrf = try #require(landed.input("csrf"))
+                let wipe = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
+                #expect(wipe.status == .forbidden)
+                #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant, "nothing was wiped")
             }
-            for path in Self.forms(enrollmentId: enrollment) {
-                let page = try await Browser().post(client, path, [("csrf", "x"), ("document", "{}")])
-                #expect(page.status == .seeOther && !page.html.contains("Fabrikam"), "\(path): \(page.status)")
-            }
-            let base = env.configuration.baseURL
-            let (browser, landed) = try await Self.signIn(client, Fixtures.bob, base: base)
-            #expect(landed.status == .forbidden && landed.html.contains("No access") && landed.html.contains(Fixtures.bob.upn), "\(landed.html.prefix(800))")
-            for path in Self.pages(enrollmentId: enrollment) {
-                let page = try await browser.get(client, path)
-                #expect(page.status == .forbidden && page.html.contains("No access"), "\(path): \(page.status)")
-                #expect(!page.html.contains(Fixtures.alice.upn) && !page.html.contains("Require app protection"), "\(path) shows no data")
-            }
-            let csrf = try #require(landed.input("csrf"))
-            let wipe = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
-            #expect(wipe.status == .forbidden)
-            #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant, "nothing was wiped")
         }
     }
 
     @Test("an admin: every page renders with data; forms without the CSRF token are refused and change nothing; edit, state, wipe through the API")
     func administrator() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await Self.grantAdmin(client, Fixtures.alice)
-            try await client.createAppProtectionCA()
-            let enrollment = try await client.becomeCompliant(Fixtures.bob, device: "device-9")
-            let base = env.configuration.baseURL
-            let (browser, landed) = try await Self.signIn(client, Fixtures.alice, base: base)
-            #expect(landed.status == .seeOther && landed.headers[.location]?.hasSuffix("/admin/policies") == true, "\(landed.status)")
-            let cookie = try #require(browser.cookies.first { $0.name == "portcullis_console" })
-            #expect(cookie.path == "/admin")
-            for path in Self.pages(enrollmentId: enrollment) {
-                let page = try await browser.get(client, path)
-                #expect(page.status == .ok, "\(path): \(page.status) \(page.html.prefix(600))")
-                #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true && !page.html.contains("<script"), "\(path)")
-                for label in ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"] {
-                    #expect(page.html.contains(">\(label)</a>"), "\(path) navigation: \(label)")
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await Self.grantAdmin(client, Fixtures.alice)
+                try await client.createAppProtectionCA()
+                let enrollment = try await client.becomeCompliant(Fixtures.bob, device: "device-9")
+                let base = env.configuration.baseURL
+                let (browser, landed) = try await Self.signIn(client, Fixtures.alice, base: base)
+                #expect(landed.status == .seeOther && landed.headers[.location]?.hasSuffix("/admin/policies") == true, "\(landed.status)")
+                let cookie = try #require(browser.cookies.first { $0.name == "portcullis_console" })
+                #expect(cookie.path == "/admin")
+                for path in Self.pages(enrollmentId: enrollment) {
+                    let page = try await browser.get(client, path)
+                    #expect(page.status == .ok, "\(path): \(page.status) \(page.html.prefix(600))")
+                    #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true && !page.html.contains("<script"), "\(path)")
+                    for label in ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"] {
+                        #expect(page.html.contains(">\(label)</a>"), "\(path) navigation: \(label)")
+                    }
                 }
-            }
-            let policies = try await browser.get(client, "/admin/policies")
-            #expect(policies.html.contains("Require app protection") || policies.html.contains(Policies.requireAppProtection), "\(policies.html.prefix(400))")
-            let csrf = try #require(policies.input("csrf"))
+                let policies = try await browser.get(client, "/admin/policies")
+                #expect(policies.html.contains("Require app protection") || policies.html.contains(Policies.requireAppProtection), "\(policies.html.prefix(400))")
+                let csrf = try #require(policies.input("csrf"))
 
-            // Without (or with a wrong) CSRF token: refused, nothing changed.
-            for path in Self.forms(enrollmentId: enrollment) {
-                for token in [nil, "forged"] as [String?] {
-                    let fields = token.map { [("csrf", $0)] } ?? []
-                    let refused = try await browser.post(client, path, fields + [("id", Policies.requireAppProtection), ("state", "disabled"), ("document", "{}")])
-                    #expect(refused.status == .forbidden && refused.html.contains("Form expired"), "\(path) \(token ?? "no token"): \(refused.status)")
+                // Without (or with a wrong) CSRF token: refused, nothing changed.
+                for path in Self.forms(enrollmentId: enrollment) {
+                    for token in [nil, "forged"] as [String?] {
+                        let fields = token.map { [("csrf", $0)] } ?? []
+                        let refused = try await browser.post(client, path, fields + [("id", Policies.requireAppProtection), ("state", "disabled"), ("document", "{}")])
+                        #expect(refused.status == .forbidden && refused.html.contains("Form expired"), "\(path) \(token ?? "no token"): \(refused.status)")
+                    }
                 }
+                #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant)
+
+                // The editor: a deliberate error shows its pointer next to the text; a correct save lands.
+                let editor = try await browser.get(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)")
+                let document = try #require(Self.textarea(editor.html))
+                let etag = try #require(editor.input("etag"))
+                let broken = document.replacingOccurrences(of: "\"compliantApplication\"", with: "\"teleport\"")
+                #expect(broken != document)
+                let refused = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", broken)])
+                #expect(refused.status == .badRequest && refused.html.contains("/grantControls/builtInControls/0") && refused.html.contains("teleport"), "\(refused.html.prefix(2000))")
+                let disabled = document.replacingOccurrences(of: "\"state\": \"enabled\"", with: "\"state\": \"disabled\"")
+                #expect(disabled != document, "\(document)")
+                let saved = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", disabled)])
+                #expect(saved.status == .seeOther && saved.headers[.location]?.contains("done=saved") == true, "\(saved.status) \(saved.html.prefix(1500))")
+                // The stale ETag again: someone else's change explained, nothing saved.
+                let stale = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", document)])
+                #expect(stale.status == .conflict && stale.html.contains("Someone else changed"), "\(stale.status)")
+                let admin = try await client.adminToken()
+                #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "disabled")
+                let state = try await browser.post(client, "/admin/policies/state", [("csrf", csrf), ("id", Policies.requireAppProtection), ("state", "enabled")])
+                #expect(state.status == .seeOther)
+                #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "enabled")
+
+                // What if, and the impact of a draft over the recorded sign-ins (Bob's token requests above).
+                let evaluated = try await browser.post(client, "/admin/what-if", [
+                    ("csrf", csrf), ("user", Fixtures.alice.upn), ("app", Fixtures.mobileClientId), ("resource", Fixtures.mailResource), ("platform", "iOS"),
+                    ("protection", "none"), ("protapp", "1")])
+                #expect(evaluated.status == .ok && evaluated.html.contains("id=\"decision\"") && evaluated.html.contains("Require app protection for mail"),
+                        "\(evaluated.html.prefix(300))")
+                let block = #"{"displayName": "Block everyone", "state": "enabled", "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]}, "grantControls": {"operator": "OR", "builtInControls": ["block"]}}"#
+                let impact = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", block)])
+                #expect(impact.status == .ok && impact.html.contains("sign-ins replayed") && impact.html.contains("newly refused"), "\(impact.status)")
+                let badDraft = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", #"{"displayName": "x"}"#)])
+                #expect(badDraft.status == .badRequest && badDraft.html.contains("/policies/0/"), "a draft's problems at their pointers")
+                let css = try await browser.get(client, "/admin/console.css")
+                #expect(css.status == .ok && css.headers[.contentType]?.hasPrefix("text/css") == true)
+
+                // The enrollments list pages by position, its nextLink carrying the filters.
+                _ = try await client.becomeCompliant(Fixtures.alice, device: "device-8")
+                let first = try await client.admin(.get, "/enrollments?top=1&app=\(Fixtures.mobileClientId)", token: try await client.adminToken())
+                let next = try #require(first.string("nextLink"), "\(first.text)")
+                #expect((first["value"] as? [Any])?.count == 1 && next.contains("skip=1") && next.contains("app="), "\(next)")
+                let second = try await client.admin(.get, String(next.dropFirst("/admin/v1".count)), token: try await client.adminToken())
+                #expect((second["value"] as? [Any])?.count == 1)
+                let third = try await client.admin(.get, "/enrollments?top=1&skip=2&app=\(Fixtures.mobileClientId)", token: try await client.adminToken())
+                #expect((third["value"] as? [Any])?.isEmpty == true && third["nextLink"] == nil)
+                #expect(try await client.admin(.get, "/enrollments?skip=-1", token: try await client.adminToken()).status == .badRequest)
+                let paged = try await browser.get(client, "/admin/enrollments")
+                #expect(paged.status == .ok && paged.html.contains(Fixtures.alice.upn) && paged.html.contains(Fixtures.bob.upn))
+
+                // Wipe through the console: the enrollment is wiped.
+                let wiped = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
+                #expect(wiped.status == .seeOther, "\(wiped.status) \(wiped.html.prefix(500))")
+                #expect(try await env.store.enrollment(id: enrollment)?.state == .wipePending)
+                let audit = try await browser.get(client, "/admin/audit")
+                #expect(audit.html.contains("/state") && audit.html.contains(Fixtures.alice.upn), "the audit shows who changed what, with the diff")
+
+                // Sign out: the console's cookie is gone — and a copy taken before (issue 25.6) no longer works either: the token
+                // it carries is revoked, so the copy shows no data and the token itself is refused by the admin API.
+                let copied = try #require(browser.cookies.first { $0.name == "portcullis_console" })
+                #expect(try await browser.get(client, "/admin/directory").html.contains(Fixtures.carol.upn), "the directory page lists the users while signed in")
+                #expect(try await browser.get(client, "/admin/policies").html.contains("Require app protection"))
+                let out = try await browser.post(client, "/admin/signout", [("csrf", csrf)])
+                #expect(out.status == .seeOther && browser.cookies.first { $0.name == "portcullis_console" } == nil)
+                #expect(try await browser.get(client, "/admin/policies").status == .seeOther)
+                let thief = Browser()
+                thief.cookies = [copied]
+                let stolen = try await thief.get(client, "/admin/policies")
+                #expect(!stolen.html.contains(Fixtures.bob.upn) && !stolen.html.contains("Require app protection"), "a copied cookie shows nothing after sign-out")
+                let users = try await thief.get(client, "/admin/directory")
+                #expect(!users.html.contains(Fixtures.carol.upn), "\(users.status)")
             }
-            #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant)
-
-            // The editor: a deliberate error shows its pointer next to the text; a correct save lands.
-            let editor = try await browser.get(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)")
-            let document = try #require(Self.textarea(editor.html))
-            let etag = try #require(editor.input("etag"))
-            let broken = document.replacingOccurrences(of: "\"compliantApplication\"", with: "\"teleport\"")
-            #expect(broken != document)
-            let refused = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", broken)])
-            #expect(refused.status == .badRequest && refused.html.contains("/grantControls/builtInControls/0") && refused.html.contains("teleport"), "\(refused.html.prefix(2000))")
-            let disabled = document.replacingOccurrences(of: "\"state\": \"enabled\"", with: "\"state\": \"disabled\"")
-            #expect(disabled != document, "\(document)")
-            let saved = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", disabled)])
-            #expect(saved.status == .seeOther && saved.headers[.location]?.contains("done=saved") == true, "\(saved.status) \(saved.html.prefix(1500))")
-            // The stale ETag again: someone else's change explained, nothing saved.
-            let stale = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", document)])
-            #expect(stale.status == .conflict && stale.html.contains("Someone else changed"), "\(stale.status)")
-            let admin = try await client.adminToken()
-            #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "disabled")
-            let state = try await browser.post(client, "/admin/policies/state", [("csrf", csrf), ("id", Policies.requireAppProtection), ("state", "enabled")])
-            #expect(state.status == .seeOther)
-            #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "enabled")
-
-            // What if, and the impact of a draft over the recorded sign-ins (Bob's token requests above).
-            let evaluated = try await browser.post(client, "/admin/what-if", [
-                ("csrf", csrf), ("user", Fixtures.alice.upn), ("app", Fixtures.mobileClientId), ("resource", Fixtures.mailResource), ("platform", "iOS"),
-                ("protection", "none"), ("protapp", "1")])
-            #expect(evaluated.status == .ok && evaluated.html.contains("id=\"decision\"") && evaluated.html.contains("Require app protection for mail"),
-                    "\(evaluated.html.prefix(300))")
-            let block = #"{"displayName": "Block everyone", "state": "enabled", "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]}, "grantControls": {"operator": "OR", "builtInControls": ["block"]}}"#
-            let impact = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", block)])
-            #expect(impact.status == .ok && impact.html.contains("sign-ins replayed") && impact.html.contains("newly refused"), "\(impact.status)")
-            let badDraft = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", #"{"displayName": "x"}"#)])
-            #expect(badDraft.status == .badRequest && badDraft.html.contains("/policies/0/"), "a draft's problems at their pointers")
-            let css = try await browser.get(client, "/admin/console.css")
-            #expect(css.status == .ok && css.headers[.contentType]?.hasPrefix("text/css") == true)
-
-            // The enrollments list pages by position, its nextLink carrying the filters.
-            _ = try await client.becomeCompliant(Fixtures.alice, device: "device-8")
-            let first = try await client.admin(.get, "/enrollments?top=1&app=\(Fixtures.mobileClientId)", token: try await client.adminToken())
-            let next = try #require(first.string("nextLink"), "\(first.text)")
-            #expect((first["value"] as? [Any])?.count == 1 && next.contains("skip=1") && next.contains("app="), "\(next)")
-            let second = try await client.admin(.get, String(next.dropFirst("/admin/v1".count)), token: try await client.adminToken())
-            #expect((second["value"] as? [Any])?.count == 1)
-            let third = try await client.admin(.get, "/enrollments?top=1&skip=2&app=\(Fixtures.mobileClientId)", token: try await client.adminToken())
-            #expect((third["value"] as? [Any])?.isEmpty == true && third["nextLink"] == nil)
-            #expect(try await client.admin(.get, "/enrollments?skip=-1", token: try await client.adminToken()).status == .badRequest)
-            let paged = try await browser.get(client, "/admin/enrollments")
-            #expect(paged.status == .ok && paged.html.contains(Fixtures.alice.upn) && paged.html.contains(Fixtures.bob.upn))
-
-            // Wipe through the console: the enrollment is wiped.
-            let wiped = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
-            #expect(wiped.status == .seeOther, "\(wiped.status) \(wiped.html.prefix(500))")
-            #expect(try await env.store.enrollment(id: enrollment)?.state == .wipePending)
-            let audit = try await browser.get(client, "/admin/audit")
-            #expect(audit.html.contains("/state") && audit.html.contains(Fixtures.alice.upn), "the audit shows who changed what, with the diff")
-
-            // Sign out: the console's cookie is gone — and a copy taken before (issue 25.6) no longer works either: the token
-            // it carries is revoked, so the copy shows no data and the token itself is refused by the admin API.
-            let copied = try #require(browser.cookies.first { $0.name == "portcullis_console" })
-            #expect(try await browser.get(client, "/admin/directory").html.contains(Fixtures.carol.upn), "the directory page lists the users while signed in")
-            #expect(try await browser.get(client, "/admin/policies").html.contains("Require app protection"))
-            let out = try await browser.post(client, "/admin/signout", [("csrf", csrf)])
-            #expect(out.status == .seeOther && browser.cookies.first { $0.name == "portcullis_console" } == nil)
-            #expect(try await browser.get(client, "/admin/policies").status == .seeOther)
-            let thief = Browser()
-            thief.cookies = [copied]
-            let stolen = try await thief.get(client, "/admin/policies")
-            #expect(!stolen.html.contains(Fixtures.bob.upn) && !stolen.html.contains("Require app protection"), "a copied cookie shows nothing after sign-out")
-            let users = try await thief.get(client, "/admin/directory")
-            #expect(!users.html.contains(Fixtures.carol.upn), "\(users.status)")
         }
     }
 
     @Test("the console client is refused any other redirect URI, and a callback that was not started here does nothing")
     func clientAndCallback() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            let page = try await Browser().get(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize?client_id=\(BuiltInResources.consoleAppId)&response_type=code&redirect_uri=https://evil.example/admin/callback&scope=openid")
-            #expect(page.status == .badRequest && page.html.contains("AADSTS50011"))
-            let callback = try await Browser().get(client, "/admin/callback?code=abc&state=def")
-            #expect(callback.status == .badRequest && !callback.html.contains("Fabrikam"))
-            let admin = try await client.adminToken()
-            let taken = try await client.admin(.post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId, "displayName": "Mine", "publicClient": true])
-            #expect(taken.status == .badRequest, "the console's app ID is reserved: \(taken.text)")
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let page = try await Browser().get(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize?client_id=\(BuiltInResources.consoleAppId)&response_type=code&redirect_uri=https://evil.example/admin/callback&scope=openid")
+                #expect(page.status == .badRequest && page.html.contains("AADSTS50011"))
+                let callback = try await Browser().get(client, "/admin/callback?code=abc&state=def")
+                #expect(callback.status == .badRequest && !callback.html.contains("Fabrikam"))
+                let admin = try await client.adminToken()
+                let taken = try await client.admin(.post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId, "displayName": "Mine", "publicClient": true])
+                #expect(taken.status == .badRequest, "the console's app ID is reserved: \(taken.text)")
+            }
         }
     }
 }

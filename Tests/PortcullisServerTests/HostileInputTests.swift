@@ -72,20 +72,20 @@ let hostileCases: [HostileCase] = [
 struct HostileInputTests {
     @Test("every hostile request gets its OAuth error, never a 5xx", arguments: hostileCases)
     func hostile(_ hostile: HostileCase) async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            var headers: HTTPFields = [:]
-            if let type = hostile.contentType { headers[.contentType] = type }
-            if let authorization = hostile.authorization { headers[.authorization] = authorization }
-            let reply = try await client.execute(uri: hostile.path, method: .post, headers: headers, body: ByteBuffer(string: hostile.body)) { JSONReply($0) }
-            #expect(reply.status.code == hostile.status, "\(hostile.name): \(reply.text.prefix(300))")
-            #expect(reply.status.code < 500)
-            if let error = hostile.error {
-                #expect(reply.string("error") == error, "\(hostile.name): \(reply.text.prefix(300))")
-                #expect(reply.errorCode == hostile.code, "\(hostile.name): \(reply.text.prefix(300))")
-                #expect(reply.headers[.cacheControl] == "no-store")
-                #expect(reply.string("correlation_id") != nil)
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                var headers: HTTPFields = [:]
+                if let type = hostile.contentType { headers[.contentType] = type }
+                if let authorization = hostile.authorization { headers[.authorization] = authorization }
+                let reply = try await client.execute(uri: hostile.path, method: .post, headers: headers, body: ByteBuffer(string: hostile.body)) { JSONReply($0) }
+                #expect(reply.status.code == hostile.status, "\(hostile.name): \(reply.text.prefix(300))")
+                #expect(reply.status.code < 500)
+                if let error = hostile.error {
+                    #expect(reply.string("error") == error, "\(hostile.name): \(reply.text.prefix(300))")
+                    #expect(reply.errorCode == hostile.code, "\(hostile.name): \(reply.text.prefix(300))")
+                    #expect(reply.headers[.cacheControl] == "no-store")
+                    #expect(reply.string("correlation_id") != nil)
+                }
             }
         }
     }
@@ -94,13 +94,13 @@ struct HostileInputTests {
     func configuredBodyLimit() async throws {
         let form = "grant_type=client_credentials&\(daemon)&scope=\(Fixtures.mailResource)/.default&padding="
         for (limit, padding, status) in [(4096, 5000, 413), (256 * 1024, 100_000, 200)] {
-            let env = try await TestEnvironment.make(configure: { $0.maximumBodyBytes = limit })
-            defer { Task { await env.close() } }
-            try await env.application().test(.router) { client in
-                let reply = try await client.execute(
-                    uri: "/\(Fixtures.domain)/oauth2/v2.0/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-                    body: ByteBuffer(string: form + String(repeating: "a", count: padding))) { JSONReply($0) }
-                #expect(reply.status.code == status, "limit \(limit), \(padding) bytes of padding: \(reply.text.prefix(400))")
+            try await withTestEnvironment(configure: { $0.maximumBodyBytes = limit }) { env in
+                try await env.application().test(.router) { client in
+                    let reply = try await client.execute(
+                        uri: "/\(Fixtures.domain)/oauth2/v2.0/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                        body: ByteBuffer(string: form + String(repeating: "a", count: padding))) { JSONReply($0) }
+                    #expect(reply.status.code == status, "limit \(limit), \(padding) bytes of padding: \(reply.text.prefix(400))")
+                }
             }
         }
     }

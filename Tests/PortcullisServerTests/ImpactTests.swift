@@ -10,57 +10,57 @@ import Testing
 struct ImpactTests {
     @Test("real sign-ins, then drafts: a block for one user counts only theirs; MFA for everyone counts every password sign-in; nothing is enforced")
     func replay() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            let noPlatform = Grants.password(claims: nil)
-            #expect(try await client.token(noPlatform).status == .ok)
-            #expect(try await client.token(Grants.password(Fixtures.bob, claims: nil)).status == .ok)
-            #expect(try await client.token(Grants.password(Fixtures.carol, claims: nil)).status == .ok)
-            #expect(try await client.token(Grants.password(Fixtures.carol, claims: nil)).status == .ok)
-            #expect(try await client.token(Grants.clientCredentials()).status == .ok)
-            let admin = try await client.adminToken()
-            let logged = try #require(try await client.admin(.get, "/sign-ins", token: admin)["value"] as? [[String: Any]])
-            let evaluated = logged.count
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let noPlatform = Grants.password(claims: nil)
+                #expect(try await client.token(noPlatform).status == .ok)
+                #expect(try await client.token(Grants.password(Fixtures.bob, claims: nil)).status == .ok)
+                #expect(try await client.token(Grants.password(Fixtures.carol, claims: nil)).status == .ok)
+                #expect(try await client.token(Grants.password(Fixtures.carol, claims: nil)).status == .ok)
+                #expect(try await client.token(Grants.clientCredentials()).status == .ok)
+                let admin = try await client.adminToken()
+                let logged = try #require(try await client.admin(.get, "/sign-ins", token: admin)["value"] as? [[String: Any]])
+                let evaluated = logged.count
 
-            let blockCarol = Policies.document(id: "a1000000-0000-4000-8000-0000000000c1", name: "Block Carol from mail", users: [Fixtures.carol.id], controls: ["block"])
-            let answer = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [blockCarol]])
-            #expect(answer.status == .ok, "\(answer.text)")
-            #expect(answer["evaluated"] as? Int == evaluated)
-            let summary = try #require(answer["summary"] as? [String: Int])
-            #expect(summary["newlyRefused"] == 2 && summary["newlyAllowed"] == 0 && summary["changed"] == 0, "\(summary)")
-            #expect(summary["unchanged"] == evaluated - 2)
-            let changes = try #require(answer["changes"] as? [[String: Any]])
-            #expect(changes.count == 2 && changes.allSatisfy { $0["userId"] as? String == Fixtures.carol.id })
-            let after = try #require(changes.first?["after"] as? [String: Any])
-            #expect(after["refusal"] as? String == "block" && (after["policyIds"] as? [String]) == ["a1000000-0000-4000-8000-0000000000c1"])
-            #expect((changes.first?["before"] as? [String: Any])?["refusal"] == nil)
+                let blockCarol = Policies.document(id: "a1000000-0000-4000-8000-0000000000c1", name: "Block Carol from mail", users: [Fixtures.carol.id], controls: ["block"])
+                let answer = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [blockCarol]])
+                #expect(answer.status == .ok, "\(answer.text)")
+                #expect(answer["evaluated"] as? Int == evaluated)
+                let summary = try #require(answer["summary"] as? [String: Int])
+                #expect(summary["newlyRefused"] == 2 && summary["newlyAllowed"] == 0 && summary["changed"] == 0, "\(summary)")
+                #expect(summary["unchanged"] == evaluated - 2)
+                let changes = try #require(answer["changes"] as? [[String: Any]])
+                #expect(changes.count == 2 && changes.allSatisfy { $0["userId"] as? String == Fixtures.carol.id })
+                let after = try #require(changes.first?["after"] as? [String: Any])
+                #expect(after["refusal"] as? String == "block" && (after["policyIds"] as? [String]) == ["a1000000-0000-4000-8000-0000000000c1"])
+                #expect((changes.first?["before"] as? [String: Any])?["refusal"] == nil)
 
-            // MFA for everyone on mail: the three password sign-ins to mail had no second factor.
-            let mfa = Policies.document(id: "a1000000-0000-4000-8000-0000000000c2", name: "MFA for mail", users: ["All"], controls: ["mfa"])
-            let everyone = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [mfa], "top": 100])
-            #expect((everyone["summary"] as? [String: Int])?["newlyRefused"] == 4, "\(everyone.text)")
+                // MFA for everyone on mail: the three password sign-ins to mail had no second factor.
+                let mfa = Policies.document(id: "a1000000-0000-4000-8000-0000000000c2", name: "MFA for mail", users: ["All"], controls: ["mfa"])
+                let everyone = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [mfa], "top": 100])
+                #expect((everyone["summary"] as? [String: Int])?["newlyRefused"] == 4, "\(everyone.text)")
 
-            // A window before the sign-ins holds none; top bounds how many are replayed.
-            let past = try await client.admin(.post, "/conditional-access/impact", token: admin, json: [
-                "policies": [blockCarol], "from": "2020-01-01T00:00:00Z", "to": "2020-01-02T00:00:00Z"])
-            #expect(past["evaluated"] as? Int == 0, "\(past.text)")
-            let two = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [blockCarol], "top": 2])
-            #expect(two["evaluated"] as? Int == 2)
+                // A window before the sign-ins holds none; top bounds how many are replayed.
+                let past = try await client.admin(.post, "/conditional-access/impact", token: admin, json: [
+                    "policies": [blockCarol], "from": "2020-01-01T00:00:00Z", "to": "2020-01-02T00:00:00Z"])
+                #expect(past["evaluated"] as? Int == 0, "\(past.text)")
+                let two = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [blockCarol], "top": 2])
+                #expect(two["evaluated"] as? Int == 2)
 
-            // Nothing was enforced or stored.
-            #expect(try await client.token(Grants.password(Fixtures.carol, claims: nil)).status == .ok)
-            #expect(try #require(try await client.admin(.get, "/conditional-access/policies", token: admin)["value"] as? [Any]).count == 0)
+                // Nothing was enforced or stored.
+                #expect(try await client.token(Grants.password(Fixtures.carol, claims: nil)).status == .ok)
+                #expect(try #require(try await client.admin(.get, "/conditional-access/policies", token: admin)["value"] as? [Any]).count == 0)
 
-            // Bad input: pointers, never a 500.
-            for (body, pointer) in [
-                (["policies": []] as [String: Any], "/policies"), (["top": 5] as [String: Any], "/policies"),
-                (["policies": [blockCarol], "from": "yesterday"], "/from"), (["policies": [blockCarol], "top": 0], "/top"),
-                (["policies": [blockCarol], "from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"], "/from"),
-                (["policies": [["displayName": "x"]]], "/policies/0"), (["policies": [blockCarol], "extra": 1], "/extra"),
-            ] {
-                let refused = try await client.admin(.post, "/conditional-access/impact", token: admin, json: body)
-                #expect(refused.status == .badRequest && refused.text.contains("\"\(pointer)"), "\(body): \(refused.text)")
+                // Bad input: pointers, never a 500.
+                for (body, pointer) in [
+                    (["policies": []] as [String: Any], "/policies"), (["top": 5] as [String: Any], "/policies"),
+                    (["policies": [blockCarol], "from": "yesterday"], "/from"), (["policies": [blockCarol], "top": 0], "/top"),
+                    (["policies": [blockCarol], "from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"], "/from"),
+                    (["policies": [["displayName": "x"]]], "/policies/0"), (["policies": [blockCarol], "extra": 1], "/extra"),
+                ] {
+                    let refused = try await client.admin(.post, "/conditional-access/impact", token: admin, json: body)
+                    #expect(refused.status == .badRequest && refused.text.contains("\"\(pointer)"), "\(body): \(refused.text)")
+                }
             }
         }
     }

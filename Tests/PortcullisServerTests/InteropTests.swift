@@ -43,48 +43,48 @@ struct InteropTests {
     @Test("libjwt 1.10 verifies access and ID tokens, and refuses tampered, wrong-audience and expired ones", arguments: [SigningAlgorithm.es256, .rs256])
     func libjwt(_ algorithm: SigningAlgorithm) async throws {
         let verifier = try libjwtVerifier.get()
-        let env = try await TestEnvironment.make(algorithm: algorithm)
-        defer { Task { await env.close() } }
-        let (access, id) = try await env.application().test(.router) { client in
-            let reply = try await client.token(Grants.password())
-            return (reply.string("access_token") ?? "", reply.string("id_token") ?? "")
-        }
-        let dir = env.root
-        let pem = dir.appendingPathComponent("public.pem")
-        try Data(env.signer.active.publicKeyPEM.utf8).write(to: pem)
-        func verify(_ token: String, aud: String, alg: String = algorithm.rawValue, now: Date = Date()) throws -> (status: Int32, stdout: String, stderr: String) {
-            let file = dir.appendingPathComponent("token-\(UUID().uuidString)")
-            try Data(token.utf8).write(to: file)
-            return try run(verifier, [file.path, pem.path, alg, "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud, String(Int(now.timeIntervalSince1970))])
-        }
-        let ok = try verify(access, aud: Fixtures.mailApiId)
-        #expect(ok.status == 0, "\(ok.stderr)")
-        #expect(ok.stdout.contains(Fixtures.alice.id))
-        let idOk = try verify(id, aud: Fixtures.mobileClientId)
-        #expect(idOk.status == 0, "\(idOk.stderr)")
+        try await withTestEnvironment(algorithm: algorithm) { env in
+            let (access, id) = try await env.application().test(.router) { client in
+                let reply = try await client.token(Grants.password())
+                return (reply.string("access_token") ?? "", reply.string("id_token") ?? "")
+            }
+            let dir = env.root
+            let pem = dir.appendingPathComponent("public.pem")
+            try Data(env.signer.active.publicKeyPEM.utf8).write(to: pem)
+            func verify(_ token: String, aud: String, alg: String = algorithm.rawValue, now: Date = Date()) throws -> (status: Int32, stdout: String, stderr: String) {
+                let file = dir.appendingPathComponent("token-\(UUID().uuidString)")
+                try Data(token.utf8).write(to: file)
+                return try run(verifier, [file.path, pem.path, alg, "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud, String(Int(now.timeIntervalSince1970))])
+            }
+            let ok = try verify(access, aud: Fixtures.mailApiId)
+            #expect(ok.status == 0, "\(ok.stderr)")
+            #expect(ok.stdout.contains(Fixtures.alice.id))
+            let idOk = try verify(id, aud: Fixtures.mobileClientId)
+            #expect(idOk.status == 0, "\(idOk.stderr)")
 
-        let parts = access.split(separator: ".").map(String.init)
-        var signature = Array(Base64URL.decode(parts[2]) ?? Data())
-        signature[signature.count / 2] ^= 0x40
-        #expect(try verify("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))", aud: Fixtures.mailApiId).status != 0)
-        #expect(try verify(access, aud: "api://someone-else").status != 0)
-        #expect(try verify(access, aud: Fixtures.mailApiId, now: Date().addingTimeInterval(7200)).status != 0)
-        let otherAlg = algorithm == .es256 ? "RS256" : "ES256"
-        #expect(try verify(access, aud: Fixtures.mailApiId, alg: otherAlg).status != 0)
+            let parts = access.split(separator: ".").map(String.init)
+            var signature = Array(Base64URL.decode(parts[2]) ?? Data())
+            signature[signature.count / 2] ^= 0x40
+            #expect(try verify("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))", aud: Fixtures.mailApiId).status != 0)
+            #expect(try verify(access, aud: "api://someone-else").status != 0)
+            #expect(try verify(access, aud: Fixtures.mailApiId, now: Date().addingTimeInterval(7200)).status != 0)
+            let otherAlg = algorithm == .es256 ? "RS256" : "ES256"
+            #expect(try verify(access, aud: Fixtures.mailApiId, alg: otherAlg).status != 0)
+        }
     }
 
     @Test("a fresh jwt-kit key collection built from the served JWKS verifies the token")
     func jwtKitFromJWKS() async throws {
-        let env = try await TestEnvironment.make(algorithm: .rs256)
-        defer { Task { await env.close() } }
-        let (token, jwks) = try await env.application().test(.router) { client in
-            let reply = try await client.token(Grants.clientCredentials())
-            let keys = try await client.execute(uri: "/\(Fixtures.domain)/discovery/v2.0/keys", method: .get) { String(buffer: $0.body) }
-            return (reply.string("access_token") ?? "", keys)
+        try await withTestEnvironment(algorithm: .rs256) { env in
+            let (token, jwks) = try await env.application().test(.router) { client in
+                let reply = try await client.token(Grants.clientCredentials())
+                let keys = try await client.execute(uri: "/\(Fixtures.domain)/discovery/v2.0/keys", method: .get) { String(buffer: $0.body) }
+                return (reply.string("access_token") ?? "", keys)
+            }
+            let collection = try await JWTKeyCollection().add(jwksJSON: jwks)
+            let claims = try await collection.verify(token, as: AccessTokenClaims.self)
+            #expect(claims.aud == Fixtures.mailApiId)
+            #expect(claims.roles == ["Mail.ReadAll"])
         }
-        let collection = try await JWTKeyCollection().add(jwksJSON: jwks)
-        let claims = try await collection.verify(token, as: AccessTokenClaims.self)
-        #expect(claims.aud == Fixtures.mailApiId)
-        #expect(claims.roles == ["Mail.ReadAll"])
     }
 }

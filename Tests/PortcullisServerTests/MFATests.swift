@@ -83,186 +83,186 @@ struct MFATests {
 
     @Test("registration on first sign-in: key and otpauth URI shown, a wrong code refused (same key kept), then the code; amr pwd+mfa; the secret sealed at rest")
     func registration() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await Factor.requireForBob(client)
-            let browser = Browser()
-            let page = try await browser.signIn(client, account: Fixtures.bob)
-            #expect(page.status == .ok && page.html.contains("Set up your authenticator app"), "\(page.html)")
-            let secret = try #require(Factor.secret(page))
-            #expect(page.html.contains("otpauth://totp/Portcullis:bob@fabrikam.test?secret=\(Base32.encode(secret))&amp;issuer=Portcullis"))
-            #expect(page.html.contains(#"autocomplete="one-time-code""#) && !page.html.contains("<script"))
-            #expect(page.input("password") == nil, "the factor step does not ask for the password again")
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await Factor.requireForBob(client)
+                let browser = Browser()
+                let page = try await browser.signIn(client, account: Fixtures.bob)
+                #expect(page.status == .ok && page.html.contains("Set up your authenticator app"), "\(page.html)")
+                let secret = try #require(Factor.secret(page))
+                #expect(page.html.contains("otpauth://totp/Portcullis:bob@fabrikam.test?secret=\(Base32.encode(secret))&amp;issuer=Portcullis"))
+                #expect(page.html.contains(#"autocomplete="one-time-code""#) && !page.html.contains("<script"))
+                #expect(page.input("password") == nil, "the factor step does not ask for the password again")
 
-            let wrong = try await browser.submit(client, page, [("otp", Factor.code(secret, env.clock, offset: 5))])
-            #expect(wrong.status == .badRequest && wrong.shownCode == 500121, "\(wrong.html)")
-            #expect(Factor.secret(wrong) == secret, "a wrong first code keeps the key the user already scanned")
-            #expect(try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty)
+                let wrong = try await browser.submit(client, page, [("otp", Factor.code(secret, env.clock, offset: 5))])
+                #expect(wrong.status == .badRequest && wrong.shownCode == 500121, "\(wrong.html)")
+                #expect(Factor.secret(wrong) == secret, "a wrong first code keeps the key the user already scanned")
+                #expect(try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty)
 
-            let done = try await browser.submit(client, wrong, [("otp", Factor.code(secret, env.clock))])
-            #expect(done.status == .found, "\(done.html)")
-            let code = try #require(done.delivered["code"])
-            let tokens = try await client.token(Authorize.redeem(code))
-            #expect(tokens.status == .ok, "\(tokens.text)")
-            #expect(jwtClaims(try #require(tokens.string("id_token")))["amr"] as? [String] == ["pwd", "mfa"])
-            #expect(jwtClaims(try #require(tokens.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
+                let done = try await browser.submit(client, wrong, [("otp", Factor.code(secret, env.clock))])
+                #expect(done.status == .found, "\(done.html)")
+                let code = try #require(done.delivered["code"])
+                let tokens = try await client.token(Authorize.redeem(code))
+                #expect(tokens.status == .ok, "\(tokens.text)")
+                #expect(jwtClaims(try #require(tokens.string("id_token")))["amr"] as? [String] == ["pwd", "mfa"])
+                #expect(jwtClaims(try #require(tokens.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
 
-            let methods = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
-            let method = try #require(methods.first)
-            #expect(methods.count == 1 && method.kind == .totp)
-            #expect(!Data(method.sealedSecret).contains(Data(secret)) && !method.sealedSecret.base64EncodedString().contains(Base32.encode(secret)),
-                    "the secret is not stored in clear")
-            #expect(FactorSecretBox(credentials: env.dependencies.credentials).open(method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, methodId: method.id) == secret)
-            #expect(FactorSecretBox(credentials: env.dependencies.credentials).open(method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, methodId: method.id) == nil,
-                    "a sealed secret moved to another user's row does not open")
+                let methods = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let method = try #require(methods.first)
+                #expect(methods.count == 1 && method.kind == .totp)
+                #expect(!Data(method.sealedSecret).contains(Data(secret)) && !method.sealedSecret.base64EncodedString().contains(Base32.encode(secret)),
+                        "the secret is not stored in clear")
+                #expect(FactorSecretBox(credentials: env.dependencies.credentials).open(method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, methodId: method.id) == secret)
+                #expect(FactorSecretBox(credentials: env.dependencies.credentials).open(method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, methodId: method.id) == nil,
+                        "a sealed secret moved to another user's row does not open")
 
-            // The refresh-token family remembers the factor: a silent refresh satisfies mfa.
-            let refreshed = try await client.token(Grants.refresh(try #require(tokens.string("refresh_token"))))
-            #expect(refreshed.status == .ok, "\(refreshed.text)")
-            #expect(jwtClaims(try #require(refreshed.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
-            // The password grant for the same user and resource cannot give a factor: 50076, basic_action.
-            let password = try await client.token(Grants.password(Fixtures.bob, claims: nil))
-            #expect(password.status == .badRequest && password.errorCode == 50076, "\(password.text)")
-            #expect(password.string("error") == "invalid_grant" && password.string("suberror") == "basic_action")
-            // The same browser again: the session carries the factor, no page.
-            let again = try await browser.get(client, Authorize.query())
-            #expect(again.status == .found && again.delivered["code"] != nil, "\(again.html)")
+                // The refresh-token family remembers the factor: a silent refresh satisfies mfa.
+                let refreshed = try await client.token(Grants.refresh(try #require(tokens.string("refresh_token"))))
+                #expect(refreshed.status == .ok, "\(refreshed.text)")
+                #expect(jwtClaims(try #require(refreshed.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
+                // The password grant for the same user and resource cannot give a factor: 50076, basic_action.
+                let password = try await client.token(Grants.password(Fixtures.bob, claims: nil))
+                #expect(password.status == .badRequest && password.errorCode == 50076, "\(password.text)")
+                #expect(password.string("error") == "invalid_grant" && password.string("suberror") == "basic_action")
+                // The same browser again: the session carries the factor, no page.
+                let again = try await browser.get(client, Authorize.query())
+                #expect(again.status == .found && again.delivered["code"] != nil, "\(again.html)")
+            }
         }
     }
 
     @Test("sign-in with a code: a replayed code refused, the next one accepted; five wrong codes lock (50053), also for the right code")
     func codesReplayLockout() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await Factor.requireForBob(client)
-            let (secret, done) = try await Factor.register(client, Browser(), env.clock)
-            #expect(done.status == .found, "\(done.html)")
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await Factor.requireForBob(client)
+                let (secret, done) = try await Factor.register(client, Browser(), env.clock)
+                #expect(done.status == .found, "\(done.html)")
 
-            let browser = Browser()
-            let page = try await browser.signIn(client, account: Fixtures.bob)
-            #expect(page.status == .ok && page.html.contains("Enter your code") && Factor.secret(page) == nil, "\(page.html)")
-            let replayed = try await browser.submit(client, page, [("otp", Factor.code(secret, env.clock))])
-            #expect(replayed.status == .badRequest && replayed.shownCode == 500121 && replayed.html.contains("already used"), "\(replayed.html)")
-            env.clock.advance(by: 30)
-            let accepted = try await browser.submit(client, replayed, [("otp", Factor.code(secret, env.clock))])
-            #expect(accepted.status == .found && accepted.delivered["code"] != nil, "\(accepted.html)")
+                let browser = Browser()
+                let page = try await browser.signIn(client, account: Fixtures.bob)
+                #expect(page.status == .ok && page.html.contains("Enter your code") && Factor.secret(page) == nil, "\(page.html)")
+                let replayed = try await browser.submit(client, page, [("otp", Factor.code(secret, env.clock))])
+                #expect(replayed.status == .badRequest && replayed.shownCode == 500121 && replayed.html.contains("already used"), "\(replayed.html)")
+                env.clock.advance(by: 30)
+                let accepted = try await browser.submit(client, replayed, [("otp", Factor.code(secret, env.clock))])
+                #expect(accepted.status == .found && accepted.delivered["code"] != nil, "\(accepted.html)")
 
-            // A code from two steps ago is outside the window.
-            env.clock.advance(by: 30)
-            let other = Browser()
-            var current = try await other.signIn(client, account: Fixtures.bob)
-            let stale = try await other.submit(client, current, [("otp", Factor.code(secret, env.clock, offset: -2))])
-            #expect(stale.status == .badRequest && stale.shownCode == 500121)
-            current = stale
-            for _ in 0..<4 {
-                current = try await other.submit(client, current, [("otp", "000000")])
+                // A code from two steps ago is outside the window.
+                env.clock.advance(by: 30)
+                let other = Browser()
+                var current = try await other.signIn(client, account: Fixtures.bob)
+                let stale = try await other.submit(client, current, [("otp", Factor.code(secret, env.clock, offset: -2))])
+                #expect(stale.status == .badRequest && stale.shownCode == 500121)
+                current = stale
+                for _ in 0..<4 {
+                    current = try await other.submit(client, current, [("otp", "000000")])
+                }
+                #expect(current.shownCode == 50053, "the fifth wrong code locks: \(current.html)")
+                let locked = try await other.submit(client, current, [("otp", Factor.code(secret, env.clock))])
+                #expect(locked.status == .badRequest && locked.shownCode == 50053, "locked: even the right code is refused")
+                env.clock.advance(by: 61)
+                let unlocked = try await other.submit(client, locked, [("otp", Factor.code(secret, env.clock))])
+                #expect(unlocked.status == .found, "after the lock: \(unlocked.html)")
             }
-            #expect(current.shownCode == 50053, "the fifth wrong code locks: \(current.html)")
-            let locked = try await other.submit(client, current, [("otp", Factor.code(secret, env.clock))])
-            #expect(locked.status == .badRequest && locked.shownCode == 50053, "locked: even the right code is refused")
-            env.clock.advance(by: 61)
-            let unlocked = try await other.submit(client, locked, [("otp", Factor.code(secret, env.clock))])
-            #expect(unlocked.status == .found, "after the lock: \(unlocked.html)")
         }
     }
 
     @Test("step-up: a password-only session is asked only for the factor; prompt=none answers interaction_required (50076); forged or foreign steps refused")
     func stepUp() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            let none = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
-            #expect(none.isEmpty, "without a policy requiring it, no factor is registered")
-            let browser = Browser()
-            let first = try await browser.signIn(client, account: Fixtures.bob)
-            #expect(first.status == .found, "password-only session: \(first.html)")
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let none = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                #expect(none.isEmpty, "without a policy requiring it, no factor is registered")
+                let browser = Browser()
+                let first = try await browser.signIn(client, account: Fixtures.bob)
+                #expect(first.status == .found, "password-only session: \(first.html)")
 
-            try await Factor.requireForBob(client)
-            let silent = try await browser.get(client, Authorize.query(extra: [("prompt", "none")]))
-            #expect(silent.status == .found && silent.delivered["error"] == "interaction_required", "\(silent.delivered)")
-            #expect(silent.delivered["error_codes"] == "50076" && silent.delivered["state"] == "state-123")
+                try await Factor.requireForBob(client)
+                let silent = try await browser.get(client, Authorize.query(extra: [("prompt", "none")]))
+                #expect(silent.status == .found && silent.delivered["error"] == "interaction_required", "\(silent.delivered)")
+                #expect(silent.delivered["error_codes"] == "50076" && silent.delivered["state"] == "state-123")
 
-            let step = try await browser.get(client, Authorize.query())
-            #expect(step.status == .ok && step.input("password") == nil && step.input("otp") != nil, "only the factor is asked: \(step.html)")
-            #expect(try await Browser().submit(client, step, [("otp", "123456")]).status == .badRequest, "another browser cannot finish this step")
-            let forged = Page(status: step.status, headers: step.headers,
-                              html: step.html.replacingOccurrences(of: #"name="ticket" value=""#, with: #"name="ticket" value="x"#))
-            #expect(try await browser.submit(client, forged, [("otp", "123456")]).shownCode == 50132)
-            let secret = try #require(Factor.secret(step))
-            let done = try await browser.submit(client, step, [("otp", Factor.code(secret, env.clock))])
-            #expect(done.status == .found, "\(done.html)")
-            let silentAgain = try await browser.get(client, Authorize.query(extra: [("prompt", "none")]))
-            #expect(silentAgain.delivered["code"] != nil, "the session now has the factor")
+                let step = try await browser.get(client, Authorize.query())
+                #expect(step.status == .ok && step.input("password") == nil && step.input("otp") != nil, "only the factor is asked: \(step.html)")
+                #expect(try await Browser().submit(client, step, [("otp", "123456")]).status == .badRequest, "another browser cannot finish this step")
+                let forged = Page(status: step.status, headers: step.headers,
+                                  html: step.html.replacingOccurrences(of: #"name="ticket" value=""#, with: #"name="ticket" value="x"#))
+                #expect(try await browser.submit(client, forged, [("otp", "123456")]).shownCode == 50132)
+                let secret = try #require(Factor.secret(step))
+                let done = try await browser.submit(client, step, [("otp", Factor.code(secret, env.clock))])
+                #expect(done.status == .found, "\(done.html)")
+                let silentAgain = try await browser.get(client, Authorize.query(extra: [("prompt", "none")]))
+                #expect(silentAgain.delivered["code"] != nil, "the session now has the factor")
+            }
         }
     }
 
     @Test("device code flow: the device page asks for the factor; the token has amr mfa")
     func deviceFlow() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await Factor.requireForBob(client)
-            let start = try await client.form(DeviceCodeTests.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
-            let deviceCode = try #require(start.string("device_code"))
-            let browser = Browser()
-            let entry = try await browser.get(client, "/devicelogin")
-            let signIn = try await browser.submit(client, entry, [("user_code", try #require(start.string("user_code")))])
-            let factor = try await browser.submit(client, signIn, [("username", Fixtures.bob.upn), ("password", Fixtures.bob.password), ("decision", "allow")])
-            let secret = try #require(Factor.secret(factor), "\(factor.html)")
-            #expect(try await client.token(DeviceCodeTests.poll(deviceCode)).string("error") == "authorization_pending", "not approved before the factor")
-            let done = try await browser.submit(client, factor, [("otp", Factor.code(secret, env.clock))])
-            #expect(done.status == .ok && done.html.contains("signed in"), "\(done.html)")
-            env.clock.advance(by: 6)
-            let tokens = try await client.token(DeviceCodeTests.poll(deviceCode))
-            #expect(tokens.status == .ok, "\(tokens.text)")
-            #expect(jwtClaims(try #require(tokens.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await Factor.requireForBob(client)
+                let start = try await client.form(DeviceCodeTests.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
+                let deviceCode = try #require(start.string("device_code"))
+                let browser = Browser()
+                let entry = try await browser.get(client, "/devicelogin")
+                let signIn = try await browser.submit(client, entry, [("user_code", try #require(start.string("user_code")))])
+                let factor = try await browser.submit(client, signIn, [("username", Fixtures.bob.upn), ("password", Fixtures.bob.password), ("decision", "allow")])
+                let secret = try #require(Factor.secret(factor), "\(factor.html)")
+                #expect(try await client.token(DeviceCodeTests.poll(deviceCode)).string("error") == "authorization_pending", "not approved before the factor")
+                let done = try await browser.submit(client, factor, [("otp", Factor.code(secret, env.clock))])
+                #expect(done.status == .ok && done.html.contains("signed in"), "\(done.html)")
+                env.clock.advance(by: 6)
+                let tokens = try await client.token(DeviceCodeTests.poll(deviceCode))
+                #expect(tokens.status == .ok, "\(tokens.text)")
+                #expect(jwtClaims(try #require(tokens.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
+            }
         }
     }
 
     @Test("admin: list and reset a user's methods (audited, no secret); the user registers again; the lock-out guard warns; what-if explains the control")
     func administration() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            try await Factor.requireForBob(client)
-            let (secret, done) = try await Factor.register(client, Browser(), env.clock)
-            #expect(done.status == .found)
-            let admin = try await client.adminToken()
-            let list = try await client.admin(.get, "/users/\(Fixtures.bob.upn)/authentication-methods", token: admin)
-            #expect(list.status == .ok, "\(list.text)")
-            let methods = try #require(list["value"] as? [[String: Any]])
-            #expect(methods.count == 1 && methods[0]["kind"] as? String == "totp" && methods[0]["@odata.type"] as? String == "#microsoft.graph.softwareOathAuthenticationMethod")
-            #expect(!list.text.contains(Base32.encode(secret)) && methods[0]["secret"] == nil)
-            #expect(try await client.admin(.get, "/users/nobody@fabrikam.test/authentication-methods", token: admin).status == .notFound)
-            let id = try #require(methods[0]["id"] as? String)
-            #expect(try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/00000000-0000-4000-8000-000000000000", token: admin).status == .notFound)
-            #expect(try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/\(id)", token: admin).status == .noContent)
-            let audit = try await client.admin(.get, "/audit", token: admin)
-            #expect(audit.text.contains("authenticationMethod") && !audit.text.contains(Base32.encode(secret)), "\(audit.text)")
-            let again = try await Browser().signIn(client, account: Fixtures.bob)
-            #expect(again.html.contains("Set up your authenticator app") && Factor.secret(again) != nil && Factor.secret(again) != secret)
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await Factor.requireForBob(client)
+                let (secret, done) = try await Factor.register(client, Browser(), env.clock)
+                #expect(done.status == .found)
+                let admin = try await client.adminToken()
+                let list = try await client.admin(.get, "/users/\(Fixtures.bob.upn)/authentication-methods", token: admin)
+                #expect(list.status == .ok, "\(list.text)")
+                let methods = try #require(list["value"] as? [[String: Any]])
+                #expect(methods.count == 1 && methods[0]["kind"] as? String == "totp" && methods[0]["@odata.type"] as? String == "#microsoft.graph.softwareOathAuthenticationMethod")
+                #expect(!list.text.contains(Base32.encode(secret)) && methods[0]["secret"] == nil)
+                #expect(try await client.admin(.get, "/users/nobody@fabrikam.test/authentication-methods", token: admin).status == .notFound)
+                let id = try #require(methods[0]["id"] as? String)
+                #expect(try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/00000000-0000-4000-8000-000000000000", token: admin).status == .notFound)
+                #expect(try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/\(id)", token: admin).status == .noContent)
+                let audit = try await client.admin(.get, "/audit", token: admin)
+                #expect(audit.text.contains("authenticationMethod") && !audit.text.contains(Base32.encode(secret)), "\(audit.text)")
+                let again = try await Browser().signIn(client, account: Fixtures.bob)
+                #expect(again.html.contains("Set up your authenticator app") && Factor.secret(again) != nil && Factor.secret(again) != secret)
 
-            // The lock-out guard: MFA for All users while some have no factor is a warning; force passes.
-            let everyone = Policies.document(id: "a1000000-0000-4000-8000-0000000000f2", name: "MFA for everyone", users: ["All"], controls: ["mfa"])
-            let warned = try await client.admin(.post, "/conditional-access/policies", token: admin, json: everyone)
-            #expect(warned.status == .badRequest && warned.text.contains("/grantControls/builtInControls") && warned.text.contains("no second factor"), "\(warned.text)")
-            let reportOnly = Policies.document(id: "a1000000-0000-4000-8000-0000000000f3", name: "MFA for everyone (report-only)", state: "enabledForReportingButNotEnforced",
-                                               users: ["All"], controls: ["mfa"])
-            #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: reportOnly).status == .created)
-            #expect(try await client.admin(.post, "/conditional-access/policies?force=true", token: admin, json: everyone).status == .created)
+                // The lock-out guard: MFA for All users while some have no factor is a warning; force passes.
+                let everyone = Policies.document(id: "a1000000-0000-4000-8000-0000000000f2", name: "MFA for everyone", users: ["All"], controls: ["mfa"])
+                let warned = try await client.admin(.post, "/conditional-access/policies", token: admin, json: everyone)
+                #expect(warned.status == .badRequest && warned.text.contains("/grantControls/builtInControls") && warned.text.contains("no second factor"), "\(warned.text)")
+                let reportOnly = Policies.document(id: "a1000000-0000-4000-8000-0000000000f3", name: "MFA for everyone (report-only)", state: "enabledForReportingButNotEnforced",
+                                                   users: ["All"], controls: ["mfa"])
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: reportOnly).status == .created)
+                #expect(try await client.admin(.post, "/conditional-access/policies?force=true", token: admin, json: everyone).status == .created)
 
-            // What-if: the mfa control, satisfied or not, with the reason.
-            for (mfa, satisfied) in [(false, false), (true, true)] {
-                let answer = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: [
-                    "signIn": ["userId": Fixtures.bob.id, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailApiId, "mfa": mfa]])
-                #expect(answer.status == .ok, "\(answer.text)")
-                let policies = try #require((answer["signIn"] as? [String: Any])?["appliedConditionalAccessPolicies"] as? [[String: Any]], "\(answer.text)")
-                let bobs = try #require(policies.first { $0["id"] as? String == Factor.policyId })
-                let results = try #require(bobs["grantControlResults"] as? [[String: Any]])
-                #expect(results.first?["control"] as? String == "mfa" && results.first?["satisfied"] as? Bool == satisfied)
-                #expect((results.first?["reason"] as? String)?.contains(satisfied ? "included a second factor" : "password only") == true, "\(results)")
+                // What-if: the mfa control, satisfied or not, with the reason.
+                for (mfa, satisfied) in [(false, false), (true, true)] {
+                    let answer = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: [
+                        "signIn": ["userId": Fixtures.bob.id, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailApiId, "mfa": mfa]])
+                    #expect(answer.status == .ok, "\(answer.text)")
+                    let policies = try #require((answer["signIn"] as? [String: Any])?["appliedConditionalAccessPolicies"] as? [[String: Any]], "\(answer.text)")
+                    let bobs = try #require(policies.first { $0["id"] as? String == Factor.policyId })
+                    let results = try #require(bobs["grantControlResults"] as? [[String: Any]])
+                    #expect(results.first?["control"] as? String == "mfa" && results.first?["satisfied"] as? Bool == satisfied)
+                    #expect((results.first?["reason"] as? String)?.contains(satisfied ? "included a second factor" : "password only") == true, "\(results)")
+                }
             }
         }
     }

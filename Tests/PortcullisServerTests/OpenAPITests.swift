@@ -8,43 +8,43 @@ import Testing
 struct OpenAPITests {
     @Test("GET /openapi.json is OpenAPI 3.1 and describes exactly the routes the server registers, each with its responses, errors included")
     func matchesTheRouter() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        let router = env.server.router()
-        let registered = Set(router.routes.map { route -> String in
-            let path = route.path.components.map { element -> String in
-                let text = element.description
-                return text.hasPrefix(":") ? "{\(text.dropFirst())}" : text
-            }.joined(separator: "/")
-            return "\(route.method.rawValue) /\(path)"
-        })
-        try await env.application().test(.router) { client in
-            let (status, type, body) = try await client.execute(uri: "/openapi.json", method: .get) {
-                ($0.status, $0.headers[.contentType] ?? "", Data(buffer: $0.body))
-            }
-            #expect(status == .ok && type.hasPrefix("application/json"))
-            // Served as the file in the sources is written (compiled in by the EmbedText plugin, byte for byte).
-            let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Sources/PortcullisServer/Operations/openapi.json")
-            #expect(body == (try Data(contentsOf: file)))
-            let document = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
-            #expect((document["openapi"] as? String)?.hasPrefix("3.1") == true)
-            let paths = try #require(document["paths"] as? [String: [String: Any]])
-            var described = Set<String>()
-            for (path, item) in paths {
-                for (method, operation) in item where ["get", "put", "post", "delete", "patch", "head", "options"].contains(method) {
-                    described.insert("\(method.uppercased()) \(path)")
-                    let responses = (operation as? [String: Any])?["responses"] as? [String: Any] ?? [:]
-                    #expect(!responses.isEmpty, "\(method.uppercased()) \(path) describes no responses")
-                    // Every operation can answer an error (at least a malformed request, 400, from the HTTP layer; and 500):
-                    // each declares what it can answer (issue 25.9).
-                    #expect(responses.keys.contains { $0.hasPrefix("4") } && responses["500"] != nil,
-                            "\(method.uppercased()) \(path) declares no error response: \(responses.keys.sorted())")
+        try await withTestEnvironment { env in
+            let router = env.server.router()
+            let registered = Set(router.routes.map { route -> String in
+                let path = route.path.components.map { element -> String in
+                    let text = element.description
+                    return text.hasPrefix(":") ? "{\(text.dropFirst())}" : text
+                }.joined(separator: "/")
+                return "\(route.method.rawValue) /\(path)"
+            })
+            try await env.application().test(.router) { client in
+                let (status, type, body) = try await client.execute(uri: "/openapi.json", method: .get) {
+                    ($0.status, $0.headers[.contentType] ?? "", Data(buffer: $0.body))
                 }
+                #expect(status == .ok && type.hasPrefix("application/json"))
+                // Served as the file in the sources is written (compiled in by the EmbedText plugin, byte for byte).
+                let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                    .appendingPathComponent("Sources/PortcullisServer/Operations/openapi.json")
+                #expect(body == (try Data(contentsOf: file)))
+                let document = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+                #expect((document["openapi"] as? String)?.hasPrefix("3.1") == true)
+                let paths = try #require(document["paths"] as? [String: [String: Any]])
+                var described = Set<String>()
+                for (path, item) in paths {
+                    for (method, operation) in item where ["get", "put", "post", "delete", "patch", "head", "options"].contains(method) {
+                        described.insert("\(method.uppercased()) \(path)")
+                        let responses = (operation as? [String: Any])?["responses"] as? [String: Any] ?? [:]
+                        #expect(!responses.isEmpty, "\(method.uppercased()) \(path) describes no responses")
+                        // Every operation can answer an error (at least a malformed request, 400, from the HTTP layer; and 500):
+                        // each declares what it can answer (issue 25.9).
+                        #expect(responses.keys.contains { $0.hasPrefix("4") } && responses["500"] != nil,
+                                "\(method.uppercased()) \(path) declares no error response: \(responses.keys.sorted())")
+                    }
+                }
+                #expect(registered.count >= 35, "\(registered.count) routes")
+                #expect(registered.subtracting(described).isEmpty, "registered but not described: \(registered.subtracting(described).sorted())")
+                #expect(described.subtracting(registered).isEmpty, "described but not registered: \(described.subtracting(registered).sorted())")
             }
-            #expect(registered.count >= 35, "\(registered.count) routes")
-            #expect(registered.subtracting(described).isEmpty, "registered but not described: \(registered.subtracting(described).sorted())")
-            #expect(described.subtracting(registered).isEmpty, "described but not registered: \(described.subtracting(registered).sorted())")
         }
     }
 }

@@ -16,27 +16,27 @@ import Testing
 struct TenantCacheTests {
     @Test("a policy write in one tenant replaces that tenant's snapshot only, and the next request obeys it")
     func oneTenantAtATime() async throws {
-        let env = try await TestEnvironment.make()
-        defer { Task { await env.close() } }
-        try await env.application().test(.router) { client in
-            let admin = try await client.adminToken()
-            #expect(try await client.token(Grants.password()).status == .ok)
-            let before = env.server.tenants.snapshotGenerations()
-            let revisions = env.server.tenants.cachedRevisions()
-            #expect(Set(before.keys) == [Fixtures.tenantId, Fixtures.otherTenantId])
-            #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: Policies.document()).status == .created)
-            let after = env.server.tenants.snapshotGenerations()
-            #expect(after[Fixtures.otherTenantId] == before[Fixtures.otherTenantId], "the other tenant's snapshot is untouched")
-            #expect(after[Fixtures.tenantId] != before[Fixtures.tenantId])
-            #expect(env.server.tenants.cachedRevisions()[Fixtures.tenantId]! > revisions[Fixtures.tenantId]!)
-            #expect(env.server.tenants.cachedRevisions()[Fixtures.otherTenantId] == revisions[Fixtures.otherTenantId])
-            #expect(try await client.token(Grants.password()).errorCode == 53005, "the write is in force on the very next request")
-            let stored = try await env.store.tenantRevisions()
-            #expect(stored == env.server.tenants.cachedRevisions(), "the cache holds the store's revision of every tenant")
-            // A delete too: the policy goes, the next request obeys.
-            #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin, headers: [.ifMatch: "*"]).status == .noContent)
-            #expect(try await client.token(Grants.password()).status == .ok)
-            #expect(env.server.tenants.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId])
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                #expect(try await client.token(Grants.password()).status == .ok)
+                let before = env.server.tenants.snapshotGenerations()
+                let revisions = env.server.tenants.cachedRevisions()
+                #expect(Set(before.keys) == [Fixtures.tenantId, Fixtures.otherTenantId])
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: Policies.document()).status == .created)
+                let after = env.server.tenants.snapshotGenerations()
+                #expect(after[Fixtures.otherTenantId] == before[Fixtures.otherTenantId], "the other tenant's snapshot is untouched")
+                #expect(after[Fixtures.tenantId] != before[Fixtures.tenantId])
+                #expect(env.server.tenants.cachedRevisions()[Fixtures.tenantId]! > revisions[Fixtures.tenantId]!)
+                #expect(env.server.tenants.cachedRevisions()[Fixtures.otherTenantId] == revisions[Fixtures.otherTenantId])
+                #expect(try await client.token(Grants.password()).errorCode == 53005, "the write is in force on the very next request")
+                let stored = try await env.store.tenantRevisions()
+                #expect(stored == env.server.tenants.cachedRevisions(), "the cache holds the store's revision of every tenant")
+                // A delete too: the policy goes, the next request obeys.
+                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin, headers: [.ifMatch: "*"]).status == .noContent)
+                #expect(try await client.token(Grants.password()).status == .ok)
+                #expect(env.server.tenants.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId])
+            }
         }
     }
 

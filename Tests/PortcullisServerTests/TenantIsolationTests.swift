@@ -44,57 +44,57 @@ struct TenantIsolationTests {
 
     @Test("the other tenant's admin cannot take Fabrikam's appId, object IDs or UPN domain, and its tokens never verify with Fabrikam's JWKS")
     func hostileTenant() async throws {
-        let env = try await TestEnvironment.make(directoryJSON: try Self.directory())
-        defer { Task { await env.close() } }
-        try await env.application().test(.live) { client in
-            let otherToken = try #require(try await client.form(
-                "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
-                Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "api://portcullis-admin/.default"))["access_token"] as? String)
-            func post(_ path: String, _ body: [String: Any]) async throws -> (HTTPResponse.Status, [String]) {
-                try await client.execute(
-                    uri: "/admin/v1/\(path)", method: .post, headers: [.authorization: "Bearer \(otherToken)", .contentType: "application/json"],
-                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
-                ) { response in
-                    let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]) ?? [:]
-                    let details = ((json["error"] as? [String: Any])?["details"] as? [[String: Any]]) ?? []
-                    return (response.status, details.compactMap { $0["pointer"] as? String })
+        try await withTestEnvironment(directoryJSON: try Self.directory()) { env in
+            try await env.application().test(.live) { client in
+                let otherToken = try #require(try await client.form(
+                    "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
+                    Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "api://portcullis-admin/.default"))["access_token"] as? String)
+                func post(_ path: String, _ body: [String: Any]) async throws -> (HTTPResponse.Status, [String]) {
+                    try await client.execute(
+                        uri: "/admin/v1/\(path)", method: .post, headers: [.authorization: "Bearer \(otherToken)", .contentType: "application/json"],
+                        body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
+                    ) { response in
+                        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]) ?? [:]
+                        let details = ((json["error"] as? [String: Any])?["details"] as? [[String: Any]]) ?? []
+                        return (response.status, details.compactMap { $0["pointer"] as? String })
+                    }
                 }
-            }
-            // Fabrikam's mail API, copied: its appId is taken.
-            let copy: [String: Any] = ["appId": Fixtures.mailApiId, "displayName": "Mail API", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]
-            #expect(try await post("applications", copy) == (.badRequest, ["/appId"]))
-            #expect(try await post("applications?dryRun=true", copy) == (.badRequest, ["/appId"]), "a dry run says so too")
-            // Alice, copied: her UPN's domain is Fabrikam's, and her object ID is hers (a group cannot take it either).
-            #expect(try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": Fixtures.alice.upn, "displayName": "Alice"]) == (.badRequest, ["/userPrincipalName"]))
-            #expect(try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": "alice@\(Fixtures.otherDomain)", "displayName": "Alice"]) == (.badRequest, ["/id"]))
-            #expect(try await post("groups", ["id": Fixtures.alice.id, "displayName": "Alice"]) == (.badRequest, ["/id"]))
-            #expect(try await env.store.document(tenantId: Fixtures.otherTenantId, kind: .user, id: Fixtures.alice.id) == nil)
+                // Fabrikam's mail API, copied: its appId is taken.
+                let copy: [String: Any] = ["appId": Fixtures.mailApiId, "displayName": "Mail API", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]
+                #expect(try await post("applications", copy) == (.badRequest, ["/appId"]))
+                #expect(try await post("applications?dryRun=true", copy) == (.badRequest, ["/appId"]), "a dry run says so too")
+                // Alice, copied: her UPN's domain is Fabrikam's, and her object ID is hers (a group cannot take it either).
+                #expect(try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": Fixtures.alice.upn, "displayName": "Alice"]) == (.badRequest, ["/userPrincipalName"]))
+                #expect(try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": "alice@\(Fixtures.otherDomain)", "displayName": "Alice"]) == (.badRequest, ["/id"]))
+                #expect(try await post("groups", ["id": Fixtures.alice.id, "displayName": "Alice"]) == (.badRequest, ["/id"]))
+                #expect(try await env.store.document(tenantId: Fixtures.otherTenantId, kind: .user, id: Fixtures.alice.id) == nil)
 
-            // What the other tenant may do — an API of its own under the same identifier URI, with a role it assigns
-            // itself — gives tokens that Fabrikam's JWKS does not verify (their own tenant's JWKS does).
-            let ownApi = "50000000-0000-4000-8000-0000000000bb"
-            #expect(try await post("applications", ["appId": ownApi, "displayName": "Look-alike", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]).0 == .created)
-            #expect(try await post("app-role-assignments", ["principalId": Self.otherAdminId, "resource": ownApi, "role": "Mail.ReadAll"]).0 == .created)
-            let lookAlike = try #require(try await client.form(
-                "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
-                Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "\(Fixtures.mailResource)/.default"))["access_token"] as? String)
-            #expect(jwtClaims(lookAlike)["roles"] as? [String] == ["Mail.ReadAll"])
-            #expect(jwtClaims(lookAlike)["aud"] as? String == ownApi, "the audience is the look-alike's own app ID, never Fabrikam's")
-            let genuine = try #require(try await client.token(Grants.clientCredentials())["access_token"] as? String)
-            let fabrikamJWKS = try await client.execute(uri: "/\(Fixtures.domain)/discovery/v2.0/keys", method: .get) { String(buffer: $0.body) }
-            let otherJWKS = try await client.execute(uri: "/\(Fixtures.otherDomain)/discovery/v2.0/keys", method: .get) { String(buffer: $0.body) }
-            #expect(await Self.verifies(genuine, againstJWKS: fabrikamJWKS))
-            #expect(await Self.verifies(lookAlike, againstJWKS: otherJWKS))
-            #expect(!(await Self.verifies(lookAlike, againstJWKS: fabrikamJWKS)), "another tenant's token must not verify with Fabrikam's keys")
-            #expect(!(await Self.verifies(genuine, againstJWKS: otherJWKS)))
-            let kids = { (jwks: String) -> Set<String> in
-                let object = (try? JSONSerialization.jsonObject(with: Data(jwks.utf8)) as? [String: [[String: Any]]]) ?? [:]
-                return Set((object["keys"] ?? []).compactMap { $0["kid"] as? String })
+                // What the other tenant may do — an API of its own under the same identifier URI, with a role it assigns
+                // itself — gives tokens that Fabrikam's JWKS does not verify (their own tenant's JWKS does).
+                let ownApi = "50000000-0000-4000-8000-0000000000bb"
+                #expect(try await post("applications", ["appId": ownApi, "displayName": "Look-alike", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]).0 == .created)
+                #expect(try await post("app-role-assignments", ["principalId": Self.otherAdminId, "resource": ownApi, "role": "Mail.ReadAll"]).0 == .created)
+                let lookAlike = try #require(try await client.form(
+                    "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
+                    Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "\(Fixtures.mailResource)/.default"))["access_token"] as? String)
+                #expect(jwtClaims(lookAlike)["roles"] as? [String] == ["Mail.ReadAll"])
+                #expect(jwtClaims(lookAlike)["aud"] as? String == ownApi, "the audience is the look-alike's own app ID, never Fabrikam's")
+                let genuine = try #require(try await client.token(Grants.clientCredentials())["access_token"] as? String)
+                let fabrikamJWKS = try await client.execute(uri: "/\(Fixtures.domain)/discovery/v2.0/keys", method: .get) { String(buffer: $0.body) }
+                let otherJWKS = try await client.execute(uri: "/\(Fixtures.otherDomain)/discovery/v2.0/keys", method: .get) { String(buffer: $0.body) }
+                #expect(await Self.verifies(genuine, againstJWKS: fabrikamJWKS))
+                #expect(await Self.verifies(lookAlike, againstJWKS: otherJWKS))
+                #expect(!(await Self.verifies(lookAlike, againstJWKS: fabrikamJWKS)), "another tenant's token must not verify with Fabrikam's keys")
+                #expect(!(await Self.verifies(genuine, againstJWKS: otherJWKS)))
+                let kids = { (jwks: String) -> Set<String> in
+                    let object = (try? JSONSerialization.jsonObject(with: Data(jwks.utf8)) as? [String: [[String: Any]]]) ?? [:]
+                    return Set((object["keys"] ?? []).compactMap { $0["kid"] as? String })
+                }
+                #expect(kids(fabrikamJWKS).isDisjoint(with: kids(otherJWKS)), "no key is shared")
+                // And Fabrikam's own APIs refuse it: the admin API of Fabrikam takes a Fabrikam token only.
+                let refused = try await client.get("/admin/v1/users", headers: [.authorization: "Bearer \(lookAlike)"])
+                #expect(refused.status == .unauthorized)
             }
-            #expect(kids(fabrikamJWKS).isDisjoint(with: kids(otherJWKS)), "no key is shared")
-            // And Fabrikam's own APIs refuse it: the admin API of Fabrikam takes a Fabrikam token only.
-            let refused = try await client.get("/admin/v1/users", headers: [.authorization: "Bearer \(lookAlike)"])
-            #expect(refused.status == .unauthorized)
         }
     }
 }
