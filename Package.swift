@@ -3,6 +3,10 @@ import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // As Hummingbird builds: a member is visible only where its module is imported, and imports are internal
+    // unless a public declaration needs them (`public import`).
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -106,7 +110,7 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedText"]
         ),
-        .executableTarget(name: "portcullis-embed", path: "Sources/portcullis-embed"),
+        .executableTarget(name: "portcullis-embed", path: "Sources/portcullis-embed", swiftSettings: swiftSettings),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["portcullis-embed"]),
         // The client SDK: the wire types and the domain vocabulary they are made of (Foundation only, both).
         .target(name: "PortcullisClient", dependencies: ["PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// base64url without padding (RFC 4648 §5), as JOSE and `client_info` use it.
 public enum Base64URL {

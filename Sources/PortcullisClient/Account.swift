@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A signed-in account, keyed as MSAL keys it: the home account ID `<oid>.<tid>`.
 public struct Account: Codable, Sendable, Hashable {

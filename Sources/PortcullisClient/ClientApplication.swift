@@ -1,9 +1,9 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 import Synchronization
 
 /// What the token client asks the compliance side: the enrollment to name in `microsoft_enrollment_id`,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How a client application talks to Portcullis.
 public struct ClientConfiguration: Sendable {

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisAPI
-import PortcullisCore
+public import PortcullisAPI
+public import PortcullisCore
 
 /// This app instance, as the compliance service sees it.
 public struct DeviceInfo: Sendable {

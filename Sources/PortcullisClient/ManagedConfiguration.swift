@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisAPI
-import PortcullisCore
+public import PortcullisAPI
+public import PortcullisCore
 
 /// The organization's configuration for this app (PROTOCOL §8.2), after Apple's
 /// `ManagedAppConfigurationProvider`: the current configuration decoded into the app's own type, then every

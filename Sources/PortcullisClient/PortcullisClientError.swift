@@ -1,6 +1,6 @@
-import Foundation
-import PortcullisAPI
-import PortcullisCore
+public import Foundation
+public import PortcullisAPI
+public import PortcullisCore
 
 /// What went wrong with a token or compliance request. Recognises the app-protection refusal the way MSAL
 /// does: `error == "unauthorized_client"` and `suberror == "protection_policy_required"`, case-insensitively.

@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisAPI
+public import Foundation
+public import PortcullisAPI
 import Synchronization
 
 /// What a receiver of compliance callbacks checks besides the signature (RFC 8417 §2.2, RFC 8935 §2): the

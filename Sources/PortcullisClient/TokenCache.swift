@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One account's cached tokens.
 public struct CachedAccount: Codable, Sendable, Equatable {

@@ -1,8 +1,8 @@
-import Crypto
-import Foundation
-import PortcullisAPI
-import PortcullisClient
-import PortcullisCore
+public import Crypto
+public import Foundation
+public import PortcullisAPI
+public import PortcullisClient
+public import PortcullisCore
 import SwiftASN1
 import X509
 

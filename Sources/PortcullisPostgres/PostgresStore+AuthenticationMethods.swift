@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import PortcullisCore
-import PortcullisStorage
+public import PortcullisStorage
 import PostgresNIO
 
 extension PostgresStore {

@@ -1,8 +1,8 @@
 import Foundation
-import Logging
+public import Logging
 import PortcullisCore
-import PortcullisStorage
-import PostgresNIO
+public import PortcullisStorage
+public import PostgresNIO
 
 /// The scale-out store: several stateless Portcullis nodes share one PostgreSQL database. Same tables,
 /// constraints and behaviour as the SQLite store (one conformance suite runs against both). The

@@ -1,6 +1,6 @@
 import Foundation
 import NIOSSL
-import PostgresNIO
+public import PostgresNIO
 
 /// A `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form).
 public struct PostgresURL: Sendable {

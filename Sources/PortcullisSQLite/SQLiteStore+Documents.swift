@@ -1,6 +1,6 @@
-import Foundation
-import PortcullisCore
-import PortcullisStorage
+public import Foundation
+public import PortcullisCore
+public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {

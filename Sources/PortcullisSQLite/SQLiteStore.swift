@@ -1,9 +1,9 @@
 import Foundation
-import Logging
+public import Logging
 import NIOCore
 import NIOPosix
 import PortcullisCore
-import PortcullisStorage
+public import PortcullisStorage
 import SQLiteNIO
 import Synchronization
 

@@ -1,15 +1,15 @@
-import Foundation
+public import Foundation
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import Logging
+public import Logging
 import NIOCore
-import NIOSSL
-import PortcullisCore
-import PortcullisStorage
-import PortcullisTokens
-import ServiceLifecycle
+public import NIOSSL
+public import PortcullisCore
+public import PortcullisStorage
+public import PortcullisTokens
+public import ServiceLifecycle
 
 /// The concrete parts the server runs on, wired by the CLI (or by tests).
 public struct ServerDependencies: Sendable {

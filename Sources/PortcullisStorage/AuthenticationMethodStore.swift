@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import PortcullisCore
 
 /// A user's registered second factor (PROTOCOL §10): today a TOTP authenticator. The secret is stored sealed

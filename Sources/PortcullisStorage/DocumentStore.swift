@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// Where a document's installation-wide identifier is already used (`StorageError.identifierTaken`).
 public struct IdentifierOwner: Sendable, Equatable {

@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// One line of an enrollment's history.
 public struct EnrollmentHistoryEntry: Codable, Sendable, Equatable {

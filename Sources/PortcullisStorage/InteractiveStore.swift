@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// A signed-in browser (PROTOCOL §9.3): stored by the hash of its cookie, so every node sees it.
 public struct SessionRecord: Sendable, Equatable {

@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// Refresh tokens, stored by hash, in rotation families.
 public protocol RefreshTokenStore: Sendable {

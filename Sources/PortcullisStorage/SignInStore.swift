@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// The sign-in log.
 public protocol SignInStore: Sendable {

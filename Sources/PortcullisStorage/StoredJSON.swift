@@ -1,5 +1,5 @@
 import Foundation
-import PortcullisCore
+public import PortcullisCore
 
 /// How the stores serialise the records they keep as JSON (sign-ins, enrollments): one definition for
 /// every backend, so that a database written by one build reads back in another.

@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// Password-guessing counters (PROTOCOL §9.6), shared by every node through the store.
 public protocol ThrottleStore: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A small, fixed directory for tests: one tenant, users in two groups, a public mobile client, a
 /// confidential daemon, an admin client and a mail API.

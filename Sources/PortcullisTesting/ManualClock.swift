@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 import Synchronization
 
 /// A wall clock that moves only when told to.

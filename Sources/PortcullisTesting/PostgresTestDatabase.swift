@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PortcullisPostgres
+public import PortcullisPostgres
 import PostgresNIO
 
 /// Throwaway databases on the server `POSTGRES_URL` names (`.ci/run` starts a cluster and sets it).

@@ -1,6 +1,6 @@
 import Foundation
 import PortcullisCore
-import PortcullisStorage
+public import PortcullisStorage
 
 /// The behaviour every `PortcullisStore` must have, as named cases a test target runs against each backend
 /// (`@Test(arguments: StoreConformance.cases)`). A failed expectation throws `ConformanceFailure`.
@@ -103,7 +103,8 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "documents: every write moves its own tenant's revision only; several tenants are read at once") { store in
             func put(_ tenant: String, _ kind: DocumentKind, _ id: String) async throws -> Int64 {
-                try await store.put(tenantId: tenant, kind: kind, id: id, body: Data("{}".utf8), precondition: .none, at: now, audit: nil).version
+                let written = try await store.put(tenantId: tenant, kind: kind, id: id, body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
+                return written.version
             }
             try await store.seed([
                 StoredDocument(tenantId: "t-r1", kind: .tenant, id: "t-r1", body: Data("{}".utf8), version: 0, updatedAt: now),
@@ -117,7 +118,7 @@ public enum StoreConformance {
             let deleted = try await store.delete(tenantId: "t-r2", kind: .tenant, id: "t-r2", precondition: .none, audit: nil)
             let afterDelete = try await store.tenantRevisions()
             try expect(deleted > written && afterDelete["t-r2"] == deleted && afterDelete["t-r1"] == written, "a delete moves its tenant: \(afterDelete)")
-            try await store.put(tenantId: "t-r2", kind: .user, id: "u-r", body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
+            _ = try await store.put(tenantId: "t-r2", kind: .user, id: "u-r", body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
             let both = try await store.documents(tenantIds: ["t-r1", "t-r2", "t-none"])
             try expect(both.map { "\($0.tenantId)/\($0.kind.rawValue)/\($0.id)" } == ["t-r1/namedLocation/l1", "t-r1/tenant/t-r1", "t-r2/user/u-r"],
                        "all kinds of every named tenant, in order: \(both.map(\.id))")
@@ -134,7 +135,7 @@ public enum StoreConformance {
             let next = try await store.auditRecords(tenantId: "t-audit", limit: 2, before: page.last?.id)
             try expect(next.map(\.documentId) == ["l0"], "paging continues: \(next.map(\.documentId))")
             // A refused write leaves no audit record.
-            try? await store.put(
+            _ = try? await store.put(
                 tenantId: "t-audit", kind: .namedLocation, id: "l0", body: Data("{}".utf8), precondition: .mustNotExist, at: now,
                 audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l0", before: nil, after: .object([:])))
             try expect(try await store.auditRecords(tenantId: "t-audit", limit: 10, before: nil).count == 3, "a refused write must not be audited")

@@ -1,12 +1,12 @@
-import Foundation
-import Hummingbird
+public import Foundation
+public import Hummingbird
 import Logging
 import PortcullisAPI
 import PortcullisCore
-import PortcullisServer
-import PortcullisSQLite
+public import PortcullisServer
+public import PortcullisSQLite
 import PortcullisStorage
-import PortcullisTokens
+public import PortcullisTokens
 
 /// A complete server over a temporary SQLite file and temporary keys, seeded with `Fixtures`, driven by a
 /// manual clock. Used by router tests (`server.router()`) and live tests (`start()`).

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 import PortcullisAPI
 
 /// Hashes high-entropy credentials: client secrets with a keyed hash (HMAC-SHA-256 under a server pepper),

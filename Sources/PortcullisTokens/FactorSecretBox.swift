@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// Second-factor secrets at rest (PROTOCOL §10): AES-256-GCM under a key derived from the credential pepper in
 /// `Keys/` (so a copy of the database alone reveals no secret), with the tenant, the user and the method's ID

@@ -1,9 +1,9 @@
-import Crypto
-import Foundation
-import PortcullisCore
+public import Crypto
+public import Foundation
+public import PortcullisCore
 import SwiftASN1
 import Synchronization
-import X509
+public import X509
 
 /// Each tenant's issuing CA for device identities (PROTOCOL §8.1): ECDSA P-256, created on first use in
 /// `Keys/ca/` under the keys directory's lock (nodes sharing `Keys/` create one), never replaced. It certifies

@@ -1,7 +1,7 @@
-import Crypto
-import Foundation
-import PortcullisAPI
-import PortcullisCore
+public import Crypto
+public import Foundation
+public import PortcullisAPI
+public import PortcullisCore
 
 /// Secret material at rest (PROTOCOL §8.1): AES-256-GCM under a key-encryption key derived from the credential
 /// pepper in `Keys/` (a copy of the database alone reveals no secret; every node sharing `Keys/` derives the

@@ -1,4 +1,4 @@
-import PortcullisCore
+public import PortcullisCore
 
 /// What a grant's plan (Core's `MintPlan`) puts in each token, in one place: the token endpoint signs these.
 extension AccessTokenClaims {

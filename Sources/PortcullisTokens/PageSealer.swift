@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import PortcullisAPI
 
 /// Seals small values that travel through a browser (the pending authorization request in the sign-in

@@ -1,11 +1,11 @@
 import Crypto
 import CryptoExtras
-import Foundation
+public import Foundation
 import NIOSSL
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 import SwiftASN1
-import X509
+public import X509
 
 /// Reads the material an admin writes for a declared secret (PROTOCOL §8.1) into the one form apps receive:
 /// `{"password"}`, `{"certificatesPem"}` (leaf first), or `{"certificatesPem", "privateKeyPem"}` with the key
@@ -191,7 +191,7 @@ public enum SecretMaterialReader {
         if let key = try? P256.Signing.PrivateKey(derRepresentation: der) { return Certificate.PrivateKey(key) }
         if let key = try? P384.Signing.PrivateKey(derRepresentation: der) { return Certificate.PrivateKey(key) }
         if let key = try? P521.Signing.PrivateKey(derRepresentation: der) { return Certificate.PrivateKey(key) }
-        if let key = try? _RSA.Signing.PrivateKey(derRepresentation: der) { return try? Certificate.PrivateKey(key) }
+        if let key = try? _RSA.Signing.PrivateKey(derRepresentation: der) { return Certificate.PrivateKey(key) }
         return nil
     }
 }

@@ -1,5 +1,5 @@
-import JWTKit
-import PortcullisAPI
+public import JWTKit
+public import PortcullisAPI
 
 /// Compliance callbacks are signed with the token key and verified with the JWKS, like any other JWT.
 extension ComplianceSecurityEvent: JWTPayload {

@@ -1,9 +1,9 @@
 import Crypto
 import CryptoExtras
-import Foundation
+public import Foundation
 import JWTKit
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 
 /// A private signing key with its key ID (the RFC 7638 thumbprint of its public JWK).
 public struct SigningKey: Sendable {

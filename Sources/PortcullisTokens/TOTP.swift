@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import PortcullisCore
 
 /// Time-based one-time passwords (RFC 6238 over RFC 4226's HOTP): the second factor of PROTOCOL §10.

@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 import Synchronization
 
 /// Every tenant's signing key ring (PROTOCOL §11): `Keys/tenants/{tenantId}/signing-<UTC activation>-<alg>.pem`,

@@ -1,5 +1,5 @@
 import Foundation
-import JWTKit
+public import JWTKit
 import PortcullisCore
 
 /// The claims of an access token (RFC 9068 plus the Microsoft identity platform's `oid`, `tid`, `scp`,

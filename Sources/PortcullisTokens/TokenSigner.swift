@@ -1,8 +1,8 @@
 import Crypto
-import Foundation
-import JWTKit
+public import Foundation
+public import JWTKit
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 
 /// Keys that verify and are published but never sign, until a moment: the installation-wide keys of releases
 /// before per-tenant key rings, kept only until every token they signed has expired (docs/operations.md).

@@ -9,6 +9,8 @@ import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTokens
 import ServiceLifecycle
+import PostgresNIO
+import UnixSignals
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the server.")

@@ -6,6 +6,7 @@ import PortcullisTesting
 import PortcullisTokens
 import Synchronization
 import Testing
+import PortcullisServer
 
 /// A browser for tests: curl with a cookie jar, following redirects the way a browser does (a 302 after the
 /// sign-in form becomes a GET to the app's loopback listener). Runs curl as a child process, off the

@@ -5,6 +5,7 @@ import PortcullisClientKeys
 import PortcullisCore
 import PortcullisTesting
 import Testing
+import Synchronization
 
 /// The configuration provider of the client SDK against a live server (PROTOCOL §8.2).
 @Suite("managed app configuration through the SDK")

@@ -6,6 +6,10 @@ import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Testing
+import HummingbirdTesting
+import PortcullisSQLite
+import PortcullisServer
+import Synchronization
 
 /// Everything through the client SDK against a live server.
 @Suite("client SDK end to end")

@@ -109,6 +109,7 @@ struct AdminClient {
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import PortcullisCore
 #endif
 
 struct SetupError: Error { let message: String }

@@ -6,6 +6,7 @@ import PortcullisTesting
 import PostgresNIO
 import Synchronization
 import Testing
+import PortcullisCore
 
 let quiet: Logger = {
     var logger = Logger(label: "postgres-test")

@@ -5,6 +5,7 @@ import PortcullisCore
 import PortcullisStorage
 import PortcullisTesting
 import Testing
+import SQLiteNIO
 
 func temporarySQLitePath() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-sqlite-\(UUID().uuidString)/db.sqlite").path
@@ -39,7 +40,7 @@ struct SQLiteStoreTests {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         do {
             let store = try await openStore(path)
-            try await store.put(tenantId: "t", kind: .tenant, id: "t", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
+            _ = try await store.put(tenantId: "t", kind: .tenant, id: "t", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
             try await store.insert(RefreshTokenRecord(tokenHash: "h", familyId: "f", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now, expiresAt: now.addingTimeInterval(60)))
             try await store.close()
         }

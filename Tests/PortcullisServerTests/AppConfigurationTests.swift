@@ -11,6 +11,7 @@ import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import Testing
+import PortcullisSQLite
 
 @Suite("managed app configuration (PROTOCOL §8.1, §8.2)")
 struct AppConfigurationTests {

@@ -12,6 +12,7 @@ import PortcullisTokens
 import SwiftASN1
 import Testing
 import X509
+import PortcullisSQLite
 
 /// A self-signed certificate and its key, as an admin would upload them.
 enum TestCertificates {

@@ -10,6 +10,7 @@ import PortcullisTesting
 import PortcullisTokens
 import Synchronization
 import Testing
+import PortcullisSQLite
 
 /// A compliance-callback receiver: collects the SETs it is sent, answers 202 (or 503 while "down").
 final class CallbackReceiver: Sendable {

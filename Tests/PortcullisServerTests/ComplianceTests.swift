@@ -8,6 +8,9 @@ import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Testing
+import NIOFoundationEssentialsCompat
+import PortcullisSQLite
+import PortcullisServer
 
 extension TestClientProtocol {
     /// A compliance-service token for an account on a client (exempt from app-protection controls).

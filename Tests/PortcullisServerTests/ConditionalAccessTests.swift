@@ -6,6 +6,8 @@ import PortcullisAPI
 import PortcullisCore
 import PortcullisTesting
 import Testing
+import NIOFoundationEssentialsCompat
+import PortcullisServer
 
 extension TestClientProtocol {
     func adminToken() async throws -> String {

@@ -6,6 +6,7 @@ import PortcullisCore
 import PortcullisServer
 import PortcullisTesting
 import Testing
+import PortcullisSQLite
 
 /// The admin console's routes (issue 17): sign-in through §9 with the built-in console client, no data without
 /// the role, CSRF on every form, and the pages over the admin API.

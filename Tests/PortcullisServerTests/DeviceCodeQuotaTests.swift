@@ -5,6 +5,8 @@ import HummingbirdTesting
 import PortcullisCore
 import PortcullisTesting
 import Testing
+import PortcullisSQLite
+import PortcullisServer
 
 /// Device-code flooding (issue 25.3, PROTOCOL §9.5): anyone may ask for a device code, so the codes pending per
 /// address, per client and per tenant are bounded, and the bounds are exact under concurrency.

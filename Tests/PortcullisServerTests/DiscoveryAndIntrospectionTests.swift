@@ -7,6 +7,7 @@ import PortcullisCore
 import PortcullisTesting
 import PortcullisTokens
 import Testing
+import PortcullisSQLite
 
 @Suite("discovery, JWKS, user realm, operations")
 struct DiscoveryTests {

@@ -6,6 +6,7 @@ import PortcullisCore
 import PortcullisTesting
 import Synchronization
 import Testing
+import PortcullisServer
 
 @Suite("grant pipeline: gather, decide once, act")
 struct GrantPipelineTests {

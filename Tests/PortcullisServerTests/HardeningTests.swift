@@ -12,6 +12,7 @@ import PortcullisTesting
 import PortcullisTokens
 import Synchronization
 import Testing
+import PortcullisSQLite
 
 /// The weaknesses a security review confirmed on the first release, one test each (issue "Hardening").
 @Suite("hardening")
@@ -353,7 +354,7 @@ struct HardeningTests {
         try await withTestEnvironment { env in
             let now = env.clock.now()
             for index in 0..<3 {
-                try await env.store.insertEnrollment(
+                _ = try await env.store.insertEnrollment(
                     Enrollment(id: "e\(index)", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: Fixtures.alice.upn,
                                clientId: Fixtures.mobileClientId, deviceId: "d\(index)", platform: .iOS, osVersion: "17", appVersion: "1", sdkVersion: "1",
                                state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil,

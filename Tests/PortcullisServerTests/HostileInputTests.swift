@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisTesting
 import Testing
+import PortcullisServer
 
 /// One hostile request and the answer it must get.
 struct HostileCase: Sendable, CustomStringConvertible {

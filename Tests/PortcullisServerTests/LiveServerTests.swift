@@ -8,6 +8,7 @@ import PortcullisTokens
 import PortcullisCore
 import Synchronization
 import Testing
+import NIOCore
 
 /// The built `portcullis` executable, next to the test bundle.
 func portcullisExecutable() throws -> String {

@@ -7,6 +7,8 @@ import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Testing
+import PortcullisSQLite
+import PortcullisServer
 
 /// The second factor (PROTOCOL §10) through the router: registration, codes, replay, lockout, step-up,
 /// `prompt=none`, the token endpoint's 50076, the device flow, admin reset, the lock-out guard, what-if.

@@ -3,6 +3,8 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisTesting
 import Testing
+import NIOFoundationEssentialsCompat
+import PortcullisServer
 
 @Suite("OpenAPI description")
 struct OpenAPITests {

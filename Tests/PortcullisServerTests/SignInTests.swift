@@ -5,6 +5,9 @@ import HummingbirdTesting
 import PortcullisCore
 import PortcullisTesting
 import Testing
+import PortcullisSQLite
+import PortcullisServer
+import PortcullisStorage
 
 @Suite("interactive sign-in: authorization code + PKCE, the page, SSO, sign-out")
 struct SignInTests {

@@ -9,6 +9,8 @@ import PortcullisPostgres
 import PortcullisStorage
 import PortcullisTesting
 import Testing
+import PortcullisSQLite
+import PostgresNIO
 
 /// The tenant cache follows changes by the document (issue 26): a write in one tenant rebuilds that tenant's
 /// snapshot and no other; other nodes learn of it through the store's change feed.
@@ -68,7 +70,7 @@ struct TenantCacheTests {
             defer { follower.cancel() }
             func write(_ name: String) async throws {
                 let location = NamedLocation(id: Fixtures.hqLocationId, displayName: name, ipRanges: ["203.0.113.0/24"], isTrusted: true)
-                try await storeA.put(tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now, audit: nil)
+                _ = try await storeA.put(tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now, audit: nil)
             }
             func seen(_ name: String) async throws -> Bool {
                 let deadline = ContinuousClock.now + .seconds(10)

@@ -8,6 +8,8 @@ import PortcullisCore
 import PortcullisTesting
 import PortcullisTokens
 import Testing
+import NIOFoundationEssentialsCompat
+import PortcullisSQLite
 
 /// Two tenants on one installation, one of them hostile (issue 25.1, PROTOCOL §11): the other tenant's
 /// administrator cannot take Fabrikam's application IDs, object IDs or UPN domain, and a token of one tenant

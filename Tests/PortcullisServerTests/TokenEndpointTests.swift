@@ -6,6 +6,7 @@ import PortcullisAPI
 import PortcullisCore
 import PortcullisTesting
 import Testing
+import PortcullisServer
 
 @Suite("token endpoint")
 struct TokenEndpointTests {

@@ -1,5 +1,5 @@
-import Foundation
-import PortcullisCore
+public import Foundation
+public import PortcullisCore
 
 /// `POST /mam/v1/enrollments`.
 public struct EnrollmentRequest: Codable, Sendable, Equatable {

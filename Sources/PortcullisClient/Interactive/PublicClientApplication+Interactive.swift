@@ -1,7 +1,8 @@
-import Foundation
+public import Foundation
 import PortcullisAPI
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import PortcullisCore
 #endif
 
 /// `prompt` of an interactive sign-in (PROTOCOL §9.1). MSAL's default is `selectAccount`.

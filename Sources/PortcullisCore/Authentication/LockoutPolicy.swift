@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A failure counter for one account or one client address (PROTOCOL §9.6), as the store keeps it.
 public struct ThrottleCounter: Sendable, Equatable {

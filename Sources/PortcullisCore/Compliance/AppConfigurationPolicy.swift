@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An app configuration policy (PROTOCOL §8.1): the organisation's configuration for a managed app — a JSON
 /// object delivered to enrolled, compliant instances of the targeted apps for the targeted users (Apple's

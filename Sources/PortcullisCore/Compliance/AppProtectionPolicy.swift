@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An app protection policy (PROTOCOL §4): which client applications and user groups it targets, and the
 /// settings the client SDK must enforce.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension ComplianceStatus {
     // The catalogue of non-compliant statuses (English; the titles and messages are shown to the user as-is).

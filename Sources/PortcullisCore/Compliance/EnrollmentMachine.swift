@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The enrollment state machine (PROTOCOL §5): pure functions from (enrollment, input, policy, now) to the
 /// next enrollment and the actions the service must carry out. No I/O, no clock.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What kind of secret an app configuration policy hands a managed app (PROTOCOL §8.1, Apple's ManagedApp
 /// passwords, certificates and identities).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The `Config/directory.json` document (PROTOCOL §6): tenants with their users, groups, applications,
 /// app role assignments and named locations. Plaintext passwords and secrets are development conveniences

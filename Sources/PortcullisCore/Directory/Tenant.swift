@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A tenant: the unit of isolation. Everything else in the directory belongs to exactly one tenant.
 public struct Tenant: Codable, Sendable, Equatable {

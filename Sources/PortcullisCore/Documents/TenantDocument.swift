@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A document a tenant holds (PROTOCOL §7, §11): its directory objects and its policies. One protocol for every kind,
 /// so that storing, caching, auditing and serving a kind is written once: a new kind is a type that conforms and a

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The Graph keywords a condition's ID list may hold beside object IDs. Which keywords a list accepts is the
 /// validator's business (`includeUsers` takes `All` and `None`, `excludeLocations` only `AllTrusted`, …).
 public enum ConditionKeyword: String, Codable, Sendable, CaseIterable, Comparable {

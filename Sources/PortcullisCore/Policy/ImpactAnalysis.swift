@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The impact of draft policies (PROTOCOL §11): stored sign-ins are replayed — their recorded facts — through
 /// the same evaluation as the token endpoint, once with the tenant's current policies ("before") and once

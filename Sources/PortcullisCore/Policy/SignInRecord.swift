@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One conditional-access evaluation, as the sign-in log keeps it (PROTOCOL §3).
 public struct SignInRecord: Codable, Sendable, Equatable {

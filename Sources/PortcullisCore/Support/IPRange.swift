@@ -1,3 +1,5 @@
+import Foundation
+
 /// An IPv4 or IPv6 address as 128 bits; IPv4 is held as the IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public let high: UInt64

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Writes one flat JSON object of strings, integers and string arrays, members in call order, without
 /// `JSONEncoder`. For the token path's fixed shapes (token responses, access-token payloads), where

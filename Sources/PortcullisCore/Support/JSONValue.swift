@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Any JSON value, keeping the distinction between integers, numbers, `null` and absence that strict
 /// validation needs.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The time source of everything that compares against wall-clock time. Injected, never read in domain logic.
 public protocol WallClock: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How the user authenticated for this grant (`amr`, `auth_time`): remembered by a refresh-token family so
 /// that later silent grants know it too. Ready for a second factor; today every user sign-in is `pwd`.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A stored refresh token. The token itself is never stored, only its hash.
 public struct RefreshTokenRecord: Sendable, Equatable {

@@ -3,6 +3,7 @@ import Logging
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
+import HTTPTypes
 
 /// Every kind of tenant document the admin API and the console edit, each registered once (issue 26): how a body
 /// is read and validated into the type, how the type is shown, what a delete must not break, and what follows a

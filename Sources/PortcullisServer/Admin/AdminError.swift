@@ -1,8 +1,8 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdCore
-import PortcullisCore
+public import HTTPTypes
+public import Hummingbird
+public import HummingbirdCore
+public import PortcullisCore
 import PortcullisStorage
 
 /// An admin (and compliance) API refusal: a status, a stable code, a sentence, and for validation

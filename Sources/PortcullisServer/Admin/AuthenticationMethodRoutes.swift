@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PortcullisCore
 import PortcullisStorage
+import PortcullisTokens
 
 /// `/admin/v1/users/{id}/authentication-methods` (PROTOCOL §10): list a user's second factors and reset one
 /// (the user registers again at the next sign-in that needs it). Metadata only: a secret never leaves the store.

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import PortcullisCore
 import PortcullisStorage
+import PortcullisTokens
 
 /// How the admin API handles one kind of tenant document: the one registration a kind needs beside its type
 /// (PROTOCOL §7, §11). Everything else — listing with paging, reading, creating, replacing and deleting with

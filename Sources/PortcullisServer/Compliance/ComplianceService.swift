@@ -1,10 +1,11 @@
-import Foundation
+public import Foundation
 import Logging
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 import Synchronization
+import HTTPTypes
 
 /// The compliance service (PROTOCOL §5): enrollment, check-ins, remediation, unenrollment, wipe and the
 /// grace-period lapse, each state change written with its history line and its callback SETs in one

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PortcullisCore
 import PortcullisStorage
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Periodic housekeeping as a `Service`: lapses enrollments past their grace period (emitting callbacks),
 /// prunes app instances idle for `idleEnrollmentRetention`, and trims the sign-in log, expired tokens, old

@@ -1,12 +1,12 @@
 import AsyncHTTPClient
 import Foundation
-import Logging
+public import Logging
 import NIOCore
 import NIOHTTP1
 import PortcullisAPI
-import PortcullisCore
-import PortcullisStorage
-import ServiceLifecycle
+public import PortcullisCore
+public import PortcullisStorage
+public import ServiceLifecycle
 import Synchronization
 
 /// Delivers compliance callbacks from the outbox (RFC 8935 push: `POST`, `application/secevent+jwt`,

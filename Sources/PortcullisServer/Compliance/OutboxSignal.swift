@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import Synchronization
+import PortcullisStorage
 
 /// Wakes the outbox dispatcher: a message was written on this node, or a delivery finished. The dispatcher
 /// sleeps on `wait(for:)` until one of these, or until its next message falls due — never polling.

@@ -6,6 +6,7 @@ import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
+import Logging
 
 /// The app side of secrets (PROTOCOL §8.2), to compliant enrollments only:
 /// - `GET /mam/v1/enrollments/{id}/secrets/{identifier}`: the material, opened from its at-rest sealing and

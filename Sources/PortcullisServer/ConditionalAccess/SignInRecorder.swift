@@ -1,8 +1,8 @@
 import Foundation
-import Logging
-import PortcullisCore
-import PortcullisStorage
-import ServiceLifecycle
+public import Logging
+public import PortcullisCore
+public import PortcullisStorage
+public import ServiceLifecycle
 import Synchronization
 
 /// Buffers sign-in records and writes them in batches, so that the token path never waits for the log.

@@ -3,6 +3,8 @@ import HTTPTypes
 import Hummingbird
 import PortcullisCore
 import PortcullisStorage
+import Logging
+import PortcullisTokens
 
 /// The console's pages (navigation: Policies, What if, Sign-ins, Enrollments, Callbacks, Audit, Directory,
 /// App configuration). Each checks the signed-in admin's token as the API does, then calls the admin API's typed

@@ -1,8 +1,8 @@
-import Foundation
-import Logging
-import PortcullisCore
-import PortcullisStorage
-import PortcullisTokens
+public import Foundation
+public import Logging
+public import PortcullisCore
+public import PortcullisStorage
+public import PortcullisTokens
 
 /// Seeds an empty store from the configuration directory (PROTOCOL §6): `directory.json` and, as the
 /// other areas land, their policy folders. After the first start the store is the source of truth.

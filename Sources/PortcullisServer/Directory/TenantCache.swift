@@ -1,8 +1,8 @@
 import Foundation
-import Logging
-import PortcullisCore
-import PortcullisStorage
-import ServiceLifecycle
+public import Logging
+public import PortcullisCore
+public import PortcullisStorage
+public import ServiceLifecycle
 import Synchronization
 
 /// Every tenant's `TenantSnapshot`, each kept until a change of *that* tenant (issue 26): a request looks its tenant

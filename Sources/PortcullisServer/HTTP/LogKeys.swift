@@ -1,4 +1,4 @@
-import Prometheus
+public import Prometheus
 
 /// Log metadata and metric names, in one place.
 public enum LogKeys {

@@ -1,7 +1,7 @@
-import Hummingbird
+public import Hummingbird
 import Logging
-import NIOCore
-import PortcullisTokens
+public import NIOCore
+public import PortcullisTokens
 
 /// The request context of every route: correlation identifiers, the peer address, and (behind the bearer
 /// middleware) the verified access token.

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+public import Logging
 
 /// The server's log handler: one line per event on standard error, in swift-log's stream format
 /// (`<time> <level> <label>: <key=value …> [<source>] <message>`), with every control character of the

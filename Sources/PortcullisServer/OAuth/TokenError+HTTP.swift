@@ -1,9 +1,9 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdCore
+public import HTTPTypes
+public import Hummingbird
+public import HummingbirdCore
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 
 /// The one place a `TokenError` becomes HTTP: 400 (401 with `WWW-Authenticate` for `invalid_client`),
 /// `Cache-Control: no-store`, and the Microsoft-shaped body of PROTOCOL §2.4/§2.5.

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Logging
 import PortcullisAPI
-import PortcullisCore
+public import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 

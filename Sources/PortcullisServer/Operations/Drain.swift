@@ -1,5 +1,5 @@
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 import Synchronization
 
 /// The first step of a graceful shutdown: readiness answers 503 (`draining`) while the server keeps

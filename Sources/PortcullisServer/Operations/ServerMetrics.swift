@@ -1,6 +1,6 @@
 import Foundation
 import PortcullisCore
-import Prometheus
+public import Prometheus
 import Synchronization
 
 /// The server's Prometheus metrics, made from one registry that `/metrics` renders. No global state.

@@ -4,6 +4,7 @@ import Hummingbird
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
+import Logging
 
 /// The second factor on the sign-in page (PROTOCOL §10): when conditional access requires `mfa` and the
 /// authentication so far lacks it, the page asks for a TOTP code — or, for a user without a factor, registers

@@ -38,7 +38,7 @@ struct SignInRoutes: Sendable {
         router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
         router.get("/:tenant/oauth2/v2.0/logout") { request, context in try await logout(request, context) }
         router.post("/:tenant/oauth2/v2.0/devicecode") { request, context in try await deviceAuthorization(request, context) }
-        router.get("/devicelogin") { request, context in try await deviceLoginPage(request, context) }
+        router.get("/devicelogin") { request, context in deviceLoginPage(request, context) }
         router.post("/devicelogin") { request, context in try await deviceCodeEntered(request, context) }
         router.post("/devicelogin/signin") { request, context in try await deviceSignIn(request, context) }
         router.get("/static/portcullis.css") { _, _ in Pages.stylesheet }

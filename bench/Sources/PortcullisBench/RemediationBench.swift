@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisAPI
 import PortcullisClient
+import PortcullisCore
 
 /// One full remediation loop through the client SDK against a running server (demo configuration:
 /// app protection required for the mail API on iOS): refused refresh → enroll → apply → check-in → token.
