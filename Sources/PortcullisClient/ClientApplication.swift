@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-public import FoundationNetworking
-#endif
 import PortcullisAPI
 public import PortcullisCore
 import Synchronization
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
 
 /// What the token client asks the compliance side: the enrollment to name in `microsoft_enrollment_id`,
 /// and remediation when a token is refused for app protection.
@@ -74,8 +75,9 @@ public final class PublicClientApplication: Sendable {
         }
         let key = Self.scopeKey(scopes)
         if !forceRefresh, claimsChallenge == nil, let cached = entry.accessTokens[key], cached.expiresOn > Date().addingTimeInterval(300) {
-            return AuthenticationResult(accessToken: cached.token, expiresOn: cached.expiresOn, scopes: cached.scopes, account: entry.account,
-                                        idToken: entry.idToken, correlationId: "cache")
+            return AuthenticationResult(
+                accessToken: cached.token, expiresOn: cached.expiresOn, scopes: cached.scopes, account: entry.account,
+                idToken: entry.idToken, correlationId: "cache")
         }
         return try await withRemediation(remediation, account: account) {
             guard let refreshToken = try await self.cache.entry(homeAccountId: account.homeAccountId)?.refreshToken else {
@@ -100,7 +102,9 @@ public final class PublicClientApplication: Sendable {
         try await cache.remove(homeAccountId: account.homeAccountId)
     }
 
-    func withRemediation(_ mode: RemediationMode, account: Account?, _ attempt: @Sendable () async throws -> AuthenticationResult) async throws -> AuthenticationResult {
+    func withRemediation(
+        _ mode: RemediationMode, account: Account?, _ attempt: @Sendable () async throws -> AuthenticationResult
+    ) async throws -> AuthenticationResult {
         do {
             return try await attempt()
         } catch let error as PortcullisClientError where error.kind == .protectionPolicyRequired && mode == .automatic {
@@ -123,8 +127,11 @@ public final class PublicClientApplication: Sendable {
     static func scopeKey(_ scopes: [String]) -> String { scopes.map { $0.lowercased() }.sorted().joined(separator: " ") }
 
     func request(_ grant: [(String, String)], scopes: [String], claimsChallenge: String?, account: Account?) async throws -> AuthenticationResult {
-        var form = grant + [("client_id", configuration.clientId), ("client_info", "1"),
-                            ("scope", (scopes + Self.oidcScopes.filter { !scopes.contains($0) }).joined(separator: " "))]
+        var form =
+            grant + [
+                ("client_id", configuration.clientId), ("client_info", "1"),
+                ("scope", (scopes + Self.oidcScopes.filter { !scopes.contains($0) }).joined(separator: " ")),
+            ]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: claimsChallenge) { form.append(("claims", claims)) }
         let correlationId = UUID().uuidString.lowercased()
         let reply = try await transport.send(configuration.tokenEndpoint, method: "POST", form: form, correlationId: correlationId)
@@ -151,8 +158,9 @@ public final class PublicClientApplication: Sendable {
             entry.accessTokens[Self.scopeKey(scopes)] = .init(token: response.accessToken, expiresOn: expiresOn, scopes: scopes)
             try await cache.store(entry)
         }
-        return AuthenticationResult(accessToken: response.accessToken, expiresOn: expiresOn, scopes: response.scope.split(separator: " ").map(String.init),
-                                    account: resolved, idToken: response.idToken, correlationId: correlationId)
+        return AuthenticationResult(
+            accessToken: response.accessToken, expiresOn: expiresOn, scopes: response.scope.split(separator: " ").map(String.init),
+            account: resolved, idToken: response.idToken, correlationId: correlationId)
     }
 }
 
@@ -173,7 +181,9 @@ public final class ConfidentialClientApplication: Sendable {
     public func acquireToken(scopes: [String], forceRefresh: Bool = false) async throws -> AuthenticationResult {
         let key = PublicClientApplication.scopeKey(scopes)
         if !forceRefresh, let hit = cached.withLock({ $0[key] }), hit.expiresOn > Date().addingTimeInterval(300) { return hit }
-        var form = [("grant_type", "client_credentials"), ("client_id", configuration.clientId), ("client_secret", secret), ("scope", scopes.joined(separator: " "))]
+        var form = [
+            ("grant_type", "client_credentials"), ("client_id", configuration.clientId), ("client_secret", secret), ("scope", scopes.joined(separator: " ")),
+        ]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: nil) { form.append(("claims", claims)) }
         let correlationId = UUID().uuidString.lowercased()
         let reply = try await transport.send(configuration.tokenEndpoint, method: "POST", form: form, correlationId: correlationId)
@@ -183,8 +193,9 @@ public final class ConfidentialClientApplication: Sendable {
             }
             throw PortcullisClientError.transport("token endpoint answered HTTP \(reply.status)")
         }
-        let result = AuthenticationResult(accessToken: response.accessToken, expiresOn: Date().addingTimeInterval(TimeInterval(response.expiresIn)),
-                                          scopes: scopes, account: nil, idToken: nil, correlationId: correlationId)
+        let result = AuthenticationResult(
+            accessToken: response.accessToken, expiresOn: Date().addingTimeInterval(TimeInterval(response.expiresIn)),
+            scopes: scopes, account: nil, idToken: nil, correlationId: correlationId)
         cached.withLock { $0[key] = result }
         return result
     }

@@ -1,9 +1,10 @@
 public import Foundation
+public import PortcullisAPI
+public import PortcullisCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-public import PortcullisAPI
-public import PortcullisCore
 
 /// This app instance, as the compliance service sees it.
 public struct DeviceInfo: Sendable {
@@ -16,7 +17,9 @@ public struct DeviceInfo: Sendable {
     public var sdkVersion: String
     public var jailbroken: Bool
 
-    public init(deviceId: String, platform: String, osVersion: String, appVersion: String, sdkVersion: String = PortcullisClientVersion.string, jailbroken: Bool = false) {
+    public init(
+        deviceId: String, platform: String, osVersion: String, appVersion: String, sdkVersion: String = PortcullisClientVersion.string, jailbroken: Bool = false
+    ) {
         self.deviceId = deviceId
         self.platform = platform
         self.osVersion = osVersion
@@ -181,19 +184,26 @@ public actor ComplianceManager: ComplianceRemediator {
     /// throws: the result is a compliance status, with a title and message to show when not compliant.
     public func remediate(account: Account, silent: Bool) async -> ComplianceStatus {
         if !Self.isAccountAllowed(account, allowed: allowedAccounts) {
-            return publish(account, ComplianceStatus(status: .notCompliant, errorTitle: "Account not allowed",
-                                                     errorMessage: "This app is configured to allow only specific work accounts."))
+            return publish(
+                account,
+                ComplianceStatus(
+                    status: .notCompliant, errorTitle: "Account not allowed",
+                    errorMessage: "This app is configured to allow only specific work accounts."))
         }
         var appKey: AppKeyJWK?
         if let keyStore {
             // Registered at every remediation: the server keeps it, or replaces a key this store lost.
             do { appKey = try await keyStore.publicKey(for: account) } catch {
-                return publish(account, ComplianceStatus(status: .serviceFailure, errorTitle: "Device key unavailable",
-                                                         errorMessage: "This app cannot use its protected key store. Restart the app and try again."))
+                return publish(
+                    account,
+                    ComplianceStatus(
+                        status: .serviceFailure, errorTitle: "Device key unavailable",
+                        errorMessage: "This app cannot use its protected key store. Restart the app and try again."))
             }
         }
-        let body = RemediationRequest(deviceId: device.deviceId, platform: device.platform, osVersion: device.osVersion, appVersion: device.appVersion,
-                                      sdkVersion: device.sdkVersion, silent: silent, callbackUri: callbackUri, appKey: appKey)
+        let body = RemediationRequest(
+            deviceId: device.deviceId, platform: device.platform, osVersion: device.osVersion, appVersion: device.appVersion,
+            sdkVersion: device.sdkVersion, silent: silent, callbackUri: callbackUri, appKey: appKey)
         let response: EnrollmentResponse
         switch await call("POST", "remediations", body: body, account: account) {
         case .success(let value): response = value
@@ -226,12 +236,14 @@ public actor ComplianceManager: ComplianceRemediator {
     public func unenroll(account: Account) async throws {
         guard let state = try await stateStore.state(homeAccountId: account.homeAccountId) else { return }
         if case .failure(let failure) = await call("DELETE", "enrollments/\(state.enrollmentId)", body: Optional<String>.none, account: account),
-           failure.status.status == .networkFailure {
+            failure.status.status == .networkFailure
+        {
             throw PortcullisClientError.transport("cannot reach the compliance service to unenroll")
         }
         try await stateStore.remove(homeAccountId: account.homeAccountId)
         try? await keyStore?.removeKey(for: account)
-        _ = publish(account, ComplianceStatus(status: .notCompliant, errorTitle: "Account removed", errorMessage: "This account is no longer protected in this app."))
+        _ = publish(
+            account, ComplianceStatus(status: .notCompliant, errorTitle: "Account removed", errorMessage: "This account is no longer protected in this app."))
     }
 
     // MARK: Policy queries (seed 003)
@@ -265,14 +277,17 @@ public actor ComplianceManager: ComplianceRemediator {
 
     // MARK: Internals
 
-    static let networkFailure = ComplianceStatus(status: .networkFailure, errorTitle: "No connection",
-                                                 errorMessage: "The app cannot reach your organization's service. Check the connection and try again.")
+    static let networkFailure = ComplianceStatus(
+        status: .networkFailure, errorTitle: "No connection",
+        errorMessage: "The app cannot reach your organization's service. Check the connection and try again.")
 
     func handle(_ response: EnrollmentResponse, account: Account, silent: Bool, depth: Int) async -> ComplianceStatus {
         guard let id = response.enrollmentId else { return publish(account, response.complianceStatus) }
         if response.commands?.contains("wipe") == true { return await wipe(account: account, enrollmentId: id) }
-        var state = (try? await stateStore.state(homeAccountId: account.homeAccountId)) ?? EnrollmentState(
-            account: account, enrollmentId: id, policy: nil, appliedVersion: nil, status: response.complianceStatus)
+        var state =
+            (try? await stateStore.state(homeAccountId: account.homeAccountId))
+            ?? EnrollmentState(
+                account: account, enrollmentId: id, policy: nil, appliedVersion: nil, status: response.complianceStatus)
         state.enrollmentId = id
         state.status = response.complianceStatus
         state.recheckIntervalMinutes = response.recheckIntervalMinutes ?? state.recheckIntervalMinutes
@@ -288,8 +303,9 @@ public actor ComplianceManager: ComplianceRemediator {
             application = await applier.apply(policy, for: state.account, interactive: !silent)
             if application.applied { state.appliedVersion = policy.version }
         }
-        let body = CheckInRequest(appliedPolicyVersion: state.appliedVersion, osVersion: device.osVersion, appVersion: device.appVersion,
-                                  jailbroken: device.jailbroken, pinSet: application.pinSet, silent: silent)
+        let body = CheckInRequest(
+            appliedPolicyVersion: state.appliedVersion, osVersion: device.osVersion, appVersion: device.appVersion,
+            jailbroken: device.jailbroken, pinSet: application.pinSet, silent: silent)
         let response: EnrollmentResponse
         switch await call("POST", "enrollments/\(state.enrollmentId)/checkin", body: body, account: state.account) {
         case .success(let value): response = value
@@ -333,9 +349,12 @@ public actor ComplianceManager: ComplianceRemediator {
         // The instance key goes too: a device identity certified for it must not outlive the wipe.
         try? await keyStore?.removeKey(for: account)
         try? await application.signOut(account: account)
-        return publish(account, ComplianceStatus(
-            status: .notCompliant, errorTitle: "Work data removed",
-            errorMessage: removed ? "Your organization removed its data from this app." : "Your organization removed its data from this app; some files may remain."))
+        return publish(
+            account,
+            ComplianceStatus(
+                status: .notCompliant, errorTitle: "Work data removed",
+                errorMessage: removed
+                    ? "Your organization removed its data from this app." : "Your organization removed its data from this app; some files may remain."))
     }
 
     @discardableResult
@@ -351,8 +370,11 @@ public actor ComplianceManager: ComplianceRemediator {
         } catch let error as PortcullisClientError where error.kind == .transport {
             return .failure(StatusFailure(Self.networkFailure))
         } catch {
-            return .failure(StatusFailure(ComplianceStatus(status: .interactionRequired, errorTitle: "Sign in again",
-                                                           errorMessage: "Sign in to your work account again to finish protecting this app.")))
+            return .failure(
+                StatusFailure(
+                    ComplianceStatus(
+                        status: .interactionRequired, errorTitle: "Sign in again",
+                        errorMessage: "Sign in to your work account again to finish protecting this app.")))
         }
     }
 
@@ -367,8 +389,9 @@ public actor ComplianceManager: ComplianceRemediator {
             case .failure(let failure): return .failure(failure)
             }
             do {
-                reply = try await application.transport.send(url, method: method, json: try body.map { try JSONEncoder().encode($0) }, bearer: token,
-                                                              correlationId: UUID().uuidString.lowercased())
+                reply = try await application.transport.send(
+                    url, method: method, json: try body.map { try JSONEncoder().encode($0) }, bearer: token,
+                    correlationId: UUID().uuidString.lowercased())
             } catch {
                 return .failure(StatusFailure(Self.networkFailure))
             }
@@ -377,11 +400,17 @@ public actor ComplianceManager: ComplianceRemediator {
         guard let reply else { return .failure(StatusFailure(Self.networkFailure)) }
         if let response = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body) { return .success(response) }
         if reply.status == 410 || reply.status == 404 {
-            return .failure(StatusFailure(ComplianceStatus(status: .notCompliant, errorTitle: "Enrollment removed",
-                                                           errorMessage: "This app's enrollment was removed. Open the app again to protect it.")))
+            return .failure(
+                StatusFailure(
+                    ComplianceStatus(
+                        status: .notCompliant, errorTitle: "Enrollment removed",
+                        errorMessage: "This app's enrollment was removed. Open the app again to protect it.")))
         }
-        return .failure(StatusFailure(ComplianceStatus(status: .serviceFailure, errorTitle: "Service unavailable",
-                                                       errorMessage: "Your organization's compliance service did not answer (HTTP \(reply.status)). Try again later.")))
+        return .failure(
+            StatusFailure(
+                ComplianceStatus(
+                    status: .serviceFailure, errorTitle: "Service unavailable",
+                    errorMessage: "Your organization's compliance service did not answer (HTTP \(reply.status)). Try again later.")))
     }
 
     struct StatusFailure: Error {

@@ -1,8 +1,9 @@
 import Foundation
+import PortcullisAPI
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisAPI
 
 /// The HTTP the SDK needs, over `URLSession` (FoundationNetworking over libcurl on Linux).
 struct HTTPTransport: Sendable {
@@ -17,8 +18,10 @@ struct HTTPTransport: Sendable {
         var etag: String? = nil
     }
 
-    func send(_ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String,
-              headers: [String: String] = [:], timeout: TimeInterval? = nil) async throws -> Reply {
+    func send(
+        _ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String,
+        headers: [String: String] = [:], timeout: TimeInterval? = nil
+    ) async throws -> Reply {
         var request = URLRequest(url: url, timeoutInterval: timeout ?? configuration.timeout)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpMethod = method
@@ -39,9 +42,10 @@ struct HTTPTransport: Sendable {
         do {
             let (data, response) = try await session.data(for: request)
             let http = response as? HTTPURLResponse
-            return Reply(status: http?.statusCode ?? 0, body: data,
-                         retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init),
-                         etag: http?.value(forHTTPHeaderField: "ETag"))
+            return Reply(
+                status: http?.statusCode ?? 0, body: data,
+                retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init),
+                etag: http?.value(forHTTPHeaderField: "ETag"))
         } catch {
             throw PortcullisClientError.transport("\(method) \(url.path): \(error.localizedDescription)")
         }

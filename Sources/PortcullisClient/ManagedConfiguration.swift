@@ -1,9 +1,10 @@
 public import Foundation
+public import PortcullisAPI
+public import PortcullisCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-public import PortcullisAPI
-public import PortcullisCore
 
 /// The organization's configuration for this app (PROTOCOL §8.2), after Apple's
 /// `ManagedAppConfigurationProvider`: the current configuration decoded into the app's own type, then every
@@ -174,8 +175,9 @@ enum ConfigurationFetch: Sendable {
 extension ComplianceManager {
     func fetchConfiguration(account: Account, knownVersion: String?, wait: Int) async -> ConfigurationFetch {
         guard let state = try? await stateStore.state(homeAccountId: account.homeAccountId) else { return .unmanaged }
-        var components = URLComponents(url: application.configuration.baseURL.appendingPathComponent("mam/v1/enrollments")
-            .appendingPathComponent(state.enrollmentId).appendingPathComponent("configuration"), resolvingAgainstBaseURL: false)
+        var components = URLComponents(
+            url: application.configuration.baseURL.appendingPathComponent("mam/v1/enrollments")
+                .appendingPathComponent(state.enrollmentId).appendingPathComponent("configuration"), resolvingAgainstBaseURL: false)
         if wait > 0 { components?.queryItems = [URLQueryItem(name: "wait", value: String(wait))] }
         guard let url = components?.url else { return .unavailable }
         for forceRefresh in [false, true] {
@@ -198,7 +200,8 @@ extension ComplianceManager {
                 // Its status instead of configuration: a wipe is carried out as a check-in would.
                 // (Only while the enrollment is still this account's here: a check-in may have carried it out meanwhile.)
                 if let response = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body), response.commands?.contains("wipe") == true,
-                   (try? await stateStore.state(homeAccountId: account.homeAccountId))?.enrollmentId == state.enrollmentId {
+                    (try? await stateStore.state(homeAccountId: account.homeAccountId))?.enrollmentId == state.enrollmentId
+                {
                     _ = await wipe(account: account, enrollmentId: state.enrollmentId)
                 }
                 return .ended
@@ -228,7 +231,8 @@ extension ComplianceManager {
     func issueIdentity(_ identifier: String, account: Account) async throws -> ManagedIdentity {
         guard let keyStore else { throw PortcullisClientError(kind: .instanceKeyRequired, message: "this ComplianceManager has no InstanceKeyStore") }
         let csr = try await keyStore.certificateSigningRequest(for: account)
-        let (_, reply) = try await secretCall(account, path: "identities/\(identifier)", method: "POST", body: try JSONEncoder().encode(IdentityRequest(csr: csr)))
+        let (_, reply) = try await secretCall(
+            account, path: "identities/\(identifier)", method: "POST", body: try JSONEncoder().encode(IdentityRequest(csr: csr)))
         let response = try Self.decodeSecretReply(IdentityResponse.self, reply, identifier: identifier)
         return ManagedIdentity(certificatesPem: response.certificatesPem, privateKeyPem: nil, notAfter: ISO8601DateFormatter().date(from: response.notAfter))
     }
@@ -252,7 +256,8 @@ extension ComplianceManager {
             if reply.status == 401 && !forceRefresh { continue }
             if reply.status == 403, let status = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body) {
                 if status.commands?.contains("wipe") == true,
-                   (try? await stateStore.state(homeAccountId: account.homeAccountId))?.enrollmentId == state.enrollmentId {
+                    (try? await stateStore.state(homeAccountId: account.homeAccountId))?.enrollmentId == state.enrollmentId
+                {
                     _ = await wipe(account: account, enrollmentId: state.enrollmentId)
                 }
                 var error = PortcullisClientError(kind: .complianceRequired, message: status.complianceStatus.errorMessage ?? "not compliant")
@@ -267,12 +272,13 @@ extension ComplianceManager {
     static func decodeSecretReply<T: Decodable>(_ type: T.Type, _ reply: HTTPTransport.Reply, identifier: String) throws -> T {
         if reply.status == 200, let value = try? JSONDecoder().decode(T.self, from: reply.body) { return value }
         let problem = (try? JSONDecoder().decode(APIProblem.self, from: reply.body))?.error
-        let kind: PortcullisClientError.Kind = switch (reply.status, problem?.code) {
-        case (404, _): .notProvisioned
-        case (409, "appKeyRequired"): .instanceKeyRequired
-        case (503, _): .temporarilyUnavailable
-        default: .server
-        }
+        let kind: PortcullisClientError.Kind =
+            switch (reply.status, problem?.code) {
+            case (404, _): .notProvisioned
+            case (409, "appKeyRequired"): .instanceKeyRequired
+            case (503, _): .temporarilyUnavailable
+            default: .server
+            }
         var error = PortcullisClientError(kind: kind, message: problem?.message ?? "HTTP \(reply.status) for '\(identifier)'")
         error.code = problem?.code
         throw error

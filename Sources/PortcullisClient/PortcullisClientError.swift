@@ -71,12 +71,14 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
 
     static func from(_ body: OAuthErrorBody, requestAccount: Account?, retryAfter: TimeInterval? = nil) -> PortcullisClientError {
         if body.error == "temporarily_unavailable" {
-            return PortcullisClientError(kind: .temporarilyUnavailable, message: body.errorDescription, oauth: body,
-                                         correlationId: body.correlationId, retryAfter: retryAfter ?? 1)
+            return PortcullisClientError(
+                kind: .temporarilyUnavailable, message: body.errorDescription, oauth: body,
+                correlationId: body.correlationId, retryAfter: retryAfter ?? 1)
         }
         let isProtection = body.error.lowercased() == "unauthorized_client" && body.suberror?.lowercased() == "protection_policy_required"
-        var error = PortcullisClientError(kind: isProtection ? .protectionPolicyRequired : (Self.needsInteraction(body) ? .interactionRequired : .server),
-                                          message: body.errorDescription, oauth: body, correlationId: body.correlationId)
+        var error = PortcullisClientError(
+            kind: isProtection ? .protectionPolicyRequired : (Self.needsInteraction(body) ? .interactionRequired : .server),
+            message: body.errorDescription, oauth: body, correlationId: body.correlationId)
         if isProtection {
             var account = requestAccount
             if let info = body.clientInfo.flatMap(ClientInfo.init(encoded:)) {

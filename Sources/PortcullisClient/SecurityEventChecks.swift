@@ -66,7 +66,8 @@ public final class SecurityEventChecks: Sendable {
     /// The decoded header of a compact JWS, or `nil`.
     public static func header(of token: String) -> [String: Any]? {
         guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first,
-              let data = Base64URL.decode(String(first)) else { return nil }
+            let data = Base64URL.decode(String(first))
+        else { return nil }
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
 }

@@ -61,7 +61,8 @@ public actor FileInstanceKeyStore: InstanceKeyStore {
         let subject = try DistinguishedName { CommonName(account.username.isEmpty ? account.homeAccountId : account.username) }
         return try CertificateSigningRequest(
             version: .v1, subject: subject, privateKey: Certificate.PrivateKey(signing), attributes: CertificateSigningRequest.Attributes(),
-            signatureAlgorithm: .ecdsaWithSHA256).serializeAsPEM().pemString
+            signatureAlgorithm: .ecdsaWithSHA256
+        ).serializeAsPEM().pemString
     }
 
     /// The key as PKCS #8 PEM, for an app that presents its device identity itself (TLS client authentication).

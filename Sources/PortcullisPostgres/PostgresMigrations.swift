@@ -2,152 +2,170 @@
 /// UNIX seconds in `DOUBLE PRECISION`. Never edit a released migration; append a new one.
 enum PostgresMigrations {
     static let all: [(version: Int, statements: [String])] = [
-        (1, [
-            """
-            CREATE TABLE documents (
-                tenant_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL,
-                version BIGINT NOT NULL, updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant_id, kind, id)
-            )
-            """,
-            "CREATE TABLE revision (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL)",
-            "INSERT INTO revision (id, value) VALUES (1, 0)",
-            """
-            CREATE TABLE audit_log (
-                id BIGSERIAL PRIMARY KEY, tenant_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL,
-                action TEXT NOT NULL, kind TEXT NOT NULL, document_id TEXT NOT NULL, before TEXT, after TEXT
-            )
-            """,
-            "CREATE INDEX audit_log_tenant ON audit_log (tenant_id, id)",
-            """
-            CREATE TABLE refresh_token_families (
-                family_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION
-            )
-            """,
-            "CREATE INDEX refresh_token_families_account ON refresh_token_families (tenant_id, user_id, client_id)",
-            """
-            CREATE TABLE refresh_tokens (
-                token_hash TEXT PRIMARY KEY,
-                family_id TEXT NOT NULL REFERENCES refresh_token_families (family_id) ON DELETE CASCADE,
-                tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL,
-                issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION
-            )
-            """,
-            "CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)",
-            "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
-            "CREATE TABLE revoked_access_tokens (jti TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)",
-            """
-            CREATE TABLE sign_ins (
-                cursor BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, tenant_id TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
-                correlation_id TEXT NOT NULL, user_id TEXT, client_app_id TEXT NOT NULL, resource_app_id TEXT NOT NULL,
-                status TEXT NOT NULL, record TEXT NOT NULL
-            )
-            """,
-            "CREATE INDEX sign_ins_tenant ON sign_ins (tenant_id, cursor)",
-            "CREATE INDEX sign_ins_created ON sign_ins (created_at)",
-            "CREATE INDEX sign_ins_correlation ON sign_ins (correlation_id)",
-            """
-            CREATE TABLE sign_in_policies (
-                cursor BIGINT NOT NULL REFERENCES sign_ins (cursor) ON DELETE CASCADE, policy_id TEXT NOT NULL,
-                PRIMARY KEY (policy_id, cursor)
-            )
-            """,
-            """
-            CREATE TABLE enrollments (
-                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, device_id TEXT NOT NULL,
-                state TEXT NOT NULL, lapses_at DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL, revision BIGINT NOT NULL,
-                document TEXT NOT NULL
-            )
-            """,
-            // The single-managed-account rule, enforced by the database: one active enrollment per app instance.
-            "CREATE UNIQUE INDEX enrollments_one_managed_account ON enrollments (tenant_id, client_id, device_id) WHERE state <> 'unenrolled'",
-            "CREATE INDEX enrollments_account ON enrollments (tenant_id, user_id, client_id)",
-            "CREATE INDEX enrollments_lapse ON enrollments (lapses_at) WHERE state = 'compliant'",
-            "CREATE INDEX enrollments_updated ON enrollments (updated_at)",
-            """
-            CREATE TABLE enrollment_history (
-                seq BIGSERIAL PRIMARY KEY, enrollment_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, event TEXT NOT NULL,
-                from_status TEXT, to_status TEXT, detail TEXT
-            )
-            """,
-            "CREATE INDEX enrollment_history_enrollment ON enrollment_history (enrollment_id, seq)",
-            """
-            CREATE TABLE outbox (
-                seq BIGSERIAL UNIQUE, id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, enrollment_id TEXT, target_uri TEXT NOT NULL,
-                payload TEXT NOT NULL, jti TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
-                next_attempt_at DOUBLE PRECISION NOT NULL, lease_until DOUBLE PRECISION, lease_owner TEXT, last_error TEXT,
-                created_at DOUBLE PRECISION NOT NULL, delivered_at DOUBLE PRECISION
-            )
-            """,
-            "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
-            "CREATE INDEX outbox_tenant ON outbox (tenant_id, created_at)",
-        ]),
-        (4, [
-            """
-            CREATE TABLE auth_throttles (
-                key TEXT PRIMARY KEY, failures INTEGER NOT NULL, window_start DOUBLE PRECISION NOT NULL, locks INTEGER NOT NULL,
-                locked_until DOUBLE PRECISION, expires_at DOUBLE PRECISION NOT NULL
-            )
-            """,
-            "CREATE INDEX auth_throttles_expiry ON auth_throttles (expires_at)",
-        ]),
-        (5, [
-            // Interactive sign-in (PROTOCOL §9): sessions, authorization codes, device codes, and how a
-            // refresh-token family's user authenticated.
-            """
-            CREATE TABLE sessions (
-                id_hash TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, methods TEXT NOT NULL, auth_time DOUBLE PRECISION NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL, last_seen_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL
-            )
-            """,
-            "CREATE INDEX sessions_user ON sessions (tenant_id, user_id)",
-            "CREATE INDEX sessions_expiry ON sessions (expires_at)",
-            """
-            CREATE TABLE authorization_codes (
-                code_hash TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, request TEXT NOT NULL, methods TEXT NOT NULL,
-                auth_time DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION, family_id TEXT, access_jti TEXT, access_expires_at DOUBLE PRECISION
-            )
-            """,
-            "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
-            """
-            CREATE TABLE device_codes (
-                device_code_hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, client_id TEXT NOT NULL,
-                scope TEXT NOT NULL, claims TEXT, interval_seconds INTEGER NOT NULL, expires_at DOUBLE PRECISION NOT NULL, last_polled_at DOUBLE PRECISION,
-                state TEXT NOT NULL, user_id TEXT, methods TEXT, auth_time DOUBLE PRECISION
-            )
-            """,
-            "CREATE INDEX device_codes_expiry ON device_codes (expires_at)",
-            "CREATE INDEX device_codes_pending ON device_codes (tenant_id, state)",
-            "ALTER TABLE refresh_token_families ADD COLUMN methods TEXT",
-            "ALTER TABLE refresh_token_families ADD COLUMN auth_time DOUBLE PRECISION",
-        ]),
-        (6, [
-            // Second factors (PROTOCOL §10): one per kind per user; the secret sealed (FactorSecretBox).
-            """
-            CREATE TABLE authentication_methods (
-                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, sealed_secret TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL, last_used_step BIGINT, last_used_at DOUBLE PRECISION,
-                UNIQUE (tenant_id, user_id, kind)
-            )
-            """,
-        ]),
-        (7, [
-            // Object IDs and application IDs are unique across the installation (PROTOCOL §11; checked by the writer
-            // first, this is the backstop). Existing stores are checked before this runs (`installationIdentifierConflicts`).
-            """
-            CREATE UNIQUE INDEX documents_installation_ids ON documents ((CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END), id)
-            WHERE kind IN ('user', 'group', 'application')
-            """,
-            // Device codes remember the address that asked (per-address quotas, PROTOCOL §9.5).
-            "ALTER TABLE device_codes ADD COLUMN client_address TEXT",
-            "CREATE INDEX device_codes_pending_client ON device_codes (tenant_id, client_id, state)",
-            "CREATE INDEX device_codes_pending_address ON device_codes (client_address, state)",
-        ]),
-        (8, [
-            // Each tenant's revision (the store-wide revision of its last change), so that a cache follows one tenant's
-            // change without rebuilding the others (issue 26).
-            "CREATE TABLE tenant_revisions (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)",
-            "INSERT INTO tenant_revisions (tenant_id, revision) SELECT tenant_id, MAX(version) FROM documents GROUP BY tenant_id",
-        ]),
+        (
+            1,
+            [
+                """
+                CREATE TABLE documents (
+                    tenant_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL,
+                    version BIGINT NOT NULL, updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant_id, kind, id)
+                )
+                """,
+                "CREATE TABLE revision (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL)",
+                "INSERT INTO revision (id, value) VALUES (1, 0)",
+                """
+                CREATE TABLE audit_log (
+                    id BIGSERIAL PRIMARY KEY, tenant_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL,
+                    action TEXT NOT NULL, kind TEXT NOT NULL, document_id TEXT NOT NULL, before TEXT, after TEXT
+                )
+                """,
+                "CREATE INDEX audit_log_tenant ON audit_log (tenant_id, id)",
+                """
+                CREATE TABLE refresh_token_families (
+                    family_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX refresh_token_families_account ON refresh_token_families (tenant_id, user_id, client_id)",
+                """
+                CREATE TABLE refresh_tokens (
+                    token_hash TEXT PRIMARY KEY,
+                    family_id TEXT NOT NULL REFERENCES refresh_token_families (family_id) ON DELETE CASCADE,
+                    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL,
+                    issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)",
+                "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
+                "CREATE TABLE revoked_access_tokens (jti TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)",
+                """
+                CREATE TABLE sign_ins (
+                    cursor BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, tenant_id TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+                    correlation_id TEXT NOT NULL, user_id TEXT, client_app_id TEXT NOT NULL, resource_app_id TEXT NOT NULL,
+                    status TEXT NOT NULL, record TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX sign_ins_tenant ON sign_ins (tenant_id, cursor)",
+                "CREATE INDEX sign_ins_created ON sign_ins (created_at)",
+                "CREATE INDEX sign_ins_correlation ON sign_ins (correlation_id)",
+                """
+                CREATE TABLE sign_in_policies (
+                    cursor BIGINT NOT NULL REFERENCES sign_ins (cursor) ON DELETE CASCADE, policy_id TEXT NOT NULL,
+                    PRIMARY KEY (policy_id, cursor)
+                )
+                """,
+                """
+                CREATE TABLE enrollments (
+                    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, client_id TEXT NOT NULL, device_id TEXT NOT NULL,
+                    state TEXT NOT NULL, lapses_at DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL, revision BIGINT NOT NULL,
+                    document TEXT NOT NULL
+                )
+                """,
+                // The single-managed-account rule, enforced by the database: one active enrollment per app instance.
+                "CREATE UNIQUE INDEX enrollments_one_managed_account ON enrollments (tenant_id, client_id, device_id) WHERE state <> 'unenrolled'",
+                "CREATE INDEX enrollments_account ON enrollments (tenant_id, user_id, client_id)",
+                "CREATE INDEX enrollments_lapse ON enrollments (lapses_at) WHERE state = 'compliant'",
+                "CREATE INDEX enrollments_updated ON enrollments (updated_at)",
+                """
+                CREATE TABLE enrollment_history (
+                    seq BIGSERIAL PRIMARY KEY, enrollment_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, event TEXT NOT NULL,
+                    from_status TEXT, to_status TEXT, detail TEXT
+                )
+                """,
+                "CREATE INDEX enrollment_history_enrollment ON enrollment_history (enrollment_id, seq)",
+                """
+                CREATE TABLE outbox (
+                    seq BIGSERIAL UNIQUE, id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, enrollment_id TEXT, target_uri TEXT NOT NULL,
+                    payload TEXT NOT NULL, jti TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
+                    next_attempt_at DOUBLE PRECISION NOT NULL, lease_until DOUBLE PRECISION, lease_owner TEXT, last_error TEXT,
+                    created_at DOUBLE PRECISION NOT NULL, delivered_at DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+                "CREATE INDEX outbox_tenant ON outbox (tenant_id, created_at)",
+            ]
+        ),
+        (
+            4,
+            [
+                """
+                CREATE TABLE auth_throttles (
+                    key TEXT PRIMARY KEY, failures INTEGER NOT NULL, window_start DOUBLE PRECISION NOT NULL, locks INTEGER NOT NULL,
+                    locked_until DOUBLE PRECISION, expires_at DOUBLE PRECISION NOT NULL
+                )
+                """,
+                "CREATE INDEX auth_throttles_expiry ON auth_throttles (expires_at)",
+            ]
+        ),
+        (
+            5,
+            [
+                // Interactive sign-in (PROTOCOL §9): sessions, authorization codes, device codes, and how a
+                // refresh-token family's user authenticated.
+                """
+                CREATE TABLE sessions (
+                    id_hash TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, methods TEXT NOT NULL, auth_time DOUBLE PRECISION NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, last_seen_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL
+                )
+                """,
+                "CREATE INDEX sessions_user ON sessions (tenant_id, user_id)",
+                "CREATE INDEX sessions_expiry ON sessions (expires_at)",
+                """
+                CREATE TABLE authorization_codes (
+                    code_hash TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, request TEXT NOT NULL, methods TEXT NOT NULL,
+                    auth_time DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION, family_id TEXT, access_jti TEXT, access_expires_at DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
+                """
+                CREATE TABLE device_codes (
+                    device_code_hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, client_id TEXT NOT NULL,
+                    scope TEXT NOT NULL, claims TEXT, interval_seconds INTEGER NOT NULL, expires_at DOUBLE PRECISION NOT NULL, last_polled_at DOUBLE PRECISION,
+                    state TEXT NOT NULL, user_id TEXT, methods TEXT, auth_time DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX device_codes_expiry ON device_codes (expires_at)",
+                "CREATE INDEX device_codes_pending ON device_codes (tenant_id, state)",
+                "ALTER TABLE refresh_token_families ADD COLUMN methods TEXT",
+                "ALTER TABLE refresh_token_families ADD COLUMN auth_time DOUBLE PRECISION",
+            ]
+        ),
+        (
+            6,
+            [
+                // Second factors (PROTOCOL §10): one per kind per user; the secret sealed (FactorSecretBox).
+                """
+                CREATE TABLE authentication_methods (
+                    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, sealed_secret TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, last_used_step BIGINT, last_used_at DOUBLE PRECISION,
+                    UNIQUE (tenant_id, user_id, kind)
+                )
+                """
+            ]
+        ),
+        (
+            7,
+            [
+                // Object IDs and application IDs are unique across the installation (PROTOCOL §11; checked by the writer
+                // first, this is the backstop). Existing stores are checked before this runs (`installationIdentifierConflicts`).
+                """
+                CREATE UNIQUE INDEX documents_installation_ids ON documents ((CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END), id)
+                WHERE kind IN ('user', 'group', 'application')
+                """,
+                // Device codes remember the address that asked (per-address quotas, PROTOCOL §9.5).
+                "ALTER TABLE device_codes ADD COLUMN client_address TEXT",
+                "CREATE INDEX device_codes_pending_client ON device_codes (tenant_id, client_id, state)",
+                "CREATE INDEX device_codes_pending_address ON device_codes (client_address, state)",
+            ]
+        ),
+        (
+            8,
+            [
+                // Each tenant's revision (the store-wide revision of its last change), so that a cache follows one tenant's
+                // change without rebuilding the others (issue 26).
+                "CREATE TABLE tenant_revisions (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)",
+                "INSERT INTO tenant_revisions (tenant_id, revision) SELECT tenant_id, MAX(version) FROM documents GROUP BY tenant_id",
+            ]
+        ),
     ]
 }

@@ -10,42 +10,52 @@ extension PostgresStore {
         let (id, tenant, user, kind, sealed, created, step, used) = try row.decode((String, String, String, String, String, Double, Int64?, Double?).self)
         return AuthenticationMethodRecord(
             id: id, tenantId: tenant, userId: user, kind: AuthenticationMethodRecord.Kind(rawValue: kind) ?? .totp,
-            sealedSecret: Data(base64Encoded: sealed) ?? Data(), createdAt: Date(seconds: created), lastUsedStep: step, lastUsedAt: used.map(Date.init(seconds:)))
+            sealedSecret: Data(base64Encoded: sealed) ?? Data(), createdAt: Date(seconds: created), lastUsedStep: step,
+            lastUsedAt: used.map(Date.init(seconds:)))
     }
 
     public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool {
-        !(try await rows("""
+        !(try await rows(
+            """
             INSERT INTO authentication_methods (\(unescaped: Self.methodColumns))
             VALUES (\(method.id), \(method.tenantId), \(method.userId), \(method.kind.rawValue), \(method.sealedSecret.base64EncodedString()),
                     \(method.createdAt.seconds), \(method.lastUsedStep), \(method.lastUsedAt?.seconds))
             ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
-            """).isEmpty)
+            """
+        ).isEmpty)
     }
 
     public func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord] {
-        try await rows("""
+        try await rows(
+            """
             SELECT \(unescaped: Self.methodColumns) FROM authentication_methods
             WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) ORDER BY created_at, id
-            """).map(Self.authenticationMethod)
+            """
+        ).map(Self.authenticationMethod)
     }
 
     public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
-        !(try await rows("""
+        !(try await rows(
+            """
             DELETE FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased())
             RETURNING id
-            """).isEmpty)
+            """
+        ).isEmpty)
     }
 
     public func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool {
         // One statement: the row lock orders concurrent uses of the same code on every node.
-        !(try await rows("""
+        !(try await rows(
+            """
             UPDATE authentication_methods SET last_used_step = \(step), last_used_at = \(at.seconds)
             WHERE id = \(id.lowercased()) AND (last_used_step IS NULL OR last_used_step < \(step)) RETURNING id
-            """).isEmpty)
+            """
+        ).isEmpty)
     }
 
     public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
-        Set(try await rows("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased())")
-            .map { try $0.decode(String.self) })
+        Set(
+            try await rows("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased())")
+                .map { try $0.decode(String.self) })
     }
 }

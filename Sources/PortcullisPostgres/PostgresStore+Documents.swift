@@ -39,7 +39,9 @@ extension PostgresStore {
     }
 
     public func tenantIds() async throws -> [String] {
-        try await rows("SELECT id FROM documents WHERE kind = \(DocumentKind.tenant.rawValue) AND tenant_id = id ORDER BY id").map { try $0.decode(String.self) }
+        try await rows("SELECT id FROM documents WHERE kind = \(DocumentKind.tenant.rawValue) AND tenant_id = id ORDER BY id").map {
+            try $0.decode(String.self)
+        }
     }
 
     public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
@@ -65,7 +67,8 @@ extension PostgresStore {
 
     static func document(_ row: PostgresRow) throws -> StoredDocument {
         let (tenant, kind, id, body, version, updated) = try row.decode((String, String, String, String, Int64, Double).self)
-        return StoredDocument(tenantId: tenant, kind: DocumentKind(rawValue: kind), id: id, body: Data(body.utf8), version: version, updatedAt: Date(seconds: updated))
+        return StoredDocument(
+            tenantId: tenant, kind: DocumentKind(rawValue: kind), id: id, body: Data(body.utf8), version: version, updatedAt: Date(seconds: updated))
     }
 
     public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
@@ -91,13 +94,13 @@ extension PostgresStore {
     }
 
     static func recordTenantRevision(_ db: Statements, _ change: DocumentChange) async throws {
-        try await db.query("""
+        try await db.query(
+            """
             INSERT INTO tenant_revisions (tenant_id, revision) VALUES (\(change.tenantId), \(change.revision))
             ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision
             """)
         try await db.query("SELECT pg_notify(\(changeChannel), \(change.payload))")
     }
-
 
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object). Document writers are serialised by the revision row, so the check and the write are one step;
@@ -108,14 +111,17 @@ extension PostgresStore {
     }
 
     static func insertAudit(_ audit: AuditRecord, _ db: Statements) async throws {
-        try await db.query("""
+        try await db.query(
+            """
             INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after)
             VALUES (\(audit.tenantId), \(audit.at.seconds), \(audit.actor), \(audit.action.rawValue), \(audit.kind.rawValue), \(audit.documentId),
                     \(AuditRecord.text(of: audit.before)), \(AuditRecord.text(of: audit.after)))
             """)
     }
 
-    public func put(tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?) async throws -> StoredDocument {
+    public func put(
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+    ) async throws -> StoredDocument {
         let text = String(decoding: body, as: UTF8.self)
         return try await transaction { db in
             // The revision row's lock serialises every document writer, so the check below sees the latest commit.
@@ -125,7 +131,8 @@ extension PostgresStore {
             ).first?.decode(Int64.self)
             try precondition.check(current: current)
             if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
-            try await db.query("""
+            try await db.query(
+                """
                 INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenantId), \(kind.rawValue), \(id), \(text), \(version), \(at.seconds))
                 ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at
                 """)
@@ -156,7 +163,8 @@ extension PostgresStore {
             }
             for tenantId in Set(documents.map(\.tenantId)) { try await Self.recordTenantRevision(db, DocumentChange(tenantId: tenantId, revision: version)) }
             for document in documents {
-                try await db.query("""
+                try await db.query(
+                    """
                     INSERT INTO documents (tenant_id, kind, id, body, version, updated_at)
                     VALUES (\(document.tenantId), \(document.kind.rawValue), \(document.id), \(String(decoding: document.body, as: UTF8.self)), \(version), \(document.updatedAt.seconds))
                     ON CONFLICT DO NOTHING
@@ -170,12 +178,17 @@ extension PostgresStore {
     }
 
     public func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord] {
-        try await rows("""
+        try await rows(
+            """
             SELECT id, tenant_id, at, actor, action, kind, document_id, before, after FROM audit_log
             WHERE tenant_id = \(tenantId) AND id < \(before ?? Int64.max) ORDER BY id DESC LIMIT \(limit)
-            """).map { row in
-            let (id, tenant, at, actor, action, kind, documentId, before, after) = try row.decode((Int64, String, Double, String, String, String, String, String?, String?).self)
-            return AuditRecord(id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: AuditSubject(rawValue: kind), documentId: documentId, before: AuditRecord.value(of: before), after: AuditRecord.value(of: after))
+            """
+        ).map { row in
+            let (id, tenant, at, actor, action, kind, documentId, before, after) = try row.decode(
+                (Int64, String, Double, String, String, String, String, String?, String?).self)
+            return AuditRecord(
+                id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: AuditSubject(rawValue: kind),
+                documentId: documentId, before: AuditRecord.value(of: before), after: AuditRecord.value(of: after))
         }
     }
 }

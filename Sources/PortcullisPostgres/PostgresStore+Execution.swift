@@ -66,14 +66,21 @@ extension PostgresStore {
         }
         let breaker = self.breaker
         do {
-            let value = try await deadline.run(what, onTimeout: { breaker.failed(); onTimeout?() }, onAbandoned: onAbandoned) {
+            let value = try await deadline.run(
+                what,
+                onTimeout: {
+                    breaker.failed()
+                    onTimeout?()
+                }, onAbandoned: onAbandoned
+            ) {
                 do {
                     return try await self.client.withConnection { connection in
                         try await withTaskCancellationHandler {
                             try await work(connection)
                         } onCancel: {
                             // Past the deadline: never hand this connection back mid-statement or mid-transaction.
-                            let closing: EventLoopFuture<Void> = connection.close(); _ = closing
+                            let closing: EventLoopFuture<Void> = connection.close()
+                            _ = closing
                         }
                     }
                 } catch {

@@ -7,19 +7,23 @@ extension PostgresStore {
     static let sessionColumns = "id_hash, tenant_id, user_id, methods, auth_time, created_at, last_seen_at, expires_at"
 
     static func session(_ row: PostgresRow) throws -> SessionRecord {
-        let (id, tenant, user, methods, authTime, created, seen, expires) = try row.decode((String, String, String, String, Double, Double, Double, Double).self)
-        return SessionRecord(idHash: id, tenantId: tenant, userId: user, methods: StoredJSON.methods(from: methods), authTime: Date(seconds: authTime),
-                             createdAt: Date(seconds: created), lastSeenAt: Date(seconds: seen), expiresAt: Date(seconds: expires))
+        let (id, tenant, user, methods, authTime, created, seen, expires) = try row.decode(
+            (String, String, String, String, Double, Double, Double, Double).self)
+        return SessionRecord(
+            idHash: id, tenantId: tenant, userId: user, methods: StoredJSON.methods(from: methods), authTime: Date(seconds: authTime),
+            createdAt: Date(seconds: created), lastSeenAt: Date(seconds: seen), expiresAt: Date(seconds: expires))
     }
 
     public func insertSession(_ session: SessionRecord, keepingAtMost: Int) async throws {
         try await transaction { db in
-            try await db.query("""
+            try await db.query(
+                """
                 INSERT INTO sessions (\(unescaped: Self.sessionColumns))
                 VALUES (\(session.idHash), \(session.tenantId), \(session.userId), \(StoredJSON.text(of: session.methods)), \(session.authTime.seconds),
                         \(session.createdAt.seconds), \(session.lastSeenAt.seconds), \(session.expiresAt.seconds))
                 """)
-            try await db.query("""
+            try await db.query(
+                """
                 DELETE FROM sessions WHERE id_hash IN (
                     SELECT id_hash FROM sessions WHERE tenant_id = \(session.tenantId) AND user_id = \(session.userId) AND id_hash <> \(session.idHash)
                     ORDER BY last_seen_at ASC
@@ -37,7 +41,8 @@ extension PostgresStore {
     }
 
     public func upgradeSession(idHash: String, methods: [String], authTime: Date, at: Date) async throws {
-        _ = try await rows("""
+        _ = try await rows(
+            """
             UPDATE sessions SET methods = \(StoredJSON.text(of: methods)), auth_time = \(authTime.seconds), last_seen_at = \(at.seconds)
             WHERE id_hash = \(idHash) RETURNING id_hash
             """)
@@ -64,7 +69,8 @@ extension PostgresStore {
 
     public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
         let request = try StoredJSON.text(of: code.request)
-        _ = try await rows("""
+        _ = try await rows(
+            """
             INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at)
             VALUES (\(code.codeHash), \(code.request.tenantId), \(code.userId), \(request), \(StoredJSON.text(of: code.methods)),
                     \(code.authTime.seconds), \(code.expiresAt.seconds))
@@ -76,14 +82,17 @@ extension PostgresStore {
         try await rows("SELECT \(unescaped: Self.codeColumns) FROM authorization_codes WHERE code_hash = \(codeHash)").first.map(Self.authorizationCode)
     }
 
-    public func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord? {
+    public func redeemAuthorizationCode(
+        codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date
+    ) async throws -> AuthorizationCodeRecord? {
         try await transaction { db in
             // The row lock makes the read and the mark one step for every other redemption, on every node.
             guard let row = try await db.query("SELECT \(unescaped: Self.codeColumns) FROM authorization_codes WHERE code_hash = \(codeHash) FOR UPDATE").first
             else { return nil }
             let before = try Self.authorizationCode(row)
             if before.usedAt == nil {
-                try await db.query("""
+                try await db.query(
+                    """
                     UPDATE authorization_codes SET used_at = \(at.seconds), family_id = \(familyId), access_jti = \(accessTokenId),
                         access_expires_at = \(accessTokenExpiresAt.seconds)
                     WHERE code_hash = \(codeHash)
@@ -100,7 +109,8 @@ extension PostgresStore {
         let (hash, userCode, tenant, client, scope, claims, interval, expires, polled, state, user, methods, authTime, address) =
             try row.decode((String, String, String, String, String, String?, Int, Double, Double?, String, String?, String?, Double?, String?).self)
         return DeviceCodeRecord(
-            deviceCodeHash: hash, userCode: userCode, tenantId: tenant, clientId: client, scope: scope, claims: claims.flatMap { try? ClaimsRequest.parse($0) }, interval: interval,
+            deviceCodeHash: hash, userCode: userCode, tenantId: tenant, clientId: client, scope: scope, claims: claims.flatMap { try? ClaimsRequest.parse($0) },
+            interval: interval,
             expiresAt: Date(seconds: expires), lastPolledAt: polled.map(Date.init(seconds:)), state: DeviceCodeRecord.State(rawValue: state) ?? .denied,
             userId: user, methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), clientAddress: address)
     }
@@ -110,20 +120,36 @@ extension PostgresStore {
             // Every node's inserts for this tenant queue on one lock, so the counts below and the insert are one step.
             try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("device-codes:" + code.tenantId)))")
             let count = { (rows: [PostgresRow]) throws -> Int in try rows.first?.decode(Int.self) ?? 0 }
-            if try count(try await db.query("""
-                SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND tenant_id = \(code.tenantId)
-                """)) >= limits.perTenant { return .tenant }
-            if try count(try await db.query("""
-                SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND tenant_id = \(code.tenantId) AND client_id = \(code.clientId)
-                """)) >= limits.perClient { return .client }
+            if try count(
+                try await db.query(
+                    """
+                    SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND tenant_id = \(code.tenantId)
+                    """)) >= limits.perTenant
+            {
+                return .tenant
+            }
+            if try count(
+                try await db.query(
+                    """
+                    SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND tenant_id = \(code.tenantId) AND client_id = \(code.clientId)
+                    """)) >= limits.perClient
+            {
+                return .client
+            }
             if let address = code.clientAddress {
                 // An address asks in several tenants: its own lock, taken after the tenant's (always in that order).
                 try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("device-codes-address:" + address)))")
-                if try count(try await db.query("""
-                    SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND client_address = \(address)
-                    """)) >= limits.perAddress { return .address }
+                if try count(
+                    try await db.query(
+                        """
+                        SELECT count(*) FROM device_codes WHERE state = 'pending' AND expires_at > \(now.seconds) AND client_address = \(address)
+                        """)) >= limits.perAddress
+                {
+                    return .address
+                }
             }
-            try await db.query("""
+            try await db.query(
+                """
                 INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state, client_address)
                 VALUES (\(code.deviceCodeHash), \(code.userCode), \(code.tenantId), \(code.clientId), \(code.scope), \(code.claims?.text), \(code.interval),
                         \(code.expiresAt.seconds), 'pending', \(code.clientAddress))
@@ -138,7 +164,9 @@ extension PostgresStore {
 
     public func pollDeviceCode(deviceCodeHash: String, at: Date) async throws -> DevicePoll? {
         try await transaction { db in
-            guard let row = try await db.query("SELECT \(unescaped: Self.deviceColumns) FROM device_codes WHERE device_code_hash = \(deviceCodeHash) FOR UPDATE").first
+            guard
+                let row = try await db.query("SELECT \(unescaped: Self.deviceColumns) FROM device_codes WHERE device_code_hash = \(deviceCodeHash) FOR UPDATE")
+                    .first
             else { return nil }
             let record = try Self.deviceCode(row)
             try await db.query("UPDATE device_codes SET last_polled_at = \(at.seconds) WHERE device_code_hash = \(deviceCodeHash)")
@@ -147,15 +175,18 @@ extension PostgresStore {
     }
 
     public func decideDeviceCode(userCode: String, approve: Bool, userId: String?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
-        !(try await rows("""
+        !(try await rows(
+            """
             UPDATE device_codes SET state = \(approve ? "approved" : "denied"), user_id = \(userId?.lowercased()), methods = \(StoredJSON.text(of: methods)),
                 auth_time = \(authTime.seconds)
             WHERE user_code = \(userCode) AND state = 'pending' AND expires_at > \(now.seconds) RETURNING user_code
-            """).isEmpty)
+            """
+        ).isEmpty)
     }
 
     public func consumeDeviceCode(deviceCodeHash: String) async throws -> Bool {
-        !(try await rows("UPDATE device_codes SET state = 'consumed' WHERE device_code_hash = \(deviceCodeHash) AND state = 'approved' RETURNING user_code").isEmpty)
+        !(try await rows("UPDATE device_codes SET state = 'consumed' WHERE device_code_hash = \(deviceCodeHash) AND state = 'approved' RETURNING user_code")
+            .isEmpty)
     }
 
     public func pendingDeviceCodes(tenantId: String, now: Date) async throws -> Int {
@@ -166,7 +197,8 @@ extension PostgresStore {
     public func purgeInteractive(before: Date) async throws -> Int {
         try await transaction { db in
             var removed = try await db.query("DELETE FROM sessions WHERE expires_at < \(before.seconds) RETURNING id_hash").count
-            removed += try await db.query("DELETE FROM authorization_codes WHERE expires_at < \(before.addingTimeInterval(-86400).seconds) RETURNING code_hash").count
+            removed += try await db.query("DELETE FROM authorization_codes WHERE expires_at < \(before.addingTimeInterval(-86400).seconds) RETURNING code_hash")
+                .count
             removed += try await db.query("DELETE FROM device_codes WHERE expires_at < \(before.seconds) RETURNING user_code").count
             return removed
         }

@@ -6,8 +6,9 @@ import PostgresNIO
 extension PostgresStore {
     static func throttle(_ row: PostgresRow) throws -> ThrottleCounter {
         let (key, failures, windowStart, locks, lockedUntil, expiresAt) = try row.decode((String, Int, Double, Int, Double?, Double).self)
-        return ThrottleCounter(key: key, failures: failures, windowStart: Date(seconds: windowStart), locks: locks,
-                               lockedUntil: lockedUntil.map(Date.init(seconds:)), expiresAt: Date(seconds: expiresAt))
+        return ThrottleCounter(
+            key: key, failures: failures, windowStart: Date(seconds: windowStart), locks: locks,
+            lockedUntil: lockedUntil.map(Date.init(seconds:)), expiresAt: Date(seconds: expiresAt))
     }
 
     public func throttles(keys: [String]) async throws -> [ThrottleCounter] {
@@ -22,11 +23,14 @@ extension PostgresStore {
             // take turns (a row lock cannot serialise the first insert of a key).
             for key in keys.sorted() {
                 try await db.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 7140))")
-                let current = try await db.query("""
+                let current = try await db.query(
+                    """
                     SELECT key, failures, window_start, locks, locked_until, expires_at FROM auth_throttles WHERE key = \(key)
-                    """).first.map(Self.throttle)
+                    """
+                ).first.map(Self.throttle)
                 let next = update(key, current)
-                try await db.query("""
+                try await db.query(
+                    """
                     INSERT INTO auth_throttles (key, failures, window_start, locks, locked_until, expires_at)
                     VALUES (\(key), \(next.failures), \(next.windowStart.seconds), \(next.locks), \(next.lockedUntil.seconds), \(next.expiresAt.seconds))
                     ON CONFLICT (key) DO UPDATE SET failures = EXCLUDED.failures, window_start = EXCLUDED.window_start, locks = EXCLUDED.locks,

@@ -5,7 +5,8 @@ import PostgresNIO
 
 extension PostgresStore {
     static func insertToken(_ record: RefreshTokenRecord, _ db: Statements) async throws {
-        try await db.query("""
+        try await db.query(
+            """
             INSERT INTO refresh_tokens (token_hash, family_id, tenant_id, user_id, client_id, scope, issued_at, expires_at, used_at)
             VALUES (\(record.tokenHash), \(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.scope),
                     \(record.issuedAt.seconds), \(record.expiresAt.seconds), NULL)
@@ -14,7 +15,8 @@ extension PostgresStore {
 
     public func insert(_ record: RefreshTokenRecord) async throws {
         try await transaction { db in
-            try await db.query("""
+            try await db.query(
+                """
                 INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time)
                 VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL,
                         \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds))
@@ -25,11 +27,13 @@ extension PostgresStore {
     }
 
     public func find(tokenHash: String) async throws -> RefreshTokenRecord? {
-        try await rows("""
+        try await rows(
+            """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at,
                    f.methods, f.auth_time
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id WHERE t.token_hash = \(tokenHash)
-            """).first.map { row in
+            """
+        ).first.map { row in
             let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime) =
                 try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?).self)
             return RefreshTokenRecord(
@@ -43,7 +47,8 @@ extension PostgresStore {
         // A timeout, or a connection that dies after COMMIT was sent, leaves the rotation in doubt: it is then
         // settled in the background (a late commit undone); see RotationsInDoubt.
         try await transaction(inDoubt: (oldHash, { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) })) { db in
-            let consumed = try await db.query("""
+            let consumed = try await db.query(
+                """
                 UPDATE refresh_tokens SET used_at = \(usedAt.seconds)
                 WHERE token_hash = \(oldHash) AND used_at IS NULL
                   AND EXISTS (SELECT 1 FROM refresh_token_families f WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
@@ -75,21 +80,26 @@ extension PostgresStore {
     }
 
     public func revokeFamily(familyId: String, at: Date) async throws {
-        _ = try await rows("UPDATE refresh_token_families SET revoked_at = \(at.seconds) WHERE family_id = \(familyId) AND revoked_at IS NULL RETURNING family_id")
+        _ = try await rows(
+            "UPDATE refresh_token_families SET revoked_at = \(at.seconds) WHERE family_id = \(familyId) AND revoked_at IS NULL RETURNING family_id")
     }
 
     public func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int {
-        try await rows("""
+        try await rows(
+            """
             UPDATE refresh_token_families SET revoked_at = \(at.seconds)
             WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND client_id = \(clientId) AND revoked_at IS NULL RETURNING family_id
-            """).count
+            """
+        ).count
     }
 
     public func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int {
-        try await rows("""
+        try await rows(
+            """
             UPDATE refresh_token_families SET revoked_at = \(at.seconds)
             WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND revoked_at IS NULL RETURNING family_id
-            """).count
+            """
+        ).count
     }
 
     public func purgeExpired(before: Date) async throws -> Int {
@@ -102,7 +112,8 @@ extension PostgresStore {
     }
 
     public func revokeAccessToken(jti: String, expiresAt: Date) async throws {
-        _ = try await rows("INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (\(jti), \(expiresAt.seconds)) ON CONFLICT (jti) DO NOTHING RETURNING jti")
+        _ = try await rows(
+            "INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (\(jti), \(expiresAt.seconds)) ON CONFLICT (jti) DO NOTHING RETURNING jti")
     }
 
     public func isAccessTokenRevoked(jti: String) async throws -> Bool {
@@ -126,7 +137,8 @@ extension PostgresStore {
         let documents = try records.map { try StoredJSON.text(of: $0) }
         let policies = records.map { Array(Set($0.appliedConditionalAccessPolicies.map(\.id))) }
         try await transaction { db in
-            let inserted = try await db.query("""
+            let inserted = try await db.query(
+                """
                 INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
                 SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d
                 FROM UNNEST(\(ids)::text[], \(tenants)::text[], \(created)::float8[], \(correlations)::text[], \(users)::text[],

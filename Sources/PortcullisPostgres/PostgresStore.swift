@@ -17,8 +17,10 @@ public final class PostgresStore: PortcullisStore {
         /// No operation waits longer (PROTOCOL §2.4); then the caller gets `StorageError.unavailable`.
         public var deadline: Duration
 
-        public init(url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(1), caFile: String? = nil,
-                    deadline: Duration = .seconds(2)) {
+        public init(
+            url: String, maximumConnections: Int = 20, connectTimeout: Duration = .seconds(1), caFile: String? = nil,
+            deadline: Duration = .seconds(2)
+        ) {
             self.deadline = deadline
             self.url = url
             self.caFile = caFile
@@ -68,12 +70,13 @@ public final class PostgresStore: PortcullisStore {
             try await connection.close()
         } catch {
             let state = error.postgresSQLState
-            let reason = switch state {
-            case "28P01": "authentication failed (wrong user or password)"
-            case "3D000": "the database does not exist"
-            case "28000": "the server refused the connection (pg_hba.conf)"
-            default: state.map { "SQLSTATE \($0)" } ?? "cannot connect"
-            }
+            let reason =
+                switch state {
+                case "28P01": "authentication failed (wrong user or password)"
+                case "3D000": "the database does not exist"
+                case "28000": "the server refused the connection (pg_hba.conf)"
+                default: state.map { "SQLSTATE \($0)" } ?? "cannot connect"
+                }
             throw StorageError(.unavailable, "PostgreSQL at \(url.redacted): \(reason)", underlying: error)
         }
     }
@@ -108,9 +111,13 @@ public final class PostgresStore: PortcullisStore {
                 },
                 onAbandoned: { outcome in
                     guard let inDoubt else { return }
-                    if case .success = outcome { tracker.settle(inDoubt.key, undo: inDoubt.undo) }
-                    else if commitSent.value { tracker.settle(inDoubt.key, undo: inDoubt.undo) }
-                    else { tracker.remove(inDoubt.key) }
+                    if case .success = outcome {
+                        tracker.settle(inDoubt.key, undo: inDoubt.undo)
+                    } else if commitSent.value {
+                        tracker.settle(inDoubt.key, undo: inDoubt.undo)
+                    } else {
+                        tracker.remove(inDoubt.key)
+                    }
                 }
             ) { connection in
                 let db = Statements(connection: connection, logger: self.logger)
@@ -152,7 +159,8 @@ public final class PostgresStore: PortcullisStore {
     static func translate(_ error: any Error) -> any Error {
         if error is StorageError { return error }
         if let transaction = error as? PostgresTransactionError,
-           let inner = transaction.closureError ?? transaction.commitError ?? transaction.beginError, inner is StorageError {
+            let inner = transaction.closureError ?? transaction.commitError ?? transaction.beginError, inner is StorageError
+        {
             return inner
         }
         switch error.postgresSQLState {
@@ -176,7 +184,8 @@ public final class PostgresStore: PortcullisStore {
             for row in try await db.query("SELECT version FROM schema_migrations") { applied.insert(try row.decode(Int.self)) }
             for migration in PostgresMigrations.all where !applied.contains(migration.version) {
                 if migration.version == StoreUpgrade.installationIdentifiersVersion {
-                    let rows = try await db.query("""
+                    let rows = try await db.query(
+                        """
                         SELECT id, string_agg(kind || ' of tenant ' || tenant_id, ', ' ORDER BY tenant_id) FROM documents
                         WHERE kind IN ('user', 'group', 'application')
                         GROUP BY (CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END), id HAVING COUNT(*) > 1 ORDER BY id LIMIT 100

@@ -55,20 +55,22 @@ public struct PostgresURL: Sendable {
     }
 
     func clientConfiguration() -> PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS = switch sslMode {
-        case .disable: .disable
-        case .allow, .prefer: .prefer(tlsConfiguration())
-        case .require, .verifyCA, .verifyFull: .require(tlsConfiguration())
-        }
+        let tls: PostgresClient.Configuration.TLS =
+            switch sslMode {
+            case .disable: .disable
+            case .allow, .prefer: .prefer(tlsConfiguration())
+            case .require, .verifyCA, .verifyFull: .require(tlsConfiguration())
+            }
         return PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
     }
 
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
-        let tls: PostgresConnection.Configuration.TLS = switch sslMode {
-        case .disable: .disable
-        case .allow, .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
-        case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: tlsConfiguration()))
-        }
+        let tls: PostgresConnection.Configuration.TLS =
+            switch sslMode {
+            case .disable: .disable
+            case .allow, .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
+            case .require, .verifyCA, .verifyFull: .require(try NIOSSLContext(configuration: tlsConfiguration()))
+            }
         return PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
     }
 

@@ -20,20 +20,28 @@ extension SQLiteStore {
                 INSERT INTO authentication_methods (id, tenant_id, user_id, kind, sealed_secret, created_at, last_used_step, last_used_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
                 """,
-                [.text(method.id), .text(method.tenantId), .text(method.userId), .text(method.kind.rawValue), .text(method.sealedSecret.base64EncodedString()),
-                 .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt)]).isEmpty)
+                [
+                    .text(method.id), .text(method.tenantId), .text(method.userId), .text(method.kind.rawValue),
+                    .text(method.sealedSecret.base64EncodedString()),
+                    .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt),
+                ]
+            ).isEmpty)
         }
     }
 
     public func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord] {
-        try await read("SELECT * FROM authentication_methods WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id",
-                       [.text(tenantId.lowercased()), .text(userId.lowercased())]).map(Self.authenticationMethod(from:))
+        try await read(
+            "SELECT * FROM authentication_methods WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id",
+            [.text(tenantId.lowercased()), .text(userId.lowercased())]
+        ).map(Self.authenticationMethod(from:))
     }
 
     public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query("DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                                 [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]).isEmpty)
+            !(try await db.query(
+                "DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+            ).isEmpty)
         }
     }
 
@@ -44,12 +52,14 @@ extension SQLiteStore {
                 UPDATE authentication_methods SET last_used_step = ?1, last_used_at = ?2
                 WHERE id = ?3 AND (last_used_step IS NULL OR last_used_step < ?1) RETURNING id
                 """,
-                [.integer(Int(step)), .date(at), .text(id.lowercased())]).isEmpty)
+                [.integer(Int(step)), .date(at), .text(id.lowercased())]
+            ).isEmpty)
         }
     }
 
     public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
-        Set(try await read("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = ?", [.text(tenantId.lowercased())])
-            .map { try $0.string("user_id") })
+        Set(
+            try await read("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = ?", [.text(tenantId.lowercased())])
+                .map { try $0.string("user_id") })
     }
 }

@@ -43,8 +43,10 @@ extension SQLiteStore {
         guard let namespace = kind.installationWideNamespace else { return nil }
         let kinds = DocumentKind.kinds(inNamespace: namespace)
         let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
-        return ("SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
-                [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)])
+        return (
+            "SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
+            [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)]
+        )
     }
 
     static func identifierOwner(_ row: SQLiteRow?) throws -> IdentifierOwner? {
@@ -87,7 +89,6 @@ extension SQLiteStore {
             [.text(tenantId), .integer(Int(revision))])
     }
 
-
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object): the one writer makes this check and the write one step; the unique index is the backstop.
     static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: WriterStatements) async throws -> IdentifierOwner? {
@@ -98,8 +99,10 @@ extension SQLiteStore {
     static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
-             .text(audit.documentId), .optionalText(AuditRecord.text(of: audit.before)), .optionalText(AuditRecord.text(of: audit.after))])
+            [
+                .text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
+                .text(audit.documentId), .optionalText(AuditRecord.text(of: audit.before)), .optionalText(AuditRecord.text(of: audit.after)),
+            ])
     }
 
     public func put(
@@ -152,8 +155,10 @@ extension SQLiteStore {
             for document in documents {
                 _ = try await db.query(
                     "INSERT OR IGNORE INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    [.text(document.tenantId), .text(document.kind.rawValue), .text(document.id),
-                     .text(String(decoding: document.body, as: UTF8.self)), .integer(Int(version)), .date(document.updatedAt)])
+                    [
+                        .text(document.tenantId), .text(document.kind.rawValue), .text(document.id),
+                        .text(String(decoding: document.body, as: UTF8.self)), .integer(Int(version)), .date(document.updatedAt),
+                    ])
             }
         }
     }

@@ -15,7 +15,10 @@ extension SQLiteStore {
     private static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(id), .date(entry.at), .text(entry.event.rawValue), .optionalText(entry.fromStatus), .optionalText(entry.toStatus), .optionalText(entry.detail)])
+            [
+                .text(id), .date(entry.at), .text(entry.event.rawValue), .optionalText(entry.fromStatus), .optionalText(entry.toStatus),
+                .optionalText(entry.detail),
+            ])
     }
 
     static func enqueue(_ messages: [OutboxMessage], _ db: WriterStatements) async throws {
@@ -25,12 +28,16 @@ extension SQLiteStore {
                 INSERT INTO outbox (id, tenant_id, enrollment_id, target_uri, payload, jti, state, attempts, next_attempt_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
                 """,
-                [.text(message.id), .text(message.tenantId), .optionalText(message.enrollmentId), .text(message.targetUri), .text(message.payload),
-                 .text(message.jti), .date(message.nextAttemptAt), .date(message.createdAt)])
+                [
+                    .text(message.id), .text(message.tenantId), .optionalText(message.enrollmentId), .text(message.targetUri), .text(message.payload),
+                    .text(message.jti), .date(message.nextAttemptAt), .date(message.createdAt),
+                ])
         }
     }
 
-    public func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int) async throws -> Enrollment {
+    public func insertEnrollment(
+        _ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int
+    ) async throws -> Enrollment {
         var copy = enrollment
         copy.revision = 1
         let stored = copy
@@ -41,8 +48,10 @@ extension SQLiteStore {
                 INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
                 """,
-                [.text(stored.id), .text(stored.tenantId), .text(stored.userId), .text(stored.clientId), .text(stored.deviceId),
-                 .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document)])
+                [
+                    .text(stored.id), .text(stored.tenantId), .text(stored.userId), .text(stored.clientId), .text(stored.deviceId),
+                    .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
+                ])
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
             let pruned = try await db.query(
@@ -61,8 +70,10 @@ extension SQLiteStore {
         }
     }
 
-    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
-                                 effects: EnrollmentEffects) async throws -> Enrollment? {
+    public func updateEnrollment(
+        _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
+        effects: EnrollmentEffects
+    ) async throws -> Enrollment? {
         var copy = enrollment
         copy.revision = expectedRevision + 1
         let stored = copy
@@ -73,8 +84,10 @@ extension SQLiteStore {
                 UPDATE enrollments SET state = ?, lapses_at = ?, updated_at = ?, revision = revision + 1, document = ?
                 WHERE id = ? AND revision = ? RETURNING revision
                 """,
-                [.text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
-                 .text(stored.id), .integer(Int(expectedRevision))])
+                [
+                    .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
+                    .text(stored.id), .integer(Int(expectedRevision)),
+                ])
             guard !updated.isEmpty else { return nil }
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
@@ -120,20 +133,34 @@ extension SQLiteStore {
     public func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool {
         !(try await read(
             "SELECT 1 AS hit FROM enrollments WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state <> 'unenrolled' LIMIT 1",
-            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased())]).isEmpty)
+            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased())]
+        ).isEmpty)
     }
 
     public func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment] {
         var clauses = ["tenant_id = ?"]
         var binds: [SQLiteData] = [.text(query.tenantId)]
-        if let user = query.userId { clauses.append("user_id = ?"); binds.append(.text(user.lowercased())) }
-        if let client = query.clientId { clauses.append("client_id = ?"); binds.append(.text(client.lowercased())) }
-        if let device = query.deviceId { clauses.append("device_id = ?"); binds.append(.text(device.lowercased())) }
-        if let state = query.state { clauses.append("state = ?"); binds.append(.text(state.rawValue)) }
+        if let user = query.userId {
+            clauses.append("user_id = ?")
+            binds.append(.text(user.lowercased()))
+        }
+        if let client = query.clientId {
+            clauses.append("client_id = ?")
+            binds.append(.text(client.lowercased()))
+        }
+        if let device = query.deviceId {
+            clauses.append("device_id = ?")
+            binds.append(.text(device.lowercased()))
+        }
+        if let state = query.state {
+            clauses.append("state = ?")
+            binds.append(.text(state.rawValue))
+        }
         binds.append(.integer(max(1, min(query.limit, 1000))))
         binds.append(.integer(max(0, query.offset)))
         return try await read(
-            "SELECT document, revision FROM enrollments WHERE " + clauses.joined(separator: " AND ") + " ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?", binds
+            "SELECT document, revision FROM enrollments WHERE " + clauses.joined(separator: " AND ") + " ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
+            binds
         ).map(Self.enrollment(from:))
     }
 
@@ -141,8 +168,9 @@ extension SQLiteStore {
         try await read(
             "SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = ? ORDER BY seq", [.text(id.lowercased())]
         ).map { row in
-            EnrollmentHistoryEntry(at: try row.date("at"), event: EnrollmentEvent(rawValue: try row.string("event")), fromStatus: row.optionalString("from_status"),
-                                   toStatus: row.optionalString("to_status"), detail: row.optionalString("detail"))
+            EnrollmentHistoryEntry(
+                at: try row.date("at"), event: EnrollmentEvent(rawValue: try row.string("event")), fromStatus: row.optionalString("from_status"),
+                toStatus: row.optionalString("to_status"), detail: row.optionalString("detail"))
         }
     }
 
@@ -212,15 +240,20 @@ extension SQLiteStore {
                     lease_until = NULL, lease_owner = NULL
                 WHERE id = ? AND lease_owner = ?
                 """,
-                [.text(nextAttemptAt == nil ? "deadLetter" : "pending"), .integer(attempts), .optionalDate(nextAttemptAt), .text(error),
-                 .text(id), .text(owner)])
+                [
+                    .text(nextAttemptAt == nil ? "deadLetter" : "pending"), .integer(attempts), .optionalDate(nextAttemptAt), .text(error),
+                    .text(id), .text(owner),
+                ])
         }
     }
 
     public func outboxMessages(tenantId: String, state: OutboxMessage.State?, limit: Int, offset: Int) async throws -> [OutboxMessage] {
         var sql = "SELECT \(Self.outboxColumns) FROM outbox WHERE tenant_id = ?"
         var binds: [SQLiteData] = [.text(tenantId)]
-        if let state { sql += " AND state = ?"; binds.append(.text(state.rawValue)) }
+        if let state {
+            sql += " AND state = ?"
+            binds.append(.text(state.rawValue))
+        }
         sql += " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
         binds.append(.integer(max(1, min(limit, 1000))))
         binds.append(.integer(max(0, offset)))
@@ -234,7 +267,8 @@ extension SQLiteStore {
                 UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL, last_error = NULL
                 WHERE id = ? AND tenant_id = ? RETURNING id
                 """,
-                [.date(now), .text(id), .text(tenantId)]).isEmpty)
+                [.date(now), .text(id), .text(tenantId)]
+            ).isEmpty)
         }
     }
 
@@ -252,6 +286,7 @@ extension SQLiteStore {
                 SELECT 1 FROM outbox earlier WHERE earlier.state = 'pending' AND earlier.target_uri = o.target_uri
                   AND earlier.enrollment_id IS o.enrollment_id AND earlier.rowid < o.rowid)
             """,
-            [.date(now)]).first?.optionalDate("next")
+            [.date(now)]
+        ).first?.optionalDate("next")
     }
 }

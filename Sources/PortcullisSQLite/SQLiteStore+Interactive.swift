@@ -18,8 +18,10 @@ extension SQLiteStore {
                 INSERT INTO sessions (id_hash, tenant_id, user_id, methods, auth_time, created_at, last_seen_at, expires_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                [.text(session.idHash), .text(session.tenantId), .text(session.userId), .text(StoredJSON.text(of: session.methods)),
-                 .date(session.authTime), .date(session.createdAt), .date(session.lastSeenAt), .date(session.expiresAt)])
+                [
+                    .text(session.idHash), .text(session.tenantId), .text(session.userId), .text(StoredJSON.text(of: session.methods)),
+                    .date(session.authTime), .date(session.createdAt), .date(session.lastSeenAt), .date(session.expiresAt),
+                ])
             _ = try await db.query(
                 """
                 DELETE FROM sessions WHERE id_hash IN (
@@ -40,8 +42,9 @@ extension SQLiteStore {
 
     public func upgradeSession(idHash: String, methods: [String], authTime: Date, at: Date) async throws {
         try await transaction { db in
-            _ = try await db.query("UPDATE sessions SET methods = ?, auth_time = ?, last_seen_at = ? WHERE id_hash = ?",
-                                   [.text(StoredJSON.text(of: methods)), .date(authTime), .date(at), .text(idHash)])
+            _ = try await db.query(
+                "UPDATE sessions SET methods = ?, auth_time = ?, last_seen_at = ? WHERE id_hash = ?",
+                [.text(StoredJSON.text(of: methods)), .date(authTime), .date(at), .text(idHash)])
         }
     }
 
@@ -51,7 +54,8 @@ extension SQLiteStore {
 
     public func deleteSessions(tenantId: String, userId: String) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.text(tenantId), .text(userId.lowercased())]).count
+            try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.text(tenantId), .text(userId.lowercased())])
+                .count
         }
     }
 
@@ -63,8 +67,10 @@ extension SQLiteStore {
                 INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
-                [.text(code.codeHash), .text(code.request.tenantId), .text(code.userId), .text(request), .text(StoredJSON.text(of: code.methods)),
-                 .date(code.authTime), .date(code.expiresAt)])
+                [
+                    .text(code.codeHash), .text(code.request.tenantId), .text(code.userId), .text(request), .text(StoredJSON.text(of: code.methods)),
+                    .date(code.authTime), .date(code.expiresAt),
+                ])
         }
     }
 
@@ -80,7 +86,9 @@ extension SQLiteStore {
         try await read("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first.map(Self.authorizationCode(from:))
     }
 
-    public func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord? {
+    public func redeemAuthorizationCode(
+        codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date
+    ) async throws -> AuthorizationCodeRecord? {
         try await transaction { db in
             // One writer: the read and the mark are one step for every other redemption.
             guard let row = try await db.query("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first else { return nil }
@@ -97,7 +105,8 @@ extension SQLiteStore {
     static func deviceCode(from row: SQLiteRow) throws -> DeviceCodeRecord {
         DeviceCodeRecord(
             deviceCodeHash: try row.string("device_code_hash"), userCode: try row.string("user_code"), tenantId: try row.string("tenant_id"),
-            clientId: try row.string("client_id"), scope: try row.string("scope"), claims: row.optionalString("claims").flatMap { try? ClaimsRequest.parse($0) },
+            clientId: try row.string("client_id"), scope: try row.string("scope"),
+            claims: row.optionalString("claims").flatMap { try? ClaimsRequest.parse($0) },
             interval: Int(try row.int("interval_seconds")), expiresAt: try row.date("expires_at"), lastPolledAt: row.optionalDate("last_polled_at"),
             state: DeviceCodeRecord.State(rawValue: try row.string("state")) ?? .denied, userId: row.optionalString("user_id"),
             methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"),
@@ -108,8 +117,11 @@ extension SQLiteStore {
         try await transaction { db in
             // One writer: the counts and the insert are one step for every other request.
             func pending(_ condition: String, _ binds: [SQLiteData]) async throws -> Int {
-                Int(try await db.query("SELECT COUNT(*) AS n FROM device_codes WHERE state = 'pending' AND expires_at > ? AND \(condition)",
-                                       [.date(now)] + binds).first?.int("n") ?? 0)
+                Int(
+                    try await db.query(
+                        "SELECT COUNT(*) AS n FROM device_codes WHERE state = 'pending' AND expires_at > ? AND \(condition)",
+                        [.date(now)] + binds
+                    ).first?.int("n") ?? 0)
             }
             if try await pending("tenant_id = ?", [.text(code.tenantId)]) >= limits.perTenant { return .tenant }
             if try await pending("tenant_id = ? AND client_id = ?", [.text(code.tenantId), .text(code.clientId)]) >= limits.perClient { return .client }
@@ -119,8 +131,10 @@ extension SQLiteStore {
                 INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state, client_address)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
                 """,
-                [.text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId), .text(code.clientId), .text(code.scope),
-                 .optionalText(code.claims?.text), .integer(code.interval), .date(code.expiresAt), .optionalText(code.clientAddress)])
+                [
+                    .text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId), .text(code.clientId), .text(code.scope),
+                    .optionalText(code.claims?.text), .integer(code.interval), .date(code.expiresAt), .optionalText(code.clientAddress),
+                ])
             return nil
         }
     }
@@ -146,8 +160,11 @@ extension SQLiteStore {
                 UPDATE device_codes SET state = ?, user_id = ?, methods = ?, auth_time = ?
                 WHERE user_code = ? AND state = 'pending' AND expires_at > ? RETURNING user_code
                 """,
-                [.text(approve ? "approved" : "denied"), .optionalText(userId?.lowercased()), .text(StoredJSON.text(of: methods)),
-                 .optionalDate(authTime), .text(userCode), .date(now)]).isEmpty)
+                [
+                    .text(approve ? "approved" : "denied"), .optionalText(userId?.lowercased()), .text(StoredJSON.text(of: methods)),
+                    .optionalDate(authTime), .text(userCode), .date(now),
+                ]
+            ).isEmpty)
         }
     }
 
@@ -155,20 +172,26 @@ extension SQLiteStore {
         try await transaction { db in
             !(try await db.query(
                 "UPDATE device_codes SET state = 'consumed' WHERE device_code_hash = ? AND state = 'approved' RETURNING user_code",
-                [.text(deviceCodeHash)]).isEmpty)
+                [.text(deviceCodeHash)]
+            ).isEmpty)
         }
     }
 
     public func pendingDeviceCodes(tenantId: String, now: Date) async throws -> Int {
-        Int(try await read("SELECT COUNT(*) AS n FROM device_codes WHERE tenant_id = ? AND state = 'pending' AND expires_at > ?",
-                           [.text(tenantId), .date(now)]).first?.int("n") ?? 0)
+        Int(
+            try await read(
+                "SELECT COUNT(*) AS n FROM device_codes WHERE tenant_id = ? AND state = 'pending' AND expires_at > ?",
+                [.text(tenantId), .date(now)]
+            ).first?.int("n") ?? 0)
     }
 
     public func purgeInteractive(before: Date) async throws -> Int {
         try await transaction { db in
             var removed = try await db.query("DELETE FROM sessions WHERE expires_at < ? RETURNING id_hash", [.date(before)]).count
             // Codes are kept a day past their expiry so that a late replay is still recognised (and revokes).
-            removed += try await db.query("DELETE FROM authorization_codes WHERE expires_at < ? RETURNING code_hash", [.date(before.addingTimeInterval(-86400))]).count
+            removed += try await db.query(
+                "DELETE FROM authorization_codes WHERE expires_at < ? RETURNING code_hash", [.date(before.addingTimeInterval(-86400))]
+            ).count
             removed += try await db.query("DELETE FROM device_codes WHERE expires_at < ? RETURNING user_code", [.date(before)]).count
             return removed
         }

@@ -10,8 +10,10 @@ extension SQLiteStore {
         """
 
     private static func binds(_ record: RefreshTokenRecord) -> [SQLiteData] {
-        [.text(record.tokenHash), .text(record.familyId), .text(record.tenantId), .text(record.userId),
-         .text(record.clientId), .text(record.scope), .date(record.issuedAt), .date(record.expiresAt)]
+        [
+            .text(record.tokenHash), .text(record.familyId), .text(record.tenantId), .text(record.userId),
+            .text(record.clientId), .text(record.scope), .date(record.issuedAt), .date(record.expiresAt),
+        ]
     }
 
     public func insert(_ record: RefreshTokenRecord) async throws {
@@ -21,8 +23,10 @@ extension SQLiteStore {
                 INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time)
                 VALUES (?, ?, ?, ?, ?, NULL, ?, ?) ON CONFLICT (family_id) DO NOTHING
                 """,
-                [.text(record.familyId), .text(record.tenantId), .text(record.userId), .text(record.clientId), .date(record.issuedAt),
-                 .text(StoredJSON.text(of: record.methods)), .optionalDate(record.authTime)])
+                [
+                    .text(record.familyId), .text(record.tenantId), .text(record.userId), .text(record.clientId), .date(record.issuedAt),
+                    .text(StoredJSON.text(of: record.methods)), .optionalDate(record.authTime),
+                ])
             _ = try await db.query(Self.insertToken, Self.binds(record))
         }
     }
@@ -49,15 +53,18 @@ extension SQLiteStore {
 
     public func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool {
         let inDoubt = rotationsInDoubt
-        return try await transaction(onTimeout: { inDoubt.insert(oldHash) }, onAbandoned: { outcome in
-            // The client was told "unavailable": a rotation that committed anyway is undone, then the token is
-            // settled (until then this node answers "unavailable" for it; see RotationsInDoubt).
-            if case .success(true) = outcome {
-                inDoubt.settle(oldHash) { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
-            } else {
-                inDoubt.remove(oldHash)
+        return try await transaction(
+            onTimeout: { inDoubt.insert(oldHash) },
+            onAbandoned: { outcome in
+                // The client was told "unavailable": a rotation that committed anyway is undone, then the token is
+                // settled (until then this node answers "unavailable" for it; see RotationsInDoubt).
+                if case .success(true) = outcome {
+                    inDoubt.settle(oldHash) { try await self.undoRotation(oldHash: oldHash, usedAt: usedAt, successorHash: successor.tokenHash) }
+                } else {
+                    inDoubt.remove(oldHash)
+                }
             }
-        }) { db in
+        ) { db in
             let consumed = try await db.query(
                 """
                 UPDATE refresh_tokens SET used_at = ?
@@ -88,8 +95,10 @@ extension SQLiteStore {
         guard let usedAt = record.usedAt else { return false }
         if rotationsInDoubt.contains(record.tokenHash) { return true }
         guard rotationsInDoubt.recentOutage else { return false }
-        return try await read("SELECT 1 AS hit FROM refresh_tokens WHERE family_id = ? AND used_at > ? LIMIT 1",
-                              [.text(record.familyId), .date(usedAt)]).isEmpty
+        return try await read(
+            "SELECT 1 AS hit FROM refresh_tokens WHERE family_id = ? AND used_at > ? LIMIT 1",
+            [.text(record.familyId), .date(usedAt)]
+        ).isEmpty
     }
 
     public func revokeFamily(familyId: String, at: Date) async throws {
@@ -124,7 +133,8 @@ extension SQLiteStore {
     public func purgeExpired(before: Date) async throws -> Int {
         try await transaction { db in
             let tokens = try await db.query(
-                "DELETE FROM refresh_tokens WHERE expires_at < ? RETURNING token_hash", [.date(before)]).count
+                "DELETE FROM refresh_tokens WHERE expires_at < ? RETURNING token_hash", [.date(before)]
+            ).count
             _ = try await db.query(
                 "DELETE FROM refresh_token_families WHERE family_id NOT IN (SELECT family_id FROM refresh_tokens)")
             _ = try await db.query("DELETE FROM revoked_access_tokens WHERE expires_at < ?", [.date(before)])

@@ -31,7 +31,10 @@ extension SQLiteStore {
                     ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start, locks = excluded.locks,
                         locked_until = excluded.locked_until, expires_at = excluded.expires_at
                     """,
-                    [.text(key), .integer(next.failures), .date(next.windowStart), .integer(next.locks), .optionalDate(next.lockedUntil), .date(next.expiresAt)])
+                    [
+                        .text(key), .integer(next.failures), .date(next.windowStart), .integer(next.locks), .optionalDate(next.lockedUntil),
+                        .date(next.expiresAt),
+                    ])
                 stored.append(next)
             }
             return stored

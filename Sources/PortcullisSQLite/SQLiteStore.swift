@@ -92,9 +92,11 @@ public final class SQLiteStore: PortcullisStore {
         if !fm.fileExists(atPath: directory.path) {
             try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } else if let mode = (try? fm.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0 {
-            logger.warning("the data directory is readable by other users; make it 0700", metadata: [
-                "portcullis.path": .string(directory.path), "portcullis.mode": .string(String(mode, radix: 8)),
-            ])
+            logger.warning(
+                "the data directory is readable by other users; make it 0700",
+                metadata: [
+                    "portcullis.path": .string(directory.path), "portcullis.mode": .string(String(mode, radix: 8)),
+                ])
         }
         if !fm.fileExists(atPath: path), !fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
             throw StorageError(.unavailable, "cannot create \(path)")
@@ -263,7 +265,8 @@ public final class SQLiteStore: PortcullisStore {
         for migration in SQLiteMigrations.all where !applied.contains(migration.version) {
             try await transaction { db in
                 if migration.version == StoreUpgrade.installationIdentifiersVersion {
-                    let rows = try await db.query("""
+                    let rows = try await db.query(
+                        """
                         SELECT CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END AS namespace, id,
                                group_concat(kind || ' of tenant ' || tenant_id, ', ') AS owners
                         FROM documents WHERE kind IN ('user', 'group', 'application') GROUP BY namespace, id HAVING COUNT(*) > 1 ORDER BY id LIMIT 100

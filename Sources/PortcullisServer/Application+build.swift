@@ -40,8 +40,9 @@ public struct ServerDependencies: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        self.issuingAuthority = IssuingAuthority(keysDirectory: keysDirectory
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-keys-\(ProcessInfo.processInfo.processIdentifier)"))
+        self.issuingAuthority = IssuingAuthority(
+            keysDirectory: keysDirectory
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-keys-\(ProcessInfo.processInfo.processIdentifier)"))
     }
 }
 
@@ -105,7 +106,8 @@ public struct PortcullisServer: Sendable {
         self.outboxSignal = signal
         let configuration = dependencies.configuration
         self.compliance = ComplianceService(
-            configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signers: dependencies.signers, clock: dependencies.clock,
+            configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signers: dependencies.signers,
+            clock: dependencies.clock,
             outboxSignal: signal, logger: dependencies.logger)
         self.dispatcher = OutboxDispatcher(
             store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger)
@@ -119,9 +121,10 @@ public struct PortcullisServer: Sendable {
     public func router() -> Router<PortcullisRequestContext> {
         let deps = dependencies
         let router = Router(context: PortcullisRequestContext.self)
-        router.add(middleware: RequestMiddleware(
-            metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://"),
-            maximumBodyBytes: deps.configuration.maximumBodyBytes))
+        router.add(
+            middleware: RequestMiddleware(
+                metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://"),
+                maximumBodyBytes: deps.configuration.maximumBodyBytes))
         let clients = ClientAuthenticator(credentials: deps.credentials, clock: deps.clock)
         let passwords = PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger)
         let tokens = TokenService(
@@ -134,12 +137,15 @@ public struct PortcullisServer: Sendable {
         let sealer = PageSealer(credentials: deps.credentials)
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
-            passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(), clock: deps.clock, logger: deps.logger
+            passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(), clock: deps.clock,
+            logger: deps.logger
         ).register(on: router)
         let documents = AdminDocuments(
-            store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance, logger: deps.logger)
+            store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance,
+            logger: deps.logger)
         let admin = AdminRoutes(
-            configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns, clock: deps.clock,
+            configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns,
+            clock: deps.clock,
             compliance: ComplianceAdminRoutes(
                 store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, box: SecretMaterialBox(credentials: deps.credentials),
                 clock: deps.clock, documents: documents),
@@ -148,11 +154,14 @@ public struct PortcullisServer: Sendable {
         )
         admin.register(on: router)
         // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
-        ConsoleRoutes(endpoints: endpoints, tenants: tenants, sealer: sealer, admin: admin, authenticator: admin.authenticator, oauth: oauth,
-                      clock: deps.clock, revocations: deps.store).register(on: router)
+        ConsoleRoutes(
+            endpoints: endpoints, tenants: tenants, sealer: sealer, admin: admin, authenticator: admin.authenticator, oauth: oauth,
+            clock: deps.clock, revocations: deps.store
+        ).register(on: router)
         ComplianceRoutes(
             service: compliance, configuration: deps.configuration, tenants: tenants, signers: deps.signers,
-            secrets: SecretDelivery(service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),
+            secrets: SecretDelivery(
+                service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),
             clock: deps.clock
         ).register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, tenants: tenants, signers: deps.signers, drain: drain).register(on: router)

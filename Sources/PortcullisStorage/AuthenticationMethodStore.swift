@@ -18,7 +18,9 @@ public struct AuthenticationMethodRecord: Sendable, Equatable {
     public var lastUsedStep: Int64?
     public var lastUsedAt: Date?
 
-    public init(id: String, tenantId: String, userId: String, kind: Kind, sealedSecret: Data, createdAt: Date, lastUsedStep: Int64? = nil, lastUsedAt: Date? = nil) {
+    public init(
+        id: String, tenantId: String, userId: String, kind: Kind, sealedSecret: Data, createdAt: Date, lastUsedStep: Int64? = nil, lastUsedAt: Date? = nil
+    ) {
         self.id = id.lowercased()
         self.tenantId = tenantId.lowercased()
         self.userId = userId.lowercased()

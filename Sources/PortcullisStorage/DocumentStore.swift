@@ -36,8 +36,9 @@ public struct StoredDocument: Sendable, Equatable {
 
     /// A typed document as every writer stores it (`TenantDocuments.encoder`).
     public init<Document: TenantDocument>(tenantId: String, document: Document, version: Int64 = 0, updatedAt: Date) throws {
-        self.init(tenantId: tenantId, kind: Document.kind, id: document.documentId, body: try TenantDocuments.encoder.encode(document),
-                  version: version, updatedAt: updatedAt)
+        self.init(
+            tenantId: tenantId, kind: Document.kind, id: document.documentId, body: try TenantDocuments.encoder.encode(document),
+            version: version, updatedAt: updatedAt)
     }
 }
 
@@ -92,7 +93,10 @@ public struct AuditRecord: Sendable, Equatable, Codable {
     public var before: JSONValue?
     public var after: JSONValue?
 
-    public init(id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: JSONValue?, after: JSONValue?) {
+    public init(
+        id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: JSONValue?,
+        after: JSONValue?
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.at = at
@@ -127,7 +131,8 @@ public struct DocumentChange: Sendable, Equatable {
     public init?(payload: String) {
         let parts = payload.split(separator: " ").map(String.init)
         guard parts.count == 2 || parts.count == 4, let revision = Int64(parts[1]) else { return nil }
-        self.init(tenantId: parts[0], revision: revision, kind: parts.count == 4 ? DocumentKind(rawValue: parts[2]) : nil, id: parts.count == 4 ? parts[3] : nil)
+        self.init(
+            tenantId: parts[0], revision: revision, kind: parts.count == 4 ? DocumentKind(rawValue: parts[2]) : nil, id: parts.count == 4 ? parts[3] : nil)
     }
 }
 
@@ -154,7 +159,9 @@ public protocol DocumentStore: Sendable {
     /// Creates or replaces a document if `precondition` holds; appends `audit` (with the stored version) in
     /// the same transaction. Returns the stored document.
     @discardableResult
-    func put(tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?) async throws -> StoredDocument
+    func put(
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+    ) async throws -> StoredDocument
     /// Deletes a document if `precondition` holds; appends `audit` in the same transaction. Returns the tenant's
     /// revision after the delete.
     @discardableResult

@@ -38,8 +38,10 @@ public struct OutboxMessage: Codable, Sendable, Equatable {
     public var createdAt: Date
     public var deliveredAt: Date?
 
-    public init(id: String, tenantId: String, enrollmentId: String?, targetUri: String, payload: String, jti: String, state: State = .pending,
-                attempts: Int = 0, nextAttemptAt: Date, lastError: String? = nil, createdAt: Date, deliveredAt: Date? = nil) {
+    public init(
+        id: String, tenantId: String, enrollmentId: String?, targetUri: String, payload: String, jti: String, state: State = .pending,
+        attempts: Int = 0, nextAttemptAt: Date, lastError: String? = nil, createdAt: Date, deliveredAt: Date? = nil
+    ) {
         self.id = id
         self.tenantId = tenantId
         self.enrollmentId = enrollmentId
@@ -71,7 +73,9 @@ public struct EnrollmentEffects: Sendable, Equatable {
 
 extension EnrollmentStore {
     /// An update with no effects beyond its history and callbacks.
-    public func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]) async throws -> Enrollment? {
+    public func updateEnrollment(
+        _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]
+    ) async throws -> Enrollment? {
         try await updateEnrollment(enrollment, expectedRevision: expectedRevision, history: history, outbox: outbox, effects: .none)
     }
 }
@@ -87,8 +91,10 @@ public struct EnrollmentQuery: Sendable, Equatable {
     /// How many of the matching enrollments (newest change first) to skip: the admin API's pages.
     public var offset: Int
 
-    public init(tenantId: String, userId: String? = nil, clientId: String? = nil, deviceId: String? = nil, state: Enrollment.State? = nil, limit: Int = 100,
-                offset: Int = 0) {
+    public init(
+        tenantId: String, userId: String? = nil, clientId: String? = nil, deviceId: String? = nil, state: Enrollment.State? = nil, limit: Int = 100,
+        offset: Int = 0
+    ) {
         self.tenantId = tenantId
         self.userId = userId
         self.clientId = clientId
@@ -112,8 +118,10 @@ public protocol EnrollmentStore: Sendable {
     /// first (and then nothing is written). In the same transaction: its history line, its callbacks, and the
     /// change's other effects — revoking the account's refresh-token families at the client (a wipe) and the
     /// audit record — so that one state change is one transaction.
-    func updateEnrollment(_ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
-                          effects: EnrollmentEffects) async throws -> Enrollment?
+    func updateEnrollment(
+        _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
+        effects: EnrollmentEffects
+    ) async throws -> Enrollment?
     func enrollment(id: String) async throws -> Enrollment?
     /// The active enrollment holding an app instance's managed-account slot.
     func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment?

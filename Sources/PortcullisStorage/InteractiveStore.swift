@@ -40,8 +40,10 @@ public struct AuthorizationCodeRecord: Sendable, Equatable {
     public var accessTokenId: String?
     public var accessTokenExpiresAt: Date?
 
-    public init(codeHash: String, request: AuthorizationRequest, userId: String, methods: [String], authTime: Date, expiresAt: Date,
-                usedAt: Date? = nil, familyId: String? = nil, accessTokenId: String? = nil, accessTokenExpiresAt: Date? = nil) {
+    public init(
+        codeHash: String, request: AuthorizationRequest, userId: String, methods: [String], authTime: Date, expiresAt: Date,
+        usedAt: Date? = nil, familyId: String? = nil, accessTokenId: String? = nil, accessTokenExpiresAt: Date? = nil
+    ) {
         self.codeHash = codeHash
         self.request = request
         self.userId = userId.lowercased()
@@ -78,9 +80,11 @@ public struct DeviceCodeRecord: Sendable, Equatable {
     /// Who asked for it (`LockoutPolicy.Subject.address(…).key`: an IPv6 client by its /64), for per-address quotas.
     public var clientAddress: String?
 
-    public init(deviceCodeHash: String, userCode: String, tenantId: String, clientId: String, scope: String, claims: ClaimsRequest?, interval: Int,
-                expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: String? = nil, methods: [String] = [], authTime: Date? = nil,
-                clientAddress: String? = nil) {
+    public init(
+        deviceCodeHash: String, userCode: String, tenantId: String, clientId: String, scope: String, claims: ClaimsRequest?, interval: Int,
+        expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: String? = nil, methods: [String] = [], authTime: Date? = nil,
+        clientAddress: String? = nil
+    ) {
         self.clientAddress = clientAddress
         self.deviceCodeHash = deviceCodeHash
         self.userCode = userCode
@@ -129,7 +133,9 @@ public protocol InteractiveStore: Sendable {
     /// Marks the code used at `at`, recording what the redemption issues, in one statement. Returns the
     /// record as it was before (`usedAt` set when it had been redeemed already: a replay), or `nil` when
     /// no such code exists.
-    func redeemAuthorizationCode(codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date) async throws -> AuthorizationCodeRecord?
+    func redeemAuthorizationCode(
+        codeHash: String, at: Date, familyId: String?, accessTokenId: String, accessTokenExpiresAt: Date
+    ) async throws -> AuthorizationCodeRecord?
 
     /// Inserts a pending code unless its tenant, its client (in that tenant) or its address already has `limits`
     /// codes pending and unexpired at `now` — counted and inserted as one step on every node. Returns the quota it ran

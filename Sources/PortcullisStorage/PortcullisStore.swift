@@ -1,5 +1,7 @@
 /// Everything the server persists. Backends (SQLite, PostgreSQL) implement it whole.
-public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, SignInStore, EnrollmentStore, OutboxStore, ThrottleStore, InteractiveStore, AuthenticationMethodStore {
+public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, SignInStore, EnrollmentStore, OutboxStore, ThrottleStore,
+    InteractiveStore, AuthenticationMethodStore
+{
     /// Runs the migrations this build needs; idempotent.
     func migrate() async throws
     /// Whether the store answers (readiness).

@@ -9,7 +9,9 @@ public enum StoreUpgrade {
     public static func checkInstallationIdentifiers(_ conflicts: [(id: String, owners: String)]) throws {
         guard !conflicts.isEmpty else { return }
         let lines = conflicts.map { "  \($0.id): \($0.owners)" }.joined(separator: "\n")
-        throw StorageError(.constraint, """
+        throw StorageError(
+            .constraint,
+            """
             the store cannot be upgraded: object IDs and application IDs must be unique across the installation (PROTOCOL §11), \
             and these are used more than once:
             \(lines)

@@ -48,14 +48,15 @@ public enum Fixtures {
 
     /// The app protection policy of the fixtures: the mobile mail client, for Sales (Alice, Bob), PIN required,
     /// minimum OS 16.0, jailbreak blocked, saving only to OneDrive for Business. Carol (Engineering) is unmanaged.
-    public static let salesMailPolicy = Data("""
-    {"id": "\(salesMailPolicyId)", "displayName": "Mail for Sales",
-     "targets": {"applications": ["\(mobileClientId)"], "includeGroups": ["\(salesGroupId)"], "excludeGroups": []},
-     "settings": {"pinRequired": true, "minimumOsVersion": "16.0", "blockJailbrokenDevices": true, "fileEncryptionRequired": true,
-                  "saveAs": {"blocked": true, "allowedLocations": ["oneDriveForBusiness"]},
-                  "openFrom": {"blocked": true, "allowedLocations": ["oneDriveForBusiness", "sharePoint"]},
-                  "recheckIntervalMinutes": 30, "offlineGracePeriodMinutes": 60}}
-    """.utf8)
+    public static let salesMailPolicy = Data(
+        """
+        {"id": "\(salesMailPolicyId)", "displayName": "Mail for Sales",
+         "targets": {"applications": ["\(mobileClientId)"], "includeGroups": ["\(salesGroupId)"], "excludeGroups": []},
+         "settings": {"pinRequired": true, "minimumOsVersion": "16.0", "blockJailbrokenDevices": true, "fileEncryptionRequired": true,
+                      "saveAs": {"blocked": true, "allowedLocations": ["oneDriveForBusiness"]},
+                      "openFrom": {"blocked": true, "allowedLocations": ["oneDriveForBusiness", "sharePoint"]},
+                      "recheckIntervalMinutes": 30, "offlineGracePeriodMinutes": 60}}
+        """.utf8)
 
     /// Configuration files seeded besides the directory (path under Config/ → contents).
     public static let configFiles: [String: Data] = ["app-protection/\(domain)/mail-sales.json": salesMailPolicy]
@@ -63,55 +64,56 @@ public enum Fixtures {
     /// The fixture directory. `callbackBase` (e.g. `http://127.0.0.1:PORT`) sets the mobile clients' callback URI.
     public static func directoryJSON(callbackBase: String = "http://127.0.0.1:9", allowedAccounts: [String]? = nil) -> Data {
         let allowed = allowedAccounts.map { "[" + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" } ?? "null"
-        return Data("""
-        {"tenants": [{
-          "id": "\(tenantId)", "domain": "\(domain)", "displayName": "Fabrikam", "allowedAccounts": \(allowed),
-          "users": [
-            {"id": "\(alice.id)", "userPrincipalName": "\(alice.upn)", "displayName": "Alice", "password": "\(alice.password)"},
-            {"id": "\(bob.id)", "userPrincipalName": "\(bob.upn)", "displayName": "Bob", "password": "\(bob.password)"},
-            {"id": "\(carol.id)", "userPrincipalName": "\(carol.upn)", "displayName": "Carol", "password": "\(carol.password)"},
-            {"id": "\(disabled.id)", "userPrincipalName": "\(disabled.upn)", "displayName": "Dora", "password": "\(disabled.password)", "accountEnabled": false},
-            {"id": "\(admin.id)", "userPrincipalName": "\(admin.upn)", "displayName": "Erin", "password": "\(admin.password)"}
-          ],
-          "groups": [
-            {"id": "\(salesGroupId)", "displayName": "Sales", "members": ["\(alice.id)", "\(bob.id)"]},
-            {"id": "\(engineeringGroupId)", "displayName": "Engineering", "members": ["\(carol.id)"]}
-          ],
-          "applications": [
-            {"appId": "\(mobileClientId)", "displayName": "Fabrikam Mail mobile", "publicClient": true,
-             "allowedGrantTypes": ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code", "password", "refresh_token"],
-             "redirectUris": ["\(mobileRedirectUri)", "http://localhost", "https://app.fabrikam.test/signed-out"], "approvedClientApp": true,
-             "complianceCallbackUris": ["\(callbackBase)\(callbackPath)"],
-             "requiredResourceAccess": [{"resourceAppId": "\(mailResource)", "scopes": ["Mail.Read", "Mail.Send"]}]},
-            {"appId": "\(secondMobileClientId)", "displayName": "Fabrikam Notes mobile", "publicClient": true,
-             "allowedGrantTypes": ["password", "refresh_token"],
-             "requiredResourceAccess": [{"resourceAppId": "\(mailResource)", "scopes": ["Mail.Read"]}]},
-            {"appId": "\(daemonClientId)", "displayName": "Daemon", "secrets": [{"secret": "\(daemonSecret)"}],
-             "allowedGrantTypes": ["client_credentials"]},
-            {"appId": "\(adminClientId)", "displayName": "Admin tool", "secrets": [{"secret": "\(adminSecret)"}],
-             "allowedGrantTypes": ["client_credentials", "password", "refresh_token"],
-             "requiredResourceAccess": [{"resourceAppId": "api://portcullis-admin", "scopes": ["Admin.ReadWrite"], "appRoles": ["Portcullis.Admin"]},
-                                        {"resourceAppId": "\(mailResource)", "scopes": ["Mail.Read"]}]},
-            {"appId": "\(mailApiId)", "displayName": "Mail API", "identifierUris": ["\(mailResource)"],
-             "scopes": ["Mail.Read", "Mail.Send"], "appRoles": ["Mail.ReadAll"],
-             "secrets": [{"secret": "\(mailApiSecret)"}], "allowedGrantTypes": ["client_credentials"]}
-          ],
-          "appRoleAssignments": [
-            {"principalId": "\(daemonClientId)", "resource": "\(mailResource)", "role": "Mail.ReadAll"},
-            {"principalId": "\(adminClientId)", "resource": "api://portcullis-admin", "role": "Portcullis.Admin"},
-            {"principalId": "\(admin.id)", "resource": "api://portcullis-admin", "role": "Portcullis.Admin"}
-          ],
-          "namedLocations": [
-            {"id": "\(hqLocationId)", "displayName": "HQ", "ipRanges": ["203.0.113.0/24", "2001:db8::/32"], "isTrusted": true}
-          ]
-        }, {
-          "id": "\(otherTenantId)", "domain": "\(otherDomain)", "displayName": "Other",
-          "users": [],
-          "applications": [
-            {"appId": "\(otherTenantClientId)", "displayName": "Other tenant's app", "secrets": [{"secret": "other-secret"}],
-             "allowedGrantTypes": ["client_credentials"]}
-          ]
-        }]}
-        """.utf8)
+        return Data(
+            """
+            {"tenants": [{
+              "id": "\(tenantId)", "domain": "\(domain)", "displayName": "Fabrikam", "allowedAccounts": \(allowed),
+              "users": [
+                {"id": "\(alice.id)", "userPrincipalName": "\(alice.upn)", "displayName": "Alice", "password": "\(alice.password)"},
+                {"id": "\(bob.id)", "userPrincipalName": "\(bob.upn)", "displayName": "Bob", "password": "\(bob.password)"},
+                {"id": "\(carol.id)", "userPrincipalName": "\(carol.upn)", "displayName": "Carol", "password": "\(carol.password)"},
+                {"id": "\(disabled.id)", "userPrincipalName": "\(disabled.upn)", "displayName": "Dora", "password": "\(disabled.password)", "accountEnabled": false},
+                {"id": "\(admin.id)", "userPrincipalName": "\(admin.upn)", "displayName": "Erin", "password": "\(admin.password)"}
+              ],
+              "groups": [
+                {"id": "\(salesGroupId)", "displayName": "Sales", "members": ["\(alice.id)", "\(bob.id)"]},
+                {"id": "\(engineeringGroupId)", "displayName": "Engineering", "members": ["\(carol.id)"]}
+              ],
+              "applications": [
+                {"appId": "\(mobileClientId)", "displayName": "Fabrikam Mail mobile", "publicClient": true,
+                 "allowedGrantTypes": ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code", "password", "refresh_token"],
+                 "redirectUris": ["\(mobileRedirectUri)", "http://localhost", "https://app.fabrikam.test/signed-out"], "approvedClientApp": true,
+                 "complianceCallbackUris": ["\(callbackBase)\(callbackPath)"],
+                 "requiredResourceAccess": [{"resourceAppId": "\(mailResource)", "scopes": ["Mail.Read", "Mail.Send"]}]},
+                {"appId": "\(secondMobileClientId)", "displayName": "Fabrikam Notes mobile", "publicClient": true,
+                 "allowedGrantTypes": ["password", "refresh_token"],
+                 "requiredResourceAccess": [{"resourceAppId": "\(mailResource)", "scopes": ["Mail.Read"]}]},
+                {"appId": "\(daemonClientId)", "displayName": "Daemon", "secrets": [{"secret": "\(daemonSecret)"}],
+                 "allowedGrantTypes": ["client_credentials"]},
+                {"appId": "\(adminClientId)", "displayName": "Admin tool", "secrets": [{"secret": "\(adminSecret)"}],
+                 "allowedGrantTypes": ["client_credentials", "password", "refresh_token"],
+                 "requiredResourceAccess": [{"resourceAppId": "api://portcullis-admin", "scopes": ["Admin.ReadWrite"], "appRoles": ["Portcullis.Admin"]},
+                                            {"resourceAppId": "\(mailResource)", "scopes": ["Mail.Read"]}]},
+                {"appId": "\(mailApiId)", "displayName": "Mail API", "identifierUris": ["\(mailResource)"],
+                 "scopes": ["Mail.Read", "Mail.Send"], "appRoles": ["Mail.ReadAll"],
+                 "secrets": [{"secret": "\(mailApiSecret)"}], "allowedGrantTypes": ["client_credentials"]}
+              ],
+              "appRoleAssignments": [
+                {"principalId": "\(daemonClientId)", "resource": "\(mailResource)", "role": "Mail.ReadAll"},
+                {"principalId": "\(adminClientId)", "resource": "api://portcullis-admin", "role": "Portcullis.Admin"},
+                {"principalId": "\(admin.id)", "resource": "api://portcullis-admin", "role": "Portcullis.Admin"}
+              ],
+              "namedLocations": [
+                {"id": "\(hqLocationId)", "displayName": "HQ", "ipRanges": ["203.0.113.0/24", "2001:db8::/32"], "isTrusted": true}
+              ]
+            }, {
+              "id": "\(otherTenantId)", "domain": "\(otherDomain)", "displayName": "Other",
+              "users": [],
+              "applications": [
+                {"appId": "\(otherTenantClientId)", "displayName": "Other tenant's app", "secrets": [{"secret": "other-secret"}],
+                 "allowedGrantTypes": ["client_credentials"]}
+              ]
+            }]}
+            """.utf8)
     }
 }

@@ -1,8 +1,9 @@
 public import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// Reads a child's pipe on a thread of its own with read(2) — retrying EINTR — until end of file.
 ///

@@ -46,15 +46,18 @@ public enum StoreConformance {
     public static let cases: [ConformanceCase] = [
         ConformanceCase(name: "documents: create, read, replace with version, delete, revision grows") { store in
             let r0 = try await store.revision()
-            let created = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":1}"#.utf8), precondition: .mustNotExist, at: now, audit: nil)
+            let created = try await store.put(
+                tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":1}"#.utf8), precondition: .mustNotExist, at: now, audit: nil)
             try expect(created.version > r0, "version must come from the growing revision")
             let read = try await store.document(tenantId: tenant, kind: .user, id: "u1")
             try expect(read?.body == Data(#"{"a":1}"#.utf8), "body must round-trip")
             try expect(read?.version == created.version, "version must round-trip")
-            let replaced = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":2}"#.utf8), precondition: .version(created.version), at: now, audit: nil)
+            let replaced = try await store.put(
+                tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":2}"#.utf8), precondition: .version(created.version), at: now, audit: nil)
             try expect(replaced.version > created.version, "a replace must bump the version")
             try await expectError(.preconditionFailed) {
-                _ = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .version(created.version), at: now, audit: nil)
+                _ = try await store.put(
+                    tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .version(created.version), at: now, audit: nil)
             }
             try await expectError(.duplicate) {
                 _ = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
@@ -120,15 +123,18 @@ public enum StoreConformance {
             try expect(deleted > written && afterDelete["t-r2"] == deleted && afterDelete["t-r1"] == written, "a delete moves its tenant: \(afterDelete)")
             _ = try await store.put(tenantId: "t-r2", kind: .user, id: "u-r", body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
             let both = try await store.documents(tenantIds: ["t-r1", "t-r2", "t-none"])
-            try expect(both.map { "\($0.tenantId)/\($0.kind.rawValue)/\($0.id)" } == ["t-r1/namedLocation/l1", "t-r1/tenant/t-r1", "t-r2/user/u-r"],
-                       "all kinds of every named tenant, in order: \(both.map(\.id))")
+            try expect(
+                both.map { "\($0.tenantId)/\($0.kind.rawValue)/\($0.id)" } == ["t-r1/namedLocation/l1", "t-r1/tenant/t-r1", "t-r2/user/u-r"],
+                "all kinds of every named tenant, in order: \(both.map(\.id))")
             try expect(try await store.documents(tenantIds: []).isEmpty, "no tenants, no documents")
         },
         ConformanceCase(name: "audit: written with the change, newest first, paged") { store in
             for index in 0..<3 {
                 try await store.put(
                     tenantId: "t-audit", kind: .namedLocation, id: "l\(index)", body: Data("{}".utf8), precondition: .none, at: now,
-                    audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l\(index)", before: nil, after: .object([:])))
+                    audit: AuditRecord(
+                        tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l\(index)", before: nil,
+                        after: .object([:])))
             }
             let page = try await store.auditRecords(tenantId: "t-audit", limit: 2, before: nil)
             try expect(page.map(\.documentId) == ["l2", "l1"], "newest first: \(page.map(\.documentId))")
@@ -137,7 +143,9 @@ public enum StoreConformance {
             // A refused write leaves no audit record.
             _ = try? await store.put(
                 tenantId: "t-audit", kind: .namedLocation, id: "l0", body: Data("{}".utf8), precondition: .mustNotExist, at: now,
-                audit: AuditRecord(tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l0", before: nil, after: .object([:])))
+                audit: AuditRecord(
+                    tenantId: "t-audit", at: now, actor: "admin", action: .create, kind: AuditSubject(.namedLocation), documentId: "l0", before: nil,
+                    after: .object([:])))
             try expect(try await store.auditRecords(tenantId: "t-audit", limit: 10, before: nil).count == 3, "a refused write must not be audited")
         },
         ConformanceCase(name: "refresh tokens: insert, find, rotate once, replay refused") { store in
@@ -147,7 +155,8 @@ public enum StoreConformance {
             try expect(try await store.rotate(oldHash: "h1", usedAt: now, successor: record("h2", family: "f1")), "first rotation succeeds")
             try expect(try await store.find(tokenHash: "h1")?.usedAt != nil, "the rotated token is marked used")
             try expect(try await store.find(tokenHash: "h2") != nil, "the successor exists")
-            try expect(!(try await store.rotate(oldHash: "h1", usedAt: now, successor: record("h3", family: "f1"))), "a second rotation of the same token fails")
+            try expect(
+                !(try await store.rotate(oldHash: "h1", usedAt: now, successor: record("h3", family: "f1"))), "a second rotation of the same token fails")
             try expect(try await store.find(tokenHash: "h3") == nil, "a failed rotation writes nothing")
             try expect(try await store.find(tokenHash: "nope") == nil, "unknown hashes are not found")
         },
@@ -205,8 +214,9 @@ public enum StoreConformance {
             // Every write after the cancellations still works.
             try await store.insert(record("after-cancel", family: "fam-after-cancel"))
             try expect(try await store.find(tokenHash: "after-cancel") != nil, "a write after cancelled writers must succeed")
-            try expect(try await store.rotate(oldHash: "after-cancel", usedAt: now, successor: record("after-cancel-2", family: "fam-after-cancel")),
-                       "a transaction after cancelled writers must succeed")
+            try expect(
+                try await store.rotate(oldHash: "after-cancel", usedAt: now, successor: record("after-cancel-2", family: "fam-after-cancel")),
+                "a transaction after cancelled writers must succeed")
         },
         ConformanceCase(name: "concurrent writers: every success is kept, a failing one dooms no other") { store in
             let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -215,7 +225,8 @@ public enum StoreConformance {
                         do {
                             // Half of them race for one ID (one wins), half write IDs of their own (all win).
                             let id = index % 2 == 0 ? "contended" : "own-\(index)"
-                            try await store.put(tenantId: "t-race", kind: .group, id: id, body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
+                            try await store.put(
+                                tenantId: "t-race", kind: .group, id: id, body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
                             return true
                         } catch let error as StorageError where error.code == .duplicate {
                             return false
@@ -236,7 +247,10 @@ public enum StoreConformance {
                     userId: index % 3 == 0 ? "u-a" : "u-b", userPrincipalName: nil, clientAppId: "app", resourceAppId: "res", resource: nil,
                     grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: nil, platform: nil,
                     appProtection: "none", conditionalAccessStatus: index % 2 == 0 ? .success : .failure,
-                    appliedConditionalAccessPolicies: (0..<3).map { Decision.AppliedPolicy(id: "p\(($0 + index) % 5)", displayName: "P", result: .success, enforcedGrantControls: [], conditionsNotSatisfied: []) },
+                    appliedConditionalAccessPolicies: (0..<3).map {
+                        Decision.AppliedPolicy(
+                            id: "p\(($0 + index) % 5)", displayName: "P", result: .success, enforcedGrantControls: [], conditionsNotSatisfied: [])
+                    },
                     errorCode: nil)
             }
             try await store.appendSignIns((0..<250).map(record))
@@ -253,16 +267,19 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "enrollments: one active per app instance, the compliant one found by account, revisions") { store in
             func enrollment(_ id: String, user: String, device: String, state: Enrollment.State, lapses: TimeInterval? = nil) -> Enrollment {
-                Enrollment(id: id, tenantId: tenant, userId: user, userPrincipalName: user + "@t", clientId: "C-1", deviceId: device, platform: .iOS,
-                           osVersion: "17", appVersion: "1", sdkVersion: "1", state: state, complianceStatus: state == .compliant ? .compliant : .policyNotApplied,
-                           policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil,
-                           lapsesAt: lapses.map { now.addingTimeInterval($0) }, updatedAt: now)
+                Enrollment(
+                    id: id, tenantId: tenant, userId: user, userPrincipalName: user + "@t", clientId: "C-1", deviceId: device, platform: .iOS,
+                    osVersion: "17", appVersion: "1", sdkVersion: "1", state: state, complianceStatus: state == .compliant ? .compliant : .policyNotApplied,
+                    policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil,
+                    lapsesAt: lapses.map { now.addingTimeInterval($0) }, updatedAt: now)
             }
             let history = EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: "x")
-            let first = try await store.insertEnrollment(enrollment("e1", user: "U-1", device: "D-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
+            let first = try await store.insertEnrollment(
+                enrollment("e1", user: "U-1", device: "D-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(first.revision == 1, "new enrollments start at revision 1")
             try await expectError(.duplicate) {
-                _ = try await store.insertEnrollment(enrollment("e2", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
+                _ = try await store.insertEnrollment(
+                    enrollment("e2", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             }
             try expect(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1"), "found case-insensitively")
             try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now) == nil, "pending is not compliant")
@@ -273,7 +290,8 @@ public enum StoreConformance {
             try expect(updated?.revision == 2, "an update bumps the revision")
             try expect(try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: []) == nil, "a stale revision is refused")
             try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now)?.id == "e1", "compliant now")
-            try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now.addingTimeInterval(61)) == nil, "lapsed later")
+            try expect(
+                try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now.addingTimeInterval(61)) == nil, "lapsed later")
             try expect(try await store.lapsingEnrollments(now: now.addingTimeInterval(61), limit: 10).map(\.id) == ["e1"], "the sweeper finds it")
             var gone = updated!
             gone.state = .unenrolled
@@ -287,26 +305,32 @@ public enum StoreConformance {
                 id: "w1", tenantId: tenant, userId: "u-w", userPrincipalName: "u-w@t", clientId: "c-w", deviceId: "d-w", platform: .iOS,
                 osVersion: "17", appVersion: "1", sdkVersion: "1", state: .compliant, complianceStatus: .compliant, policyVersion: "v",
                 appliedPolicyVersion: "v", callbackUri: nil, enrolledAt: now, lastCheckInAt: now, lapsesAt: now.addingTimeInterval(600), updatedAt: now)
-            let stored = try await store.insertEnrollment(enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil),
-                                                          outbox: [], keepingAtMost: 20)
+            let stored = try await store.insertEnrollment(
+                enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil),
+                outbox: [], keepingAtMost: 20)
             try await store.insert(record("tw1", family: "fw1", user: "u-w", client: "c-w"))
             try await store.insert(record("tw2", family: "fw2", user: "u-w", client: "c-w"))
             try await store.insert(record("tw3", family: "fw3", user: "u-w", client: "other"))
             var wiped = stored
             wiped.state = .wipePending
             wiped.complianceStatus = .wiped
-            let message = OutboxMessage(id: "mw1", tenantId: tenant, enrollmentId: "w1", targetUri: "https://r.example/c", payload: "p", jti: "jw1",
-                                        nextAttemptAt: now, createdAt: now)
-            let audit = AuditRecord(tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: .object([:]))
+            let message = OutboxMessage(
+                id: "mw1", tenantId: tenant, enrollmentId: "w1", targetUri: "https://r.example/c", payload: "p", jti: "jw1",
+                nextAttemptAt: now, createdAt: now)
+            let audit = AuditRecord(
+                tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: .object([:]))
             // A stale revision changes nothing at all: no families revoked, no audit, no callback.
-            try expect(try await store.updateEnrollment(wiped, expectedRevision: 99, history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
-                                                        outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit)) == nil, "stale")
+            try expect(
+                try await store.updateEnrollment(
+                    wiped, expectedRevision: 99, history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
+                    outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit)) == nil, "stale")
             try expect(try await store.find(tokenHash: "tw1")?.familyRevokedAt == nil, "a refused wipe revokes nothing")
             try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "a refused wipe audits nothing")
             try expect(try await store.outboxMessages(tenantId: tenant, state: nil, limit: 10).isEmpty, "a refused wipe queues nothing")
-            let done = try await store.updateEnrollment(wiped, expectedRevision: stored.revision,
-                                                        history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
-                                                        outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit))
+            let done = try await store.updateEnrollment(
+                wiped, expectedRevision: stored.revision,
+                history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
+                outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit))
             try expect(done?.state == .wipePending, "wiped")
             let tw1 = try await store.find(tokenHash: "tw1")
             let tw2 = try await store.find(tokenHash: "tw2")
@@ -320,13 +344,16 @@ public enum StoreConformance {
             for index in 0..<7 {
                 let at = now.addingTimeInterval(TimeInterval(index))
                 let enrollment = Enrollment(
-                    id: "p\(index)", tenantId: tenant, userId: "u-p\(index)", userPrincipalName: "p@t", clientId: "c-p", deviceId: "d-p\(index)", platform: .iOS,
+                    id: "p\(index)", tenantId: tenant, userId: "u-p\(index)", userPrincipalName: "p@t", clientId: "c-p", deviceId: "d-p\(index)",
+                    platform: .iOS,
                     osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
                     appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: at, lastCheckInAt: nil, lapsesAt: nil, updatedAt: at)
-                let message = OutboxMessage(id: "pm\(index)", tenantId: tenant, enrollmentId: "p\(index)", targetUri: "https://r.example/c", payload: "p",
-                                            jti: "jp\(index)", nextAttemptAt: at, createdAt: at)
-                _ = try await store.insertEnrollment(enrollment, history: EnrollmentHistoryEntry(at: at, event: .enrolled, fromStatus: nil, toStatus: nil),
-                                                     outbox: [message], keepingAtMost: 20)
+                let message = OutboxMessage(
+                    id: "pm\(index)", tenantId: tenant, enrollmentId: "p\(index)", targetUri: "https://r.example/c", payload: "p",
+                    jti: "jp\(index)", nextAttemptAt: at, createdAt: at)
+                _ = try await store.insertEnrollment(
+                    enrollment, history: EnrollmentHistoryEntry(at: at, event: .enrolled, fromStatus: nil, toStatus: nil),
+                    outbox: [message], keepingAtMost: 20)
             }
             var seen: [String] = []
             for offset in stride(from: 0, to: 9, by: 3) {
@@ -342,21 +369,26 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "outbox: leases, per-receiver order, back-off, dead letters, redelivery, next attempt, retention") { store in
             func enrollment(_ id: String) -> Enrollment {
-                Enrollment(id: id, tenantId: tenant, userId: "u-\(id)", userPrincipalName: "u@t", clientId: "c-o", deviceId: "d-\(id)", platform: .iOS,
-                           osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
-                           appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now)
+                Enrollment(
+                    id: id, tenantId: tenant, userId: "u-\(id)", userPrincipalName: "u@t", clientId: "c-o", deviceId: "d-\(id)", platform: .iOS,
+                    osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
+                    appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now)
             }
             func message(_ id: String, _ enrollment: String, _ target: String, at offset: TimeInterval = 0) -> OutboxMessage {
-                OutboxMessage(id: id, tenantId: tenant, enrollmentId: enrollment, targetUri: target, payload: id, jti: "j-\(id)",
-                              nextAttemptAt: now.addingTimeInterval(offset), createdAt: now.addingTimeInterval(offset))
+                OutboxMessage(
+                    id: id, tenantId: tenant, enrollmentId: enrollment, targetUri: target, payload: id, jti: "j-\(id)",
+                    nextAttemptAt: now.addingTimeInterval(offset), createdAt: now.addingTimeInterval(offset))
             }
             let history = EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil)
-            _ = try await store.insertEnrollment(enrollment("o1"), history: history, outbox: [message("a1", "o1", "https://a/c"), message("a2", "o1", "https://a/c", at: 1)], keepingAtMost: 20)
+            _ = try await store.insertEnrollment(
+                enrollment("o1"), history: history, outbox: [message("a1", "o1", "https://a/c"), message("a2", "o1", "https://a/c", at: 1)], keepingAtMost: 20)
             _ = try await store.insertEnrollment(enrollment("o2"), history: history, outbox: [message("b1", "o2", "https://b/c")], keepingAtMost: 20)
             let later = now.addingTimeInterval(2)
             let first = try await store.claimOutbox(now: later, leaseUntil: later.addingTimeInterval(30), owner: "n1", limit: 10)
             try expect(Set(first.map(\.id)) == ["a1", "b1"], "only the oldest per (enrollment, receiver): \(first.map(\.id))")
-            try expect(try await store.claimOutbox(now: later, leaseUntil: later.addingTimeInterval(30), owner: "n2", limit: 10).isEmpty, "leased ones are not claimed twice")
+            try expect(
+                try await store.claimOutbox(now: later, leaseUntil: later.addingTimeInterval(30), owner: "n2", limit: 10).isEmpty,
+                "leased ones are not claimed twice")
             try expect(try await store.nextOutboxAttempt(now: later) == later.addingTimeInterval(30), "next: when the leases end")
             // A node died holding the lease: after it, another node takes over.
             let takeover = try await store.claimOutbox(now: later.addingTimeInterval(31), leaseUntil: later.addingTimeInterval(61), owner: "n2", limit: 10)
@@ -376,8 +408,10 @@ public enum StoreConformance {
             try expect(try await store.nextOutboxAttempt(now: later.addingTimeInterval(102)) == nil, "nothing pending")
             try expect(try await store.redeliverOutbox(id: "b1", tenantId: tenant, now: later.addingTimeInterval(200)), "redelivered")
             try expect(!(try await store.redeliverOutbox(id: "b1", tenantId: "another", now: later)), "not across tenants")
-            try expect(try await store.claimOutbox(now: later.addingTimeInterval(200), leaseUntil: later.addingTimeInterval(230), owner: "n3", limit: 10).map(\.id) == ["b1"],
-                       "claimable again at once")
+            try expect(
+                try await store.claimOutbox(now: later.addingTimeInterval(200), leaseUntil: later.addingTimeInterval(230), owner: "n3", limit: 10).map(\.id)
+                    == ["b1"],
+                "claimable again at once")
             try expect(try await store.purgeOutbox(before: later.addingTimeInterval(300)) == 2, "delivered a1 and a2 purged; pending b1 kept")
         },
         ConformanceCase(name: "throttles: read, atomic updates from many writers, clear, purge") { store in
@@ -386,8 +420,9 @@ public enum StoreConformance {
                 for _ in 0..<20 {
                     group.addTask {
                         _ = try await store.updateThrottles(keys: keys) { key, current in
-                            ThrottleCounter(key: key, failures: (current?.failures ?? 0) + 1, windowStart: now, locks: 0, lockedUntil: nil,
-                                            expiresAt: now.addingTimeInterval(600))
+                            ThrottleCounter(
+                                key: key, failures: (current?.failures ?? 0) + 1, windowStart: now, locks: 0, lockedUntil: nil,
+                                expiresAt: now.addingTimeInterval(600))
                         }
                     }
                 }
@@ -401,8 +436,9 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "sessions: insert, read, touch, per-user cap, delete, delete a user's, purge") { store in
             func session(_ id: String, user: String = "u-1", seen offset: TimeInterval = 0, lifetime: TimeInterval = 3600) -> SessionRecord {
-                SessionRecord(idHash: id, tenantId: tenant, userId: user, methods: ["pwd"], authTime: now, createdAt: now,
-                              lastSeenAt: now.addingTimeInterval(offset), expiresAt: now.addingTimeInterval(lifetime))
+                SessionRecord(
+                    idHash: id, tenantId: tenant, userId: user, methods: ["pwd"], authTime: now, createdAt: now,
+                    lastSeenAt: now.addingTimeInterval(offset), expiresAt: now.addingTimeInterval(lifetime))
             }
             try await store.insertSession(session("s1", seen: 1), keepingAtMost: 2)
             try await store.insertSession(session("s2", seen: 2), keepingAtMost: 2)
@@ -412,8 +448,9 @@ public enum StoreConformance {
             try expect(try await store.session(idHash: "s1")?.lastSeenAt == now.addingTimeInterval(10), "touched")
             try await store.upgradeSession(idHash: "s1", methods: ["pwd", "mfa"], authTime: now.addingTimeInterval(11), at: now.addingTimeInterval(11))
             let upgraded = try await store.session(idHash: "s1")
-            try expect(upgraded?.methods == ["pwd", "mfa"] && upgraded?.authTime == now.addingTimeInterval(11) && upgraded?.lastSeenAt == now.addingTimeInterval(11),
-                       "step-up recorded")
+            try expect(
+                upgraded?.methods == ["pwd", "mfa"] && upgraded?.authTime == now.addingTimeInterval(11) && upgraded?.lastSeenAt == now.addingTimeInterval(11),
+                "step-up recorded")
             try await store.insertSession(session("s4", seen: 5), keepingAtMost: 2)
             try expect(try await store.session(idHash: "s2") == nil, "the least recently seen session of the user goes beyond the cap")
             for kept in ["s1", "s3", "s4"] { try expect(try await store.session(idHash: kept) != nil, "\(kept) kept") }
@@ -428,14 +465,18 @@ public enum StoreConformance {
             let request = AuthorizationRequest(
                 tenantId: tenant, clientId: "c-1", redirectUri: "msauth.x://auth", scope: "openid", state: "s", nonce: "n", codeChallenge: "x",
                 responseMode: .query, prompt: nil, loginHint: nil, domainHint: nil, claims: ClaimsRequest(capabilities: ["protapp"]), platform: .iOS)
-            let code = AuthorizationCodeRecord(codeHash: "h1", request: request, userId: "u-1", methods: ["pwd"], authTime: now, expiresAt: now.addingTimeInterval(60))
+            let code = AuthorizationCodeRecord(
+                codeHash: "h1", request: request, userId: "u-1", methods: ["pwd"], authTime: now, expiresAt: now.addingTimeInterval(60))
             try await store.insertAuthorizationCode(code)
-            try expect(try await store.redeemAuthorizationCode(codeHash: "nope", at: now, familyId: "f", accessTokenId: "j", accessTokenExpiresAt: now) == nil, "unknown")
+            try expect(
+                try await store.redeemAuthorizationCode(codeHash: "nope", at: now, familyId: "f", accessTokenId: "j", accessTokenExpiresAt: now) == nil,
+                "unknown")
             let winners = try await withThrowingTaskGroup(of: AuthorizationCodeRecord?.self) { group in
                 for index in 0..<8 {
                     group.addTask {
-                        try await store.redeemAuthorizationCode(codeHash: "h1", at: now.addingTimeInterval(1), familyId: "f\(index)", accessTokenId: "j\(index)",
-                                                                accessTokenExpiresAt: now.addingTimeInterval(3600))
+                        try await store.redeemAuthorizationCode(
+                            codeHash: "h1", at: now.addingTimeInterval(1), familyId: "f\(index)", accessTokenId: "j\(index)",
+                            accessTokenExpiresAt: now.addingTimeInterval(3600))
                     }
                 }
                 return try await group.reduce(into: [AuthorizationCodeRecord]()) { if let found = $1 { $0.append(found) } }
@@ -443,21 +484,28 @@ public enum StoreConformance {
             try expect(winners.count == 8 && winners.filter { $0.usedAt == nil }.count == 1, "exactly one first redemption: \(winners.map(\.usedAt))")
             let first = try unwrap(winners.first { $0.usedAt == nil }, "a first redemption")
             try expect(first.request == request && first.methods == ["pwd"] && first.authTime == now, "the request round-trips")
-            let replay = try unwrap(try await store.redeemAuthorizationCode(codeHash: "h1", at: now.addingTimeInterval(5), familyId: "g", accessTokenId: "k",
-                                                                            accessTokenExpiresAt: now), "a replay finds the code")
-            try expect(replay.usedAt == now.addingTimeInterval(1) && replay.familyId != "g" && replay.familyId?.hasPrefix("f") == true,
-                       "a replay sees the first redemption's family: \(String(describing: replay.familyId))")
+            let replay = try unwrap(
+                try await store.redeemAuthorizationCode(
+                    codeHash: "h1", at: now.addingTimeInterval(5), familyId: "g", accessTokenId: "k",
+                    accessTokenExpiresAt: now), "a replay finds the code")
+            try expect(
+                replay.usedAt == now.addingTimeInterval(1) && replay.familyId != "g" && replay.familyId?.hasPrefix("f") == true,
+                "a replay sees the first redemption's family: \(String(describing: replay.familyId))")
             try expect(try await store.purgeInteractive(before: now.addingTimeInterval(61)) == 0, "a used code is kept a day for replay detection")
             try expect(try await store.purgeInteractive(before: now.addingTimeInterval(61 + 86400)) == 1, "then purged")
         },
         ConformanceCase(name: "device codes: pending, poll pacing, decide once, consume once, count, purge") { store in
-            let code = DeviceCodeRecord(deviceCodeHash: "d1", userCode: "BCDFGHJK", tenantId: tenant, clientId: "c-1", scope: "openid", claims: nil,
-                                        interval: 5, expiresAt: now.addingTimeInterval(900), clientAddress: "ip:192.0.2.1")
+            let code = DeviceCodeRecord(
+                deviceCodeHash: "d1", userCode: "BCDFGHJK", tenantId: tenant, clientId: "c-1", scope: "openid", claims: nil,
+                interval: 5, expiresAt: now.addingTimeInterval(900), clientAddress: "ip:192.0.2.1")
             let roomy = DeviceCodeLimits(perTenant: 10, perClient: 10, perAddress: 10)
             try expect(try await store.insertDeviceCode(code, limits: roomy, now: now) == nil, "inserted")
-            try expect(try await store.insertDeviceCode(DeviceCodeRecord(deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: tenant, clientId: "c-1", scope: "openid",
-                                                                         claims: nil, interval: 5, expiresAt: now.addingTimeInterval(10)), limits: roomy, now: now) == nil,
-                       "inserted without an address")
+            try expect(
+                try await store.insertDeviceCode(
+                    DeviceCodeRecord(
+                        deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: tenant, clientId: "c-1", scope: "openid",
+                        claims: nil, interval: 5, expiresAt: now.addingTimeInterval(10)), limits: roomy, now: now) == nil,
+                "inserted without an address")
             try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now) == 2, "two pending")
             try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now.addingTimeInterval(11)) == 1, "expired ones do not count")
             try expect(try await store.deviceCode(userCode: "BCDFGHJK") == code, "round-trip")
@@ -466,12 +514,17 @@ public enum StoreConformance {
             try expect(try await store.pollDeviceCode(deviceCodeHash: "d1", at: now.addingTimeInterval(2))?.tooFast == true, "too fast")
             try expect(try await store.pollDeviceCode(deviceCodeHash: "d1", at: now.addingTimeInterval(8))?.tooFast == false, "paced")
             try expect(try await store.pollDeviceCode(deviceCodeHash: "nope", at: now) == nil, "unknown")
-            try expect(try await store.decideDeviceCode(userCode: "BCDFGHJK", approve: true, userId: "u-1", methods: ["pwd"], authTime: now, now: now), "approved")
-            try expect(!(try await store.decideDeviceCode(userCode: "BCDFGHJK", approve: false, userId: nil, methods: [], authTime: nil, now: now)), "decided once")
-            try expect(!(try await store.decideDeviceCode(userCode: "LMNPQRST", approve: true, userId: "u-1", methods: ["pwd"], authTime: now, now: now.addingTimeInterval(11))),
-                       "not after expiry")
+            try expect(
+                try await store.decideDeviceCode(userCode: "BCDFGHJK", approve: true, userId: "u-1", methods: ["pwd"], authTime: now, now: now), "approved")
+            try expect(
+                !(try await store.decideDeviceCode(userCode: "BCDFGHJK", approve: false, userId: nil, methods: [], authTime: nil, now: now)), "decided once")
+            try expect(
+                !(try await store.decideDeviceCode(
+                    userCode: "LMNPQRST", approve: true, userId: "u-1", methods: ["pwd"], authTime: now, now: now.addingTimeInterval(11))),
+                "not after expiry")
             let approved = try await store.deviceCode(userCode: "BCDFGHJK")
-            try expect(approved?.state == .approved && approved?.userId == "u-1" && approved?.methods == ["pwd"] && approved?.authTime == now, "approval recorded")
+            try expect(
+                approved?.state == .approved && approved?.userId == "u-1" && approved?.methods == ["pwd"] && approved?.authTime == now, "approval recorded")
             let consumed = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for _ in 0..<6 { group.addTask { try await store.consumeDeviceCode(deviceCodeHash: "d1") } }
                 return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
@@ -481,8 +534,9 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "device codes: tenant, client and address quotas are exact under concurrency; expired codes free their places") { store in
             func code(_ index: Int, tenant: String = "t-q", client: String = "c-1", address: String, expires: TimeInterval = 900) -> DeviceCodeRecord {
-                DeviceCodeRecord(deviceCodeHash: "q\(tenant)\(index)", userCode: "Q\(tenant)\(index)", tenantId: tenant, clientId: client, scope: "openid",
-                                 claims: nil, interval: 5, expiresAt: now.addingTimeInterval(expires), clientAddress: address)
+                DeviceCodeRecord(
+                    deviceCodeHash: "q\(tenant)\(index)", userCode: "Q\(tenant)\(index)", tenantId: tenant, clientId: client, scope: "openid",
+                    claims: nil, interval: 5, expiresAt: now.addingTimeInterval(expires), clientAddress: address)
             }
             func concurrently(_ codes: [DeviceCodeRecord], _ limits: DeviceCodeLimits) async throws -> [DeviceCodeQuota?] {
                 try await withThrowingTaskGroup(of: DeviceCodeQuota?.self) { group in
@@ -491,24 +545,37 @@ public enum StoreConformance {
                 }
             }
             // One address asking 40 times at once gets exactly its 5.
-            let byAddress = try await concurrently((0..<40).map { code($0, address: "ip:203.0.113.9") }, DeviceCodeLimits(perTenant: 100, perClient: 100, perAddress: 5))
+            let byAddress = try await concurrently(
+                (0..<40).map { code($0, address: "ip:203.0.113.9") }, DeviceCodeLimits(perTenant: 100, perClient: 100, perAddress: 5))
             try expect(byAddress.filter { $0 == nil }.count == 5 && byAddress.filter { $0 == .address }.count == 35, "address quota: \(byAddress)")
             // 40 addresses of one client: exactly the client's 12; then another client still gets its own, up to the tenant's 20.
-            let byClient = try await concurrently((100..<140).map { code($0, address: "ip:198.51.100.\($0)") }, DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5))
-            try expect(byClient.filter { $0 == nil }.count == 12 - 5 && byClient.filter { $0 == .client }.count == 33, "client quota (5 pending already): \(byClient)")
-            let byTenant = try await concurrently((200..<240).map { code($0, client: "c-2", address: "ip:198.51.100.\($0)") }, DeviceCodeLimits(perTenant: 20, perClient: 100, perAddress: 5))
+            let byClient = try await concurrently(
+                (100..<140).map { code($0, address: "ip:198.51.100.\($0)") }, DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5))
+            try expect(
+                byClient.filter { $0 == nil }.count == 12 - 5 && byClient.filter { $0 == .client }.count == 33, "client quota (5 pending already): \(byClient)")
+            let byTenant = try await concurrently(
+                (200..<240).map { code($0, client: "c-2", address: "ip:198.51.100.\($0)") }, DeviceCodeLimits(perTenant: 20, perClient: 100, perAddress: 5))
             try expect(byTenant.filter { $0 == nil }.count == 20 - 12 && byTenant.filter { $0 == .tenant }.count == 32, "tenant quota: \(byTenant)")
             try expect(try await store.pendingDeviceCodes(tenantId: "t-q", now: now) == 20, "exactly the tenant's limit is pending")
             // Another tenant is not affected; an address's codes count in every tenant together.
-            try expect(try await store.insertDeviceCode(code(1, tenant: "t-other", address: "ip:192.0.2.200"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5), now: now) == nil,
-                       "another tenant has its own places")
-            try expect(try await store.insertDeviceCode(code(2, tenant: "t-other", address: "ip:203.0.113.9"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5), now: now) == .address,
-                       "the address already has 5 pending in t-q")
+            try expect(
+                try await store.insertDeviceCode(
+                    code(1, tenant: "t-other", address: "ip:192.0.2.200"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5), now: now)
+                    == nil,
+                "another tenant has its own places")
+            try expect(
+                try await store.insertDeviceCode(
+                    code(2, tenant: "t-other", address: "ip:203.0.113.9"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5), now: now)
+                    == .address,
+                "the address already has 5 pending in t-q")
             // Expired codes do not count.
-            try expect(try await store.insertDeviceCode(code(3, tenant: "t-other", address: "ip:203.0.113.9"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5),
-                                                        now: now.addingTimeInterval(901)) == nil, "the address's codes expired")
+            try expect(
+                try await store.insertDeviceCode(
+                    code(3, tenant: "t-other", address: "ip:203.0.113.9"), limits: DeviceCodeLimits(perTenant: 20, perClient: 12, perAddress: 5),
+                    now: now.addingTimeInterval(901)) == nil, "the address's codes expired")
         },
-        ConformanceCase(name: "second factors: one per kind per user, metadata round-trip, a step used once (also under concurrency), delete, who has one") { store in
+        ConformanceCase(name: "second factors: one per kind per user, metadata round-trip, a step used once (also under concurrency), delete, who has one") {
+            store in
             func method(_ id: String, user: String) -> AuthenticationMethodRecord {
                 AuthenticationMethodRecord(id: id, tenantId: tenant, userId: user, kind: .totp, sealedSecret: Data([1, 2, 3, 250]), createdAt: now)
             }

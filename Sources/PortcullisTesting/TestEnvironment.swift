@@ -3,8 +3,8 @@ public import Hummingbird
 import Logging
 import PortcullisAPI
 import PortcullisCore
-public import PortcullisServer
 public import PortcullisSQLite
+public import PortcullisServer
 import PortcullisStorage
 public import PortcullisTokens
 
@@ -41,7 +41,8 @@ public final class TestEnvironment: Sendable {
         let signer = try await signers.signer(tenantId: Fixtures.tenantId)
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         // A generous store deadline: these tests are about behaviour, on a loaded machine (deadlines have tests of their own).
-        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(60)), logger: logger)
+        let store = try await SQLiteStore.open(
+            .init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(60)), logger: logger)
         try await store.migrate()
         let passwords: PasswordHasher
         if let customPasswords { passwords = customPasswords } else { passwords = try await PasswordHasher(cost: 4) }
@@ -65,7 +66,8 @@ public final class TestEnvironment: Sendable {
         let dependencies = ServerDependencies(
             configuration: configuration, store: store, signers: signers, credentials: credentials, passwords: passwords,
             clock: clock, logger: logger, keysDirectory: root.appendingPathComponent("Keys"))
-        return TestEnvironment(root: root, store: store, server: PortcullisServer(dependencies: dependencies), clock: clock, signer: signer, configuration: configuration)
+        return TestEnvironment(
+            root: root, store: store, server: PortcullisServer(dependencies: dependencies), clock: clock, signer: signer, configuration: configuration)
     }
 
     private init(root: URL, store: SQLiteStore, server: PortcullisServer, clock: ManualClock, signer: TokenSigner, configuration: ServerConfiguration) {

@@ -36,10 +36,16 @@ public struct CredentialHasher: Sendable {
 
     static func read(_ file: URL) throws -> Data {
         guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw KeyFileError(file: file.path, problem: "the credential pepper cannot be read (check its owner and mode); it is never replaced, because every stored client secret depends on it")
+            throw KeyFileError(
+                file: file.path,
+                problem:
+                    "the credential pepper cannot be read (check its owner and mode); it is never replaced, because every stored client secret depends on it")
         }
         guard let pepper = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw KeyFileError(file: file.path, problem: "the credential pepper is not base64; restore it from a backup (it is never replaced, because every stored client secret depends on it)")
+            throw KeyFileError(
+                file: file.path,
+                problem:
+                    "the credential pepper is not base64; restore it from a backup (it is never replaced, because every stored client secret depends on it)")
         }
         guard pepper.count >= 32 else {
             throw KeyFileError(file: file.path, problem: "the credential pepper is \(pepper.count) bytes; at least 32 are required; restore it from a backup")

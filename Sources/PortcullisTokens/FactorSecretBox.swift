@@ -17,7 +17,9 @@ public struct FactorSecretBox: Sendable {
     }
 
     public func seal(_ secret: [UInt8], tenantId: String, userId: String, methodId: String) throws -> Data {
-        guard let combined = try AES.GCM.seal(secret, using: key, authenticating: Self.associatedData(tenantId: tenantId, userId: userId, methodId: methodId)).combined
+        guard
+            let combined = try AES.GCM.seal(secret, using: key, authenticating: Self.associatedData(tenantId: tenantId, userId: userId, methodId: methodId))
+                .combined
         else { throw CryptoKitError.incorrectParameterSize }
         return combined
     }
@@ -25,7 +27,7 @@ public struct FactorSecretBox: Sendable {
     /// The secret, or `nil` when the box does not open (another key, another row, damaged).
     public func open(_ sealed: Data, tenantId: String, userId: String, methodId: String) -> [UInt8]? {
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: Self.associatedData(tenantId: tenantId, userId: userId, methodId: methodId))
+            let plain = try? AES.GCM.open(box, using: key, authenticating: Self.associatedData(tenantId: tenantId, userId: userId, methodId: methodId))
         else { return nil }
         return Array(plain)
     }

@@ -46,11 +46,15 @@ public final class IssuingAuthority: Sendable {
                 try Data(pem.utf8).write(to: certificateURL, options: .atomic)
             }
             guard let keyText = try? String(contentsOf: keyURL, encoding: .utf8), let key = try? P256.Signing.PrivateKey(pemRepresentation: keyText) else {
-                throw KeyFileError(file: keyURL.path, problem: "the tenant's issuing CA key cannot be read; restore it from a backup (it is never replaced: devices trust its certificate)")
+                throw KeyFileError(
+                    file: keyURL.path,
+                    problem: "the tenant's issuing CA key cannot be read; restore it from a backup (it is never replaced: devices trust its certificate)")
             }
             guard let pem = try? String(contentsOf: certificateURL, encoding: .utf8), let certificate = try? Certificate(pemEncoded: pem),
-                  certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
-                throw KeyFileError(file: certificateURL.path, problem: "the tenant's issuing CA certificate is missing or not the key's; restore it from a backup")
+                certificate.publicKey == Certificate.PublicKey(key.publicKey)
+            else {
+                throw KeyFileError(
+                    file: certificateURL.path, problem: "the tenant's issuing CA certificate is missing or not the key's; restore it from a backup")
             }
             result = Loaded(key: key, certificate: certificate, pem: pem)
         }
@@ -105,8 +109,10 @@ public final class IssuingAuthority: Sendable {
 
     /// A leaf certificate for a verified request: subject naming the account (CN: UPN), the enrollment (OU) and
     /// the tenant (O: its ID); a client-authentication key; `validityDays` long, never beyond the CA.
-    public func issue(_ csr: CertificateSigningRequest, tenant: Tenant, userPrincipalName: String, userId: String, enrollmentId: String,
-                      validityDays: Int, now: Date) throws -> Issued {
+    public func issue(
+        _ csr: CertificateSigningRequest, tenant: Tenant, userPrincipalName: String, userId: String, enrollmentId: String,
+        validityDays: Int, now: Date
+    ) throws -> Issued {
         let ca = try load(tenant: tenant, now: now)
         let subject = try DistinguishedName {
             OrganizationName(tenant.id.lowercased())
@@ -120,7 +126,7 @@ public final class IssuingAuthority: Sendable {
             SubjectKeyIdentifier(hash: csr.publicKey)
             AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: ca.certificate.publicKey).keyIdentifier)
             SubjectAlternativeNames([
-                .uniformResourceIdentifier("urn:portcullis:tenant:\(tenant.id.lowercased()):user:\(userId.lowercased()):enrollment:\(enrollmentId)"),
+                .uniformResourceIdentifier("urn:portcullis:tenant:\(tenant.id.lowercased()):user:\(userId.lowercased()):enrollment:\(enrollmentId)")
             ])
         }
         let notAfter = min(now.addingTimeInterval(TimeInterval(validityDays) * 86400), ca.certificate.notValidAfter)
@@ -130,7 +136,8 @@ public final class IssuingAuthority: Sendable {
             notValidBefore: now.addingTimeInterval(-60), notValidAfter: notAfter,
             issuer: ca.certificate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
             issuerPrivateKey: Certificate.PrivateKey(ca.key))
-        return Issued(certificatesPem: try leaf.serializeAsPEM().pemString + "\n" + ca.pem, notAfter: leaf.notValidAfter,
-                      serialNumber: serial.bytes.map { String(format: "%02x", $0) }.joined())
+        return Issued(
+            certificatesPem: try leaf.serializeAsPEM().pemString + "\n" + ca.pem, notAfter: leaf.notValidAfter,
+            serialNumber: serial.bytes.map { String(format: "%02x", $0) }.joined())
     }
 }

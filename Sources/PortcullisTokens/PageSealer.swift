@@ -24,7 +24,8 @@ public struct PageSealer: Sendable {
     /// The payload, when `sealed` is intact.
     public func openPrivately(_ sealed: String) -> Data? {
         guard let bytes = Base64URL.decode(sealed), let box = try? ChaChaPoly.SealedBox(combined: bytes),
-              let payload = try? ChaChaPoly.open(box, using: privateKey) else { return nil }
+            let payload = try? ChaChaPoly.open(box, using: privateKey)
+        else { return nil }
         return payload
     }
 
@@ -36,7 +37,7 @@ public struct PageSealer: Sendable {
     public func open(_ sealed: String) -> Data? {
         let parts = sealed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let payload = Base64URL.decode(String(parts[0])), let tag = Base64URL.decode(String(parts[1])),
-              HMAC<SHA256>.isValidAuthenticationCode(tag, authenticating: payload, using: key)
+            HMAC<SHA256>.isValidAuthenticationCode(tag, authenticating: payload, using: key)
         else { return nil }
         return payload
     }

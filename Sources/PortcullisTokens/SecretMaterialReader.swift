@@ -41,12 +41,16 @@ public enum SecretMaterialReader {
         case .certificate:
             root.rejectUnknownMembers(allowed: ["certificatesPem"])
             if let pem = root.string("certificatesPem", required: true), let chain = certificates(pem, pointer: "/certificatesPem", problems: problems) {
-                read = Read(material: encode(SecretMaterial(certificatesPem: pemString(chain))), certificateFingerprint: fingerprint(chain[0]),
-                            notAfter: chain[0].notValidAfter)
+                read = Read(
+                    material: encode(SecretMaterial(certificatesPem: pemString(chain))), certificateFingerprint: fingerprint(chain[0]),
+                    notAfter: chain[0].notValidAfter)
             }
         case .identity:
             guard declaration.issuance != .device else {
-                problems.add("", "'\(declaration.identifier)' is a device identity: its key is generated on the device and its certificate issued by the tenant's CA on request; nothing is uploaded.")
+                problems.add(
+                    "",
+                    "'\(declaration.identifier)' is a device identity: its key is generated on the device and its certificate issued by the tenant's CA on request; nothing is uploaded."
+                )
                 break
             }
             if root.has("pkcs12") || root.has("passphrase") {
@@ -60,16 +64,22 @@ public enum SecretMaterialReader {
                 let pem = root.string("certificatesPem", required: true)
                 let keyPem = root.string("privateKeyPem", required: true)
                 if let pem, let keyPem, let chain = certificates(pem, pointer: "/certificatesPem", problems: problems),
-                   let key = privateKey(pem: keyPem, problems: problems) {
+                    let key = privateKey(pem: keyPem, problems: problems)
+                {
                     read = identity(chain: chain, key: key, problems: problems, keyPointer: "/privateKeyPem")
                 }
             }
         }
         try problems.check()
-        guard let read else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not valid material for a \(declaration.kind.rawValue).")]) }
+        guard let read else {
+            throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not valid material for a \(declaration.kind.rawValue).")])
+        }
         if let notAfter = read.notAfter, notAfter <= now {
-            throw ValidationError(problems: [ValidationProblem(pointer: declaration.kind == .identity && value.objectValue?["pkcs12"] != nil ? "/pkcs12" : "/certificatesPem",
-                                                               message: "the certificate expired on \(ISO8601DateFormatter().string(from: notAfter)).")])
+            throw ValidationError(problems: [
+                ValidationProblem(
+                    pointer: declaration.kind == .identity && value.objectValue?["pkcs12"] != nil ? "/pkcs12" : "/certificatesPem",
+                    message: "the certificate expired on \(ISO8601DateFormatter().string(from: notAfter)).")
+            ])
         }
         return read
     }
@@ -122,7 +132,10 @@ public enum SecretMaterialReader {
             return nil
         }
         if document.discriminator == "ENCRYPTED PRIVATE KEY" {
-            problems.add("/privateKeyPem", "is encrypted; give the key unencrypted (the request travels over TLS and the key is sealed at rest), or upload a PKCS #12 with its passphrase.")
+            problems.add(
+                "/privateKeyPem",
+                "is encrypted; give the key unencrypted (the request travels over TLS and the key is sealed at rest), or upload a PKCS #12 with its passphrase."
+            )
             return nil
         }
         guard let key = try? Certificate.PrivateKey(pemDocument: document) else {

@@ -168,7 +168,9 @@ public enum PrivateFile {
     public static func write(_ data: Data, to url: URL) throws {
         let descriptor = open(url.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw KeyFileError(file: url.path, problem: errno == EEXIST ? "already exists; it is never overwritten" : "cannot be created (\(String(cString: strerror(errno))))")
+            throw KeyFileError(
+                file: url.path, problem: errno == EEXIST ? "already exists; it is never overwritten" : "cannot be created (\(String(cString: strerror(errno))))"
+            )
         }
         defer { close(descriptor) }
         let written = data.withUnsafeBytes { bytes in Foundation.write(descriptor, bytes.baseAddress, bytes.count) }

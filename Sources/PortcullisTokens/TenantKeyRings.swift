@@ -27,8 +27,10 @@ public final class TenantKeyRings: Sendable {
 
     /// Reads the installation-wide keys (if any) and records when per-tenant rings began. `retiringWindow` must
     /// cover the longest lifetime of an access token (and of anything else those keys signed).
-    public init(keysDirectory: URL, algorithm: SigningAlgorithm, accessTokenType: AccessTokenType = .jwt, retiringWindow: TimeInterval,
-                clock: any WallClock = SystemWallClock()) throws {
+    public init(
+        keysDirectory: URL, algorithm: SigningAlgorithm, accessTokenType: AccessTokenType = .jwt, retiringWindow: TimeInterval,
+        clock: any WallClock = SystemWallClock()
+    ) throws {
         self.directory = keysDirectory.appendingPathComponent("tenants")
         self.algorithm = algorithm
         self.accessTokenType = accessTokenType

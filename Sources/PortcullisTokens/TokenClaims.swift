@@ -101,8 +101,10 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     public var authTime: Int?
     public var amr: [String]?
 
-    public init(iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
-                preferredUsername: String?, name: String?, email: String?, nonce: String? = nil, authTime: Int? = nil, amr: [String]? = nil) {
+    public init(
+        iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
+        preferredUsername: String?, name: String?, email: String?, nonce: String? = nil, authTime: Int? = nil, amr: [String]? = nil
+    ) {
         self.nonce = nonce
         self.authTime = authTime
         self.amr = amr

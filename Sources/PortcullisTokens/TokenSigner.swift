@@ -39,8 +39,10 @@ public struct TokenSigner: Sendable {
         return ownJWKS
     }
 
-    public init(loaded: SigningKeyStore.Loaded, retiring: RetiringKeys? = nil, accessTokenType: AccessTokenType = .jwt,
-                clock: any WallClock = SystemWallClock()) async throws {
+    public init(
+        loaded: SigningKeyStore.Loaded, retiring: RetiringKeys? = nil, accessTokenType: AccessTokenType = .jwt,
+        clock: any WallClock = SystemWallClock()
+    ) async throws {
         self.loaded = loaded
         self.clock = clock
         self.keys = loaded.all
@@ -72,16 +74,17 @@ public struct TokenSigner: Sendable {
     /// Whether `token` names a retiring key whose time is over (such a token no longer verifies).
     private func namesRetiredKey(_ token: String) -> Bool {
         guard let retiring, clock.now() >= retiring.until, let dot = token.firstIndex(of: "."),
-              let header = Base64URL.decode(String(token[..<dot])),
-              let object = try? JSONSerialization.jsonObject(with: header) as? [String: Any], let kid = object["kid"] as? String
+            let header = Base64URL.decode(String(token[..<dot])),
+            let object = try? JSONSerialization.jsonObject(with: header) as? [String: Any], let kid = object["kid"] as? String
         else { return false }
         return retiringKids.contains(kid)
     }
 
     /// Signs an access token with the active key.
     public func sign(accessToken claims: AccessTokenClaims) async throws -> String {
-        try await collection.sign(claims, kid: JWKIdentifier(string: active.kid),
-                                  header: ["typ": .string(accessTokenType.rawValue)])
+        try await collection.sign(
+            claims, kid: JWKIdentifier(string: active.kid),
+            header: ["typ": .string(accessTokenType.rawValue)])
     }
 
     /// Signs an ID token with the active key.

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import PortcullisAPI
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisAPI
 
 /// Options for commands that call the admin API with an admin client's credentials.
 struct AdminConnectionOptions: ParsableArguments {
@@ -19,8 +20,12 @@ struct AdminConnectionOptions: ParsableArguments {
     func client() async throws -> AdminAPIClient {
         let env = ProcessInfo.processInfo.environment
         guard let authority = authority ?? env["PORTCULLIS_AUTHORITY"] else { throw ValidationError("--authority (or PORTCULLIS_AUTHORITY) is required.") }
-        guard let clientId = clientId ?? env["PORTCULLIS_ADMIN_CLIENT_ID"] else { throw ValidationError("--client-id (or PORTCULLIS_ADMIN_CLIENT_ID) is required.") }
-        guard let secret = clientSecret ?? env["PORTCULLIS_ADMIN_CLIENT_SECRET"] else { throw ValidationError("--client-secret (or PORTCULLIS_ADMIN_CLIENT_SECRET) is required.") }
+        guard let clientId = clientId ?? env["PORTCULLIS_ADMIN_CLIENT_ID"] else {
+            throw ValidationError("--client-id (or PORTCULLIS_ADMIN_CLIENT_ID) is required.")
+        }
+        guard let secret = clientSecret ?? env["PORTCULLIS_ADMIN_CLIENT_SECRET"] else {
+            throw ValidationError("--client-secret (or PORTCULLIS_ADMIN_CLIENT_SECRET) is required.")
+        }
         return try await AdminAPIClient.connect(authority: authority, clientId: clientId, clientSecret: secret)
     }
 }
@@ -43,9 +48,10 @@ struct AdminAPIClient {
         var request = URLRequest(url: URL(string: "\(authority)/oauth2/v2.0/token")!)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(FormEncoding.encode([
-            ("grant_type", "client_credentials"), ("client_id", clientId), ("client_secret", clientSecret), ("scope", "api://portcullis-admin/.default"),
-        ]).utf8)
+        request.httpBody = Data(
+            FormEncoding.encode([
+                ("grant_type", "client_credentials"), ("client_id", clientId), ("client_secret", clientSecret), ("scope", "api://portcullis-admin/.default"),
+            ]).utf8)
         let (data, response) = try await URLSession.shared.data(for: request)
         let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard (response as? HTTPURLResponse)?.statusCode == 200, let token = json?["access_token"] as? String else {

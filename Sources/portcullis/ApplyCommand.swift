@@ -12,7 +12,8 @@ import PortcullisServer
 struct ApplyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
-        abstract: "Apply a whole configuration folder (directory, conditional access, app protection, app configuration) through the admin API: plan, then apply.")
+        abstract:
+            "Apply a whole configuration folder (directory, conditional access, app protection, app configuration) through the admin API: plan, then apply.")
     @OptionGroup var connection: AdminConnectionOptions
     @Flag(help: "Print the plan and change nothing.") var plan = false
     @Flag(help: "Also delete what the folder no longer holds.") var prune = false
@@ -40,7 +41,9 @@ struct ApplyCommand: AsyncParsableCommand {
         for step in steps where step.action != .unchanged { print(step.rendered(prune: prune)) }
         let count = { (action: PlanStep.Action) in steps.filter { $0.action == action }.count }
         let deletions = count(.delete)
-        print("Plan: \(count(.create)) to create, \(count(.change)) to change, \(deletions) to delete\(prune || deletions == 0 ? "" : " (with --prune)"), \(count(.unchanged)) unchanged.")
+        print(
+            "Plan: \(count(.create)) to create, \(count(.change)) to change, \(deletions) to delete\(prune || deletions == 0 ? "" : " (with --prune)"), \(count(.unchanged)) unchanged."
+        )
         if let invalid = steps.first(where: { $0.problems != nil && !$0.mayResolve }) {
             print("\(invalid.label): the server refuses it (see above); nothing was applied.")
             throw ExitCode(1)
@@ -101,7 +104,8 @@ enum DocumentKindPath: Int, CaseIterable {
     func label(_ document: [String: Any]) -> String {
         switch self {
         case .user: document["userPrincipalName"] as? String ?? "?"
-        case .appRoleAssignment: "\(document["principalId"] as? String ?? "?") has \(document["role"] as? String ?? "?") on \(document["resource"] as? String ?? "?")"
+        case .appRoleAssignment:
+            "\(document["principalId"] as? String ?? "?") has \(document["role"] as? String ?? "?") on \(document["resource"] as? String ?? "?")"
         case .tenant: document["domain"] as? String ?? document["displayName"] as? String ?? "tenant"
         default: document["displayName"] as? String ?? "?"
         }
@@ -133,7 +137,8 @@ enum DesiredState {
         let raw = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         let rawTenants = raw?["tenants"] as? [[String: Any]] ?? []
         guard let index = parsed.tenants.firstIndex(where: { $0.tenant.id == tenantId.lowercased() || $0.tenant.domain == domain.lowercased() }),
-              index < rawTenants.count else {
+            index < rawTenants.count
+        else {
             throw Invalid(lines: ["\(file.path): holds no tenant \(domain) (\(tenantId)), the tenant of these admin credentials."])
         }
         let snapshot = parsed.snapshots(revision: 0)[index]
@@ -141,26 +146,36 @@ enum DesiredState {
         func items(_ key: String) -> [[String: Any]] { tenant[key] as? [[String: Any]] ?? [] }
 
         var desired: [DesiredDocument] = []
-        desired.append(DesiredDocument(kind: .tenant, id: nil, body: [
-            "displayName": tenant["displayName"] ?? parsed.tenants[index].tenant.displayName,
-            "allowedAccounts": tenant["allowedAccounts"] ?? NSNull(),
-        ], source: "directory.json"))
+        desired.append(
+            DesiredDocument(
+                kind: .tenant, id: nil,
+                body: [
+                    "displayName": tenant["displayName"] ?? parsed.tenants[index].tenant.displayName,
+                    "allowedAccounts": tenant["allowedAccounts"] ?? NSNull(),
+                ], source: "directory.json"))
         desired += items("users").map { DesiredDocument(kind: .user, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
         desired += items("groups").map { DesiredDocument(kind: .group, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
-        desired += items("applications").map { DesiredDocument(kind: .application, id: ($0["appId"] as? String)?.lowercased(), body: $0, source: "directory.json") }
+        desired += items("applications").map {
+            DesiredDocument(kind: .application, id: ($0["appId"] as? String)?.lowercased(), body: $0, source: "directory.json")
+        }
         for (assignment, body) in zip(parsed.tenants[index].appRoleAssignments, items("appRoleAssignments")) {
             desired.append(DesiredDocument(kind: .appRoleAssignment, id: snapshot.documentId(of: assignment), body: body, source: "directory.json"))
         }
-        desired += items("namedLocations").map { DesiredDocument(kind: .namedLocation, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
+        desired += items("namedLocations").map {
+            DesiredDocument(kind: .namedLocation, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json")
+        }
 
         var problems: [String] = []
         var configurationPolicies: [AppConfigurationPolicy] = []
-        for (kind, folderName) in [(DocumentKindPath.conditionalAccess, "conditional-access"), (.appProtection, "app-protection"), (.appConfiguration, "app-configuration")] {
+        for (kind, folderName) in [
+            (DocumentKindPath.conditionalAccess, "conditional-access"), (.appProtection, "app-protection"), (.appConfiguration, "app-configuration"),
+        ] {
             for (file, segment) in PolicyFiles.list(directory: folder.appendingPathComponent(folderName)) {
                 if let segment, !snapshot.matches(tenantSegment: segment) { continue }
                 let name = "\(folderName)/\(segment.map { "\($0)/" } ?? "")\(file.lastPathComponent)"
                 guard let data = FileManager.default.contents(atPath: file.path), let value = JSONValue.parse(data),
-                      let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                    let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                else {
                     problems.append("\(name):/: is not a JSON object.")
                     continue
                 }
@@ -169,8 +184,9 @@ enum DesiredState {
                     case .conditionalAccess: _ = try ConditionalAccessPolicy.parse(value, directory: snapshot, generatedId: "(new)", force: force)
                     case .appProtection: _ = try AppProtectionPolicy.parse(value, directory: snapshot, generatedId: "(new)")
                     default:
-                        configurationPolicies.append(try AppConfigurationPolicy.parse(
-                            value, directory: snapshot, others: configurationPolicies, generatedId: "(new \(configurationPolicies.count))"))
+                        configurationPolicies.append(
+                            try AppConfigurationPolicy.parse(
+                                value, directory: snapshot, others: configurationPolicies, generatedId: "(new \(configurationPolicies.count))"))
                     }
                 } catch {
                     problems += error.problems.map { "\(name):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }
@@ -199,9 +215,17 @@ struct PlanStep {
     var mayResolve = false
 
     func rendered(prune: Bool) -> String {
-        let sign = switch action { case .create: "+"; case .change: "~"; case .delete: "-"; case .unchanged: "=" }
-        var lines = ["  \(sign) \(action.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(kind.noun) \(label)\(id.map { " (\($0))" } ?? "")"
-            + (action == .delete && !prune ? "  [only with --prune]" : "")]
+        let sign =
+            switch action {
+            case .create: "+"
+            case .change: "~"
+            case .delete: "-"
+            case .unchanged: "="
+            }
+        var lines = [
+            "  \(sign) \(action.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(kind.noun) \(label)\(id.map { " (\($0))" } ?? "")"
+                + (action == .delete && !prune ? "  [only with --prune]" : "")
+        ]
         lines += diff.prefix(40).map { "      \($0)" }
         if diff.count > 40 { lines.append("      … \(diff.count - 40) more") }
         for problem in problems ?? [] {
@@ -220,23 +244,28 @@ struct Planner {
         var current: [DocumentKindPath: [String: [String: Any]]] = [:]
         for kind in DocumentKindPath.allCases where kind != .tenant {
             let list = try await client.list(kind.collection)
-            current[kind] = Dictionary(list.compactMap { item in (item[kind.idKey] as? String).map { ($0.lowercased(), item) } }, uniquingKeysWith: { a, _ in a })
+            current[kind] = Dictionary(
+                list.compactMap { item in (item[kind.idKey] as? String).map { ($0.lowercased(), item) } }, uniquingKeysWith: { a, _ in a })
         }
         var steps: [PlanStep] = []
         var claimed: [DocumentKindPath: Set<String>] = [:]
         for var document in desired {
             // A policy file without an ID is the stored policy of the same name, if there is one.
             if document.id == nil, document.kind != .tenant, let name = document.body["displayName"] as? String,
-               let match = current[document.kind]?.first(where: { $0.value["displayName"] as? String == name })?.key {
+                let match = current[document.kind]?.first(where: { $0.value["displayName"] as? String == name })?.key
+            {
                 document.id = match
             }
             if let id = document.id { claimed[document.kind, default: []].insert(id) }
-            steps.append(try await dryRun(document, current: current[document.kind]?[document.id ?? ""], earlierChanges: steps.contains { $0.action != .unchanged }))
+            steps.append(
+                try await dryRun(document, current: current[document.kind]?[document.id ?? ""], earlierChanges: steps.contains { $0.action != .unchanged }))
         }
         for kind in DocumentKindPath.allCases where kind != .tenant {
             for (id, document) in (current[kind] ?? [:]).sorted(by: { $0.key < $1.key }) where !(claimed[kind]?.contains(id) ?? false) {
-                steps.append(PlanStep(kind: kind, id: id, action: .delete, label: kind.label(document), body: nil, etag: nil,
-                                      diff: JSONDiff.lines(from: JSONValue(foundation: document), to: nil)))
+                steps.append(
+                    PlanStep(
+                        kind: kind, id: id, action: .delete, label: kind.label(document), body: nil, etag: nil,
+                        diff: JSONDiff.lines(from: JSONValue(foundation: document), to: nil)))
             }
         }
         return steps
@@ -257,18 +286,20 @@ struct Planner {
             var diff = action == .unchanged ? [] : JSONDiff.lines(from: JSONValue(foundation: before), to: JSONValue(foundation: after))
             // Answers never show hashes: a change nothing visible explains is a password or secret.
             if action == .change && diff.isEmpty { diff = ["~ a password or secret changes (values are never shown)"] }
-            return PlanStep(kind: document.kind, id: document.id,
-                            action: action, label: document.kind == .tenant ? document.kind.label(after ?? [:]) : label,
-                            body: document.body, etag: reply.etag, diff: diff)
+            return PlanStep(
+                kind: document.kind, id: document.id,
+                action: action, label: document.kind == .tenant ? document.kind.label(after ?? [:]) : label,
+                body: document.body, etag: reply.etag, diff: diff)
         }
         let details = ((reply.json as? [String: Any])?["error"] as? [String: Any])?["details"] as? [[String: Any]]
         guard reply.status == 400, let details else {
             throw ArgumentParser.ValidationError("\(document.source): \(label): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         }
         // Refused as things stand: it may name what an earlier step creates. Shown with a diff of the folder's text.
-        return PlanStep(kind: document.kind, id: document.id, action: current == nil ? .create : .change, label: label, body: document.body,
-                        etag: nil, diff: JSONDiff.lines(from: JSONValue(foundation: current), to: JSONValue(foundation: document.body).map(JSONDiff.masked)),
-                        problems: details.map { "\($0["pointer"] as? String ?? ""): \($0["message"] as? String ?? "")" }, mayResolve: earlierChanges)
+        return PlanStep(
+            kind: document.kind, id: document.id, action: current == nil ? .create : .change, label: label, body: document.body,
+            etag: nil, diff: JSONDiff.lines(from: JSONValue(foundation: current), to: JSONValue(foundation: document.body).map(JSONDiff.masked)),
+            problems: details.map { "\($0["pointer"] as? String ?? ""): \($0["message"] as? String ?? "")" }, mayResolve: earlierChanges)
     }
 
     func apply(_ step: PlanStep) async throws {
@@ -278,11 +309,13 @@ struct Planner {
         case .create where step.id == nil || step.kind == .tenant:
             reply = try await client.call("POST", step.kind.collection + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]))
         case .create:
-            reply = try await client.call("PUT", path(step.kind, step.id) + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]),
-                                          headers: ["If-None-Match": "*"])
+            reply = try await client.call(
+                "PUT", path(step.kind, step.id) + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]),
+                headers: ["If-None-Match": "*"])
         case .change:
-            reply = try await client.call("PUT", path(step.kind, step.id) + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]),
-                                          ifMatch: step.etag ?? "*")
+            reply = try await client.call(
+                "PUT", path(step.kind, step.id) + suffix, body: try JSONSerialization.data(withJSONObject: step.body ?? [:]),
+                ifMatch: step.etag ?? "*")
         case .delete:
             reply = try await client.call("DELETE", path(step.kind, step.id) + suffix, ifMatch: "*")
         case .unchanged:
@@ -306,7 +339,8 @@ extension JSONValue {
     /// A JSONSerialization value (what the CLI's HTTP client reads) as a JSON value.
     init?(foundation value: Any?) {
         guard let value, let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]),
-              let parsed = JSONValue.parse(data) else { return nil }
+            let parsed = JSONValue.parse(data)
+        else { return nil }
         self = parsed
     }
 }

@@ -1,17 +1,18 @@
 import ArgumentParser
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Hummingbird
-import NIOCore
 import JWTKit
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import PortcullisAPI
 import PortcullisClient
 import PortcullisTokens
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 struct CallbacksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,8 +53,10 @@ struct CallbacksCommand: AsyncParsableCommand {
                 let body = String(buffer: try await request.collectBody(upTo: 64 * 1024))
                 func refuse(_ status: HTTPResponse.Status, _ reason: String) -> Response {
                     say("refused: \(reason)")
-                    return Response(status: status, headers: [.contentType: "application/json"],
-                                    body: .init(byteBuffer: ByteBuffer(string: #"{"err":"invalid_request","description":"\#(reason.replacingOccurrences(of: "\"", with: "'"))"}"#)))
+                    return Response(
+                        status: status, headers: [.contentType: "application/json"],
+                        body: .init(
+                            byteBuffer: ByteBuffer(string: #"{"err":"invalid_request","description":"\#(reason.replacingOccurrences(of: "\"", with: "'"))"}"#)))
                 }
                 guard request.headers[.contentType]?.lowercased().hasPrefix(SecurityEventTypes.mediaType) == true else {
                     return refuse(.unsupportedMediaType, "Content-Type is not \(SecurityEventTypes.mediaType)")
@@ -73,7 +76,9 @@ struct CallbacksCommand: AsyncParsableCommand {
                 case .accept:
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    say("verified SET \(event.jti) (signature checked against \(discovery.jwksUri)):\n" + String(decoding: try encoder.encode(event), as: UTF8.self))
+                    say(
+                        "verified SET \(event.jti) (signature checked against \(discovery.jwksUri)):\n"
+                            + String(decoding: try encoder.encode(event), as: UTF8.self))
                     if limit > 0 && received.increment() >= limit { Foundation.exit(0) }
                     return Response(status: .accepted)
                 }
@@ -101,5 +106,10 @@ func say(_ text: String) {
 /// A thread-safe counter.
 final class Counter: Sendable {
     private let box = NIOLockedValueBox(0)
-    func increment() -> Int { box.withLockedValue { $0 += 1; return $0 } }
+    func increment() -> Int {
+        box.withLockedValue {
+            $0 += 1
+            return $0
+        }
+    }
 }

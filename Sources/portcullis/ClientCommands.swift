@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PortcullisAPI
 import PortcullisClient
 import PortcullisClientKeys
 import PortcullisCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Options shared by the client commands (they use the client SDK, like an app would).
 struct ClientOptions: ParsableArguments {
@@ -97,7 +98,10 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: .customLong("device-id"), help: "This app instance (used when remediating).")
     var deviceId: String = "cli-device"
 
-    @Flag(help: "Sign in interactively: authorization code + PKCE through the sign-in page in a browser, redirected back to a loopback listener (http://localhost:PORT).")
+    @Flag(
+        help:
+            "Sign in interactively: authorization code + PKCE through the sign-in page in a browser, redirected back to a loopback listener (http://localhost:PORT)."
+    )
     var interactive = false
 
     @Option(name: .customLong("redirect-port"), help: "Port of the loopback listener for --interactive (0: any free port; the app registers http://localhost).")
@@ -108,7 +112,9 @@ struct TokenCommand: AsyncParsableCommand {
 
     func validate() throws {
         if interactive && deviceCode { throw ValidationError("--interactive and --device-code are two ways to sign in; choose one") }
-        if (interactive || deviceCode) && password != nil { throw ValidationError("--password is for the password grant; the interactive flows ask on the page") }
+        if (interactive || deviceCode) && password != nil {
+            throw ValidationError("--password is for the password grant; the interactive flows ask on the page")
+        }
     }
 
     func run() async throws {
@@ -155,7 +161,8 @@ enum BrowserOpener {
         let candidates = ["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"]
         #endif
         guard ProcessInfo.processInfo.environment["PORTCULLIS_NO_BROWSER"] == nil,
-              let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return }
+            let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = [url.absoluteString]
@@ -191,12 +198,17 @@ struct RemediateCommand: AsyncParsableCommand {
     @Flag(help: "With --show-configuration: keep printing each change until interrupted (long polling).") var follow = false
     @Option(help: "Once compliant, fetch the secret with this identifier (repeatable), open it with this instance's key and print it (PROTOCOL §8.2).")
     var secret: [String] = []
-    @Option(help: "Once compliant, request the device identity with this identifier (repeatable): a CSR for this instance's key, certified by the tenant's CA; prints the chain.")
+    @Option(
+        help:
+            "Once compliant, request the device identity with this identifier (repeatable): a CSR for this instance's key, certified by the tenant's CA; prints the chain."
+    )
     var identity: [String] = []
 
     func validate() throws {
         if follow && !showConfiguration { throw ValidationError("--follow goes with --show-configuration") }
-        if follow && !(secret.isEmpty && identity.isEmpty) { throw ValidationError("--follow prints configuration until interrupted; fetch secrets in another run") }
+        if follow && !(secret.isEmpty && identity.isEmpty) {
+            throw ValidationError("--follow prints configuration until interrupted; fetch secrets in another run")
+        }
     }
 
     func run() async throws {

@@ -13,7 +13,8 @@ struct KeysCommand: AsyncParsableCommand {
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "generate",
-            abstract: "Add a signing key to every tenant's key ring (or one tenant's) that starts signing at its activation time; it is published (and verifies) as soon as a node loads it. Restart every node before that time; older keys keep verifying until you delete them."
+            abstract:
+                "Add a signing key to every tenant's key ring (or one tenant's) that starts signing at its activation time; it is published (and verifies) as soon as a node loads it. Restart every node before that time; older keys keep verifying until you delete them."
         )
         @Option(help: "Only this tenant's ring (its ID); default every ring under Keys/tenants/.")
         var tenant: String?
@@ -25,20 +26,24 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try locations.settings(environment: ProcessInfo.processInfo.environment)
-            let algorithm = try algorithm.map {
-                guard let value = SigningAlgorithm(rawValue: $0.uppercased()) else { throw ValidationError("--algorithm must be ES256 or RS256") }
-                return value
-            } ?? settings.signingAlgorithm
+            let algorithm =
+                try algorithm.map {
+                    guard let value = SigningAlgorithm(rawValue: $0.uppercased()) else { throw ValidationError("--algorithm must be ES256 or RS256") }
+                    return value
+                } ?? settings.signingAlgorithm
             let activation = Date().addingTimeInterval(TimeInterval(max(0, activateIn)))
             let keys = URL(fileURLWithPath: settings.keysDirectory)
             let tenants = tenant.map { [$0.lowercased()] } ?? TenantKeyRings.tenantIds(keysDirectory: keys)
             guard !tenants.isEmpty else {
-                throw ValidationError("no tenant key ring under \(settings.keysDirectory)/tenants yet: each tenant's ring is created when the server first starts with it")
+                throw ValidationError(
+                    "no tenant key ring under \(settings.keysDirectory)/tenants yet: each tenant's ring is created when the server first starts with it")
             }
             for id in tenants {
                 guard id.isGUID else { throw ValidationError("--tenant must be a tenant ID (a GUID)") }
                 let name = try TenantKeyRings.generate(keysDirectory: keys, tenantId: id, algorithm: algorithm, activatesAt: activation)
-                print("generated \(settings.keysDirectory)/\(name); it signs from \(ISO8601DateFormatter().string(from: activation)) on every node restarted before then")
+                print(
+                    "generated \(settings.keysDirectory)/\(name); it signs from \(ISO8601DateFormatter().string(from: activation)) on every node restarted before then"
+                )
             }
         }
     }

@@ -12,7 +12,9 @@ struct PolicyCommand: AsyncParsableCommand {
 
     struct Validate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check policy files (conditional access, app protection, app configuration) offline against the configuration's directory; prints file:pointer: message lines.")
+            abstract:
+                "Check policy files (conditional access, app protection, app configuration) offline against the configuration's directory; prints file:pointer: message lines."
+        )
         @OptionGroup var locations: LocationOptions
         @Option(help: "Tenant (ID or domain) the files are for; default: the directory's only tenant.")
         var tenant: String?
@@ -30,7 +32,11 @@ struct PolicyCommand: AsyncParsableCommand {
             }
             let snapshots = document.snapshots(revision: 0)
             let directory: DirectorySnapshot?
-            if let tenant { directory = snapshots.first { $0.matches(tenantSegment: tenant) } } else { directory = snapshots.count == 1 ? snapshots.first : nil }
+            if let tenant {
+                directory = snapshots.first { $0.matches(tenantSegment: tenant) }
+            } else {
+                directory = snapshots.count == 1 ? snapshots.first : nil
+            }
             guard let directory else { throw ArgumentParser.ValidationError("name the tenant with --tenant (the directory has \(snapshots.count)).") }
             var failures = 0
             var configurations: [AppConfigurationPolicy] = []
@@ -46,7 +52,8 @@ struct PolicyCommand: AsyncParsableCommand {
                         let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: "(generated)")
                         print("\(file): ok (app protection: \(policy.displayName))")
                     } else if value["configuration"] != nil {
-                        let policy = try AppConfigurationPolicy.parse(value, directory: directory, others: configurations, generatedId: "(generated \(configurations.count))")
+                        let policy = try AppConfigurationPolicy.parse(
+                            value, directory: directory, others: configurations, generatedId: "(generated \(configurations.count))")
                         configurations.append(policy)
                         print("\(file): ok (app configuration: \(policy.displayName), priority \(policy.priority))")
                     } else {
@@ -77,14 +84,18 @@ struct PolicyCommand: AsyncParsableCommand {
             var byId: [String: [String: Any]] = [:]
             var idByName: [String: String] = [:]
             for policy in list {
-                if let id = policy["id"] as? String { byId[id] = policy; if let name = policy["displayName"] as? String { idByName[name] = id } }
+                if let id = policy["id"] as? String {
+                    byId[id] = policy
+                    if let name = policy["displayName"] as? String { idByName[name] = id }
+                }
             }
             let files = PolicyFiles.list(directory: URL(fileURLWithPath: directory)).map(\.file)
             var counts = (created: 0, changed: 0, unchanged: 0, failed: 0)
             let suffix = force ? "?force=true" : ""
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file.path),
-                      let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                else {
                     print("failed    \(file.lastPathComponent): not a JSON object")
                     counts.failed += 1
                     continue
@@ -139,7 +150,9 @@ struct PolicyCommand: AsyncParsableCommand {
             if let ip { signIn["ipAddress"] = ip }
             let body = try JSONSerialization.data(withJSONObject: ["signIn": signIn])
             let reply = try await client.call("POST", "/conditional-access/evaluate", body: body)
-            let pretty = (reply.json).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) } ?? reply.body
+            let pretty =
+                (reply.json).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) }
+                ?? reply.body
             print(String(decoding: pretty, as: UTF8.self))
             if reply.status != 200 { throw ExitCode(1) }
         }
@@ -183,19 +196,25 @@ struct PolicyCommand: AsyncParsableCommand {
         static func table(_ report: [String: Any]) -> String {
             let summary = report["summary"] as? [String: Any] ?? [:]
             func count(_ key: String) -> Int { summary[key] as? Int ?? 0 }
-            var lines = ["evaluated \(report["evaluated"] as? Int ?? 0) sign-ins: \(count("newlyRefused")) newly refused, \(count("newlyAllowed")) newly allowed, "
-                + "\(count("changed")) refused for another reason, \(count("unchanged")) unchanged"]
+            var lines = [
+                "evaluated \(report["evaluated"] as? Int ?? 0) sign-ins: \(count("newlyRefused")) newly refused, \(count("newlyAllowed")) newly allowed, "
+                    + "\(count("changed")) refused for another reason, \(count("unchanged")) unchanged"
+            ]
             let changes = report["changes"] as? [[String: Any]] ?? []
             guard !changes.isEmpty else { return lines.joined(separator: "\n") }
             let header = ["when", "user", "client app", "resource", "before", "after"]
             let rows = changes.map { change in
-                [String((change["createdDateTime"] as? String ?? "").prefix(19)), change["userPrincipalName"] as? String ?? change["userId"] as? String ?? "(app)",
-                 change["clientAppId"] as? String ?? "", change["resourceAppId"] as? String ?? "", outcome(change["before"]), outcome(change["after"])]
+                [
+                    String((change["createdDateTime"] as? String ?? "").prefix(19)),
+                    change["userPrincipalName"] as? String ?? change["userId"] as? String ?? "(app)",
+                    change["clientAppId"] as? String ?? "", change["resourceAppId"] as? String ?? "", outcome(change["before"]), outcome(change["after"]),
+                ]
             }
             let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
             func line(_ cells: [String]) -> String {
-                String(cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                    .reversed().drop(while: { $0 == " " }).reversed())
+                String(
+                    cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                        .reversed().drop(while: { $0 == " " }).reversed())
             }
             lines += ["", line(header), line(widths.map { String(repeating: "-", count: $0) })] + rows.map(line)
             if report["truncated"] as? Bool == true { lines.append("… more changes than listed") }

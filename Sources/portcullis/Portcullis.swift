@@ -6,7 +6,10 @@ struct Portcullis: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portcullis",
         abstract: "A self-hosted conditional-access token broker and app-protection compliance service.",
-        subcommands: [ServeCommand.self, PolicyCommand.self, ApplyCommand.self, TokenCommand.self, RemediateCommand.self, CallbacksCommand.self, DevCertCommand.self, KeysCommand.self, VerifyTokenCommand.self]
+        subcommands: [
+            ServeCommand.self, PolicyCommand.self, ApplyCommand.self, TokenCommand.self, RemediateCommand.self, CallbacksCommand.self, DevCertCommand.self,
+            KeysCommand.self, VerifyTokenCommand.self,
+        ]
     )
 }
 

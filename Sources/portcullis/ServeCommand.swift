@@ -4,12 +4,12 @@ import Hummingbird
 import Logging
 import PortcullisCore
 import PortcullisPostgres
-import PortcullisServer
 import PortcullisSQLite
+import PortcullisServer
 import PortcullisStorage
 import PortcullisTokens
-import ServiceLifecycle
 import PostgresNIO
+import ServiceLifecycle
 import UnixSignals
 
 struct ServeCommand: AsyncParsableCommand {
@@ -53,9 +53,10 @@ struct ServeCommand: AsyncParsableCommand {
             keysDirectory: keysURL, algorithm: settings.signingAlgorithm, accessTokenType: settings.accessTokenType,
             retiringWindow: max(configuration.accessTokenLifetime, configuration.idTokenLifetime) + TenantKeyRings.retiringAllowance, clock: clock)
         if let until = signers.retiringUntil {
-            logger.notice(clock.now() < until
-                ? "the installation-wide signing keys (Keys/signing-*.pem) no longer sign; they verify until every token they signed has expired"
-                : "the installation-wide signing keys (Keys/signing-*.pem) are retired and ignored; they may be deleted",
+            logger.notice(
+                clock.now() < until
+                    ? "the installation-wide signing keys (Keys/signing-*.pem) no longer sign; they verify until every token they signed has expired"
+                    : "the installation-wide signing keys (Keys/signing-*.pem) are retired and ignored; they may be deleted",
                 metadata: ["portcullis.until": .string(ISO8601.string(until))])
         }
         let credentials = try CredentialHasher.loadOrCreate(file: keysURL.appendingPathComponent("credential-pepper.key"))
@@ -63,16 +64,18 @@ struct ServeCommand: AsyncParsableCommand {
         let store: any PortcullisStore
         var postgres: PostgresStore?
         if let url = settings.postgresURL {
-            let pg = try PostgresStore(.init(
-                url: url, maximumConnections: settings.postgresMaximumConnections, caFile: settings.postgresCAFile,
-                deadline: .milliseconds(settings.storeDeadlineMilliseconds)), logger: logger)
+            let pg = try PostgresStore(
+                .init(
+                    url: url, maximumConnections: settings.postgresMaximumConnections, caFile: settings.postgresCAFile,
+                    deadline: .milliseconds(settings.storeDeadlineMilliseconds)), logger: logger)
             try await pg.preflight()
             postgres = pg
             store = pg
             logger.info("store: PostgreSQL", metadata: ["portcullis.postgres": .string((try? PostgresURL(url).redacted) ?? "")])
         } else {
-            store = try await SQLiteStore.open(.init(
-                path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous, deadline: .milliseconds(settings.storeDeadlineMilliseconds)),
+            store = try await SQLiteStore.open(
+                .init(
+                    path: settings.resolvedSQLitePath, synchronous: settings.sqliteSynchronous, deadline: .milliseconds(settings.storeDeadlineMilliseconds)),
                 logger: logger)
             logger.info("store: SQLite", metadata: ["portcullis.sqlite": .string(settings.resolvedSQLitePath)])
         }
@@ -89,10 +92,13 @@ struct ServeCommand: AsyncParsableCommand {
                     passwords: passwords, clock: clock, logger: logger, keysDirectory: URL(fileURLWithPath: settings.keysDirectory))
                 let loopback = CallbackURI.isLoopback(host: settings.host)
                 if settings.demo && !loopback {
-                    logger.warning("PORTCULLIS_DEMO=1: the demo directory's published development credentials may be seeded on a listener beyond loopback; never do this anywhere real")
+                    logger.warning(
+                        "PORTCULLIS_DEMO=1: the demo directory's published development credentials may be seeded on a listener beyond loopback; never do this anywhere real"
+                    )
                 }
-                let seeder = Seeder(store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger,
-                                    plaintextCredentialsAllowed: loopback || settings.demo)
+                let seeder = Seeder(
+                    store: store, passwords: passwords, credentials: credentials, clock: clock, logger: logger,
+                    plaintextCredentialsAllowed: loopback || settings.demo)
                 do {
                     try await seeder.seedIfEmpty(configDirectory: URL(fileURLWithPath: settings.configDirectory))
                 } catch let error as Seeder.SeedError {
@@ -103,8 +109,9 @@ struct ServeCommand: AsyncParsableCommand {
                     logger.notice("generated a signing key", metadata: ["portcullis.file": .string(keysURL.appendingPathComponent(name).path)])
                 }
                 let server = PortcullisServer(dependencies: dependencies)
-                let app = try server.application(listener: ListenerConfiguration(
-                    host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
+                let app = try server.application(
+                    listener: ListenerConfiguration(
+                        host: settings.host, port: settings.port, tlsCertificatePath: settings.tlsCertificate, tlsKeyPath: settings.tlsKey))
                 // SIGTERM/SIGINT drain: no new connections; requests already accepted get their answers. What is
                 // still running after the grace period is cancelled, and the process exits at most 5 s later.
                 // Services stop in reverse order: the drain (readiness 503 for a moment) first, then the server.

@@ -62,9 +62,11 @@ struct Settings {
         guard let reader = JSONObjectReader(root, at: "", problems: problems) else {
             throw Problem(description: "\(url.path): must be a JSON object")
         }
-        reader.rejectUnknownMembers(allowed: ["$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
-                                              "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-                                              "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes"])
+        reader.rejectUnknownMembers(allowed: [
+            "$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
+            "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
+            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes",
+        ])
         maximumBodyBytes = reader.integer("maximumBodyBytes", in: 1024...(16 * 1024 * 1024)) ?? maximumBodyBytes
         shutdownDrainMilliseconds = reader.integer("shutdownDrainMilliseconds", in: 0...60000) ?? shutdownDrainMilliseconds
         shutdownGraceSeconds = reader.integer("shutdownGraceSeconds", in: 1...600) ?? shutdownGraceSeconds
@@ -81,7 +83,8 @@ struct Settings {
         if let interactive = reader.object("interactiveSignIn") {
             interactive.rejectUnknownMembers(allowed: [
                 "sessionLifetimeSeconds", "sessionIdleSeconds", "sessionsPerUser", "codeLifetimeSeconds", "deviceCodeLifetimeSeconds",
-                "deviceCodeIntervalSeconds", "pendingDeviceCodesPerTenant", "pendingDeviceCodesPerClient", "pendingDeviceCodesPerAddress", "formLifetimeSeconds",
+                "deviceCodeIntervalSeconds", "pendingDeviceCodesPerTenant", "pendingDeviceCodesPerClient", "pendingDeviceCodesPerAddress",
+                "formLifetimeSeconds",
             ])
             var settings = self.interactive
             settings.sessionLifetime = interactive.integer("sessionLifetimeSeconds", in: 300...(90 * 86400)).map(TimeInterval.init) ?? settings.sessionLifetime
@@ -92,7 +95,8 @@ struct Settings {
             settings.deviceCodeInterval = interactive.integer("deviceCodeIntervalSeconds", in: 1...60) ?? settings.deviceCodeInterval
             settings.pendingDeviceCodesPerTenant = interactive.integer("pendingDeviceCodesPerTenant", in: 1...100_000) ?? settings.pendingDeviceCodesPerTenant
             settings.pendingDeviceCodesPerClient = interactive.integer("pendingDeviceCodesPerClient", in: 1...100_000) ?? settings.pendingDeviceCodesPerClient
-            settings.pendingDeviceCodesPerAddress = interactive.integer("pendingDeviceCodesPerAddress", in: 1...100_000) ?? settings.pendingDeviceCodesPerAddress
+            settings.pendingDeviceCodesPerAddress =
+                interactive.integer("pendingDeviceCodesPerAddress", in: 1...100_000) ?? settings.pendingDeviceCodesPerAddress
             settings.formLifetime = interactive.integer("formLifetimeSeconds", in: 60...86400).map(TimeInterval.init) ?? settings.formLifetime
             self.interactive = settings
         }
@@ -137,7 +141,9 @@ struct Settings {
             }
         }
         if let tokens = reader.object("tokens") {
-            tokens.rejectUnknownMembers(allowed: ["signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds", "audience"])
+            tokens.rejectUnknownMembers(allowed: [
+                "signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds", "audience",
+            ])
             if let value = tokens.enumeration("audience", allowed: GrantSettings.AudienceFormat.allCases.map(\.rawValue)) {
                 audienceFormat = GrantSettings.AudienceFormat(rawValue: value) ?? audienceFormat
             }
@@ -190,21 +196,29 @@ struct Settings {
         if let v = value("POSTGRES_URL") { postgresURL = v }
         if let v = value("POSTGRES_CA_FILE") { postgresCAFile = v }
         if let v = value("SHUTDOWN_DRAIN_MS") {
-            guard let milliseconds = Int(v), (0...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_SHUTDOWN_DRAIN_MS must be 0…60000") }
+            guard let milliseconds = Int(v), (0...60000).contains(milliseconds) else {
+                throw Problem(description: "PORTCULLIS_SHUTDOWN_DRAIN_MS must be 0…60000")
+            }
             shutdownDrainMilliseconds = milliseconds
         }
         if let v = value("TOKEN_AUDIENCE") {
-            guard let format = GrantSettings.AudienceFormat(rawValue: v) else { throw Problem(description: "PORTCULLIS_TOKEN_AUDIENCE must be applicationId or identifierUri") }
+            guard let format = GrantSettings.AudienceFormat(rawValue: v) else {
+                throw Problem(description: "PORTCULLIS_TOKEN_AUDIENCE must be applicationId or identifierUri")
+            }
             audienceFormat = format
         }
         if let v = value("STORE_DEADLINE_MS") {
-            guard let milliseconds = Int(v), (50...60000).contains(milliseconds) else { throw Problem(description: "PORTCULLIS_STORE_DEADLINE_MS must be 50…60000") }
+            guard let milliseconds = Int(v), (50...60000).contains(milliseconds) else {
+                throw Problem(description: "PORTCULLIS_STORE_DEADLINE_MS must be 50…60000")
+            }
             storeDeadlineMilliseconds = milliseconds
         }
         if let v = value("DEMO") { demo = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("CALLBACKS_ALLOW_PRIVATE_NETWORKS") { callbackAllowPrivateNetworks = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("SIGNING_ALGORITHM") {
-            guard let alg = SigningAlgorithm(rawValue: v.uppercased()) else { throw Problem(description: "PORTCULLIS_SIGNING_ALGORITHM must be ES256 or RS256") }
+            guard let alg = SigningAlgorithm(rawValue: v.uppercased()) else {
+                throw Problem(description: "PORTCULLIS_SIGNING_ALGORITHM must be ES256 or RS256")
+            }
             signingAlgorithm = alg
         }
         if let v = value("ACCESS_TOKEN_TYPE") {

@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import JWTKit
 import PortcullisAPI
 import PortcullisTokens
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 struct VerifyTokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -55,7 +56,9 @@ struct VerifyTokenCommand: AsyncParsableCommand {
     private func fetch(_ url: String) async throws -> Data {
         guard let target = URL(string: url) else { throw ValidationError("not a URL: \(url)") }
         let (data, response) = try await URLSession.shared.data(from: target)
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw ValidationError("\(url) answered \((response as? HTTPURLResponse)?.statusCode ?? 0)") }
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw ValidationError("\(url) answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        }
         return data
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import PortcullisAPI
-@testable import PortcullisClient
 import Testing
+
+@testable import PortcullisClient
 
 @Suite("client SDK units")
 struct ClientTests {
@@ -9,7 +10,9 @@ struct ClientTests {
     func claims() throws {
         #expect(try ClaimsParameter.build(capabilities: [], challenge: nil) == nil)
         #expect(try ClaimsParameter.build(capabilities: ["protapp"], challenge: nil) == #"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#)
-        let merged = try #require(try ClaimsParameter.build(capabilities: ["protapp", "cp1"], challenge: #"{"access_token":{"nbf":{"essential":true,"value":"1700000000"}},"id_token":{"acr":null}}"#))
+        let merged = try #require(
+            try ClaimsParameter.build(
+                capabilities: ["protapp", "cp1"], challenge: #"{"access_token":{"nbf":{"essential":true,"value":"1700000000"}},"id_token":{"acr":null}}"#))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(merged.utf8)) as? [String: Any])
         let accessToken = try #require(object["access_token"] as? [String: Any])
         #expect((accessToken["xms_cc"] as? [String: Any])?["values"] as? [String] == ["protapp", "cp1"])
@@ -22,18 +25,22 @@ struct ClientTests {
     @Test("the protection refusal is recognised case-insensitively; the account comes from client_info and adi")
     func classification() {
         let info = ClientInfo(uid: "OID-1", utid: "TID-1").encoded
-        let body = OAuthErrorBody(error: "Unauthorized_Client", suberror: "PROTECTION_POLICY_REQUIRED", errorDescription: "AADSTS53005: …", errorCodes: [53005],
-                                  timestamp: "t", traceId: "x", correlationId: "c", adi: "Alice@Contoso.example", clientInfo: info)
+        let body = OAuthErrorBody(
+            error: "Unauthorized_Client", suberror: "PROTECTION_POLICY_REQUIRED", errorDescription: "AADSTS53005: …", errorCodes: [53005],
+            timestamp: "t", traceId: "x", correlationId: "c", adi: "Alice@Contoso.example", clientInfo: info)
         let error = PortcullisClientError.from(body, requestAccount: nil)
         #expect(error.kind == .protectionPolicyRequired)
         #expect(error.protection?.account.homeAccountId == "oid-1.tid-1")
         #expect(error.protection?.account.username == "Alice@Contoso.example")
         #expect(error.errorCode == 53005)
-        let other = PortcullisClientError.from(OAuthErrorBody(error: "invalid_grant", errorDescription: "d", errorCodes: [50126], timestamp: "t", traceId: "x", correlationId: "c"),
-                                               requestAccount: nil)
+        let other = PortcullisClientError.from(
+            OAuthErrorBody(error: "invalid_grant", errorDescription: "d", errorCodes: [50126], timestamp: "t", traceId: "x", correlationId: "c"),
+            requestAccount: nil)
         #expect(other.kind == .server && other.protection == nil)
         // Without client_info, the request's account is used.
-        let bare = OAuthErrorBody(error: "unauthorized_client", suberror: "protection_policy_required", errorDescription: "d", errorCodes: [53005], timestamp: "t", traceId: "x", correlationId: "c")
+        let bare = OAuthErrorBody(
+            error: "unauthorized_client", suberror: "protection_policy_required", errorDescription: "d", errorCodes: [53005], timestamp: "t", traceId: "x",
+            correlationId: "c")
         let fallback = PortcullisClientError.from(bare, requestAccount: Account(objectId: "o", tenantId: "t", username: "u"))
         #expect(fallback.protection?.account.homeAccountId == "o.t")
     }
@@ -67,8 +74,9 @@ struct ClientTests {
 struct SecurityEventChecksTests {
     static let issuer = "https://login.example/t/v2.0"
     static func event(aud: String = "app", iat: Date, jti: String, iss: String = issuer) -> ComplianceSecurityEvent {
-        ComplianceSecurityEvent(iss: iss, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
-                                events: .init(deviceComplianceChange: nil, complianceStatus: nil))
+        ComplianceSecurityEvent(
+            iss: iss, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
+            events: .init(deviceComplianceChange: nil, complianceStatus: nil))
     }
 
     @Test("typ, issuer, audience, iat freshness, and jti replay are each checked, with the reason")
@@ -78,15 +86,30 @@ struct SecurityEventChecksTests {
         let header: [String: Any] = ["typ": "secevent+jwt", "alg": "ES256"]
         #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .accept)
         #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .duplicate)
-        guard case .reject(let typ) = checks.check(header: ["typ": "JWT"], event: Self.event(iat: now, jti: "b"), now: now) else { Issue.record("typ"); return }
+        guard case .reject(let typ) = checks.check(header: ["typ": "JWT"], event: Self.event(iat: now, jti: "b"), now: now) else {
+            Issue.record("typ")
+            return
+        }
         #expect(typ.contains("typ"))
-        guard case .reject(let aud) = checks.check(header: header, event: Self.event(aud: "other", iat: now, jti: "c"), now: now) else { Issue.record("aud"); return }
+        guard case .reject(let aud) = checks.check(header: header, event: Self.event(aud: "other", iat: now, jti: "c"), now: now) else {
+            Issue.record("aud")
+            return
+        }
         #expect(aud.contains("audience"))
-        guard case .reject(let iss) = checks.check(header: header, event: Self.event(iat: now, jti: "d", iss: "https://evil/v2.0"), now: now) else { Issue.record("iss"); return }
+        guard case .reject(let iss) = checks.check(header: header, event: Self.event(iat: now, jti: "d", iss: "https://evil/v2.0"), now: now) else {
+            Issue.record("iss")
+            return
+        }
         #expect(iss.contains("issuer"))
-        guard case .reject(let old) = checks.check(header: header, event: Self.event(iat: now.addingTimeInterval(-601), jti: "e"), now: now) else { Issue.record("iat"); return }
+        guard case .reject(let old) = checks.check(header: header, event: Self.event(iat: now.addingTimeInterval(-601), jti: "e"), now: now) else {
+            Issue.record("iat")
+            return
+        }
         #expect(old.contains("iat"))
-        guard case .reject = checks.check(header: header, event: Self.event(iat: now.addingTimeInterval(600), jti: "f"), now: now) else { Issue.record("future"); return }
+        guard case .reject = checks.check(header: header, event: Self.event(iat: now.addingTimeInterval(600), jti: "f"), now: now) else {
+            Issue.record("future")
+            return
+        }
         // Memory is bounded: the oldest identifiers are forgotten beyond the capacity.
         for jti in ["g", "h", "i"] { #expect(checks.check(header: header, event: Self.event(iat: now, jti: jti), now: now) == .accept) }
         #expect(checks.check(header: header, event: Self.event(iat: now, jti: "a"), now: now) == .accept)
@@ -98,17 +121,24 @@ struct ClientErrorTests {
     @Test("50076 with basic_action (a factor the silent grant cannot give) and interaction_required/login_required become interactionRequired")
     func interactionRequired() {
         func body(_ error: String, _ suberror: String?, _ code: Int) -> OAuthErrorBody {
-            OAuthErrorBody(error: error, suberror: suberror, errorDescription: "AADSTS\(code): …", errorCodes: [code], timestamp: "t", traceId: "x", correlationId: "c")
+            OAuthErrorBody(
+                error: error, suberror: suberror, errorDescription: "AADSTS\(code): …", errorCodes: [code], timestamp: "t", traceId: "x", correlationId: "c")
         }
         #expect(PortcullisClientError.from(body("invalid_grant", "basic_action", 50076), requestAccount: nil).kind == .interactionRequired)
         #expect(PortcullisClientError.from(body("interaction_required", nil, 50076), requestAccount: nil).kind == .interactionRequired)
         #expect(PortcullisClientError.from(body("login_required", nil, 50058), requestAccount: nil).kind == .interactionRequired)
-        #expect(PortcullisClientError.from(body("invalid_grant", nil, 50126), requestAccount: nil).kind == .server, "a wrong password is not an interaction problem")
+        #expect(
+            PortcullisClientError.from(body("invalid_grant", nil, 50126), requestAccount: nil).kind == .server, "a wrong password is not an interaction problem"
+        )
     }
 
     @Test("a 503 temporarily_unavailable becomes a retryable error carrying Retry-After")
     func temporarilyUnavailable() throws {
-        let body = try JSONDecoder().decode(OAuthErrorBody.self, from: Data(#"{"error":"temporarily_unavailable","error_description":"AADSTS90033: try again","error_codes":[90033],"timestamp":"t","trace_id":"x","correlation_id":"c"}"#.utf8))
+        let body = try JSONDecoder().decode(
+            OAuthErrorBody.self,
+            from: Data(
+                #"{"error":"temporarily_unavailable","error_description":"AADSTS90033: try again","error_codes":[90033],"timestamp":"t","trace_id":"x","correlation_id":"c"}"#
+                    .utf8))
         let error = PortcullisClientError.from(body, requestAccount: nil, retryAfter: 3)
         #expect(error.kind == .temporarilyUnavailable && error.retryAfter == 3 && error.errorCode == 90033)
         #expect(PortcullisClientError.from(body, requestAccount: nil).retryAfter == 1)
@@ -123,10 +153,12 @@ struct PKCETests {
     func digest() {
         #expect(hex(SHA256Digest.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(hex(SHA256Digest.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hex(SHA256Digest.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
-            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(hex(SHA256Digest.hash([UInt8](repeating: 0x61, count: 1_000_000)))
-            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            hex(SHA256Digest.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(
+            hex(SHA256Digest.hash([UInt8](repeating: 0x61, count: 1_000_000)))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     @Test("the S256 challenge of RFC 7636 Appendix B; fresh verifiers are 43 URL-safe characters and differ")

@@ -4,21 +4,28 @@ import Testing
 
 @Suite("claims request parameter")
 struct ClaimsRequestTests {
-    @Test("capabilities are read case-insensitively, de-duplicated, and other claim requests are ignored", arguments: [
-        (#"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#, ["protapp"]),
-        (#"{"access_token": {"xms_cc": {"values": ["ProtApp", "cp1"]}}}"#, ["protapp", "cp1"]),
-        (#"{"access_token":{"xms_cc":{"values":["cp1","PROTAPP","protapp"]}}}"#, ["cp1", "protapp"]),
-        (#"{"access_token":{"acrs":{"essential":true,"value":"c1"},"xms_cc":{"values":["protapp"]}},"id_token":{"auth_time":{"essential":true}}}"#, ["protapp"]),
-        (#"{"access_token":{"nbf":{"essential":true,"value":"1700000000"}}}"#, []),
-        (#"{"id_token":{"acr":null}}"#, []),
-        (#"{}"#, []),
-        (#"{"access_token":{"xms_cc":{"values":["future-capability"]}}}"#, ["future-capability"]),
-    ])
+    @Test(
+        "capabilities are read case-insensitively, de-duplicated, and other claim requests are ignored",
+        arguments: [
+            (#"{"access_token":{"xms_cc":{"values":["protapp"]}}}"#, ["protapp"]),
+            (#"{"access_token": {"xms_cc": {"values": ["ProtApp", "cp1"]}}}"#, ["protapp", "cp1"]),
+            (#"{"access_token":{"xms_cc":{"values":["cp1","PROTAPP","protapp"]}}}"#, ["cp1", "protapp"]),
+            (
+                #"{"access_token":{"acrs":{"essential":true,"value":"c1"},"xms_cc":{"values":["protapp"]}},"id_token":{"auth_time":{"essential":true}}}"#,
+                ["protapp"]
+            ),
+            (#"{"access_token":{"nbf":{"essential":true,"value":"1700000000"}}}"#, []),
+            (#"{"id_token":{"acr":null}}"#, []),
+            (#"{}"#, []),
+            (#"{"access_token":{"xms_cc":{"values":["future-capability"]}}}"#, ["future-capability"]),
+        ])
     func parses(_ text: String, _ expected: [String]) throws {
         #expect(try ClaimsRequest.parse(text).capabilities == expected)
     }
 
-    @Test("a pending request keeps its claims parsed, stored as the parameter's text: it reads back as the same value, and a client's own text (stored by earlier builds) reads too")
+    @Test(
+        "a pending request keeps its claims parsed, stored as the parameter's text: it reads back as the same value, and a client's own text (stored by earlier builds) reads too"
+    )
     func storedForm() throws {
         let odd = ClaimsRequest(capabilities: ["cp1", "PROTAPP", #"a"b\c"#])
         #expect(try ClaimsRequest.parse(odd.text) == odd)
@@ -41,13 +48,15 @@ struct ClaimsRequestTests {
         #expect(try !ClaimsRequest.parse(#"{"access_token":{"xms_cc":{"values":["cp1"]}}}"#).declaresProtApp)
     }
 
-    @Test("malformed claims are invalid_request", arguments: [
-        "not json", "[1,2]", "\"protapp\"", "42", #"{"access_token":"protapp"}"#, #"{"access_token":{"xms_cc":["protapp"]}}"#,
-        #"{"access_token":{"xms_cc":{"values":"protapp"}}}"#, #"{"access_token":{"xms_cc":{"values":[1]}}}"#, "{",
-        // Bounded: at most 16 values of at most 64 characters (a 49 KB token from one request otherwise).
-        #"{"access_token":{"xms_cc":{"values":[\#((0..<17).map { "\"c\($0)\"" }.joined(separator: ","))]}}}"#,
-        #"{"access_token":{"xms_cc":{"values":["\#(String(repeating: "a", count: 65))"]}}}"#,
-    ])
+    @Test(
+        "malformed claims are invalid_request",
+        arguments: [
+            "not json", "[1,2]", "\"protapp\"", "42", #"{"access_token":"protapp"}"#, #"{"access_token":{"xms_cc":["protapp"]}}"#,
+            #"{"access_token":{"xms_cc":{"values":"protapp"}}}"#, #"{"access_token":{"xms_cc":{"values":[1]}}}"#, "{",
+            // Bounded: at most 16 values of at most 64 characters (a 49 KB token from one request otherwise).
+            #"{"access_token":{"xms_cc":{"values":[\#((0..<17).map { "\"c\($0)\"" }.joined(separator: ","))]}}}"#,
+            #"{"access_token":{"xms_cc":{"values":["\#(String(repeating: "a", count: 65))"]}}}"#,
+        ])
     func malformed(_ text: String) {
         #expect(throws: TokenError.self) { try ClaimsRequest.parse(text) }
         do {

@@ -17,12 +17,15 @@ struct ConditionalAccessValidationTests {
 
     @Test("a valid policy parses and normalises IDs and enum spellings")
     func valid() throws {
-        let policy = try ConditionalAccessPolicy.parse(CA.json([
-            "displayName": "x", "state": "enabled",
-            "conditions": ["users": ["includeUsers": [CA.u1.uppercased()]], "applications": ["includeApplications": ["all"]],
-                           "platforms": ["includePlatforms": ["IOS"]]],
-            "grantControls": ["operator": "OR", "builtInControls": ["CompliantApplication"]],
-        ]), directory: CA.directory, generatedId: "generated-id")
+        let policy = try ConditionalAccessPolicy.parse(
+            CA.json([
+                "displayName": "x", "state": "enabled",
+                "conditions": [
+                    "users": ["includeUsers": [CA.u1.uppercased()]], "applications": ["includeApplications": ["all"]],
+                    "platforms": ["includePlatforms": ["IOS"]],
+                ],
+                "grantControls": ["operator": "OR", "builtInControls": ["CompliantApplication"]],
+            ]), directory: CA.directory, generatedId: "generated-id")
         #expect(policy.id == "generated-id")
         #expect(policy.conditions.users?.includeUsers == [CA.u1])
         #expect(policy.conditions.applications.includeApplications == ["All"])
@@ -34,15 +37,18 @@ struct ConditionalAccessValidationTests {
 
     @Test("typed conditions keep Graph's JSON shape: keywords first, platforms in their order, and read back equal")
     func typedRoundTrip() throws {
-        let policy = try ConditionalAccessPolicy.parse(CA.json([
-            "displayName": "x", "state": "enabled",
-            "conditions": ["users": ["includeUsers": [CA.u1.uppercased(), "none"], "excludeUsers": [CA.u2, CA.u2.uppercased()]],
-                           "applications": ["includeApplications": ["ALL"]],
-                           "clientAppTypes": ["mobileAppsAndDesktopClients", "Browser"],
-                           "platforms": ["includePlatforms": ["windows", "android"], "excludePlatforms": ["IOS"]],
-                           "locations": ["includeLocations": ["all"], "excludeLocations": ["alltrusted"]]],
-            "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
-        ]), directory: CA.directory, generatedId: "g")
+        let policy = try ConditionalAccessPolicy.parse(
+            CA.json([
+                "displayName": "x", "state": "enabled",
+                "conditions": [
+                    "users": ["includeUsers": [CA.u1.uppercased(), "none"], "excludeUsers": [CA.u2, CA.u2.uppercased()]],
+                    "applications": ["includeApplications": ["ALL"]],
+                    "clientAppTypes": ["mobileAppsAndDesktopClients", "Browser"],
+                    "platforms": ["includePlatforms": ["windows", "android"], "excludePlatforms": ["IOS"]],
+                    "locations": ["includeLocations": ["all"], "excludeLocations": ["alltrusted"]],
+                ],
+                "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+            ]), directory: CA.directory, generatedId: "g")
         let encoded = try #require(JSONValue.parse(JSONEncoder().encode(policy)))
         let conditions = encoded.objectValue?["conditions"]?.objectValue
         #expect(conditions?["users"]?.objectValue?["includeUsers"] == CA.json(["None", CA.u1]))
@@ -69,22 +75,25 @@ struct ConditionalAccessValidationTests {
 
     @Test("every kind of error, each with its pointer, all at once")
     func everyError() {
-        let found = pointers(CA.json([
-            "id": "not-a-guid", "displayName": 7, "state": "on", "colour": "blue",
-            "conditions": [
-                "users": ["includeUsers": ["All", "f0000000-0000-4000-8000-00000000dead"], "excludeGroups": [42], "includeRoles": ["x"]],
-                "applications": ["includeApplications": ["nope"]],
-                "clientAppTypes": ["exchangeActiveSync"],
-                "platforms": ["includePlatforms": ["symbian"]],
-                "locations": ["includeLocations": ["e0000000-0000-4000-8000-0000000000ff"]],
-                "signInRiskLevels": ["high"],
-            ],
-            "grantControls": ["operator": "XOR", "builtInControls": ["compliantDevice", "mfa", "magic"]],
-        ]))
-        for pointer in ["/id", "/displayName", "/state", "/colour", "/conditions/users/includeUsers/1", "/conditions/users/excludeGroups/0",
-                        "/conditions/users/includeRoles", "/conditions/applications/includeApplications/0", "/conditions/clientAppTypes/0",
-                        "/conditions/platforms/includePlatforms/0", "/conditions/locations/includeLocations/0", "/conditions/signInRiskLevels",
-                        "/grantControls/operator", "/grantControls/builtInControls/0", "/grantControls/builtInControls/2"] {
+        let found = pointers(
+            CA.json([
+                "id": "not-a-guid", "displayName": 7, "state": "on", "colour": "blue",
+                "conditions": [
+                    "users": ["includeUsers": ["All", "f0000000-0000-4000-8000-00000000dead"], "excludeGroups": [42], "includeRoles": ["x"]],
+                    "applications": ["includeApplications": ["nope"]],
+                    "clientAppTypes": ["exchangeActiveSync"],
+                    "platforms": ["includePlatforms": ["symbian"]],
+                    "locations": ["includeLocations": ["e0000000-0000-4000-8000-0000000000ff"]],
+                    "signInRiskLevels": ["high"],
+                ],
+                "grantControls": ["operator": "XOR", "builtInControls": ["compliantDevice", "mfa", "magic"]],
+            ]))
+        for pointer in [
+            "/id", "/displayName", "/state", "/colour", "/conditions/users/includeUsers/1", "/conditions/users/excludeGroups/0",
+            "/conditions/users/includeRoles", "/conditions/applications/includeApplications/0", "/conditions/clientAppTypes/0",
+            "/conditions/platforms/includePlatforms/0", "/conditions/locations/includeLocations/0", "/conditions/signInRiskLevels",
+            "/grantControls/operator", "/grantControls/builtInControls/0", "/grantControls/builtInControls/2",
+        ] {
             #expect(found.contains(pointer), "missing \(pointer) in \(found.sorted())")
         }
     }

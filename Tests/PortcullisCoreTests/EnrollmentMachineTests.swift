@@ -11,16 +11,21 @@ struct EnrollmentMachineTests {
         var s = AppProtectionSettings()
         s.offlineGracePeriodMinutes = 60
         settings(&s)
-        return MergedAppProtectionPolicy.resolve([AppProtectionPolicy(id: "p", displayName: "p", targets: .init(applications: ["c"], includeGroups: ["All"], excludeGroups: []), settings: s)],
-                                                 userId: "u", groupIds: [], clientId: "c")!
+        return MergedAppProtectionPolicy.resolve(
+            [AppProtectionPolicy(id: "p", displayName: "p", targets: .init(applications: ["c"], includeGroups: ["All"], excludeGroups: []), settings: s)],
+            userId: "u", groupIds: [], clientId: "c")!
     }
 
     static func enrolled(_ policy: MergedAppProtectionPolicy) -> Enrollment {
-        EnrollmentMachine.enroll(id: "e", tenantId: "t", userId: "U", userPrincipalName: "u@t", clientId: "C", deviceId: "D", platform: .iOS,
-                                 osVersion: "17.0", appVersion: "3.0", sdkVersion: "1", callbackUri: nil, policy: policy, now: t0).enrollment
+        EnrollmentMachine.enroll(
+            id: "e", tenantId: "t", userId: "U", userPrincipalName: "u@t", clientId: "C", deviceId: "D", platform: .iOS,
+            osVersion: "17.0", appVersion: "3.0", sdkVersion: "1", callbackUri: nil, policy: policy, now: t0
+        ).enrollment
     }
 
-    static func report(_ version: String?, os: String = "17.0", app: String = "3.0", jailbroken: Bool = false, pin: Bool = true, silent: Bool = false) -> CheckInReport {
+    static func report(
+        _ version: String?, os: String = "17.0", app: String = "3.0", jailbroken: Bool = false, pin: Bool = true, silent: Bool = false
+    ) -> CheckInReport {
         CheckInReport(appliedPolicyVersion: version, osVersion: os, appVersion: app, jailbroken: jailbroken, pinSet: pin, silent: silent)
     }
 
@@ -52,15 +57,22 @@ struct EnrollmentMachineTests {
         #expect(back.enrollment.isCompliant(at: Self.t0.addingTimeInterval(4000 + 3599)))
     }
 
-    @Test("launch conditions", arguments: [
-        ("jailbroken", Self.report(nil, jailbroken: true), ComplianceStatus.jailbroken),
-        ("old OS", Self.report(nil, os: "15.7"), ComplianceStatus.osTooOld("16.0")),
-        ("old app", Self.report(nil, app: "1.9.9"), ComplianceStatus.appTooOld("2.0")),
-        ("no PIN, interactive", Self.report(nil, pin: false), ComplianceStatus.pinRequired),
-        ("no PIN, silent", Self.report(nil, pin: false, silent: true), ComplianceStatus.pinRequiredInteractive),
-    ])
+    @Test(
+        "launch conditions",
+        arguments: [
+            ("jailbroken", Self.report(nil, jailbroken: true), ComplianceStatus.jailbroken),
+            ("old OS", Self.report(nil, os: "15.7"), ComplianceStatus.osTooOld("16.0")),
+            ("old app", Self.report(nil, app: "1.9.9"), ComplianceStatus.appTooOld("2.0")),
+            ("no PIN, interactive", Self.report(nil, pin: false), ComplianceStatus.pinRequired),
+            ("no PIN, silent", Self.report(nil, pin: false, silent: true), ComplianceStatus.pinRequiredInteractive),
+        ])
     func launchConditions(_ name: String, _ report: CheckInReport, _ expected: ComplianceStatus) {
-        let policy = Self.policy { $0.blockJailbrokenDevices = true; $0.minimumOsVersion = "16.0"; $0.minimumAppVersion = "2.0"; $0.pinRequired = true }
+        let policy = Self.policy {
+            $0.blockJailbrokenDevices = true
+            $0.minimumOsVersion = "16.0"
+            $0.minimumAppVersion = "2.0"
+            $0.pinRequired = true
+        }
         var r = report
         r.appliedPolicyVersion = policy.version
         let outcome = EnrollmentMachine.checkIn(Self.enrolled(policy), report: r, policy: policy, now: Self.t0)
@@ -134,7 +146,8 @@ struct EnrollmentMachineTests {
 
     @Test("targeting by app and group, exclusion wins; allowed accounts by UPN or object ID, case-insensitive")
     func targeting() {
-        let p = AppProtectionPolicy(id: "p", displayName: "p", targets: .init(applications: ["app"], includeGroups: ["g1"], excludeGroups: ["g2"]), settings: .init())
+        let p = AppProtectionPolicy(
+            id: "p", displayName: "p", targets: .init(applications: ["app"], includeGroups: ["g1"], excludeGroups: ["g2"]), settings: .init())
         #expect(p.targets(userId: "u", groupIds: ["G1"], clientId: "APP"))
         #expect(!p.targets(userId: "u", groupIds: ["g1", "g2"], clientId: "app"))
         #expect(!p.targets(userId: "u", groupIds: ["g1"], clientId: "other"))
@@ -148,18 +161,22 @@ struct EnrollmentMachineTests {
 
     @Test("app protection policy validation reports every problem with its pointer")
     func validation() {
-        let value = JSONValue.parse(Data(#"""
-        {"displayName": "x", "colour": 1, "targets": {"applications": ["nope"], "includeGroups": []},
-         "settings": {"pinRequired": "yes", "minimumOsVersion": "seventeen", "saveAs": {"blocked": true, "allowedLocations": ["dropbox"]},
-                      "dataTransfer": {"sendOrgData": "someApps"}, "recheckIntervalMinutes": 0, "unknownSetting": true}}
-        """#.utf8))!
+        let value = JSONValue.parse(
+            Data(
+                #"""
+                {"displayName": "x", "colour": 1, "targets": {"applications": ["nope"], "includeGroups": []},
+                 "settings": {"pinRequired": "yes", "minimumOsVersion": "seventeen", "saveAs": {"blocked": true, "allowedLocations": ["dropbox"]},
+                              "dataTransfer": {"sendOrgData": "someApps"}, "recheckIntervalMinutes": 0, "unknownSetting": true}}
+                """#.utf8))!
         do {
             _ = try AppProtectionPolicy.parse(value, directory: CA.directory, generatedId: "g")
             Issue.record("must be refused")
         } catch {
             let pointers = Set(error.problems.map(\.pointer))
-            for pointer in ["/colour", "/targets/applications/0", "/targets/includeGroups", "/settings/pinRequired", "/settings/minimumOsVersion",
-                            "/settings/saveAs/allowedLocations/0", "/settings/dataTransfer/sendOrgData", "/settings/recheckIntervalMinutes", "/settings/unknownSetting"] {
+            for pointer in [
+                "/colour", "/targets/applications/0", "/targets/includeGroups", "/settings/pinRequired", "/settings/minimumOsVersion",
+                "/settings/saveAs/allowedLocations/0", "/settings/dataTransfer/sendOrgData", "/settings/recheckIntervalMinutes", "/settings/unknownSetting",
+            ] {
                 #expect(pointers.contains(pointer), "missing \(pointer): \(pointers.sorted())")
             }
         }

@@ -49,10 +49,14 @@ struct ResourceAccessTests {
         #expect(decide("api://mail/Mail.Read", Self.stranger) == .failure(65001))
         #expect(decide("api://mail/.default", Self.rolesOnly) == .failure(65001), "app roles listed are not delegated scopes")
         #expect(decide("api://portcullis-admin/.default", Self.listing) == .failure(65001), "the admin API is not for every client")
-        let error = try #require({ () -> TokenError? in
-            do { _ = try ResourceAccess.authorize(try ScopeRequest.parse("api://mail/Mail.Send", in: Self.directory), client: Self.listing, delegated: true, in: Self.directory) } catch let error as TokenError { return error } catch { return nil }
-            return nil
-        }())
+        let error = try #require(
+            { () -> TokenError? in
+                do {
+                    _ = try ResourceAccess.authorize(
+                        try ScopeRequest.parse("api://mail/Mail.Send", in: Self.directory), client: Self.listing, delegated: true, in: Self.directory)
+                } catch let error as TokenError { return error } catch { return nil }
+                return nil
+            }())
         #expect(error.code == TokenError.Code.invalidGrant && error.suberror == "consent_required" && error.message.contains("Mail.Send"))
     }
 
@@ -79,15 +83,18 @@ struct ResourceAccessTests {
         let app = Application(
             appId: "a0000000-0000-4000-8000-0000000000ff", displayName: "Bad",
             requiredResourceAccess: [
-                RequiredResourceAccess(resourceAppId: "api://nowhere"), RequiredResourceAccess(resourceAppId: "api://mail", scopes: ["Mail.Read", "Mail.Delete"], appRoles: ["Nope"]),
+                RequiredResourceAccess(resourceAppId: "api://nowhere"),
+                RequiredResourceAccess(resourceAppId: "api://mail", scopes: ["Mail.Read", "Mail.Delete"], appRoles: ["Nope"]),
                 RequiredResourceAccess(resourceAppId: Self.api.appId),
             ],
             preAuthorizedApplications: [Self.stranger.appId, "a0000000-0000-4000-8000-000000000999"])
         let problems = ProblemCollector()
-        app.accessProblems(at: "", resource: { Self.directory.resource(identifier: $0) }, isApplication: { Self.directory.application(appId: $0) != nil }, problems: problems)
-        #expect(Set(problems.problems.map(\.pointer)) == [
-            "/requiredResourceAccess/0/resourceAppId", "/requiredResourceAccess/1/scopes/1", "/requiredResourceAccess/1/appRoles/0",
-            "/requiredResourceAccess/2/resourceAppId", "/preAuthorizedApplications/1",
-        ], "\(problems.problems)")
+        app.accessProblems(
+            at: "", resource: { Self.directory.resource(identifier: $0) }, isApplication: { Self.directory.application(appId: $0) != nil }, problems: problems)
+        #expect(
+            Set(problems.problems.map(\.pointer)) == [
+                "/requiredResourceAccess/0/resourceAppId", "/requiredResourceAccess/1/scopes/1", "/requiredResourceAccess/1/appRoles/0",
+                "/requiredResourceAccess/2/resourceAppId", "/preAuthorizedApplications/1",
+            ], "\(problems.problems)")
     }
 }

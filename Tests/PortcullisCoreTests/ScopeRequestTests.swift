@@ -34,14 +34,16 @@ struct ScopeRequestTests {
         #expect(request.grantedScopeString == "openid profile")
     }
 
-    @Test("refusals", arguments: [
-        ("api://mail/Mail.Delete", 70011),
-        ("api://nowhere/.default", 500011),
-        ("api://mail/Mail.Read api://files/Files.Read", 28000),
-        ("api://mail/.default api://mail/Mail.Read", 70011),
-        ("User.Read", 70011),
-        ("api://mail/", 70011),
-    ])
+    @Test(
+        "refusals",
+        arguments: [
+            ("api://mail/Mail.Delete", 70011),
+            ("api://nowhere/.default", 500011),
+            ("api://mail/Mail.Read api://files/Files.Read", 28000),
+            ("api://mail/.default api://mail/Mail.Read", 70011),
+            ("User.Read", 70011),
+            ("api://mail/", 70011),
+        ])
     func refusals(_ scope: String, _ code: Int) {
         do {
             _ = try ScopeRequest.parse(scope, in: snapshot)

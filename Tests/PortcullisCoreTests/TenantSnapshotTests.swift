@@ -8,7 +8,9 @@ import Testing
 struct TenantSnapshotTests {
     static let tenant = Tenant(id: "11111111-2222-4333-8444-555555555555", domain: "fabrikam.test", displayName: "F")
 
-    static func user(_ n: Int) -> User { User(id: String(format: "aaaaaaaa-0000-4000-8000-%012d", n), userPrincipalName: "u\(n)@fabrikam.test", displayName: "U\(n)") }
+    static func user(_ n: Int) -> User {
+        User(id: String(format: "aaaaaaaa-0000-4000-8000-%012d", n), userPrincipalName: "u\(n)@fabrikam.test", displayName: "U\(n)")
+    }
 
     @Test("upsert keeps a list sorted by ID: inserts in place, replaces, removes, ignores removing what is absent")
     func upsert() {
@@ -28,11 +30,14 @@ struct TenantSnapshotTests {
         var contents = TenantContents(tenant: Self.tenant)
         contents.users = (0..<3).map(Self.user)
         let snapshot = TenantSnapshot(contents: contents, revision: 1)
-        let policy = try ConditionalAccessPolicy.parse(JSONValue.parse(Data("""
-        {"id": "a1000000-0000-4000-8000-000000000001", "displayName": "Block", "state": "enabled",
-         "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]},
-         "grantControls": {"operator": "OR", "builtInControls": ["block"]}}
-        """.utf8))!, directory: snapshot.directory, generatedId: "", force: true)
+        let policy = try ConditionalAccessPolicy.parse(
+            JSONValue.parse(
+                Data(
+                    """
+                    {"id": "a1000000-0000-4000-8000-000000000001", "displayName": "Block", "state": "enabled",
+                     "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]},
+                     "grantControls": {"operator": "OR", "builtInControls": ["block"]}}
+                    """.utf8))!, directory: snapshot.directory, generatedId: "", force: true)
         let withPolicy = snapshot.applying(policy, id: policy.id, revision: 2)
         #expect(withPolicy.conditionalAccess.count == 1 && snapshot.conditionalAccess.count == 0)
         #expect(withPolicy.directory.users == snapshot.directory.users && withPolicy.revision == 2)

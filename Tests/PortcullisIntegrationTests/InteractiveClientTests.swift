@@ -1,12 +1,13 @@
 import Foundation
 import PortcullisAPI
-@testable import PortcullisClient
 import PortcullisCore
+import PortcullisServer
 import PortcullisTesting
 import PortcullisTokens
 import Synchronization
 import Testing
-import PortcullisServer
+
+@testable import PortcullisClient
 
 /// A browser for tests: curl with a cookie jar, following redirects the way a browser does (a 302 after the
 /// sign-in form becomes a GET to the app's loopback listener). Runs curl as a child process, off the
@@ -61,7 +62,8 @@ final class CurlBrowser: Sendable {
         }
         guard let secret = factorSecret.withLock({ $0 }) else { return answer }
         let code = TOTP.code(secret: secret, step: TOTP.step(at: Date()))
-        return try await fetch(origin + (factorForm.action ?? ""), form: [("ticket", factorForm.fields["ticket"] ?? ""), ("csrf", factorForm.fields["csrf"] ?? ""), ("otp", code)])
+        return try await fetch(
+            origin + (factorForm.action ?? ""), form: [("ticket", factorForm.fields["ticket"] ?? ""), ("csrf", factorForm.fields["csrf"] ?? ""), ("otp", code)])
     }
 
     /// The device page: the code, then the credentials, then "allow".
@@ -71,10 +73,12 @@ final class CurlBrowser: Sendable {
         let codeForm = HTMLForm(html: entry.body)
         let signIn = try await fetch(origin + (codeForm.action ?? ""), form: [("csrf", codeForm.fields["csrf"] ?? ""), ("user_code", info.userCode)])
         let form = HTMLForm(html: signIn.body)
-        return try await fetch(origin + (form.action ?? ""), form: [
-            ("ticket", form.fields["ticket"] ?? ""), ("csrf", form.fields["csrf"] ?? ""), ("username", account.upn), ("password", account.password),
-            ("decision", "allow"),
-        ])
+        return try await fetch(
+            origin + (form.action ?? ""),
+            form: [
+                ("ticket", form.fields["ticket"] ?? ""), ("csrf", form.fields["csrf"] ?? ""), ("username", account.upn), ("password", account.password),
+                ("decision", "allow"),
+            ])
     }
 
     static func run(_ arguments: [String]) async throws -> String {
@@ -96,7 +100,9 @@ final class CurlBrowser: Sendable {
 
 @Suite("client SDK: interactive sign-in and device code, end to end")
 struct InteractiveClientTests {
-    @Test("acquireTokenInteractive through the loopback presenter and a browser: code + PKCE, then silent; prompt=none by SSO; without a session, interactionRequired")
+    @Test(
+        "acquireTokenInteractive through the loopback presenter and a browser: code + PKCE, then silent; prompt=none by SSO; without a session, interactionRequired"
+    )
     func loopback() async throws {
         try await withTestEnvironment(baseURL: "http://localhost:0") { env in
             try await withLiveServer(env) { authority in
@@ -164,7 +170,9 @@ struct InteractiveClientTests {
         }
     }
 
-    @Test("MFA: the password grant answers interactionRequired (50076); acquireTokenInteractive registers the factor on the page; amr pwd+mfa; silent refresh keeps it")
+    @Test(
+        "MFA: the password grant answers interactionRequired (50076); acquireTokenInteractive registers the factor on the page; amr pwd+mfa; silent refresh keeps it"
+    )
     func secondFactor() async throws {
         try await withTestEnvironment(baseURL: "http://localhost:0") { env in
             try await withLiveServer(env) { authority in

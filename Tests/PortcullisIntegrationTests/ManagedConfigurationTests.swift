@@ -4,8 +4,8 @@ import PortcullisClient
 import PortcullisClientKeys
 import PortcullisCore
 import PortcullisTesting
-import Testing
 import Synchronization
+import Testing
 
 /// The configuration provider of the client SDK against a live server (PROTOCOL §8.2).
 @Suite("managed app configuration through the SDK")
@@ -18,26 +18,34 @@ struct ManagedConfigurationTests {
     static let policyId = "c0000000-0000-4000-8000-0000000000d1"
 
     static func policy(_ configuration: [String: Any]) -> [String: Any] {
-        ["id": policyId, "displayName": "Mail settings", "priority": 10, "configuration": configuration,
-         "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []]]
+        [
+            "id": policyId, "displayName": "Mail settings", "priority": 10, "configuration": configuration,
+            "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []],
+        ]
     }
 
-    @Test("the stream yields the current configuration, then each change; nil when decoding fails (reported) or nothing applies; it ends on wipe; unmanaged yields nil")
+    @Test(
+        "the stream yields the current configuration, then each change; nil when decoding fails (reported) or nothing applies; it ends on wipe; unmanaged yields nil"
+    )
     func stream() async throws {
         try await withTestEnvironment(baseURL: "http://localhost:0") { env in
             try await withLiveServer(env) { authority in
                 let admin = try await Client.admin(authority)
-                let (created, createdBody) = try await admin.send("POST", "app-configuration/policies", json: Self.policy(["serverUrl": "https://one.fabrikam.test", "syncDays": 7, "newKey": ["ignored": true]]))
+                let (created, createdBody) = try await admin.send(
+                    "POST", "app-configuration/policies",
+                    json: Self.policy(["serverUrl": "https://one.fabrikam.test", "syncDays": 7, "newKey": ["ignored": true]]))
                 #expect(created == 201, "\(createdBody)")
                 let app = Client.app(authority)
                 let delegate = TestDelegate()
                 let manager = Client.manager(app, delegate: delegate)
-                let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope]).account)
+                let account = try #require(
+                    try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope]).account)
 
                 // Not enrolled yet: unmanaged, nil.
                 do {
                     // (Scoped: released, the stream stops its long polls.)
-                    var unmanaged = ManagedAppConfigurationProvider(manager: manager, wait: 5).configurations(of: MailSettings.self, for: account).makeAsyncIterator()
+                    var unmanaged = ManagedAppConfigurationProvider(manager: manager, wait: 5).configurations(of: MailSettings.self, for: account)
+                        .makeAsyncIterator()
                     #expect(await unmanaged.next() == .some(nil))
                 }
 
@@ -76,18 +84,22 @@ struct ManagedConfigurationTests {
             try await withLiveServer(env) { authority in
                 let admin = try await Client.admin(authority)
                 var policy = Self.policy(["serverUrl": "https://one.fabrikam.test"])
-                policy["secrets"] = [["identifier": "com.fabrikam.mail.smtp", "kind": "password"],
-                                     ["identifier": "com.fabrikam.mail.license", "kind": "identity", "issuance": "device", "validityDays": 7]]
+                policy["secrets"] = [
+                    ["identifier": "com.fabrikam.mail.smtp", "kind": "password"],
+                    ["identifier": "com.fabrikam.mail.license", "kind": "identity", "issuance": "device", "validityDays": 7],
+                ]
                 let (created, createdBody) = try await admin.send("POST", "app-configuration/policies", json: policy)
                 #expect(created == 201, "\(createdBody)")
-                let (written, writtenBody) = try await admin.send("PUT", "app-configuration/policies/\(Self.policyId)/secrets/com.fabrikam.mail.smtp", json: ["password": "smtp-pass-1"], ifMatch: false)
+                let (written, writtenBody) = try await admin.send(
+                    "PUT", "app-configuration/policies/\(Self.policyId)/secrets/com.fabrikam.mail.smtp", json: ["password": "smtp-pass-1"], ifMatch: false)
                 #expect(written == 201, "\(writtenBody)")
 
                 let app = Client.app(authority)
                 let delegate = TestDelegate()
                 let keyStore = FileInstanceKeyStore(directory: keys)
                 let manager = Client.manager(app, delegate: delegate, keyStore: keyStore)
-                let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope]).account)
+                let account = try #require(
+                    try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope]).account)
                 #expect(await manager.remediate(account: account, silent: true).status == .compliant)
                 let provider = ManagedAppConfigurationProvider(manager: manager, wait: 20)
                 var passwords = provider.identifiers(of: .password, for: account).makeAsyncIterator()
@@ -99,7 +111,9 @@ struct ManagedConfigurationTests {
                 #expect(try await provider.password("com.fabrikam.mail.smtp", for: account) == "smtp-pass-2", "looked up each time: never cached")
 
                 let identity = try await provider.identity("com.fabrikam.mail.license", for: account)
-                #expect(identity.privateKeyPem == nil && identity.certificatesPem.components(separatedBy: "BEGIN CERTIFICATE").count == 3, "leaf + CA, the key stays in the store")
+                #expect(
+                    identity.privateKeyPem == nil && identity.certificatesPem.components(separatedBy: "BEGIN CERTIFICATE").count == 3,
+                    "leaf + CA, the key stays in the store")
                 #expect(abs((identity.notAfter ?? .distantPast).timeIntervalSinceNow - 7 * 86400) < 600)
 
                 await #expect(throws: PortcullisClientError.self) { try await provider.password("com.fabrikam.mail.absent", for: account) }

@@ -1,15 +1,15 @@
 import Foundation
+import HummingbirdTesting
 import PortcullisAPI
 import PortcullisClient
 import PortcullisCore
+import PortcullisSQLite
+import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
-import Testing
-import HummingbirdTesting
-import PortcullisSQLite
-import PortcullisServer
 import Synchronization
+import Testing
 
 /// Everything through the client SDK against a live server.
 @Suite("client SDK end to end")
@@ -57,7 +57,8 @@ struct RemediationLoopTests {
                 // A second app instance of another managed user, .automatic: one refusal, one remediation, one retry.
                 let bobApp = Client.app(authority)
                 _ = Client.manager(bobApp, device: "bobs-phone")
-                let bob = try await bobApp.acquireToken(username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope], remediation: .automatic)
+                let bob = try await bobApp.acquireToken(
+                    username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope], remediation: .automatic)
                 #expect(bob.account?.objectId == Fixtures.bob.id)
                 await env.server.signIns.flush()
                 let signIns = try await env.store.signIns(SignInQuery(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, resourceAppId: Fixtures.mailApiId))
@@ -78,7 +79,9 @@ struct RemediationLoopTests {
                 let refused = await #expect(throws: PortcullisClientError.self) {
                     _ = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
                 }
-                #expect(refused?.kind == .protectionPolicyRequired && refused?.errorCode == 53005 && refused?.protection?.account == account, "\(String(describing: refused))")
+                #expect(
+                    refused?.kind == .protectionPolicyRequired && refused?.errorCode == 53005 && refused?.protection?.account == account,
+                    "\(String(describing: refused))")
                 let status = await manager.remediate(account: account, silent: true)
                 #expect(status.status == .compliant)
                 let resumed = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
@@ -95,7 +98,8 @@ struct RemediationLoopTests {
                 let app = Client.app(authority)
                 _ = Client.manager(app)
                 do {
-                    _ = try await app.acquireToken(username: Fixtures.carol.upn, password: Fixtures.carol.password, scopes: [Client.mailScope], remediation: .automatic)
+                    _ = try await app.acquireToken(
+                        username: Fixtures.carol.upn, password: Fixtures.carol.password, scopes: [Client.mailScope], remediation: .automatic)
                     Issue.record("carol must never get a token")
                 } catch let error as PortcullisClientError {
                     #expect(error.kind == .complianceRequired)
@@ -104,7 +108,8 @@ struct RemediationLoopTests {
                     #expect(error.complianceStatus?.errorMessage?.isEmpty == false)
                 }
                 await env.server.signIns.flush()
-                let attempts = try await env.store.signIns(SignInQuery(tenantId: Fixtures.tenantId, userId: Fixtures.carol.id, resourceAppId: Fixtures.mailApiId))
+                let attempts = try await env.store.signIns(
+                    SignInQuery(tenantId: Fixtures.tenantId, userId: Fixtures.carol.id, resourceAppId: Fixtures.mailApiId))
                 #expect(attempts.count == 1, "remediation failed, so the token request was not retried")
             }
         }
@@ -122,11 +127,15 @@ struct RemediationLoopTests {
                 let app = Client.app(authority, cache: cache)
                 let manager = Client.manager(app, device: "shared-phone", store: store)
                 // Unmanaged Carol signs in first: her tokens for unprotected resources are plain, her data unmanaged.
-                let carol = try #require(try await app.acquireToken(username: Fixtures.carol.upn, password: Fixtures.carol.password, scopes: ["openid"]).account)
+                let carol = try #require(
+                    try await app.acquireToken(username: Fixtures.carol.upn, password: Fixtures.carol.password, scopes: ["openid"]).account)
                 #expect(await manager.policy(for: carol) == nil)
                 #expect(await manager.isSaveAllowed(to: .other, account: carol), "unmanaged data is unrestricted")
                 // Managed Alice: protected, with a policy that restricts saving.
-                let alice = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic).account)
+                let alice = try #require(
+                    try await app.acquireToken(
+                        username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic
+                    ).account)
                 #expect(await manager.isSaveAllowed(to: .oneDriveForBusiness, account: alice))
                 #expect(!(await manager.isSaveAllowed(to: .localDrive, account: alice)))
                 #expect(await manager.isOpenAllowed(from: .sharePoint, account: alice))
@@ -145,7 +154,8 @@ struct RemediationLoopTests {
 
                 // "Managed death/restart": a new app object with the persisted cache and state gets protected tokens through its enrollment.
                 let restarted = Client.app(authority, cache: FileTokenCache(url: files.appendingPathComponent("tokens.json")))
-                let restartedManager = Client.manager(restarted, device: "shared-phone", store: FileComplianceStateStore(url: files.appendingPathComponent("compliance.json")))
+                let restartedManager = Client.manager(
+                    restarted, device: "shared-phone", store: FileComplianceStateStore(url: files.appendingPathComponent("compliance.json")))
                 #expect(await restartedManager.enrollmentId(for: alice) != nil)
                 let again = try await restarted.acquireTokenSilent(account: alice, scopes: [Client.mailScope], forceRefresh: true)
                 // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
@@ -174,21 +184,26 @@ struct RemediationLoopTests {
                 let app = Client.app(authority)
                 let delegate = TestDelegate()
                 let manager = Client.manager(app, delegate: delegate)
-                let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic).account)
+                let account = try #require(
+                    try await app.acquireToken(
+                        username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic
+                    ).account)
                 let id = try #require(await manager.enrollmentId(for: account))
                 let (status, _) = try await admin.send("POST", "enrollments/\(id)/wipe")
                 #expect(status == 202)
                 let wiped = await #expect(throws: PortcullisClientError.self) {
                     _ = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
                 }
-                #expect(wiped?.errorCode == 70008 && wiped?.oauth?.error == "invalid_grant", "a wiped app's refresh token is revoked: \(String(describing: wiped))")
+                #expect(
+                    wiped?.errorCode == 70008 && wiped?.oauth?.error == "invalid_grant", "a wiped app's refresh token is revoked: \(String(describing: wiped))")
                 let after = await manager.checkIn(account: account)
                 #expect(after.errorTitle == "Work data removed")
                 #expect(delegate.wiped.withLock { $0 } == [account.homeAccountId])
                 #expect(await manager.enrollmentId(for: account) == nil)
                 #expect(try await app.accounts().isEmpty, "the wiped account's tokens are gone")
                 // Sign in again: a new enrollment, tokens again.
-                let back = try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic)
+                let back = try await app.acquireToken(
+                    username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic)
                 let newId = try #require(await manager.enrollmentId(for: account))
                 #expect(newId != id)
                 #expect(back.claims["xms_mam_enrollment"] as? String == newId)
@@ -205,7 +220,10 @@ struct RemediationLoopTests {
                 let app = Client.app(authority)
                 let delegate = TestDelegate()
                 let manager = Client.manager(app, delegate: delegate)
-                let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic).account)
+                let account = try #require(
+                    try await app.acquireToken(
+                        username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic
+                    ).account)
                 #expect(await manager.fileEncryptionRequired(account: account))
                 var policy = try #require(try JSONSerialization.jsonObject(with: Fixtures.salesMailPolicy) as? [String: Any])
                 var settings = try #require(policy["settings"] as? [String: Any])
@@ -229,7 +247,10 @@ struct RemediationLoopTests {
                 try await Client.admin(authority).requireAppProtection()
                 let app = Client.app(authority)
                 let manager = Client.manager(app)
-                let account = try #require(try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic).account)
+                let account = try #require(
+                    try await app.acquireToken(
+                        username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic
+                    ).account)
                 env.clock.advance(by: 61 * 60)
                 do {
                     _ = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
@@ -253,7 +274,8 @@ struct RemediationLoopTests {
                     try await Client.admin(authority).requireAppProtection()
                     let app = Client.app(authority)
                     _ = Client.manager(app, callbackUri: base + Fixtures.callbackPath)
-                    _ = try await app.acquireToken(username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic)
+                    _ = try await app.acquireToken(
+                        username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic)
                     for _ in 0..<200 where receiver.tokens.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
                     let events = try await receiver.tokens.asyncMap { try await env.signer.verifySignature($0, as: ComplianceSecurityEvent.self) }
                     #expect(events.map { $0.events.complianceStatus?.status } == [.notCompliant, .compliant])

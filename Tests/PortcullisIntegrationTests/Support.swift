@@ -47,15 +47,20 @@ final class TestDelegate: ComplianceDelegate, Sendable {
 enum Client {
     static let mailScope = "\(Fixtures.mailResource)/Mail.Read"
 
-    static func app(_ authority: URL, clientId: String = Fixtures.mobileClientId, capabilities: [String] = ["protapp"], cache: any TokenCache = InMemoryTokenCache()) -> PublicClientApplication {
+    static func app(
+        _ authority: URL, clientId: String = Fixtures.mobileClientId, capabilities: [String] = ["protapp"], cache: any TokenCache = InMemoryTokenCache()
+    ) -> PublicClientApplication {
         PublicClientApplication(configuration: ClientConfiguration(authority: authority, clientId: clientId, capabilities: capabilities), cache: cache)
     }
 
-    static func manager(_ app: PublicClientApplication, device: String = "device-1", applier: TestApplier = TestApplier(), delegate: TestDelegate? = nil,
-                        store: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, os: String = "17.4",
-                        keyStore: (any InstanceKeyStore)? = nil) -> ComplianceManager {
-        ComplianceManager(application: app, device: DeviceInfo(deviceId: device, platform: "iOS", osVersion: os, appVersion: "3.1"),
-                          applier: applier, delegate: delegate, stateStore: store, callbackUri: callbackUri, keyStore: keyStore)
+    static func manager(
+        _ app: PublicClientApplication, device: String = "device-1", applier: TestApplier = TestApplier(), delegate: TestDelegate? = nil,
+        store: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, os: String = "17.4",
+        keyStore: (any InstanceKeyStore)? = nil
+    ) -> ComplianceManager {
+        ComplianceManager(
+            application: app, device: DeviceInfo(deviceId: device, platform: "iOS", osVersion: os, appVersion: "3.1"),
+            applier: applier, delegate: delegate, stateStore: store, callbackUri: callbackUri, keyStore: keyStore)
     }
 
     static func admin(_ authority: URL) async throws -> AdminClient { try await AdminClient(authority: authority) }
@@ -67,7 +72,8 @@ struct AdminClient {
     let token: String
 
     init(authority: URL) async throws {
-        let app = ConfidentialClientApplication(configuration: ClientConfiguration(authority: authority, clientId: Fixtures.adminClientId), clientSecret: Fixtures.adminSecret)
+        let app = ConfidentialClientApplication(
+            configuration: ClientConfiguration(authority: authority, clientId: Fixtures.adminClientId), clientSecret: Fixtures.adminSecret)
         token = try await app.acquireToken(scopes: ["api://portcullis-admin/.default"]).accessToken
         base = authority.deletingLastPathComponent().appendingPathComponent("admin/v1")
     }
@@ -89,20 +95,24 @@ struct AdminClient {
 
     /// Conditional access requiring app protection on the mail API for everyone.
     func requireAppProtection() async throws {
-        let (status, body) = try await send("POST", "conditional-access/policies", json: [
-            "displayName": "Require app protection for mail", "state": "enabled",
-            "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": [Fixtures.mailApiId]]],
-            "grantControls": ["operator": "OR", "builtInControls": ["compliantApplication"]],
-        ])
+        let (status, body) = try await send(
+            "POST", "conditional-access/policies",
+            json: [
+                "displayName": "Require app protection for mail", "state": "enabled",
+                "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": [Fixtures.mailApiId]]],
+                "grantControls": ["operator": "OR", "builtInControls": ["compliantApplication"]],
+            ])
         guard status == 201 else { throw SetupError(message: "policy: \(status) \(body)") }
     }
 
     func requireFactor(for user: String) async throws {
-        let (status, body) = try await send("POST", "conditional-access/policies", json: [
-            "displayName": "Require MFA for one user on mail", "state": "enabled",
-            "conditions": ["users": ["includeUsers": [user]], "applications": ["includeApplications": [Fixtures.mailApiId]]],
-            "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
-        ])
+        let (status, body) = try await send(
+            "POST", "conditional-access/policies",
+            json: [
+                "displayName": "Require MFA for one user on mail", "state": "enabled",
+                "conditions": ["users": ["includeUsers": [user]], "applications": ["includeApplications": [Fixtures.mailApiId]]],
+                "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+            ])
         guard status == 201 else { throw SetupError(message: "policy: \(status) \(body)") }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import Logging
-@testable import PortcullisPostgres
+import PortcullisCore
 import PortcullisStorage
 import PortcullisTesting
 import PostgresNIO
 import Synchronization
 import Testing
-import PortcullisCore
+
+@testable import PortcullisPostgres
 
 let quiet: Logger = {
     var logger = Logger(label: "postgres-test")
@@ -54,7 +55,8 @@ struct PostgresStoreTests {
                     "ALTER TABLE device_codes DROP COLUMN client_address", "DELETE FROM schema_migrations WHERE version = 7",
                 ] { try await db.query(PostgresQuery(unsafeSQL: statement)) }
                 for tenant in ["t-victim", "t-attacker"] {
-                    try await db.query("INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenant), 'application', 'same-app', '{}', 1, 0)")
+                    try await db.query(
+                        "INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (\(tenant), 'application', 'same-app', '{}', 1, 0)")
                 }
             }
             do {
@@ -63,11 +65,13 @@ struct PostgresStoreTests {
             } catch let error as StorageError {
                 #expect(error.message.contains("same-app") && error.message.contains("t-victim") && error.message.contains("t-attacker"), "\(error.message)")
             }
-            #expect(try await store.document(tenantId: "t-attacker", kind: .application, id: "same-app") != nil, "nothing is deleted behind the operator's back")
+            #expect(
+                try await store.document(tenantId: "t-attacker", kind: .application, id: "same-app") != nil, "nothing is deleted behind the operator's back")
             try await store.delete(tenantId: "t-attacker", kind: .application, id: "same-app", precondition: .none, audit: nil)
             try await store.migrate()
             await #expect(throws: StorageError.self) {
-                try await store.put(tenantId: "t-attacker", kind: .application, id: "same-app", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil)
+                try await store.put(
+                    tenantId: "t-attacker", kind: .application, id: "same-app", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil)
             }
         }
     }
@@ -85,7 +89,9 @@ struct PostgresChangeFeedTests {
                 let deadline = ContinuousClock.now + .seconds(10)
                 var probe: Int64 = 0
                 while received.all.isEmpty && ContinuousClock.now < deadline {
-                    probe = try await store.put(tenantId: "t-probe", kind: .namedLocation, id: "p", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil).version
+                    probe = try await store.put(
+                        tenantId: "t-probe", kind: .namedLocation, id: "p", body: Data("{}".utf8), precondition: .none, at: Date(), audit: nil
+                    ).version
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 #expect(probe > 0 && !received.all.isEmpty)
@@ -97,10 +103,11 @@ struct PostgresChangeFeedTests {
                 while received.all.filter({ $0.tenantId == "t-a" }).count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
                 group.cancelAll()
                 let changes = received.all.filter { $0.tenantId == "t-a" }
-                #expect(changes == [
-                    DocumentChange(tenantId: "t-a", revision: written.version, kind: .user, id: "u-1"),
-                    DocumentChange(tenantId: "t-a", revision: deleted, kind: .user, id: "u-1"),
-                ], "the refused write announced nothing: \(changes)")
+                #expect(
+                    changes == [
+                        DocumentChange(tenantId: "t-a", revision: written.version, kind: .user, id: "u-1"),
+                        DocumentChange(tenantId: "t-a", revision: deleted, kind: .user, id: "u-1"),
+                    ], "the refused write announced nothing: \(changes)")
             }
         }
     }

@@ -1,6 +1,7 @@
 import NIOSSL
-@testable import PortcullisPostgres
 import Testing
+
+@testable import PortcullisPostgres
 
 @Suite("PostgreSQL URL and TLS")
 struct PostgresURLTests {

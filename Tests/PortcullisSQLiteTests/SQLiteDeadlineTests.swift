@@ -2,11 +2,12 @@ import Foundation
 import NIOCore
 import NIOPosix
 import PortcullisCore
-@testable import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTesting
 import Synchronization
 import Testing
+
+@testable import PortcullisSQLite
 
 /// Work that ignores cancellation, as a statement stuck in SQLite (or a slow fsync) does.
 func busy(_ duration: Duration) async throws {
@@ -18,8 +19,9 @@ struct SQLiteDeadlineTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func token(_ hash: String, family: String = "f") -> RefreshTokenRecord {
-        RefreshTokenRecord(tokenHash: hash, familyId: family, tenantId: "t", userId: "u", clientId: "c", scope: "openid",
-                           issuedAt: now, expiresAt: now.addingTimeInterval(3600))
+        RefreshTokenRecord(
+            tokenHash: hash, familyId: family, tenantId: "t", userId: "u", clientId: "c", scope: "openid",
+            issuedAt: now, expiresAt: now.addingTimeInterval(3600))
     }
 
     @Test("a write that waits for the writer past the deadline is answered unavailable at the deadline and never happens")
@@ -38,15 +40,17 @@ struct SQLiteDeadlineTests {
         let waited = ContinuousClock.now - started
         #expect(waited < .milliseconds(2500), "answered at the deadline, not when the writer was free (\(waited))")
         _ = try? await holder  // answered at its own deadline; its work holds the writer for three seconds
-        for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }  // up to 2 min on a loaded machine; ends when settled
+        // Up to 2 min on a loaded machine; ends when settled.
+        for _ in 0..<2400 where store.isRotationInDoubt(tokenHash: "old") { try await Task.sleep(for: .milliseconds(50)) }
         try await Task.sleep(for: .milliseconds(100))
         try await StoreDeadline.forMaintenance { () async throws in
             #expect(try await store.find(tokenHash: "old")?.usedAt == nil, "the client's refresh token still works")
             #expect(try await store.find(tokenHash: "new") == nil)
         }
         #expect(!store.isRotationInDoubt(tokenHash: "old"), "settled")
-        #expect(try await StoreDeadline.forMaintenance { try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new")) },
-                "and rotates once the store answers")
+        #expect(
+            try await StoreDeadline.forMaintenance { try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new")) },
+            "and rotates once the store answers")
     }
 
     @Test("the deadline passes while the rotation's commit is in flight: the token is in doubt (never a replay), the late commit is undone, the token works")

@@ -1,11 +1,12 @@
 import Foundation
 import Logging
 import PortcullisCore
-@testable import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTesting
-import Testing
 import SQLiteNIO
+import Testing
+
+@testable import PortcullisSQLite
 
 func temporarySQLitePath() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-sqlite-\(UUID().uuidString)/db.sqlite").path
@@ -41,7 +42,10 @@ struct SQLiteStoreTests {
         do {
             let store = try await openStore(path)
             _ = try await store.put(tenantId: "t", kind: .tenant, id: "t", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
-            try await store.insert(RefreshTokenRecord(tokenHash: "h", familyId: "f", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now, expiresAt: now.addingTimeInterval(60)))
+            try await store.insert(
+                RefreshTokenRecord(
+                    tokenHash: "h", familyId: "f", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now,
+                    expiresAt: now.addingTimeInterval(60)))
             try await store.close()
         }
         let store = try await openStore(path)
@@ -72,7 +76,8 @@ struct SQLiteUpgradeTests {
                 "ALTER TABLE device_codes DROP COLUMN client_address", "DELETE FROM schema_migrations WHERE version = 7",
             ] { _ = try await db.query(statement) }
             for tenant in ["t-victim", "t-attacker"] {
-                _ = try await db.query("INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, 'user', 'same-oid', '{}', 1, 0)", [.text(tenant)])
+                _ = try await db.query(
+                    "INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, 'user', 'same-oid', '{}', 1, 0)", [.text(tenant)])
             }
         }
         do {

@@ -1,30 +1,36 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import Testing
-import PortcullisSQLite
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @Suite("managed app configuration (PROTOCOL §8.1, §8.2)")
 struct AppConfigurationTests {
     static let ifNoneMatch = HTTPField.Name("If-None-Match")!
     static let policyId = "c0000000-0000-4000-8000-0000000000c1"
 
-    static func policy(id: String = policyId, name: String = "Mail settings", priority: Int = 10, groups: [String] = ["All"],
-                       configuration: [String: Any] = ["serverUrl": "https://mail.fabrikam.test", "syncDays": 7]) -> [String: Any] {
-        ["id": id, "displayName": name, "priority": priority, "configuration": configuration,
-         "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": groups, "excludeGroups": []]]
+    static func policy(
+        id: String = policyId, name: String = "Mail settings", priority: Int = 10, groups: [String] = ["All"],
+        configuration: [String: Any] = ["serverUrl": "https://mail.fabrikam.test", "syncDays": 7]
+    ) -> [String: Any] {
+        [
+            "id": id, "displayName": name, "priority": priority, "configuration": configuration,
+            "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": groups, "excludeGroups": []],
+        ]
     }
 
-    @Test("a compliant enrollment gets the merged configuration with an ETag; 304 when current; a check-in asks for a refresh after a change; a SET announces it")
+    @Test(
+        "a compliant enrollment gets the merged configuration with an ETag; 304 when current; a check-in asks for a refresh after a change; a SET announces it")
     func delivery() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
@@ -32,28 +38,37 @@ struct AppConfigurationTests {
                 let id = try await client.becomeCompliant()
                 let token = try await client.complianceToken()
                 let unmanaged = try await client.mam(.get, "/enrollments/\(id)/configuration", token: token)
-                #expect(unmanaged.status == .ok && unmanaged["configuration"] is NSNull && unmanaged["secrets"] as? [Any] != nil, "no policy: null: \(unmanaged.text)")
+                #expect(
+                    unmanaged.status == .ok && unmanaged["configuration"] is NSNull && unmanaged["secrets"] as? [Any] != nil,
+                    "no policy: null: \(unmanaged.text)")
 
                 #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: Self.policy()).status == .created)
                 // A second policy for Sales at a higher number: only keys the first lacks come from it.
-                let sales = Self.policy(id: "c0000000-0000-4000-8000-0000000000c2", name: "Sales mail", priority: 20, groups: [Fixtures.salesGroupId],
-                                        configuration: ["serverUrl": "https://sales.fabrikam.test", "signature": ["enabled": true]])
+                let sales = Self.policy(
+                    id: "c0000000-0000-4000-8000-0000000000c2", name: "Sales mail", priority: 20, groups: [Fixtures.salesGroupId],
+                    configuration: ["serverUrl": "https://sales.fabrikam.test", "signature": ["enabled": true]])
                 #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: sales).status == .created)
                 let merged = try await client.mam(.get, "/enrollments/\(id)/configuration", token: token)
                 let configuration = try #require(merged["configuration"] as? [String: Any], "\(merged.text)")
-                #expect(configuration["serverUrl"] as? String == "https://mail.fabrikam.test" && configuration["syncDays"] as? Int == 7
-                        && (configuration["signature"] as? [String: Any])?["enabled"] as? Bool == true, "lowest priority wins a key; keys merge: \(merged.text)")
+                #expect(
+                    configuration["serverUrl"] as? String == "https://mail.fabrikam.test" && configuration["syncDays"] as? Int == 7
+                        && (configuration["signature"] as? [String: Any])?["enabled"] as? Bool == true, "lowest priority wins a key; keys merge: \(merged.text)"
+                )
                 let version = try #require(merged.string("version"))
                 #expect(merged.headers[.eTag] == "\"\(version)\"")
-                let same = try await client.execute(uri: "/mam/v1/enrollments/\(id)/configuration", method: .get,
-                                                    headers: [.authorization: "Bearer \(token)", Self.ifNoneMatch: "\"\(version)\""]) { JSONReply($0) }
+                let same = try await client.execute(
+                    uri: "/mam/v1/enrollments/\(id)/configuration", method: .get,
+                    headers: [.authorization: "Bearer \(token)", Self.ifNoneMatch: "\"\(version)\""]
+                ) { JSONReply($0) }
                 #expect(same.status == .notModified)
                 let checkIn = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(nil))
                 #expect((checkIn["commands"] as? [String])?.contains("refreshConfiguration") != true, "fetched: nothing to refresh: \(checkIn.text)")
 
                 var changed = Self.policy()
                 changed["configuration"] = ["serverUrl": "https://mail2.fabrikam.test"]
-                #expect(try await client.admin(.put, "/app-configuration/policies/\(Self.policyId)", token: admin, json: changed, headers: [.ifMatch: "*"]).status == .ok)
+                #expect(
+                    try await client.admin(.put, "/app-configuration/policies/\(Self.policyId)", token: admin, json: changed, headers: [.ifMatch: "*"]).status
+                        == .ok)
                 let after = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(nil))
                 #expect((after["commands"] as? [String])?.contains("refreshConfiguration") == true, "\(after.text)")
                 let messages = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: nil, limit: 100)
@@ -61,7 +76,8 @@ struct AppConfigurationTests {
                 let announced = events.compactMap { $0[SecurityEventTypes.configurationChanged] as? [String: Any] }
                 #expect(announced.contains { $0["enrollmentId"] as? String == id && ($0["version"] as? String)?.isEmpty == false }, "\(events)")
                 let fresh = try await client.mam(.get, "/enrollments/\(id)/configuration", token: token)
-                #expect((fresh["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail2.fabrikam.test" && fresh.string("version") != version)
+                #expect(
+                    (fresh["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail2.fabrikam.test" && fresh.string("version") != version)
                 let quiet = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(nil))
                 #expect((quiet["commands"] as? [String])?.contains("refreshConfiguration") != true)
                 let history = try await env.store.enrollmentHistory(id: id).map(\.event)
@@ -75,20 +91,26 @@ struct AppConfigurationTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: Self.policy(groups: [Fixtures.salesGroupId])).status == .created)
+                #expect(
+                    try await client.admin(.post, "/app-configuration/policies", token: admin, json: Self.policy(groups: [Fixtures.salesGroupId])).status
+                        == .created)
                 let id = try await client.becomeCompliant()
                 let token = try await client.complianceToken()
                 let fetched = try await client.mam(.get, "/enrollments/\(id)/configuration", token: token)
                 #expect(fetched["configuration"] as? [String: Any] != nil, "Alice is in Sales: \(fetched.text)")
                 let sales = try await client.admin(.get, "/groups/\(Fixtures.salesGroupId)", token: admin)
-                let left = try await client.admin(.put, "/groups/\(Fixtures.salesGroupId)", token: admin,
-                                                  json: ["displayName": "Sales", "members": [Fixtures.bob.id]], headers: [.ifMatch: try #require(sales.headers[.eTag])])
+                let left = try await client.admin(
+                    .put, "/groups/\(Fixtures.salesGroupId)", token: admin,
+                    json: ["displayName": "Sales", "members": [Fixtures.bob.id]], headers: [.ifMatch: try #require(sales.headers[.eTag])])
                 #expect(left.status == .ok, "\(left.text)")
                 let messages = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: nil, limit: 100)
-                let announced = messages.compactMap { try? (decodeSegment($0.payload, 1)["events"] as? [String: Any])?[SecurityEventTypes.configurationChanged] as? [String: Any] }
+                let announced = messages.compactMap {
+                    try? (decodeSegment($0.payload, 1)["events"] as? [String: Any])?[SecurityEventTypes.configurationChanged] as? [String: Any]
+                }
                 #expect(announced.contains { $0["enrollmentId"] as? String == id }, "Alice left Sales: her configuration is gone, and she is told")
                 #expect((try await client.mam(.get, "/enrollments/\(id)/configuration", token: token))["configuration"] is NSNull)
-                let engineering = Self.policy(id: "c0000000-0000-4000-8000-0000000000e1", name: "Engineering mail", priority: 20, groups: [Fixtures.engineeringGroupId])
+                let engineering = Self.policy(
+                    id: "c0000000-0000-4000-8000-0000000000e1", name: "Engineering mail", priority: 20, groups: [Fixtures.engineeringGroupId])
                 #expect(try await client.admin(.post, "/app-configuration/policies", token: admin, json: engineering).status == .created)
                 let named = try await client.admin(.delete, "/groups/\(Fixtures.engineeringGroupId)", token: admin, headers: [.ifMatch: "*"])
                 #expect(named.status == .conflict && named.text.contains("c0000000-0000-4000-8000-0000000000e1"), "\(named.text)")
@@ -109,7 +131,9 @@ struct AppConfigurationTests {
                 let headers: HTTPFields = [.authorization: "Bearer \(token)", Self.ifNoneMatch: "\"\(version)\""]
 
                 let idle = ContinuousClock.now
-                let unchanged = try await client.execute(uri: "/mam/v1/enrollments/\(id)/configuration?wait=1", method: .get, headers: headers) { JSONReply($0) }
+                let unchanged = try await client.execute(uri: "/mam/v1/enrollments/\(id)/configuration?wait=1", method: .get, headers: headers) {
+                    JSONReply($0)
+                }
                 #expect(unchanged.status == .notModified && ContinuousClock.now - idle >= .milliseconds(900), "held for the wait, then 304")
                 #expect(unchanged.headers[.retryAfter] == nil, "it waited: come back at once")
                 let tooLong = try await client.execute(uri: "/mam/v1/enrollments/\(id)/configuration?wait=61", method: .get, headers: headers) { JSONReply($0) }
@@ -124,10 +148,14 @@ struct AppConfigurationTests {
                 let written = ContinuousClock.now
                 var changed = Self.policy()
                 changed["configuration"] = ["serverUrl": "https://changed.fabrikam.test"]
-                #expect(try await client.admin(.put, "/app-configuration/policies/\(Self.policyId)", token: admin, json: changed, headers: [.ifMatch: "*"]).status == .ok)
+                #expect(
+                    try await client.admin(.put, "/app-configuration/policies/\(Self.policyId)", token: admin, json: changed, headers: [.ifMatch: "*"]).status
+                        == .ok)
                 let (data, response) = try await woken
                 let reply = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
-                #expect((response as? HTTPURLResponse)?.statusCode == 200 && (reply["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://changed.fabrikam.test", "\(reply)")
+                #expect(
+                    (response as? HTTPURLResponse)?.statusCode == 200
+                        && (reply["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://changed.fabrikam.test", "\(reply)")
                 #expect(ContinuousClock.now - written < .seconds(5), "woken by the write, not by the 30 s timeout")
 
                 let wiped = try await client.admin(.post, "/enrollments/\(id)/wipe", token: admin)

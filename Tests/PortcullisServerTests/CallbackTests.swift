@@ -4,13 +4,13 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Synchronization
 import Testing
-import PortcullisSQLite
 
 /// A compliance-callback receiver: collects the SETs it is sent, answers 202 (or 503 while "down").
 final class CallbackReceiver: Sendable {
@@ -54,7 +54,9 @@ struct CallbackTests {
                 let secondBatch = try await env.server.dispatcher.deliverDue()
                 let thirdBatch = try await env.server.dispatcher.deliverDue()
                 let outbox = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: nil, limit: 10)
-                #expect([firstBatch, secondBatch, thirdBatch] == [Int]([1, 1, 0]), "one at a time per enrollment and receiver, in order: \(outbox.map { ($0.state, $0.attempts, $0.lastError) })")
+                #expect(
+                    [firstBatch, secondBatch, thirdBatch] == [Int]([1, 1, 0]),
+                    "one at a time per enrollment and receiver, in order: \(outbox.map { ($0.state, $0.attempts, $0.lastError) })")
                 let tokens = receiver.tokens
                 #expect(tokens.count == 2, "enrolled (pending) and compliant")
                 #expect(receiver.types.allSatisfy { $0 == "application/secevent+jwt" })
@@ -66,9 +68,11 @@ struct CallbackTests {
                 let compliant = try await env.signer.verifySignature(tokens[1], as: ComplianceSecurityEvent.self)
                 #expect(compliant.aud == Fixtures.mobileClientId)
                 #expect(compliant.iss == "http://portcullis.test/\(Fixtures.tenantId)/v2.0")
-                #expect(compliant.events.complianceStatus == ComplianceStatusEvent(
-                    enrollmentId: enrollmentId, accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
-                    status: .compliant, errorTitle: nil, errorMessage: nil))
+                #expect(
+                    compliant.events.complianceStatus
+                        == ComplianceStatusEvent(
+                            enrollmentId: enrollmentId, accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
+                            status: .compliant, errorTitle: nil, errorMessage: nil))
                 #expect(compliant.events.deviceComplianceChange?.previousStatus == "not-compliant")
                 #expect(compliant.events.deviceComplianceChange?.currentStatus == "compliant")
                 #expect(compliant.events.deviceComplianceChange?.subject.id == enrollmentId)
@@ -110,7 +114,9 @@ struct CallbackTests {
                 #expect(try await second.server.dispatcher.deliverDue() == 1)
                 #expect(try await second.server.dispatcher.deliverDue() == 1)
                 #expect(receiver.tokens.count == 2)
-                let ordered = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).events.complianceStatus?.status }
+                let ordered = try await receiver.tokens.asyncMap {
+                    try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).events.complianceStatus?.status
+                }
                 #expect(ordered == [.notCompliant, .compliant], "in the order they were written")
                 let jtis = try await receiver.tokens.asyncMap { try await second.signer.verifySignature($0, as: ComplianceSecurityEvent.self).jti }
                 #expect(Set(jtis).count == 2)
@@ -120,7 +126,9 @@ struct CallbackTests {
                 try await second.application().test(.router) { client in
                     let admin = try await client.adminToken()
                     let token = try await client.complianceToken()
-                    let id = try #require(try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId).first?.id)
+                    let id = try #require(
+                        try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId)
+                            .first?.id)
                     #expect(try await client.mam(.delete, "/enrollments/\(id)", token: token).status == .ok)
                     for step in 0..<3 {
                         second.clock.advance(by: 61)
@@ -152,7 +160,8 @@ struct CallbackTests {
         }
     }
 
-    @Test("the dispatcher itself refuses a registered destination that resolves to a private address: no connection, the attempt fails as refused (issue 25.13)")
+    @Test(
+        "the dispatcher itself refuses a registered destination that resolves to a private address: no connection, the attempt fails as refused (issue 25.13)")
     func dispatcherChecksDestinations() async throws {
         // https to a private address passes registration (a name could resolve anywhere); delivery checks it every time.
         try await withTestEnvironment(directoryJSON: Fixtures.directoryJSON(callbackBase: "https://10.255.255.1")) { env in
@@ -162,8 +171,9 @@ struct CallbackTests {
             }
             #expect(try await env.server.dispatcher.deliverDue() == 1, "one enrollment's callbacks go in order, one at a time")
             let tried = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .pending, limit: 10).filter { $0.attempts == 1 }
-            #expect(tried.count == 1 && tried[0].lastError?.hasPrefix("destination refused") == true && tried[0].lastError?.contains("private") == true,
-                    "\(tried.map { $0.lastError ?? "-" })")
+            #expect(
+                tried.count == 1 && tried[0].lastError?.hasPrefix("destination refused") == true && tried[0].lastError?.contains("private") == true,
+                "\(tried.map { $0.lastError ?? "-" })")
         }
     }
 

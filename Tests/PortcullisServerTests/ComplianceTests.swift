@@ -2,15 +2,15 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import PortcullisAPI
 import PortcullisCore
+import PortcullisSQLite
+import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Testing
-import NIOFoundationEssentialsCompat
-import PortcullisSQLite
-import PortcullisServer
 
 extension TestClientProtocol {
     /// A compliance-service token for an account on a client (exempt from app-protection controls).
@@ -22,7 +22,9 @@ extension TestClientProtocol {
 
     func mam(_ method: HTTPRequest.Method, _ path: String, token: String, json: Any? = nil) async throws -> JSONReply {
         let body = try json.map { ByteBuffer(data: try JSONSerialization.data(withJSONObject: $0)) }
-        return try await execute(uri: "/mam/v1\(path)", method: method, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: body) { JSONReply($0) }
+        return try await execute(
+            uri: "/mam/v1\(path)", method: method, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: body
+        ) { JSONReply($0) }
     }
 
     /// Remediation, policy applied, acknowledging check-in: the whole client-side dance. Returns the enrollment ID.
@@ -30,7 +32,8 @@ extension TestClientProtocol {
     func becomeCompliant(_ account: Fixtures.Account = Fixtures.alice, device: String = "device-1") async throws -> String {
         let token = try await complianceToken(account)
         let remediation = try await mam(.post, "/remediations", token: token, json: Device.body(device))
-        guard let id = remediation.string("enrollmentId"), let policy = remediation["policy"] as? [String: Any], let version = policy["version"] as? String else {
+        guard let id = remediation.string("enrollmentId"), let policy = remediation["policy"] as? [String: Any], let version = policy["version"] as? String
+        else {
             throw InteropSetupError(message: "remediation did not enroll: \(remediation.text)")
         }
         let checkIn = try await mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(version))
@@ -159,7 +162,9 @@ struct ComplianceTests {
                 // Managed first, then unmanaged: the managed account is untouched.
                 #expect(try await client.mam(.post, "/remediations", token: carol, json: Device.body("shared"))["statusCode"] as? Int == 225)
                 #expect(try await client.token(Grants.password(Fixtures.alice)).status == .ok)
-                #expect(try await client.token(Grants.password(Fixtures.carol, scope: "openid profile")).status == .ok, "unmanaged accounts are not protected where CA does not ask")
+                #expect(
+                    try await client.token(Grants.password(Fixtures.carol, scope: "openid profile")).status == .ok,
+                    "unmanaged accounts are not protected where CA does not ask")
                 // A second managed account on the same app instance is refused (227)…
                 let bob = try await client.complianceToken(Fixtures.bob)
                 let second = try await client.mam(.post, "/enrollments", token: bob, json: Device.body("shared"))
@@ -290,7 +295,9 @@ struct ComplianceTests {
                 let codes = try await withThrowingTaskGroup(of: (String, Int).self) { group in
                     for index in 0..<50 {
                         let (name, token) = index % 2 == 0 ? ("alice", alice) : ("bob", bob)
-                        group.addTask { (name, try await client.mam(.post, "/enrollments", token: token, json: Device.body("contended"))["statusCode"] as? Int ?? 0) }
+                        group.addTask {
+                            (name, try await client.mam(.post, "/enrollments", token: token, json: Device.body("contended"))["statusCode"] as? Int ?? 0)
+                        }
                     }
                     var codes: [(String, Int)] = []
                     for try await code in group { codes.append(code) }
@@ -312,24 +319,30 @@ struct ComplianceTests {
             try await env.application().test(.router) { client in
                 #expect(try await client.mam(.post, "/enrollments", token: "nope", json: Device.body()).status == .unauthorized)
                 let mailToken = try await client.token(Grants.password()).string("access_token") ?? ""
-                #expect(try await client.mam(.post, "/enrollments", token: mailToken, json: Device.body()).status == .unauthorized, "a token for another resource")
+                #expect(
+                    try await client.mam(.post, "/enrollments", token: mailToken, json: Device.body()).status == .unauthorized, "a token for another resource")
                 // No client holds an app role of the compliance resource, so the token endpoint mints no app-only token for it
                 // (650057); one signed by the tenant's own key anyway (as a future role might allow) is still refused here.
-                let refusedAppOnly = try await client.token([("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
-                                                             ("scope", "api://portcullis-compliance/.default")])
+                let refusedAppOnly = try await client.token([
+                    ("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
+                    ("scope", "api://portcullis-compliance/.default"),
+                ])
                 #expect(refusedAppOnly.errorCode == 650057 && refusedAppOnly.string("error") == "unauthorized_client", "\(refusedAppOnly.text)")
                 let now = Int(env.clock.now().timeIntervalSince1970)
-                let appOnly = try await env.signer.sign(accessToken: AccessTokenClaims(
-                    iss: "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.complianceAppId, sub: Fixtures.daemonClientId, oid: nil,
-                    tid: Fixtures.tenantId, azp: Fixtures.daemonClientId, azpacr: "1", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString, scp: nil,
-                    roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
+                let appOnly = try await env.signer.sign(
+                    accessToken: AccessTokenClaims(
+                        iss: "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.complianceAppId, sub: Fixtures.daemonClientId, oid: nil,
+                        tid: Fixtures.tenantId, azp: Fixtures.daemonClientId, azpacr: "1", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString, scp: nil,
+                        roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
                 #expect(try await client.mam(.post, "/enrollments", token: appOnly, json: Device.body()).status == .forbidden)
                 let alice = try await client.complianceToken(Fixtures.alice)
                 let id = try #require(try await client.mam(.post, "/enrollments", token: alice, json: Device.body()).string("enrollmentId"))
                 let bob = try await client.complianceToken(Fixtures.bob)
                 #expect(try await client.mam(.get, "/enrollments/\(id)", token: bob).status == .notFound)
                 #expect(try await client.mam(.delete, "/enrollments/\(id)", token: bob).status == .notFound)
-                let malformed = try await client.execute(uri: "/mam/v1/enrollments", method: .post, headers: [.authorization: "Bearer \(alice)"], body: ByteBuffer(string: "{not json")) { JSONReply($0) }
+                let malformed = try await client.execute(
+                    uri: "/mam/v1/enrollments", method: .post, headers: [.authorization: "Bearer \(alice)"], body: ByteBuffer(string: "{not json")
+                ) { JSONReply($0) }
                 #expect(malformed.status == .badRequest)
                 let wrongType = try await client.mam(.post, "/enrollments", token: alice, json: ["deviceId": 42])
                 #expect(wrongType.status == .badRequest && wrongType.text.contains("/deviceId"))
@@ -339,7 +352,8 @@ struct ComplianceTests {
                 #expect(badPlatform.status == .badRequest && badPlatform.text.contains("/platform"))
                 let checkInTypes = try await client.mam(.post, "/enrollments/\(id)/checkin", token: alice, json: ["pinSet": "yes"])
                 #expect(checkInTypes.status == .badRequest && checkInTypes.text.contains("/pinSet"))
-                let unregistered = try await client.mam(.post, "/remediations", token: alice, json: ["deviceId": "d", "callbackUri": "https://attacker.example/cb"])
+                let unregistered = try await client.mam(
+                    .post, "/remediations", token: alice, json: ["deviceId": "d", "callbackUri": "https://attacker.example/cb"])
                 #expect(unregistered.status == .badRequest && unregistered.text.contains("/callbackUri"))
             }
         }
@@ -356,7 +370,8 @@ struct ComplianceTests {
                 var settings = try #require(policy["settings"] as? [String: Any])
                 settings["printingBlocked"] = true
                 policy["settings"] = settings
-                let replaced = try await client.admin(.put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: policy, headers: [.ifMatch: "*"])
+                let replaced = try await client.admin(
+                    .put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: policy, headers: [.ifMatch: "*"])
                 #expect(replaced.status == .ok, "\(replaced.text)")
                 let token = try await client.complianceToken()
                 let checkIn = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(before))
@@ -367,7 +382,8 @@ struct ComplianceTests {
                 #expect(status(checkIn) == "compliant", "a compliant app stays compliant while it applies the new version")
                 var invalid = policy
                 invalid["targets"] = ["applications": ["nope"], "includeGroups": ["All"]]
-                let refused = try await client.admin(.put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: invalid, headers: [.ifMatch: "*"])
+                let refused = try await client.admin(
+                    .put, "/app-protection/policies/\(Fixtures.salesMailPolicyId)", token: admin, json: invalid, headers: [.ifMatch: "*"])
                 #expect(refused.status == .badRequest && refused.text.contains("/targets/applications/0"))
                 let listed = try await client.admin(.get, "/enrollments?account=ALICE@fabrikam.test&status=compliant", token: admin)
                 #expect((listed["value"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])

@@ -2,18 +2,21 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import PortcullisAPI
 import PortcullisCore
+import PortcullisServer
 import PortcullisTesting
 import Testing
-import NIOFoundationEssentialsCompat
-import PortcullisServer
 
 extension TestClientProtocol {
     func adminToken() async throws -> String {
-        let reply = try await form(TestEnvironment.tokenPath, [
-            ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
-            ("scope", "api://portcullis-admin/.default")])
+        let reply = try await form(
+            TestEnvironment.tokenPath,
+            [
+                ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
+                ("scope", "api://portcullis-admin/.default"),
+            ])
         return reply.string("access_token") ?? ""
     }
 
@@ -28,10 +31,12 @@ extension TestClientProtocol {
 enum Policies {
     static let requireAppProtection = "a1000000-0000-4000-8000-000000000001"
 
-    static func document(id: String = requireAppProtection, name: String = "Require app protection for mail", state: String = "enabled",
-                         users: [String] = ["All"], excludeUsers: [String] = [], apps: [String] = [Fixtures.mailApiId],
-                         platforms: [String]? = nil, locations: [String]? = nil, excludeLocations: [String] = [],
-                         controls: [String] = ["compliantApplication"], op: String = "OR") -> [String: Any] {
+    static func document(
+        id: String = requireAppProtection, name: String = "Require app protection for mail", state: String = "enabled",
+        users: [String] = ["All"], excludeUsers: [String] = [], apps: [String] = [Fixtures.mailApiId],
+        platforms: [String]? = nil, locations: [String]? = nil, excludeLocations: [String] = [],
+        controls: [String] = ["compliantApplication"], op: String = "OR"
+    ) -> [String: Any] {
         var conditions: [String: Any] = [
             "users": ["includeUsers": users, "excludeUsers": excludeUsers, "includeGroups": [], "excludeGroups": []],
             "applications": ["includeApplications": apps, "excludeApplications": []],
@@ -39,8 +44,10 @@ enum Policies {
         ]
         if let platforms { conditions["platforms"] = ["includePlatforms": platforms, "excludePlatforms": []] }
         if let locations { conditions["locations"] = ["includeLocations": locations, "excludeLocations": excludeLocations] }
-        return ["id": id, "displayName": name, "state": state, "conditions": conditions,
-                "grantControls": ["operator": op, "builtInControls": controls]]
+        return [
+            "id": id, "displayName": name, "state": state, "conditions": conditions,
+            "grantControls": ["operator": op, "builtInControls": controls],
+        ]
     }
 }
 
@@ -90,19 +97,25 @@ struct AdminAPITests {
 
                 var changed = Policies.document()
                 changed["displayName"] = "Renamed"
-                let replaced = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: changed, headers: [.ifMatch: etag])
+                let replaced = try await client.admin(
+                    .put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: changed, headers: [.ifMatch: etag])
                 #expect(replaced.status == .ok)
                 let newTag = try #require(replaced.headers[.eTag])
                 #expect(newTag != etag)
-                let stale = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document(), headers: [.ifMatch: etag])
+                let stale = try await client.admin(
+                    .put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document(), headers: [.ifMatch: etag])
                 #expect(stale.status == .preconditionFailed)
                 // Re-applying the same document changes nothing (no new version).
-                let same = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: changed, headers: [.ifMatch: newTag])
+                let same = try await client.admin(
+                    .put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: changed, headers: [.ifMatch: newTag])
                 #expect(same.status == .ok && same.headers[.eTag] == newTag)
                 // The ID in the body must match the path.
                 var mismatched = changed
                 mismatched["id"] = "a1000000-0000-4000-8000-0000000000ff"
-                #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: mismatched, headers: [.ifMatch: newTag]).status == .badRequest)
+                #expect(
+                    try await client.admin(
+                        .put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: mismatched, headers: [.ifMatch: newTag]
+                    ).status == .badRequest)
                 // RFC 9110 §13.1.1 (issue 25.8): a well-formed ETag that was never issued, or a weak one (If-Match compares
                 // strongly), can never match — 412, nothing changed; a list matches if any of its ETags does; only a header
                 // that is not an ETag list is 400.
@@ -112,27 +125,51 @@ struct AdminAPITests {
                     #expect(refused.status == .preconditionFailed, "If-Match: \(tag) → \(refused.status)")
                 }
                 for tag in ["stale", #""a b""#, "W/", #""unterminated"#, "42"] {
-                    #expect(try await client.admin(.put, path, token: token, json: Policies.document(), headers: [.ifMatch: tag]).status == .badRequest, "If-Match: \(tag)")
+                    #expect(
+                        try await client.admin(.put, path, token: token, json: Policies.document(), headers: [.ifMatch: tag]).status == .badRequest,
+                        "If-Match: \(tag)")
                 }
                 #expect(try await client.admin(.get, path, token: token).string("displayName") == "Renamed", "none of them changed anything")
-                #expect(try await client.admin(.put, path, token: token, json: changed, headers: [.ifMatch: #""1", \#(newTag)"#]).status == .ok, "one ETag of the list matches")
+                #expect(
+                    try await client.admin(.put, path, token: token, json: changed, headers: [.ifMatch: #""1", \#(newTag)"#]).status == .ok,
+                    "one ETag of the list matches")
                 // Replacing or deleting without If-Match is refused (428), so two admins never overwrite each other unnoticed.
-                let blind = try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document())
-                #expect(blind.status == .preconditionRequired && (blind["error"] as? [String: Any])?["code"] as? String == "preconditionRequired", "\(blind.text)")
-                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status == .preconditionRequired)
-                #expect(try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).string("displayName") == "Renamed")
+                let blind = try await client.admin(
+                    .put, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, json: Policies.document())
+                #expect(
+                    blind.status == .preconditionRequired && (blind["error"] as? [String: Any])?["code"] as? String == "preconditionRequired", "\(blind.text)")
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status
+                        == .preconditionRequired)
+                #expect(
+                    try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).string("displayName")
+                        == "Renamed")
                 // PUT under a new ID creates only with If-None-Match: *.
                 var other = Policies.document()
                 other["id"] = "a1000000-0000-4000-8000-0000000000aa"
-                #expect(try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other).status == .preconditionRequired)
-                #expect(try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other, headers: [.ifNoneMatch: "*"]).status == .created)
-                #expect(try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other, headers: [.ifNoneMatch: "*"]).status == .preconditionFailed)
-                #expect(try await client.admin(.delete, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, headers: [.ifMatch: "*"]).status == .noContent)
+                #expect(
+                    try await client.admin(.put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other).status
+                        == .preconditionRequired)
+                #expect(
+                    try await client.admin(
+                        .put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other, headers: [.ifNoneMatch: "*"]
+                    ).status == .created)
+                #expect(
+                    try await client.admin(
+                        .put, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, json: other, headers: [.ifNoneMatch: "*"]
+                    ).status == .preconditionFailed)
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000aa", token: token, headers: [.ifMatch: "*"])
+                        .status == .noContent)
 
                 let list = try await client.admin(.get, "/conditional-access/policies", token: token)
                 #expect((list["value"] as? [[String: Any]])?.count == 1)
-                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: etag]).status == .preconditionFailed)
-                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: newTag]).status == .noContent)
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: etag])
+                        .status == .preconditionFailed)
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: newTag])
+                        .status == .noContent)
                 #expect(try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token).status == .notFound)
 
                 let audit = try await client.admin(.get, "/audit", token: token)
@@ -144,7 +181,8 @@ struct AdminAPITests {
                 #expect(records[0]["after"] == nil && (records[0]["before"] as? [String: Any])?["displayName"] as? String == "Renamed")
                 #expect((records[3]["before"] as? [String: Any])?["displayName"] as? String == "Require app protection for mail")
                 #expect((records[3]["after"] as? [String: Any])?["displayName"] as? String == "Renamed")
-                #expect(((records[3]["after"] as? [String: Any])?["grantControls"] as? [String: Any])?["builtInControls"] as? [String] == ["compliantApplication"])
+                #expect(
+                    ((records[3]["after"] as? [String: Any])?["grantControls"] as? [String: Any])?["builtInControls"] as? [String] == ["compliantApplication"])
             }
         }
     }
@@ -160,8 +198,10 @@ struct AdminAPITests {
                 #expect(reply.status == .badRequest)
                 let details = try #require((reply["error"] as? [String: Any])?["details"] as? [[String: String]])
                 #expect(Set(details.compactMap { $0["pointer"] }) == ["/state", "/grantControls/builtInControls/0"])
-                let malformed = try await client.execute(uri: "/admin/v1/conditional-access/policies", method: .post,
-                    headers: [.authorization: "Bearer \(token)"], body: ByteBuffer(string: "{nope")) { JSONReply($0) }
+                let malformed = try await client.execute(
+                    uri: "/admin/v1/conditional-access/policies", method: .post,
+                    headers: [.authorization: "Bearer \(token)"], body: ByteBuffer(string: "{nope")
+                ) { JSONReply($0) }
                 #expect(malformed.status == .badRequest)
 
                 let lockOut = Policies.document(id: "a1000000-0000-4000-8000-000000000009", apps: ["All"], controls: ["block"])
@@ -178,7 +218,8 @@ struct AdminAPITests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let token = try await client.adminToken()
-                let created = try await client.admin(.post, "/named-locations", token: token, json: ["displayName": "Branch", "ipRanges": ["198.51.100.0/24"], "isTrusted": false])
+                let created = try await client.admin(
+                    .post, "/named-locations", token: token, json: ["displayName": "Branch", "ipRanges": ["198.51.100.0/24"], "isTrusted": false])
                 #expect(created.status == .created)
                 let id = try #require(created.string("id"))
                 let bad = try await client.admin(.post, "/named-locations", token: token, json: ["displayName": "Bad", "ipRanges": ["198.51.100.0/33"]])
@@ -187,10 +228,13 @@ struct AdminAPITests {
                 #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: policy).status == .created)
                 let inUse = try await client.admin(.delete, "/named-locations/\(id)", token: token, headers: [.ifMatch: "*"])
                 #expect(inUse.status == .conflict)
-                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"]).status == .noContent)
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"])
+                        .status == .noContent)
                 #expect(try await client.admin(.delete, "/named-locations/\(id)", token: token, headers: [.ifMatch: "*"]).status == .noContent)
                 // A policy naming an unknown location is refused.
-                let dangling = try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(locations: [id], controls: ["block"]))
+                let dangling = try await client.admin(
+                    .post, "/conditional-access/policies", token: token, json: Policies.document(locations: [id], controls: ["block"]))
                 #expect(dangling.status == .badRequest)
             }
         }
@@ -208,13 +252,19 @@ struct TokenConditionalAccessTests {
 
                 let refused = try await client.token(Grants.password(), headers: [HTTPField.Name("client-request-id")!: "corr-53005"])
                 #expect(refused.status == .badRequest)
-                #expect(Set(refused.json.keys) == ["error", "suberror", "error_description", "error_codes", "timestamp", "trace_id", "correlation_id", "adi", "client_info", "remediation"])
+                #expect(
+                    Set(refused.json.keys) == [
+                        "error", "suberror", "error_description", "error_codes", "timestamp", "trace_id", "correlation_id", "adi", "client_info", "remediation",
+                    ])
                 #expect(refused.string("error") == "unauthorized_client")
                 #expect(refused.string("suberror") == "protection_policy_required")
                 #expect(refused["error_codes"] as? [Int] == [53005])
                 let trace = try #require(refused.string("trace_id"))
                 let timestamp = try #require(refused.string("timestamp"))
-                #expect(refused.string("error_description") == "AADSTS53005: Application needs to enforce Intune protection policies.\r\nTrace ID: \(trace)\r\nCorrelation ID: corr-53005\r\nTimestamp: \(timestamp)")
+                #expect(
+                    refused.string("error_description")
+                        == "AADSTS53005: Application needs to enforce Intune protection policies.\r\nTrace ID: \(trace)\r\nCorrelation ID: corr-53005\r\nTimestamp: \(timestamp)"
+                )
                 #expect(refused.string("correlation_id") == "corr-53005")
                 #expect(refused.string("adi") == Fixtures.alice.upn)
                 let encodedInfo = try #require(refused.string("client_info"))
@@ -238,7 +288,11 @@ struct TokenConditionalAccessTests {
 
                 // The compliance resource itself is exempt (remediation must be able to start), even for a policy on All apps
                 // (forced past the lock-out guard: other clients of the tenant could never meet it).
-                #expect(try await client.admin(.put, "/conditional-access/policies/\(Policies.requireAppProtection)?force=true", token: token, json: Policies.document(apps: ["All"]), headers: [.ifMatch: "*"]).status == .ok)
+                #expect(
+                    try await client.admin(
+                        .put, "/conditional-access/policies/\(Policies.requireAppProtection)?force=true", token: token, json: Policies.document(apps: ["All"]),
+                        headers: [.ifMatch: "*"]
+                    ).status == .ok)
                 let compliance = try await client.token(Grants.password(scope: "api://portcullis-compliance/.default"))
                 #expect(compliance.status == .ok, "\(compliance.text)")
             }
@@ -250,12 +304,24 @@ struct TokenConditionalAccessTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let token = try await client.adminToken()
-                #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                    id: "a1000000-0000-4000-8000-000000000002", users: [Fixtures.bob.id], controls: ["block"])).status == .created)
-                #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                    id: "a1000000-0000-4000-8000-000000000003", users: [Fixtures.carol.id], controls: ["mfa"])).status == .created)
-                #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                    id: "a1000000-0000-4000-8000-000000000004", users: [Fixtures.alice.id], controls: ["approvedApplication"])).status == .created)
+                #expect(
+                    try await client.admin(
+                        .post, "/conditional-access/policies", token: token,
+                        json: Policies.document(
+                            id: "a1000000-0000-4000-8000-000000000002", users: [Fixtures.bob.id], controls: ["block"])
+                    ).status == .created)
+                #expect(
+                    try await client.admin(
+                        .post, "/conditional-access/policies", token: token,
+                        json: Policies.document(
+                            id: "a1000000-0000-4000-8000-000000000003", users: [Fixtures.carol.id], controls: ["mfa"])
+                    ).status == .created)
+                #expect(
+                    try await client.admin(
+                        .post, "/conditional-access/policies", token: token,
+                        json: Policies.document(
+                            id: "a1000000-0000-4000-8000-000000000004", users: [Fixtures.alice.id], controls: ["approvedApplication"])
+                    ).status == .created)
 
                 let blocked = try await client.token(Grants.password(Fixtures.bob))
                 #expect(blocked.string("error") == "invalid_grant" && blocked.errorCode == 53003)
@@ -280,7 +346,9 @@ struct TokenConditionalAccessTests {
                 #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document()).status == .created)
                 let refused = try await client.token(Grants.refresh(refresh))
                 #expect(refused.errorCode == 53005)
-                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"]).status == .noContent)
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: token, headers: [.ifMatch: "*"])
+                        .status == .noContent)
                 let after = try await client.token(Grants.refresh(refresh))
                 #expect(after.status == .ok, "the refused refresh must not have consumed the token: \(after.text)")
             }
@@ -292,14 +360,26 @@ struct TokenConditionalAccessTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let token = try await client.adminToken()
-                #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS", "android"])).status == .created)
-                #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(
-                    id: "a1000000-0000-4000-8000-000000000005", name: "report-only block", state: "enabledForReportingButNotEnforced", controls: ["block"])).status == .created)
-                #expect(try await client.token(Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.Python", HTTPField.Name("x-client-OS")!: "linux"]).status == .ok)
+                #expect(
+                    try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS", "android"])).status
+                        == .created)
+                #expect(
+                    try await client.admin(
+                        .post, "/conditional-access/policies", token: token,
+                        json: Policies.document(
+                            id: "a1000000-0000-4000-8000-000000000005", name: "report-only block", state: "enabledForReportingButNotEnforced",
+                            controls: ["block"])
+                    ).status == .created)
+                #expect(
+                    try await client.token(
+                        Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.Python", HTTPField.Name("x-client-OS")!: "linux"]
+                    ).status == .ok)
                 #expect(try await client.token(Grants.password()).status == .ok, "unknown platform: an iOS/Android policy does not apply")
-                let ios = try await client.token(Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.iOS", HTTPField.Name("x-client-OS")!: "17.4"])
+                let ios = try await client.token(
+                    Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.iOS", HTTPField.Name("x-client-OS")!: "17.4"])
                 #expect(ios.errorCode == 53005)
-                let android = try await client.token(Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.Android", HTTPField.Name("x-client-OS")!: "34"])
+                let android = try await client.token(
+                    Grants.password(), headers: [HTTPField.Name("x-client-SKU")!: "MSAL.Android", HTTPField.Name("x-client-OS")!: "34"])
                 #expect(android.errorCode == 53005)
             }
         }
@@ -354,9 +434,12 @@ struct TokenConditionalAccessTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let token = try await client.adminToken()
-                #expect(try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS"])).status == .created)
-                let signIn: [String: Any] = ["userId": Fixtures.alice.upn, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailResource,
-                                             "platform": "iOS", "capabilities": ["protapp"], "appProtection": "none"]
+                #expect(
+                    try await client.admin(.post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["iOS"])).status == .created)
+                let signIn: [String: Any] = [
+                    "userId": Fixtures.alice.upn, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailResource,
+                    "platform": "iOS", "capabilities": ["protapp"], "appProtection": "none",
+                ]
                 let stored = try await client.admin(.post, "/conditional-access/evaluate", token: token, json: ["signIn": signIn])
                 #expect(stored.status == .ok, "\(stored.text)")
                 let record = try #require(stored["signIn"] as? [String: Any])
@@ -371,13 +454,22 @@ struct TokenConditionalAccessTests {
                 #expect(policies.first?["result"] as? String == "notApplied")
                 #expect(policies.first?["conditionsNotSatisfied"] as? [String] == ["devicePlatform"])
 
-                let drafts = try await client.admin(.post, "/conditional-access/evaluate", token: token, json: [
-                    "signIn": android, "policies": [Policies.document(id: "a1000000-0000-4000-8000-0000000000dd", controls: ["block"])]])
+                let drafts = try await client.admin(
+                    .post, "/conditional-access/evaluate", token: token,
+                    json: [
+                        "signIn": android, "policies": [Policies.document(id: "a1000000-0000-4000-8000-0000000000dd", controls: ["block"])],
+                    ])
                 #expect((drafts["signIn"] as? [String: Any])?["errorCode"] as? Int == 53003)
 
-                let invalid = try await client.admin(.post, "/conditional-access/evaluate", token: token, json: [
-                    "signIn": ["userId": "nobody@fabrikam.test", "clientAppId": Fixtures.mobileClientId, "resourceAppId": "api://nowhere", "ipAddress": "999.1.1.1"],
-                    "policies": [["displayName": "x"]]])
+                let invalid = try await client.admin(
+                    .post, "/conditional-access/evaluate", token: token,
+                    json: [
+                        "signIn": [
+                            "userId": "nobody@fabrikam.test", "clientAppId": Fixtures.mobileClientId, "resourceAppId": "api://nowhere",
+                            "ipAddress": "999.1.1.1",
+                        ],
+                        "policies": [["displayName": "x"]],
+                    ])
                 #expect(invalid.status == .badRequest)
                 let pointers = Set(((invalid["error"] as? [String: Any])?["details"] as? [[String: String]] ?? []).compactMap { $0["pointer"] })
                 #expect(pointers.isSuperset(of: ["/signIn/userId", "/signIn/resourceAppId", "/signIn/ipAddress", "/policies/0/state"]))

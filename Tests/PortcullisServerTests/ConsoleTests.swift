@@ -3,10 +3,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisServer
 import PortcullisTesting
 import Testing
-import PortcullisSQLite
 
 /// The admin console's routes (issue 17): sign-in through §9 with the built-in console client, no data without
 /// the role, CSRF on every form, and the pages over the admin API.
@@ -14,17 +14,22 @@ import PortcullisSQLite
 struct ConsoleTests {
     /// Every console page (GET), with its path parameters filled in.
     static func pages(enrollmentId: String) -> [String] {
-        ["/admin/policies", "/admin/what-if", "/admin/sign-ins", "/admin/enrollments", "/admin/enrollments/\(enrollmentId)",
-         "/admin/enrollments/\(enrollmentId)/wipe", "/admin/callbacks", "/admin/audit", "/admin/directory", "/admin/app-configuration",
-         "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access?template=mfa",
-         "/admin/delete/conditional-access/\(Policies.requireAppProtection)"]
+        [
+            "/admin/policies", "/admin/what-if", "/admin/sign-ins", "/admin/enrollments", "/admin/enrollments/\(enrollmentId)",
+            "/admin/enrollments/\(enrollmentId)/wipe", "/admin/callbacks", "/admin/audit", "/admin/directory", "/admin/app-configuration",
+            "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access?template=mfa",
+            "/admin/delete/conditional-access/\(Policies.requireAppProtection)",
+        ]
     }
 
     /// Every console form (POST), with its path parameters filled in.
     static func forms(enrollmentId: String) -> [String] {
-        ["/admin/policies/state", "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access",
-         "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/what-if", "/admin/what-if/impact", "/admin/enrollments/\(enrollmentId)/wipe",
-         "/admin/callbacks/1/redeliver", "/admin/signout"]
+        [
+            "/admin/policies/state", "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access",
+            "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/what-if", "/admin/what-if/impact",
+            "/admin/enrollments/\(enrollmentId)/wipe",
+            "/admin/callbacks/1/redeliver", "/admin/signout",
+        ]
     }
 
     /// Signs `account` in to the console the way a browser does; returns the browser (its cookies) and the page it landed on.
@@ -37,7 +42,9 @@ struct ConsoleTests {
         var location: String
         #expect(page.status == .seeOther, "to the tenant's authorize endpoint")
         location = try #require(page.headers[.location])
-        #expect(location.hasPrefix(base + "/") && location.contains("client_id=\(BuiltInResources.consoleAppId)") && location.contains("code_challenge_method=S256"))
+        #expect(
+            location.hasPrefix(base + "/") && location.contains("client_id=\(BuiltInResources.consoleAppId)") && location.contains("code_challenge_method=S256")
+        )
         page = try await browser.get(client, String(location.dropFirst(base.count)))
         #expect(page.status == .ok && page.html.contains("Portcullis admin console"), "the sign-in page names the console")
         page = try await browser.submit(client, page, [("username", account.upn), ("password", account.password)])
@@ -50,7 +57,8 @@ struct ConsoleTests {
     /// The text of the page's textarea, unescaped.
     static func textarea(_ html: String) -> String? {
         guard let start = html.range(of: "<textarea"), let open = html[start.upperBound...].firstIndex(of: ">"),
-              let end = html.range(of: "</textarea>", range: open..<html.endIndex) else { return nil }
+            let end = html.range(of: "</textarea>", range: open..<html.endIndex)
+        else { return nil }
         return String(html[html.index(after: open)..<end.lowerBound])
             .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
             .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
@@ -58,8 +66,9 @@ struct ConsoleTests {
 
     static func grantAdmin(_ client: some TestClientProtocol, _ account: Fixtures.Account) async throws {
         let admin = try await client.adminToken()
-        let granted = try await client.admin(.post, "/app-role-assignments", token: admin,
-                                             json: ["principalId": account.id, "resource": "api://portcullis-admin", "role": "Portcullis.Admin"])
+        let granted = try await client.admin(
+            .post, "/app-role-assignments", token: admin,
+            json: ["principalId": account.id, "resource": "api://portcullis-admin", "role": "Portcullis.Admin"])
         #expect(granted.status == .created, "\(granted.text)")
     }
 
@@ -71,7 +80,8 @@ struct ConsoleTests {
                 let enrollment = try await client.becomeCompliant()
                 for path in Self.pages(enrollmentId: enrollment) {
                     let page = try await Browser().get(client, path)
-                    #expect(page.status == .seeOther && page.headers[.location]?.contains("/admin/signin") == true && !page.html.contains("Fabrikam"), "\(path)")
+                    #expect(
+                        page.status == .seeOther && page.headers[.location]?.contains("/admin/signin") == true && !page.html.contains("Fabrikam"), "\(path)")
                 }
                 for path in Self.forms(enrollmentId: enrollment) {
                     let page = try await Browser().post(client, path, [("csrf", "x"), ("document", "{}")])
@@ -79,7 +89,8 @@ struct ConsoleTests {
                 }
                 let base = env.configuration.baseURL
                 let (browser, landed) = try await Self.signIn(client, Fixtures.bob, base: base)
-                #expect(landed.status == .forbidden && landed.html.contains("No access") && landed.html.contains(Fixtures.bob.upn), "\(landed.html.prefix(800))")
+                #expect(
+                    landed.status == .forbidden && landed.html.contains("No access") && landed.html.contains(Fixtures.bob.upn), "\(landed.html.prefix(800))")
                 for path in Self.pages(enrollmentId: enrollment) {
                     let page = try await browser.get(client, path)
                     #expect(page.status == .forbidden && page.html.contains("No access"), "\(path): \(page.status)")
@@ -114,14 +125,16 @@ struct ConsoleTests {
                     }
                 }
                 let policies = try await browser.get(client, "/admin/policies")
-                #expect(policies.html.contains("Require app protection") || policies.html.contains(Policies.requireAppProtection), "\(policies.html.prefix(400))")
+                #expect(
+                    policies.html.contains("Require app protection") || policies.html.contains(Policies.requireAppProtection), "\(policies.html.prefix(400))")
                 let csrf = try #require(policies.input("csrf"))
 
                 // Without (or with a wrong) CSRF token: refused, nothing changed.
                 for path in Self.forms(enrollmentId: enrollment) {
                     for token in [nil, "forged"] as [String?] {
                         let fields = token.map { [("csrf", $0)] } ?? []
-                        let refused = try await browser.post(client, path, fields + [("id", Policies.requireAppProtection), ("state", "disabled"), ("document", "{}")])
+                        let refused = try await browser.post(
+                            client, path, fields + [("id", Policies.requireAppProtection), ("state", "disabled"), ("document", "{}")])
                         #expect(refused.status == .forbidden && refused.html.contains("Form expired"), "\(path) \(token ?? "no token"): \(refused.status)")
                     }
                 }
@@ -133,28 +146,42 @@ struct ConsoleTests {
                 let etag = try #require(editor.input("etag"))
                 let broken = document.replacingOccurrences(of: "\"compliantApplication\"", with: "\"teleport\"")
                 #expect(broken != document)
-                let refused = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", broken)])
-                #expect(refused.status == .badRequest && refused.html.contains("/grantControls/builtInControls/0") && refused.html.contains("teleport"), "\(refused.html.prefix(2000))")
+                let refused = try await browser.post(
+                    client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", broken)])
+                #expect(
+                    refused.status == .badRequest && refused.html.contains("/grantControls/builtInControls/0") && refused.html.contains("teleport"),
+                    "\(refused.html.prefix(2000))")
                 let disabled = document.replacingOccurrences(of: "\"state\": \"enabled\"", with: "\"state\": \"disabled\"")
                 #expect(disabled != document, "\(document)")
-                let saved = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", disabled)])
+                let saved = try await browser.post(
+                    client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", disabled)])
                 #expect(saved.status == .seeOther && saved.headers[.location]?.contains("done=saved") == true, "\(saved.status) \(saved.html.prefix(1500))")
                 // The stale ETag again: someone else's change explained, nothing saved.
-                let stale = try await browser.post(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", document)])
+                let stale = try await browser.post(
+                    client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)", [("csrf", csrf), ("etag", etag), ("document", document)])
                 #expect(stale.status == .conflict && stale.html.contains("Someone else changed"), "\(stale.status)")
                 let admin = try await client.adminToken()
-                #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "disabled")
-                let state = try await browser.post(client, "/admin/policies/state", [("csrf", csrf), ("id", Policies.requireAppProtection), ("state", "enabled")])
+                #expect(
+                    (try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "disabled")
+                let state = try await browser.post(
+                    client, "/admin/policies/state", [("csrf", csrf), ("id", Policies.requireAppProtection), ("state", "enabled")])
                 #expect(state.status == .seeOther)
-                #expect((try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "enabled")
+                #expect(
+                    (try await client.admin(.get, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin)).string("state") == "enabled")
 
                 // What if, and the impact of a draft over the recorded sign-ins (Bob's token requests above).
-                let evaluated = try await browser.post(client, "/admin/what-if", [
-                    ("csrf", csrf), ("user", Fixtures.alice.upn), ("app", Fixtures.mobileClientId), ("resource", Fixtures.mailResource), ("platform", "iOS"),
-                    ("protection", "none"), ("protapp", "1")])
-                #expect(evaluated.status == .ok && evaluated.html.contains("id=\"decision\"") && evaluated.html.contains("Require app protection for mail"),
-                        "\(evaluated.html.prefix(300))")
-                let block = #"{"displayName": "Block everyone", "state": "enabled", "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]}, "grantControls": {"operator": "OR", "builtInControls": ["block"]}}"#
+                let evaluated = try await browser.post(
+                    client, "/admin/what-if",
+                    [
+                        ("csrf", csrf), ("user", Fixtures.alice.upn), ("app", Fixtures.mobileClientId), ("resource", Fixtures.mailResource),
+                        ("platform", "iOS"),
+                        ("protection", "none"), ("protapp", "1"),
+                    ])
+                #expect(
+                    evaluated.status == .ok && evaluated.html.contains("id=\"decision\"") && evaluated.html.contains("Require app protection for mail"),
+                    "\(evaluated.html.prefix(300))")
+                let block =
+                    #"{"displayName": "Block everyone", "state": "enabled", "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]}, "grantControls": {"operator": "OR", "builtInControls": ["block"]}}"#
                 let impact = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", block)])
                 #expect(impact.status == .ok && impact.html.contains("sign-ins replayed") && impact.html.contains("newly refused"), "\(impact.status)")
                 let badDraft = try await browser.post(client, "/admin/what-if/impact", [("csrf", csrf), ("draft", #"{"displayName": "x"}"#)])
@@ -185,7 +212,8 @@ struct ConsoleTests {
                 // Sign out: the console's cookie is gone — and a copy taken before (issue 25.6) no longer works either: the token
                 // it carries is revoked, so the copy shows no data and the token itself is refused by the admin API.
                 let copied = try #require(browser.cookies.first { $0.name == "portcullis_console" })
-                #expect(try await browser.get(client, "/admin/directory").html.contains(Fixtures.carol.upn), "the directory page lists the users while signed in")
+                #expect(
+                    try await browser.get(client, "/admin/directory").html.contains(Fixtures.carol.upn), "the directory page lists the users while signed in")
                 #expect(try await browser.get(client, "/admin/policies").html.contains("Require app protection"))
                 let out = try await browser.post(client, "/admin/signout", [("csrf", csrf)])
                 #expect(out.status == .seeOther && browser.cookies.first { $0.name == "portcullis_console" } == nil)
@@ -193,7 +221,8 @@ struct ConsoleTests {
                 let thief = Browser()
                 thief.cookies = [copied]
                 let stolen = try await thief.get(client, "/admin/policies")
-                #expect(!stolen.html.contains(Fixtures.bob.upn) && !stolen.html.contains("Require app protection"), "a copied cookie shows nothing after sign-out")
+                #expect(
+                    !stolen.html.contains(Fixtures.bob.upn) && !stolen.html.contains("Require app protection"), "a copied cookie shows nothing after sign-out")
                 let users = try await thief.get(client, "/admin/directory")
                 #expect(!users.html.contains(Fixtures.carol.upn), "\(users.status)")
             }
@@ -204,12 +233,16 @@ struct ConsoleTests {
     func clientAndCallback() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                let page = try await Browser().get(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize?client_id=\(BuiltInResources.consoleAppId)&response_type=code&redirect_uri=https://evil.example/admin/callback&scope=openid")
+                let page = try await Browser().get(
+                    client,
+                    "/\(Fixtures.domain)/oauth2/v2.0/authorize?client_id=\(BuiltInResources.consoleAppId)&response_type=code&redirect_uri=https://evil.example/admin/callback&scope=openid"
+                )
                 #expect(page.status == .badRequest && page.html.contains("AADSTS50011"))
                 let callback = try await Browser().get(client, "/admin/callback?code=abc&state=def")
                 #expect(callback.status == .badRequest && !callback.html.contains("Fabrikam"))
                 let admin = try await client.adminToken()
-                let taken = try await client.admin(.post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId, "displayName": "Mine", "publicClient": true])
+                let taken = try await client.admin(
+                    .post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId, "displayName": "Mine", "publicClient": true])
                 #expect(taken.status == .badRequest, "the console's app ID is reserved: \(taken.text)")
             }
         }

@@ -3,10 +3,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
-import PortcullisTesting
-import Testing
 import PortcullisSQLite
 import PortcullisServer
+import PortcullisTesting
+import Testing
 
 /// Device-code flooding (issue 25.3, PROTOCOL §9.5): anyone may ask for a device code, so the codes pending per
 /// address, per client and per tenant are bounded, and the bounds are exact under concurrency.
@@ -19,8 +19,9 @@ struct DeviceCodeQuotaTests {
     /// the AADSTS codes of the refusals and their `Retry-After`.
     static func ask(_ client: some TestClientProtocol, addresses: [String], clientId: String = Fixtures.mobileClientId) async throws -> [(Int, Int?, String?)] {
         try await concurrently(addresses.count) { index in
-            let reply = try await client.form(Self.path, [("client_id", clientId), ("scope", "\(Fixtures.mailResource)/Mail.Read")],
-                                              headers: [Self.forwardedFor: addresses[index]])
+            let reply = try await client.form(
+                Self.path, [("client_id", clientId), ("scope", "\(Fixtures.mailResource)/Mail.Read")],
+                headers: [Self.forwardedFor: addresses[index]])
             return (Int(reply.status.code), reply.errorCode, reply.headers[.retryAfter])
         }
     }
@@ -68,7 +69,9 @@ struct DeviceCodeQuotaTests {
                 let notes = try await client.admin(.get, "/applications/\(Fixtures.secondMobileClientId)", token: admin)
                 var document = notes.json
                 document["allowedGrantTypes"] = ["password", "refresh_token", GrantType.deviceCode.rawValue]
-                #expect(try await client.admin(.put, "/applications/\(Fixtures.secondMobileClientId)", token: admin, json: document, headers: [.ifMatch: "*"]).status == .ok)
+                #expect(
+                    try await client.admin(.put, "/applications/\(Fixtures.secondMobileClientId)", token: admin, json: document, headers: [.ifMatch: "*"])
+                        .status == .ok)
                 let other = try await Self.ask(client, addresses: ["192.0.2.200"], clientId: Fixtures.secondMobileClientId)
                 #expect(other.first?.0 == 200, "\(other)")
             }

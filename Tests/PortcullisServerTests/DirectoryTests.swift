@@ -37,8 +37,11 @@ struct DirectoryUserTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                let created = try await client.admin(.post, "/users", token: admin, json: [
-                    "userPrincipalName": "frank@fabrikam.test", "displayName": "Frank", "password": "frank-pass-1"])
+                let created = try await client.admin(
+                    .post, "/users", token: admin,
+                    json: [
+                        "userPrincipalName": "frank@fabrikam.test", "displayName": "Frank", "password": "frank-pass-1",
+                    ])
                 #expect(created.status == .created, "\(created.text)")
                 let id = try #require(created.string("id"))
                 #expect(created["passwordHash"] == nil && created["password"] == nil && !created.text.contains("$2"), "\(created.text)")
@@ -65,7 +68,8 @@ struct DirectoryUserTests {
                 }
                 let renamed: [String: Any] = ["userPrincipalName": "frank@fabrikam.test", "displayName": "Frank F."]
                 #expect(try await client.admin(.put, "/users/\(id)", token: admin, json: renamed).status == .preconditionRequired)
-                #expect(try await client.admin(.put, "/users/\(id)", token: admin, json: renamed, headers: [Self.ifMatch: "\"999\""]).status == .preconditionFailed)
+                #expect(
+                    try await client.admin(.put, "/users/\(id)", token: admin, json: renamed, headers: [Self.ifMatch: "\"999\""]).status == .preconditionFailed)
                 let replaced = try await client.admin(.put, "/users/\(id)", token: admin, json: renamed, headers: [Self.ifMatch: etag])
                 #expect(replaced.status == .ok && replaced.string("displayName") == "Frank F.", "\(replaced.text)")
                 #expect(try await client.token(Grants.password(frank, scope: "openid", claims: nil)).status == .ok, "a replace without a password keeps it")
@@ -96,16 +100,19 @@ struct DirectoryUserTests {
                 let read = try await client.admin(.get, "/users/\(Fixtures.bob.id)", token: admin)
                 var body = read.json
                 body["accountEnabled"] = false
-                let disabled = try await client.admin(.put, "/users/\(Fixtures.bob.id)", token: admin, json: body, headers: [Self.ifMatch: try #require(read.headers[.eTag])])
+                let disabled = try await client.admin(
+                    .put, "/users/\(Fixtures.bob.id)", token: admin, json: body, headers: [Self.ifMatch: try #require(read.headers[.eTag])])
                 #expect(disabled.status == .ok, "\(disabled.text)")
                 #expect(try await client.token(Grants.password(Fixtures.bob, scope: "openid", claims: nil)).errorCode == 50057)
                 #expect(try await client.token(Grants.refresh(refresh, claims: nil)).status == .badRequest)
                 #expect(try await browser.get(client, Authorize.query(extra: [("prompt", "none")])).delivered["error"] == "login_required", "the session ended")
 
                 body["accountEnabled"] = true
-                let again = try await client.admin(.put, "/users/\(Fixtures.bob.id)", token: admin, json: body, headers: [Self.ifMatch: try #require(disabled.headers[.eTag])])
+                let again = try await client.admin(
+                    .put, "/users/\(Fixtures.bob.id)", token: admin, json: body, headers: [Self.ifMatch: try #require(disabled.headers[.eTag])])
                 #expect(again.status == .ok)
-                #expect(try await client.token(Grants.password(Fixtures.bob, scope: "openid", claims: nil)).status == .ok, "re-enabled: the password still works")
+                #expect(
+                    try await client.token(Grants.password(Fixtures.bob, scope: "openid", claims: nil)).status == .ok, "re-enabled: the password still works")
                 #expect(try await client.token(Grants.refresh(refresh, claims: nil)).status == .badRequest, "the revoked refresh token stays revoked")
             }
         }
@@ -121,9 +128,11 @@ struct DirectoryGroupTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                let bad = try await client.admin(.post, "/groups", token: admin, json: ["displayName": "Pilot", "members": [Fixtures.alice.id, "00000000-0000-4000-8000-00000000dead"]])
+                let bad = try await client.admin(
+                    .post, "/groups", token: admin, json: ["displayName": "Pilot", "members": [Fixtures.alice.id, "00000000-0000-4000-8000-00000000dead"]])
                 #expect(bad.status == .badRequest && bad.text.contains("\"/members/1\""), "\(bad.text)")
-                let created = try await client.admin(.post, "/groups", token: admin, json: ["displayName": "Pilot", "members": [Fixtures.alice.id.uppercased(), Fixtures.alice.id]])
+                let created = try await client.admin(
+                    .post, "/groups", token: admin, json: ["displayName": "Pilot", "members": [Fixtures.alice.id.uppercased(), Fixtures.alice.id]])
                 #expect(created.status == .created && created["members"] as? [String] == [Fixtures.alice.id], "IDs lower-cased, listed once: \(created.text)")
                 let groupId = try #require(created.string("id"))
 
@@ -134,22 +143,27 @@ struct DirectoryGroupTests {
                 #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: policy).status == .created)
                 #expect(try await client.token(Grants.password(claims: nil)).errorCode == 53003, "Alice is in the group: blocked at once")
 
-                let emptied = try await client.admin(.put, "/groups/\(groupId)", token: admin, json: ["displayName": "Pilot", "members": []],
-                                                     headers: [Self.ifMatch: try #require(created.headers[.eTag])])
+                let emptied = try await client.admin(
+                    .put, "/groups/\(groupId)", token: admin, json: ["displayName": "Pilot", "members": []],
+                    headers: [Self.ifMatch: try #require(created.headers[.eTag])])
                 #expect(emptied.status == .ok, "\(emptied.text)")
                 #expect(try await client.token(Grants.password(claims: nil)).status == .ok, "no longer a member: allowed at once")
 
                 let named = try await client.admin(.delete, "/groups/\(groupId)", token: admin, headers: [Self.ifMatch: "*"])
                 #expect(named.status == .conflict && named.text.contains("a1000000-0000-4000-8000-0000000000d1"), "\(named.text)")
-                #expect(try await client.admin(.delete, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000d1", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
+                #expect(
+                    try await client.admin(
+                        .delete, "/conditional-access/policies/a1000000-0000-4000-8000-0000000000d1", token: admin, headers: [Self.ifMatch: "*"]
+                    ).status == .noContent)
                 #expect(try await client.admin(.delete, "/groups/\(groupId)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
 
                 // A user leaves their group through the API; then the user can be deleted.
                 let engineering = try await client.admin(.get, "/groups/\(Fixtures.engineeringGroupId)", token: admin)
                 #expect(try await client.admin(.delete, "/users/\(Fixtures.carol.id)", token: admin, headers: [Self.ifMatch: "*"]).status == .conflict)
-                let left = try await client.admin(.put, "/groups/\(Fixtures.engineeringGroupId)", token: admin,
-                                                  json: ["displayName": engineering.string("displayName") ?? "Engineering", "members": []],
-                                                  headers: [Self.ifMatch: try #require(engineering.headers[.eTag])])
+                let left = try await client.admin(
+                    .put, "/groups/\(Fixtures.engineeringGroupId)", token: admin,
+                    json: ["displayName": engineering.string("displayName") ?? "Engineering", "members": []],
+                    headers: [Self.ifMatch: try #require(engineering.headers[.eTag])])
                 #expect(left.status == .ok, "\(left.text)")
                 #expect(try await client.admin(.delete, "/users/\(Fixtures.carol.id)", token: admin, headers: [Self.ifMatch: "*"]).status == .noContent)
             }

@@ -4,10 +4,10 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisTesting
 import PortcullisTokens
 import Testing
-import PortcullisSQLite
 
 @Suite("discovery, JWKS, user realm, operations")
 struct DiscoveryTests {
@@ -15,8 +15,10 @@ struct DiscoveryTests {
     func discovery() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                for path in ["/\(Fixtures.domain)/v2.0/.well-known/openid-configuration", "/\(Fixtures.tenantId)/v2.0/.well-known/openid-configuration",
-                             "/.well-known/oauth-authorization-server/\(Fixtures.domain)"] {
+                for path in [
+                    "/\(Fixtures.domain)/v2.0/.well-known/openid-configuration", "/\(Fixtures.tenantId)/v2.0/.well-known/openid-configuration",
+                    "/.well-known/oauth-authorization-server/\(Fixtures.domain)",
+                ] {
                     let reply = try await client.get(path)
                     #expect(reply.status == .ok, "\(path)")
                     #expect(reply.string("issuer") == "http://portcullis.test/\(Fixtures.tenantId)/v2.0")
@@ -159,7 +161,8 @@ struct IntrospectionTests {
                 #expect(try await env.store.find(tokenHash: CredentialHasher.hashToken(first))?.familyRevokedAt == nil, "another client revoked the family")
                 let rotated = try await client.token(Grants.refresh(first))
                 let refresh = try #require(rotated.string("refresh_token"), "the refresh token must survive another client's revocation: \(rotated.text)")
-                let stillActive = try await client.form(Self.introspect, [("client_id", Fixtures.mailApiId), ("client_secret", Fixtures.mailApiSecret), ("token", access)])
+                let stillActive = try await client.form(
+                    Self.introspect, [("client_id", Fixtures.mailApiId), ("client_secret", Fixtures.mailApiSecret), ("token", access)])
                 #expect(stillActive["active"] as? Bool == true)
                 #expect(try await client.form(Self.revoke, [("client_id", Fixtures.mobileClientId), ("token", refresh)]).status == .ok)
                 #expect(try await client.token(Grants.refresh(refresh)).errorCode == 70008)
@@ -174,7 +177,8 @@ struct IntrospectionTests {
     func refreshIntrospection() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                let issued = try await client.token(Grants.password(Fixtures.admin, client: Fixtures.adminClientId, claims: nil) + [("client_secret", Fixtures.adminSecret)])
+                let issued = try await client.token(
+                    Grants.password(Fixtures.admin, client: Fixtures.adminClientId, claims: nil) + [("client_secret", Fixtures.adminSecret)])
                 let refresh = try #require(issued.string("refresh_token"))
                 let own = try await client.form(Self.introspect, Self.asAdminTool + [("token", refresh), ("token_type_hint", "refresh_token")])
                 #expect(own["active"] as? Bool == true)

@@ -1,14 +1,19 @@
 import Foundation
 import PortcullisAPI
-@testable import PortcullisServer
 import Testing
+
+@testable import PortcullisServer
 
 @Suite("hand-written encodings")
 struct EncodingTests {
-    @Test("the token response JSON decodes back to the same response, with JSON escapes where needed", arguments: [
-        TokenResponse(scope: "api://a/Mail.Read openid", expiresIn: 3600, extExpiresIn: 3600, accessToken: "a.b.c", refreshToken: "r-1", idToken: "i.d.t", clientInfo: "eyJ"),
-        TokenResponse(scope: "api://a/\"quoted\" \\ back\nslash\u{1}é", expiresIn: 60, extExpiresIn: 60, accessToken: "x"),
-    ])
+    @Test(
+        "the token response JSON decodes back to the same response, with JSON escapes where needed",
+        arguments: [
+            TokenResponse(
+                scope: "api://a/Mail.Read openid", expiresIn: 3600, extExpiresIn: 3600, accessToken: "a.b.c", refreshToken: "r-1", idToken: "i.d.t",
+                clientInfo: "eyJ"),
+            TokenResponse(scope: "api://a/\"quoted\" \\ back\nslash\u{1}é", expiresIn: 60, extExpiresIn: 60, accessToken: "x"),
+        ])
     func tokenResponse(_ response: TokenResponse) throws {
         let data = response.jsonBody
         #expect(try JSONDecoder().decode(TokenResponse.self, from: data) == response)

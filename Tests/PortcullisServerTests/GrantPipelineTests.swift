@@ -3,10 +3,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisServer
 import PortcullisTesting
 import Synchronization
 import Testing
-import PortcullisServer
 
 @Suite("grant pipeline: gather, decide once, act")
 struct GrantPipelineTests {
@@ -27,8 +27,9 @@ struct GrantPipelineTests {
                 let log = try await client.admin(.get, "/sign-ins?app=\(Fixtures.mobileClientId)&top=100", token: token)
                 let records = try #require(log["value"] as? [[String: Any]])
                 let refreshes = records.filter { $0["grantType"] as? String == "refresh_token" }
-                #expect(refreshes.filter { $0["errorCode"] == nil || $0["errorCode"] is NSNull }.count == 1,
-                        "exactly one refresh recorded as a success: \(refreshes.map { $0["errorCode"] ?? "-" })")
+                #expect(
+                    refreshes.filter { $0["errorCode"] == nil || $0["errorCode"] is NSNull }.count == 1,
+                    "exactly one refresh recorded as a success: \(refreshes.map { $0["errorCode"] ?? "-" })")
                 #expect(refreshes.allSatisfy { ($0["errorCode"] as? Int).map { $0 == 70008 } ?? true })
             }
         }
@@ -46,13 +47,15 @@ struct GrantPipelineTests {
             "clientAppTypes": pick([["all"], ["mobileAppsAndDesktopClients"], ["browser"]]),
         ]
         if Bool.random(using: &generator) {
-            conditions["platforms"] = pick([
-                ["includePlatforms": ["all"], "excludePlatforms": ["windows", "linux"]], ["includePlatforms": ["iOS", "android"]],
-                ["includePlatforms": ["windows"]],
-            ] as [[String: Any]])
+            conditions["platforms"] = pick(
+                [
+                    ["includePlatforms": ["all"], "excludePlatforms": ["windows", "linux"]], ["includePlatforms": ["iOS", "android"]],
+                    ["includePlatforms": ["windows"]],
+                ] as [[String: Any]])
         }
         if Bool.random(using: &generator) {
-            conditions["locations"] = pick([["includeLocations": ["All"], "excludeLocations": ["AllTrusted"]], ["includeLocations": [Fixtures.hqLocationId]]] as [[String: Any]])
+            conditions["locations"] = pick(
+                [["includeLocations": ["All"], "excludeLocations": ["AllTrusted"]], ["includeLocations": [Fixtures.hqLocationId]]] as [[String: Any]])
         }
         let controls: [[String]] = [["block"], ["mfa"], ["approvedApplication"], ["compliantApplication"], ["approvedApplication", "compliantApplication"]]
         return [
@@ -78,17 +81,23 @@ struct GrantPipelineTests {
                     // A fresh set of policies each round.
                     let existing = try await client.admin(.get, "/conditional-access/policies", token: admin)
                     for policy in (existing["value"] as? [[String: Any]]) ?? [] {
-                        #expect(try await client.admin(.delete, "/conditional-access/policies/\(policy["id"] as? String ?? "")", token: admin, headers: [.ifMatch: "*"]).status == .noContent)
+                        #expect(
+                            try await client.admin(
+                                .delete, "/conditional-access/policies/\(policy["id"] as? String ?? "")", token: admin, headers: [.ifMatch: "*"]
+                            ).status == .noContent)
                     }
                     for index in 0..<Int.random(in: 2...6, using: &generator) {
-                        let created = try await client.admin(.post, "/conditional-access/policies?force=true", token: admin,
-                                                             json: Self.randomPolicy(round * 10 + index, using: &generator))
+                        let created = try await client.admin(
+                            .post, "/conditional-access/policies?force=true", token: admin,
+                            json: Self.randomPolicy(round * 10 + index, using: &generator))
                         #expect(created.status == .created, "\(created.text)")
                     }
                     for sample in 0..<8 {
                         let account = [Fixtures.alice, Fixtures.bob, Fixtures.carol].randomElement(using: &generator)!
-                        let platform = [("iOS 17.4", "MSAL.iOS", "iOS"), ("Windows 10", "MSAL.Desktop", "windows"), ("Linux", "MSAL.Python", "linux"), (nil, nil, nil)]
-                            .randomElement(using: &generator)!
+                        let platform = [
+                            ("iOS 17.4", "MSAL.iOS", "iOS"), ("Windows 10", "MSAL.Desktop", "windows"), ("Linux", "MSAL.Python", "linux"), (nil, nil, nil),
+                        ]
+                        .randomElement(using: &generator)!
                         let ip = ["203.0.113.7", "198.51.100.9"].randomElement(using: &generator)!
                         let protApp = Bool.random(using: &generator)
                         let correlation = "pipeline-\(round)-\(sample)"
@@ -96,21 +105,27 @@ struct GrantPipelineTests {
                         if let os = platform.0 { headers[HTTPField.Name("x-client-OS")!] = os }
                         if let sku = platform.1 { headers[HTTPField.Name("x-client-SKU")!] = sku }
                         let reply = try await client.token(
-                            Grants.password(account, scope: "\(Fixtures.mailResource)/Mail.Read", claims: protApp ? Grants.protAppClaims : nil), headers: headers)
+                            Grants.password(account, scope: "\(Fixtures.mailResource)/Mail.Read", claims: protApp ? Grants.protAppClaims : nil),
+                            headers: headers)
                         let log = try await client.admin(.get, "/sign-ins?correlationId=\(correlation)", token: admin)
                         let record = try #require((log["value"] as? [[String: Any]])?.first, "no sign-in for \(correlation)")
-                        var signIn: [String: Any] = ["userId": account.id, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailApiId,
-                                                     "ipAddress": ip, "capabilities": protApp ? ["protapp"] : [String](), "appProtection": "none"]
+                        var signIn: [String: Any] = [
+                            "userId": account.id, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailApiId,
+                            "ipAddress": ip, "capabilities": protApp ? ["protapp"] : [String](), "appProtection": "none",
+                        ]
                         if let name = platform.2 { signIn["platform"] = name }
                         let whatIf = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: ["signIn": signIn])
                         let predicted = try #require(whatIf["signIn"] as? [String: Any], "\(whatIf.text)")
                         #expect(predicted["conditionalAccessStatus"] as? String == record["conditionalAccessStatus"] as? String, "\(correlation)")
-                        #expect(predicted["errorCode"] as? Int == record["errorCode"] as? Int, "\(correlation): what-if \(predicted["errorCode"] ?? "-") vs token \(record["errorCode"] ?? "-")")
+                        #expect(
+                            predicted["errorCode"] as? Int == record["errorCode"] as? Int,
+                            "\(correlation): what-if \(predicted["errorCode"] ?? "-") vs token \(record["errorCode"] ?? "-")")
                         #expect((reply.status == .ok) == (record["errorCode"] as? Int == nil), "\(correlation)")
                         // Every policy the token path evaluated has the same result in what-if's full explanation.
-                        let explained = Dictionary(uniqueKeysWithValues: ((predicted["appliedConditionalAccessPolicies"] as? [[String: Any]]) ?? []).map {
-                            ($0["id"] as? String ?? "", $0["result"] as? String ?? "")
-                        })
+                        let explained = Dictionary(
+                            uniqueKeysWithValues: ((predicted["appliedConditionalAccessPolicies"] as? [[String: Any]]) ?? []).map {
+                                ($0["id"] as? String ?? "", $0["result"] as? String ?? "")
+                            })
                         for policy in (record["appliedConditionalAccessPolicies"] as? [[String: Any]]) ?? [] {
                             #expect(explained[policy["id"] as? String ?? ""] == policy["result"] as? String, "\(correlation) \(policy["id"] ?? "")")
                         }

@@ -6,13 +6,13 @@ import Logging
 import NIOCore
 import PortcullisAPI
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Synchronization
 import Testing
-import PortcullisSQLite
 
 /// The weaknesses a security review confirmed on the first release, one test each (issue "Hardening").
 @Suite("hardening")
@@ -27,7 +27,9 @@ struct HardeningTests {
                 func hostileRound() async throws {
                     _ = try await client.token([("grant_type", noise(2000)), ("client_id", Fixtures.daemonClientId)])
                     _ = try await client.execute(uri: "/health/live", method: HTTPRequest.Method("X" + noise(20).uppercased())!) { _ in () }
-                    _ = try await client.execute(uri: "/\(noise(40))/oauth2/v2.0/token", method: .post, headers: Form.headers, body: Form.encode([("grant_type", noise(50))])) { _ in () }
+                    _ = try await client.execute(
+                        uri: "/\(noise(40))/oauth2/v2.0/token", method: .post, headers: Form.headers, body: Form.encode([("grant_type", noise(50))])
+                    ) { _ in () }
                 }
                 for _ in 0..<20 { try await hostileRound() }
                 _ = try await client.execute(uri: "/metrics", method: .get) { _ in () }  // the scrape's own series
@@ -126,8 +128,10 @@ struct HardeningTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 for index in 0..<100 {
-                    let reply = try await client.token([("grant_type", "password"), ("client_id", Fixtures.mobileClientId),
-                                                        ("username", "nobody\(index)@fabrikam.test"), ("password", "x"), ("scope", "openid")])
+                    let reply = try await client.token([
+                        ("grant_type", "password"), ("client_id", Fixtures.mobileClientId),
+                        ("username", "nobody\(index)@fabrikam.test"), ("password", "x"), ("scope", "openid"),
+                    ])
                     #expect(reply.errorCode == 50034)
                 }
                 let checks = env.dependencies.passwords.checksPerformed
@@ -135,7 +139,9 @@ struct HardeningTests {
                 #expect(throttled.errorCode == 50053 && throttled.string("error_description")?.contains("IP address") == true, "\(throttled.text)")
                 #expect(env.dependencies.passwords.checksPerformed == checks)
                 // Unknown user names leave no account counters behind: only the address's.
-                let counters = try await env.store.throttles(keys: ["ip:unknown", LockoutPolicy.Subject.account(tenantId: Fixtures.tenantId, userId: Fixtures.carol.id).key])
+                let counters = try await env.store.throttles(keys: [
+                    "ip:unknown", LockoutPolicy.Subject.account(tenantId: Fixtures.tenantId, userId: Fixtures.carol.id).key,
+                ])
                 #expect(counters.map(\.key) == ["ip:unknown"])
                 env.clock.advance(by: 61)
                 #expect(try await client.token(Grants.password(Fixtures.carol, scope: "openid", claims: nil)).status == .ok)
@@ -153,13 +159,21 @@ struct HardeningTests {
         let slow = try await PasswordHasher(cost: 12, queueLimit: 0)
         try await withTestEnvironment(passwords: slow) { env in
             try await env.application().test(.router) { client in
-                struct Outcome: Sendable { let status: Int; let error: String?; let code: Int?; let retryAfter: String? }
+                struct Outcome: Sendable {
+                    let status: Int
+                    let error: String?
+                    let code: Int?
+                    let retryAfter: String?
+                }
                 let replies = try await withThrowingTaskGroup(of: Outcome.self) { group in
                     for index in 0..<(System.coreCount + 6) {
                         group.addTask {
-                            let reply = try await client.token([("grant_type", "password"), ("client_id", Fixtures.mobileClientId),
-                                                                ("username", "guess\(index)@fabrikam.test"), ("password", "x"), ("scope", "openid")])
-                            return Outcome(status: Int(reply.status.code), error: reply.string("error"), code: reply.errorCode, retryAfter: reply.headers[.retryAfter])
+                            let reply = try await client.token([
+                                ("grant_type", "password"), ("client_id", Fixtures.mobileClientId),
+                                ("username", "guess\(index)@fabrikam.test"), ("password", "x"), ("scope", "openid"),
+                            ])
+                            return Outcome(
+                                status: Int(reply.status.code), error: reply.string("error"), code: reply.errorCode, retryAfter: reply.headers[.retryAfter])
                         }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
@@ -181,14 +195,19 @@ struct HardeningTests {
             try await env.application().test(.router) { client in
                 let appToken = try await client.adminToken()
                 #expect(try await client.admin(.get, "/audit", token: appToken).status == .ok)
-                let revoked = try await client.form("/\(Fixtures.domain)/oauth2/v2.0/revoke", [
-                    ("token", appToken), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret)])
+                let revoked = try await client.form(
+                    "/\(Fixtures.domain)/oauth2/v2.0/revoke",
+                    [
+                        ("token", appToken), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
+                    ])
                 #expect(revoked.status == .ok)
                 #expect(try await client.admin(.get, "/audit", token: appToken).status == .unauthorized, "revoked by jti")
 
                 // Erin signs in (she holds the role), then is disabled.
-                let erin = try await client.token([("grant_type", "password"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
-                                                   ("username", Fixtures.admin.upn), ("password", Fixtures.admin.password), ("scope", "api://portcullis-admin/.default")])
+                let erin = try await client.token([
+                    ("grant_type", "password"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
+                    ("username", Fixtures.admin.upn), ("password", Fixtures.admin.password), ("scope", "api://portcullis-admin/.default"),
+                ])
                 let erinToken = try #require(erin.string("access_token"), "\(erin.text)")
                 #expect(try await client.admin(.get, "/audit", token: erinToken).status == .ok)
                 try await Self.editUser(env, Fixtures.admin.id) { $0["accountEnabled"] = .bool(false) }
@@ -199,7 +218,8 @@ struct HardeningTests {
                 #expect(try await client.admin(.get, "/audit", token: second).status == .ok)
                 let assignments = try await env.store.documents(tenantId: Fixtures.tenantId, kind: .appRoleAssignment)
                 let adminApp = try #require(assignments.first { String(decoding: $0.body, as: UTF8.self).contains(Fixtures.adminClientId) })
-                let revision = try await env.store.delete(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
+                let revision = try await env.store.delete(
+                    tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
                 try await env.server.tenants.documentChanged(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, revision: revision)
                 #expect(try await client.admin(.get, "/audit", token: second).status == .forbidden, "role no longer assigned")
             }
@@ -210,8 +230,9 @@ struct HardeningTests {
         let stored = try #require(try await env.store.document(tenantId: Fixtures.tenantId, kind: .user, id: id))
         guard case .object(var object) = try #require(JSONValue.parse(stored.body)) else { throw InteropSetupError(message: "user is not an object") }
         change(&object)
-        let written = try await env.store.put(tenantId: Fixtures.tenantId, kind: .user, id: id, body: try JSONEncoder().encode(JSONValue.object(object)),
-                                              precondition: .version(stored.version), at: env.clock.now(), audit: nil)
+        let written = try await env.store.put(
+            tenantId: Fixtures.tenantId, kind: .user, id: id, body: try JSONEncoder().encode(JSONValue.object(object)),
+            precondition: .version(stored.version), at: env.clock.now(), audit: nil)
         try await env.server.tenants.documentChanged(tenantId: Fixtures.tenantId, kind: .user, id: id, revision: written.version)
     }
 
@@ -222,7 +243,10 @@ struct HardeningTests {
         let strict = CallbackDestinations()
         let lenient = CallbackDestinations(allowPrivateNetworks: true)
         func refused(_ destinations: CallbackDestinations, _ url: String) async -> Bool {
-            do { try await destinations.check(url); return false } catch { return true }
+            do {
+                try await destinations.check(url)
+                return false
+            } catch { return true }
         }
         #expect(await !refused(strict, "http://127.0.0.1:9/compliance"))
         #expect(await !refused(strict, "http://[::1]:9/compliance"))
@@ -287,7 +311,9 @@ struct HardeningTests {
             let pepper = keys.appendingPathComponent("credential-pepper.key")
             #expect(try mode(pepper) == 0o600)
             let original = try Data(contentsOf: pepper)
-            #expect(try CredentialHasher.loadOrCreate(file: pepper).hashSecret("s") == CredentialHasher(pepper: try #require(Data(base64Encoded: String(decoding: original, as: UTF8.self)))).hashSecret("s"))
+            #expect(
+                try CredentialHasher.loadOrCreate(file: pepper).hashSecret("s")
+                    == CredentialHasher(pepper: try #require(Data(base64Encoded: String(decoding: original, as: UTF8.self)))).hashSecret("s"))
             for damaged in ["c2hvcnQ=", "not base64 !!"] {
                 try Data(damaged.utf8).write(to: pepper)
                 #expect { try CredentialHasher.loadOrCreate(file: pepper) } throws: { error in
@@ -355,13 +381,17 @@ struct HardeningTests {
             let now = env.clock.now()
             for index in 0..<3 {
                 _ = try await env.store.insertEnrollment(
-                    Enrollment(id: "e\(index)", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: Fixtures.alice.upn,
-                               clientId: Fixtures.mobileClientId, deviceId: "d\(index)", platform: .iOS, osVersion: "17", appVersion: "1", sdkVersion: "1",
-                               state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil,
-                               enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now),
+                    Enrollment(
+                        id: "e\(index)", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: Fixtures.alice.upn,
+                        clientId: Fixtures.mobileClientId, deviceId: "d\(index)", platform: .iOS, osVersion: "17", appVersion: "1", sdkVersion: "1",
+                        state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil,
+                        enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now),
                     history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil),
-                    outbox: [OutboxMessage(id: "m\(index)", tenantId: Fixtures.tenantId, enrollmentId: "e\(index)", targetUri: "http://127.0.0.1:9/x",
-                                           payload: "p", jti: "j\(index)", nextAttemptAt: now, createdAt: now)],
+                    outbox: [
+                        OutboxMessage(
+                            id: "m\(index)", tenantId: Fixtures.tenantId, enrollmentId: "e\(index)", targetUri: "http://127.0.0.1:9/x",
+                            payload: "p", jti: "j\(index)", nextAttemptAt: now, createdAt: now)
+                    ],
                     keepingAtMost: 20)
             }
             let claimed = try await env.store.claimOutbox(now: now, leaseUntil: now.addingTimeInterval(30), owner: "o", limit: 10)
@@ -385,19 +415,24 @@ struct SchemathesisFindingsTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let token = try await client.adminToken()
-                let nullApps: [String: Any] = ["displayName": "x", "state": "enabled",
-                                               "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": NSNull()]],
-                                               "grantControls": ["operator": "OR", "builtInControls": ["block"]]]
+                let nullApps: [String: Any] = [
+                    "displayName": "x", "state": "enabled",
+                    "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": NSNull()]],
+                    "grantControls": ["operator": "OR", "builtInControls": ["block"]],
+                ]
                 let refused = try await client.admin(.post, "/conditional-access/policies", token: token, json: nullApps)
                 #expect(refused.status == .badRequest && refused.text.contains("/conditions/applications/includeApplications"), "\(refused.text)")
-                let nullGroups: [String: Any] = ["displayName": "x", "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": NSNull()], "settings": [:] as [String: Any]]
+                let nullGroups: [String: Any] = [
+                    "displayName": "x", "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": NSNull()], "settings": [:] as [String: Any],
+                ]
                 let refusedGroups = try await client.admin(.post, "/app-protection/policies", token: token, json: nullGroups)
                 #expect(refusedGroups.status == .badRequest && refusedGroups.text.contains("/targets/includeGroups"), "\(refusedGroups.text)")
                 for query in ["/audit?top=abc", "/audit?before=abc", "/audit?before=9223372036854775808", "/enrollments?top=null", "/outbox?top=0"] {
                     #expect(try await client.admin(.get, query, token: token).status == .badRequest, "\(query)")
                 }
                 let compliance = try await client.complianceToken()
-                #expect(try await client.mam(.post, "/enrollments", token: compliance, json: ["deviceId": "\u{0C}\n", "platform": "iOS"]).status == .badRequest)
+                #expect(
+                    try await client.mam(.post, "/enrollments", token: compliance, json: ["deviceId": "\u{0C}\n", "platform": "iOS"]).status == .badRequest)
             }
         }
     }

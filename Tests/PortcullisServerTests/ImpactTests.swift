@@ -22,7 +22,8 @@ struct ImpactTests {
                 let logged = try #require(try await client.admin(.get, "/sign-ins", token: admin)["value"] as? [[String: Any]])
                 let evaluated = logged.count
 
-                let blockCarol = Policies.document(id: "a1000000-0000-4000-8000-0000000000c1", name: "Block Carol from mail", users: [Fixtures.carol.id], controls: ["block"])
+                let blockCarol = Policies.document(
+                    id: "a1000000-0000-4000-8000-0000000000c1", name: "Block Carol from mail", users: [Fixtures.carol.id], controls: ["block"])
                 let answer = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [blockCarol]])
                 #expect(answer.status == .ok, "\(answer.text)")
                 #expect(answer["evaluated"] as? Int == evaluated)
@@ -41,8 +42,11 @@ struct ImpactTests {
                 #expect((everyone["summary"] as? [String: Int])?["newlyRefused"] == 4, "\(everyone.text)")
 
                 // A window before the sign-ins holds none; top bounds how many are replayed.
-                let past = try await client.admin(.post, "/conditional-access/impact", token: admin, json: [
-                    "policies": [blockCarol], "from": "2020-01-01T00:00:00Z", "to": "2020-01-02T00:00:00Z"])
+                let past = try await client.admin(
+                    .post, "/conditional-access/impact", token: admin,
+                    json: [
+                        "policies": [blockCarol], "from": "2020-01-01T00:00:00Z", "to": "2020-01-02T00:00:00Z",
+                    ])
                 #expect(past["evaluated"] as? Int == 0, "\(past.text)")
                 let two = try await client.admin(.post, "/conditional-access/impact", token: admin, json: ["policies": [blockCarol], "top": 2])
                 #expect(two["evaluated"] as? Int == 2)
@@ -68,22 +72,24 @@ struct ImpactTests {
     @Test("a record's facts replay as the sign-in's own: the same decision as at the token endpoint")
     func factsRoundTrip() throws {
         let directory = try #require(try DirectoryDocument.parse(Fixtures.directoryJSON()).snapshots(revision: 1).first)
-        let policy = try ConditionalAccessPolicy.parse(.object([
-            "id": .string("a1000000-0000-4000-8000-0000000000c3"), "displayName": .string("MFA on iOS outside nowhere"), "state": .string("enabled"),
-            "conditions": .object([
-                "users": .object(["includeUsers": .array([.string("All")])]),
-                "applications": .object(["includeApplications": .array([.string(Fixtures.mailApiId)])]),
-                "platforms": .object(["includePlatforms": .array([.string("iOS")])]),
-            ]),
-            "grantControls": .object(["operator": .string("AND"), "builtInControls": .array([.string("mfa"), .string("compliantApplication")])]),
-        ]), directory: directory, generatedId: "unused")
+        let policy = try ConditionalAccessPolicy.parse(
+            .object([
+                "id": .string("a1000000-0000-4000-8000-0000000000c3"), "displayName": .string("MFA on iOS outside nowhere"), "state": .string("enabled"),
+                "conditions": .object([
+                    "users": .object(["includeUsers": .array([.string("All")])]),
+                    "applications": .object(["includeApplications": .array([.string(Fixtures.mailApiId)])]),
+                    "platforms": .object(["includePlatforms": .array([.string("iOS")])]),
+                ]),
+                "grantControls": .object(["operator": .string("AND"), "builtInControls": .array([.string("mfa"), .string("compliantApplication")])]),
+            ]), directory: directory, generatedId: "unused")
         let set = CompiledPolicySet(policies: [policy], namedLocations: directory.namedLocations)
         for mfa in [false, true] {
             for protection in [SignInFacts.AppProtection.none, .notCompliant, .compliant(enrollmentId: "e")] {
-                let facts = SignInFacts(userId: Fixtures.alice.id, groupIds: directory.groupIds(ofUser: Fixtures.alice.id), clientAppId: Fixtures.mobileClientId,
-                                        resourceAppId: Fixtures.mailApiId, platform: .iOS, ipAddress: IPAddress("203.0.113.9"), capabilities: ["protapp"],
-                                        appProtection: protection, approvedClientApp: directory.application(appId: Fixtures.mobileClientId)?.approvedClientApp ?? false,
-                                        multiFactorAuthenticated: mfa)
+                let facts = SignInFacts(
+                    userId: Fixtures.alice.id, groupIds: directory.groupIds(ofUser: Fixtures.alice.id), clientAppId: Fixtures.mobileClientId,
+                    resourceAppId: Fixtures.mailApiId, platform: .iOS, ipAddress: IPAddress("203.0.113.9"), capabilities: ["protapp"],
+                    appProtection: protection, approvedClientApp: directory.application(appId: Fixtures.mobileClientId)?.approvedClientApp ?? false,
+                    multiFactorAuthenticated: mfa)
                 let decision = set.evaluate(facts)
                 let record = SignInRecord(
                     id: "r", createdDateTime: Date(), correlationId: "c", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: nil,

@@ -51,10 +51,13 @@ struct InteropTests {
             let dir = env.root
             let pem = dir.appendingPathComponent("public.pem")
             try Data(env.signer.active.publicKeyPEM.utf8).write(to: pem)
-            func verify(_ token: String, aud: String, alg: String = algorithm.rawValue, now: Date = Date()) throws -> (status: Int32, stdout: String, stderr: String) {
+            func verify(
+                _ token: String, aud: String, alg: String = algorithm.rawValue, now: Date = Date()
+            ) throws -> (status: Int32, stdout: String, stderr: String) {
                 let file = dir.appendingPathComponent("token-\(UUID().uuidString)")
                 try Data(token.utf8).write(to: file)
-                return try run(verifier, [file.path, pem.path, alg, "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud, String(Int(now.timeIntervalSince1970))])
+                return try run(
+                    verifier, [file.path, pem.path, alg, "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud, String(Int(now.timeIntervalSince1970))])
             }
             let ok = try verify(access, aud: Fixtures.mailApiId)
             #expect(ok.status == 0, "\(ok.stderr)")

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PortcullisAPI
 import PortcullisCore
 import PortcullisTesting
 import PortcullisTokens
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The hardening items that only the real binary can show: the TLS listener, the start-up rules, what the
 /// log file receives, the shipped demo policies, and the reference callback receiver.
@@ -25,8 +26,11 @@ struct LiveHardeningTests {
         let keys = root.appendingPathComponent("Keys")
         let made = try run(try portcullisExecutable(), ["dev-cert", "--keys", keys.path, "--config", root.appendingPathComponent("none").path])
         #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
-        let server = try await ServerProcess(root: root, extraArguments: [
-            "--tls-cert", keys.appendingPathComponent("dev-cert.pem").path, "--tls-key", keys.appendingPathComponent("dev-key.pem").path])
+        let server = try await ServerProcess(
+            root: root,
+            extraArguments: [
+                "--tls-cert", keys.appendingPathComponent("dev-cert.pem").path, "--tls-key", keys.appendingPathComponent("dev-key.pem").path,
+            ])
         defer { Task { _ = try? await server.stop() } }
         func handshake(_ options: [String]) throws -> (ok: Bool, output: String) {
             let result = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost"] + options)
@@ -44,8 +48,12 @@ struct LiveHardeningTests {
         let tls12 = try handshake(["-tls1_2"])
         #expect(tls12.ok && tls12.output.contains("ECDHE-ECDSA-AES"), "\(tls12.output.suffix(600))")
         #expect(try handshake(["-tls1_3"]).ok)
-        let curl = try run("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-D", "-", "--cacert", keys.appendingPathComponent("dev-cert.pem").path,
-                                             "https://localhost:\(server.port)/health/live"])
+        let curl = try run(
+            "/usr/bin/curl",
+            [
+                "-sS", "-o", "/dev/null", "-D", "-", "--cacert", keys.appendingPathComponent("dev-cert.pem").path,
+                "https://localhost:\(server.port)/health/live",
+            ])
         #expect(curl.stdout.lowercased().contains("strict-transport-security: max-age="), "\(curl.stdout)\(curl.stderr)")
     }
 
@@ -63,7 +71,8 @@ struct LiveHardeningTests {
         } catch let error as InteropSetupError {
             #expect(error.message.contains("PORTCULLIS_DEMO=1") && error.message.contains("plaintext"), "\(error.message.suffix(800))")
         }
-        let demo = try await ServerProcess(root: root, extraEnvironment: ["PORTCULLIS_DEMO": "1"], configDirectory: config, extraArguments: ["--host", "0.0.0.0"])
+        let demo = try await ServerProcess(
+            root: root, extraEnvironment: ["PORTCULLIS_DEMO": "1"], configDirectory: config, extraArguments: ["--host", "0.0.0.0"])
         #expect(demo.output.value.contains("PORTCULLIS_DEMO=1"), "the demo mode is announced")
         #expect(try await demo.request("/contoso.example/v2.0/.well-known/openid-configuration").0 == 200)
         _ = try await demo.stop()
@@ -77,8 +86,11 @@ struct LiveHardeningTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(root: root)
         let forged = "x\n2026-11-23T00:00:00Z notice portcullis: [PortcullisServer] FORGED admin signed in"
-        let (status, _) = try await server.request(TestEnvironment.tokenPath, form: [
-            ("grant_type", "client_credentials"), ("client_id", forged), ("client_secret", "s"), ("scope", "api://fabrikam-mail/.default")])
+        let (status, _) = try await server.request(
+            TestEnvironment.tokenPath,
+            form: [
+                ("grant_type", "client_credentials"), ("client_id", forged), ("client_secret", "s"), ("scope", "api://fabrikam-mail/.default"),
+            ])
         #expect(status == 400)
         _ = try await server.stop()
         let lines = server.output.value.split(separator: "\n")
@@ -94,11 +106,14 @@ struct LiveHardeningTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let server = try await ServerProcess(root: root, configDirectory: packageRoot.appendingPathComponent("Config"))
         defer { Task { _ = try? await server.stop() } }
-        let grant = [("grant_type", "password"), ("client_id", "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"), ("username", "alice@contoso.example"),
-                     ("password", "Alice-dev-pass1"), ("scope", "api://contoso-mail/Mail.Read"), ("claims", Grants.protAppClaims)]
+        let grant = [
+            ("grant_type", "password"), ("client_id", "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"), ("username", "alice@contoso.example"),
+            ("password", "Alice-dev-pass1"), ("scope", "api://contoso-mail/Mail.Read"), ("claims", Grants.protAppClaims),
+        ]
         let (status, body) = try await server.request("/contoso.example/oauth2/v2.0/token", form: grant)
         #expect(status == 400 && (body["error_codes"] as? [Int]) == [53005], "no headers must not bypass app protection: \(body)")
-        let (iOS, iOSBody) = try await server.request("/contoso.example/oauth2/v2.0/token", form: grant, headers: ["x-client-OS": "iOS 17.4", "x-client-SKU": "MSAL.iOS"])
+        let (iOS, iOSBody) = try await server.request(
+            "/contoso.example/oauth2/v2.0/token", form: grant, headers: ["x-client-OS": "iOS 17.4", "x-client-SKU": "MSAL.iOS"])
         #expect(iOS == 400 && (iOSBody["error_codes"] as? [Int]) == [53005])
     }
 
@@ -113,8 +128,10 @@ struct LiveHardeningTests {
         let port = Int.random(in: 20000...29999)
         let listener = Process()
         listener.executableURL = URL(fileURLWithPath: try portcullisExecutable())
-        listener.arguments = ["callbacks", "listen", "--port", String(port), "--authority", "\(server.baseURL)/\(Fixtures.domain)",
-                              "--audience", Fixtures.mobileClientId, "--max-age", "600"]
+        listener.arguments = [
+            "callbacks", "listen", "--port", String(port), "--authority", "\(server.baseURL)/\(Fixtures.domain)",
+            "--audience", Fixtures.mobileClientId, "--max-age", "600",
+        ]
         let output = OutputBuffer()
         let pipe = Pipe()
         listener.standardOutput = pipe
@@ -140,11 +157,14 @@ struct LiveHardeningTests {
             .signer(tenantId: Fixtures.tenantId)
         let issuer = "\(server.baseURL)/\(Fixtures.tenantId)/v2.0"
         func event(aud: String = Fixtures.mobileClientId, iat: Date = Date(), jti: String = UUID().uuidString) async throws -> String {
-            try await signer.sign(securityEvent: ComplianceSecurityEvent(
-                iss: issuer, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
-                events: .init(deviceComplianceChange: nil, complianceStatus: ComplianceStatusEvent(
-                    enrollmentId: "e1", accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
-                    status: .compliant, errorTitle: nil, errorMessage: nil))))
+            try await signer.sign(
+                securityEvent: ComplianceSecurityEvent(
+                    iss: issuer, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
+                    events: .init(
+                        deviceComplianceChange: nil,
+                        complianceStatus: ComplianceStatusEvent(
+                            enrollmentId: "e1", accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
+                            status: .compliant, errorTitle: nil, errorMessage: nil))))
         }
         func post(_ token: String) async throws -> Int {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/compliance")!)

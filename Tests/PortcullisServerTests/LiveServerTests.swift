@@ -1,14 +1,15 @@
 import Foundation
+import NIOCore
+import PortcullisAPI
+import PortcullisCore
+import PortcullisTesting
+import PortcullisTokens
+import Synchronization
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisAPI
-import PortcullisTesting
-import PortcullisTokens
-import PortcullisCore
-import Synchronization
-import Testing
-import NIOCore
 
 /// The built `portcullis` executable, next to the test bundle.
 func portcullisExecutable() throws -> String {
@@ -40,8 +41,10 @@ final class ServerProcess: Sendable {
     /// Reads the server's output until it exits.
     let reader: PipeReader
 
-    init(root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:],
-         configDirectory: URL? = nil, extraArguments: [String] = []) async throws {
+    init(
+        root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:],
+        configDirectory: URL? = nil, extraArguments: [String] = []
+    ) async throws {
         self.root = root
         let config = configDirectory ?? root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
@@ -55,8 +58,11 @@ final class ServerProcess: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try portcullisExecutable())
-        process.arguments = ["serve", "--config", config.path, "--data", root.appendingPathComponent(data).path,
-                             "--keys", root.appendingPathComponent("Keys").path, "--port", "0"] + extraArguments
+        process.arguments =
+            [
+                "serve", "--config", config.path, "--data", root.appendingPathComponent(data).path,
+                "--keys", root.appendingPathComponent("Keys").path, "--port", "0",
+            ] + extraArguments
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PORTCULLIS_") }
         environment["PORTCULLIS_BCRYPT_COST"] = "4"
         environment["PORTCULLIS_SHUTDOWN_DRAIN_MS"] = "100"
@@ -72,11 +78,15 @@ final class ServerProcess: Sendable {
         var port: Int?
         for _ in 0..<200 {
             if let line = output.value.split(separator: "\n").first(where: { $0.contains("Portcullis is listening on") }),
-               let portText = line.split(separator: ":").last, let value = Int(portText.trimmingCharacters(in: .whitespaces)) {
+                let portText = line.split(separator: ":").last, let value = Int(portText.trimmingCharacters(in: .whitespaces))
+            {
                 port = value
                 break
             }
-            if ChildProcess.poll(process.processIdentifier) != .running { exited.store(true, ordering: .relaxed); break }
+            if ChildProcess.poll(process.processIdentifier) != .running {
+                exited.store(true, ordering: .relaxed)
+                break
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         guard let port else {
@@ -112,8 +122,10 @@ final class ServerProcess: Sendable {
         throw InteropSetupError(message: "the server did not stop within 60 s of SIGTERM; its log:\n\(output.value.suffix(4000))")
     }
 
-    func request(_ path: String, form: [(String, String)]? = nil, method: String? = nil, json: Any? = nil, bearer: String? = nil,
-                 headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
+    func request(
+        _ path: String, form: [(String, String)]? = nil, method: String? = nil, json: Any? = nil, bearer: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let form {
@@ -151,14 +163,20 @@ struct LiveServerTests {
         #expect(kids.contains(legacy.active.kid) && kids.count == 2, "the old key is still published, beside the tenant's own: \(kids)")
         // A token the old release issued (just before the upgrade) still works until it expires...
         let now = Int(Date().timeIntervalSince1970)
-        let old = try await legacy.sign(accessToken: AccessTokenClaims(
-            iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId, sub: Fixtures.adminClientId, oid: nil, tid: Fixtures.tenantId,
-            azp: Fixtures.adminClientId, azpacr: "1", iat: now - 60, nbf: now - 60, exp: now + 3000, jti: UUID().uuidString, scp: nil,
-            roles: [BuiltInResources.adminRole], upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
+        let old = try await legacy.sign(
+            accessToken: AccessTokenClaims(
+                iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId, sub: Fixtures.adminClientId, oid: nil,
+                tid: Fixtures.tenantId,
+                azp: Fixtures.adminClientId, azpacr: "1", iat: now - 60, nbf: now - 60, exp: now + 3000, jti: UUID().uuidString, scp: nil,
+                roles: [BuiltInResources.adminRole], upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
         #expect(try await server.request("/admin/v1/users", bearer: old).0 == 200)
         // ...while everything new is signed with the tenant's own ring.
-        let (_, issued) = try await server.request(TestEnvironment.tokenPath, form: [
-            ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret), ("scope", "api://portcullis-admin/.default")])
+        let (_, issued) = try await server.request(
+            TestEnvironment.tokenPath,
+            form: [
+                ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
+                ("scope", "api://portcullis-admin/.default"),
+            ])
         let token = try #require(issued["access_token"] as? String)
         let header = try #require(Base64URL.decode(String(token.split(separator: ".")[0])))
         let kid = try #require(try JSONSerialization.jsonObject(with: header) as? [String: Any])["kid"] as? String
@@ -213,7 +231,9 @@ struct LiveServerTests {
         let stopping = ContinuousClock.now
         #expect(try await second.stop() == 0)
         let (polled, _) = try await poll
-        #expect(polled == 304 && ContinuousClock.now - stopping < .seconds(5), "the poll answered when shutdown began (\(polled), \(ContinuousClock.now - stopping))")
+        #expect(
+            polled == 304 && ContinuousClock.now - stopping < .seconds(5),
+            "the poll answered when shutdown began (\(polled), \(ContinuousClock.now - stopping))")
     }
 
     @Test("bad configuration is a clear start-up error, not a crash")
@@ -223,7 +243,9 @@ struct LiveServerTests {
         let config = root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data(#"{"port": 8080, "prot": 1}"#.utf8).write(to: config.appendingPathComponent("portcullis.json"))
-        let result = try run(try portcullisExecutable(), ["serve", "--config", config.path, "--data", root.appendingPathComponent("data").path, "--keys", root.appendingPathComponent("Keys").path])
+        let result = try run(
+            try portcullisExecutable(),
+            ["serve", "--config", config.path, "--data", root.appendingPathComponent("data").path, "--keys", root.appendingPathComponent("Keys").path])
         #expect(result.status != 0)
         #expect((result.stdout + result.stderr).contains("/prot"))
     }
@@ -236,13 +258,20 @@ struct PolicyCommandTests {
         let executable = try portcullisExecutable()
         let config = packageRoot.appendingPathComponent("Config")
         let shipped = try ["conditional-access", "app-protection", "app-configuration"].flatMap { folder in
-            try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent(folder).path).map { config.appendingPathComponent("\(folder)/\($0)").path }
+            try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent(folder).path).map {
+                config.appendingPathComponent("\(folder)/\($0)").path
+            }
         }
         let good = try run(executable, ["policy", "validate", "--config", config.path] + shipped)
         #expect(good.status == 0, "\(good.stdout)\(good.stderr)")
-        #expect(good.stdout.contains("ok (app protection:") && good.stdout.contains("ok (app configuration: Contoso Mail for Sales, priority 10)"), "\(good.stdout)")
+        #expect(
+            good.stdout.contains("ok (app protection:") && good.stdout.contains("ok (app configuration: Contoso Mail for Sales, priority 10)"), "\(good.stdout)"
+        )
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
-        try Data(#"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["termsOfUse"]}}"#.utf8).write(to: bad)
+        try Data(
+            #"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["termsOfUse"]}}"#
+                .utf8
+        ).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }
         let result = try run(executable, ["policy", "validate", "--config", config.path, bad.path])
         #expect(result.status == 1)
@@ -262,14 +291,18 @@ struct PolicyCommandTests {
         }
         try write("a.json", Policies.document())
         try write("b.json", Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id], controls: ["block"]))
-        let arguments = ["policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
-                         "--client-secret", Fixtures.adminSecret, policies.path]
+        let arguments = [
+            "policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+            "--client-secret", Fixtures.adminSecret, policies.path,
+        ]
         let first = try run(try portcullisExecutable(), arguments)
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         #expect(first.stdout.contains("created 2, changed 0, left alone 0, failed 0"), "\(first.stdout)")
         let second = try run(try portcullisExecutable(), arguments)
         #expect(second.stdout.contains("created 0, changed 0, left alone 2, failed 0"), "\(second.stdout)")
-        try write("b.json", Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id, Fixtures.carol.id], controls: ["block"]))
+        try write(
+            "b.json",
+            Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id, Fixtures.carol.id], controls: ["block"]))
         let third = try run(try portcullisExecutable(), arguments)
         #expect(third.stdout.contains("created 0, changed 1, left alone 1, failed 0"), "\(third.stdout)")
         let (status, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.carol))
@@ -283,18 +316,26 @@ struct PolicyCommandTests {
         let server = try await ServerProcess(root: root)
         defer { Task { _ = try? await server.stop() } }
         let folder = root.appendingPathComponent("Config")
-        let arguments = ["apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
-                         "--client-secret", Fixtures.adminSecret, folder.path]
+        let arguments = [
+            "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+            "--client-secret", Fixtures.adminSecret, folder.path,
+        ]
         let fresh = try run(try portcullisExecutable(), arguments + ["--plan"])
-        #expect(fresh.status == 0 && fresh.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "the seeded folder is the store: \(fresh.stdout)\(fresh.stderr)")
+        #expect(
+            fresh.status == 0 && fresh.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"),
+            "the seeded folder is the store: \(fresh.stdout)\(fresh.stderr)")
 
         // A new user in a new group, a policy naming the group, a changed display name, and a dropped named location.
         let file = folder.appendingPathComponent("directory.json")
         var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
         var tenants = try #require(document["tenants"] as? [[String: Any]])
         let frank = Fixtures.Account(id: "f0000000-0000-4000-8000-0000000000f1", upn: "frank@fabrikam.test", password: "frank-pass-1")
-        tenants[0]["users"] = (tenants[0]["users"] as? [[String: Any]] ?? []) + [["id": frank.id, "userPrincipalName": frank.upn, "displayName": "Frank", "password": frank.password]]
-        tenants[0]["groups"] = (tenants[0]["groups"] as? [[String: Any]] ?? []) + [["id": "0c000000-0000-4000-8000-0000000000c3", "displayName": "Pilot", "members": [frank.id]]]
+        tenants[0]["users"] =
+            (tenants[0]["users"] as? [[String: Any]] ?? []) + [
+                ["id": frank.id, "userPrincipalName": frank.upn, "displayName": "Frank", "password": frank.password]
+            ]
+        tenants[0]["groups"] =
+            (tenants[0]["groups"] as? [[String: Any]] ?? []) + [["id": "0c000000-0000-4000-8000-0000000000c3", "displayName": "Pilot", "members": [frank.id]]]
         tenants[0]["displayName"] = "Fabrikam (applied)"
         tenants[0]["namedLocations"] = []
         document["tenants"] = tenants
@@ -309,13 +350,16 @@ struct PolicyCommandTests {
 
         let plan = try run(try portcullisExecutable(), arguments + ["--plan"])
         #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
-        for line in ["+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
-                     "+ create  conditional-access policy Block the pilot", "- delete  named location HQ", "[only with --prune]",
-                     "Plan: 3 to create, 1 to change, 1 to delete (with --prune)"] {
+        for line in [
+            "+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
+            "+ create  conditional-access policy Block the pilot", "- delete  named location HQ", "[only with --prune]",
+            "Plan: 3 to create, 1 to change, 1 to delete (with --prune)",
+        ] {
             #expect(plan.stdout.contains(line), "\(line) in:\n\(plan.stdout)")
         }
         #expect(!plan.stdout.contains(frank.password), "the plan never prints a password")
-        #expect(try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, scope: "openid", claims: nil)).0 == 400, "--plan changed nothing")
+        #expect(
+            try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, scope: "openid", claims: nil)).0 == 400, "--plan changed nothing")
 
         let applied = try run(try portcullisExecutable(), arguments)
         #expect(applied.status == 0 && applied.stdout.contains("Applied: created 3, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
@@ -325,20 +369,28 @@ struct PolicyCommandTests {
         #expect(aliceStatus == 200)
 
         let again = try run(try portcullisExecutable(), arguments)
-        #expect(again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)") && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
-                "a second run changes nothing: \(again.stdout)")
+        #expect(
+            again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)")
+                && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
+            "a second run changes nothing: \(again.stdout)")
         // A new password is a change the plan names without showing it.
-        var users = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]).flatMap { ($0["tenants"] as? [[String: Any]])?.first?["users"] as? [[String: Any]] })
+        var users = try #require(
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]).flatMap {
+                ($0["tenants"] as? [[String: Any]])?.first?["users"] as? [[String: Any]]
+            })
         let frankIndex = try #require(users.firstIndex { $0["id"] as? String == frank.id })
         users[frankIndex]["password"] = "frank-pass-2"
         tenants[0]["users"] = users
         document["tenants"] = tenants
         try JSONSerialization.data(withJSONObject: document).write(to: file)
         let rekeyed = try run(try portcullisExecutable(), arguments)
-        #expect(rekeyed.stdout.contains("~ change  user frank@fabrikam.test") && rekeyed.stdout.contains("a password or secret changes")
+        #expect(
+            rekeyed.stdout.contains("~ change  user frank@fabrikam.test") && rekeyed.stdout.contains("a password or secret changes")
                 && !rekeyed.stdout.contains("frank-pass-2"), "\(rekeyed.stdout)")
         let pruned = try run(try portcullisExecutable(), arguments + ["--prune"])
-        #expect(pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"), "\(pruned.stdout)\(pruned.stderr)")
+        #expect(
+            pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"), "\(pruned.stdout)\(pruned.stderr)"
+        )
         let admin = try await MultiNodeTests.adminToken(server)
         let (gone, _) = try await server.request("/admin/v1/named-locations/\(Fixtures.hqLocationId)", bearer: admin)
         #expect(gone == 404)
@@ -346,8 +398,11 @@ struct PolicyCommandTests {
         #expect(last.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "\(last.stdout)")
 
         // A folder that contradicts itself is refused before anything is sent.
-        try Data("{\"tenants\": [{\"id\": \"\(Fixtures.tenantId)\", \"domain\": \"fabrikam.test\", \"users\": [{\"userPrincipalName\": \"x\"}]}]}".utf8).write(to: file)
+        try Data("{\"tenants\": [{\"id\": \"\(Fixtures.tenantId)\", \"domain\": \"fabrikam.test\", \"users\": [{\"userPrincipalName\": \"x\"}]}]}".utf8).write(
+            to: file)
         let invalid = try run(try portcullisExecutable(), arguments)
-        #expect(invalid.status == 1 && invalid.stdout.contains("directory.json:/tenants/0/users/0") && invalid.stdout.contains("nothing was applied"), "\(invalid.stdout)")
+        #expect(
+            invalid.status == 1 && invalid.stdout.contains("directory.json:/tenants/0/users/0") && invalid.stdout.contains("nothing was applied"),
+            "\(invalid.stdout)")
     }
 }

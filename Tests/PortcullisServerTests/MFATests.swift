@@ -3,12 +3,12 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisSQLite
+import PortcullisServer
 import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
 import Testing
-import PortcullisSQLite
-import PortcullisServer
 
 /// The second factor (PROTOCOL §10) through the router: registration, codes, replay, lockout, step-up,
 /// `prompt=none`, the token endpoint's 50076, the device flow, admin reset, the lock-out guard, what-if.
@@ -35,8 +35,10 @@ enum Factor {
     }
 
     /// Signs Bob in on the page and registers a factor; returns the secret and the page after the code.
-    static func register(_ client: some TestClientProtocol, _ browser: Browser, _ clock: ManualClock,
-                         query: String = Authorize.query()) async throws -> (secret: [UInt8], done: Page) {
+    static func register(
+        _ client: some TestClientProtocol, _ browser: Browser, _ clock: ManualClock,
+        query: String = Authorize.query()
+    ) async throws -> (secret: [UInt8], done: Page) {
         let page = try await browser.signIn(client, query, account: Fixtures.bob)
         let secret = try #require(Self.secret(page), "the registration page shows the key: \(page.html)")
         let done = try await browser.submit(client, page, [("otp", Self.code(secret, clock))])
@@ -80,10 +82,12 @@ struct MFATests {
         let secret = TOTP.newSecret()
         #expect(secret.count == 20 && Base32.decode(Base32.encode(secret)) == secret)
         let uri = TOTP.provisioningURI(secret: sha1, account: "bob@fabrikam.test")
-        #expect(uri == "otpauth://totp/Portcullis:bob@fabrikam.test?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Portcullis&algorithm=SHA1&digits=6&period=30")
+        #expect(
+            uri == "otpauth://totp/Portcullis:bob@fabrikam.test?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Portcullis&algorithm=SHA1&digits=6&period=30")
     }
 
-    @Test("registration on first sign-in: key and otpauth URI shown, a wrong code refused (same key kept), then the code; amr pwd+mfa; the secret sealed at rest")
+    @Test(
+        "registration on first sign-in: key and otpauth URI shown, a wrong code refused (same key kept), then the code; amr pwd+mfa; the secret sealed at rest")
     func registration() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
@@ -112,11 +116,16 @@ struct MFATests {
                 let methods = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
                 let method = try #require(methods.first)
                 #expect(methods.count == 1 && method.kind == .totp)
-                #expect(!Data(method.sealedSecret).contains(Data(secret)) && !method.sealedSecret.base64EncodedString().contains(Base32.encode(secret)),
-                        "the secret is not stored in clear")
-                #expect(FactorSecretBox(credentials: env.dependencies.credentials).open(method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, methodId: method.id) == secret)
-                #expect(FactorSecretBox(credentials: env.dependencies.credentials).open(method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, methodId: method.id) == nil,
-                        "a sealed secret moved to another user's row does not open")
+                #expect(
+                    !Data(method.sealedSecret).contains(Data(secret)) && !method.sealedSecret.base64EncodedString().contains(Base32.encode(secret)),
+                    "the secret is not stored in clear")
+                #expect(
+                    FactorSecretBox(credentials: env.dependencies.credentials).open(
+                        method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, methodId: method.id) == secret)
+                #expect(
+                    FactorSecretBox(credentials: env.dependencies.credentials).open(
+                        method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, methodId: method.id) == nil,
+                    "a sealed secret moved to another user's row does not open")
 
                 // The refresh-token family remembers the factor: a silent refresh satisfies mfa.
                 let refreshed = try await client.token(Grants.refresh(try #require(tokens.string("refresh_token"))))
@@ -188,8 +197,9 @@ struct MFATests {
                 let step = try await browser.get(client, Authorize.query())
                 #expect(step.status == .ok && step.input("password") == nil && step.input("otp") != nil, "only the factor is asked: \(step.html)")
                 #expect(try await Browser().submit(client, step, [("otp", "123456")]).status == .badRequest, "another browser cannot finish this step")
-                let forged = Page(status: step.status, headers: step.headers,
-                                  html: step.html.replacingOccurrences(of: #"name="ticket" value=""#, with: #"name="ticket" value="x"#))
+                let forged = Page(
+                    status: step.status, headers: step.headers,
+                    html: step.html.replacingOccurrences(of: #"name="ticket" value=""#, with: #"name="ticket" value="x"#))
                 #expect(try await browser.submit(client, forged, [("otp", "123456")]).shownCode == 50132)
                 let secret = try #require(Factor.secret(step))
                 let done = try await browser.submit(client, step, [("otp", Factor.code(secret, env.clock))])
@@ -205,12 +215,14 @@ struct MFATests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 try await Factor.requireForBob(client)
-                let start = try await client.form(DeviceCodeTests.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
+                let start = try await client.form(
+                    DeviceCodeTests.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
                 let deviceCode = try #require(start.string("device_code"))
                 let browser = Browser()
                 let entry = try await browser.get(client, "/devicelogin")
                 let signIn = try await browser.submit(client, entry, [("user_code", try #require(start.string("user_code")))])
-                let factor = try await browser.submit(client, signIn, [("username", Fixtures.bob.upn), ("password", Fixtures.bob.password), ("decision", "allow")])
+                let factor = try await browser.submit(
+                    client, signIn, [("username", Fixtures.bob.upn), ("password", Fixtures.bob.password), ("decision", "allow")])
                 let secret = try #require(Factor.secret(factor), "\(factor.html)")
                 #expect(try await client.token(DeviceCodeTests.poll(deviceCode)).string("error") == "authorization_pending", "not approved before the factor")
                 let done = try await browser.submit(client, factor, [("otp", Factor.code(secret, env.clock))])
@@ -234,11 +246,15 @@ struct MFATests {
                 let list = try await client.admin(.get, "/users/\(Fixtures.bob.upn)/authentication-methods", token: admin)
                 #expect(list.status == .ok, "\(list.text)")
                 let methods = try #require(list["value"] as? [[String: Any]])
-                #expect(methods.count == 1 && methods[0]["kind"] as? String == "totp" && methods[0]["@odata.type"] as? String == "#microsoft.graph.softwareOathAuthenticationMethod")
+                #expect(
+                    methods.count == 1 && methods[0]["kind"] as? String == "totp"
+                        && methods[0]["@odata.type"] as? String == "#microsoft.graph.softwareOathAuthenticationMethod")
                 #expect(!list.text.contains(Base32.encode(secret)) && methods[0]["secret"] == nil)
                 #expect(try await client.admin(.get, "/users/nobody@fabrikam.test/authentication-methods", token: admin).status == .notFound)
                 let id = try #require(methods[0]["id"] as? String)
-                #expect(try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/00000000-0000-4000-8000-000000000000", token: admin).status == .notFound)
+                #expect(
+                    try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/00000000-0000-4000-8000-000000000000", token: admin)
+                        .status == .notFound)
                 #expect(try await client.admin(.delete, "/users/\(Fixtures.bob.id)/authentication-methods/\(id)", token: admin).status == .noContent)
                 let audit = try await client.admin(.get, "/audit", token: admin)
                 #expect(audit.text.contains("authenticationMethod") && !audit.text.contains(Base32.encode(secret)), "\(audit.text)")
@@ -248,16 +264,22 @@ struct MFATests {
                 // The lock-out guard: MFA for All users while some have no factor is a warning; force passes.
                 let everyone = Policies.document(id: "a1000000-0000-4000-8000-0000000000f2", name: "MFA for everyone", users: ["All"], controls: ["mfa"])
                 let warned = try await client.admin(.post, "/conditional-access/policies", token: admin, json: everyone)
-                #expect(warned.status == .badRequest && warned.text.contains("/grantControls/builtInControls") && warned.text.contains("no second factor"), "\(warned.text)")
-                let reportOnly = Policies.document(id: "a1000000-0000-4000-8000-0000000000f3", name: "MFA for everyone (report-only)", state: "enabledForReportingButNotEnforced",
-                                                   users: ["All"], controls: ["mfa"])
+                #expect(
+                    warned.status == .badRequest && warned.text.contains("/grantControls/builtInControls") && warned.text.contains("no second factor"),
+                    "\(warned.text)")
+                let reportOnly = Policies.document(
+                    id: "a1000000-0000-4000-8000-0000000000f3", name: "MFA for everyone (report-only)", state: "enabledForReportingButNotEnforced",
+                    users: ["All"], controls: ["mfa"])
                 #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: reportOnly).status == .created)
                 #expect(try await client.admin(.post, "/conditional-access/policies?force=true", token: admin, json: everyone).status == .created)
 
                 // What-if: the mfa control, satisfied or not, with the reason.
                 for (mfa, satisfied) in [(false, false), (true, true)] {
-                    let answer = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: [
-                        "signIn": ["userId": Fixtures.bob.id, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailApiId, "mfa": mfa]])
+                    let answer = try await client.admin(
+                        .post, "/conditional-access/evaluate", token: admin,
+                        json: [
+                            "signIn": ["userId": Fixtures.bob.id, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailApiId, "mfa": mfa]
+                        ])
                     #expect(answer.status == .ok, "\(answer.text)")
                     let policies = try #require((answer["signIn"] as? [String: Any])?["appliedConditionalAccessPolicies"] as? [[String: Any]], "\(answer.text)")
                     let bobs = try #require(policies.first { $0["id"] as? String == Factor.policyId })

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisTesting
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Two real `portcullis serve` processes on one PostgreSQL database and one keys directory: the topology
 /// of docker-compose.yml, without Docker.
@@ -17,8 +18,12 @@ struct MultiNodeTests {
     }
 
     static func adminToken(_ node: ServerProcess) async throws -> String {
-        let (_, body) = try await token(node, [("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId),
-                                               ("client_secret", Fixtures.adminSecret), ("scope", "api://portcullis-admin/.default")])
+        let (_, body) = try await token(
+            node,
+            [
+                ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId),
+                ("client_secret", Fixtures.adminSecret), ("scope", "api://portcullis-admin/.default"),
+            ])
         return body["access_token"] as? String ?? ""
     }
 
@@ -78,7 +83,8 @@ struct MultiNodeTests {
             #expect((jwksA["keys"] as? [[String: String]])?.count == 1)
             let (_, issuedByA) = try await Self.token(a, Grants.password())
             let accessA = try #require(issuedByA["access_token"] as? String)
-            let (_, introspected) = try await b.request("/\(Fixtures.domain)/oauth2/v2.0/introspect",
+            let (_, introspected) = try await b.request(
+                "/\(Fixtures.domain)/oauth2/v2.0/introspect",
                 form: [("client_id", Fixtures.mailApiId), ("client_secret", Fixtures.mailApiSecret), ("token", accessA)])
             #expect(introspected["active"] as? Bool == true)
             let adminA = try await Self.adminToken(a)
@@ -112,33 +118,44 @@ struct MultiNodeTests {
             // Managed configuration (PROTOCOL §8.2): a change written through A wakes a long poll waiting on B.
             let (_, unmanaged) = try await b.request("/mam/v1/enrollments/\(enrollment)/configuration", bearer: compliance)
             let unmanagedVersion = try #require(unmanaged["version"] as? String)
-            async let woken = b.request("/mam/v1/enrollments/\(enrollment)/configuration?wait=20", bearer: compliance,
-                                        headers: ["If-None-Match": "\"\(unmanagedVersion)\""])
+            async let woken = b.request(
+                "/mam/v1/enrollments/\(enrollment)/configuration?wait=20", bearer: compliance,
+                headers: ["If-None-Match": "\"\(unmanagedVersion)\""])
             try await Task.sleep(for: .milliseconds(500))
             let written = ContinuousClock.now
             let policyId = "c0000000-0000-4000-8000-00000000a0b0"
-            let (configured, _) = try await a.request("/admin/v1/app-configuration/policies", json: [
-                "id": policyId, "displayName": "Mail settings", "priority": 10, "configuration": ["serverUrl": "https://mail.fabrikam.test"],
-                "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []],
-                "secrets": [["identifier": "com.fabrikam.smtp", "kind": "password"], ["identifier": "com.fabrikam.license", "kind": "identity", "issuance": "device"]],
-            ] as [String: Any], bearer: adminA)
+            let (configured, _) = try await a.request(
+                "/admin/v1/app-configuration/policies",
+                json: [
+                    "id": policyId, "displayName": "Mail settings", "priority": 10, "configuration": ["serverUrl": "https://mail.fabrikam.test"],
+                    "targets": ["applications": [Fixtures.mobileClientId], "includeGroups": ["All"], "excludeGroups": []],
+                    "secrets": [
+                        ["identifier": "com.fabrikam.smtp", "kind": "password"],
+                        ["identifier": "com.fabrikam.license", "kind": "identity", "issuance": "device"],
+                    ],
+                ] as [String: Any], bearer: adminA)
             #expect(configured == 201)
             let (wokenStatus, wokenBody) = try await woken
-            #expect(wokenStatus == 200 && (wokenBody["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail.fabrikam.test", "\(wokenBody)")
+            #expect(
+                wokenStatus == 200 && (wokenBody["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail.fabrikam.test", "\(wokenBody)")
             #expect(ContinuousClock.now - written < .seconds(5), "B noticed A's write by the store's change notification, not by the 20 s timeout")
             // Secrets: material sealed at rest by A opens on B (one key-encryption key from the shared Keys/), and
             // both nodes issue device identities from one tenant CA.
-            let (stored, _) = try await a.request("/admin/v1/app-configuration/policies/\(policyId)/secrets/com.fabrikam.smtp", method: "PUT",
-                                                  json: ["password": "shared-smtp"], bearer: adminA)
+            let (stored, _) = try await a.request(
+                "/admin/v1/app-configuration/policies/\(policyId)/secrets/com.fabrikam.smtp", method: "PUT",
+                json: ["password": "shared-smtp"], bearer: adminA)
             #expect(stored == 201)
-            #expect(try await Self.eventually(200) { try await b.request("/mam/v1/enrollments/\(enrollment)/secrets/com.fabrikam.smtp", bearer: compliance).0 } == 200)
+            #expect(
+                try await Self.eventually(200) { try await b.request("/mam/v1/enrollments/\(enrollment)/secrets/com.fabrikam.smtp", bearer: compliance).0 }
+                    == 200)
             let (sealedStatus, sealedBody) = try await b.request("/mam/v1/enrollments/\(enrollment)/secrets/com.fabrikam.smtp", bearer: compliance)
             #expect(sealedStatus == 200)
             let sealed = JSONReply(status: .ok, headers: [:], json: sealedBody, text: "")
             #expect(try appKey.open(sealed, enrollmentId: enrollment)["password"] as? String == "shared-smtp")
             var issuers: [String] = []
             for node in [a, b] {
-                let (issued, body) = try await node.request("/mam/v1/enrollments/\(enrollment)/identities/com.fabrikam.license", json: ["csr": try appKey.csr()], bearer: compliance)
+                let (issued, body) = try await node.request(
+                    "/mam/v1/enrollments/\(enrollment)/identities/com.fabrikam.license", json: ["csr": try appKey.csr()], bearer: compliance)
                 #expect(issued == 200, "\(body)")
                 let chain = (body["certificatesPem"] as? String ?? "").components(separatedBy: "-----BEGIN CERTIFICATE-----")
                 issuers.append(chain.last ?? "")
@@ -155,9 +172,13 @@ struct MultiNodeTests {
             #expect(carolGranted == 200)
             let carolRefresh = try #require(carolTokens["refresh_token"] as? String)
             let carolUser: [String: Any] = ["id": Fixtures.carol.id, "userPrincipalName": Fixtures.carol.upn, "displayName": "Carol", "accountEnabled": false]
-            let (disabled, _) = try await a.request("/admin/v1/users/\(Fixtures.carol.id)", method: "PUT", json: carolUser, bearer: adminA, headers: ["If-Match": "*"])
+            let (disabled, _) = try await a.request(
+                "/admin/v1/users/\(Fixtures.carol.id)", method: "PUT", json: carolUser, bearer: adminA, headers: ["If-Match": "*"])
             #expect(disabled == 200)
-            #expect(try await Self.eventually([50057]) { try await Self.token(b, Grants.password(Fixtures.carol, scope: "openid", claims: nil)).1["error_codes"] as? [Int] ?? [] } == [50057])
+            #expect(
+                try await Self.eventually([50057]) {
+                    try await Self.token(b, Grants.password(Fixtures.carol, scope: "openid", claims: nil)).1["error_codes"] as? [Int] ?? []
+                } == [50057])
             #expect(try await Self.token(b, Grants.refresh(carolRefresh, claims: nil)).0 == 400)
 
             // Concurrent enrollments of two accounts on one app instance through both nodes: one managed account.

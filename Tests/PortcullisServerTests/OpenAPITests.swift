@@ -1,10 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import PortcullisTesting
-import Testing
 import NIOFoundationEssentialsCompat
 import PortcullisServer
+import PortcullisTesting
+import Testing
 
 @Suite("OpenAPI description")
 struct OpenAPITests {
@@ -12,13 +12,14 @@ struct OpenAPITests {
     func matchesTheRouter() async throws {
         try await withTestEnvironment { env in
             let router = env.server.router()
-            let registered = Set(router.routes.map { route -> String in
-                let path = route.path.components.map { element -> String in
-                    let text = element.description
-                    return text.hasPrefix(":") ? "{\(text.dropFirst())}" : text
-                }.joined(separator: "/")
-                return "\(route.method.rawValue) /\(path)"
-            })
+            let registered = Set(
+                router.routes.map { route -> String in
+                    let path = route.path.components.map { element -> String in
+                        let text = element.description
+                        return text.hasPrefix(":") ? "{\(text.dropFirst())}" : text
+                    }.joined(separator: "/")
+                    return "\(route.method.rawValue) /\(path)"
+                })
             try await env.application().test(.router) { client in
                 let (status, type, body) = try await client.execute(uri: "/openapi.json", method: .get) {
                     ($0.status, $0.headers[.contentType] ?? "", Data(buffer: $0.body))
@@ -39,8 +40,9 @@ struct OpenAPITests {
                         #expect(!responses.isEmpty, "\(method.uppercased()) \(path) describes no responses")
                         // Every operation can answer an error (at least a malformed request, 400, from the HTTP layer; and 500):
                         // each declares what it can answer (issue 25.9).
-                        #expect(responses.keys.contains { $0.hasPrefix("4") } && responses["500"] != nil,
-                                "\(method.uppercased()) \(path) declares no error response: \(responses.keys.sorted())")
+                        #expect(
+                            responses.keys.contains { $0.hasPrefix("4") } && responses["500"] != nil,
+                            "\(method.uppercased()) \(path) declares no error response: \(responses.keys.sorted())")
                     }
                 }
                 #expect(registered.count >= 35, "\(registered.count) routes")

@@ -79,7 +79,9 @@ final class Browser: @unchecked Sendable {
     func get(_ client: some TestClientProtocol, _ uri: String) async throws -> Page {
         var headers: HTTPFields = [:]
         if let cookie = cookieHeader(for: uri) { headers[.cookie] = cookie }
-        let page = try await client.execute(uri: uri, method: .get, headers: headers) { Page(status: $0.status, headers: $0.headers, html: String(buffer: $0.body)) }
+        let page = try await client.execute(uri: uri, method: .get, headers: headers) {
+            Page(status: $0.status, headers: $0.headers, html: String(buffer: $0.body))
+        }
         absorb(page.headers)
         return page
     }
@@ -105,10 +107,12 @@ final class Browser: @unchecked Sendable {
 enum Authorize {
     static let path = "/\(Fixtures.domain)/oauth2/v2.0/authorize"
 
-    static func query(client: String = Fixtures.mobileClientId, redirect: String = Fixtures.mobileRedirectUri,
-                      scope: String = "\(Fixtures.mailResource)/Mail.Read openid profile offline_access", state: String? = "state-123",
-                      nonce: String? = "nonce-456", challenge: String? = PKCEVector.challenge, method: String? = "S256",
-                      extra: [(String, String)] = []) -> String {
+    static func query(
+        client: String = Fixtures.mobileClientId, redirect: String = Fixtures.mobileRedirectUri,
+        scope: String = "\(Fixtures.mailResource)/Mail.Read openid profile offline_access", state: String? = "state-123",
+        nonce: String? = "nonce-456", challenge: String? = PKCEVector.challenge, method: String? = "S256",
+        extra: [(String, String)] = []
+    ) -> String {
         var items = [("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", scope)]
         if let state { items.append(("state", state)) }
         if let nonce { items.append(("nonce", nonce)) }
@@ -121,8 +125,10 @@ enum Authorize {
         return "\(path)?\(encoded)"
     }
 
-    static func redeem(_ code: String, redirect: String = Fixtures.mobileRedirectUri, verifier: String? = PKCEVector.verifier,
-                       client: String = Fixtures.mobileClientId, claims: String? = nil) -> [(String, String)] {
+    static func redeem(
+        _ code: String, redirect: String = Fixtures.mobileRedirectUri, verifier: String? = PKCEVector.verifier,
+        client: String = Fixtures.mobileClientId, claims: String? = nil
+    ) -> [(String, String)] {
         var fields = [("grant_type", "authorization_code"), ("client_id", client), ("code", code), ("redirect_uri", redirect), ("client_info", "1")]
         if let verifier { fields.append(("code_verifier", verifier)) }
         if let claims { fields.append(("claims", claims)) }
@@ -132,8 +138,10 @@ enum Authorize {
 
 extension Browser {
     /// Authorize → sign-in page → submit the password: the page that comes back (a redirect on success).
-    func signIn(_ client: some TestClientProtocol, _ query: String = Authorize.query(), account: Fixtures.Account = Fixtures.alice,
-                password: String? = nil) async throws -> Page {
+    func signIn(
+        _ client: some TestClientProtocol, _ query: String = Authorize.query(), account: Fixtures.Account = Fixtures.alice,
+        password: String? = nil
+    ) async throws -> Page {
         let page = try await get(client, query)
         guard page.status == .ok, page.input("ticket") != nil else { return page }
         return try await submit(client, page, [("username", account.upn), ("password", password ?? account.password)])

@@ -3,11 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
-import PortcullisTesting
-import Testing
 import PortcullisSQLite
 import PortcullisServer
 import PortcullisStorage
+import PortcullisTesting
+import Testing
 
 @Suite("interactive sign-in: authorization code + PKCE, the page, SSO, sign-out")
 struct SignInTests {
@@ -63,7 +63,8 @@ struct SignInTests {
     func plusIsSpace() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                let query = "\(Authorize.path)?response_type=code&client_id=\(Fixtures.mobileClientId)&redirect_uri=http%3A%2F%2Flocalhost%3A8400"
+                let query =
+                    "\(Authorize.path)?response_type=code&client_id=\(Fixtures.mobileClientId)&redirect_uri=http%3A%2F%2Flocalhost%3A8400"
                     + "&scope=api%3A%2F%2Ffabrikam-mail%2FMail.Read+offline_access+openid+profile&code_challenge=\(PKCEVector.challenge)"
                     + "&code_challenge_method=S256&state=a+b"
                 let page = try await Browser().signIn(client, query)
@@ -127,7 +128,9 @@ struct SignInTests {
                 #expect(refused.status == .badRequest && refused.string("error") == "invalid_grant", "\(refused.text)")
                 let missing = try #require(try await browser.signIn(client, Authorize.query(extra: [("prompt", "login")])).delivered["code"])
                 let noVerifier = try await client.token(Authorize.redeem(missing, verifier: nil))
-                #expect(noVerifier.status == .badRequest && noVerifier.string("error") == "invalid_request" && noVerifier.errorCode == 9002325, "\(noVerifier.text)")
+                #expect(
+                    noVerifier.status == .badRequest && noVerifier.string("error") == "invalid_request" && noVerifier.errorCode == 9002325, "\(noVerifier.text)"
+                )
             }
         }
     }
@@ -146,8 +149,9 @@ struct SignInTests {
                 #expect(replay.status == .badRequest && replay.string("error") == "invalid_grant" && replay.errorCode == 54005, "\(replay.text)")
                 let afterReplay = try await client.token(Grants.refresh(refresh, claims: nil))
                 #expect(afterReplay.status == .badRequest && afterReplay.string("error") == "invalid_grant", "the first redemption's refresh token is revoked")
-                let introspection = try await client.form("/\(Fixtures.domain)/oauth2/v2.0/introspect", [("token", access)],
-                                                          headers: [.authorization: Grants.basic(Fixtures.mailApiId, Fixtures.mailApiSecret)])
+                let introspection = try await client.form(
+                    "/\(Fixtures.domain)/oauth2/v2.0/introspect", [("token", access)],
+                    headers: [.authorization: Grants.basic(Fixtures.mailApiId, Fixtures.mailApiSecret)])
                 #expect(introspection["active"] as? Bool == false, "the first redemption's access token is revoked: \(introspection.text)")
 
                 let other = try #require(try await browser.get(client, Authorize.query()).delivered["code"], "SSO: the session issues a code at once")
@@ -169,7 +173,9 @@ struct SignInTests {
         }
     }
 
-    @Test("whoever intercepts a code cannot spoil its owner's redemption: a wrong verifier, none, another redirect URI or client are refused and leave the code unused (issue 25.4)")
+    @Test(
+        "whoever intercepts a code cannot spoil its owner's redemption: a wrong verifier, none, another redirect URI or client are refused and leave the code unused (issue 25.4)"
+    )
     func interceptedCode() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
@@ -207,7 +213,8 @@ struct SignInTests {
                 let silent = try await browser.get(client, Authorize.query(extra: [("prompt", "none")]))
                 #expect(silent.delivered["code"] != nil, "\(silent.delivered)")
                 // The session cookie is scoped to the tenant: the tenant's ID in the authority works too.
-                let byId = try await browser.get(client, Authorize.query(extra: [("prompt", "none")]).replacingOccurrences(of: Fixtures.domain, with: Fixtures.tenantId))
+                let byId = try await browser.get(
+                    client, Authorize.query(extra: [("prompt", "none")]).replacingOccurrences(of: Fixtures.domain, with: Fixtures.tenantId))
                 #expect(byId.delivered["code"] != nil, "\(byId.status) \(byId.delivered)")
                 let login = try await browser.get(client, Authorize.query(extra: [("prompt", "login")]))
                 #expect(login.status == .ok && login.input("ticket") != nil)
@@ -220,7 +227,10 @@ struct SignInTests {
                 #expect(another.status == .ok && another.html.contains(#"autocomplete="current-password""#))
 
                 // Sign-out: only to a registered URI, with the state; then prompt=none needs a sign-in again.
-                let out = try await browser.get(client, "/\(Fixtures.domain)/oauth2/v2.0/logout?client_id=\(Fixtures.mobileClientId)&post_logout_redirect_uri=https://app.fabrikam.test/signed-out&state=bye")
+                let out = try await browser.get(
+                    client,
+                    "/\(Fixtures.domain)/oauth2/v2.0/logout?client_id=\(Fixtures.mobileClientId)&post_logout_redirect_uri=https://app.fabrikam.test/signed-out&state=bye"
+                )
                 #expect(out.status == .found)
                 #expect(out.headers[.location] == "https://app.fabrikam.test/signed-out?state=bye")
                 #expect(browser.value("portcullis_session") == nil)
@@ -228,7 +238,8 @@ struct SignInTests {
                 #expect(after.delivered["error"] == "login_required")
 
                 _ = try await browser.signIn(client)
-                let evil = try await browser.get(client, "/\(Fixtures.domain)/oauth2/v2.0/logout?client_id=\(Fixtures.mobileClientId)&post_logout_redirect_uri=https://evil.example/")
+                let evil = try await browser.get(
+                    client, "/\(Fixtures.domain)/oauth2/v2.0/logout?client_id=\(Fixtures.mobileClientId)&post_logout_redirect_uri=https://evil.example/")
                 #expect(evil.status == .ok && evil.headers[.location] == nil, "an unregistered post-logout URI is not followed")
                 #expect(try await browser.get(client, Authorize.query(extra: [("prompt", "none")])).delivered["error"] == "login_required")
             }
@@ -237,7 +248,10 @@ struct SignInTests {
 
     @Test("the session expires after its idle timeout and its lifetime")
     func sessionLifetimes() async throws {
-        try await withTestEnvironment(configure: { $0.signIn.sessionIdleTimeout = 600; $0.signIn.sessionLifetime = 1800 }) { env in
+        try await withTestEnvironment(configure: {
+            $0.signIn.sessionIdleTimeout = 600
+            $0.signIn.sessionLifetime = 1800
+        }) { env in
             try await env.application().test(.router) { client in
                 let browser = Browser()
                 _ = try await browser.signIn(client)
@@ -325,7 +339,9 @@ struct SignInTests {
         }
     }
 
-    @Test("hostile input: repeated or huge parameters, bad response_mode, a missing, stale or foreign CSRF token, a tampered ticket: a page or an OAuth error, never 5xx")
+    @Test(
+        "hostile input: repeated or huge parameters, bad response_mode, a missing, stale or foreign CSRF token, a tampered ticket: a page or an OAuth error, never 5xx"
+    )
     func hostileInput() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
@@ -391,7 +407,8 @@ struct DeviceCodeTests {
     func deviceFlow() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                let start = try await client.form(Self.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
+                let start = try await client.form(
+                    Self.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
                 #expect(start.status == .ok, "\(start.text)")
                 let deviceCode = try #require(start.string("device_code"))
                 let userCode = try #require(start.string("user_code"))
@@ -417,15 +434,20 @@ struct DeviceCodeTests {
                 let ticket = try #require(signInPage.input("ticket"))
                 let csrf = try #require(signInPage.input("csrf"))
                 let approve = [("ticket", ticket), ("username", Fixtures.alice.upn), ("password", Fixtures.alice.password), ("decision", "allow")]
-                for (who, fields) in [(browser, approve + [("csrf", "forged")]), (browser, approve), (Browser(), approve + [("csrf", csrf)]),
-                                      (browser, [("ticket", ticket), ("csrf", "forged"), ("decision", "deny")])] {
+                for (who, fields) in [
+                    (browser, approve + [("csrf", "forged")]), (browser, approve), (Browser(), approve + [("csrf", csrf)]),
+                    (browser, [("ticket", ticket), ("csrf", "forged"), ("decision", "deny")]),
+                ] {
                     let refused = try await who.post(client, "/devicelogin/signin", fields)
                     #expect(refused.status == .badRequest && refused.shownCode == 90014, "\(refused.status) \(refused.html.prefix(300))")
                 }
-                #expect(try await env.store.deviceCode(userCode: userCode.replacingOccurrences(of: "-", with: "").uppercased())?.state == .pending, "nothing was approved or denied")
+                #expect(
+                    try await env.store.deviceCode(userCode: userCode.replacingOccurrences(of: "-", with: "").uppercased())?.state == .pending,
+                    "nothing was approved or denied")
                 env.clock.advance(by: 6)
                 #expect(try await client.token(Self.poll(deviceCode)).string("error") == "authorization_pending")
-                let done = try await browser.submit(client, signInPage, [("username", Fixtures.alice.upn), ("password", Fixtures.alice.password), ("decision", "allow")])
+                let done = try await browser.submit(
+                    client, signInPage, [("username", Fixtures.alice.upn), ("password", Fixtures.alice.password), ("decision", "allow")])
                 #expect(done.status == .ok && done.html.contains("signed in"), "\(done.html)")
 
                 let tokens = try await client.token(Self.poll(deviceCode))

@@ -50,18 +50,23 @@ extension JSONReply {
 func jwtClaims(_ token: String) -> [String: Any] {
     let parts = token.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 3, let data = Base64URL.decode(String(parts[1])),
-          let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return [:] }
     return object
 }
 
 enum Grants {
     static let protAppClaims = #"{"access_token": {"xms_cc": {"values": ["protapp"]}}}"#
 
-    static func password(_ account: Fixtures.Account = Fixtures.alice, client: String = Fixtures.mobileClientId,
-                         scope: String = "\(Fixtures.mailResource)/Mail.Read openid profile offline_access",
-                         claims: String? = protAppClaims) -> [(String, String)] {
-        var fields = [("grant_type", "password"), ("client_id", client), ("username", account.upn), ("password", account.password),
-                      ("scope", scope), ("client_info", "1")]
+    static func password(
+        _ account: Fixtures.Account = Fixtures.alice, client: String = Fixtures.mobileClientId,
+        scope: String = "\(Fixtures.mailResource)/Mail.Read openid profile offline_access",
+        claims: String? = protAppClaims
+    ) -> [(String, String)] {
+        var fields = [
+            ("grant_type", "password"), ("client_id", client), ("username", account.upn), ("password", account.password),
+            ("scope", scope), ("client_info", "1"),
+        ]
         if let claims { fields.append(("claims", claims)) }
         return fields
     }

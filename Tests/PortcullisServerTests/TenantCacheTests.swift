@@ -5,12 +5,13 @@ import HummingbirdTesting
 import Logging
 import PortcullisCore
 import PortcullisPostgres
-@testable import PortcullisServer
+import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTesting
-import Testing
-import PortcullisSQLite
 import PostgresNIO
+import Testing
+
+@testable import PortcullisServer
 
 /// The tenant cache follows changes by the document (issue 26): a write in one tenant rebuilds that tenant's
 /// snapshot and no other; other nodes learn of it through the store's change feed.
@@ -35,15 +36,18 @@ struct TenantCacheTests {
                 let stored = try await env.store.tenantRevisions()
                 #expect(stored == env.server.tenants.cachedRevisions(), "the cache holds the store's revision of every tenant")
                 // A delete too: the policy goes, the next request obeys.
-                #expect(try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin, headers: [.ifMatch: "*"]).status == .noContent)
+                #expect(
+                    try await client.admin(.delete, "/conditional-access/policies/\(Policies.requireAppProtection)", token: admin, headers: [.ifMatch: "*"])
+                        .status == .noContent)
                 #expect(try await client.token(Grants.password()).status == .ok)
                 #expect(env.server.tenants.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId])
             }
         }
     }
 
-    @Test("two nodes on PostgreSQL: a write through one reaches the other's cache through the change feed, for that tenant only; what a broken feed missed the revision check finds",
-          .enabled(if: PostgresTestDatabase.suitesEnabled, "POSTGRES_URL is not set"))
+    @Test(
+        "two nodes on PostgreSQL: a write through one reaches the other's cache through the change feed, for that tenant only; what a broken feed missed the revision check finds",
+        .enabled(if: PostgresTestDatabase.suitesEnabled, "POSTGRES_URL is not set"))
     func changeFeed() async throws {
         let (database, url) = try await PostgresTestDatabase.create()
         defer { Task { await PostgresTestDatabase.drop(database) } }
@@ -60,7 +64,10 @@ struct TenantCacheTests {
             let encoder = JSONEncoder()
             var seed: [StoredDocument] = []
             for (id, domain) in [(Fixtures.tenantId, Fixtures.domain), (Fixtures.otherTenantId, Fixtures.otherDomain)] {
-                seed.append(StoredDocument(tenantId: id, kind: .tenant, id: id, body: try encoder.encode(Tenant(id: id, domain: domain, displayName: domain)), version: 0, updatedAt: now))
+                seed.append(
+                    StoredDocument(
+                        tenantId: id, kind: .tenant, id: id, body: try encoder.encode(Tenant(id: id, domain: domain, displayName: domain)), version: 0,
+                        updatedAt: now))
             }
             try await storeA.seed(seed)
             let cacheB = TenantCache(store: storeB, validation: .changeFeed(recheck: .seconds(3600)), logger: logger)
@@ -70,12 +77,16 @@ struct TenantCacheTests {
             defer { follower.cancel() }
             func write(_ name: String) async throws {
                 let location = NamedLocation(id: Fixtures.hqLocationId, displayName: name, ipRanges: ["203.0.113.0/24"], isTrusted: true)
-                _ = try await storeA.put(tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now, audit: nil)
+                _ = try await storeA.put(
+                    tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now,
+                    audit: nil)
             }
             func seen(_ name: String) async throws -> Bool {
                 let deadline = ContinuousClock.now + .seconds(10)
                 while ContinuousClock.now < deadline {
-                    if try await cacheB.snapshot(tenantSegment: Fixtures.tenantId)?.directory.namedLocation(id: Fixtures.hqLocationId)?.displayName == name { return true }
+                    if try await cacheB.snapshot(tenantSegment: Fixtures.tenantId)?.directory.namedLocation(id: Fixtures.hqLocationId)?.displayName == name {
+                        return true
+                    }
                     try await Task.sleep(for: .milliseconds(5))
                 }
                 return false

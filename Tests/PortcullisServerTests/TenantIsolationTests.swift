@@ -3,13 +3,13 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import NIOFoundationEssentialsCompat
 import PortcullisAPI
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisTesting
 import PortcullisTokens
 import Testing
-import NIOFoundationEssentialsCompat
-import PortcullisSQLite
 
 /// Two tenants on one installation, one of them hostile (issue 25.1, PROTOCOL §11): the other tenant's
 /// administrator cannot take Fabrikam's application IDs, object IDs or UPN domain, and a token of one tenant
@@ -24,9 +24,13 @@ struct TenantIsolationTests {
         var root = try #require(try JSONSerialization.jsonObject(with: Fixtures.directoryJSON()) as? [String: Any])
         var tenants = try #require(root["tenants"] as? [[String: Any]])
         var other = tenants[1]
-        other["applications"] = (other["applications"] as? [[String: Any]] ?? []) + [[
-            "appId": otherAdminId, "displayName": "Other admin tool", "secrets": [["secret": otherAdminSecret]], "allowedGrantTypes": ["client_credentials"],
-        ]]
+        other["applications"] =
+            (other["applications"] as? [[String: Any]] ?? []) + [
+                [
+                    "appId": otherAdminId, "displayName": "Other admin tool", "secrets": [["secret": otherAdminSecret]],
+                    "allowedGrantTypes": ["client_credentials"],
+                ]
+            ]
         other["appRoleAssignments"] = [["principalId": otherAdminId, "resource": "api://portcullis-admin", "role": "Portcullis.Admin"]]
         tenants[1] = other
         root["tenants"] = tenants
@@ -48,9 +52,10 @@ struct TenantIsolationTests {
     func hostileTenant() async throws {
         try await withTestEnvironment(directoryJSON: try Self.directory()) { env in
             try await env.application().test(.live) { client in
-                let otherToken = try #require(try await client.form(
-                    "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
-                    Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "api://portcullis-admin/.default"))["access_token"] as? String)
+                let otherToken = try #require(
+                    try await client.form(
+                        "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
+                        Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "api://portcullis-admin/.default"))["access_token"] as? String)
                 func post(_ path: String, _ body: [String: Any]) async throws -> (HTTPResponse.Status, [String]) {
                     try await client.execute(
                         uri: "/admin/v1/\(path)", method: .post, headers: [.authorization: "Bearer \(otherToken)", .contentType: "application/json"],
@@ -62,23 +67,36 @@ struct TenantIsolationTests {
                     }
                 }
                 // Fabrikam's mail API, copied: its appId is taken.
-                let copy: [String: Any] = ["appId": Fixtures.mailApiId, "displayName": "Mail API", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]
+                let copy: [String: Any] = [
+                    "appId": Fixtures.mailApiId, "displayName": "Mail API", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"],
+                ]
                 #expect(try await post("applications", copy) == (.badRequest, ["/appId"]))
                 #expect(try await post("applications?dryRun=true", copy) == (.badRequest, ["/appId"]), "a dry run says so too")
                 // Alice, copied: her UPN's domain is Fabrikam's, and her object ID is hers (a group cannot take it either).
-                #expect(try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": Fixtures.alice.upn, "displayName": "Alice"]) == (.badRequest, ["/userPrincipalName"]))
-                #expect(try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": "alice@\(Fixtures.otherDomain)", "displayName": "Alice"]) == (.badRequest, ["/id"]))
+                #expect(
+                    try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": Fixtures.alice.upn, "displayName": "Alice"]) == (
+                        .badRequest, ["/userPrincipalName"]
+                    ))
+                #expect(
+                    try await post("users", ["id": Fixtures.alice.id, "userPrincipalName": "alice@\(Fixtures.otherDomain)", "displayName": "Alice"]) == (
+                        .badRequest, ["/id"]
+                    ))
                 #expect(try await post("groups", ["id": Fixtures.alice.id, "displayName": "Alice"]) == (.badRequest, ["/id"]))
                 #expect(try await env.store.document(tenantId: Fixtures.otherTenantId, kind: .user, id: Fixtures.alice.id) == nil)
 
                 // What the other tenant may do — an API of its own under the same identifier URI, with a role it assigns
                 // itself — gives tokens that Fabrikam's JWKS does not verify (their own tenant's JWKS does).
                 let ownApi = "50000000-0000-4000-8000-0000000000bb"
-                #expect(try await post("applications", ["appId": ownApi, "displayName": "Look-alike", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]).0 == .created)
+                #expect(
+                    try await post(
+                        "applications", ["appId": ownApi, "displayName": "Look-alike", "identifierUris": [Fixtures.mailResource], "appRoles": ["Mail.ReadAll"]]
+                    ).0 == .created)
                 #expect(try await post("app-role-assignments", ["principalId": Self.otherAdminId, "resource": ownApi, "role": "Mail.ReadAll"]).0 == .created)
-                let lookAlike = try #require(try await client.form(
-                    "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
-                    Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "\(Fixtures.mailResource)/.default"))["access_token"] as? String)
+                let lookAlike = try #require(
+                    try await client.form(
+                        "/\(Fixtures.otherDomain)/oauth2/v2.0/token",
+                        Self.clientCredentials(Self.otherAdminId, Self.otherAdminSecret, scope: "\(Fixtures.mailResource)/.default"))["access_token"] as? String
+                )
                 #expect(jwtClaims(lookAlike)["roles"] as? [String] == ["Mail.ReadAll"])
                 #expect(jwtClaims(lookAlike)["aud"] as? String == ownApi, "the audience is the look-alike's own app ID, never Fabrikam's")
                 let genuine = try #require(try await client.token(Grants.clientCredentials())["access_token"] as? String)

@@ -4,9 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisCore
+import PortcullisServer
 import PortcullisTesting
 import Testing
-import PortcullisServer
 
 @Suite("token endpoint")
 struct TokenEndpointTests {
@@ -53,7 +53,9 @@ struct TokenEndpointTests {
                     for scope in ["\(Fixtures.mailResource)/.default", "\(Fixtures.mailApiId)/.default"] {
                         let reply = try await client.token(Grants.clientCredentials(scope: scope))
                         let aud = jwtClaims(try #require(reply.string("access_token"))).first { $0.key == "aud" }?.value as? String
-                        #expect(aud == (format == .applicationId ? expected : (scope.hasPrefix("api://") ? Fixtures.mailResource : Fixtures.mailApiId)), "\(format) \(scope)")
+                        #expect(
+                            aud == (format == .applicationId ? expected : (scope.hasPrefix("api://") ? Fixtures.mailResource : Fixtures.mailApiId)),
+                            "\(format) \(scope)")
                     }
                 }
             }
@@ -161,7 +163,10 @@ struct TokenEndpointTests {
                 #expect(reply.headers[HTTPField.Name("x-ms-request-id")!] == trace)
                 let timestamp = try #require(reply.string("timestamp"))
                 #expect(timestamp.range(of: #"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z$"#, options: .regularExpression) != nil)
-                #expect(reply.string("error_description") == "AADSTS50126: Error validating credentials due to invalid username or password.\r\nTrace ID: \(trace)\r\nCorrelation ID: abc-123\r\nTimestamp: \(timestamp)")
+                #expect(
+                    reply.string("error_description")
+                        == "AADSTS50126: Error validating credentials due to invalid username or password.\r\nTrace ID: \(trace)\r\nCorrelation ID: abc-123\r\nTimestamp: \(timestamp)"
+                )
                 #expect(!reply.text.contains("wrong"), "the password must never be echoed")
             }
         }
@@ -171,8 +176,9 @@ struct TokenEndpointTests {
     func invalidClient() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                let reply = try await client.form(TestEnvironment.tokenPath, [("grant_type", "client_credentials"), ("scope", "\(Fixtures.mailResource)/.default")],
-                                                  headers: [.authorization: Grants.basic(Fixtures.daemonClientId, "wrong")])
+                let reply = try await client.form(
+                    TestEnvironment.tokenPath, [("grant_type", "client_credentials"), ("scope", "\(Fixtures.mailResource)/.default")],
+                    headers: [.authorization: Grants.basic(Fixtures.daemonClientId, "wrong")])
                 #expect(reply.status == .unauthorized)
                 #expect(reply.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
                 #expect(reply.errorCode == 7000215)

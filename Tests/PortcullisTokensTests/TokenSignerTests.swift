@@ -41,9 +41,11 @@ struct TokenSignerTests {
         #expect(second.active(at: now).publicJWK["alg"] == algorithm.rawValue)
     }
 
-    @Test("sign → verify round trip with whole-second dates and the configured typ", arguments: [
-        (SigningAlgorithm.es256, AccessTokenType.jwt), (.rs256, .jwt), (.es256, .atJWT),
-    ])
+    @Test(
+        "sign → verify round trip with whole-second dates and the configured typ",
+        arguments: [
+            (SigningAlgorithm.es256, AccessTokenType.jwt), (.rs256, .jwt), (.es256, .atJWT),
+        ])
     func roundTrip(_ algorithm: SigningAlgorithm, _ type: AccessTokenType) async throws {
         let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: algorithm, now: now), accessTokenType: type)
         let claims = sampleClaims(now: now)
@@ -270,7 +272,8 @@ struct TenantKeyRingTests {
         if case .failure(let rejection) = await a.verifyAccessToken(old, issuer: nil, audiences: nil, now: upgrade) { Issue.record("\(rejection)") }
         // A restart later in the window (another node, the same Keys/) agrees on when the window ends.
         clock.date = upgrade.addingTimeInterval(1800)
-        #expect(try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock).retiringUntil == upgrade.addingTimeInterval(3600))
+        #expect(
+            try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock).retiringUntil == upgrade.addingTimeInterval(3600))
         // After the window: no longer published, no longer verifying — on a node that was running all along, and after a restart.
         clock.date = upgrade.addingTimeInterval(3601)
         #expect(try kids(a.jwksJSON) == [a.active.kid])

@@ -51,8 +51,10 @@ public struct RemediationRequest: Codable, Sendable, Equatable {
     public var callbackUri: String?
     public var appKey: AppKeyJWK?
 
-    public init(deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String? = nil, silent: Bool?, callbackUri: String? = nil,
-                appKey: AppKeyJWK? = nil) {
+    public init(
+        deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String? = nil, silent: Bool?, callbackUri: String? = nil,
+        appKey: AppKeyJWK? = nil
+    ) {
         self.deviceId = deviceId
         self.platform = platform
         self.osVersion = osVersion
@@ -92,9 +94,11 @@ public struct EnrollmentResponse: Codable, Sendable, Equatable {
     public var upn: String?
     public var recheckIntervalMinutes: Int?
 
-    public init(enrollmentId: String?, statusCode: EnrollmentStatusCode, policy: PolicyDocument?, complianceStatus: ComplianceStatus,
-                commands: [String]? = nil, missing: [String]? = nil, accountId: String? = nil, tenantId: String? = nil, upn: String? = nil,
-                recheckIntervalMinutes: Int? = nil) {
+    public init(
+        enrollmentId: String?, statusCode: EnrollmentStatusCode, policy: PolicyDocument?, complianceStatus: ComplianceStatus,
+        commands: [String]? = nil, missing: [String]? = nil, accountId: String? = nil, tenantId: String? = nil, upn: String? = nil,
+        recheckIntervalMinutes: Int? = nil
+    ) {
         self.enrollmentId = enrollmentId
         self.statusCode = statusCode
         self.policy = policy
@@ -161,7 +165,9 @@ public struct ComplianceStatusEvent: Codable, Sendable, Equatable {
     public var errorTitle: String?
     public var errorMessage: String?
 
-    public init(enrollmentId: String, accountId: String, tenantId: String, upn: String, status: ComplianceStatusValue, errorTitle: String?, errorMessage: String?) {
+    public init(
+        enrollmentId: String, accountId: String, tenantId: String, upn: String, status: ComplianceStatusValue, errorTitle: String?, errorMessage: String?
+    ) {
         self.enrollmentId = enrollmentId
         self.accountId = accountId
         self.tenantId = tenantId
@@ -292,8 +298,10 @@ public struct ComplianceSecurityEvent: Codable, Sendable, Equatable {
         public var complianceStatus: ComplianceStatusEvent?
         public var configurationChanged: ConfigurationChangedEvent?
 
-        public init(deviceComplianceChange: DeviceComplianceChangeEvent?, complianceStatus: ComplianceStatusEvent?,
-                    configurationChanged: ConfigurationChangedEvent? = nil) {
+        public init(
+            deviceComplianceChange: DeviceComplianceChangeEvent?, complianceStatus: ComplianceStatusEvent?,
+            configurationChanged: ConfigurationChangedEvent? = nil
+        ) {
             self.deviceComplianceChange = deviceComplianceChange
             self.complianceStatus = complianceStatus
             self.configurationChanged = configurationChanged

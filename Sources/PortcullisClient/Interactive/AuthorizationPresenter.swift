@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -134,9 +135,11 @@ final class LoopbackListener: @unchecked Sendable {
                 continue
             }
             let failed = names.contains("error")
-            Self.respond(client, status: "200 OK", body: failed
-                ? "Sign-in did not complete. You can close this window and return to the app."
-                : "Signed in. You can close this window and return to the app.")
+            Self.respond(
+                client, status: "200 OK",
+                body: failed
+                    ? "Sign-in did not complete. You can close this window and return to the app."
+                    : "Signed in. You can close this window and return to the app.")
             return target
         }
         throw PortcullisClientError(kind: .cancelled, message: "No sign-in came back to the loopback redirect before the timeout.")
@@ -149,7 +152,11 @@ final class LoopbackListener: @unchecked Sendable {
         var waited = 0
         while head.count < 16384 {
             var poller = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 1000) > 0 else { waited += 1; if waited > 5 { return nil }; continue }
+            guard poll(&poller, 1, 1000) > 0 else {
+                waited += 1
+                if waited > 5 { return nil }
+                continue
+            }
             let count = recv(client, &buffer, buffer.count, 0)
             guard count > 0 else { break }
             head.append(contentsOf: buffer[0..<count])
@@ -164,7 +171,8 @@ final class LoopbackListener: @unchecked Sendable {
 
     private static func respond(_ client: Int32, status: String, body: String) {
         let page = "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Portcullis</title><p>\(body)</p></html>"
-        let response = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\n"
+        let response =
+            "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\n"
             + "Cache-Control: no-store\r\nConnection: close\r\n\r\n\(page)"
         let bytes = Array(response.utf8)
         var sent = 0

@@ -1,5 +1,6 @@
 public import Foundation
 import PortcullisAPI
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 import PortcullisCore
@@ -38,8 +39,9 @@ extension PublicClientApplication {
             // The sign-in succeeded; only this resource's token was refused. A token for the compliance service
             // (which app protection never blocks), from the fresh session without a page, caches the account so
             // that remediation can run silently.
-            _ = try? await authorizationCodeFlow(scopes: [ComplianceManager.complianceScope], presenter: presenter, prompt: .never,
-                                                 loginHint: error.protection?.account.username, claimsChallenge: nil)
+            _ = try? await authorizationCodeFlow(
+                scopes: [ComplianceManager.complianceScope], presenter: presenter, prompt: .never,
+                loginHint: error.protection?.account.username, claimsChallenge: nil)
             guard remediation == .automatic else { throw error }
             return try await remediateThenSilently(error, scopes: scopes)
         }
@@ -68,8 +70,10 @@ extension PublicClientApplication {
         return try await acquireTokenSilent(account: protected, scopes: scopes, forceRefresh: true)
     }
 
-    func authorizationCodeFlow(scopes: [String], presenter: any AuthorizationPresenter, prompt: SignInPrompt?, loginHint: String?,
-                               claimsChallenge: String?) async throws -> AuthenticationResult {
+    func authorizationCodeFlow(
+        scopes: [String], presenter: any AuthorizationPresenter, prompt: SignInPrompt?, loginHint: String?,
+        claimsChallenge: String?
+    ) async throws -> AuthenticationResult {
         let pkce = PKCEPair()
         let state = RandomText.make()
         let nonce = RandomText.make()
@@ -91,8 +95,9 @@ extension PublicClientApplication {
             guard let url = components.url else { throw PortcullisClientError.transport("cannot build the authorization URL") }
             return url
         }
-        let answer = Dictionary((URLComponents(url: redirect.url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
-                                uniquingKeysWith: { first, _ in first })
+        let answer = Dictionary(
+            (URLComponents(url: redirect.url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+            uniquingKeysWith: { first, _ in first })
         guard answer["state"] == state else {
             throw PortcullisClientError(kind: .transport, message: "The sign-in came back with a state this request did not send; ignored.")
         }
@@ -115,8 +120,9 @@ extension PublicClientApplication {
     func deviceCodeFlow(scopes: [String], claimsChallenge: String?, onCode: @Sendable (DeviceCodeInfo) async -> Void) async throws -> AuthenticationResult {
         var form = [("client_id", configuration.clientId), ("scope", (scopes + Self.oidcScopes.filter { !scopes.contains($0) }).joined(separator: " "))]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: claimsChallenge) { form.append(("claims", claims)) }
-        let reply = try await transport.send(configuration.authority.appendingPathComponent("oauth2/v2.0/devicecode"), method: "POST", form: form,
-                                             correlationId: UUID().uuidString.lowercased())
+        let reply = try await transport.send(
+            configuration.authority.appendingPathComponent("oauth2/v2.0/devicecode"), method: "POST", form: form,
+            correlationId: UUID().uuidString.lowercased())
         guard reply.status == 200 else {
             guard let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) else {
                 throw PortcullisClientError.transport("the device authorization endpoint answered HTTP \(reply.status)")
@@ -132,8 +138,9 @@ extension PublicClientApplication {
         while Date() < expiresOn {
             try await Task.sleep(for: .seconds(interval))
             do {
-                return try await request([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", started.deviceCode)],
-                                         scopes: scopes, claimsChallenge: claimsChallenge, account: nil)
+                return try await request(
+                    [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", started.deviceCode)],
+                    scopes: scopes, claimsChallenge: claimsChallenge, account: nil)
             } catch let error as PortcullisClientError where error.oauth?.error == "authorization_pending" {
                 continue
             } catch let error as PortcullisClientError where error.oauth?.error == "slow_down" {

@@ -28,8 +28,9 @@ public final class WebAuthenticationSessionPresenter: NSObject, AuthorizationPre
                         continuation.resume(returning: callback)
                     } else {
                         let cancelled = (error as? ASWebAuthenticationSessionError)?.code == .canceledLogin
-                        continuation.resume(throwing: PortcullisClientError(
-                            kind: cancelled ? .cancelled : .transport, message: error?.localizedDescription ?? "The sign-in did not complete."))
+                        continuation.resume(
+                            throwing: PortcullisClientError(
+                                kind: cancelled ? .cancelled : .transport, message: error?.localizedDescription ?? "The sign-in did not complete."))
                     }
                 }
                 session.presentationContextProvider = self

@@ -42,8 +42,10 @@ public struct LockoutPolicy: Sendable, Equatable {
     public var maximumLock: TimeInterval
     public var escalationMemory: TimeInterval
 
-    public init(accountThreshold: Int = 10, addressThreshold: Int = 100, factorThreshold: Int = 5, deviceCodeThreshold: Int = 20, window: TimeInterval = 600,
-                firstLock: TimeInterval = 60, maximumLock: TimeInterval = 3600, escalationMemory: TimeInterval = 24 * 3600) {
+    public init(
+        accountThreshold: Int = 10, addressThreshold: Int = 100, factorThreshold: Int = 5, deviceCodeThreshold: Int = 20, window: TimeInterval = 600,
+        firstLock: TimeInterval = 60, maximumLock: TimeInterval = 3600, escalationMemory: TimeInterval = 24 * 3600
+    ) {
         self.deviceCodeThreshold = deviceCodeThreshold
         self.accountThreshold = accountThreshold
         self.addressThreshold = addressThreshold

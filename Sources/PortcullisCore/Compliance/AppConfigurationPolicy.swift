@@ -17,8 +17,10 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
     public static let maximumConfigurationBytes = 64 * 1024
     public static let priorities = 0...1_000_000
 
-    public init(id: String, displayName: String, targets: AppProtectionPolicy.Targets, priority: Int, configuration: [String: JSONValue],
-                secrets: [SecretDeclaration]? = nil) {
+    public init(
+        id: String, displayName: String, targets: AppProtectionPolicy.Targets, priority: Int, configuration: [String: JSONValue],
+        secrets: [SecretDeclaration]? = nil
+    ) {
         self.id = id
         self.displayName = displayName
         self.targets = targets
@@ -69,7 +71,10 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
             for other in others where other.id != id && other.priority == priority {
                 let shared = Set(other.targets.applications).intersection(targets.applications)
                 if !shared.isEmpty {
-                    problems.add(root.path("priority"), "\(priority) is also the priority of '\(other.displayName)' (\(other.id)), which targets the same app (\(shared.sorted().joined(separator: ", "))): overlapping policies need distinct priorities, the lower one winning.")
+                    problems.add(
+                        root.path("priority"),
+                        "\(priority) is also the priority of '\(other.displayName)' (\(other.id)), which targets the same app (\(shared.sorted().joined(separator: ", "))): overlapping policies need distinct priorities, the lower one winning."
+                    )
                 }
             }
         }
@@ -93,8 +98,10 @@ public struct MergedAppConfiguration: Sendable, Equatable {
     public let canonical: Data
 
     /// `materials` are the tenant's stored secret material, by `StoredSecretMaterial.documentId`.
-    public static func resolve(_ policies: [AppConfigurationPolicy], materials: [String: StoredSecretMaterial] = [:], groupIds: [String],
-                               clientId: String) -> MergedAppConfiguration {
+    public static func resolve(
+        _ policies: [AppConfigurationPolicy], materials: [String: StoredSecretMaterial] = [:], groupIds: [String],
+        clientId: String
+    ) -> MergedAppConfiguration {
         let applying = policies.filter { $0.targets.cover(groupIds: groupIds, clientId: clientId) }.sorted { $0.priority < $1.priority }
         guard !applying.isEmpty else { return MergedAppConfiguration(configuration: nil, policyIds: [], secrets: [], canonical: Data("null".utf8)) }
         var merged: [String: JSONValue] = [:]
@@ -106,12 +113,14 @@ public struct MergedAppConfiguration: Sendable, Equatable {
                 var version: String?
                 if declaration.holdsMaterial {
                     guard let material = materials[StoredSecretMaterial.documentId(policyId: policy.id, identifier: declaration.identifier)],
-                          material.kind == declaration.kind else { continue }
+                        material.kind == declaration.kind
+                    else { continue }
                     version = material.version
                 }
-                secrets.append(ProvisionedSecret(
-                    identifier: declaration.identifier, kind: declaration.kind, issuance: declaration.issuance, version: version, policyId: policy.id,
-                    validityDays: declaration.validityDays))
+                secrets.append(
+                    ProvisionedSecret(
+                        identifier: declaration.identifier, kind: declaration.kind, issuance: declaration.issuance, version: version, policyId: policy.id,
+                        validityDays: declaration.validityDays))
             }
         }
         secrets.sort { $0.identifier < $1.identifier }

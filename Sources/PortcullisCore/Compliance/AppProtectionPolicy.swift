@@ -41,7 +41,9 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
     }
 
     /// Parses and validates a policy document as strictly as conditional-access policies.
-    public static func parse(_ value: JSONValue, directory: DirectorySnapshot, generatedId: @autoclosure () -> String, pointer: String = "") throws(ValidationError) -> AppProtectionPolicy {
+    public static func parse(
+        _ value: JSONValue, directory: DirectorySnapshot, generatedId: @autoclosure () -> String, pointer: String = ""
+    ) throws(ValidationError) -> AppProtectionPolicy {
         let problems = ProblemCollector()
         let policy = read(value, directory: directory, generatedId: generatedId(), pointer: pointer, problems: problems)
         try problems.check()
@@ -49,7 +51,8 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
         return policy
     }
 
-    static func read(_ value: JSONValue, directory: DirectorySnapshot, generatedId: String, pointer: String, problems: ProblemCollector) -> AppProtectionPolicy? {
+    static func read(_ value: JSONValue, directory: DirectorySnapshot, generatedId: String, pointer: String, problems: ProblemCollector) -> AppProtectionPolicy?
+    {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         root.rejectUnknownMembers(allowed: ["id", "displayName", "description", "targets", "settings", "version"])
         var id = generatedId
@@ -85,7 +88,9 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
             func groups(_ key: String, allowAll: Bool) -> [String] {
                 var result: [String] = []
                 for (group, groupPointer) in t.strings(key) ?? [] {
-                    if allowAll && group.lowercased() == "all" { result.append("All") } else if directory.group(id: group) != nil {
+                    if allowAll && group.lowercased() == "all" {
+                        result.append("All")
+                    } else if directory.group(id: group) != nil {
                         result.append(group.lowercased())
                     } else {
                         problems.add(groupPointer, "'\(group)' names no group of this tenant\(allowAll ? " (or use All)" : "").")
@@ -123,7 +128,8 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
                 }
             }
         }
-        func rule<L: RawRepresentable & CaseIterable & Codable & Sendable & Hashable>(_ key: String, _ type: L.Type) -> AppProtectionSettings.LocationRule<L>? where L.RawValue == String {
+        func rule<L: RawRepresentable & CaseIterable & Codable & Sendable & Hashable>(_ key: String, _ type: L.Type) -> AppProtectionSettings.LocationRule<L>?
+        where L.RawValue == String {
             guard let r = s.object(key) else { return nil }
             r.rejectUnknownMembers(allowed: ["blocked", "allowedLocations"])
             let blocked = r.bool("blocked", required: true)

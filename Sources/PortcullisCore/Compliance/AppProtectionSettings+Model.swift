@@ -14,7 +14,13 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
     /// Which apps org data may go to / come from; ordered from most to least restrictive.
     public enum TransferLevel: String, Codable, Sendable, CaseIterable {
         case none, policyManagedApps, allApps
-        public var restrictiveness: Int { switch self { case .none: 2; case .policyManagedApps: 1; case .allApps: 0 } }
+        public var restrictiveness: Int {
+            switch self {
+            case .none: 2
+            case .policyManagedApps: 1
+            case .allApps: 0
+            }
+        }
 
         /// A level this version does not know (a newer server) reads as the most restrictive one, `none`.
         public init(from decoder: any Decoder) throws {
@@ -24,7 +30,13 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
 
     public enum NotificationPolicy: String, Codable, Sendable, CaseIterable {
         case allow, blockOrgData, block
-        public var restrictiveness: Int { switch self { case .allow: 0; case .blockOrgData: 1; case .block: 2 } }
+        public var restrictiveness: Int {
+            switch self {
+            case .allow: 0
+            case .blockOrgData: 1
+            case .block: 2
+            }
+        }
 
         /// A policy this version does not know (a newer server) reads as the most restrictive one, `block`.
         public init(from decoder: any Decoder) throws {

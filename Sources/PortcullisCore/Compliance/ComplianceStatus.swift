@@ -34,4 +34,3 @@ public enum EnrollmentStatusCode: Int, Codable, Sendable {
     /// Portcullis: the tenant's `allowedAccounts` does not include this account.
     case accountNotAllowed = 230
 }
-

@@ -7,7 +7,9 @@ extension ComplianceStatus {
         errorMessage: "This app has not applied your organization's protection policy yet. Open the app again to finish setting it up.")
     public static let notTargeted = ComplianceStatus(
         status: .notCompliant, errorTitle: "Account not protected",
-        errorMessage: "Your organization requires app protection for this account, but no app protection policy is assigned to it for this app. Contact your IT administrator.")
+        errorMessage:
+            "Your organization requires app protection for this account, but no app protection policy is assigned to it for this app. Contact your IT administrator."
+    )
     public static let accountNotAllowed = ComplianceStatus(
         status: .notCompliant, errorTitle: "Account not allowed",
         errorMessage: "Your organization does not allow this account to be used with this app. Sign in with an allowed work account.")
@@ -18,12 +20,14 @@ extension ComplianceStatus {
         status: .notCompliant, errorTitle: "Device not supported",
         errorMessage: "Your organization's data cannot be used on a jailbroken or rooted device.")
     public static func osTooOld(_ minimum: String) -> ComplianceStatus {
-        ComplianceStatus(status: .notCompliant, errorTitle: "Update your device",
-                         errorMessage: "Your organization requires operating system version \(minimum) or later. Update your device, then try again.")
+        ComplianceStatus(
+            status: .notCompliant, errorTitle: "Update your device",
+            errorMessage: "Your organization requires operating system version \(minimum) or later. Update your device, then try again.")
     }
     public static func appTooOld(_ minimum: String) -> ComplianceStatus {
-        ComplianceStatus(status: .notCompliant, errorTitle: "Update this app",
-                         errorMessage: "Your organization requires version \(minimum) or later of this app. Update the app, then try again.")
+        ComplianceStatus(
+            status: .notCompliant, errorTitle: "Update this app",
+            errorMessage: "Your organization requires version \(minimum) or later of this app. Update the app, then try again.")
     }
     public static let pinRequiredInteractive = ComplianceStatus(
         status: .interactionRequired, errorTitle: "PIN required",

@@ -66,8 +66,9 @@ public enum EnrollmentMachine {
             next.state = .notCompliant
             next.complianceStatus = .notTargeted
             next.lapsesAt = nil
-            return Outcome(enrollment: next, statusCode: .noPolicyReceived, deliverPolicy: false, commands: [],
-                           change: change(previous, next.complianceStatus), revokeTokens: false)
+            return Outcome(
+                enrollment: next, statusCode: .noPolicyReceived, deliverPolicy: false, commands: [],
+                change: change(previous, next.complianceStatus), revokeTokens: false)
         }
         next.policyVersion = policy.version
         if let applied = report.appliedPolicyVersion { next.appliedPolicyVersion = applied }
@@ -89,8 +90,9 @@ public enum EnrollmentMachine {
             next.complianceStatus = .policyNotApplied
             next.lapsesAt = nil
         }
-        return Outcome(enrollment: next, statusCode: deliver ? .newPoliciesReceived : .policiesUnchanged, deliverPolicy: deliver,
-                       commands: [], change: change(previous, next.complianceStatus), revokeTokens: false)
+        return Outcome(
+            enrollment: next, statusCode: deliver ? .newPoliciesReceived : .policiesUnchanged, deliverPolicy: deliver,
+            commands: [], change: change(previous, next.complianceStatus), revokeTokens: false)
     }
 
     /// An admin's selective wipe: compliance is revoked at once, tokens revoked, the next check-in wipes.
@@ -101,8 +103,9 @@ public enum EnrollmentMachine {
         next.complianceStatus = .wiped
         next.lapsesAt = nil
         next.updatedAt = now
-        return Outcome(enrollment: next, statusCode: .wipeReceived, deliverPolicy: false, commands: [.wipe],
-                       change: change(effectiveStatus(current, now: now), next.complianceStatus), revokeTokens: true)
+        return Outcome(
+            enrollment: next, statusCode: .wipeReceived, deliverPolicy: false, commands: [.wipe],
+            change: change(effectiveStatus(current, now: now), next.complianceStatus), revokeTokens: true)
     }
 
     /// Unenrollment by the app (also the acknowledgement of a wipe). Frees the app instance's managed slot.
@@ -113,8 +116,9 @@ public enum EnrollmentMachine {
         next.lapsesAt = nil
         next.updatedAt = now
         let previous = effectiveStatus(current, now: now)
-        return Outcome(enrollment: next, statusCode: .unenrollmentSucceeded, deliverPolicy: false, commands: [],
-                       change: previous.status == .compliant ? change(previous, next.complianceStatus) : nil, revokeTokens: false)
+        return Outcome(
+            enrollment: next, statusCode: .unenrollmentSucceeded, deliverPolicy: false, commands: [],
+            change: previous.status == .compliant ? change(previous, next.complianceStatus) : nil, revokeTokens: false)
     }
 
     /// The grace-period sweep: a compliant enrollment whose grace period has passed lapses.
@@ -124,8 +128,9 @@ public enum EnrollmentMachine {
         next.state = .lapsed
         next.complianceStatus = .lapsed
         next.updatedAt = now
-        return Outcome(enrollment: next, statusCode: .policiesUnchanged, deliverPolicy: false, commands: [],
-                       change: change(.compliant, .lapsed), revokeTokens: false)
+        return Outcome(
+            enrollment: next, statusCode: .policiesUnchanged, deliverPolicy: false, commands: [],
+            change: change(.compliant, .lapsed), revokeTokens: false)
     }
 
     /// The status as of `now` (a compliant enrollment past its grace period is effectively lapsed).

@@ -38,7 +38,8 @@ public struct SecretDeclaration: Codable, Sendable, Equatable {
     /// An identifier is reverse-DNS-like (`com.contoso.mail.smtp`): it is a URL path segment and part of the sealing's `info`.
     public static func isValidIdentifier(_ identifier: String) -> Bool {
         guard (1...200).contains(identifier.utf8.count), let first = identifier.unicodeScalars.first,
-              CharacterSet.alphanumerics.contains(first), first.isASCII else { return false }
+            CharacterSet.alphanumerics.contains(first), first.isASCII
+        else { return false }
         return identifier.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 
@@ -54,18 +55,22 @@ public struct SecretDeclaration: Codable, Sendable, Equatable {
             let identifier = reader.string("identifier", required: true)
             if let identifier {
                 if !isValidIdentifier(identifier) {
-                    problems.add(reader.path("identifier"), "must be 1 to 200 letters, digits, '.', '-' or '_', starting with a letter or digit (such as com.contoso.mail.smtp).")
+                    problems.add(
+                        reader.path("identifier"),
+                        "must be 1 to 200 letters, digits, '.', '-' or '_', starting with a letter or digit (such as com.contoso.mail.smtp).")
                 } else if let earlier = seen[identifier.lowercased()] {
                     problems.add(reader.path("identifier"), "'\(identifier)' is declared twice (also at \(earlier)).")
                 } else {
                     seen[identifier.lowercased()] = reader.path("identifier")
                 }
             }
-            let kind = reader.enumeration("kind", allowed: ManagedSecretKind.allCases.map(\.rawValue), required: true).flatMap(ManagedSecretKind.init(rawValue:))
+            let kind = reader.enumeration("kind", allowed: ManagedSecretKind.allCases.map(\.rawValue), required: true).flatMap(
+                ManagedSecretKind.init(rawValue:))
             var issuance: IdentityIssuance?
             var validityDays: Int?
             if kind == .identity {
-                issuance = reader.enumeration("issuance", allowed: IdentityIssuance.allCases.map(\.rawValue), required: true).flatMap(IdentityIssuance.init(rawValue:))
+                issuance = reader.enumeration("issuance", allowed: IdentityIssuance.allCases.map(\.rawValue), required: true).flatMap(
+                    IdentityIssuance.init(rawValue:))
                 if issuance == .device {
                     validityDays = reader.integer("validityDays", in: validityRange) ?? defaultValidityDays
                 } else if reader.has("validityDays") {
@@ -98,7 +103,9 @@ public struct StoredSecretMaterial: Codable, Sendable, Equatable {
     public var updatedAt: Date
     public var sealed: String
 
-    public init(policyId: String, identifier: String, kind: ManagedSecretKind, version: String, fingerprint: String, notAfter: Date?, updatedAt: Date, sealed: String) {
+    public init(
+        policyId: String, identifier: String, kind: ManagedSecretKind, version: String, fingerprint: String, notAfter: Date?, updatedAt: Date, sealed: String
+    ) {
         self.policyId = policyId
         self.identifier = identifier
         self.kind = kind

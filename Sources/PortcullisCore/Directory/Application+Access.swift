@@ -10,23 +10,28 @@ extension Application {
             let entryPointer = JSONPointer.appending(accessPointer, index)
             if entry.resourceAppId.isEmpty { continue }  // unreadable: reported where it was read
             guard let target = resource(entry.resourceAppId) else {
-                problems.add(JSONPointer.appending(entryPointer, "resourceAppId"), "'\(entry.resourceAppId.clipped())' names no resource (an app ID or identifier URI of an API) of this tenant.")
+                problems.add(
+                    JSONPointer.appending(entryPointer, "resourceAppId"),
+                    "'\(entry.resourceAppId.clipped())' names no resource (an app ID or identifier URI of an API) of this tenant.")
                 continue
             }
             if !listed.insert(target.appId).inserted {
                 problems.add(JSONPointer.appending(entryPointer, "resourceAppId"), "lists \(target.displayName) a second time; list each resource once.")
             }
             for (scopeIndex, scope) in entry.scopes.enumerated() where !target.scopes.contains(where: { $0.lowercased() == scope.lowercased() }) {
-                problems.add(JSONPointer.appending(JSONPointer.appending(entryPointer, "scopes"), scopeIndex),
-                             "'\(scope.clipped())' is not a scope of \(target.displayName) (it has: \(target.scopes.joined(separator: ", "))).")
+                problems.add(
+                    JSONPointer.appending(JSONPointer.appending(entryPointer, "scopes"), scopeIndex),
+                    "'\(scope.clipped())' is not a scope of \(target.displayName) (it has: \(target.scopes.joined(separator: ", "))).")
             }
             for (roleIndex, role) in entry.appRoles.enumerated() where !target.appRoles.contains(role) {
-                problems.add(JSONPointer.appending(JSONPointer.appending(entryPointer, "appRoles"), roleIndex),
-                             "'\(role.clipped())' is not an app role of \(target.displayName) (it has: \(target.appRoles.joined(separator: ", "))).")
+                problems.add(
+                    JSONPointer.appending(JSONPointer.appending(entryPointer, "appRoles"), roleIndex),
+                    "'\(role.clipped())' is not an app role of \(target.displayName) (it has: \(target.appRoles.joined(separator: ", "))).")
             }
         }
         for (index, client) in preAuthorizedApplications.enumerated() where client.isGUID && !isApplication(client) {
-            problems.add(JSONPointer.appending(JSONPointer.appending(pointer, "preAuthorizedApplications"), index), "'\(client)' names no application of this tenant.")
+            problems.add(
+                JSONPointer.appending(JSONPointer.appending(pointer, "preAuthorizedApplications"), index), "'\(client)' names no application of this tenant.")
         }
     }
 }

@@ -125,7 +125,9 @@ public struct DirectoryDocument: Sendable {
             guard let entry = parseUser(value, at: pointer, problems: problems, domain: domain?.lowercased()) else { continue }
             userIds.insert(entry.user.id)
             if let first = claimed.claim(object: entry.user.id, at: JSONPointer.appending(pointer, "id")) {
-                problems.add(JSONPointer.appending(pointer, "id"), "repeats the object ID at \(first) (object IDs are unique across the installation, users and groups of every tenant).")
+                problems.add(
+                    JSONPointer.appending(pointer, "id"),
+                    "repeats the object ID at \(first) (object IDs are unique across the installation, users and groups of every tenant).")
             }
             if !upns.insert(entry.user.userPrincipalName.lowercased()).inserted {
                 problems.add(JSONPointer.appending(pointer, "userPrincipalName"), "repeats the UPN of another user (UPNs compare case-insensitively).")
@@ -139,7 +141,9 @@ public struct DirectoryDocument: Sendable {
             guard let group = parseGroup(value, at: pointer, problems: problems, isUser: { userIds.contains($0) }) else { continue }
             groupIds.insert(group.id)
             if let first = claimed.claim(object: group.id, at: JSONPointer.appending(pointer, "id")) {
-                problems.add(JSONPointer.appending(pointer, "id"), "repeats the object ID at \(first) (object IDs are unique across the installation, users and groups of every tenant).")
+                problems.add(
+                    JSONPointer.appending(pointer, "id"),
+                    "repeats the object ID at \(first) (object IDs are unique across the installation, users and groups of every tenant).")
             }
             groups.append(group)
         }
@@ -156,8 +160,9 @@ public struct DirectoryDocument: Sendable {
                 problems.add(JSONPointer.appending(pointer, "appId"), "repeats the appId at \(first) (application IDs are unique across the installation).")
             }
             for (index, uri) in entry.application.identifierUris.enumerated() where !identifierUris.insert(uri.lowercased()).inserted {
-                problems.add(JSONPointer.appending(JSONPointer.appending(pointer, "identifierUris"), index),
-                             "'\(uri)' is already the identifier of another application.")
+                problems.add(
+                    JSONPointer.appending(JSONPointer.appending(pointer, "identifierUris"), index),
+                    "'\(uri)' is already the identifier of another application.")
             }
             applications.append(entry)
             applicationPointers.append(pointer)
@@ -284,7 +289,9 @@ public struct DirectoryDocument: Sendable {
                 case (nil, let hash?):
                     entries?.append(.hashed(ClientSecret(keyId: keyId, secretHash: hash, displayName: displayName, endDateTime: end)))
                 case (nil, nil) where keyId != nil:
-                    if let keyId, keyId.isGUID { entries?.append(.existing(keyId: keyId.lowercased(), pointer: secretPointer)) } else {
+                    if let keyId, keyId.isGUID {
+                        entries?.append(.existing(keyId: keyId.lowercased(), pointer: secretPointer))
+                    } else {
                         problems.add(secret.path("keyId"), "must be a GUID.")
                     }
                 default:
@@ -297,7 +304,9 @@ public struct DirectoryDocument: Sendable {
         }
         var grants: [String] = []
         for (grant, grantPointer) in app.strings("allowedGrantTypes") ?? [] {
-            if grantTypes.contains(grant) { grants.append(grant) } else {
+            if grantTypes.contains(grant) {
+                grants.append(grant)
+            } else {
                 problems.add(grantPointer, "'\(grant)' is not one of: \(grantTypes.joined(separator: ", ")).")
             }
         }
@@ -305,7 +314,8 @@ public struct DirectoryDocument: Sendable {
             problems.add(app.path("allowedGrantTypes"), "a public client cannot use client_credentials.")
         }
         for (uri, uriPointer) in app.strings("redirectUris") ?? [] where !RedirectURI.isRegistrable(uri) {
-            problems.add(uriPointer, "must be an absolute URI without a fragment: https, http on a loopback host (any port when none is given), or an app's own scheme.")
+            problems.add(
+                uriPointer, "must be an absolute URI without a fragment: https, http on a loopback host (any port when none is given), or an app's own scheme.")
         }
         let callbacks = app.strings("complianceCallbackUris") ?? []
         for (uri, uriPointer) in callbacks where !CallbackURI.isAcceptable(uri) {
@@ -328,9 +338,10 @@ public struct DirectoryDocument: Sendable {
                     continue
                 }
                 item.rejectUnknownMembers(allowed: ["resourceAppId", "scopes", "appRoles"])
-                access.append(RequiredResourceAccess(
-                    resourceAppId: item.string("resourceAppId", required: true) ?? "", scopes: (item.strings("scopes") ?? []).map(\.value),
-                    appRoles: (item.strings("appRoles") ?? []).map(\.value)))
+                access.append(
+                    RequiredResourceAccess(
+                        resourceAppId: item.string("resourceAppId", required: true) ?? "", scopes: (item.strings("scopes") ?? []).map(\.value),
+                        appRoles: (item.strings("appRoles") ?? []).map(\.value)))
             }
         }
         var preAuthorized: [String] = []
@@ -363,7 +374,9 @@ public struct DirectoryDocument: Sendable {
         let name = item.string("displayName", required: true)
         var ranges: [String] = []
         for (range, rangePointer) in item.strings("ipRanges", required: true) ?? [] {
-            if IPRange(range) != nil { ranges.append(range) } else {
+            if IPRange(range) != nil {
+                ranges.append(range)
+            } else {
                 problems.add(rangePointer, "'\(range)' is not a CIDR range such as 203.0.113.0/24 or 2001:db8::/32.")
             }
         }

@@ -66,7 +66,8 @@ public struct ClientSecret: Codable, Sendable, Equatable {
     /// After this instant the secret no longer authenticates; `nil` for one that does not expire.
     public var endDateTime: Date?
 
-    public init(keyId: String? = nil, secretHash: String, hint: String? = nil, displayName: String? = nil, startDateTime: Date? = nil, endDateTime: Date? = nil) {
+    public init(keyId: String? = nil, secretHash: String, hint: String? = nil, displayName: String? = nil, startDateTime: Date? = nil, endDateTime: Date? = nil)
+    {
         self.keyId = keyId?.lowercased() ?? Self.keyId(forHash: secretHash)
         self.secretHash = secretHash
         self.hint = hint
@@ -200,7 +201,8 @@ public struct Application: Codable, Sendable, Equatable {
         appId = try container.decode(String.self, forKey: .appId)
         displayName = try container.decode(String.self, forKey: .displayName)
         publicClient = try container.decode(Bool.self, forKey: .publicClient)
-        secrets = try container.decodeIfPresent([ClientSecret].self, forKey: .secrets)
+        secrets =
+            try container.decodeIfPresent([ClientSecret].self, forKey: .secrets)
             ?? (try container.decodeIfPresent([String].self, forKey: .secretHashes) ?? []).map { ClientSecret(secretHash: $0) }
         allowedGrantTypes = try container.decode([String].self, forKey: .allowedGrantTypes)
         redirectUris = try container.decodeIfPresent([String].self, forKey: .redirectUris) ?? []

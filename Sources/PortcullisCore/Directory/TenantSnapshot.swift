@@ -30,8 +30,10 @@ public struct TenantSnapshot: Sendable {
     }
 
     /// A snapshot assembled from parts (tests and benchmarks that describe a tenant directly).
-    public init(directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = [],
-                appConfigurationPolicies: [AppConfigurationPolicy] = [], secretMaterials: [StoredSecretMaterial] = []) {
+    public init(
+        directory: DirectorySnapshot, conditionalAccess: CompiledPolicySet, appProtectionPolicies: [AppProtectionPolicy] = [],
+        appConfigurationPolicies: [AppConfigurationPolicy] = [], secretMaterials: [StoredSecretMaterial] = []
+    ) {
         var contents = TenantContents(tenant: directory.tenant)
         contents.users = directory.users
         contents.groups = directory.groups
@@ -55,7 +57,8 @@ public struct TenantSnapshot: Sendable {
         Document.apply(document, id: id, to: &contents)
         switch Document.kind {
         case .conditionalAccessPolicy:
-            return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
+            return TenantSnapshot(
+                contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:

@@ -31,8 +31,10 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     /// The platform MSAL names in its `x-client-SKU` / `x-client-OS` query parameters.
     public var platform: DevicePlatform?
 
-    public init(tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
-                responseMode: ResponseMode, prompt: Prompt?, loginHint: String?, domainHint: String?, claims: ClaimsRequest?, platform: DevicePlatform?) {
+    public init(
+        tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
+        responseMode: ResponseMode, prompt: Prompt?, loginHint: String?, domainHint: String?, claims: ClaimsRequest?, platform: DevicePlatform?
+    ) {
         self.tenantId = tenantId
         self.clientId = clientId
         self.redirectUri = redirectUri
@@ -67,7 +69,9 @@ extension AuthorizationRequest {
     /// Validates the query (or form) parameters of `/authorize`. `parameters` must already be free of
     /// repeated names (a repeated one is a page error for the caller to report). `consoleRedirectUri` is the
     /// built-in console client's one redirect URI (it depends on the server's base URL).
-    public static func parse(_ parameters: [String: String], tenant: DirectorySnapshot, consoleRedirectUri: String? = nil) -> Result<AuthorizationRequest, AuthorizationRequestFailure> {
+    public static func parse(
+        _ parameters: [String: String], tenant: DirectorySnapshot, consoleRedirectUri: String? = nil
+    ) -> Result<AuthorizationRequest, AuthorizationRequestFailure> {
         if let long = parameters.first(where: { $0.value.utf8.count > maximumParameterLength }) {
             return .failure(.page(TokenError(.invalidRequest, aadsts: 900144, "The parameter '\(long.key.clipped())' is too long.")))
         }
@@ -83,7 +87,10 @@ extension AuthorizationRequest {
         }
         let modeText = value("response_mode") ?? "query"
         guard let mode = ResponseMode(rawValue: modeText) else {
-            return .failure(.page(TokenError(.invalidRequest, aadsts: 900144, "The response_mode '\(modeText.clipped())' is not supported: use query, fragment or form_post.")))
+            return .failure(
+                .page(
+                    TokenError(.invalidRequest, aadsts: 900144, "The response_mode '\(modeText.clipped())' is not supported: use query, fragment or form_post.")
+                ))
         }
         let state = value("state")
         func refuse(_ error: TokenError) -> Result<AuthorizationRequest, AuthorizationRequestFailure> {
@@ -93,7 +100,9 @@ extension AuthorizationRequest {
         guard responseType == "code" else {
             return refuse(TokenError(.unsupportedResponseType, aadsts: 700054, "The response_type '\(responseType.clipped())' is not supported: use code."))
         }
-        guard client.allowedGrantTypes.contains(GrantType.authorizationCode.rawValue) else { return refuse(.grantNotAllowed(GrantType.authorizationCode.rawValue)) }
+        guard client.allowedGrantTypes.contains(GrantType.authorizationCode.rawValue) else {
+            return refuse(.grantNotAllowed(GrantType.authorizationCode.rawValue))
+        }
         guard let scope = value("scope") else { return refuse(.missingParameter("scope")) }
         do {
             _ = try ResourceAccess.authorize(try ScopeRequest.parse(scope, in: tenant), client: client, delegated: true, in: tenant)
@@ -115,17 +124,20 @@ extension AuthorizationRequest {
         }
         var prompt: Prompt?
         if let text = value("prompt") {
-            guard let parsed = Prompt(rawValue: text) else { return refuse(TokenError(.invalidRequest, aadsts: 90023, "The prompt '\(text.clipped())' is not supported.")) }
+            guard let parsed = Prompt(rawValue: text) else {
+                return refuse(TokenError(.invalidRequest, aadsts: 90023, "The prompt '\(text.clipped())' is not supported."))
+            }
             prompt = parsed
         }
         var claims: ClaimsRequest?
         if let text = value("claims") {
             do { claims = try ClaimsRequest.parse(text) } catch { return refuse(error) }
         }
-        return .success(AuthorizationRequest(
-            tenantId: tenant.tenant.id, clientId: client.appId, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),
-            codeChallenge: challenge, responseMode: mode, prompt: prompt, loginHint: value("login_hint"), domainHint: value("domain_hint"),
-            claims: claims, platform: DevicePlatform.detect(sku: value("x-client-SKU"), os: value("x-client-OS"))))
+        return .success(
+            AuthorizationRequest(
+                tenantId: tenant.tenant.id, clientId: client.appId, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),
+                codeChallenge: challenge, responseMode: mode, prompt: prompt, loginHint: value("login_hint"), domainHint: value("domain_hint"),
+                claims: claims, platform: DevicePlatform.detect(sku: value("x-client-SKU"), os: value("x-client-OS"))))
     }
 }
 
@@ -138,7 +150,7 @@ public enum RedirectURI {
     /// loopback host (RFC 8252 §8.3); a custom scheme (`msauth.com.contoso.mail://auth`) as it is.
     public static func isRegistrable(_ uri: String) -> Bool {
         guard uri.utf8.count <= 2048, let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased(),
-              components.fragment == nil, components.user == nil, components.password == nil
+            components.fragment == nil, components.user == nil, components.password == nil
         else { return false }
         switch scheme {
         case "https": return !(components.host ?? "").isEmpty
@@ -151,10 +163,10 @@ public enum RedirectURI {
     public static func matches(_ requested: String, registered: String) -> Bool {
         if requested == registered { return true }
         guard let asked = URLComponents(string: requested), let known = URLComponents(string: registered),
-              asked.scheme?.lowercased() == "http", known.scheme?.lowercased() == "http",
-              let host = asked.host?.lowercased(), let knownHost = known.host?.lowercased(), host == knownHost,
-              loopbackHosts.contains(host), known.port == nil,
-              asked.query == known.query, asked.fragment == nil, asked.user == nil
+            asked.scheme?.lowercased() == "http", known.scheme?.lowercased() == "http",
+            let host = asked.host?.lowercased(), let knownHost = known.host?.lowercased(), host == knownHost,
+            loopbackHosts.contains(host), known.port == nil,
+            asked.query == known.query, asked.fragment == nil, asked.user == nil
         else { return false }
         func path(_ text: String) -> String { text.isEmpty ? "/" : text }
         return path(asked.path) == path(known.path)

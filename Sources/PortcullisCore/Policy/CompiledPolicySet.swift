@@ -38,11 +38,13 @@ public struct CompiledPolicySet: Sendable {
         let controls: [ConditionalAccessPolicy.Control]
         let controlNames: [String]
 
-        init(policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
-             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
-             applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
-             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
-             controls: [ConditionalAccessPolicy.Control], controlNames: [String]) {
+        init(
+            policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
+            excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
+            applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
+            platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
+            controls: [ConditionalAccessPolicy.Control], controlNames: [String]
+        ) {
             self.policy = policy
             self.isWorkload = isWorkload
             self.allUsers = allUsers
@@ -103,12 +105,13 @@ public struct CompiledPolicySet: Sendable {
         }
         var symbols: [String: Int32] = [:]
         func intern(_ ids: [String]) -> Set<Int32> {
-            Set(ids.map { id in
-                if let existing = symbols[id] { return existing }
-                let next = Int32(symbols.count)
-                symbols[id] = next
-                return next
-            })
+            Set(
+                ids.map { id in
+                    if let existing = symbols[id] { return existing }
+                    let next = Int32(symbols.count)
+                    symbols[id] = next
+                    return next
+                })
         }
 
         var entries: [Entry] = []
@@ -203,7 +206,10 @@ public struct CompiledPolicySet: Sendable {
                     let (met, reason) = Self.check(control, facts, exempt: exempt)
                     results.append(Decision.ControlResult(control: control.rawValue, satisfied: met, reason: reason))
                     if entry.policy.grantControls.operator == .and {
-                        if !met { granted = false; policyUnmet.append(control) }
+                        if !met {
+                            granted = false
+                            policyUnmet.append(control)
+                        }
                     } else if met {
                         granted = true
                     }
@@ -222,10 +228,11 @@ public struct CompiledPolicySet: Sendable {
                     }
                 }
             }
-            applied.append(Decision.AppliedPolicy(
-                id: entry.policy.id, displayName: entry.policy.displayName, result: result,
-                enforcedGrantControls: applies && entry.policy.state != .disabled ? entry.controlNames : [],
-                conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied, grantControlResults: controlResults))
+            applied.append(
+                Decision.AppliedPolicy(
+                    id: entry.policy.id, displayName: entry.policy.displayName, result: result,
+                    enforcedGrantControls: applies && entry.policy.state != .disabled ? entry.controlNames : [],
+                    conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied, grantControlResults: controlResults))
         }
 
         var refusal: Decision.Refusal?
@@ -252,7 +259,10 @@ public struct CompiledPolicySet: Sendable {
         case .mfa:
             return facts.multiFactorAuthenticated
                 ? (true, "the authentication included a second factor (amr mfa)")
-                : (false, facts.userId == nil ? "an app-only sign-in has no second factor" : "the authentication did not include a second factor (password only)")
+                : (
+                    false,
+                    facts.userId == nil ? "an app-only sign-in has no second factor" : "the authentication did not include a second factor (password only)"
+                )
         case .approvedApplication:
             if exempt { return (true, "the compliance service is always allowed") }
             return facts.approvedClientApp ? (true, "the client app is an approved app") : (false, "the client app is not an approved app")

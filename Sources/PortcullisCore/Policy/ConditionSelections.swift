@@ -95,7 +95,10 @@ where Element: RawRepresentable<String> & CaseIterable & Hashable & Sendable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let strings = try container.decode([String].self)
-        if strings.contains(Self.keyword) { self = .all; return }
+        if strings.contains(Self.keyword) {
+            self = .all
+            return
+        }
         var set = Set<Element>()
         for string in strings {
             guard let element = Element(rawValue: string) else {

@@ -18,8 +18,10 @@ extension ConditionalAccessPolicy {
         _ value: JSONValue, directory: DirectorySnapshot, generatedId: String, force: Bool, pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
-        root.rejectUnknownMembers(allowed: ["id", "displayName", "state", "conditions", "grantControls", "sessionControls",
-                                            "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context", "templateId", "description"])
+        root.rejectUnknownMembers(allowed: [
+            "id", "displayName", "state", "conditions", "grantControls", "sessionControls",
+            "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context", "templateId", "description",
+        ])
         if let session = root.object["sessionControls"], session != .null {
             problems.add(root.path("sessionControls"), "session controls cannot be enforced by this server; remove them or set null.")
         }
@@ -71,15 +73,18 @@ extension ConditionalAccessPolicy {
 
         if let conditions, let grant {
             if conditions.clientApplications != nil && grant.builtInControls != [.block] {
-                problems.add(JSONPointer.appending(pointer, "grantControls"),
-                             "a policy for workload identities (conditions.clientApplications) can only block.")
+                problems.add(
+                    JSONPointer.appending(pointer, "grantControls"),
+                    "a policy for workload identities (conditions.clientApplications) can only block.")
             }
             let usersAll = conditions.users?.includeUsers.contains(.all) ?? false
             let appsAll = conditions.applications.includeApplications.contains(.all)
             let noExclusions = (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
             if usersAll && appsAll && noExclusions && grant.builtInControls.contains(.block) && state == .enabled && !force {
-                problems.add(pointer + "/conditions/users/excludeUsers",
-                             "this policy would block every user from every application, the administrators who could undo it included; exclude at least one account (a break-glass administrator), or force it.")
+                problems.add(
+                    pointer + "/conditions/users/excludeUsers",
+                    "this policy would block every user from every application, the administrators who could undo it included; exclude at least one account (a break-glass administrator), or force it."
+                )
             }
         }
         guard let displayName, let state, let conditions, let grant else { return nil }
@@ -88,8 +93,10 @@ extension ConditionalAccessPolicy {
 
     private static func readConditions(_ reader: JSONObjectReader, directory: DirectorySnapshot) -> Conditions? {
         let problems = reader.problems
-        reader.rejectUnknownMembers(allowed: ["users", "applications", "clientApplications", "clientAppTypes", "platforms", "locations",
-                                              "signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels", "devices", "times", "insiderRiskLevels", "authenticationFlows"])
+        reader.rejectUnknownMembers(allowed: [
+            "users", "applications", "clientApplications", "clientAppTypes", "platforms", "locations",
+            "signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels", "devices", "times", "insiderRiskLevels", "authenticationFlows",
+        ])
         for key in ["signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels"] {
             if let items = reader.array(key), !items.isEmpty { problems.add(reader.path(key), "risk conditions cannot be evaluated by this server.") }
         }
@@ -118,7 +125,10 @@ extension ConditionalAccessPolicy {
 
         var users: Users?
         if let u = reader.object("users") {
-            u.rejectUnknownMembers(allowed: ["includeUsers", "excludeUsers", "includeGroups", "excludeGroups", "includeRoles", "excludeRoles", "includeGuestsOrExternalUsers", "excludeGuestsOrExternalUsers"])
+            u.rejectUnknownMembers(allowed: [
+                "includeUsers", "excludeUsers", "includeGroups", "excludeGroups", "includeRoles", "excludeRoles", "includeGuestsOrExternalUsers",
+                "excludeGuestsOrExternalUsers",
+            ])
             for key in ["includeRoles", "excludeRoles"] {
                 if let items = u.array(key), !items.isEmpty { problems.add(u.path(key), "directory roles are not supported by this server; use groups.") }
             }
@@ -139,7 +149,9 @@ extension ConditionalAccessPolicy {
 
         var applications: Applications?
         if let a = reader.object("applications", required: true) {
-            a.rejectUnknownMembers(allowed: ["includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter"])
+            a.rejectUnknownMembers(allowed: [
+                "includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter",
+            ])
             for key in ["includeUserActions", "includeAuthenticationContextClassReferences"] {
                 if let items = a.array(key), !items.isEmpty { problems.add(a.path(key), "cannot be evaluated by this server.") }
             }
@@ -150,17 +162,21 @@ extension ConditionalAccessPolicy {
             if a.has("includeApplications") && (a.object["includeApplications"]?.arrayValue?.isEmpty ?? false) {
                 problems.add(a.path("includeApplications"), "name at least one application (All, None, or application IDs).")
             }
-            applications = Applications(includeApplications: include, excludeApplications: ids(a, "excludeApplications", exists: appExists, noun: "application"))
+            applications = Applications(
+                includeApplications: include, excludeApplications: ids(a, "excludeApplications", exists: appExists, noun: "application"))
         }
 
         var clientApplications: ClientApplications?
         if let c = reader.object("clientApplications") {
             c.rejectUnknownMembers(allowed: ["includeServicePrincipals", "excludeServicePrincipals", "servicePrincipalFilter"])
-            if let value = c.object["servicePrincipalFilter"], value != .null { problems.add(c.path("servicePrincipalFilter"), "cannot be evaluated by this server.") }
+            if let value = c.object["servicePrincipalFilter"], value != .null {
+                problems.add(c.path("servicePrincipalFilter"), "cannot be evaluated by this server.")
+            }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
             let include = selection(c, "includeServicePrincipals", keywords: [.servicePrincipalsInMyTenant], exists: appExists, noun: "application")
             if include.isEmpty { problems.add(c.path("includeServicePrincipals"), "name the client applications (or ServicePrincipalsInMyTenant).") }
-            clientApplications = ClientApplications(includeServicePrincipals: include, excludeServicePrincipals: ids(c, "excludeServicePrincipals", exists: appExists, noun: "application"))
+            clientApplications = ClientApplications(
+                includeServicePrincipals: include, excludeServicePrincipals: ids(c, "excludeServicePrincipals", exists: appExists, noun: "application"))
         }
         if users == nil && clientApplications == nil {
             problems.add(reader.path("users"), "is required (or conditions.clientApplications for workload identities).")
@@ -201,13 +217,15 @@ extension ConditionalAccessPolicy {
             let locationExists = { (id: String) in directory.namedLocation(id: id) != nil }
             let include = selection(l, "includeLocations", keywords: [.all, .allTrusted], exists: locationExists, noun: "named location")
             if include.isEmpty { problems.add(l.path("includeLocations"), "name at least one location (All, AllTrusted, or named location IDs).") }
-            locations = Locations(includeLocations: include,
-                                  excludeLocations: selection(l, "excludeLocations", keywords: [.allTrusted], exists: locationExists, noun: "named location"))
+            locations = Locations(
+                includeLocations: include,
+                excludeLocations: selection(l, "excludeLocations", keywords: [.allTrusted], exists: locationExists, noun: "named location"))
         }
 
         guard let applications else { return nil }
-        return Conditions(users: users, applications: applications, clientApplications: clientApplications,
-                          clientAppTypes: clientAppTypes, platforms: platforms, locations: locations)
+        return Conditions(
+            users: users, applications: applications, clientApplications: clientApplications,
+            clientAppTypes: clientAppTypes, platforms: platforms, locations: locations)
     }
 
     /// The lock-out guard for the `mfa` control (PROTOCOL §10, the MFA issue): an enabled policy for All users
@@ -230,7 +248,9 @@ extension ConditionalAccessPolicy {
         let names = without.prefix(3).map(\.userPrincipalName).joined(separator: ", ") + (without.count > 3 ? ", …" : "")
         return ValidationProblem(
             pointer: "/grantControls/builtInControls",
-            message: "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it.")
+            message:
+                "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it."
+        )
     }
 
     /// The lock-out guard beyond `block` (PROTOCOL §11): the warnings an enabled policy for All users and All
@@ -252,7 +272,7 @@ extension ConditionalAccessPolicy {
         let appControls = grant.builtInControls.filter { $0 == .approvedApplication || $0 == .compliantApplication }
         let mandatory = grant.operator == .and ? appControls : (grant.builtInControls.count == appControls.count ? appControls : [])
         guard state == .enabled, !mandatory.isEmpty, let users = conditions.users, users.includeUsers.contains(.all),
-              conditions.applications.includeApplications.contains(.all)
+            conditions.applications.includeApplications.contains(.all)
         else { return nil }
         if let platforms = conditions.platforms {
             let reach = DevicePlatform.allCases.filter { platforms.includePlatforms.contains($0) && !platforms.excludePlatforms.contains($0) }
@@ -272,7 +292,9 @@ extension ConditionalAccessPolicy {
         let what = mandatory.map(\.rawValue).joined(separator: " and ")
         return ValidationProblem(
             pointer: "/grantControls/builtInControls",
-            message: "this policy requires \(what) of every user's sign-in on every platform, and \(unable.count) of the \(clients.count) client apps users sign in with can never meet it (\(names)): every sign-in through them, the admins' included, would be refused. Limit platforms to iOS and android, exclude those apps, use report-only first, or force it.")
+            message:
+                "this policy requires \(what) of every user's sign-in on every platform, and \(unable.count) of the \(clients.count) client apps users sign in with can never meet it (\(names)): every sign-in through them, the admins' included, would be refused. Limit platforms to iOS and android, exclude those apps, use report-only first, or force it."
+        )
     }
 
     /// Whether this policy names the application, as a resource or as a workload identity (deleting it would break the policy).

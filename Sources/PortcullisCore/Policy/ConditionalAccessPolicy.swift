@@ -115,7 +115,7 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
         if sku.contains("android") || os.hasPrefix("android") { return .android }
         if sku.contains("osx") || sku.contains("macos") { return .macOS }
         for (needle, platform) in [("darwin", DevicePlatform.macOS), ("mac", .macOS), ("win", .windows), ("linux", .linux)]
-            where os.contains(needle) || sku.contains(needle) {
+        where os.contains(needle) || sku.contains(needle) {
             return platform
         }
         return nil

@@ -40,8 +40,10 @@ public struct Decision: Sendable, Equatable {
         /// before it existed).
         public var grantControlResults: [ControlResult]?
 
-        public init(id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [Condition],
-                    grantControlResults: [ControlResult]? = nil) {
+        public init(
+            id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [Condition],
+            grantControlResults: [ControlResult]? = nil
+        ) {
             self.id = id
             self.displayName = displayName
             self.result = result
@@ -71,6 +73,9 @@ public struct Decision: Sendable, Equatable {
 
     /// Whether the compliantApplication control was among the ones demanded by applying, enforced policies.
     public var requiresAppProtection: Bool {
-        policies.contains { $0.result == .success || $0.result == .failure ? $0.enforcedGrantControls.contains(ConditionalAccessPolicy.Control.compliantApplication.rawValue) : false }
+        policies.contains {
+            $0.result == .success || $0.result == .failure
+                ? $0.enforcedGrantControls.contains(ConditionalAccessPolicy.Control.compliantApplication.rawValue) : false
+        }
     }
 }

@@ -16,11 +16,21 @@ public enum ImpactAnalysis {
         init(_ decision: Decision) {
             status = decision.status
             switch decision.refusal {
-            case .block(let ids): refusal = "block"; policyIds = ids
-            case .mfa(let ids): refusal = "mfa"; policyIds = ids
-            case .approvedApplication(let ids): refusal = "approvedApplication"; policyIds = ids
-            case .compliantApplication(let ids): refusal = "compliantApplication"; policyIds = ids
-            case nil: refusal = nil; policyIds = []
+            case .block(let ids):
+                refusal = "block"
+                policyIds = ids
+            case .mfa(let ids):
+                refusal = "mfa"
+                policyIds = ids
+            case .approvedApplication(let ids):
+                refusal = "approvedApplication"
+                policyIds = ids
+            case .compliantApplication(let ids):
+                refusal = "compliantApplication"
+                policyIds = ids
+            case nil:
+                refusal = nil
+                policyIds = []
             }
         }
 
@@ -60,11 +70,12 @@ public enum ImpactAnalysis {
     /// The facts a record kept, as the evaluation takes them.
     public static func facts(of record: SignInRecord, directory: DirectorySnapshot) -> SignInFacts {
         let client = directory.application(appId: record.clientAppId)
-        let protection: SignInFacts.AppProtection = switch record.appProtection {
-        case "compliant": .compliant(enrollmentId: "recorded")
-        case "notCompliant": .notCompliant
-        default: .none
-        }
+        let protection: SignInFacts.AppProtection =
+            switch record.appProtection {
+            case "compliant": .compliant(enrollmentId: "recorded")
+            case "notCompliant": .notCompliant
+            default: .none
+            }
         return SignInFacts(
             userId: record.userId, groupIds: record.userId.map { directory.groupIds(ofUser: $0) } ?? [], clientAppId: record.clientAppId,
             resourceAppId: record.resourceAppId,
@@ -80,8 +91,10 @@ public enum ImpactAnalysis {
         return current.filter { !draftIds.contains($0.id.lowercased()) } + drafts
     }
 
-    public static func replay(_ records: [SignInRecord], directory: DirectorySnapshot, current: CompiledPolicySet, drafted: CompiledPolicySet,
-                              changesLimit: Int = 100) -> Report {
+    public static func replay(
+        _ records: [SignInRecord], directory: DirectorySnapshot, current: CompiledPolicySet, drafted: CompiledPolicySet,
+        changesLimit: Int = 100
+    ) -> Report {
         var summary = Summary()
         var changes: [Change] = []
         var truncated = false
@@ -93,12 +106,18 @@ public enum ImpactAnalysis {
             case (false, true): summary.newlyRefused += 1
             case (true, false): summary.newlyAllowed += 1
             case (true, true) where before != after: summary.changed += 1
-            default: summary.unchanged += 1; continue
+            default:
+                summary.unchanged += 1
+                continue
             }
-            guard changes.count < changesLimit else { truncated = true; continue }
-            changes.append(Change(
-                signInId: record.id, createdDateTime: record.createdDateTime, userId: record.userId, userPrincipalName: record.userPrincipalName,
-                clientAppId: record.clientAppId, resourceAppId: record.resourceAppId, before: before, after: after))
+            guard changes.count < changesLimit else {
+                truncated = true
+                continue
+            }
+            changes.append(
+                Change(
+                    signInId: record.id, createdDateTime: record.createdDateTime, userId: record.userId, userPrincipalName: record.userPrincipalName,
+                    clientAppId: record.clientAppId, resourceAppId: record.resourceAppId, before: before, after: after))
         }
         return Report(evaluated: records.count, summary: summary, changes: changes, truncated: truncated)
     }

@@ -70,8 +70,10 @@ public struct SignInQuery: Sendable, Equatable {
     /// Continue after this cursor (exclusive), newest first.
     public var before: Int64?
 
-    public init(tenantId: String, userId: String? = nil, clientAppId: String? = nil, resourceAppId: String? = nil, status: Decision.Status? = nil,
-                policyId: String? = nil, correlationId: String? = nil, from: Date? = nil, to: Date? = nil, limit: Int = 50, before: Int64? = nil) {
+    public init(
+        tenantId: String, userId: String? = nil, clientAppId: String? = nil, resourceAppId: String? = nil, status: Decision.Status? = nil,
+        policyId: String? = nil, correlationId: String? = nil, from: Date? = nil, to: Date? = nil, limit: Int = 50, before: Int64? = nil
+    ) {
         self.tenantId = tenantId
         self.userId = userId
         self.clientAppId = clientAppId

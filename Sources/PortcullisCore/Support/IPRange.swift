@@ -41,7 +41,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var value: UInt32 = 0
         for part in parts {
             guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), part.allSatisfy(\.isNumber),
-                  let octet = UInt32(part), octet <= 255 else { return nil }
+                let octet = UInt32(part), octet <= 255
+            else { return nil }
             value = value << 8 | octet
         }
         return value
@@ -71,7 +72,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
         if halves.count == 2 {
             guard let head = parseGroups(halves[0], allowV4: false), let rest = parseGroups(halves[1], allowV4: true),
-                  head.count + rest.count <= 7 else { return nil }
+                head.count + rest.count <= 7
+            else { return nil }
             groups = head
             tail = rest
             groups += Array(repeating: 0, count: 8 - head.count - rest.count) + tail
@@ -97,7 +99,8 @@ public struct IPRange: Sendable, Hashable, CustomStringConvertible {
     public init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let address = IPAddress(String(parts[0])),
-              let length = Int(parts[1]), parts[1].allSatisfy(\.isNumber) else { return nil }
+            let length = Int(parts[1]), parts[1].allSatisfy(\.isNumber)
+        else { return nil }
         if address.isIPv4 && !parts[0].contains(":") {
             guard (0...32).contains(length) else { return nil }
             self.prefixLength = 96 + length

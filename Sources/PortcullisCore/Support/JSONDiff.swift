@@ -9,9 +9,11 @@ public enum JSONDiff {
     public static func masked(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(let members):
-            return .object(Dictionary(uniqueKeysWithValues: members.map { key, member in
-                (key, hidden.contains(key) && member != .null ? .string("(hidden)") : masked(member))
-            }))
+            return .object(
+                Dictionary(
+                    uniqueKeysWithValues: members.map { key, member in
+                        (key, hidden.contains(key) && member != .null ? .string("(hidden)") : masked(member))
+                    }))
         case .array(let items): return .array(items.map(masked))
         default: return value
         }

@@ -21,7 +21,7 @@ public struct ClaimsRequest: Sendable, Equatable {
     /// Parses the parameter's JSON text.
     public static func parse(_ text: String) throws(TokenError) -> ClaimsRequest {
         guard let data = text.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         else { throw .malformedClaims("it is not JSON.") }
         guard let root = object as? [String: Any] else { throw .malformedClaims("it must be a JSON object.") }
         guard let accessToken = root["access_token"] else { return ClaimsRequest() }

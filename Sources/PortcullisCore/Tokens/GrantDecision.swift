@@ -42,9 +42,11 @@ public struct GrantFacts: Sendable {
     public var nonce: String?
     public var now: Date
 
-    public init(grantType: GrantType, tenant: DirectorySnapshot, client: Application, clientAuthenticated: Bool, user: User?,
-                scope: ScopeRequest, scopeText: String, capabilities: ClaimsRequest, signIn: SignInFacts,
-                authentication: AuthenticationContext, redeeming: RefreshTokenRecord? = nil, clientInfoRequested: Bool, nonce: String? = nil, now: Date) {
+    public init(
+        grantType: GrantType, tenant: DirectorySnapshot, client: Application, clientAuthenticated: Bool, user: User?,
+        scope: ScopeRequest, scopeText: String, capabilities: ClaimsRequest, signIn: SignInFacts,
+        authentication: AuthenticationContext, redeeming: RefreshTokenRecord? = nil, clientInfoRequested: Bool, nonce: String? = nil, now: Date
+    ) {
         self.nonce = nonce
         self.grantType = grantType
         self.tenant = tenant
@@ -75,8 +77,10 @@ public struct GrantSettings: Sendable, Equatable {
     public var refreshTokenLifetime: TimeInterval
     public var audience: AudienceFormat
 
-    public init(accessTokenLifetime: TimeInterval = 3600, idTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
-                audience: AudienceFormat = .applicationId) {
+    public init(
+        accessTokenLifetime: TimeInterval = 3600, idTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
+        audience: AudienceFormat = .applicationId
+    ) {
         self.accessTokenLifetime = accessTokenLifetime
         self.idTokenLifetime = idTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
@@ -161,9 +165,10 @@ public struct GrantRefusal: Sendable, Equatable {
         case .approvedApplication: return .approvedClientAppRequired
         case .compliantApplication(let policyIds):
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }
-            return .protectionPolicyRequired(RemediationRequirement(
-                objectId: user.id, tenantId: tenantId, userPrincipalName: user.userPrincipalName, policyIds: policyIds,
-                endpoint: "\(baseURL)/mam/v1/remediations"))
+            return .protectionPolicyRequired(
+                RemediationRequirement(
+                    objectId: user.id, tenantId: tenantId, userPrincipalName: user.userPrincipalName, policyIds: policyIds,
+                    endpoint: "\(baseURL)/mam/v1/remediations"))
         }
     }
 }
@@ -184,8 +189,11 @@ public enum GrantDecision {
     public static func decide(_ facts: GrantFacts, policies: CompiledPolicySet, settings: GrantSettings, explain: Bool = false) -> Result {
         let decision = policies.evaluate(facts.signIn, explain: explain)
         if let refusal = decision.refusal {
-            return Result(decision: decision, outcome: .refuse(GrantRefusal(
-                refusal: refusal, declaresProtApp: facts.signIn.declaresProtApp, user: facts.user, tenantId: facts.tenant.tenant.id)))
+            return Result(
+                decision: decision,
+                outcome: .refuse(
+                    GrantRefusal(
+                        refusal: refusal, declaresProtApp: facts.signIn.declaresProtApp, user: facts.user, tenantId: facts.tenant.tenant.id)))
         }
         return Result(decision: decision, outcome: .issue(plan(facts, settings: settings)))
     }
@@ -241,8 +249,9 @@ public enum GrantDecision {
             }
             if facts.clientInfoRequested { clientInfo = (user.id, tenant.tenant.id) }
         }
-        return MintPlan(accessToken: access, idToken: idToken, refreshToken: refresh, clientInfo: clientInfo,
-                        grantedScope: facts.scope.grantedScopeString, expiresIn: Int(settings.accessTokenLifetime))
+        return MintPlan(
+            accessToken: access, idToken: idToken, refreshToken: refresh, clientInfo: clientInfo,
+            grantedScope: facts.scope.grantedScopeString, expiresIn: Int(settings.accessTokenLifetime))
     }
 
     /// The sign-in log record of a decision, with the grant's final outcome (`errorCode`: the AADSTS code of

@@ -11,10 +11,14 @@
 ///   assignment; otherwise AADSTS650057 (the resource is not among the client's permissions).
 public enum ResourceAccess {
     /// `scope` as it may be granted to `client` (`.default` narrowed to what the client lists), or the refusal.
-    public static func authorize(_ scope: ScopeRequest, client: Application, delegated: Bool, in directory: DirectorySnapshot) throws(TokenError) -> ScopeRequest {
+    public static func authorize(
+        _ scope: ScopeRequest, client: Application, delegated: Bool, in directory: DirectorySnapshot
+    ) throws(TokenError) -> ScopeRequest {
         guard let resource = scope.resource, resource.appId != client.appId else { return scope }
         guard delegated else {
-            if directory.roles(ofPrincipal: client.appId, on: resource).isEmpty { throw .resourceNotPermitted(client: client, resource: scope.audience ?? resource.appId) }
+            if directory.roles(ofPrincipal: client.appId, on: resource).isEmpty {
+                throw .resourceNotPermitted(client: client, resource: scope.audience ?? resource.appId)
+            }
             return scope
         }
         if resource.appId == BuiltInResources.complianceAppId || resource.preAuthorizedApplications.contains(client.appId) { return scope }
@@ -47,6 +51,7 @@ extension TokenError {
     public static func resourceNotPermitted(client: Application, resource: String) -> TokenError {
         TokenError(
             .unauthorizedClient, aadsts: 650057,
-            "Invalid resource. The client has requested access to a resource which is not listed in the requested permissions in the client's application registration. Client app ID: \(client.appId) (\(client.displayName.clipped())). Resource value from request: \(resource.clipped()). No app role of the resource is assigned to the application.")
+            "Invalid resource. The client has requested access to a resource which is not listed in the requested permissions in the client's application registration. Client app ID: \(client.appId) (\(client.displayName.clipped())). Resource value from request: \(resource.clipped()). No app role of the resource is assigned to the application."
+        )
     }
 }

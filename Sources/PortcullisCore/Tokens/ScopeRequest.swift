@@ -39,7 +39,10 @@ public struct ScopeRequest: Sendable, Equatable {
             guard let found = directory.resource(identifier: identifier) else { throw .unknownResource(identifier) }
             if let resource, resource.appId != found.appId { throw .multipleResources }
             resource = found
-            audience = audience ?? (found.appId == identifier.lowercased() ? found.appId : (found.identifierUris.first { $0.lowercased() == identifier.lowercased() } ?? found.primaryIdentifier))
+            audience =
+                audience
+                ?? (found.appId == identifier.lowercased()
+                    ? found.appId : (found.identifierUris.first { $0.lowercased() == identifier.lowercased() } ?? found.primaryIdentifier))
             if name == ".default" {
                 isDefault = true
             } else {

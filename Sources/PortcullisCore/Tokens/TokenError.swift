@@ -106,8 +106,9 @@ extension TokenError {
         TokenError(.invalidRequest, aadsts: 90002, "Tenant '\(segment.clipped())' not found.")
     }
     public static func unknownApplication(_ clientId: String) -> TokenError {
-        TokenError(.unauthorizedClient, aadsts: 700016,
-                   "Application with identifier '\(clientId.clipped())' was not found in the directory.")
+        TokenError(
+            .unauthorizedClient, aadsts: 700016,
+            "Application with identifier '\(clientId.clipped())' was not found in the directory.")
     }
     public static let invalidClientSecret = TokenError(
         .invalidClient, aadsts: 7000215, "Invalid client secret provided."
@@ -132,15 +133,17 @@ extension TokenError {
         TokenError(.unsupportedGrantType, aadsts: 70003, "The app requested an unsupported grant type '\(grant.clipped())'.")
     }
     public static func grantNotAllowed(_ grant: String) -> TokenError {
-        TokenError(.unauthorizedClient, aadsts: 70003,
-                   "The application is not allowed to use the grant type '\(grant)'.")
+        TokenError(
+            .unauthorizedClient, aadsts: 70003,
+            "The application is not allowed to use the grant type '\(grant)'.")
     }
     public static let clientCredentialsNeedDefault = TokenError(
         .invalidScope, aadsts: 1002012,
         "The provided value for scope is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI)."
     )
     public static func invalidScope(_ scope: String) -> TokenError {
-        TokenError(.invalidScope, aadsts: 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope.clipped())' is not valid.")
+        TokenError(
+            .invalidScope, aadsts: 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope.clipped())' is not valid.")
     }
     public static let multipleResources = TokenError(
         .invalidScope, aadsts: 28000,
@@ -151,8 +154,9 @@ extension TokenError {
         "The provided value for the input parameter 'scope' is not valid. The scope .default cannot be combined with resource-specific scopes."
     )
     public static func unknownResource(_ identifier: String) -> TokenError {
-        TokenError(.invalidResource, aadsts: 500011,
-                   "The resource principal named \(identifier.clipped()) was not found in the tenant.")
+        TokenError(
+            .invalidResource, aadsts: 500011,
+            "The resource principal named \(identifier.clipped()) was not found in the tenant.")
     }
     public static let unknownUser = TokenError(
         .invalidGrant, aadsts: 50034, "The user account does not exist in this directory."
@@ -229,8 +233,9 @@ extension TokenError {
 
     // Interactive sign-in (PROTOCOL §9).
     public static func redirectUriMismatch(_ uri: String) -> TokenError {
-        TokenError(.invalidRequest, aadsts: 50011,
-                   "The redirect URI '\(uri.clipped())' specified in the request does not match the redirect URIs configured for the application.")
+        TokenError(
+            .invalidRequest, aadsts: 50011,
+            "The redirect URI '\(uri.clipped())' specified in the request does not match the redirect URIs configured for the application.")
     }
     public static let authorizationCodeInvalid = TokenError(
         .invalidGrant, aadsts: 70000, "The provided value for the 'code' parameter is not valid."
@@ -258,11 +263,12 @@ extension TokenError {
     )
     /// The device authorization endpoint's quotas (PROTOCOL §9.5): `slow_down` with `Retry-After`, naming the limit.
     public static func deviceCodeQuota(_ quota: DeviceCodeQuota) -> TokenError {
-        let whose = switch quota {
-        case .tenant: "this tenant"
-        case .client: "this application"
-        case .address: "your network address"
-        }
+        let whose =
+            switch quota {
+            case .tenant: "this tenant"
+            case .client: "this application"
+            case .address: "your network address"
+            }
         var error = TokenError(.slowDown, aadsts: 90033, "Too many device sign-ins are pending for \(whose); try again in a minute.")
         error.retryAfter = 60
         return error
@@ -294,8 +300,9 @@ extension TokenError {
         suberror: "basic_action"
     )
     public static func protectionPolicyRequired(_ requirement: RemediationRequirement) -> TokenError {
-        TokenError(.unauthorizedClient, aadsts: 53005, "Application needs to enforce Intune protection policies.",
-                   suberror: "protection_policy_required", remediation: requirement)
+        TokenError(
+            .unauthorizedClient, aadsts: 53005, "Application needs to enforce Intune protection policies.",
+            suberror: "protection_policy_required", remediation: requirement)
     }
     public static let protAppCapabilityRequired = TokenError(
         .unauthorizedClient, aadsts: 53009,

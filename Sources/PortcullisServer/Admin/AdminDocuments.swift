@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import Logging
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
-import HTTPTypes
 
 /// Every kind of tenant document the admin API and the console edit, each registered once (issue 26): how a body
 /// is read and validated into the type, how the type is shown, what a delete must not break, and what follows a
@@ -19,152 +19,190 @@ struct AdminDocuments: Sendable {
     let roleAssignments: DocumentResource<RoleAssignmentDocument>
     let tenant: DocumentResource<Tenant>
 
-    init(store: any PortcullisStore, tenants: TenantCache, clock: any WallClock, passwords: PasswordHasher, credentials: CredentialHasher,
-         compliance: ComplianceService, logger: Logger) {
+    init(
+        store: any PortcullisStore, tenants: TenantCache, clock: any WallClock, passwords: PasswordHasher, credentials: CredentialHasher,
+        compliance: ComplianceService, logger: Logger
+    ) {
         func resource<Document: TenantDocument>(_ registration: DocumentRegistration<Document>) -> DocumentResource<Document> {
             DocumentResource(registration: registration, store: store, tenants: tenants, clock: clock)
         }
-        conditionalAccessPolicies = resource(DocumentRegistration(noun: "conditional-access policy", read: { value, tenant, force in
-            let policy = try ConditionalAccessPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
-            if !force {
-                let warnings = policy.lockoutWarnings(
-                    directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
-                    protectedApps: Set(tenant.appProtectionPolicies.flatMap(\.targets.applications)))
-                if !warnings.isEmpty { throw ValidationError(problems: warnings) }
-            }
-            return policy
-        }))
+        conditionalAccessPolicies = resource(
+            DocumentRegistration(
+                noun: "conditional-access policy",
+                read: { value, tenant, force in
+                    let policy = try ConditionalAccessPolicy.parse(
+                        value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
+                    if !force {
+                        let warnings = policy.lockoutWarnings(
+                            directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
+                            protectedApps: Set(tenant.appProtectionPolicies.flatMap(\.targets.applications)))
+                        if !warnings.isEmpty { throw ValidationError(problems: warnings) }
+                    }
+                    return policy
+                }))
 
-        namedLocations = resource(DocumentRegistration(
-            noun: "named location",
-            read: { value, _, _ in
-                let problems = ProblemCollector()
-                let location = DirectoryDocument.parseNamedLocation(DocumentBody.withGeneratedId(value), at: "", problems: problems)
-                try problems.check()
-                guard let location else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a named location.")]) }
-                return location
-            },
-            beforeDelete: { location, tenant, _ in
-                let users = tenant.conditionalAccess.policies.filter { $0.refers(toLocation: location.id) }
-                if !users.isEmpty {
-                    throw APIError(.conflict, "inUse", "The named location is used by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")
-                }
-            }))
+        namedLocations = resource(
+            DocumentRegistration(
+                noun: "named location",
+                read: { value, _, _ in
+                    let problems = ProblemCollector()
+                    let location = DirectoryDocument.parseNamedLocation(DocumentBody.withGeneratedId(value), at: "", problems: problems)
+                    try problems.check()
+                    guard let location else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a named location.")]) }
+                    return location
+                },
+                beforeDelete: { location, tenant, _ in
+                    let users = tenant.conditionalAccess.policies.filter { $0.refers(toLocation: location.id) }
+                    if !users.isEmpty {
+                        throw APIError(
+                            .conflict, "inUse",
+                            "The named location is used by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")
+                    }
+                }))
 
-        appProtectionPolicies = resource(DocumentRegistration(noun: "app protection policy", read: { value, tenant, _ in
-            try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
-        }))
+        appProtectionPolicies = resource(
+            DocumentRegistration(
+                noun: "app protection policy",
+                read: { value, tenant, _ in
+                    try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
+                }))
 
-        appConfigurationPolicies = resource(DocumentRegistration(
-            noun: "app configuration policy",
-            read: { value, tenant, _ in
-                try AppConfigurationPolicy.parse(value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().uuidString.lowercased())
-            },
-            afterWrite: { before, after, tenant, actor in
-                if let policyId = (before ?? after)?.id {
-                    try await AppSecretRoutes.removeUndeclared(
-                        policyId: policyId, declared: after?.secrets ?? [], tenantId: tenant.tenant.id, actor: actor, at: clock.now(), store: store, tenants: tenants)
-                }
-                // The apps whose instances may see another configuration now: those targeted before or after. Best effort:
-                // the write is stored; an instance not told now gets `refreshConfiguration` at its next check-in.
-                let apps = [before, after].compactMap { $0 }.flatMap(\.targets.applications)
-                _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(apps))
-            },
-            // A policy carries up to 64 KiB of configuration besides its targets.
-            maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes))
+        appConfigurationPolicies = resource(
+            DocumentRegistration(
+                noun: "app configuration policy",
+                read: { value, tenant, _ in
+                    try AppConfigurationPolicy.parse(
+                        value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().uuidString.lowercased())
+                },
+                afterWrite: { before, after, tenant, actor in
+                    if let policyId = (before ?? after)?.id {
+                        try await AppSecretRoutes.removeUndeclared(
+                            policyId: policyId, declared: after?.secrets ?? [], tenantId: tenant.tenant.id, actor: actor, at: clock.now(), store: store,
+                            tenants: tenants)
+                    }
+                    // The apps whose instances may see another configuration now: those targeted before or after. Best effort:
+                    // the write is stored; an instance not told now gets `refreshConfiguration` at its next check-in.
+                    let apps = [before, after].compactMap { $0 }.flatMap(\.targets.applications)
+                    _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(apps))
+                },
+                // A policy carries up to 64 KiB of configuration besides its targets.
+                maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes))
 
-        users = resource(DocumentRegistration(
-            noun: "user",
-            read: { value, tenant, _ in try await Self.readUser(value, tenant: tenant, passwords: passwords) },
-            present: { user in
-                var shown = user
-                shown.passwordHash = nil  // answers and audit records never carry it
-                return JSONValue(encoding: shown)
-            },
-            beforeDelete: { user, tenant, _ in
-                let groups = tenant.directory.groupIds(ofUser: user.id)
-                let roles = tenant.directory.appRoleAssignments.filter { $0.principalId.lowercased() == user.id }
-                if !groups.isEmpty || !roles.isEmpty {
-                    throw APIError(.conflict, "inUse", "The user is a member of groups (\(groups.joined(separator: ", "))) or holds app roles (\(roles.map(\.role).joined(separator: ", "))). Remove those first.")
-                }
-            },
-            afterWrite: { before, after, tenant, _ in
-                // A user who could sign in and now cannot (disabled or deleted) loses every refresh token and session now.
-                guard let before, before.accountEnabled, after?.accountEnabled != true else { return }
-                let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: before.id, at: clock.now())
-                let sessions = try await store.deleteSessions(tenantId: tenant.tenant.id, userId: before.id)
-                logger.notice("user disabled or deleted: refresh tokens revoked and sessions ended", metadata: [
-                    LogKeys.userId: .string(before.id), "portcullis.families": .stringConvertible(families), "portcullis.sessions": .stringConvertible(sessions),
-                ])
-            }))
+        users = resource(
+            DocumentRegistration(
+                noun: "user",
+                read: { value, tenant, _ in try await Self.readUser(value, tenant: tenant, passwords: passwords) },
+                present: { user in
+                    var shown = user
+                    shown.passwordHash = nil  // answers and audit records never carry it
+                    return JSONValue(encoding: shown)
+                },
+                beforeDelete: { user, tenant, _ in
+                    let groups = tenant.directory.groupIds(ofUser: user.id)
+                    let roles = tenant.directory.appRoleAssignments.filter { $0.principalId.lowercased() == user.id }
+                    if !groups.isEmpty || !roles.isEmpty {
+                        throw APIError(
+                            .conflict, "inUse",
+                            "The user is a member of groups (\(groups.joined(separator: ", "))) or holds app roles (\(roles.map(\.role).joined(separator: ", "))). Remove those first."
+                        )
+                    }
+                },
+                afterWrite: { before, after, tenant, _ in
+                    // A user who could sign in and now cannot (disabled or deleted) loses every refresh token and session now.
+                    guard let before, before.accountEnabled, after?.accountEnabled != true else { return }
+                    let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: before.id, at: clock.now())
+                    let sessions = try await store.deleteSessions(tenantId: tenant.tenant.id, userId: before.id)
+                    logger.notice(
+                        "user disabled or deleted: refresh tokens revoked and sessions ended",
+                        metadata: [
+                            LogKeys.userId: .string(before.id), "portcullis.families": .stringConvertible(families),
+                            "portcullis.sessions": .stringConvertible(sessions),
+                        ])
+                }))
 
-        groups = resource(DocumentRegistration(
-            noun: "group",
-            read: { value, tenant, _ in
-                let problems = ProblemCollector()
-                let parsed = DirectoryDocument.parseGroup(DocumentBody.withGeneratedId(value), at: "", problems: problems, isUser: { tenant.directory.user(id: $0) != nil })
-                try problems.check()
-                guard let parsed else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a group.")]) }
-                return parsed
-            },
-            beforeDelete: { group, tenant, _ in
-                let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toGroup: group.id) }.map(\.id)
-                let protection = tenant.appProtectionPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(group.id) }.map(\.id)
-                let configuration = tenant.appConfigurationPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(group.id) }.map(\.id)
-                if !conditional.isEmpty || !protection.isEmpty || !configuration.isEmpty {
-                    throw APIError(.conflict, "inUse", "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))), app protection policies (\(protection.joined(separator: ", "))) or app configuration policies (\(configuration.joined(separator: ", "))). Change them first.")
-                }
-            },
-            afterWrite: { _, _, tenant, _ in
-                // A membership change can move a member's app configuration: announce it (best effort, PROTOCOL §8.2).
-                let apps = Set(tenant.appConfigurationPolicies.flatMap(\.targets.applications))
-                if !apps.isEmpty { _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: apps) }
-            }))
+        groups = resource(
+            DocumentRegistration(
+                noun: "group",
+                read: { value, tenant, _ in
+                    let problems = ProblemCollector()
+                    let parsed = DirectoryDocument.parseGroup(
+                        DocumentBody.withGeneratedId(value), at: "", problems: problems, isUser: { tenant.directory.user(id: $0) != nil })
+                    try problems.check()
+                    guard let parsed else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a group.")]) }
+                    return parsed
+                },
+                beforeDelete: { group, tenant, _ in
+                    let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toGroup: group.id) }.map(\.id)
+                    let protection = tenant.appProtectionPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(group.id) }.map(\.id)
+                    let configuration = tenant.appConfigurationPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(group.id) }.map(
+                        \.id)
+                    if !conditional.isEmpty || !protection.isEmpty || !configuration.isEmpty {
+                        throw APIError(
+                            .conflict, "inUse",
+                            "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))), app protection policies (\(protection.joined(separator: ", "))) or app configuration policies (\(configuration.joined(separator: ", "))). Change them first."
+                        )
+                    }
+                },
+                afterWrite: { _, _, tenant, _ in
+                    // A membership change can move a member's app configuration: announce it (best effort, PROTOCOL §8.2).
+                    let apps = Set(tenant.appConfigurationPolicies.flatMap(\.targets.applications))
+                    if !apps.isEmpty { _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: apps) }
+                }))
 
-        applications = resource(DocumentRegistration(
-            noun: "application",
-            read: { value, tenant, _ in
-                try Self.readApplication(DocumentBody.withGeneratedId(value, key: "appId"), tenant: tenant, credentials: credentials, now: clock.now())
-            },
-            present: { application in
-                var shown = JSONValue(encoding: application)
-                // Every secret as metadata: never its hash.
-                if case .object(var object) = shown, case .array(let secrets)? = object["secrets"] {
-                    object["secrets"] = .array(secrets.map { secret in
-                        guard case .object(var fields) = secret else { return secret }
-                        fields["secretHash"] = nil
-                        return .object(fields)
-                    })
-                    shown = .object(object)
-                }
-                return shown
-            },
-            beforeDelete: { application, tenant, _ in
-                let id = application.appId
-                let roles = tenant.directory.appRoleAssignments.filter { assignment in
-                    assignment.principalId == id || tenant.directory.resource(identifier: assignment.resource)?.appId == id
-                }
-                let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toApplication: id) }.map(\.id)
-                let protection = tenant.appProtectionPolicies.filter { $0.targets.applications.contains(id) }.map(\.id)
-                if !roles.isEmpty || !conditional.isEmpty || !protection.isEmpty {
-                    throw APIError(.conflict, "inUse", "The application holds or grants app roles (\(roles.count)), or is named by conditional-access policies (\(conditional.joined(separator: ", "))) or app protection policies (\(protection.joined(separator: ", "))). Remove those first.")
-                }
-            }))
+        applications = resource(
+            DocumentRegistration(
+                noun: "application",
+                read: { value, tenant, _ in
+                    try Self.readApplication(DocumentBody.withGeneratedId(value, key: "appId"), tenant: tenant, credentials: credentials, now: clock.now())
+                },
+                present: { application in
+                    var shown = JSONValue(encoding: application)
+                    // Every secret as metadata: never its hash.
+                    if case .object(var object) = shown, case .array(let secrets)? = object["secrets"] {
+                        object["secrets"] = .array(
+                            secrets.map { secret in
+                                guard case .object(var fields) = secret else { return secret }
+                                fields["secretHash"] = nil
+                                return .object(fields)
+                            })
+                        shown = .object(object)
+                    }
+                    return shown
+                },
+                beforeDelete: { application, tenant, _ in
+                    let id = application.appId
+                    let roles = tenant.directory.appRoleAssignments.filter { assignment in
+                        assignment.principalId == id || tenant.directory.resource(identifier: assignment.resource)?.appId == id
+                    }
+                    let conditional = tenant.conditionalAccess.policies.filter { $0.refers(toApplication: id) }.map(\.id)
+                    let protection = tenant.appProtectionPolicies.filter { $0.targets.applications.contains(id) }.map(\.id)
+                    if !roles.isEmpty || !conditional.isEmpty || !protection.isEmpty {
+                        throw APIError(
+                            .conflict, "inUse",
+                            "The application holds or grants app roles (\(roles.count)), or is named by conditional-access policies (\(conditional.joined(separator: ", "))) or app protection policies (\(protection.joined(separator: ", "))). Remove those first."
+                        )
+                    }
+                }))
 
-        roleAssignments = resource(DocumentRegistration(
-            noun: "app role assignment",
-            read: { value, tenant, _ in try Self.readRoleAssignment(value, tenant: tenant) },
-            beforeDelete: { assignment, tenant, force in
-                // Removing the last holder of Portcullis.Admin would leave nobody to administer the tenant.
-                let admins = tenant.directory.administratorAssignments
-                guard !force, admins.count == 1, let last = admins.first, tenant.directory.documentId(of: last) == assignment.id else { return }
-                throw APIError(.conflict, "lastAdministrator", "This is the tenant's last \(BuiltInResources.adminRole) assignment: without it nobody can use the admin API. Assign the role to someone else first, or force it.")
-            }))
+        roleAssignments = resource(
+            DocumentRegistration(
+                noun: "app role assignment",
+                read: { value, tenant, _ in try Self.readRoleAssignment(value, tenant: tenant) },
+                beforeDelete: { assignment, tenant, force in
+                    // Removing the last holder of Portcullis.Admin would leave nobody to administer the tenant.
+                    let admins = tenant.directory.administratorAssignments
+                    guard !force, admins.count == 1, let last = admins.first, tenant.directory.documentId(of: last) == assignment.id else { return }
+                    throw APIError(
+                        .conflict, "lastAdministrator",
+                        "This is the tenant's last \(BuiltInResources.adminRole) assignment: without it nobody can use the admin API. Assign the role to someone else first, or force it."
+                    )
+                }))
 
-        tenant = resource(DocumentRegistration(
-            noun: "tenant",
-            read: { value, tenant, _ in try Self.readTenant(value, tenant: tenant) },
-            beforeDelete: { _, _, _ in throw APIError(.methodNotAllowed, "methodNotAllowed", "A tenant cannot be deleted through its own admin API.") }))
+        tenant = resource(
+            DocumentRegistration(
+                noun: "tenant",
+                read: { value, tenant, _ in try Self.readTenant(value, tenant: tenant) },
+                beforeDelete: { _, _, _ in throw APIError(.methodNotAllowed, "methodNotAllowed", "A tenant cannot be deleted through its own admin API.") }))
     }
 
     // MARK: Readers that need the tenant or the server's services
@@ -214,10 +252,15 @@ struct AdminDocuments: Sendable {
         }
         try problems.check()
         guard let entry else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not an application.")]) }
-        let application = try ApplicationSecrets.resolve(entry, stored: tenant.directory.application(appId: entry.application.appId), credentials: credentials, now: now)
+        let application = try ApplicationSecrets.resolve(
+            entry, stored: tenant.directory.application(appId: entry.application.appId), credentials: credentials, now: now)
         if application.publicClient && !application.secrets.isEmpty {
             // A replace without `secrets` keeps the stored ones: a confidential client turned public must drop them.
-            throw ValidationError(problems: [ValidationProblem(pointer: "/publicClient", message: "a public client cannot hold secrets; this application has \(application.secrets.count): send \"secrets\": [] with it.")])
+            throw ValidationError(problems: [
+                ValidationProblem(
+                    pointer: "/publicClient",
+                    message: "a public client cannot hold secrets; this application has \(application.secrets.count): send \"secrets\": [] with it.")
+            ])
         }
         return application
     }
@@ -226,7 +269,10 @@ struct AdminDocuments: Sendable {
     /// (identifier URI or app ID, built-in ones included) defines the role. The ID follows from the grant.
     static func readRoleAssignment(_ value: JSONValue, tenant: TenantSnapshot) throws -> RoleAssignmentDocument {
         let problems = ProblemCollector()
-        guard let item = JSONObjectReader(value, at: "", problems: problems) else { try problems.check(); throw APIError.malformedJSON() }
+        guard let item = JSONObjectReader(value, at: "", problems: problems) else {
+            try problems.check()
+            throw APIError.malformedJSON()
+        }
         item.rejectUnknownMembers(allowed: ["id", "principalId", "resource", "role"])
         let principal = item.string("principalId", required: true)
         let resource = item.string("resource", required: true)
@@ -237,7 +283,9 @@ struct AdminDocuments: Sendable {
         let target = resource.flatMap { tenant.directory.resource(identifier: $0) ?? tenant.directory.application(appId: $0) }
         if let resource, let role {
             if let target {
-                if !target.appRoles.contains(role) { problems.add("/role", "'\(role)' is not an app role of \(resource) (it has: \(target.appRoles.joined(separator: ", "))).") }
+                if !target.appRoles.contains(role) {
+                    problems.add("/role", "'\(role)' is not an app role of \(resource) (it has: \(target.appRoles.joined(separator: ", "))).")
+                }
             } else {
                 problems.add("/resource", "'\(resource)' names no resource of this tenant.")
             }
@@ -246,7 +294,10 @@ struct AdminDocuments: Sendable {
         guard let principal, let resource, let role, target != nil else { throw APIError.malformedJSON() }
         let stored = RoleAssignmentDocument(AppRoleAssignment(principalId: principal, resource: resource, role: role), in: tenant.directory)
         if let given = item.string("id"), given.lowercased() != stored.id {
-            throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "an assignment's ID follows from what it grants: \(stored.id) for this principal, resource and role.")])
+            throw ValidationError(problems: [
+                ValidationProblem(
+                    pointer: "/id", message: "an assignment's ID follows from what it grants: \(stored.id) for this principal, resource and role.")
+            ])
         }
         return stored
     }
@@ -255,7 +306,10 @@ struct AdminDocuments: Sendable {
     /// enroll) change; `id` and `domain` do not.
     static func readTenant(_ value: JSONValue, tenant: TenantSnapshot) throws -> Tenant {
         let problems = ProblemCollector()
-        guard let reader = JSONObjectReader(value, at: "", problems: problems) else { try problems.check(); throw APIError.malformedJSON() }
+        guard let reader = JSONObjectReader(value, at: "", problems: problems) else {
+            try problems.check()
+            throw APIError.malformedJSON()
+        }
         reader.rejectUnknownMembers(allowed: ["id", "domain", "displayName", "allowedAccounts"])
         var updated = tenant.tenant
         if let domain = reader.string("domain"), domain.lowercased() != updated.domain {
@@ -267,7 +321,8 @@ struct AdminDocuments: Sendable {
                 updated.allowedAccounts = nil
             } else if let items = reader.strings("allowedAccounts") {
                 if items.count > Tenant.maximumAllowedAccounts {
-                    problems.add("/allowedAccounts", "holds \(items.count) accounts; at most \(Tenant.maximumAllowedAccounts) (use a group-targeted policy for more).")
+                    problems.add(
+                        "/allowedAccounts", "holds \(items.count) accounts; at most \(Tenant.maximumAllowedAccounts) (use a group-targeted policy for more).")
                 }
                 var seen = Set<String>()
                 updated.allowedAccounts = []

@@ -34,7 +34,9 @@ public struct APIError: Error, Sendable, HTTPResponseError {
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let correlation = (context as? PortcullisRequestContext)?.correlationId ?? ""
-        return JSONResponse.make(status: status, Body(error: .init(code: code, message: message, details: details.isEmpty ? nil : details, correlationId: correlation)), headers: headers)
+        return JSONResponse.make(
+            status: status, Body(error: .init(code: code, message: message, details: details.isEmpty ? nil : details, correlationId: correlation)),
+            headers: headers)
     }
 
     static func validation(_ error: ValidationError) -> APIError {
@@ -42,12 +44,14 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     }
 
     static func malformedJSON() -> APIError {
-        APIError(.badRequest, "malformedJSON", "The request body is not a JSON document.", details: [ValidationProblem(pointer: "", message: "is not valid JSON.")])
+        APIError(
+            .badRequest, "malformedJSON", "The request body is not a JSON document.", details: [ValidationProblem(pointer: "", message: "is not valid JSON.")])
     }
 
     static let preconditionRequired = APIError(
         .preconditionRequired, "preconditionRequired",
-        "Replacing or deleting requires If-Match with the ETag you read (or If-Match: *; If-None-Match: * to create with PUT), so that no change is overwritten unnoticed.")
+        "Replacing or deleting requires If-Match with the ETag you read (or If-Match: *; If-None-Match: * to create with PUT), so that no change is overwritten unnoticed."
+    )
 
     static func notFound(_ what: String) -> APIError { APIError(.notFound, "notFound", "\(what) was not found.") }
 
@@ -58,9 +62,14 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     /// An identifier that is unique across the installation (PROTOCOL §11) and already somebody else's: a validation
     /// problem at the member that carries it (which tenant holds it is not said).
     static func identifierTaken(pointer: String) -> APIError {
-        validation(ValidationError(problems: [ValidationProblem(pointer: pointer, message: """
-            is already used by another directory object or tenant: object IDs and application IDs are unique across the installation (leave it out to get a new one).
-            """)]))
+        validation(
+            ValidationError(problems: [
+                ValidationProblem(
+                    pointer: pointer,
+                    message: """
+                        is already used by another directory object or tenant: object IDs and application IDs are unique across the installation (leave it out to get a new one).
+                        """)
+            ]))
     }
 
     /// Storage errors that a client can act on.
@@ -69,7 +78,8 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         case .identifierTaken: return .identifierTaken(pointer: idPointer)
         case .notFound: return .notFound(what)
         case .duplicate: return APIError(.conflict, "alreadyExists", "\(what) already exists.")
-        case .preconditionFailed: return APIError(.preconditionFailed, "preconditionFailed", "\(what) has changed since you read it (If-Match is stale); read it again.")
+        case .preconditionFailed:
+            return APIError(.preconditionFailed, "preconditionFailed", "\(what) has changed since you read it (If-Match is stale); read it again.")
         default: return nil
         }
     }
@@ -90,7 +100,8 @@ enum Paging {
     static func top(_ request: Request, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text = request.uri.queryParameters.get("top") else { return fallback }
         guard let value = Int(text), range.contains(value) else {
-            throw ValidationError(problems: [ValidationProblem(pointer: "?top", message: "must be an integer from \(range.lowerBound) to \(range.upperBound).")])
+            throw ValidationError(problems: [ValidationProblem(pointer: "?top", message: "must be an integer from \(range.lowerBound) to \(range.upperBound).")]
+            )
         }
         return value
     }
@@ -109,7 +120,8 @@ enum Paging {
         guard count == limit, skip + limit <= 100_000 else { return nil }
         var components = URLComponents()
         components.path = request.uri.path
-        components.queryItems = request.uri.queryParameters.filter { $0.key != "skip" }.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
+        components.queryItems =
+            request.uri.queryParameters.filter { $0.key != "skip" }.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
             + [URLQueryItem(name: "skip", value: String(skip + limit))]
         return components.string
     }

@@ -75,23 +75,27 @@ struct AdminRoutes: Sendable {
     /// does not apply to what-if and impact).
     static func drafts(_ items: [(JSONValue, String)], tenant: TenantSnapshot, problems: ProblemCollector) -> [ConditionalAccessPolicy] {
         items.compactMap { draft, pointer in
-            ConditionalAccessPolicy.read(draft, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: true, pointer: pointer, problems: problems)
+            ConditionalAccessPolicy.read(
+                draft, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: true, pointer: pointer, problems: problems)
         }
     }
 
     /// Exactly the token endpoint's decision over a described sign-in (and, with `drafts`, those policies instead of
     /// the tenant's): nothing is issued or recorded. Throws the description's problems at their pointers under `/signIn`,
     /// with any already in `problems` (the request's others, all reported at once).
-    func whatIf(_ signIn: WhatIfSignIn, drafts: [ConditionalAccessPolicy]?, tenant: TenantSnapshot, correlationId: String,
-                problems: ProblemCollector = ProblemCollector()) throws -> WhatIfResponse {
+    func whatIf(
+        _ signIn: WhatIfSignIn, drafts: [ConditionalAccessPolicy]?, tenant: TenantSnapshot, correlationId: String,
+        problems: ProblemCollector = ProblemCollector()
+    ) throws -> WhatIfResponse {
         let facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
         try problems.check()
         guard let facts else { throw ValidationError(problems: [ValidationProblem(pointer: "/signIn", message: "does not describe a sign-in.")]) }
         let policies = drafts.map { CompiledPolicySet(policies: $0, namedLocations: tenant.directory.namedLocations) } ?? tenant.conditionalAccess
         let result = GrantDecision.decide(facts, policies: policies, settings: configuration.grant, explain: true)
         let refusal: TokenError? = if case .refuse(let refusal) = result.outcome { refusal.tokenError(baseURL: endpoints.baseURL) } else { nil }
-        var record = GrantDecision.signInRecord(facts, decision: result.decision, errorCode: refusal?.aadsts, id: "what-if",
-                                                correlationId: correlationId, grantLabel: "what-if")
+        var record = GrantDecision.signInRecord(
+            facts, decision: result.decision, errorCode: refusal?.aadsts, id: "what-if",
+            correlationId: correlationId, grantLabel: "what-if")
         record.resource = nil
         return WhatIfResponse(signIn: record, error: refusal?.code.description, suberror: refusal?.suberror)
     }
@@ -111,7 +115,8 @@ struct AdminRoutes: Sendable {
         if page.count == filter.limit, let last = page.last {
             var components = URLComponents()
             components.path = request.uri.path
-            components.queryItems = query.filter { $0.key != "before" }.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
+            components.queryItems =
+                query.filter { $0.key != "before" }.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
                 + [URLQueryItem(name: "before", value: String(last.cursor))]
             nextLink = components.string
         }
@@ -139,18 +144,26 @@ struct AdminRoutes: Sendable {
         filter.correlationId = parameter("correlationId")
         for (name, keyPath) in [("from", \SignInQuery.from), ("to", \SignInQuery.to)] {
             if let text = parameter(name) {
-                if let date = ISO8601DateFormatter().date(from: text) { filter[keyPath: keyPath] = date } else {
+                if let date = ISO8601DateFormatter().date(from: text) {
+                    filter[keyPath: keyPath] = date
+                } else {
                     problems.append(ValidationProblem(pointer: "?\(name)", message: "must be an ISO 8601 date-time such as 2026-11-21T23:04:00Z."))
                 }
             }
         }
         if let top = parameter("top") {
-            if let value = Int(top), (1...500).contains(value) { filter.limit = value } else {
+            if let value = Int(top), (1...500).contains(value) {
+                filter.limit = value
+            } else {
                 problems.append(ValidationProblem(pointer: "?top", message: "must be 1…500."))
             }
         }
         if let before = parameter("before") {
-            if let value = Int64(before) { filter.before = value } else { problems.append(ValidationProblem(pointer: "?before", message: "must be a cursor this API returned.")) }
+            if let value = Int64(before) {
+                filter.before = value
+            } else {
+                problems.append(ValidationProblem(pointer: "?before", message: "must be a cursor this API returned."))
+            }
         }
         if !problems.isEmpty { throw ValidationError(problems: problems) }
         return filter

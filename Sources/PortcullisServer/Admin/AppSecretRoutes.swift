@@ -29,14 +29,17 @@ struct AppSecretRoutes: Sendable {
     func located(_ context: PortcullisRequestContext) async throws -> (tenant: TenantSnapshot, policy: AppConfigurationPolicy) {
         guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
         let id = (context.parameters.get("id") ?? "").lowercased()
-        guard let policy = tenant.appConfigurationPolicies.first(where: { $0.id == id }) else { throw APIError.notFound("The app configuration policy \(id.prefix(64))") }
+        guard let policy = tenant.appConfigurationPolicies.first(where: { $0.id == id }) else {
+            throw APIError.notFound("The app configuration policy \(id.prefix(64))")
+        }
         return (tenant, policy)
     }
 
     func declaration(_ policy: AppConfigurationPolicy, _ context: PortcullisRequestContext) throws -> SecretDeclaration {
         let identifier = context.parameters.get("identifier") ?? ""
         guard let declaration = policy.declaration(identifier) else {
-            throw APIError.notFound("The secret '\(identifier.prefix(200))' of the app configuration policy \(policy.id) (declare it in the policy's secrets first)")
+            throw APIError.notFound(
+                "The secret '\(identifier.prefix(200))' of the app configuration policy \(policy.id) (declare it in the policy's secrets first)")
         }
         return declaration
     }
@@ -47,7 +50,9 @@ struct AppSecretRoutes: Sendable {
 
     func list(_ context: PortcullisRequestContext) async throws -> Response {
         let (tenant, policy) = try await located(context)
-        let materials = (policy.secrets ?? []).compactMap { tenant.secretMaterials[StoredSecretMaterial.documentId(policyId: policy.id, identifier: $0.identifier)] }
+        let materials = (policy.secrets ?? []).compactMap {
+            tenant.secretMaterials[StoredSecretMaterial.documentId(policyId: policy.id, identifier: $0.identifier)]
+        }
         struct Page: Encodable { let value: [SecretMetadata] }
         return JSONResponse.make(status: .ok, data: try JSONResponse.encoder.encode(Page(value: materials.map(\.metadata))))
     }
@@ -57,7 +62,7 @@ struct AppSecretRoutes: Sendable {
         let declaration = try declaration(policy, context)
         let id = StoredSecretMaterial.documentId(policyId: policy.id, identifier: declaration.identifier)
         guard let document = try await store.document(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id),
-              let material = try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)
+            let material = try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)
         else { throw APIError.notFound("Material for the secret '\(declaration.identifier)'") }
         return JSONResponse.make(status: .ok, data: Self.metadata(material), headers: [.eTag: DocumentETag.etag(document.version)])
     }
@@ -95,7 +100,8 @@ struct AppSecretRoutes: Sendable {
             sealed: try box.seal(read.material, tenantId: tenant.tenant.id, policyId: policy.id, identifier: declaration.identifier, version: version))
         do {
             let stored = try await store.put(
-                tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, body: try TenantDocuments.encoder.encode(material), precondition: precondition, at: now,
+                tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id, body: try TenantDocuments.encoder.encode(material), precondition: precondition,
+                at: now,
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: now, actor: context.actor, action: before == nil ? .create : .replace,
                     kind: AuditSubject(.appSecretMaterial), documentId: id, before: previous.flatMap { JSONValue.parse(Self.metadata($0)) },
@@ -123,14 +129,17 @@ struct AppSecretRoutes: Sendable {
     }
 
     /// Deletes stored material with its audit record (metadata only).
-    static func delete(_ document: StoredDocument, precondition: WritePrecondition, actor: String, at now: Date, store: any PortcullisStore,
-                       tenants: TenantCache) async throws {
+    static func delete(
+        _ document: StoredDocument, precondition: WritePrecondition, actor: String, at now: Date, store: any PortcullisStore,
+        tenants: TenantCache
+    ) async throws {
         let metadata = (try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)).flatMap { JSONValue.parse(Self.metadata($0)) }
         do {
             let revision = try await store.delete(
                 tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, precondition: precondition,
-                audit: AuditRecord(tenantId: document.tenantId, at: now, actor: actor, action: .delete, kind: AuditSubject(.appSecretMaterial),
-                                   documentId: document.id, before: metadata, after: nil))
+                audit: AuditRecord(
+                    tenantId: document.tenantId, at: now, actor: actor, action: .delete, kind: AuditSubject(.appSecretMaterial),
+                    documentId: document.id, before: metadata, after: nil))
             try await tenants.documentChanged(tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, revision: revision)
         } catch let error as StorageError {
             throw APIError.from(error, what: "Material for the secret \(document.id)") ?? error
@@ -139,8 +148,10 @@ struct AppSecretRoutes: Sendable {
 
     /// After a policy write: the material of secrets it no longer declares (or of a deleted policy) goes, so
     /// nothing undeclared is kept — and a secret declared again later starts without material.
-    static func removeUndeclared(policyId: String, declared: [SecretDeclaration], tenantId: String, actor: String, at now: Date, store: any PortcullisStore,
-                                 tenants: TenantCache) async throws {
+    static func removeUndeclared(
+        policyId: String, declared: [SecretDeclaration], tenantId: String, actor: String, at now: Date, store: any PortcullisStore,
+        tenants: TenantCache
+    ) async throws {
         let keep = Set(declared.map { StoredSecretMaterial.documentId(policyId: policyId, identifier: $0.identifier) })
         for document in try await store.documents(tenantId: tenantId, kind: .appSecretMaterial)
         where document.id.hasPrefix(policyId.lowercased() + ":") && !keep.contains(document.id) {

@@ -46,8 +46,11 @@ struct ApplicationSecretRoutes: Sendable {
                 if let name = displayName, name.count > 128 { problems.add("/displayName", "is longer than 128 characters.") }
                 if let text = reader.string("endDateTime") {
                     end = ISO8601.date(text)
-                    if end == nil { problems.add("/endDateTime", "must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z.") }
-                    else if let end, end <= resource.clock.now() { problems.add("/endDateTime", "must be in the future.") }
+                    if end == nil {
+                        problems.add("/endDateTime", "must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z.")
+                    } else if let end, end <= resource.clock.now() {
+                        problems.add("/endDateTime", "must be in the future.")
+                    }
                 }
             }
         }
@@ -61,7 +64,8 @@ struct ApplicationSecretRoutes: Sendable {
                 throw APIError(.conflict, "publicClient", "A public client cannot hold secrets (it authenticates with its client_id alone).")
             }
             guard application.secrets.count < PortcullisCore.Application.maximumSecrets else {
-                throw APIError(.conflict, "tooManySecrets", "The application already holds \(PortcullisCore.Application.maximumSecrets) secrets; remove one first.")
+                throw APIError(
+                    .conflict, "tooManySecrets", "The application already holds \(PortcullisCore.Application.maximumSecrets) secrets; remove one first.")
             }
             application.secrets.append(secret)
         }
@@ -86,7 +90,10 @@ struct ApplicationSecretRoutes: Sendable {
 
     /// Reads the application, changes it, and stores it on the condition that nobody wrote it meanwhile
     /// (retried a few times when someone did; an `If-Match` the caller gave is the condition instead).
-    func update(_ request: Request, _ context: PortcullisRequestContext, _ tenant: TenantSnapshot, appId: String, _ change: (inout PortcullisCore.Application) throws -> Void) async throws {
+    func update(
+        _ request: Request, _ context: PortcullisRequestContext, _ tenant: TenantSnapshot, appId: String,
+        _ change: (inout PortcullisCore.Application) throws -> Void
+    ) async throws {
         let given = try request.headers[.ifMatch] == nil ? nil : DocumentETag.precondition(request, creating: false)
         for attempt in 1...5 {
             guard let stored = try await resource.read(tenant, id: appId), !BuiltInResources.reserved.contains(where: { $0.appId == appId })

@@ -58,12 +58,13 @@ struct AuthenticationMethodRoutes: Sendable {
         let (tenant, user) = try await user(context)
         let id = (context.parameters.get("methodId") ?? "").lowercased()
         guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
-              try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
+            try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
         else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
         let before = JSONValue(encoding: Method(method))
-        try await store.appendAudit(AuditRecord(
-            tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: .authenticationMethod,
-            documentId: "\(user.id)/\(id)", before: before, after: nil))
+        try await store.appendAudit(
+            AuditRecord(
+                tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: .authenticationMethod,
+                documentId: "\(user.id)/\(id)", before: before, after: nil))
         return Response(status: .noContent)
     }
 }

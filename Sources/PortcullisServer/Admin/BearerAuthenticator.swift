@@ -39,10 +39,11 @@ struct BearerAuthenticator: RouterMiddleware {
         // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
         // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
         guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
-              tenant.tenant.id == claimedTenant.lowercased(),
-              case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
-                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60),
-              claims.tid.lowercased() == tenant.tenant.id
+            tenant.tenant.id == claimedTenant.lowercased(),
+            case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
+                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60
+            ),
+            claims.tid.lowercased() == tenant.tenant.id
         else { throw APIError.unauthenticated }
         let directory = tenant.directory
         guard directory.application(appId: claims.azp) != nil else { throw APIError.unauthenticated }

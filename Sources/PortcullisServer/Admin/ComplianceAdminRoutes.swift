@@ -61,7 +61,9 @@ struct ComplianceAdminRoutes: Sendable {
         filter.deviceId = parameter("device")
         if let status = parameter("status") {
             guard let state = Enrollment.State(rawValue: status) else {
-                throw ValidationError(problems: [ValidationProblem(pointer: "?status", message: "must be one of: \(Enrollment.State.allCases.map(\.rawValue).joined(separator: ", ")).")])
+                throw ValidationError(problems: [
+                    ValidationProblem(pointer: "?status", message: "must be one of: \(Enrollment.State.allCases.map(\.rawValue).joined(separator: ", ")).")
+                ])
             }
             filter.state = state
         }
@@ -83,7 +85,9 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// One enrollment of the tenant with its history.
     func detail(_ tenant: TenantSnapshot, id: String) async throws -> Detail {
-        guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == tenant.tenant.id else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
+        guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == tenant.tenant.id else {
+            throw APIError.notFound("The enrollment \(id.prefix(64))")
+        }
         return Detail(enrollment: enrollment, history: try await store.enrollmentHistory(id: enrollment.id))
     }
 
@@ -132,9 +136,12 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// A dead letter delivered again (with its audit record).
     func redeliver(_ tenant: TenantSnapshot, id: String, actor: String) async throws {
-        guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id, now: clock.now()) else { throw APIError.notFound("The outbox message \(id.prefix(64))") }
+        guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id, now: clock.now()) else {
+            throw APIError.notFound("The outbox message \(id.prefix(64))")
+        }
         outboxSignal.signal()
-        try await store.appendAudit(AuditRecord(
-            tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .redeliver, kind: .outbox, documentId: id, before: nil, after: nil))
+        try await store.appendAudit(
+            AuditRecord(
+                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .redeliver, kind: .outbox, documentId: id, before: nil, after: nil))
     }
 }

@@ -83,8 +83,10 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     /// Validates `value` (its ID the path's on a replace) and stores it on `precondition` — `nil` for a create by
     /// POST — with its audit record; a dry run stores nothing and needs no precondition.
-    func write(_ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, force: Bool, dryRun: Bool,
-               tenant: TenantSnapshot, actor: String) async throws -> WriteOutcome {
+    func write(
+        _ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, force: Bool, dryRun: Bool,
+        tenant: TenantSnapshot, actor: String
+    ) async throws -> WriteOutcome {
         let identified = try Self.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
         let document: Document
         do {
@@ -119,10 +121,13 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     /// Stores a document on its precondition with its audit record (as answers show it), applies it to this
     /// node's tenant cache, and runs `afterWrite`. StorageErrors are the caller's to map.
-    func save(_ document: Document, before: Versioned<Document>?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String) async throws -> Versioned<Document> {
+    func save(
+        _ document: Document, before: Versioned<Document>?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String
+    ) async throws -> Versioned<Document> {
         let id = document.documentId
         let stored = try await store.put(
-            tenantId: tenant.tenant.id, kind: Document.kind, id: id, body: try TenantDocuments.encoder.encode(document), precondition: precondition, at: clock.now(),
+            tenantId: tenant.tenant.id, kind: Document.kind, id: id, body: try TenantDocuments.encoder.encode(document), precondition: precondition,
+            at: clock.now(),
             audit: AuditRecord(
                 tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
                 documentId: id, before: before.map { registration.present($0.document) }, after: registration.present(document)))
@@ -138,8 +143,9 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         do {
             let revision = try await store.delete(
                 tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, precondition: precondition,
-                audit: AuditRecord(tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: AuditSubject(Document.kind),
-                                   documentId: before.document.documentId, before: registration.present(before.document), after: nil))
+                audit: AuditRecord(
+                    tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: AuditSubject(Document.kind),
+                    documentId: before.document.documentId, before: registration.present(before.document), after: nil))
             try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, revision: revision)
             try await registration.afterWrite(before.document, nil, tenant, actor)
         } catch let error as StorageError {
@@ -163,7 +169,8 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let top = try Paging.top(request, default: Self.pageSize, range: 1...Self.pageSize)
         let skip = try Paging.skip(request)
         let page = try await list(tenant, top: top, skip: skip)
-        let body = ListBody(value: page.map { registration.present($0.document) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
+        let body = ListBody(
+            value: page.map { registration.present($0.document) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
         return JSONResponse.make(status: .ok, body)
     }
 
@@ -198,8 +205,9 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
             // `?dryRun=true` (PROTOCOL §11, policy as code): the write validated exactly as it would be, and what it would
             // do — `create`, `change` or `unchanged` — with the stored and the resulting documents as answers show them.
             let action = before == nil ? "create" : before?.document == after ? "unchanged" : "change"
-            let body = DryRunBody(action: action, id: after.documentId, before: before.map { registration.present($0.document) } ?? .null,
-                                  after: registration.present(after))
+            let body = DryRunBody(
+                action: action, id: after.documentId, before: before.map { registration.present($0.document) } ?? .null,
+                after: registration.present(after))
             return JSONResponse.make(status: .ok, body, headers: before.map { [.eTag: Self.etag($0.version)] } ?? [:])
         }
     }
@@ -214,7 +222,8 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     func deleteResponse(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let precondition = try Self.precondition(request, creating: false)
-        try await delete(id: context.parameters.get("id") ?? "", precondition: precondition, force: Self.flag(request, "force"), tenant: tenant, actor: context.actor)
+        try await delete(
+            id: context.parameters.get("id") ?? "", precondition: precondition, force: Self.flag(request, "force"), tenant: tenant, actor: context.actor)
         return Response(status: .noContent)
     }
 }
@@ -225,7 +234,9 @@ protocol EditableDocuments: Sendable {
     var noun: String { get }
     func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)?
     /// Stores `value` (a create when `pathId` is nil) and returns its ID and version.
-    func store(_ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String) async throws -> (id: String, version: Int64)
+    func store(
+        _ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String
+    ) async throws -> (id: String, version: Int64)
     func delete(id: String, precondition: WritePrecondition, force: Bool, tenant: TenantSnapshot, actor: String) async throws
 }
 
@@ -234,7 +245,9 @@ extension DocumentResource: EditableDocuments {
         try await read(tenant, id: id).map { (registration.present($0.document), $0.version) }
     }
 
-    func store(_ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String) async throws -> (id: String, version: Int64) {
+    func store(
+        _ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String
+    ) async throws -> (id: String, version: Int64) {
         switch try await write(value, pathId: pathId, precondition: precondition, force: false, dryRun: false, tenant: tenant, actor: actor) {
         case .created(let stored), .replaced(let stored), .unchanged(let stored): return (stored.document.documentId, stored.version)
         case .dryRun(_, let after): return (after.documentId, 0)
@@ -247,7 +260,9 @@ extension DocumentResource {
     static func etag(_ version: Int64) -> String { DocumentETag.etag(version) }
     static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition { try DocumentETag.precondition(request, creating: creating) }
     static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue { DocumentBody.withGeneratedId(value, key: key) }
-    static func identified(_ value: JSONValue, pathId: String?, key: String = "id") throws -> JSONValue { try DocumentBody.identified(value, pathId: pathId, key: key) }
+    static func identified(_ value: JSONValue, pathId: String?, key: String = "id") throws -> JSONValue {
+        try DocumentBody.identified(value, pathId: pathId, key: key)
+    }
     static func flag(_ request: Request, _ name: String) -> Bool { DocumentBody.flag(request, name) }
     static func body(_ request: Request, _ context: PortcullisRequestContext, limit: Int? = nil) async throws -> JSONValue {
         try await DocumentBody.body(request, context, limit: limit)

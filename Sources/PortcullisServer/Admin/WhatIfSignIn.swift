@@ -16,8 +16,10 @@ struct WhatIfSignIn: Sendable {
     var approvedClientApp: Bool?
     var mfa = false
 
-    static let members: Set<String> = ["userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
-                          "appProtection", "approvedClientApp", "mfa"]
+    static let members: Set<String> = [
+        "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
+        "appProtection", "approvedClientApp", "mfa",
+    ]
 
     /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
     static func read(_ reader: JSONObjectReader) -> WhatIfSignIn? {
@@ -27,19 +29,22 @@ struct WhatIfSignIn: Sendable {
         let resourceAppId = reader.string("resourceAppId", required: true)
         let platform = reader.string("platform")
         let ipAddress = reader.string("ipAddress")
-        let type = reader.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.allCases.map(\.rawValue)).flatMap(SignInFacts.ClientAppType.init(rawValue:))
+        let type = reader.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.allCases.map(\.rawValue)).flatMap(
+            SignInFacts.ClientAppType.init(rawValue:))
         let capabilities = (reader.strings("capabilities") ?? []).map(\.value)
-        let protection: SignInFacts.AppProtection = switch reader.enumeration("appProtection", allowed: ["compliant", "notCompliant", "none"]) {
-        case "compliant": .compliant(enrollmentId: "what-if")
-        case "notCompliant": .notCompliant
-        default: .none
-        }
+        let protection: SignInFacts.AppProtection =
+            switch reader.enumeration("appProtection", allowed: ["compliant", "notCompliant", "none"]) {
+            case "compliant": .compliant(enrollmentId: "what-if")
+            case "notCompliant": .notCompliant
+            default: .none
+            }
         let approved = reader.bool("approvedClientApp")
         let mfa = reader.bool("mfa") ?? false
         guard let clientAppId, let resourceAppId else { return nil }
-        return WhatIfSignIn(userId: userId, clientAppId: clientAppId, resourceAppId: resourceAppId, platform: platform, ipAddress: ipAddress,
-                            clientAppType: type ?? .mobileAppsAndDesktopClients, capabilities: capabilities, appProtection: protection,
-                            approvedClientApp: approved, mfa: mfa)
+        return WhatIfSignIn(
+            userId: userId, clientAppId: clientAppId, resourceAppId: resourceAppId, platform: platform, ipAddress: ipAddress,
+            clientAppType: type ?? .mobileAppsAndDesktopClients, capabilities: capabilities, appProtection: protection,
+            approvedClientApp: approved, mfa: mfa)
     }
 
     /// The facts the token endpoint would have gathered, described instead; `nil` with problems at `pointer`'s members.
@@ -57,7 +62,9 @@ struct WhatIfSignIn: Sendable {
         var platform: DevicePlatform?
         if let name = self.platform {
             platform = DevicePlatform(caseInsensitive: name)
-            if platform == nil { problems.add(path("platform"), "'\(name)' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", ")).") }
+            if platform == nil {
+                problems.add(path("platform"), "'\(name)' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
         }
         var ip: IPAddress?
         if let text = ipAddress {

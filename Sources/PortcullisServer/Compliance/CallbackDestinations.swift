@@ -46,7 +46,10 @@ public struct CallbackDestinations: Sendable {
                 continue
             case .privateNetwork, .linkLocal:
                 if allowPrivateNetworks { continue }
-                throw Refusal(description: "the host resolves to a \(address.scope == .linkLocal ? "link-local" : "private") address (set callbacks.allowPrivateNetworks to allow)")
+                throw Refusal(
+                    description:
+                        "the host resolves to a \(address.scope == .linkLocal ? "link-local" : "private") address (set callbacks.allowPrivateNetworks to allow)"
+                )
             case .unroutable:
                 throw Refusal(description: "the host resolves to an unroutable address")
             }
@@ -66,7 +69,8 @@ public struct CallbackDestinations: Sendable {
             while let entry = cursor {
                 var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
                 if getnameinfo(entry.pointee.ai_addr, entry.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0,
-                   let address = IPAddress(String(cString: buffer)) {
+                    let address = IPAddress(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+                {
                     addresses.append(address)
                 }
                 cursor = entry.pointee.ai_next

@@ -25,18 +25,21 @@ struct ComplianceRoutes: Sendable {
     }()
 
     func register(on router: Router<PortcullisRequestContext>) {
-        let group = router.group("mam/v1").add(middleware: BearerAuthenticator(
-            resource: BuiltInResources.compliance, requiredRole: nil, signers: signers, endpoints: service.endpoints, tenants: tenants, revocations: service.store, clock: clock))
+        let group = router.group("mam/v1").add(
+            middleware: BearerAuthenticator(
+                resource: BuiltInResources.compliance, requiredRole: nil, signers: signers, endpoints: service.endpoints, tenants: tenants,
+                revocations: service.store, clock: clock))
         group.post("enrollments") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(EnrollmentRequest.self, request, context)
             try Self.validate(deviceId: body.deviceId, platform: body.platform, appKey: body.appKey)
             let (created, response) = try await service.enroll(caller, body)
-            let status: HTTPResponse.Status = switch response.statusCode {
-            case .accountNotAllowed: .forbidden
-            case .singleManagedAccountMode: .conflict
-            default: created ? .created : .ok
-            }
+            let status: HTTPResponse.Status =
+                switch response.statusCode {
+                case .accountNotAllowed: .forbidden
+                case .singleManagedAccountMode: .conflict
+                default: created ? .created : .ok
+                }
             return Self.reply(status, response)
         }
         group.get("enrollments/:id") { _, context in
@@ -81,7 +84,7 @@ struct ComplianceRoutes: Sendable {
             throw APIError(.forbidden, "userTokenRequired", "Compliance calls act for a user: present a delegated token (not an app-only one).")
         }
         guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid), let user = tenant.directory.user(id: oid), user.accountEnabled,
-              let client = tenant.directory.application(appId: principal.azp)
+            let client = tenant.directory.application(appId: principal.azp)
         else { throw APIError.unauthenticated }
         return ComplianceService.Caller(tenant: tenant, user: user, client: client)
     }
@@ -92,9 +95,14 @@ struct ComplianceRoutes: Sendable {
             do { _ = try SecretSealing.publicKey(appKey) } catch let error as ValidationError { problems += error.problems }
         }
         let trimmed = deviceId.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty || trimmed.count > 200 { problems.append(ValidationProblem(pointer: "/deviceId", message: "must be a non-empty string of at most 200 characters.")) }
+        if trimmed.isEmpty || trimmed.count > 200 {
+            problems.append(ValidationProblem(pointer: "/deviceId", message: "must be a non-empty string of at most 200 characters."))
+        }
         if let platform, DevicePlatform(caseInsensitive: platform) == nil {
-            problems.append(ValidationProblem(pointer: "/platform", message: "'\(platform.prefix(40))' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))."))
+            problems.append(
+                ValidationProblem(
+                    pointer: "/platform", message: "'\(platform.prefix(40))' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))."
+                ))
         }
         if !problems.isEmpty { throw ValidationError(problems: problems) }
     }
@@ -108,13 +116,14 @@ struct ComplianceRoutes: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
-            let (path, message): ([any CodingKey], String) = switch error {
-            case .keyNotFound(let key, let context): (context.codingPath + [key], "is required.")
-            case .typeMismatch(let type, let context): (context.codingPath, "has the wrong type (expected \(type)).")
-            case .valueNotFound(let type, let context): (context.codingPath, "must not be null (expected \(type)).")
-            case .dataCorrupted(let context): (context.codingPath, "is not valid.")
-            @unknown default: ([], "is not valid.")
-            }
+            let (path, message): ([any CodingKey], String) =
+                switch error {
+                case .keyNotFound(let key, let context): (context.codingPath + [key], "is required.")
+                case .typeMismatch(let type, let context): (context.codingPath, "has the wrong type (expected \(type)).")
+                case .valueNotFound(let type, let context): (context.codingPath, "must not be null (expected \(type)).")
+                case .dataCorrupted(let context): (context.codingPath, "is not valid.")
+                @unknown default: ([], "is not valid.")
+                }
             let pointer = path.reduce("") { JSONPointer.appending($0, $1.stringValue) }
             throw ValidationError(problems: [ValidationProblem(pointer: pointer, message: message)])
         }

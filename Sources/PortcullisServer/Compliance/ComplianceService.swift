@@ -1,11 +1,11 @@
 public import Foundation
+import HTTPTypes
 import Logging
 import PortcullisAPI
 public import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 import Synchronization
-import HTTPTypes
 
 /// The compliance service (PROTOCOL §5): enrollment, check-ins, remediation, unenrollment, wipe and the
 /// grace-period lapse, each state change written with its history line and its callback SETs in one
@@ -29,12 +29,15 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     // MARK: Token endpoint
 
-    public func appProtection(tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date) async throws
-        -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?) {
+    public func appProtection(
+        tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date
+    ) async throws
+        -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?)
+    {
         if let enrollmentId {
             // A named enrollment must belong to the same tenant, account and client, else it is as if none existed.
             guard let enrollment = try await store.enrollment(id: enrollmentId), enrollment.tenantId == tenantId,
-                  enrollment.userId == userId.lowercased(), enrollment.clientId == clientId.lowercased(), enrollment.isActive
+                enrollment.userId == userId.lowercased(), enrollment.clientId == clientId.lowercased(), enrollment.isActive
             else { return (.none, nil) }
             return (enrollment.isCompliant(at: now) ? .compliant(enrollmentId: enrollment.id) : .notCompliant, enrollment.platform)
         }
@@ -47,8 +50,10 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     // MARK: /mam/v1
 
-    func response(_ enrollment: Enrollment, code: EnrollmentStatusCode, policy: MergedAppProtectionPolicy?, deliver: Bool,
-                  commands: [EnrollmentCommand] = [], missing: [RemediationGap]? = nil, now: Date) -> EnrollmentResponse {
+    func response(
+        _ enrollment: Enrollment, code: EnrollmentStatusCode, policy: MergedAppProtectionPolicy?, deliver: Bool,
+        commands: [EnrollmentCommand] = [], missing: [RemediationGap]? = nil, now: Date
+    ) -> EnrollmentResponse {
         EnrollmentResponse(
             enrollmentId: enrollment.id, statusCode: code,
             policy: deliver ? policy.map { PolicyDocument(version: $0.version, settings: $0.settings) } : nil,
@@ -58,8 +63,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
     }
 
     func unenrolledResponse(_ caller: Caller, code: EnrollmentStatusCode, status: ComplianceStatus, missing: [RemediationGap]) -> EnrollmentResponse {
-        EnrollmentResponse(enrollmentId: nil, statusCode: code, policy: nil, complianceStatus: status, missing: missing.map(\.rawValue),
-                           accountId: caller.user.id, tenantId: caller.tenant.tenant.id, upn: caller.user.userPrincipalName)
+        EnrollmentResponse(
+            enrollmentId: nil, statusCode: code, policy: nil, complianceStatus: status, missing: missing.map(\.rawValue),
+            accountId: caller.user.id, tenantId: caller.tenant.tenant.id, upn: caller.user.userPrincipalName)
     }
 
     /// What enrolling an account on an app instance came to.
@@ -85,8 +91,10 @@ public struct ComplianceService: AppProtectionStatusProvider {
     }
 
     /// Enrolls (or finds the enrollment of) this account on this app instance.
-    func enrollOrFind(_ caller: Caller, deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?,
-                      callbackUri: String?, appKey: AppKeyJWK? = nil) async throws -> Claim {
+    func enrollOrFind(
+        _ caller: Caller, deviceId: String, platform: String?, osVersion: String?, appVersion: String?, sdkVersion: String?,
+        callbackUri: String?, appKey: AppKeyJWK? = nil
+    ) async throws -> Claim {
         if let refusal = refusal(caller) {
             return .refused(unenrolledResponse(caller, code: refusal.code, status: refusal.status, missing: [refusal.missing]))
         }
@@ -108,7 +116,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
             enrollment.appKey = appKey
             do {
                 let stored = try await store.insertEnrollment(
-                    enrollment, history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
+                    enrollment,
+                    history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: outcome.enrollment.complianceStatus.status.rawValue),
                     outbox: try await callbacks(previous: nil, enrollment: outcome.enrollment, client: caller.client, now: now),
                     keepingAtMost: configuration.maximumEnrollmentsPerAccount)
                 outboxSignal.signal()
@@ -137,7 +146,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
     func enroll(_ caller: Caller, _ request: EnrollmentRequest) async throws -> (created: Bool, EnrollmentResponse) {
         switch try await enrollOrFind(
             caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
-            sdkVersion: request.sdkVersion, callbackUri: nil, appKey: request.appKey) {
+            sdkVersion: request.sdkVersion, callbackUri: nil, appKey: request.appKey)
+        {
         case .refused(let answer):
             return (false, answer)
         case .enrolled(let enrollment, let created, let policy):
@@ -147,8 +157,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     func remediate(_ caller: Caller, _ request: RemediationRequest) async throws -> EnrollmentResponse {
         if let uri = request.callbackUri, !caller.client.complianceCallbackUris.contains(uri) {
-            throw APIError(.badRequest, "callbackNotRegistered", "callbackUri must be one of the application's registered complianceCallbackUris (exact match).",
-                           details: [ValidationProblem(pointer: "/callbackUri", message: "is not registered for this application.")])
+            throw APIError(
+                .badRequest, "callbackNotRegistered", "callbackUri must be one of the application's registered complianceCallbackUris (exact match).",
+                details: [ValidationProblem(pointer: "/callbackUri", message: "is not registered for this application.")])
         }
         let claim = try await enrollOrFind(
             caller, deviceId: request.deviceId, platform: request.platform, osVersion: request.osVersion, appVersion: request.appVersion,
@@ -168,25 +179,32 @@ public struct ComplianceService: AppProtectionStatusProvider {
             var changed = enrollment
             changed.callbackUri = uri
             changed.updatedAt = now
-            if let stored = try await store.updateEnrollment(changed, expectedRevision: enrollment.revision,
-                                                             history: EnrollmentHistoryEntry(at: now, event: .callbackChanged, fromStatus: nil, toStatus: nil, detail: uri),
-                                                             outbox: []) {
+            if let stored = try await store.updateEnrollment(
+                changed, expectedRevision: enrollment.revision,
+                history: EnrollmentHistoryEntry(at: now, event: .callbackChanged, fromStatus: nil, toStatus: nil, detail: uri),
+                outbox: [])
+            {
                 enrollment = stored
             }
         }
         var missing: [RemediationGap] = []
         if enrollment.appliedPolicyVersion != policy.version && !enrollment.isCompliant(at: now) { missing.append(.policyAcknowledgement) }
-        if let minimum = policy.settings.minimumOsVersion, request.osVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append(.osVersion) }
-        if let minimum = policy.settings.minimumAppVersion, request.appVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true { missing.append(.appVersion) }
+        if let minimum = policy.settings.minimumOsVersion, request.osVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true {
+            missing.append(.osVersion)
+        }
+        if let minimum = policy.settings.minimumAppVersion, request.appVersion.map({ SoftwareVersion.compare($0, minimum) < 0 }) ?? true {
+            missing.append(.appVersion)
+        }
         if policy.settings.pinRequired == true { missing.append(.pin) }
         if enrollment.isCompliant(at: now) && enrollment.appliedPolicyVersion == policy.version { missing = [] }
-        let code: EnrollmentStatusCode = created ? .newPoliciesReceived : (enrollment.appliedPolicyVersion == policy.version ? .policiesUnchanged : .newPoliciesReceived)
+        let code: EnrollmentStatusCode =
+            created ? .newPoliciesReceived : (enrollment.appliedPolicyVersion == policy.version ? .policiesUnchanged : .newPoliciesReceived)
         return response(enrollment, code: code, policy: policy, deliver: true, missing: missing, now: now)
     }
 
     func owned(_ caller: Caller, id: String) async throws -> Enrollment {
         guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == caller.tenant.tenant.id,
-              enrollment.userId == caller.user.id, enrollment.clientId == caller.client.appId
+            enrollment.userId == caller.user.id, enrollment.clientId == caller.client.appId
         else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
         return enrollment
     }
@@ -195,13 +213,15 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let enrollment = try await owned(caller, id: id)
         let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
         let commands: [EnrollmentCommand] = enrollment.state == .wipePending ? [.wipe] : []
-        return response(enrollment, code: enrollment.state == .wipePending ? .wipeReceived : .policiesUnchanged, policy: policy,
-                        deliver: enrollment.state != .unenrolled && enrollment.state != .wipePending, commands: commands, now: clock.now())
+        return response(
+            enrollment, code: enrollment.state == .wipePending ? .wipeReceived : .policiesUnchanged, policy: policy,
+            deliver: enrollment.state != .unenrolled && enrollment.state != .wipePending, commands: commands, now: clock.now())
     }
 
     func checkIn(_ caller: Caller, id: String, _ request: CheckInRequest) async throws -> EnrollmentResponse {
-        let report = CheckInReport(appliedPolicyVersion: request.appliedPolicyVersion, osVersion: request.osVersion, appVersion: request.appVersion,
-                                   jailbroken: request.jailbroken, pinSet: request.pinSet, silent: request.silent ?? false)
+        let report = CheckInReport(
+            appliedPolicyVersion: request.appliedPolicyVersion, osVersion: request.osVersion, appVersion: request.appVersion,
+            jailbroken: request.jailbroken, pinSet: request.pinSet, silent: request.silent ?? false)
         for _ in 0..<5 {
             let current = try await owned(caller, id: id)
             guard current.state != .unenrolled else {
@@ -211,8 +231,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
             let policy = caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId)
             let outcome = EnrollmentMachine.checkIn(current, report: report, policy: policy, now: now)
             if let stored = try await persist(outcome, previous: current, event: .checkIn, client: caller.client, now: now) {
-                return response(stored, code: outcome.statusCode, policy: policy, deliver: outcome.deliverPolicy,
-                                commands: outcome.commands + configurationCommands(stored, caller, now: now), now: now)
+                return response(
+                    stored, code: outcome.statusCode, policy: policy, deliver: outcome.deliverPolicy,
+                    commands: outcome.commands + configurationCommands(stored, caller, now: now), now: now)
             }
         }
         throw StorageError(.unavailable, "the enrollment kept changing under concurrent check-ins")
@@ -224,8 +245,10 @@ public struct ComplianceService: AppProtectionStatusProvider {
             let now = clock.now()
             if current.state == .unenrolled { return response(current, code: .unenrollmentSucceeded, policy: nil, deliver: false, now: now) }
             let outcome = EnrollmentMachine.unenroll(current, now: now)
-            if let stored = try await persist(outcome, previous: current, event: current.state == .wipePending ? .wipeAcknowledged : .unenrolled,
-                                              client: caller.client, now: now) {
+            if let stored = try await persist(
+                outcome, previous: current, event: current.state == .wipePending ? .wipeAcknowledged : .unenrolled,
+                client: caller.client, now: now)
+            {
                 return response(stored, code: .unenrollmentSucceeded, policy: nil, deliver: false, now: now)
             }
         }
@@ -239,7 +262,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
     func configurationCommands(_ enrollment: Enrollment, _ caller: Caller, now: Date) -> [EnrollmentCommand] {
         guard enrollment.isCompliant(at: now) else { return [] }
         let merged = caller.tenant.appConfiguration(userId: caller.user.id, clientId: caller.client.appId)
-        return enrollment.configurationOutdated(current: ConfigurationDelivery.version(merged), managed: merged.configuration != nil) ? [.refreshConfiguration] : []
+        return enrollment.configurationOutdated(current: ConfigurationDelivery.version(merged), managed: merged.configuration != nil)
+            ? [.refreshConfiguration] : []
     }
 
     /// Remembers the configuration version an app instance fetched (one history line per new version). A
@@ -280,7 +304,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 if try await store.updateEnrollment(
                     updated, expectedRevision: enrollment.revision,
                     history: EnrollmentHistoryEntry(at: now, event: .configurationChanged, fromStatus: status, toStatus: status, detail: version),
-                    outbox: outbox) != nil {
+                    outbox: outbox) != nil
+                {
                     announced += 1
                 }
             }
@@ -291,7 +316,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     func configurationCallbacks(enrollment: Enrollment, version: String, client: PortcullisCore.Application, now: Date) async throws -> [OutboxMessage] {
         try await outbox(enrollment: enrollment, client: client, now: now) { _ in
-            .init(deviceComplianceChange: nil, complianceStatus: nil, configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id, version: version))
+            .init(
+                deviceComplianceChange: nil, complianceStatus: nil,
+                configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id, version: version))
         }
     }
 
@@ -303,7 +330,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// `nil` when there is nothing to wipe.
     func wipe(tenantId: String, id: String, actor: String) async throws -> Enrollment? {
         for _ in 0..<5 {
-            guard let current = try await store.enrollment(id: id), current.tenantId == tenantId else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
+            guard let current = try await store.enrollment(id: id), current.tenantId == tenantId else {
+                throw APIError.notFound("The enrollment \(id.prefix(64))")
+            }
             let now = clock.now()
             guard let outcome = EnrollmentMachine.wipe(current, now: now) else { return nil }
             guard let client = try await tenants.snapshot(tenantSegment: tenantId)?.directory.application(appId: current.clientId) else { return nil }
@@ -314,9 +343,11 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 // As the admin API shows enrollments (dates ISO 8601).
                 before: JSONValue(encoding: current), after: JSONValue(encoding: after))
             if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {
-                logger.notice("selective wipe requested", metadata: [
-                    LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),
-                ])
+                logger.notice(
+                    "selective wipe requested",
+                    metadata: [
+                        LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),
+                    ])
                 return stored
             }
         }
@@ -336,7 +367,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         var lapsed = 0
         for enrollment in try await store.lapsingEnrollments(now: now, limit: 500) {
             guard let outcome = EnrollmentMachine.lapse(enrollment, now: now),
-                  let client = try await tenants.snapshot(tenantSegment: enrollment.tenantId)?.directory.application(appId: enrollment.clientId)
+                let client = try await tenants.snapshot(tenantSegment: enrollment.tenantId)?.directory.application(appId: enrollment.clientId)
             else { continue }
             if try await persist(outcome, previous: enrollment, event: .lapsed, client: client, now: now) != nil { lapsed += 1 }
         }
@@ -347,8 +378,10 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     /// Writes an outcome with its history line, its callback SETs and its other effects (token revocation,
     /// audit), in one transaction; `nil` on a concurrent change (retry).
-    func persist(_ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: EnrollmentEvent, client: PortcullisCore.Application, now: Date,
-                 detail: String? = nil, audit: AuditRecord? = nil) async throws -> Enrollment? {
+    func persist(
+        _ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: EnrollmentEvent, client: PortcullisCore.Application, now: Date,
+        detail: String? = nil, audit: AuditRecord? = nil
+    ) async throws -> Enrollment? {
         var outbox: [OutboxMessage] = []
         if let change = outcome.change {
             outbox = try await callbacks(previous: change.previous, enrollment: outcome.enrollment, client: client, now: now)
@@ -372,7 +405,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
         return try await outbox(enrollment: enrollment, client: client, now: now) { iat in
             .init(
                 deviceComplianceChange: flipped && previous != nil
-                    ? DeviceComplianceChangeEvent(subject: SubjectIdentifier(id: enrollment.id), previousStatus: caep(previous), currentStatus: caep(current), eventTimestamp: iat)
+                    ? DeviceComplianceChangeEvent(
+                        subject: SubjectIdentifier(id: enrollment.id), previousStatus: caep(previous), currentStatus: caep(current), eventTimestamp: iat)
                     : nil,
                 complianceStatus: ComplianceStatusEvent(
                     enrollmentId: enrollment.id, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
@@ -382,17 +416,21 @@ public struct ComplianceService: AppProtectionStatusProvider {
 
     /// One signed SET carrying `events` (given the `iat`), as one outbox message per callback URI of the
     /// application (or the one the app chose). URIs come only from the application's registration.
-    func outbox(enrollment: Enrollment, client: PortcullisCore.Application, now: Date,
-                events: (_ iat: Int) -> ComplianceSecurityEvent.Events) async throws -> [OutboxMessage] {
+    func outbox(
+        enrollment: Enrollment, client: PortcullisCore.Application, now: Date,
+        events: (_ iat: Int) -> ComplianceSecurityEvent.Events
+    ) async throws -> [OutboxMessage] {
         let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
         guard !targets.isEmpty else { return [] }
         let iat = Int(now.wholeSeconds.timeIntervalSince1970)
         let jti = UUID().uuidString.lowercased()
-        let token = try await signers.signer(tenantId: enrollment.tenantId).sign(securityEvent: ComplianceSecurityEvent(
-            iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti, events: events(iat)))
+        let token = try await signers.signer(tenantId: enrollment.tenantId).sign(
+            securityEvent: ComplianceSecurityEvent(
+                iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti, events: events(iat)))
         return targets.map {
-            OutboxMessage(id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
-                          payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
+            OutboxMessage(
+                id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
+                payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
         }
     }
 }

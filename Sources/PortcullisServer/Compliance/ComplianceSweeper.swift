@@ -17,8 +17,10 @@ public final class ComplianceSweeper: Service, Sendable {
     let outboxRetention: TimeInterval
     let logger: Logger
 
-    init(compliance: ComplianceService, store: any PortcullisStore, clock: any WallClock, interval: Duration,
-         idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, outboxRetention: TimeInterval, logger: Logger) {
+    init(
+        compliance: ComplianceService, store: any PortcullisStore, clock: any WallClock, interval: Duration,
+        idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, outboxRetention: TimeInterval, logger: Logger
+    ) {
         self.outboxRetention = outboxRetention
         self.compliance = compliance
         self.store = store
@@ -54,12 +56,14 @@ public final class ComplianceSweeper: Service, Sendable {
             let throttles = try await store.purgeThrottles(before: now)
             let interactive = try await store.purgeInteractive(before: now)
             if lapsed + pruned + signIns + tokens + callbacks + throttles + interactive > 0 {
-                logger.info("sweep", metadata: [
-                    "portcullis.lapsed": .stringConvertible(lapsed), "portcullis.pruned_enrollments": .stringConvertible(pruned),
-                    "portcullis.purged_sign_ins": .stringConvertible(signIns), "portcullis.purged_refresh_tokens": .stringConvertible(tokens),
-                    "portcullis.purged_callbacks": .stringConvertible(callbacks), "portcullis.purged_throttles": .stringConvertible(throttles),
-                    "portcullis.purged_interactive": .stringConvertible(interactive),
-                ])
+                logger.info(
+                    "sweep",
+                    metadata: [
+                        "portcullis.lapsed": .stringConvertible(lapsed), "portcullis.pruned_enrollments": .stringConvertible(pruned),
+                        "portcullis.purged_sign_ins": .stringConvertible(signIns), "portcullis.purged_refresh_tokens": .stringConvertible(tokens),
+                        "portcullis.purged_callbacks": .stringConvertible(callbacks), "portcullis.purged_throttles": .stringConvertible(throttles),
+                        "portcullis.purged_interactive": .stringConvertible(interactive),
+                    ])
             }
         } catch {
             logger.error("sweep failed", metadata: [LogKeys.error: .string("\(type(of: error))")])

@@ -30,7 +30,9 @@ struct ConfigurationDelivery: Sendable {
         var wait = 0
         if let text = request.uri.queryParameters.get("wait") {
             guard let seconds = Int(text), (0...Self.maximumWait).contains(seconds) else {
-                throw APIError.validation(ValidationError(problems: [ValidationProblem(pointer: "/wait", message: "must be a whole number of seconds from 0 to \(Self.maximumWait).")]))
+                throw APIError.validation(
+                    ValidationError(problems: [ValidationProblem(pointer: "/wait", message: "must be a whole number of seconds from 0 to \(Self.maximumWait).")]
+                    ))
             }
             wait = seconds
         }
@@ -47,9 +49,12 @@ struct ConfigurationDelivery: Sendable {
             let version = Self.version(merged)
             if known != version {
                 try await service.recordDelivery(enrollment, version: version)
-                let body = ManagedConfigurationResponse(version: version, configuration: merged.configuration, secrets: merged.secrets.map {
-                    ManagedConfigurationResponse.Secret(identifier: $0.identifier, kind: $0.kind.rawValue, version: $0.version, issuance: $0.issuance?.rawValue)
-                })
+                let body = ManagedConfigurationResponse(
+                    version: version, configuration: merged.configuration,
+                    secrets: merged.secrets.map {
+                        ManagedConfigurationResponse.Secret(
+                            identifier: $0.identifier, kind: $0.kind.rawValue, version: $0.version, issuance: $0.issuance?.rawValue)
+                    })
                 return JSONResponse.make(status: .ok, data: try ComplianceRoutes.encoder.encode(body), headers: [.eTag: "\"\(version)\""])
             }
             let remaining = deadline - ContinuousClock.now
@@ -63,7 +68,8 @@ struct ConfigurationDelivery: Sendable {
             }
             // Woken or due: read the tenant (and the enrollment) again.
             guard let tenant = try await tenants.snapshot(tenantSegment: caller.tenant.tenant.id) else { throw APIError.unauthenticated }
-            guard let user = tenant.directory.user(id: caller.user.id), user.accountEnabled, let client = tenant.directory.application(appId: caller.client.appId)
+            guard let user = tenant.directory.user(id: caller.user.id), user.accountEnabled,
+                let client = tenant.directory.application(appId: caller.client.appId)
             else { throw APIError.unauthenticated }
             caller = ComplianceService.Caller(tenant: tenant, user: user, client: client)
         }

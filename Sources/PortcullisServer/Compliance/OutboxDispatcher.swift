@@ -27,9 +27,11 @@ public final class OutboxDispatcher: Service, Sendable {
         /// Which destinations delivery may connect to.
         public var destinations: CallbackDestinations
 
-        public init(baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(300), maxAttempts: Int = 10,
-                    requestTimeout: Duration = .seconds(5), lease: Duration = .seconds(30), pollInterval: Duration? = nil, batch: Int = 32,
-                    destinations: CallbackDestinations = .init()) {
+        public init(
+            baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(300), maxAttempts: Int = 10,
+            requestTimeout: Duration = .seconds(5), lease: Duration = .seconds(30), pollInterval: Duration? = nil, batch: Int = 32,
+            destinations: CallbackDestinations = .init()
+        ) {
             self.destinations = destinations
             self.baseDelay = baseDelay
             self.maxDelay = maxDelay
@@ -115,7 +117,8 @@ public final class OutboxDispatcher: Service, Sendable {
     @discardableResult
     public func deliverDue() async throws -> Int {
         let now = clock.now()
-        let batch = try await store.claimOutbox(now: now, leaseUntil: now.addingTimeInterval(configuration.lease.seconds), owner: owner, limit: configuration.batch)
+        let batch = try await store.claimOutbox(
+            now: now, leaseUntil: now.addingTimeInterval(configuration.lease.seconds), owner: owner, limit: configuration.batch)
         await withTaskGroup(of: Void.self) { group in
             for message in batch { group.addTask { await self.deliver(message) } }
         }
@@ -131,7 +134,11 @@ public final class OutboxDispatcher: Service, Sendable {
         let failure: String
         do {
             try await destinations.check(message.targetUri)
-            let response = try await client.execute(request, timeout: .nanoseconds(Int64(configuration.requestTimeout.components.seconds * 1_000_000_000 + configuration.requestTimeout.components.attoseconds / 1_000_000_000)))
+            let response = try await client.execute(
+                request,
+                timeout: .nanoseconds(
+                    Int64(configuration.requestTimeout.components.seconds * 1_000_000_000 + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
+                ))
             _ = try? await response.body.collect(upTo: 64 * 1024)
             if (200..<300).contains(Int(response.status.code)) {
                 try? await store.completeOutbox(id: message.id, owner: owner, at: clock.now())

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
-import Synchronization
 import PortcullisStorage
+import Synchronization
 
 /// Wakes the outbox dispatcher: a message was written on this node, or a delivery finished. The dispatcher
 /// sleeps on `wait(for:)` until one of these, or until its next message falls due — never polling.
@@ -58,7 +58,10 @@ public final class OutboxSignal: Sendable {
     /// Resumes the waiter, if any, without leaving a signal behind.
     private func fire() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            defer { state.waiter = nil; state.timer = nil }
+            defer {
+                state.waiter = nil
+                state.timer = nil
+            }
             return state.waiter
         }
         waiter?.resume()

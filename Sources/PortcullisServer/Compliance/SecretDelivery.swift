@@ -2,11 +2,11 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
-import Logging
 
 /// The app side of secrets (PROTOCOL §8.2), to compliant enrollments only:
 /// - `GET /mam/v1/enrollments/{id}/secrets/{identifier}`: the material, opened from its at-rest sealing and
@@ -47,7 +47,8 @@ struct SecretDelivery: Sendable {
             throw APIError.notFound("The secret '\(identifier.prefix(200))' for this account and app")
         }
         guard let appKey = enrollment.appKey, let key = try? SecretSealing.publicKey(appKey) else {
-            throw APIError(.conflict, "appKeyRequired", "Secrets are delivered only to an enrollment with an instance key: enroll again with appKey (an EC P-256 JWK).")
+            throw APIError(
+                .conflict, "appKeyRequired", "Secrets are delivered only to an enrollment with an instance key: enroll again with appKey (an EC P-256 JWK).")
         }
         return .found(enrollment: enrollment, secret: secret, key: key)
     }
@@ -60,19 +61,29 @@ struct SecretDelivery: Sendable {
         }
         let secret = found.secret
         guard let version = secret.version,
-              let material = caller.tenant.secretMaterials[StoredSecretMaterial.documentId(policyId: secret.policyId, identifier: secret.identifier)]
+            let material = caller.tenant.secretMaterials[StoredSecretMaterial.documentId(policyId: secret.policyId, identifier: secret.identifier)]
         else {
-            throw APIError(.conflict, "deviceIdentity", "'\(secret.identifier)' is a device identity: request it with POST /mam/v1/enrollments/{id}/identities/\(secret.identifier) and a CSR signed by the appKey.")
+            throw APIError(
+                .conflict, "deviceIdentity",
+                "'\(secret.identifier)' is a device identity: request it with POST /mam/v1/enrollments/{id}/identities/\(secret.identifier) and a CSR signed by the appKey."
+            )
         }
         guard let plaintext = box.open(material, tenantId: caller.tenant.tenant.id) else {
-            service.logger.error("secret material does not open: Keys/ is not the one it was sealed under, or the row was altered", metadata: [
-                "portcullis.secret": .string(material.documentId), "portcullis.version": .string(material.version)])
+            service.logger.error(
+                "secret material does not open: Keys/ is not the one it was sealed under, or the row was altered",
+                metadata: [
+                    "portcullis.secret": .string(material.documentId), "portcullis.version": .string(material.version),
+                ])
             throw APIError(.serviceUnavailable, "secretUnavailable", "The secret cannot be delivered now; the administrator has been told.")
         }
         let info = SealedSecretResponse.info(enrollmentId: found.enrollment.id, identifier: secret.identifier, version: version)
         let sealed = try SecretSealing.seal(plaintext, to: found.key, info: info)
-        try await audit(caller, context, action: .deliver, secret: secret, detail: ["enrollmentId": found.enrollment.id, "version": version,
-                                                                                   "appKey": Self.thumbprint(found.enrollment.appKey!)])
+        try await audit(
+            caller, context, action: .deliver, secret: secret,
+            detail: [
+                "enrollmentId": found.enrollment.id, "version": version,
+                "appKey": Self.thumbprint(found.enrollment.appKey!),
+            ])
         let body = SealedSecretResponse(identifier: secret.identifier, kind: secret.kind.rawValue, version: version, sealed: sealed)
         return JSONResponse.make(status: .ok, data: try ComplianceRoutes.encoder.encode(body), headers: [.cacheControl: "no-store"])
     }
@@ -84,7 +95,9 @@ struct SecretDelivery: Sendable {
         case .found(let enrollment, let secret, let key): found = (enrollment, secret, key)
         }
         guard found.secret.kind == .identity, found.secret.issuance == .device else {
-            throw APIError(.conflict, "notDeviceIdentity", "'\(found.secret.identifier)' is not a device identity: fetch it with GET /mam/v1/enrollments/{id}/secrets/\(found.secret.identifier).")
+            throw APIError(
+                .conflict, "notDeviceIdentity",
+                "'\(found.secret.identifier)' is not a device identity: fetch it with GET /mam/v1/enrollments/{id}/secrets/\(found.secret.identifier).")
         }
         let body = try await ComplianceRoutes.decode(IdentityRequest.self, request, context)
         let csr = try IssuingAuthority.verifiedRequest(body.csr, appKey: found.key)
@@ -92,8 +105,12 @@ struct SecretDelivery: Sendable {
             csr, tenant: caller.tenant.tenant, userPrincipalName: caller.user.userPrincipalName, userId: caller.user.id, enrollmentId: found.enrollment.id,
             validityDays: found.secret.validityDays ?? SecretDeclaration.defaultValidityDays, now: clock.now())
         let notAfter = ISO8601DateFormatter().string(from: issued.notAfter)
-        try await audit(caller, context, action: .issue, secret: found.secret, detail: ["enrollmentId": found.enrollment.id, "serialNumber": issued.serialNumber,
-                                                                                       "notAfter": notAfter])
+        try await audit(
+            caller, context, action: .issue, secret: found.secret,
+            detail: [
+                "enrollmentId": found.enrollment.id, "serialNumber": issued.serialNumber,
+                "notAfter": notAfter,
+            ])
         let answer = IdentityResponse(certificatesPem: issued.certificatesPem, notAfter: notAfter)
         return JSONResponse.make(status: .ok, data: try ComplianceRoutes.encoder.encode(answer), headers: [.cacheControl: "no-store"])
     }
@@ -108,10 +125,13 @@ struct SecretDelivery: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: pem)))
     }
 
-    func audit(_ caller: ComplianceService.Caller, _ context: PortcullisRequestContext, action: AuditAction, secret: ProvisionedSecret, detail: [String: String]) async throws {
-        try await service.store.appendAudit(AuditRecord(
-            tenantId: caller.tenant.tenant.id, at: clock.now(), actor: context.actor, action: action, kind: AuditSubject(.appSecretMaterial),
-            documentId: StoredSecretMaterial.documentId(policyId: secret.policyId, identifier: secret.identifier), before: nil,
-            after: JSONValue(encoding: detail)))
+    func audit(
+        _ caller: ComplianceService.Caller, _ context: PortcullisRequestContext, action: AuditAction, secret: ProvisionedSecret, detail: [String: String]
+    ) async throws {
+        try await service.store.appendAudit(
+            AuditRecord(
+                tenantId: caller.tenant.tenant.id, at: clock.now(), actor: context.actor, action: action, kind: AuditSubject(.appSecretMaterial),
+                documentId: StoredSecretMaterial.documentId(policyId: secret.policyId, identifier: secret.identifier), before: nil,
+                after: JSONValue(encoding: detail)))
     }
 }

@@ -42,8 +42,9 @@ public struct ServerConfiguration: Sendable {
 
     /// What the grant decision reads.
     public var grant: GrantSettings {
-        GrantSettings(accessTokenLifetime: accessTokenLifetime, idTokenLifetime: idTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
-                      audience: audienceFormat)
+        GrantSettings(
+            accessTokenLifetime: accessTokenLifetime, idTokenLifetime: idTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
+            audience: audienceFormat)
     }
 
     public init(
@@ -106,10 +107,12 @@ public struct SignInSettings: Sendable {
     /// A sign-in form is good for this long after the authorization request.
     public var formLifetime: TimeInterval
 
-    public init(sessionLifetime: TimeInterval = 24 * 3600, sessionIdleTimeout: TimeInterval = 3600, sessionsPerUser: Int = 20,
-                codeLifetime: TimeInterval = 60, deviceCodeLifetime: TimeInterval = 900, deviceCodeInterval: Int = 5,
-                pendingDeviceCodesPerTenant: Int = 1000, pendingDeviceCodesPerClient: Int = 200, pendingDeviceCodesPerAddress: Int = 20,
-                formLifetime: TimeInterval = 1800) {
+    public init(
+        sessionLifetime: TimeInterval = 24 * 3600, sessionIdleTimeout: TimeInterval = 3600, sessionsPerUser: Int = 20,
+        codeLifetime: TimeInterval = 60, deviceCodeLifetime: TimeInterval = 900, deviceCodeInterval: Int = 5,
+        pendingDeviceCodesPerTenant: Int = 1000, pendingDeviceCodesPerClient: Int = 200, pendingDeviceCodesPerAddress: Int = 20,
+        formLifetime: TimeInterval = 1800
+    ) {
         self.pendingDeviceCodesPerClient = pendingDeviceCodesPerClient
         self.pendingDeviceCodesPerAddress = pendingDeviceCodesPerAddress
         self.sessionLifetime = sessionLifetime

@@ -1,9 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import PortcullisCore
 import PortcullisStorage
-import Logging
 import PortcullisTokens
 
 /// The console's pages (navigation: Policies, What if, Sign-ins, Enrollments, Callbacks, Audit, Directory,
@@ -36,29 +36,38 @@ struct ConsolePages: Sendable {
     init(console: ConsoleRoutes) {
         self.console = console
         let documents = console.admin.documents
-        kinds = Dictionary(uniqueKeysWithValues: [
-            Kind(slug: "conditional-access", noun: "policy", label: "Conditional-access policy", nameKey: "displayName", back: "/admin/policies",
-                 templates: ConsoleDocumentTemplates.conditionalAccess, documents: documents.conditionalAccessPolicies),
-            Kind(slug: "app-protection", noun: "policy", label: "App protection policy", nameKey: "displayName", back: "/admin/policies",
-                 templates: ["basic": ConsoleDocumentTemplates.appProtection], documents: documents.appProtectionPolicies),
-            Kind(slug: "app-configuration", noun: "policy", label: "App configuration policy", nameKey: "displayName", back: "/admin/app-configuration",
-                 templates: ["basic": ConsoleDocumentTemplates.appConfiguration], documents: documents.appConfigurationPolicies),
-            Kind(slug: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
-                 templates: ["basic": ConsoleDocumentTemplates.user], documents: documents.users),
-            Kind(slug: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
-                 templates: ["basic": ConsoleDocumentTemplates.group], documents: documents.groups),
-            Kind(slug: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
-                 templates: ["basic": ConsoleDocumentTemplates.application], documents: documents.applications),
-            Kind(slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName", back: "/admin/directory",
-                 templates: ["basic": ConsoleDocumentTemplates.namedLocation], documents: documents.namedLocations),
-        ].map { ($0.slug, $0) })
+        kinds = Dictionary(
+            uniqueKeysWithValues: [
+                Kind(
+                    slug: "conditional-access", noun: "policy", label: "Conditional-access policy", nameKey: "displayName", back: "/admin/policies",
+                    templates: ConsoleDocumentTemplates.conditionalAccess, documents: documents.conditionalAccessPolicies),
+                Kind(
+                    slug: "app-protection", noun: "policy", label: "App protection policy", nameKey: "displayName", back: "/admin/policies",
+                    templates: ["basic": ConsoleDocumentTemplates.appProtection], documents: documents.appProtectionPolicies),
+                Kind(
+                    slug: "app-configuration", noun: "policy", label: "App configuration policy", nameKey: "displayName", back: "/admin/app-configuration",
+                    templates: ["basic": ConsoleDocumentTemplates.appConfiguration], documents: documents.appConfigurationPolicies),
+                Kind(
+                    slug: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.user], documents: documents.users),
+                Kind(
+                    slug: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.group], documents: documents.groups),
+                Kind(
+                    slug: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.application], documents: documents.applications),
+                Kind(
+                    slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.namedLocation], documents: documents.namedLocations),
+            ].map { ($0.slug, $0) })
     }
 
     var documents: AdminDocuments { console.admin.documents }
     var compliance: ComplianceAdminRoutes { console.admin.compliance }
 
     static let notices: [String: String] = [
-        "saved": "Saved.", "created": "Created.", "deleted": "Deleted.", "state": "State changed.", "wiped": "Wipe requested: the app removes the account's data at its next check-in, and the account's tokens for this app stop now.",
+        "saved": "Saved.", "created": "Created.", "deleted": "Deleted.", "state": "State changed.",
+        "wiped": "Wipe requested: the app removes the account's data at its next check-in, and the account's tokens for this app stop now.",
         "redelivered": "Queued for delivery again.",
     ]
 
@@ -113,16 +122,21 @@ struct ConsolePages: Sendable {
         } catch let error as APIError where error.status == .forbidden {
             return console.noAccess(session, context)
         } catch let error as APIError where error.status.code < 500 {
-            return console.page("failure", title: "Not done", session: session, context,
-                                values: ["message": error.message, "href": basePath + "/admin", "link": "Back to the console"], status: error.status)
+            return console.page(
+                "failure", title: "Not done", session: session, context,
+                values: ["message": error.message, "href": basePath + "/admin", "link": "Back to the console"], status: error.status)
         } catch let error as ValidationError {
-            return console.page("failure", title: "Not done", session: session, context, values: [
-                "message": error.problems.map { "\($0.pointer) \($0.message)" }.joined(separator: "; "), "href": basePath + "/admin", "link": "Back to the console",
-            ], status: .badRequest)
+            return console.page(
+                "failure", title: "Not done", session: session, context,
+                values: [
+                    "message": error.problems.map { "\($0.pointer) \($0.message)" }.joined(separator: "; "), "href": basePath + "/admin",
+                    "link": "Back to the console",
+                ], status: .badRequest)
         } catch {
             context.logger.error("a console page failed", metadata: [LogKeys.error: .string(String(describing: type(of: error)))])
-            return console.page("failure", title: "Service unavailable", session: session, context,
-                                values: ["message": "The service could not answer now; nothing was changed. Try again in a moment."], status: .serviceUnavailable)
+            return console.page(
+                "failure", title: "Service unavailable", session: session, context,
+                values: ["message": "The service could not answer now; nothing was changed. Try again in a moment."], status: .serviceUnavailable)
         }
     }
 
@@ -149,8 +163,10 @@ struct ConsolePages: Sendable {
     }
 
     func notFound(_ context: PortcullisRequestContext, session: Session? = nil) -> Response {
-        console.page("failure", title: "Not found", session: session, context, values: ["message": "There is nothing here.", "href": basePath + "/admin", "link": "Back to the console"],
-                     status: .notFound)
+        console.page(
+            "failure", title: "Not found", session: session, context,
+            values: ["message": "There is nothing here.", "href": basePath + "/admin", "link": "Back to the console"],
+            status: .notFound)
     }
 
     func notice(_ request: Request) -> String? { request.uri.queryParameters.get("done").flatMap { Self.notices[String($0)] } }
@@ -160,7 +176,9 @@ struct ConsolePages: Sendable {
         return ISO8601DateFormatter().string(from: value).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
     }
 
-    static func path(_ segment: String) -> String { segment.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? segment }
+    static func path(_ segment: String) -> String {
+        segment.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? segment
+    }
 
     static func options(_ pairs: [(String, String)], selected: String?) -> [[String: Any]] {
         pairs.map { ["value": $0.0, "label": $0.1, "selected": $0.0 == selected] }
@@ -187,24 +205,29 @@ struct ConsolePages: Sendable {
             let state = policy.state.rawValue
             let grant = policy.grantControls
             let controls = grant.builtInControls.map(\.rawValue).joined(separator: grant.operator == .and ? " and " : " or ")
-            return ["id": policy.id, "displayName": policy.displayName, "href": "\(basePath)/admin/edit/conditional-access/\(Self.path(policy.id))",
-                    "state": state, "stateLabel": Self.states.first { $0.0 == state }?.1 ?? state, "controls": controls.isEmpty ? "—" : controls,
-                    "states": Self.options(Self.states, selected: state), "csrf": csrf]
+            return [
+                "id": policy.id, "displayName": policy.displayName, "href": "\(basePath)/admin/edit/conditional-access/\(Self.path(policy.id))",
+                "state": state, "stateLabel": Self.states.first { $0.0 == state }?.1 ?? state, "controls": controls.isEmpty ? "—" : controls,
+                "states": Self.options(Self.states, selected: state), "csrf": csrf,
+            ]
         }
         let apRows: [[String: Any]] = ap.map(\.document).map { policy in
-            ["displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-protection/\(Self.path(policy.id))",
-             "apps": "\(policy.targets.applications.count)", "groups": policy.targets.includeGroups.joined(separator: ", ")]
+            [
+                "displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-protection/\(Self.path(policy.id))",
+                "apps": "\(policy.targets.applications.count)", "groups": policy.targets.includeGroups.joined(separator: ", "),
+            ]
         }
         let templates = ConsoleDocumentTemplates.conditionalAccessLabels.map { ["value": $0.0, "label": $0.1] }
-        return console.page("policies", title: "Policies", session: admin.session, context, values: ["ca": caRows, "ap": apRows, "caTemplates": templates],
-                            current: "/admin/policies", notice: notice(request))
+        return console.page(
+            "policies", title: "Policies", session: admin.session, context, values: ["ca": caRows, "ap": apRows, "caTemplates": templates],
+            current: "/admin/policies", notice: notice(request))
     }
 
     func setState(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let fields = try await form(request, context, admin)
         let kind = kinds["conditional-access"]!
         guard let id = fields["id"], let state = fields["state"], Self.states.contains(where: { $0.0 == state }),
-              let current = try await kind.documents.presented(admin.tenant, id: id), case .object(var policy) = current.document
+            let current = try await kind.documents.presented(admin.tenant, id: id), case .object(var policy) = current.document
         else { return notFound(context, session: admin.session) }
         policy["state"] = .string(state)
         let saved = try await attempt {
@@ -212,7 +235,8 @@ struct ConsolePages: Sendable {
         }
         if case .failure(let refusal) = saved {
             // Refused (a lock-out the API guards against, a concurrent change): shown in the editor, where it can be fixed.
-            return editorPage(kind, id: id, document: ConsoleJSON.pretty(.object(policy)), etag: DocumentETag.etag(current.version), refusal: refusal, admin, context)
+            return editorPage(
+                kind, id: id, document: ConsoleJSON.pretty(.object(policy)), etag: DocumentETag.etag(current.version), refusal: refusal, admin, context)
         }
         return ConsoleRoutes.redirect(basePath + "/admin/policies?done=state")
     }
@@ -223,12 +247,15 @@ struct ConsolePages: Sendable {
         let kind = try kind(context)
         let id = context.parameters.get("id") ?? ""
         guard let found = try await kind.documents.presented(admin.tenant, id: id) else { return notFound(context, session: admin.session) }
-        return editorPage(kind, id: id, document: ConsoleJSON.pretty(found.document), etag: DocumentETag.etag(found.version), problems: [], conflict: false,
-                          notice: notice(request), admin, context)
+        return editorPage(
+            kind, id: id, document: ConsoleJSON.pretty(found.document), etag: DocumentETag.etag(found.version), problems: [], conflict: false,
+            notice: notice(request), admin, context)
     }
 
-    func editorPage(_ kind: Kind, id: String?, document: String, etag: String, problems: [[String: Any]], conflict: Bool, notice: String? = nil, error: String? = nil,
-                    _ admin: Admin, _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok) -> Response {
+    func editorPage(
+        _ kind: Kind, id: String?, document: String, etag: String, problems: [[String: Any]], conflict: Bool, notice: String? = nil, error: String? = nil,
+        _ admin: Admin, _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok
+    ) -> Response {
         var values: [String: Any] = [
             "kindLabel": kind.label, "noun": kind.noun, "document": document, "etag": etag, "problems": problems, "hasProblems": !problems.isEmpty,
             "problemCount": problems.count, "plural": problems.count != 1, "conflict": conflict, "backHref": basePath + kind.back,
@@ -244,12 +271,15 @@ struct ConsolePages: Sendable {
             values["action"] = "\(basePath)/admin/new/\(kind.slug)"
         }
         let title = id == nil ? "New \(kind.label.lowercased())" : (Self.name(in: document, key: kind.nameKey) ?? kind.label)
-        return console.page("editor", title: title, session: admin.session, context, values: values, current: kind.back, notice: notice, error: error, status: status)
+        return console.page(
+            "editor", title: title, session: admin.session, context, values: values, current: kind.back, notice: notice, error: error, status: status)
     }
 
     /// The editor again after a write was refused: its problems at their pointers (with what stands there), an ETag
     /// conflict explained, or the refusal's message.
-    func editorPage(_ kind: Kind, id: String?, document: String, etag: String, refusal: APIError, _ admin: Admin, _ context: PortcullisRequestContext) -> Response {
+    func editorPage(
+        _ kind: Kind, id: String?, document: String, etag: String, refusal: APIError, _ admin: Admin, _ context: PortcullisRequestContext
+    ) -> Response {
         switch refusal.status {
         case .preconditionFailed:
             return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: true, admin, context, status: .conflict)
@@ -264,8 +294,9 @@ struct ConsolePages: Sendable {
             }
             return editorPage(kind, id: id, document: document, etag: etag, problems: problems, conflict: false, admin, context, status: .badRequest)
         default:
-            return editorPage(kind, id: id, document: document, etag: etag, problems: [], conflict: false, error: refusal.message, admin, context,
-                              status: refusal.status.code >= 400 ? refusal.status : .badRequest)
+            return editorPage(
+                kind, id: id, document: document, etag: etag, problems: [], conflict: false, error: refusal.message, admin, context,
+                status: refusal.status.code >= 400 ? refusal.status : .badRequest)
         }
     }
 
@@ -285,8 +316,9 @@ struct ConsolePages: Sendable {
             return editorPage(kind, id: id, document: document, etag: etag, problems: Self.notAnObject, conflict: false, admin, context, status: .badRequest)
         }
         let saved = try await attempt {
-            try await kind.documents.store(value, pathId: id, precondition: try DocumentETag.precondition(ifMatch: etag.isEmpty ? "*" : etag),
-                                           tenant: admin.tenant, actor: admin.actor)
+            try await kind.documents.store(
+                value, pathId: id, precondition: try DocumentETag.precondition(ifMatch: etag.isEmpty ? "*" : etag),
+                tenant: admin.tenant, actor: admin.actor)
         }
         if case .failure(let refusal) = saved {
             return editorPage(kind, id: id, document: document, etag: etag, refusal: refusal, admin, context)
@@ -321,11 +353,13 @@ struct ConsolePages: Sendable {
         let id = context.parameters.get("id") ?? ""
         guard let found = try await kind.documents.presented(admin.tenant, id: id) else { return notFound(context, session: admin.session) }
         let name = found.document[kind.nameKey]?.stringValue ?? id
-        return console.page("confirm", title: "Delete \(kind.noun)?", session: admin.session, context, values: [
-            "question": "Delete the \(kind.label.lowercased()) “\(name)”?", "detail": "This cannot be undone. It is recorded in the audit log.",
-            "action": "\(basePath)/admin/delete/\(kind.slug)/\(Self.path(id))", "etag": DocumentETag.etag(found.version), "confirmLabel": "Delete",
-            "backHref": "\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))",
-        ], current: kind.back)
+        return console.page(
+            "confirm", title: "Delete \(kind.noun)?", session: admin.session, context,
+            values: [
+                "question": "Delete the \(kind.label.lowercased()) “\(name)”?", "detail": "This cannot be undone. It is recorded in the audit log.",
+                "action": "\(basePath)/admin/delete/\(kind.slug)/\(Self.path(id))", "etag": DocumentETag.etag(found.version), "confirmLabel": "Delete",
+                "backHref": "\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))",
+            ], current: kind.back)
     }
 
     func delete(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
@@ -334,53 +368,66 @@ struct ConsolePages: Sendable {
         let fields = try await form(request, context, admin)
         let etag = fields["etag"].flatMap { $0.isEmpty ? nil : $0 } ?? "*"
         let deleted = try await attempt {
-            try await kind.documents.delete(id: id, precondition: try DocumentETag.precondition(ifMatch: etag), force: false, tenant: admin.tenant, actor: admin.actor)
+            try await kind.documents.delete(
+                id: id, precondition: try DocumentETag.precondition(ifMatch: etag), force: false, tenant: admin.tenant, actor: admin.actor)
         }
         if case .failure(let refusal) = deleted {
             let stale = refusal.status == .preconditionFailed
             let message = stale ? "Someone else changed it since you opened it; nothing was deleted. Open it again to see their version." : refusal.message
-            return console.page("failure", title: "Not deleted", session: admin.session, context, values: [
-                "message": message, "href": "\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))", "link": "Back to the \(kind.noun)",
-            ], current: kind.back, status: stale ? .conflict : refusal.status)
+            return console.page(
+                "failure", title: "Not deleted", session: admin.session, context,
+                values: [
+                    "message": message, "href": "\(basePath)/admin/edit/\(kind.slug)/\(Self.path(id))", "link": "Back to the \(kind.noun)",
+                ], current: kind.back, status: stale ? .conflict : refusal.status)
         }
         return ConsoleRoutes.redirect("\(basePath)\(kind.back)?done=deleted")
     }
 
     // MARK: What if and impact
 
-    func whatIf(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin, form: [String: String]?, result: [String: Any]? = nil,
-                problems: [[String: Any]] = [], impact: [String: Any]? = nil, impactProblems: [[String: Any]] = [], draft: String? = nil) async throws -> Response {
+    func whatIf(
+        _ request: Request, _ context: PortcullisRequestContext, _ admin: Admin, form: [String: String]?, result: [String: Any]? = nil,
+        problems: [[String: Any]] = [], impact: [String: Any]? = nil, impactProblems: [[String: Any]] = [], draft: String? = nil
+    ) async throws -> Response {
         let users = try await documents.users.list(admin.tenant, top: DocumentResource<User>.pageSize, skip: 0).map(\.document)
-        let applications = try await documents.applications.list(admin.tenant, top: DocumentResource<PortcullisCore.Application>.pageSize, skip: 0).map(\.document)
+        let applications = try await documents.applications.list(admin.tenant, top: DocumentResource<PortcullisCore.Application>.pageSize, skip: 0).map(
+            \.document)
         let resources = applications.filter { !$0.identifierUris.isEmpty }
         var values: [String: Any] = [
             "users": Self.options(users.map { ($0.userPrincipalName, $0.userPrincipalName) }, selected: form?["user"]),
             "apps": Self.options(applications.map { ($0.appId, "\($0.displayName) (\($0.appId))") }, selected: form?["app"]),
-            "resources": Self.options(resources.map { ($0.identifierUris.first ?? "", $0.displayName) }
-                + [(BuiltInResources.adminIdentifier, "Portcullis admin API"), (BuiltInResources.complianceIdentifier, "Portcullis compliance service")], selected: form?["resource"]),
+            "resources": Self.options(
+                resources.map { ($0.identifierUris.first ?? "", $0.displayName) }
+                    + [(BuiltInResources.adminIdentifier, "Portcullis admin API"), (BuiltInResources.complianceIdentifier, "Portcullis compliance service")],
+                selected: form?["resource"]),
             "platforms": Self.options(DevicePlatform.allCases.map { ($0.rawValue, $0.rawValue) }, selected: form?["platform"]),
-            "protections": Self.options([("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
+            "protections": Self.options(
+                [("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
             "ip": form?["ip"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1",
             "problems": problems, "hasProblems": !problems.isEmpty, "impactProblems": impactProblems, "hasImpactProblems": !impactProblems.isEmpty,
             // A draft is never enforced here: it starts enabled, so that its impact shows.
-            "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"]?.replacingOccurrences(of: "enabledForReportingButNotEnforced", with: "enabled") ?? "",
+            "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"]?.replacingOccurrences(of: "enabledForReportingButNotEnforced", with: "enabled")
+                ?? "",
         ]
         if let result { values["result"] = result }
         if let impact { values["impact"] = impact }
-        return console.page("whatIf", title: "What if", session: admin.session, context, values: values, current: "/admin/what-if",
-                            status: problems.isEmpty && impactProblems.isEmpty ? .ok : .badRequest)
+        return console.page(
+            "whatIf", title: "What if", session: admin.session, context, values: values, current: "/admin/what-if",
+            status: problems.isEmpty && impactProblems.isEmpty ? .ok : .badRequest)
     }
 
     func evaluate(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let fields = try await form(request, context, admin)
         func field(_ name: String) -> String? { fields[name]?.trimmingCharacters(in: .whitespaces).nilIfEmpty }
-        let protection: SignInFacts.AppProtection = switch fields["protection"] {
-        case "compliant": .compliant(enrollmentId: "what-if")
-        case "notCompliant": .notCompliant
-        default: .none
-        }
+        let protection: SignInFacts.AppProtection =
+            switch fields["protection"] {
+            case "compliant": .compliant(enrollmentId: "what-if")
+            case "notCompliant": .notCompliant
+            default: .none
+            }
         let signIn = WhatIfSignIn(
-            userId: field("user"), clientAppId: fields["app"] ?? "", resourceAppId: fields["resource"] ?? "", platform: field("platform"), ipAddress: field("ip"),
+            userId: field("user"), clientAppId: fields["app"] ?? "", resourceAppId: fields["resource"] ?? "", platform: field("platform"),
+            ipAddress: field("ip"),
             capabilities: fields["protapp"] == "1" ? [ClientCapability.protApp] : [], appProtection: protection, mfa: fields["mfa"] == "1")
         let answer: AdminRoutes.WhatIfResponse
         switch try await attempt({ try console.admin.whatIf(signIn, drafts: nil, tenant: admin.tenant, correlationId: context.correlationId) }) {
@@ -406,7 +453,9 @@ struct ConsolePages: Sendable {
             for result in policy.grantControlResults ?? [] {
                 why.append("\(result.control): \(result.satisfied ? "met" : "not met") (\(result.reason))")
             }
-            if !policy.conditionsNotSatisfied.isEmpty { why.append("conditions not met: \(policy.conditionsNotSatisfied.map(\.rawValue).joined(separator: ", "))") }
+            if !policy.conditionsNotSatisfied.isEmpty {
+                why.append("conditions not met: \(policy.conditionsNotSatisfied.map(\.rawValue).joined(separator: ", "))")
+            }
             return ["displayName": policy.displayName, "result": policy.result.rawValue, "why": why.joined(separator: "; ")]
         }
     }
@@ -419,19 +468,23 @@ struct ConsolePages: Sendable {
         case .array(let list)?: items = list
         case let object? where object.objectValue != nil: items = [object]
         default:
-            return try await whatIf(request, context, admin, form: nil, impactProblems: [["pointer": "/", "message": "is not a JSON object or array."]], draft: draft)
+            return try await whatIf(
+                request, context, admin, form: nil, impactProblems: [["pointer": "/", "message": "is not a JSON object or array."]], draft: draft)
         }
         let problems = ProblemCollector()
         let drafts = AdminRoutes.impactDrafts(items.enumerated().map { ($0.element, "/policies/\($0.offset)") }, tenant: admin.tenant, problems: problems)
         if !problems.problems.isEmpty {
             return try await whatIf(request, context, admin, form: nil, impactProblems: Self.problemRows(problems.problems), draft: draft)
         }
-        let report = try await console.admin.impact(drafts, from: console.clock.now().addingTimeInterval(-AdminRoutes.impactDefaultWindow), to: nil, top: 1000,
-                                                     tenant: admin.tenant)
+        let report = try await console.admin.impact(
+            drafts, from: console.clock.now().addingTimeInterval(-AdminRoutes.impactDefaultWindow), to: nil, top: 1000,
+            tenant: admin.tenant)
         func outcome(_ outcome: ImpactAnalysis.Outcome) -> String { "\(outcome.status.rawValue)\(outcome.refusal.map { " (\($0))" } ?? "")" }
         let changes: [[String: Any]] = report.changes.prefix(100).map { change in
-            ["at": Self.date(change.createdDateTime), "user": change.userPrincipalName ?? change.userId ?? "(app)", "app": change.clientAppId,
-             "before": outcome(change.before), "after": outcome(change.after)]
+            [
+                "at": Self.date(change.createdDateTime), "user": change.userPrincipalName ?? change.userId ?? "(app)", "app": change.clientAppId,
+                "before": outcome(change.before), "after": outcome(change.after),
+            ]
         }
         let impact: [String: Any] = [
             "evaluated": report.evaluated, "newlyRefused": report.summary.newlyRefused, "newlyAllowed": report.summary.newlyAllowed,
@@ -467,18 +520,22 @@ struct ConsolePages: Sendable {
             ]
         }
         var values: [String: Any] = [
-            "records": records, "filter_user": parameters["user"] ?? "", "filter_app": parameters["app"] ?? "", "filter_correlationId": parameters["correlationId"] ?? "",
-            "statuses": Self.options([("", "any"), ("success", "allowed"), ("failure", "refused"), ("notApplied", "no policy")], selected: parameters["status"] ?? ""),
+            "records": records, "filter_user": parameters["user"] ?? "", "filter_app": parameters["app"] ?? "",
+            "filter_correlationId": parameters["correlationId"] ?? "",
+            "statuses": Self.options(
+                [("", "any"), ("success", "allowed"), ("failure", "refused"), ("notApplied", "no policy")], selected: parameters["status"] ?? ""),
         ]
         if page.count == 50, let last = page.last {
             var components = URLComponents()
             components.path = basePath + "/admin/sign-ins"
-            components.queryItems = forwarded.filter { $0.0 != "top" && $0.0 != "before" }.map { URLQueryItem(name: $0.0, value: $0.1) }
+            components.queryItems =
+                forwarded.filter { $0.0 != "top" && $0.0 != "before" }.map { URLQueryItem(name: $0.0, value: $0.1) }
                 + [URLQueryItem(name: "before", value: String(last.cursor))]
             values["older"] = components.string
         }
-        return console.page("signIns", title: "Sign-ins", session: admin.session, context, values: values, current: "/admin/sign-ins", error: error,
-                            status: error == nil ? .ok : .badRequest)
+        return console.page(
+            "signIns", title: "Sign-ins", session: admin.session, context, values: values, current: "/admin/sign-ins", error: error,
+            status: error == nil ? .ok : .badRequest)
     }
 
     // MARK: Enrollments
@@ -507,14 +564,20 @@ struct ConsolePages: Sendable {
             found = try await compliance.enrollments(filter)
         }
         let rows: [[String: Any]] = found.map { enrollment in
-            ["href": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))", "upn": enrollment.userPrincipalName, "app": enrollment.clientId,
-             "device": enrollment.deviceId, "state": enrollment.state.rawValue, "lastCheckIn": Self.date(enrollment.lastCheckInAt)]
+            [
+                "href": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))", "upn": enrollment.userPrincipalName, "app": enrollment.clientId,
+                "device": enrollment.deviceId, "state": enrollment.state.rawValue, "lastCheckIn": Self.date(enrollment.lastCheckInAt),
+            ]
         }
         let states = [("", "any")] + Enrollment.State.allCases.map { ($0.rawValue, $0.rawValue) }
-        return console.page("enrollments", title: "Enrollments", session: admin.session, context, values: [
-            "enrollments": rows, "pager": pager("/admin/enrollments", forwarded, skip: skip, limit: Self.enrollmentLimit, full: found.count == Self.enrollmentLimit),
-            "filter_account": parameters["account"] ?? "", "filter_app": parameters["app"] ?? "", "statuses": Self.options(states, selected: parameters["status"] ?? ""),
-        ], current: "/admin/enrollments", error: error, status: error == nil ? .ok : .badRequest)
+        return console.page(
+            "enrollments", title: "Enrollments", session: admin.session, context,
+            values: [
+                "enrollments": rows,
+                "pager": pager("/admin/enrollments", forwarded, skip: skip, limit: Self.enrollmentLimit, full: found.count == Self.enrollmentLimit),
+                "filter_account": parameters["account"] ?? "", "filter_app": parameters["app"] ?? "",
+                "statuses": Self.options(states, selected: parameters["status"] ?? ""),
+            ], current: "/admin/enrollments", error: error, status: error == nil ? .ok : .badRequest)
     }
 
     /// One enrollment of the tenant with its history, or the not-found page.
@@ -530,37 +593,48 @@ struct ConsolePages: Sendable {
         let detail = try await detail(context, admin)
         let enrollment = detail.enrollment
         let history: [[String: Any]] = detail.history.reversed().map { entry in
-            let from = entry.fromStatus, to = entry.toStatus
-            return ["at": Self.date(entry.at), "event": entry.event.rawValue, "detail": entry.detail ?? "",
-                    "change": from == to ? (to ?? "") : "\(from ?? "—") → \(to ?? "—")"]
+            let from = entry.fromStatus
+            let to = entry.toStatus
+            return [
+                "at": Self.date(entry.at), "event": entry.event.rawValue, "detail": entry.detail ?? "",
+                "change": from == to ? (to ?? "") : "\(from ?? "—") → \(to ?? "—")",
+            ]
         }
         let state = enrollment.state
-        return console.page("enrollment", title: "Enrollment", session: admin.session, context, values: [
-            "upn": enrollment.userPrincipalName, "app": enrollment.clientId, "device": enrollment.deviceId,
-            "platform": enrollment.platform?.rawValue ?? "", "osVersion": enrollment.osVersion ?? "", "state": state.rawValue,
-            "status": enrollment.complianceStatus.errorTitle ?? enrollment.complianceStatus.status.rawValue, "enrolledAt": Self.date(enrollment.enrolledAt),
-            "lastCheckIn": Self.date(enrollment.lastCheckInAt), "appliedPolicyVersion": enrollment.appliedPolicyVersion ?? "—",
-            "canWipe": state != .unenrolled && state != .wipePending, "wipeHref": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))/wipe", "history": history,
-        ], current: "/admin/enrollments", notice: notice(request))
+        return console.page(
+            "enrollment", title: "Enrollment", session: admin.session, context,
+            values: [
+                "upn": enrollment.userPrincipalName, "app": enrollment.clientId, "device": enrollment.deviceId,
+                "platform": enrollment.platform?.rawValue ?? "", "osVersion": enrollment.osVersion ?? "", "state": state.rawValue,
+                "status": enrollment.complianceStatus.errorTitle ?? enrollment.complianceStatus.status.rawValue, "enrolledAt": Self.date(enrollment.enrolledAt),
+                "lastCheckIn": Self.date(enrollment.lastCheckInAt), "appliedPolicyVersion": enrollment.appliedPolicyVersion ?? "—",
+                "canWipe": state != .unenrolled && state != .wipePending, "wipeHref": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))/wipe",
+                "history": history,
+            ], current: "/admin/enrollments", notice: notice(request))
     }
 
     func confirmWipe(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let enrollment = try await detail(context, admin).enrollment
         let id = enrollment.id
-        return console.page("confirm", title: "Wipe this app's work data?", session: admin.session, context, values: [
-            "question": "Wipe the work data of \(enrollment.userPrincipalName) from app \(enrollment.clientId) on device \(enrollment.deviceId)?",
-            "detail": "The account's tokens for this app stop at once; the app removes the account's data at its next check-in. This cannot be undone.",
-            "action": "\(basePath)/admin/enrollments/\(Self.path(id))/wipe", "confirmLabel": "Wipe", "backHref": "\(basePath)/admin/enrollments/\(Self.path(id))",
-        ], current: "/admin/enrollments")
+        return console.page(
+            "confirm", title: "Wipe this app's work data?", session: admin.session, context,
+            values: [
+                "question": "Wipe the work data of \(enrollment.userPrincipalName) from app \(enrollment.clientId) on device \(enrollment.deviceId)?",
+                "detail": "The account's tokens for this app stop at once; the app removes the account's data at its next check-in. This cannot be undone.",
+                "action": "\(basePath)/admin/enrollments/\(Self.path(id))/wipe", "confirmLabel": "Wipe",
+                "backHref": "\(basePath)/admin/enrollments/\(Self.path(id))",
+            ], current: "/admin/enrollments")
     }
 
     func wipe(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
         _ = try await form(request, context, admin)
         if case .failure(let refusal) = try await attempt({ try await compliance.wipe(admin.tenant, id: id, actor: admin.actor) }) {
-            return console.page("failure", title: "Not wiped", session: admin.session, context, values: [
-                "message": refusal.message, "href": "\(basePath)/admin/enrollments/\(Self.path(id))", "link": "Back to the enrollment",
-            ], current: "/admin/enrollments", status: refusal.status)
+            return console.page(
+                "failure", title: "Not wiped", session: admin.session, context,
+                values: [
+                    "message": refusal.message, "href": "\(basePath)/admin/enrollments/\(Self.path(id))", "link": "Back to the enrollment",
+                ], current: "/admin/enrollments", status: refusal.status)
         }
         return ConsoleRoutes.redirect("\(basePath)/admin/enrollments/\(Self.path(id))?done=wiped")
     }
@@ -589,22 +663,31 @@ struct ConsolePages: Sendable {
         let messages = try await compliance.outbox(admin.tenant, state: selected, limit: Self.enrollmentLimit, skip: skip)
         let csrf = console.csrfToken(admin.session)
         let rows: [[String: Any]] = messages.map { message in
-            ["createdAt": Self.date(message.createdAt), "target": message.targetUri, "attempts": message.attempts, "lastError": message.lastError ?? "",
-             "canRedeliver": message.state == .deadLetter, "redeliverAction": "\(basePath)/admin/callbacks/\(Self.path(message.id))/redeliver", "csrf": csrf]
+            [
+                "createdAt": Self.date(message.createdAt), "target": message.targetUri, "attempts": message.attempts, "lastError": message.lastError ?? "",
+                "canRedeliver": message.state == .deadLetter, "redeliverAction": "\(basePath)/admin/callbacks/\(Self.path(message.id))/redeliver", "csrf": csrf,
+            ]
         }
-        return console.page("callbacks", title: "Callbacks", session: admin.session, context, values: [
-            "messages": rows, "pager": pager("/admin/callbacks", [("state", state)], skip: skip, limit: Self.enrollmentLimit, full: messages.count == Self.enrollmentLimit),
-            "tabs": tabs.map { ["label": $0.1, "href": "\(basePath)/admin/callbacks?state=\($0.0.rawValue)", "current": $0.0 == selected] as [String: Any] },
-        ], current: "/admin/callbacks", notice: notice(request))
+        return console.page(
+            "callbacks", title: "Callbacks", session: admin.session, context,
+            values: [
+                "messages": rows,
+                "pager": pager("/admin/callbacks", [("state", state)], skip: skip, limit: Self.enrollmentLimit, full: messages.count == Self.enrollmentLimit),
+                "tabs": tabs.map {
+                    ["label": $0.1, "href": "\(basePath)/admin/callbacks?state=\($0.0.rawValue)", "current": $0.0 == selected] as [String: Any]
+                },
+            ], current: "/admin/callbacks", notice: notice(request))
     }
 
     func redeliver(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
         _ = try await form(request, context, admin)
         if case .failure(let refusal) = try await attempt({ try await compliance.redeliver(admin.tenant, id: id, actor: admin.actor) }) {
-            return console.page("failure", title: "Not redelivered", session: admin.session, context, values: [
-                "message": refusal.message, "href": "\(basePath)/admin/callbacks?state=deadLetter", "link": "Back to the dead letters",
-            ], current: "/admin/callbacks", status: refusal.status)
+            return console.page(
+                "failure", title: "Not redelivered", session: admin.session, context,
+                values: [
+                    "message": refusal.message, "href": "\(basePath)/admin/callbacks?state=deadLetter", "link": "Back to the dead letters",
+                ], current: "/admin/callbacks", status: refusal.status)
         }
         return ConsoleRoutes.redirect("\(basePath)/admin/callbacks?state=pending&done=redelivered")
     }
@@ -621,8 +704,10 @@ struct ConsolePages: Sendable {
             let diff: [[String: Any]] = lines.map { line in
                 ["line": line, "sign": line.hasPrefix("+") ? "plus" : line.hasPrefix("-") ? "minus" : "change"]
             }
-            return ["at": Self.date(record.at), "actor": record.actor, "action": record.action.rawValue, "kind": record.kind.rawValue,
-                    "documentId": record.documentId, "diff": diff, "hasDiff": !diff.isEmpty, "diffCount": diff.count, "plural": diff.count != 1]
+            return [
+                "at": Self.date(record.at), "actor": record.actor, "action": record.action.rawValue, "kind": record.kind.rawValue,
+                "documentId": record.documentId, "diff": diff, "hasDiff": !diff.isEmpty, "diffCount": diff.count, "plural": diff.count != 1,
+            ]
         }
         var values: [String: Any] = ["records": rows]
         if records.count == Self.auditLimit, let last = records.last?.id { values["older"] = "\(basePath)/admin/audit?before=\(last)" }
@@ -632,8 +717,10 @@ struct ConsolePages: Sendable {
     // MARK: Directory and app configuration
 
     func directory(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
-        func section<Document: TenantDocument>(_ slug: String, _ title: String, _ resource: DocumentResource<Document>, detailTitle: String,
-                                               name: (Document) -> String, detail: (Document) -> String) async throws -> [String: Any] {
+        func section<Document: TenantDocument>(
+            _ slug: String, _ title: String, _ resource: DocumentResource<Document>, detailTitle: String,
+            name: (Document) -> String, detail: (Document) -> String
+        ) async throws -> [String: Any] {
             let noun = kinds[slug]?.noun ?? resource.noun
             let rows: [[String: Any]] = try await resource.list(admin.tenant, top: DocumentResource<Document>.pageSize, skip: 0).map(\.document).map { item in
                 let id = item.documentId
@@ -652,21 +739,27 @@ struct ConsolePages: Sendable {
                 if calls > 0 { kinds.append("calls \(calls) API\(calls == 1 ? "" : "s")") }
                 return kinds.joined(separator: ", ")
             },
-            try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "Trusted", name: \.displayName) { $0.isTrusted ? "yes" : "no" },
+            try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "Trusted", name: \.displayName) {
+                $0.isTrusted ? "yes" : "no"
+            },
         ]
-        return console.page("directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
-                            notice: notice(request))
+        return console.page(
+            "directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
+            notice: notice(request))
     }
 
     func appConfiguration(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let policies = try await documents.appConfigurationPolicies.list(admin.tenant, top: DocumentResource<AppConfigurationPolicy>.pageSize, skip: 0)
         let rows: [[String: Any]] = policies.map(\.document).map { policy in
             let secrets = (policy.secrets ?? []).map(\.identifier)
-            return ["displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-configuration/\(Self.path(policy.id))",
-                    "priority": policy.priority, "apps": "\(policy.targets.applications.count)", "secrets": secrets.isEmpty ? "—" : secrets.joined(separator: ", ")]
+            return [
+                "displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-configuration/\(Self.path(policy.id))",
+                "priority": policy.priority, "apps": "\(policy.targets.applications.count)", "secrets": secrets.isEmpty ? "—" : secrets.joined(separator: ", "),
+            ]
         }
-        return console.page("appConfiguration", title: "App configuration", session: admin.session, context, values: ["policies": rows],
-                            current: "/admin/app-configuration", notice: notice(request))
+        return console.page(
+            "appConfiguration", title: "App configuration", session: admin.session, context, values: ["policies": rows],
+            current: "/admin/app-configuration", notice: notice(request))
     }
 }
 
@@ -676,8 +769,10 @@ extension String {
 
 /// Starting points for new documents: valid in shape, safe to save (new conditional access starts report-only).
 enum ConsoleDocumentTemplates {
-    static let conditionalAccessLabels = [("mfa", "Require MFA for everyone"), ("appProtection", "Require app protection on iOS and Android"),
-                                          ("block", "Block access from outside trusted locations")]
+    static let conditionalAccessLabels = [
+        ("mfa", "Require MFA for everyone"), ("appProtection", "Require app protection on iOS and Android"),
+        ("block", "Block access from outside trusted locations"),
+    ]
     static let conditionalAccess: [String: String] = [
         "mfa": """
         {
@@ -719,51 +814,51 @@ enum ConsoleDocumentTemplates {
         """,
     ]
     static let appProtection = """
-    {
-      "displayName": "New app protection policy",
-      "targets": { "applications": [], "includeGroups": ["All"], "excludeGroups": [] },
-      "settings": { "pinRequired": true, "minimumOsVersion": "16.0", "offlineGracePeriodMinutes": 720, "recheckIntervalMinutes": 30 }
-    }
-    """
+        {
+          "displayName": "New app protection policy",
+          "targets": { "applications": [], "includeGroups": ["All"], "excludeGroups": [] },
+          "settings": { "pinRequired": true, "minimumOsVersion": "16.0", "offlineGracePeriodMinutes": 720, "recheckIntervalMinutes": 30 }
+        }
+        """
     static let appConfiguration = """
-    {
-      "displayName": "New app configuration policy",
-      "targets": { "applications": [], "includeGroups": ["All"], "excludeGroups": [] },
-      "priority": 100,
-      "configuration": {},
-      "secrets": []
-    }
-    """
+        {
+          "displayName": "New app configuration policy",
+          "targets": { "applications": [], "includeGroups": ["All"], "excludeGroups": [] },
+          "priority": 100,
+          "configuration": {},
+          "secrets": []
+        }
+        """
     static let user = """
-    {
-      "userPrincipalName": "new.user@example.com",
-      "displayName": "New User",
-      "password": "change-me-Long-enough-1",
-      "accountEnabled": true
-    }
-    """
+        {
+          "userPrincipalName": "new.user@example.com",
+          "displayName": "New User",
+          "password": "change-me-Long-enough-1",
+          "accountEnabled": true
+        }
+        """
     static let group = """
-    {
-      "displayName": "New group",
-      "members": []
-    }
-    """
+        {
+          "displayName": "New group",
+          "members": []
+        }
+        """
     static let application = """
-    {
-      "displayName": "New application",
-      "publicClient": true,
-      "allowedGrantTypes": ["authorization_code", "refresh_token"],
-      "redirectUris": ["https://app.example.com/callback"],
-      "requiredResourceAccess": []
-    }
-    """
+        {
+          "displayName": "New application",
+          "publicClient": true,
+          "allowedGrantTypes": ["authorization_code", "refresh_token"],
+          "redirectUris": ["https://app.example.com/callback"],
+          "requiredResourceAccess": []
+        }
+        """
     static let namedLocation = """
-    {
-      "displayName": "New location",
-      "ipRanges": ["203.0.113.0/24"],
-      "isTrusted": false
-    }
-    """
+        {
+          "displayName": "New location",
+          "ipRanges": ["203.0.113.0/24"],
+          "isTrusted": false
+        }
+        """
 }
 
 /// JSON as people read and edit it in the console: two-space indents, sorted keys, `[]` and `{}` for empty ones.
@@ -783,9 +878,10 @@ enum ConsoleJSON {
             return "[\n" + items.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
         case .object(let members):
             if members.isEmpty { return "{}" }
-            return "{\n" + members.keys.sorted().map { key in
-                inner + pretty(.string(key)) + ": " + pretty(members[key]!, indent: inner)
-            }.joined(separator: ",\n") + "\n" + indent + "}"
+            return "{\n"
+                + members.keys.sorted().map { key in
+                    inner + pretty(.string(key)) + ": " + pretty(members[key]!, indent: inner)
+                }.joined(separator: ",\n") + "\n" + indent + "}"
         }
     }
 

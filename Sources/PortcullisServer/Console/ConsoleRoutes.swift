@@ -34,8 +34,10 @@ struct ConsoleRoutes: Sendable {
     static let pendingCookie = "portcullis_console_pending"
     static let csrfPurpose = "console"
 
-    init(endpoints: ServerEndpoints, tenants: TenantCache, sealer: PageSealer, admin: AdminRoutes, authenticator: BearerAuthenticator, oauth: OAuthRoutes,
-         clock: any WallClock, revocations: any RevokedAccessTokenStore) {
+    init(
+        endpoints: ServerEndpoints, tenants: TenantCache, sealer: PageSealer, admin: AdminRoutes, authenticator: BearerAuthenticator, oauth: OAuthRoutes,
+        clock: any WallClock, revocations: any RevokedAccessTokenStore
+    ) {
         self.revocations = revocations
         self.endpoints = endpoints
         self.tenants = tenants
@@ -99,7 +101,8 @@ struct ConsoleRoutes: Sendable {
 
     func session(_ request: Request) -> Session? {
         guard let sealed = SignInRoutes.cookies(request)[Self.sessionCookie], let data = sealer.openPrivately(sealed),
-              let session = try? JSONDecoder().decode(Session.self, from: data), session.expiresAt > clock.now() else { return nil }
+            let session = try? JSONDecoder().decode(Session.self, from: data), session.expiresAt > clock.now()
+        else { return nil }
         return session
     }
 
@@ -132,7 +135,8 @@ struct ConsoleRoutes: Sendable {
         let all = try await tenants.snapshots()
         let ids = Set(all.values.map(\.tenant.id))
         if ids.count == 1, let only = all.values.first {
-            return Self.redirect(basePath + "/admin/signin?tenant=" + (only.tenant.domain.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? only.tenant.id))
+            return Self.redirect(
+                basePath + "/admin/signin?tenant=" + (only.tenant.domain.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? only.tenant.id))
         }
         return page("start", title: "Sign in to the console", session: nil, context, values: [:])
     }
@@ -140,14 +144,16 @@ struct ConsoleRoutes: Sendable {
     func signIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         guard let segment = query.get("tenant"), let tenant = try await tenants.snapshot(tenantSegment: segment) else {
-            return page("start", title: "Sign in to the console", session: nil, context, values: [:],
-                        error: query.get("tenant").map { "No organization '\($0.prefix(100))' here." }, status: query.get("tenant") == nil ? .ok : .notFound)
+            return page(
+                "start", title: "Sign in to the console", session: nil, context, values: [:],
+                error: query.get("tenant").map { "No organization '\($0.prefix(100))' here." }, status: query.get("tenant") == nil ? .ok : .notFound)
         }
         // Only a path of this console may be returned to (never another site).
         var returnTo = query.get("returnTo") ?? basePath + "/admin/policies"
         if !returnTo.hasPrefix(basePath + "/admin") || returnTo.hasPrefix("//") || returnTo.contains("\\") { returnTo = basePath + "/admin/policies" }
-        let pending = Pending(tenantId: tenant.tenant.id, verifier: CredentialHasher.randomToken(bytes: 32), state: CredentialHasher.randomToken(bytes: 16),
-                              returnTo: returnTo, createdAt: clock.now())
+        let pending = Pending(
+            tenantId: tenant.tenant.id, verifier: CredentialHasher.randomToken(bytes: 32), state: CredentialHasher.randomToken(bytes: 16),
+            returnTo: returnTo, createdAt: clock.now())
         var components = URLComponents(string: endpoints.baseURL + "/\(tenant.tenant.id)/oauth2/v2.0/authorize")
         components?.queryItems = [
             URLQueryItem(name: "client_id", value: BuiltInResources.consoleAppId),
@@ -159,42 +165,51 @@ struct ConsoleRoutes: Sendable {
             URLQueryItem(name: "code_challenge_method", value: "S256"),
         ]
         var response = Self.redirect(components?.url?.absoluteString ?? endpoints.baseURL)
-        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.pendingCookie, sealer.sealPrivately(try JSONEncoder().encode(pending)), maxAge: 900)))
+        response.headers.append(
+            HTTPField(name: .setCookie, value: cookie(Self.pendingCookie, sealer.sealPrivately(try JSONEncoder().encode(pending)), maxAge: 900)))
         return response
     }
 
     func callback(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         guard let sealed = SignInRoutes.cookies(request)[Self.pendingCookie], let data = sealer.openPrivately(sealed),
-              let pending = try? JSONDecoder().decode(Pending.self, from: data), clock.now().timeIntervalSince(pending.createdAt) < 900,
-              query.get("state") == pending.state else {
-            return page("failure", title: "Sign-in could not finish", session: nil, context,
-                        values: ["message": "This sign-in was not started here, or took too long. Start again.", "href": basePath + "/admin", "link": "Sign in"],
-                        status: .badRequest)
+            let pending = try? JSONDecoder().decode(Pending.self, from: data), clock.now().timeIntervalSince(pending.createdAt) < 900,
+            query.get("state") == pending.state
+        else {
+            return page(
+                "failure", title: "Sign-in could not finish", session: nil, context,
+                values: ["message": "This sign-in was not started here, or took too long. Start again.", "href": basePath + "/admin", "link": "Sign in"],
+                status: .badRequest)
         }
         guard let code = query.get("code") else {
             let reason = query.get("error_description") ?? query.get("error") ?? "The sign-in did not complete."
-            return page("failure", title: "Sign-in did not complete", session: nil, context,
-                        values: ["message": String(reason.prefix(300)), "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
+            return page(
+                "failure", title: "Sign-in did not complete", session: nil, context,
+                values: ["message": String(reason.prefix(300)), "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
         }
-        let form = FormBody(fields: ["grant_type": "authorization_code", "client_id": BuiltInResources.consoleAppId, "code": code, "redirect_uri": redirectUri,
-                                     "code_verifier": pending.verifier])
+        let form = FormBody(fields: [
+            "grant_type": "authorization_code", "client_id": BuiltInResources.consoleAppId, "code": code, "redirect_uri": redirectUri,
+            "code_verifier": pending.verifier,
+        ])
         let inputs = TokenRequestInputs(
             tenantSegment: pending.tenantId, form: form, authorization: nil,
-            clientIP: ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: oauth.configuration.trustedProxies),
+            clientIP: ClientAddress.resolve(
+                peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: oauth.configuration.trustedProxies),
             clientOS: nil, clientSKU: nil, correlationId: context.correlationId)
         let issued: TokenResponse
         do {
             issued = try await oauth.issue(inputs, logger: context.logger)
         } catch let error as TokenError {
-            return page("failure", title: "Sign-in did not complete", session: nil, context,
-                        values: ["message": String("AADSTS\(error.aadsts): \(error.message)".prefix(300)), "href": basePath + "/admin", "link": "Try again"],
-                        status: .forbidden)
+            return page(
+                "failure", title: "Sign-in did not complete", session: nil, context,
+                values: ["message": String("AADSTS\(error.aadsts): \(error.message)".prefix(300)), "href": basePath + "/admin", "link": "Try again"],
+                status: .forbidden)
         }
         let token = issued.accessToken
         guard let claims = Self.claims(token) else {
-            return page("failure", title: "Sign-in did not complete", session: nil, context,
-                        values: ["message": "The sign-in could not be completed.", "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
+            return page(
+                "failure", title: "Sign-in did not complete", session: nil, context,
+                values: ["message": "The sign-in could not be completed.", "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
         }
         let tenant = try await tenants.snapshot(tenantSegment: pending.tenantId)
         let expiresIn = issued.expiresIn
@@ -210,8 +225,12 @@ struct ConsoleRoutes: Sendable {
             // Signed in, but not an administrator: a clear page and no data (the API would refuse every call anyway).
             response = noAccess(session, context)
         }
-        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, sealer.sealPrivately(try JSONEncoder().encode(session)),
-                                                                           maxAge: Int(session.expiresAt.timeIntervalSince(clock.now())))))
+        response.headers.append(
+            HTTPField(
+                name: .setCookie,
+                value: cookie(
+                    Self.sessionCookie, sealer.sealPrivately(try JSONEncoder().encode(session)),
+                    maxAge: Int(session.expiresAt.timeIntervalSince(clock.now())))))
         response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.pendingCookie, "", maxAge: 0)))
         return response
     }
@@ -231,14 +250,18 @@ struct ConsoleRoutes: Sendable {
     }
 
     func noAccess(_ session: Session, _ context: PortcullisRequestContext) -> Response {
-        page("noAccess", title: "No access", session: nil, context,
-             values: ["upn": session.upn, "tenantName": session.tenantName, "tenantId": session.tenantId, "csrf": csrfToken(session)], status: .forbidden)
+        page(
+            "noAccess", title: "No access", session: nil, context,
+            values: ["upn": session.upn, "tenantName": session.tenantName, "tenantId": session.tenantId, "csrf": csrfToken(session)], status: .forbidden)
     }
 
     func csrfRefused(_ context: PortcullisRequestContext) -> Response {
-        page("failure", title: "Form expired", session: nil, context,
-             values: ["message": "The form could not be verified (it is stale or was not sent by this console). Nothing was changed; go back, reload and try again.",
-                      "href": basePath + "/admin", "link": "Back to the console"], status: .forbidden)
+        page(
+            "failure", title: "Form expired", session: nil, context,
+            values: [
+                "message": "The form could not be verified (it is stale or was not sent by this console). Nothing was changed; go back, reload and try again.",
+                "href": basePath + "/admin", "link": "Back to the console",
+            ], status: .forbidden)
     }
 
     static func claims(_ token: String) -> [String: Any]? { UnverifiedClaims.payload(of: token) }
@@ -250,8 +273,10 @@ struct ConsoleRoutes: Sendable {
         ("Callbacks", "/admin/callbacks"), ("Audit", "/admin/audit"), ("Directory", "/admin/directory"), ("App configuration", "/admin/app-configuration"),
     ]
 
-    func page(_ template: String, title: String, session: Session?, _ context: PortcullisRequestContext, values: [String: Any], current: String? = nil,
-              notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+    func page(
+        _ template: String, title: String, session: Session?, _ context: PortcullisRequestContext, values: [String: Any], current: String? = nil,
+        notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok
+    ) -> Response {
         var values = Self.withoutEmpty(values)
         values["basePath"] = basePath
         if let session { values["csrf"] = csrfToken(session) }

@@ -27,7 +27,9 @@ enum ApplicationSecrets {
                 secret = hashed
             case .existing(let keyId, let pointer):
                 guard let kept = stored?.secrets.first(where: { $0.keyId == keyId }) else {
-                    problems.add(JSONPointer.appending(pointer, "keyId"), "names no secret of this application; add secrets with POST /admin/v1/applications/{appId}/secrets.")
+                    problems.add(
+                        JSONPointer.appending(pointer, "keyId"),
+                        "names no secret of this application; add secrets with POST /admin/v1/applications/{appId}/secrets.")
                     continue
                 }
                 secret = kept

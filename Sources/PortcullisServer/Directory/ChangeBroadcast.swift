@@ -1,8 +1,8 @@
 import Foundation
 import NIOCore
 import NIOPosix
-import Synchronization
 import PortcullisStorage
+import Synchronization
 
 /// Wakes every long poll waiting on this node when something it may depend on changed here (a write through
 /// this node invalidated the tenant cache). Changes made through other nodes are found by the waiters' own

@@ -16,8 +16,10 @@ public struct Seeder: Sendable {
     /// loopback listener or with `PORTCULLIS_DEMO=1`: anyone who read the README knows the demo's.
     let plaintextCredentialsAllowed: Bool
 
-    public init(store: any PortcullisStore, passwords: PasswordHasher, credentials: CredentialHasher, clock: any WallClock, logger: Logger,
-                plaintextCredentialsAllowed: Bool = true) {
+    public init(
+        store: any PortcullisStore, passwords: PasswordHasher, credentials: CredentialHasher, clock: any WallClock, logger: Logger,
+        plaintextCredentialsAllowed: Bool = true
+    ) {
         self.plaintextCredentialsAllowed = plaintextCredentialsAllowed
         self.store = store
         self.passwords = passwords
@@ -32,7 +34,8 @@ public struct Seeder: Sendable {
         public var description: String {
             problems.map { problem in
                 // Problems gathered from several files already carry "file:pointer".
-                problem.pointer.contains(".json:") ? "\(problem.pointer): \(problem.message)" : "\(file):\(problem.pointer.isEmpty ? "/" : problem.pointer): \(problem.message)"
+                problem.pointer.contains(".json:")
+                    ? "\(problem.pointer): \(problem.message)" : "\(file):\(problem.pointer.isEmpty ? "/" : problem.pointer): \(problem.message)"
             }.joined(separator: "\n")
         }
     }
@@ -60,11 +63,17 @@ public struct Seeder: Sendable {
             let passwords = document.tenants.reduce(0) { $0 + $1.users.filter { $0.plaintextPassword != nil }.count }
             let secrets = document.tenants.reduce(0) { $0 + $1.applications.reduce(0) { $0 + $1.plaintextSecrets.count } }
             if passwords + secrets > 0 {
-                throw SeedError(file: file.path, problems: [ValidationProblem(pointer: "", message: """
-                    holds \(passwords) plaintext password(s) and \(secrets) plaintext secret(s), development credentials that anyone who \
-                    read the README may know. They are seeded only when the server listens on loopback, or when the operator asks \
-                    for the demo with PORTCULLIS_DEMO=1. Otherwise give passwordHash/secretHash values (or start with an empty directory).
-                    """)])
+                throw SeedError(
+                    file: file.path,
+                    problems: [
+                        ValidationProblem(
+                            pointer: "",
+                            message: """
+                                holds \(passwords) plaintext password(s) and \(secrets) plaintext secret(s), development credentials that anyone who \
+                                read the README may know. They are seeded only when the server listens on loopback, or when the operator asks \
+                                for the demo with PORTCULLIS_DEMO=1. Otherwise give passwordHash/secretHash values (or start with an empty directory).
+                                """)
+                    ])
             }
         }
         var documents = try await documents(for: document)
@@ -91,12 +100,14 @@ public struct Seeder: Sendable {
         }
         documents += conditionalAccess + appProtection + appConfiguration
         try await StoreDeadline.forMaintenance { try await store.seed(documents) }
-        logger.info("seeded the store", metadata: [
-            "portcullis.tenants": .stringConvertible(document.tenants.count),
-            "portcullis.conditional_access_policies": .stringConvertible(conditionalAccess.count),
-            "portcullis.app_protection_policies": .stringConvertible(appProtection.count),
-            "portcullis.app_configuration_policies": .stringConvertible(appConfiguration.count),
-        ])
+        logger.info(
+            "seeded the store",
+            metadata: [
+                "portcullis.tenants": .stringConvertible(document.tenants.count),
+                "portcullis.conditional_access_policies": .stringConvertible(conditionalAccess.count),
+                "portcullis.app_protection_policies": .stringConvertible(appProtection.count),
+                "portcullis.app_configuration_policies": .stringConvertible(appConfiguration.count),
+            ])
         return true
     }
 
@@ -131,10 +142,12 @@ public struct Seeder: Sendable {
                 try add(tid, app)
             }
             if plaintextPasswords + plaintextSecrets > 0 {
-                logger.warning("the directory holds plaintext credentials; they were hashed on import. Use passwordHash/secretHash outside development.", metadata: [
-                    LogKeys.tenantId: .string(tid), "portcullis.passwords": .stringConvertible(plaintextPasswords),
-                    "portcullis.secrets": .stringConvertible(plaintextSecrets),
-                ])
+                logger.warning(
+                    "the directory holds plaintext credentials; they were hashed on import. Use passwordHash/secretHash outside development.",
+                    metadata: [
+                        LogKeys.tenantId: .string(tid), "portcullis.passwords": .stringConvertible(plaintextPasswords),
+                        "portcullis.secrets": .stringConvertible(plaintextSecrets),
+                    ])
             }
             for group in entry.groups { try add(tid, group) }
             let directory = DirectorySnapshot(
@@ -166,11 +179,13 @@ extension Seeder {
                 let stored = RoleAssignmentDocument(assignment, in: snapshot.directory)
                 if try await store.document(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id) == nil {
                     let body = try TenantDocuments.encoder.encode(stored)
-                    _ = try await store.put(tenantId: tenantId, kind: .appRoleAssignment, id: stored.id, body: body, precondition: .mustNotExist, at: clock.now(), audit: nil)
+                    _ = try await store.put(
+                        tenantId: tenantId, kind: .appRoleAssignment, id: stored.id, body: body, precondition: .mustNotExist, at: clock.now(), audit: nil)
                 }
                 try await store.delete(tenantId: tenantId, kind: .appRoleAssignment, id: document.id, precondition: .none, audit: nil)
             }
-            logger.notice("role assignments stored under GUIDs", metadata: [LogKeys.tenantId: .string(tenantId), "portcullis.count": .stringConvertible(legacy.count)])
+            logger.notice(
+                "role assignments stored under GUIDs", metadata: [LogKeys.tenantId: .string(tenantId), "portcullis.count": .stringConvertible(legacy.count)])
         }
     }
 }
@@ -212,9 +227,16 @@ public enum PolicyFiles {
                 tenant = tenants.count == 1 ? tenants.first : nil
             }
             guard let tenant else {
-                problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "", message: segment == nil
-                    ? "with several tenants, put policy files in a folder named by tenant ID or domain."
-                    : "the folder '\(segment!)' names no tenant of the directory.")]))
+                problems.append(
+                    Seeder.SeedError(
+                        file: file.path,
+                        problems: [
+                            ValidationProblem(
+                                pointer: "",
+                                message: segment == nil
+                                    ? "with several tenants, put policy files in a folder named by tenant ID or domain."
+                                    : "the folder '\(segment!)' names no tenant of the directory.")
+                        ]))
                 continue
             }
             guard let data = try? Data(contentsOf: file), let value = JSONValue.parse(data) else {
@@ -224,7 +246,8 @@ public enum PolicyFiles {
             do {
                 let document = try parse(value, tenant)
                 if !ids.insert(tenant.tenant.id + "/" + document.documentId).inserted {
-                    problems.append(Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "/id", message: "another file has the same policy ID.")]))
+                    problems.append(
+                        Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "/id", message: "another file has the same policy ID.")]))
                 }
                 documents.append(try StoredDocument(tenantId: tenant.tenant.id, document: document, updatedAt: now))
             } catch let error as ValidationError {
@@ -232,9 +255,11 @@ public enum PolicyFiles {
             }
         }
         if !problems.isEmpty {
-            throw Seeder.SeedError(file: directory.path, problems: problems.flatMap { error in
-                error.problems.map { ValidationProblem(pointer: "\(error.file):\($0.pointer)", message: $0.message) }
-            })
+            throw Seeder.SeedError(
+                file: directory.path,
+                problems: problems.flatMap { error in
+                    error.problems.map { ValidationProblem(pointer: "\(error.file):\($0.pointer)", message: $0.message) }
+                })
         }
         return documents
     }

@@ -263,10 +263,12 @@ public final class TenantCache: Service, Sendable {
             state.domains = Dictionary(entries.values.map { ($0.snapshot.tenant.domain, $0.snapshot.tenant.id) }, uniquingKeysWith: { first, _ in first })
             state.loaded = true
         }
-        logger.debug("tenant cache loaded", metadata: [
-            "portcullis.tenants": .stringConvertible(entries.count), "portcullis.read": .stringConvertible(reading),
-            "portcullis.total": .stringConvertible(clock.now - started),
-        ])
+        logger.debug(
+            "tenant cache loaded",
+            metadata: [
+                "portcullis.tenants": .stringConvertible(entries.count), "portcullis.read": .stringConvertible(reading),
+                "portcullis.total": .stringConvertible(clock.now - started),
+            ])
     }
 
     private func swap(_ tenantId: String, expected serial: UInt64, with snapshot: TenantSnapshot, revision: Int64) -> Bool {

@@ -17,12 +17,20 @@ public enum LogKeys {
 
 /// The server's metrics (namespace `portcullis`).
 public enum MetricNames {
-    public static var requests: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "portcullis", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status.") }
-    public static var requestDuration: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "portcullis", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route.") }
-    public static var tokensIssued: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "portcullis", metricName: "tokens_issued", unitName: "total", helpText: "Access tokens issued by grant type.") }
-    public static var tokenRefusals: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "portcullis", metricName: "token_refusals", unitName: "total", helpText: "Token requests refused, by grant type, error and AADSTS code.") }
+    public static var requests: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "portcullis", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status.")
+    }
+    public static var requestDuration: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "portcullis", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route.")
+    }
+    public static var tokensIssued: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "portcullis", metricName: "tokens_issued", unitName: "total", helpText: "Access tokens issued by grant type.")
+    }
+    public static var tokenRefusals: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "portcullis", metricName: "token_refusals", unitName: "total", helpText: "Token requests refused, by grant type, error and AADSTS code.")
+    }
 }

@@ -41,17 +41,23 @@ struct RequestMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"
         metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
-        context.logger.info("\(request.method) \(request.uri.path) \(response.status.code)", metadata: [
-            LogKeys.route: .string(route),
-            "portcullis.duration_ms": .stringConvertible(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000 + Double(elapsed.components.seconds) * 1000),
-        ])
+        context.logger.info(
+            "\(request.method) \(request.uri.path) \(response.status.code)",
+            metadata: [
+                LogKeys.route: .string(route),
+                "portcullis.duration_ms": .stringConvertible(
+                    Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000 + Double(elapsed.components.seconds) * 1000),
+            ])
         return response
     }
 
     /// Accepts a client's correlation ID when it is short and plain; otherwise makes one.
     static func correlationId(from header: String?) -> String {
         if let header, (1...64).contains(header.utf8.count),
-           header.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }) {
+            header.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E
+            })
+        {
             return header
         }
         return RequestID.next()
@@ -62,14 +68,17 @@ struct RequestMiddleware: RouterMiddleware {
     static func unexpected(_ error: any Error, context: Context) -> Response {
         if (error as? StorageError)?.code == .unavailable {
             context.logger.warning("store unavailable", metadata: ["portcullis.detail": .string(Self.safeDescription(error))])
-            var refusal = TokenError(.temporarilyUnavailable, aadsts: 90033, "The service is temporarily unavailable (its store did not answer). Please try again.")
+            var refusal = TokenError(
+                .temporarilyUnavailable, aadsts: 90033, "The service is temporarily unavailable (its store did not answer). Please try again.")
             refusal.retryAfter = 1
             return refusal.response(correlationId: context.correlationId, traceId: context.traceId, now: Date())
         }
-        context.logger.error("request failed", metadata: [
-            LogKeys.error: .string(String(describing: type(of: error))),
-            "portcullis.detail": .string(Self.safeDescription(error)),
-        ])
+        context.logger.error(
+            "request failed",
+            metadata: [
+                LogKeys.error: .string(String(describing: type(of: error))),
+                "portcullis.detail": .string(Self.safeDescription(error)),
+            ])
         let body = ServerErrorBody(
             error: "server_error", errorDescription: "An unexpected error occurred.", correlationId: context.correlationId, traceId: context.traceId)
         return JSONResponse.make(status: .internalServerError, body)
@@ -119,7 +128,9 @@ enum JSONResponse {
         return make(status: status, data: data, headers: headers, noStore: noStore)
     }
 
-    static func make(status: HTTPResponse.Status, data: Data, contentType: String = "application/json; charset=utf-8", headers: HTTPFields = [:], noStore: Bool = true) -> Response {
+    static func make(
+        status: HTTPResponse.Status, data: Data, contentType: String = "application/json; charset=utf-8", headers: HTTPFields = [:], noStore: Bool = true
+    ) -> Response {
         var fields = headers
         fields[.contentType] = contentType
         if noStore {

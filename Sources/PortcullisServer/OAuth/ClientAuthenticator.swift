@@ -21,9 +21,9 @@ struct ClientAuthenticator: Sendable {
         if let authorization, authorization.lowercased().hasPrefix("basic ") {
             let encoded = authorization.dropFirst(6).trimmingCharacters(in: .whitespaces)
             guard let data = Data(base64Encoded: encoded), let decoded = String(data: data, encoding: .utf8),
-                  let colon = decoded.firstIndex(of: ":"),
-                  let id = FormBody.decode(ArraySlice(decoded[..<colon].utf8)),
-                  let secret = FormBody.decode(ArraySlice(decoded[decoded.index(after: colon)...].utf8))
+                let colon = decoded.firstIndex(of: ":"),
+                let id = FormBody.decode(ArraySlice(decoded[..<colon].utf8)),
+                let secret = FormBody.decode(ArraySlice(decoded[decoded.index(after: colon)...].utf8))
             else {
                 throw TokenError(.invalidClient, aadsts: 7000215, "The Authorization header is not valid HTTP Basic client authentication.")
             }

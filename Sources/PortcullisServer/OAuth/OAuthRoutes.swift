@@ -54,7 +54,9 @@ struct OAuthRoutes: Sendable {
             tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "none"],
             grantTypesSupported: GrantType.allCases.map(\.rawValue),
             scopesSupported: OIDCScope.allCases.map(\.rawValue),
-            claimsSupported: ["iss", "aud", "sub", "oid", "tid", "iat", "nbf", "exp", "preferred_username", "name", "email", "upn", "xms_cc", "nonce", "auth_time", "amr"],
+            claimsSupported: [
+                "iss", "aud", "sub", "oid", "tid", "iat", "nbf", "exp", "preferred_username", "name", "email", "upn", "xms_cc", "nonce", "auth_time", "amr",
+            ],
             claimsParameterSupported: true, tenantRegionScope: nil,
             cloudInstanceName: URL(string: base)?.host, complianceEndpoint: "\(base)/mam/v1",
             deviceAuthorizationEndpoint: "\(path)/oauth2/v2.0/devicecode", endSessionEndpoint: "\(path)/oauth2/v2.0/logout",
@@ -65,13 +67,14 @@ struct OAuthRoutes: Sendable {
     func jwks(_ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         // The tenant's own ring only: another tenant's tokens never verify against this JWKS (PROTOCOL §11).
-        return JSONResponse.make(status: .ok, data: try await signers.signer(tenantId: tenant.tenant.id).jwksJSON, headers: [.cacheControl: "public, max-age=300"], noStore: false)
+        return JSONResponse.make(
+            status: .ok, data: try await signers.signer(tenantId: tenant.tenant.id).jwksJSON, headers: [.cacheControl: "public, max-age=300"], noStore: false)
     }
 
     /// Reads a form body: the right content type, at most the body limit (413 beyond), parsed strictly.
     static func form(_ request: Request, _ context: PortcullisRequestContext) async throws -> FormBody {
         guard let type = request.headers[.contentType]?.lowercased(),
-              type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) == "application/x-www-form-urlencoded"
+            type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) == "application/x-www-form-urlencoded"
         else { throw TokenError.wrongContentType }
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
@@ -83,7 +86,8 @@ struct OAuthRoutes: Sendable {
         let inputs = TokenRequestInputs(
             tenantSegment: context.parameters.get("tenant") ?? "", form: form,
             authorization: request.headers[.authorization],
-            clientIP: ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
+            clientIP: ClientAddress.resolve(
+                peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
             clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId)
         return JSONResponse.make(status: .ok, data: try await issue(inputs, logger: context.logger).jsonBody)
     }
@@ -98,11 +102,13 @@ struct OAuthRoutes: Sendable {
             return response
         } catch let error as TokenError {
             metrics.tokenRefused(grantType: form["grant_type"], error: error)
-            logger.info("token refused", metadata: [
-                LogKeys.grantType: .string(MetricLabels.grantType(form["grant_type"])),
-                LogKeys.error: .string("AADSTS\(error.aadsts)"),
-                LogKeys.clientId: .clientControlled(form["client_id"] ?? ""),
-            ])
+            logger.info(
+                "token refused",
+                metadata: [
+                    LogKeys.grantType: .string(MetricLabels.grantType(form["grant_type"])),
+                    LogKeys.error: .string("AADSTS\(error.aadsts)"),
+                    LogKeys.clientId: .clientControlled(form["client_id"] ?? ""),
+                ])
             throw error
         }
     }
@@ -120,7 +126,8 @@ struct OAuthRoutes: Sendable {
             }
         } else if case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
             token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now),
-            claims.azp == client.application.appId {
+            claims.azp == client.application.appId
+        {
             try await store.revokeAccessToken(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
         }
         return Response(status: .ok, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
@@ -139,26 +146,32 @@ struct OAuthRoutes: Sendable {
         let caller = client.application
 
         if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
-            guard case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
-                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now) else { return inactive }
+            guard
+                case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
+                    token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now)
+            else { return inactive }
             // Only the token's audience (the resource) or the client it was issued to may learn about it.
             guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: claims.aud) else { return inactive }
             guard resource.appId == caller.appId || claims.azp == caller.appId else { return inactive }
             if try await store.isAccessTokenRevoked(jti: claims.jti) { return inactive }
-            return JSONResponse.make(status: .ok, IntrospectionResponse(
-                active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn, tokenType: "Bearer",
-                exp: claims.exp, iat: claims.iat, nbf: claims.nbf, sub: claims.sub, aud: claims.aud, iss: claims.iss,
-                jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles))
+            return JSONResponse.make(
+                status: .ok,
+                IntrospectionResponse(
+                    active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn, tokenType: "Bearer",
+                    exp: claims.exp, iat: claims.iat, nbf: claims.nbf, sub: claims.sub, aud: claims.aud, iss: claims.iss,
+                    jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles))
         }
         guard let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)),
-              RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
+            RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
         else { return inactive }
-        return JSONResponse.make(status: .ok, IntrospectionResponse(
-            active: true, scope: record.scope, clientId: record.clientId,
-            username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
-            exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
-            sub: record.userId, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id), jti: nil,
-            tid: record.tenantId, oid: record.userId, roles: nil))
+        return JSONResponse.make(
+            status: .ok,
+            IntrospectionResponse(
+                active: true, scope: record.scope, clientId: record.clientId,
+                username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
+                exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
+                sub: record.userId, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id), jti: nil,
+                tid: record.tenantId, oid: record.userId, roles: nil))
     }
 
     func userRealm(_ context: PortcullisRequestContext) async throws -> Response {
@@ -193,9 +206,11 @@ struct IntrospectionResponse: Codable, Sendable {
 
     static let inactive = IntrospectionResponse(active: false)
 
-    init(active: Bool, scope: String? = nil, clientId: String? = nil, username: String? = nil, tokenType: String? = nil,
-         exp: Int? = nil, iat: Int? = nil, nbf: Int? = nil, sub: String? = nil, aud: String? = nil, iss: String? = nil,
-         jti: String? = nil, tid: String? = nil, oid: String? = nil, roles: [String]? = nil) {
+    init(
+        active: Bool, scope: String? = nil, clientId: String? = nil, username: String? = nil, tokenType: String? = nil,
+        exp: Int? = nil, iat: Int? = nil, nbf: Int? = nil, sub: String? = nil, aud: String? = nil, iss: String? = nil,
+        jti: String? = nil, tid: String? = nil, oid: String? = nil, roles: [String]? = nil
+    ) {
         self.active = active
         self.scope = scope
         self.clientId = clientId

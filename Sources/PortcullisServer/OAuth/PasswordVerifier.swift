@@ -58,10 +58,12 @@ struct PasswordVerifier: Sendable {
             throw locked(subject)
         }
         for counter in counted where counter.lockedUntil.map({ $0 > now }) == true && counter.failures == 0 && counter.windowStart == now {
-            logger.notice("sign-in locked after repeated failures", metadata: [
-                "portcullis.lock": .string(bySubject[counter.key]?.isAddress == true ? "address" : "account"),
-                "portcullis.locked_seconds": .stringConvertible(Int(counter.lockedUntil!.timeIntervalSince(now))),
-            ])
+            logger.notice(
+                "sign-in locked after repeated failures",
+                metadata: [
+                    "portcullis.lock": .string(bySubject[counter.key]?.isAddress == true ? "address" : "account"),
+                    "portcullis.locked_seconds": .stringConvertible(Int(counter.lockedUntil!.timeIntervalSince(now))),
+                ])
         }
     }
 

@@ -14,8 +14,9 @@ extension TokenError: HTTPResponseError {
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let ids = context as? PortcullisRequestContext
-        return response(correlationId: ids?.correlationId ?? UUID().uuidString.lowercased(),
-                        traceId: ids?.traceId ?? UUID().uuidString.lowercased(), now: Date())
+        return response(
+            correlationId: ids?.correlationId ?? UUID().uuidString.lowercased(),
+            traceId: ids?.traceId ?? UUID().uuidString.lowercased(), now: Date())
     }
 
     func body(correlationId: String, traceId: String, now: Date) -> OAuthErrorBody {

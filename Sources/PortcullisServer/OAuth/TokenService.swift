@@ -20,7 +20,9 @@ struct TokenRequestInputs: Sendable {
 public protocol AppProtectionStatusProvider: Sendable {
     /// The app-protection fact for (tenant, user, client), restricted to `enrollmentId` when the client named
     /// one (`microsoft_enrollment_id`), and the platform that enrollment recorded.
-    func appProtection(tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date) async throws
+    func appProtection(
+        tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date
+    ) async throws
         -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?)
 }
 
@@ -53,10 +55,12 @@ struct TokenService: Sendable {
         case .refuse(let refusal):
             let error = refusal.tokenError(baseURL: endpoints.baseURL)
             record(facts, result.decision, errorCode: error.aadsts, correlationId: inputs.correlationId)
-            logger.info("conditional access refused the grant", metadata: [
-                LogKeys.decision: .string("AADSTS\(error.aadsts)"), LogKeys.clientId: .string(facts.client.appId),
-                LogKeys.policyId: .string(result.decision.policies.filter { $0.result == .failure }.map(\.id).joined(separator: ",")),
-            ])
+            logger.info(
+                "conditional access refused the grant",
+                metadata: [
+                    LogKeys.decision: .string("AADSTS\(error.aadsts)"), LogKeys.clientId: .string(facts.client.appId),
+                    LogKeys.policyId: .string(result.decision.policies.filter { $0.result == .failure }.map(\.id).joined(separator: ",")),
+                ])
             throw error
         case .issue(let plan):
             let response = try await act(plan, facts: facts, decision: result.decision, correlationId: inputs.correlationId, prepared: prepared)
@@ -177,12 +181,14 @@ struct TokenService: Sendable {
     /// and is redeemed only by its client, with its redirect URI and its PKCE verifier. Those are checked on the
     /// stored code first, and the code is consumed only by a redemption that passes them: whoever merely
     /// intercepted a code can neither spoil its owner's redemption nor trigger the replay revocation.
-    func redeemCode(form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date, prepared: Prepared) async throws -> AuthorizationCodeRecord {
+    func redeemCode(
+        form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date, prepared: Prepared
+    ) async throws -> AuthorizationCodeRecord {
         let code = try form.required("code")
         let redirectUri = try form.required("redirect_uri")
         let hash = CredentialHasher.hashToken(code)
         guard let found = try await store.authorizationCode(codeHash: hash),
-              found.request.tenantId == tenant.tenant.id, found.request.clientId == client.application.appId
+            found.request.tenantId == tenant.tenant.id, found.request.clientId == client.application.appId
         else { throw TokenError.authorizationCodeInvalid }
         guard redirectUri == found.request.redirectUri else { throw TokenError.authorizationCodeRedirectMismatch }
         if let challenge = found.request.codeChallenge {
@@ -192,9 +198,10 @@ struct TokenService: Sendable {
         if found.usedAt == nil {
             guard found.expiresAt > now else { throw TokenError.authorizationCodeExpired }
             // Marked used in one step: of two redemptions that both passed the checks, one wins and the other is a replay.
-            guard let record = try await store.redeemAuthorizationCode(
-                codeHash: hash, at: now, familyId: prepared.familyId, accessTokenId: prepared.tokenId,
-                accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
+            guard
+                let record = try await store.redeemAuthorizationCode(
+                    codeHash: hash, at: now, familyId: prepared.familyId, accessTokenId: prepared.tokenId,
+                    accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
             else { throw TokenError.authorizationCodeInvalid }
             if record.usedAt == nil { return record }
             try await revokeReplayed(record, client: client, now: now)
@@ -215,7 +222,7 @@ struct TokenService: Sendable {
         let code = try form.required("device_code")
         let hash = CredentialHasher.hashToken(code)
         guard let poll = try await store.pollDeviceCode(deviceCodeHash: hash, at: now),
-              poll.record.tenantId == tenant.tenant.id, poll.record.clientId == client.application.appId
+            poll.record.tenantId == tenant.tenant.id, poll.record.clientId == client.application.appId
         else { throw TokenError.deviceCodeInvalid }
         let record = poll.record
         guard record.expiresAt > now else { throw TokenError.deviceCodeExpired }
@@ -239,10 +246,11 @@ struct TokenService: Sendable {
             break
         case .startFamily(let scope, let expiresAt):
             let token = CredentialHasher.randomToken()
-            try await store.insert(RefreshTokenRecord(
-                tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: plan.accessToken.tenantId,
-                userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
-                expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time))
+            try await store.insert(
+                RefreshTokenRecord(
+                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: plan.accessToken.tenantId,
+                    userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
+                    expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time))
             refreshToken = token
         case .rotate(let redeeming, let scope, let expiresAt):
             let token = CredentialHasher.randomToken()

@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
+import Logging
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
-import Logging
 
 /// Liveness, readiness (the store answers and every tenant's signing key ring is loaded) and Prometheus metrics.
 struct OperationsRoutes: Sendable {

@@ -40,7 +40,8 @@ public struct ServerMetrics: Sendable {
                 registry.makeCounter(
                     descriptor: MetricNames.requests,
                     labels: [("route", route), ("method", key.method), ("status", MetricLabels.status(status))]),
-                registry.makeDurationHistogram(descriptor: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets))
+                registry.makeDurationHistogram(descriptor: MetricNames.requestDuration, labels: [("route", route)], buckets: Self.buckets)
+            )
             cache[key] = made
             return made
         }

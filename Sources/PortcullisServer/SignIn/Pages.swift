@@ -30,10 +30,12 @@ struct Pages: Sendable {
 
     func render(_ template: String, frame: Frame, values: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         let content = library.render(values, withTemplate: template) ?? ""
-        let html = library.render([
-            "title": frame.title, "tenantName": frame.tenantName ?? "", "correlationId": frame.correlationId,
-            "basePath": frame.basePath, "content": content,
-        ] as [String: Any], withTemplate: "layout") ?? ""
+        let html =
+            library.render(
+                [
+                    "title": frame.title, "tenantName": frame.tenantName ?? "", "correlationId": frame.correlationId,
+                    "basePath": frame.basePath, "content": content,
+                ] as [String: Any], withTemplate: "layout") ?? ""
         var fields = headers
         Self.secure(&fields)
         fields[.contentType] = "text/html; charset=utf-8"

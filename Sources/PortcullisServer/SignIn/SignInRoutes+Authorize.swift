@@ -14,7 +14,8 @@ import PortcullisTokens
 extension SignInRoutes {
     // MARK: Authorization endpoint
 
-    func authorize(_ request: Request, _ context: PortcullisRequestContext, parameters received: Result<[String: String], TokenError>) async throws -> Response {
+    func authorize(_ request: Request, _ context: PortcullisRequestContext, parameters received: Result<[String: String], TokenError>) async throws -> Response
+    {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
         let parameters: [String: String]
@@ -32,12 +33,14 @@ extension SignInRoutes {
         if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
-            return try await complete(authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                                      sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
+            return try await complete(
+                authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
+                sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
         }
         if authorization.prompt == .silent {
-            return deliver(authorization.redirectUri, mode: authorization.responseMode,
-                           fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
+            return deliver(
+                authorization.redirectUri, mode: authorization.responseMode,
+                fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
         }
         return signInPage(authorization, tenant: tenant, error: nil, username: authorization.loginHint, request: request, context)
     }
@@ -56,8 +59,10 @@ extension SignInRoutes {
         return (encoder, decoder)
     }()
 
-    func signInPage(_ authorization: AuthorizationRequest, tenant: TenantSnapshot, error: TokenError?, username: String?, request: Request,
-                    _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok) -> Response {
+    func signInPage(
+        _ authorization: AuthorizationRequest, tenant: TenantSnapshot, error: TokenError?, username: String?, request: Request,
+        _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok
+    ) -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "signin", headers: &headers)
         let ticket = sealTicket(authorization)
@@ -70,12 +75,15 @@ extension SignInRoutes {
             values["error"] = ["message": error.message, "code": String(error.aadsts)]
             if error.code == .temporarilyUnavailable { headers[.retryAfter] = String(error.retryAfter ?? 1) }
         }
-        return pages.render("signin", frame: frame("Sign in", tenant: tenant, context), values: values,
-                            status: error?.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
+        return pages.render(
+            "signin", frame: frame("Sign in", tenant: tenant, context), values: values,
+            status: error?.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
     }
 
     /// `prompt=select_account` with a live session: continue as the session's user, or sign in as another.
-    func accountPage(_ authorization: AuthorizationRequest, user: User, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext) -> Response {
+    func accountPage(
+        _ authorization: AuthorizationRequest, user: User, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext
+    ) -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "signin", headers: &headers)
         let values: [String: Any] = [
@@ -97,22 +105,30 @@ extension SignInRoutes {
         let form: FormBody
         do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return errorPage(error, tenant: tenant, context) }
         guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(Ticket.self, from: payload),
-              ticket.request.tenantId == tenant.tenant.id
-        else { return errorPage(TokenError(.invalidRequest, aadsts: 900144, "The sign-in form is not valid. Start the sign-in again from the app."), tenant: tenant, context) }
+            ticket.request.tenantId == tenant.tenant.id
+        else {
+            return errorPage(
+                TokenError(.invalidRequest, aadsts: 900144, "The sign-in form is not valid. Start the sign-in again from the app."), tenant: tenant, context)
+        }
         let authorization = ticket.request
         guard clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime else {
-            return errorPage(TokenError(.invalidRequest, aadsts: 50132, "The sign-in form has expired. Start the sign-in again from the app."), tenant: tenant, context)
+            return errorPage(
+                TokenError(.invalidRequest, aadsts: 50132, "The sign-in form has expired. Start the sign-in again from the app."), tenant: tenant, context)
         }
         guard checkCSRF(request, token: form["csrf"], purpose: "signin") else {
-            return errorPage(TokenError(.invalidRequest, aadsts: 90014, "The sign-in form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
-                             tenant: tenant, context)
+            return errorPage(
+                TokenError(
+                    .invalidRequest, aadsts: 90014,
+                    "The sign-in form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
+                tenant: tenant, context)
         }
         switch form["account"] {
         case "session":
             guard let session = try await currentSession(request, tenant: tenant) else { break }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
-            return try await complete(authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                                      sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
+            return try await complete(
+                authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
+                sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
         case "other":
             return signInPage(authorization, tenant: tenant, error: nil, username: nil, request: request, context)
         default:
@@ -120,8 +136,9 @@ extension SignInRoutes {
         }
         let username = form["username"] ?? ""
         guard !username.isEmpty, let password = form["password"] else {
-            return signInPage(authorization, tenant: tenant, error: TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password."),
-                              username: username, request: request, context, status: .badRequest)
+            return signInPage(
+                authorization, tenant: tenant, error: TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password."),
+                username: username, request: request, context, status: .badRequest)
         }
         let now = clock.now()
         let user: User
@@ -135,15 +152,17 @@ extension SignInRoutes {
         let token = CredentialHasher.randomToken()
         let sessionHash = CredentialHasher.hashToken(token)
         let methods = ["pwd"]
-        try await store.insertSession(SessionRecord(
-            idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: methods, authTime: now, createdAt: now,
-            lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
+        try await store.insertSession(
+            SessionRecord(
+                idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: methods, authTime: now, createdAt: now,
+                lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
         var headers: HTTPFields = [:]
         for path in sessionPaths(tenant) {
             headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, token, path: path, maxAge: Int(configuration.signIn.sessionLifetime))))
         }
-        return try await complete(authorization, user: user, methods: methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
-                                  context, headers: headers)
+        return try await complete(
+            authorization, user: user, methods: methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
+            context, headers: headers)
     }
 
     func clientIP(_ request: Request, _ context: PortcullisRequestContext) -> IPAddress? {
@@ -153,12 +172,17 @@ extension SignInRoutes {
     /// Conditional access at sign-in (PROTOCOL §9.1): a `block` stops here with the error page; an unmet `mfa`
     /// asks for the factor (§10; `prompt=none` gets `interaction_required`); every other control is enforced
     /// when the code is redeemed (that is where MSAL looks for 53005). Then the code.
-    func complete(_ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, sessionHash: String?, tenant: TenantSnapshot,
-                  request: Request, _ context: PortcullisRequestContext, headers: HTTPFields) async throws -> Response {
+    func complete(
+        _ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, sessionHash: String?, tenant: TenantSnapshot,
+        request: Request, _ context: PortcullisRequestContext, headers: HTTPFields
+    ) async throws -> Response {
         let directory = tenant.directory
-        guard let client = directory.application(appId: authorization.clientId) else { return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context) }
-        let facts = pageFacts(user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
-                              methods: methods, tenant: tenant, request: request, context)
+        guard let client = directory.application(appId: authorization.clientId) else {
+            return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context)
+        }
+        let facts = pageFacts(
+            user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
+            methods: methods, tenant: tenant, request: request, context)
         let refusal = tenant.conditionalAccess.evaluate(facts).refusal  // once: the block, then the factor
         if case .block = refusal {
             var response = errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden)
@@ -167,20 +191,23 @@ extension SignInRoutes {
         }
         if factorMissing(facts, refusal: refusal) {
             if authorization.prompt == .silent {
-                var response = deliver(authorization.redirectUri, mode: authorization.responseMode,
-                                       fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
+                var response = deliver(
+                    authorization.redirectUri, mode: authorization.responseMode,
+                    fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
                 for field in headers { response.headers.append(field) }
                 return response
             }
-            let ticket = FactorTicket(continuation: .authorize(authorization), tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash,
-                                      newSecret: nil, issued: clock.now())
+            let ticket = FactorTicket(
+                continuation: .authorize(authorization), tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash,
+                newSecret: nil, issued: clock.now())
             return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context, headers: headers)
         }
         let code = CredentialHasher.randomToken()
         let now = clock.now()
-        try await store.insertAuthorizationCode(AuthorizationCodeRecord(
-            codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
-            expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime)))
+        try await store.insertAuthorizationCode(
+            AuthorizationCodeRecord(
+                codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
+                expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime)))
         var fields = [("code", code)]
         if let state = authorization.state { fields.append(("state", state)) }
         fields.append(("client_info", ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded))
@@ -193,8 +220,10 @@ extension SignInRoutes {
     /// authenticated so far. App protection is not known here (it is decided at redemption).
     /// The scope was checked when the request arrived; it is resolved again against the directory of the moment (the
     /// redemption re-checks it too, as API permissions may have changed meanwhile).
-    func pageFacts(user: User, client: PortcullisCore.Application, scope: String, claims: ClaimsRequest?, platform: DevicePlatform?, methods: [String],
-                   tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext) -> SignInFacts {
+    func pageFacts(
+        user: User, client: PortcullisCore.Application, scope: String, claims: ClaimsRequest?, platform: DevicePlatform?, methods: [String],
+        tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext
+    ) -> SignInFacts {
         let directory = tenant.directory
         let resource = (try? ScopeRequest.parse(scope, in: directory))?.resource ?? client
         return SignInFacts(
@@ -203,19 +232,24 @@ extension SignInRoutes {
     }
 
     func errorFields(_ error: TokenError, state: String?, _ context: PortcullisRequestContext) -> [(String, String)] {
-        var fields = [("error", error.code.description), ("error_description", "AADSTS\(error.aadsts): \(error.message)"),
-                      ("error_codes", String(error.aadsts)), ("correlation_id", context.correlationId)]
+        var fields = [
+            ("error", error.code.description), ("error_description", "AADSTS\(error.aadsts): \(error.message)"),
+            ("error_codes", String(error.aadsts)), ("correlation_id", context.correlationId),
+        ]
         if let state { fields.append(("state", state)) }
         return fields
     }
 
     /// Sends the answer to the client's redirect URI the way it asked (PROTOCOL §9.1).
-    func deliver(_ redirectUri: String, mode: AuthorizationRequest.ResponseMode, fields: [(String, String)], tenant: TenantSnapshot,
-                 _ context: PortcullisRequestContext) -> Response {
+    func deliver(
+        _ redirectUri: String, mode: AuthorizationRequest.ResponseMode, fields: [(String, String)], tenant: TenantSnapshot,
+        _ context: PortcullisRequestContext
+    ) -> Response {
         switch mode {
         case .formPost:
-            return pages.render("formPost", frame: frame("Continue", tenant: tenant, context),
-                                values: ["redirectUri": redirectUri, "fields": fields.map { ["name": $0.0, "value": $0.1] }])
+            return pages.render(
+                "formPost", frame: frame("Continue", tenant: tenant, context),
+                values: ["redirectUri": redirectUri, "fields": fields.map { ["name": $0.0, "value": $0.1] }])
         case .query, .fragment:
             // Our fields are form-encoded (`+` as %2B: the app's decoder may read a literal `+` as a space); a
             // query the registered URI already has is kept as registered.

@@ -32,7 +32,9 @@ extension SignInRoutes {
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { throw TokenError.unknownTenant(segment) }
         let form = try await OAuthRoutes.form(request, context)
         let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant.directory)
-        guard client.application.allowedGrantTypes.contains(GrantType.deviceCode.rawValue) else { throw TokenError.grantNotAllowed(GrantType.deviceCode.rawValue) }
+        guard client.application.allowedGrantTypes.contains(GrantType.deviceCode.rawValue) else {
+            throw TokenError.grantNotAllowed(GrantType.deviceCode.rawValue)
+        }
         let scope = try form.required("scope")
         _ = try ResourceAccess.authorize(try ScopeRequest.parse(scope, in: tenant.directory), client: client.application, delegated: true, in: tenant.directory)
         let claims = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) }
@@ -43,22 +45,28 @@ extension SignInRoutes {
         let lifetime = configuration.signIn.deviceCodeLifetime
         // Anyone may ask: the tenant's, the client's and the address's pending codes are bounded, counted with the insert.
         let address = LockoutPolicy.Subject.address(clientIP(request, context)).key
-        if let quota = try await store.insertDeviceCode(DeviceCodeRecord(
-            deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id, clientId: client.application.appId,
-            scope: scope, claims: claims, interval: configuration.signIn.deviceCodeInterval, expiresAt: now.addingTimeInterval(lifetime),
-            clientAddress: address), limits: configuration.signIn.deviceCodeLimits, now: now) {
+        if let quota = try await store.insertDeviceCode(
+            DeviceCodeRecord(
+                deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id, clientId: client.application.appId,
+                scope: scope, claims: claims, interval: configuration.signIn.deviceCodeInterval, expiresAt: now.addingTimeInterval(lifetime),
+                clientAddress: address), limits: configuration.signIn.deviceCodeLimits, now: now)
+        {
             logger.notice("device code refused: quota reached", metadata: ["portcullis.quota": .string(quota.rawValue)])
             throw TokenError.deviceCodeQuota(quota)
         }
         let uri = "\(endpoints.baseURL)/devicelogin"
         let shown = Self.displayUserCode(userCode)
-        return JSONResponse.make(status: .ok, DeviceAuthorizationResponse(
-            deviceCode: deviceCode, userCode: shown, verificationUri: uri, expiresIn: Int(lifetime), interval: configuration.signIn.deviceCodeInterval,
-            message: "To sign in, use a web browser to open the page \(uri) and enter the code \(shown) to authenticate."))
+        return JSONResponse.make(
+            status: .ok,
+            DeviceAuthorizationResponse(
+                deviceCode: deviceCode, userCode: shown, verificationUri: uri, expiresIn: Int(lifetime), interval: configuration.signIn.deviceCodeInterval,
+                message: "To sign in, use a web browser to open the page \(uri) and enter the code \(shown) to authenticate."))
     }
 
-    func deviceLoginPage(_ request: Request, _ context: PortcullisRequestContext, error: TokenError? = nil, userCode: String? = nil,
-                         status: HTTPResponse.Status = .ok) -> Response {
+    func deviceLoginPage(
+        _ request: Request, _ context: PortcullisRequestContext, error: TokenError? = nil, userCode: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "device", headers: &headers)
         var values: [String: Any] = ["action": "\(basePath)/devicelogin", "csrf": csrf, "userCode": userCode ?? Self.queryValue(request, "code") ?? ""]
@@ -73,10 +81,15 @@ extension SignInRoutes {
 
     func deviceCodeEntered(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let form: FormBody
-        do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return deviceLoginPage(request, context, error: error, status: .badRequest) }
+        do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError {
+            return deviceLoginPage(request, context, error: error, status: .badRequest)
+        }
         guard checkCSRF(request, token: form["csrf"], purpose: "device") else {
-            return deviceLoginPage(request, context, error: TokenError(.invalidRequest, aadsts: 90014, "The form could not be verified (its cookie is missing or stale). Try again; cookies must be allowed."),
-                                   status: .badRequest)
+            return deviceLoginPage(
+                request, context,
+                error: TokenError(
+                    .invalidRequest, aadsts: 90014, "The form could not be verified (its cookie is missing or stale). Try again; cookies must be allowed."),
+                status: .badRequest)
         }
         let now = clock.now()
         let ip = clientIP(request, context)
@@ -90,17 +103,20 @@ extension SignInRoutes {
             return deviceLoginPage(request, context, error: error, userCode: typed, status: .badRequest)
         }
         guard let record = try await store.deviceCode(userCode: typed), record.state == .pending, record.expiresAt > now,
-              let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
+            let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
         else {
-            return deviceLoginPage(request, context, error: TokenError(.invalidRequest, aadsts: 70000, "That code is not valid or has expired. Check the code on your device."),
-                                   userCode: typed, status: .badRequest)
+            return deviceLoginPage(
+                request, context, error: TokenError(.invalidRequest, aadsts: 70000, "That code is not valid or has expired. Check the code on your device."),
+                userCode: typed, status: .badRequest)
         }
         try await passwords.attemptSucceeded(guess, now: now)
         return deviceSignInPage(record, tenant: tenant, error: nil, username: nil, request: request, context)
     }
 
-    func deviceSignInPage(_ record: DeviceCodeRecord, tenant: TenantSnapshot, error: TokenError?, username: String?, request: Request,
-                          _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok) -> Response {
+    func deviceSignInPage(
+        _ record: DeviceCodeRecord, tenant: TenantSnapshot, error: TokenError?, username: String?, request: Request,
+        _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok
+    ) -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "device-signin", headers: &headers)
         let ticket = sealer.seal((try? Self.ticketCoder.0.encode(DeviceTicket(userCode: record.userCode, issued: clock.now()))) ?? Data())
@@ -116,52 +132,69 @@ extension SignInRoutes {
 
     func deviceSignIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let form: FormBody
-        do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return deviceLoginPage(request, context, error: error, status: .badRequest) }
+        do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError {
+            return deviceLoginPage(request, context, error: error, status: .badRequest)
+        }
         guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(DeviceTicket.self, from: payload),
-              clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime,
-              let record = try await store.deviceCode(userCode: ticket.userCode),
-              let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
-        else { return deviceLoginPage(request, context, error: TokenError(.invalidRequest, aadsts: 70000, "The sign-in form is not valid or has expired. Enter the code again."), status: .badRequest) }
+            clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime,
+            let record = try await store.deviceCode(userCode: ticket.userCode),
+            let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
+        else {
+            return deviceLoginPage(
+                request, context, error: TokenError(.invalidRequest, aadsts: 70000, "The sign-in form is not valid or has expired. Enter the code again."),
+                status: .badRequest)
+        }
         guard checkCSRF(request, token: form["csrf"], purpose: "device-signin") else {
-            return errorPage(TokenError(.invalidRequest, aadsts: 90014, "The form could not be verified (its cookie is missing or stale). Enter the code again; cookies must be allowed."),
-                             tenant: tenant, context)
+            return errorPage(
+                TokenError(
+                    .invalidRequest, aadsts: 90014,
+                    "The form could not be verified (its cookie is missing or stale). Enter the code again; cookies must be allowed."),
+                tenant: tenant, context)
         }
         let now = clock.now()
         guard record.state == .pending, record.expiresAt > now else {
-            return errorPage(TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
+            return errorPage(
+                TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
         }
         if form["decision"] == "deny" {
             _ = try await store.decideDeviceCode(userCode: record.userCode, approve: false, userId: nil, methods: [], authTime: nil, now: now)
-            return pages.render("message", frame: frame("Sign-in declined", tenant: tenant, context),
-                                values: ["text": "You declined the sign-in. Nothing was shared with the device.", "detail": "You can close this window."])
+            return pages.render(
+                "message", frame: frame("Sign-in declined", tenant: tenant, context),
+                values: ["text": "You declined the sign-in. Nothing was shared with the device.", "detail": "You can close this window."])
         }
         let username = form["username"] ?? ""
         let user: User
         do {
-            guard !username.isEmpty, let password = form["password"] else { throw TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password.") }
+            guard !username.isEmpty, let password = form["password"] else {
+                throw TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password.")
+            }
             user = try await passwords.verify(username: username, password: password, in: tenant.directory, clientIP: clientIP(request, context), now: now)
             guard user.accountEnabled else { throw TokenError.userDisabled }
         } catch let error as TokenError {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
         if let client = tenant.directory.application(appId: record.clientId) {
-            let facts = pageFacts(user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
-                                  request: request, context)
+            let facts = pageFacts(
+                user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
+                request: request, context)
             if factorMissing(facts, refusal: tenant.conditionalAccess.evaluate(facts).refusal) {
-                let ticket = FactorTicket(continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
-                                          newSecret: nil, issued: now)
+                let ticket = FactorTicket(
+                    continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
+                    newSecret: nil, issued: now)
                 return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
             }
         }
         guard try await store.decideDeviceCode(userCode: record.userCode, approve: true, userId: user.id, methods: ["pwd"], authTime: now, now: now) else {
-            return errorPage(TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
+            return errorPage(
+                TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
         }
         return deviceApproved(record, tenant: tenant, context)
     }
 
     func deviceApproved(_ record: DeviceCodeRecord, tenant: TenantSnapshot, _ context: PortcullisRequestContext) -> Response {
         let app = tenant.directory.application(appId: record.clientId)?.displayName ?? record.clientId
-        return pages.render("message", frame: frame("You're signed in", tenant: tenant, context),
-                            values: ["text": "You have signed in to \(app) on your device.", "detail": "You can close this window and return to the device."])
+        return pages.render(
+            "message", frame: frame("You're signed in", tenant: tenant, context),
+            values: ["text": "You have signed in to \(app) on your device.", "detail": "You can close this window and return to the device."])
     }
 }

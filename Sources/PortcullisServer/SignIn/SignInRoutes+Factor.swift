@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
-import Logging
 
 /// The second factor on the sign-in page (PROTOCOL §10): when conditional access requires `mfa` and the
 /// authentication so far lacks it, the page asks for a TOTP code — or, for a user without a factor, registers
@@ -40,8 +40,10 @@ extension SignInRoutes {
     }
 
     /// The page that asks for the factor: registration when the user has none, else the code.
-    func factorPage(_ ticket: FactorTicket, user: User, tenant: TenantSnapshot, error: TokenError?, request: Request,
-                    _ context: PortcullisRequestContext, headers extra: HTTPFields = [:], status: HTTPResponse.Status = .ok) async throws -> Response {
+    func factorPage(
+        _ ticket: FactorTicket, user: User, tenant: TenantSnapshot, error: TokenError?, request: Request,
+        _ context: PortcullisRequestContext, headers extra: HTTPFields = [:], status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
         var ticket = ticket
         let registered = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
         if !registered && ticket.newSecret == nil { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
@@ -49,7 +51,9 @@ extension SignInRoutes {
         var headers = extra
         let csrf = csrf(request, purpose: "factor", headers: &headers)
         let sealed = sealer.sealPrivately((try? Self.ticketCoder.0.encode(ticket)) ?? Data())
-        var values: [String: Any] = ["action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/mfa", "ticket": sealed, "csrf": csrf, "upn": user.userPrincipalName]
+        var values: [String: Any] = [
+            "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/mfa", "ticket": sealed, "csrf": csrf, "upn": user.userPrincipalName,
+        ]
         if let secret = ticket.newSecret, let bytes = Base32.decode(secret) {
             values["register"] = [
                 "secretGroups": stride(from: 0, to: secret.count, by: 4).map { offset -> String in
@@ -64,8 +68,9 @@ extension SignInRoutes {
             if error.code == .temporarilyUnavailable { headers[.retryAfter] = String(error.retryAfter ?? 1) }
         }
         let title = ticket.newSecret == nil ? "Enter your code" : "Set up your authenticator app"
-        return pages.render("factor", frame: frame(title, tenant: tenant, context), values: values,
-                            status: error?.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
+        return pages.render(
+            "factor", frame: frame(title, tenant: tenant, context), values: values,
+            status: error?.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
     }
 
     /// The factor form's submission.
@@ -75,19 +80,30 @@ extension SignInRoutes {
         let form: FormBody
         do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return errorPage(error, tenant: tenant, context) }
         let now = clock.now()
-        guard let sealed = form["ticket"], let payload = sealer.openPrivately(sealed), let ticket = try? Self.ticketCoder.1.decode(FactorTicket.self, from: payload),
-              ticket.tenantId == tenant.tenant.id, now.timeIntervalSince(ticket.issued) < Self.factorStepLifetime,
-              let user = tenant.directory.user(id: ticket.userId), user.accountEnabled
-        else { return errorPage(TokenError(.invalidRequest, aadsts: 50132, "The verification form is not valid or has expired. Start the sign-in again from the app."), tenant: tenant, context) }
+        guard let sealed = form["ticket"], let payload = sealer.openPrivately(sealed),
+            let ticket = try? Self.ticketCoder.1.decode(FactorTicket.self, from: payload),
+            ticket.tenantId == tenant.tenant.id, now.timeIntervalSince(ticket.issued) < Self.factorStepLifetime,
+            let user = tenant.directory.user(id: ticket.userId), user.accountEnabled
+        else {
+            return errorPage(
+                TokenError(.invalidRequest, aadsts: 50132, "The verification form is not valid or has expired. Start the sign-in again from the app."),
+                tenant: tenant, context)
+        }
         guard checkCSRF(request, token: form["csrf"], purpose: "factor") else {
-            return errorPage(TokenError(.invalidRequest, aadsts: 90014, "The verification form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
-                             tenant: tenant, context)
+            return errorPage(
+                TokenError(
+                    .invalidRequest, aadsts: 90014,
+                    "The verification form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
+                tenant: tenant, context)
         }
         var session: SessionRecord?
         if let hash = ticket.sessionHash {
             session = try await currentSession(request, tenant: tenant)?.record
             guard session?.idHash == hash, session?.userId == user.id else {
-                return errorPage(TokenError(.invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."), tenant: tenant, context)
+                return errorPage(
+                    TokenError(
+                        .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),
+                    tenant: tenant, context)
             }
         }
         do {
@@ -99,12 +115,16 @@ extension SignInRoutes {
         switch ticket.continuation {
         case .authorize(let authorization):
             if let session { try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now) }
-            return try await complete(authorization, user: user, methods: methods, authTime: now, sessionHash: session?.idHash, tenant: tenant,
-                                      request: request, context, headers: [:])
+            return try await complete(
+                authorization, user: user, methods: methods, authTime: now, sessionHash: session?.idHash, tenant: tenant,
+                request: request, context, headers: [:])
         case .device(let userCode):
             guard let record = try await store.deviceCode(userCode: userCode), record.state == .pending, record.expiresAt > now,
-                  try await store.decideDeviceCode(userCode: userCode, approve: true, userId: user.id, methods: methods, authTime: now, now: now)
-            else { return errorPage(TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context) }
+                try await store.decideDeviceCode(userCode: userCode, approve: true, userId: user.id, methods: methods, authTime: now, now: now)
+            else {
+                return errorPage(
+                    TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
+            }
             return deviceApproved(record, tenant: tenant, context)
         }
     }
@@ -124,11 +144,14 @@ extension SignInRoutes {
             throw error
         }
         if let newSecret = ticket.newSecret {
-            guard let secret = Base32.decode(newSecret), let step = TOTP.matchingStep(typed, secret: secret, at: now) else { try await fail(.factorCodeInvalid) }
+            guard let secret = Base32.decode(newSecret), let step = TOTP.matchingStep(typed, secret: secret, at: now) else {
+                try await fail(.factorCodeInvalid)
+            }
             let id = UUID().uuidString.lowercased()
             let method = AuthenticationMethodRecord(
                 id: id, tenantId: tenant.tenant.id, userId: user.id, kind: .totp,
-                sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step, lastUsedAt: now)
+                sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step,
+                lastUsedAt: now)
             guard try await store.insertAuthenticationMethod(method) else { throw TokenError.factorAlreadyRegistered }
             logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])
         } else {

@@ -21,11 +21,11 @@ extension SignInRoutes {
     /// The browser's live session for this tenant, if any (expired, idle or disabled ones do not count).
     func currentSession(_ request: Request, tenant: TenantSnapshot) async throws -> (record: SessionRecord, user: User)? {
         guard let token = Self.cookies(request)[Self.sessionCookie], token.count >= 20,
-              let record = try await store.session(idHash: CredentialHasher.hashToken(token)), record.tenantId == tenant.tenant.id
+            let record = try await store.session(idHash: CredentialHasher.hashToken(token)), record.tenantId == tenant.tenant.id
         else { return nil }
         let now = clock.now()
         guard record.expiresAt > now, now.timeIntervalSince(record.lastSeenAt) < configuration.signIn.sessionIdleTimeout,
-              let user = tenant.directory.user(id: record.userId), user.accountEnabled
+            let user = tenant.directory.user(id: record.userId), user.accountEnabled
         else { return nil }
         return (record, user)
     }
@@ -43,7 +43,8 @@ extension SignInRoutes {
             clientId = await (try? signers.signer(tenantId: tenant.tenant.id))?.idTokenAudience(hint, issuer: endpoints.issuer(tenantId: tenant.tenant.id))
         }
         if let target = query("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: clientId),
-           client.redirectUris.contains(target), var components = URLComponents(string: target) {
+            client.redirectUris.contains(target), var components = URLComponents(string: target)
+        {
             if let state = query("state") {
                 components.percentEncodedQuery = [components.percentEncodedQuery, FormEncoding.encode([("state", state)])]
                     .compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "&")
@@ -52,7 +53,8 @@ extension SignInRoutes {
             Pages.secure(&headers)
             return Response(status: .found, headers: headers)
         }
-        return pages.render("message", frame: frame("Signed out", tenant: tenant, context),
-                            values: ["text": "You have signed out.", "detail": "You can close this window."], headers: headers)
+        return pages.render(
+            "message", frame: frame("Signed out", tenant: tenant, context),
+            values: ["text": "You have signed out.", "detail": "You can close this window."], headers: headers)
     }
 }

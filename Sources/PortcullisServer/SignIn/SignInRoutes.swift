@@ -112,13 +112,18 @@ struct SignInRoutes: Sendable {
         Pages.Frame(title: title, tenantName: tenant?.tenant.displayName, correlationId: context.correlationId, basePath: basePath)
     }
 
-    func errorPage(_ error: TokenError, tenant: TenantSnapshot?, _ context: PortcullisRequestContext, title: String = "Sign-in failed",
-                   status: HTTPResponse.Status = .badRequest) -> Response {
+    func errorPage(
+        _ error: TokenError, tenant: TenantSnapshot?, _ context: PortcullisRequestContext, title: String = "Sign-in failed",
+        status: HTTPResponse.Status = .badRequest
+    ) -> Response {
         var headers: HTTPFields = [:]
         if error.code == .temporarilyUnavailable { headers[.retryAfter] = String(error.retryAfter ?? 1) }
-        return pages.render("message", frame: frame(title, tenant: tenant, context),
-                            values: ["alert": ["text": error.message, "code": String(error.aadsts)],
-                                     "detail": "Go back to the app and start again. If it keeps happening, give your administrator the correlation ID below."],
-                            status: error.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
+        return pages.render(
+            "message", frame: frame(title, tenant: tenant, context),
+            values: [
+                "alert": ["text": error.message, "code": String(error.aadsts)],
+                "detail": "Go back to the app and start again. If it keeps happening, give your administrator the correlation ID below.",
+            ],
+            status: error.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
     }
 }

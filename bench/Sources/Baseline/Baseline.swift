@@ -39,12 +39,14 @@ struct Baseline {
             var request = request
             _ = try await request.collectBody(upTo: 64 * 1024)
             let now = Int(Date().timeIntervalSince1970)
-            let token = try await keys.sign(Claims(
-                iss: "http://127.0.0.1/tenant/v2.0", aud: "00000000-0000-4000-8000-000000000001", sub: "c0000000-0000-4000-8000-000000000001",
-                tid: "tenant", azp: "c0000000-0000-4000-8000-000000000001", iat: now, nbf: now, exp: now + 3600,
-                jti: UUID().uuidString.lowercased(), roles: ["Mail.ReadAll"], ver: "2.0"), kid: "baseline")
-            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                            body: .init(byteBuffer: ByteBuffer(string: #"{"access_token":"\#(token)","token_type":"Bearer","expires_in":3600}"#)))
+            let token = try await keys.sign(
+                Claims(
+                    iss: "http://127.0.0.1/tenant/v2.0", aud: "00000000-0000-4000-8000-000000000001", sub: "c0000000-0000-4000-8000-000000000001",
+                    tid: "tenant", azp: "c0000000-0000-4000-8000-000000000001", iat: now, nbf: now, exp: now + 3600,
+                    jti: UUID().uuidString.lowercased(), roles: ["Mail.ReadAll"], ver: "2.0"), kid: "baseline")
+            return Response(
+                status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"access_token":"\#(token)","token_type":"Bearer","expires_in":3600}"#)))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
         try await app.runService()

@@ -1,6 +1,6 @@
-import PortcullisTesting
 import Foundation
 import PortcullisCore
+import PortcullisTesting
 
 /// Release-mode micro-benchmarks. `portcullis-bench ca` measures conditional-access evaluation latency at
 /// several policy counts over a realistic tenant; prints a table (p50, p99 in µs).
@@ -11,7 +11,10 @@ struct PortcullisBench {
         switch arguments.first {
         case "ca": try conditionalAccess(counts: arguments.dropFirst().compactMap(Int.init).nilIfEmpty ?? [10, 100, 1_000, 10_000])
         case "dataset":
-            guard arguments.count >= 2 else { print("usage: portcullis-bench dataset DIR [users apps policies enrollments refreshTokens]"); exit(2) }
+            guard arguments.count >= 2 else {
+                print("usage: portcullis-bench dataset DIR [users apps policies enrollments refreshTokens]")
+                exit(2)
+            }
             var options = Dataset.Options()
             let numbers = arguments.dropFirst(2).compactMap(Int.init)
             if numbers.count == 5 {
@@ -19,9 +22,14 @@ struct PortcullisBench {
             }
             let start = ContinuousClock.now
             try await Dataset.build(at: URL(fileURLWithPath: arguments[1]), options: options)
-            print("dataset: \(options.users) users, \(options.applications) applications, \(options.policies) CA policies, \(options.enrollments) enrollments in \(ContinuousClock.now - start)")
+            print(
+                "dataset: \(options.users) users, \(options.applications) applications, \(options.policies) CA policies, \(options.enrollments) enrollments in \(ContinuousClock.now - start)"
+            )
         case "scale-dataset":
-            guard arguments.count >= 2 else { print("usage: portcullis-bench scale-dataset DIR [tenants usersPerTenant policiesPerTenant]"); exit(2) }
+            guard arguments.count >= 2 else {
+                print("usage: portcullis-bench scale-dataset DIR [tenants usersPerTenant policiesPerTenant]")
+                exit(2)
+            }
             let numbers = arguments.dropFirst(2).compactMap(Int.init)
             let (tenants, users, policies) = numbers.count == 3 ? (numbers[0], numbers[1], numbers[2]) : (1_000, 1_000, 20)
             let start = ContinuousClock.now
@@ -67,7 +75,9 @@ struct PortcullisBench {
         }
         let groups = (0..<200).map { Group(id: guid(0xB, $0), displayName: "G\($0)", members: members[$0]) }
         let apps = (0..<100).map { Application(appId: guid(0xC, $0), displayName: "App\($0)", identifierUris: ["api://app\($0)"], scopes: ["Read"]) }
-        let locations = (0..<20).map { NamedLocation(id: guid(0xE, $0), displayName: "L\($0)", ipRanges: ["10.\($0).0.0/16", "2001:db8:\($0)::/48"], isTrusted: $0 < 5) }
+        let locations = (0..<20).map {
+            NamedLocation(id: guid(0xE, $0), displayName: "L\($0)", ipRanges: ["10.\($0).0.0/16", "2001:db8:\($0)::/48"], isTrusted: $0 < 5)
+        }
         let directory = DirectorySnapshot(
             tenant: Tenant(id: guid(0xF, 0), domain: "bench.test", displayName: "Bench"), revision: 1, users: users, groups: groups,
             applications: apps, appRoleAssignments: [], namedLocations: locations)
@@ -77,7 +87,9 @@ struct PortcullisBench {
             let shape = Int.random(in: 0..<10, using: &rng)
             var users: [String: Any] = ["includeUsers": [String](), "excludeUsers": [String](), "includeGroups": [String](), "excludeGroups": [String]()]
             switch shape {
-            case 0...1: users["includeUsers"] = ["All"]; users["excludeGroups"] = [guid(0xB, Int.random(in: 0..<200, using: &rng))]
+            case 0...1:
+                users["includeUsers"] = ["All"]
+                users["excludeGroups"] = [guid(0xB, Int.random(in: 0..<200, using: &rng))]
             case 2...5: users["includeGroups"] = (0..<Int.random(in: 1...3, using: &rng)).map { _ in guid(0xB, Int.random(in: 0..<200, using: &rng)) }
             default: users["includeUsers"] = (0..<Int.random(in: 1...10, using: &rng)).map { _ in guid(0xA, Int.random(in: 0..<10_000, using: &rng)) }
             }
@@ -98,11 +110,12 @@ struct PortcullisBench {
         var facts: [SignInFacts] = []
         for _ in 0..<4096 {
             let u = Int.random(in: 0..<10_000, using: &rng)
-            facts.append(SignInFacts(
-                userId: users[u].id, groupIds: userGroups[u], clientAppId: guid(0xC, 99), resourceAppId: guid(0xC, Int.random(in: 0..<100, using: &rng)),
-                platform: [.iOS, .android, .windows][Int.random(in: 0..<3, using: &rng)],
-                ipAddress: IPAddress("10.\(Int.random(in: 0..<30, using: &rng)).1.2"), capabilities: ["protapp"],
-                appProtection: Bool.random(using: &rng) ? .compliant(enrollmentId: "e") : .none, approvedClientApp: true))
+            facts.append(
+                SignInFacts(
+                    userId: users[u].id, groupIds: userGroups[u], clientAppId: guid(0xC, 99), resourceAppId: guid(0xC, Int.random(in: 0..<100, using: &rng)),
+                    platform: [.iOS, .android, .windows][Int.random(in: 0..<3, using: &rng)],
+                    ipAddress: IPAddress("10.\(Int.random(in: 0..<30, using: &rng)).1.2"), capabilities: ["protapp"],
+                    appProtection: Bool.random(using: &rng) ? .compliant(enrollmentId: "e") : .none, approvedClientApp: true))
         }
         return (set, facts)
     }
@@ -131,8 +144,10 @@ struct PortcullisBench {
             samples.sort()
             let mean = samples.reduce(0, +) / Double(samples.count)
             let buildMs = Double(built.components.attoseconds) / 1e15 + Double(built.components.seconds) * 1e3
-            print(String(format: "%8d | %17.1f | %6.2f | %6.2f | %7.2f | %8.0f", count, Double(candidates) / Double(iterations),
-                         percentile(samples, 0.50), percentile(samples, 0.99), mean, buildMs))
+            print(
+                String(
+                    format: "%8d | %17.1f | %6.2f | %6.2f | %7.2f | %8.0f", count, Double(candidates) / Double(iterations),
+                    percentile(samples, 0.50), percentile(samples, 0.99), mean, buildMs))
             if sink == -1 { print(sink) }
         }
     }

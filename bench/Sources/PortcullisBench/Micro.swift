@@ -1,9 +1,9 @@
 import Foundation
-import PortcullisTesting
 import Logging
 import PortcullisCore
 import PortcullisSQLite
 import PortcullisStorage
+import PortcullisTesting
 import PortcullisTokens
 
 enum Micro {
@@ -28,7 +28,8 @@ enum Micro {
             let now = Int(Date().timeIntervalSince1970)
             let claims = AccessTokenClaims(
                 iss: "https://bench/t/v2.0", aud: "api://bench-mail", sub: "u", oid: "u", tid: "t", azp: "c", azpacr: "0", iat: now, nbf: now,
-                exp: now + 3600, jti: "j", scp: "Mail.Read", roles: nil, upn: "u@bench", preferredUsername: "u@bench", name: "U", xmsCC: ["protapp"], idtyp: "user")
+                exp: now + 3600, jti: "j", scp: "Mail.Read", roles: nil, upn: "u@bench", preferredUsername: "u@bench", name: "U", xmsCC: ["protapp"],
+                idtyp: "user")
             for _ in 0..<200 { _ = try await signer.sign(accessToken: claims) }
             var samples: [Double] = []
             let clock = ContinuousClock()
@@ -56,22 +57,27 @@ enum Micro {
         try await store.migrate()
         let users = max(1, count / 10)
         let start = ContinuousClock.now
-        try await Dataset.bulkEnrollments(path: path, count: count, users: users, compliantUsers: users, refusedUsers: 0..<0,
-                                          policyVersion: "v", now: Date(), logger: logger)
+        try await Dataset.bulkEnrollments(
+            path: path, count: count, users: users, compliantUsers: users, refusedUsers: 0..<0,
+            policyVersion: "v", now: Date(), logger: logger)
         let loaded = ContinuousClock.now - start
         var samples: [Double] = []
         var rng = SeededGenerator(seed: 3)
         for index in 0..<6_000 {
             let user = Dataset.guid(0xA, Int.random(in: 0..<users, using: &rng))
             let begin = ContinuousClock.now
-            let found = try await store.compliantEnrollment(tenantId: Dataset.tenantId, userId: user, clientId: Dataset.mobileClient, now: Date()).map { [$0] } ?? []
+            let found =
+                try await store.compliantEnrollment(tenantId: Dataset.tenantId, userId: user, clientId: Dataset.mobileClient, now: Date()).map { [$0] } ?? []
             let elapsed = ContinuousClock.now - begin
             if index >= 1_000 { samples.append(microseconds(elapsed)) }
             if found.isEmpty { print("warning: no enrollment for \(user)") }
         }
         try await store.close()
         let s = stats(samples)
-        print(String(format: "enrollment lookup on SQLite, %d enrollments (%d users × 10 app instances; loaded in %.0f s): p50 %.0f µs, p99 %.0f µs, mean %.0f µs (5,000 lookups)",
-                     count, users, microseconds(loaded) / 1e6, s.p50, s.p99, s.mean))
+        print(
+            String(
+                format:
+                    "enrollment lookup on SQLite, %d enrollments (%d users × 10 app instances; loaded in %.0f s): p50 %.0f µs, p99 %.0f µs, mean %.0f µs (5,000 lookups)",
+                count, users, microseconds(loaded) / 1e6, s.p50, s.p99, s.mean))
     }
 }

@@ -32,7 +32,8 @@ enum ScaleDataset {
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         var logger = Logger(label: "scale-dataset")
         logger.logLevel = .error
-        let store = try await SQLiteStore.open(.init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(600)), logger: logger)
+        let store = try await SQLiteStore.open(
+            .init(path: root.appendingPathComponent("data/portcullis.sqlite").path, synchronous: "NORMAL", deadline: .seconds(600)), logger: logger)
         try await store.migrate()
         let passwordHash = "$2b$04$abcdefghijklmnopqrstuu5xZr5N8Lq2lqkV6z4Cq2pJ3H9wW3v9S"  // never checked: no password grant in this scenario
         let now = Date()
@@ -61,7 +62,8 @@ enum ScaleDataset {
                 tenantGroups.append(group)
                 try add(tid, group)
             }
-            let apiApp = Application(appId: api(t), displayName: "Scale mail API", identifierUris: [resource], scopes: ["Mail.Read"], appRoles: ["Mail.ReadAll"])
+            let apiApp = Application(
+                appId: api(t), displayName: "Scale mail API", identifierUris: [resource], scopes: ["Mail.Read"], appRoles: ["Mail.ReadAll"])
             let daemonApp = Application(
                 appId: daemon(t), displayName: "Scale daemon", secrets: [ClientSecret(secretHash: credentials.hashSecret(secret(t)))],
                 allowedGrantTypes: [GrantType.clientCredentials.rawValue],
@@ -76,16 +78,21 @@ enum ScaleDataset {
                 try add(tid, admin)
                 grants.append(AppRoleAssignment(principalId: adminClient, resource: BuiltInResources.adminIdentifier, role: BuiltInResources.adminRole))
             }
-            let directory = DirectorySnapshot(tenant: Tenant(id: tid, domain: "t\(t).scale.example", displayName: ""), revision: 0, users: tenantUsers,
-                                              groups: tenantGroups, applications: [apiApp, daemonApp], appRoleAssignments: [], namedLocations: [])
+            let directory = DirectorySnapshot(
+                tenant: Tenant(id: tid, domain: "t\(t).scale.example", displayName: ""), revision: 0, users: tenantUsers,
+                groups: tenantGroups, applications: [apiApp, daemonApp], appRoleAssignments: [], namedLocations: [])
             for grant in grants { try add(tid, RoleAssignmentDocument(grant, in: directory)) }
             for p in 0..<policies {
-                let someUsers = (0..<Int.random(in: 1...5, using: &rng)).map { _ in Dataset.guid(0xB000_0000 + UInt32(t), Int.random(in: 0..<max(1, users), using: &rng)) }
+                let someUsers = (0..<Int.random(in: 1...5, using: &rng)).map { _ in
+                    Dataset.guid(0xB000_0000 + UInt32(t), Int.random(in: 0..<max(1, users), using: &rng))
+                }
                 let policy: [String: Any] = [
                     "id": Dataset.guid(0xE000_0000 + UInt32(t), p), "displayName": "Report-only \(p)", "state": "enabledForReportingButNotEnforced",
                     "conditions": [
-                        "users": ["includeUsers": p % 3 == 0 ? ["All"] : someUsers, "excludeUsers": [],
-                                  "includeGroups": p % 2 == 0 ? [Dataset.guid(0xC000_0000 + UInt32(t), p % 10)] : [], "excludeGroups": []],
+                        "users": [
+                            "includeUsers": p % 3 == 0 ? ["All"] : someUsers, "excludeUsers": [],
+                            "includeGroups": p % 2 == 0 ? [Dataset.guid(0xC000_0000 + UInt32(t), p % 10)] : [], "excludeGroups": [],
+                        ],
                         "applications": ["includeApplications": [apiApp.appId], "excludeApplications": []],
                         "clientAppTypes": ["all"],
                     ],
