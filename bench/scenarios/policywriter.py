@@ -5,9 +5,7 @@
 
 Replaces one report-only policy again and again (each write a real change: a new displayName), paced to --rate
 per second, for --duration seconds. Prints one JSON line: writes done, the achieved rate, and their latency
-(p50/p99 ms). With --probe-base (another node), also measures how long until that node serves each write: the
-written policy blocks a probe client (a workload-identity policy) and the probe asks that node for a token until
-it is refused with 53003 — "time until every node serves it".
+(p50/p99 ms). How long until every node serves a write is propagation.py's measurement.
 """
 import argparse, json, sys, time, uuid
 import requests

@@ -4,9 +4,9 @@ import NIOPosix
 import PortcullisStorage
 import Synchronization
 
-/// Wakes every long poll waiting on this node when something it may depend on changed here (a write through
-/// this node invalidated the tenant cache). Changes made through other nodes are found by the waiters' own
-/// periodic check of the store's revision. At most `capacity` waiters: beyond that `wait` returns at once, so
+/// Wakes every long poll waiting on this node when something it may depend on changed (the tenant cache applied a
+/// change: a write through this node, or another node's that the change feed brought). The waiters also re-read
+/// their tenant periodically. At most `capacity` waiters: beyond that `wait` returns at once, so
 /// a flood of long polls degrades to plain polls instead of growing without bound.
 public final class ChangeBroadcast: Sendable {
     private struct State {
