@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import PortcullisCore
 public import PostgresNIO
 
 /// A `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form).
@@ -28,7 +29,7 @@ public struct PostgresURL: Sendable {
             throw Invalid(description: "the PostgreSQL URL must start with postgres:// or postgresql://")
         }
         guard let user = components.user, !user.isEmpty else { throw Invalid(description: "the PostgreSQL URL names no user") }
-        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        host = components.asciiHost.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
         port = components.port ?? 5432
         username = user
         password = components.password

@@ -78,7 +78,7 @@ public enum SecretMaterialReader {
             throw ValidationError(problems: [
                 ValidationProblem(
                     pointer: declaration.kind == .identity && value.objectValue?["pkcs12"] != nil ? "/pkcs12" : "/certificatesPem",
-                    message: "the certificate expired on \(ISO8601DateFormatter().string(from: notAfter)).")
+                    message: "the certificate expired on \(notAfter.formatted(.iso8601)).")
             ])
         }
         return read

@@ -120,26 +120,22 @@ public struct SigningKeyStore: Sendable {
         return Loaded(algorithm: algorithm, all: keys, generated: generated)
     }
 
-    static let timestampFormat = "yyyyMMdd'T'HHmmss"
-
-    static func formatter() -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = timestampFormat
-        return formatter
-    }
+    /// The activation time in a key file's name: ISO 8601's basic format in UTC without a zone designator
+    /// (`20261124T101500`). FoundationEssentials' format style, not `DateFormatter`: that one loads ICU's calendar and
+    /// number data (docs/quirks.md).
+    static let timestamp = Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted, timeZone: .gmt)
+        .year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false)
 
     static func activation(of file: String) -> Date? {
         let parts = file.split(separator: "-")
         guard parts.count >= 3 else { return nil }
-        return formatter().date(from: String(parts[1]))
+        return try? timestamp.parse(String(parts[1]))
     }
 
     /// Writes a new key file that starts signing at `activatesAt` and returns its name.
     @discardableResult
     public func generate(algorithm: SigningAlgorithm, activatesAt: Date) throws -> String {
-        let name = "signing-\(Self.formatter().string(from: activatesAt))-\(algorithm.rawValue.lowercased()).pem"
+        let name = "signing-\(Self.timestamp.format(activatesAt))-\(algorithm.rawValue.lowercased()).pem"
         try PrivateFile.createDirectory(directory)
         try PrivateFile.write(Data(try SigningKey.generatePEM(algorithm).utf8), to: directory.appendingPathComponent(name))
         return name

@@ -143,7 +143,7 @@ struct TokenCommand: AsyncParsableCommand {
                 }
                 result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: mode)
             }
-            printJSON(["claims": result.claims, "expires_on": ISO8601DateFormatter().string(from: result.expiresOn), "scope": result.scopes])
+            printJSON(["claims": result.claims, "expires_on": result.expiresOn.formatted(.iso8601), "scope": result.scopes])
         } catch let error as PortcullisClientError {
             printJSON(["refused": describe(error)])
             throw ExitCode(1)
@@ -249,7 +249,7 @@ struct RemediateCommand: AsyncParsableCommand {
             for identifier in identity {
                 let issued = try await provider.identity(identifier, for: target)
                 var shown: [String: Any] = ["certificatesPem": issued.certificatesPem]
-                if let notAfter = issued.notAfter { shown["notAfter"] = ISO8601DateFormatter().string(from: notAfter) }
+                if let notAfter = issued.notAfter { shown["notAfter"] = notAfter.formatted(.iso8601) }
                 shown["key"] = issued.privateKeyPem == nil ? "this instance's key (\(client.stateURL.appendingPathComponent("keys").path))" : "uploaded"
                 printJSON(["account": target.username, "identifier": identifier, "identity": shown])
             }

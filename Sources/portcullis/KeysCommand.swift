@@ -42,7 +42,7 @@ struct KeysCommand: AsyncParsableCommand {
                 guard id.isGUID else { throw ValidationError("--tenant must be a tenant ID (a GUID)") }
                 let name = try TenantKeyRings.generate(keysDirectory: keys, tenantId: id, algorithm: algorithm, activatesAt: activation)
                 print(
-                    "generated \(settings.keysDirectory)/\(name); it signs from \(ISO8601DateFormatter().string(from: activation)) on every node restarted before then"
+                    "generated \(settings.keysDirectory)/\(name); it signs from \(activation.formatted(.iso8601)) on every node restarted before then"
                 )
             }
         }

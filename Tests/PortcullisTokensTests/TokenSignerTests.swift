@@ -41,6 +41,18 @@ struct TokenSignerTests {
         #expect(second.active(at: now).publicJWK["alg"] == algorithm.rawValue)
     }
 
+    @Test("a key file's name carries its activation in UTC (ISO 8601 basic), and reads back as that instant")
+    func activationInName() throws {
+        let directory = keysDirectory()
+        let store = SigningKeyStore(directory: directory)
+        let activation = Date(timeIntervalSince1970: 1_795_515_300)  // 2026-11-24T10:15:00Z
+        let name = try store.generate(algorithm: .es256, activatesAt: activation)
+        #expect(name == "signing-20261124T101500-es256.pem")
+        let loaded = try store.load(algorithm: .es256, now: activation)
+        #expect(loaded.generated.isEmpty)
+        #expect(loaded.all.map(\.activatesAt) == [activation])
+    }
+
     @Test(
         "sign → verify round trip with whole-second dates and the configured typ",
         arguments: [

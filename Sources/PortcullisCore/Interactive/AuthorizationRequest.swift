@@ -153,10 +153,10 @@ public enum RedirectURI {
             components.fragment == nil, components.user == nil, components.password == nil
         else { return false }
         switch scheme {
-        case "https": return !(components.host ?? "").isEmpty
-        case "http": return loopbackHosts.contains((components.host ?? "").lowercased())
+        case "https": return !(components.asciiHost ?? "").isEmpty
+        case "http": return loopbackHosts.contains((components.asciiHost ?? "").lowercased())
         case "javascript", "data", "file", "vbscript": return false
-        default: return !(components.host ?? "").isEmpty || !components.path.isEmpty
+        default: return !(components.asciiHost ?? "").isEmpty || !components.path.isEmpty
         }
     }
 
@@ -164,7 +164,7 @@ public enum RedirectURI {
         if requested == registered { return true }
         guard let asked = URLComponents(string: requested), let known = URLComponents(string: registered),
             asked.scheme?.lowercased() == "http", known.scheme?.lowercased() == "http",
-            let host = asked.host?.lowercased(), let knownHost = known.host?.lowercased(), host == knownHost,
+            let host = asked.asciiHost?.lowercased(), let knownHost = known.asciiHost?.lowercased(), host == knownHost,
             loopbackHosts.contains(host), known.port == nil,
             asked.query == known.query, asked.fragment == nil, asked.user == nil
         else { return false }

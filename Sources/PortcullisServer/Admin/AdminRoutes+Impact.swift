@@ -19,7 +19,7 @@ extension AdminRoutes {
         if let items = root.array("policies", required: true) { drafts = Self.impactDrafts(items, tenant: tenant, problems: problems) }
         func date(_ key: String) -> Date? {
             guard let text = root.string(key) else { return nil }
-            guard let parsed = ISO8601DateFormatter().date(from: text) else {
+            guard let parsed = try? Date(text, strategy: .iso8601) else {
                 problems.add(root.path(key), "'\(text.prefix(64))' is not an ISO 8601 date-time (e.g. 2026-11-23T10:00:00Z).")
                 return nil
             }

@@ -144,7 +144,7 @@ struct AdminRoutes: Sendable {
         filter.correlationId = parameter("correlationId")
         for (name, keyPath) in [("from", \SignInQuery.from), ("to", \SignInQuery.to)] {
             if let text = parameter(name) {
-                if let date = ISO8601DateFormatter().date(from: text) {
+                if let date = try? Date(text, strategy: .iso8601) {
                     filter[keyPath: keyPath] = date
                 } else {
                     problems.append(ValidationProblem(pointer: "?\(name)", message: "must be an ISO 8601 date-time such as 2026-11-21T23:04:00Z."))

@@ -104,7 +104,7 @@ struct SecretDelivery: Sendable {
         let issued = try authority.issue(
             csr, tenant: caller.tenant.tenant, userPrincipalName: caller.user.userPrincipalName, userId: caller.user.id, enrollmentId: found.enrollment.id,
             validityDays: found.secret.validityDays ?? SecretDeclaration.defaultValidityDays, now: clock.now())
-        let notAfter = ISO8601DateFormatter().string(from: issued.notAfter)
+        let notAfter = issued.notAfter.formatted(.iso8601)
         try await audit(
             caller, context, action: .issue, secret: found.secret,
             detail: [

@@ -173,7 +173,7 @@ struct ConsolePages: Sendable {
 
     static func date(_ value: Date?) -> String {
         guard let value else { return "" }
-        return ISO8601DateFormatter().string(from: value).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
+        return value.formatted(.iso8601).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
     }
 
     static func path(_ segment: String) -> String {
