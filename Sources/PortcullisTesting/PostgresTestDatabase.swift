@@ -26,6 +26,19 @@ public enum PostgresTestDatabase {
         return (name, components.string ?? server)
     }
 
+    /// An empty database for the body's duration (its name and URL), dropped (and awaited) when the body returns or throws.
+    public static func with<T>(_ body: (_ name: String, _ url: String) async throws -> T) async throws -> T {
+        let (name, url) = try await create()
+        do {
+            let result = try await body(name, url)
+            await drop(name)
+            return result
+        } catch {
+            await drop(name)
+            throw error
+        }
+    }
+
     public static func drop(_ name: String) async {
         try? await withAdminConnection { try await $0.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger) }
     }
@@ -44,15 +57,15 @@ public enum PostgresTestDatabase {
 
     /// A migrated store on a fresh database, its pool running for the duration of `body`.
     public static func withStore(_ body: @Sendable (PostgresStore) async throws -> Void) async throws {
-        let (name, url) = try await create()
-        defer { Task { await drop(name) } }
-        let store = try PostgresStore(.init(url: url, maximumConnections: 8, deadline: .seconds(60)), logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await store.client.run() }
-            defer { group.cancelAll() }
-            try await store.migrate()
-            try await store.migrate()  // idempotent
-            try await body(store)
+        try await with { _, url in
+            let store = try PostgresStore(.init(url: url, maximumConnections: 8, deadline: .seconds(60)), logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.client.run() }
+                defer { group.cancelAll() }
+                try await store.migrate()
+                try await store.migrate()  // idempotent
+                try await body(store)
+            }
         }
     }
 }

@@ -26,13 +26,26 @@ func openStore(_ path: String, deadline: Duration = .seconds(60)) async throws -
     return store
 }
 
+/// A migrated store for the body's duration, closed (and awaited) when the body returns or throws.
+func withStore<T>(_ path: String, deadline: Duration = .seconds(60), _ body: (SQLiteStore) async throws -> T) async throws -> T {
+    let store = try await openStore(path, deadline: deadline)
+    do {
+        let result = try await body(store)
+        try? await store.close()
+        return result
+    } catch {
+        try? await store.close()
+        throw error
+    }
+}
+
 @Suite("SQLite store")
 struct SQLiteStoreTests {
     @Test("conformance", arguments: StoreConformance.cases)
     func conformance(_ conformanceCase: ConformanceCase) async throws {
-        let store = try await openStore(temporarySQLitePath())
-        defer { Task { try? await store.close() } }
-        try await conformanceCase.run(store)
+        try await withStore(temporarySQLitePath()) { store in
+            try await conformanceCase.run(store)
+        }
     }
 
     @Test("a reopened database keeps documents and refresh tokens; migrations are idempotent")

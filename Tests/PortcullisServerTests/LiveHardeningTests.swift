@@ -26,35 +26,36 @@ struct LiveHardeningTests {
         let keys = root.appendingPathComponent("Keys")
         let made = try run(try portcullisExecutable(), ["dev-cert", "--keys", keys.path, "--config", root.appendingPathComponent("none").path])
         #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
-        let server = try await ServerProcess(
+        try await withServerProcess(
             root: root,
             extraArguments: [
                 "--tls-cert", keys.appendingPathComponent("dev-cert.pem").path, "--tls-key", keys.appendingPathComponent("dev-key.pem").path,
-            ])
-        defer { Task { _ = try? await server.stop() } }
-        func handshake(_ options: [String]) throws -> (ok: Bool, output: String) {
-            let result = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost"] + options)
-            let output = result.stdout + result.stderr
-            // A completed handshake prints the negotiated cipher; a refused one prints "(NONE)" or an alert.
-            let ok = result.status == 0 && output.contains("Cipher is ") && !output.contains("Cipher is (NONE)")
-            return (ok, output)
+            ]
+        ) { server in
+            func handshake(_ options: [String]) throws -> (ok: Bool, output: String) {
+                let result = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost"] + options)
+                let output = result.stdout + result.stderr
+                // A completed handshake prints the negotiated cipher; a refused one prints "(NONE)" or an alert.
+                let ok = result.status == 0 && output.contains("Cipher is ") && !output.contains("Cipher is (NONE)")
+                return (ok, output)
+            }
+            for version in ["-tls1", "-tls1_1"] {
+                let attempt = try handshake([version, "-cipher", "DEFAULT@SECLEVEL=0"])
+                #expect(!attempt.ok, "\(version) was accepted:\n\(attempt.output.suffix(600))")
+            }
+            let cbc = try handshake(["-tls1_2", "-cipher", "AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES128-SHA"])
+            #expect(!cbc.ok, "a CBC suite was accepted:\n\(cbc.output.suffix(600))")
+            let tls12 = try handshake(["-tls1_2"])
+            #expect(tls12.ok && tls12.output.contains("ECDHE-ECDSA-AES"), "\(tls12.output.suffix(600))")
+            #expect(try handshake(["-tls1_3"]).ok)
+            let curl = try run(
+                "/usr/bin/curl",
+                [
+                    "-sS", "-o", "/dev/null", "-D", "-", "--cacert", keys.appendingPathComponent("dev-cert.pem").path,
+                    "https://localhost:\(server.port)/health/live",
+                ])
+            #expect(curl.stdout.lowercased().contains("strict-transport-security: max-age="), "\(curl.stdout)\(curl.stderr)")
         }
-        for version in ["-tls1", "-tls1_1"] {
-            let attempt = try handshake([version, "-cipher", "DEFAULT@SECLEVEL=0"])
-            #expect(!attempt.ok, "\(version) was accepted:\n\(attempt.output.suffix(600))")
-        }
-        let cbc = try handshake(["-tls1_2", "-cipher", "AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES128-SHA"])
-        #expect(!cbc.ok, "a CBC suite was accepted:\n\(cbc.output.suffix(600))")
-        let tls12 = try handshake(["-tls1_2"])
-        #expect(tls12.ok && tls12.output.contains("ECDHE-ECDSA-AES"), "\(tls12.output.suffix(600))")
-        #expect(try handshake(["-tls1_3"]).ok)
-        let curl = try run(
-            "/usr/bin/curl",
-            [
-                "-sS", "-o", "/dev/null", "-D", "-", "--cacert", keys.appendingPathComponent("dev-cert.pem").path,
-                "https://localhost:\(server.port)/health/live",
-            ])
-        #expect(curl.stdout.lowercased().contains("strict-transport-security: max-age="), "\(curl.stdout)\(curl.stderr)")
     }
 
     // MARK: 11. Demo credentials
@@ -104,17 +105,17 @@ struct LiveHardeningTests {
     func demoPolicyWithoutHeaders() async throws {
         let root = Self.temporaryRoot()
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(root: root, configDirectory: packageRoot.appendingPathComponent("Config"))
-        defer { Task { _ = try? await server.stop() } }
-        let grant = [
-            ("grant_type", "password"), ("client_id", "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"), ("username", "alice@contoso.example"),
-            ("password", "Alice-dev-pass1"), ("scope", "api://contoso-mail/Mail.Read"), ("claims", Grants.protAppClaims),
-        ]
-        let (status, body) = try await server.request("/contoso.example/oauth2/v2.0/token", form: grant)
-        #expect(status == 400 && (body["error_codes"] as? [Int]) == [53005], "no headers must not bypass app protection: \(body)")
-        let (iOS, iOSBody) = try await server.request(
-            "/contoso.example/oauth2/v2.0/token", form: grant, headers: ["x-client-OS": "iOS 17.4", "x-client-SKU": "MSAL.iOS"])
-        #expect(iOS == 400 && (iOSBody["error_codes"] as? [Int]) == [53005])
+        try await withServerProcess(root: root, configDirectory: packageRoot.appendingPathComponent("Config")) { server in
+            let grant = [
+                ("grant_type", "password"), ("client_id", "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"), ("username", "alice@contoso.example"),
+                ("password", "Alice-dev-pass1"), ("scope", "api://contoso-mail/Mail.Read"), ("claims", Grants.protAppClaims),
+            ]
+            let (status, body) = try await server.request("/contoso.example/oauth2/v2.0/token", form: grant)
+            #expect(status == 400 && (body["error_codes"] as? [Int]) == [53005], "no headers must not bypass app protection: \(body)")
+            let (iOS, iOSBody) = try await server.request(
+                "/contoso.example/oauth2/v2.0/token", form: grant, headers: ["x-client-OS": "iOS 17.4", "x-client-SKU": "MSAL.iOS"])
+            #expect(iOS == 400 && (iOSBody["error_codes"] as? [Int]) == [53005])
+        }
     }
 
     // MARK: 13. The reference callback receiver
@@ -123,66 +124,66 @@ struct LiveHardeningTests {
     func callbackReceiver() async throws {
         let root = Self.temporaryRoot()
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(root: root)
-        defer { Task { _ = try? await server.stop() } }
-        let port = Int.random(in: 20000...29999)
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: try portcullisExecutable())
-        listener.arguments = [
-            "callbacks", "listen", "--port", String(port), "--authority", "\(server.baseURL)/\(Fixtures.domain)",
-            "--audience", Fixtures.mobileClientId, "--max-age", "600",
-        ]
-        let output = OutputBuffer()
-        let pipe = Pipe()
-        listener.standardOutput = pipe
-        listener.standardError = pipe
-        try ChildProcess.launch(listener)
-        _ = PipeReader(pipe) { output.append(String(decoding: $0, as: UTF8.self)) }
-        defer {
-            kill(listener.processIdentifier, SIGKILL)
-            _ = ChildProcess.waitForExit(of: listener)
-        }
-        func waitFor(_ text: String, count: Int = 1) async -> Bool {
-            for _ in 0..<200 {
-                if output.value.components(separatedBy: text).count - 1 >= count { return true }
-                try? await Task.sleep(for: .milliseconds(50))
+        try await withServerProcess(root: root) { server in
+            let port = Int.random(in: 20000...29999)
+            let listener = Process()
+            listener.executableURL = URL(fileURLWithPath: try portcullisExecutable())
+            listener.arguments = [
+                "callbacks", "listen", "--port", String(port), "--authority", "\(server.baseURL)/\(Fixtures.domain)",
+                "--audience", Fixtures.mobileClientId, "--max-age", "600",
+            ]
+            let output = OutputBuffer()
+            let pipe = Pipe()
+            listener.standardOutput = pipe
+            listener.standardError = pipe
+            try ChildProcess.launch(listener)
+            _ = PipeReader(pipe) { output.append(String(decoding: $0, as: UTF8.self)) }
+            defer {
+                kill(listener.processIdentifier, SIGKILL)
+                _ = ChildProcess.waitForExit(of: listener)
             }
-            return false
-        }
-        #expect(await waitFor("listening for compliance callbacks"), "\(output.value)")
+            func waitFor(_ text: String, count: Int = 1) async -> Bool {
+                for _ in 0..<200 {
+                    if output.value.components(separatedBy: text).count - 1 >= count { return true }
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+                return false
+            }
+            #expect(await waitFor("listening for compliance callbacks"), "\(output.value)")
 
-        let clock = SystemWallClock()
-        // The live server created the tenant's ring under the shared Keys/ at start-up: the test signs with it.
-        let signer = try await TenantKeyRings(keysDirectory: root.appendingPathComponent("Keys"), algorithm: .es256, retiringWindow: 3600, clock: clock)
-            .signer(tenantId: Fixtures.tenantId)
-        let issuer = "\(server.baseURL)/\(Fixtures.tenantId)/v2.0"
-        func event(aud: String = Fixtures.mobileClientId, iat: Date = Date(), jti: String = UUID().uuidString) async throws -> String {
-            try await signer.sign(
-                securityEvent: ComplianceSecurityEvent(
-                    iss: issuer, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
-                    events: .init(
-                        deviceComplianceChange: nil,
-                        complianceStatus: ComplianceStatusEvent(
-                            enrollmentId: "e1", accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
-                            status: .compliant, errorTitle: nil, errorMessage: nil))))
+            let clock = SystemWallClock()
+            // The live server created the tenant's ring under the shared Keys/ at start-up: the test signs with it.
+            let signer = try await TenantKeyRings(keysDirectory: root.appendingPathComponent("Keys"), algorithm: .es256, retiringWindow: 3600, clock: clock)
+                .signer(tenantId: Fixtures.tenantId)
+            let issuer = "\(server.baseURL)/\(Fixtures.tenantId)/v2.0"
+            func event(aud: String = Fixtures.mobileClientId, iat: Date = Date(), jti: String = UUID().uuidString) async throws -> String {
+                try await signer.sign(
+                    securityEvent: ComplianceSecurityEvent(
+                        iss: issuer, aud: aud, iat: Int(iat.timeIntervalSince1970), jti: jti,
+                        events: .init(
+                            deviceComplianceChange: nil,
+                            complianceStatus: ComplianceStatusEvent(
+                                enrollmentId: "e1", accountId: Fixtures.alice.id, tenantId: Fixtures.tenantId, upn: Fixtures.alice.upn,
+                                status: .compliant, errorTitle: nil, errorMessage: nil))))
+            }
+            func post(_ token: String) async throws -> Int {
+                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/compliance")!)
+                request.httpMethod = "POST"
+                request.setValue("application/secevent+jwt", forHTTPHeaderField: "Content-Type")
+                request.httpBody = Data(token.utf8)
+                let (_, response) = try await URLSession.shared.data(for: request)
+                return (response as? HTTPURLResponse)?.statusCode ?? 0
+            }
+            let good = try await event(jti: "jti-good")
+            #expect(try await post(good) == 202)
+            #expect(await waitFor("verified SET jti-good"), "the event must appear while the receiver runs:\n\(output.value)")
+            #expect(try await post(good) == 202, "a repeat is acknowledged")
+            #expect(await waitFor("duplicate SET jti-good"), "\(output.value)")
+            #expect(output.value.components(separatedBy: "verified SET jti-good").count == 2, "printed once")
+            #expect(try await post(try await event(aud: Fixtures.secondMobileClientId)) == 400)
+            #expect(await waitFor("refused: audience"), "\(output.value)")
+            #expect(try await post(try await event(iat: Date().addingTimeInterval(-3600))) == 400)
+            #expect(await waitFor("refused: iat is older"), "\(output.value)")
         }
-        func post(_ token: String) async throws -> Int {
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/compliance")!)
-            request.httpMethod = "POST"
-            request.setValue("application/secevent+jwt", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(token.utf8)
-            let (_, response) = try await URLSession.shared.data(for: request)
-            return (response as? HTTPURLResponse)?.statusCode ?? 0
-        }
-        let good = try await event(jti: "jti-good")
-        #expect(try await post(good) == 202)
-        #expect(await waitFor("verified SET jti-good"), "the event must appear while the receiver runs:\n\(output.value)")
-        #expect(try await post(good) == 202, "a repeat is acknowledged")
-        #expect(await waitFor("duplicate SET jti-good"), "\(output.value)")
-        #expect(output.value.components(separatedBy: "verified SET jti-good").count == 2, "printed once")
-        #expect(try await post(try await event(aud: Fixtures.secondMobileClientId)) == 400)
-        #expect(await waitFor("refused: audience"), "\(output.value)")
-        #expect(try await post(try await event(iat: Date().addingTimeInterval(-3600))) == 400)
-        #expect(await waitFor("refused: iat is older"), "\(output.value)")
     }
 }

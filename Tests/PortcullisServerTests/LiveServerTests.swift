@@ -31,6 +31,24 @@ final class OutputBuffer: Sendable {
 }
 
 /// A real `portcullis serve` process on port 0 over temporary directories.
+/// A server process for the body's duration, stopped (and awaited) when the body returns or throws.
+func withServerProcess<T>(
+    root: URL, directoryJSON: Data = Fixtures.directoryJSON(), data: String = "data", extraEnvironment: [String: String] = [:],
+    configDirectory: URL? = nil, extraArguments: [String] = [], _ body: (ServerProcess) async throws -> T
+) async throws -> T {
+    let server = try await ServerProcess(
+        root: root, directoryJSON: directoryJSON, data: data, extraEnvironment: extraEnvironment, configDirectory: configDirectory,
+        extraArguments: extraArguments)
+    do {
+        let result = try await body(server)
+        _ = try? await server.stop()
+        return result
+    } catch {
+        _ = try? await server.stop()
+        throw error
+    }
+}
+
 final class ServerProcess: Sendable {
     let process: Process
     let output = OutputBuffer()
@@ -155,33 +173,33 @@ struct LiveServerTests {
         // The keys directory as a release before per-tenant rings left it: one installation-wide key.
         let legacyKeys = try SigningKeyStore(directory: root.appendingPathComponent("Keys")).load(algorithm: .es256, now: Date().addingTimeInterval(-86400))
         let legacy = try await TokenSigner(loaded: legacyKeys)
-        let server = try await ServerProcess(root: root)
-        defer { Task { _ = try? await server.stop() } }
-        #expect(server.output.value.contains("no longer sign"), "the start-up log says what happens to the old key")
-        let (_, jwks) = try await server.request("/\(Fixtures.domain)/discovery/v2.0/keys")
-        let kids = Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String })
-        #expect(kids.contains(legacy.active.kid) && kids.count == 2, "the old key is still published, beside the tenant's own: \(kids)")
-        // A token the old release issued (just before the upgrade) still works until it expires...
-        let now = Int(Date().timeIntervalSince1970)
-        let old = try await legacy.sign(
-            accessToken: AccessTokenClaims(
-                iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId, sub: Fixtures.adminClientId, oid: nil,
-                tid: Fixtures.tenantId,
-                azp: Fixtures.adminClientId, azpacr: "1", iat: now - 60, nbf: now - 60, exp: now + 3000, jti: UUID().uuidString, scp: nil,
-                roles: [BuiltInResources.adminRole], upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
-        #expect(try await server.request("/admin/v1/users", bearer: old).0 == 200)
-        // ...while everything new is signed with the tenant's own ring.
-        let (_, issued) = try await server.request(
-            TestEnvironment.tokenPath,
-            form: [
-                ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
-                ("scope", "api://portcullis-admin/.default"),
-            ])
-        let token = try #require(issued["access_token"] as? String)
-        let header = try #require(Base64URL.decode(String(token.split(separator: ".")[0])))
-        let kid = try #require(try JSONSerialization.jsonObject(with: header) as? [String: Any])["kid"] as? String
-        #expect(kid != legacy.active.kid && kids.contains(kid ?? ""))
-        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("Keys/tenants/.rings-since").path))
+        try await withServerProcess(root: root) { server in
+            #expect(server.output.value.contains("no longer sign"), "the start-up log says what happens to the old key")
+            let (_, jwks) = try await server.request("/\(Fixtures.domain)/discovery/v2.0/keys")
+            let kids = Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String })
+            #expect(kids.contains(legacy.active.kid) && kids.count == 2, "the old key is still published, beside the tenant's own: \(kids)")
+            // A token the old release issued (just before the upgrade) still works until it expires...
+            let now = Int(Date().timeIntervalSince1970)
+            let old = try await legacy.sign(
+                accessToken: AccessTokenClaims(
+                    iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId, sub: Fixtures.adminClientId, oid: nil,
+                    tid: Fixtures.tenantId,
+                    azp: Fixtures.adminClientId, azpacr: "1", iat: now - 60, nbf: now - 60, exp: now + 3000, jti: UUID().uuidString, scp: nil,
+                    roles: [BuiltInResources.adminRole], upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
+            #expect(try await server.request("/admin/v1/users", bearer: old).0 == 200)
+            // ...while everything new is signed with the tenant's own ring.
+            let (_, issued) = try await server.request(
+                TestEnvironment.tokenPath,
+                form: [
+                    ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
+                    ("scope", "api://portcullis-admin/.default"),
+                ])
+            let token = try #require(issued["access_token"] as? String)
+            let header = try #require(Base64URL.decode(String(token.split(separator: ".")[0])))
+            let kid = try #require(try JSONSerialization.jsonObject(with: header) as? [String: Any])["kid"] as? String
+            #expect(kid != legacy.active.kid && kids.contains(kid ?? ""))
+            #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("Keys/tenants/.rings-since").path))
+        }
     }
 
     @Test("serve generates keys and a database, answers, drains on SIGTERM, and a restart loses nothing")
@@ -282,127 +300,133 @@ struct PolicyCommandTests {
     func apply() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(root: root)
-        defer { Task { _ = try? await server.stop() } }
-        let policies = root.appendingPathComponent("policies")
-        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
-        func write(_ name: String, _ document: [String: Any]) throws {
-            try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]).write(to: policies.appendingPathComponent(name))
+        try await withServerProcess(root: root) { server in
+            let policies = root.appendingPathComponent("policies")
+            try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+            func write(_ name: String, _ document: [String: Any]) throws {
+                try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]).write(to: policies.appendingPathComponent(name))
+            }
+            try write("a.json", Policies.document())
+            try write("b.json", Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id], controls: ["block"]))
+            let arguments = [
+                "policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                "--client-secret", Fixtures.adminSecret, policies.path,
+            ]
+            let first = try run(try portcullisExecutable(), arguments)
+            #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+            #expect(first.stdout.contains("created 2, changed 0, left alone 0, failed 0"), "\(first.stdout)")
+            let second = try run(try portcullisExecutable(), arguments)
+            #expect(second.stdout.contains("created 0, changed 0, left alone 2, failed 0"), "\(second.stdout)")
+            try write(
+                "b.json",
+                Policies.document(
+                    id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id, Fixtures.carol.id], controls: ["block"]))
+            let third = try run(try portcullisExecutable(), arguments)
+            #expect(third.stdout.contains("created 0, changed 1, left alone 1, failed 0"), "\(third.stdout)")
+            let (status, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.carol))
+            #expect(status == 400, "the applied policy is enforced at once")
         }
-        try write("a.json", Policies.document())
-        try write("b.json", Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id], controls: ["block"]))
-        let arguments = [
-            "policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
-            "--client-secret", Fixtures.adminSecret, policies.path,
-        ]
-        let first = try run(try portcullisExecutable(), arguments)
-        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
-        #expect(first.stdout.contains("created 2, changed 0, left alone 0, failed 0"), "\(first.stdout)")
-        let second = try run(try portcullisExecutable(), arguments)
-        #expect(second.stdout.contains("created 0, changed 0, left alone 2, failed 0"), "\(second.stdout)")
-        try write(
-            "b.json",
-            Policies.document(id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id, Fixtures.carol.id], controls: ["block"]))
-        let third = try run(try portcullisExecutable(), arguments)
-        #expect(third.stdout.contains("created 0, changed 1, left alone 1, failed 0"), "\(third.stdout)")
-        let (status, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.carol))
-        #expect(status == 400, "the applied policy is enforced at once")
     }
 
     @Test("apply DIR: plan (nothing stored), apply in dependency order, re-apply changes nothing, --prune deletes what the folder dropped")
     func applyFolder() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-dir-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let server = try await ServerProcess(root: root)
-        defer { Task { _ = try? await server.stop() } }
-        let folder = root.appendingPathComponent("Config")
-        let arguments = [
-            "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
-            "--client-secret", Fixtures.adminSecret, folder.path,
-        ]
-        let fresh = try run(try portcullisExecutable(), arguments + ["--plan"])
-        #expect(
-            fresh.status == 0 && fresh.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"),
-            "the seeded folder is the store: \(fresh.stdout)\(fresh.stderr)")
-
-        // A new user in a new group, a policy naming the group, a changed display name, and a dropped named location.
-        let file = folder.appendingPathComponent("directory.json")
-        var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
-        var tenants = try #require(document["tenants"] as? [[String: Any]])
-        let frank = Fixtures.Account(id: "f0000000-0000-4000-8000-0000000000f1", upn: "frank@fabrikam.test", password: "frank-pass-1")
-        tenants[0]["users"] =
-            (tenants[0]["users"] as? [[String: Any]] ?? []) + [
-                ["id": frank.id, "userPrincipalName": frank.upn, "displayName": "Frank", "password": frank.password]
+        try await withServerProcess(root: root) { server in
+            let folder = root.appendingPathComponent("Config")
+            let arguments = [
+                "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                "--client-secret", Fixtures.adminSecret, folder.path,
             ]
-        tenants[0]["groups"] =
-            (tenants[0]["groups"] as? [[String: Any]] ?? []) + [["id": "0c000000-0000-4000-8000-0000000000c3", "displayName": "Pilot", "members": [frank.id]]]
-        tenants[0]["displayName"] = "Fabrikam (applied)"
-        tenants[0]["namedLocations"] = []
-        document["tenants"] = tenants
-        try JSONSerialization.data(withJSONObject: document).write(to: file)
-        let policies = folder.appendingPathComponent("conditional-access")
-        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
-        var pilot = Policies.document(id: "a1000000-0000-4000-8000-0000000000f1", name: "Block the pilot", users: [], controls: ["block"])
-        var conditions = try #require(pilot["conditions"] as? [String: Any])
-        conditions["users"] = ["includeUsers": [], "excludeUsers": [], "includeGroups": ["0c000000-0000-4000-8000-0000000000c3"], "excludeGroups": []]
-        pilot["conditions"] = conditions
-        try JSONSerialization.data(withJSONObject: pilot).write(to: policies.appendingPathComponent("block-pilot.json"))
+            let fresh = try run(try portcullisExecutable(), arguments + ["--plan"])
+            #expect(
+                fresh.status == 0 && fresh.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"),
+                "the seeded folder is the store: \(fresh.stdout)\(fresh.stderr)")
 
-        let plan = try run(try portcullisExecutable(), arguments + ["--plan"])
-        #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
-        for line in [
-            "+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
-            "+ create  conditional-access policy Block the pilot", "- delete  named location HQ", "[only with --prune]",
-            "Plan: 3 to create, 1 to change, 1 to delete (with --prune)",
-        ] {
-            #expect(plan.stdout.contains(line), "\(line) in:\n\(plan.stdout)")
+            // A new user in a new group, a policy naming the group, a changed display name, and a dropped named location.
+            let file = folder.appendingPathComponent("directory.json")
+            var document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+            var tenants = try #require(document["tenants"] as? [[String: Any]])
+            let frank = Fixtures.Account(id: "f0000000-0000-4000-8000-0000000000f1", upn: "frank@fabrikam.test", password: "frank-pass-1")
+            tenants[0]["users"] =
+                (tenants[0]["users"] as? [[String: Any]] ?? []) + [
+                    ["id": frank.id, "userPrincipalName": frank.upn, "displayName": "Frank", "password": frank.password]
+                ]
+            tenants[0]["groups"] =
+                (tenants[0]["groups"] as? [[String: Any]] ?? []) + [
+                    ["id": "0c000000-0000-4000-8000-0000000000c3", "displayName": "Pilot", "members": [frank.id]]
+                ]
+            tenants[0]["displayName"] = "Fabrikam (applied)"
+            tenants[0]["namedLocations"] = []
+            document["tenants"] = tenants
+            try JSONSerialization.data(withJSONObject: document).write(to: file)
+            let policies = folder.appendingPathComponent("conditional-access")
+            try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+            var pilot = Policies.document(id: "a1000000-0000-4000-8000-0000000000f1", name: "Block the pilot", users: [], controls: ["block"])
+            var conditions = try #require(pilot["conditions"] as? [String: Any])
+            conditions["users"] = ["includeUsers": [], "excludeUsers": [], "includeGroups": ["0c000000-0000-4000-8000-0000000000c3"], "excludeGroups": []]
+            pilot["conditions"] = conditions
+            try JSONSerialization.data(withJSONObject: pilot).write(to: policies.appendingPathComponent("block-pilot.json"))
+
+            let plan = try run(try portcullisExecutable(), arguments + ["--plan"])
+            #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+            for line in [
+                "+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
+                "+ create  conditional-access policy Block the pilot", "- delete  named location HQ", "[only with --prune]",
+                "Plan: 3 to create, 1 to change, 1 to delete (with --prune)",
+            ] {
+                #expect(plan.stdout.contains(line), "\(line) in:\n\(plan.stdout)")
+            }
+            #expect(!plan.stdout.contains(frank.password), "the plan never prints a password")
+            #expect(
+                try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, scope: "openid", claims: nil)).0 == 400,
+                "--plan changed nothing")
+
+            let applied = try run(try portcullisExecutable(), arguments)
+            #expect(applied.status == 0 && applied.stdout.contains("Applied: created 3, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
+            let (frankStatus, frankBody) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, claims: nil))
+            #expect(frankStatus == 400 && frankBody["error_codes"] as? [Int] == [53003], "Frank exists, and the policy naming his new group blocks him")
+            let (aliceStatus, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.alice, scope: "openid", claims: nil))
+            #expect(aliceStatus == 200)
+
+            let again = try run(try portcullisExecutable(), arguments)
+            #expect(
+                again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)")
+                    && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
+                "a second run changes nothing: \(again.stdout)")
+            // A new password is a change the plan names without showing it.
+            var users = try #require(
+                (try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]).flatMap {
+                    ($0["tenants"] as? [[String: Any]])?.first?["users"] as? [[String: Any]]
+                })
+            let frankIndex = try #require(users.firstIndex { $0["id"] as? String == frank.id })
+            users[frankIndex]["password"] = "frank-pass-2"
+            tenants[0]["users"] = users
+            document["tenants"] = tenants
+            try JSONSerialization.data(withJSONObject: document).write(to: file)
+            let rekeyed = try run(try portcullisExecutable(), arguments)
+            #expect(
+                rekeyed.stdout.contains("~ change  user frank@fabrikam.test") && rekeyed.stdout.contains("a password or secret changes")
+                    && !rekeyed.stdout.contains("frank-pass-2"), "\(rekeyed.stdout)")
+            let pruned = try run(try portcullisExecutable(), arguments + ["--prune"])
+            #expect(
+                pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"),
+                "\(pruned.stdout)\(pruned.stderr)"
+            )
+            let admin = try await MultiNodeTests.adminToken(server)
+            let (gone, _) = try await server.request("/admin/v1/named-locations/\(Fixtures.hqLocationId)", bearer: admin)
+            #expect(gone == 404)
+            let last = try run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
+            #expect(last.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "\(last.stdout)")
+
+            // A folder that contradicts itself is refused before anything is sent.
+            try Data("{\"tenants\": [{\"id\": \"\(Fixtures.tenantId)\", \"domain\": \"fabrikam.test\", \"users\": [{\"userPrincipalName\": \"x\"}]}]}".utf8)
+                .write(
+                    to: file)
+            let invalid = try run(try portcullisExecutable(), arguments)
+            #expect(
+                invalid.status == 1 && invalid.stdout.contains("directory.json:/tenants/0/users/0") && invalid.stdout.contains("nothing was applied"),
+                "\(invalid.stdout)")
         }
-        #expect(!plan.stdout.contains(frank.password), "the plan never prints a password")
-        #expect(
-            try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, scope: "openid", claims: nil)).0 == 400, "--plan changed nothing")
-
-        let applied = try run(try portcullisExecutable(), arguments)
-        #expect(applied.status == 0 && applied.stdout.contains("Applied: created 3, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
-        let (frankStatus, frankBody) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, claims: nil))
-        #expect(frankStatus == 400 && frankBody["error_codes"] as? [Int] == [53003], "Frank exists, and the policy naming his new group blocks him")
-        let (aliceStatus, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.alice, scope: "openid", claims: nil))
-        #expect(aliceStatus == 200)
-
-        let again = try run(try portcullisExecutable(), arguments)
-        #expect(
-            again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)")
-                && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
-            "a second run changes nothing: \(again.stdout)")
-        // A new password is a change the plan names without showing it.
-        var users = try #require(
-            (try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]).flatMap {
-                ($0["tenants"] as? [[String: Any]])?.first?["users"] as? [[String: Any]]
-            })
-        let frankIndex = try #require(users.firstIndex { $0["id"] as? String == frank.id })
-        users[frankIndex]["password"] = "frank-pass-2"
-        tenants[0]["users"] = users
-        document["tenants"] = tenants
-        try JSONSerialization.data(withJSONObject: document).write(to: file)
-        let rekeyed = try run(try portcullisExecutable(), arguments)
-        #expect(
-            rekeyed.stdout.contains("~ change  user frank@fabrikam.test") && rekeyed.stdout.contains("a password or secret changes")
-                && !rekeyed.stdout.contains("frank-pass-2"), "\(rekeyed.stdout)")
-        let pruned = try run(try portcullisExecutable(), arguments + ["--prune"])
-        #expect(
-            pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"), "\(pruned.stdout)\(pruned.stderr)"
-        )
-        let admin = try await MultiNodeTests.adminToken(server)
-        let (gone, _) = try await server.request("/admin/v1/named-locations/\(Fixtures.hqLocationId)", bearer: admin)
-        #expect(gone == 404)
-        let last = try run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
-        #expect(last.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "\(last.stdout)")
-
-        // A folder that contradicts itself is refused before anything is sent.
-        try Data("{\"tenants\": [{\"id\": \"\(Fixtures.tenantId)\", \"domain\": \"fabrikam.test\", \"users\": [{\"userPrincipalName\": \"x\"}]}]}".utf8).write(
-            to: file)
-        let invalid = try run(try portcullisExecutable(), arguments)
-        #expect(
-            invalid.status == 1 && invalid.stdout.contains("directory.json:/tenants/0/users/0") && invalid.stdout.contains("nothing was applied"),
-            "\(invalid.stdout)")
     }
 }

@@ -49,27 +49,27 @@ struct MultiNodeTests {
     func twoNodes() async throws {
         let receiver = CallbackReceiver()
         try await receiver.application().test(.live) { receiverClient in
-            let (database, url) = try await PostgresTestDatabase.create()
-            defer { Task { await PostgresTestDatabase.drop(database) } }
-            let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-nodes-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: root) }
-            let directory = Fixtures.directoryJSON(callbackBase: "http://127.0.0.1:\(receiverClient.port!)")
-            // Behind one load balancer every node has the same public base URL (the issuer).
-            let environment = ["PORTCULLIS_POSTGRES_URL": url, "PORTCULLIS_BASE_URL": "http://portcullis.test"]
-            // Started together: one migrates, one key is created, both seed idempotently.
-            async let startA = ServerProcess(root: root, directoryJSON: directory, data: "data-a", extraEnvironment: environment)
-            async let startB = ServerProcess(root: root, directoryJSON: directory, data: "data-b", extraEnvironment: environment)
-            let (a, b) = try await (startA, startB)
-            do {
-                try await Self.exercise(a, b, receiver: receiver)
-            } catch {
-                _ = try? await a.stop()
-                _ = try? await b.stop()
-                throw error
+            try await PostgresTestDatabase.with { database, url in
+                let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-nodes-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: root) }
+                let directory = Fixtures.directoryJSON(callbackBase: "http://127.0.0.1:\(receiverClient.port!)")
+                // Behind one load balancer every node has the same public base URL (the issuer).
+                let environment = ["PORTCULLIS_POSTGRES_URL": url, "PORTCULLIS_BASE_URL": "http://portcullis.test"]
+                // Started together: one migrates, one key is created, both seed idempotently.
+                async let startA = ServerProcess(root: root, directoryJSON: directory, data: "data-a", extraEnvironment: environment)
+                async let startB = ServerProcess(root: root, directoryJSON: directory, data: "data-b", extraEnvironment: environment)
+                let (a, b) = try await (startA, startB)
+                do {
+                    try await Self.exercise(a, b, receiver: receiver)
+                } catch {
+                    _ = try? await a.stop()
+                    _ = try? await b.stop()
+                    throw error
+                }
+                // Stop the nodes before the receiver, so that its graceful shutdown finds no open connection.
+                #expect(try await a.stop() == 0)
+                #expect(try await b.stop() == 0)
             }
-            // Stop the nodes before the receiver, so that its graceful shutdown finds no open connection.
-            #expect(try await a.stop() == 0)
-            #expect(try await b.stop() == 0)
         }
     }
 

@@ -49,63 +49,64 @@ struct TenantCacheTests {
         "two nodes on PostgreSQL: a write through one reaches the other's cache through the change feed, for that tenant only; what a broken feed missed the revision check finds",
         .enabled(if: PostgresTestDatabase.suitesEnabled, "POSTGRES_URL is not set"))
     func changeFeed() async throws {
-        let (database, url) = try await PostgresTestDatabase.create()
-        defer { Task { await PostgresTestDatabase.drop(database) } }
-        var logger = Logger(label: "cache-test")
-        logger.logLevel = .critical
-        let storeA = try PostgresStore(.init(url: url, maximumConnections: 4, deadline: .seconds(30)), logger: logger)
-        let storeB = try PostgresStore(.init(url: url, maximumConnections: 4, deadline: .seconds(30)), logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await storeA.client.run() }
-            group.addTask { await storeB.client.run() }
-            defer { group.cancelAll() }
-            try await storeA.migrate()
-            let now = Date()
-            let encoder = JSONEncoder()
-            var seed: [StoredDocument] = []
-            for (id, domain) in [(Fixtures.tenantId, Fixtures.domain), (Fixtures.otherTenantId, Fixtures.otherDomain)] {
-                seed.append(
-                    StoredDocument(
-                        tenantId: id, kind: .tenant, id: id, body: try encoder.encode(Tenant(id: id, domain: domain, displayName: domain)), version: 0,
-                        updatedAt: now))
-            }
-            try await storeA.seed(seed)
-            let cacheB = TenantCache(store: storeB, validation: .changeFeed(recheck: .seconds(3600)), logger: logger)
-            #expect(try await cacheB.snapshot(tenantSegment: Fixtures.domain)?.directory.namedLocations.isEmpty == true)
-            let before = cacheB.snapshotGenerations()
-            let follower = Task { await cacheB.follow() }
-            defer { follower.cancel() }
-            func write(_ name: String) async throws {
-                let location = NamedLocation(id: Fixtures.hqLocationId, displayName: name, ipRanges: ["203.0.113.0/24"], isTrusted: true)
-                _ = try await storeA.put(
-                    tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now,
-                    audit: nil)
-            }
-            func seen(_ name: String) async throws -> Bool {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ContinuousClock.now < deadline {
-                    if try await cacheB.snapshot(tenantSegment: Fixtures.tenantId)?.directory.namedLocation(id: Fixtures.hqLocationId)?.displayName == name {
-                        return true
-                    }
-                    try await Task.sleep(for: .milliseconds(5))
+        try await PostgresTestDatabase.with { database, url in
+            var logger = Logger(label: "cache-test")
+            logger.logLevel = .critical
+            let storeA = try PostgresStore(.init(url: url, maximumConnections: 4, deadline: .seconds(30)), logger: logger)
+            let storeB = try PostgresStore(.init(url: url, maximumConnections: 4, deadline: .seconds(30)), logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await storeA.client.run() }
+                group.addTask { await storeB.client.run() }
+                defer { group.cancelAll() }
+                try await storeA.migrate()
+                let now = Date()
+                let encoder = JSONEncoder()
+                var seed: [StoredDocument] = []
+                for (id, domain) in [(Fixtures.tenantId, Fixtures.domain), (Fixtures.otherTenantId, Fixtures.otherDomain)] {
+                    seed.append(
+                        StoredDocument(
+                            tenantId: id, kind: .tenant, id: id, body: try encoder.encode(Tenant(id: id, domain: domain, displayName: domain)), version: 0,
+                            updatedAt: now))
                 }
-                return false
+                try await storeA.seed(seed)
+                let cacheB = TenantCache(store: storeB, validation: .changeFeed(recheck: .seconds(3600)), logger: logger)
+                #expect(try await cacheB.snapshot(tenantSegment: Fixtures.domain)?.directory.namedLocations.isEmpty == true)
+                let before = cacheB.snapshotGenerations()
+                let follower = Task { await cacheB.follow() }
+                defer { follower.cancel() }
+                func write(_ name: String) async throws {
+                    let location = NamedLocation(id: Fixtures.hqLocationId, displayName: name, ipRanges: ["203.0.113.0/24"], isTrusted: true)
+                    _ = try await storeA.put(
+                        tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now,
+                        audit: nil)
+                }
+                func seen(_ name: String) async throws -> Bool {
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while ContinuousClock.now < deadline {
+                        if try await cacheB.snapshot(tenantSegment: Fixtures.tenantId)?.directory.namedLocation(id: Fixtures.hqLocationId)?.displayName == name
+                        {
+                            return true
+                        }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    return false
+                }
+                // The feed is in place once a write reaches B (LISTEN starts asynchronously).
+                var attempt = 0
+                repeat {
+                    attempt += 1
+                    try await write("HQ \(attempt)")
+                } while try await !seen("HQ \(attempt)") && attempt < 3
+                #expect(try await seen("HQ \(attempt)"), "B's cache follows A's write")
+                #expect(cacheB.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId], "the other tenant is untouched on B")
+                // A write B could not hear (its feed stopped) is found by the revision check.
+                follower.cancel()
+                try await Task.sleep(for: .milliseconds(200))
+                try await write("HQ unheard")
+                #expect(try await cacheB.synchronize() == 1, "one tenant moved")
+                #expect(try await seen("HQ unheard"))
+                #expect(cacheB.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId])
             }
-            // The feed is in place once a write reaches B (LISTEN starts asynchronously).
-            var attempt = 0
-            repeat {
-                attempt += 1
-                try await write("HQ \(attempt)")
-            } while try await !seen("HQ \(attempt)") && attempt < 3
-            #expect(try await seen("HQ \(attempt)"), "B's cache follows A's write")
-            #expect(cacheB.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId], "the other tenant is untouched on B")
-            // A write B could not hear (its feed stopped) is found by the revision check.
-            follower.cancel()
-            try await Task.sleep(for: .milliseconds(200))
-            try await write("HQ unheard")
-            #expect(try await cacheB.synchronize() == 1, "one tenant moved")
-            #expect(try await seen("HQ unheard"))
-            #expect(cacheB.snapshotGenerations()[Fixtures.otherTenantId] == before[Fixtures.otherTenantId])
         }
     }
 }
