@@ -80,6 +80,34 @@ struct AdminAPITests {
         }
     }
 
+    @Test("\"no change\" is decided on values: the same policy spelled otherwise is answered with its stored ETag and not audited; a real change is")
+    func noChangeOnValues() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let token = try await client.adminToken()
+                let path = "/conditional-access/policies/\(Policies.requireAppProtection)"
+                let created = try await client.admin(
+                    .post, "/conditional-access/policies", token: token, json: Policies.document(platforms: ["android", "iOS"]))
+                let etag = try #require(created.headers[.eTag])
+                // Enum values in another case, an ID in upper case, a set in another order, a read-only member, null session controls.
+                var spelled = Policies.document(
+                    state: "ENABLED", apps: [Fixtures.mailApiId.uppercased()], platforms: ["IOS", "Android"], controls: ["CompliantApplication"])
+                spelled["createdDateTime"] = "2026-01-01T00:00:00Z"
+                spelled["sessionControls"] = NSNull()
+                let same = try await client.admin(.put, path, token: token, json: spelled, headers: [.ifMatch: etag])
+                #expect(same.status == .ok && same.headers[.eTag] == etag, "\(same.status) \(same.text)")
+                let audited = { try await client.admin(.get, "/audit", token: token)["value"] as? [[String: Any]] ?? [] }
+                #expect(try await audited().count == 1, "only the create is audited")
+                // A stale ETag is still refused for a write that would change nothing.
+                #expect(try await client.admin(.put, path, token: token, json: spelled, headers: [.ifMatch: #""999999""#]).status == .preconditionFailed)
+                let renamed = try await client.admin(
+                    .put, path, token: token, json: Policies.document(name: "Renamed", platforms: ["iOS", "android"]), headers: [.ifMatch: etag])
+                #expect(renamed.status == .ok && renamed.headers[.eTag] != etag)
+                #expect(try await audited().map { $0["action"] as? String } == ["replace", "create"])
+            }
+        }
+    }
+
     @Test("create, read, replace with If-Match (412 when stale), delete; every write audited with before and after")
     func crud() async throws {
         try await withTestEnvironment { env in
