@@ -3,6 +3,7 @@ FROM swift:6.3-bookworm AS build
 WORKDIR /src
 COPY Package.swift ./
 COPY Plugins ./Plugins
+COPY Fuzz ./Fuzz
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY bench ./bench

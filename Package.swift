@@ -40,10 +40,16 @@ let package = Package(
     targets: [
         // The domain at the bottom of the house: depends on no other module.
         .target(name: "PortcullisCore", swiftSettings: swiftSettings),
+        // WebAuthn's binary formats (CBOR, authenticator data, COSE keys, attestation objects, client data), read
+        // strictly and within limits; no dependency, so that the fuzzer builds it alone (Fuzz/README.md).
+        .target(name: "PortcullisWebAuthnFormat", swiftSettings: swiftSettings),
+        // libFuzzer over the WebAuthn formats when built with -sanitize=fuzzer -D FUZZING (scripts/fuzz); otherwise a
+        // replayer that runs files (a corpus, a crash) through the same entry point.
+        .executableTarget(name: "portcullis-fuzz", dependencies: ["PortcullisWebAuthnFormat"], path: "Fuzz/Sources", swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTokens",
             dependencies: [
-                "PortcullisCore", "PortcullisAPI",
+                "PortcullisCore", "PortcullisAPI", "PortcullisWebAuthnFormat",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -201,6 +207,14 @@ let package = Package(
             dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "PortcullisWebAuthnTests",
+            dependencies: [
+                "PortcullisWebAuthnFormat", "PortcullisTokens", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisIntegrationTests",
