@@ -137,6 +137,8 @@ let package = Package(
             name: "PortcullisTesting",
             dependencies: [
                 "PortcullisAPI", "PortcullisCore", "PortcullisStorage", "PortcullisServer", "PortcullisTokens", "PortcullisSQLite", "PortcullisPostgres",
+                "PortcullisWebAuthnFormat", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -167,8 +169,9 @@ let package = Package(
             name: "portcullis-bench",
             dependencies: [
                 "PortcullisCore", "PortcullisClient", "PortcullisAPI", "PortcullisSQLite", "PortcullisStorage", "PortcullisServer", "PortcullisTokens",
-                "PortcullisTesting",
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                "PortcullisTesting", "PortcullisWebAuthnFormat",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench/Sources/PortcullisBench",
@@ -210,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisWebAuthnTests",
             dependencies: [
-                "PortcullisWebAuthnFormat", "PortcullisTokens", .product(name: "Crypto", package: "swift-crypto"),
+                "PortcullisWebAuthnFormat", "PortcullisTokens", "PortcullisTesting", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],

@@ -167,5 +167,21 @@ enum PostgresMigrations {
                 "INSERT INTO tenant_revisions (tenant_id, revision) SELECT tenant_id, MAX(version) FROM documents GROUP BY tenant_id",
             ]
         ),
+        (
+            9,
+            [
+                // Passkeys (PROTOCOL §12.1): a credential ID is registered once in the installation.
+                """
+                CREATE TABLE passkeys (
+                    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, credential_id TEXT NOT NULL UNIQUE,
+                    public_key TEXT NOT NULL, algorithm INTEGER NOT NULL, sign_count BIGINT NOT NULL, aaguid TEXT NOT NULL,
+                    backup_eligible BOOLEAN NOT NULL, backed_up BOOLEAN NOT NULL, attestation TEXT NOT NULL, transports TEXT NOT NULL,
+                    display_name TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, last_used_at DOUBLE PRECISION,
+                    suspect_since DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX passkeys_user ON passkeys (tenant_id, user_id)",
+            ]
+        ),
     ]
 }

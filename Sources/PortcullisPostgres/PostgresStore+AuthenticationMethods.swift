@@ -55,7 +55,12 @@ extension PostgresStore {
 
     public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
         Set(
-            try await rows("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased())")
-                .map { try $0.decode(String.self) })
+            try await rows(
+                """
+                SELECT user_id FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased())
+                UNION SELECT user_id FROM passkeys WHERE tenant_id = \(tenantId.lowercased())
+                """
+            )
+            .map { try $0.decode(String.self) })
     }
 }

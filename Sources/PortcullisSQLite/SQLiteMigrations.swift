@@ -176,5 +176,21 @@ enum SQLiteMigrations {
                 "INSERT INTO tenant_revisions (tenant_id, revision) SELECT tenant_id, MAX(version) FROM documents GROUP BY tenant_id",
             ]
         ),
+        (
+            9,
+            [
+                // Passkeys (PROTOCOL §12.1): a credential ID is registered once in the installation; base64 text like the
+                // factor secrets.
+                """
+                CREATE TABLE passkeys (
+                    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, credential_id TEXT NOT NULL UNIQUE,
+                    public_key TEXT NOT NULL, algorithm INTEGER NOT NULL, sign_count INTEGER NOT NULL, aaguid TEXT NOT NULL,
+                    backup_eligible INTEGER NOT NULL, backed_up INTEGER NOT NULL, attestation TEXT NOT NULL, transports TEXT NOT NULL,
+                    display_name TEXT NOT NULL, created_at REAL NOT NULL, last_used_at REAL, suspect_since REAL
+                )
+                """,
+                "CREATE INDEX passkeys_user ON passkeys (tenant_id, user_id)",
+            ]
+        ),
     ]
 }

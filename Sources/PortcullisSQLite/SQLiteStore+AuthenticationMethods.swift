@@ -59,7 +59,10 @@ extension SQLiteStore {
 
     public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
         Set(
-            try await read("SELECT DISTINCT user_id FROM authentication_methods WHERE tenant_id = ?", [.text(tenantId.lowercased())])
-                .map { try $0.string("user_id") })
+            try await read(
+                "SELECT user_id FROM authentication_methods WHERE tenant_id = ?1 UNION SELECT user_id FROM passkeys WHERE tenant_id = ?1",
+                [.text(tenantId.lowercased())]
+            )
+            .map { try $0.string("user_id") })
     }
 }

@@ -43,6 +43,6 @@ public protocol AuthenticationMethodStore: Sendable {
     /// Records that the code of `step` was accepted, atomically and only when `step` is later than every step
     /// accepted before (`false`: a replay, or a concurrent use of the same code).
     func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool
-    /// The users of a tenant who have at least one method (for the lock-out guard of policy validation).
+    /// The users of a tenant who have at least one method, TOTP or passkey (for the lock-out guard of policy validation).
     func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String>
 }

@@ -1,6 +1,6 @@
 /// Everything the server persists. Backends (SQLite, PostgreSQL) implement it whole.
 public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, SignInStore, EnrollmentStore, OutboxStore, ThrottleStore,
-    InteractiveStore, AuthenticationMethodStore
+    InteractiveStore, AuthenticationMethodStore, PasskeyStore
 {
     /// Runs the migrations this build needs; idempotent.
     func migrate() async throws

@@ -598,6 +598,61 @@ public enum StoreConformance {
             try expect(try await store.deleteAuthenticationMethod(tenantId: tenant, userId: "u-1", id: "m-1"), "deleted")
             try expect(try await store.insertAuthenticationMethod(method("m-4", user: "u-1")), "registers again after a reset")
         },
+        ConformanceCase(
+            name: "passkeys: a credential ID once in the installation, a per-user limit (also under concurrency), the counter recorded or the passkey suspect"
+        ) { store in
+            func passkey(_ id: String, user: String, tenant: String = tenant, credential: UInt8, count: Int64 = 0) -> PasskeyRecord {
+                PasskeyRecord(
+                    id: id, tenantId: tenant, userId: user, credentialId: Data([credential, 0xfe, 0x01]), publicKey: Data([0xa5, 0x01, 0x02]),
+                    algorithm: -7, signCount: count, aaguid: "ADCE0002-35BC-C60A-648B-0B25F1F05503", backupEligible: true, backedUp: false,
+                    attestation: "none", transports: ["internal", "hybrid"], displayName: "Phone", createdAt: now)
+            }
+            try expect(try await store.insertPasskey(passkey("P-1", user: "U-1", credential: 1, count: 5), limit: 3), "stored")
+            try expect(
+                !(try await store.insertPasskey(passkey("p-2", user: "u-2", tenant: "t-elsewhere", credential: 1), limit: 3)),
+                "a credential ID is registered once, in any tenant")
+            try expect(
+                try await store.passkeys(tenantId: tenant, userId: "u-1") == [passkey("p-1", user: "u-1", credential: 1, count: 5)],
+                "round trip, IDs lower-cased")
+            try expect(try await store.passkey(credentialId: Data([1, 0xfe, 0x01]))?.id == "p-1", "found by credential ID")
+            try expect(try await store.passkey(credentialId: Data([9])) == nil, "an unknown credential ID")
+            try expect(try await store.usersWithAuthenticationMethods(tenantId: tenant).contains("u-1"), "a passkey counts as a method")
+            // The limit holds when registrations race.
+            let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 {
+                    group.addTask { try await store.insertPasskey(passkey("r-\(index)", user: "u-race", credential: UInt8(100 + index)), limit: 3) }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            let raced = try await store.passkeys(tenantId: tenant, userId: "u-race").count
+            try expect(stored == 3 && raced == 3, "three of six concurrent registrations: \(stored), \(raced) stored")
+            // The counter moves forward or the passkey becomes suspect.
+            try expect(try await store.usePasskey(id: "p-1", signCount: 6, backedUp: true, at: now.addingTimeInterval(1)) == .recorded, "forward")
+            var current = try await store.passkeys(tenantId: tenant, userId: "u-1").first
+            try expect(current?.signCount == 6 && current?.backedUp == true && current?.lastUsedAt == now.addingTimeInterval(1), "recorded")
+            try expect(try await store.usePasskey(id: "p-1", signCount: 6, backedUp: true, at: now.addingTimeInterval(2)) == .refused, "the same count again")
+            current = try await store.passkeys(tenantId: tenant, userId: "u-1").first
+            try expect(current?.suspectSince == now.addingTimeInterval(2) && current?.signCount == 6, "marked suspect, counter kept")
+            try expect(
+                try await store.usePasskey(id: "p-1", signCount: 50, backedUp: true, at: now.addingTimeInterval(3)) == .refused,
+                "a suspect passkey stays refused")
+            try expect(!(try await store.clearPasskeySuspicion(tenantId: tenant, userId: "u-2", id: "p-1")), "only the owner's")
+            try expect(try await store.clearPasskeySuspicion(tenantId: tenant, userId: "u-1", id: "p-1"), "an admin clears it")
+            try expect(try await store.usePasskey(id: "p-1", signCount: 51, backedUp: false, at: now) == .recorded, "and it signs in again")
+            try expect(try await store.usePasskey(id: "r-0", signCount: 0, backedUp: false, at: now) == .recorded, "an authenticator that never counts")
+            try expect(try await store.usePasskey(id: "r-0", signCount: 0, backedUp: false, at: now) == .recorded, "never counts, again")
+            try expect(try await store.usePasskey(id: "nothing", signCount: 1, backedUp: false, at: now) == .unknown, "no such passkey")
+            let races = try await withThrowingTaskGroup(of: PasskeyUse.self) { group in
+                for _ in 0..<6 { group.addTask { try await store.usePasskey(id: "p-1", signCount: 52, backedUp: false, at: now) } }
+                return try await group.reduce(into: [PasskeyUse]()) { $0.append($1) }
+            }
+            try expect(races.filter { $0 == .recorded }.count == 1, "one of six concurrent uses of one counter value: \(races)")
+            try expect(try await store.renamePasskey(tenantId: tenant, userId: "u-1", id: "p-1", displayName: "Laptop"), "renamed")
+            try expect(try await store.passkeys(tenantId: tenant, userId: "u-1").first?.displayName == "Laptop", "the new name")
+            try expect(!(try await store.deletePasskey(tenantId: tenant, userId: "u-2", id: "p-1")), "only the owner's")
+            try expect(try await store.deletePasskey(tenantId: tenant, userId: "u-1", id: "p-1"), "deleted")
+            try expect(try await store.insertPasskey(passkey("p-3", user: "u-1", credential: 1), limit: 3), "its credential ID is free again")
+        },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")
             try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))

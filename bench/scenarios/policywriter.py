@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A stream of conditional-access policy writes into one tenant, at a target rate (the scale benchmark, issue 26).
 
-    policywriter.py --base URL --tenant ID --client ID --secret S [--rate 10] [--duration 10] [--probe-base URL]
+    policywriter.py --base URL --tenant ID --client ID --secret S --api APP_ID [--rate 10] [--duration 10]
 
-Replaces one report-only policy again and again (each write a real change: a new displayName), paced to --rate
-per second, for --duration seconds. Prints one JSON line: writes done, the achieved rate, and their latency
+Replaces one report-only policy again and again (each write a real change: a new displayName), an open-loop stream
+at --rate per second for --duration seconds (each write sent at its time, up to 8 in flight). Prints one JSON line: writes done, the achieved rate, and their latency
 (p50/p99 ms). How long until every node serves a write is propagation.py's measurement.
 """
-import argparse, json, sys, time, uuid
+import argparse, concurrent.futures, json, sys, threading, time, uuid
 import requests
 
 
@@ -33,32 +33,55 @@ def main():
     session.headers["Authorization"] = "Bearer " + token(args.base, args.tenant, args.client, args.secret)
     policy_id = str(uuid.uuid4())
     url = f"{args.base}/admin/v1/conditional-access/policies/{policy_id}"
-    latencies = []
-    failures = 0
-    start = time.monotonic()
-    n = 0
-    while time.monotonic() - start < args.duration:
-        due = start + n / args.rate
-        wait = due - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        body = {"id": policy_id, "displayName": f"Written {n}", "state": "enabledForReportingButNotEnforced",
+
+    def body(n):
+        return {"id": policy_id, "displayName": f"Written {n}", "state": "enabledForReportingButNotEnforced",
                 "conditions": {"users": {"includeUsers": ["All"], "excludeUsers": [], "includeGroups": [], "excludeGroups": []},
                                "applications": {"includeApplications": [args.api], "excludeApplications": []},
                                "clientAppTypes": ["all"]},
                 "grantControls": {"operator": "OR", "builtInControls": ["mfa"]}}
-        headers = {"If-None-Match": "*"} if n == 0 else {"If-Match": "*"}
+
+    # The first write creates the policy; the stream replaces it. An open-loop stream: write n is sent at its time
+    # (start + n / rate) whether or not earlier writes have been answered (up to 8 in flight), so a slow answer
+    # shows as latency, not as a lower rate.
+    reply = session.put(url, json=body(0), headers={"If-None-Match": "*"}, timeout=60)
+    if reply.status_code != 201:
+        print(json.dumps({"error": f"create: {reply.status_code} {reply.text[:200]}"}))
+        return 1
+    latencies = []
+    failures = 0
+    lock = threading.Lock()
+    local = threading.local()
+
+    def write(n, due):
+        if not hasattr(local, "session"):
+            local.session = requests.Session()
+            local.session.headers.update(session.headers)
         sent = time.monotonic()
-        reply = session.put(url, json=body, headers=headers, timeout=60)
-        latencies.append((time.monotonic() - sent) * 1000)
-        if reply.status_code not in (200, 201):
-            failures += 1
-        n += 1
-    elapsed = time.monotonic() - start
+        answer = local.session.put(url, json=body(n), headers={"If-Match": "*"}, timeout=60)
+        nonlocal failures
+        with lock:
+            latencies.append((time.monotonic() - sent) * 1000)
+            if answer.status_code != 200:
+                failures += 1
+
+    start = time.monotonic()
+    n = 1
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        while True:
+            due = start + (n - 1) / args.rate
+            if due - start >= args.duration:
+                break
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            pool.submit(write, n, due)
+            n += 1
     latencies.sort()
     def pct(p):
         return round(latencies[min(len(latencies) - 1, int(len(latencies) * p))], 1) if latencies else None
-    print(json.dumps({"writes": n - failures, "failures": failures, "rate": round((n - failures) / elapsed, 2),
+    done = len(latencies) - failures
+    print(json.dumps({"writes": done, "failures": failures, "rate": round(done / args.duration, 2),
                       "p50_ms": pct(0.5), "p99_ms": pct(0.99)}))
     return 0 if failures == 0 else 1
 

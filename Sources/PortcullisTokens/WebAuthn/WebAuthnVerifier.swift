@@ -227,7 +227,7 @@ public struct WebAuthnVerifier: Sendable {
     }
 
     /// Verifies `signature` over `data` with a COSE key: ES256 (DER ECDSA over SHA-256), Ed25519, RS256 (PKCS #1 v1.5).
-    static func verify(signature: [UInt8], over data: [UInt8], key: COSEKey) -> Bool {
+    public static func verify(signature: [UInt8], over data: [UInt8], key: COSEKey) -> Bool {
         switch key {
         case .es256(let x, let y):
             guard let publicKey = try? P256.Signing.PublicKey(rawRepresentation: x + y),

@@ -37,6 +37,8 @@ struct PortcullisBench {
             print("scale dataset: \(tenants) tenants × \(users) users × \(policies) CA policies in \(ContinuousClock.now - start)")
         case "sign":
             try await Micro.signing()
+        case "webauthn":
+            try Micro.webAuthn()
         case "enrollment-lookup":
             try await Micro.enrollmentLookup(count: arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000)
         case "remediation":

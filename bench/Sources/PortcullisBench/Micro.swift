@@ -1,3 +1,5 @@
+import Crypto
+import CryptoExtras
 import Foundation
 import Logging
 import PortcullisCore
@@ -5,6 +7,7 @@ import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTesting
 import PortcullisTokens
+import PortcullisWebAuthnFormat
 
 enum Micro {
     static func stats(_ samples: [Double]) -> (p50: Double, p99: Double, mean: Double) {
@@ -42,6 +45,49 @@ enum Micro {
             let elapsed = microseconds(clock.now - total) / 1e6
             let s = stats(samples)
             print(String(format: "%9@ | %6.1f | %6.1f | %.0f", algorithm.rawValue, s.p50, s.p99, 5_000 / elapsed))
+        }
+    }
+
+    /// A passkey assertion's verification (PROTOCOL §12.1: client data, authenticator data, the COSE key read back,
+    /// the signature) per algorithm, against the bare signature check of the same key in the same run.
+    static func webAuthn() throws {
+        let verifier = WebAuthnVerifier(relyingParty: RelyingParty(id: "login.contoso.example", origin: "https://login.contoso.example"))
+        let challenge = Array((0..<32).map { UInt8($0) })
+        print("passkey assertion verification (release), 5,000 each")
+        print("algorithm | verify p50 µs | p99 µs | signature check alone p50 µs | p99 µs")
+        print("----------|---------------|--------|-------------------------------|-------")
+        let keys: [(String, SoftwareAuthenticator.Key)] = [
+            ("ES256", .p256(.init())), ("EdDSA", .ed25519(.init())), ("RS256", .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048))),
+        ]
+        for (name, key) in keys {
+            var authenticator = SoftwareAuthenticator(key: key)
+            let clientData = authenticator.clientData(type: "webauthn.create", challenge: challenge)
+            let registered = try verifier.verifyRegistration(
+                clientDataJSON: clientData, attestationObject: authenticator.attestationObject(.none, clientData: clientData), challenge: challenge)
+            authenticator.signCount = 2
+            let assertionData = authenticator.clientData(type: "webauthn.get", challenge: challenge)
+            let authenticatorData = authenticator.authenticatorData(attested: false)
+            let signed = authenticatorData + Array(SHA256.hash(data: assertionData))
+            let signature = key.sign(signed)
+            let coseKey = try COSEKey(key.cose)
+            var full: [Double] = []
+            var bare: [Double] = []
+            for index in 0..<5_500 {
+                let start = ContinuousClock.now
+                _ = try verifier.verifyAssertion(
+                    clientDataJSON: assertionData, authenticatorData: authenticatorData, signature: signature, challenge: challenge,
+                    publicKey: registered.publicKey, storedSignCount: 1, backupEligible: false)
+                let middle = ContinuousClock.now
+                guard WebAuthnVerifier.verify(signature: signature, over: signed, key: coseKey) else { fatalError("the bare check failed") }
+                let end = ContinuousClock.now
+                if index >= 500 {
+                    full.append(microseconds(middle - start))
+                    bare.append(microseconds(end - middle))
+                }
+            }
+            let f = stats(full)
+            let b = stats(bare)
+            print(String(format: "%9@ | %13.1f | %6.1f | %29.1f | %6.1f", name, f.p50, f.p99, b.p50, b.p99))
         }
     }
 

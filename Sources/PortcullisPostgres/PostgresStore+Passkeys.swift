@@ -1,0 +1,100 @@
+public import Foundation
+import PortcullisCore
+public import PortcullisStorage
+import PostgresNIO
+
+extension PostgresStore {
+    static let passkeyColumns = """
+        id, tenant_id, user_id, credential_id, public_key, algorithm, sign_count, aaguid, backup_eligible, backed_up, attestation, transports, \
+        display_name, created_at, last_used_at, suspect_since
+        """
+
+    static func passkey(_ row: PostgresRow) throws -> PasskeyRecord {
+        let (id, tenant, user, credential, key, algorithm, count, aaguid) = try row.decode((String, String, String, String, String, Int, Int64, String).self)
+        let columns = row.makeRandomAccess()
+        return PasskeyRecord(
+            id: id, tenantId: tenant, userId: user, credentialId: Data(base64Encoded: credential) ?? Data(), publicKey: Data(base64Encoded: key) ?? Data(),
+            algorithm: algorithm, signCount: count, aaguid: aaguid, backupEligible: try columns["backup_eligible"].decode(Bool.self),
+            backedUp: try columns["backed_up"].decode(Bool.self), attestation: try columns["attestation"].decode(String.self),
+            transports: try columns["transports"].decode(String.self).split(separator: ",").map(String.init),
+            displayName: try columns["display_name"].decode(String.self), createdAt: Date(seconds: try columns["created_at"].decode(Double.self)),
+            lastUsedAt: try columns["last_used_at"].decode(Double?.self).map(Date.init(seconds:)),
+            suspectSince: try columns["suspect_since"].decode(Double?.self).map(Date.init(seconds:)))
+    }
+
+    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int) async throws -> Bool {
+        try await transaction { db in
+            // One registration of a user at a time on every node, so that the count and the insert cannot interleave.
+            try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("passkeys/\(passkey.tenantId)/\(passkey.userId)")))")
+            return
+                !(try await db.query(
+                    """
+                    INSERT INTO passkeys (\(unescaped: Self.passkeyColumns))
+                    SELECT \(passkey.id), \(passkey.tenantId), \(passkey.userId), \(passkey.credentialId.base64EncodedString()),
+                           \(passkey.publicKey.base64EncodedString()), \(passkey.algorithm), \(passkey.signCount), \(passkey.aaguid),
+                           \(passkey.backupEligible), \(passkey.backedUp), \(passkey.attestation), \(passkey.transports.joined(separator: ",")),
+                           \(passkey.displayName), \(passkey.createdAt.seconds), \(passkey.lastUsedAt?.seconds), \(passkey.suspectSince?.seconds)
+                    WHERE (SELECT COUNT(*) FROM passkeys WHERE tenant_id = \(passkey.tenantId) AND user_id = \(passkey.userId)) < \(limit)
+                    ON CONFLICT DO NOTHING RETURNING id
+                    """
+                ).isEmpty)
+        }
+    }
+
+    public func passkeys(tenantId: String, userId: String) async throws -> [PasskeyRecord] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.passkeyColumns) FROM passkeys WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased())
+            ORDER BY created_at, id
+            """
+        ).map(Self.passkey)
+    }
+
+    public func passkey(credentialId: Data) async throws -> PasskeyRecord? {
+        try await rows("SELECT \(unescaped: Self.passkeyColumns) FROM passkeys WHERE credential_id = \(credentialId.base64EncodedString())").first
+            .map(Self.passkey)
+    }
+
+    public func usePasskey(id: String, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
+        // One statement: SET reads the row as it was, and the row lock orders concurrent uses on every node.
+        let accepted = "suspect_since IS NULL AND (\(signCount) > sign_count OR (\(signCount) = 0 AND sign_count = 0))"
+        let rows = try await rows(
+            """
+            UPDATE passkeys SET
+                sign_count = CASE WHEN \(unescaped: accepted) THEN \(signCount) ELSE sign_count END,
+                backed_up = CASE WHEN \(unescaped: accepted) THEN \(backedUp) ELSE backed_up END,
+                last_used_at = CASE WHEN \(unescaped: accepted) THEN \(at.seconds) ELSE last_used_at END,
+                suspect_since = CASE WHEN \(unescaped: accepted) THEN NULL ELSE COALESCE(suspect_since, \(at.seconds)) END
+            WHERE id = \(id.lowercased()) RETURNING suspect_since
+            """)
+        guard let row = rows.first else { return .unknown }
+        return try row.decode(Double?.self) == nil ? .recorded : .refused
+    }
+
+    public func renamePasskey(tenantId: String, userId: String, id: String, displayName: String) async throws -> Bool {
+        !(try await rows(
+            """
+            UPDATE passkeys SET display_name = \(displayName)
+            WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) RETURNING id
+            """
+        ).isEmpty)
+    }
+
+    public func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool {
+        !(try await rows(
+            """
+            UPDATE passkeys SET suspect_since = NULL
+            WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) AND suspect_since IS NOT NULL
+            RETURNING id
+            """
+        ).isEmpty)
+    }
+
+    public func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool {
+        !(try await rows(
+            """
+            DELETE FROM passkeys WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) RETURNING id
+            """
+        ).isEmpty)
+    }
+}

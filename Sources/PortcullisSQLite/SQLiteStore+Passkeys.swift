@@ -1,0 +1,96 @@
+public import Foundation
+import PortcullisCore
+public import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    static func passkey(from row: SQLiteRow) throws -> PasskeyRecord {
+        func flag(_ name: String) -> Bool { row.column(name)?.integer == 1 }
+        let transports = try row.string("transports")
+        return PasskeyRecord(
+            id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+            credentialId: Data(base64Encoded: try row.string("credential_id")) ?? Data(),
+            publicKey: Data(base64Encoded: try row.string("public_key")) ?? Data(),
+            algorithm: row.column("algorithm")?.integer ?? 0, signCount: Int64(row.column("sign_count")?.integer ?? 0), aaguid: try row.string("aaguid"),
+            backupEligible: flag("backup_eligible"), backedUp: flag("backed_up"), attestation: try row.string("attestation"),
+            transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init), displayName: try row.string("display_name"),
+            createdAt: try row.date("created_at"), lastUsedAt: row.optionalDate("last_used_at"), suspectSince: row.optionalDate("suspect_since"))
+    }
+
+    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                """
+                INSERT INTO passkeys (id, tenant_id, user_id, credential_id, public_key, algorithm, sign_count, aaguid, backup_eligible, backed_up,
+                                      attestation, transports, display_name, created_at, last_used_at, suspect_since)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
+                WHERE (SELECT COUNT(*) FROM passkeys WHERE tenant_id = ?2 AND user_id = ?3) < ?17
+                ON CONFLICT DO NOTHING RETURNING id
+                """,
+                [
+                    .text(passkey.id), .text(passkey.tenantId), .text(passkey.userId), .text(passkey.credentialId.base64EncodedString()),
+                    .text(passkey.publicKey.base64EncodedString()), .integer(passkey.algorithm), .integer(Int(passkey.signCount)), .text(passkey.aaguid),
+                    .integer(passkey.backupEligible ? 1 : 0), .integer(passkey.backedUp ? 1 : 0), .text(passkey.attestation),
+                    .text(passkey.transports.joined(separator: ",")), .text(passkey.displayName), .date(passkey.createdAt),
+                    .optionalDate(passkey.lastUsedAt), .optionalDate(passkey.suspectSince), .integer(limit),
+                ]
+            ).isEmpty)
+        }
+    }
+
+    public func passkeys(tenantId: String, userId: String) async throws -> [PasskeyRecord] {
+        try await read(
+            "SELECT * FROM passkeys WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id", [.text(tenantId.lowercased()), .text(userId.lowercased())]
+        ).map(Self.passkey(from:))
+    }
+
+    public func passkey(credentialId: Data) async throws -> PasskeyRecord? {
+        try await read("SELECT * FROM passkeys WHERE credential_id = ?", [.text(credentialId.base64EncodedString())]).first.map(Self.passkey(from:))
+    }
+
+    public func usePasskey(id: String, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
+        // One statement: SET reads the row as it was, so the decision and its effect cannot be split by another use.
+        let rows = try await transaction { db in
+            try await db.query(
+                """
+                UPDATE passkeys SET
+                    sign_count = CASE WHEN suspect_since IS NULL AND (?1 > sign_count OR (?1 = 0 AND sign_count = 0)) THEN ?1 ELSE sign_count END,
+                    backed_up = CASE WHEN suspect_since IS NULL AND (?1 > sign_count OR (?1 = 0 AND sign_count = 0)) THEN ?2 ELSE backed_up END,
+                    last_used_at = CASE WHEN suspect_since IS NULL AND (?1 > sign_count OR (?1 = 0 AND sign_count = 0)) THEN ?3 ELSE last_used_at END,
+                    suspect_since = CASE WHEN suspect_since IS NULL AND (?1 > sign_count OR (?1 = 0 AND sign_count = 0)) THEN NULL
+                                         ELSE COALESCE(suspect_since, ?3) END
+                WHERE id = ?4 RETURNING suspect_since
+                """,
+                [.integer(Int(signCount)), .integer(backedUp ? 1 : 0), .date(at), .text(id.lowercased())])
+        }
+        guard let row = rows.first else { return .unknown }
+        return row.optionalDate("suspect_since") == nil ? .recorded : .refused
+    }
+
+    public func renamePasskey(tenantId: String, userId: String, id: String, displayName: String) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                "UPDATE passkeys SET display_name = ? WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                [.text(displayName), .text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+            ).isEmpty)
+        }
+    }
+
+    public func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                "UPDATE passkeys SET suspect_since = NULL WHERE tenant_id = ? AND user_id = ? AND id = ? AND suspect_since IS NOT NULL RETURNING id",
+                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+            ).isEmpty)
+        }
+    }
+
+    public func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                "DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+            ).isEmpty)
+        }
+    }
+}
