@@ -119,6 +119,15 @@ struct WebAuthnVerifierTests {
         unverified.flags = [.userPresent]
         refusal(.userVerified) { () throws(WebAuthnError) in try attempt(unverified) }
         refusal(.attestation) { () throws(WebAuthnError) in try attempt(authenticator, format: "tpm") }
+        // 'none' with something in its statement.
+        refusal(.attestation) { () throws(WebAuthnError) in
+            let clientData = authenticator.clientData(type: "webauthn.create", challenge: challenge)
+            let object = CBOR.map([
+                .init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map([.init(.text("sig"), .bytes([1]))])),
+                .init(.text("authData"), .bytes(authenticator.authenticatorData(attested: true))),
+            ])
+            _ = try verifier.verifyRegistration(clientDataJSON: clientData, attestationObject: object.encoded, challenge: challenge)
+        }
         var backedUpOnly = authenticator
         backedUpOnly.flags = [.userPresent, .userVerified, .backedUp]
         refusal(.format) { () throws(WebAuthnError) in try attempt(backedUpOnly) }
