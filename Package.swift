@@ -191,7 +191,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisTokensTests",
             dependencies: [
-                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", .product(name: "JWTKit", package: "jwt-kit"),
+                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", "PortcullisTesting", .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],

@@ -1,6 +1,7 @@
 public import Crypto
 public import CryptoExtras
 import Foundation
+import PortcullisAPI
 import PortcullisTokens
 public import PortcullisWebAuthnFormat
 import SwiftASN1
@@ -69,7 +70,7 @@ public struct SoftwareAuthenticator {
 
     public func clientData(type: String, challenge: [UInt8], origin: String? = nil, crossOrigin: Bool = false) -> [UInt8] {
         Array(
-            #"{"type":"\#(type)","challenge":"\#(WebAuthnVerifier.base64URL(challenge))","origin":"\#(origin ?? self.origin)","crossOrigin":\#(crossOrigin)}"#
+            #"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":"\#(origin ?? self.origin)","crossOrigin":\#(crossOrigin)}"#
                 .utf8)
     }
 

@@ -2,21 +2,11 @@ import Crypto
 import Foundation
 import PortcullisAPI
 import PortcullisCore
+import PortcullisTesting
 import PortcullisTokens
 import SwiftASN1
 import Testing
 import X509
-
-func hexBytes(_ hex: String) -> Data {
-    var data = Data()
-    var index = hex.startIndex
-    while index < hex.endIndex {
-        let next = hex.index(index, offsetBy: 2)
-        data.append(UInt8(hex[index..<next], radix: 16)!)
-        index = next
-    }
-    return data
-}
 
 @Suite("secrets: HPKE sealing, material at rest, CSR checks (PROTOCOL §8)")
 struct SecretCryptoTests {

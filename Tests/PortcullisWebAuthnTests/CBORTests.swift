@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisTesting
 import PortcullisWebAuthnFormat
 import Testing
 
@@ -6,16 +7,7 @@ import Testing
 struct CBORTests {
     let decoder = CBORDecoder()
 
-    func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
+    func hex(_ text: String) -> [UInt8] { Array(hexBytes(text)) }
 
     func reason(_ bytes: [UInt8]) -> CBORError.Reason? {
         do {

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 public import Foundation
+import PortcullisAPI
 public import PortcullisWebAuthnFormat
 import SwiftASN1
 import X509
@@ -84,12 +85,6 @@ public struct WebAuthnVerifier: Sendable {
 
     public init(relyingParty: RelyingParty) {
         self.relyingParty = relyingParty
-    }
-
-    /// Base64url without padding, as client data carries challenges.
-    public static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 
     // MARK: §7.1 Registering a new credential
@@ -190,7 +185,7 @@ public struct WebAuthnVerifier: Sendable {
         let clientData: CollectedClientData
         do { clientData = try CollectedClientData(bytes) } catch { throw WebAuthnError(.format, error.description) }
         guard clientData.type == type else { throw WebAuthnError(.type, "the client data is of type '\(clientData.type.prefix(32))', not \(type)") }
-        guard !challenge.isEmpty, clientData.challenge == Self.base64URL(challenge) else {
+        guard !challenge.isEmpty, clientData.challenge == Base64URL.encode(challenge) else {
             throw WebAuthnError(.challenge, "the challenge is not the one this page issued")
         }
         guard clientData.origin == relyingParty.origin else {
