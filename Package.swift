@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisWebAuthnTests",
             dependencies: [
-                "PortcullisWebAuthnFormat", "PortcullisTokens", "PortcullisTesting", .product(name: "Crypto", package: "swift-crypto"),
+                "PortcullisWebAuthnFormat", "PortcullisTokens", "PortcullisTesting", "PortcullisCore", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],

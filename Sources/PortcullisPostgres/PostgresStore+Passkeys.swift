@@ -12,10 +12,14 @@ extension PostgresStore {
     static func passkey(_ row: PostgresRow) throws -> PasskeyRecord {
         let (id, tenant, user, credential, key, algorithm, count, aaguid) = try row.decode((String, String, String, String, String, Int, Int64, String).self)
         let columns = row.makeRandomAccess()
+        guard let uuid = UUID(uuidString: aaguid), let attestation = AttestationType(rawValue: try columns["attestation"].decode(String.self)) else {
+            throw StorageError(.corrupt, "stored passkey \(id) cannot be read")
+        }
         return PasskeyRecord(
             id: id, tenantId: tenant, userId: user, credentialId: Data(base64Encoded: credential) ?? Data(), publicKey: Data(base64Encoded: key) ?? Data(),
-            algorithm: algorithm, signCount: count, aaguid: aaguid, backupEligible: try columns["backup_eligible"].decode(Bool.self),
-            backedUp: try columns["backed_up"].decode(Bool.self), attestation: try columns["attestation"].decode(String.self),
+            algorithm: algorithm, signCount: count,
+            aaguid: uuid, backupEligible: try columns["backup_eligible"].decode(Bool.self),
+            backedUp: try columns["backed_up"].decode(Bool.self), attestation: attestation,
             transports: try columns["transports"].decode(String.self).split(separator: ",").map(String.init),
             displayName: try columns["display_name"].decode(String.self), createdAt: Date(seconds: try columns["created_at"].decode(Double.self)),
             lastUsedAt: try columns["last_used_at"].decode(Double?.self).map(Date.init(seconds:)),
@@ -31,8 +35,8 @@ extension PostgresStore {
                     """
                     INSERT INTO passkeys (\(unescaped: Self.passkeyColumns))
                     SELECT \(passkey.id), \(passkey.tenantId), \(passkey.userId), \(passkey.credentialId.base64EncodedString()),
-                           \(passkey.publicKey.base64EncodedString()), \(passkey.algorithm), \(passkey.signCount), \(passkey.aaguid),
-                           \(passkey.backupEligible), \(passkey.backedUp), \(passkey.attestation), \(passkey.transports.joined(separator: ",")),
+                           \(passkey.publicKey.base64EncodedString()), \(passkey.algorithm), \(passkey.signCount), \(passkey.aaguid.uuidString.lowercased()),
+                           \(passkey.backupEligible), \(passkey.backedUp), \(passkey.attestation.rawValue), \(passkey.transports.joined(separator: ",")),
                            \(passkey.displayName), \(passkey.createdAt.seconds), \(passkey.lastUsedAt?.seconds), \(passkey.suspectSince?.seconds)
                     WHERE (SELECT COUNT(*) FROM passkeys WHERE tenant_id = \(passkey.tenantId) AND user_id = \(passkey.userId)) < \(limit)
                     ON CONFLICT DO NOTHING RETURNING id

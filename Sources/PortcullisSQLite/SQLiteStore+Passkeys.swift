@@ -7,12 +7,15 @@ extension SQLiteStore {
     static func passkey(from row: SQLiteRow) throws -> PasskeyRecord {
         func flag(_ name: String) -> Bool { row.column(name)?.integer == 1 }
         let transports = try row.string("transports")
+        guard let aaguid = UUID(uuidString: try row.string("aaguid")), let attestation = AttestationType(rawValue: try row.string("attestation")) else {
+            throw StorageError(.corrupt, "stored passkey \(try row.string("id")) cannot be read")
+        }
         return PasskeyRecord(
             id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
             credentialId: Data(base64Encoded: try row.string("credential_id")) ?? Data(),
             publicKey: Data(base64Encoded: try row.string("public_key")) ?? Data(),
-            algorithm: row.column("algorithm")?.integer ?? 0, signCount: Int64(row.column("sign_count")?.integer ?? 0), aaguid: try row.string("aaguid"),
-            backupEligible: flag("backup_eligible"), backedUp: flag("backed_up"), attestation: try row.string("attestation"),
+            algorithm: row.column("algorithm")?.integer ?? 0, signCount: Int64(row.column("sign_count")?.integer ?? 0), aaguid: aaguid,
+            backupEligible: flag("backup_eligible"), backedUp: flag("backed_up"), attestation: attestation,
             transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init), displayName: try row.string("display_name"),
             createdAt: try row.date("created_at"), lastUsedAt: row.optionalDate("last_used_at"), suspectSince: row.optionalDate("suspect_since"))
     }
@@ -29,8 +32,9 @@ extension SQLiteStore {
                 """,
                 [
                     .text(passkey.id), .text(passkey.tenantId), .text(passkey.userId), .text(passkey.credentialId.base64EncodedString()),
-                    .text(passkey.publicKey.base64EncodedString()), .integer(passkey.algorithm), .integer(Int(passkey.signCount)), .text(passkey.aaguid),
-                    .integer(passkey.backupEligible ? 1 : 0), .integer(passkey.backedUp ? 1 : 0), .text(passkey.attestation),
+                    .text(passkey.publicKey.base64EncodedString()), .integer(passkey.algorithm), .integer(Int(passkey.signCount)),
+                    .text(passkey.aaguid.uuidString.lowercased()),
+                    .integer(passkey.backupEligible ? 1 : 0), .integer(passkey.backedUp ? 1 : 0), .text(passkey.attestation.rawValue),
                     .text(passkey.transports.joined(separator: ",")), .text(passkey.displayName), .date(passkey.createdAt),
                     .optionalDate(passkey.lastUsedAt), .optionalDate(passkey.suspectSince), .integer(limit),
                 ]

@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisCore
 
 /// A user's passkey (PROTOCOL §12.1): what registration verified, and what each sign-in updates.
 public struct PasskeyRecord: Sendable, Equatable {
@@ -13,12 +14,11 @@ public struct PasskeyRecord: Sendable, Equatable {
     /// The COSE algorithm (−7, −8, −257).
     public var algorithm: Int
     public var signCount: Int64
-    /// The authenticator model's AAGUID, lower-case.
-    public var aaguid: String
+    /// The authenticator model's AAGUID.
+    public var aaguid: UUID
     public var backupEligible: Bool
     public var backedUp: Bool
-    /// How registration was attested: `none`, `self` or `basic`.
-    public var attestation: String
+    public var attestation: AttestationType
     public var transports: [String]
     public var displayName: String
     public var createdAt: Date
@@ -27,8 +27,8 @@ public struct PasskeyRecord: Sendable, Equatable {
     public var suspectSince: Date?
 
     public init(
-        id: String, tenantId: String, userId: String, credentialId: Data, publicKey: Data, algorithm: Int, signCount: Int64, aaguid: String,
-        backupEligible: Bool, backedUp: Bool, attestation: String, transports: [String], displayName: String, createdAt: Date, lastUsedAt: Date? = nil,
+        id: String, tenantId: String, userId: String, credentialId: Data, publicKey: Data, algorithm: Int, signCount: Int64, aaguid: UUID,
+        backupEligible: Bool, backedUp: Bool, attestation: AttestationType, transports: [String], displayName: String, createdAt: Date, lastUsedAt: Date? = nil,
         suspectSince: Date? = nil
     ) {
         self.id = id.lowercased()
@@ -38,7 +38,7 @@ public struct PasskeyRecord: Sendable, Equatable {
         self.publicKey = publicKey
         self.algorithm = algorithm
         self.signCount = signCount
-        self.aaguid = aaguid.lowercased()
+        self.aaguid = aaguid
         self.backupEligible = backupEligible
         self.backedUp = backedUp
         self.attestation = attestation

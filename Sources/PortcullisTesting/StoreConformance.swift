@@ -604,8 +604,8 @@ public enum StoreConformance {
             func passkey(_ id: String, user: String, tenant: String = tenant, credential: UInt8, count: Int64 = 0) -> PasskeyRecord {
                 PasskeyRecord(
                     id: id, tenantId: tenant, userId: user, credentialId: Data([credential, 0xfe, 0x01]), publicKey: Data([0xa5, 0x01, 0x02]),
-                    algorithm: -7, signCount: count, aaguid: "ADCE0002-35BC-C60A-648B-0B25F1F05503", backupEligible: true, backedUp: false,
-                    attestation: "none", transports: ["internal", "hybrid"], displayName: "Phone", createdAt: now)
+                    algorithm: -7, signCount: count, aaguid: UUID(uuidString: "ADCE0002-35BC-C60A-648B-0B25F1F05503")!, backupEligible: true, backedUp: false,
+                    attestation: .none, transports: ["internal", "hybrid"], displayName: "Phone", createdAt: now)
             }
             try expect(try await store.insertPasskey(passkey("P-1", user: "U-1", credential: 1, count: 5), limit: 3), "stored")
             try expect(

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import PortcullisCore
 import PortcullisTesting
 import PortcullisTokens
 import PortcullisWebAuthnFormat

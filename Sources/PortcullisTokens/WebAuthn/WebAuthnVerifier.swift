@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 public import Foundation
 import PortcullisAPI
+public import PortcullisCore
 public import PortcullisWebAuthnFormat
 import SwiftASN1
 import X509
@@ -43,16 +44,6 @@ public struct WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible
         self.step = step
         self.description = description
     }
-}
-
-/// How an authenticator attested a new credential.
-public enum AttestationType: String, Codable, Sendable {
-    /// `fmt: none`: the authenticator said nothing about itself.
-    case none
-    /// `packed` signed with the credential's own key.
-    case `self`
-    /// `packed` with an attestation certificate chain (`x5c`), its signature and certificate requirements checked.
-    case basic
 }
 
 /// A credential that passed registration (§7.1), ready to store.

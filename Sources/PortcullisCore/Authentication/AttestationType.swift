@@ -1,0 +1,9 @@
+/// How an authenticator attested a passkey when it was registered (PROTOCOL §12.1; WebAuthn L3 §6.5.3).
+public enum AttestationType: String, Codable, Sendable, CaseIterable {
+    /// `fmt: none`: the authenticator said nothing about itself.
+    case none
+    /// `packed` signed with the credential's own key.
+    case `self`
+    /// `packed` with an attestation certificate chain (`x5c`), its signature and certificate requirements checked.
+    case basic
+}
