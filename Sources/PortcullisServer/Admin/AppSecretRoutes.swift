@@ -83,7 +83,7 @@ struct AppSecretRoutes: Sendable {
         let before = try await store.document(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id)
         let previous = before.flatMap { try? JSONDecoder().decode(StoredSecretMaterial.self, from: $0.body) }
         var precondition: WritePrecondition = before.map { .version($0.version) } ?? .mustNotExist
-        if request.headers[.ifMatch] != nil { precondition = try DocumentETag.precondition(request, creating: false) }
+        if request.headers[.ifMatch] != nil { precondition = try DocumentETag.precondition(request) }
         let fingerprint = read.certificateFingerprint ?? box.passwordFingerprint(String(decoding: read.material, as: UTF8.self))
         if let before, let previous, previous.fingerprint == fingerprint, previous.kind == declaration.kind {
             // The same material again: no new version (nothing for apps to fetch), no audit record.
@@ -122,7 +122,7 @@ struct AppSecretRoutes: Sendable {
         guard let before = try await store.document(tenantId: tenant.tenant.id, kind: .appSecretMaterial, id: id) else {
             throw APIError.notFound("Material for the secret '\(declaration.identifier)'")
         }
-        let precondition = request.headers[.ifMatch] != nil ? try DocumentETag.precondition(request, creating: false) : .version(before.version)
+        let precondition = request.headers[.ifMatch] != nil ? try DocumentETag.precondition(request) : .version(before.version)
         try await Self.delete(before, precondition: precondition, actor: context.actor, at: clock.now(), store: store, tenants: tenants)
         _ = try? await compliance.announceConfiguration(tenantId: tenant.tenant.id, clientIds: Set(policy.targets.applications))
         return Response(status: .noContent)

@@ -94,7 +94,7 @@ struct ApplicationSecretRoutes: Sendable {
         _ request: Request, _ context: PortcullisRequestContext, _ tenant: TenantSnapshot, appId: String,
         _ change: (inout PortcullisCore.Application) throws -> Void
     ) async throws {
-        let given = try request.headers[.ifMatch] == nil ? nil : DocumentETag.precondition(request, creating: false)
+        let given = try request.headers[.ifMatch] == nil ? nil : DocumentETag.precondition(request)
         for attempt in 1...5 {
             guard let stored = try await resource.read(tenant, id: appId), !BuiltInResources.reserved.contains(where: { $0.appId == appId })
             else { throw APIError.notFound("The application \(appId)") }

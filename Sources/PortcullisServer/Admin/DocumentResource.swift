@@ -87,7 +87,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         _ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, force: Bool, dryRun: Bool,
         tenant: TenantSnapshot, actor: String
     ) async throws -> WriteOutcome {
-        let identified = try Self.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
+        let identified = try DocumentBody.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
         let document: Document
         do {
             document = try await registration.read(identified, tenant, force)
@@ -183,24 +183,24 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let tenant = try await tenant(context)
         let id = (given ?? context.parameters.get("id") ?? "").lowercased()
         guard let found = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        return JSONResponse.make(status: .ok, registration.present(found.document), headers: [.eTag: Self.etag(found.version)])
+        return JSONResponse.make(status: .ok, registration.present(found.document), headers: [.eTag: DocumentETag.etag(found.version)])
     }
 
     func writeResponse(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try await Self.body(request, context, limit: registration.maximumBody)
-        let dryRun = Self.flag(request, "dryRun")
-        let precondition: WritePrecondition? = pathId == nil || dryRun ? nil : try Self.precondition(request, creating: false)
+        let value = try await DocumentBody.body(request, context, limit: registration.maximumBody)
+        let dryRun = DocumentBody.flag(request, "dryRun")
+        let precondition: WritePrecondition? = pathId == nil || dryRun ? nil : try DocumentETag.precondition(request)
         let outcome = try await write(
             value, pathId: pathId, precondition: precondition,
-            force: Self.flag(request, "force"), dryRun: dryRun, tenant: tenant, actor: context.actor)
+            force: DocumentBody.flag(request, "force"), dryRun: dryRun, tenant: tenant, actor: context.actor)
         switch outcome {
         case .created(let stored):
-            var headers: HTTPFields = [.eTag: Self.etag(stored.version)]
+            var headers: HTTPFields = [.eTag: DocumentETag.etag(stored.version)]
             if pathId == nil { headers[.location] = "\(request.uri.path)/\(stored.document.documentId)" }
             return JSONResponse.make(status: .created, registration.present(stored.document), headers: headers)
         case .replaced(let stored), .unchanged(let stored):
-            return JSONResponse.make(status: .ok, registration.present(stored.document), headers: [.eTag: Self.etag(stored.version)])
+            return JSONResponse.make(status: .ok, registration.present(stored.document), headers: [.eTag: DocumentETag.etag(stored.version)])
         case .dryRun(let before, let after):
             // `?dryRun=true` (PROTOCOL §11, policy as code): the write validated exactly as it would be, and what it would
             // do — `create`, `change` or `unchanged` — with the stored and the resulting documents as answers show them.
@@ -208,7 +208,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
             let body = DryRunBody(
                 action: action, id: after.documentId, before: before.map { registration.present($0.document) } ?? .null,
                 after: registration.present(after))
-            return JSONResponse.make(status: .ok, body, headers: before.map { [.eTag: Self.etag($0.version)] } ?? [:])
+            return JSONResponse.make(status: .ok, body, headers: before.map { [.eTag: DocumentETag.etag($0.version)] } ?? [:])
         }
     }
 
@@ -221,9 +221,10 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     func deleteResponse(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
-        let precondition = try Self.precondition(request, creating: false)
+        let precondition = try DocumentETag.precondition(request)
         try await delete(
-            id: context.parameters.get("id") ?? "", precondition: precondition, force: Self.flag(request, "force"), tenant: tenant, actor: context.actor)
+            id: context.parameters.get("id") ?? "", precondition: precondition, force: DocumentBody.flag(request, "force"), tenant: tenant, actor: context.actor
+        )
         return Response(status: .noContent)
     }
 }
@@ -255,33 +256,18 @@ extension DocumentResource: EditableDocuments {
     }
 }
 
-/// Helpers every document route shares (whatever its kind).
-extension DocumentResource {
-    static func etag(_ version: Int64) -> String { DocumentETag.etag(version) }
-    static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition { try DocumentETag.precondition(request, creating: creating) }
-    static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue { DocumentBody.withGeneratedId(value, key: key) }
-    static func identified(_ value: JSONValue, pathId: String?, key: String = "id") throws -> JSONValue {
-        try DocumentBody.identified(value, pathId: pathId, key: key)
-    }
-    static func flag(_ request: Request, _ name: String) -> Bool { DocumentBody.flag(request, name) }
-    static func body(_ request: Request, _ context: PortcullisRequestContext, limit: Int? = nil) async throws -> JSONValue {
-        try await DocumentBody.body(request, context, limit: limit)
-    }
-}
-
 /// ETags and `If-Match` for every document route.
 enum DocumentETag {
     static func etag(_ version: Int64) -> String { "\"\(version)\"" }
 
-    /// The precondition of a write. Creating (POST) needs none. Replacing and deleting need one (PROTOCOL §11:
+    /// The precondition of a replace or a delete (a create by POST needs none). They need one (PROTOCOL §11:
     /// two admins never overwrite each other unnoticed): `If-Match: "n"` (must be version n; a list of ETags, any
     /// of them), `If-Match: *` (must exist) or, for a PUT that creates a document under a chosen ID,
     /// `If-None-Match: *`. Without any, 428 Precondition Required. RFC 9110 §13.1.1: If-Match compares strongly, so
     /// a well-formed ETag that is no version of ours (`"stale"`, a weak `W/"3"`) can never match — 412 — and only a
     /// header that is not an ETag list at all is 400.
-    static func precondition(_ request: Request, creating: Bool) throws -> WritePrecondition {
-        if creating { return .mustNotExist }
-        return try precondition(ifMatch: request.headers[.ifMatch], ifNoneMatch: request.method == .put ? request.headers[.ifNoneMatch] : nil)
+    static func precondition(_ request: Request) throws -> WritePrecondition {
+        try precondition(ifMatch: request.headers[.ifMatch], ifNoneMatch: request.method == .put ? request.headers[.ifNoneMatch] : nil)
     }
 
     /// The precondition `If-Match` (or, for a PUT, `If-None-Match`) states; the console's forms carry the ETag they read.

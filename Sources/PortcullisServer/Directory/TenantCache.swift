@@ -236,7 +236,7 @@ public final class TenantCache: Service, Sendable {
         }
     }
 
-    /// Every tenant, read in batches (one query each), decoded and built on every core.
+    /// Every tenant, read in batches of 8 tenants (one query each) and built into snapshots one after another.
     private func loadAll() async throws {
         let revisions = try await store.tenantRevisions()
         let ids = revisions.keys.sorted()
