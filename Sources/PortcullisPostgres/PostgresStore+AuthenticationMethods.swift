@@ -63,4 +63,8 @@ extension PostgresStore {
             )
             .map { try $0.decode(String.self) })
     }
+
+    public func usersWithPasskeys(tenantId: String) async throws -> Set<String> {
+        Set(try await rows("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = \(tenantId.lowercased())").map { try $0.decode(String.self) })
+    }
 }

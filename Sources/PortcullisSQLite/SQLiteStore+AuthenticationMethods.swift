@@ -65,4 +65,8 @@ extension SQLiteStore {
             )
             .map { try $0.string("user_id") })
     }
+
+    public func usersWithPasskeys(tenantId: String) async throws -> Set<String> {
+        Set(try await read("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = ?1", [.text(tenantId.lowercased())]).map { try $0.string("user_id") })
+    }
 }

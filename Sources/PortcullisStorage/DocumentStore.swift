@@ -78,6 +78,7 @@ public struct AuditSubject: RawRepresentable, Sendable, Hashable, Codable {
     public static let enrollment = AuditSubject(rawValue: "enrollment")
     public static let outbox = AuditSubject(rawValue: "outbox")
     public static let authenticationMethod = AuditSubject(rawValue: "authenticationMethod")
+    public static let passkey = AuditSubject(rawValue: "passkey")
 }
 
 /// An audit record: who changed what, when, and the before and after documents.

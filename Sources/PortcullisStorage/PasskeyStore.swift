@@ -75,4 +75,6 @@ public protocol PasskeyStore: Sendable {
     /// An admin's decision that a suspect passkey may sign in again.
     func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool
     func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool
+    /// The IDs of the tenant's users with at least one passkey (the lock-out guard of passkey-only strengths).
+    func usersWithPasskeys(tenantId: String) async throws -> Set<String>
 }

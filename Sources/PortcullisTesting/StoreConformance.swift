@@ -617,6 +617,7 @@ public enum StoreConformance {
             try expect(try await store.passkey(credentialId: Data([1, 0xfe, 0x01]))?.id == "p-1", "found by credential ID")
             try expect(try await store.passkey(credentialId: Data([9])) == nil, "an unknown credential ID")
             try expect(try await store.usersWithAuthenticationMethods(tenantId: tenant).contains("u-1"), "a passkey counts as a method")
+            try expect(try await store.usersWithPasskeys(tenantId: tenant) == ["u-1"], "who has a passkey")
             // The limit holds when registrations race.
             let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<6 {

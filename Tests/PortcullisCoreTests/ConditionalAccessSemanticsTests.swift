@@ -76,7 +76,8 @@ enum CA {
         return SignInFacts(
             userId: user, groupIds: groups, clientAppId: client, resourceAppId: resource, clientAppType: type, platform: platform,
             ipAddress: ip.flatMap(IPAddress.init), capabilities: capabilities, appProtection: protection,
-            approvedClientApp: directory.application(appId: client)?.approvedClientApp ?? false, multiFactorAuthenticated: mfa)
+            approvedClientApp: directory.application(appId: client)?.approvedClientApp ?? false,
+            authentication: AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: nil))
     }
 }
 
@@ -95,6 +96,7 @@ func kind(_ refusal: Decision.Refusal?) -> String? {
     switch refusal {
     case .block: "block"
     case .mfa: "mfa"
+    case .authenticationStrength: "strength"
     case .approvedApplication: "approved"
     case .compliantApplication: "compliant"
     case nil: nil

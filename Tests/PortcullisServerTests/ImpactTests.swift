@@ -89,7 +89,7 @@ struct ImpactTests {
                     userId: Fixtures.alice.id, groupIds: directory.groupIds(ofUser: Fixtures.alice.id), clientAppId: Fixtures.mobileClientId,
                     resourceAppId: Fixtures.mailApiId, platform: .iOS, ipAddress: IPAddress("203.0.113.9"), capabilities: ["protapp"],
                     appProtection: protection, approvedClientApp: directory.application(appId: Fixtures.mobileClientId)?.approvedClientApp ?? false,
-                    multiFactorAuthenticated: mfa)
+                    authentication: AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: nil))
                 let decision = set.evaluate(facts)
                 let record = SignInRecord(
                     id: "r", createdDateTime: Date(), correlationId: "c", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: nil,

@@ -21,10 +21,12 @@ struct SignInTests {
                 #expect(page.headers[.contentType] == "text/html; charset=utf-8")
                 let csp = try #require(page.headers[.contentSecurityPolicy])
                 #expect(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"))
-                #expect(page.html.contains(#"autocomplete="username""#) && page.html.contains(#"autocomplete="current-password""#))
+                #expect(page.html.contains(#"autocomplete="username webauthn""#) && page.html.contains(#"autocomplete="current-password""#))
                 #expect(page.input("username") == Fixtures.alice.upn, "login_hint pre-fills the user name")
                 #expect(page.input("csrf")?.isEmpty == false && browser.value("portcullis_csrf") != nil)
-                #expect(!page.html.contains("<script"), "the page needs no JavaScript")
+                #expect(csp.contains("script-src 'self'"))
+                // One first-party script (passkeys); the password form itself needs none.
+                #expect(page.html.components(separatedBy: "<script").count == 2 && page.html.contains(#"<script src="/static/passkey.js" defer></script>"#))
 
                 let done = try await browser.submit(client, page, [("username", Fixtures.alice.upn), ("password", Fixtures.alice.password)])
                 #expect(done.status == .found, "\(done.html)")

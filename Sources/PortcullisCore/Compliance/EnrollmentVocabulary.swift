@@ -62,4 +62,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable {
     /// A secret delivered (sealed) to an app instance, or a device identity issued to one.
     public static let deliver = AuditAction(rawValue: "deliver")
     public static let issue = AuditAction(rawValue: "issue")
+    /// A passkey's signature counter went backwards (PROTOCOL §12.1): the passkey is refused until an admin clears it.
+    public static let passkeySuspect = AuditAction(rawValue: "passkeySuspect")
+    /// An admin cleared a suspect passkey.
+    public static let clearSuspicion = AuditAction(rawValue: "clearSuspicion")
 }

@@ -25,8 +25,16 @@ public enum BuiltInResources {
         appId: consoleAppId, displayName: "Portcullis admin console", publicClient: true,
         allowedGrantTypes: [GrantType.authorizationCode.rawValue]
     )
+    /// The security info page's public client (PROTOCOL §12.1): a user without a session signs in through the
+    /// authorization endpoint like any app, redirected back to `{baseURL}/{tenantId}/securityinfo`; conditional access
+    /// applies to it as to any app.
+    public static let securityInfoAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c04"
+    public static let securityInfo = Application(
+        appId: securityInfoAppId, displayName: "Security info", publicClient: true, allowedGrantTypes: [GrantType.authorizationCode.rawValue]
+    )
+    public static func securityInfoPath(tenantId: String) -> String { "/\(tenantId)/securityinfo" }
     /// Built-in client applications (sign in like any public client; never resources).
-    public static let clients: [Application] = [console]
+    public static let clients: [Application] = [console, securityInfo]
     /// Every built-in application ID: none can be taken by a tenant's own.
     public static let reserved: [Application] = all + clients
 }

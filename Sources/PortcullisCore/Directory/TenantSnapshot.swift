@@ -44,6 +44,7 @@ public struct TenantSnapshot: Sendable {
         contents.appProtectionPolicies = appProtectionPolicies
         contents.appConfigurationPolicies = appConfigurationPolicies
         contents.secretMaterials = secretMaterials
+        contents.authenticationStrengths = conditionalAccess.customStrengths
         contents.sort()
         self.init(contents: contents, directory: directory, conditionalAccess: conditionalAccess)
     }
@@ -56,7 +57,7 @@ public struct TenantSnapshot: Sendable {
         var contents = self.contents
         Document.apply(document, id: id, to: &contents)
         switch Document.kind {
-        case .conditionalAccessPolicy:
+        case .conditionalAccessPolicy, .authenticationStrength:
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial:
@@ -76,7 +77,8 @@ public struct TenantSnapshot: Sendable {
     }
 
     static func conditionalAccess(_ contents: TenantContents, directory: DirectorySnapshot) -> CompiledPolicySet {
-        CompiledPolicySet(policies: contents.conditionalAccessPolicies, namedLocations: directory.namedLocations)
+        CompiledPolicySet(
+            policies: contents.conditionalAccessPolicies, namedLocations: directory.namedLocations, strengths: contents.authenticationStrengths)
     }
 
     /// The merged app configuration for an account in a client application (PROTOCOL §8.1).
@@ -92,6 +94,12 @@ public struct TenantSnapshot: Sendable {
     /// Whether any app protection policy targets the client application at all.
     public func appProtectionTargets(clientId: String) -> Bool {
         appProtectionPolicies.contains { $0.targets.applications.contains(clientId.lowercased()) }
+    }
+
+    /// The strength with this ID: built-in or one of the tenant's.
+    public func authenticationStrength(id: String) -> AuthenticationStrengthPolicy? {
+        let id = id.lowercased()
+        return AuthenticationStrengthPolicy.builtIns.first { $0.id == id } ?? contents.authenticationStrengths.first { $0.id == id }
     }
 
     public var tenant: Tenant { directory.tenant }

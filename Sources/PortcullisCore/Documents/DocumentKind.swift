@@ -12,6 +12,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
     public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")
     public static let appConfigurationPolicy = DocumentKind(rawValue: "appConfigurationPolicy")
+    /// A custom authentication strength (PROTOCOL §12.2).
+    public static let authenticationStrength = DocumentKind(rawValue: "authenticationStrength")
     /// A declared secret's material, sealed at rest (`StoredSecretMaterial`), ID `{policyId}:{identifier}`.
     public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
 }

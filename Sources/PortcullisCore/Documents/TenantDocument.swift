@@ -42,6 +42,8 @@ public struct TenantContents: Sendable {
     public var appProtectionPolicies: [AppProtectionPolicy] = []
     public var appConfigurationPolicies: [AppConfigurationPolicy] = []
     public var secretMaterials: [StoredSecretMaterial] = []
+    /// Custom authentication strengths (the built-in ones are not stored).
+    public var authenticationStrengths: [AuthenticationStrengthPolicy] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -58,6 +60,7 @@ public struct TenantContents: Sendable {
         Self.sort(&appProtectionPolicies)
         Self.sort(&appConfigurationPolicies)
         Self.sort(&secretMaterials)
+        Self.sort(&authenticationStrengths)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -188,6 +191,12 @@ extension StoredSecretMaterial: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [StoredSecretMaterial]>? { \.secretMaterials }
 }
 
+extension AuthenticationStrengthPolicy: TenantDocument {
+    public static let kind = DocumentKind.authenticationStrength
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [AuthenticationStrengthPolicy]>? { \.authenticationStrengths }
+}
+
 /// Every kind of tenant document, for reading a stored one back into its type by its kind name.
 public enum TenantDocuments {
     /// How every tenant document is stored, by every writer (the admin API, the seeder, the bench's dataset): sorted
@@ -204,6 +213,7 @@ public enum TenantDocuments {
     public static let all: [any TenantDocument.Type] = [
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
+        AuthenticationStrengthPolicy.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

@@ -67,10 +67,10 @@ extension AuthorizationRequest {
     public static let maximumParameterLength = 4096
 
     /// Validates the query (or form) parameters of `/authorize`. `parameters` must already be free of
-    /// repeated names (a repeated one is a page error for the caller to report). `consoleRedirectUri` is the
-    /// built-in console client's one redirect URI (it depends on the server's base URL).
+    /// repeated names (a repeated one is a page error for the caller to report). `baseURL` gives the built-in clients
+    /// their one redirect URI each (the console's, the security info page's).
     public static func parse(
-        _ parameters: [String: String], tenant: DirectorySnapshot, consoleRedirectUri: String? = nil
+        _ parameters: [String: String], tenant: DirectorySnapshot, baseURL: String? = nil
     ) -> Result<AuthorizationRequest, AuthorizationRequestFailure> {
         if let long = parameters.first(where: { $0.value.utf8.count > maximumParameterLength }) {
             return .failure(.page(TokenError(.invalidRequest, aadsts: 900144, "The parameter '\(long.key.clipped())' is too long.")))
@@ -81,7 +81,12 @@ extension AuthorizationRequest {
             return .failure(.page(.unknownApplication(clientId)))
         }
         guard let redirectUri = value("redirect_uri") else { return .failure(.page(.missingParameter("redirect_uri"))) }
-        let registered = client.appId == BuiltInResources.consoleAppId ? [consoleRedirectUri].compactMap { $0 } : client.redirectUris
+        let registered: [String] =
+            switch client.appId {
+            case BuiltInResources.consoleAppId: baseURL.map { [$0 + BuiltInResources.consoleRedirectPath] } ?? []
+            case BuiltInResources.securityInfoAppId: baseURL.map { [$0 + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id)] } ?? []
+            default: client.redirectUris
+            }
         guard registered.contains(where: { RedirectURI.matches(redirectUri, registered: $0) }) else {
             return .failure(.page(.redirectUriMismatch(redirectUri)))
         }

@@ -37,13 +37,15 @@ public struct CompiledPolicySet: Sendable {
         let excludedLocations: LocationSet
         let controls: [ConditionalAccessPolicy.Control]
         let controlNames: [String]
+        /// The strength `authenticationStrength` names (resolved when compiled).
+        let strength: AuthenticationStrengthPolicy?
 
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
             applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
-            controls: [ConditionalAccessPolicy.Control], controlNames: [String]
+            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?
         ) {
             self.policy = policy
             self.isWorkload = isWorkload
@@ -65,6 +67,7 @@ public struct CompiledPolicySet: Sendable {
             self.excludedLocations = excludedLocations
             self.controls = controls
             self.controlNames = controlNames
+            self.strength = strength
         }
     }
 
@@ -76,6 +79,8 @@ public struct CompiledPolicySet: Sendable {
     let userIndex: [UInt64: [Int32]]
     let workloadIndex: [UInt64: [Int32]]
     let trustedRanges: [IPRange]
+    /// The tenant's custom authentication strengths (the policies' references are resolved against these and the built-ins).
+    public let customStrengths: [AuthenticationStrengthPolicy]
     static let anyKey: Int32 = -1
     static let unknown: Int32 = -2
 
@@ -86,7 +91,8 @@ public struct CompiledPolicySet: Sendable {
         UInt64(UInt32(bitPattern: resource)) << 32 | UInt64(UInt32(bitPattern: subject))
     }
 
-    public init(policies: [ConditionalAccessPolicy], namedLocations: [NamedLocation]) {
+    public init(policies: [ConditionalAccessPolicy], namedLocations: [NamedLocation], strengths: [AuthenticationStrengthPolicy] = []) {
+        let strengthsById = Dictionary((AuthenticationStrengthPolicy.builtIns + strengths).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let sorted = policies.sorted { $0.id < $1.id }
         var rangesByLocation: [String: [IPRange]] = [:]
         var trusted: [IPRange] = []
@@ -140,8 +146,12 @@ public struct CompiledPolicySet: Sendable {
                 excludedPlatforms: c.platforms?.excludePlatforms ?? [],
                 locations: c.locations.map { locationSet($0.includeLocations) },
                 excludedLocations: locationSet(c.locations?.excludeLocations),
-                controls: policy.grantControls.builtInControls,
-                controlNames: policy.grantControls.builtInControls.map(\.rawValue))
+                controls: policy.grantControls.controls,
+                controlNames: policy.grantControls.controls.map(\.rawValue),
+                // A reference to a strength that no longer exists (a store edited by hand) is unmet: nothing satisfies it.
+                strength: policy.grantControls.authenticationStrength.map {
+                    strengthsById[$0.id] ?? AuthenticationStrengthPolicy(id: $0.id, displayName: "(missing strength \($0.id))", allowedCombinations: [])
+                })
             let index = Int32(entries.count)
             entries.append(entry)
             let resourceKeys = (entry.allApplications ? [Self.anyKey] : []) + entry.applications.sorted()
@@ -158,6 +168,7 @@ public struct CompiledPolicySet: Sendable {
         self.userIndex = userIndex
         self.workloadIndex = workloadIndex
         self.trustedRanges = trusted
+        self.customStrengths = strengths
     }
 
     /// A sign-in's identities as symbols (`unknown` for an ID no policy names).
@@ -203,7 +214,7 @@ public struct CompiledPolicySet: Sendable {
                 var granted = entry.policy.grantControls.operator == .and
                 var results: [Decision.ControlResult] = []
                 for control in entry.controls {
-                    let (met, reason) = Self.check(control, facts, exempt: exempt)
+                    let (met, reason) = Self.check(control, facts, strength: entry.strength, exempt: exempt)
                     results.append(Decision.ControlResult(control: control.rawValue, satisfied: met, reason: reason))
                     if entry.policy.grantControls.operator == .and {
                         if !met {
@@ -243,6 +254,7 @@ public struct CompiledPolicySet: Sendable {
             switch first {
             case .block: refusal = .block(policyIds: ids)
             case .mfa: refusal = .mfa(policyIds: ids)
+            case .authenticationStrength: refusal = .authenticationStrength(policyIds: ids)
             case .approvedApplication: refusal = .approvedApplication(policyIds: ids)
             case .compliantApplication: refusal = .compliantApplication(policyIds: ids)
             }
@@ -252,7 +264,9 @@ public struct CompiledPolicySet: Sendable {
     }
 
     /// Whether a sign-in meets one grant control, and the reason in words (what-if and the sign-in log show it).
-    static func check(_ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, exempt: Bool) -> (Bool, String) {
+    static func check(
+        _ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, strength: AuthenticationStrengthPolicy?, exempt: Bool
+    ) -> (Bool, String) {
         switch control {
         case .block:
             return (false, "the policy blocks access")
@@ -263,6 +277,11 @@ public struct CompiledPolicySet: Sendable {
                     false,
                     facts.userId == nil ? "an app-only sign-in has no second factor" : "the authentication did not include a second factor (password only)"
                 )
+        case .authenticationStrength:
+            guard let strength else { return (false, "the policy names no strength") }
+            guard facts.userId != nil else { return (false, "an app-only sign-in has no authentication strength") }
+            let (met, reason) = strength.evaluate(facts.authentication)
+            return (met, "\(strength.displayName): \(reason)")
         case .approvedApplication:
             if exempt { return (true, "the compliance service is always allowed") }
             return facts.approvedClientApp ? (true, "the client app is an approved app") : (false, "the client app is not an approved app")

@@ -3,19 +3,23 @@ import Foundation
 extension ConditionalAccessPolicy {
     /// Parses and validates a policy document against a tenant's directory. Reports every problem with its
     /// JSON Pointer. `generatedId` names a policy that came without an `id`; `force` lets a policy that
-    /// blocks everyone on everything through the lock-out guard.
+    /// blocks everyone on everything through the lock-out guard. `strengths` are the tenant's custom authentication
+    /// strengths (a policy may name those and the built-in ones).
     public static func parse(
-        _ value: JSONValue, directory: DirectorySnapshot, generatedId: @autoclosure () -> String, force: Bool = false, pointer: String = ""
+        _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [], generatedId: @autoclosure () -> String,
+        force: Bool = false, pointer: String = ""
     ) throws(ValidationError) -> ConditionalAccessPolicy {
         let problems = ProblemCollector()
-        let policy = read(value, directory: directory, generatedId: generatedId(), force: force, pointer: pointer, problems: problems)
+        let policy = read(
+            value, directory: directory, strengths: strengths, generatedId: generatedId(), force: force, pointer: pointer, problems: problems)
         try problems.check()
         guard let policy else { throw ValidationError(problems: [ValidationProblem(pointer: pointer, message: "is not a valid policy.")]) }
         return policy
     }
 
     public static func read(
-        _ value: JSONValue, directory: DirectorySnapshot, generatedId: String, force: Bool, pointer: String, problems: ProblemCollector
+        _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [], generatedId: String, force: Bool,
+        pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         root.rejectUnknownMembers(allowed: [
@@ -48,31 +52,58 @@ extension ConditionalAccessPolicy {
                     problems.add(reader.path(key), "cannot be enforced by this server.")
                 }
             }
-            if let strength = reader.object["authenticationStrength"], strength != .null {
-                problems.add(reader.path("authenticationStrength"), "cannot be enforced by this server.")
+            var strength: StrengthReference?
+            if let s = reader.object("authenticationStrength") {
+                // Graph shows the strength expanded on read; a document read back and re-applied carries those members.
+                s.rejectUnknownMembers(allowed: [
+                    "id", "displayName", "description", "policyType", "requirementsSatisfied", "allowedCombinations", "combinationConfigurations",
+                    "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context",
+                ])
+                if let id = s.string("id", required: true) {
+                    let known = AuthenticationStrengthPolicy.builtIns + strengths
+                    if let found = known.first(where: { $0.id == id.lowercased() }) {
+                        strength = StrengthReference(id: found.id)
+                    } else {
+                        problems.add(
+                            s.path("id"),
+                            "'\(id)' names no authentication strength of this tenant (built-in: \(AuthenticationStrengthPolicy.builtIns.map(\.id).joined(separator: ", ")))."
+                        )
+                    }
+                }
             }
             let op = reader.enumeration("operator", allowed: GrantOperator.allCases.map(\.rawValue), required: true).flatMap(GrantOperator.init(rawValue:))
             var controls: [Control] = []
             if let items = reader.strings("builtInControls", required: true) {
-                if items.isEmpty { problems.add(reader.path("builtInControls"), "must name at least one control.") }
+                if items.isEmpty && !reader.has("authenticationStrength") {
+                    problems.add(reader.path("builtInControls"), "must name at least one control (or set authenticationStrength).")
+                }
                 for (name, itemPointer) in items {
-                    if let control = Control.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+                    if let control = Control.builtIn.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
                         if !controls.contains(control) { controls.append(control) }
                     } else if unenforceableControls.contains(where: { $0.lowercased() == name.lowercased() }) {
                         problems.add(itemPointer, "'\(name)' cannot be enforced by this server; a policy that silently skipped it would be a security hole.")
                     } else {
-                        problems.add(itemPointer, "'\(name)' is not one of: \(Control.allCases.map(\.rawValue).joined(separator: ", ")).")
+                        problems.add(itemPointer, "'\(name)' is not one of: \(Control.builtIn.map(\.rawValue).joined(separator: ", ")).")
                     }
                 }
                 if controls.contains(.block) && controls.count > 1 {
                     problems.add(reader.path("builtInControls"), "block cannot be combined with other controls.")
                 }
             }
-            if let op { grant = GrantControls(operator: op, builtInControls: controls) }
+            if controls.contains(.block) && strength != nil {
+                problems.add(reader.path("authenticationStrength"), "block cannot be combined with an authentication strength.")
+            }
+            if controls.contains(.mfa) && strength != nil {
+                problems.add(
+                    reader.path("authenticationStrength"),
+                    "mfa and an authentication strength cannot both be required (as in Entra); the built-in strength 00000000-0000-0000-0000-000000000002 is mfa."
+                )
+            }
+            if let op { grant = GrantControls(operator: op, builtInControls: controls, authenticationStrength: strength) }
         }
 
         if let conditions, let grant {
-            if conditions.clientApplications != nil && grant.builtInControls != [.block] {
+            if conditions.clientApplications != nil && grant.controls != [.block] {
                 problems.add(
                     JSONPointer.appending(pointer, "grantControls"),
                     "a policy for workload identities (conditions.clientApplications) can only block.")
@@ -228,15 +259,34 @@ extension ConditionalAccessPolicy {
             clientAppTypes: clientAppTypes, platforms: platforms, locations: locations)
     }
 
-    /// The lock-out guard for the `mfa` control (PROTOCOL §10, the MFA issue): an enabled policy for All users
-    /// whose only way through is a second factor, while some of the users it covers have none, would make
-    /// every non-interactive sign-in of theirs fail (50076) until they register. A warning that `force` passes.
-    public func factorLockoutWarning(directory: DirectorySnapshot, registered: Set<String>) -> ValidationProblem? {
+    /// Who has registered what (the lock-out guard's facts): user IDs with any factor (TOTP or passkey), and with a passkey.
+    public struct RegisteredMethods: Sendable {
+        public var anyFactor: Set<String>
+        public var passkey: Set<String>
+
+        public init(anyFactor: Set<String>, passkey: Set<String>) {
+            self.anyFactor = anyFactor
+            self.passkey = passkey
+        }
+    }
+
+    /// The lock-out guard for the `mfa` control and authentication strengths (PROTOCOL §10, §12.2): an enabled policy
+    /// for All users whose only way through is a factor, while some of the users it covers have none that meets it,
+    /// would make every non-interactive sign-in of theirs fail (50076) until they register. `strength` is the one the
+    /// policy names. A warning that `force` passes.
+    public func factorLockoutWarning(
+        directory: DirectorySnapshot, registered: RegisteredMethods, strength: AuthenticationStrengthPolicy? = nil
+    ) -> ValidationProblem? {
         let policy = self
         let grant = policy.grantControls
-        let factorOnly = grant.builtInControls.contains(.mfa) && (grant.operator == .and || grant.builtInControls == [.mfa])
+        let all = grant.controls
+        let factorControls = all.filter { $0 == .mfa || $0 == .authenticationStrength }
+        let factorOnly = !factorControls.isEmpty && (grant.operator == .and || factorControls.count == all.count)
         guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(.all)
         else { return nil }
+        // A strength that a password and code cannot meet needs a passkey (temporary passes are not a way to live).
+        let passkeyOnly = strength.map { !$0.allowedCombinations.contains(.passwordSoftwareOath) } ?? false
+        let registered = passkeyOnly ? registered.passkey : registered.anyFactor
         let excludedUsers = Set(users.excludeUsers)
         let excludedGroups = Set(users.excludeGroups)
         let covered = directory.users.filter { user in
@@ -247,9 +297,9 @@ extension ConditionalAccessPolicy {
         guard !without.isEmpty else { return nil }
         let names = without.prefix(3).map(\.userPrincipalName).joined(separator: ", ") + (without.count > 3 ? ", …" : "")
         return ValidationProblem(
-            pointer: "/grantControls/builtInControls",
+            pointer: grant.authenticationStrength == nil ? "/grantControls/builtInControls" : "/grantControls/authenticationStrength",
             message:
-                "\(without.count) of the \(covered.count) users this policy covers have no second factor registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it."
+                "\(without.count) of the \(covered.count) users this policy covers have no \(passkeyOnly ? "passkey" : "second factor") registered (\(names)): every sign-in of theirs without a page (the password grant, scripts) will fail with AADSTS50076 until they register on the sign-in page. Target a group, use report-only first, or force it."
         )
     }
 
@@ -258,9 +308,11 @@ extension ConditionalAccessPolicy {
     /// registered (`factorLockoutWarning`), or an approved / protected app on platforms and clients that have
     /// none. `protectedApps` are the client app IDs some app protection policy targets (no other client can
     /// ever hold a compliant enrollment). Each is a warning that `force` passes.
-    public func lockoutWarnings(directory: DirectorySnapshot, registered: Set<String>, protectedApps: Set<String>) -> [ValidationProblem] {
+    public func lockoutWarnings(
+        directory: DirectorySnapshot, registered: RegisteredMethods, strength: AuthenticationStrengthPolicy? = nil, protectedApps: Set<String>
+    ) -> [ValidationProblem] {
         var warnings: [ValidationProblem] = []
-        if let factor = factorLockoutWarning(directory: directory, registered: registered) { warnings.append(factor) }
+        if let factor = factorLockoutWarning(directory: directory, registered: registered, strength: strength) { warnings.append(factor) }
         if let app = appLockoutWarning(directory: directory, protectedApps: protectedApps) { warnings.append(app) }
         return warnings
     }
@@ -310,6 +362,9 @@ extension ConditionalAccessPolicy {
         guard let users = conditions.users else { return false }
         return (users.includeGroups + users.excludeGroups).contains(id.lowercased())
     }
+
+    /// Whether this policy requires the authentication strength (deleting it would break the policy).
+    public func refers(toStrength id: String) -> Bool { grantControls.authenticationStrength?.id == id.lowercased() }
 
     /// Whether this policy refers to the named location (deleting it would break the policy).
     public func refers(toLocation id: String) -> Bool {

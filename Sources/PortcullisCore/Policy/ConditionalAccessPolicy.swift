@@ -11,17 +11,22 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         case or = "OR"
     }
 
-    /// The grant controls this server can enforce.
+    /// The grant controls this server can enforce: the built-in controls, and `authenticationStrength` (which a
+    /// policy names in its own member, `grantControls.authenticationStrength`, never in `builtInControls`).
     public enum Control: String, Codable, Sendable, CaseIterable, Comparable {
-        case block, mfa, approvedApplication, compliantApplication
+        case block, mfa, authenticationStrength, approvedApplication, compliantApplication
+
+        /// The values `builtInControls` takes.
+        public static let builtIn: [Control] = [.block, .mfa, .approvedApplication, .compliantApplication]
 
         /// Unmet controls are reported in this order (PROTOCOL §3).
         var reportOrder: Int {
             switch self {
             case .block: 0
             case .mfa: 1
-            case .approvedApplication: 2
-            case .compliantApplication: 3
+            case .authenticationStrength: 2
+            case .approvedApplication: 3
+            case .compliantApplication: 4
             }
         }
         public static func < (a: Control, b: Control) -> Bool { a.reportOrder < b.reportOrder }
@@ -87,9 +92,18 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var locations: Locations?
     }
 
+    /// Graph's `authenticationStrength` member of grant controls, as stored: the strength's ID (reads show it expanded).
+    public struct StrengthReference: Codable, Sendable, Equatable {
+        public var id: String
+    }
+
     public struct GrantControls: Codable, Sendable, Equatable {
         public var `operator`: GrantOperator
         public var builtInControls: [Control]
+        public var authenticationStrength: StrengthReference?
+
+        /// Every control the policy demands: the built-in ones, then the strength.
+        public var controls: [Control] { builtInControls + (authenticationStrength == nil ? [] : [.authenticationStrength]) }
     }
 
     public var id: String
@@ -99,7 +113,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public var grantControls: GrantControls
 
     /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
-    public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse", "authenticationStrength"]
+    public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse"]
 }
 
 /// A device platform, as Entra conditional access names it.

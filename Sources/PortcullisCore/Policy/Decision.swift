@@ -57,6 +57,8 @@ public struct Decision: Sendable, Equatable {
     public enum Refusal: Sendable, Equatable {
         case block(policyIds: [String])
         case mfa(policyIds: [String])
+        /// An authentication strength the sign-in did not meet (PROTOCOL §12.2).
+        case authenticationStrength(policyIds: [String])
         case approvedApplication(policyIds: [String])
         case compliantApplication(policyIds: [String])
     }

@@ -9,7 +9,7 @@ public enum ImpactAnalysis {
     /// One side of a comparison: what conditional access decided.
     public struct Outcome: Codable, Sendable, Equatable {
         public var status: Decision.Status
-        /// `block`, `mfa`, `approvedApplication` or `compliantApplication` when refused.
+        /// `block`, `mfa`, `authenticationStrength`, `approvedApplication` or `compliantApplication` when refused.
         public var refusal: String?
         public var policyIds: [String]
 
@@ -21,6 +21,9 @@ public enum ImpactAnalysis {
                 policyIds = ids
             case .mfa(let ids):
                 refusal = "mfa"
+                policyIds = ids
+            case .authenticationStrength(let ids):
+                refusal = "authenticationStrength"
                 policyIds = ids
             case .approvedApplication(let ids):
                 refusal = "approvedApplication"
@@ -82,7 +85,7 @@ public enum ImpactAnalysis {
             clientAppType: SignInFacts.ClientAppType(rawValue: record.clientAppType) ?? .mobileAppsAndDesktopClients,
             platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), ipAddress: record.ipAddress.flatMap(IPAddress.init),
             capabilities: record.capabilities, appProtection: protection, approvedClientApp: client?.approvedClientApp ?? false,
-            multiFactorAuthenticated: record.authenticationMethods?.contains("mfa") ?? false)
+            authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
     }
 
     /// The current policies with the drafts applied: a draft replaces the policy with its ID, or is added.

@@ -33,14 +33,16 @@ public struct SignInFacts: Sendable, Equatable {
     public var appProtection: AppProtection
     /// Whether the client application is an approved client app.
     public var approvedClientApp: Bool
+    /// How the user authenticated (what authentication strengths compare).
+    public var authentication: AuthenticationContext
     /// Whether the sign-in carried multi-factor authentication.
-    public var multiFactorAuthenticated: Bool
+    public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 
     public init(
         userId: String?, groupIds: [String], clientAppId: String, resourceAppId: String,
         clientAppType: ClientAppType = .mobileAppsAndDesktopClients, platform: DevicePlatform? = nil, ipAddress: IPAddress? = nil,
         capabilities: [String] = [], appProtection: AppProtection = .none, approvedClientApp: Bool = false,
-        multiFactorAuthenticated: Bool = false
+        authentication: AuthenticationContext = .none
     ) {
         self.userId = userId?.lowercased()
         self.groupIds = groupIds.map { $0.lowercased() }
@@ -52,7 +54,7 @@ public struct SignInFacts: Sendable, Equatable {
         self.capabilities = capabilities
         self.appProtection = appProtection
         self.approvedClientApp = approvedClientApp
-        self.multiFactorAuthenticated = multiFactorAuthenticated
+        self.authentication = authentication
     }
 
     public var declaresProtApp: Bool { capabilities.contains(ClientCapability.protApp) }
@@ -70,6 +72,6 @@ extension SignInFacts {
         self.init(
             userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId, resourceAppId: resource.appId,
             clientAppType: clientAppType, platform: platform, ipAddress: ipAddress, capabilities: capabilities.capabilities, appProtection: appProtection,
-            approvedClientApp: approvedClientApp ?? client.approvedClientApp, multiFactorAuthenticated: authentication.includesSecondFactor)
+            approvedClientApp: approvedClientApp ?? client.approvedClientApp, authentication: authentication)
     }
 }

@@ -1,7 +1,8 @@
 public import Foundation
 
 /// How the user authenticated for this grant (`amr`, `auth_time`): remembered by a refresh-token family so
-/// that later silent grants know it too. Ready for a second factor; today every user sign-in is `pwd`.
+/// that later silent grants know it too. `methods` is the recorded list: the `amr` values and what a strength needs
+/// besides (see `AuthenticationStrength.swift`); tokens carry `amr`.
 public struct AuthenticationContext: Sendable, Equatable {
     public var methods: [String]
     public var time: Date?
@@ -161,7 +162,7 @@ public struct GrantRefusal: Sendable, Equatable {
     public func tokenError(baseURL: String) -> TokenError {
         switch refusal {
         case .block: return .blockedByConditionalAccess
-        case .mfa: return .mfaRequired
+        case .mfa, .authenticationStrength: return .mfaRequired
         case .approvedApplication: return .approvedClientAppRequired
         case .compliantApplication(let policyIds):
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }
@@ -221,7 +222,7 @@ public enum GrantDecision {
                 clientAuthenticated: facts.clientAuthenticated, issuedAt: iat, expiresAt: exp, scopes: scopes,
                 roles: resource.map { tenant.roles(ofPrincipal: user.id, on: $0) } ?? [], userPrincipalName: user.userPrincipalName,
                 name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId,
-                methods: facts.authentication.methods, authTime: authTime)
+                methods: facts.authentication.amr, authTime: authTime)
         } else {
             access = MintPlan.AccessToken(
                 audience: audience, subject: client.appId, objectId: nil, tenantId: tenant.tenant.id, clientId: client.appId,
@@ -238,7 +239,7 @@ public enum GrantDecision {
                 idToken = MintPlan.IDToken(
                     audience: client.appId, subject: user.id, tenantId: tenant.tenant.id, issuedAt: iat, expiresAt: iat + Int(settings.idTokenLifetime),
                     preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
-                    email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.methods,
+                    email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.amr,
                     authTime: authTime)
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)

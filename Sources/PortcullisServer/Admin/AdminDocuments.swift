@@ -10,6 +10,7 @@ import PortcullisTokens
 /// change. Adding a kind is its `TenantDocument` type plus one entry here (and its path in `register`).
 struct AdminDocuments: Sendable {
     let conditionalAccessPolicies: DocumentResource<ConditionalAccessPolicy>
+    let authenticationStrengths: DocumentResource<AuthenticationStrengthPolicy>
     let namedLocations: DocumentResource<NamedLocation>
     let appProtectionPolicies: DocumentResource<AppProtectionPolicy>
     let appConfigurationPolicies: DocumentResource<AppConfigurationPolicy>
@@ -31,15 +32,39 @@ struct AdminDocuments: Sendable {
                 noun: "conditional-access policy",
                 read: { value, tenant, force in
                     let policy = try ConditionalAccessPolicy.parse(
-                        value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased(), force: force)
+                        value, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths,
+                        generatedId: UUID().uuidString.lowercased(), force: force)
                     if !force {
+                        let registered = ConditionalAccessPolicy.RegisteredMethods(
+                            anyFactor: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
+                            passkey: try await store.usersWithPasskeys(tenantId: tenant.tenant.id))
                         let warnings = policy.lockoutWarnings(
-                            directory: tenant.directory, registered: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
+                            directory: tenant.directory, registered: registered,
+                            strength: policy.grantControls.authenticationStrength.flatMap { tenant.authenticationStrength(id: $0.id) },
                             protectedApps: Set(tenant.appProtectionPolicies.flatMap(\.targets.applications)))
                         if !warnings.isEmpty { throw ValidationError(problems: warnings) }
                     }
                     return policy
-                }))
+                },
+                present: { policy, tenant in Self.present(policy, tenant: tenant) }))
+
+        authenticationStrengths = resource(
+            DocumentRegistration(
+                noun: "authentication strength",
+                read: { value, tenant, _ in
+                    try AuthenticationStrengthPolicy.parse(
+                        value, others: tenant.contents.authenticationStrengths, generatedId: UUID().uuidString.lowercased())
+                },
+                beforeDelete: { strength, tenant, _ in
+                    let users = tenant.conditionalAccess.policies.filter { $0.refers(toStrength: strength.id) }
+                    if !users.isEmpty {
+                        throw APIError(
+                            .conflict, "inUse",
+                            "The authentication strength is required by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first."
+                        )
+                    }
+                },
+                builtIns: AuthenticationStrengthPolicy.builtIns))
 
         namedLocations = resource(
             DocumentRegistration(
@@ -92,7 +117,7 @@ struct AdminDocuments: Sendable {
             DocumentRegistration(
                 noun: "user",
                 read: { value, tenant, _ in try await Self.readUser(value, tenant: tenant, passwords: passwords) },
-                present: { user in
+                present: { user, _ in
                     var shown = user
                     shown.passwordHash = nil  // answers and audit records never carry it
                     return JSONValue(encoding: shown)
@@ -155,7 +180,7 @@ struct AdminDocuments: Sendable {
                 read: { value, tenant, _ in
                     try Self.readApplication(DocumentBody.withGeneratedId(value, key: "appId"), tenant: tenant, credentials: credentials, now: clock.now())
                 },
-                present: { application in
+                present: { application, _ in
                     var shown = JSONValue(encoding: application)
                     // Every secret as metadata: never its hash.
                     if case .object(var object) = shown, case .array(let secrets)? = object["secrets"] {
@@ -211,6 +236,17 @@ struct AdminDocuments: Sendable {
     /// unique in the tenant (case-insensitively); a `password` is hashed (bcrypt), and a replace without
     /// `password` or `passwordHash` keeps the stored hash — as does the same password again (a folder re-applied
     /// changes nothing).
+    /// A policy as Graph shows it: the strength it requires expanded (`id`, `displayName`, `allowedCombinations`…).
+    static func present(_ policy: ConditionalAccessPolicy, tenant: TenantSnapshot) -> JSONValue {
+        let shown = JSONValue(encoding: policy)
+        guard let reference = policy.grantControls.authenticationStrength, let strength = tenant.authenticationStrength(id: reference.id),
+            case .object(var object) = shown, case .object(var grant)? = object["grantControls"]
+        else { return shown }
+        grant["authenticationStrength"] = JSONValue(encoding: strength)
+        object["grantControls"] = .object(grant)
+        return .object(object)
+    }
+
     static func readUser(_ value: JSONValue, tenant: TenantSnapshot, passwords: PasswordHasher) async throws -> User {
         let problems = ProblemCollector()
         let entry = DirectoryDocument.parseUser(DocumentBody.withGeneratedId(value), at: "", problems: problems, domain: tenant.tenant.domain)

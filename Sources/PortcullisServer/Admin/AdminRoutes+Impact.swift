@@ -54,7 +54,9 @@ extension AdminRoutes {
             cursor = last.cursor
         }
         let current = tenant.conditionalAccess
-        let drafted = CompiledPolicySet(policies: ImpactAnalysis.applying(drafts, to: current.policies), namedLocations: tenant.directory.namedLocations)
+        let drafted = CompiledPolicySet(
+            policies: ImpactAnalysis.applying(drafts, to: current.policies), namedLocations: tenant.directory.namedLocations,
+            strengths: tenant.contents.authenticationStrengths)
         return ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)
     }
 }

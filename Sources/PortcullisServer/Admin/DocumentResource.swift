@@ -17,14 +17,17 @@ struct DocumentRegistration<Document: TenantDocument>: Sendable {
     /// the body's ID is already the path's. `force` is the request's `?force=true`.
     let read: @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) async throws -> Document
     /// How answers, dry runs and the audit log show a document (users without their password hash, applications'
-    /// secrets without hashes).
-    var present: @Sendable (Document) -> JSONValue = { JSONValue(encoding: $0) }
+    /// secrets without hashes, policies with the strength they name expanded).
+    var present: @Sendable (Document, TenantSnapshot) -> JSONValue = { document, _ in JSONValue(encoding: document) }
     /// Refuses a delete that would leave something broken.
     var beforeDelete: @Sendable (_ document: Document, _ tenant: TenantSnapshot, _ force: Bool) throws -> Void = { _, _, _ in }
     /// What follows a stored change (`after` is `nil` for a delete); `actor` made it.
     var afterWrite: @Sendable (_ before: Document?, _ after: Document?, _ tenant: TenantSnapshot, _ actor: String) async throws -> Void = { _, _, _, _ in }
     /// The largest body a write accepts (`nil`: the server's usual limit).
     var maximumBody: Int? = nil
+    /// Documents every tenant has, never stored and read-only (the built-in authentication strengths): listed first,
+    /// readable by ID, refused to writes and deletes.
+    var builtIns: [Document] = []
 }
 
 /// A stored document read back into its type, with its version (the ETag).
@@ -54,13 +57,24 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     // MARK: The typed operations
 
     /// One page of the tenant's documents of this kind, in ID order.
+    /// One page of the tenant's documents of this kind: the built-in ones first, then the stored ones in ID order.
     func list(_ tenant: TenantSnapshot, top: Int, skip: Int) async throws -> [Versioned<Document>] {
-        try await store.documents(tenantId: tenant.tenant.id, kind: Document.kind).dropFirst(skip).prefix(top).map(decode)
+        let builtIn = registration.builtIns.map { Versioned(document: $0, version: 0) }
+        let stored = try await store.documents(tenantId: tenant.tenant.id, kind: Document.kind).map(decode)
+        return Array((builtIn + stored).dropFirst(skip).prefix(top))
     }
+
+    /// The built-in document with this ID, if any.
+    func builtIn(id: String) -> Document? { registration.builtIns.first { $0.documentId == id.lowercased() } }
 
     /// One document, or `nil`.
     func read(_ tenant: TenantSnapshot, id: String) async throws -> Versioned<Document>? {
-        try await store.document(tenantId: tenant.tenant.id, kind: Document.kind, id: id.lowercased()).map(decode)
+        if let document = builtIn(id: id) { return Versioned(document: document, version: 0) }
+        return try await store.document(tenantId: tenant.tenant.id, kind: Document.kind, id: id.lowercased()).map(decode)
+    }
+
+    static func readOnly(_ id: String) -> APIError {
+        APIError(.methodNotAllowed, "builtInReadOnly", "\(id) is built in and read-only; create a custom one instead.")
     }
 
     func decode(_ stored: StoredDocument) throws -> Versioned<Document> {
@@ -87,6 +101,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         _ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, force: Bool, dryRun: Bool,
         tenant: TenantSnapshot, actor: String
     ) async throws -> WriteOutcome {
+        if let pathId, builtIn(id: pathId) != nil { throw Self.readOnly(pathId.lowercased()) }
         let identified = try DocumentBody.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
         let document: Document
         do {
@@ -130,7 +145,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
             at: clock.now(),
             audit: AuditRecord(
                 tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
-                documentId: id, before: before.map { registration.present($0.document) }, after: registration.present(document)))
+                documentId: id, before: before.map { registration.present($0.document, tenant) }, after: registration.present(document, tenant)))
         try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: id, revision: stored.version)
         try await registration.afterWrite(before?.document, document, tenant, actor)
         return Versioned(document: document, version: stored.version)
@@ -138,6 +153,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     /// Deletes a document on `precondition` (after `beforeDelete`), with its audit record.
     func delete(id: String, precondition: WritePrecondition, force: Bool, tenant: TenantSnapshot, actor: String) async throws {
+        if builtIn(id: id) != nil { throw Self.readOnly(id.lowercased()) }
         guard let before = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id.lowercased())") }
         try registration.beforeDelete(before.document, tenant, force)
         do {
@@ -145,7 +161,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
                 tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, precondition: precondition,
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: AuditSubject(Document.kind),
-                    documentId: before.document.documentId, before: registration.present(before.document), after: nil))
+                    documentId: before.document.documentId, before: registration.present(before.document, tenant), after: nil))
             try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, revision: revision)
             try await registration.afterWrite(before.document, nil, tenant, actor)
         } catch let error as StorageError {
@@ -170,7 +186,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let skip = try Paging.skip(request)
         let page = try await list(tenant, top: top, skip: skip)
         let body = ListBody(
-            value: page.map { registration.present($0.document) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
+            value: page.map { registration.present($0.document, tenant) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
         return JSONResponse.make(status: .ok, body)
     }
 
@@ -183,7 +199,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let tenant = try await tenant(context)
         let id = (given ?? context.parameters.get("id") ?? "").lowercased()
         guard let found = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        return JSONResponse.make(status: .ok, registration.present(found.document), headers: [.eTag: DocumentETag.etag(found.version)])
+        return JSONResponse.make(status: .ok, registration.present(found.document, tenant), headers: [.eTag: DocumentETag.etag(found.version)])
     }
 
     func writeResponse(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
@@ -198,16 +214,16 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         case .created(let stored):
             var headers: HTTPFields = [.eTag: DocumentETag.etag(stored.version)]
             if pathId == nil { headers[.location] = "\(request.uri.path)/\(stored.document.documentId)" }
-            return JSONResponse.make(status: .created, registration.present(stored.document), headers: headers)
+            return JSONResponse.make(status: .created, registration.present(stored.document, tenant), headers: headers)
         case .replaced(let stored), .unchanged(let stored):
-            return JSONResponse.make(status: .ok, registration.present(stored.document), headers: [.eTag: DocumentETag.etag(stored.version)])
+            return JSONResponse.make(status: .ok, registration.present(stored.document, tenant), headers: [.eTag: DocumentETag.etag(stored.version)])
         case .dryRun(let before, let after):
             // `?dryRun=true` (PROTOCOL §11, policy as code): the write validated exactly as it would be, and what it would
             // do — `create`, `change` or `unchanged` — with the stored and the resulting documents as answers show them.
             let action = before == nil ? "create" : before?.document == after ? "unchanged" : "change"
             let body = DryRunBody(
-                action: action, id: after.documentId, before: before.map { registration.present($0.document) } ?? .null,
-                after: registration.present(after))
+                action: action, id: after.documentId, before: before.map { registration.present($0.document, tenant) } ?? .null,
+                after: registration.present(after, tenant))
             return JSONResponse.make(status: .ok, body, headers: before.map { [.eTag: DocumentETag.etag($0.version)] } ?? [:])
         }
     }
@@ -243,7 +259,7 @@ protocol EditableDocuments: Sendable {
 
 extension DocumentResource: EditableDocuments {
     func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)? {
-        try await read(tenant, id: id).map { (registration.present($0.document), $0.version) }
+        try await read(tenant, id: id).map { (registration.present($0.document, tenant), $0.version) }
     }
 
     func store(

@@ -4,7 +4,7 @@
 enum PageTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode), ("account", account),
-        ("factor", factor),
+        ("factor", factor), ("passkey", passkey), ("securityInfo", securityInfo),
     ]
 
     static let layout = """
@@ -16,7 +16,8 @@ enum PageTemplates {
         <meta name="referrer" content="no-referrer">
         <title>{{title}} · Portcullis</title>
         <link rel="stylesheet" href="{{basePath}}/static/portcullis.css">
-        </head>
+        {{#script}}<script src="{{basePath}}/static/passkey.js" defer></script>
+        {{/script}}        </head>
         <body>
         <main class="card" aria-labelledby="title">
         <p class="brand"><span class="mark" aria-hidden="true">▦</span> Portcullis{{#tenantName}}<span class="tenant">{{tenantName}}</span>{{/tenantName}}</p>
@@ -32,11 +33,11 @@ enum PageTemplates {
     static let signIn = """
         <p class="lead">to continue to <strong>{{appName}}</strong></p>
         {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
-        <form method="post" action="{{action}}" novalidate>
+        <form method="post" action="{{action}}" id="signin-form" novalidate>
         <input type="hidden" name="ticket" value="{{ticket}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="username">Email or user name</label>
-        <input id="username" name="username" type="text" inputmode="email" autocomplete="username" autocapitalize="none" spellcheck="false" value="{{loginHint}}" required{{#focusUsername}} autofocus{{/focusUsername}}{{#error}} aria-describedby="error"{{/error}}>
+        <input id="username" name="username" type="text" inputmode="email" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" value="{{loginHint}}" required{{#focusUsername}} autofocus{{/focusUsername}}{{#error}} aria-describedby="error"{{/error}}>
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required{{^focusUsername}} autofocus{{/focusUsername}}>
         <div class="actions">
@@ -44,6 +45,15 @@ enum PageTemplates {
         {{#canDeny}}<button type="submit" name="decision" value="deny" class="secondary" formnovalidate>Deny</button>{{/canDeny}}
         </div>
         </form>
+        {{#passkey}}
+        <p class="alert" role="alert" id="passkey-error" hidden></p>
+        <form method="post" action="{{action}}" id="passkey-assertion" data-challenge="{{challenge}}" data-rp-id="{{rpId}}" data-allow="{{allow}}">
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="challenge" value="{{sealedChallenge}}">
+        <div class="actions"><button type="button" class="secondary" data-passkey="signin" hidden>Sign in with a passkey</button></div>
+        </form>
+        {{/passkey}}
         {{#note}}<p class="note">{{note}}</p>{{/note}}
 
         """
@@ -67,6 +77,72 @@ enum PageTemplates {
         <input id="otp" name="otp" type="text" inputmode="numeric" pattern="[0-9 ]*" maxlength="8" autocomplete="one-time-code" spellcheck="false" required autofocus{{#error}} aria-describedby="error"{{/error}}>
         <div class="actions"><button type="submit">Verify</button></div>
         </form>
+
+        """
+
+    /// User-name-first passkey sign-in, and the step a passkey-only authentication strength asks for (PROTOCOL §12).
+    static let passkey = """
+        <p class="lead">{{upn}}{{#appName}} · to continue to <strong>{{appName}}</strong>{{/appName}}</p>
+        {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
+        {{#notice}}<p>{{notice}}</p>{{/notice}}
+        <p class="alert" role="alert" id="passkey-error" hidden></p>
+        {{#passkey}}
+        <form method="post" action="{{action}}" id="passkey-assertion" data-challenge="{{challenge}}" data-rp-id="{{rpId}}" data-allow="{{allow}}">
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="challenge" value="{{sealedChallenge}}">
+        <input type="hidden" name="username" value="{{upn}}">
+        <p>Use the passkey on this device or on your security key. Your browser asks you to confirm with your fingerprint, face or PIN.</p>
+        <noscript><p class="note">Passkeys need JavaScript. Go back and sign in with your password.</p></noscript>
+        <div class="actions"><button type="button" data-passkey="signin" hidden autofocus>Sign in with a passkey</button></div>
+        </form>
+        {{/passkey}}
+        {{#securityInfo}}<p class="note">To add a passkey, open <a href="{{securityInfo}}">Security info</a> after signing in another way.</p>{{/securityInfo}}
+
+        """
+
+    /// Security info (PROTOCOL §12.1): the user's methods, each renamed or removed by a small form; "Add a passkey".
+    static let securityInfo = """
+        <p class="lead">{{upn}}</p>
+        {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        <h2>Sign-in methods</h2>
+        {{^hasMethods}}<p>You have no sign-in method besides your password.</p>{{/hasMethods}}
+        <ul class="methods">
+        {{#methods}}
+        <li class="method">
+        <p class="method-name">{{name}}{{#suspect}} <span class="badge">Blocked</span>{{/suspect}}</p>
+        <p class="method-detail">{{kind}} · {{detail}}</p>
+        <form method="post" action="{{methodAction}}" class="inline">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="id" value="{{id}}">
+        {{#passkey}}<label for="name-{{id}}" class="sr-only">New name for {{name}}</label>
+        <input id="name-{{id}}" name="displayName" type="text" maxlength="64" value="{{name}}">
+        <button type="submit" name="action" value="rename" class="secondary">Rename</button>{{/passkey}}
+        <button type="submit" name="action" value="delete" class="secondary danger">Remove</button>
+        </form>
+        </li>
+        {{/methods}}
+        </ul>
+        <p class="alert" role="alert" id="passkey-error" hidden></p>
+        {{#registration}}
+        <form method="post" action="{{action}}" id="passkey-registration" data-challenge="{{challenge}}" data-rp-id="{{rpId}}" data-rp-name="{{rpName}}" data-user-id="{{userId}}" data-user-name="{{userName}}" data-user-display-name="{{userDisplayName}}" data-exclude="{{exclude}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="challenge" value="{{sealedChallenge}}">
+        <label for="passkey-name">Name for a new passkey</label>
+        <input id="passkey-name" name="displayName" type="text" maxlength="64" placeholder="Passkey">
+        <noscript><p class="note">Adding a passkey needs JavaScript.</p></noscript>
+        <div class="actions"><button type="button" data-passkey="register" hidden>Add a passkey</button></div>
+        </form>
+        {{/registration}}
+        {{#blocked}}<p class="note" id="blocked">{{blocked}}</p>{{/blocked}}
+        {{#verifyAction}}
+        <form method="post" action="{{verifyAction}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <div class="actions"><button type="submit">Verify with your authenticator app</button></div>
+        </form>
+        {{/verifyAction}}
+        <p class="note"><a href="{{signOut}}">Sign out</a></p>
 
         """
 
@@ -153,6 +229,20 @@ enum PageTemplates {
         .secret { margin: 0; padding: .7rem .8rem; border: 1px dashed #7a8594; border-radius: .5rem; background: #f6f8fa;
                   font-size: 1.05rem; letter-spacing: .06em; word-spacing: .3em; overflow-wrap: anywhere; }
         .wrap { overflow-wrap: anywhere; word-break: break-all; }
+        [hidden] { display: none !important; }
+        h2 { font-size: 1.1rem; margin: 1.25rem 0 .5rem; }
+        .notice { margin: 0 0 1rem; padding: .6rem .9rem; border-radius: .5rem; background: #e8f3ec; color: #1d5e34; border: 1px solid #a7d3b5; }
+        .methods { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: .75rem; }
+        .method { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }
+        .method p { margin: 0; }
+        .method-name { font-weight: 600; }
+        .method-detail { font-size: .875rem; color: var(--muted); }
+        .badge { font-size: .75rem; padding: .1rem .4rem; border-radius: .25rem; background: var(--danger-bg); color: var(--danger); }
+        form.inline { display: flex; gap: .5rem; margin-top: .5rem; flex-wrap: wrap; }
+        form.inline input[type=text] { flex: 1 1 8rem; width: auto; padding: .45rem .6rem; }
+        form.inline button { flex: 0 0 auto; min-height: 2.25rem; padding: .4rem .8rem; }
+        button.danger { color: var(--danger); border-color: var(--danger); }
+        .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
         a { color: var(--accent); }
         .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
         @media (max-width: 30rem) { body { justify-content: flex-start; padding-top: 1rem; } .card { padding: 1.5rem 1.1rem; } }

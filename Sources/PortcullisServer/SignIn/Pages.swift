@@ -28,13 +28,15 @@ struct Pages: Sendable {
         var basePath: String
     }
 
+    /// Renders a page. A page that offers a passkey ceremony (its values hold `passkey` or `registration`) loads the
+    /// passkey script; every other page has none.
     func render(_ template: String, frame: Frame, values: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         let content = library.render(values, withTemplate: template) ?? ""
         let html =
             library.render(
                 [
                     "title": frame.title, "tenantName": frame.tenantName ?? "", "correlationId": frame.correlationId,
-                    "basePath": frame.basePath, "content": content,
+                    "basePath": frame.basePath, "content": content, "script": values["passkey"] != nil || values["registration"] != nil,
                 ] as [String: Any], withTemplate: "layout") ?? ""
         var fields = headers
         Self.secure(&fields)
@@ -44,7 +46,7 @@ struct Pages: Sendable {
 
     /// The headers of every page (and of the stylesheet).
     static func secure(_ fields: inout HTTPFields) {
-        fields[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+        fields[.contentSecurityPolicy] = "default-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
         fields[.xFrameOptions] = "DENY"
         fields[.xContentTypeOptions] = "nosniff"
         fields[.referrerPolicy] = "no-referrer"
@@ -53,6 +55,14 @@ struct Pages: Sendable {
     }
 
     static let stylesheet = styleSheet(PageTemplates.stylesheet)
+
+    /// The passkey script's answer: the pages' headers, cacheable for an hour.
+    static func script(_ text: String) -> Response {
+        var fields: HTTPFields = [.contentType: "text/javascript; charset=utf-8"]
+        secure(&fields)
+        fields[.cacheControl] = "public, max-age=3600"
+        return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
 
     /// A stylesheet answer: the pages' headers, cacheable for an hour.
     static func styleSheet(_ css: String) -> Response {

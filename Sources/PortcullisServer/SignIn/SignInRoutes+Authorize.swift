@@ -24,7 +24,7 @@ extension SignInRoutes {
         case .failure(let error): return errorPage(error, tenant: tenant, context)
         }
         let authorization: AuthorizationRequest
-        switch AuthorizationRequest.parse(parameters, tenant: tenant.directory, consoleRedirectUri: endpoints.baseURL + BuiltInResources.consoleRedirectPath) {
+        switch AuthorizationRequest.parse(parameters, tenant: tenant.directory, baseURL: endpoints.baseURL) {
         case .success(let parsed): authorization = parsed
         case .failure(.page(let error)): return errorPage(error, tenant: tenant, context)
         case .failure(.redirect(let error, let uri, let state, let mode)):
@@ -64,13 +64,17 @@ extension SignInRoutes {
         _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok
     ) -> Response {
         var headers: HTTPFields = [:]
-        let csrf = csrf(request, purpose: "signin", headers: &headers)
+        let key = browserKey(request, headers: &headers)
+        let csrf = sealer.csrfToken(cookie: key, purpose: "signin")
         let ticket = sealTicket(authorization)
         let app = tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId
         var values: [String: Any] = [
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": ticket, "csrf": csrf, "appName": app,
-            "loginHint": username ?? "", "focusUsername": (username ?? "").isEmpty, "submitLabel": "Sign in",
+            "loginHint": username ?? "", "focusUsername": (username ?? "").isEmpty, "submitLabel": "Sign in", "basePath": basePath,
         ]
+        if let passkey = passkeySignInValues(authorization, tenant: tenant, browserKey: key, csrf: csrf, user: nil, allow: []) {
+            values["passkey"] = passkey
+        }
         if let error {
             values["error"] = ["message": error.message, "code": String(error.aadsts)]
             if error.code == .temporarilyUnavailable { headers[.retryAfter] = String(error.retryAfter ?? 1) }
@@ -98,29 +102,41 @@ extension SignInRoutes {
         sealer.seal((try? Self.ticketCoder.0.encode(Ticket(request: authorization, issued: clock.now()))) ?? Data())
     }
 
+    /// The pending authorization request of a posted sign-in form (password or passkey): its ticket intact, for this
+    /// tenant, within the form's lifetime, and the form's CSRF token this browser's.
+    func openSignInForm(_ form: FormBody, request: Request, tenant: TenantSnapshot) -> Result<AuthorizationRequest, TokenError> {
+        guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(Ticket.self, from: payload),
+            ticket.request.tenantId == tenant.tenant.id
+        else {
+            return .failure(TokenError(.invalidRequest, aadsts: 900144, "The sign-in form is not valid. Start the sign-in again from the app."))
+        }
+        guard clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime else {
+            return .failure(TokenError(.invalidRequest, aadsts: 50132, "The sign-in form has expired. Start the sign-in again from the app."))
+        }
+        guard checkCSRF(request, token: form["csrf"], purpose: "signin") else {
+            return .failure(
+                TokenError(
+                    .invalidRequest, aadsts: 90014,
+                    "The sign-in form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."))
+        }
+        return .success(ticket.request)
+    }
+
     /// The sign-in form's submission (and the account picker's).
     func signIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
         let form: FormBody
         do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return errorPage(error, tenant: tenant, context) }
-        guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(Ticket.self, from: payload),
-            ticket.request.tenantId == tenant.tenant.id
-        else {
-            return errorPage(
-                TokenError(.invalidRequest, aadsts: 900144, "The sign-in form is not valid. Start the sign-in again from the app."), tenant: tenant, context)
+        let authorization: AuthorizationRequest
+        switch openSignInForm(form, request: request, tenant: tenant) {
+        case .success(let found): authorization = found
+        case .failure(let error): return errorPage(error, tenant: tenant, context)
         }
-        let authorization = ticket.request
-        guard clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime else {
-            return errorPage(
-                TokenError(.invalidRequest, aadsts: 50132, "The sign-in form has expired. Start the sign-in again from the app."), tenant: tenant, context)
-        }
-        guard checkCSRF(request, token: form["csrf"], purpose: "signin") else {
-            return errorPage(
-                TokenError(
-                    .invalidRequest, aadsts: 90014,
-                    "The sign-in form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
-                tenant: tenant, context)
+        if form["method"] == "passkey" {
+            // User-name-first passkey sign-in (the page's script asks for it when a user name was typed).
+            let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+            if !username.isEmpty { return try await passkeyPage(authorization, tenant: tenant, username: username, error: nil, request: request, context) }
         }
         switch form["account"] {
         case "session":
@@ -148,20 +164,28 @@ extension SignInRoutes {
         } catch let error as TokenError {
             return signInPage(authorization, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
-        // A session for this browser (SSO): the cookie holds a random token, the store its hash.
+        return try await startSession(authorization, user: user, authentication: .password(at: now), tenant: tenant, request: request, context)
+    }
+
+    /// A new session for this browser (SSO) after a first step that succeeded (password or passkey): the cookie holds a
+    /// random token, the store its hash and how the user authenticated. Then conditional access and the code.
+    func startSession(
+        _ authorization: AuthorizationRequest, user: User, authentication: AuthenticationContext, tenant: TenantSnapshot, request: Request,
+        _ context: PortcullisRequestContext
+    ) async throws -> Response {
+        let now = authentication.time ?? clock.now()
         let token = CredentialHasher.randomToken()
         let sessionHash = CredentialHasher.hashToken(token)
-        let methods = ["pwd"]
         try await store.insertSession(
             SessionRecord(
-                idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: methods, authTime: now, createdAt: now,
+                idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: authentication.methods, authTime: now, createdAt: now,
                 lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
         var headers: HTTPFields = [:]
         for path in sessionPaths(tenant) {
             headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, token, path: path, maxAge: Int(configuration.signIn.sessionLifetime))))
         }
         return try await complete(
-            authorization, user: user, methods: methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
+            authorization, user: user, methods: authentication.methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
             context, headers: headers)
     }
 
@@ -189,7 +213,23 @@ extension SignInRoutes {
             for field in headers { response.headers.append(field) }
             return response
         }
-        if factorMissing(facts, refusal: refusal) {
+        if case .authenticationStrength(let policyIds) = refusal, !factorMissing(facts, refusal: refusal, tenant: tenant) {
+            // A strength only a passkey meets: the page asks for one of the user's passkeys (or says how to get one).
+            if authorization.prompt == .silent {
+                var response = deliver(
+                    authorization.redirectUri, mode: authorization.responseMode,
+                    fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
+                for field in headers { response.headers.append(field) }
+                return response
+            }
+            let names = strengths(policyIds, tenant: tenant).map(\.displayName).joined(separator: ", ")
+            var response = try await passkeyPage(
+                authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context,
+                notice: "\(names.isEmpty ? "Your organization" : names) requires a passkey to sign in to this app.", knownUser: true)
+            for field in headers { response.headers.append(field) }
+            return response
+        }
+        if factorMissing(facts, refusal: refusal, tenant: tenant) {
             if authorization.prompt == .silent {
                 var response = deliver(
                     authorization.redirectUri, mode: authorization.responseMode,

@@ -177,7 +177,7 @@ extension SignInRoutes {
             let facts = pageFacts(
                 user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
                 request: request, context)
-            if factorMissing(facts, refusal: tenant.conditionalAccess.evaluate(facts).refusal) {
+            if factorMissing(facts, refusal: tenant.conditionalAccess.evaluate(facts).refusal, tenant: tenant) {
                 let ticket = FactorTicket(
                     continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
                     newSecret: nil, issued: now)

@@ -16,6 +16,8 @@ extension SignInRoutes {
         enum Continuation: Codable {
             case authorize(AuthorizationRequest)
             case device(userCode: String)
+            /// The security info page's step before adding a method: back to the page.
+            case securityInfo
         }
 
         var continuation: Continuation
@@ -31,12 +33,25 @@ extension SignInRoutes {
     /// A factor step must be finished within this time.
     static let factorStepLifetime: TimeInterval = 600
 
-    /// Whether conditional access asks this sign-in for a factor it has not given: the refusal is `mfa`
-    /// (a `block` is decided before this; app protection and approved apps are decided at redemption).
-    func factorMissing(_ facts: SignInFacts, refusal: Decision.Refusal?) -> Bool {
+    /// Whether conditional access asks this sign-in for an authenticator-app code it has not given: the refusal is
+    /// `mfa`, or a strength that a password and code meet (a `block` is decided before this; app protection and
+    /// approved apps are decided at redemption).
+    func factorMissing(_ facts: SignInFacts, refusal: Decision.Refusal?, tenant: TenantSnapshot) -> Bool {
         guard !facts.multiFactorAuthenticated else { return false }
-        if case .mfa = refusal { return true }
-        return false
+        switch refusal {
+        case .mfa: return true
+        case .authenticationStrength(let policyIds):
+            return strengths(policyIds, tenant: tenant).allSatisfy { $0.allowedCombinations.contains(.passwordSoftwareOath) }
+        default: return false
+        }
+    }
+
+    /// The strengths the policies require.
+    func strengths(_ policyIds: [String], tenant: TenantSnapshot) -> [AuthenticationStrengthPolicy] {
+        let ids = Set(policyIds)
+        return tenant.conditionalAccess.policies.filter { ids.contains($0.id) }.compactMap {
+            $0.grantControls.authenticationStrength.flatMap { tenant.authenticationStrength(id: $0.id) }
+        }
     }
 
     /// The page that asks for the factor: registration when the user has none, else the code.
@@ -113,6 +128,10 @@ extension SignInRoutes {
         }
         let methods = ["pwd", "mfa"]
         switch ticket.continuation {
+        case .securityInfo:
+            guard let session else { return redirect(securityInfoURL(tenant)) }
+            try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now)
+            return redirect(securityInfoURL(tenant))
         case .authorize(let authorization):
             if let session { try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now) }
             return try await complete(

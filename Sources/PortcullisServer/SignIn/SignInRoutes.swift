@@ -36,12 +36,18 @@ struct SignInRoutes: Sendable {
         }
         router.post("/:tenant/oauth2/v2.0/authorize/signin") { request, context in try await signIn(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
+        router.post("/:tenant/oauth2/v2.0/authorize/passkey") { request, context in try await passkeySignIn(request, context) }
         router.get("/:tenant/oauth2/v2.0/logout") { request, context in try await logout(request, context) }
         router.post("/:tenant/oauth2/v2.0/devicecode") { request, context in try await deviceAuthorization(request, context) }
         router.get("/devicelogin") { request, context in deviceLoginPage(request, context) }
         router.post("/devicelogin") { request, context in try await deviceCodeEntered(request, context) }
         router.post("/devicelogin/signin") { request, context in try await deviceSignIn(request, context) }
+        router.get("/:tenant/securityinfo") { request, context in try await securityInfo(request, context) }
+        router.post("/:tenant/securityinfo/passkeys") { request, context in try await registerPasskey(request, context) }
+        router.post("/:tenant/securityinfo/methods") { request, context in try await changeMethod(request, context) }
+        router.post("/:tenant/securityinfo/verify") { request, context in try await securityInfoVerify(request, context) }
         router.get("/static/portcullis.css") { _, _ in Pages.stylesheet }
+        router.get("/static/passkey.js") { _, _ in Pages.script(PasskeyScript.text) }
     }
 
     // MARK: Parameters and cookies
@@ -91,14 +97,19 @@ struct SignInRoutes: Sendable {
         return text
     }
 
-    /// The CSRF cookie of this browser, made when it has none; and the form token bound to it.
-    func csrf(_ request: Request, purpose: String, headers: inout HTTPFields) -> String {
+    /// The CSRF cookie of this browser (what identifies it before it has a session), made when it has none.
+    func browserKey(_ request: Request, headers: inout HTTPFields) -> String {
         var value = Self.cookies(request)[Self.csrfCookie] ?? ""
         if value.count < 20 {
             value = CredentialHasher.randomToken(bytes: 16)
             headers.append(HTTPField(name: .setCookie, value: cookie(Self.csrfCookie, value, path: "/", maxAge: nil, sameSite: "Strict")))
         }
-        return sealer.csrfToken(cookie: value, purpose: purpose)
+        return value
+    }
+
+    /// The form token bound to this browser's CSRF cookie (made when it has none).
+    func csrf(_ request: Request, purpose: String, headers: inout HTTPFields) -> String {
+        sealer.csrfToken(cookie: browserKey(request, headers: &headers), purpose: purpose)
     }
 
     func checkCSRF(_ request: Request, token: String?, purpose: String) -> Bool {

@@ -1,0 +1,261 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PortcullisAPI
+import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+import PortcullisWebAuthnFormat
+
+/// The "Security info" page (PROTOCOL §12.1): a signed-in user lists, renames and removes their passkeys and
+/// authenticator app, and adds a passkey. Adding is a protected action (§12.3): the session must already have
+/// satisfied `mfa` (the page offers the authenticator-app step when it has not); a user with no factor at all may
+/// add a first one only from a trusted named location.
+extension SignInRoutes {
+    var securityInfoPurpose: String { "securityinfo" }
+
+    func securityInfoURL(_ tenant: TenantSnapshot) -> String { basePath + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id) }
+
+    /// `GET /{tenant}/securityinfo`: the page for the browser's session; without one, a sign-in through the
+    /// authorization endpoint (the built-in Security info client) that comes back here.
+    func securityInfo(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let segment = context.parameters.get("tenant") ?? ""
+        guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
+        guard let session = try await currentSession(request, tenant: tenant) else {
+            let verifier = CredentialHasher.randomToken()
+            let query = FormEncoding.encode([
+                ("client_id", BuiltInResources.securityInfoAppId), ("response_type", "code"), ("scope", "openid profile"),
+                ("redirect_uri", endpoints.baseURL + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id)),
+                ("code_challenge", PKCE.challenge(of: verifier)), ("code_challenge_method", "S256"),
+            ])
+            return redirect("\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize?\(query)")
+        }
+        // Back from the sign-in: the code is not needed (the session is what counts); drop it from the address bar.
+        if request.uri.query?.isEmpty == false { return redirect(securityInfoURL(tenant)) }
+        return try await securityInfoPage(session.record, user: session.user, tenant: tenant, notice: nil, error: nil, request: request, context)
+    }
+
+    func redirect(_ location: String) -> Response {
+        var headers: HTTPFields = [.location: location]
+        Pages.secure(&headers)
+        return Response(status: .found, headers: headers)
+    }
+
+    /// Whether this session may add a factor now, and if not, why (in words for the page).
+    func registrationAllowed(
+        _ session: SessionRecord, user: User, tenant: TenantSnapshot, hasFactor: Bool, request: Request, context: PortcullisRequestContext
+    )
+        -> (allowed: Bool, reason: String?)
+    {
+        let authentication = AuthenticationContext(methods: session.methods, time: session.authTime)
+        if authentication.includesSecondFactor { return (true, nil) }
+        if hasFactor { return (false, "To add a sign-in method, first verify with one you already have.") }
+        let trusted = tenant.directory.namedLocations.filter(\.isTrusted).flatMap { $0.ipRanges.compactMap(IPRange.init) }
+        if let ip = clientIP(request, context), trusted.contains(where: { $0.contains(ip) }) { return (true, nil) }
+        return (
+            false,
+            "You have no sign-in method yet. A first one can be added from your organization's network, or with a temporary access pass from your administrator."
+        )
+    }
+
+    func securityInfoPage(
+        _ session: SessionRecord, user: User, tenant: TenantSnapshot, notice: String?, error: TokenError?, request: Request,
+        _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        var headers: HTTPFields = [:]
+        let csrf = csrf(request, purpose: securityInfoPurpose, headers: &headers)
+        let passkeys = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id)
+        let totp = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).filter { $0.kind == .totp }
+        let base = securityInfoURL(tenant)
+        let day = Date.ISO8601FormatStyle().year().month().day()
+        var methods: [[String: Any]] = passkeys.map { passkey in
+            [
+                "id": passkey.id, "name": passkey.displayName, "kind": "Passkey", "passkey": true,
+                "detail": "Added \(passkey.createdAt.formatted(day))" + (passkey.lastUsedAt.map { ", last used \($0.formatted(day))" } ?? "")
+                    + (passkey.backedUp ? ", synced" : ""),
+                "suspect": passkey.suspectSince != nil,
+            ]
+        }
+        methods += totp.map { method in
+            [
+                "id": method.id, "name": "Authenticator app", "kind": "Authenticator app (TOTP)", "passkey": false,
+                "detail": "Added \(method.createdAt.formatted(day))" + (method.lastUsedAt.map { ", last used \($0.formatted(day))" } ?? ""),
+                "suspect": false,
+            ]
+        }
+        var values: [String: Any] = [
+            "upn": user.userPrincipalName, "methods": methods, "hasMethods": !methods.isEmpty, "csrf": csrf, "methodAction": "\(base)/methods",
+            "signOut": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/logout",
+        ]
+        let permission = registrationAllowed(
+            session, user: user, tenant: tenant, hasFactor: !methods.isEmpty, request: request, context: context)
+        if permission.allowed, let relyingParty, passkeys.count < Self.passkeysPerUser {
+            let issued = issuePasskeyChallenge(.register, binding: session.idHash, userId: user.id)
+            values["registration"] = [
+                "action": "\(base)/passkeys", "challenge": issued.challenge, "sealedChallenge": issued.sealed, "rpId": relyingParty.id,
+                "rpName": tenant.tenant.displayName, "userId": Base64URL.encode(Array(user.id.utf8)), "userName": user.userPrincipalName,
+                "userDisplayName": user.displayName, "exclude": passkeys.map { Base64URL.encode(Array($0.credentialId)) }.joined(separator: ","),
+                "csrf": csrf,
+            ]
+        } else if let reason = permission.reason {
+            values["blocked"] = reason
+            if !totp.isEmpty { values["verifyAction"] = "\(base)/verify" }
+        }
+        if let notice { values["notice"] = notice }
+        if let error { values["error"] = ["message": error.message, "code": String(error.aadsts)] }
+        return pages.render("securityInfo", frame: frame("Security info", tenant: tenant, context), values: values, status: status, headers: headers)
+    }
+
+    /// Runs `body` with a posted security info form's session and fields, its CSRF token checked; without a live
+    /// session (or with a bad form) the answer is the page's.
+    func securityInfoPost(
+        _ request: Request, _ context: PortcullisRequestContext,
+        _ body: (TenantSnapshot, SessionRecord, User, FormBody) async throws -> Response
+    ) async throws -> Response {
+        let segment = context.parameters.get("tenant") ?? ""
+        guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
+        let form: FormBody
+        do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return errorPage(error, tenant: tenant, context) }
+        guard let session = try await currentSession(request, tenant: tenant) else { return redirect(securityInfoURL(tenant)) }
+        guard checkCSRF(request, token: form["csrf"], purpose: securityInfoPurpose) else {
+            return
+                (errorPage(
+                    TokenError(.invalidRequest, aadsts: 90014, "The form could not be verified (its cookie is missing or stale). Open Security info again."),
+                    tenant: tenant, context))
+        }
+        return try await body(tenant, session.record, session.user, form)
+    }
+
+    /// `POST /{tenant}/securityinfo/passkeys`: a registration ceremony's result (WebAuthn §7.1).
+    func registerPasskey(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        try await securityInfoPost(request, context) { tenant, session, user, form in
+            let now = clock.now()
+            func page(_ error: TokenError) async throws -> Response {
+                try await securityInfoPage(session, user: user, tenant: tenant, notice: nil, error: error, request: request, context, status: .badRequest)
+            }
+            let existing = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id)
+            let totp = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
+            guard registrationAllowed(session, user: user, tenant: tenant, hasFactor: totp || !existing.isEmpty, request: request, context: context).allowed
+            else { return try await page(TokenError(.invalidRequest, aadsts: 50072, "Verify with a method you already have before adding another.")) }
+            guard let relyingParty else { return try await page(Self.passkeyRefused("this server's base URL has no host")) }
+            do {
+                let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .register, binding: session.idHash)
+                guard challenge.userId == user.id else { throw Self.challengeInvalid }
+                guard let clientData = form["clientDataJSON"].flatMap(Base64URL.decode), let attestation = form["attestationObject"].flatMap(Base64URL.decode)
+                else { throw Self.passkeyRefused("the browser's answer is incomplete") }
+                let credential: RegisteredCredential
+                do {
+                    credential = try WebAuthnVerifier(relyingParty: relyingParty).verifyRegistration(
+                        clientDataJSON: Array(clientData), attestationObject: Array(attestation), challenge: Array(challenge.challenge))
+                } catch let error as WebAuthnError {
+                    throw Self.passkeyRefused(error.description)
+                }
+                let transports = (form["transports"] ?? "").split(separator: ",").map(String.init)
+                    .filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) }
+                let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                let passkey = PasskeyRecord(
+                    id: UUID().uuidString.lowercased(), tenantId: tenant.tenant.id, userId: user.id, credentialId: Data(credential.credentialId),
+                    publicKey: Data(credential.publicKey), algorithm: credential.algorithm.rawValue, signCount: Int64(credential.signCount),
+                    aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: credential.attestation,
+                    transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
+                guard try await store.insertPasskey(passkey, limit: Self.passkeysPerUser) else {
+                    throw TokenError(.invalidRequest, aadsts: 50012, "This passkey is already registered, or you have the most passkeys allowed.")
+                }
+                try await store.appendAudit(
+                    AuditRecord(
+                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey, documentId: passkey.id, before: nil,
+                        after: JSONValue(encoding: PasskeyMethod(passkey))))
+                logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id)])
+                return try await securityInfoPage(
+                    session, user: user, tenant: tenant, notice: "Passkey added. You can now sign in with it.", error: nil, request: request, context)
+            } catch let error as TokenError {
+                return try await page(error)
+            }
+        }
+    }
+
+    /// `POST /{tenant}/securityinfo/methods`: rename a passkey, or remove a passkey or the authenticator app.
+    func changeMethod(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        try await securityInfoPost(request, context) { tenant, session, user, form in
+            let id = (form["id"] ?? "").lowercased()
+            let now = clock.now()
+            var notice: String
+            switch form["action"] {
+            case "rename":
+                let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !name.isEmpty, name.count <= 64 else {
+                    return try await securityInfoPage(
+                        session, user: user, tenant: tenant, notice: nil,
+                        error: TokenError(.invalidRequest, aadsts: 900144, "A passkey's name must have 1 to 64 characters."), request: request, context,
+                        status: .badRequest)
+                }
+                guard try await store.renamePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id, displayName: name) else {
+                    return redirect(securityInfoURL(tenant))
+                }
+                notice = "Passkey renamed."
+            case "delete":
+                if let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
+                    try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id)
+                {
+                    try await store.appendAudit(
+                        AuditRecord(
+                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .passkey, documentId: id,
+                            before: JSONValue(encoding: PasskeyMethod(passkey)), after: nil))
+                    notice = "Passkey removed."
+                } else if try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id) {
+                    try await store.appendAudit(
+                        AuditRecord(
+                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .authenticationMethod,
+                            documentId: "\(user.id)/\(id)", before: nil, after: nil))
+                    notice = "Authenticator app removed."
+                } else {
+                    return redirect(securityInfoURL(tenant))
+                }
+            default:
+                return redirect(securityInfoURL(tenant))
+            }
+            return try await securityInfoPage(session, user: user, tenant: tenant, notice: notice, error: nil, request: request, context)
+        }
+    }
+
+    /// `POST /{tenant}/securityinfo/verify`: the authenticator-app step for a session that has not satisfied `mfa`.
+    func securityInfoVerify(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        try await securityInfoPost(request, context) { tenant, session, user, _ in
+            let ticket = FactorTicket(
+                continuation: .securityInfo, tenantId: tenant.tenant.id, userId: user.id, sessionHash: session.idHash, newSecret: nil, issued: clock.now())
+            return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
+        }
+    }
+}
+
+/// A passkey as the admin API and the audit log show it: Graph's `fido2AuthenticationMethod`, plus what Portcullis
+/// knows besides (backup state, suspicion).
+struct PasskeyMethod: Encodable {
+    let odataType = "#microsoft.graph.fido2AuthenticationMethod"
+    let id: String
+    let displayName: String
+    let aaGuid: String
+    let createdDateTime: Date
+    let lastUsedDateTime: Date?
+    let attestationLevel: String
+    let backedUp: Bool
+    let suspect: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case odataType = "@odata.type"
+        case id, displayName, aaGuid, createdDateTime, lastUsedDateTime, attestationLevel, backedUp, suspect
+    }
+
+    init(_ passkey: PasskeyRecord) {
+        id = passkey.id
+        displayName = passkey.displayName
+        aaGuid = passkey.aaguid.uuidString.lowercased()
+        createdDateTime = passkey.createdAt
+        lastUsedDateTime = passkey.lastUsedAt
+        // Graph: `attested` when the attestation verified to a certificate, else `notAttested`.
+        attestationLevel = passkey.attestation == .basic ? "attested" : "notAttested"
+        backedUp = passkey.backedUp
+        suspect = passkey.suspectSince != nil
+    }
+}
