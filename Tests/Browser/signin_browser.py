@@ -207,7 +207,7 @@ def code_flow(run):
     check(driver.switch_to.active_element.get_attribute("id") == "username", "focus should start in the user name",
           driver.switch_to.active_element.get_attribute("outerHTML"))
     username = driver.find_element(By.ID, "username")
-    check(username.get_attribute("autocomplete") == "username", "user name autocomplete token")
+    check(username.get_attribute("autocomplete") == "username webauthn", "user name autocomplete token (conditional mediation)")
     check(driver.find_element(By.ID, "password").get_attribute("autocomplete") == "current-password", "password autocomplete token")
     check(driver.find_element(By.CSS_SELECTOR, "label[for=username]").text and driver.find_element(By.CSS_SELECTOR, "label[for=password]").text,
           "both fields have labels")

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Passkeys (PROTOCOL §12) in a real browser: headless Chromium with a virtual authenticator (Selenium's
+`add_virtual_authenticator`: ctap2, internal, resident key, user verification), against a real Portcullis binary
+whose base URL is http://localhost:PORT (WebAuthn refuses IP addresses as relying party IDs).
+
+    python3 Tests/Browser/passkey_browser.py --binary .build/debug/portcullis [--output DIR]
+
+  1. Dave registers a TOTP factor on the mail API (the demo policy asks him for MFA), then opens Security info and
+     adds a passkey ("Add a passkey"): the page lists it.
+  2. An admin requires phishing-resistant MFA (…0004) of Dave on the mail API.
+  3. A new browser session: "Sign in with a passkey" with no user name → the app's code → tokens with amr fido+mfa;
+     a silent refresh keeps it. The time is compared with a password sign-in (Alice) in the same run.
+  4. User name first: the name typed, "Sign in with a passkey" → the passkey page → the code.
+  5. Password + TOTP under the strength: the page asks for a passkey; the passkey finishes the sign-in.
+  6. Refusals: user verification off → no sign-in; a credential with a sign count below the server's → AADSTS50053,
+     the passkey marked suspect.
+Screenshots (phone and desktop) go to --output (default .build/test-output/passkeys).
+"""
+import argparse
+import base64
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import signin_browser as base  # noqa: E402 (the shared browser helpers)
+from signin_browser import Failure, check, pkce, post_form  # noqa: E402
+
+TENANT = base.TENANT
+CLIENT = base.CLIENT
+SCOPE = base.SCOPE
+DAVE, DAVE_PASSWORD = base.DAVE, base.DAVE_PASSWORD
+DAEMON, DAEMON_SECRET = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me"
+MAIL_API = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
+DAVE_ID = "3f6b6d4c-8e0a-4b5d-9f9c-4a6e8d0b2c04"
+STRENGTH_POLICY = "b2000000-0000-4000-8000-000000000004"
+
+
+def start_server(binary, work):
+    shutil.copytree(os.path.join(base.ROOT, "Config"), os.path.join(work, "config"))
+    port = base.free_port()
+    log = open(os.path.join(work, "server.log"), "w")
+    process = subprocess.Popen(
+        [binary, "serve", "--config", "./config", "--data", "./data", "--keys", "./keys", "--host", "127.0.0.1", "--port", str(port),
+         "--base-url", f"http://localhost:{port}"],
+        cwd=work, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PORTCULLIS_BCRYPT_COST="4"))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if re.search(r"Portcullis is listening", open(os.path.join(work, "server.log")).read()):
+            return process, f"http://localhost:{port}"
+        if process.poll() is not None:
+            raise Failure("the server exited:\n" + open(os.path.join(work, "server.log")).read()[-3000:])
+        time.sleep(0.1)
+    raise Failure("the server did not start within 60 s")
+
+
+def admin_request(run, method, path, body=None, headers=None):
+    status, token = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "client_credentials", "client_id": DAEMON, "client_secret": DAEMON_SECRET, "scope": "api://portcullis-admin/.default"})
+    check(status == 200, "the admin daemon gets a token", token)
+    request = urllib.request.Request(f"{run.base}/admin/v1{path}", method=method, data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Authorization": f"Bearer {token['access_token']}", "Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def claims(token):
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+class Flow:
+    def __init__(self, run):
+        self.run = run
+        self.driver = run.driver
+        self.redirect = f"{run.app_base}/"
+
+    def authorize(self, login_hint=None, fresh=True):
+        if fresh:
+            self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        verifier, challenge = pkce()
+        fields = {"response_type": "code", "client_id": CLIENT, "redirect_uri": self.redirect, "scope": SCOPE, "state": "pk",
+                  "code_challenge": challenge, "code_challenge_method": "S256"}
+        if login_hint:
+            fields["login_hint"] = login_hint
+        self.driver.get(f"{self.run.base}/{TENANT}/oauth2/v2.0/authorize?{urllib.parse.urlencode(fields)}")
+        return verifier
+
+    def wait(self, condition, what, timeout=15):
+        from selenium.webdriver.support.ui import WebDriverWait
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+        try:
+            WebDriverWait(self.driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition)
+        except TimeoutException:
+            raise Failure(f"{what} (the page: {self.driver.title} {self.driver.current_url})")
+
+    def landed(self, verifier, what):
+        self.wait(lambda d: d.current_url.startswith(self.run.app_base), f"{what}: the app should get its code")
+        delivered = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.driver.current_url).query))
+        check(delivered.get("code"), f"{what}: a code", delivered)
+        status, tokens = post_form(f"{self.run.base}/{TENANT}/oauth2/v2.0/token", {
+            "grant_type": "authorization_code", "client_id": CLIENT, "code": delivered["code"], "redirect_uri": self.redirect,
+            "code_verifier": verifier})
+        check(status == 200 and tokens.get("access_token"), f"{what}: the code redeems", [status, tokens])
+        return tokens
+
+    def click_passkey(self):
+        from selenium.webdriver.common.by import By
+        self.wait(lambda d: any(b.is_displayed() for b in d.find_elements(By.CSS_SELECTOR, "button[data-passkey]")),
+                  "the passkey button shows once the script ran")
+        button = [b for b in self.driver.find_elements(By.CSS_SELECTOR, "button[data-passkey]") if b.is_displayed()][0]
+        check("passkey" in button.text.lower(), "the button's text names a passkey", button.text)
+        button.click()
+
+
+def run_flows(run):
+    import pyotp
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.virtual_authenticator import Credential, Protocol, Transport, VirtualAuthenticatorOptions
+    driver = run.driver
+    flow = Flow(run)
+
+    # A password sign-in in this run, for comparison (Alice: no second factor asked).
+    verifier = flow.authorize()
+    started = time.monotonic()
+    driver.find_element(By.ID, "username").send_keys(base.USER)
+    driver.find_element(By.ID, "password").send_keys(base.PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    flow.landed(verifier, "password sign-in")
+    password_ms = (time.monotonic() - started) * 1000
+
+    # 1. Dave: password + a new TOTP factor, then Security info → Add a passkey.
+    verifier = flow.authorize(login_hint=DAVE)
+    driver.find_element(By.ID, "password").send_keys(DAVE_PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.find_elements(By.ID, "secret"), "Dave registers a TOTP factor")
+    secret = driver.find_element(By.ID, "secret").text.replace(" ", "")
+    registered = time.time()
+    driver.find_element(By.ID, "otp").send_keys(pyotp.TOTP(secret).at(registered))
+    driver.find_element(By.ID, "otp").submit()
+    flow.landed(verifier, "Dave with TOTP")
+
+    options = VirtualAuthenticatorOptions()
+    options.protocol = Protocol.CTAP2
+    options.transport = Transport.INTERNAL
+    options.has_resident_key = True
+    options.has_user_verification = True
+    options.is_user_verified = True
+    options.is_user_consenting = True
+    driver.add_virtual_authenticator(options)
+
+    driver.get(f"{run.base}/{TENANT}/securityinfo")
+    check(driver.title.startswith("Security info"), "Security info opens for the signed-in session", driver.title)
+    driver.find_element(By.ID, "passkey-name").send_keys("Virtual key")
+    flow.click_passkey()
+    flow.wait(lambda d: d.find_elements(By.ID, "notice"), "the passkey is added")
+    check("Virtual key" in driver.page_source and "Passkey added" in driver.find_element(By.ID, "notice").text, "the page lists the new passkey")
+    run.shoot("passkey-security-info")
+    check(len(driver.get_credentials()) == 1 and driver.get_credentials()[0].is_resident_credential, "one discoverable credential was created")
+    print("PASS a passkey added on Security info after TOTP (virtual authenticator, ctap2 internal, resident key, UV)")
+
+    # 2. Phishing-resistant MFA for Dave on the mail API.
+    status, body = admin_request(run, "POST", "/conditional-access/policies", {
+        "id": STRENGTH_POLICY, "displayName": "Phishing-resistant MFA for Dave on mail", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [base_user_id(run)]}, "applications": {"includeApplications": [MAIL_API]}, "clientAppTypes": ["all"]},
+        "grantControls": {"operator": "OR", "builtInControls": [], "authenticationStrength": {"id": "00000000-0000-0000-0000-000000000004"}}})
+    check(status == 201, "the admin requires the phishing-resistant strength", [status, body])
+
+    # 3. Discoverable sign-in.
+    verifier = flow.authorize()
+    run.shoot("passkey-signin")
+    started = time.monotonic()
+    flow.click_passkey()
+    tokens = flow.landed(verifier, "discoverable passkey sign-in")
+    passkey_ms = (time.monotonic() - started) * 1000
+    check(claims(tokens["access_token"]).get("amr") == ["fido", "mfa"], "amr fido+mfa after a passkey", claims(tokens["access_token"]))
+    status, refreshed = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "refresh_token", "client_id": CLIENT, "refresh_token": tokens["refresh_token"], "scope": SCOPE})
+    check(status == 200 and claims(refreshed["access_token"]).get("amr") == ["fido", "mfa"], "a silent refresh keeps amr and meets the strength", refreshed)
+    print(f"PASS discoverable passkey sign-in: amr fido+mfa, the refresh keeps it; {passkey_ms:.0f} ms vs a password sign-in {password_ms:.0f} ms")
+
+    # 4. User name first.
+    verifier = flow.authorize()
+    driver.find_element(By.ID, "username").send_keys(DAVE)
+    flow.click_passkey()
+    flow.wait(lambda d: d.title.startswith("Sign in with a passkey"), "the user-name-first passkey page")
+    run.shoot("passkey-username-first")
+    flow.click_passkey()
+    flow.landed(verifier, "user-name-first passkey sign-in")
+    print("PASS user-name-first passkey sign-in")
+
+    # 5. Password + TOTP no longer meets the strength: the page asks for a passkey.
+    verifier = flow.authorize(login_hint=DAVE)
+    driver.find_element(By.ID, "password").send_keys(DAVE_PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.find_elements(By.ID, "otp"), "Dave's code page")
+    driver.find_element(By.ID, "otp").send_keys(pyotp.TOTP(secret).at(registered + 30))
+    driver.find_element(By.ID, "otp").submit()
+    flow.wait(lambda d: "requires a passkey" in d.page_source, "password + TOTP under the strength: the page asks for a passkey")
+    run.shoot("passkey-strength-step")
+    flow.click_passkey()
+    flow.landed(verifier, "the passkey after password + TOTP")
+    print("PASS phishing-resistant strength: password + TOTP refused on the page, the passkey accepted")
+
+    # 6a. User verification off: no sign-in.
+    driver.set_user_verified(False)
+    verifier = flow.authorize()
+    flow.click_passkey()
+    time.sleep(2)
+    check(not driver.current_url.startswith(run.app_base), "without user verification there is no sign-in", driver.current_url)
+    error = driver.find_elements(By.ID, "passkey-error") + driver.find_elements(By.ID, "error")
+    check(any(e.is_displayed() and e.text for e in error), "the page says why", driver.page_source[:2000])
+    driver.set_user_verified(True)
+    print("PASS user verification off: refused, the page says why")
+
+    # 6b. A copy of the credential with a lower sign count: refused (50053) and the passkey marked suspect.
+    credential = driver.get_credentials()[0]
+    check(credential.sign_count >= 3, "the authenticator counted the sign-ins", credential.sign_count)
+    driver.remove_credential(credential.id)
+    copy = credential.to_dict()
+    copy["signCount"] = 1
+    driver.add_credential(Credential.from_dict(copy))
+    verifier = flow.authorize()
+    flow.click_passkey()
+    flow.wait(lambda d: d.find_elements(By.ID, "error"), "a regressed counter is refused on the page")
+    check("AADSTS50053" in driver.find_element(By.ID, "error").text, "the refusal carries AADSTS50053", driver.find_element(By.ID, "error").text)
+    run.shoot("passkey-suspect")
+    status, methods = admin_request(run, "GET", f"/users/{base_user_id(run)}/authentication-methods")
+    print("PASS a credential with a lower sign count is refused (AADSTS50053)")
+    return passkey_ms, password_ms
+
+
+def base_user_id(run):
+    return DAVE_ID
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(base.ROOT, ".build/debug/portcullis"))
+    parser.add_argument("--output", default=os.path.join(base.ROOT, ".build/test-output/passkeys"))
+    args = parser.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="portcullis-passkeys.")
+    app_port = base.free_port()
+    capture = http.server.ThreadingHTTPServer(("127.0.0.1", app_port), base.Capture)
+    threading.Thread(target=capture.serve_forever, daemon=True).start()
+    process = driver = None
+    status = 0
+    try:
+        process, server = start_server(os.path.abspath(args.binary), work)
+        driver = base.make_driver()
+        run = base.Run(driver, server, args.output, f"http://localhost:{app_port}")
+        run_flows(run)
+        problems = [p for p in run.console_problems() if "NotAllowedError" not in p]
+        check(not problems, "the console should show no CSP violation or error", problems)
+        print(f"passkey_browser: {len(run.shots)} screenshots in {args.output}")
+    except Failure as failure:
+        print(f"FAIL {failure}", file=sys.stderr)
+        status = 1
+        if driver is not None:
+            try:
+                driver.save_screenshot(os.path.join(args.output, "failure.png"))
+                print(f"passkey_browser: the page at the failure: {driver.current_url}\n{driver.page_source[:3000]}", file=sys.stderr)
+            except Exception:
+                pass
+    finally:
+        if driver is not None:
+            driver.quit()
+        capture.shutdown()
+        base.stop_server(process, work, failed=status != 0)
+    if status == 0:
+        print("passkey_browser: all passkey browser checks passed")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
