@@ -122,8 +122,12 @@ extension SignInRoutes {
         return .success(ticket.request)
     }
 
-    /// The sign-in form's submission (and the account picker's).
-    func signIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+    /// Runs `body` with a posted sign-in form (password or passkey) opened: its tenant, fields and pending
+    /// authorization request; a bad form gets the error page instead.
+    func signInPost(
+        _ request: Request, _ context: PortcullisRequestContext,
+        _ body: (TenantSnapshot, FormBody, AuthorizationRequest) async throws -> Response
+    ) async throws -> Response {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
         let form: FormBody
@@ -133,38 +137,45 @@ extension SignInRoutes {
         case .success(let found): authorization = found
         case .failure(let error): return errorPage(error, tenant: tenant, context)
         }
-        if form["method"] == "passkey" {
-            // User-name-first passkey sign-in (the page's script asks for it when a user name was typed).
-            let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
-            if !username.isEmpty { return try await passkeyPage(authorization, tenant: tenant, username: username, error: nil, request: request, context) }
+        return try await body(tenant, form, authorization)
+    }
+
+    /// The sign-in form's submission (and the account picker's).
+    func signIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        try await signInPost(request, context) { tenant, form, authorization in
+            if form["method"] == "passkey" {
+                // User-name-first passkey sign-in (the page's script asks for it when a user name was typed).
+                let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+                if !username.isEmpty { return try await passkeyPage(authorization, tenant: tenant, username: username, error: nil, request: request, context) }
+            }
+            switch form["account"] {
+            case "session":
+                guard let session = try await currentSession(request, tenant: tenant) else { break }
+                try await store.touchSession(idHash: session.record.idHash, at: clock.now())
+                return try await complete(
+                    authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
+                    sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
+            case "other":
+                return signInPage(authorization, tenant: tenant, error: nil, username: nil, request: request, context)
+            default:
+                break
+            }
+            let username = form["username"] ?? ""
+            guard !username.isEmpty, let password = form["password"] else {
+                return signInPage(
+                    authorization, tenant: tenant, error: TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password."),
+                    username: username, request: request, context, status: .badRequest)
+            }
+            let now = clock.now()
+            let user: User
+            do {
+                user = try await passwords.verify(username: username, password: password, in: tenant.directory, clientIP: clientIP(request, context), now: now)
+                guard user.accountEnabled else { throw TokenError.userDisabled }
+            } catch let error as TokenError {
+                return signInPage(authorization, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
+            }
+            return try await startSession(authorization, user: user, authentication: .password(at: now), tenant: tenant, request: request, context)
         }
-        switch form["account"] {
-        case "session":
-            guard let session = try await currentSession(request, tenant: tenant) else { break }
-            try await store.touchSession(idHash: session.record.idHash, at: clock.now())
-            return try await complete(
-                authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
-        case "other":
-            return signInPage(authorization, tenant: tenant, error: nil, username: nil, request: request, context)
-        default:
-            break
-        }
-        let username = form["username"] ?? ""
-        guard !username.isEmpty, let password = form["password"] else {
-            return signInPage(
-                authorization, tenant: tenant, error: TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password."),
-                username: username, request: request, context, status: .badRequest)
-        }
-        let now = clock.now()
-        let user: User
-        do {
-            user = try await passwords.verify(username: username, password: password, in: tenant.directory, clientIP: clientIP(request, context), now: now)
-            guard user.accountEnabled else { throw TokenError.userDisabled }
-        } catch let error as TokenError {
-            return signInPage(authorization, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
-        }
-        return try await startSession(authorization, user: user, authentication: .password(at: now), tenant: tenant, request: request, context)
     }
 
     /// A new session for this browser (SSO) after a first step that succeeded (password or passkey): the cookie holds a
@@ -213,15 +224,18 @@ extension SignInRoutes {
             for field in headers { response.headers.append(field) }
             return response
         }
-        if case .authenticationStrength(let policyIds) = refusal, !factorMissing(facts, refusal: refusal, tenant: tenant) {
+        let codeMissing = factorMissing(facts, refusal: refusal, tenant: tenant)
+        var passkeyMissing = false
+        if case .authenticationStrength = refusal, !codeMissing { passkeyMissing = true }
+        if (codeMissing || passkeyMissing) && authorization.prompt == .silent {
+            var response = deliver(
+                authorization.redirectUri, mode: authorization.responseMode,
+                fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
+            for field in headers { response.headers.append(field) }
+            return response
+        }
+        if passkeyMissing, case .authenticationStrength(let policyIds) = refusal {
             // A strength only a passkey meets: the page asks for one of the user's passkeys (or says how to get one).
-            if authorization.prompt == .silent {
-                var response = deliver(
-                    authorization.redirectUri, mode: authorization.responseMode,
-                    fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
-                for field in headers { response.headers.append(field) }
-                return response
-            }
             let names = strengths(policyIds, tenant: tenant).map(\.displayName).joined(separator: ", ")
             var response = try await passkeyPage(
                 authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context,
@@ -229,14 +243,7 @@ extension SignInRoutes {
             for field in headers { response.headers.append(field) }
             return response
         }
-        if factorMissing(facts, refusal: refusal, tenant: tenant) {
-            if authorization.prompt == .silent {
-                var response = deliver(
-                    authorization.redirectUri, mode: authorization.responseMode,
-                    fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
-                for field in headers { response.headers.append(field) }
-                return response
-            }
+        if codeMissing {
             let ticket = FactorTicket(
                 continuation: .authorize(authorization), tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash,
                 newSecret: nil, issued: clock.now())

@@ -125,32 +125,25 @@ extension SignInRoutes {
     /// user name), every §7.2 check, the counter recorded (a regression marks the passkey suspect and is audited),
     /// then a session that remembers the passkey (`amr` fido, mfa) and conditional access as after a password.
     func passkeySignIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
-        let segment = context.parameters.get("tenant") ?? ""
-        guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
-        let form: FormBody
-        do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return errorPage(error, tenant: tenant, context) }
-        let authorization: AuthorizationRequest
-        switch openSignInForm(form, request: request, tenant: tenant) {
-        case .success(let found): authorization = found
-        case .failure(let error): return errorPage(error, tenant: tenant, context)
-        }
-        let cookie = Self.cookies(request)[Self.csrfCookie] ?? ""
-        let now = clock.now()
-        let ip = clientIP(request, context)
-        do {
-            let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .signIn, binding: Self.browserBinding(cookie))
-            let subjects: [LockoutPolicy.Subject] = [.address(ip)]
-            try await passwords.beginAttempt(subjects, now: now, locked: { _ in .addressLocked })
-            let (user, passkey) = try await verifyPasskeyAssertion(form, challenge: challenge, tenant: tenant, now: now)
-            try await passwords.attemptSucceeded(subjects, now: now)
-            let authentication = AuthenticationContext.passkey(model: passkey.aaguid, at: now)
-            logger.info("passkey sign-in", metadata: [LogKeys.userId: .string(user.id)])
-            return try await startSession(authorization, user: user, authentication: authentication, tenant: tenant, request: request, context)
-        } catch let error as TokenError {
-            if let named = form["username"], !named.isEmpty {
-                return try await passkeyPage(authorization, tenant: tenant, username: named, error: error, request: request, context, status: .badRequest)
+        try await signInPost(request, context) { tenant, form, authorization in
+            let cookie = Self.cookies(request)[Self.csrfCookie] ?? ""
+            let now = clock.now()
+            let ip = clientIP(request, context)
+            do {
+                let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .signIn, binding: Self.browserBinding(cookie))
+                let subjects: [LockoutPolicy.Subject] = [.address(ip)]
+                try await passwords.beginAttempt(subjects, now: now, locked: { _ in .addressLocked })
+                let (user, passkey) = try await verifyPasskeyAssertion(form, challenge: challenge, tenant: tenant, now: now)
+                try await passwords.attemptSucceeded(subjects, now: now)
+                let authentication = AuthenticationContext.passkey(model: passkey.aaguid, at: now)
+                logger.info("passkey sign-in", metadata: [LogKeys.userId: .string(user.id)])
+                return try await startSession(authorization, user: user, authentication: authentication, tenant: tenant, request: request, context)
+            } catch let error as TokenError {
+                if let named = form["username"], !named.isEmpty {
+                    return try await passkeyPage(authorization, tenant: tenant, username: named, error: error, request: request, context, status: .badRequest)
+                }
+                return signInPage(authorization, tenant: tenant, error: error, username: nil, request: request, context, status: .badRequest)
             }
-            return signInPage(authorization, tenant: tenant, error: error, username: nil, request: request, context, status: .badRequest)
         }
     }
 
