@@ -78,7 +78,7 @@ public struct AuthenticationStrengthPolicy: Codable, Sendable, Equatable {
     /// Whether an authentication meets this strength, and why (what-if and the sign-in log show the reason).
     public func evaluate(_ authentication: AuthenticationContext) -> (met: Bool, reason: String) {
         guard let mode = authentication.mode else {
-            return (false, "the authentication (\(authentication.amr.joined(separator: ", ")) ) is none of: \(allowedList)")
+            return (false, "the authentication (\(authentication.amr.joined(separator: ", "))) is none of: \(allowedList)")
         }
         guard allowedCombinations.contains(mode) else { return (false, "\(mode.label) is not one of: \(allowedList)") }
         if mode == .fido2, let configuration = fido2Configuration, !configuration.allowedAAGuids.isEmpty {

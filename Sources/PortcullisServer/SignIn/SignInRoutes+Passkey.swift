@@ -130,9 +130,10 @@ extension SignInRoutes {
             let now = clock.now()
             let ip = clientIP(request, context)
             do {
-                let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .signIn, binding: Self.browserBinding(cookie))
+                // Counted before anything is looked at: a locked address consumes nothing, not even a challenge row.
                 let subjects: [LockoutPolicy.Subject] = [.address(ip)]
                 try await passwords.beginAttempt(subjects, now: now, locked: { _ in .addressLocked })
+                let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .signIn, binding: Self.browserBinding(cookie))
                 let (user, passkey) = try await verifyPasskeyAssertion(form, challenge: challenge, tenant: tenant, now: now)
                 try await passwords.attemptSucceeded(subjects, now: now)
                 let authentication = AuthenticationContext.passkey(model: passkey.aaguid, at: now)
