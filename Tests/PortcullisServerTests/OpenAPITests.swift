@@ -45,10 +45,36 @@ struct OpenAPITests {
                             "\(method.uppercased()) \(path) declares no error response: \(responses.keys.sorted())")
                     }
                 }
+                // Every reference inside the document resolves (a dangling one stops schemathesis before it tests anything).
+                let dangling = Self.references(in: document).filter { Self.resolve($0, in: document) == nil }
+                #expect(dangling.isEmpty, "references that resolve to nothing: \(dangling.sorted())")
                 #expect(registered.count >= 35, "\(registered.count) routes")
                 #expect(registered.subtracting(described).isEmpty, "registered but not described: \(registered.subtracting(described).sorted())")
                 #expect(described.subtracting(registered).isEmpty, "described but not registered: \(described.subtracting(registered).sorted())")
             }
+        }
+    }
+
+    /// Every local `$ref` (`#/…`) anywhere in a JSON value.
+    static func references(in value: Any) -> Set<String> {
+        switch value {
+        case let object as [String: Any]:
+            var found = Set<String>()
+            if let reference = object["$ref"] as? String, reference.hasPrefix("#/") { found.insert(reference) }
+            for child in object.values { found.formUnion(references(in: child)) }
+            return found
+        case let array as [Any]:
+            return array.reduce(into: Set<String>()) { $0.formUnion(references(in: $1)) }
+        default:
+            return []
+        }
+    }
+
+    /// The value a local reference points at (RFC 6901 unescaping), or nil.
+    static func resolve(_ reference: String, in document: Any) -> Any? {
+        reference.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false).reduce(Optional(document)) { current, token in
+            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            return (current as? [String: Any])?[key]
         }
     }
 }
