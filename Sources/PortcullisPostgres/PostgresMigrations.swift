@@ -183,5 +183,18 @@ enum PostgresMigrations {
                 "CREATE INDEX passkeys_user ON passkeys (tenant_id, user_id)",
             ]
         ),
+        (
+            10,
+            [
+                // Temporary access passes (PROTOCOL §12.3): at most one per user, stored as a keyed hash.
+                """
+                CREATE TABLE temporary_access_passes (
+                    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, pass_hash TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, start_at DOUBLE PRECISION NOT NULL, lifetime_minutes INTEGER NOT NULL,
+                    usable_once BOOLEAN NOT NULL, used_at DOUBLE PRECISION, UNIQUE (tenant_id, user_id)
+                )
+                """
+            ]
+        ),
     ]
 }

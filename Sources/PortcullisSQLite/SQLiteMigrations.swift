@@ -192,5 +192,18 @@ enum SQLiteMigrations {
                 "CREATE INDEX passkeys_user ON passkeys (tenant_id, user_id)",
             ]
         ),
+        (
+            10,
+            [
+                // Temporary access passes (PROTOCOL §12.3): at most one per user, stored as a keyed hash.
+                """
+                CREATE TABLE temporary_access_passes (
+                    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, pass_hash TEXT NOT NULL, created_at REAL NOT NULL,
+                    start_at REAL NOT NULL, lifetime_minutes INTEGER NOT NULL, usable_once INTEGER NOT NULL, used_at REAL,
+                    UNIQUE (tenant_id, user_id)
+                )
+                """
+            ]
+        ),
     ]
 }

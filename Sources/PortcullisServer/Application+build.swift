@@ -126,7 +126,9 @@ public struct PortcullisServer: Sendable {
                 metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://"),
                 maximumBodyBytes: deps.configuration.maximumBodyBytes))
         let clients = ClientAuthenticator(credentials: deps.credentials, clock: deps.clock)
-        let passwords = PasswordVerifier(store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, logger: deps.logger)
+        let passes = TemporaryAccessPasses(store: deps.store, credentials: deps.credentials)
+        let passwords = PasswordVerifier(
+            store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, temporaryAccessPasses: passes, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, clock: deps.clock, logger: deps.logger)

@@ -79,6 +79,7 @@ public struct AuditSubject: RawRepresentable, Sendable, Hashable, Codable {
     public static let outbox = AuditSubject(rawValue: "outbox")
     public static let authenticationMethod = AuditSubject(rawValue: "authenticationMethod")
     public static let passkey = AuditSubject(rawValue: "passkey")
+    public static let temporaryAccessPass = AuditSubject(rawValue: "temporaryAccessPass")
 }
 
 /// An audit record: who changed what, when, and the before and after documents.

@@ -1,6 +1,6 @@
 /// Everything the server persists. Backends (SQLite, PostgreSQL) implement it whole.
 public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, SignInStore, EnrollmentStore, OutboxStore, ThrottleStore,
-    InteractiveStore, AuthenticationMethodStore, PasskeyStore
+    InteractiveStore, AuthenticationMethodStore, PasskeyStore, TemporaryAccessPassStore
 {
     /// Runs the migrations this build needs; idempotent.
     func migrate() async throws

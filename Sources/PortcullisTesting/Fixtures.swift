@@ -61,13 +61,16 @@ public enum Fixtures {
     /// Configuration files seeded besides the directory (path under Config/ → contents).
     public static let configFiles: [String: Data] = ["app-protection/\(domain)/mail-sales.json": salesMailPolicy]
 
-    /// The fixture directory. `callbackBase` (e.g. `http://127.0.0.1:PORT`) sets the mobile clients' callback URI.
+    /// The fixture directory. `callbackBase` (e.g. `http://127.0.0.1:PORT`) sets the mobile clients' callback URI. Like
+    /// the development Config/, the tenant lets a user register a first factor with a password alone from anywhere
+    /// (`passwordOnlyRegistration`), so that the MFA tests register from loopback; the tests of the default set it back.
     public static func directoryJSON(callbackBase: String = "http://127.0.0.1:9", allowedAccounts: [String]? = nil) -> Data {
         let allowed = allowedAccounts.map { "[" + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" } ?? "null"
         return Data(
             """
             {"tenants": [{
               "id": "\(tenantId)", "domain": "\(domain)", "displayName": "Fabrikam", "allowedAccounts": \(allowed),
+              "passwordOnlyRegistration": "anywhere",
               "users": [
                 {"id": "\(alice.id)", "userPrincipalName": "\(alice.upn)", "displayName": "Alice", "password": "\(alice.password)"},
                 {"id": "\(bob.id)", "userPrincipalName": "\(bob.upn)", "displayName": "Bob", "password": "\(bob.password)"},

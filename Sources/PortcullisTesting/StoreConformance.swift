@@ -654,6 +654,35 @@ public enum StoreConformance {
             try expect(try await store.deletePasskey(tenantId: tenant, userId: "u-1", id: "p-1"), "deleted")
             try expect(try await store.insertPasskey(passkey("p-3", user: "u-1", credential: 1), limit: 3), "its credential ID is free again")
         },
+        ConformanceCase(name: "temporary access passes: one per user (a new one replaces the old), a one-time pass used once even when sign-ins race") {
+            store in
+            func pass(_ id: String, user: String, once: Bool) -> TemporaryAccessPassRecord {
+                TemporaryAccessPassRecord(
+                    id: id, tenantId: tenant, userId: user, passHash: "hmac-sha256:\(id.lowercased())", createdAt: now, startAt: now.addingTimeInterval(60),
+                    lifetimeMinutes: 60, usableOnce: once)
+            }
+            try expect(try await store.replaceTemporaryAccessPass(pass("T-1", user: "U-1", once: true)) == nil, "the first replaces nothing")
+            try expect(try await store.temporaryAccessPass(tenantId: tenant, userId: "u-1") == pass("t-1", user: "u-1", once: true), "round trip")
+            try expect(try await store.temporaryAccessPass(tenantId: "t-elsewhere", userId: "u-1") == nil, "only in its tenant")
+            let replaced = try await store.replaceTemporaryAccessPass(pass("t-2", user: "u-1", once: true))
+            let current = try await store.temporaryAccessPass(tenantId: tenant, userId: "u-1")
+            try expect(replaced?.id == "t-1" && current?.id == "t-2", "replaced")
+            try expect(!(try await store.useTemporaryAccessPass(id: "t-1", at: now)), "the replaced one is gone")
+            let uses = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 { group.addTask { try await store.useTemporaryAccessPass(id: "t-2", at: now.addingTimeInterval(Double(index))) } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            try expect(uses == 1, "one of six concurrent sign-ins with a one-time pass: \(uses)")
+            let used = try await store.temporaryAccessPass(tenantId: tenant, userId: "u-1")
+            try expect(used?.usedAt != nil && used?.usability(at: now.addingTimeInterval(120)) == .oneTimePassUsed, "used up")
+            _ = try await store.replaceTemporaryAccessPass(pass("t-3", user: "u-2", once: false))
+            try expect(try await store.useTemporaryAccessPass(id: "t-3", at: now), "multi-use")
+            try expect(try await store.useTemporaryAccessPass(id: "t-3", at: now.addingTimeInterval(5)), "multi-use, again")
+            try expect(try await store.temporaryAccessPass(tenantId: tenant, userId: "u-2")?.usedAt == now.addingTimeInterval(5), "the last use")
+            try expect(!(try await store.deleteTemporaryAccessPass(tenantId: tenant, userId: "u-1", id: "t-3")), "only the owner's")
+            try expect(try await store.deleteTemporaryAccessPass(tenantId: tenant, userId: "u-2", id: "t-3"), "deleted")
+            try expect(try await store.temporaryAccessPass(tenantId: tenant, userId: "u-2") == nil, "gone")
+        },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")
             try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))

@@ -152,6 +152,7 @@ enum DesiredState {
                 body: [
                     "displayName": tenant["displayName"] ?? parsed.tenants[index].tenant.displayName,
                     "allowedAccounts": tenant["allowedAccounts"] ?? NSNull(),
+                    "passwordOnlyRegistration": tenant["passwordOnlyRegistration"] ?? NSNull(),
                 ], source: "directory.json"))
         desired += items("users").map { DesiredDocument(kind: .user, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }
         desired += items("groups").map { DesiredDocument(kind: .group, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json") }

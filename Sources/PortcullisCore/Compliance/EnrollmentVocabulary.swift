@@ -66,4 +66,6 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable {
     public static let passkeySuspect = AuditAction(rawValue: "passkeySuspect")
     /// An admin cleared a suspect passkey.
     public static let clearSuspicion = AuditAction(rawValue: "clearSuspicion")
+    /// A user signed in with a temporary access pass (PROTOCOL §12.3).
+    public static let signIn = AuditAction(rawValue: "signIn")
 }

@@ -107,7 +107,7 @@ public struct DirectoryDocument: Sendable {
     private static func parseTenant(_ value: JSONValue, at pointer: String, problems: ProblemCollector, claimed: InstallationIdentifiers) -> TenantEntry? {
         guard let reader = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         reader.rejectUnknownMembers(allowed: [
-            "id", "domain", "displayName", "allowedAccounts", "users", "groups", "applications",
+            "id", "domain", "displayName", "allowedAccounts", "passwordOnlyRegistration", "users", "groups", "applications",
             "appRoleAssignments", "namedLocations",
         ])
         let id = guid(reader, "id")
@@ -117,6 +117,7 @@ public struct DirectoryDocument: Sendable {
         }
         let displayName = reader.string("displayName") ?? domain ?? ""
         let allowedAccounts = reader.strings("allowedAccounts")?.map(\.value)
+        let registration = reader.enumeration("passwordOnlyRegistration", allowed: Tenant.PasswordOnlyRegistration.allCases.map(\.rawValue))
 
         var users: [UserEntry] = []
         var userIds = Set<String>()
@@ -203,7 +204,9 @@ public struct DirectoryDocument: Sendable {
 
         guard let id, let domain else { return nil }
         return TenantEntry(
-            tenant: Tenant(id: id, domain: domain, displayName: displayName, allowedAccounts: allowedAccounts),
+            tenant: Tenant(
+                id: id, domain: domain, displayName: displayName, allowedAccounts: allowedAccounts,
+                passwordOnlyRegistration: registration.flatMap(Tenant.PasswordOnlyRegistration.init(rawValue:))),
             users: users, groups: groups, applications: applications,
             appRoleAssignments: assignments, namedLocations: locations)
     }

@@ -9,15 +9,30 @@ public struct Tenant: Codable, Sendable, Equatable {
     public var displayName: String
     /// When set, only these accounts (UPNs or object IDs, case-insensitive) may enroll in the compliance service.
     public var allowedAccounts: [String]?
+    /// Where a user with no sign-in method yet may register a first one with a password alone (PROTOCOL §12.3); `nil`
+    /// is the default, `trustedLocations`. A temporary access pass is always enough.
+    public var passwordOnlyRegistration: PasswordOnlyRegistration?
+
+    public enum PasswordOnlyRegistration: String, Codable, Sendable, CaseIterable {
+        /// Only from a trusted named location.
+        case trustedLocations
+        /// From anywhere (a password alone then enrolls the first factor: the pre-wave-3 behaviour).
+        case anywhere
+        /// Never: a first method needs a temporary access pass.
+        case never
+    }
 
     /// At most this many `allowedAccounts` (a list for a pilot; larger populations belong in groups).
     public static let maximumAllowedAccounts = 10_000
 
-    public init(id: String, domain: String, displayName: String, allowedAccounts: [String]? = nil) {
+    public init(
+        id: String, domain: String, displayName: String, allowedAccounts: [String]? = nil, passwordOnlyRegistration: PasswordOnlyRegistration? = nil
+    ) {
         self.id = id.lowercased()
         self.domain = domain.lowercased()
         self.displayName = displayName
         self.allowedAccounts = allowedAccounts
+        self.passwordOnlyRegistration = passwordOnlyRegistration
     }
 }
 

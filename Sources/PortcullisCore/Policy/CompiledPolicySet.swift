@@ -30,6 +30,8 @@ public struct CompiledPolicySet: Sendable {
         let allApplications: Bool
         let applications: Set<Int32>
         let excludedApplications: Set<Int32>
+        /// The user actions the policy targets instead of applications (PROTOCOL §12.3).
+        let userActions: Set<String>
         let clientAppTypes: Set<SignInFacts.ClientAppType>?
         let platforms: AllOr<DevicePlatform>?
         let excludedPlatforms: Set<DevicePlatform>
@@ -43,7 +45,7 @@ public struct CompiledPolicySet: Sendable {
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
-            applications: Set<Int32>, excludedApplications: Set<Int32>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
+            applications: Set<Int32>, excludedApplications: Set<Int32>, userActions: Set<String>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
             controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?
         ) {
@@ -60,6 +62,7 @@ public struct CompiledPolicySet: Sendable {
             self.allApplications = allApplications
             self.applications = applications
             self.excludedApplications = excludedApplications
+            self.userActions = userActions
             self.clientAppTypes = clientAppTypes
             self.platforms = platforms
             self.excludedPlatforms = excludedPlatforms
@@ -141,6 +144,7 @@ public struct CompiledPolicySet: Sendable {
                 allApplications: c.applications.includeApplications.contains(.all),
                 applications: intern(c.applications.includeApplications.ids),
                 excludedApplications: intern(c.applications.excludeApplications),
+                userActions: Set(c.applications.includeUserActions ?? []),
                 clientAppTypes: appTypes,
                 platforms: c.platforms?.includePlatforms,
                 excludedPlatforms: c.platforms?.excludePlatforms ?? [],
@@ -191,7 +195,15 @@ public struct CompiledPolicySet: Sendable {
     /// the index says could apply (every other policy did not apply, by construction).
     public func evaluate(_ facts: SignInFacts, explain: Bool = false) -> Decision {
         let subject = subject(facts)
-        let candidates = explain ? entries.indices.map { Int32($0) } : candidateIndices(subject)
+        let candidates: [Int32] =
+            if explain {
+                entries.indices.map { Int32($0) }
+            } else if let action = facts.userAction {
+                // User-action policies are few and indexed by no application: looked for one by one.
+                entries.indices.filter { entries[$0].userActions.contains(action) }.map { Int32($0) }
+            } else {
+                candidateIndices(subject)
+            }
         var applied: [Decision.AppliedPolicy] = []
         applied.reserveCapacity(candidates.count)
         var anyEnforcedApplied = false
@@ -352,8 +364,12 @@ public struct CompiledPolicySet: Sendable {
                 if !included || entry.excludedClients.contains(subject.client) { failed.append(.servicePrincipals) }
             }
         }
-        let appIncluded = entry.allApplications || entry.applications.contains(subject.resource)
-        if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }
+        if let action = facts.userAction {
+            if !entry.userActions.contains(action) { failed.append(.application) }
+        } else {
+            let appIncluded = entry.allApplications || entry.applications.contains(subject.resource)
+            if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }
+        }
         if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append(.clientType) }
         if let platforms = entry.platforms {
             let included = platforms == .all || (facts.platform.map { platforms.contains($0) } ?? false)

@@ -103,6 +103,18 @@ extension ConditionalAccessPolicy {
         }
 
         if let conditions, let grant {
+            if conditions.applications.includeUserActions != nil
+                && !grant.controls.allSatisfy({ [.block, .mfa, .authenticationStrength].contains($0) })
+            {
+                problems.add(
+                    JSONPointer.appending(pointer, "grantControls"),
+                    "a policy for user actions can require block, mfa or an authentication strength; app controls have no app to check.")
+            }
+            if conditions.applications.includeUserActions != nil && conditions.clientApplications != nil {
+                problems.add(
+                    JSONPointer.appending(pointer, "conditions/clientApplications"),
+                    "user actions are a user's; a policy for them cannot target workload identities.")
+            }
             if conditions.clientApplications != nil && grant.controls != [.block] {
                 problems.add(
                     JSONPointer.appending(pointer, "grantControls"),
@@ -183,18 +195,36 @@ extension ConditionalAccessPolicy {
             a.rejectUnknownMembers(allowed: [
                 "includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter",
             ])
-            for key in ["includeUserActions", "includeAuthenticationContextClassReferences"] {
-                if let items = a.array(key), !items.isEmpty { problems.add(a.path(key), "cannot be evaluated by this server.") }
+            if let items = a.array("includeAuthenticationContextClassReferences"), !items.isEmpty {
+                problems.add(a.path("includeAuthenticationContextClassReferences"), "cannot be evaluated by this server.")
             }
             if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
+            var userActions: [String] = []
+            for (action, actionPointer) in a.strings("includeUserActions") ?? [] {
+                if !UserAction.all.contains(action.lowercased()) {
+                    problems.add(actionPointer, "is not a user action this server knows; known: \(UserAction.all.sorted().joined(separator: ", ")).")
+                } else if !userActions.contains(action.lowercased()) {
+                    userActions.append(action.lowercased())
+                }
+            }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
-            if !a.has("includeApplications") { problems.add(a.path("includeApplications"), "is required (All, None, or application IDs).") }
             let include = selection(a, "includeApplications", keywords: [.all, .none], exists: appExists, noun: "application")
-            if a.has("includeApplications") && (a.object["includeApplications"]?.arrayValue?.isEmpty ?? false) {
+            let exclude = ids(a, "excludeApplications", exists: appExists, noun: "application")
+            let namesApplications = a.object["includeApplications"]?.arrayValue?.isEmpty == false
+            if !userActions.isEmpty {
+                // As in Entra: a policy for a user action names no application.
+                if namesApplications || !exclude.isEmpty {
+                    problems.add(
+                        a.path(namesApplications ? "includeApplications" : "excludeApplications"),
+                        "must be empty in a policy for user actions (includeUserActions).")
+                }
+            } else if !a.has("includeApplications") {
+                problems.add(a.path("includeApplications"), "is required (All, None, or application IDs), or includeUserActions.")
+            } else if !namesApplications {
                 problems.add(a.path("includeApplications"), "name at least one application (All, None, or application IDs).")
             }
             applications = Applications(
-                includeApplications: include, excludeApplications: ids(a, "excludeApplications", exists: appExists, noun: "application"))
+                includeApplications: include, excludeApplications: exclude, includeUserActions: userActions.isEmpty ? nil : userActions)
         }
 
         var clientApplications: ClientApplications?

@@ -44,6 +44,22 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         /// `All`, `None`, application IDs.
         public var includeApplications: Selection
         public var excludeApplications: [String]
+        /// User actions instead of applications (PROTOCOL §12.3): `urn:user:registersecurityinfo`. A policy targets
+        /// applications or user actions, never both.
+        public var includeUserActions: [String]?
+
+        public init(includeApplications: Selection, excludeApplications: [String], includeUserActions: [String]? = nil) {
+            self.includeApplications = includeApplications
+            self.excludeApplications = excludeApplications
+            self.includeUserActions = includeUserActions
+        }
+    }
+
+    /// The user actions a policy can target.
+    public enum UserAction {
+        /// Registering a sign-in method (a passkey, a TOTP authenticator) on the sign-in page or Security info.
+        public static let registerSecurityInfo = "urn:user:registersecurityinfo"
+        public static let all: Set<String> = [registerSecurityInfo]
     }
 
     /// Workload identities (app-only sign-ins): client app IDs or `ServicePrincipalsInMyTenant`.

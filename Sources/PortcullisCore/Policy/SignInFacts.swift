@@ -35,6 +35,9 @@ public struct SignInFacts: Sendable, Equatable {
     public var approvedClientApp: Bool
     /// How the user authenticated (what authentication strengths compare).
     public var authentication: AuthenticationContext
+    /// Set when this is not a sign-in to an application but a user action (PROTOCOL §12.3,
+    /// `urn:user:registersecurityinfo`): then only the policies that include the action apply, and no others.
+    public var userAction: String?
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 

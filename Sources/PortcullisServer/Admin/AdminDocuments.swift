@@ -338,20 +338,25 @@ struct AdminDocuments: Sendable {
         return stored
     }
 
-    /// The tenant document: `displayName` and `allowedAccounts` (UPNs or object IDs; `null` lets every account
-    /// enroll) change; `id` and `domain` do not.
+    /// The tenant document: `displayName`, `allowedAccounts` (UPNs or object IDs; `null` lets every account
+    /// enroll) and `passwordOnlyRegistration` (PROTOCOL §12.3; `null` is the default) change; `id` and `domain` do not.
     static func readTenant(_ value: JSONValue, tenant: TenantSnapshot) throws -> Tenant {
         let problems = ProblemCollector()
         guard let reader = JSONObjectReader(value, at: "", problems: problems) else {
             try problems.check()
             throw APIError.malformedJSON()
         }
-        reader.rejectUnknownMembers(allowed: ["id", "domain", "displayName", "allowedAccounts"])
+        reader.rejectUnknownMembers(allowed: ["id", "domain", "displayName", "allowedAccounts", "passwordOnlyRegistration"])
         var updated = tenant.tenant
         if let domain = reader.string("domain"), domain.lowercased() != updated.domain {
             problems.add("/domain", "cannot change (it is part of every user's UPN and of the authority URL).")
         }
         if let name = reader.string("displayName") { updated.displayName = name }
+        if case .object(let object) = value, object["passwordOnlyRegistration"] != nil {
+            updated.passwordOnlyRegistration = reader.enumeration(
+                "passwordOnlyRegistration", allowed: Tenant.PasswordOnlyRegistration.allCases.map(\.rawValue)
+            ).flatMap(Tenant.PasswordOnlyRegistration.init(rawValue:))
+        }
         if case .object(let object) = value, let accounts = object["allowedAccounts"] {
             if accounts == .null {
                 updated.allowedAccounts = nil

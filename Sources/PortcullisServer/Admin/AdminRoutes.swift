@@ -29,6 +29,11 @@ struct AdminRoutes: Sendable {
     }()
 
     /// The check of every admin API request's token (and of every console page's session token).
+    var authenticationMethods: AuthenticationMethodRoutes {
+        AuthenticationMethodRoutes(
+            store: store, tenants: tenants, passes: TemporaryAccessPasses(store: store, credentials: directory.credentials), clock: clock)
+    }
+
     var authenticator: BearerAuthenticator {
         BearerAuthenticator(
             resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signers: signers,
@@ -44,7 +49,7 @@ struct AdminRoutes: Sendable {
 
         compliance.register(on: group)
         directory.register(on: group)
-        AuthenticationMethodRoutes(store: store, tenants: tenants, clock: clock).register(on: group)
+        authenticationMethods.register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
         group.post("conditional-access/impact") { request, context in try await impact(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }

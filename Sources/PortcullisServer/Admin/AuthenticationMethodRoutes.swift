@@ -4,41 +4,45 @@ import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 
-/// `/admin/v1/users/{id}/authentication-methods` (PROTOCOL §10): list a user's second factors and reset one
-/// (the user registers again at the next sign-in that needs it). Metadata only: a secret never leaves the store.
+/// `/admin/v1/users/{id}/authentication-methods` (PROTOCOL §10, §12): a user's TOTP authenticator, passkeys and
+/// temporary access pass in Graph's shapes; remove any of them (the user registers again), issue a temporary access
+/// pass (shown once), clear a suspect passkey. Metadata only: a secret never leaves the store.
 struct AuthenticationMethodRoutes: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
+    let passes: TemporaryAccessPasses
     let clock: any WallClock
-
-    /// One method as the API shows it, in the shape of Graph's `softwareOathAuthenticationMethod`.
-    struct Method: Encodable {
-        let id: String
-        let odataType = "#microsoft.graph.softwareOathAuthenticationMethod"
-        let kind: String
-        let createdDateTime: Date
-        let lastUsedDateTime: Date?
-
-        enum CodingKeys: String, CodingKey {
-            case id, kind, createdDateTime, lastUsedDateTime
-            case odataType = "@odata.type"
-        }
-
-        init(_ record: AuthenticationMethodRecord) {
-            id = record.id
-            kind = record.kind.rawValue
-            createdDateTime = record.createdAt
-            lastUsedDateTime = record.lastUsedAt
-        }
-    }
 
     struct Page: Encodable { let value: [Method] }
 
-    static var encoder: JSONEncoder { JSONResponse.encoder }
+    /// One method as the API shows it, in the shape of Graph's `…AuthenticationMethod` of its kind.
+    enum Method: Encodable {
+        case totp(SoftwareOathMethod)
+        case passkey(PasskeyMethod)
+        case temporaryAccessPass(TemporaryAccessPassMethod)
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .totp(let method): try method.encode(to: encoder)
+            case .passkey(let method): try method.encode(to: encoder)
+            case .temporaryAccessPass(let method): try method.encode(to: encoder)
+            }
+        }
+
+        var json: JSONValue {
+            switch self {
+            case .totp(let method): JSONValue(encoding: method)
+            case .passkey(let method): JSONValue(encoding: method)
+            case .temporaryAccessPass(let method): JSONValue(encoding: method)
+            }
+        }
+    }
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
         group.get("users/:id/authentication-methods") { _, context in try await list(context) }
-        group.delete("users/:id/authentication-methods/:methodId") { _, context in try await reset(context) }
+        group.post("users/:id/authentication-methods/temporaryAccessPass") { request, context in try await issuePass(request, context) }
+        group.delete("users/:id/authentication-methods/:methodId") { _, context in try await remove(context) }
+        group.post("users/:id/authentication-methods/:methodId/clearSuspicion") { _, context in try await clearSuspicion(context) }
     }
 
     func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) {
@@ -48,23 +52,209 @@ struct AuthenticationMethodRoutes: Sendable {
         return (tenant, user)
     }
 
-    func list(_ context: PortcullisRequestContext) async throws -> Response {
-        let (tenant, user) = try await user(context)
-        let methods = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id)
-        return JSONResponse.make(status: .ok, data: try Self.encoder.encode(Page(value: methods.map(Method.init))))
+    /// Every method of the user: TOTP, passkeys (oldest first), the temporary access pass.
+    func methods(tenantId: String, userId: String) async throws -> [(id: String, method: Method)] {
+        let now = clock.now()
+        var found: [(String, Method)] = try await store.authenticationMethods(tenantId: tenantId, userId: userId).map {
+            ($0.id, .totp(SoftwareOathMethod($0)))
+        }
+        found += try await store.passkeys(tenantId: tenantId, userId: userId).map { ($0.id, .passkey(PasskeyMethod($0))) }
+        if let pass = try await store.temporaryAccessPass(tenantId: tenantId, userId: userId) {
+            found.append((pass.id, .temporaryAccessPass(TemporaryAccessPassMethod(pass, now: now, secret: nil))))
+        }
+        return found
     }
 
-    func reset(_ context: PortcullisRequestContext) async throws -> Response {
+    func list(_ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        return JSONResponse.make(status: .ok, Page(value: try await methods(tenantId: tenant.tenant.id, userId: user.id).map(\.method)))
+    }
+
+    /// Removes a method of any kind (PROTOCOL §10, §12.1, §12.3); audited with what it was.
+    func remove(_ context: PortcullisRequestContext) async throws -> Response {
         let (tenant, user) = try await user(context)
         let id = (context.parameters.get("methodId") ?? "").lowercased()
-        guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
-            try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
-        else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
-        let before = JSONValue(encoding: Method(method))
+        guard let (_, method) = try await methods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
+            throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)")
+        }
+        let removed: Bool
+        let kind: AuditSubject
+        switch method {
+        case .totp:
+            removed = try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
+            kind = .authenticationMethod
+        case .passkey:
+            removed = try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id)
+            kind = .passkey
+        case .temporaryAccessPass:
+            removed = try await store.deleteTemporaryAccessPass(tenantId: tenant.tenant.id, userId: user.id, id: id)
+            kind = .temporaryAccessPass
+        }
+        guard removed else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
         try await store.appendAudit(
             AuditRecord(
-                tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: .authenticationMethod,
-                documentId: "\(user.id)/\(id)", before: before, after: nil))
+                tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
+                before: method.json, after: nil))
         return Response(status: .noContent)
+    }
+
+    /// Issues the user's temporary access pass (Graph's `temporaryAccessPassAuthenticationMethod`: `startDateTime`,
+    /// `lifetimeInMinutes` 10–43,200, `isUsableOnce`), replacing the one they had. The pass is in this answer only.
+    func issuePass(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        // Whole seconds, as Graph shows them: the stores keep them exactly, so a pass is usable at the instant it is issued.
+        let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+        var request = request
+        let buffer = try await request.collectBody(upTo: 4096)
+        let problems = ProblemCollector()
+        var start = now
+        var lifetime = TemporaryAccessPasses.defaultLifetime
+        var usableOnce = false
+        if buffer.readableBytes > 0 {
+            guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
+            if let reader = JSONObjectReader(value, at: "", problems: problems) {
+                reader.rejectUnknownMembers(allowed: ["@odata.type", "startDateTime", "lifetimeInMinutes", "isUsableOnce"])
+                if let type = reader.string("@odata.type"), type != TemporaryAccessPassMethod.odataType {
+                    problems.add("/@odata.type", "must be \(TemporaryAccessPassMethod.odataType) when present.")
+                }
+                if let text = reader.string("startDateTime") {
+                    if let date = ISO8601.date(text) {
+                        if date < now.addingTimeInterval(-300) { problems.add("/startDateTime", "must not be in the past.") }
+                        if date > now.addingTimeInterval(180 * 86_400) { problems.add("/startDateTime", "must be within 180 days.") }
+                        start = max(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)), now)
+                    } else {
+                        problems.add("/startDateTime", "must be an ISO 8601 date-time such as 2027-01-31T09:00:00Z.")
+                    }
+                }
+                lifetime = reader.integer("lifetimeInMinutes", in: TemporaryAccessPasses.lifetimeRange) ?? lifetime
+                usableOnce = reader.bool("isUsableOnce") ?? usableOnce
+            }
+        }
+        do { try problems.check() } catch { throw APIError.validation(error) }
+        guard user.accountEnabled else {
+            throw APIError(.conflict, "accountDisabled", "\(user.userPrincipalName) is disabled: a temporary access pass could not sign in.")
+        }
+        let secret = TemporaryAccessPasses.generate()
+        let pass = TemporaryAccessPassRecord(
+            id: UUID().uuidString, tenantId: tenant.tenant.id, userId: user.id, passHash: passes.hash(secret), createdAt: now, startAt: start,
+            lifetimeMinutes: lifetime, usableOnce: usableOnce)
+        let replaced = try await store.replaceTemporaryAccessPass(pass)
+        try await store.appendAudit(
+            AuditRecord(
+                tenantId: tenant.tenant.id, at: now, actor: context.actor, action: .create, kind: .temporaryAccessPass,
+                documentId: "\(user.id)/\(pass.id)", before: replaced.map { JSONValue(encoding: TemporaryAccessPassMethod($0, now: now, secret: nil)) },
+                after: JSONValue(encoding: TemporaryAccessPassMethod(pass, now: now, secret: nil))))
+        return JSONResponse.make(
+            status: .created, TemporaryAccessPassMethod(pass, now: now, secret: secret),
+            headers: [.location: request.uri.path.replacingOccurrences(of: "/temporaryAccessPass", with: "/\(pass.id)")])
+    }
+
+    /// An admin's decision that a passkey marked suspect (its counter went backwards, PROTOCOL §12.1) may sign in again.
+    func clearSuspicion(_ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        let id = (context.parameters.get("methodId") ?? "").lowercased()
+        guard let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
+            throw APIError.notFound("The passkey \(id.prefix(64)) of \(user.userPrincipalName)")
+        }
+        guard passkey.suspectSince != nil else {
+            throw APIError(.conflict, "notSuspect", "The passkey \(passkey.displayName) is not marked suspect.")
+        }
+        guard try await store.clearPasskeySuspicion(tenantId: tenant.tenant.id, userId: user.id, id: id) else {
+            throw APIError(.conflict, "notSuspect", "The passkey \(passkey.displayName) is not marked suspect.")
+        }
+        var cleared = passkey
+        cleared.suspectSince = nil
+        try await store.appendAudit(
+            AuditRecord(
+                tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .clearSuspicion, kind: .passkey,
+                documentId: "\(user.id)/\(id)", before: JSONValue(encoding: PasskeyMethod(passkey)), after: JSONValue(encoding: PasskeyMethod(cleared))))
+        return JSONResponse.make(status: .ok, PasskeyMethod(cleared))
+    }
+}
+
+/// A TOTP authenticator in the shape of Graph's `softwareOathAuthenticationMethod`.
+struct SoftwareOathMethod: Encodable {
+    let odataType = "#microsoft.graph.softwareOathAuthenticationMethod"
+    let id: String
+    let kind: String
+    let createdDateTime: Date
+    let lastUsedDateTime: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, createdDateTime, lastUsedDateTime
+        case odataType = "@odata.type"
+    }
+
+    init(_ record: AuthenticationMethodRecord) {
+        id = record.id
+        kind = record.kind.rawValue
+        createdDateTime = record.createdAt
+        lastUsedDateTime = record.lastUsedAt
+    }
+}
+
+/// A passkey as the admin API and the audit log show it: Graph's `fido2AuthenticationMethod`, plus what Portcullis
+/// knows besides (last use, backup state, suspicion).
+struct PasskeyMethod: Encodable {
+    let odataType = "#microsoft.graph.fido2AuthenticationMethod"
+    let id: String
+    let displayName: String
+    let aaGuid: String
+    let createdDateTime: Date
+    let lastUsedDateTime: Date?
+    let attestationLevel: String
+    let backedUp: Bool
+    let suspect: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case odataType = "@odata.type"
+        case id, displayName, aaGuid, createdDateTime, lastUsedDateTime, attestationLevel, backedUp, suspect
+    }
+
+    init(_ passkey: PasskeyRecord) {
+        id = passkey.id
+        displayName = passkey.displayName
+        aaGuid = passkey.aaguid.uuidString.lowercased()
+        createdDateTime = passkey.createdAt
+        lastUsedDateTime = passkey.lastUsedAt
+        // Graph: `attested` when the attestation verified to a certificate, else `notAttested`.
+        attestationLevel = passkey.attestation == .basic ? "attested" : "notAttested"
+        backedUp = passkey.backedUp
+        suspect = passkey.suspectSince != nil
+    }
+}
+
+/// A temporary access pass in the shape of Graph's `temporaryAccessPassAuthenticationMethod`; `temporaryAccessPass`
+/// (the pass itself) only in the answer that issued it.
+struct TemporaryAccessPassMethod: Encodable {
+    static let odataType = "#microsoft.graph.temporaryAccessPassAuthenticationMethod"
+    let odataType = Self.odataType
+    let id: String
+    let temporaryAccessPass: String?
+    let createdDateTime: Date
+    let startDateTime: Date
+    let lifetimeInMinutes: Int
+    let isUsableOnce: Bool
+    let isUsable: Bool
+    let methodUsabilityReason: String
+    let lastUsedDateTime: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case odataType = "@odata.type"
+        case id, temporaryAccessPass, createdDateTime, startDateTime, lifetimeInMinutes, isUsableOnce, isUsable, methodUsabilityReason
+        case lastUsedDateTime
+    }
+
+    init(_ pass: TemporaryAccessPassRecord, now: Date, secret: String?) {
+        id = pass.id
+        temporaryAccessPass = secret
+        createdDateTime = pass.createdAt
+        startDateTime = pass.startAt
+        lifetimeInMinutes = pass.lifetimeMinutes
+        isUsableOnce = pass.usableOnce
+        let usability = pass.usability(at: now)
+        isUsable = usability == .enabledByPolicy
+        methodUsabilityReason = usability.rawValue
+        lastUsedDateTime = pass.usedAt
     }
 }

@@ -4,8 +4,8 @@ import PortcullisCore
 import PortcullisStorage
 import Synchronization
 
-/// Every guessable check — passwords (password grant, sign-in page, device login), second-factor codes and device
-/// user codes — goes through one lockout policy (PROTOCOL §9.6) in the same way: the attempt is counted first, for
+/// Every guessable check — passwords (password grant, sign-in page, device login), temporary access passes,
+/// second-factor codes and device user codes — goes through one lockout policy (PROTOCOL §9.6) in the same way: the attempt is counted first, for
 /// every counter it concerns, in one atomic step on every node; a locked counter refuses it at once (50053) with no
 /// count and no bcrypt work; only then is it checked (bcrypt on the bounded queue, 503 when full). A right answer
 /// clears the account's or factor's counter and gives the address its attempt back; a wrong one stays counted. So
@@ -14,17 +14,38 @@ struct PasswordVerifier: Sendable {
     let store: any ThrottleStore
     let hasher: PasswordHasher
     let policy: LockoutPolicy
+    let temporaryAccessPasses: TemporaryAccessPasses
     let logger: Logger
 
-    /// The user whose password matched, or the refusal.
+    /// The user whose password matched, or the refusal (the password grant: a temporary access pass is not a password).
     func verify(username: String, password: String, in tenant: DirectorySnapshot, clientIP: IPAddress?, now: Date) async throws -> User {
+        try await check(username: username, secret: password, in: tenant, clientIP: clientIP, now: now, passes: nil).user
+    }
+
+    /// The sign-in page's password field (PROTOCOL §12.3): the user's temporary access pass, when they have one that is
+    /// usable now and this is it, or else their password. One counted attempt either way.
+    func verifyOnPage(
+        username: String, secret: String, in tenant: DirectorySnapshot, clientIP: IPAddress?, now: Date
+    ) async throws -> (user: User, pass: TemporaryAccessPassRecord?) {
+        try await check(username: username, secret: secret, in: tenant, clientIP: clientIP, now: now, passes: temporaryAccessPasses)
+    }
+
+    private func check(
+        username: String, secret: String, in tenant: DirectorySnapshot, clientIP: IPAddress?, now: Date, passes: TemporaryAccessPasses?
+    ) async throws -> (user: User, pass: TemporaryAccessPassRecord?) {
         let user = tenant.user(principalName: username)
         var subjects: [LockoutPolicy.Subject] = [.address(clientIP)]
         if let user { subjects.append(.account(tenantId: tenant.tenant.id, userId: user.id)) }
         try await beginAttempt(subjects, now: now, locked: { $0.isAddress ? .addressLocked : .accountLocked })
+        if let passes, let user, let pass = try await passes.matching(secret, tenantId: tenant.tenant.id, userId: user.id, now: now) {
+            // A one-time pass two sign-ins raced for is the loser's wrong answer: it stays counted.
+            guard try await passes.store.useTemporaryAccessPass(id: pass.id, at: now) else { throw TokenError.badCredentials }
+            try await attemptSucceeded(subjects, now: now)
+            return (user, pass)
+        }
         let matched: Bool
         do {
-            matched = try await hasher.verify(password, hash: user?.passwordHash)
+            matched = try await hasher.verify(secret, hash: user?.passwordHash)
         } catch let busy as PasswordHasher.Busy {
             // Not checked after all: give the attempt back.
             try await refund(subjects, now: now)
@@ -33,7 +54,7 @@ struct PasswordVerifier: Sendable {
         }
         guard matched, let user else { throw user == nil ? TokenError.unknownUser : TokenError.badCredentials }
         try await attemptSucceeded(subjects, now: now)
-        return user
+        return (user, nil)
     }
 
     /// Counts one attempt for each subject before it is checked, atomically; throws `locked(subject)` — without

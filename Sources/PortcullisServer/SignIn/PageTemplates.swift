@@ -135,6 +135,12 @@ enum PageTemplates {
         <div class="actions"><button type="button" data-passkey="register" hidden>Add a passkey</button></div>
         </form>
         {{/registration}}
+        {{#addAuthenticator}}
+        <form method="post" action="{{addAuthenticator}}" id="add-authenticator">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <div class="actions"><button type="submit" class="secondary">Add an authenticator app</button></div>
+        </form>
+        {{/addAuthenticator}}
         {{#blocked}}<p class="note" id="blocked">{{blocked}}</p>{{/blocked}}
         {{#verifyAction}}
         <form method="post" action="{{verifyAction}}">

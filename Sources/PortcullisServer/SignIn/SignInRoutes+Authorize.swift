@@ -166,15 +166,14 @@ extension SignInRoutes {
                     authorization, tenant: tenant, error: TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password."),
                     username: username, request: request, context, status: .badRequest)
             }
-            let now = clock.now()
-            let user: User
+            let signedIn: (user: User, authentication: AuthenticationContext)
             do {
-                user = try await passwords.verify(username: username, password: password, in: tenant.directory, clientIP: clientIP(request, context), now: now)
-                guard user.accountEnabled else { throw TokenError.userDisabled }
+                signedIn = try await firstFactor(username: username, secret: password, tenant: tenant, request: request, context, now: clock.now())
             } catch let error as TokenError {
                 return signInPage(authorization, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
             }
-            return try await startSession(authorization, user: user, authentication: .password(at: now), tenant: tenant, request: request, context)
+            return try await startSession(
+                authorization, user: signedIn.user, authentication: signedIn.authentication, tenant: tenant, request: request, context)
         }
     }
 

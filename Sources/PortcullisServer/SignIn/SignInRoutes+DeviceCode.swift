@@ -164,18 +164,18 @@ extension SignInRoutes {
         }
         let username = form["username"] ?? ""
         let user: User
+        let authentication: AuthenticationContext
         do {
             guard !username.isEmpty, let password = form["password"] else {
                 throw TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password.")
             }
-            user = try await passwords.verify(username: username, password: password, in: tenant.directory, clientIP: clientIP(request, context), now: now)
-            guard user.accountEnabled else { throw TokenError.userDisabled }
+            (user, authentication) = try await firstFactor(username: username, secret: password, tenant: tenant, request: request, context, now: now)
         } catch let error as TokenError {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
         if let client = tenant.directory.application(appId: record.clientId) {
             let facts = pageFacts(
-                user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: ["pwd"], tenant: tenant,
+                user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: authentication.methods, tenant: tenant,
                 request: request, context)
             if factorMissing(facts, refusal: tenant.conditionalAccess.evaluate(facts).refusal, tenant: tenant) {
                 let ticket = FactorTicket(
@@ -184,7 +184,10 @@ extension SignInRoutes {
                 return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
             }
         }
-        guard try await store.decideDeviceCode(userCode: record.userCode, approve: true, userId: user.id, methods: ["pwd"], authTime: now, now: now) else {
+        guard
+            try await store.decideDeviceCode(
+                userCode: record.userCode, approve: true, userId: user.id, methods: authentication.methods, authTime: now, now: now)
+        else {
             return errorPage(
                 TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
         }

@@ -54,14 +54,29 @@ extension SignInRoutes {
         }
     }
 
-    /// The page that asks for the factor: registration when the user has none, else the code.
+    /// The page that asks for the factor: the code, or — for a user without an authenticator app — its registration
+    /// where registering is allowed (PROTOCOL §12.3; this step is reached with a password alone). A user with a passkey
+    /// but no app is asked for the passkey instead; one who may not register learns why.
     func factorPage(
         _ ticket: FactorTicket, user: User, tenant: TenantSnapshot, error: TokenError?, request: Request,
         _ context: PortcullisRequestContext, headers extra: HTTPFields = [:], status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         var ticket = ticket
         let registered = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
-        if !registered && ticket.newSecret == nil { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
+        if !registered && ticket.newSecret == nil {
+            let hasPasskey = !(try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).isEmpty)
+            if hasPasskey, case .authorize(let authorization) = ticket.continuation {
+                return try await passkeyPage(
+                    authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context, knownUser: true)
+            }
+            let permission = registrationAllowed(
+                .password(at: ticket.issued), user: user, tenant: tenant, hasFactor: hasPasskey, request: request, context: context)
+            guard permission.allowed else {
+                return errorPage(
+                    Self.registrationRefused(permission.reason), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden)
+            }
+            ticket.newSecret = Base32.encode(TOTP.newSecret())
+        }
         if registered { ticket.newSecret = nil }
         var headers = extra
         let csrf = csrf(request, purpose: "factor", headers: &headers)
@@ -130,7 +145,10 @@ extension SignInRoutes {
         switch ticket.continuation {
         case .securityInfo:
             guard let session else { return redirect(securityInfoURL(tenant)) }
-            try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now)
+            // A session that had satisfied mfa (a temporary access pass) keeps how it did; one that had not now has.
+            if !AuthenticationContext(methods: session.methods, time: session.authTime).includesSecondFactor {
+                try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now)
+            }
             return redirect(securityInfoURL(tenant))
         case .authorize(let authorization):
             if let session { try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now) }
@@ -172,6 +190,10 @@ extension SignInRoutes {
                 sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step,
                 lastUsedAt: now)
             guard try await store.insertAuthenticationMethod(method) else { throw TokenError.factorAlreadyRegistered }
+            try await store.appendAudit(
+                AuditRecord(
+                    tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .authenticationMethod,
+                    documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method))))
             logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])
         } else {
             guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.kind == .totp }) else {

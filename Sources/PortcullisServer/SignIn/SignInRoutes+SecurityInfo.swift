@@ -9,9 +9,9 @@ import PortcullisTokens
 import PortcullisWebAuthnFormat
 
 /// The "Security info" page (PROTOCOL §12.1): a signed-in user lists, renames and removes their passkeys and
-/// authenticator app, and adds a passkey. Adding is a protected action (§12.3): the session must already have
-/// satisfied `mfa` (the page offers the authenticator-app step when it has not); a user with no factor at all may
-/// add a first one only from a trusted named location.
+/// authenticator app, and adds a passkey. Adding is a protected action (§12.3, `registrationAllowed`): the session
+/// must already have satisfied `mfa` (the page offers the authenticator-app step when it has not); a user with no
+/// factor at all adds a first one where the tenant allows it, or after signing in with a temporary access pass.
 extension SignInRoutes {
     var securityInfoPurpose: String { "securityinfo" }
 
@@ -36,27 +36,59 @@ extension SignInRoutes {
         return try await securityInfoPage(session.record, user: session.user, tenant: tenant, notice: nil, error: nil, request: request, context)
     }
 
+    /// A registration the rule or a policy refuses (AADSTS53003, as Entra's conditional access refusal).
+    static func registrationRefused(_ reason: String?) -> TokenError {
+        TokenError(.accessDenied, aadsts: 53003, reason ?? "Adding a sign-in method is not allowed now.")
+    }
+
     func redirect(_ location: String) -> Response {
         var headers: HTTPFields = [.location: location]
         Pages.secure(&headers)
         return Response(status: .found, headers: headers)
     }
 
-    /// Whether this session may add a factor now, and if not, why (in words for the page).
+    /// Whether this authentication may register a sign-in method now (PROTOCOL §12.3), and if not, why (in words for
+    /// the page). Conditional access first: the policies for the user action `urn:user:registersecurityinfo` (a block,
+    /// `mfa`, a strength). Then the rule: a user who has a method must have satisfied `mfa` (a temporary access pass
+    /// does); a first method with a password alone only where the tenant's `passwordOnlyRegistration` allows it
+    /// (default: from a trusted named location).
     func registrationAllowed(
-        _ session: SessionRecord, user: User, tenant: TenantSnapshot, hasFactor: Bool, request: Request, context: PortcullisRequestContext
-    )
-        -> (allowed: Bool, reason: String?)
-    {
-        let authentication = AuthenticationContext(methods: session.methods, time: session.authTime)
+        _ authentication: AuthenticationContext, user: User, tenant: TenantSnapshot, hasFactor: Bool, request: Request, context: PortcullisRequestContext
+    ) -> (allowed: Bool, reason: String?) {
+        var facts = pageFacts(
+            user: user, client: BuiltInResources.securityInfo, scope: "", claims: nil, platform: nil, methods: authentication.methods, tenant: tenant,
+            request: request, context)
+        facts.userAction = ConditionalAccessPolicy.UserAction.registerSecurityInfo
+        let refusal = tenant.conditionalAccess.evaluate(facts).refusal
+        switch refusal {
+        case .none:
+            break
+        case .block:
+            return (false, "Your organization does not allow adding sign-in methods from here (a conditional access policy blocks it).")
+        default:
+            if hasFactor && factorMissing(facts, refusal: refusal, tenant: tenant) {
+                return (false, "To add a sign-in method, first verify with one you already have.")
+            }
+            return (
+                false,
+                "Your organization requires a stronger sign-in to add a method: sign in with a passkey, or ask your administrator for a temporary access pass."
+            )
+        }
         if authentication.includesSecondFactor { return (true, nil) }
         if hasFactor { return (false, "To add a sign-in method, first verify with one you already have.") }
-        let trusted = tenant.directory.namedLocations.filter(\.isTrusted).flatMap { $0.ipRanges.compactMap(IPRange.init) }
-        if let ip = clientIP(request, context), trusted.contains(where: { $0.contains(ip) }) { return (true, nil) }
-        return (
-            false,
-            "You have no sign-in method yet. A first one can be added from your organization's network, or with a temporary access pass from your administrator."
-        )
+        switch tenant.tenant.passwordOnlyRegistration ?? .trustedLocations {
+        case .anywhere:
+            return (true, nil)
+        case .trustedLocations:
+            let trusted = tenant.directory.namedLocations.filter(\.isTrusted).flatMap { $0.ipRanges.compactMap(IPRange.init) }
+            if let ip = clientIP(request, context), trusted.contains(where: { $0.contains(ip) }) { return (true, nil) }
+            return (
+                false,
+                "You have no sign-in method yet. A first one can be added from your organization's network, or with a temporary access pass from your administrator."
+            )
+        case .never:
+            return (false, "You have no sign-in method yet. Ask your administrator for a temporary access pass, then sign in with it to add one.")
+        }
     }
 
     func securityInfoPage(
@@ -89,7 +121,9 @@ extension SignInRoutes {
             "signOut": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/logout",
         ]
         let permission = registrationAllowed(
-            session, user: user, tenant: tenant, hasFactor: !methods.isEmpty, request: request, context: context)
+            AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: !methods.isEmpty,
+            request: request, context: context)
+        if permission.allowed && totp.isEmpty { values["addAuthenticator"] = "\(base)/verify" }
         if permission.allowed, let relyingParty, passkeys.count < Self.passkeysPerUser {
             let issued = issuePasskeyChallenge(.register, binding: session.idHash, userId: user.id)
             values["registration"] = [
@@ -136,8 +170,10 @@ extension SignInRoutes {
             }
             let existing = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id)
             let totp = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
-            guard registrationAllowed(session, user: user, tenant: tenant, hasFactor: totp || !existing.isEmpty, request: request, context: context).allowed
-            else { return try await page(TokenError(.invalidRequest, aadsts: 50072, "Verify with a method you already have before adding another.")) }
+            let permission = registrationAllowed(
+                AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: totp || !existing.isEmpty,
+                request: request, context: context)
+            guard permission.allowed else { return try await page(Self.registrationRefused(permission.reason)) }
             guard let relyingParty else { return try await page(Self.passkeyRefused("this server's base URL has no host")) }
             do {
                 let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .register, binding: session.idHash)
@@ -164,7 +200,8 @@ extension SignInRoutes {
                 }
                 try await store.appendAudit(
                     AuditRecord(
-                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey, documentId: passkey.id, before: nil,
+                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey,
+                        documentId: "\(user.id)/\(passkey.id)", before: nil,
                         after: JSONValue(encoding: PasskeyMethod(passkey))))
                 logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id)])
                 return try await securityInfoPage(
@@ -200,14 +237,16 @@ extension SignInRoutes {
                 {
                     try await store.appendAudit(
                         AuditRecord(
-                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .passkey, documentId: id,
+                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .passkey, documentId: "\(user.id)/\(id)",
                             before: JSONValue(encoding: PasskeyMethod(passkey)), after: nil))
                     notice = "Passkey removed."
-                } else if try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id) {
+                } else if let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
+                    try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
+                {
                     try await store.appendAudit(
                         AuditRecord(
                             tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .authenticationMethod,
-                            documentId: "\(user.id)/\(id)", before: nil, after: nil))
+                            documentId: "\(user.id)/\(id)", before: JSONValue(encoding: SoftwareOathMethod(method)), after: nil))
                     notice = "Authenticator app removed."
                 } else {
                     return redirect(securityInfoURL(tenant))
@@ -219,43 +258,25 @@ extension SignInRoutes {
         }
     }
 
-    /// `POST /{tenant}/securityinfo/verify`: the authenticator-app step for a session that has not satisfied `mfa`.
+    /// `POST /{tenant}/securityinfo/verify`: the authenticator-app step — its code, for a session that has not satisfied
+    /// `mfa`; or, for a user without an app, adding one where registering is allowed (`registrationAllowed`).
     func securityInfoVerify(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         try await securityInfoPost(request, context) { tenant, session, user, _ in
-            let ticket = FactorTicket(
+            var ticket = FactorTicket(
                 continuation: .securityInfo, tenantId: tenant.tenant.id, userId: user.id, sessionHash: session.idHash, newSecret: nil, issued: clock.now())
+            if !(try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }) {
+                let hasPasskey = !(try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).isEmpty)
+                let permission = registrationAllowed(
+                    AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: hasPasskey,
+                    request: request, context: context)
+                guard permission.allowed else {
+                    return try await securityInfoPage(
+                        session, user: user, tenant: tenant, notice: nil, error: Self.registrationRefused(permission.reason), request: request, context,
+                        status: .forbidden)
+                }
+                ticket.newSecret = Base32.encode(TOTP.newSecret())
+            }
             return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
         }
-    }
-}
-
-/// A passkey as the admin API and the audit log show it: Graph's `fido2AuthenticationMethod`, plus what Portcullis
-/// knows besides (backup state, suspicion).
-struct PasskeyMethod: Encodable {
-    let odataType = "#microsoft.graph.fido2AuthenticationMethod"
-    let id: String
-    let displayName: String
-    let aaGuid: String
-    let createdDateTime: Date
-    let lastUsedDateTime: Date?
-    let attestationLevel: String
-    let backedUp: Bool
-    let suspect: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case odataType = "@odata.type"
-        case id, displayName, aaGuid, createdDateTime, lastUsedDateTime, attestationLevel, backedUp, suspect
-    }
-
-    init(_ passkey: PasskeyRecord) {
-        id = passkey.id
-        displayName = passkey.displayName
-        aaGuid = passkey.aaguid.uuidString.lowercased()
-        createdDateTime = passkey.createdAt
-        lastUsedDateTime = passkey.lastUsedAt
-        // Graph: `attested` when the attestation verified to a certificate, else `notAttested`.
-        attestationLevel = passkey.attestation == .basic ? "attested" : "notAttested"
-        backedUp = passkey.backedUp
-        suspect = passkey.suspectSince != nil
     }
 }

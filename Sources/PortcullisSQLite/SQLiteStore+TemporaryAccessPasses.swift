@@ -1,0 +1,54 @@
+public import Foundation
+public import PortcullisStorage
+import SQLiteNIO
+
+extension SQLiteStore {
+    static func temporaryAccessPass(from row: SQLiteRow) throws -> TemporaryAccessPassRecord {
+        TemporaryAccessPassRecord(
+            id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"), passHash: try row.string("pass_hash"),
+            createdAt: try row.date("created_at"), startAt: try row.date("start_at"), lifetimeMinutes: row.column("lifetime_minutes")?.integer ?? 0,
+            usableOnce: row.column("usable_once")?.integer == 1, usedAt: row.optionalDate("used_at"))
+    }
+
+    public func replaceTemporaryAccessPass(_ pass: TemporaryAccessPassRecord) async throws -> TemporaryAccessPassRecord? {
+        try await transaction { db in
+            let replaced = try await db.query(
+                "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? RETURNING *", [.text(pass.tenantId), .text(pass.userId)]
+            ).first.map(Self.temporaryAccessPass(from:))
+            try await db.query(
+                """
+                INSERT INTO temporary_access_passes (id, tenant_id, user_id, pass_hash, created_at, start_at, lifetime_minutes, usable_once, used_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(pass.id), .text(pass.tenantId), .text(pass.userId), .text(pass.passHash), .date(pass.createdAt), .date(pass.startAt),
+                    .integer(pass.lifetimeMinutes), .integer(pass.usableOnce ? 1 : 0), .optionalDate(pass.usedAt),
+                ])
+            return replaced
+        }
+    }
+
+    public func temporaryAccessPass(tenantId: String, userId: String) async throws -> TemporaryAccessPassRecord? {
+        try await read(
+            "SELECT * FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ?", [.text(tenantId.lowercased()), .text(userId.lowercased())]
+        ).first.map(Self.temporaryAccessPass(from:))
+    }
+
+    public func useTemporaryAccessPass(id: String, at: Date) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                "UPDATE temporary_access_passes SET used_at = ? WHERE id = ? AND (usable_once = 0 OR used_at IS NULL) RETURNING id",
+                [.date(at), .text(id.lowercased())]
+            ).isEmpty)
+        }
+    }
+
+    public func deleteTemporaryAccessPass(tenantId: String, userId: String, id: String) async throws -> Bool {
+        try await transaction { db in
+            !(try await db.query(
+                "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+            ).isEmpty)
+        }
+    }
+}
