@@ -5,6 +5,7 @@ import HummingbirdTesting
 import PortcullisCore
 import PortcullisSQLite
 import PortcullisServer
+import PortcullisStorage
 import PortcullisTesting
 import Testing
 
@@ -18,7 +19,8 @@ struct ConsoleTests {
             "/admin/policies", "/admin/what-if", "/admin/sign-ins", "/admin/enrollments", "/admin/enrollments/\(enrollmentId)",
             "/admin/enrollments/\(enrollmentId)/wipe", "/admin/callbacks", "/admin/audit", "/admin/directory", "/admin/app-configuration",
             "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access?template=mfa",
-            "/admin/delete/conditional-access/\(Policies.requireAppProtection)",
+            "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/users/\(Fixtures.bob.id)/methods",
+            "/admin/edit/authentication-strengths/00000000-0000-0000-0000-000000000004", "/admin/new/authentication-strengths",
         ]
     }
 
@@ -28,7 +30,8 @@ struct ConsoleTests {
             "/admin/policies/state", "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access",
             "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/what-if", "/admin/what-if/impact",
             "/admin/enrollments/\(enrollmentId)/wipe",
-            "/admin/callbacks/1/redeliver", "/admin/signout",
+            "/admin/callbacks/1/redeliver", "/admin/users/\(Fixtures.bob.id)/methods/pass", "/admin/users/\(Fixtures.bob.id)/methods/remove",
+            "/admin/users/\(Fixtures.bob.id)/methods/clear", "/admin/signout",
         ]
     }
 
@@ -229,6 +232,59 @@ struct ConsoleTests {
         }
     }
 
+    @Test("sign-in methods: a pass issued (shown once, usable on the page), a suspect passkey cleared, methods removed; strengths listed, built-ins read-only")
+    func methodsAndStrengths() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await Self.grantAdmin(client, Fixtures.alice)
+                let added = try await Passkeys.registerForBob(client, Browser(), env.clock, Passkeys.authenticator())
+                #expect(added.html.contains("Passkey added"))
+                let (browser, _) = try await Self.signIn(client, Fixtures.alice, base: env.configuration.baseURL)
+                let directory = try await browser.get(client, "/admin/directory")
+                #expect(directory.html.contains("/admin/users/\(Fixtures.bob.id)/methods") && directory.html.contains("Phishing-resistant MFA (built-in)"))
+                let path = "/admin/users/\(Fixtures.bob.id)/methods"
+                var page = try await browser.get(client, path)
+                #expect(page.html.contains("Authenticator app") && page.html.contains("Test key"), "\(page.html)")
+                let csrf = try #require(page.input("csrf"))
+
+                let tooLong = try await browser.post(client, path + "/pass", [("csrf", csrf), ("lifetimeInMinutes", "99999")])
+                #expect(tooLong.status == .badRequest && tooLong.html.contains("10 to 43200"), "\(tooLong.html)")
+                let issued = try await browser.post(client, path + "/pass", [("csrf", csrf), ("lifetimeInMinutes", "30"), ("isUsableOnce", "true")])
+                let pass = try #require(
+                    issued.html.range(of: #"id="pass">[A-Z0-9]{12}<"#, options: .regularExpression).map { String(issued.html[$0].dropFirst(10).dropLast()) },
+                    "\(issued.html)")
+                #expect(issued.headers[.cacheControl]?.contains("no-store") == true)
+                #expect(!(try await browser.get(client, path)).html.contains(pass), "shown once")
+                #expect(try await Browser().signIn(client, account: Fixtures.bob, password: pass).status == .found, "the pass signs Bob in")
+
+                let passkeyId = try #require(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first?.id)
+                _ = try await env.store.usePasskey(id: passkeyId, signCount: 0, backedUp: false, at: env.clock.now())
+                page = try await browser.get(client, path)
+                #expect(page.html.contains("Clear suspicion") && page.html.contains("Suspect"), "\(page.html)")
+                let cleared = try await browser.post(client, path + "/clear", [("csrf", csrf), ("methodId", passkeyId)])
+                #expect(cleared.status == .seeOther, "\(cleared.html)")
+                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first?.suspectSince == nil)
+                let again = try await browser.post(client, path + "/clear", [("csrf", csrf), ("methodId", passkeyId)])
+                #expect(again.status == .conflict && again.html.contains("not marked suspect"), "\(again.status)")
+                #expect(try await browser.post(client, path + "/remove", [("csrf", csrf), ("methodId", passkeyId)]).status == .seeOther)
+                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty)
+                #expect(try await browser.post(client, path + "/remove", [("csrf", csrf), ("methodId", passkeyId)]).status == .notFound)
+
+                // A built-in strength opens in the editor; saving it is refused with the reason.
+                let builtIn = try await browser.get(client, "/admin/edit/authentication-strengths/00000000-0000-0000-0000-000000000004")
+                let text = try #require(Self.textarea(builtIn.html))
+                let saved = try await browser.post(
+                    client, "/admin/edit/authentication-strengths/00000000-0000-0000-0000-000000000004",
+                    [("csrf", csrf), ("document", text), ("etag", try #require(builtIn.input("etag")))])
+                #expect(saved.status == .methodNotAllowed && saved.html.contains("read-only"), "\(saved.status) \(saved.html.prefix(2000))")
+                let created = try await browser.post(
+                    client, "/admin/new/authentication-strengths", [("csrf", csrf), ("document", ConsoleStrengthSample.text)])
+                #expect(created.status == .seeOther, "\(created.status) \(created.html.prefix(1500))")
+                #expect(try await browser.get(client, "/admin/directory").html.contains("Passkey or pass"))
+            }
+        }
+    }
+
     @Test("the console client is refused any other redirect URI, and a callback that was not started here does nothing")
     func clientAndCallback() async throws {
         try await withTestEnvironment { env in
@@ -247,4 +303,8 @@ struct ConsoleTests {
             }
         }
     }
+}
+
+enum ConsoleStrengthSample {
+    static let text = #"{"displayName": "Passkey or pass", "allowedCombinations": ["fido2", "temporaryAccessPassOneTime"]}"#
 }

@@ -70,10 +70,62 @@ struct AuthenticationMethodRoutes: Sendable {
         return JSONResponse.make(status: .ok, Page(value: try await methods(tenantId: tenant.tenant.id, userId: user.id).map(\.method)))
     }
 
-    /// Removes a method of any kind (PROTOCOL §10, §12.1, §12.3); audited with what it was.
+    /// `DELETE …/{methodId}`.
     func remove(_ context: PortcullisRequestContext) async throws -> Response {
         let (tenant, user) = try await user(context)
-        let id = (context.parameters.get("methodId") ?? "").lowercased()
+        try await removeMethod(tenant: tenant, user: user, id: context.parameters.get("methodId") ?? "", actor: context.actor)
+        return Response(status: .noContent)
+    }
+
+    /// `POST …/temporaryAccessPass`: Graph's `temporaryAccessPassAuthenticationMethod` (`startDateTime`,
+    /// `lifetimeInMinutes` 10–43,200, `isUsableOnce`; all optional).
+    func issuePass(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        let now = clock.now()
+        var request = request
+        let buffer = try await request.collectBody(upTo: 4096)
+        let problems = ProblemCollector()
+        var start: Date?
+        var lifetime = TemporaryAccessPasses.defaultLifetime
+        var usableOnce = false
+        if buffer.readableBytes > 0 {
+            guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
+            if let reader = JSONObjectReader(value, at: "", problems: problems) {
+                reader.rejectUnknownMembers(allowed: ["@odata.type", "startDateTime", "lifetimeInMinutes", "isUsableOnce"])
+                if let type = reader.string("@odata.type"), type != TemporaryAccessPassMethod.odataType {
+                    problems.add("/@odata.type", "must be \(TemporaryAccessPassMethod.odataType) when present.")
+                }
+                if let text = reader.string("startDateTime") {
+                    if let date = ISO8601.date(text) {
+                        if date < now.addingTimeInterval(-300) { problems.add("/startDateTime", "must not be in the past.") }
+                        if date > now.addingTimeInterval(180 * 86_400) { problems.add("/startDateTime", "must be within 180 days.") }
+                        start = date
+                    } else {
+                        problems.add("/startDateTime", "must be an ISO 8601 date-time such as 2027-01-31T09:00:00Z.")
+                    }
+                }
+                lifetime = reader.integer("lifetimeInMinutes", in: TemporaryAccessPasses.lifetimeRange) ?? lifetime
+                usableOnce = reader.bool("isUsableOnce") ?? usableOnce
+            }
+        }
+        do { try problems.check() } catch { throw APIError.validation(error) }
+        let issued = try await issuePass(tenant: tenant, user: user, start: start, lifetime: lifetime, usableOnce: usableOnce, actor: context.actor)
+        return JSONResponse.make(
+            status: .created, issued, headers: [.location: request.uri.path.replacingOccurrences(of: "/temporaryAccessPass", with: "/\(issued.id)")])
+    }
+
+    /// `POST …/{methodId}/clearSuspicion`.
+    func clearSuspicion(_ context: PortcullisRequestContext) async throws -> Response {
+        let (tenant, user) = try await user(context)
+        let cleared = try await clearSuspicion(tenant: tenant, user: user, id: context.parameters.get("methodId") ?? "", actor: context.actor)
+        return JSONResponse.make(status: .ok, cleared)
+    }
+
+    // MARK: The typed operations (the API and the console)
+
+    /// Removes a method of any kind (PROTOCOL §10, §12.1, §12.3); audited with what it was.
+    func removeMethod(tenant: TenantSnapshot, user: User, id rawId: String, actor: String) async throws {
+        let id = rawId.lowercased()
         guard let (_, method) = try await methods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
             throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)")
         }
@@ -93,82 +145,50 @@ struct AuthenticationMethodRoutes: Sendable {
         guard removed else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
         try await store.appendAudit(
             AuditRecord(
-                tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
+                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
                 before: method.json, after: nil))
-        return Response(status: .noContent)
     }
 
-    /// Issues the user's temporary access pass (Graph's `temporaryAccessPassAuthenticationMethod`: `startDateTime`,
-    /// `lifetimeInMinutes` 10–43,200, `isUsableOnce`), replacing the one they had. The pass is in this answer only.
-    func issuePass(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
-        let (tenant, user) = try await user(context)
-        // Whole seconds, as Graph shows them: the stores keep them exactly, so a pass is usable at the instant it is issued.
+    /// Issues the user's temporary access pass (PROTOCOL §12.3), replacing the one they had; the answer holds the pass,
+    /// which nothing else ever shows. Times are whole seconds, as Graph shows them (the stores keep them exactly, so a
+    /// pass is usable at the instant it is issued).
+    func issuePass(
+        tenant: TenantSnapshot, user: User, start: Date?, lifetime: Int, usableOnce: Bool, actor: String
+    ) async throws -> TemporaryAccessPassMethod {
         let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
-        var request = request
-        let buffer = try await request.collectBody(upTo: 4096)
-        let problems = ProblemCollector()
-        var start = now
-        var lifetime = TemporaryAccessPasses.defaultLifetime
-        var usableOnce = false
-        if buffer.readableBytes > 0 {
-            guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
-            if let reader = JSONObjectReader(value, at: "", problems: problems) {
-                reader.rejectUnknownMembers(allowed: ["@odata.type", "startDateTime", "lifetimeInMinutes", "isUsableOnce"])
-                if let type = reader.string("@odata.type"), type != TemporaryAccessPassMethod.odataType {
-                    problems.add("/@odata.type", "must be \(TemporaryAccessPassMethod.odataType) when present.")
-                }
-                if let text = reader.string("startDateTime") {
-                    if let date = ISO8601.date(text) {
-                        if date < now.addingTimeInterval(-300) { problems.add("/startDateTime", "must not be in the past.") }
-                        if date > now.addingTimeInterval(180 * 86_400) { problems.add("/startDateTime", "must be within 180 days.") }
-                        start = max(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)), now)
-                    } else {
-                        problems.add("/startDateTime", "must be an ISO 8601 date-time such as 2027-01-31T09:00:00Z.")
-                    }
-                }
-                lifetime = reader.integer("lifetimeInMinutes", in: TemporaryAccessPasses.lifetimeRange) ?? lifetime
-                usableOnce = reader.bool("isUsableOnce") ?? usableOnce
-            }
-        }
-        do { try problems.check() } catch { throw APIError.validation(error) }
         guard user.accountEnabled else {
             throw APIError(.conflict, "accountDisabled", "\(user.userPrincipalName) is disabled: a temporary access pass could not sign in.")
         }
         let secret = TemporaryAccessPasses.generate()
         let pass = TemporaryAccessPassRecord(
-            id: UUID().uuidString, tenantId: tenant.tenant.id, userId: user.id, passHash: passes.hash(secret), createdAt: now, startAt: start,
-            lifetimeMinutes: lifetime, usableOnce: usableOnce)
+            id: UUID().uuidString, tenantId: tenant.tenant.id, userId: user.id, passHash: passes.hash(secret), createdAt: now,
+            startAt: max(start.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) } ?? now, now), lifetimeMinutes: lifetime,
+            usableOnce: usableOnce)
         let replaced = try await store.replaceTemporaryAccessPass(pass)
         try await store.appendAudit(
             AuditRecord(
-                tenantId: tenant.tenant.id, at: now, actor: context.actor, action: .create, kind: .temporaryAccessPass,
+                tenantId: tenant.tenant.id, at: now, actor: actor, action: .create, kind: .temporaryAccessPass,
                 documentId: "\(user.id)/\(pass.id)", before: replaced.map { JSONValue(encoding: TemporaryAccessPassMethod($0, now: now, secret: nil)) },
                 after: JSONValue(encoding: TemporaryAccessPassMethod(pass, now: now, secret: nil))))
-        return JSONResponse.make(
-            status: .created, TemporaryAccessPassMethod(pass, now: now, secret: secret),
-            headers: [.location: request.uri.path.replacingOccurrences(of: "/temporaryAccessPass", with: "/\(pass.id)")])
+        return TemporaryAccessPassMethod(pass, now: now, secret: secret)
     }
 
     /// An admin's decision that a passkey marked suspect (its counter went backwards, PROTOCOL §12.1) may sign in again.
-    func clearSuspicion(_ context: PortcullisRequestContext) async throws -> Response {
-        let (tenant, user) = try await user(context)
-        let id = (context.parameters.get("methodId") ?? "").lowercased()
+    func clearSuspicion(tenant: TenantSnapshot, user: User, id rawId: String, actor: String) async throws -> PasskeyMethod {
+        let id = rawId.lowercased()
         guard let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
             throw APIError.notFound("The passkey \(id.prefix(64)) of \(user.userPrincipalName)")
         }
-        guard passkey.suspectSince != nil else {
-            throw APIError(.conflict, "notSuspect", "The passkey \(passkey.displayName) is not marked suspect.")
-        }
-        guard try await store.clearPasskeySuspicion(tenantId: tenant.tenant.id, userId: user.id, id: id) else {
+        guard passkey.suspectSince != nil, try await store.clearPasskeySuspicion(tenantId: tenant.tenant.id, userId: user.id, id: id) else {
             throw APIError(.conflict, "notSuspect", "The passkey \(passkey.displayName) is not marked suspect.")
         }
         var cleared = passkey
         cleared.suspectSince = nil
         try await store.appendAudit(
             AuditRecord(
-                tenantId: tenant.tenant.id, at: clock.now(), actor: context.actor, action: .clearSuspicion, kind: .passkey,
+                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .clearSuspicion, kind: .passkey,
                 documentId: "\(user.id)/\(id)", before: JSONValue(encoding: PasskeyMethod(passkey)), after: JSONValue(encoding: PasskeyMethod(cleared))))
-        return JSONResponse.make(status: .ok, PasskeyMethod(cleared))
+        return PasskeyMethod(cleared)
     }
 }
 

@@ -56,7 +56,6 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     // MARK: The typed operations
 
-    /// One page of the tenant's documents of this kind, in ID order.
     /// One page of the tenant's documents of this kind: the built-in ones first, then the stored ones in ID order.
     func list(_ tenant: TenantSnapshot, top: Int, skip: Int) async throws -> [Versioned<Document>] {
         let builtIn = registration.builtIns.map { Versioned(document: $0, version: 0) }

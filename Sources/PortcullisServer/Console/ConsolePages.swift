@@ -59,6 +59,10 @@ struct ConsolePages: Sendable {
                 Kind(
                     slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.namedLocation], documents: documents.namedLocations),
+                Kind(
+                    slug: "authentication-strengths", noun: "authentication strength", label: "Authentication strength", nameKey: "displayName",
+                    back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationStrength],
+                    documents: documents.authenticationStrengths),
             ].map { ($0.slug, $0) })
     }
 
@@ -68,7 +72,7 @@ struct ConsolePages: Sendable {
     static let notices: [String: String] = [
         "saved": "Saved.", "created": "Created.", "deleted": "Deleted.", "state": "State changed.",
         "wiped": "Wipe requested: the app removes the account's data at its next check-in, and the account's tokens for this app stop now.",
-        "redelivered": "Queued for delivery again.",
+        "redelivered": "Queued for delivery again.", "removed": "Removed.", "cleared": "Cleared: the passkey signs in again.",
     ]
 
     var basePath: String { console.basePath }
@@ -94,6 +98,7 @@ struct ConsolePages: Sendable {
         router.post("admin/callbacks/:id/redeliver") { request, context in try await signedIn(request, context) { try await redeliver(request, context, $0) } }
         router.get("admin/audit") { request, context in try await signedIn(request, context) { try await audit(request, context, $0) } }
         router.get("admin/directory") { request, context in try await signedIn(request, context) { try await directory(request, context, $0) } }
+        registerMethods(on: router)
         router.get("admin/app-configuration") { request, context in try await signedIn(request, context) { try await appConfiguration(request, context, $0) } }
     }
 
@@ -719,17 +724,20 @@ struct ConsolePages: Sendable {
     func directory(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         func section<Document: TenantDocument>(
             _ slug: String, _ title: String, _ resource: DocumentResource<Document>, detailTitle: String,
-            name: (Document) -> String, detail: (Document) -> String
+            name: (Document) -> String, detail: (Document) -> String, extra: (Document) -> [String: Any] = { _ in [:] }
         ) async throws -> [String: Any] {
             let noun = kinds[slug]?.noun ?? resource.noun
             let rows: [[String: Any]] = try await resource.list(admin.tenant, top: DocumentResource<Document>.pageSize, skip: 0).map(\.document).map { item in
                 let id = item.documentId
                 return ["name": name(item), "id": id, "href": "\(basePath)/admin/edit/\(slug)/\(Self.path(id))", "detail": detail(item)]
+                    .merging(extra(item)) { $1 }
             }
             return ["slug": slug, "title": title, "noun": noun, "newHref": "\(basePath)/admin/new/\(slug)", "detailTitle": detailTitle, "rows": rows]
         }
         let sections = [
-            try await section("users", "Users", documents.users, detailTitle: "Enabled", name: \.userPrincipalName) { $0.accountEnabled ? "yes" : "no" },
+            try await section(
+                "users", "Users", documents.users, detailTitle: "Enabled", name: \.userPrincipalName, detail: { $0.accountEnabled ? "yes" : "no" },
+                extra: { ["methodsHref": "\(basePath)/admin/users/\(Self.path($0.id))/methods"] }),
             try await section("groups", "Groups", documents.groups, detailTitle: "Members", name: \.displayName) { "\($0.members.count)" },
             try await section("applications", "Applications", documents.applications, detailTitle: "Kind", name: \.displayName) { app in
                 var kinds: [String] = [app.publicClient ? "public client" : "confidential client"]
@@ -742,6 +750,10 @@ struct ConsolePages: Sendable {
             try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "Trusted", name: \.displayName) {
                 $0.isTrusted ? "yes" : "no"
             },
+            try await section(
+                "authentication-strengths", "Authentication strengths", documents.authenticationStrengths, detailTitle: "Allowed combinations",
+                name: { $0.policyType == .builtIn ? "\($0.displayName) (built-in)" : $0.displayName },
+                detail: { $0.allowedCombinations.map(\.rawValue).joined(separator: "; ") }),
         ]
         return console.page(
             "directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
@@ -857,6 +869,13 @@ enum ConsoleDocumentTemplates {
           "displayName": "New location",
           "ipRanges": ["203.0.113.0/24"],
           "isTrusted": false
+        }
+        """
+    static let authenticationStrength = """
+        {
+          "displayName": "Passkey or temporary access pass",
+          "description": "Phishing-resistant sign-in, or a pass to set one up",
+          "allowedCombinations": ["fido2", "temporaryAccessPassOneTime"]
         }
         """
 }

@@ -5,7 +5,7 @@ enum ConsoleTemplates {
     static let all: [(String, String)] = [
         ("consoleLayout", layout), ("start", start), ("noAccess", noAccess), ("policies", policies), ("editor", editor), ("confirm", confirm),
         ("whatIf", whatIf), ("signIns", signIns), ("enrollments", enrollments), ("enrollment", enrollment), ("callbacks", callbacks),
-        ("audit", audit), ("directory", directory), ("appConfiguration", appConfiguration), ("failure", failure),
+        ("audit", audit), ("directory", directory), ("appConfiguration", appConfiguration), ("failure", failure), ("methods", methods),
     ]
 
     static let layout = """
@@ -255,9 +255,30 @@ enum ConsoleTemplates {
         <h2 id="{{slug}}-title">{{title}}</h2>
         <p class="toolbar"><a class="button small" href="{{newHref}}">New {{noun}}…</a></p>
         <div class="scroll"><table><thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">{{detailTitle}}</th></tr></thead>
-        <tbody>{{#rows}}<tr><td data-label="Name"><a href="{{href}}">{{name}}</a></td><td data-label="ID" class="mono wrap">{{id}}</td><td data-label="{{detailTitle}}">{{detail}}</td></tr>{{/rows}}
+        <tbody>{{#rows}}<tr><td data-label="Name"><a href="{{href}}">{{name}}</a>{{#methodsHref}} · <a href="{{methodsHref}}">Sign-in methods</a>{{/methodsHref}}</td><td data-label="ID" class="mono wrap">{{id}}</td><td data-label="{{detailTitle}}">{{detail}}</td></tr>{{/rows}}
         {{^rows}}<tr><td colspan="3">None.</td></tr>{{/rows}}</tbody></table></div>
         </section>{{/sections}}
+
+        """
+
+    static let methods = """
+        <p class="lead">{{upn}}</p>
+        {{#issued}}<div class="issued" role="status" id="issued"><p>Temporary access pass: <strong class="mono" id="pass">{{pass}}</strong></p>
+        <p>Usable {{usage}} until {{until}} UTC, in place of the password on the sign-in page.</p></div>{{/issued}}
+        <div class="scroll"><table><thead><tr><th scope="col">Method</th><th scope="col">Kind</th><th scope="col">Added (UTC)</th><th scope="col">Last used (UTC)</th><th scope="col">State</th><th scope="col"></th></tr></thead>
+        <tbody>{{#methods}}<tr><td data-label="Method">{{name}}</td><td data-label="Kind" class="wrap">{{kind}}</td><td data-label="Added (UTC)" class="nowrap">{{created}}</td><td data-label="Last used (UTC)" class="nowrap">{{lastUsed}}</td><td data-label="State">{{state}}</td>
+        <td>{{#suspect}}<form method="post" action="{{clearAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="methodId" value="{{id}}"><button type="submit" class="small">Clear suspicion</button></form> {{/suspect}}<form method="post" action="{{removeAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="methodId" value="{{id}}"><button type="submit" class="small danger">Remove</button></form></td></tr>{{/methods}}
+        {{^methods}}<tr><td colspan="6">No sign-in method besides the password.</td></tr>{{/methods}}</tbody></table></div>
+        <h2>Temporary access pass</h2>
+        <form method="post" action="{{passAction}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <p><label for="lifetime">Lifetime (minutes, {{minimumLifetime}}–{{maximumLifetime}})</label>
+        <input id="lifetime" name="lifetimeInMinutes" type="number" min="{{minimumLifetime}}" max="{{maximumLifetime}}" value="{{defaultLifetime}}" required></p>
+        <p><label><input type="checkbox" name="isUsableOnce" value="true" checked> Usable once</label></p>
+        <p class="actions"><button type="submit">Issue a temporary access pass</button></p>
+        </form>
+        <p class="note">A new pass replaces the user's current one. The user signs in with it instead of the password, then adds a passkey or an authenticator app on Security info.</p>
+        <p><a href="{{backHref}}">Back to the directory</a></p>
 
         """
 
@@ -336,6 +357,8 @@ enum ConsoleTemplates {
         details summary { cursor: pointer; color: var(--accent); }
         pre.diff { margin: .4rem 0 0; font-size: .8rem; white-space: pre-wrap; overflow-wrap: anywhere; } .diff-plus { color: var(--ok); } .diff-minus { color: var(--danger); } .diff-change { color: var(--warn); }
         .pager { margin: 1rem 0; } .note { color: var(--muted); font-size: .9rem; }
+        .issued { background: var(--ok-bg); border: 1px solid var(--ok); border-radius: 6px; padding: .5rem 1rem; margin: 0 0 1rem; }
+        .issued strong { font-size: 1.35rem; letter-spacing: .08em; }
         .tabs ul { display: flex; gap: .25rem; list-style: none; padding: 0; margin: 0 0 1rem; border-bottom: 1px solid var(--line); }
         .tabs a { display: inline-block; padding: .4rem .8rem; text-decoration: none; border-bottom: 3px solid transparent; } .tabs a[aria-current=page] { border-bottom-color: var(--accent); font-weight: 600; }
         .visually-hidden { position: absolute; left: 0; top: 0; width: 1px; height: 1px; margin: -1px; padding: 0; border: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
