@@ -41,6 +41,7 @@ MAIL_CLIENT = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
 MAIL_SCOPE = "api://contoso-mail/Mail.Read"
 ALICE, ALICE_PASSWORD = "alice@contoso.example", "Alice-dev-pass1"
 BOB, BOB_PASSWORD = "bob@contoso.example", "Bob-dev-pass1"
+BOB_ID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
 ERIN, ERIN_PASSWORD = "erin@contoso.example", "Erin-dev-pass1"
 CA_POLICY = "Require app protection"
 NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"]
@@ -251,9 +252,37 @@ def the_rest(run):
     go(run, "/admin/directory", "console-directory")
     check(ALICE in driver.page_source and "Sales" in driver.page_source, "the directory lists users and groups")
     check("calls 1 API" in driver.page_source, "the directory shows an application's API permissions (Contoso Mail for iOS calls the mail API)")
+    check("Phishing-resistant MFA (built-in)" in driver.page_source, "the directory lists the built-in authentication strengths")
     go(run, "/admin/app-configuration", "console-app-configuration")
     check("Contoso Mail for Sales" in driver.page_source, "the app configuration policy is listed")
     print("PASS callbacks, audit (with diffs), directory and app configuration render")
+
+
+def sign_in_methods(run):
+    from selenium.webdriver.common.by import By
+    driver = run.driver
+    go(run, "/admin/directory", "console-directory")
+    links = [a for a in driver.find_elements(By.LINK_TEXT, "Sign-in methods") if BOB_ID in a.get_attribute("href")]
+    check(links, "the directory links each user's sign-in methods")
+    links[0].click()
+    check(driver.title.startswith("Sign-in methods") and BOB in driver.page_source, "Bob's sign-in methods", driver.title)
+    lifetime = driver.find_element(By.ID, "lifetime")
+    lifetime.clear()
+    lifetime.send_keys("120")
+    driver.find_element(By.XPATH, "//button[text()='Issue a temporary access pass']").click()
+    passes = driver.find_elements(By.ID, "pass")
+    check(passes and len(passes[0].text) == 12, "the pass is shown once", driver.page_source[:1500])
+    check("Temporary access pass (one-time, 120 min)" in driver.page_source and "Usable" in driver.page_source, "and listed")
+    nav_ok(driver)
+    run.shoot("console-temporary-access-pass")
+    status, tokens = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "password", "client_id": MAIL_CLIENT, "username": BOB, "password": passes[0].text, "scope": "api://contoso-mail/Mail.Read"})
+    check(status == 400, "a pass is not a password for the password grant", [status, tokens])
+    driver.get(f"{run.base}/admin/users/{BOB_ID}/methods")
+    check(not driver.find_elements(By.ID, "pass"), "opened again, the page shows the pass no more")
+    driver.find_element(By.XPATH, "//button[text()='Remove']").click()
+    check("Removed." in driver.page_source and "No sign-in method besides the password." in driver.page_source, "the pass removed")
+    print("PASS sign-in methods: a temporary access pass issued (shown once, listed, not a password for the grant), then removed")
 
 
 def main():
@@ -281,6 +310,7 @@ def main():
         sign_ins(run, correlation)
         enrollments(run, refresh_token)
         the_rest(run)
+        sign_in_methods(run)
         run.collect_network()
         outside = [url for url in run.requested if not (url.startswith(base + "/") or url.startswith("data:"))]
         check(not outside, "every request the browser made should go to the server", outside)

@@ -13,7 +13,9 @@ whose base URL is http://localhost:PORT (WebAuthn refuses IP addresses as relyin
   4. User name first: the name typed, "Sign in with a passkey" → the passkey page → the code.
   5. Password + TOTP under the strength: the page asks for a passkey; the passkey finishes the sign-in.
   6. Refusals: user verification off → no sign-in; a credential with a sign count below the server's → AADSTS50053,
-     the passkey marked suspect.
+     the passkey marked suspect (the admin API lists it so, and an admin clears it).
+  7. A temporary access pass: the admin issues a one-time pass for Carol (no method yet); she signs in to Security
+     info with it in place of the password, adds a passkey, the pass is used up, the passkey signs her in.
 Screenshots (phone and desktop) go to --output (default .build/test-output/passkeys).
 """
 import argparse
@@ -42,6 +44,7 @@ DAVE, DAVE_PASSWORD = base.DAVE, base.DAVE_PASSWORD
 DAEMON, DAEMON_SECRET = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me"
 MAIL_API = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
 DAVE_ID = "3f6b6d4c-8e0a-4b5d-9f9c-4a6e8d0b2c04"
+CAROL = "carol@contoso.example"
 STRENGTH_POLICY = "b2000000-0000-4000-8000-000000000004"
 
 
@@ -238,7 +241,46 @@ def run_flows(run):
     check("AADSTS50053" in driver.find_element(By.ID, "error").text, "the refusal carries AADSTS50053", driver.find_element(By.ID, "error").text)
     run.shoot("passkey-suspect")
     status, methods = admin_request(run, "GET", f"/users/{base_user_id(run)}/authentication-methods")
-    print("PASS a credential with a lower sign count is refused (AADSTS50053)")
+    suspect = [m for m in methods.get("value", []) if m.get("@odata.type") == "#microsoft.graph.fido2AuthenticationMethod" and m.get("suspect")]
+    check(status == 200 and len(suspect) == 1, "the admin API lists the passkey as suspect", [status, methods])
+    status, cleared = admin_request(run, "POST", f"/users/{base_user_id(run)}/authentication-methods/{suspect[0]['id']}/clearSuspicion")
+    check(status == 200 and cleared.get("suspect") is False, "an admin clears it", [status, cleared])
+    print("PASS a credential with a lower sign count is refused (AADSTS50053); the admin sees it suspect and clears it")
+
+    # 7. A temporary access pass: Carol has no method; the admin issues a one-time pass, she signs in with it in place of
+    #    the password (amr tap+mfa), adds a passkey on Security info, then signs in with the passkey.
+    status, issued = admin_request(run, "POST", f"/users/{CAROL}/authentication-methods/temporaryAccessPass",
+                                   {"lifetimeInMinutes": 60, "isUsableOnce": True})
+    check(status == 201 and len(issued.get("temporaryAccessPass", "")) == 12, "the admin issues a one-time pass", [status, issued])
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.get(f"{run.base}/{TENANT}/securityinfo")
+    flow.wait(lambda d: d.find_elements(By.ID, "username"), "Security info asks Carol to sign in first")
+    driver.find_element(By.ID, "username").send_keys(CAROL)
+    driver.find_element(By.ID, "password").send_keys(issued["temporaryAccessPass"])
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.title.startswith("Security info"), "the pass signs Carol in to Security info")
+    check("Add an authenticator app" in driver.page_source, "a pass lets Carol add a first method", driver.page_source[:2000])
+    driver.find_element(By.ID, "passkey-name").send_keys("Carol's key")
+    flow.click_passkey()
+    flow.wait(lambda d: d.find_elements(By.ID, "notice"), "Carol's passkey is added")
+    run.shoot("tap-security-info")
+    status, methods = admin_request(run, "GET", f"/users/{CAROL}/authentication-methods")
+    kinds = sorted(m.get("@odata.type", "") for m in methods.get("value", []))
+    check(kinds == ["#microsoft.graph.fido2AuthenticationMethod", "#microsoft.graph.temporaryAccessPassAuthenticationMethod"], "the pass (used) and the passkey", methods)
+    used = [m for m in methods["value"] if m["@odata.type"].startswith("#microsoft.graph.temporaryAccess")][0]
+    check(used["methodUsabilityReason"] == "OneTimePassUsed", "the one-time pass is used up", used)
+    verifier = flow.authorize(login_hint=CAROL)
+    driver.find_element(By.ID, "password").send_keys(issued["temporaryAccessPass"])
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.find_elements(By.ID, "error"), "the used pass is refused")
+    verifier = flow.authorize()
+    driver.find_element(By.ID, "username").send_keys(CAROL)
+    flow.click_passkey()
+    flow.wait(lambda d: d.title.startswith("Sign in with a passkey"), "Carol's user-name-first passkey page")
+    flow.click_passkey()
+    tokens = flow.landed(verifier, "Carol's passkey sign-in")
+    check(claims(tokens["access_token"]).get("amr") == ["fido", "mfa"], "amr fido+mfa", claims(tokens["access_token"]))
+    print("PASS a temporary access pass: Carol signs in with it, adds a passkey, the pass is used up, the passkey signs her in")
     return passkey_ms, password_ms
 
 
