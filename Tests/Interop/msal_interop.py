@@ -34,6 +34,9 @@ Tests
       remediation; each secret is opened with pyhpke (RFC 9180: DHKEM(P-256, HKDF-SHA256), HKDF-SHA256,
       AES-256-GCM, the info string of §8.2); a CSR signed by the key gets a device identity whose leaf
       verifies against GET /{tenant}/pki/ca.pem.
+  (h) Authentication strengths (PROTOCOL §12): a policy requires the built-in multifactor strength of Carol; MSAL's
+      password grant answers 50076 basic_action; a temporary access pass typed on the page through MSAL's
+      auth-code flow meets it (amr tap+mfa), and a silent refresh keeps meeting it.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -70,6 +73,9 @@ COMPLIANCE_SCOPE = "api://portcullis-compliance/.default"
 LOOPBACK_REDIRECT = "http://localhost:8400"
 DAVE = "dave@contoso.example"  # the demo configuration requires MFA for Dave on the mail API
 DAVE_PASSWORD = "Dave-dev-pass1"
+CAROL = "carol@contoso.example"  # (h): a strength policy of her own, met with a temporary access pass
+CAROL_PASSWORD = "Carol-dev-pass1"
+CAROL_OID = "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03"
 ADMIN_CLIENT = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03"
 ADMIN_SECRET = "admin-dev-secret-change-me"
 # The demo's app configuration policy for Contoso Mail (Config/app-configuration/mail-sales.json).
@@ -701,6 +707,54 @@ def test_secrets(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: {subject}, until {issued.json()['notAfter']}, verified against {TENANT_DOMAIN}/pki/ca.pem with cryptography")
 
 
+def test_strength(msal, authority, issuer, session, cafile, base):
+    """(h) PROTOCOL §12.2-§12.3 with MSAL's own flows: a CA policy requires the built-in multifactor strength of Carol
+    on the mail API; MSAL's password grant gets 50076 basic_action; a temporary access pass typed on the page through
+    MSAL's auth-code flow meets the strength (amr tap+mfa), and acquire_token_silent keeps meeting it."""
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    what = "(h) strength: admin"
+    daemon = msal.ConfidentialClientApplication(ADMIN_CLIENT, client_credential=ADMIN_SECRET, authority=authority,
+                                                instance_discovery=False, http_client=session)
+    admin_token = daemon.acquire_token_for_client(["api://portcullis-admin/.default"])
+    expect_token(admin_token, what + " (admin token)")
+    admin = {"Authorization": f"Bearer {admin_token['access_token']}"}
+    policy_id = "b2000000-0000-4000-8000-0000000000a2"
+    created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=admin, timeout=30, json={
+        "id": policy_id, "displayName": "MFA strength for Carol on mail", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [CAROL_OID]}, "applications": {"includeApplications": [RESOURCE_APP_ID]},
+                       "clientAppTypes": ["all"]},
+        "grantControls": {"operator": "OR", "builtInControls": [],
+                          "authenticationStrength": {"id": "00000000-0000-0000-0000-000000000002"}}})
+    check(created.status_code == 201, f"{what}: the policy", [created.status_code, created.text[:800]])
+    try:
+        app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+        what = "(h) strength: password grant"
+        refused = app.acquire_token_by_username_password(CAROL, CAROL_PASSWORD, scopes=scopes)
+        check(refused.get("error") == "invalid_grant" and 50076 in (refused.get("error_codes") or [])
+              and refused.get("suberror") == "basic_action", f"{what}: expected invalid_grant 50076 basic_action", refused)
+        print(f"PASS {what}: {refused.get('error')} {refused.get('error_codes')} suberror={refused.get('suberror')}")
+
+        what = "(h) strength: a temporary access pass on the page"
+        issued = session.post(f"{base}/admin/v1/users/{CAROL}/authentication-methods/temporaryAccessPass", headers=admin,
+                              timeout=30, json={"lifetimeInMinutes": 15, "isUsableOnce": True})
+        check(issued.status_code == 201 and issued.json().get("temporaryAccessPass"), f"{what}: issued", [issued.status_code, issued.text])
+        flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=CAROL)
+        browser = Browser(cafile, base)
+        done = browser.submit(browser.get(flow["auth_uri"]), {"username": CAROL, "password": issued.json()["temporaryAccessPass"]}, what)
+        result = app.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))
+        expect_token(result, what)
+        access = jwt_claims(result["access_token"])
+        check(access.get("amr") == ["tap", "mfa"], f"{what}: amr tap+mfa", access)
+        account = app.get_accounts(username=CAROL)[0]
+        silent = app.acquire_token_silent(scopes, account=account, force_refresh=True)
+        check(silent is not None, f"{what}: no refresh token")
+        expect_token(silent, what + " (silent)")
+        check(jwt_claims(silent["access_token"]).get("amr") == ["tap", "mfa"], f"{what}: the family remembers it", jwt_claims(silent["access_token"]))
+        print(f"PASS {what}: amr={access.get('amr')}; acquire_token_silent(force_refresh=True) meets the strength with no page")
+    finally:
+        session.delete(f"{base}/admin/v1/conditional-access/policies/{policy_id}", headers={**admin, "If-Match": "*"}, timeout=30)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cafile", required=True, help="PEM certificate to trust (portcullis dev-cert output)")
@@ -724,7 +778,7 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets)
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength)
     for test in (test_client_credentials, test_password_and_refresh) + interactive:
         try:
             if test in interactive:
