@@ -260,16 +260,19 @@ def the_rest(run):
 
 def sign_in_methods(run):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     go(run, "/admin/directory", "console-directory")
     links = [a for a in driver.find_elements(By.LINK_TEXT, "Sign-in methods") if BOB_ID in a.get_attribute("href")]
     check(links, "the directory links each user's sign-in methods")
     links[0].click()
+    WebDriverWait(driver, 15).until(lambda d: d.title.startswith("Sign-in methods"))
     check(driver.title.startswith("Sign-in methods") and BOB in driver.page_source, "Bob's sign-in methods", driver.title)
     lifetime = driver.find_element(By.ID, "lifetime")
     lifetime.clear()
     lifetime.send_keys("120")
     driver.find_element(By.XPATH, "//button[text()='Issue a temporary access pass']").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "pass") or d.find_elements(By.CSS_SELECTOR, "[role=alert]"))
     passes = driver.find_elements(By.ID, "pass")
     check(passes and len(passes[0].text) == 12, "the pass is shown once", driver.page_source[:1500])
     check("Temporary access pass (one-time, 120 min)" in driver.page_source and "Usable" in driver.page_source, "and listed")
@@ -281,6 +284,7 @@ def sign_in_methods(run):
     driver.get(f"{run.base}/admin/users/{BOB_ID}/methods")
     check(not driver.find_elements(By.ID, "pass"), "opened again, the page shows the pass no more")
     driver.find_element(By.XPATH, "//button[text()='Remove']").click()
+    WebDriverWait(driver, 15).until(lambda d: "Removed." in d.page_source or d.find_elements(By.CSS_SELECTOR, "[role=alert]"))
     check("Removed." in driver.page_source and "No sign-in method besides the password." in driver.page_source, "the pass removed")
     print("PASS sign-in methods: a temporary access pass issued (shown once, listed, not a password for the grant), then removed")
 
@@ -323,14 +327,8 @@ def main():
             for name in ("console-policies-desktop", "console-editor-error-desktop", "console-what-if-result-desktop", "console-enrollment-phone"):
                 shutil.copy(os.path.join(args.output, f"{name}.png"), os.path.join(args.docs, f"{name}.png"))
     except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
-        print(f"FAIL {type(failure).__name__}: {failure}", file=sys.stderr)
         status = 1
-        if driver is not None:
-            try:
-                driver.save_screenshot(os.path.join(args.output, "failure.png"))
-                print(f"console_browser: the page at the failure: {driver.current_url}\n{driver.page_source[:3000]}", file=sys.stderr)
-            except Exception:
-                pass
+        common.report_failure(driver, args.output, "console_browser", failure)
     finally:
         if driver is not None:
             driver.quit()

@@ -309,14 +309,8 @@ def main():
         check(not problems, "the console should show no CSP violation or error", problems)
         print(f"passkey_browser: {len(run.shots)} screenshots in {args.output}")
     except Failure as failure:
-        print(f"FAIL {failure}", file=sys.stderr)
         status = 1
-        if driver is not None:
-            try:
-                driver.save_screenshot(os.path.join(args.output, "failure.png"))
-                print(f"passkey_browser: the page at the failure: {driver.current_url}\n{driver.page_source[:3000]}", file=sys.stderr)
-            except Exception:
-                pass
+        base.report_failure(driver, args.output, "passkey_browser", failure)
     finally:
         if driver is not None:
             driver.quit()

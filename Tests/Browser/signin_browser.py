@@ -345,6 +345,18 @@ def mfa_flow(run):
     print("PASS MFA sign-in in a real browser: password → code page → the next code → the app's code; amr pwd+mfa")
 
 
+def report_failure(driver, output, name, failure):
+    """Prints what failed, with a screenshot (failure.png) and the start of the page it happened on."""
+    print(f"FAIL {type(failure).__name__}: {failure}", file=sys.stderr)
+    if driver is None:
+        return
+    try:
+        driver.save_screenshot(os.path.join(output, "failure.png"))
+        print(f"{name}: the page at the failure: {driver.current_url}\n{driver.page_source[:3000]}", file=sys.stderr)
+    except Exception:  # the driver itself may be what failed
+        pass
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/portcullis"))
@@ -382,14 +394,8 @@ def main():
         print(f"PASS {len(run.requested)} browser requests, all to the server or the app; no console errors")
         print(f"signin_browser: {len(run.shots)} screenshots in {args.output}")
     except Failure as failure:
-        print(f"FAIL {failure}", file=sys.stderr)
         status = 1
-        if driver is not None:
-            try:
-                driver.save_screenshot(os.path.join(args.output, "failure.png"))
-                print(f"signin_browser: the page at the failure: {driver.current_url}\n{driver.page_source[:3000]}", file=sys.stderr)
-            except Exception:  # the driver itself may be what failed
-                pass
+        report_failure(driver, args.output, "signin_browser", failure)
     finally:
         if driver is not None:
             driver.quit()

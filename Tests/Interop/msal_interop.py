@@ -607,6 +607,15 @@ def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def admin_headers(msal, authority, session, what):
+    """The admin API's Authorization header, with a token MSAL gets for the demo admin daemon (client credentials)."""
+    daemon = msal.ConfidentialClientApplication(ADMIN_CLIENT, client_credential=ADMIN_SECRET, authority=authority,
+                                                instance_discovery=False, http_client=session)
+    admin_token = daemon.acquire_token_for_client(["api://portcullis-admin/.default"])
+    expect_token(admin_token, what + " (admin token)")
+    return {"Authorization": f"Bearer {admin_token['access_token']}"}
+
+
 def test_secrets(msal, authority, issuer, session, cafile, base):
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -617,11 +626,7 @@ def test_secrets(msal, authority, issuer, session, cafile, base):
     from pyhpke import AEADId, CipherSuite, KDFId, KEMId, KEMKey
 
     what = "(g) secrets: admin writes"
-    daemon = msal.ConfidentialClientApplication(ADMIN_CLIENT, client_credential=ADMIN_SECRET, authority=authority,
-                                                instance_discovery=False, http_client=session)
-    admin_token = daemon.acquire_token_for_client(["api://portcullis-admin/.default"])
-    expect_token(admin_token, what + " (admin token)")
-    admin = {"Authorization": f"Bearer {admin_token['access_token']}"}
+    admin = admin_headers(msal, authority, session, what)
     policies = f"{base}/admin/v1/app-configuration/policies"
     smtp_password = "Interop-smtp-" + b64url(hashlib.sha256(str(time.time()).encode()).digest()[:9])
     written = session.put(f"{policies}/{MAIL_CONFIGURATION_POLICY}/secrets/com.contoso.mail.smtp", json={"password": smtp_password},
@@ -713,11 +718,7 @@ def test_strength(msal, authority, issuer, session, cafile, base):
     MSAL's auth-code flow meets the strength (amr tap+mfa), and acquire_token_silent keeps meeting it."""
     scopes = [f"{RESOURCE}/Mail.Read"]
     what = "(h) strength: admin"
-    daemon = msal.ConfidentialClientApplication(ADMIN_CLIENT, client_credential=ADMIN_SECRET, authority=authority,
-                                                instance_discovery=False, http_client=session)
-    admin_token = daemon.acquire_token_for_client(["api://portcullis-admin/.default"])
-    expect_token(admin_token, what + " (admin token)")
-    admin = {"Authorization": f"Bearer {admin_token['access_token']}"}
+    admin = admin_headers(msal, authority, session, what)
     policy_id = "b2000000-0000-4000-8000-0000000000a2"
     created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=admin, timeout=30, json={
         "id": policy_id, "displayName": "MFA strength for Carol on mail", "state": "enabled",
