@@ -32,6 +32,8 @@ public struct CompiledPolicySet: Sendable {
         let excludedApplications: Set<Int32>
         /// The user actions the policy targets instead of applications (PROTOCOL §12.3).
         let userActions: Set<String>
+        /// The transfer methods the policy is limited to (`nil`: every sign-in), PROTOCOL §13.
+        let transferMethods: Set<TransferMethod>?
         let clientAppTypes: Set<SignInFacts.ClientAppType>?
         let platforms: AllOr<DevicePlatform>?
         let excludedPlatforms: Set<DevicePlatform>
@@ -45,7 +47,8 @@ public struct CompiledPolicySet: Sendable {
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
-            applications: Set<Int32>, excludedApplications: Set<Int32>, userActions: Set<String>, clientAppTypes: Set<SignInFacts.ClientAppType>?,
+            applications: Set<Int32>, excludedApplications: Set<Int32>, userActions: Set<String>, transferMethods: Set<TransferMethod>?,
+            clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
             controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?
         ) {
@@ -63,6 +66,7 @@ public struct CompiledPolicySet: Sendable {
             self.applications = applications
             self.excludedApplications = excludedApplications
             self.userActions = userActions
+            self.transferMethods = transferMethods
             self.clientAppTypes = clientAppTypes
             self.platforms = platforms
             self.excludedPlatforms = excludedPlatforms
@@ -145,6 +149,7 @@ public struct CompiledPolicySet: Sendable {
                 applications: intern(c.applications.includeApplications.ids),
                 excludedApplications: intern(c.applications.excludeApplications),
                 userActions: Set(c.applications.includeUserActions ?? []),
+                transferMethods: c.authenticationFlows?.transferMethods,
                 clientAppTypes: appTypes,
                 platforms: c.platforms?.includePlatforms,
                 excludedPlatforms: c.platforms?.excludePlatforms ?? [],
@@ -371,6 +376,7 @@ public struct CompiledPolicySet: Sendable {
             if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }
         }
         if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append(.clientType) }
+        if let methods = entry.transferMethods, !(facts.transferMethod.map(methods.contains) ?? false) { failed.append(.authenticationFlows) }
         if let platforms = entry.platforms {
             let included = platforms == .all || (facts.platform.map { platforms.contains($0) } ?? false)
             let excluded = facts.platform.map { entry.excludedPlatforms.contains($0) } ?? false

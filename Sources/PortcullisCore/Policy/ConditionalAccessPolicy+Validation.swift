@@ -123,7 +123,9 @@ extension ConditionalAccessPolicy {
             let usersAll = conditions.users?.includeUsers.contains(.all) ?? false
             let appsAll = conditions.applications.includeApplications.contains(.all)
             let noExclusions = (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
-            if usersAll && appsAll && noExclusions && grant.builtInControls.contains(.block) && state == .enabled && !force {
+            // A policy for transferred sign-ins only (Microsoft's "block device code flow") leaves every other way in.
+            let everySignIn = conditions.authenticationFlows == nil
+            if usersAll && appsAll && noExclusions && everySignIn && grant.builtInControls.contains(.block) && state == .enabled && !force {
                 problems.add(
                     pointer + "/conditions/users/excludeUsers",
                     "this policy would block every user from every application, the administrators who could undo it included; exclude at least one account (a break-glass administrator), or force it."
@@ -143,7 +145,7 @@ extension ConditionalAccessPolicy {
         for key in ["signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels"] {
             if let items = reader.array(key), !items.isEmpty { problems.add(reader.path(key), "risk conditions cannot be evaluated by this server.") }
         }
-        for key in ["devices", "times", "insiderRiskLevels", "authenticationFlows"] {
+        for key in ["devices", "times", "insiderRiskLevels"] {
             if let value = reader.object[key], value != .null { problems.add(reader.path(key), "this condition cannot be evaluated by this server.") }
         }
 
@@ -283,10 +285,32 @@ extension ConditionalAccessPolicy {
                 excludeLocations: selection(l, "excludeLocations", keywords: [.allTrusted], exists: locationExists, noun: "named location"))
         }
 
+        var authenticationFlows: AuthenticationFlows?
+        if let f = reader.object("authenticationFlows") {
+            f.rejectUnknownMembers(allowed: ["transferMethods"])
+            var methods = Set<TransferMethod>()
+            if let text = f.string("transferMethods", required: true) {
+                for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                    if let method = TransferMethod.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) {
+                        methods.insert(method)
+                    } else {
+                        problems.add(
+                            f.path("transferMethods"),
+                            "'\(name)' is not a transfer method; a comma-separated list of: \(TransferMethod.allCases.map(\.rawValue).joined(separator: ", "))."
+                        )
+                    }
+                }
+            }
+            if clientApplications != nil {
+                problems.add(f.path("transferMethods"), "a sign-in transferred between devices is a user's; a workload-identity policy cannot match it.")
+            }
+            authenticationFlows = AuthenticationFlows(transferMethods: methods)
+        }
+
         guard let applications else { return nil }
         return Conditions(
             users: users, applications: applications, clientApplications: clientApplications,
-            clientAppTypes: clientAppTypes, platforms: platforms, locations: locations)
+            clientAppTypes: clientAppTypes, platforms: platforms, locations: locations, authenticationFlows: authenticationFlows)
     }
 
     /// Who has registered what (the lock-out guard's facts): user IDs with any factor (TOTP or passkey), and with a passkey.

@@ -106,8 +106,29 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var clientAppTypes: AllOr<SignInFacts.ClientAppType>
         public var platforms: Platforms?
         public var locations: Locations?
+        /// How the sign-in was transferred (PROTOCOL §13): a policy with it applies only to those sign-ins.
+        public var authenticationFlows: AuthenticationFlows?
     }
 
+    /// Graph's `conditionalAccessAuthenticationFlows`: `transferMethods` is one string of comma-separated values
+    /// (a Graph flags enumeration), kept in that shape on the wire.
+    public struct AuthenticationFlows: Codable, Sendable, Equatable {
+        public var transferMethods: Set<TransferMethod>
+
+        public init(transferMethods: Set<TransferMethod>) { self.transferMethods = transferMethods }
+
+        enum CodingKeys: String, CodingKey { case transferMethods }
+
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .transferMethods)
+            transferMethods = Set(text.split(separator: ",").compactMap { TransferMethod(rawValue: String($0.filter { $0 != " " })) })
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(TransferMethod.allCases.filter(transferMethods.contains).map(\.rawValue).joined(separator: ","), forKey: .transferMethods)
+        }
+    }
     /// Graph's `authenticationStrength` member of grant controls, as stored: the strength's ID (reads show it expanded).
     public struct StrengthReference: Codable, Sendable, Equatable {
         public var id: String

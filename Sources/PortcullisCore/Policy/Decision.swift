@@ -11,7 +11,7 @@ public struct Decision: Sendable, Equatable {
 
     /// A condition of a policy that a sign-in did not meet (Graph's `conditionsNotSatisfied` values).
     public enum Condition: String, Sendable, Codable, CaseIterable {
-        case users, servicePrincipals, application, clientType, devicePlatform, location
+        case users, servicePrincipals, application, clientType, devicePlatform, location, authenticationFlows
     }
 
     /// Whether one grant control of an applying policy was met by this sign-in, and why.

@@ -79,13 +79,15 @@ public enum ImpactAnalysis {
             case "notCompliant": .notCompliant
             default: .none
             }
-        return SignInFacts(
+        var facts = SignInFacts(
             userId: record.userId, groupIds: record.userId.map { directory.groupIds(ofUser: $0) } ?? [], clientAppId: record.clientAppId,
             resourceAppId: record.resourceAppId,
             clientAppType: SignInFacts.ClientAppType(rawValue: record.clientAppType) ?? .mobileAppsAndDesktopClients,
             platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), ipAddress: record.ipAddress.flatMap(IPAddress.init),
             capabilities: record.capabilities, appProtection: protection, approvedClientApp: client?.approvedClientApp ?? false,
             authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
+        if record.grantType == GrantType.deviceCode.rawValue { facts.transferMethod = .deviceCodeFlow }
+        return facts
     }
 
     /// The current policies with the drafts applied: a draft replaces the policy with its ID, or is added.

@@ -38,6 +38,9 @@ public struct SignInFacts: Sendable, Equatable {
     /// Set when this is not a sign-in to an application but a user action (PROTOCOL §12.3,
     /// `urn:user:registersecurityinfo`): then only the policies that include the action apply, and no others.
     public var userAction: String?
+    /// How the sign-in was transferred from another device, if it was (PROTOCOL §13): the device code flow's
+    /// approval on `/devicelogin` and its grant.
+    public var transferMethod: TransferMethod?
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 
@@ -77,4 +80,13 @@ extension SignInFacts {
             clientAppType: clientAppType, platform: platform, ipAddress: ipAddress, capabilities: capabilities.capabilities, appProtection: appProtection,
             approvedClientApp: approvedClientApp ?? client.approvedClientApp, authentication: authentication)
     }
+}
+
+/// Graph's `conditionalAccessTransferMethods`: how a sign-in moved from one device to another.
+public enum TransferMethod: String, Codable, Sendable, CaseIterable {
+    /// The device code flow (RFC 8628).
+    case deviceCodeFlow
+    /// Entra's cross-device authentication transfer (Outlook mobile): no flow of this server uses it, so a policy
+    /// naming only it never applies.
+    case authenticationTransfer
 }

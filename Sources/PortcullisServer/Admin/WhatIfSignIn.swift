@@ -15,10 +15,12 @@ struct WhatIfSignIn: Sendable {
     var appProtection: SignInFacts.AppProtection = .none
     var approvedClientApp: Bool?
     var mfa = false
+    /// A sign-in transferred from another device (PROTOCOL §13): `deviceCodeFlow` describes a device code grant.
+    var transferMethod: TransferMethod?
 
     static let members: Set<String> = [
         "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
-        "appProtection", "approvedClientApp", "mfa",
+        "appProtection", "approvedClientApp", "mfa", "transferMethod",
     ]
 
     /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
@@ -40,11 +42,12 @@ struct WhatIfSignIn: Sendable {
             }
         let approved = reader.bool("approvedClientApp")
         let mfa = reader.bool("mfa") ?? false
+        let transfer = reader.enumeration("transferMethod", allowed: TransferMethod.allCases.map(\.rawValue)).flatMap(TransferMethod.init(rawValue:))
         guard let clientAppId, let resourceAppId else { return nil }
         return WhatIfSignIn(
             userId: userId, clientAppId: clientAppId, resourceAppId: resourceAppId, platform: platform, ipAddress: ipAddress,
             clientAppType: type ?? .mobileAppsAndDesktopClients, capabilities: capabilities, appProtection: protection,
-            approvedClientApp: approved, mfa: mfa)
+            approvedClientApp: approved, mfa: mfa, transferMethod: transfer)
     }
 
     /// The facts the token endpoint would have gathered, described instead; `nil` with problems at `pointer`'s members.
@@ -71,16 +74,23 @@ struct WhatIfSignIn: Sendable {
             ip = IPAddress(text)
             if ip == nil { problems.add(path("ipAddress"), "'\(text)' is not an IPv4 or IPv6 address.") }
         }
-        guard let client, let resource, userId == nil || user != nil, self.platform == nil || platform != nil, ipAddress == nil || ip != nil else { return nil }
+        if transferMethod != nil && userId == nil {
+            problems.add(path("transferMethod"), "describes a user's sign-in: name the user (userId).")
+        }
+        guard let client, let resource, userId == nil || user != nil, self.platform == nil || platform != nil, ipAddress == nil || ip != nil,
+            transferMethod == nil || userId != nil
+        else { return nil }
         let capabilities = ClaimsRequest(capabilities: capabilities)
         let authentication = user == nil ? AuthenticationContext.none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: now)
+        var signIn = SignInFacts(
+            user: user, client: client, resource: resource, directory: directory, authentication: authentication, platform: platform, ipAddress: ip,
+            capabilities: capabilities, appProtection: appProtection, approvedClientApp: approvedClientApp, clientAppType: clientAppType)
+        signIn.transferMethod = transferMethod
         return GrantFacts(
-            grantType: user == nil ? .clientCredentials : .password, tenant: directory, client: client, clientAuthenticated: !client.publicClient,
+            grantType: user == nil ? .clientCredentials : (transferMethod == .deviceCodeFlow ? .deviceCode : .password), tenant: directory, client: client,
+            clientAuthenticated: !client.publicClient,
             user: user, scope: ScopeRequest(resource: resource, audience: resource.primaryIdentifier, resourceScopes: [], isDefault: true, oidc: []),
             scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
-            signIn: SignInFacts(
-                user: user, client: client, resource: resource, directory: directory, authentication: authentication, platform: platform, ipAddress: ip,
-                capabilities: capabilities, appProtection: appProtection, approvedClientApp: approvedClientApp, clientAppType: clientAppType),
-            authentication: authentication, clientInfoRequested: false, now: now)
+            signIn: signIn, authentication: authentication, clientInfoRequested: false, now: now)
     }
 }

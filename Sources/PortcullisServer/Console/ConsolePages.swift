@@ -408,7 +408,7 @@ struct ConsolePages: Sendable {
             "platforms": Self.options(DevicePlatform.allCases.map { ($0.rawValue, $0.rawValue) }, selected: form?["platform"]),
             "protections": Self.options(
                 [("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
-            "ip": form?["ip"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1",
+            "ip": form?["ip"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1", "deviceCode": form?["deviceCode"] == "1",
             "problems": problems, "hasProblems": !problems.isEmpty, "impactProblems": impactProblems, "hasImpactProblems": !impactProblems.isEmpty,
             // A draft is never enforced here: it starts enabled, so that its impact shows.
             "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"]?.replacingOccurrences(of: "enabledForReportingButNotEnforced", with: "enabled")
@@ -433,7 +433,8 @@ struct ConsolePages: Sendable {
         let signIn = WhatIfSignIn(
             userId: field("user"), clientAppId: fields["app"] ?? "", resourceAppId: fields["resource"] ?? "", platform: field("platform"),
             ipAddress: field("ip"),
-            capabilities: fields["protapp"] == "1" ? [ClientCapability.protApp] : [], appProtection: protection, mfa: fields["mfa"] == "1")
+            capabilities: fields["protapp"] == "1" ? [ClientCapability.protApp] : [], appProtection: protection, mfa: fields["mfa"] == "1",
+            transferMethod: fields["deviceCode"] == "1" ? .deviceCodeFlow : nil)
         let answer: AdminRoutes.WhatIfResponse
         switch try await attempt({ try console.admin.whatIf(signIn, drafts: nil, tenant: admin.tenant, correlationId: context.correlationId) }) {
         case .failure(let refusal):

@@ -143,6 +143,7 @@ enum ConsoleTemplates {
         <fieldset><legend>Client</legend>
         <label class="check"><input type="checkbox" name="protapp" value="1"{{#protapp}} checked{{/protapp}}> declares <span class="mono">protapp</span></label>
         <label class="check"><input type="checkbox" name="mfa" value="1"{{#mfa}} checked{{/mfa}}> signed in with MFA</label>
+        <label class="check"><input type="checkbox" name="deviceCode" value="1"{{#deviceCode}} checked{{/deviceCode}}> through the device code flow</label>
         </fieldset>
         <div class="actions"><button type="submit">Evaluate</button></div>
         </form>

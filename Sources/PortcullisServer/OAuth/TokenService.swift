@@ -163,6 +163,7 @@ struct TokenService: Sendable {
             user: user, client: client.application, resource: resource, directory: tenant, authentication: authentication,
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
+        if grantType == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
             let status = try await compliance.appProtection(

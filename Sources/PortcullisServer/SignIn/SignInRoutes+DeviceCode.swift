@@ -174,10 +174,18 @@ extension SignInRoutes {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
         if let client = tenant.directory.application(appId: record.clientId) {
-            let facts = pageFacts(
+            var facts = pageFacts(
                 user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: authentication.methods, tenant: tenant,
                 request: request, context)
-            if factorMissing(facts, refusal: tenant.conditionalAccess.evaluate(facts).refusal, tenant: tenant) {
+            facts.transferMethod = .deviceCodeFlow
+            let refusal = tenant.conditionalAccess.evaluate(facts).refusal
+            if case .block = refusal {
+                // A policy blocks this sign-in (Microsoft's "block device code flow" among them, PROTOCOL §13): the code is
+                // declined, so the device's poll ends at once, and the page says why.
+                _ = try await store.decideDeviceCode(userCode: record.userCode, approve: false, userId: nil, methods: [], authTime: nil, now: now)
+                return errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Sign-in blocked", status: .forbidden)
+            }
+            if factorMissing(facts, refusal: refusal, tenant: tenant) {
                 let ticket = FactorTicket(
                     continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
                     newSecret: nil, issued: now)
