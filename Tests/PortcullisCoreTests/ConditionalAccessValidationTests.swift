@@ -112,13 +112,17 @@ struct ConditionalAccessValidationTests {
         #expect(pointers(.string("x")) == [""])
     }
 
-    @Test("block cannot be combined; workload policies can only block; session controls refused")
+    @Test("block cannot be combined; workload policies can only block; session controls checked member by member (PROTOCOL §13)")
     func combinations() {
         #expect(pointers(CA.policy(1, users: [CA.u1], controls: ["block", "mfa"])).contains("/grantControls/builtInControls"))
         #expect(pointers(CA.policy(1, users: nil, servicePrincipals: [CA.daemon], controls: ["mfa"])).contains("/grantControls"))
         var withSession = CA.policy(1, users: [CA.u1], controls: ["mfa"]).objectValue!
         withSession["sessionControls"] = CA.json(["signInFrequency": ["value": 1]])
-        #expect(pointers(.object(withSession)) == ["/sessionControls"])
+        #expect(pointers(.object(withSession)) == ["/sessionControls/signInFrequency/type", "/sessionControls/signInFrequency/isEnabled"])
+        withSession["sessionControls"] = CA.json(["signInFrequency": ["value": 1, "type": "hours", "isEnabled": true, "frequencyInterval": "timeBased"]])
+        #expect(pointers(.object(withSession)).isEmpty)
+        withSession["sessionControls"] = CA.json(["applicationEnforcedRestrictions": ["isEnabled": true]])
+        #expect(pointers(.object(withSession)) == ["/sessionControls/applicationEnforcedRestrictions"])
         withSession["sessionControls"] = .null
         #expect(pointers(.object(withSession)).isEmpty)
     }

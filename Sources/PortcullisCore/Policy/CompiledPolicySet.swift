@@ -214,6 +214,7 @@ public struct CompiledPolicySet: Sendable {
         var anyEnforcedApplied = false
         var blocking: [String] = []
         var unmet: [ConditionalAccessPolicy.Control: [String]] = [:]
+        var session = AppliedSessionControls()
         let exempt = facts.resourceAppId == BuiltInResources.complianceAppId
 
         for index in candidates {
@@ -228,7 +229,8 @@ public struct CompiledPolicySet: Sendable {
             } else if !applies {
                 result = entry.policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
             } else {
-                var granted = entry.policy.grantControls.operator == .and
+                // A policy with session controls only grants nothing and demands nothing.
+                var granted = entry.policy.grantControls.operator == .and || entry.controls.isEmpty
                 var results: [Decision.ControlResult] = []
                 for control in entry.controls {
                     let (met, reason) = Self.check(control, facts, strength: entry.strength, exempt: exempt)
@@ -249,6 +251,7 @@ public struct CompiledPolicySet: Sendable {
                 } else {
                     anyEnforcedApplied = true
                     result = granted ? .success : .failure
+                    if let controls = entry.policy.sessionControls { session.add(controls) }
                     if policyUnmet.contains(.block) {
                         blocking.append(entry.policy.id)
                     } else {
@@ -260,7 +263,8 @@ public struct CompiledPolicySet: Sendable {
                 Decision.AppliedPolicy(
                     id: entry.policy.id, displayName: entry.policy.displayName, result: result,
                     enforcedGrantControls: applies && entry.policy.state != .disabled ? entry.controlNames : [],
-                    conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied, grantControlResults: controlResults))
+                    conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied, grantControlResults: controlResults,
+                    enforcedSessionControls: applies && entry.policy.state != .disabled ? entry.policy.sessionControls?.enforcedNames.nilIfEmpty : nil))
         }
 
         var refusal: Decision.Refusal?
@@ -277,7 +281,7 @@ public struct CompiledPolicySet: Sendable {
             }
         }
         let status: Decision.Status = !anyEnforcedApplied ? .notApplied : (refusal == nil ? .success : .failure)
-        return Decision(status: status, policies: applied, refusal: refusal)
+        return Decision(status: status, policies: applied, refusal: refusal, sessionControls: session)
     }
 
     /// Whether a sign-in meets one grant control, and the reason in words (what-if and the sign-in log show it).
@@ -389,4 +393,8 @@ public struct CompiledPolicySet: Sendable {
         }
         return failed
     }
+}
+
+extension Array {
+    fileprivate var nilIfEmpty: Self? { isEmpty ? nil : self }
 }

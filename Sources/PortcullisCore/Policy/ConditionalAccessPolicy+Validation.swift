@@ -26,9 +26,7 @@ extension ConditionalAccessPolicy {
             "id", "displayName", "state", "conditions", "grantControls", "sessionControls",
             "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context", "templateId", "description",
         ])
-        if let session = root.object["sessionControls"], session != .null {
-            problems.add(root.path("sessionControls"), "session controls cannot be enforced by this server; remove them or set null.")
-        }
+        let session = root.object("sessionControls").flatMap(readSessionControls)
         // Graph's description: a string, accepted and not stored (what-if and the sign-in log show displayName).
         if let description = root.string("description", nonEmpty: false), description.count > 1024 {
             problems.add(root.path("description"), "must be at most 1024 characters.")
@@ -45,7 +43,10 @@ extension ConditionalAccessPolicy {
             conditions = readConditions(reader, directory: directory)
         }
         var grant: GrantControls?
-        if let reader = root.object("grantControls", required: true) {
+        if session != nil && !root.has("grantControls") {
+            // Graph's `grantControls: null`: a policy of session controls only.
+            grant = GrantControls(operator: .or, builtInControls: [], authenticationStrength: nil)
+        } else if let reader = root.object("grantControls", required: true) {
             reader.rejectUnknownMembers(allowed: ["operator", "builtInControls", "customAuthenticationFactors", "termsOfUse", "authenticationStrength"])
             for key in ["customAuthenticationFactors", "termsOfUse"] {
                 if let items = reader.array(key), !items.isEmpty {
@@ -74,7 +75,7 @@ extension ConditionalAccessPolicy {
             let op = reader.enumeration("operator", allowed: GrantOperator.allCases.map(\.rawValue), required: true).flatMap(GrantOperator.init(rawValue:))
             var controls: [Control] = []
             if let items = reader.strings("builtInControls", required: true) {
-                if items.isEmpty && !reader.has("authenticationStrength") {
+                if items.isEmpty && !reader.has("authenticationStrength") && session == nil {
                     problems.add(reader.path("builtInControls"), "must name at least one control (or set authenticationStrength).")
                 }
                 for (name, itemPointer) in items {
@@ -132,8 +133,61 @@ extension ConditionalAccessPolicy {
                 )
             }
         }
+        if let conditions, session?.persistentBrowser != nil,
+            !conditions.applications.includeApplications.contains(.all) || !conditions.applications.excludeApplications.isEmpty
+        {
+            problems.add(
+                pointer + "/sessionControls/persistentBrowser",
+                "applies to the browser session, so only to a policy for All applications with none excluded (as in Entra).")
+        }
+        if let conditions, session != nil, conditions.clientApplications != nil {
+            problems.add(pointer + "/sessionControls", "workload identities have no sign-in session; remove the session controls or the clientApplications.")
+        }
         guard let displayName, let state, let conditions, let grant else { return nil }
-        return ConditionalAccessPolicy(id: id, displayName: displayName, state: state, conditions: conditions, grantControls: grant)
+        return ConditionalAccessPolicy(
+            id: id, displayName: displayName, state: state, conditions: conditions, grantControls: grant, sessionControls: session)
+    }
+
+    /// Graph's `conditionalAccessSessionControls`: `signInFrequency` and `persistentBrowser` enforced, every other member
+    /// refused unless null (`disableResilienceDefaults` unless false). `nil` when nothing is enabled.
+    private static func readSessionControls(_ reader: JSONObjectReader) -> SessionControls? {
+        let problems = reader.problems
+        reader.rejectUnknownMembers(allowed: Set(SessionControls.unenforced + ["signInFrequency", "persistentBrowser", "disableResilienceDefaults"]))
+        for key in SessionControls.unenforced where reader.has(key) {
+            problems.add(reader.path(key), "cannot be enforced by this server; remove it or set null.")
+        }
+        if reader.bool("disableResilienceDefaults") == true {
+            problems.add(reader.path("disableResilienceDefaults"), "cannot be enforced by this server; remove it or set false.")
+        }
+        var controls = SessionControls()
+        if let f = reader.object("signInFrequency") {
+            f.rejectUnknownMembers(allowed: ["isEnabled", "type", "value", "frequencyInterval", "authenticationType", "@odata.type"])
+            let enabled = f.bool("isEnabled", required: true) ?? false
+            let interval =
+                f.enumeration("frequencyInterval", allowed: SignInFrequency.Interval.allCases.map(\.rawValue)).flatMap(SignInFrequency.Interval.init(rawValue:))
+                ?? .timeBased
+            if let type = f.string("authenticationType"), type != "primaryAndSecondaryAuthentication" {
+                problems.add(f.path("authenticationType"), "only primaryAndSecondaryAuthentication is enforced (a second-factor-only frequency is not).")
+            }
+            let unit = f.enumeration("type", allowed: SignInFrequency.Unit.allCases.map(\.rawValue)).flatMap(SignInFrequency.Unit.init(rawValue:))
+            // Entra's ranges: 1–24 hours, 1–365 days.
+            var value: Int?
+            if interval == .timeBased {
+                if unit == nil && !f.has("type") { problems.add(f.path("type"), "is required for a timeBased frequency (hours or days).") }
+                value = f.integer("value", in: unit == .days ? 1...365 : 1...24, required: true)
+            } else if f.has("value") || f.has("type") {
+                problems.add(f.path(f.has("value") ? "value" : "type"), "must be null for everyTime.")
+            }
+            if enabled { controls.signInFrequency = SignInFrequency(type: interval == .timeBased ? unit : nil, value: value, frequencyInterval: interval) }
+        }
+        if let b = reader.object("persistentBrowser") {
+            b.rejectUnknownMembers(allowed: ["isEnabled", "mode", "@odata.type"])
+            let enabled = b.bool("isEnabled", required: true) ?? false
+            let mode = b.enumeration("mode", allowed: PersistentBrowser.Mode.allCases.map(\.rawValue), required: true).flatMap(
+                PersistentBrowser.Mode.init(rawValue:))
+            if enabled, let mode { controls.persistentBrowser = PersistentBrowser(mode: mode) }
+        }
+        return controls.signInFrequency == nil && controls.persistentBrowser == nil ? nil : controls
     }
 
     private static func readConditions(_ reader: JSONObjectReader, directory: DirectorySnapshot) -> Conditions? {

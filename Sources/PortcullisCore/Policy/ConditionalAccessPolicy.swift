@@ -147,7 +147,10 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public var displayName: String
     public var state: State
     public var conditions: Conditions
+    /// No controls at all when the policy only carries session controls (Graph's `grantControls: null`).
     public var grantControls: GrantControls
+    /// PROTOCOL §13; `nil` (absent or Graph's `null`) in most policies.
+    public var sessionControls: SessionControls?
 
     /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
     public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse"]

@@ -39,10 +39,13 @@ public struct Decision: Sendable, Equatable {
         /// Each demanded control, met or not, with the reason (when it applied; absent in records written
         /// before it existed).
         public var grantControlResults: [ControlResult]?
+        /// The session controls the policy added (Graph's names: `SignInFrequency`, `PersistentBrowserSessionMode`), when
+        /// it applied and carries any.
+        public var enforcedSessionControls: [String]?
 
         public init(
             id: String, displayName: String, result: PolicyResult, enforcedGrantControls: [String], conditionsNotSatisfied: [Condition],
-            grantControlResults: [ControlResult]? = nil
+            grantControlResults: [ControlResult]? = nil, enforcedSessionControls: [String]? = nil
         ) {
             self.id = id
             self.displayName = displayName
@@ -50,6 +53,7 @@ public struct Decision: Sendable, Equatable {
             self.enforcedGrantControls = enforcedGrantControls
             self.conditionsNotSatisfied = conditionsNotSatisfied
             self.grantControlResults = grantControlResults
+            self.enforcedSessionControls = enforcedSessionControls
         }
     }
 
@@ -66,11 +70,14 @@ public struct Decision: Sendable, Equatable {
     public var status: Status
     public var policies: [AppliedPolicy]
     public var refusal: Refusal?
+    /// The session controls of the enabled policies that applied (PROTOCOL §13).
+    public var sessionControls: AppliedSessionControls
 
-    public init(status: Status, policies: [AppliedPolicy], refusal: Refusal?) {
+    public init(status: Status, policies: [AppliedPolicy], refusal: Refusal?, sessionControls: AppliedSessionControls = AppliedSessionControls()) {
         self.status = status
         self.policies = policies
         self.refusal = refusal
+        self.sessionControls = sessionControls
     }
 
     /// Whether the compliantApplication control was among the ones demanded by applying, enforced policies.

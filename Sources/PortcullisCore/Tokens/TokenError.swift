@@ -291,6 +291,13 @@ extension TokenError {
     public static let blockedByConditionalAccess = TokenError(
         .invalidGrant, aadsts: 53003, "Access has been blocked by Conditional Access policies. The access policy does not allow token issuance."
     )
+    /// A refresh whose authentication is older than a policy's sign-in frequency allows (PROTOCOL §13): MSAL drops the
+    /// refresh token and goes interactive.
+    public static let signInFrequency = TokenError(
+        .invalidGrant, aadsts: 70043,
+        "The refresh token has expired or is invalid due to sign-in frequency checks by conditional access. Sign in again.",
+        suberror: "bad_token"
+    )
     public static let approvedClientAppRequired = TokenError(
         .invalidGrant, aadsts: 53002, "Application used is not an approved application."
     )

@@ -63,6 +63,14 @@ struct TokenService: Sendable {
                 ])
             throw error
         case .issue(let plan):
+            // Sign-in frequency (PROTOCOL §13): a refresh carries the family's authentication, which may be too old now.
+            if facts.grantType == .refreshToken,
+                result.decision.sessionControls.requiresReauthentication(authTime: facts.authentication.time, now: facts.now)
+            {
+                record(facts, result.decision, errorCode: TokenError.signInFrequency.aadsts, correlationId: inputs.correlationId)
+                logger.info("sign-in frequency requires a new sign-in", metadata: [LogKeys.clientId: .string(facts.client.appId)])
+                throw TokenError.signInFrequency
+            }
             let response = try await act(plan, facts: facts, decision: result.decision, correlationId: inputs.correlationId, prepared: prepared)
             return (response, facts.grantType)
         }

@@ -31,6 +31,15 @@ extension SignInRoutes {
             return deliver(uri, mode: mode, fields: errorFields(error, state: state, context), tenant: tenant, context)
         }
         if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
+            if sessionTooOld(authorization, session: session, tenant: tenant, request: request, context) {
+                // A sign-in frequency: this session's authentication is too old for this app; the user signs in again.
+                if authorization.prompt == .silent {
+                    return deliver(
+                        authorization.redirectUri, mode: authorization.responseMode,
+                        fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
+                }
+                return signInPage(authorization, tenant: tenant, error: nil, username: session.user.userPrincipalName, request: request, context)
+            }
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(
@@ -151,6 +160,9 @@ extension SignInRoutes {
             switch form["account"] {
             case "session":
                 guard let session = try await currentSession(request, tenant: tenant) else { break }
+                if sessionTooOld(authorization, session: session, tenant: tenant, request: request, context) {
+                    return signInPage(authorization, tenant: tenant, error: nil, username: session.user.userPrincipalName, request: request, context)
+                }
                 try await store.touchSession(idHash: session.record.idHash, at: clock.now())
                 return try await complete(
                     authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
@@ -191,8 +203,12 @@ extension SignInRoutes {
                 idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: authentication.methods, authTime: now, createdAt: now,
                 lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
         var headers: HTTPFields = [:]
+        // `persistentBrowser: never` (PROTOCOL §13): a browser-session cookie, gone when the browser closes.
+        let persistence = sessionControls(authorization, user: user, methods: authentication.methods, tenant: tenant, request: request, context)
+            .persistentBrowser
+        let maxAge = persistence == .never ? nil : Int(configuration.signIn.sessionLifetime)
         for path in sessionPaths(tenant) {
-            headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, token, path: path, maxAge: Int(configuration.signIn.sessionLifetime))))
+            headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, token, path: path, maxAge: maxAge)))
         }
         return try await complete(
             authorization, user: user, methods: authentication.methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,

@@ -1,0 +1,106 @@
+public import Foundation
+
+/// Graph's `conditionalAccessSessionControls` (PROTOCOL §13): the two this server enforces. A policy may carry them
+/// with no grant controls: it then grants nothing and only adds its session controls to the sign-ins it applies to.
+public struct SessionControls: Codable, Sendable, Equatable {
+    public var signInFrequency: SignInFrequency?
+    public var persistentBrowser: PersistentBrowser?
+
+    public init(signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil) {
+        self.signInFrequency = signInFrequency
+        self.persistentBrowser = persistentBrowser
+    }
+
+    /// Graph's session controls this server does not enforce: refused unless null (or false), never ignored.
+    public static let unenforced = [
+        "applicationEnforcedRestrictions", "cloudAppSecurity", "continuousAccessEvaluation", "secureSignInSession",
+        "globalSecureAccessFilteringProfile", "networkAccessSecurity",
+    ]
+
+    /// The names Graph's sign-in log uses in `enforcedSessionControls`.
+    public var enforcedNames: [String] {
+        (signInFrequency == nil ? [] : ["SignInFrequency"]) + (persistentBrowser == nil ? [] : ["PersistentBrowserSessionMode"])
+    }
+}
+
+/// Graph's `signInFrequencySessionControl`: re-authenticate after a time (`timeBased`: `value` hours or days) or at
+/// every sign-in (`everyTime`, with 5 minutes of skew).
+public struct SignInFrequency: Codable, Sendable, Equatable {
+    public enum Unit: String, Codable, Sendable, CaseIterable {
+        case hours, days
+    }
+
+    public enum Interval: String, Codable, Sendable, CaseIterable {
+        case timeBased, everyTime
+    }
+
+    public var isEnabled: Bool
+    public var type: Unit?
+    public var value: Int?
+    public var frequencyInterval: Interval
+    public var authenticationType: String
+
+    public init(type: Unit?, value: Int?, frequencyInterval: Interval) {
+        self.isEnabled = true
+        self.type = type
+        self.value = value
+        self.frequencyInterval = frequencyInterval
+        self.authenticationType = "primaryAndSecondaryAuthentication"
+    }
+
+    /// `everyTime`'s allowance for the time between the sign-in and the grant that follows it.
+    public static let everyTimeSkew: TimeInterval = 300
+
+    /// How long an authentication stays good enough.
+    public var maximumAge: TimeInterval {
+        switch frequencyInterval {
+        case .everyTime: return Self.everyTimeSkew
+        case .timeBased: return TimeInterval(value ?? 0) * (type == .days ? 86_400 : 3_600)
+        }
+    }
+}
+
+/// Graph's `persistentBrowserSessionControl`: `never` makes the session cookie last only as long as the browser;
+/// `always` keeps it for the session's lifetime.
+public struct PersistentBrowser: Codable, Sendable, Equatable {
+    public enum Mode: String, Codable, Sendable, CaseIterable {
+        case always, never
+    }
+
+    public var isEnabled: Bool
+    public var mode: Mode
+
+    public init(mode: Mode) {
+        self.isEnabled = true
+        self.mode = mode
+    }
+}
+
+/// The session controls in force for one sign-in: the strictest of every enabled policy that applied.
+public struct AppliedSessionControls: Sendable, Equatable {
+    /// The shortest maximum age of the authentication, if any policy set one.
+    public var maximumAuthenticationAge: TimeInterval?
+    /// `never` when any policy said so, else `always` when one did.
+    public var persistentBrowser: PersistentBrowser.Mode?
+
+    public init(maximumAuthenticationAge: TimeInterval? = nil, persistentBrowser: PersistentBrowser.Mode? = nil) {
+        self.maximumAuthenticationAge = maximumAuthenticationAge
+        self.persistentBrowser = persistentBrowser
+    }
+
+    mutating func add(_ controls: SessionControls) {
+        if let frequency = controls.signInFrequency, frequency.isEnabled {
+            maximumAuthenticationAge = min(maximumAuthenticationAge ?? .infinity, frequency.maximumAge)
+        }
+        if let browser = controls.persistentBrowser, browser.isEnabled {
+            persistentBrowser = browser.mode == .never || persistentBrowser == .never ? .never : .always
+        }
+    }
+
+    /// Whether an authentication at `authTime` is too old at `now` (an unknown time is too old when an age is set).
+    public func requiresReauthentication(authTime: Date?, now: Date) -> Bool {
+        guard let maximum = maximumAuthenticationAge else { return false }
+        guard let authTime else { return true }
+        return now.timeIntervalSince(authTime) > maximum
+    }
+}
