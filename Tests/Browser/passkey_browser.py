@@ -16,6 +16,8 @@ whose base URL is http://localhost:PORT (WebAuthn refuses IP addresses as relyin
      the passkey marked suspect (the admin API lists it so, and an admin clears it).
   7. A temporary access pass: the admin issues a one-time pass for Carol (no method yet); she signs in to Security
      info with it in place of the password, adds a passkey, the pass is used up, the passkey signs her in.
+  8. persistentBrowser never for Carol: her session cookie is a browser-session cookie (Alice's, without the policy,
+     persists).
 Screenshots (phone and desktop) go to --output (default .build/test-output/passkeys).
 """
 import argparse
@@ -45,6 +47,7 @@ DAEMON, DAEMON_SECRET = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secre
 MAIL_API = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
 DAVE_ID = "3f6b6d4c-8e0a-4b5d-9f9c-4a6e8d0b2c04"
 CAROL = "carol@contoso.example"
+CAROL_ID = "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03"
 STRENGTH_POLICY = "b2000000-0000-4000-8000-000000000004"
 
 
@@ -143,6 +146,9 @@ def run_flows(run):
     driver.find_element(By.ID, "password").submit()
     flow.landed(verifier, "password sign-in")
     password_ms = (time.monotonic() - started) * 1000
+    persistent = session_cookie(driver)
+    check(persistent and not persistent.get("session") and persistent.get("expires", 0) > time.time(),
+          "without a persistentBrowser policy the session cookie outlives the browser (Max-Age)", persistent)
 
     # 1. Dave: password + a new TOTP factor, then Security info → Add a passkey.
     verifier = flow.authorize(login_hint=DAVE)
@@ -281,7 +287,30 @@ def run_flows(run):
     tokens = flow.landed(verifier, "Carol's passkey sign-in")
     check(claims(tokens["access_token"]).get("amr") == ["fido", "mfa"], "amr fido+mfa", claims(tokens["access_token"]))
     print("PASS a temporary access pass: Carol signs in with it, adds a passkey, the pass is used up, the passkey signs her in")
+
+    # 8. persistentBrowser never (PROTOCOL §13) for Carol: her next session cookie is a browser-session cookie.
+    status, body = admin_request(run, "POST", "/conditional-access/policies", {
+        "displayName": "No persistent browser for Carol", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [CAROL_ID]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]},
+        "grantControls": None, "sessionControls": {"persistentBrowser": {"isEnabled": True, "mode": "never"}}})
+    check(status == 201, "the admin adds a persistentBrowser never policy (grantControls null)", [status, body])
+    verifier = flow.authorize()
+    driver.find_element(By.ID, "username").send_keys(CAROL)
+    flow.click_passkey()
+    flow.wait(lambda d: d.title.startswith("Sign in with a passkey"), "Carol's passkey page")
+    flow.click_passkey()
+    flow.landed(verifier, "Carol under persistentBrowser never")
+    cookie = session_cookie(driver)
+    check(cookie and cookie.get("session") is True, "the session cookie ends with the browser (no Expires/Max-Age)", cookie)
+    print("PASS persistentBrowser never: Chromium holds the session cookie as a browser-session cookie; without the policy it persists")
     return passkey_ms, password_ms
+
+
+def session_cookie(driver):
+    """The session cookie as Chromium holds it (DevTools: `session` true when it has no expiry)."""
+    cookies = driver.execute_cdp_cmd("Network.getAllCookies", {}).get("cookies", [])
+    found = [c for c in cookies if c.get("name") == "portcullis_session"]
+    return found[-1] if found else None
 
 
 def base_user_id(run):
