@@ -37,6 +37,9 @@ Tests
   (h) Authentication strengths (PROTOCOL §12): a policy requires the built-in multifactor strength of Carol; MSAL's
       password grant answers 50076 basic_action; a temporary access pass typed on the page through MSAL's
       auth-code flow meets it (amr tap+mfa), and a silent refresh keeps meeting it.
+  (i) Sign-in frequency (PROTOCOL §13) under a moved clock (scripts/msal-interop preloads Tests/Interop/clockshift.c
+      into the server): MSAL's silent refresh within the hour works; an hour later it gets 70043 bad_token and
+      acquire_token_silent returns nothing.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -756,11 +759,49 @@ def test_strength(msal, authority, issuer, session, cafile, base):
         session.delete(f"{base}/admin/v1/conditional-access/policies/{policy_id}", headers={**admin, "If-Match": "*"}, timeout=30)
 
 
+def test_sign_in_frequency(msal, authority, issuer, session, cafile, base, offset_file):
+    """(i) PROTOCOL §13 against the real binary under a moved clock: a one-hour sign-in frequency for Alice (a policy of
+    session controls only); within the hour MSAL's silent refresh works; with the server's clock an hour and a minute
+    ahead, the refresh is refused with 70043 bad_token and acquire_token_silent returns nothing (go interactive)."""
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    what = "(i) sign-in frequency"
+    admin = admin_headers(msal, authority, session, what)
+    policy_id = "b2000000-0000-4000-8000-0000000000a3"
+    created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=admin, timeout=30, json={
+        "id": policy_id, "displayName": "Sign-in frequency 1 hour for Alice", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [USER_OID]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]},
+        "grantControls": None,
+        "sessionControls": {"signInFrequency": {"isEnabled": True, "type": "hours", "value": 1, "frequencyInterval": "timeBased",
+                                                "authenticationType": "primaryAndSecondaryAuthentication"}}})
+    check(created.status_code == 201, f"{what}: the policy", [created.status_code, created.text[:800]])
+    try:
+        app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+        expect_token(app.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=scopes), what)
+        account = app.get_accounts(username=USERNAME)[0]
+        expect_token(app.acquire_token_silent(scopes, account=account, force_refresh=True), what + " (within the hour)")
+        with open(offset_file, "w") as file:
+            file.write("3660\n")
+        time.sleep(0.5)  # the shim reads the offset at most every 100 ms
+        refused = app.acquire_token_silent_with_error(scopes, account=account, force_refresh=True)
+        check(refused and refused.get("error") == "invalid_grant" and 70043 in (refused.get("error_codes") or [])
+              and refused.get("suberror") == "bad_token", f"{what}: the refresh an hour later: 70043 bad_token", refused)
+        check(app.acquire_token_silent(scopes, account=account, force_refresh=True) is None,
+              f"{what}: acquire_token_silent returns nothing (the app goes interactive)")
+        print(f"PASS {what}: refresh within the hour; with the server's clock 61 min ahead: {refused.get('error')} "
+              f"{refused.get('error_codes')} suberror={refused.get('suberror')}; acquire_token_silent → None")
+    finally:
+        with open(offset_file, "w") as file:
+            file.write("0\n")
+        time.sleep(0.5)
+        session.delete(f"{base}/admin/v1/conditional-access/policies/{policy_id}", headers={**admin, "If-Match": "*"}, timeout=30)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cafile", required=True, help="PEM certificate to trust (portcullis dev-cert output)")
     parser.add_argument("--base-url", default="https://localhost", help="the server's public https base URL")
     parser.add_argument("--tenant", default=TENANT_DOMAIN, help="tenant domain or ID in the authority")
+    parser.add_argument("--clock-offset-file", help="the server's clock shim offset file (test i); without it, test i is skipped")
     args = parser.parse_args()
     if not args.base_url.startswith("https://"):
         print("msal_interop: --base-url must be https (MSAL refuses other authorities)", file=sys.stderr)
@@ -780,9 +821,14 @@ def main():
     session = make_session(args.cafile)
     failures = 0
     interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength)
-    for test in (test_client_credentials, test_password_and_refresh) + interactive:
+    timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
+    if not timed:
+        print("msal_interop: no --clock-offset-file: (i) sign-in frequency under a moved clock is not run")
+    for test in (test_client_credentials, test_password_and_refresh) + interactive + timed:
         try:
-            if test in interactive:
+            if test in timed:
+                test(msal, authority, issuer, session, args.cafile, base, args.clock_offset_file)
+            elif test in interactive:
                 test(msal, authority, issuer, session, args.cafile, base)
             else:
                 test(msal, authority, issuer, session)
