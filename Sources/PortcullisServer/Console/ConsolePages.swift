@@ -459,6 +459,9 @@ struct ConsolePages: Sendable {
             for result in policy.grantControlResults ?? [] {
                 why.append("\(result.control): \(result.satisfied ? "met" : "not met") (\(result.reason))")
             }
+            if let session = policy.enforcedSessionControls, !session.isEmpty {
+                why.append("session controls: \(session.joined(separator: ", "))")
+            }
             if !policy.conditionsNotSatisfied.isEmpty {
                 why.append("conditions not met: \(policy.conditionsNotSatisfied.map(\.rawValue).joined(separator: ", "))")
             }
