@@ -46,6 +46,7 @@ what was expected and what came back), 2 on a usage error.
 """
 import argparse
 import base64
+import contextlib
 import hashlib
 import html.parser
 import json
@@ -715,6 +716,17 @@ def test_secrets(msal, authority, issuer, session, cafile, base):
     print(f"PASS {what}: {subject}, until {issued.json()['notAfter']}, verified against {TENANT_DOMAIN}/pki/ca.pem with cryptography")
 
 
+@contextlib.contextmanager
+def temporary_policy(session, base, admin, policy, what):
+    """A conditional-access policy for the duration of a test: created (checked), then deleted whatever happens."""
+    created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=admin, timeout=30, json=policy)
+    check(created.status_code == 201, f"{what}: the policy", [created.status_code, created.text[:800]])
+    try:
+        yield
+    finally:
+        session.delete(f"{base}/admin/v1/conditional-access/policies/{policy['id']}", headers={**admin, "If-Match": "*"}, timeout=30)
+
+
 def test_strength(msal, authority, issuer, session, cafile, base):
     """(h) PROTOCOL §12.2-§12.3 with MSAL's own flows: a CA policy requires the built-in multifactor strength of Carol
     on the mail API; MSAL's password grant gets 50076 basic_action; a temporary access pass typed on the page through
@@ -722,15 +734,13 @@ def test_strength(msal, authority, issuer, session, cafile, base):
     scopes = [f"{RESOURCE}/Mail.Read"]
     what = "(h) strength: admin"
     admin = admin_headers(msal, authority, session, what)
-    policy_id = "b2000000-0000-4000-8000-0000000000a2"
-    created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=admin, timeout=30, json={
-        "id": policy_id, "displayName": "MFA strength for Carol on mail", "state": "enabled",
+    policy = {
+        "id": "b2000000-0000-4000-8000-0000000000a2", "displayName": "MFA strength for Carol on mail", "state": "enabled",
         "conditions": {"users": {"includeUsers": [CAROL_OID]}, "applications": {"includeApplications": [RESOURCE_APP_ID]},
                        "clientAppTypes": ["all"]},
         "grantControls": {"operator": "OR", "builtInControls": [],
-                          "authenticationStrength": {"id": "00000000-0000-0000-0000-000000000002"}}})
-    check(created.status_code == 201, f"{what}: the policy", [created.status_code, created.text[:800]])
-    try:
+                          "authenticationStrength": {"id": "00000000-0000-0000-0000-000000000002"}}}
+    with temporary_policy(session, base, admin, policy, what):
         app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
         what = "(h) strength: password grant"
         refused = app.acquire_token_by_username_password(CAROL, CAROL_PASSWORD, scopes=scopes)
@@ -755,8 +765,21 @@ def test_strength(msal, authority, issuer, session, cafile, base):
         expect_token(silent, what + " (silent)")
         check(jwt_claims(silent["access_token"]).get("amr") == ["tap", "mfa"], f"{what}: the family remembers it", jwt_claims(silent["access_token"]))
         print(f"PASS {what}: amr={access.get('amr')}; acquire_token_silent(force_refresh=True) meets the strength with no page")
+
+
+@contextlib.contextmanager
+def shifted_clock(offset_file):
+    """Puts the server's clock back (offset 0) after the test, whatever happens."""
+    try:
+        yield
     finally:
-        session.delete(f"{base}/admin/v1/conditional-access/policies/{policy_id}", headers={**admin, "If-Match": "*"}, timeout=30)
+        set_clock_offset(offset_file, 0)
+
+
+def set_clock_offset(offset_file, seconds):
+    with open(offset_file, "w") as file:
+        file.write(f"{seconds}\n")
+    time.sleep(0.5)  # the shim re-reads the offset at most every 100 ms
 
 
 def test_sign_in_frequency(msal, authority, issuer, session, cafile, base, offset_file):
@@ -766,22 +789,18 @@ def test_sign_in_frequency(msal, authority, issuer, session, cafile, base, offse
     scopes = [f"{RESOURCE}/Mail.Read"]
     what = "(i) sign-in frequency"
     admin = admin_headers(msal, authority, session, what)
-    policy_id = "b2000000-0000-4000-8000-0000000000a3"
-    created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=admin, timeout=30, json={
-        "id": policy_id, "displayName": "Sign-in frequency 1 hour for Alice", "state": "enabled",
+    policy = {
+        "id": "b2000000-0000-4000-8000-0000000000a3", "displayName": "Sign-in frequency 1 hour for Alice", "state": "enabled",
         "conditions": {"users": {"includeUsers": [USER_OID]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"]},
         "grantControls": None,
         "sessionControls": {"signInFrequency": {"isEnabled": True, "type": "hours", "value": 1, "frequencyInterval": "timeBased",
-                                                "authenticationType": "primaryAndSecondaryAuthentication"}}})
-    check(created.status_code == 201, f"{what}: the policy", [created.status_code, created.text[:800]])
-    try:
+                                                "authenticationType": "primaryAndSecondaryAuthentication"}}}
+    with temporary_policy(session, base, admin, policy, what), shifted_clock(offset_file):
         app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
         expect_token(app.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=scopes), what)
         account = app.get_accounts(username=USERNAME)[0]
         expect_token(app.acquire_token_silent(scopes, account=account, force_refresh=True), what + " (within the hour)")
-        with open(offset_file, "w") as file:
-            file.write("3660\n")
-        time.sleep(0.5)  # the shim reads the offset at most every 100 ms
+        set_clock_offset(offset_file, 3660)
         refused = app.acquire_token_silent_with_error(scopes, account=account, force_refresh=True)
         check(refused and refused.get("error") == "invalid_grant" and 70043 in (refused.get("error_codes") or [])
               and refused.get("suberror") == "bad_token", f"{what}: the refresh an hour later: 70043 bad_token", refused)
@@ -789,11 +808,6 @@ def test_sign_in_frequency(msal, authority, issuer, session, cafile, base, offse
               f"{what}: acquire_token_silent returns nothing (the app goes interactive)")
         print(f"PASS {what}: refresh within the hour; with the server's clock 61 min ahead: {refused.get('error')} "
               f"{refused.get('error_codes')} suberror={refused.get('suberror')}; acquire_token_silent → None")
-    finally:
-        with open(offset_file, "w") as file:
-            file.write("0\n")
-        time.sleep(0.5)
-        session.delete(f"{base}/admin/v1/conditional-access/policies/{policy_id}", headers={**admin, "If-Match": "*"}, timeout=30)
 
 
 def main():
