@@ -107,6 +107,28 @@ struct AuthenticationFlowTests {
         }
     }
 
+    @Test("the console's what-if: the device code box makes the device-code policy apply")
+    func consoleWhatIf() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                try await ConsoleTests.grantAdmin(client, Fixtures.alice)
+                let admin = try await client.adminToken()
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: Flows.microsoftManagedPolicy()).status == .created)
+                let (browser, _) = try await ConsoleTests.signIn(client, Fixtures.alice, base: env.configuration.baseURL)
+                let csrf = try #require(try await browser.get(client, "/admin/what-if").input("csrf"))
+                func evaluate(_ extra: [(String, String)]) async throws -> Page {
+                    try await browser.post(
+                        client, "/admin/what-if",
+                        [("csrf", csrf), ("user", Fixtures.bob.upn), ("app", Fixtures.mobileClientId), ("resource", Fixtures.mailResource)] + extra)
+                }
+                let plain = try await evaluate([])
+                #expect(plain.html.contains("Allowed") && plain.html.contains("conditions not met: authenticationFlows"), "\(plain.html)")
+                let transferred = try await evaluate([("deviceCode", "1")])
+                #expect(transferred.html.contains("Refused") && transferred.html.contains("53003"), "\(transferred.html)")
+            }
+        }
+    }
+
     @Test("validation: unknown transfer methods and workload-identity policies refused with pointers; the value round-trips in Graph's shape")
     func validation() async throws {
         try await withTestEnvironment { env in

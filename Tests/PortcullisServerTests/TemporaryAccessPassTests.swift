@@ -242,6 +242,30 @@ struct TemporaryAccessPassTests {
         }
     }
 
+    @Test("deleting a user removes their sign-in methods: the authenticator app, passkeys and the pass")
+    func deletedUsersMethods() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let created = try await client.admin(
+                    .post, "/users", token: admin, json: ["userPrincipalName": "gina@fabrikam.test", "displayName": "Gina", "password": "Gina-pass-123"])
+                let id = try #require(created.string("id"), "\(created.text)")
+                #expect(try await client.admin(.post, "/users/\(id)/authentication-methods/temporaryAccessPass", token: admin).status == .created)
+                let passkey = PasskeyRecord(
+                    id: UUID().uuidString, tenantId: Fixtures.tenantId, userId: id, credentialId: Data([7, 7, 7]), publicKey: Data([1]), algorithm: -7,
+                    signCount: 0, aaguid: UUID(), backupEligible: false, backedUp: false, attestation: .none, transports: [], displayName: "Key",
+                    createdAt: env.clock.now())
+                #expect(try await env.store.insertPasskey(passkey, limit: 10))
+                let listed = try #require(try await client.admin(.get, "/users/\(id)/authentication-methods", token: admin)["value"] as? [[String: Any]])
+                #expect(listed.count == 2, "\(listed)")
+                #expect(try await client.admin(.delete, "/users/\(id)", token: admin, headers: [HTTPField.Name("If-Match")!: "*"]).status == .noContent)
+                #expect(try await env.store.temporaryAccessPass(tenantId: Fixtures.tenantId, userId: id) == nil)
+                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: id).isEmpty)
+                #expect(try await env.store.passkey(credentialId: Data([7, 7, 7])) == nil, "its credential ID is free again")
+            }
+        }
+    }
+
     @Test("admin: passkeys listed as fido2AuthenticationMethod, a suspect one cleared (audited, 409 when not suspect), removed")
     func adminPasskeys() async throws {
         try await withTestEnvironment { env in

@@ -133,6 +133,8 @@ struct AdminDocuments: Sendable {
                     }
                 },
                 afterWrite: { before, after, tenant, _ in
+                    // A deleted user's sign-in methods go with them (the delete itself is audited, with the user).
+                    if let before, after == nil { await Self.removeSignInMethods(of: before.id, tenantId: tenant.tenant.id, store: store, logger: logger) }
                     // A user who could sign in and now cannot (disabled or deleted) loses every refresh token and session now.
                     guard let before, before.accountEnabled, after?.accountEnabled != true else { return }
                     let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: before.id, at: clock.now())
@@ -336,6 +338,25 @@ struct AdminDocuments: Sendable {
             ])
         }
         return stored
+    }
+
+    /// Removes every sign-in method of a deleted user: the authenticator app, passkeys, the temporary access pass. After the
+    /// delete has committed, so a failure here is logged (the rows are inert: object IDs are never reused) and not
+    /// answered as an error of a delete that happened.
+    static func removeSignInMethods(of userId: String, tenantId: String, store: any PortcullisStore, logger: Logger) async {
+        do {
+            for method in try await store.authenticationMethods(tenantId: tenantId, userId: userId) {
+                _ = try await store.deleteAuthenticationMethod(tenantId: tenantId, userId: userId, id: method.id)
+            }
+            for passkey in try await store.passkeys(tenantId: tenantId, userId: userId) {
+                _ = try await store.deletePasskey(tenantId: tenantId, userId: userId, id: passkey.id)
+            }
+            if let pass = try await store.temporaryAccessPass(tenantId: tenantId, userId: userId) {
+                _ = try await store.deleteTemporaryAccessPass(tenantId: tenantId, userId: userId, id: pass.id)
+            }
+        } catch {
+            logger.warning("a deleted user's sign-in methods were not all removed", metadata: [LogKeys.userId: .string(userId)])
+        }
     }
 
     /// The tenant document: `displayName`, `allowedAccounts` (UPNs or object IDs; `null` lets every account
