@@ -187,11 +187,17 @@ struct TemporaryAccessPassTests {
                 let session = try await env.store.session(idHash: CredentialHasher.hashToken(try #require(browser.value("portcullis_session"))))
                 #expect(session?.methods.contains("tap") == true, "the pass's session keeps how it signed in")
 
-                // A password-only session of a user who has a method: verify first.
+                // A password-only session of a user who has a method: verify first, to add one or to remove one.
                 let other = Browser()
                 _ = try await other.signIn(client, Authorize.query(client: Fixtures.mobileClientId, scope: "openid profile"), account: Fixtures.bob)
                 let page = try await other.get(client, "/\(Fixtures.tenantId)/securityinfo")
                 #expect(!page.html.contains("Add a passkey") && page.html.contains("first verify"), "\(page.html)")
+                #expect(!page.html.contains(">Remove<"), "no Remove button without mfa")
+                let removal = try await other.post(
+                    client, "/\(Fixtures.tenantId)/securityinfo/methods",
+                    [("csrf", try #require(page.input("csrf"))), ("id", try #require(methods.first?.id)), ("action", "delete")])
+                #expect(removal.status == .forbidden && removal.shownCode == 53003, "\(removal.html)")
+                #expect(try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).count == 1, "nothing removed")
             }
         }
     }

@@ -119,7 +119,7 @@ enum PageTemplates {
         {{#passkey}}<label for="name-{{id}}" class="sr-only">New name for {{name}}</label>
         <input id="name-{{id}}" name="displayName" type="text" maxlength="64" value="{{name}}">
         <button type="submit" name="action" value="rename" class="secondary">Rename</button>{{/passkey}}
-        <button type="submit" name="action" value="delete" class="secondary danger">Remove</button>
+        {{#canRemove}}<button type="submit" name="action" value="delete" class="secondary danger">Remove</button>{{/canRemove}}
         </form>
         </li>
         {{/methods}}

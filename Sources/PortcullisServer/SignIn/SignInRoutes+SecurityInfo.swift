@@ -119,6 +119,8 @@ extension SignInRoutes {
         var values: [String: Any] = [
             "upn": user.userPrincipalName, "methods": methods, "hasMethods": !methods.isEmpty, "csrf": csrf, "methodAction": "\(base)/methods",
             "signOut": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/logout",
+            // Removing needs a session that satisfied mfa, as adding does.
+            "canRemove": AuthenticationContext(methods: session.methods, time: session.authTime).includesSecondFactor,
         ]
         let permission = registrationAllowed(
             AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: !methods.isEmpty,
@@ -232,6 +234,14 @@ extension SignInRoutes {
                 }
                 notice = "Passkey renamed."
             case "delete":
+                // Removing a method is protected like adding one: someone holding only the password must not be able to
+                // take the owner's factor away (and then register their own where a first registration is allowed).
+                guard AuthenticationContext(methods: session.methods, time: session.authTime).includesSecondFactor else {
+                    return try await securityInfoPage(
+                        session, user: user, tenant: tenant, notice: nil,
+                        error: Self.registrationRefused("To remove a sign-in method, first verify with one you have."), request: request, context,
+                        status: .forbidden)
+                }
                 if let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
                     try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id)
                 {
