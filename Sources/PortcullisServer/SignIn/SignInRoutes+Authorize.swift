@@ -31,15 +31,6 @@ extension SignInRoutes {
             return deliver(uri, mode: mode, fields: errorFields(error, state: state, context), tenant: tenant, context)
         }
         if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
-            if sessionTooOld(authorization, session: session, tenant: tenant, request: request, context) {
-                // A sign-in frequency: this session's authentication is too old for this app; the user signs in again.
-                if authorization.prompt == .silent {
-                    return deliver(
-                        authorization.redirectUri, mode: authorization.responseMode,
-                        fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
-                }
-                return signInPage(authorization, tenant: tenant, error: nil, username: session.user.userPrincipalName, request: request, context)
-            }
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(
@@ -160,9 +151,6 @@ extension SignInRoutes {
             switch form["account"] {
             case "session":
                 guard let session = try await currentSession(request, tenant: tenant) else { break }
-                if sessionTooOld(authorization, session: session, tenant: tenant, request: request, context) {
-                    return signInPage(authorization, tenant: tenant, error: nil, username: session.user.userPrincipalName, request: request, context)
-                }
                 try await store.touchSession(idHash: session.record.idHash, at: clock.now())
                 return try await complete(
                     authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
@@ -219,7 +207,8 @@ extension SignInRoutes {
         ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies)
     }
 
-    /// Conditional access at sign-in (PROTOCOL §9.1): a `block` stops here with the error page; an unmet `mfa`
+    /// Conditional access at sign-in (PROTOCOL §9.1): an authentication older than a sign-in frequency allows (single
+    /// sign-on with an old session, §13) signs in again; a `block` stops here with the error page; an unmet `mfa`
     /// asks for the factor (§10; `prompt=none` gets `interaction_required`); every other control is enforced
     /// when the code is redeemed (that is where MSAL looks for 53005). Then the code.
     func complete(
@@ -233,7 +222,16 @@ extension SignInRoutes {
         let facts = pageFacts(
             user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
             methods: methods, tenant: tenant, request: request, context)
-        let refusal = tenant.conditionalAccess.evaluate(facts).refusal  // once: the block, then the factor
+        let decision = tenant.conditionalAccess.evaluate(facts)  // once: the frequency, the block, then the factor
+        if decision.sessionControls.requiresReauthentication(authTime: authTime, now: clock.now()) {
+            if authorization.prompt == .silent {
+                return deliver(
+                    authorization.redirectUri, mode: authorization.responseMode,
+                    fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
+            }
+            return signInPage(authorization, tenant: tenant, error: nil, username: user.userPrincipalName, request: request, context)
+        }
+        let refusal = decision.refusal
         if case .block = refusal {
             var response = errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden)
             for field in headers { response.headers.append(field) }
