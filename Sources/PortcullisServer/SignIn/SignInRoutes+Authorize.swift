@@ -249,7 +249,7 @@ extension SignInRoutes {
         }
         if passkeyMissing, case .authenticationStrength(let policyIds) = refusal {
             // A strength only a passkey meets: the page asks for one of the user's passkeys (or says how to get one).
-            let names = strengths(policyIds, tenant: tenant).map(\.displayName).joined(separator: ", ")
+            let names = tenant.conditionalAccess.strengths(ofPolicies: policyIds).map(\.displayName).joined(separator: ", ")
             var response = try await passkeyPage(
                 authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context,
                 notice: "\(names.isEmpty ? "Your organization" : names) requires a passkey to sign in to this app.", knownUser: true)

@@ -33,25 +33,9 @@ extension SignInRoutes {
     /// A factor step must be finished within this time.
     static let factorStepLifetime: TimeInterval = 600
 
-    /// Whether conditional access asks this sign-in for an authenticator-app code it has not given: the refusal is
-    /// `mfa`, or a strength that a password and code meet (a `block` is decided before this; app protection and
-    /// approved apps are decided at redemption).
+    /// Whether conditional access asks this sign-in for an authenticator-app code it has not given (Core decides).
     func factorMissing(_ facts: SignInFacts, refusal: Decision.Refusal?, tenant: TenantSnapshot) -> Bool {
-        guard !facts.multiFactorAuthenticated else { return false }
-        switch refusal {
-        case .mfa: return true
-        case .authenticationStrength(let policyIds):
-            return strengths(policyIds, tenant: tenant).allSatisfy { $0.allowedCombinations.contains(.passwordSoftwareOath) }
-        default: return false
-        }
-    }
-
-    /// The strengths the policies require.
-    func strengths(_ policyIds: [String], tenant: TenantSnapshot) -> [AuthenticationStrengthPolicy] {
-        let ids = Set(policyIds)
-        return tenant.conditionalAccess.policies.filter { ids.contains($0.id) }.compactMap {
-            $0.grantControls.authenticationStrength.flatMap { tenant.authenticationStrength(id: $0.id) }
-        }
+        tenant.conditionalAccess.codeMissing(facts, refusal: refusal)
     }
 
     /// The page that asks for the factor: the code, or — for a user without an authenticator app — its registration

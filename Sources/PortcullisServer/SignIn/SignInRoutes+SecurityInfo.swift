@@ -47,48 +47,17 @@ extension SignInRoutes {
         return Response(status: .found, headers: headers)
     }
 
-    /// Whether this authentication may register a sign-in method now (PROTOCOL §12.3), and if not, why (in words for
-    /// the page). Conditional access first: the policies for the user action `urn:user:registersecurityinfo` (a block,
-    /// `mfa`, a strength). Then the rule: a user who has a method must have satisfied `mfa` (a temporary access pass
-    /// does); a first method with a password alone only where the tenant's `passwordOnlyRegistration` allows it
-    /// (default: from a trusted named location).
+    /// Whether this authentication may register a sign-in method now, and if not, why in words for the page (the rule
+    /// and the user-action policies are Core's, `MethodRegistration`).
     func registrationAllowed(
         _ authentication: AuthenticationContext, user: User, tenant: TenantSnapshot, hasFactor: Bool, request: Request, context: PortcullisRequestContext
     ) -> (allowed: Bool, reason: String?) {
-        var facts = pageFacts(
+        let facts = pageFacts(
             user: user, client: BuiltInResources.securityInfo, scope: "", claims: nil, platform: nil, methods: authentication.methods, tenant: tenant,
             request: request, context)
-        facts.userAction = ConditionalAccessPolicy.UserAction.registerSecurityInfo
-        let refusal = tenant.conditionalAccess.evaluate(facts).refusal
-        switch refusal {
-        case .none:
-            break
-        case .block:
-            return (false, "Your organization does not allow adding sign-in methods from here (a conditional access policy blocks it).")
-        default:
-            if hasFactor && factorMissing(facts, refusal: refusal, tenant: tenant) {
-                return (false, "To add a sign-in method, first verify with one you already have.")
-            }
-            return (
-                false,
-                "Your organization requires a stronger sign-in to add a method: sign in with a passkey, or ask your administrator for a temporary access pass."
-            )
-        }
-        if authentication.includesSecondFactor { return (true, nil) }
-        if hasFactor { return (false, "To add a sign-in method, first verify with one you already have.") }
-        switch tenant.tenant.passwordOnlyRegistration ?? .trustedLocations {
-        case .anywhere:
-            return (true, nil)
-        case .trustedLocations:
-            let trusted = tenant.directory.namedLocations.filter(\.isTrusted).flatMap { $0.ipRanges.compactMap(IPRange.init) }
-            if let ip = clientIP(request, context), trusted.contains(where: { $0.contains(ip) }) { return (true, nil) }
-            return (
-                false,
-                "You have no sign-in method yet. A first one can be added from your organization's network, or with a temporary access pass from your administrator."
-            )
-        case .never:
-            return (false, "You have no sign-in method yet. Ask your administrator for a temporary access pass, then sign in with it to add one.")
-        }
+        let refusal = MethodRegistration.refusal(
+            facts, policies: tenant.conditionalAccess, hasMethod: hasFactor, passwordOnly: tenant.tenant.passwordOnlyRegistration)
+        return (refusal == nil, refusal?.message)
     }
 
     func securityInfoPage(
