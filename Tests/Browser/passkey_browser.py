@@ -18,6 +18,9 @@ whose base URL is http://localhost:PORT (WebAuthn refuses IP addresses as relyin
      info with it in place of the password, adds a passkey, the pass is used up, the passkey signs her in.
   8. persistentBrowser never for Carol: her session cookie is a browser-session cookie (Alice's, without the policy,
      persists).
+  9. Security info with a password alone (Dave has methods): nothing can be added or removed before verifying.
+  10. Microsoft's "block device code flow" policy: the approval page refuses (AADSTS53003), the device gets access_denied.
+Before 1, the default registration rule: Dave's first factor with a password alone from loopback is refused (53003).
 Screenshots (phone and desktop) go to --output (default .build/test-output/passkeys).
 """
 import argparse
@@ -149,6 +152,20 @@ def run_flows(run):
     persistent = session_cookie(driver)
     check(persistent and not persistent.get("session") and persistent.get("expires", 0) > time.time(),
           "without a persistentBrowser policy the session cookie outlives the browser (Max-Age)", persistent)
+
+    # 0. The default registration rule (PROTOCOL §12.3): Dave, password only, from loopback (not a trusted location) may
+    #    not register a first factor; the demo tenant's "anywhere" setting is put back after.
+    status, tenant = admin_request(run, "GET", "/tenant")
+    set_registration = lambda value: admin_request(run, "PUT", "/tenant", {**tenant, "passwordOnlyRegistration": value}, {"If-Match": "*"})
+    check(set_registration(None)[0] == 200, "the tenant's default registration rule")
+    flow.authorize(login_hint=DAVE)
+    driver.find_element(By.ID, "password").send_keys(DAVE_PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: "add a sign-in method" in d.title, "a first factor with a password alone is refused outside a trusted location")
+    check("AADSTS53003" in driver.page_source and "temporary access pass" in driver.page_source, "the page says why and what to do")
+    run.shoot("registration-refused")
+    check(set_registration("anywhere")[0] == 200, "the demo tenant's setting again")
+    print("PASS the default registration rule: no first factor with a password alone from an untrusted address (AADSTS53003)")
 
     # 1. Dave: password + a new TOTP factor, then Security info → Add a passkey.
     verifier = flow.authorize(login_hint=DAVE)
@@ -303,6 +320,44 @@ def run_flows(run):
     cookie = session_cookie(driver)
     check(cookie and cookie.get("session") is True, "the session cookie ends with the browser (no Expires/Max-Age)", cookie)
     print("PASS persistentBrowser never: Chromium holds the session cookie as a browser-session cookie; without the policy it persists")
+
+    # 9. A password-only session of Dave (who has methods) on Security info: no Remove, no Add, verify first.
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    driver.get(f"{run.base}/{TENANT}/securityinfo")
+    flow.wait(lambda d: d.find_elements(By.ID, "username"), "Security info asks Dave to sign in")
+    driver.find_element(By.ID, "username").send_keys(DAVE)
+    driver.find_element(By.ID, "password").send_keys(DAVE_PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.title.startswith("Security info"), "Security info with a password-only session")
+    buttons = [b.text for b in driver.find_elements(By.TAG_NAME, "button") if b.is_displayed()]
+    check("Remove" not in buttons and "Add a passkey" not in buttons and "Verify with your authenticator app" in buttons,
+          "a password alone neither adds nor removes a method", buttons)
+    run.shoot("securityinfo-password-only")
+    print("PASS Security info with a password alone: methods listed, nothing added or removed before verifying")
+
+    # 10. Microsoft's "block device code flow" policy: the approval page refuses (AADSTS53003).
+    status, body = admin_request(run, "POST", "/conditional-access/policies", {
+        "displayName": "Block device code flow", "state": "enabled",
+        "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "clientAppTypes": ["all"],
+                       "authenticationFlows": {"transferMethods": "deviceCodeFlow"}},
+        "grantControls": {"operator": "OR", "builtInControls": ["block"]}})
+    check(status == 201, "the admin blocks the device code flow", [status, body])
+    status, started = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/devicecode", {"client_id": CLIENT, "scope": SCOPE})
+    check(status == 200 and started.get("user_code"), "a device code", started)
+    driver.get(f"{run.base}/devicelogin")
+    driver.find_element(By.ID, "user_code").send_keys(started["user_code"])
+    driver.find_element(By.ID, "user_code").submit()
+    flow.wait(lambda d: d.find_elements(By.ID, "password"), "the device sign-in page")
+    driver.find_element(By.ID, "username").send_keys(DAVE)
+    driver.find_element(By.ID, "password").send_keys(DAVE_PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.title.startswith("Sign-in blocked"), "the device code approval is blocked")
+    check("AADSTS53003" in driver.page_source, "with AADSTS53003")
+    run.shoot("device-code-blocked")
+    status, polled = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": CLIENT, "device_code": started["device_code"]})
+    check(status == 400 and polled.get("error") == "access_denied", "the device stops waiting", [status, polled])
+    print("PASS block device code flow: the approval page refuses (AADSTS53003) and the device gets access_denied")
     return passkey_ms, password_ms
 
 
