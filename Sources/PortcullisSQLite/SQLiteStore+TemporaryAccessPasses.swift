@@ -15,7 +15,7 @@ extension SQLiteStore {
             let replaced = try await db.query(
                 "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? RETURNING *", [.text(pass.tenantId), .text(pass.userId)]
             ).first.map(Self.temporaryAccessPass(from:))
-            try await db.query(
+            _ = try await db.query(
                 """
                 INSERT INTO temporary_access_passes (id, tenant_id, user_id, pass_hash, created_at, start_at, lifetime_minutes, usable_once, used_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

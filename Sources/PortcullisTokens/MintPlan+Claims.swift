@@ -11,7 +11,8 @@ extension AccessTokenClaims {
             jti: tokenId, scp: plan.scopes.isEmpty ? nil : plan.scopes.joined(separator: " "),
             roles: plan.roles.isEmpty ? nil : plan.roles, upn: plan.userPrincipalName, preferredUsername: plan.userPrincipalName,
             name: plan.name, xmsCC: plan.capabilities.isEmpty ? nil : plan.capabilities, idtyp: plan.delegated ? "user" : "app",
-            xmsMamEnrollment: plan.enrollmentId, amr: plan.methods.isEmpty ? nil : plan.methods, authTime: plan.authTime)
+            xmsMamEnrollment: plan.enrollmentId, amr: plan.methods.isEmpty ? nil : plan.methods, authTime: plan.authTime,
+            acrs: plan.authenticationContexts.isEmpty ? nil : plan.authenticationContexts)
     }
 }
 
@@ -21,6 +22,6 @@ extension IDTokenClaims {
         self.init(
             iss: issuer, aud: plan.audience, sub: plan.subject, oid: plan.subject, tid: plan.tenantId, iat: plan.issuedAt, nbf: plan.issuedAt,
             exp: plan.expiresAt, preferredUsername: plan.preferredUsername, name: plan.name, email: plan.email, nonce: plan.nonce,
-            authTime: plan.authTime, amr: plan.methods.isEmpty ? nil : plan.methods)
+            authTime: plan.authTime, amr: plan.methods.isEmpty ? nil : plan.methods, acr: plan.acr)
     }
 }

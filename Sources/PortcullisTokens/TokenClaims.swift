@@ -33,13 +33,16 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// How the user authenticated (`pwd`, `mfa`) and when (delegated tokens).
     public var amr: [String]?
     public var authTime: Int?
+    /// The authentication contexts this token's sign-in met (PROTOCOL §13), absent when none.
+    public var acrs: [String]?
 
     public init(
         iss: String, aud: String, sub: String, oid: String?, tid: String, azp: String, azpacr: String,
         iat: Int, nbf: Int, exp: Int, jti: String, scp: String?, roles: [String]?, upn: String?,
         preferredUsername: String?, name: String?, xmsCC: [String]?, idtyp: String, xmsMamEnrollment: String? = nil,
-        amr: [String]? = nil, authTime: Int? = nil
+        amr: [String]? = nil, authTime: Int? = nil, acrs: [String]? = nil
     ) {
+        self.acrs = acrs
         self.amr = amr
         self.authTime = authTime
         self.iss = iss
@@ -71,7 +74,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case preferredUsername = "preferred_username"
         case xmsCC = "xms_cc"
         case xmsMamEnrollment = "xms_mam_enrollment"
-        case amr
+        case amr, acrs
         case authTime = "auth_time"
     }
 
@@ -100,11 +103,15 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     public var nonce: String?
     public var authTime: Int?
     public var amr: [String]?
+    /// The authentication context met of those the request's `acr_values` named (RFC 9470, PROTOCOL §13).
+    public var acr: String?
 
     public init(
         iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
-        preferredUsername: String?, name: String?, email: String?, nonce: String? = nil, authTime: Int? = nil, amr: [String]? = nil
+        preferredUsername: String?, name: String?, email: String?, nonce: String? = nil, authTime: Int? = nil, amr: [String]? = nil,
+        acr: String? = nil
     ) {
+        self.acr = acr
         self.nonce = nonce
         self.authTime = authTime
         self.amr = amr
@@ -123,7 +130,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr
+        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr, acr
         case preferredUsername = "preferred_username"
         case authTime = "auth_time"
     }

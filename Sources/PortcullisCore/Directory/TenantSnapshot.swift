@@ -45,6 +45,7 @@ public struct TenantSnapshot: Sendable {
         contents.appConfigurationPolicies = appConfigurationPolicies
         contents.secretMaterials = secretMaterials
         contents.authenticationStrengths = conditionalAccess.customStrengths
+        contents.authenticationContexts = conditionalAccess.authenticationContexts
         contents.sort()
         self.init(contents: contents, directory: directory, conditionalAccess: conditionalAccess)
     }
@@ -57,7 +58,7 @@ public struct TenantSnapshot: Sendable {
         var contents = self.contents
         Document.apply(document, id: id, to: &contents)
         switch Document.kind {
-        case .conditionalAccessPolicy, .authenticationStrength:
+        case .conditionalAccessPolicy, .authenticationStrength, .authenticationContextClassReference:
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial:
@@ -78,7 +79,15 @@ public struct TenantSnapshot: Sendable {
 
     static func conditionalAccess(_ contents: TenantContents, directory: DirectorySnapshot) -> CompiledPolicySet {
         CompiledPolicySet(
-            policies: contents.conditionalAccessPolicies, namedLocations: directory.namedLocations, strengths: contents.authenticationStrengths)
+            policies: contents.conditionalAccessPolicies, namedLocations: directory.namedLocations, strengths: contents.authenticationStrengths,
+            contexts: contents.authenticationContexts)
+    }
+
+    /// `policies` (drafts, for what-if and impact) compiled against this tenant's named locations, strengths and contexts.
+    public func compile(_ policies: [ConditionalAccessPolicy]) -> CompiledPolicySet {
+        CompiledPolicySet(
+            policies: policies, namedLocations: directory.namedLocations, strengths: contents.authenticationStrengths,
+            contexts: contents.authenticationContexts)
     }
 
     /// The merged app configuration for an account in a client application (PROTOCOL §8.1).

@@ -14,6 +14,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let appConfigurationPolicy = DocumentKind(rawValue: "appConfigurationPolicy")
     /// A custom authentication strength (PROTOCOL §12.2).
     public static let authenticationStrength = DocumentKind(rawValue: "authenticationStrength")
+    /// An authentication context, `c1`…`c99` (PROTOCOL §13).
+    public static let authenticationContextClassReference = DocumentKind(rawValue: "authenticationContextClassReference")
     /// A declared secret's material, sealed at rest (`StoredSecretMaterial`), ID `{policyId}:{identifier}`.
     public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
 }

@@ -44,6 +44,8 @@ public struct TenantContents: Sendable {
     public var secretMaterials: [StoredSecretMaterial] = []
     /// Custom authentication strengths (the built-in ones are not stored).
     public var authenticationStrengths: [AuthenticationStrengthPolicy] = []
+    /// Authentication contexts (`c1`…`c99`).
+    public var authenticationContexts: [AuthenticationContextClassReference] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -61,6 +63,7 @@ public struct TenantContents: Sendable {
         Self.sort(&appConfigurationPolicies)
         Self.sort(&secretMaterials)
         Self.sort(&authenticationStrengths)
+        Self.sort(&authenticationContexts)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -197,6 +200,12 @@ extension AuthenticationStrengthPolicy: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [AuthenticationStrengthPolicy]>? { \.authenticationStrengths }
 }
 
+extension AuthenticationContextClassReference: TenantDocument {
+    public static let kind = DocumentKind.authenticationContextClassReference
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [AuthenticationContextClassReference]>? { \.authenticationContexts }
+}
+
 /// Every kind of tenant document, for reading a stored one back into its type by its kind name.
 public enum TenantDocuments {
     /// How every tenant document is stored, by every writer (the admin API, the seeder, the bench's dataset): sorted
@@ -213,7 +222,7 @@ public enum TenantDocuments {
     public static let all: [any TenantDocument.Type] = [
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
-        AuthenticationStrengthPolicy.self,
+        AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

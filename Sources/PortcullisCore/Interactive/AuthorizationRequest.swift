@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An authorization request (PROTOCOL §9.1), validated against the tenant's directory. It travels through
 /// the sign-in page (signed, in a hidden field) and into the authorization code.
@@ -30,6 +30,11 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var claims: ClaimsRequest?
     /// The platform MSAL names in its `x-client-SKU` / `x-client-OS` query parameters.
     public var platform: DevicePlatform?
+    /// `acr_values` (OIDC Core §3.1.2.1, RFC 9470): the authentication contexts an OIDC client would like met, in its order
+    /// of preference; the tenant's available ones are asked for, the others ignored (they are voluntary).
+    public var acrValues: [String]?
+    /// `max_age` (OIDC Core §3.1.2.1): the oldest authentication, in seconds, that single sign-on may reuse.
+    public var maxAge: Int?
 
     public init(
         tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
@@ -52,6 +57,15 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
 
     /// Whether a sign-in must show the page even with a live session (`prompt=login`, or `consent`, treated alike).
     public var forcesLogin: Bool { prompt == .login || prompt == .consent }
+
+    /// Whether a session's authentication at `authTime` is too old at `now` for this request's `max_age`.
+    public func exceedsMaximumAge(authTime: Date, now: Date) -> Bool {
+        guard let maxAge else { return false }
+        return now.timeIntervalSince(authTime) > TimeInterval(maxAge)
+    }
+
+    /// `acr_values` keeps at most this many values.
+    public static let maximumAcrValues = 16
 }
 
 /// Why an authorization request fails, and how the answer is delivered.
@@ -138,11 +152,22 @@ extension AuthorizationRequest {
         if let text = value("claims") {
             do { claims = try ClaimsRequest.parse(text) } catch { return refuse(error) }
         }
-        return .success(
-            AuthorizationRequest(
-                tenantId: tenant.tenant.id, clientId: client.appId, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),
-                codeChallenge: challenge, responseMode: mode, prompt: prompt, loginHint: value("login_hint"), domainHint: value("domain_hint"),
-                claims: claims, platform: DevicePlatform.detect(sku: value("x-client-SKU"), os: value("x-client-OS"))))
+        var maxAge: Int?
+        if let text = value("max_age") {
+            guard let seconds = Int(text), seconds >= 0, text.allSatisfy(\.isASCII) else {
+                return refuse(TokenError(.invalidRequest, aadsts: 900144, "max_age must be a number of seconds (0 or more)."))
+            }
+            maxAge = seconds
+        }
+        // Voluntary (OIDC Core §5.5.1.1): what is not an authentication context's ID is ignored, as an unknown value would be.
+        let acrValues = (value("acr_values") ?? "").split(separator: " ").map { $0.lowercased() }.filter(AuthenticationContextClassReference.isValidId)
+        var request = AuthorizationRequest(
+            tenantId: tenant.tenant.id, clientId: client.appId, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),
+            codeChallenge: challenge, responseMode: mode, prompt: prompt, loginHint: value("login_hint"), domainHint: value("domain_hint"),
+            claims: claims, platform: DevicePlatform.detect(sku: value("x-client-SKU"), os: value("x-client-OS")))
+        request.maxAge = maxAge
+        if !acrValues.isEmpty { request.acrValues = Array(acrValues.prefix(maximumAcrValues)) }
+        return .success(request)
     }
 }
 

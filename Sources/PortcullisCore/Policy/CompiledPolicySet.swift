@@ -32,6 +32,8 @@ public struct CompiledPolicySet: Sendable {
         let excludedApplications: Set<Int32>
         /// The user actions the policy targets instead of applications (PROTOCOL §12.3).
         let userActions: Set<String>
+        /// The authentication contexts the policy targets instead of applications (PROTOCOL §13).
+        let contexts: Set<String>
         /// The transfer methods the policy is limited to (`nil`: every sign-in), PROTOCOL §13.
         let transferMethods: Set<TransferMethod>?
         let clientAppTypes: Set<SignInFacts.ClientAppType>?
@@ -47,7 +49,8 @@ public struct CompiledPolicySet: Sendable {
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
-            applications: Set<Int32>, excludedApplications: Set<Int32>, userActions: Set<String>, transferMethods: Set<TransferMethod>?,
+            applications: Set<Int32>, excludedApplications: Set<Int32>, userActions: Set<String>, contexts: Set<String>,
+            transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
             controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?
@@ -66,6 +69,7 @@ public struct CompiledPolicySet: Sendable {
             self.applications = applications
             self.excludedApplications = excludedApplications
             self.userActions = userActions
+            self.contexts = contexts
             self.transferMethods = transferMethods
             self.clientAppTypes = clientAppTypes
             self.platforms = platforms
@@ -88,6 +92,11 @@ public struct CompiledPolicySet: Sendable {
     let trustedRanges: [IPRange]
     /// The tenant's custom authentication strengths (the policies' references are resolved against these and the built-ins).
     public let customStrengths: [AuthenticationStrengthPolicy]
+    /// The tenant's authentication contexts, and the IDs of those apps may ask for.
+    public let authenticationContexts: [AuthenticationContextClassReference]
+    let availableContexts: Set<String>
+    /// The entries that target authentication contexts (few; looked through one by one).
+    let contextEntries: [Int32]
     static let anyKey: Int32 = -1
     static let unknown: Int32 = -2
 
@@ -98,7 +107,10 @@ public struct CompiledPolicySet: Sendable {
         UInt64(UInt32(bitPattern: resource)) << 32 | UInt64(UInt32(bitPattern: subject))
     }
 
-    public init(policies: [ConditionalAccessPolicy], namedLocations: [NamedLocation], strengths: [AuthenticationStrengthPolicy] = []) {
+    public init(
+        policies: [ConditionalAccessPolicy], namedLocations: [NamedLocation], strengths: [AuthenticationStrengthPolicy] = [],
+        contexts: [AuthenticationContextClassReference] = []
+    ) {
         let strengthsById = Dictionary((AuthenticationStrengthPolicy.builtIns + strengths).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let sorted = policies.sorted { $0.id < $1.id }
         var rangesByLocation: [String: [IPRange]] = [:]
@@ -149,6 +161,7 @@ public struct CompiledPolicySet: Sendable {
                 applications: intern(c.applications.includeApplications.ids),
                 excludedApplications: intern(c.applications.excludeApplications),
                 userActions: Set(c.applications.includeUserActions ?? []),
+                contexts: Set(c.applications.includeAuthenticationContextClassReferences ?? []),
                 transferMethods: c.authenticationFlows?.transferMethods,
                 clientAppTypes: appTypes,
                 platforms: c.platforms?.includePlatforms,
@@ -178,6 +191,25 @@ public struct CompiledPolicySet: Sendable {
         self.workloadIndex = workloadIndex
         self.trustedRanges = trusted
         self.customStrengths = strengths
+        self.authenticationContexts = contexts
+        self.availableContexts = Set(contexts.filter(\.isAvailable).map(\.id))
+        self.contextEntries = entries.indices.filter { !entries[$0].contexts.isEmpty }.map { Int32($0) }
+    }
+
+    /// Whether a context is the tenant's and available to apps.
+    public func offers(context id: String) -> Bool { availableContexts.contains(id) }
+
+    /// Refuses a request for authentication contexts the tenant does not offer (undefined, or not available to apps), and
+    /// any for an application's own token (it has no sign-in to step up). PROTOCOL §13.
+    public func checkRequested(contexts requested: [String], appOnly: Bool) throws(TokenError) {
+        guard !requested.isEmpty else { return }
+        if appOnly { throw TokenError.malformedClaims("an application's own token (client credentials) cannot carry authentication contexts (acrs).") }
+        let unavailable = requested.filter { !availableContexts.contains($0) }
+        if !unavailable.isEmpty {
+            throw TokenError.malformedClaims(
+                "it asks for the authentication context \(unavailable.joined(separator: ", ")), which this tenant does not offer (not defined, or not available to apps)."
+            )
+        }
     }
 
     /// A sign-in's identities as symbols (`unknown` for an ID no policy names).
@@ -206,6 +238,9 @@ public struct CompiledPolicySet: Sendable {
             } else if let action = facts.userAction {
                 // User-action policies are few and indexed by no application: looked for one by one.
                 entries.indices.filter { entries[$0].userActions.contains(action) }.map { Int32($0) }
+            } else if !facts.authenticationContexts.isEmpty && facts.userId != nil {
+                // The policies of the contexts asked for are evaluated in addition to the resource's (PROTOCOL §13).
+                Self.merged(candidateIndices(subject), contextEntries.filter { !entries[Int($0)].contexts.isDisjoint(with: facts.authenticationContexts) })
             } else {
                 candidateIndices(subject)
             }
@@ -229,22 +264,10 @@ public struct CompiledPolicySet: Sendable {
             } else if !applies {
                 result = entry.policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
             } else {
-                // A policy with session controls only grants nothing and demands nothing.
-                var granted = entry.policy.grantControls.operator == .and || entry.controls.isEmpty
-                var results: [Decision.ControlResult] = []
-                for control in entry.controls {
-                    let (met, reason) = Self.check(control, facts, strength: entry.strength, exempt: exempt)
-                    results.append(Decision.ControlResult(control: control.rawValue, satisfied: met, reason: reason))
-                    if entry.policy.grantControls.operator == .and {
-                        if !met {
-                            granted = false
-                            policyUnmet.append(control)
-                        }
-                    } else if met {
-                        granted = true
-                    }
-                }
-                if !granted && entry.policy.grantControls.operator == .or { policyUnmet = entry.controls }
+                let grant = Self.grant(entry, facts, exempt: exempt)
+                let granted = grant.granted
+                policyUnmet = grant.unmet
+                let results = grant.results
                 controlResults = results
                 if entry.policy.state == .reportOnly {
                     result = granted ? .reportOnlySuccess : .reportOnlyFailure
@@ -281,7 +304,69 @@ public struct CompiledPolicySet: Sendable {
             }
         }
         let status: Decision.Status = !anyEnforcedApplied ? .notApplied : (refusal == nil ? .success : .failure)
-        return Decision(status: status, policies: applied, refusal: refusal, sessionControls: session)
+        var contexts: [Decision.MetContext] = []
+        if refusal == nil && facts.userId != nil && facts.userAction == nil {
+            contexts = facts.authenticationContexts.filter(availableContexts.contains).map {
+                Decision.MetContext(id: $0, requested: true, sessionControls: AppliedSessionControls())
+            }
+            contexts += alreadyMetContexts(facts, subject, exempt: exempt)
+        }
+        return Decision(status: status, policies: applied, refusal: refusal, sessionControls: session, authenticationContexts: contexts)
+    }
+
+    /// The available contexts this sign-in did not ask for but already meets (PROTOCOL §13: "added unasked"): at least
+    /// one enabled policy targeting the context applies to it, and every one that applies is granted. Each comes with
+    /// the session controls those policies add (a context whose sign-in frequency has passed is not met).
+    func alreadyMetContexts(_ facts: SignInFacts, _ subject: Subject, exempt: Bool) -> [Decision.MetContext] {
+        var verdicts: [String: (met: Bool, session: AppliedSessionControls)] = [:]
+        var asking = facts
+        for index in contextEntries {
+            let entry = entries[Int(index)]
+            let unasked = entry.contexts.subtracting(facts.authenticationContexts).intersection(availableContexts)
+            guard entry.policy.state == .enabled, !unasked.isEmpty else { continue }
+            asking.authenticationContexts = Array(unasked)
+            guard unmatchedConditions(entry, subject, asking).isEmpty else { continue }
+            let granted = Self.grant(entry, facts, exempt: exempt).granted
+            for context in unasked {
+                var verdict = verdicts[context] ?? (true, AppliedSessionControls())
+                verdict.met = verdict.met && granted
+                if let controls = entry.policy.sessionControls { verdict.session.add(controls) }
+                verdicts[context] = verdict
+            }
+        }
+        return AuthenticationContextClassReference.sorted(verdicts.keys).compactMap { id in
+            verdicts[id].flatMap { $0.met ? Decision.MetContext(id: id, requested: false, sessionControls: $0.session) : nil }
+        }
+    }
+
+    /// Whether an applying policy's grant controls are met: each control's result, and the controls left unmet.
+    static func grant(
+        _ entry: Entry, _ facts: SignInFacts, exempt: Bool
+    ) -> (granted: Bool, results: [Decision.ControlResult], unmet: [ConditionalAccessPolicy.Control]) {
+        // A policy with session controls only grants nothing and demands nothing.
+        var granted = entry.policy.grantControls.operator == .and || entry.controls.isEmpty
+        var unmet: [ConditionalAccessPolicy.Control] = []
+        var results: [Decision.ControlResult] = []
+        for control in entry.controls {
+            let (met, reason) = check(control, facts, strength: entry.strength, exempt: exempt)
+            results.append(Decision.ControlResult(control: control.rawValue, satisfied: met, reason: reason))
+            if entry.policy.grantControls.operator == .and {
+                if !met {
+                    granted = false
+                    unmet.append(control)
+                }
+            } else if met {
+                granted = true
+            }
+        }
+        if !granted && entry.policy.grantControls.operator == .or { unmet = entry.controls }
+        return (granted, results, unmet)
+    }
+
+    /// Two sorted lists of indices as one, without repeats.
+    static func merged(_ a: [Int32], _ b: [Int32]) -> [Int32] {
+        if b.isEmpty { return a }
+        return Array(Set(a).union(b)).sorted()
     }
 
     /// Whether a sign-in meets one grant control, and the reason in words (what-if and the sign-in log show it).
@@ -375,6 +460,8 @@ public struct CompiledPolicySet: Sendable {
         }
         if let action = facts.userAction {
             if !entry.userActions.contains(action) { failed.append(.application) }
+        } else if !entry.contexts.isEmpty {
+            if entry.contexts.isDisjoint(with: facts.authenticationContexts) { failed.append(.application) }
         } else {
             let appIncluded = entry.allApplications || entry.applications.contains(subject.resource)
             if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }

@@ -4,22 +4,23 @@ extension ConditionalAccessPolicy {
     /// Parses and validates a policy document against a tenant's directory. Reports every problem with its
     /// JSON Pointer. `generatedId` names a policy that came without an `id`; `force` lets a policy that
     /// blocks everyone on everything through the lock-out guard. `strengths` are the tenant's custom authentication
-    /// strengths (a policy may name those and the built-in ones).
+    /// strengths (a policy may name those and the built-in ones); `contexts` its authentication contexts.
     public static func parse(
-        _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [], generatedId: @autoclosure () -> String,
-        force: Bool = false, pointer: String = ""
+        _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
+        contexts: [AuthenticationContextClassReference] = [], generatedId: @autoclosure () -> String, force: Bool = false, pointer: String = ""
     ) throws(ValidationError) -> ConditionalAccessPolicy {
         let problems = ProblemCollector()
         let policy = read(
-            value, directory: directory, strengths: strengths, generatedId: generatedId(), force: force, pointer: pointer, problems: problems)
+            value, directory: directory, strengths: strengths, contexts: contexts, generatedId: generatedId(), force: force, pointer: pointer,
+            problems: problems)
         try problems.check()
         guard let policy else { throw ValidationError(problems: [ValidationProblem(pointer: pointer, message: "is not a valid policy.")]) }
         return policy
     }
 
     public static func read(
-        _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [], generatedId: String, force: Bool,
-        pointer: String, problems: ProblemCollector
+        _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
+        contexts: [AuthenticationContextClassReference] = [], generatedId: String, force: Bool, pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         root.rejectUnknownMembers(allowed: [
@@ -40,7 +41,7 @@ extension ConditionalAccessPolicy {
 
         var conditions: Conditions?
         if let reader = root.object("conditions", required: true) {
-            conditions = readConditions(reader, directory: directory)
+            conditions = readConditions(reader, directory: directory, contexts: contexts)
         }
         var grant: GrantControls?
         if session != nil && !root.has("grantControls") {
@@ -110,6 +111,19 @@ extension ConditionalAccessPolicy {
                 problems.add(
                     JSONPointer.appending(pointer, "grantControls"),
                     "a policy for user actions can require block, mfa or an authentication strength; app controls have no app to check.")
+            }
+            if conditions.applications.includeAuthenticationContextClassReferences != nil
+                && !grant.controls.allSatisfy({ [.block, .mfa, .authenticationStrength].contains($0) })
+            {
+                problems.add(
+                    JSONPointer.appending(pointer, "grantControls"),
+                    "a policy for authentication contexts can require block, mfa or an authentication strength (app controls are the resource's policies' to demand)."
+                )
+            }
+            if conditions.applications.includeAuthenticationContextClassReferences != nil && conditions.clientApplications != nil {
+                problems.add(
+                    JSONPointer.appending(pointer, "conditions/clientApplications"),
+                    "an authentication context is asked for by a user's sign-in; a policy for one cannot target workload identities.")
             }
             if conditions.applications.includeUserActions != nil && conditions.clientApplications != nil {
                 problems.add(
@@ -190,7 +204,9 @@ extension ConditionalAccessPolicy {
         return controls.signInFrequency == nil && controls.persistentBrowser == nil ? nil : controls
     }
 
-    private static func readConditions(_ reader: JSONObjectReader, directory: DirectorySnapshot) -> Conditions? {
+    private static func readConditions(
+        _ reader: JSONObjectReader, directory: DirectorySnapshot, contexts: [AuthenticationContextClassReference]
+    ) -> Conditions? {
         let problems = reader.problems
         reader.rejectUnknownMembers(allowed: [
             "users", "applications", "clientApplications", "clientAppTypes", "platforms", "locations",
@@ -251,9 +267,6 @@ extension ConditionalAccessPolicy {
             a.rejectUnknownMembers(allowed: [
                 "includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter",
             ])
-            if let items = a.array("includeAuthenticationContextClassReferences"), !items.isEmpty {
-                problems.add(a.path("includeAuthenticationContextClassReferences"), "cannot be evaluated by this server.")
-            }
             if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
             var userActions: [String] = []
             for (action, actionPointer) in a.strings("includeUserActions") ?? [] {
@@ -263,24 +276,42 @@ extension ConditionalAccessPolicy {
                     userActions.append(action.lowercased())
                 }
             }
+            var contextIds: [String] = []
+            for (context, contextPointer) in a.strings("includeAuthenticationContextClassReferences") ?? [] {
+                if !contexts.contains(where: { $0.id == context.lowercased() }) {
+                    let known = contexts.isEmpty ? "it has none" : "it has " + contexts.map(\.id).joined(separator: ", ")
+                    problems.add(contextPointer, "names no authentication context of this tenant (\(known)); create it first.")
+                } else if !contextIds.contains(context.lowercased()) {
+                    contextIds.append(context.lowercased())
+                }
+            }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
             let include = selection(a, "includeApplications", keywords: [.all, .none], exists: appExists, noun: "application")
             let exclude = ids(a, "excludeApplications", exists: appExists, noun: "application")
             let namesApplications = a.object["includeApplications"]?.arrayValue?.isEmpty == false
-            if !userActions.isEmpty {
-                // As in Entra: a policy for a user action names no application.
+            // What the policy means to target, whether or not each item was valid (so that a bad one is not also "no target").
+            let namesActions = a.object["includeUserActions"]?.arrayValue?.isEmpty == false
+            let namesContexts = a.object["includeAuthenticationContextClassReferences"]?.arrayValue?.isEmpty == false
+            // As in Entra: a policy targets applications, user actions or authentication contexts — one of them.
+            if namesActions && namesContexts {
+                problems.add(
+                    a.path("includeAuthenticationContextClassReferences"), "a policy targets user actions or authentication contexts, not both.")
+            }
+            if namesActions || namesContexts {
+                let target = !namesActions ? "authentication contexts (includeAuthenticationContextClassReferences)" : "user actions (includeUserActions)"
                 if namesApplications || !exclude.isEmpty {
-                    problems.add(
-                        a.path(namesApplications ? "includeApplications" : "excludeApplications"),
-                        "must be empty in a policy for user actions (includeUserActions).")
+                    problems.add(a.path(namesApplications ? "includeApplications" : "excludeApplications"), "must be empty in a policy for \(target).")
                 }
             } else if !a.has("includeApplications") {
-                problems.add(a.path("includeApplications"), "is required (All, None, or application IDs), or includeUserActions.")
+                problems.add(
+                    a.path("includeApplications"),
+                    "is required (All, None, or application IDs), or includeUserActions, or includeAuthenticationContextClassReferences.")
             } else if !namesApplications {
                 problems.add(a.path("includeApplications"), "name at least one application (All, None, or application IDs).")
             }
             applications = Applications(
-                includeApplications: include, excludeApplications: exclude, includeUserActions: userActions.isEmpty ? nil : userActions)
+                includeApplications: include, excludeApplications: exclude, includeUserActions: userActions.isEmpty ? nil : userActions,
+                includeAuthenticationContextClassReferences: contextIds.isEmpty ? nil : contextIds)
         }
 
         var clientApplications: ClientApplications?
@@ -473,6 +504,11 @@ extension ConditionalAccessPolicy {
 
     /// Whether this policy requires the authentication strength (deleting it would break the policy).
     public func refers(toStrength id: String) -> Bool { grantControls.authenticationStrength?.id == id.lowercased() }
+
+    /// Whether the policy targets the authentication context `id`.
+    public func refers(toContext id: String) -> Bool {
+        conditions.applications.includeAuthenticationContextClassReferences?.contains(id.lowercased()) ?? false
+    }
 
     /// Whether this policy refers to the named location (deleting it would break the policy).
     public func refers(toLocation id: String) -> Bool {

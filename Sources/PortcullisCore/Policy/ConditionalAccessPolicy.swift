@@ -47,11 +47,18 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         /// User actions instead of applications (PROTOCOL §12.3): `urn:user:registersecurityinfo`. A policy targets
         /// applications or user actions, never both.
         public var includeUserActions: [String]?
+        /// Authentication contexts instead of applications (PROTOCOL §13): the policy applies to a sign-in that asks for
+        /// one of them (`acrs`), on top of the resource's policies.
+        public var includeAuthenticationContextClassReferences: [String]?
 
-        public init(includeApplications: Selection, excludeApplications: [String], includeUserActions: [String]? = nil) {
+        public init(
+            includeApplications: Selection, excludeApplications: [String], includeUserActions: [String]? = nil,
+            includeAuthenticationContextClassReferences: [String]? = nil
+        ) {
             self.includeApplications = includeApplications
             self.excludeApplications = excludeApplications
             self.includeUserActions = includeUserActions
+            self.includeAuthenticationContextClassReferences = includeAuthenticationContextClassReferences
         }
     }
 

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The outcome of conditional access for one sign-in (PROTOCOL §3): per-policy results and, when access
 /// is refused, the refusal to send.
 public struct Decision: Sendable, Equatable {
@@ -67,17 +69,39 @@ public struct Decision: Sendable, Equatable {
         case compliantApplication(policyIds: [String])
     }
 
+    /// An authentication context a granted sign-in met (PROTOCOL §13).
+    public struct MetContext: Sendable, Equatable {
+        public var id: String
+        /// Asked for (`acrs`, `acr_values`), or met already by this authentication and added unasked.
+        public var requested: Bool
+        /// For one added unasked: the session controls of its policies (a passed sign-in frequency unmeets it).
+        public var sessionControls: AppliedSessionControls
+    }
+
     public var status: Status
     public var policies: [AppliedPolicy]
     public var refusal: Refusal?
     /// The session controls of the enabled policies that applied (PROTOCOL §13).
     public var sessionControls: AppliedSessionControls
+    /// The authentication contexts met (none when refused), in their natural order, asked-for ones first.
+    public var authenticationContexts: [MetContext]
 
-    public init(status: Status, policies: [AppliedPolicy], refusal: Refusal?, sessionControls: AppliedSessionControls = AppliedSessionControls()) {
+    public init(
+        status: Status, policies: [AppliedPolicy], refusal: Refusal?, sessionControls: AppliedSessionControls = AppliedSessionControls(),
+        authenticationContexts: [MetContext] = []
+    ) {
         self.status = status
         self.policies = policies
         self.refusal = refusal
         self.sessionControls = sessionControls
+        self.authenticationContexts = authenticationContexts
+    }
+
+    /// The contexts a token carries in `acrs`: every one asked for, and those added unasked whose sign-in frequency the
+    /// authentication at `authTime` still meets at `now`; in their natural order.
+    public func acrs(authTime: Date?, now: Date) -> [String] {
+        AuthenticationContextClassReference.sorted(
+            authenticationContexts.filter { $0.requested || !$0.sessionControls.requiresReauthentication(authTime: authTime, now: now) }.map(\.id))
     }
 
     /// Whether the compliantApplication control was among the ones demanded by applying, enforced policies.

@@ -41,6 +41,8 @@ public struct SignInFacts: Sendable, Equatable {
     /// How the sign-in was transferred from another device, if it was (PROTOCOL §13): the device code flow's
     /// approval on `/devicelogin` and its grant.
     public var transferMethod: TransferMethod?
+    /// The authentication contexts the sign-in asks for (PROTOCOL §13, `acrs`): the policies that target them apply too.
+    public var authenticationContexts: [String] = []
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 
@@ -79,6 +81,7 @@ extension SignInFacts {
             userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId, resourceAppId: resource.appId,
             clientAppType: clientAppType, platform: platform, ipAddress: ipAddress, capabilities: capabilities.capabilities, appProtection: appProtection,
             approvedClientApp: approvedClientApp ?? client.approvedClientApp, authentication: authentication)
+        self.authenticationContexts = capabilities.authenticationContexts
     }
 }
 

@@ -24,15 +24,34 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     /// How the user had authenticated (`amr`), so that the impact of a draft can replay the sign-in
     /// (absent in records written before it was kept: replayed as password only).
     public var authenticationMethods: [String]?
+    /// Graph's `authenticationContextClassReferences` (PROTOCOL §13): the contexts asked for (`required`) and those met
+    /// unasked (`previouslySatisfied`); absent when none.
+    public var authenticationContextClassReferences: [ContextReference]?
+
+    /// One entry of `authenticationContextClassReferences`.
+    public struct ContextReference: Codable, Sendable, Equatable {
+        public var id: String
+        /// `required` (asked for) or `previouslySatisfied` (met by this authentication, added unasked).
+        public var detail: String
+
+        public init(id: String, detail: String) {
+            self.id = id
+            self.detail = detail
+        }
+    }
 
     public init(
         id: String, createdDateTime: Date, correlationId: String, tenantId: String, userId: String?, userPrincipalName: String?,
         clientAppId: String, resourceAppId: String, resource: String?, grantType: String, clientAppType: String,
         capabilities: [String], ipAddress: String?, platform: String?, appProtection: String,
         conditionalAccessStatus: Decision.Status, appliedConditionalAccessPolicies: [Decision.AppliedPolicy], errorCode: Int?,
-        authenticationMethods: [String]? = nil
+        authenticationMethods: [String]? = nil, authenticationContexts requested: [String] = [], met: [String] = []
     ) {
         self.authenticationMethods = authenticationMethods
+        let references =
+            requested.map { ContextReference(id: $0, detail: "required") }
+            + met.filter { !requested.contains($0) }.map { ContextReference(id: $0, detail: "previouslySatisfied") }
+        self.authenticationContextClassReferences = references.isEmpty ? nil : references
         self.id = id
         self.createdDateTime = createdDateTime
         self.correlationId = correlationId

@@ -1,14 +1,18 @@
 import Foundation
 
-/// The `claims` request parameter (OIDC Core §5.5), of which the token endpoint reads the client
-/// capabilities in `access_token.xms_cc.values`. Other claim requests are accepted and ignored.
+/// The `claims` request parameter (OIDC Core §5.5), of which the token endpoint reads the client capabilities in
+/// `access_token.xms_cc.values` and the authentication contexts asked for in `access_token.acrs` (`value` or `values`,
+/// PROTOCOL §13). Other claim requests are accepted and ignored.
 public struct ClaimsRequest: Sendable, Equatable {
     /// The declared capabilities, lower-cased, de-duplicated, in the order first declared.
     public let capabilities: [String]
+    /// The authentication contexts asked for (`c1`…`c99`), in their natural order.
+    public let authenticationContexts: [String]
 
-    public init(capabilities: [String] = []) {
+    public init(capabilities: [String] = [], authenticationContexts: [String] = []) {
         var seen = Set<String>()
         self.capabilities = capabilities.map { $0.lowercased() }.filter { seen.insert($0).inserted }
+        self.authenticationContexts = AuthenticationContextClassReference.sorted(authenticationContexts.map { $0.lowercased() })
     }
 
     /// Whether the client declared it can remediate app protection (`protapp`, any case).
@@ -28,28 +32,59 @@ public struct ClaimsRequest: Sendable, Equatable {
         guard let accessTokenClaims = accessToken as? [String: Any] else {
             throw .malformedClaims("'access_token' must be an object.")
         }
-        guard let xmsCC = accessTokenClaims["xms_cc"] else { return ClaimsRequest() }
-        guard let xmsCCObject = xmsCC as? [String: Any] else {
-            throw .malformedClaims("'access_token.xms_cc' must be an object.")
-        }
-        guard let values = xmsCCObject["values"] else { return ClaimsRequest() }
-        guard let list = values as? [Any], let strings = list as? [String] else {
-            throw .malformedClaims("'access_token.xms_cc.values' must be an array of strings.")
-        }
-        // Capabilities are copied into tokens and sign-in records: a client must not make them large.
-        guard strings.count <= maximumCapabilities else {
-            throw .malformedClaims("'access_token.xms_cc.values' may hold at most \(maximumCapabilities) values.")
-        }
-        guard strings.allSatisfy({ $0.unicodeScalars.count <= maximumCapabilityLength }) else {
-            throw .malformedClaims("each value of 'access_token.xms_cc.values' must be at most \(maximumCapabilityLength) characters.")
-        }
-        return ClaimsRequest(capabilities: strings)
+        return ClaimsRequest(
+            capabilities: try strings(accessTokenClaims["xms_cc"], name: "xms_cc", singleAllowed: false) ?? [],
+            authenticationContexts: try contexts(accessTokenClaims["acrs"]))
     }
 
-    /// The parameter that asks for exactly these capabilities (`parse` reads it back as the same value).
+    /// An individual claim request's `values` (and, where allowed, `value`), as strings within the capability bounds.
+    static func strings(_ request: Any?, name: String, singleAllowed: Bool) throws(TokenError) -> [String]? {
+        guard let request else { return nil }
+        guard let object = request as? [String: Any] else { throw .malformedClaims("'access_token.\(name)' must be an object.") }
+        var found: [String] = []
+        if singleAllowed, let value = object["value"] {
+            guard let string = value as? String else { throw .malformedClaims("'access_token.\(name).value' must be a string.") }
+            found.append(string)
+        }
+        if let values = object["values"] {
+            guard let list = values as? [Any], let strings = list as? [String] else {
+                throw .malformedClaims("'access_token.\(name).values' must be an array of strings.")
+            }
+            found += strings
+        }
+        // Requested values are copied into tokens and sign-in records: a client must not make them large.
+        guard found.count <= maximumCapabilities else {
+            throw .malformedClaims("'access_token.\(name).values' may hold at most \(maximumCapabilities) values.")
+        }
+        guard found.allSatisfy({ $0.unicodeScalars.count <= maximumCapabilityLength }) else {
+            throw .malformedClaims("each value of 'access_token.\(name).values' must be at most \(maximumCapabilityLength) characters.")
+        }
+        return found
+    }
+
+    static func contexts(_ request: Any?) throws(TokenError) -> [String] {
+        let found = try strings(request, name: "acrs", singleAllowed: true) ?? []
+        if let bad = found.first(where: { !AuthenticationContextClassReference.isValidId($0) }) {
+            throw .malformedClaims("'access_token.acrs' asks for '\(bad)', which is not an authentication context (c1 to c99).")
+        }
+        return found
+    }
+
+    /// The parameter that asks for exactly these capabilities and contexts (`parse` reads it back as the same value).
     public var text: String {
-        let values = capabilities.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-        return #"{"access_token":{"xms_cc":{"values":["# + values.joined(separator: ",") + "]}}}"
+        func quoted(_ value: String) -> String {
+            "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        var members = [#""xms_cc":{"values":["# + capabilities.map(quoted).joined(separator: ",") + "]}"]
+        if !authenticationContexts.isEmpty {
+            members.append(#""acrs":{"essential":true,"values":["# + authenticationContexts.map(quoted).joined(separator: ",") + "]}")
+        }
+        return #"{"access_token":{"# + members.joined(separator: ",") + "}}"
+    }
+
+    /// This request with `other`'s contexts added (an authorization request's `acr_values`, PROTOCOL §13).
+    public func adding(authenticationContexts other: [String]) -> ClaimsRequest {
+        ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts + other)
     }
 }
 

@@ -41,6 +41,8 @@ public struct GrantFacts: Sendable {
     public var clientInfoRequested: Bool
     /// The authorization request's `nonce` (authorization_code grant), for the ID token.
     public var nonce: String?
+    /// The authorization request's `acr_values` (authorization_code grant), for the ID token's `acr`.
+    public var acrValues: [String] = []
     public var now: Date
 
     public init(
@@ -111,6 +113,8 @@ public struct MintPlan: Sendable, Equatable {
         /// `amr` and `auth_time` (delegated tokens whose authentication is known).
         public var methods: [String]
         public var authTime: Int?
+        /// `acrs`: the authentication contexts met (PROTOCOL §13).
+        public var authenticationContexts: [String] = []
     }
 
     public struct IDToken: Sendable, Equatable {
@@ -125,6 +129,8 @@ public struct MintPlan: Sendable, Equatable {
         public var nonce: String?
         public var methods: [String]
         public var authTime: Int?
+        /// `acr`: the first of the authorization request's `acr_values` that was met (RFC 9470).
+        public var acr: String?
     }
 
     public enum RefreshToken: Sendable, Equatable {
@@ -196,10 +202,10 @@ public enum GrantDecision {
                     GrantRefusal(
                         refusal: refusal, declaresProtApp: facts.signIn.declaresProtApp, user: facts.user, tenantId: facts.tenant.tenant.id)))
         }
-        return Result(decision: decision, outcome: .issue(plan(facts, settings: settings)))
+        return Result(decision: decision, outcome: .issue(plan(facts, decision: decision, settings: settings)))
     }
 
-    static func plan(_ facts: GrantFacts, settings: GrantSettings) -> MintPlan {
+    static func plan(_ facts: GrantFacts, decision: Decision, settings: GrantSettings) -> MintPlan {
         let iat = Int(facts.now.timeIntervalSince1970.rounded(.down))
         let exp = iat + Int(settings.accessTokenLifetime)
         let tenant = facts.tenant
@@ -223,6 +229,7 @@ public enum GrantDecision {
                 roles: resource.map { tenant.roles(ofPrincipal: user.id, on: $0) } ?? [], userPrincipalName: user.userPrincipalName,
                 name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId,
                 methods: facts.authentication.amr, authTime: authTime)
+            access.authenticationContexts = decision.acrs(authTime: facts.authentication.time, now: facts.now)
         } else {
             access = MintPlan.AccessToken(
                 audience: audience, subject: client.appId, objectId: nil, tenantId: tenant.tenant.id, clientId: client.appId,
@@ -240,7 +247,7 @@ public enum GrantDecision {
                     audience: client.appId, subject: user.id, tenantId: tenant.tenant.id, issuedAt: iat, expiresAt: iat + Int(settings.idTokenLifetime),
                     preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
                     email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.amr,
-                    authTime: authTime)
+                    authTime: authTime, acr: facts.acrValues.first(where: access.authenticationContexts.contains))
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)
             if let redeeming = facts.redeeming {
@@ -268,7 +275,8 @@ public enum GrantDecision {
             capabilities: facts.signIn.capabilities, ipAddress: facts.signIn.ipAddress?.description,
             platform: facts.signIn.platform?.rawValue, appProtection: facts.signIn.appProtection.label,
             conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies, errorCode: errorCode,
-            authenticationMethods: facts.user == nil ? nil : facts.authentication.methods)
+            authenticationMethods: facts.user == nil ? nil : facts.authentication.methods,
+            authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
     }
 }
 

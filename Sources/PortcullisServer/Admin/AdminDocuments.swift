@@ -11,6 +11,7 @@ import PortcullisTokens
 struct AdminDocuments: Sendable {
     let conditionalAccessPolicies: DocumentResource<ConditionalAccessPolicy>
     let authenticationStrengths: DocumentResource<AuthenticationStrengthPolicy>
+    let authenticationContexts: DocumentResource<AuthenticationContextClassReference>
     let namedLocations: DocumentResource<NamedLocation>
     let appProtectionPolicies: DocumentResource<AppProtectionPolicy>
     let appConfigurationPolicies: DocumentResource<AppConfigurationPolicy>
@@ -33,6 +34,7 @@ struct AdminDocuments: Sendable {
                 read: { value, tenant, force in
                     let policy = try ConditionalAccessPolicy.parse(
                         value, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths,
+                        contexts: tenant.contents.authenticationContexts,
                         generatedId: UUID().uuidString.lowercased(), force: force)
                     if !force {
                         let registered = ConditionalAccessPolicy.RegisteredMethods(
@@ -65,6 +67,20 @@ struct AdminDocuments: Sendable {
                     }
                 },
                 builtIns: AuthenticationStrengthPolicy.builtIns))
+
+        authenticationContexts = resource(
+            DocumentRegistration(
+                noun: "authentication context",
+                read: { value, tenant, _ in try AuthenticationContextClassReference.parse(value, others: tenant.contents.authenticationContexts) },
+                beforeDelete: { reference, tenant, _ in
+                    let users = tenant.conditionalAccess.policies.filter { $0.refers(toContext: reference.id) }
+                    if !users.isEmpty {
+                        throw APIError(
+                            .conflict, "inUse",
+                            "The authentication context is targeted by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first."
+                        )
+                    }
+                }))
 
         namedLocations = resource(
             DocumentRegistration(

@@ -54,9 +54,7 @@ extension AdminRoutes {
             cursor = last.cursor
         }
         let current = tenant.conditionalAccess
-        let drafted = CompiledPolicySet(
-            policies: ImpactAnalysis.applying(drafts, to: current.policies), namedLocations: tenant.directory.namedLocations,
-            strengths: tenant.contents.authenticationStrengths)
+        let drafted = tenant.compile(ImpactAnalysis.applying(drafts, to: current.policies))
         return ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)
     }
 }

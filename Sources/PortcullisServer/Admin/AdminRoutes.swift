@@ -46,6 +46,7 @@ struct AdminRoutes: Sendable {
         documents.conditionalAccessPolicies.register(on: group, path: "conditional-access/policies")
         documents.namedLocations.register(on: group, path: "named-locations")
         documents.authenticationStrengths.register(on: group, path: "authentication-strengths")
+        documents.authenticationContexts.register(on: group, path: "authentication-context-class-references")
 
         compliance.register(on: group)
         directory.register(on: group)
@@ -82,7 +83,8 @@ struct AdminRoutes: Sendable {
     static func drafts(_ items: [(JSONValue, String)], tenant: TenantSnapshot, problems: ProblemCollector) -> [ConditionalAccessPolicy] {
         items.compactMap { draft, pointer in
             ConditionalAccessPolicy.read(
-                draft, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths, generatedId: UUID().uuidString.lowercased(),
+                draft, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths, contexts: tenant.contents.authenticationContexts,
+                generatedId: UUID().uuidString.lowercased(),
                 force: true, pointer: pointer, problems: problems)
         }
     }
@@ -97,10 +99,7 @@ struct AdminRoutes: Sendable {
         let facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
         try problems.check()
         guard let facts else { throw ValidationError(problems: [ValidationProblem(pointer: "/signIn", message: "does not describe a sign-in.")]) }
-        let policies =
-            drafts.map {
-                CompiledPolicySet(policies: $0, namedLocations: tenant.directory.namedLocations, strengths: tenant.contents.authenticationStrengths)
-            } ?? tenant.conditionalAccess
+        let policies = drafts.map(tenant.compile) ?? tenant.conditionalAccess
         let result = GrantDecision.decide(facts, policies: policies, settings: configuration.grant, explain: true)
         let refusal: TokenError? = if case .refuse(let refusal) = result.outcome { refusal.tokenError(baseURL: endpoints.baseURL) } else { nil }
         var record = GrantDecision.signInRecord(

@@ -17,10 +17,12 @@ struct WhatIfSignIn: Sendable {
     var mfa = false
     /// A sign-in transferred from another device (PROTOCOL §13): `deviceCodeFlow` describes a device code grant.
     var transferMethod: TransferMethod?
+    /// The authentication contexts the sign-in asks for (PROTOCOL §13, `acrs`).
+    var authenticationContexts: [String] = []
 
     static let members: Set<String> = [
         "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
-        "appProtection", "approvedClientApp", "mfa", "transferMethod",
+        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts",
     ]
 
     /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
@@ -43,11 +45,21 @@ struct WhatIfSignIn: Sendable {
         let approved = reader.bool("approvedClientApp")
         let mfa = reader.bool("mfa") ?? false
         let transfer = reader.enumeration("transferMethod", allowed: TransferMethod.allCases.map(\.rawValue)).flatMap(TransferMethod.init(rawValue:))
+        var contexts: [String] = []
+        for (id, pointer) in reader.strings("authenticationContexts") ?? [] {
+            if AuthenticationContextClassReference.isValidId(id) {
+                contexts.append(id.lowercased())
+            } else {
+                reader.problems.add(pointer, "must be c1 to c99.")
+            }
+        }
         guard let clientAppId, let resourceAppId else { return nil }
-        return WhatIfSignIn(
+        var signIn = WhatIfSignIn(
             userId: userId, clientAppId: clientAppId, resourceAppId: resourceAppId, platform: platform, ipAddress: ipAddress,
             clientAppType: type ?? .mobileAppsAndDesktopClients, capabilities: capabilities, appProtection: protection,
             approvedClientApp: approved, mfa: mfa, transferMethod: transfer)
+        signIn.authenticationContexts = AuthenticationContextClassReference.sorted(contexts)
+        return signIn
     }
 
     /// The facts the token endpoint would have gathered, described instead; `nil` with problems at `pointer`'s members.
@@ -77,10 +89,13 @@ struct WhatIfSignIn: Sendable {
         if transferMethod != nil && userId == nil {
             problems.add(path("transferMethod"), "describes a user's sign-in: name the user (userId).")
         }
+        if !authenticationContexts.isEmpty && userId == nil {
+            problems.add(path("authenticationContexts"), "describes a user's sign-in: name the user (userId).")
+        }
         guard let client, let resource, userId == nil || user != nil, self.platform == nil || platform != nil, ipAddress == nil || ip != nil,
-            transferMethod == nil || userId != nil
+            transferMethod == nil || userId != nil, authenticationContexts.isEmpty || userId != nil
         else { return nil }
-        let capabilities = ClaimsRequest(capabilities: capabilities)
+        let capabilities = ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts)
         let authentication = user == nil ? AuthenticationContext.none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: now)
         var signIn = SignInFacts(
             user: user, client: client, resource: resource, directory: directory, authentication: authentication, platform: platform, ipAddress: ip,

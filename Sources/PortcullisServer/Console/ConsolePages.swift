@@ -63,6 +63,10 @@ struct ConsolePages: Sendable {
                     slug: "authentication-strengths", noun: "authentication strength", label: "Authentication strength", nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationStrength],
                     documents: documents.authenticationStrengths),
+                Kind(
+                    slug: "authentication-contexts", noun: "authentication context", label: "Authentication context", nameKey: "displayName",
+                    back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationContext],
+                    documents: documents.authenticationContexts),
             ].map { ($0.slug, $0) })
     }
 
@@ -408,7 +412,8 @@ struct ConsolePages: Sendable {
             "platforms": Self.options(DevicePlatform.allCases.map { ($0.rawValue, $0.rawValue) }, selected: form?["platform"]),
             "protections": Self.options(
                 [("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
-            "ip": form?["ip"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1", "deviceCode": form?["deviceCode"] == "1",
+            "ip": form?["ip"] ?? "", "contexts": form?["contexts"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1",
+            "deviceCode": form?["deviceCode"] == "1",
             "problems": problems, "hasProblems": !problems.isEmpty, "impactProblems": impactProblems, "hasImpactProblems": !impactProblems.isEmpty,
             // A draft is never enforced here: it starts enabled, so that its impact shows.
             "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"]?.replacingOccurrences(of: "enabledForReportingButNotEnforced", with: "enabled")
@@ -430,11 +435,18 @@ struct ConsolePages: Sendable {
             case "notCompliant": .notCompliant
             default: .none
             }
-        let signIn = WhatIfSignIn(
+        var signIn = WhatIfSignIn(
             userId: field("user"), clientAppId: fields["app"] ?? "", resourceAppId: fields["resource"] ?? "", platform: field("platform"),
             ipAddress: field("ip"),
             capabilities: fields["protapp"] == "1" ? [ClientCapability.protApp] : [], appProtection: protection, mfa: fields["mfa"] == "1",
             transferMethod: fields["deviceCode"] == "1" ? .deviceCodeFlow : nil)
+        // "c1 c2" or "c1, c2": what the `acrs` claims request would ask for (checked like the API's member).
+        let contexts = (field("contexts") ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map { $0.lowercased() }
+        if let bad = contexts.first(where: { !AuthenticationContextClassReference.isValidId($0) }) {
+            return try await whatIf(
+                request, context, admin, form: fields, problems: [["pointer": "contexts", "message": "'\(bad)' is not an authentication context (c1 to c99)."]])
+        }
+        signIn.authenticationContexts = AuthenticationContextClassReference.sorted(contexts)
         let answer: AdminRoutes.WhatIfResponse
         switch try await attempt({ try console.admin.whatIf(signIn, drafts: nil, tenant: admin.tenant, correlationId: context.correlationId) }) {
         case .failure(let refusal):
@@ -447,6 +459,7 @@ struct ConsolePages: Sendable {
         let result: [String: Any] = [
             "status": status, "statusLabel": status == "failure" ? "Refused" : "Allowed", "error": answer.error ?? "",
             "suberror": answer.suberror ?? "", "errorCode": record.errorCode.map { "\($0)" } ?? "", "policies": Self.policyResults(record),
+            "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail))" }.joined(separator: ", "),
         ]
         return try await whatIf(request, context, admin, form: fields, result: result)
     }
@@ -758,6 +771,9 @@ struct ConsolePages: Sendable {
                 "authentication-strengths", "Authentication strengths", documents.authenticationStrengths, detailTitle: "Allowed combinations",
                 name: { $0.policyType == .builtIn ? "\($0.displayName) (built-in)" : $0.displayName },
                 detail: { $0.allowedCombinations.map(\.rawValue).joined(separator: "; ") }),
+            try await section(
+                "authentication-contexts", "Authentication contexts", documents.authenticationContexts, detailTitle: "Available to apps",
+                name: { "\($0.id): \($0.displayName)" }, detail: { $0.isAvailable ? "yes" : "no (policies only)" }),
         ]
         return console.page(
             "directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
@@ -875,6 +891,15 @@ enum ConsoleDocumentTemplates {
           "isTrusted": false
         }
         """
+    static let authenticationContext = """
+        {
+          "id": "c1",
+          "displayName": "Sensitive actions",
+          "description": "Asked for by resources before a sensitive action (step-up)",
+          "isAvailable": true
+        }
+        """
+
     static let authenticationStrength = """
         {
           "displayName": "Passkey or temporary access pass",

@@ -139,6 +139,7 @@ enum ConsoleTemplates {
         <div><label for="resource">Resource</label><select id="resource" name="resource">{{#resources}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/resources}}</select></div>
         <div><label for="platform">Platform</label><select id="platform" name="platform"><option value="">(unknown)</option>{{#platforms}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/platforms}}</select></div>
         <div><label for="ip">IP address</label><input id="ip" name="ip" type="text" value="{{ip}}" placeholder="203.0.113.7" spellcheck="false"></div>
+        <div><label for="contexts">Authentication contexts</label><input id="contexts" name="contexts" type="text" value="{{contexts}}" placeholder="c1" spellcheck="false"></div>
         <div><label for="protection">App protection</label><select id="protection" name="protection">{{#protections}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/protections}}</select></div>
         <fieldset><legend>Client</legend>
         <label class="check"><input type="checkbox" name="protapp" value="1"{{#protapp}} checked{{/protapp}}> declares <span class="mono">protapp</span></label>
@@ -150,6 +151,7 @@ enum ConsoleTemplates {
         {{#hasProblems}}<div class="alert" role="alert"><ul>{{#problems}}<li><code class="pointer">{{pointer}}</code> {{message}}</li>{{/problems}}</ul></div>{{/hasProblems}}
         {{#result}}<div class="result" id="decision">
         <p class="decision decision-{{status}}"><strong>{{statusLabel}}</strong>{{#error}} — <span class="mono">{{error}}</span>{{/error}}{{#suberror}} <span class="mono">{{suberror}}</span>{{/suberror}}{{#errorCode}} (AADSTS{{errorCode}}){{/errorCode}}</p>
+        {{#contexts}}<p>Authentication contexts: <span class="mono">{{contexts}}</span></p>{{/contexts}}
         <div class="scroll"><table>
         <thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
         <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result"><span class="result-{{result}}">{{result}}</span></td><td data-label="Why">{{why}}</td></tr>{{/policies}}

@@ -101,6 +101,7 @@ struct TokenService: Sendable {
         var redeeming: RefreshTokenRecord?
         var authentication = AuthenticationContext.none
         var nonce: String?
+        var acrValues: [String] = []
         var authorizedClaims: ClaimsRequest?
         // The platform MSAL named on /authorize, when the token request names none.
         var authorizedPlatform: DevicePlatform?
@@ -149,6 +150,7 @@ struct TokenService: Sendable {
             scopeText = code.request.scope
             authentication = AuthenticationContext(methods: code.methods, time: code.authTime)
             nonce = code.request.nonce
+            acrValues = code.request.acrValues ?? []
             authorizedClaims = code.request.claims
             authorizedPlatform = code.request.platform
         case .deviceCode:
@@ -163,6 +165,9 @@ struct TokenService: Sendable {
         let scope = try ResourceAccess.authorize(try ScopeRequest.parse(scopeText, in: tenant), client: client.application, delegated: user != nil, in: tenant)
         var capabilitiesInForce = capabilities
         if form["claims"] == nil, let authorizedClaims { capabilitiesInForce = authorizedClaims }
+        // `acr_values` of the authorization request are contexts asked for too (PROTOCOL §13, RFC 9470).
+        if !acrValues.isEmpty { capabilitiesInForce = capabilitiesInForce.adding(authenticationContexts: acrValues) }
+        try snapshot.conditionalAccess.checkRequested(contexts: capabilitiesInForce.authenticationContexts, appOnly: user == nil)
         if grantType == .clientCredentials {
             guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
         }
@@ -179,10 +184,11 @@ struct TokenService: Sendable {
             signIn.appProtection = status.fact
             if signIn.platform == nil { signIn.platform = status.platform }
         }
-        let facts = GrantFacts(
+        var facts = GrantFacts(
             grantType: grantType, tenant: tenant, client: client.application, clientAuthenticated: client.usedSecret, user: user, scope: scope,
             scopeText: scopeText, capabilities: capabilitiesInForce, signIn: signIn, authentication: authentication, redeeming: redeeming,
             clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
+        facts.acrValues = acrValues
         return (facts, prepared)
     }
 

@@ -23,14 +23,30 @@ extension SignInRoutes {
         case .success(let found): parameters = found
         case .failure(let error): return errorPage(error, tenant: tenant, context)
         }
-        let authorization: AuthorizationRequest
+        var authorization: AuthorizationRequest
         switch AuthorizationRequest.parse(parameters, tenant: tenant.directory, baseURL: endpoints.baseURL) {
         case .success(let parsed): authorization = parsed
         case .failure(.page(let error)): return errorPage(error, tenant: tenant, context)
         case .failure(.redirect(let error, let uri, let state, let mode)):
             return deliver(uri, mode: mode, fields: errorFields(error, state: state, context), tenant: tenant, context)
         }
-        if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
+        // Authentication contexts (PROTOCOL §13): `acr_values` asks for the tenant's available ones (the rest are voluntary,
+        // ignored); the `claims` parameter's are essential, refused when the tenant does not offer them.
+        if let values = authorization.acrValues {
+            let offered = values.filter { tenant.conditionalAccess.offers(context: $0) }
+            authorization.acrValues = offered.isEmpty ? nil : offered
+            if !offered.isEmpty { authorization.claims = (authorization.claims ?? ClaimsRequest()).adding(authenticationContexts: offered) }
+        }
+        do {
+            try tenant.conditionalAccess.checkRequested(contexts: authorization.claims?.authenticationContexts ?? [], appOnly: false)
+        } catch {
+            return deliver(
+                authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context), tenant: tenant,
+                context)
+        }
+        if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant),
+            !authorization.exceedsMaximumAge(authTime: session.record.authTime, now: clock.now())
+        {
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(
@@ -150,7 +166,9 @@ extension SignInRoutes {
             }
             switch form["account"] {
             case "session":
-                guard let session = try await currentSession(request, tenant: tenant) else { break }
+                guard let session = try await currentSession(request, tenant: tenant),
+                    !authorization.exceedsMaximumAge(authTime: session.record.authTime, now: clock.now())
+                else { break }
                 try await store.touchSession(idHash: session.record.idHash, at: clock.now())
                 return try await complete(
                     authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,

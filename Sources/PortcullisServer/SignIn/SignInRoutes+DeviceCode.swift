@@ -38,6 +38,7 @@ extension SignInRoutes {
         let scope = try form.required("scope")
         _ = try ResourceAccess.authorize(try ScopeRequest.parse(scope, in: tenant.directory), client: client.application, delegated: true, in: tenant.directory)
         let claims = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) }
+        try tenant.conditionalAccess.checkRequested(contexts: claims?.authenticationContexts ?? [], appOnly: false)
         let now = clock.now()
         let deviceCode = CredentialHasher.randomToken()
         var userCode = Self.newUserCode()
