@@ -43,6 +43,7 @@ extension AccessTokenClaims {
         writer.string("xms_mam_enrollment", xmsMamEnrollment)
         writer.strings("amr", amr)
         writer.integer("auth_time", authTime)
+        writer.strings("acrs", acrs)
         return writer.finish()
     }
 }
