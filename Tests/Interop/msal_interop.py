@@ -40,6 +40,9 @@ Tests
   (i) Sign-in frequency (PROTOCOL §13) under a moved clock (scripts/msal-interop preloads Tests/Interop/clockshift.c
       into the server): MSAL's silent refresh within the hour works; an hour later it gets 70043 bad_token and
       acquire_token_silent returns nothing.
+  (j) Step-up (PROTOCOL §13): authentication context c1 needs mfa for Carol; the test, as the resource, challenges a
+      token without acrs; acquire_token_silent(claims_challenge=…) answers 50076; the interactive flow with the claims
+      asks for the factor (registered with pyotp); the token has acrs ["c1"], and a silent refresh keeps it unasked.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -767,6 +770,81 @@ def test_strength(msal, authority, issuer, session, cafile, base):
         print(f"PASS {what}: amr={access.get('amr')}; acquire_token_silent(force_refresh=True) meets the strength with no page")
 
 
+def resource_challenge(base, claims_request):
+    """What a resource server answers a token without the context it needs (PROTOCOL §14.3, as Entra's resources do)."""
+    encoded = base64.b64encode(json.dumps(claims_request).encode()).decode()
+    return (f'Bearer realm="", authorization_uri="{base}/{TENANT_ID}/oauth2/v2.0/authorize", '
+            f'error="insufficient_claims", claims="{encoded}"')
+
+
+def claims_from_challenge(header):
+    """The app's side: the claims of a WWW-Authenticate challenge, decoded, as MSAL's docs tell apps to do."""
+    found = re.search(r'claims="([^"]+)"', header)
+    check(found and 'error="insufficient_claims"' in header, "the challenge names insufficient_claims and carries claims", header)
+    return base64.b64decode(found.group(1)).decode()
+
+
+def test_step_up(msal, authority, issuer, session, cafile, base):
+    """(j) PROTOCOL §13 step-up with MSAL's own calls: authentication context c1 needs mfa for Carol. A password token has
+    no acrs; the test, as the resource, challenges with acrs c1; acquire_token_silent(claims_challenge=…) cannot meet it
+    (50076: go interactive); the interactive flow with the claims asks for the factor c1's policy needs (Carol registers
+    one with pyotp); the new token carries acrs ["c1"], and a later silent refresh keeps it without being asked."""
+    import pyotp
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    what = "(j) step-up: admin"
+    admin = admin_headers(msal, authority, session, what)
+    context = session.put(f"{base}/admin/v1/authentication-context-class-references/c1", headers={**admin, "If-None-Match": "*"}, timeout=30,
+                          json={"displayName": "Sensitive actions", "description": "Payroll changes", "isAvailable": True})
+    check(context.status_code == 201, f"{what}: the context c1", [context.status_code, context.text[:800]])
+    policy = {
+        "id": "b2000000-0000-4000-8000-0000000000a4", "displayName": "Step-up: mfa for c1 (Carol)", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [CAROL_OID]},
+                       "applications": {"includeApplications": [], "includeAuthenticationContextClassReferences": ["c1"]},
+                       "clientAppTypes": ["all"]},
+        "grantControls": {"operator": "OR", "builtInControls": ["mfa"]}}
+    try:
+        with temporary_policy(session, base, admin, policy, what):
+            app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session,
+                                               client_capabilities=["cp1"])
+            what = "(j) step-up: a token without acrs"
+            first = app.acquire_token_by_username_password(CAROL, CAROL_PASSWORD, scopes=scopes)
+            expect_token(first, what)
+            check("acrs" not in jwt_claims(first["access_token"]), f"{what}: no acrs", jwt_claims(first["access_token"]))
+
+            what = "(j) step-up: the resource's challenge, silently"
+            challenge = resource_challenge(base, {"access_token": {"acrs": {"essential": True, "value": "c1"}}})
+            claims = claims_from_challenge(challenge)
+            account = app.get_accounts(username=CAROL)[0]
+            silent = app.acquire_token_silent_with_error(scopes, account=account, claims_challenge=claims)
+            check(silent and silent.get("error") == "invalid_grant" and 50076 in (silent.get("error_codes") or []),
+                  f"{what}: 50076 (the factor is missing; go interactive)", silent)
+            print(f"PASS {what}: acquire_token_silent(claims_challenge=…) → {silent.get('error')} {silent.get('error_codes')}")
+
+            what = "(j) step-up: interactively"
+            flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=CAROL, claims_challenge=claims)
+            check("claims=" in flow["auth_uri"], f"{what}: MSAL puts the claims on /authorize", flow["auth_uri"])
+            browser = Browser(cafile, base)
+            page = browser.submit(browser.get(flow["auth_uri"]), {"username": CAROL, "password": CAROL_PASSWORD}, what)
+            secret = shown_secret(page)
+            check(page.status_code == 200 and secret, f"{what}: the page asks for the factor c1 needs (registration)", [page.status_code, page.text[:1500]])
+            done = browser.submit(page, {"otp": pyotp.TOTP(secret).now()}, what + " (the code)")
+            result = app.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))  # MSAL keeps the claims in the flow
+            expect_token(result, what)
+            access = jwt_claims(result["access_token"])
+            check(access.get("acrs") == ["c1"] and access.get("amr") == ["pwd", "mfa"], f"{what}: acrs c1, amr pwd+mfa", access)
+            print(f"PASS {what}: the page asked for the factor; the new token has acrs={access.get('acrs')} amr={access.get('amr')}")
+
+            what = "(j) step-up: kept unasked"
+            account = app.get_accounts(username=CAROL)[0]
+            later = app.acquire_token_silent(scopes, account=account, force_refresh=True)
+            check(later is not None, f"{what}: no refresh token")
+            expect_token(later, what)
+            check(jwt_claims(later["access_token"]).get("acrs") == ["c1"], f"{what}: acrs without asking", jwt_claims(later["access_token"]))
+            print(f"PASS {what}: acquire_token_silent(force_refresh=True), no claims → acrs={jwt_claims(later['access_token']).get('acrs')}")
+    finally:
+        session.delete(f"{base}/admin/v1/authentication-context-class-references/c1", headers={**admin, "If-Match": "*"}, timeout=30)
+
+
 @contextlib.contextmanager
 def shifted_clock(offset_file):
     """Puts the server's clock back (offset 0) after the test, whatever happens."""
@@ -834,7 +912,7 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength)
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up)
     timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
     if not timed:
         print("msal_interop: no --clock-offset-file: (i) sign-in frequency under a moved clock is not run")
