@@ -110,7 +110,19 @@ struct TokenCommand: AsyncParsableCommand {
     @Flag(name: .customLong("device-code"), help: "Sign in with the device code flow: a code to enter at /devicelogin on any device.")
     var deviceCode = false
 
+    @Option(
+        name: .customLong("claims-challenge"),
+        help: ArgumentHelp(
+            "A resource's claims challenge: its WWW-Authenticate value (Bearer …, error=\"insufficient_claims\", claims=\"…\") or the claims JSON.",
+            discussion:
+                "With a cached account the token is asked for silently with these claims and, when that needs the user (step-up), in the browser as with --interactive."
+        ))
+    var claimsChallenge: String?
+
     func validate() throws {
+        if let claimsChallenge, Self.challenge(claimsChallenge) == nil {
+            throw ValidationError("--claims-challenge is neither a WWW-Authenticate claims challenge (error=\"insufficient_claims\", claims=\"…\") nor a claims JSON object")
+        }
         if interactive && deviceCode { throw ValidationError("--interactive and --device-code are two ways to sign in; choose one") }
         if (interactive || deviceCode) && password != nil {
             throw ValidationError("--password is for the password grant; the interactive flows ask on the page")
@@ -125,29 +137,43 @@ struct TokenCommand: AsyncParsableCommand {
         do {
             let result: AuthenticationResult
             let mode: RemediationMode = remediate ? .automatic : .none
+            let challenge = claimsChallenge.flatMap(Self.challenge)
+            let presenter = LoopbackPresenter(port: redirectPort) { url in
+                FileHandle.standardError.write(Data("Sign in in your browser:\n  \(url.absoluteString)\n".utf8))
+                BrowserOpener.open(url)
+            }
             if interactive {
-                let presenter = LoopbackPresenter(port: redirectPort) { url in
-                    FileHandle.standardError.write(Data("Sign in in your browser:\n  \(url.absoluteString)\n".utf8))
-                    BrowserOpener.open(url)
-                }
-                result = try await app.acquireTokenInteractive(scopes: scope, presenter: presenter, loginHint: username, remediation: mode)
+                result = try await app.acquireTokenInteractive(
+                    scopes: scope, presenter: presenter, loginHint: username, claimsChallenge: challenge?.claims, remediation: mode)
             } else if deviceCode {
-                result = try await app.acquireTokenByDeviceCode(scopes: scope, remediation: mode) { info in
+                result = try await app.acquireTokenByDeviceCode(scopes: scope, claimsChallenge: challenge?.claims, remediation: mode) { info in
                     FileHandle.standardError.write(Data((info.message + "\n").utf8))
                 }
             } else if let username, let password {
-                result = try await app.acquireToken(username: username, password: password, scopes: scope, remediation: mode)
+                result = try await app.acquireToken(username: username, password: password, scopes: scope, claimsChallenge: challenge?.claims, remediation: mode)
             } else {
                 guard let account = try await app.accounts().first(where: { username == nil || $0.matches(identity: username!) }) else {
                     throw ValidationError("no cached account\(username.map { " for \($0)" } ?? ""); pass --username and --password")
                 }
-                result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: mode)
+                if let challenge {
+                    // Step-up: silently if this authentication meets it, else in the browser with the same claims.
+                    result = try await app.acquireToken(for: challenge, account: account, scopes: scope, presenter: presenter, remediation: mode)
+                } else {
+                    result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: mode)
+                }
             }
             printJSON(["claims": result.claims, "expires_on": result.expiresOn.formatted(.iso8601), "scope": result.scopes])
         } catch let error as PortcullisClientError {
             printJSON(["refused": describe(error)])
             throw ExitCode(1)
         }
+    }
+}
+
+extension TokenCommand {
+    /// `--claims-challenge`: a WWW-Authenticate value, else claims JSON.
+    static func challenge(_ text: String) -> ClaimsChallenge? {
+        ClaimsChallenge(wwwAuthenticate: text) ?? ClaimsChallenge(claims: text)
     }
 }
 

@@ -22,6 +22,27 @@ struct ClientTests {
         #expect(throws: PortcullisClientError.self) { try ClaimsParameter.build(capabilities: ["protapp"], challenge: "[1]") }
     }
 
+    @Test("a resource's claims challenge is read from WWW-Authenticate (standard or URL-safe base64, escapes); anything else is not one")
+    func claimsChallenge() throws {
+        let claims = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
+        let standard = Data(claims.utf8).base64EncodedString()
+        let header = #"Bearer realm="", authorization_uri="https://login.example/t/oauth2/v2.0/authorize", error="insufficient_claims", claims="\#(standard)""#
+        let read = try #require(ClaimsChallenge(wwwAuthenticate: header))
+        #expect(read.claims == claims && read.authenticationContexts == ["c1"])
+        let urlSafe = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer error=insufficient_claims, claims="\#(urlSafe)""#)?.claims == claims)
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer realm="a \"quoted\", realm", error="insufficient_claims",claims="\#(standard)""#) != nil)
+        let values = try #require(ClaimsChallenge(claims: #"{"access_token":{"acrs":{"values":["c2","c10"]}}}"#))
+        #expect(values.authenticationContexts == ["c2", "c10"])
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer error="invalid_token", claims="\#(standard)""#) == nil)
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer error="insufficient_claims""#) == nil)
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer error="insufficient_claims", claims="not base64!""#) == nil)
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer error="insufficient_claims", claims="\#(Data("[1]".utf8).base64EncodedString())""#) == nil)
+        #expect(ClaimsChallenge(wwwAuthenticate: #"Bearer error="insufficient_claims", claims="unterminated"#) == nil)
+        #expect(ClaimsChallenge(wwwAuthenticate: "Bearer " + String(repeating: "a", count: 20_000)) == nil)
+        #expect(ClaimsChallenge(claims: "not json") == nil)
+    }
+
     @Test("the protection refusal is recognised case-insensitively; the account comes from client_info and adi")
     func classification() {
         let info = ClientInfo(uid: "OID-1", utid: "TID-1").encoded

@@ -195,6 +195,51 @@ struct InteractiveClientTests {
         }
     }
 
+    @Test(
+        "step-up: a resource's claims challenge (acrs c1) — acquireToken(for:) tries silently, then signs in with the factor c1 needs; the token carries acrs"
+    )
+    func stepUp() async throws {
+        try await withTestEnvironment(baseURL: "http://localhost:0") { env in
+            try await withLiveServer(env) { authority in
+                let admin = try await Client.admin(authority)
+                let (contextStatus, _) = try await admin.send(
+                    "POST", "authentication-context-class-references", json: ["displayName": "Sensitive", "isAvailable": true])
+                #expect(contextStatus == 201)
+                let (policyStatus, policyBody) = try await admin.send(
+                    "POST", "conditional-access/policies",
+                    json: [
+                        "displayName": "mfa for c1", "state": "enabled",
+                        "conditions": [
+                            "users": ["includeUsers": [Fixtures.bob.id]],
+                            "applications": ["includeApplications": [], "includeAuthenticationContextClassReferences": ["c1"]],
+                        ],
+                        "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+                    ])
+                #expect(policyStatus == 201, "\(policyBody)")
+                let app = Client.app(authority)
+                let first = try await app.acquireToken(username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope])
+                #expect(first.claims["acrs"] == nil)
+                let claims = Data(#"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#.utf8).base64EncodedString()
+                let challenge = try #require(
+                    ClaimsChallenge(
+                        wwwAuthenticate:
+                            #"Bearer realm="", authorization_uri="\#(authority)/oauth2/v2.0/authorize", error="insufficient_claims", claims="\#(claims)""#))
+                let browser = CurlBrowser()
+                let pages = Mutex(0)
+                let presenter = LoopbackPresenter { url in
+                    pages.withLock { $0 += 1 }
+                    _ = try? await browser.signIn(url, as: Fixtures.bob)
+                }
+                let stepped = try await app.acquireToken(for: challenge, account: try #require(first.account), scopes: [Client.mailScope], presenter: presenter)
+                #expect(stepped.claims["acrs"] as? [String] == ["c1"] && stepped.claims["amr"] as? [String] == ["pwd", "mfa"], "\(stepped.claims)")
+                #expect(pages.withLock { $0 } == 1 && browser.factorSecret.withLock { $0 } != nil, "one page, where the factor was registered")
+                // Met now: the same challenge is answered silently.
+                let again = try await app.acquireToken(for: challenge, account: try #require(stepped.account), scopes: [Client.mailScope], presenter: presenter)
+                #expect(again.claims["acrs"] as? [String] == ["c1"] && pages.withLock { $0 } == 1)
+            }
+        }
+    }
+
     @Test("acquireTokenByDeviceCode: the code shown, the user approves on /devicelogin, polling ends with tokens")
     func deviceCode() async throws {
         try await withTestEnvironment(baseURL: "http://localhost:0", configure: { $0.signIn.deviceCodeInterval = 1 }) { env in

@@ -47,6 +47,21 @@ extension PublicClientApplication {
         }
     }
 
+    /// Answers a resource's claims challenge (PROTOCOL §13: step-up by authentication context; §14: a revocation's `nbf`):
+    /// first silently, with the challenge's claims on the refresh; when that needs the user (the factor the context's
+    /// policy demands, a new sign-in), interactively with the same claims, the account's name as the login hint.
+    public func acquireToken(
+        for challenge: ClaimsChallenge, account: Account, scopes: [String], presenter: any AuthorizationPresenter,
+        remediation: RemediationMode = .none
+    ) async throws -> AuthenticationResult {
+        do {
+            return try await acquireTokenSilent(account: account, scopes: scopes, claimsChallenge: challenge.claims, remediation: remediation)
+        } catch let error as PortcullisClientError where error.kind == .interactionRequired {
+            return try await acquireTokenInteractive(
+                scopes: scopes, presenter: presenter, prompt: nil, loginHint: account.username, claimsChallenge: challenge.claims, remediation: remediation)
+        }
+    }
+
     /// The device code flow (RFC 8628): `onCode` shows the code to the user; polling follows the server's
     /// interval (slower after `slow_down`) until the user approves, denies, or the code expires. With
     /// `remediation: .automatic`, an app-protection refusal asks for one more code (for the compliance
