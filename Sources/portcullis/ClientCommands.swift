@@ -121,7 +121,8 @@ struct TokenCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let claimsChallenge, Self.challenge(claimsChallenge) == nil {
-            throw ValidationError("--claims-challenge is neither a WWW-Authenticate claims challenge (error=\"insufficient_claims\", claims=\"…\") nor a claims JSON object")
+            throw ValidationError(
+                "--claims-challenge is neither a WWW-Authenticate claims challenge (error=\"insufficient_claims\", claims=\"…\") nor a claims JSON object")
         }
         if interactive && deviceCode { throw ValidationError("--interactive and --device-code are two ways to sign in; choose one") }
         if (interactive || deviceCode) && password != nil {
@@ -150,7 +151,8 @@ struct TokenCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data((info.message + "\n").utf8))
                 }
             } else if let username, let password {
-                result = try await app.acquireToken(username: username, password: password, scopes: scope, claimsChallenge: challenge?.claims, remediation: mode)
+                result = try await app.acquireToken(
+                    username: username, password: password, scopes: scope, claimsChallenge: challenge?.claims, remediation: mode)
             } else {
                 guard let account = try await app.accounts().first(where: { username == nil || $0.matches(identity: username!) }) else {
                     throw ValidationError("no cached account\(username.map { " for \($0)" } ?? ""); pass --username and --password")
