@@ -199,6 +199,36 @@ def what_if(run):
     print(f"PASS what if: {decision.splitlines()[0]}")
 
 
+def step_up(run):
+    """PROTOCOL §13 in the console: an authentication context created from the directory's template, listed there, and
+    what-if asked about a sign-in that asks for it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    driver = run.driver
+    go(run, "/admin/new/authentication-contexts", "console-new-context")
+    check('"c1"' in driver.find_element(By.ID, "document").get_attribute("value"), "the template is a context c1")
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    go(run, "/admin/directory", "console-directory-contexts")
+    check("c1: Sensitive actions" in driver.page_source, "the directory lists the context", driver.page_source[-3000:])
+    go(run, "/admin/what-if", "console-what-if")
+    Select(driver.find_element(By.ID, "user")).select_by_value(ALICE)
+    Select(driver.find_element(By.ID, "app")).select_by_value(MAIL_CLIENT)
+    Select(driver.find_element(By.ID, "resource")).select_by_value("api://contoso-mail")
+    driver.find_element(By.ID, "contexts").send_keys("c1")
+    driver.find_element(By.CSS_SELECTOR, "#main form.grid-form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "decision"))
+    decision = driver.find_element(By.ID, "decision").text
+    check("c1 (required)" in decision, "what-if shows the context asked for", decision)
+    run.shoot("console-what-if-context")
+    driver.find_element(By.ID, "contexts").clear()
+    driver.find_element(By.ID, "contexts").send_keys("high")
+    driver.find_element(By.CSS_SELECTOR, "#main form.grid-form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: "is not an authentication context" in d.page_source)
+    run.shoot("console-what-if-context-error")
+    print("PASS step-up: a context from the directory's template; what-if with acrs c1 (and a bad one explained)")
+
+
 def sign_ins(run, correlation):
     from selenium.webdriver.common.by import By
     driver = run.driver
@@ -311,6 +341,7 @@ def main():
         check(answered == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)
         refresh_token = tokens["refresh_token"]
         what_if(run)
+        step_up(run)
         sign_ins(run, correlation)
         enrollments(run, refresh_token)
         the_rest(run)

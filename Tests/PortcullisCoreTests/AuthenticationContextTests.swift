@@ -186,6 +186,12 @@ struct AuthenticationContextTests {
         let policy = try ConditionalAccessPolicy.parse(
             CA.json(base(["includeAuthenticationContextClassReferences": ["C1"]])), directory: CA.directory, contexts: Self.contexts, generatedId: "x")
         #expect(policy.refers(toContext: "c1") && !policy.refers(toContext: "c2"))
+        // The lock-out guard leaves context policies alone: only sign-ins that ask for the context meet them (on the page).
+        let none = ConditionalAccessPolicy.RegisteredMethods(anyFactor: [], passkey: [])
+        #expect(policy.factorLockoutWarning(directory: CA.directory, registered: none) == nil)
+        let everyone = try ConditionalAccessPolicy.parse(
+            CA.json(base(["includeApplications": ["All"]])), directory: CA.directory, generatedId: "x")
+        #expect(everyone.factorLockoutWarning(directory: CA.directory, registered: none) != nil, "the same controls for applications do warn")
         // Stored and read back unchanged.
         #expect(try JSONDecoder().decode(ConditionalAccessPolicy.self, from: JSONEncoder().encode(policy)) == policy)
     }

@@ -421,7 +421,10 @@ extension ConditionalAccessPolicy {
         let all = grant.controls
         let factorControls = all.filter { $0 == .mfa || $0 == .authenticationStrength }
         let factorOnly = !factorControls.isEmpty && (grant.operator == .and || factorControls.count == all.count)
-        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(.all)
+        // A policy for authentication contexts touches only the sign-ins that ask for one, on the page where a factor
+        // can be registered: it locks nobody out of anything else.
+        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(.all),
+            policy.conditions.applications.includeAuthenticationContextClassReferences == nil
         else { return nil }
         // A strength that a password and code cannot meet needs a passkey (temporary passes are not a way to live).
         let passkeyOnly = strength.map { !$0.allowedCombinations.contains(.passwordSoftwareOath) } ?? false
