@@ -24,14 +24,17 @@ public struct ServerDependencies: Sendable {
     public var logger: Logger
     /// The tenants' issuing CAs (device identities), in `Keys/ca/`.
     public var issuingAuthority: IssuingAuthority
+    /// The IP-to-country table for country named locations (PROTOCOL §13).
+    public var countries: CountryTableSource
 
     /// `keysDirectory` holds the issuing CAs; without one (tests), a directory of this process under the
     /// temporary directory, shared by every server the process runs (as nodes share `Keys/`).
     public init(
         configuration: ServerConfiguration, store: any PortcullisStore, signers: TenantKeyRings, credentials: CredentialHasher,
         passwords: PasswordHasher, clock: any WallClock = SystemWallClock(), metrics: ServerMetrics = ServerMetrics(), logger: Logger,
-        keysDirectory: URL? = nil
+        keysDirectory: URL? = nil, countries: CountryTableSource? = nil
     ) {
+        self.countries = countries ?? .none(logger: logger)
         self.configuration = configuration
         self.store = store
         self.signers = signers
@@ -131,7 +134,8 @@ public struct PortcullisServer: Sendable {
             store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, temporaryAccessPasses: passes, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
-            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, clock: deps.clock, logger: deps.logger)
+            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries, clock: deps.clock,
+            logger: deps.logger)
         let oauth = OAuthRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics)
@@ -139,15 +143,15 @@ public struct PortcullisServer: Sendable {
         let sealer = PageSealer(credentials: deps.credentials)
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
-            passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(), clock: deps.clock,
-            logger: deps.logger
+            passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
+            countries: deps.countries, clock: deps.clock, logger: deps.logger
         ).register(on: router)
         let documents = AdminDocuments(
             store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance,
             logger: deps.logger)
         let admin = AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns,
-            clock: deps.clock,
+            countries: deps.countries, clock: deps.clock,
             compliance: ComplianceAdminRoutes(
                 store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, box: SecretMaterialBox(credentials: deps.credentials),
                 clock: deps.clock, documents: documents),
@@ -171,7 +175,7 @@ public struct PortcullisServer: Sendable {
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [signIns, dispatcher, sweeper, tenants] }
+    public func services() -> [any Service] { [signIns, dispatcher, sweeper, tenants, dependencies.countries] }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

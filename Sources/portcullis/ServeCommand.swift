@@ -87,9 +87,17 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 try await store.migrate()
                 let passwords = try await PasswordHasher(cost: settings.bcryptCost, queueLimit: settings.passwordQueueLimit)
+                let countries: CountryTableSource
+                do {
+                    countries = try CountryTableSource(
+                        path: settings.countryTable, interval: .seconds(settings.countryTableReloadSeconds), logger: logger)
+                } catch let error as CountryTableError {
+                    throw ValidationError("the country table (network.countryTable) cannot be read:\n\(error.description)")
+                }
                 let dependencies = ServerDependencies(
                     configuration: configuration, store: store, signers: signers, credentials: credentials,
-                    passwords: passwords, clock: clock, logger: logger, keysDirectory: URL(fileURLWithPath: settings.keysDirectory))
+                    passwords: passwords, clock: clock, logger: logger, keysDirectory: URL(fileURLWithPath: settings.keysDirectory),
+                    countries: countries)
                 let loopback = CallbackURI.isLoopback(host: settings.host)
                 if settings.demo && !loopback {
                     logger.warning(

@@ -49,6 +49,9 @@ struct Settings {
     var demo = false
     /// Sessions, codes and device codes (PROTOCOL §9).
     var interactive = SignInSettings()
+    /// The IP-to-country table (PROTOCOL §13) and how often it is looked at for changes.
+    var countryTable: String?
+    var countryTableReloadSeconds = 10
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -65,8 +68,13 @@ struct Settings {
         reader.rejectUnknownMembers(allowed: [
             "$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
             "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes",
+            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network",
         ])
+        if let network = reader.object("network") {
+            network.rejectUnknownMembers(allowed: ["countryTable", "countryTableReloadSeconds"])
+            countryTable = network.string("countryTable") ?? countryTable
+            countryTableReloadSeconds = network.integer("countryTableReloadSeconds", in: 1...86400) ?? countryTableReloadSeconds
+        }
         maximumBodyBytes = reader.integer("maximumBodyBytes", in: 1024...(16 * 1024 * 1024)) ?? maximumBodyBytes
         shutdownDrainMilliseconds = reader.integer("shutdownDrainMilliseconds", in: 0...60000) ?? shutdownDrainMilliseconds
         shutdownGraceSeconds = reader.integer("shutdownGraceSeconds", in: 1...600) ?? shutdownGraceSeconds
@@ -226,6 +234,7 @@ struct Settings {
             accessTokenType = type
         }
         if let v = value("LOG_LEVEL") { logLevel = v }
+        if let v = value("COUNTRY_TABLE") { countryTable = v }
         if let v = value("BCRYPT_COST") {
             guard let cost = UInt8(v), (4...31).contains(cost) else { throw Problem(description: "PORTCULLIS_BCRYPT_COST must be 4…31") }
             bcryptCost = cost

@@ -372,7 +372,15 @@ public struct DirectoryDocument: Sendable {
     /// Validates a named location document (shared with the admin API).
     public static func parseNamedLocation(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> NamedLocation? {
         guard let item = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
-        item.rejectUnknownMembers(allowed: ["id", "displayName", "ipRanges", "isTrusted"])
+        item.rejectUnknownMembers(allowed: [
+            "id", "displayName", "ipRanges", "isTrusted", "@odata.type", "countriesAndRegions", "includeUnknownCountriesAndRegions", "countryLookupMethod",
+            "createdDateTime", "modifiedDateTime",
+        ])
+        let countryType = "#microsoft.graph.countryNamedLocation"
+        let type = item.enumeration("@odata.type", allowed: [countryType, "#microsoft.graph.ipNamedLocation"])
+        if type == countryType || item.has("countriesAndRegions") {
+            return parseCountryLocation(item, problems: problems)
+        }
         let id = guid(item, "id")
         let name = item.string("displayName", required: true)
         var ranges: [String] = []
@@ -386,6 +394,38 @@ public struct DirectoryDocument: Sendable {
         let trusted = item.bool("isTrusted") ?? false
         guard let id, let name else { return nil }
         return NamedLocation(id: id, displayName: name, ipRanges: ranges, isTrusted: trusted)
+    }
+
+    /// Graph's `countryNamedLocation`: `countriesAndRegions` (ISO 3166-1 alpha-2), `includeUnknownCountriesAndRegions`,
+    /// `countryLookupMethod` `clientIpAddress` (the GPS of an authenticator app is not something this server has).
+    static func parseCountryLocation(_ item: JSONObjectReader, problems: ProblemCollector) -> NamedLocation? {
+        let id = guid(item, "id")
+        let name = item.string("displayName", required: true)
+        var countries: [String] = []
+        let given = item.strings("countriesAndRegions", required: true)
+        for (code, pointer) in given ?? [] {
+            let upper = code.uppercased()
+            if upper.count == 2, upper.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) {
+                if !countries.contains(upper) { countries.append(upper) }
+            } else {
+                problems.add(pointer, "'\(code)' is not an ISO 3166-1 alpha-2 code such as NZ or DE.")
+            }
+        }
+        let unknown = item.bool("includeUnknownCountriesAndRegions") ?? false
+        if given?.isEmpty == true && !unknown {
+            problems.add(item.path("countriesAndRegions"), "name at least one country or region (or include unknown ones).")
+        }
+        if countries.count > 250 { problems.add(item.path("countriesAndRegions"), "may name at most 250 countries and regions.") }
+        if let method = item.string("countryLookupMethod"), method != "clientIpAddress" {
+            problems.add(item.path("countryLookupMethod"), "only clientIpAddress is supported (the authenticator app's GPS is not known here).")
+        }
+        if let ranges = item.array("ipRanges"), !ranges.isEmpty { problems.add(item.path("ipRanges"), "a country location has no IP ranges.") }
+        if item.bool("isTrusted") == true { problems.add(item.path("isTrusted"), "a country location cannot be trusted (as in Entra).") }
+        guard let id, let name else { return nil }
+        var location = NamedLocation(id: id, displayName: name, ipRanges: [], isTrusted: false)
+        location.countriesAndRegions = countries
+        location.includeUnknownCountriesAndRegions = unknown
+        return location
     }
 }
 

@@ -285,6 +285,11 @@ public struct NamedLocation: Codable, Sendable, Equatable {
     public var displayName: String
     public var ipRanges: [String]
     public var isTrusted: Bool
+    /// A country location (Graph's `countryNamedLocation`, PROTOCOL §13): ISO 3166-1 alpha-2 codes, upper-case; `nil` for
+    /// an IP location. Looked up from the client's address in the operator's IP-to-country table.
+    public var countriesAndRegions: [String]?
+    /// Whether an address in no range of the table (or with no table) is in this location.
+    public var includeUnknownCountriesAndRegions: Bool?
 
     public init(id: String, displayName: String, ipRanges: [String], isTrusted: Bool) {
         self.id = id.lowercased()

@@ -6,9 +6,13 @@ public struct CompiledPolicySet: Sendable {
         var all = false
         var trusted = false
         var ranges: [IPRange] = []
+        /// Countries of country locations (PROTOCOL §13), and whether an unknown country is in.
+        var countries: Set<String> = []
+        var unknownCountries = false
 
-        func contains(_ ip: IPAddress?, trustedRanges: [IPRange]) -> Bool {
+        func contains(_ ip: IPAddress?, country: String?, trustedRanges: [IPRange]) -> Bool {
             if all { return true }
+            if let country { if countries.contains(country) { return true } } else if unknownCountries { return true }
             guard let ip else { return false }
             if trusted && trustedRanges.contains(where: { $0.contains(ip) }) { return true }
             return ranges.contains { $0.contains(ip) }
@@ -114,10 +118,14 @@ public struct CompiledPolicySet: Sendable {
         let strengthsById = Dictionary((AuthenticationStrengthPolicy.builtIns + strengths).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let sorted = policies.sorted { $0.id < $1.id }
         var rangesByLocation: [String: [IPRange]] = [:]
+        var countriesByLocation: [String: (countries: [String], unknown: Bool)] = [:]
         var trusted: [IPRange] = []
         for location in namedLocations {
             let ranges = location.ipRanges.compactMap(IPRange.init)
             rangesByLocation[location.id] = ranges
+            if let countries = location.countriesAndRegions {
+                countriesByLocation[location.id] = (countries, location.includeUnknownCountriesAndRegions ?? false)
+            }
             if location.isTrusted { trusted += ranges }
         }
         func locationSet(_ selection: Selection?) -> LocationSet {
@@ -125,7 +133,13 @@ public struct CompiledPolicySet: Sendable {
             guard let selection else { return set }
             set.all = selection.contains(.all)
             set.trusted = selection.contains(.allTrusted)
-            for id in selection.ids { set.ranges += rangesByLocation[id] ?? [] }
+            for id in selection.ids {
+                set.ranges += rangesByLocation[id] ?? []
+                if let countries = countriesByLocation[id] {
+                    set.countries.formUnion(countries.countries)
+                    set.unknownCountries = set.unknownCountries || countries.unknown
+                }
+            }
             return set
         }
         var symbols: [String: Int32] = [:]
@@ -474,8 +488,8 @@ public struct CompiledPolicySet: Sendable {
             if !included || excluded { failed.append(.devicePlatform) }
         }
         if let locations = entry.locations {
-            let included = locations.contains(facts.ipAddress, trustedRanges: trustedRanges)
-            let excluded = entry.excludedLocations.contains(facts.ipAddress, trustedRanges: trustedRanges)
+            let included = locations.contains(facts.ipAddress, country: facts.country, trustedRanges: trustedRanges)
+            let excluded = entry.excludedLocations.contains(facts.ipAddress, country: facts.country, trustedRanges: trustedRanges)
             if !included || excluded { failed.append(.location) }
         }
         return failed

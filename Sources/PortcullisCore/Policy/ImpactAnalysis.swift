@@ -87,6 +87,7 @@ public enum ImpactAnalysis {
             capabilities: record.capabilities, appProtection: protection, approvedClientApp: client?.approvedClientApp ?? false,
             authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
         if record.grantType == GrantType.deviceCode.rawValue { facts.transferMethod = .deviceCodeFlow }
+        facts.country = record.countryOrRegion
         facts.authenticationContexts = (record.authenticationContextClassReferences ?? []).filter { $0.detail == "required" }.map(\.id)
         return facts
     }

@@ -41,6 +41,9 @@ public struct SignInFacts: Sendable, Equatable {
     /// How the sign-in was transferred from another device, if it was (PROTOCOL §13): the device code flow's
     /// approval on `/devicelogin` and its grant.
     public var transferMethod: TransferMethod?
+    /// The country of `ipAddress` in the operator's IP-to-country table (PROTOCOL §13), `nil` when unknown (no address, no
+    /// table, or an address in no range).
+    public var country: String?
     /// The authentication contexts the sign-in asks for (PROTOCOL §13, `acrs`): the policies that target them apply too.
     public var authenticationContexts: [String] = []
     /// Whether the sign-in carried multi-factor authentication.

@@ -27,6 +27,8 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     /// Graph's `authenticationContextClassReferences` (PROTOCOL §13): the contexts asked for (`required`) and those met
     /// unasked (`previouslySatisfied`); absent when none.
     public var authenticationContextClassReferences: [ContextReference]?
+    /// The country of `ipAddress` in the IP-to-country table at the time (PROTOCOL §13), when known: what impact replays.
+    public var countryOrRegion: String?
 
     /// One entry of `authenticationContextClassReferences`.
     public struct ContextReference: Codable, Sendable, Equatable {

@@ -267,7 +267,7 @@ public enum GrantDecision {
     public static func signInRecord(
         _ facts: GrantFacts, decision: Decision, errorCode: Int?, id: String, correlationId: String, grantLabel: String? = nil
     ) -> SignInRecord {
-        SignInRecord(
+        var record = SignInRecord(
             id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: facts.tenant.tenant.id,
             userId: facts.user?.id, userPrincipalName: facts.user?.userPrincipalName, clientAppId: facts.client.appId,
             resourceAppId: facts.signIn.resourceAppId, resource: facts.scope.audience ?? facts.client.appId,
@@ -277,6 +277,8 @@ public enum GrantDecision {
             conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies, errorCode: errorCode,
             authenticationMethods: facts.user == nil ? nil : facts.authentication.methods,
             authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
+        record.countryOrRegion = facts.signIn.country
+        return record
     }
 }
 

@@ -16,6 +16,7 @@ struct AdminRoutes: Sendable {
     let tenants: TenantCache
     let signers: TenantKeyRings
     let recorder: SignInRecorder
+    let countries: CountryTableSource
     let clock: any WallClock
     let compliance: ComplianceAdminRoutes
     let directory: DirectoryRoutes
@@ -96,7 +97,9 @@ struct AdminRoutes: Sendable {
         _ signIn: WhatIfSignIn, drafts: [ConditionalAccessPolicy]?, tenant: TenantSnapshot, correlationId: String,
         problems: ProblemCollector = ProblemCollector()
     ) throws -> WhatIfResponse {
-        let facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
+        var facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
+        let country = countries.country(of: facts?.signIn.ipAddress)
+        facts?.signIn.country = country
         try problems.check()
         guard let facts else { throw ValidationError(problems: [ValidationProblem(pointer: "/signIn", message: "does not describe a sign-in.")]) }
         let policies = drafts.map(tenant.compile) ?? tenant.conditionalAccess

@@ -42,6 +42,7 @@ struct TokenService: Sendable {
     let compliance: any AppProtectionStatusProvider
     let recorder: SignInRecorder
     let passwords: PasswordVerifier
+    let countries: CountryTableSource
     let clock: any WallClock
     let logger: Logger
 
@@ -177,6 +178,7 @@ struct TokenService: Sendable {
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
         if grantType == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
+        signIn.country = countries.country(of: inputs.clientIP)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
             let status = try await compliance.appProtection(

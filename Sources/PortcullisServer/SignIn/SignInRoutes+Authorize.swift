@@ -304,9 +304,12 @@ extension SignInRoutes {
     ) -> SignInFacts {
         let directory = tenant.directory
         let resource = (try? ScopeRequest.parse(scope, in: directory))?.resource ?? client
-        return SignInFacts(
+        let address = clientIP(request, context)
+        var facts = SignInFacts(
             user: user, client: client, resource: resource, directory: directory, authentication: AuthenticationContext(methods: methods, time: nil),
-            platform: platform, ipAddress: clientIP(request, context), capabilities: claims ?? ClaimsRequest())
+            platform: platform, ipAddress: address, capabilities: claims ?? ClaimsRequest())
+        facts.country = countries.country(of: address)
+        return facts
     }
 
     func errorFields(_ error: TokenError, state: String?, _ context: PortcullisRequestContext) -> [(String, String)] {

@@ -23,6 +23,7 @@ struct SignInRoutes: Sendable {
     let sealer: PageSealer
     let factorBox: FactorSecretBox
     let pages: Pages
+    let countries: CountryTableSource
     let clock: any WallClock
     let logger: Logger
 
