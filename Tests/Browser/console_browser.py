@@ -209,8 +209,13 @@ def step_up(run):
     check('"c1"' in driver.find_element(By.ID, "document").get_attribute("value"), "the template is a context c1")
     driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
     WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    go(run, "/admin/new/named-locations?template=country", "console-new-country-location")
+    check("countryNamedLocation" in driver.find_element(By.ID, "document").get_attribute("value"), "the country template")
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
     go(run, "/admin/directory", "console-directory-contexts")
     check("c1: Sensitive actions" in driver.page_source, "the directory lists the context", driver.page_source[-3000:])
+    check("countries: KP" in driver.page_source, "the directory lists the country location with its countries", driver.page_source[-5000:])
     go(run, "/admin/what-if", "console-what-if")
     Select(driver.find_element(By.ID, "user")).select_by_value(ALICE)
     Select(driver.find_element(By.ID, "app")).select_by_value(MAIL_CLIENT)
@@ -226,7 +231,7 @@ def step_up(run):
     driver.find_element(By.CSS_SELECTOR, "#main form.grid-form button[type=submit]").click()
     WebDriverWait(driver, 15).until(lambda d: "is not an authentication context" in d.page_source)
     run.shoot("console-what-if-context-error")
-    print("PASS step-up: a context from the directory's template; what-if with acrs c1 (and a bad one explained)")
+    print("PASS step-up and countries: a context and a country location from the directory's templates; what-if with acrs c1 (and a bad one explained)")
 
 
 def sign_ins(run, correlation):

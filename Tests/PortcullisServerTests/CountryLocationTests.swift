@@ -97,6 +97,26 @@ struct CountryLocationTests {
         }
     }
 
+    @Test("the running service reads a changed table by itself")
+    func reloadService() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-countries-\(UUID().uuidString).csv")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try "198.51.100.0/24,NZ\n".write(to: file, atomically: true, encoding: .utf8)
+        let source = try CountryTableSource(path: file.path, interval: .milliseconds(50), logger: Logger(label: "test"))
+        let address = IPAddress("198.51.100.7")
+        #expect(source.country(of: address) == "NZ")
+        let running = Task { try await source.run() }
+        defer { running.cancel() }
+        try "198.51.100.0/24,AU\n203.0.113.0/24,DE\n".write(to: file, atomically: true, encoding: .utf8)
+        var seen: String?
+        for _ in 0..<200 {
+            seen = source.country(of: address)
+            if seen == "AU" { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(seen == "AU" && source.rangeCount == 2)
+    }
+
     @Test("without a table every address's country is unknown; a table that does not read stops the start")
     func noTable() throws {
         let none = CountryTableSource.none(logger: Logger(label: "test"))

@@ -975,6 +975,7 @@ public struct CountryTableError: Error, Sendable, Equatable, CustomStringConvert
         /// No range with a known country at all.
         public static let empty = Code(.empty)
 
+        /// The kind's name, e.g. `badAddress`.
         public var description: String { base.rawValue }
     }
 

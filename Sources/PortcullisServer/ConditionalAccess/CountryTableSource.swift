@@ -69,12 +69,19 @@ public final class CountryTableSource: Service, Sendable {
         }
     }
 
+    /// Looks at the file every `interval` until the server shuts down (without a table, just waits for that: a service
+    /// that returned early would stop the server).
     public func run() async throws {
-        guard path != nil else { return }
-        while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
-            if Task.isCancelled { break }
-            reloadIfChanged()
+        guard path != nil else {
+            try? await gracefulShutdown()
+            return
+        }
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: self.interval)
+                if Task.isCancelled { break }
+                self.reloadIfChanged()
+            }
         }
     }
 

@@ -58,7 +58,8 @@ struct ConsolePages: Sendable {
                     templates: ["basic": ConsoleDocumentTemplates.application], documents: documents.applications),
                 Kind(
                     slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName", back: "/admin/directory",
-                    templates: ["basic": ConsoleDocumentTemplates.namedLocation], documents: documents.namedLocations),
+                    templates: ["basic": ConsoleDocumentTemplates.namedLocation, "country": ConsoleDocumentTemplates.countryLocation],
+                    documents: documents.namedLocations),
                 Kind(
                     slug: "authentication-strengths", noun: "authentication strength", label: "Authentication strength", nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationStrength],
@@ -764,8 +765,12 @@ struct ConsolePages: Sendable {
                 if calls > 0 { kinds.append("calls \(calls) API\(calls == 1 ? "" : "s")") }
                 return kinds.joined(separator: ", ")
             },
-            try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "Trusted", name: \.displayName) {
-                $0.isTrusted ? "yes" : "no"
+            try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "What", name: \.displayName) { location in
+                if let countries = location.countriesAndRegions {
+                    let unknown = location.includeUnknownCountriesAndRegions == true ? " and unknown" : ""
+                    return "countries: \(countries.joined(separator: ", "))\(unknown)"
+                }
+                return "\(location.ipRanges.count) IP range\(location.ipRanges.count == 1 ? "" : "s")\(location.isTrusted ? ", trusted" : "")"
             },
             try await section(
                 "authentication-strengths", "Authentication strengths", documents.authenticationStrengths, detailTitle: "Allowed combinations",
@@ -889,6 +894,15 @@ enum ConsoleDocumentTemplates {
           "displayName": "New location",
           "ipRanges": ["203.0.113.0/24"],
           "isTrusted": false
+        }
+        """
+    static let countryLocation = """
+        {
+          "@odata.type": "#microsoft.graph.countryNamedLocation",
+          "displayName": "Blocked countries",
+          "countriesAndRegions": ["KP"],
+          "includeUnknownCountriesAndRegions": false,
+          "countryLookupMethod": "clientIpAddress"
         }
         """
     static let authenticationContext = """

@@ -39,6 +39,8 @@ struct PortcullisBench {
             try await Micro.signing()
         case "webauthn":
             try Micro.webAuthn()
+        case "countries":
+            try Micro.countryLookup()
         case "enrollment-lookup":
             try await Micro.enrollmentLookup(count: arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000)
         case "remediation":
