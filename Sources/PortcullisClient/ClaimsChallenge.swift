@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A resource's claims challenge (PROTOCOL §13, §14.3): the `WWW-Authenticate` answer of a protected API that wants a
 /// token with more in it — `error="insufficient_claims"` with `claims` (base64 of a claims request: `acrs` for an

@@ -76,7 +76,7 @@ public final class CountryTableSource: Service, Sendable {
             try? await gracefulShutdown()
             return
         }
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: self.interval)
                 if Task.isCancelled { break }
