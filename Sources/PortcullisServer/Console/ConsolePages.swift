@@ -539,7 +539,8 @@ struct ConsolePages: Sendable {
                 "errorCode": record.errorCode.map { "\($0)" } ?? "", "correlationId": record.correlationId,
                 "resource": record.resource ?? record.resourceAppId, "grantType": record.grantType,
                 "platform": record.platform ?? "—", "ip": record.ipAddress ?? "—", "appProtection": record.appProtection,
-                "country": record.countryOrRegion ?? "", "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail))" }
+                "country": record.countryOrRegion ?? "",
+                "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail))" }
                     .joined(separator: ", "),
                 "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1,
             ]
