@@ -135,15 +135,8 @@ struct AuthenticationContextRouterTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 _ = try await StepUp.prepare(client)
-                let start = try await client.form(
-                    DeviceCodeTests.devicePath,
-                    [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access"), ("claims", StepUp.c1)])
-                let deviceCode = try #require(start.string("device_code"), "\(start.text)")
                 let browser = Browser()
-                let entry = try await browser.get(client, "/devicelogin")
-                let signIn = try await browser.submit(client, entry, [("user_code", try #require(start.string("user_code")))])
-                let factor = try await browser.submit(
-                    client, signIn, [("username", Fixtures.bob.upn), ("password", Fixtures.bob.password), ("decision", "allow")])
+                let (deviceCode, factor) = try await Flows.signIn(client, Fixtures.bob, claims: StepUp.c1, browser: browser)
                 let secret = try #require(Factor.secret(factor), "\(factor.html)")
                 _ = try await browser.submit(client, factor, [("otp", Factor.code(secret, env.clock))])
                 env.clock.advance(by: 6)

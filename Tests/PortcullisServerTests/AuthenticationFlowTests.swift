@@ -36,12 +36,15 @@ enum Flows {
         return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }
 
-    /// Starts a device code sign-in and signs `account` in on `/devicelogin`: the device code and the page that answered.
-    static func signIn(_ client: some TestClientProtocol, _ account: Fixtures.Account) async throws -> (deviceCode: String, page: Page) {
-        let start = try await client.form(
-            DeviceCodeTests.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
-        let deviceCode = try #require(start.string("device_code"))
-        let browser = Browser()
+    /// Starts a device code sign-in (with `claims`, if any) and signs `account` in on `/devicelogin` in `browser`: the
+    /// device code and the page that answered (a factor step, when one is needed, is for the caller).
+    static func signIn(
+        _ client: some TestClientProtocol, _ account: Fixtures.Account, claims: String? = nil, browser: Browser = Browser()
+    ) async throws -> (deviceCode: String, page: Page) {
+        var fields = [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")]
+        if let claims { fields.append(("claims", claims)) }
+        let start = try await client.form(DeviceCodeTests.devicePath, fields)
+        let deviceCode = try #require(start.string("device_code"), "\(start.text)")
         let entry = try await browser.get(client, "/devicelogin")
         let form = try await browser.submit(client, entry, [("user_code", try #require(start.string("user_code")))])
         let page = try await browser.submit(client, form, [("username", account.upn), ("password", account.password), ("decision", "allow")])

@@ -215,14 +215,8 @@ struct MFATests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 try await Factor.requireForBob(client)
-                let start = try await client.form(
-                    DeviceCodeTests.devicePath, [("client_id", Fixtures.mobileClientId), ("scope", "\(Fixtures.mailResource)/Mail.Read openid offline_access")])
-                let deviceCode = try #require(start.string("device_code"))
                 let browser = Browser()
-                let entry = try await browser.get(client, "/devicelogin")
-                let signIn = try await browser.submit(client, entry, [("user_code", try #require(start.string("user_code")))])
-                let factor = try await browser.submit(
-                    client, signIn, [("username", Fixtures.bob.upn), ("password", Fixtures.bob.password), ("decision", "allow")])
+                let (deviceCode, factor) = try await Flows.signIn(client, Fixtures.bob, browser: browser)
                 let secret = try #require(Factor.secret(factor), "\(factor.html)")
                 #expect(try await client.token(DeviceCodeTests.poll(deviceCode)).string("error") == "authorization_pending", "not approved before the factor")
                 let done = try await browser.submit(client, factor, [("otp", Factor.code(secret, env.clock))])

@@ -58,13 +58,7 @@ struct AdminDocuments: Sendable {
                         value, others: tenant.contents.authenticationStrengths, generatedId: UUID().uuidString.lowercased())
                 },
                 beforeDelete: { strength, tenant, _ in
-                    let users = tenant.conditionalAccess.policies.filter { $0.refers(toStrength: strength.id) }
-                    if !users.isEmpty {
-                        throw APIError(
-                            .conflict, "inUse",
-                            "The authentication strength is required by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first."
-                        )
-                    }
+                    try Self.refuseWhileUsed("The authentication strength is required by", tenant: tenant) { $0.refers(toStrength: strength.id) }
                 },
                 builtIns: AuthenticationStrengthPolicy.builtIns))
 
@@ -73,13 +67,7 @@ struct AdminDocuments: Sendable {
                 noun: "authentication context",
                 read: { value, tenant, _ in try AuthenticationContextClassReference.parse(value, others: tenant.contents.authenticationContexts) },
                 beforeDelete: { reference, tenant, _ in
-                    let users = tenant.conditionalAccess.policies.filter { $0.refers(toContext: reference.id) }
-                    if !users.isEmpty {
-                        throw APIError(
-                            .conflict, "inUse",
-                            "The authentication context is targeted by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first."
-                        )
-                    }
+                    try Self.refuseWhileUsed("The authentication context is targeted by", tenant: tenant) { $0.refers(toContext: reference.id) }
                 }))
 
         namedLocations = resource(
@@ -93,12 +81,7 @@ struct AdminDocuments: Sendable {
                     return location
                 },
                 beforeDelete: { location, tenant, _ in
-                    let users = tenant.conditionalAccess.policies.filter { $0.refers(toLocation: location.id) }
-                    if !users.isEmpty {
-                        throw APIError(
-                            .conflict, "inUse",
-                            "The named location is used by conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")
-                    }
+                    try Self.refuseWhileUsed("The named location is used by", tenant: tenant) { $0.refers(toLocation: location.id) }
                 }))
 
         appProtectionPolicies = resource(
@@ -415,5 +398,15 @@ struct AdminDocuments: Sendable {
         }
         try problems.check()
         return updated
+    }
+}
+
+extension AdminDocuments {
+    /// A document that conditional-access policies name cannot be deleted (409 `inUse`): `what` says how they name it.
+    static func refuseWhileUsed(_ what: String, tenant: TenantSnapshot, _ uses: (ConditionalAccessPolicy) -> Bool) throws {
+        let users = tenant.conditionalAccess.policies.filter(uses)
+        if !users.isEmpty {
+            throw APIError(.conflict, "inUse", "\(what) conditional-access policies: \(users.map(\.id).joined(separator: ", ")). Change them first.")
+        }
     }
 }
