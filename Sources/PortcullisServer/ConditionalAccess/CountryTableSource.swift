@@ -32,9 +32,13 @@ public final class CountryTableSource: Service, Sendable {
     }
 
     /// No table: every country unknown.
-    public static func none(logger: Logger) -> CountryTableSource {
-        // swift-format-ignore: NeverUseForceTry
-        try! CountryTableSource(path: nil, logger: logger)  // cannot throw without a path
+    public static func none(logger: Logger) -> CountryTableSource { CountryTableSource(logger: logger) }
+
+    private init(logger: Logger) {
+        self.path = nil
+        self.interval = .seconds(10)
+        self.logger = logger
+        state = Mutex((nil, []))
     }
 
     /// The country of `address` (ISO 3166-1 alpha-2), `nil` when unknown.
