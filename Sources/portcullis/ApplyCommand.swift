@@ -5,7 +5,8 @@ import PortcullisServer
 
 /// `portcullis apply DIR` (PROTOCOL §11, policy as code): a whole configuration folder — `directory.json`
 /// (users, groups, applications, app role assignments, named locations, the tenant's `allowedAccounts`),
-/// `conditional-access/`, `app-protection/` and `app-configuration/` — through the admin API. It checks the folder offline, asks the
+/// `authentication-strengths/`, `authentication-contexts/`, `conditional-access/`, `app-protection/` and
+/// `app-configuration/` — through the admin API. It checks the folder offline, asks the
 /// server what each document would change (`?dryRun=true`: the server's own validation and normal form),
 /// prints the plan with a diff per document, and applies it in dependency order. What the folder no longer
 /// holds is deleted only with `--prune`. A second run finds nothing to do.
@@ -69,7 +70,8 @@ struct ApplyCommand: AsyncParsableCommand {
 /// The kinds of documents `apply` handles, in the order they are created and changed (deleted in reverse):
 /// what a document names exists before it.
 enum DocumentKindPath: Int, CaseIterable {
-    case tenant, user, group, application, appRoleAssignment, namedLocation, conditionalAccess, appProtection, appConfiguration
+    case tenant, user, group, application, appRoleAssignment, namedLocation, authenticationStrength, authenticationContext, conditionalAccess
+    case appProtection, appConfiguration
 
     var order: Int { rawValue }
     var collection: String {
@@ -80,6 +82,8 @@ enum DocumentKindPath: Int, CaseIterable {
         case .application: "/applications"
         case .appRoleAssignment: "/app-role-assignments"
         case .namedLocation: "/named-locations"
+        case .authenticationStrength: "/authentication-strengths"
+        case .authenticationContext: "/authentication-context-class-references"
         case .conditionalAccess: "/conditional-access/policies"
         case .appProtection: "/app-protection/policies"
         case .appConfiguration: "/app-configuration/policies"
@@ -94,6 +98,8 @@ enum DocumentKindPath: Int, CaseIterable {
         case .application: "application"
         case .appRoleAssignment: "role assignment"
         case .namedLocation: "named location"
+        case .authenticationStrength: "authentication strength"
+        case .authenticationContext: "authentication context"
         case .conditionalAccess: "conditional-access policy"
         case .appProtection: "app protection policy"
         case .appConfiguration: "app configuration policy"
@@ -168,8 +174,12 @@ enum DesiredState {
 
         var problems: [String] = []
         var configurationPolicies: [AppConfigurationPolicy] = []
+        // What policies name (custom strengths, contexts) is read first, so that the policies are checked against it.
+        var strengths: [AuthenticationStrengthPolicy] = []
+        var contexts: [AuthenticationContextClassReference] = []
         for (kind, folderName) in [
-            (DocumentKindPath.conditionalAccess, "conditional-access"), (.appProtection, "app-protection"), (.appConfiguration, "app-configuration"),
+            (DocumentKindPath.authenticationStrength, "authentication-strengths"), (.authenticationContext, "authentication-contexts"),
+            (.conditionalAccess, "conditional-access"), (.appProtection, "app-protection"), (.appConfiguration, "app-configuration"),
         ] {
             for (file, segment) in PolicyFiles.list(directory: folder.appendingPathComponent(folderName)) {
                 if let segment, !snapshot.matches(tenantSegment: segment) { continue }
@@ -182,7 +192,13 @@ enum DesiredState {
                 }
                 do {
                     switch kind {
-                    case .conditionalAccess: _ = try ConditionalAccessPolicy.parse(value, directory: snapshot, generatedId: "(new)", force: force)
+                    case .authenticationStrength:
+                        strengths.append(try AuthenticationStrengthPolicy.parse(value, others: strengths, generatedId: "(new \(strengths.count))"))
+                    case .authenticationContext:
+                        contexts.append(try AuthenticationContextClassReference.parse(value, others: contexts))
+                    case .conditionalAccess:
+                        _ = try ConditionalAccessPolicy.parse(
+                            value, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: "(new)", force: force)
                     case .appProtection: _ = try AppProtectionPolicy.parse(value, directory: snapshot, generatedId: "(new)")
                     default:
                         configurationPolicies.append(
@@ -244,7 +260,8 @@ struct Planner {
     func plan(_ desired: [DesiredDocument]) async throws -> [PlanStep] {
         var current: [DocumentKindPath: [String: [String: Any]]] = [:]
         for kind in DocumentKindPath.allCases where kind != .tenant {
-            let list = try await client.list(kind.collection)
+            // The built-in strengths are every tenant's, never the folder's to create or prune.
+            let list = try await client.list(kind.collection).filter { $0["policyType"] as? String != "builtIn" }
             current[kind] = Dictionary(
                 list.compactMap { item in (item[kind.idKey] as? String).map { ($0.lowercased(), item) } }, uniquingKeysWith: { a, _ in a })
         }

@@ -328,6 +328,62 @@ struct PolicyCommandTests {
         }
     }
 
+    @Test(
+        "apply DIR with authentication contexts and custom strengths: created before the policies that name them, re-apply changes nothing, built-in strengths never pruned; the same folder seeds a new server"
+    )
+    func applyContextsAndStrengths() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-ctx-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("Config")
+        try await withServerProcess(root: root) { server in
+            func write(_ path: String, _ json: [String: Any]) throws {
+                let file = folder.appendingPathComponent(path)
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).write(to: file)
+            }
+            let strengthId = "5e000000-0000-4000-8000-0000000000a1"
+            try write("authentication-contexts/\(Fixtures.domain)/c1.json", ["id": "c1", "displayName": "Sensitive actions", "isAvailable": true])
+            try write("authentication-strengths/\(Fixtures.domain)/passkeys.json", ["id": strengthId, "displayName": "Passkeys only", "allowedCombinations": ["fido2"]])
+            try write(
+                "conditional-access/\(Fixtures.domain)/step-up.json",
+                [
+                    "id": "a1000000-0000-4000-8000-0000000000d1", "displayName": "Step-up for c1", "state": "enabled",
+                    "conditions": [
+                        "users": ["includeUsers": [Fixtures.bob.id]],
+                        "applications": ["includeApplications": [], "includeAuthenticationContextClassReferences": ["c1"]],
+                    ],
+                    "grantControls": ["operator": "OR", "builtInControls": [], "authenticationStrength": ["id": strengthId]],
+                ])
+            let arguments = [
+                "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                "--client-secret", Fixtures.adminSecret, folder.path,
+            ]
+            let applied = try run(try portcullisExecutable(), arguments + ["--prune"])
+            #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+            for line in [
+                "+ create  authentication context Sensitive actions (c1)", "+ create  authentication strength Passkeys only",
+                "+ create  conditional-access policy Step-up for c1", "Applied: created 3, changed 0, deleted 0",
+            ] {
+                #expect(applied.stdout.contains(line), "\(line) in:\n\(applied.stdout)")
+            }
+            let again = try run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
+            #expect(again.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "the built-in strengths are not the folder's: \(again.stdout)")
+            let (refused, body) = try await server.request(
+                TestEnvironment.tokenPath, form: Grants.password(Fixtures.bob, claims: #"{"access_token":{"acrs":{"value":"c1"}}}"#))
+            #expect(refused == 400 && body["error_codes"] as? [Int] == [50076], "the applied step-up policy is enforced: \(body)")
+        }
+        // The same folder seeds a fresh server: contexts and strengths before the policies that name them (this directory
+        // has two tenants, so the files are in the tenant's folder).
+        let second = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-ctx2-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: second) }
+        try await withServerProcess(root: second, configDirectory: folder) { server in
+            let admin = try await MultiNodeTests.adminToken(server)
+            let (context, _) = try await server.request("/admin/v1/authentication-context-class-references/c1", bearer: admin)
+            let (policy, _) = try await server.request("/admin/v1/conditional-access/policies/a1000000-0000-4000-8000-0000000000d1", bearer: admin)
+            #expect(context == 200 && policy == 200)
+        }
+    }
+
     @Test("apply DIR: plan (nothing stored), apply in dependency order, re-apply changes nothing, --prune deletes what the folder dropped")
     func applyFolder() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-dir-\(UUID().uuidString)")

@@ -78,10 +78,30 @@ public struct Seeder: Sendable {
         }
         var documents = try await documents(for: document)
         let snapshots = document.snapshots(revision: 0)
+        // What policies may name comes first: custom authentication strengths and authentication contexts, per tenant.
+        var strengths: [String: [AuthenticationStrengthPolicy]] = [:]
+        let strengthDocuments = try PolicyFiles.load(
+            directory: configDirectory.appendingPathComponent("authentication-strengths"), tenants: snapshots, now: clock.now()
+        ) { value, directory throws(ValidationError) in
+            let strength = try AuthenticationStrengthPolicy.parse(
+                value, others: strengths[directory.tenant.id] ?? [], generatedId: UUID().uuidString.lowercased())
+            strengths[directory.tenant.id, default: []].append(strength)
+            return strength
+        }
+        var contexts: [String: [AuthenticationContextClassReference]] = [:]
+        let contextDocuments = try PolicyFiles.load(
+            directory: configDirectory.appendingPathComponent("authentication-contexts"), tenants: snapshots, now: clock.now()
+        ) { value, directory throws(ValidationError) in
+            let context = try AuthenticationContextClassReference.parse(value, others: contexts[directory.tenant.id] ?? [])
+            contexts[directory.tenant.id, default: []].append(context)
+            return context
+        }
         let conditionalAccess = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("conditional-access"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
-            try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
+            try ConditionalAccessPolicy.parse(
+                value, directory: directory, strengths: strengths[directory.tenant.id] ?? [], contexts: contexts[directory.tenant.id] ?? [],
+                generatedId: UUID().uuidString.lowercased())
         }
         let appProtection = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("app-protection"), tenants: snapshots, now: clock.now()
@@ -98,7 +118,7 @@ public struct Seeder: Sendable {
             configurationPolicies[directory.tenant.id, default: []].append(policy)
             return policy
         }
-        documents += conditionalAccess + appProtection + appConfiguration
+        documents += strengthDocuments + contextDocuments + conditionalAccess + appProtection + appConfiguration
         try await StoreDeadline.forMaintenance { try await store.seed(documents) }
         logger.info(
             "seeded the store",
