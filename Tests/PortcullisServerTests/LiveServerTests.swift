@@ -343,7 +343,9 @@ struct PolicyCommandTests {
             }
             let strengthId = "5e000000-0000-4000-8000-0000000000a1"
             try write("authentication-contexts/\(Fixtures.domain)/c1.json", ["id": "c1", "displayName": "Sensitive actions", "isAvailable": true])
-            try write("authentication-strengths/\(Fixtures.domain)/passkeys.json", ["id": strengthId, "displayName": "Passkeys only", "allowedCombinations": ["fido2"]])
+            try write(
+                "authentication-strengths/\(Fixtures.domain)/passkeys.json",
+                ["id": strengthId, "displayName": "Passkeys only", "allowedCombinations": ["fido2"]])
             try write(
                 "conditional-access/\(Fixtures.domain)/step-up.json",
                 [
