@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisAPI
 
 /// A resource's claims challenge (PROTOCOL §13, §14.3): the `WWW-Authenticate` answer of a protected API that wants a
 /// token with more in it — `error="insufficient_claims"` with `claims` (base64 of a claims request: `acrs` for an
@@ -18,7 +19,9 @@ public struct ClaimsChallenge: Sendable, Equatable {
     public init?(wwwAuthenticate header: String) {
         guard header.utf8.count <= Self.maximumHeaderLength else { return nil }
         let parameters = Self.parameters(header)
-        guard parameters["error"] == "insufficient_claims", let encoded = parameters["claims"], let text = Self.decode(encoded) else { return nil }
+        guard parameters["error"] == "insufficient_claims", let encoded = parameters["claims"], let data = Base64URL.decode(encoded),
+            let text = String(data: data, encoding: .utf8)
+        else { return nil }
         self.init(claims: text)
     }
 
@@ -72,13 +75,5 @@ public struct ClaimsChallenge: Sendable, Equatable {
             if found[name] == nil { found[name] = value }
         }
         return found
-    }
-
-    /// Base64 (standard or URL-safe, padded or not) of UTF-8 text.
-    static func decode(_ encoded: String) -> String? {
-        var text = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while text.count % 4 != 0 { text.append("=") }
-        guard let data = Data(base64Encoded: text), let decoded = String(data: data, encoding: .utf8) else { return nil }
-        return decoded
     }
 }

@@ -204,7 +204,7 @@ struct AuthenticationContextTests {
             capabilities: [], ipAddress: nil, platform: nil, appProtection: "none", conditionalAccessStatus: .success, appliedConditionalAccessPolicies: [],
             errorCode: nil, authenticationMethods: ["pwd", "mfa"], authenticationContexts: ["c2"], met: ["c1", "c2"])
         #expect(
-            record.authenticationContextClassReferences == [.init(id: "c2", detail: "required"), .init(id: "c1", detail: "previouslySatisfied")])
+            record.authenticationContextClassReferences == [.init(id: "c2", detail: .required), .init(id: "c1", detail: .previouslySatisfied)])
         #expect(ImpactAnalysis.facts(of: record, directory: CA.directory).authenticationContexts == ["c2"])
     }
 }

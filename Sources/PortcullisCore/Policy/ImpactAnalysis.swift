@@ -88,7 +88,7 @@ public enum ImpactAnalysis {
             authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
         if record.grantType == GrantType.deviceCode.rawValue { facts.transferMethod = .deviceCodeFlow }
         facts.country = record.countryOrRegion
-        facts.authenticationContexts = (record.authenticationContextClassReferences ?? []).filter { $0.detail == "required" }.map(\.id)
+        facts.authenticationContexts = (record.authenticationContextClassReferences ?? []).filter { $0.detail == .required }.map(\.id)
         return facts
     }
 

@@ -32,11 +32,15 @@ public struct SignInRecord: Codable, Sendable, Equatable {
 
     /// One entry of `authenticationContextClassReferences`.
     public struct ContextReference: Codable, Sendable, Equatable {
-        public var id: String
-        /// `required` (asked for) or `previouslySatisfied` (met by this authentication, added unasked).
-        public var detail: String
+        /// Graph's `detail`: asked for, or met by this authentication and added unasked.
+        public enum Detail: String, Codable, Sendable {
+            case required, previouslySatisfied
+        }
 
-        public init(id: String, detail: String) {
+        public var id: String
+        public var detail: Detail
+
+        public init(id: String, detail: Detail) {
             self.id = id
             self.detail = detail
         }
@@ -51,8 +55,8 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     ) {
         self.authenticationMethods = authenticationMethods
         let references =
-            requested.map { ContextReference(id: $0, detail: "required") }
-            + met.filter { !requested.contains($0) }.map { ContextReference(id: $0, detail: "previouslySatisfied") }
+            requested.map { ContextReference(id: $0, detail: .required) }
+            + met.filter { !requested.contains($0) }.map { ContextReference(id: $0, detail: .previouslySatisfied) }
         self.authenticationContextClassReferences = references.isEmpty ? nil : references
         self.id = id
         self.createdDateTime = createdDateTime

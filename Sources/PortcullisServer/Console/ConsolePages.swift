@@ -460,7 +460,7 @@ struct ConsolePages: Sendable {
         let result: [String: Any] = [
             "status": status, "statusLabel": status == "failure" ? "Refused" : "Allowed", "error": answer.error ?? "",
             "suberror": answer.suberror ?? "", "errorCode": record.errorCode.map { "\($0)" } ?? "", "policies": Self.policyResults(record),
-            "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail))" }.joined(separator: ", "),
+            "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail.rawValue))" }.joined(separator: ", "),
         ]
         return try await whatIf(request, context, admin, form: fields, result: result)
     }
@@ -540,7 +540,7 @@ struct ConsolePages: Sendable {
                 "resource": record.resource ?? record.resourceAppId, "grantType": record.grantType,
                 "platform": record.platform ?? "—", "ip": record.ipAddress ?? "—", "appProtection": record.appProtection,
                 "country": record.countryOrRegion ?? "",
-                "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail))" }
+                "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail.rawValue))" }
                     .joined(separator: ", "),
                 "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1,
             ]
