@@ -111,6 +111,26 @@ struct AuthenticationContextTests {
         #expect(throws: Never.self) { try set.checkRequested(contexts: [], appOnly: true) }
     }
 
+    @Test("acr_values asks for the offered contexts only (voluntary); the claims' own contexts are essential")
+    func authorizationRequests() throws {
+        let set = try Self.compile([])
+        var request = AuthorizationRequest(
+            tenantId: "t", clientId: "c", redirectUri: "r", scope: "s", state: nil, nonce: nil, codeChallenge: nil, responseMode: .query, prompt: nil,
+            loginHint: nil, domainHint: nil, claims: ClaimsRequest(capabilities: ["cp1"]), platform: nil)
+        request.acrValues = ["c10", "c3", "c4", "c1"]  // c3 unavailable, c4 undefined: ignored
+        try set.resolveContexts(&request)
+        #expect(request.acrValues == ["c10", "c1"] && request.claims?.authenticationContexts == ["c1", "c10"])
+        #expect(request.claims?.capabilities == ["cp1"])
+        var nothingOffered = request
+        nothingOffered.acrValues = ["c3"]
+        nothingOffered.claims = nil
+        try set.resolveContexts(&nothingOffered)
+        #expect(nothingOffered.acrValues == nil && nothingOffered.claims == nil)
+        var essential = request
+        essential.claims = ClaimsRequest(authenticationContexts: ["c3"])
+        #expect(throws: TokenError.self) { try set.resolveContexts(&essential) }
+    }
+
     @Test(
         "the acrs claims request: value, values, both; read back from its text",
         arguments: [

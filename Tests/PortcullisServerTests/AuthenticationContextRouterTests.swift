@@ -179,6 +179,12 @@ struct AuthenticationContextRouterTests {
                 #expect(zero.status == .ok && zero.input("password") != nil)
                 let silent = try await browser.get(client, Authorize.query(extra: [("max_age", "300"), ("prompt", "none")]))
                 #expect(silent.delivered["error"] == "login_required", "\(silent.delivered)")
+                // The account picker shown within max_age, submitted after it: the sign-in page, the name filled in, no error.
+                let picker = try await browser.get(client, Authorize.query(extra: [("max_age", "900"), ("prompt", "select_account")]))
+                #expect(picker.status == .ok && picker.input("account") != nil || picker.html.contains(#"value="session""#), "\(picker.html)")
+                env.clock.advance(by: 600)
+                let stale = try await browser.submit(client, picker, [("account", "session")])
+                #expect(stale.status == .ok && stale.input("password") != nil && !stale.html.contains("AADSTS"), "\(stale.html)")
                 let badAge = try await browser.get(client, Authorize.query(extra: [("max_age", "-1")]))
                 #expect(badAge.delivered["error"] == "invalid_request", "\(badAge.delivered)")
             }

@@ -210,8 +210,17 @@ public struct CompiledPolicySet: Sendable {
         self.contextEntries = entries.indices.filter { !entries[$0].contexts.isEmpty }.map { Int32($0) }
     }
 
-    /// Whether a context is the tenant's and available to apps.
-    public func offers(context id: String) -> Bool { availableContexts.contains(id) }
+    /// An authorization request's contexts (PROTOCOL §13): `acr_values` asks for the offered ones among them (the rest are
+    /// voluntary, ignored) and adds them to the claims; the claims' own are essential, and a request for one the tenant
+    /// does not offer is refused.
+    public func resolveContexts(_ request: inout AuthorizationRequest) throws(TokenError) {
+        if let values = request.acrValues {
+            let offered = values.filter(availableContexts.contains)
+            request.acrValues = offered.isEmpty ? nil : offered
+            if !offered.isEmpty { request.claims = (request.claims ?? ClaimsRequest()).adding(authenticationContexts: offered) }
+        }
+        try checkRequested(contexts: request.claims?.authenticationContexts ?? [], appOnly: false)
+    }
 
     /// Refuses a request for authentication contexts the tenant does not offer (undefined, or not available to apps), and
     /// any for an application's own token (it has no sign-in to step up). PROTOCOL §13.

@@ -30,15 +30,8 @@ extension SignInRoutes {
         case .failure(.redirect(let error, let uri, let state, let mode)):
             return deliver(uri, mode: mode, fields: errorFields(error, state: state, context), tenant: tenant, context)
         }
-        // Authentication contexts (PROTOCOL §13): `acr_values` asks for the tenant's available ones (the rest are voluntary,
-        // ignored); the `claims` parameter's are essential, refused when the tenant does not offer them.
-        if let values = authorization.acrValues {
-            let offered = values.filter { tenant.conditionalAccess.offers(context: $0) }
-            authorization.acrValues = offered.isEmpty ? nil : offered
-            if !offered.isEmpty { authorization.claims = (authorization.claims ?? ClaimsRequest()).adding(authenticationContexts: offered) }
-        }
         do {
-            try tenant.conditionalAccess.checkRequested(contexts: authorization.claims?.authenticationContexts ?? [], appOnly: false)
+            try tenant.conditionalAccess.resolveContexts(&authorization)
         } catch {
             return deliver(
                 authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context), tenant: tenant,
@@ -166,9 +159,11 @@ extension SignInRoutes {
             }
             switch form["account"] {
             case "session":
-                guard let session = try await currentSession(request, tenant: tenant),
-                    !authorization.exceedsMaximumAge(authTime: session.record.authTime, now: clock.now())
-                else { break }
+                guard let session = try await currentSession(request, tenant: tenant) else { break }
+                if authorization.exceedsMaximumAge(authTime: session.record.authTime, now: clock.now()) {
+                    // The session grew older than `max_age` while the picker was shown: sign in again, the name filled in.
+                    return signInPage(authorization, tenant: tenant, error: nil, username: session.user.userPrincipalName, request: request, context)
+                }
                 try await store.touchSession(idHash: session.record.idHash, at: clock.now())
                 return try await complete(
                     authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
