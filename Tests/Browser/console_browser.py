@@ -231,6 +231,22 @@ def step_up(run):
     driver.find_element(By.CSS_SELECTOR, "#main form.grid-form button[type=submit]").click()
     WebDriverWait(driver, 15).until(lambda d: "is not an authentication context" in d.page_source)
     run.shoot("console-what-if-context-error")
+    # A real sign-in that asks for c1 (no policy targets it yet: met): its detail in the sign-in log names the context.
+    correlation = str(uuid.uuid4())
+    status, body = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "password", "client_id": MAIL_CLIENT, "username": ERIN, "password": ERIN_PASSWORD, "scope": MAIL_SCOPE,
+        "claims": json.dumps({"access_token": {"acrs": {"essential": True, "value": "c1"}}})}, {"client-request-id": correlation})
+    check(status == 200, "Erin's token asking for c1", body)
+    go(run, "/admin/sign-ins", "console-sign-ins")
+    field = driver.find_element(By.ID, "f-correlation")
+    field.send_keys(correlation)
+    field.submit()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr"))
+    row = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")[0]
+    row.find_element(By.TAG_NAME, "summary").click()
+    details = row.find_element(By.TAG_NAME, "details").text
+    check("c1 (required)" in details, "the sign-in's detail names the context asked for", details)
+    run.shoot("console-sign-in-context")
     print("PASS step-up and countries: a context and a country location from the directory's templates; what-if with acrs c1 (and a bad one explained)")
 
 
