@@ -196,5 +196,14 @@ enum PostgresMigrations {
                 """
             ]
         ),
+        (
+            11,
+            [
+                // DPoP (PROTOCOL §15): the replay cache of proofs, and the key a public client's refresh-token family is bound to.
+                "CREATE TABLE dpop_proofs (proof_key TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)",
+                "CREATE INDEX dpop_proofs_expiry ON dpop_proofs (expires_at)",
+                "ALTER TABLE refresh_token_families ADD COLUMN dpop_jkt TEXT",
+            ]
+        ),
     ]
 }

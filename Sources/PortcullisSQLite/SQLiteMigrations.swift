@@ -205,5 +205,14 @@ enum SQLiteMigrations {
                 """
             ]
         ),
+        (
+            11,
+            [
+                // DPoP (PROTOCOL §15): the replay cache of proofs, and the key a public client's refresh-token family is bound to.
+                "CREATE TABLE dpop_proofs (proof_key TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID",
+                "CREATE INDEX dpop_proofs_expiry ON dpop_proofs (expires_at)",
+                "ALTER TABLE refresh_token_families ADD COLUMN dpop_jkt TEXT",
+            ]
+        ),
     ]
 }

@@ -134,8 +134,10 @@ public struct PortcullisServer: Sendable {
             store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, temporaryAccessPasses: passes, logger: deps.logger)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
-            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries, clock: deps.clock,
-            logger: deps.logger)
+            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries,
+            dpop: DPoPGate(
+                nonces: DPoPNonces(credentials: deps.credentials), replays: deps.store, requireNonce: deps.configuration.dpopNonceRequired),
+            clock: deps.clock, logger: deps.logger)
         let oauth = OAuthRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics)

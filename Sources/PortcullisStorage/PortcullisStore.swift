@@ -1,5 +1,6 @@
 /// Everything the server persists. Backends (SQLite, PostgreSQL) implement it whole.
-public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, SignInStore, EnrollmentStore, OutboxStore, ThrottleStore,
+public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, ProofReplayStore, SignInStore, EnrollmentStore, OutboxStore,
+    ThrottleStore,
     InteractiveStore, AuthenticationMethodStore, PasskeyStore, TemporaryAccessPassStore
 {
     /// Runs the migrations this build needs; idempotent.

@@ -24,7 +24,8 @@ public protocol RefreshTokenStore: Sendable {
     /// Revokes every family of a user, of every client (the user was disabled or deleted); returns how many.
     @discardableResult
     func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int
-    /// Removes tokens expired before `before`. Returns how many.
+    /// Removes tokens expired before `before` (and revoked access tokens and DPoP proofs past their time). Returns how many
+    /// refresh tokens.
     @discardableResult
     func purgeExpired(before: Date) async throws -> Int
 }
@@ -33,4 +34,11 @@ public protocol RefreshTokenStore: Sendable {
 public protocol RevokedAccessTokenStore: Sendable {
     func revokeAccessToken(jti: String, expiresAt: Date) async throws
     func isAccessTokenRevoked(jti: String) async throws -> Bool
+}
+
+/// The DPoP replay cache (RFC 9449 §11.1), shared by every node: a proof's key (`DPoPProof.replayKey`) is accepted
+/// once until it expires (its `iat` window), then forgotten by `purgeExpired`.
+public protocol ProofReplayStore: Sendable {
+    /// Records the proof's key; `false` when it was already recorded (a replay).
+    func claimProof(key: String, expiresAt: Date) async throws -> Bool
 }

@@ -44,6 +44,7 @@ extension AccessTokenClaims {
         writer.strings("amr", amr)
         writer.integer("auth_time", authTime)
         writer.strings("acrs", acrs)
+        writer.object("cnf", strings: cnf.map { [("jkt", $0.jkt)] })
         return writer.finish()
     }
 }

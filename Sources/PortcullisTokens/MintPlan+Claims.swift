@@ -12,7 +12,7 @@ extension AccessTokenClaims {
             roles: plan.roles.isEmpty ? nil : plan.roles, upn: plan.userPrincipalName, preferredUsername: plan.userPrincipalName,
             name: plan.name, xmsCC: plan.capabilities.isEmpty ? nil : plan.capabilities, idtyp: plan.delegated ? "user" : "app",
             xmsMamEnrollment: plan.enrollmentId, amr: plan.methods.isEmpty ? nil : plan.methods, authTime: plan.authTime,
-            acrs: plan.authenticationContexts.isEmpty ? nil : plan.authenticationContexts)
+            acrs: plan.authenticationContexts.isEmpty ? nil : plan.authenticationContexts, cnf: plan.confirmation.map(Confirmation.init(jkt:)))
     }
 }
 

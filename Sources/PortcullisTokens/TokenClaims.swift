@@ -35,13 +35,21 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var authTime: Int?
     /// The authentication contexts this token's sign-in met (PROTOCOL §13), absent when none.
     public var acrs: [String]?
+    /// `cnf` (RFC 7800, RFC 9449 §6.1): the DPoP key the token is bound to.
+    public var cnf: Confirmation?
+
+    public struct Confirmation: Codable, Sendable, Equatable {
+        public var jkt: String
+        public init(jkt: String) { self.jkt = jkt }
+    }
 
     public init(
         iss: String, aud: String, sub: String, oid: String?, tid: String, azp: String, azpacr: String,
         iat: Int, nbf: Int, exp: Int, jti: String, scp: String?, roles: [String]?, upn: String?,
         preferredUsername: String?, name: String?, xmsCC: [String]?, idtyp: String, xmsMamEnrollment: String? = nil,
-        amr: [String]? = nil, authTime: Int? = nil, acrs: [String]? = nil
+        amr: [String]? = nil, authTime: Int? = nil, acrs: [String]? = nil, cnf: Confirmation? = nil
     ) {
+        self.cnf = cnf
         self.acrs = acrs
         self.amr = amr
         self.authTime = authTime
@@ -74,7 +82,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case preferredUsername = "preferred_username"
         case xmsCC = "xms_cc"
         case xmsMamEnrollment = "xms_mam_enrollment"
-        case amr, acrs
+        case amr, acrs, cnf
         case authTime = "auth_time"
     }
 

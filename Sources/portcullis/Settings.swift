@@ -52,6 +52,8 @@ struct Settings {
     /// The IP-to-country table (PROTOCOL §13) and how often it is looked at for changes.
     var countryTable: String?
     var countryTableReloadSeconds = 10
+    /// Whether DPoP proofs must carry a server nonce (`tokens.dpopNonce`: `required` or `off`; PROTOCOL §15).
+    var dpopNonceRequired = true
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -150,8 +152,9 @@ struct Settings {
         }
         if let tokens = reader.object("tokens") {
             tokens.rejectUnknownMembers(allowed: [
-                "signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds", "audience",
+                "signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds", "audience", "dpopNonce",
             ])
+            if let value = tokens.enumeration("dpopNonce", allowed: ["required", "off"]) { dpopNonceRequired = value == "required" }
             if let value = tokens.enumeration("audience", allowed: GrantSettings.AudienceFormat.allCases.map(\.rawValue)) {
                 audienceFormat = GrantSettings.AudienceFormat(rawValue: value) ?? audienceFormat
             }
@@ -251,7 +254,7 @@ struct Settings {
     var resolvedSQLitePath: String { sqlitePath ?? (dataDirectory as NSString).appendingPathComponent("portcullis.sqlite") }
 
     var serverConfiguration: ServerConfiguration {
-        ServerConfiguration(
+        var configuration = ServerConfiguration(
             baseURL: resolvedBaseURL, accessTokenLifetime: accessTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
             maximumBodyBytes: maximumBodyBytes, trustedProxies: trustedProxies,
             signInRetention: TimeInterval(signInRetentionDays) * 86400,
@@ -263,5 +266,7 @@ struct Settings {
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
             lockout: lockout, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
             audienceFormat: audienceFormat, signIn: interactive)
+        configuration.dpopNonceRequired = dpopNonceRequired
+        return configuration
     }
 }

@@ -99,6 +99,7 @@ func kind(_ refusal: Decision.Refusal?) -> String? {
     case .authenticationStrength: "strength"
     case .approvedApplication: "approved"
     case .compliantApplication: "compliant"
+    case .tokenProtection: "tokenProtection"
     case nil: nil
     }
 }

@@ -23,6 +23,8 @@ public struct DiscoveryDocument: Codable, Sendable, Equatable {
     public var endSessionEndpoint: String?
     public var codeChallengeMethodsSupported: [String]?
     public var responseModesSupported: [String]?
+    /// RFC 9449 §5.1: the proof algorithms the token endpoint accepts.
+    public var dpopSigningAlgValuesSupported: [String]?
 
     public init(
         issuer: String, tokenEndpoint: String, jwksUri: String, revocationEndpoint: String, introspectionEndpoint: String,
@@ -78,5 +80,6 @@ public struct DiscoveryDocument: Codable, Sendable, Equatable {
         case endSessionEndpoint = "end_session_endpoint"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case responseModesSupported = "response_modes_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 }

@@ -177,6 +177,8 @@ public struct Application: Codable, Sendable, Equatable {
     public var requiredResourceAccess: [RequiredResourceAccess]
     /// As a resource: client applications that may request any of its scopes without listing them.
     public var preAuthorizedApplications: [String]
+    /// Every token request of this client must carry a DPoP proof (PROTOCOL §15; Keycloak's "DPoP bound tokens").
+    public var requireDPoP: Bool
 
     /// At most this many secrets per application (two for rotation, with room to spare).
     public static let maximumSecrets = 10
@@ -188,8 +190,9 @@ public struct Application: Codable, Sendable, Equatable {
         appId: String, displayName: String, publicClient: Bool = false, secretHashes: [String] = [], secrets: [ClientSecret] = [],
         allowedGrantTypes: [String] = [], redirectUris: [String] = [], complianceCallbackUris: [String] = [],
         approvedClientApp: Bool = false, identifierUris: [String] = [], scopes: [String] = [], appRoles: [String] = [],
-        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [String] = []
+        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [String] = [], requireDPoP: Bool = false
     ) {
+        self.requireDPoP = requireDPoP
         self.requiredResourceAccess = requiredResourceAccess
         self.preAuthorizedApplications = preAuthorizedApplications.map { $0.lowercased() }
         self.appId = appId.lowercased()
@@ -207,7 +210,7 @@ public struct Application: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
-        case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications
+        case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications, requireDPoP
     }
 
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
@@ -228,6 +231,7 @@ public struct Application: Codable, Sendable, Equatable {
         appRoles = try container.decode([String].self, forKey: .appRoles)
         requiredResourceAccess = try container.decodeIfPresent([RequiredResourceAccess].self, forKey: .requiredResourceAccess) ?? []
         preAuthorizedApplications = try container.decodeIfPresent([String].self, forKey: .preAuthorizedApplications) ?? []
+        requireDPoP = try container.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -246,6 +250,7 @@ public struct Application: Codable, Sendable, Equatable {
         // Written only when set, so applications stored before API permissions keep their exact form.
         if !requiredResourceAccess.isEmpty { try container.encode(requiredResourceAccess, forKey: .requiredResourceAccess) }
         if !preAuthorizedApplications.isEmpty { try container.encode(preAuthorizedApplications, forKey: .preAuthorizedApplications) }
+        if requireDPoP { try container.encode(requireDPoP, forKey: .requireDPoP) }
     }
 
     /// The hashes of the secrets that authenticate at `now`.

@@ -35,6 +35,8 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var acrValues: [String]?
     /// `max_age` (OIDC Core §3.1.2.1): the oldest authentication, in seconds, that single sign-on may reuse.
     public var maxAge: Int?
+    /// `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a DPoP proof by this key.
+    public var dpopJkt: String?
 
     public init(
         tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,
@@ -159,6 +161,10 @@ extension AuthorizationRequest {
             }
             maxAge = seconds
         }
+        let dpopJkt = value("dpop_jkt")
+        if let dpopJkt, !PKCEChallenge.isWellFormed(dpopJkt) {
+            return refuse(TokenError(.invalidRequest, aadsts: 900144, "dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)."))
+        }
         // Voluntary (OIDC Core §5.5.1.1): what is not an authentication context's ID is ignored, as an unknown value would be.
         let acrValues = (value("acr_values") ?? "").split(separator: " ").map { $0.lowercased() }.filter(AuthenticationContextClassReference.isValidId)
         var request = AuthorizationRequest(
@@ -166,6 +172,7 @@ extension AuthorizationRequest {
             codeChallenge: challenge, responseMode: mode, prompt: prompt, loginHint: value("login_hint"), domainHint: value("domain_hint"),
             claims: claims, platform: DevicePlatform.detect(sku: value("x-client-SKU"), os: value("x-client-OS")))
         request.maxAge = maxAge
+        request.dpopJkt = dpopJkt
         if !acrValues.isEmpty { request.acrValues = Array(acrValues.prefix(maximumAcrValues)) }
         return .success(request)
     }

@@ -272,6 +272,7 @@ public struct CompiledPolicySet: Sendable {
         var anyEnforcedApplied = false
         var blocking: [String] = []
         var unmet: [ConditionalAccessPolicy.Control: [String]] = [:]
+        var unboundPolicies: [String] = []
         var session = AppliedSessionControls()
         let exempt = facts.resourceAppId == BuiltInResources.complianceAppId
 
@@ -288,9 +289,19 @@ public struct CompiledPolicySet: Sendable {
                 result = entry.policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
             } else {
                 let grant = Self.grant(entry, facts, exempt: exempt)
-                let granted = grant.granted
+                var granted = grant.granted
                 policyUnmet = grant.unmet
-                let results = grant.results
+                var results = grant.results
+                // Token protection is a session control that can fail a sign-in: a request without a proof (PROTOCOL §15).
+                let unbound = entry.policy.sessionControls?.requiresTokenProtection == true && !facts.proofOfPossession
+                if entry.policy.sessionControls?.requiresTokenProtection == true {
+                    results.append(
+                        Decision.ControlResult(
+                            control: "secureSignInSession", satisfied: !unbound,
+                            reason: unbound
+                                ? "the request had no DPoP proof, so its tokens could not be bound" : "the tokens are bound to the request's DPoP key"))
+                    if unbound { granted = false }
+                }
                 controlResults = results
                 if entry.policy.state == .reportOnly {
                     result = granted ? .reportOnlySuccess : .reportOnlyFailure
@@ -302,6 +313,7 @@ public struct CompiledPolicySet: Sendable {
                         blocking.append(entry.policy.id)
                     } else {
                         for control in policyUnmet { unmet[control, default: []].append(entry.policy.id) }
+                        if unbound { unboundPolicies.append(entry.policy.id) }
                     }
                 }
             }
@@ -325,6 +337,8 @@ public struct CompiledPolicySet: Sendable {
             case .approvedApplication: refusal = .approvedApplication(policyIds: ids)
             case .compliantApplication: refusal = .compliantApplication(policyIds: ids)
             }
+        } else if !unboundPolicies.isEmpty {
+            refusal = .tokenProtection(policyIds: unboundPolicies)
         }
         let status: Decision.Status = !anyEnforcedApplied ? .notApplied : (refusal == nil ? .success : .failure)
         var contexts: [Decision.MetContext] = []

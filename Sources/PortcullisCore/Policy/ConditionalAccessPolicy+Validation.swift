@@ -166,7 +166,8 @@ extension ConditionalAccessPolicy {
     /// refused unless null (`disableResilienceDefaults` unless false). `nil` when nothing is enabled.
     private static func readSessionControls(_ reader: JSONObjectReader) -> SessionControls? {
         let problems = reader.problems
-        reader.rejectUnknownMembers(allowed: Set(SessionControls.unenforced + ["signInFrequency", "persistentBrowser", "disableResilienceDefaults"]))
+        reader.rejectUnknownMembers(
+            allowed: Set(SessionControls.unenforced + ["signInFrequency", "persistentBrowser", "secureSignInSession", "disableResilienceDefaults"]))
         for key in SessionControls.unenforced where reader.has(key) {
             problems.add(reader.path(key), "cannot be enforced by this server; remove it or set null.")
         }
@@ -201,7 +202,11 @@ extension ConditionalAccessPolicy {
                 PersistentBrowser.Mode.init(rawValue:))
             if enabled, let mode { controls.persistentBrowser = PersistentBrowser(mode: mode) }
         }
-        return controls.signInFrequency == nil && controls.persistentBrowser == nil ? nil : controls
+        if let t = reader.object("secureSignInSession") {
+            t.rejectUnknownMembers(allowed: ["isEnabled", "@odata.type"])
+            if t.bool("isEnabled", required: true) == true { controls.secureSignInSession = SecureSignInSession() }
+        }
+        return controls == SessionControls() ? nil : controls
     }
 
     private static func readConditions(

@@ -67,6 +67,8 @@ public struct Decision: Sendable, Equatable {
         case authenticationStrength(policyIds: [String])
         case approvedApplication(policyIds: [String])
         case compliantApplication(policyIds: [String])
+        /// Token protection (`secureSignInSession`) and a request without a DPoP proof (PROTOCOL §15).
+        case tokenProtection(policyIds: [String])
     }
 
     /// An authentication context a granted sign-in met (PROTOCOL §13).

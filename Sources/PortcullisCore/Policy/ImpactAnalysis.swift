@@ -31,6 +31,9 @@ public enum ImpactAnalysis {
             case .compliantApplication(let ids):
                 refusal = "compliantApplication"
                 policyIds = ids
+            case .tokenProtection(let ids):
+                refusal = "secureSignInSession"
+                policyIds = ids
             case nil:
                 refusal = nil
                 policyIds = []
@@ -88,6 +91,7 @@ public enum ImpactAnalysis {
             authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
         if record.grantType == GrantType.deviceCode.rawValue { facts.transferMethod = .deviceCodeFlow }
         facts.country = record.countryOrRegion
+        facts.proofOfPossession = record.tokenProtectionStatusDetails?.signInSessionStatus == .bound
         facts.authenticationContexts = (record.authenticationContextClassReferences ?? []).filter { $0.detail == .required }.map(\.id)
         return facts
     }

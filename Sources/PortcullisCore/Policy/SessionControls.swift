@@ -1,26 +1,41 @@
 public import Foundation
 
-/// Graph's `conditionalAccessSessionControls` (PROTOCOL §13): the two this server enforces. A policy may carry them
-/// with no grant controls: it then grants nothing and only adds its session controls to the sign-ins it applies to.
+/// Graph's `conditionalAccessSessionControls` (PROTOCOL §13, §15): the three this server enforces. A policy may carry
+/// them with no grant controls: it then grants nothing and only adds its session controls to the sign-ins it applies to.
 public struct SessionControls: Codable, Sendable, Equatable {
     public var signInFrequency: SignInFrequency?
     public var persistentBrowser: PersistentBrowser?
+    /// Token protection (`secureSignInSession: {"isEnabled": true}`): tokens for what the policy targets are issued only
+    /// to a request with a DPoP proof, bound to its key (PROTOCOL §15).
+    public var secureSignInSession: SecureSignInSession?
 
-    public init(signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil) {
+    public init(signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil, secureSignInSession: SecureSignInSession? = nil) {
         self.signInFrequency = signInFrequency
         self.persistentBrowser = persistentBrowser
+        self.secureSignInSession = secureSignInSession
     }
 
     /// Graph's session controls this server does not enforce: refused unless null (or false), never ignored.
     public static let unenforced = [
-        "applicationEnforcedRestrictions", "cloudAppSecurity", "continuousAccessEvaluation", "secureSignInSession",
+        "applicationEnforcedRestrictions", "cloudAppSecurity", "continuousAccessEvaluation",
         "globalSecureAccessFilteringProfile", "networkAccessSecurity",
     ]
+
+    /// Whether the policy demands a bound (DPoP) token.
+    public var requiresTokenProtection: Bool { secureSignInSession?.isEnabled == true }
 
     /// The names Graph's sign-in log uses in `enforcedSessionControls`.
     public var enforcedNames: [String] {
         (signInFrequency == nil ? [] : ["SignInFrequency"]) + (persistentBrowser == nil ? [] : ["PersistentBrowserSessionMode"])
+            + (requiresTokenProtection ? ["SecureSignInSession"] : [])
     }
+}
+
+/// Graph's `secureSignInSessionControl`.
+public struct SecureSignInSession: Codable, Sendable, Equatable {
+    public var isEnabled: Bool
+
+    public init(isEnabled: Bool = true) { self.isEnabled = isEnabled }
 }
 
 /// Graph's `signInFrequencySessionControl`: re-authenticate after a time (`timeBased`: `value` hours or days) or at
@@ -82,6 +97,8 @@ public struct AppliedSessionControls: Sendable, Equatable {
     public var maximumAuthenticationAge: TimeInterval?
     /// `never` when any policy said so, else `always` when one did.
     public var persistentBrowser: PersistentBrowser.Mode?
+    /// A policy that applied demands token protection (the grant went through only because the request was bound).
+    public var requiresTokenProtection = false
 
     public init(maximumAuthenticationAge: TimeInterval? = nil, persistentBrowser: PersistentBrowser.Mode? = nil) {
         self.maximumAuthenticationAge = maximumAuthenticationAge
@@ -95,6 +112,7 @@ public struct AppliedSessionControls: Sendable, Equatable {
         if let browser = controls.persistentBrowser, browser.isEnabled {
             persistentBrowser = browser.mode == .never || persistentBrowser == .never ? .never : .always
         }
+        if controls.requiresTokenProtection { requiresTokenProtection = true }
     }
 
     /// Whether an authentication at `authTime` is too old at `now` (an unknown time is too old when an age is set).

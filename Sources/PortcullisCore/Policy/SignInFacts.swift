@@ -46,6 +46,8 @@ public struct SignInFacts: Sendable, Equatable {
     public var country: String?
     /// The authentication contexts the sign-in asks for (PROTOCOL §13, `acrs`): the policies that target them apply too.
     public var authenticationContexts: [String] = []
+    /// The request carried a valid DPoP proof, so the tokens will be bound to its key (PROTOCOL §15).
+    public var proofOfPossession = false
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 

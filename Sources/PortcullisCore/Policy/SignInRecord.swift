@@ -29,6 +29,20 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     public var authenticationContextClassReferences: [ContextReference]?
     /// The country of `ipAddress` in the IP-to-country table at the time (PROTOCOL §13), when known: what impact replays.
     public var countryOrRegion: String?
+    /// Graph's `tokenProtectionStatusDetails` (PROTOCOL §15): whether the tokens were bound to a DPoP key; absent in
+    /// records written before DPoP (replayed as unbound).
+    public var tokenProtectionStatusDetails: TokenProtectionStatus?
+
+    /// Graph's `tokenProtectionStatusDetails`: `bound` when the request carried a valid DPoP proof.
+    public struct TokenProtectionStatus: Codable, Sendable, Equatable {
+        public enum Status: String, Codable, Sendable {
+            case bound, unbound
+        }
+
+        public var signInSessionStatus: Status
+
+        public init(bound: Bool) { signInSessionStatus = bound ? .bound : .unbound }
+    }
 
     /// One entry of `authenticationContextClassReferences`.
     public struct ContextReference: Codable, Sendable, Equatable {

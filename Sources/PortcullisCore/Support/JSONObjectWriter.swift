@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Writes one flat JSON object of strings, integers and string arrays, members in call order, without
+/// Writes one JSON object of strings, integers, string arrays and objects of strings, members in call order, without
 /// `JSONEncoder`. For the token path's fixed shapes (token responses, access-token payloads), where
 /// `JSONEncoder` measured 5–10 % of a grant's CPU. Absent (`nil`) members are left out.
 public struct JSONObjectWriter {
@@ -39,6 +39,15 @@ public struct JSONObjectWriter {
             out += "\"" + JSONText.escape(value) + "\""
         }
         out += "]"
+    }
+
+    /// A nested object of string members (`cnf: {"jkt": …}`), in the order given.
+    public mutating func object(_ name: String, strings members: [(String, String)]?) {
+        guard let members else { return }
+        key(name)
+        var nested = JSONObjectWriter(capacity: 64)
+        for (member, value) in members { nested.string(member, value) }
+        out += nested.out + "}"
     }
 
     /// The finished object.

@@ -43,6 +43,8 @@ public struct GrantFacts: Sendable {
     public var nonce: String?
     /// The authorization request's `acr_values` (authorization_code grant), for the ID token's `acr`.
     public var acrValues: [String] = []
+    /// The thumbprint of the request's valid DPoP proof key: the tokens are bound to it (PROTOCOL §15).
+    public var proofThumbprint: String?
     public var now: Date
 
     public init(
@@ -115,6 +117,8 @@ public struct MintPlan: Sendable, Equatable {
         public var authTime: Int?
         /// `acrs`: the authentication contexts met (PROTOCOL §13).
         public var authenticationContexts: [String] = []
+        /// `cnf.jkt`: the DPoP key the token is bound to (PROTOCOL §15).
+        public var confirmation: String?
     }
 
     public struct IDToken: Sendable, Equatable {
@@ -135,8 +139,8 @@ public struct MintPlan: Sendable, Equatable {
 
     public enum RefreshToken: Sendable, Equatable {
         case none
-        /// A new family (the user signed in).
-        case startFamily(scope: String, expiresAt: Date)
+        /// A new family (the user signed in), bound to a DPoP key when a public client presented a proof.
+        case startFamily(scope: String, expiresAt: Date, dpopThumbprint: String?)
         /// Exchange the presented token for a successor in its family.
         case rotate(RefreshTokenRecord, scope: String, expiresAt: Date)
     }
@@ -170,6 +174,7 @@ public struct GrantRefusal: Sendable, Equatable {
         case .block: return .blockedByConditionalAccess
         case .mfa, .authenticationStrength: return .mfaRequired
         case .approvedApplication: return .approvedClientAppRequired
+        case .tokenProtection: return .tokenProtectionRequired
         case .compliantApplication(let policyIds):
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }
             return .protectionPolicyRequired(
@@ -237,6 +242,7 @@ public enum GrantDecision {
                 roles: resource.map { tenant.roles(ofPrincipal: client.appId, on: $0) } ?? [], userPrincipalName: nil, name: nil,
                 capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil, methods: [], authTime: nil)
         }
+        access.confirmation = facts.proofThumbprint
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none
         var clientInfo: (String, String)?
@@ -253,7 +259,10 @@ public enum GrantDecision {
             if let redeeming = facts.redeeming {
                 refresh = .rotate(redeeming, scope: facts.scopeText, expiresAt: refreshExpiry)
             } else if oidc.contains(.offlineAccess) {
-                refresh = .startFamily(scope: facts.scopeText, expiresAt: refreshExpiry)
+                // RFC 9449 §5: a public client's refresh tokens are bound to its key; a confidential client's are bound to
+                // its authentication already.
+                refresh = .startFamily(
+                    scope: facts.scopeText, expiresAt: refreshExpiry, dpopThumbprint: facts.clientAuthenticated ? nil : facts.proofThumbprint)
             }
             if facts.clientInfoRequested { clientInfo = (user.id, tenant.tenant.id) }
         }
@@ -278,6 +287,7 @@ public enum GrantDecision {
             authenticationMethods: facts.user == nil ? nil : facts.authentication.methods,
             authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
         record.countryOrRegion = facts.signIn.country
+        record.tokenProtectionStatusDetails = SignInRecord.TokenProtectionStatus(bound: facts.signIn.proofOfPossession)
         return record
     }
 }

@@ -18,11 +18,16 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     /// How the user authenticated when the family began (`amr`, `auth_time`): later silent grants know it.
     public var methods: [String]
     public var authTime: Date?
+    /// The family's DPoP key (`jkt`), when it was issued to a public client with a proof: redeeming any of its tokens
+    /// needs a proof with that key (PROTOCOL §15).
+    public var dpopThumbprint: String?
 
     public init(
         tokenHash: String, familyId: String, tenantId: String, userId: String, clientId: String, scope: String,
-        issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil, methods: [String] = [], authTime: Date? = nil
+        issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil, methods: [String] = [], authTime: Date? = nil,
+        dpopThumbprint: String? = nil
     ) {
+        self.dpopThumbprint = dpopThumbprint
         self.methods = methods
         self.authTime = authTime
         self.tokenHash = tokenHash

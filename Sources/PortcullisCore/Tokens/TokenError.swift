@@ -19,6 +19,8 @@ public struct TokenError: Error, Sendable, Equatable {
             case expiredToken = "expired_token"
             case loginRequired = "login_required"
             case interactionRequired = "interaction_required"
+            case invalidDPoPProof = "invalid_dpop_proof"
+            case useDPoPNonce = "use_dpop_nonce"
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -38,6 +40,10 @@ public struct TokenError: Error, Sendable, Equatable {
         public static let expiredToken = Code(.expiredToken)
         public static let loginRequired = Code(.loginRequired)
         public static let interactionRequired = Code(.interactionRequired)
+        /// RFC 9449 §5: the DPoP proof is missing where required, malformed, replayed or for another key.
+        public static let invalidDPoPProof = Code(.invalidDPoPProof)
+        /// RFC 9449 §8: the proof must carry the server's nonce (sent in `DPoP-Nonce`).
+        public static let useDPoPNonce = Code(.useDPoPNonce)
 
         /// The wire value, e.g. `invalid_grant`.
         public var description: String { base.rawValue }
@@ -54,6 +60,8 @@ public struct TokenError: Error, Sendable, Equatable {
     public let remediation: RemediationRequirement?
     /// For `temporarily_unavailable`: seconds after which to try again (`Retry-After`).
     public var retryAfter: Int?
+    /// For `use_dpop_nonce`: the nonce to put in the next proof (`DPoP-Nonce`).
+    public var dpopNonce: String?
 
     public init(_ code: Code, aadsts: Int, _ message: String, suberror: String? = nil, remediation: RemediationRequirement? = nil) {
         self.code = code
@@ -314,5 +322,26 @@ extension TokenError {
     public static let protAppCapabilityRequired = TokenError(
         .unauthorizedClient, aadsts: 53009,
         "Application needs to enforce Intune protection policies, but it did not declare the 'protapp' client capability. Declare it (claims={\"access_token\":{\"xms_cc\":{\"values\":[\"protapp\"]}}}) and handle the protection_policy_required error by remediating."
+    )
+
+    // DPoP (PROTOCOL §15). Entra has no DPoP at its token endpoint: 9002350–9002353 are this server's own numbers; 530084 is
+    // Entra's token-protection refusal.
+    public static func invalidDPoPProof(_ detail: String) -> TokenError {
+        TokenError(.invalidDPoPProof, aadsts: 9002350, detail)
+    }
+    public static func useDPoPNonce(_ nonce: String) -> TokenError {
+        var error = TokenError(.useDPoPNonce, aadsts: 9002351, "The DPoP proof must carry the nonce this server sent in the DPoP-Nonce header.")
+        error.dpopNonce = nonce
+        return error
+    }
+    public static let dpopRequired = TokenError(
+        .invalidDPoPProof, aadsts: 9002352, "This application requires DPoP: send a DPoP proof (RFC 9449) with every token request."
+    )
+    public static let dpopKeyMismatch = TokenError(
+        .invalidDPoPProof, aadsts: 9002353,
+        "The grant is bound to a DPoP key: send a proof signed with that key (the refresh token or code was issued for a different key or none)."
+    )
+    public static let tokenProtectionRequired = TokenError(
+        .invalidGrant, aadsts: 530084, "Token protection required: the client must present a DPoP proof (a conditional access policy binds these tokens)."
     )
 }

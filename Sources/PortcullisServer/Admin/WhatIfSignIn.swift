@@ -19,10 +19,12 @@ struct WhatIfSignIn: Sendable {
     var transferMethod: TransferMethod?
     /// The authentication contexts the sign-in asks for (PROTOCOL §13, `acrs`).
     var authenticationContexts: [String] = []
+    /// The request carries a DPoP proof, so its tokens would be bound (PROTOCOL §15, `secureSignInSession`).
+    var dpop = false
 
     static let members: Set<String> = [
         "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
-        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts",
+        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts", "dpop",
     ]
 
     /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
@@ -59,6 +61,7 @@ struct WhatIfSignIn: Sendable {
             clientAppType: type ?? .mobileAppsAndDesktopClients, capabilities: capabilities, appProtection: protection,
             approvedClientApp: approved, mfa: mfa, transferMethod: transfer)
         signIn.authenticationContexts = AuthenticationContextClassReference.sorted(contexts)
+        signIn.dpop = reader.bool("dpop") ?? false
         return signIn
     }
 
@@ -101,11 +104,14 @@ struct WhatIfSignIn: Sendable {
             user: user, client: client, resource: resource, directory: directory, authentication: authentication, platform: platform, ipAddress: ip,
             capabilities: capabilities, appProtection: appProtection, approvedClientApp: approvedClientApp, clientAppType: clientAppType)
         signIn.transferMethod = transferMethod
-        return GrantFacts(
+        signIn.proofOfPossession = dpop
+        var facts = GrantFacts(
             grantType: user == nil ? .clientCredentials : (transferMethod == .deviceCodeFlow ? .deviceCode : .password), tenant: directory, client: client,
             clientAuthenticated: !client.publicClient,
             user: user, scope: ScopeRequest(resource: resource, audience: resource.primaryIdentifier, resourceScopes: [], isDefault: true, oidc: []),
             scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
             signIn: signIn, authentication: authentication, clientInfoRequested: false, now: now)
+        facts.proofThumbprint = dpop ? "what-if" : nil
+        return facts
     }
 }

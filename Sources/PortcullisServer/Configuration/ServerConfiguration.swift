@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var audienceFormat: GrantSettings.AudienceFormat
     /// Interactive sign-in (PROTOCOL §9): sessions, codes, device codes.
     public var signIn: SignInSettings
+    /// DPoP proofs must carry a server nonce (PROTOCOL §15; `tokens.dpopNonce`).
+    public var dpopNonceRequired = true
 
     /// What the grant decision reads.
     public var grant: GrantSettings {

@@ -112,6 +112,8 @@ extension HTTPField.Name {
     static let xClientSKU = Self("x-client-SKU")!
     static let xForwardedFor = Self("X-Forwarded-For")!
     static let pragma = Self("Pragma")!
+    static let dpop = Self("DPoP")!
+    static let dpopNonce = Self("DPoP-Nonce")!
 }
 
 /// JSON responses with the headers every API answer carries.

@@ -41,7 +41,7 @@ struct OAuthRoutes: Sendable {
         let tenant = try await tenant(context)
         let base = endpoints.baseURL
         let path = "\(base)/\(tenant.tenant.id)"
-        let document = DiscoveryDocument(
+        var document = DiscoveryDocument(
             issuer: endpoints.issuer(tenantId: tenant.tenant.id),
             tokenEndpoint: "\(path)/oauth2/v2.0/token",
             jwksUri: "\(path)/discovery/v2.0/keys",
@@ -61,6 +61,7 @@ struct OAuthRoutes: Sendable {
             cloudInstanceName: URL(string: base)?.host, complianceEndpoint: "\(base)/mam/v1",
             deviceAuthorizationEndpoint: "\(path)/oauth2/v2.0/devicecode", endSessionEndpoint: "\(path)/oauth2/v2.0/logout",
             codeChallengeMethodsSupported: ["S256"], responseModesSupported: AuthorizationRequest.ResponseMode.allCases.map(\.rawValue))
+        document.dpopSigningAlgValuesSupported = DPoPVerifier.algorithms
         return JSONResponse.make(status: .ok, document, headers: [.cacheControl: "public, max-age=300"], noStore: false)
     }
 
@@ -88,8 +89,13 @@ struct OAuthRoutes: Sendable {
             authorization: request.headers[.authorization],
             clientIP: ClientAddress.resolve(
                 peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
-            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId)
-        return JSONResponse.make(status: .ok, data: try await issue(inputs, logger: context.logger).jsonBody)
+            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId,
+            dpopProofs: request.headers[values: .dpop])
+        let response = try await issue(inputs, logger: context.logger)
+        // RFC 9449 §8.2: a DPoP client gets the nonce for its next proof with every answer.
+        var headers: HTTPFields = [:]
+        if !inputs.dpopProofs.isEmpty, let nonce = tokens.dpop.nonceHeader(now: clock.now()) { headers[.dpopNonce] = nonce }
+        return JSONResponse.make(status: .ok, data: response.jsonBody, headers: headers)
     }
 
     /// A token request answered and counted (the console redeems its codes through this too); refusals are thrown as
@@ -157,9 +163,9 @@ struct OAuthRoutes: Sendable {
             return JSONResponse.make(
                 status: .ok,
                 IntrospectionResponse(
-                    active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn, tokenType: "Bearer",
+                    active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn, tokenType: claims.cnf == nil ? "Bearer" : "DPoP",
                     exp: claims.exp, iat: claims.iat, nbf: claims.nbf, sub: claims.sub, aud: claims.aud, iss: claims.iss,
-                    jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles))
+                    jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles, cnf: claims.cnf))
         }
         guard let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)),
             RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
@@ -203,14 +209,17 @@ struct IntrospectionResponse: Codable, Sendable {
     var tid: String?
     var oid: String?
     var roles: [String]?
+    /// RFC 9449 §6.2: the key a DPoP-bound token is bound to.
+    var cnf: AccessTokenClaims.Confirmation?
 
     static let inactive = IntrospectionResponse(active: false)
 
     init(
         active: Bool, scope: String? = nil, clientId: String? = nil, username: String? = nil, tokenType: String? = nil,
         exp: Int? = nil, iat: Int? = nil, nbf: Int? = nil, sub: String? = nil, aud: String? = nil, iss: String? = nil,
-        jti: String? = nil, tid: String? = nil, oid: String? = nil, roles: [String]? = nil
+        jti: String? = nil, tid: String? = nil, oid: String? = nil, roles: [String]? = nil, cnf: AccessTokenClaims.Confirmation? = nil
     ) {
+        self.cnf = cnf
         self.active = active
         self.scope = scope
         self.clientId = clientId
@@ -229,7 +238,7 @@ struct IntrospectionResponse: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case active, scope, username, exp, iat, nbf, sub, aud, iss, jti, tid, oid, roles
+        case active, scope, username, exp, iat, nbf, sub, aud, iss, jti, tid, oid, roles, cnf
         case clientId = "client_id"
         case tokenType = "token_type"
     }

@@ -40,6 +40,7 @@ extension TokenError: HTTPResponseError {
         var headers: HTTPFields = [:]
         if code == .invalidClient { headers[.wwwAuthenticate] = #"Basic realm="portcullis""# }
         if status == .serviceUnavailable || retryAfter != nil { headers[.retryAfter] = String(retryAfter ?? 1) }
+        if let dpopNonce { headers[.dpopNonce] = dpopNonce }
         return JSONResponse.make(status: status, body(correlationId: correlationId, traceId: traceId, now: now), headers: headers)
     }
 }

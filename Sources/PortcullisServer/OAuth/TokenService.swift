@@ -14,6 +14,8 @@ struct TokenRequestInputs: Sendable {
     var clientOS: String?
     var clientSKU: String?
     var correlationId: String
+    /// The `DPoP` header values (PROTOCOL §15): none, or one proof.
+    var dpopProofs: [String] = []
 }
 
 /// What the compliance service knows about an account's use of a client application.
@@ -43,14 +45,20 @@ struct TokenService: Sendable {
     let recorder: SignInRecorder
     let passwords: PasswordVerifier
     let countries: CountryTableSource
+    let dpop: DPoPGate
     let clock: any WallClock
     let logger: Logger
+
+    /// The token endpoint's URL for a tenant path segment, as a DPoP proof's `htu` names it.
+    func tokenEndpoint(tenantSegment: String) -> String { "\(endpoints.baseURL)/\(tenantSegment)/oauth2/v2.0/token" }
 
     func handle(_ inputs: TokenRequestInputs) async throws -> (response: TokenResponse, grantType: GrantType) {
         guard let snapshot = try await tenants.snapshot(tenantSegment: inputs.tenantSegment) else {
             throw TokenError.unknownTenant(inputs.tenantSegment)
         }
-        let (facts, prepared) = try await gather(inputs, snapshot: snapshot)
+        let proof = try await dpop.check(
+            inputs.dpopProofs, method: "POST", url: tokenEndpoint(tenantSegment: inputs.tenantSegment), now: clock.now())
+        let (facts, prepared) = try await gather(inputs, snapshot: snapshot, proof: proof)
         let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
         switch result.outcome {
         case .refuse(let refusal):
@@ -86,13 +94,14 @@ struct TokenService: Sendable {
         var familyId = UUID().uuidString.lowercased()
     }
 
-    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot) async throws -> (GrantFacts, Prepared) {
+    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot, proof: DPoPProof?) async throws -> (GrantFacts, Prepared) {
         let tenant = snapshot.directory
         let form = inputs.form
         let grantName = try form.required("grant_type")
         guard let grantType = GrantType(rawValue: grantName) else { throw TokenError.unsupportedGrantType(grantName) }
         let client = try clients.authenticate(form: form, authorization: inputs.authorization, in: tenant)
         guard client.application.allowedGrantTypes.contains(grantType.rawValue) else { throw TokenError.grantNotAllowed(grantName) }
+        if client.application.requireDPoP && proof == nil { throw TokenError.dpopRequired }
         // MSAL sends `claims` on every token request; a code or device grant without one keeps what was authorized.
         let capabilities = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) } ?? ClaimsRequest()
         let now = clock.now()
@@ -139,13 +148,15 @@ struct TokenService: Sendable {
                 break
             }
             guard let record, let found = tenant.user(id: record.userId) else { throw TokenError.unknownUser }
+            // A family bound to a key is redeemed only with a proof by that key (RFC 9449 §5); nothing is consumed otherwise.
+            if let bound = record.dpopThumbprint, bound != proof?.thumbprint { throw TokenError.dpopKeyMismatch }
             guard found.accountEnabled else { throw TokenError.userDisabled }
             user = found
             redeeming = record
             scopeText = form["scope"] ?? record.scope
             authentication = AuthenticationContext(methods: record.methods.isEmpty ? ["pwd"] : record.methods, time: record.authTime)
         case .authorizationCode:
-            let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared)
+            let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared, proof: proof)
             guard let found = tenant.user(id: code.userId), found.accountEnabled else { throw TokenError.userDisabled }
             user = found
             scopeText = code.request.scope
@@ -178,6 +189,7 @@ struct TokenService: Sendable {
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
         if grantType == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
+        signIn.proofOfPossession = proof != nil
         signIn.country = countries.country(of: inputs.clientIP)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
@@ -191,6 +203,7 @@ struct TokenService: Sendable {
             scopeText: scopeText, capabilities: capabilitiesInForce, signIn: signIn, authentication: authentication, redeeming: redeeming,
             clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
         facts.acrValues = acrValues
+        facts.proofThumbprint = proof?.thumbprint
         return (facts, prepared)
     }
 
@@ -199,7 +212,7 @@ struct TokenService: Sendable {
     /// stored code first, and the code is consumed only by a redemption that passes them: whoever merely
     /// intercepted a code can neither spoil its owner's redemption nor trigger the replay revocation.
     func redeemCode(
-        form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date, prepared: Prepared
+        form: FormBody, client: AuthenticatedClient, tenant: DirectorySnapshot, now: Date, prepared: Prepared, proof: DPoPProof?
     ) async throws -> AuthorizationCodeRecord {
         let code = try form.required("code")
         let redirectUri = try form.required("redirect_uri")
@@ -212,6 +225,8 @@ struct TokenService: Sendable {
             guard let verifier = form["code_verifier"] else { throw TokenError.pkceVerifierMissing }
             guard PKCE.matches(verifier: verifier, challenge: challenge) else { throw TokenError.pkceVerifierMismatch }
         }
+        // `dpop_jkt` on /authorize (RFC 9449 §10): only the key named there redeems the code.
+        if let bound = found.request.dpopJkt, bound != proof?.thumbprint { throw TokenError.dpopKeyMismatch }
         if found.usedAt == nil {
             guard found.expiresAt > now else { throw TokenError.authorizationCodeExpired }
             // Marked used in one step: of two redemptions that both passed the checks, one wins and the other is a replay.
@@ -261,13 +276,13 @@ struct TokenService: Sendable {
         switch plan.refreshToken {
         case .none:
             break
-        case .startFamily(let scope, let expiresAt):
+        case .startFamily(let scope, let expiresAt, let thumbprint):
             let token = CredentialHasher.randomToken()
             try await store.insert(
                 RefreshTokenRecord(
                     tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: plan.accessToken.tenantId,
                     userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
-                    expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time))
+                    expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint))
             refreshToken = token
         case .rotate(let redeeming, let scope, let expiresAt):
             let token = CredentialHasher.randomToken()
@@ -286,7 +301,8 @@ struct TokenService: Sendable {
         let signer = try await signers.signer(tenantId: plan.accessToken.tenantId)
         let claims = AccessTokenClaims(plan.accessToken, issuer: issuer, tokenId: prepared.tokenId)
         var response = TokenResponse(
-            scope: plan.grantedScope, expiresIn: plan.expiresIn, extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
+            tokenType: plan.accessToken.confirmation == nil ? "Bearer" : "DPoP", scope: plan.grantedScope, expiresIn: plan.expiresIn,
+            extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
         if let id = plan.idToken { response.idToken = try await signer.sign(idToken: IDTokenClaims(id, issuer: issuer)) }
         if let info = plan.clientInfo { response.clientInfo = ClientInfo(uid: info.uid, utid: info.utid).encoded }
         response.refreshToken = refreshToken

@@ -1,0 +1,233 @@
+import Crypto
+import CryptoExtras
+public import Foundation
+import PortcullisAPI
+import PortcullisCore
+
+/// A DPoP proof (RFC 9449 §4) whose form, key and signature were checked: what the token endpoint and the resource
+/// side go on to compare with the request, the nonce and the replay cache.
+public struct DPoPProof: Sendable, Equatable {
+    /// `jkt`: the RFC 7638 thumbprint of the proof's public key (SHA-256, base64url), as `cnf.jkt` carries it.
+    public var thumbprint: String
+    public var algorithm: String
+    public var jti: String
+    public var issuedAt: Int
+    public var nonce: String?
+    /// The replay cache's key: the key and the `jti`, hashed (a client chooses `jti`; the key makes one client's `jti`
+    /// unable to collide with another's).
+    public var replayKey: String {
+        Base64URL.encode(SHA256.hash(data: Data("\(thumbprint).\(jti)".utf8)).prefix(16))
+    }
+}
+
+/// Why a proof was refused: the sentence after the AADSTS number (`invalid_dpop_proof`). Never quotes the proof.
+public struct DPoPProofError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// RFC 9449 proof validation (§4.3), the parts that need only the proof and the request: the JWS form, `typ`, `alg`
+/// (ES256, RS256, EdDSA), a public `jwk` (private members refused), the signature, `htm`, `htu` (normalised, without
+/// query or fragment), `iat` within the window and, for a resource, `ath`. The nonce and the replay cache are the
+/// caller's (they need the server's key and store).
+public enum DPoPVerifier {
+    /// What the token endpoint and the resource side accept.
+    public static let algorithms = ["ES256", "RS256", "EdDSA"]
+    /// `iat` may be this far in the past or the future (PROTOCOL §15).
+    public static let window: TimeInterval = 60
+    /// A proof longer than this is refused before it is parsed (an RSA-4096 key and every claim fit in 2 KB).
+    public static let maximumLength = 8192
+    /// `jti` and `nonce` longer than this are refused (bounded replay-cache and nonce work).
+    static let maximumValueLength = 256
+
+    public static func verify(
+        _ compact: String, method: String, url: String, now: Date, accessToken: String? = nil
+    ) throws(DPoPProofError) -> DPoPProof {
+        guard compact.utf8.count <= maximumLength else { throw DPoPProofError("The DPoP proof is longer than \(maximumLength) bytes.") }
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])), let payloadBytes = Base64URL.decode(String(parts[1])),
+            let signature = Base64URL.decode(String(parts[2]))
+        else { throw DPoPProofError("The DPoP proof is not a compact JWS.") }
+        let decoder = JSONDecoder()
+        guard let header = try? decoder.decode(Header.self, from: headerBytes) else {
+            throw DPoPProofError("The DPoP proof's header is not a JSON object of the expected members.")
+        }
+        guard header.typ == "dpop+jwt" else { throw DPoPProofError("The DPoP proof's typ must be dpop+jwt.") }
+        guard let alg = header.alg, algorithms.contains(alg) else {
+            throw DPoPProofError("The DPoP proof's alg must be one of \(algorithms.joined(separator: ", ")).")
+        }
+        guard let jwk = header.jwk else { throw DPoPProofError("The DPoP proof's header has no jwk.") }
+        let key = try PublicKey(jwk, algorithm: alg)
+        let signingInput = Data(compact.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValid(signature: signature, for: signingInput) else {
+            throw DPoPProofError("The DPoP proof's signature does not verify with its jwk.")
+        }
+        guard let claims = try? decoder.decode(Claims.self, from: payloadBytes) else {
+            throw DPoPProofError("The DPoP proof's claims are not a JSON object of the expected members.")
+        }
+        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= maximumValueLength else {
+            throw DPoPProofError("The DPoP proof needs a jti of 1 to \(maximumValueLength) characters.")
+        }
+        guard claims.htm == method else { throw DPoPProofError("The DPoP proof's htm does not match the request's method.") }
+        guard let htu = claims.htu, let claimed = TargetURI(htu), claimed == TargetURI(url) else {
+            throw DPoPProofError("The DPoP proof's htu does not match the request's URL.")
+        }
+        guard let iat = claims.iat, iat.isFinite else { throw DPoPProofError("The DPoP proof has no iat.") }
+        guard abs(iat - now.timeIntervalSince1970) <= window else {
+            throw DPoPProofError("The DPoP proof's iat is more than \(Int(window)) seconds from the server's time.")
+        }
+        if let nonce = claims.nonce, nonce.utf8.count > maximumValueLength { throw DPoPProofError("The DPoP proof's nonce is too long.") }
+        if let accessToken {
+            guard let ath = claims.ath else { throw DPoPProofError("The DPoP proof has no ath for the access token it is sent with.") }
+            guard ath == Self.accessTokenHash(accessToken) else { throw DPoPProofError("The DPoP proof's ath is not the access token's hash.") }
+        }
+        return DPoPProof(thumbprint: key.thumbprint, algorithm: alg, jti: jti, issuedAt: Int(iat.rounded(.down)), nonce: claims.nonce)
+    }
+
+    /// `ath`: base64url of the SHA-256 of the access token's ASCII text (RFC 9449 §4.2).
+    public static func accessTokenHash(_ token: String) -> String { Base64URL.encode(SHA256.hash(data: Data(token.utf8))) }
+
+    struct Header: Decodable {
+        var typ: String?
+        var alg: String?
+        var jwk: JWK?
+    }
+
+    struct Claims: Decodable {
+        var jti: String?
+        var htm: String?
+        var htu: String?
+        var iat: Double?
+        var nonce: String?
+        var ath: String?
+    }
+
+    /// The members of a JWK that matter here. Private members are decoded only to be refused (RFC 9449 §4.3 item 6).
+    struct JWK: Decodable {
+        var kty: String?
+        var crv: String?
+        var x: String?
+        var y: String?
+        var n: String?
+        var e: String?
+        var privateMembers: [String]
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case kty, crv, x, y, n, e, d, p, q, dp, dq, qi, oth, k
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            kty = try container.decodeIfPresent(String.self, forKey: .kty)
+            crv = try container.decodeIfPresent(String.self, forKey: .crv)
+            x = try container.decodeIfPresent(String.self, forKey: .x)
+            y = try container.decodeIfPresent(String.self, forKey: .y)
+            n = try container.decodeIfPresent(String.self, forKey: .n)
+            e = try container.decodeIfPresent(String.self, forKey: .e)
+            privateMembers = [CodingKeys.d, .p, .q, .dp, .dq, .qi, .oth, .k].filter(container.contains).map(\.rawValue)
+        }
+    }
+
+    /// A proof key, checked against its `alg`, with its RFC 7638 thumbprint over the required members only.
+    enum PublicKey {
+        case p256(P256.Signing.PublicKey, thumbprint: String)
+        case rsa(_RSA.Signing.PublicKey, thumbprint: String)
+        case ed25519(Curve25519.Signing.PublicKey, thumbprint: String)
+
+        init(_ jwk: JWK, algorithm: String) throws(DPoPProofError) {
+            guard jwk.privateMembers.isEmpty else {
+                throw DPoPProofError("The DPoP proof's jwk holds private key members (\(jwk.privateMembers.joined(separator: ", "))).")
+            }
+            switch (algorithm, jwk.kty) {
+            case ("ES256", "EC"):
+                guard jwk.crv == "P-256", let x = jwk.x, let y = jwk.y, let xBytes = Base64URL.decode(x), let yBytes = Base64URL.decode(y),
+                    xBytes.count == 32, yBytes.count == 32,
+                    let key = try? P256.Signing.PublicKey(rawRepresentation: xBytes + yBytes)
+                else { throw DPoPProofError("The DPoP proof's jwk is not a P-256 public key.") }
+                self = .p256(key, thumbprint: DPoPThumbprint.compute([("crv", "P-256"), ("kty", "EC"), ("x", x), ("y", y)]))
+            case ("RS256", "RSA"):
+                guard let n = jwk.n, let e = jwk.e, let nBytes = Base64URL.decode(n), let eBytes = Base64URL.decode(e),
+                    let key = try? _RSA.Signing.PublicKey(n: nBytes, e: eBytes)
+                else { throw DPoPProofError("The DPoP proof's jwk is not an RSA public key.") }
+                guard key.keySizeInBits >= 2048 else { throw DPoPProofError("The DPoP proof's RSA key is shorter than 2048 bits.") }
+                self = .rsa(key, thumbprint: DPoPThumbprint.compute([("e", e), ("kty", "RSA"), ("n", n)]))
+            case ("EdDSA", "OKP"):
+                guard jwk.crv == "Ed25519", let x = jwk.x, let xBytes = Base64URL.decode(x), xBytes.count == 32,
+                    let key = try? Curve25519.Signing.PublicKey(rawRepresentation: xBytes)
+                else { throw DPoPProofError("The DPoP proof's jwk is not an Ed25519 public key.") }
+                self = .ed25519(key, thumbprint: DPoPThumbprint.compute([("crv", "Ed25519"), ("kty", "OKP"), ("x", x)]))
+            default:
+                throw DPoPProofError("The DPoP proof's jwk is not a key for \(algorithm).")
+            }
+        }
+
+        var thumbprint: String {
+            switch self {
+            case .p256(_, let thumbprint), .rsa(_, let thumbprint), .ed25519(_, let thumbprint): thumbprint
+            }
+        }
+
+        func isValid(signature: Data, for input: Data) -> Bool {
+            switch self {
+            case .p256(let key, _):
+                guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+                return key.isValidSignature(signature, for: input)
+            case .rsa(let key, _):
+                return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5)
+            case .ed25519(let key, _):
+                return key.isValidSignature(signature, for: input)
+            }
+        }
+    }
+}
+
+/// RFC 7638: the SHA-256 of the required members, in lexicographic order, as JSON without whitespace.
+public enum DPoPThumbprint {
+    /// `members` in lexicographic order of their names.
+    static func compute(_ members: [(String, String)]) -> String {
+        var writer = JSONObjectWriter(capacity: 128)
+        for (name, value) in members { writer.string(name, value) }
+        return Base64URL.encode(SHA256.hash(data: writer.finish()))
+    }
+
+    /// The thumbprint of a P-256 public key (the SDK's and the tests' proof keys).
+    public static func p256(x: String, y: String) -> String { compute([("crv", "P-256"), ("kty", "EC"), ("x", x), ("y", y)]) }
+}
+
+/// `htu` as RFC 9449 §4.3 compares it: scheme and host case-insensitive, the default port implied, the path as sent
+/// (an empty path is `/`), percent-encodings compared in upper case; query and fragment ignored.
+struct TargetURI: Equatable {
+    var scheme: String
+    var host: String
+    var port: Int
+    var path: String
+
+    init?(_ text: String) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            let host = components.percentEncodedHost?.lowercased(), !host.isEmpty
+        else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = components.port ?? (scheme == "https" ? 443 : 80)
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        self.path = Self.upperCasingPercentEncodings(path)
+    }
+
+    private static func upperCasingPercentEncodings(_ path: String) -> String {
+        guard path.contains("%") else { return path }
+        var out = ""
+        var remaining = 0
+        for character in path {
+            if character == "%" {
+                remaining = 2
+                out.append(character)
+            } else if remaining > 0 {
+                remaining -= 1
+                out += character.uppercased()
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,685 @@
+#!/usr/bin/env python3
+"""DPoP (RFC 9449, PROTOCOL §15) against a real Portcullis binary, driven by requests-oauth2client's DPoP support.
+
+    python3 Tests/Interop/dpop_interop.py [--binary .build/debug/portcullis] [--keep]
+
+Needs `python3 -m pip install requests-oauth2client` (it brings jwskate, used here to craft broken proofs).
+
+What it does
+  setup   a temporary copy of Config/ plus one extra confidential application that sets `requireDPoP`, fresh data and
+          keys directories, a free port; `portcullis serve` until /health/ready.
+  checks  (each printed as PASS/FAIL with what was expected and what came back)
+          - the RFC 7638 thumbprint helper of this script (hashlib + base64url over the required members, not the
+            library's helper) reproduces the RFC 7638 §3.1 example; every `cnf.jkt` below is compared with it,
+            computed from the `jwk` of the proof that actually went over the wire;
+          - discovery publishes dpop_signing_alg_values_supported = ES256, RS256, EdDSA;
+          - client_credentials (daemon app) with DPoPKey.generate("ES256"): the library's first proof has no nonce, the
+            server answers 400 use_dpop_nonce (9002351) with DPoP-Nonce, the library retries with that nonce (the
+            proof checked with the library's validate_dpop_proof), 200 with DPoP-Nonce, token_type DPoP, an access
+            token signed by a key of the JWKS whose cnf.jkt is the proof key's thumbprint; the same with RS256 and
+            EdDSA keys (RSA and OKP thumbprint members);
+          - password grant (public mail app, Erin, who no CA/app-protection policy stops) with the same nonce dance,
+            then refresh_token with the same key (one request, the nonce it was given): DPoP, same cnf.jkt;
+          - the public client's refresh token is bound: without a proof, and with a valid proof by another key, 400
+            invalid_dpop_proof 9002353; the same token still redeems with the right key afterwards (nothing consumed);
+          - a confidential client's refresh token (admin CLI app, password grant with DPoP) is not bound: it refreshes
+            without a proof (Bearer) and with another key (DPoP, cnf.jkt of that key);
+          - authorization code: requests-oauth2client's authorization request with dpop_key (dpop_jkt in the URL),
+            the sign-in page driven with requests + form parsing, the code redeemed without a proof and with another
+            key (both 9002353), then by the library with the bound key (DPoP, cnf.jkt, ID token validated by the
+            library); the refresh token from the code flow is bound too;
+          - a proof replayed byte for byte: 200 then 400 invalid_dpop_proof (9002350);
+          - a proof whose htu names another URL (the introspection endpoint; the token endpoint by domain while the
+            request goes to the one by tenant ID): 9002350; the domain-form URL with its own htu is accepted;
+          - other broken proofs: htm GET, iat 5 minutes old, private key members in jwk, typ JWT, alg HS256, a
+            signature by another key, two DPoP headers: 9002350; an unknown nonce: use_dpop_nonce + DPoP-Nonce;
+          - an application with requireDPoP: without a proof 9002352, with one a DPoP token;
+          - introspection by the resource (the mail API) of the DPoP access token: token_type DPoP and cnf.jkt; of a
+            bearer token: token_type Bearer, no cnf.
+          Every error is checked for its Microsoft shape: `error`, `error_codes` [n], `error_description` "AADSTSn: ...".
+Exit status 0 when every check passes, 1 otherwise (the server log tail is printed), 2 when a prerequisite is missing.
+"""
+
+import argparse
+import base64
+import hashlib
+import html.parser
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.parse
+import uuid
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TENANT = "contoso.example"
+TENANT_ID = "7e1b0c54-2f6a-4c1e-9d3b-5a8f0e2c4b71"
+DAEMON = ("c0ffee00-2222-4a2b-8c3d-4e5f6a7b8c02", "daemon-dev-secret-change-me")  # client_credentials, api://contoso-mail
+ADMIN = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")  # confidential: password + refresh_token
+MAIL_API = ("c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04", "mail-api-dev-secret-change-me")  # the resource (introspects)
+MAIL = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"  # public: authorization_code, password, refresh_token
+STRICT = ("c0ffee00-9999-4a2b-8c3d-4e5f6a7b8c99", "dpop-only-secret")  # added to the copy of the directory: requireDPoP
+USER = ("erin@contoso.example", "Erin-dev-pass1")  # excluded from the app-protection CA policy, in no targeted group
+MAIL_SCOPE = "api://contoso-mail/Mail.Read openid profile offline_access"
+DAEMON_SCOPE = "api://contoso-mail/.default"
+ADMIN_SCOPE = "api://portcullis-admin/Admin.ReadWrite offline_access"
+REDIRECT = "http://localhost:8400/"  # registered as http://localhost (any port); nothing listens: the Location is read
+TIMEOUT = (10, 30)
+
+# RFC 7638 §3.1: the RSA key of RFC 7517 Appendix A.1 and its thumbprint.
+RFC7638_EXAMPLE = {
+    "kty": "RSA", "e": "AQAB", "alg": "RS256", "kid": "2011-04-29",
+    "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3o"
+         "knjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6"
+         "qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJ"
+         "zKnqDKgw",
+}
+RFC7638_EXAMPLE_THUMBPRINT = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Bookkeeping
+
+
+class Abort(Exception):
+    """A prerequisite of the rest of a group failed (already recorded as a FAIL)."""
+
+
+class Checks:
+    def __init__(self):
+        self.passed = []
+        self.failed = []
+
+    def check(self, name, ok, got=None, note=None):
+        """Records one check; prints PASS (with `note`) or FAIL (with `got`). Returns whether it passed."""
+        if ok:
+            self.passed.append(name)
+            print(f"PASS {name}" + (f"  ({note})" if note else ""), flush=True)
+        else:
+            self.failed.append(name)
+            print(f"FAIL {name}" + ("" if got is None else f"\n     got: {short(got)}"), flush=True)
+        return bool(ok)
+
+    def require(self, name, ok, got=None, note=None):
+        if not self.check(name, ok, got, note):
+            raise Abort(name)
+
+
+def short(value, limit=1200):
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def jwt_parts(token):
+    header, payload, _ = token.split(".")
+    return json.loads(b64url_decode(header)), json.loads(b64url_decode(payload))
+
+
+THUMBPRINT_MEMBERS = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
+
+
+def thumbprint(jwk):
+    """RFC 7638: SHA-256 over the required members, lexicographic order, no whitespace; base64url without padding."""
+    members = {name: jwk[name] for name in THUMBPRINT_MEMBERS[jwk["kty"]]}
+    canonical = json.dumps(members, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return b64url(hashlib.sha256(canonical.encode("utf-8")).digest())
+
+
+def proof_jkt(proof):
+    """The thumbprint of the public key a proof carries in its header (what went over the wire)."""
+    return thumbprint(jwt_parts(proof)[0]["jwk"])
+
+
+def body_of(response):
+    try:
+        return response.json()
+    except ValueError:
+        return {"_status": response.status_code, "_text": response.text[:400]}
+
+
+def error_shape(response, status, error, code):
+    """Whether `response` is the Microsoft-shaped error (status, error, error_codes [code], 'AADSTS<code>: ...')."""
+    body = body_of(response)
+    return (response.status_code == status and body.get("error") == error and body.get("error_codes") == [code]
+            and str(body.get("error_description", "")).startswith(f"AADSTS{code}:"))
+
+
+def shown(response):
+    body = body_of(response)
+    keep = {k: body.get(k) for k in ("error", "error_codes", "error_description", "token_type") if k in body}
+    return {"status": response.status_code, "DPoP-Nonce": response.headers.get("DPoP-Nonce"), **(keep or {"body": body})}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The server process
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prepare_config(workdir):
+    """Config/ copied, plus an application that requires DPoP on every token request (PROTOCOL §15 `requireDPoP`)."""
+    config = os.path.join(workdir, "config")
+    shutil.copytree(os.path.join(REPO, "Config"), config)
+    path = os.path.join(config, "directory.json")
+    with open(path) as f:
+        directory = json.load(f)
+    tenant = next(t for t in directory["tenants"] if t["domain"] == TENANT)
+    tenant["applications"].append({
+        "appId": STRICT[0], "displayName": "DPoP-only daemon (dpop_interop)", "publicClient": False,
+        "secrets": [{"secret": STRICT[1]}], "allowedGrantTypes": ["client_credentials"], "requireDPoP": True,
+        "requiredResourceAccess": [{"resourceAppId": "api://contoso-mail", "appRoles": ["Mail.ReadAll"]}],
+    })
+    tenant["appRoleAssignments"].append({"principalId": STRICT[0], "resource": "api://contoso-mail", "role": "Mail.ReadAll"})
+    with open(path, "w") as f:
+        json.dump(directory, f, indent=2)
+    return config
+
+
+class Server:
+    def __init__(self, binary, workdir, port):
+        self.binary, self.workdir, self.port = binary, workdir, port
+        self.base = "http://127.0.0.1:%d" % port
+        self.log_path = os.path.join(workdir, "server.log")
+        self.process = None
+
+    def start(self, config, timeout=60):
+        import requests
+        env = dict(os.environ, PORTCULLIS_BCRYPT_COST="4")
+        started = time.monotonic()
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [self.binary, "serve", "--config", config, "--data", os.path.join(self.workdir, "data"),
+                 "--keys", os.path.join(self.workdir, "keys"), "--host", "127.0.0.1", "--port", str(self.port)],
+                cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        needle = "Portcullis is listening on %s" % self.base
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError("the server exited with status %s during start-up:\n%s" % (self.process.returncode, self.tail()))
+            with open(self.log_path, errors="replace") as f:
+                if needle in f.read():
+                    break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("the server did not log %r within %d s:\n%s" % (needle, timeout, self.tail()))
+        while time.monotonic() - started < timeout:  # and is ready (store reachable, keys loaded)
+            try:
+                if requests.get(self.base + "/health/ready", timeout=5).status_code == 200:
+                    return time.monotonic() - started
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the server did not become ready within %d s:\n%s" % (timeout, self.tail()))
+
+    def stop(self):
+        """SIGTERM (a drain), SIGKILL after 15 s."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def tail(self, lines=30):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The run
+
+
+class RecordingSession:
+    """A requests.Session for OAuth2Client that keeps every response (and so the request and its DPoP header)."""
+
+    def __init__(self):
+        import requests
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.exchanges = []
+        self.session.hooks["response"].append(lambda response, *args, **kwargs: self.exchanges.append(response))
+
+    def mark(self):
+        return len(self.exchanges)
+
+    def since(self, mark):
+        return self.exchanges[mark:]
+
+
+class PageForm(html.parser.HTMLParser):
+    """The first form of a page: its action and its inputs' values (as a browser would submit them)."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.action = None
+        self.fields = {}
+        self.in_form = False
+        self.done = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form" and not self.done and self.action is None:
+            self.action = attrs.get("action")
+            self.in_form = True
+        elif tag == "input" and self.in_form and attrs.get("name"):
+            self.fields[attrs["name"]] = attrs.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "form" and self.in_form:
+            self.in_form = False
+            self.done = True
+
+
+class Run:
+    def __init__(self, base, checks):
+        import requests
+        import jwskate
+        from requests_oauth2client import OAuth2Client
+        self.requests, self.jwskate, self.OAuth2Client = requests, jwskate, OAuth2Client
+        self.base = base
+        self.c = checks
+        self.http = requests.Session()
+        self.http.trust_env = False
+        self.recorder = RecordingSession()
+        self.discovery = self.http.get(f"{base}/{TENANT}/v2.0/.well-known/openid-configuration", timeout=TIMEOUT).json()
+        self.jwks = jwskate.JwkSet(self.http.get(self.discovery["jwks_uri"], timeout=TIMEOUT).json())
+        self.token_endpoint = self.discovery["token_endpoint"]
+        self.nonce = None  # the last DPoP-Nonce the server handed out
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    def client(self, auth=None, client_id=None, **kwargs):
+        kwargs.setdefault("session", self.recorder.session)
+        if auth is not None:
+            return self.OAuth2Client(self.token_endpoint, auth=auth, testing=True, **kwargs)
+        return self.OAuth2Client(self.token_endpoint, client_id=client_id, testing=True, **kwargs)
+
+    def post(self, data, proofs=(), auth=None, url=None):
+        headers = {"DPoP": proofs[0]} if len(proofs) == 1 else {}
+        response = self.http.post(url or self.token_endpoint, data=data, auth=auth, headers=headers, timeout=TIMEOUT)
+        if response.headers.get("DPoP-Nonce"):
+            self.nonce = response.headers["DPoP-Nonce"]
+        return response
+
+    def fresh_nonce(self, key):
+        """A server nonce, learned as a client does: a proof without one (400 use_dpop_nonce + DPoP-Nonce)."""
+        if self.nonce is None:
+            answer = self.post(dict(grant_type="client_credentials", client_id=DAEMON[0], client_secret=DAEMON[1], scope=DAEMON_SCOPE),
+                               [str(key.proof("POST", self.token_endpoint))])
+            self.c.require("a proof without a nonce gets 400 use_dpop_nonce 9002351 with a DPoP-Nonce header",
+                           error_shape(answer, 400, "use_dpop_nonce", 9002351) and self.nonce, shown(answer))
+        return self.nonce
+
+    def proof(self, key, htu=None, htm="POST", nonce=...):
+        return str(key.proof(htm, htu or self.token_endpoint, nonce=self.fresh_nonce(key) if nonce is ... else nonce))
+
+    def verified_claims(self, token):
+        """The access token's claims, after checking its signature with the tenant's JWKS (so its cnf is the server's)."""
+        header, claims = jwt_parts(token)
+        key = self.jwks.get_jwk_by_kid(header["kid"])
+        if not self.jwskate.SignedJwt(token).verify_signature(key, alg=header["alg"]):
+            raise AssertionError("the access token's signature does not verify with the JWKS")
+        return claims
+
+    def check_cnf(self, name, access_token, jkt):
+        try:
+            claims = self.verified_claims(access_token)
+        except Exception as error:  # noqa: BLE001 (reported as the check's failure)
+            return self.c.check(name, False, f"{type(error).__name__}: {error}")
+        cnf = claims.get("cnf")
+        return self.c.check(name, isinstance(cnf, dict) and cnf.get("jkt") == jkt,
+                            {"expected cnf.jkt": jkt, "cnf": cnf, "claims": sorted(claims)}, note=f"cnf.jkt {jkt}")
+
+    def check_nonce_dance(self, name, exchanges, alg):
+        """requests-oauth2client's nonce retry, seen on the wire: proof without nonce → 400 use_dpop_nonce + DPoP-Nonce →
+        proof with that nonce → 200 (+ DPoP-Nonce). Returns the proof of the successful request."""
+        from requests_oauth2client.dpop import validate_dpop_proof
+        calls = [(r.status_code, r.request.headers.get("DPoP"), r) for r in exchanges]
+        got = [{"status": s, "proof nonce": p and jwt_parts(p)[1].get("nonce"), "DPoP-Nonce": r.headers.get("DPoP-Nonce"),
+                "error": body_of(r).get("error")} for s, p, r in calls]
+        ok = (len(calls) == 2 and calls[0][1] and calls[1][1] and "nonce" not in jwt_parts(calls[0][1])[1]
+              and error_shape(calls[0][2], 400, "use_dpop_nonce", 9002351) and calls[0][2].headers.get("DPoP-Nonce")
+              and jwt_parts(calls[1][1])[1].get("nonce") == calls[0][2].headers["DPoP-Nonce"]
+              and calls[1][0] == 200 and calls[1][2].headers.get("DPoP-Nonce"))
+        self.c.require(name, ok, got, note="first proof without nonce → 400 use_dpop_nonce 9002351 + DPoP-Nonce → retried with it → 200 + DPoP-Nonce")
+        proof = calls[1][1]
+        try:  # the client side is spec-conformant too, so that a refusal could not be blamed on the library
+            validate_dpop_proof(proof, htm="POST", htu=self.token_endpoint, nonce=calls[0][2].headers["DPoP-Nonce"], alg=alg)
+            problem = None
+        except Exception as error:  # noqa: BLE001
+            problem = f"{type(error).__name__}: {error}"
+        self.c.check(f"{name}: the retried proof passes the library's validate_dpop_proof (htm, htu, nonce, {alg})",
+                     problem is None, problem)
+        self.nonce = calls[1][2].headers["DPoP-Nonce"]
+        return proof
+
+    def expect_error(self, name, response, status, error, code):
+        return self.c.check(name, error_shape(response, status, error, code), shown(response), note=f"{status} {error} {code}")
+
+    # -- the groups ----------------------------------------------------------------------------------------------
+
+    def thumbprint_helper(self):
+        self.c.check("RFC 7638 thumbprint helper reproduces the RFC 7638 §3.1 example",
+                     thumbprint(RFC7638_EXAMPLE) == RFC7638_EXAMPLE_THUMBPRINT, thumbprint(RFC7638_EXAMPLE))
+
+    def discovery_metadata(self):
+        algs = self.discovery.get("dpop_signing_alg_values_supported")
+        self.c.check("discovery: dpop_signing_alg_values_supported = ES256, RS256, EdDSA",
+                     isinstance(algs, list) and sorted(algs) == ["ES256", "EdDSA", "RS256"], algs, note=str(algs))
+
+    def client_credentials(self):
+        from requests_oauth2client import DPoPKey, DPoPToken
+        key = DPoPKey.generate("ES256")
+        client = self.client(auth=DAEMON)
+        mark = self.recorder.mark()
+        token = client.client_credentials(DAEMON_SCOPE, dpop=True, dpop_key=key)
+        proof = self.check_nonce_dance("client_credentials: nonce retry by requests-oauth2client", self.recorder.since(mark), "ES256")
+        jkt = proof_jkt(proof)
+        self.c.check("client_credentials: the proof's key is the DPoPKey (library dpop_jkt = thumbprint computed here)",
+                     key.dpop_jkt == jkt == thumbprint(key.public_jwk.to_dict()), [key.dpop_jkt, jkt])
+        self.c.check("client_credentials: token_type DPoP", isinstance(token, DPoPToken) and token.token_type == "DPoP",
+                     [type(token).__name__, token.token_type])
+        self.check_cnf("client_credentials: access token cnf.jkt = RFC 7638 thumbprint of the proof key", token.access_token, jkt)
+        for alg in ("RS256", "EdDSA"):
+            other = DPoPKey.generate(alg)
+            mark = self.recorder.mark()
+            token = client.client_credentials(DAEMON_SCOPE, dpop=True, dpop_key=other)
+            sent = [r.request.headers.get("DPoP") for r in self.recorder.since(mark)][-1]
+            self.c.check(f"client_credentials with an {alg} key (kty {jwt_parts(sent)[0]['jwk']['kty']}): token_type DPoP",
+                         token.token_type == "DPoP" and jwt_parts(sent)[0]["alg"] == alg, token.token_type)
+            self.check_cnf(f"client_credentials with an {alg} key: cnf.jkt = its thumbprint", token.access_token, proof_jkt(sent))
+
+    def password_and_refresh(self):
+        from requests_oauth2client import DPoPKey, DPoPToken
+        key = DPoPKey.generate("ES256")
+        public = self.client(client_id=MAIL)
+        mark = self.recorder.mark()
+        token = public.resource_owner_password(USER[0], USER[1], scope=MAIL_SCOPE, dpop=True, dpop_key=key)
+        proof = self.check_nonce_dance("password (public client): nonce retry by requests-oauth2client", self.recorder.since(mark), "ES256")
+        jkt = proof_jkt(proof)
+        self.c.require("password (public client): token_type DPoP with a refresh token",
+                       isinstance(token, DPoPToken) and token.token_type == "DPoP" and token.refresh_token,
+                       [token.token_type, bool(token.refresh_token)])
+        self.check_cnf("password (public client): cnf.jkt = thumbprint of the proof key", token.access_token, jkt)
+
+        mark = self.recorder.mark()
+        refreshed = public.refresh_token(token)  # a DPoPToken: the library proves with its key
+        calls = self.recorder.since(mark)
+        sent = calls[-1].request.headers.get("DPoP") if calls else None
+        self.c.require("refresh_token with the same key (library): 200, token_type DPoP, one request with the nonce it was given",
+                       isinstance(refreshed, DPoPToken) and refreshed.token_type == "DPoP" and refreshed.refresh_token
+                       and len(calls) == 1 and calls[0].status_code == 200 and sent
+                       and key.as_nonce and jwt_parts(sent)[1].get("nonce") == key.as_nonce,
+                       [[shown(r) for r in calls], refreshed.token_type])
+        self.check_cnf("refresh_token with the same key: cnf.jkt unchanged", refreshed.access_token, jkt)
+        self.nonce = calls[-1].headers.get("DPoP-Nonce") or self.nonce
+
+        form = dict(grant_type="refresh_token", client_id=MAIL, refresh_token=refreshed.refresh_token)
+        self.expect_error("public client's bound refresh token without a proof → invalid_dpop_proof 9002353",
+                          self.post(form), 400, "invalid_dpop_proof", 9002353)
+        self.expect_error("public client's bound refresh token with another key's valid proof → invalid_dpop_proof 9002353",
+                          self.post(form, [self.proof(DPoPKey.generate("ES256"))]), 400, "invalid_dpop_proof", 9002353)
+        again = self.post(form, [self.proof(key)])
+        self.c.check("the same refresh token then redeems with the bound key (the refusals consumed nothing)",
+                     again.status_code == 200 and body_of(again).get("token_type") == "DPoP", shown(again))
+
+    def confidential_refresh(self):
+        from requests_oauth2client import DPoPKey
+        key = DPoPKey.generate("ES256")
+        admin = self.client(auth=ADMIN)
+        token = admin.resource_owner_password(USER[0], USER[1], scope=ADMIN_SCOPE, dpop=True, dpop_key=key)
+        self.c.require("password (confidential client) with DPoP: token_type DPoP with a refresh token",
+                       token.token_type == "DPoP" and token.refresh_token, [token.token_type, bool(token.refresh_token)])
+        self.nonce = key.as_nonce or self.nonce
+        form = dict(grant_type="refresh_token", client_id=ADMIN[0], client_secret=ADMIN[1], refresh_token=token.refresh_token)
+        bare = self.post(form)
+        self.c.require("confidential client's refresh token is not key-bound: refreshes without a proof (Bearer)",
+                       bare.status_code == 200 and body_of(bare).get("token_type") == "Bearer", shown(bare))
+        other = DPoPKey.generate("ES256")
+        form["refresh_token"] = body_of(bare)["refresh_token"]
+        proof = self.proof(other)
+        moved = self.post(form, [proof])
+        self.c.require("confidential client's refresh token with another key: 200, token_type DPoP",
+                       moved.status_code == 200 and body_of(moved).get("token_type") == "DPoP", shown(moved))
+        self.check_cnf("confidential client's refresh with another key: cnf.jkt = that key's thumbprint",
+                       body_of(moved)["access_token"], proof_jkt(proof))
+
+    def authorization_code(self):
+        from requests_oauth2client import BearerToken, DPoPKey, DPoPToken
+        key = DPoPKey.generate("ES256")
+        client = self.OAuth2Client.from_discovery_document(
+            self.discovery, client_id=MAIL, redirect_uri=REDIRECT, authorization_server_jwks=self.jwks, testing=True,
+            session=self.recorder.session, id_token_signed_response_alg=self.discovery["id_token_signing_alg_values_supported"][0])
+        request = client.authorization_request(scope=MAIL_SCOPE, dpop=True, dpop_key=key, login_hint=USER[0])
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(str(request.uri)).query))
+        jkt = thumbprint(key.public_jwk.to_dict())
+        self.c.require("authorization request (library): dpop_jkt = thumbprint of the DPoP key, PKCE S256",
+                       query.get("dpop_jkt") == jkt and query.get("code_challenge_method") == "S256", query)
+
+        browser = self.requests.Session()
+        browser.trust_env = False
+        page = browser.get(str(request.uri), allow_redirects=False, timeout=TIMEOUT)
+        form = PageForm(page.text)
+        self.c.require("authorize with dpop_jkt shows the sign-in page (a form with a CSRF token)",
+                       page.status_code == 200 and form.action and form.fields.get("csrf"),
+                       [page.status_code, page.headers.get("Location"), page.text[:500]])
+        fields = dict(form.fields, username=USER[0], password=USER[1])
+        action = form.action if form.action.startswith("http") else self.base + form.action
+        answer = browser.post(action, data=fields, allow_redirects=False, timeout=TIMEOUT)
+        location = answer.headers.get("Location", "")
+        self.c.require("sign-in page → 302 to the app's redirect URI with a code",
+                       answer.status_code == 302 and location.startswith(REDIRECT) and "code=" in location,
+                       [answer.status_code, location, answer.text[:500]])
+        response = request.validate_callback(location)  # state checked by the library; carries the DPoP key
+
+        form = dict(grant_type="authorization_code", client_id=MAIL, code=response.code, redirect_uri=REDIRECT,
+                    code_verifier=response.code_verifier)
+        self.expect_error("code bound by dpop_jkt, redeemed without a proof → invalid_dpop_proof 9002353",
+                          self.post(form), 400, "invalid_dpop_proof", 9002353)
+        self.expect_error("code bound by dpop_jkt, redeemed with another key's valid proof → invalid_dpop_proof 9002353",
+                          self.post(form, [self.proof(DPoPKey.generate("ES256"))]), 400, "invalid_dpop_proof", 9002353)
+
+        mark = self.recorder.mark()
+        token = client.authorization_code(response, validate=False)  # see below for the ID token
+        sent = [r.request.headers.get("DPoP") for r in self.recorder.since(mark)]
+        self.c.require("authorization_code (library, the bound key): token_type DPoP with ID and refresh tokens",
+                       isinstance(token, DPoPToken) and token.token_type == "DPoP" and token.id_token and token.refresh_token
+                       and sent and sent[-1] and proof_jkt(sent[-1]) == jkt,
+                       [[shown(r) for r in self.recorder.since(mark)], token.token_type])
+        self.check_cnf("authorization_code: cnf.jkt = the dpop_jkt of the authorization request", token.access_token, jkt)
+        # requests-oauth2client 1.8's validate_id_token rebuilds a DPoPToken without its key (TypeError): the ID token
+        # is validated by the same library code on a Bearer-typed copy (signature by the JWKS, iss, aud, azp, exp, nonce).
+        try:
+            BearerToken(access_token=token.access_token, token_type="Bearer", id_token=str(token.id_token),
+                        expires_at=token.expires_at).validate_id_token(client, response)
+            self.c.check("authorization_code: ID token validated by requests-oauth2client (signature, iss, aud, nonce)", True)
+        except Exception as error:  # noqa: BLE001
+            self.c.check("authorization_code: ID token validated by requests-oauth2client (signature, iss, aud, nonce)", False,
+                         f"{type(error).__name__}: {error}")
+        self.nonce = key.as_nonce or self.nonce
+        self.expect_error("refresh token from the bound code, without a proof → invalid_dpop_proof 9002353",
+                          self.post(dict(grant_type="refresh_token", client_id=MAIL, refresh_token=token.refresh_token)),
+                          400, "invalid_dpop_proof", 9002353)
+
+    def replay_and_htu(self):
+        from requests_oauth2client import DPoPKey
+        key = DPoPKey.generate("ES256")
+        form = dict(grant_type="client_credentials", client_id=DAEMON[0], client_secret=DAEMON[1], scope=DAEMON_SCOPE)
+        proof = self.proof(key)
+        first = self.post(form, [proof])
+        self.c.require("a fresh proof with the server nonce: 200, token_type DPoP, DPoP-Nonce in the answer",
+                       first.status_code == 200 and body_of(first).get("token_type") == "DPoP" and first.headers.get("DPoP-Nonce"),
+                       shown(first))
+        self.expect_error("the same DPoP header sent again (replayed jti) → invalid_dpop_proof 9002350",
+                          self.post(form, [proof]), 400, "invalid_dpop_proof", 9002350)
+
+        introspect = self.discovery["introspection_endpoint"]
+        self.expect_error("proof whose htu is the introspection endpoint → invalid_dpop_proof 9002350",
+                          self.post(form, [self.proof(key, htu=introspect)]), 400, "invalid_dpop_proof", 9002350)
+        by_domain = f"{self.base}/{TENANT}/oauth2/v2.0/token"
+        self.expect_error("proof whose htu is the token endpoint by domain, sent to it by tenant ID → invalid_dpop_proof 9002350",
+                          self.post(form, [self.proof(key, htu=by_domain)]), 400, "invalid_dpop_proof", 9002350)
+        own = self.post(form, [self.proof(key, htu=by_domain)], url=by_domain)
+        self.c.check("the token endpoint by domain with a proof naming that URL: 200 DPoP (htu is the URL requested)",
+                     own.status_code == 200 and body_of(own).get("token_type") == "DPoP", shown(own))
+
+    def broken_proofs(self):
+        from requests_oauth2client import DPoPKey
+        jwskate = self.jwskate
+        key = DPoPKey.generate("ES256")
+        form = dict(grant_type="client_credentials", client_id=DAEMON[0], client_secret=DAEMON[1], scope=DAEMON_SCOPE)
+
+        def claims(**overrides):
+            value = {"jti": str(uuid.uuid4()), "htm": "POST", "htu": self.token_endpoint, "iat": int(time.time()),
+                     "nonce": self.fresh_nonce(key)}
+            value.update(overrides)
+            return value
+
+        def signed(payload, signer, alg="ES256", typ="dpop+jwt", jwk=None):
+            return str(jwskate.SignedJwt.sign(payload, key=signer, alg=alg, typ=typ,
+                                              extra_headers={"jwk": jwk if jwk is not None else key.public_jwk.to_dict()}))
+
+        symmetric = jwskate.SymmetricJwk.generate(alg="HS256")
+        cases = [
+            ("htm GET", str(key.proof("GET", self.token_endpoint, nonce=self.fresh_nonce(key)))),
+            ("iat 5 minutes old", signed(claims(iat=int(time.time()) - 300), key.private_key)),
+            ("private key members (d) in jwk", signed(claims(), key.private_key, jwk=key.private_key.to_dict())),
+            ("typ JWT", signed(claims(), key.private_key, typ="JWT")),
+            ("alg HS256 (symmetric jwk)", signed(claims(), symmetric, alg="HS256", jwk=symmetric.to_dict())),
+            ("signature by another key", signed(claims(), jwskate.Jwk.generate(alg="ES256"))),
+        ]
+        for what, proof in cases:
+            self.expect_error(f"proof with {what} → invalid_dpop_proof 9002350", self.post(form, [proof]), 400, "invalid_dpop_proof", 9002350)
+
+        # Two DPoP header fields (RFC 9449 §4.3: not more than one): http.client, as requests folds duplicates.
+        body = urllib.parse.urlencode(form)
+        target = urllib.parse.urlsplit(self.token_endpoint)
+        connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+        try:
+            connection.putrequest("POST", target.path)
+            connection.putheader("Content-Type", "application/x-www-form-urlencoded")
+            connection.putheader("Content-Length", str(len(body)))
+            connection.putheader("DPoP", self.proof(key))
+            connection.putheader("DPoP", self.proof(key))
+            connection.endheaders(body.encode())
+            answer = connection.getresponse()
+            payload = json.loads(answer.read() or b"{}")
+        finally:
+            connection.close()
+        self.c.check("two DPoP headers → invalid_dpop_proof 9002350",
+                     answer.status == 400 and payload.get("error") == "invalid_dpop_proof" and payload.get("error_codes") == [9002350],
+                     [answer.status, payload])
+
+        unknown = self.post(form, [self.proof(key, nonce="not-a-nonce-of-this-server")])
+        self.c.check("proof with an unknown nonce → 400 use_dpop_nonce 9002351 with a DPoP-Nonce header",
+                     error_shape(unknown, 400, "use_dpop_nonce", 9002351) and unknown.headers.get("DPoP-Nonce"), shown(unknown))
+
+    def required_dpop(self):
+        from requests_oauth2client import DPoPKey
+        form = dict(grant_type="client_credentials", client_id=STRICT[0], client_secret=STRICT[1], scope=DAEMON_SCOPE)
+        self.expect_error("requireDPoP application without a proof → invalid_dpop_proof 9002352",
+                          self.post(form), 400, "invalid_dpop_proof", 9002352)
+        key = DPoPKey.generate("ES256")
+        token = self.client(auth=STRICT).client_credentials(DAEMON_SCOPE, dpop=True, dpop_key=key)
+        self.c.check("requireDPoP application with a proof (library): token_type DPoP", token.token_type == "DPoP", token.token_type)
+
+    def introspection(self):
+        from requests_oauth2client import DPoPKey
+        endpoint = self.discovery["introspection_endpoint"]
+        mark = self.recorder.mark()
+        token = self.client(auth=DAEMON).client_credentials(DAEMON_SCOPE, dpop=True, dpop_key=DPoPKey.generate("ES256"))
+        jkt = proof_jkt(self.recorder.since(mark)[-1].request.headers["DPoP"])
+        answer = self.http.post(endpoint, data={"token": token.access_token}, auth=MAIL_API, timeout=TIMEOUT)
+        body = body_of(answer)
+        self.c.check("introspection (by the resource) of a DPoP access token: active, token_type DPoP, cnf.jkt",
+                     answer.status_code == 200 and body.get("active") is True and body.get("token_type") == "DPoP"
+                     and (body.get("cnf") or {}).get("jkt") == jkt, {"expected cnf.jkt": jkt, "body": body})
+        bearer = self.post(dict(grant_type="client_credentials", client_id=DAEMON[0], client_secret=DAEMON[1], scope=DAEMON_SCOPE))
+        plain = body_of(self.http.post(endpoint, data={"token": body_of(bearer).get("access_token", "")}, auth=MAIL_API, timeout=TIMEOUT))
+        self.c.check("control: a bearer access token introspects as token_type Bearer without cnf",
+                     body_of(bearer).get("token_type") == "Bearer" and plain.get("active") is True
+                     and plain.get("token_type") == "Bearer" and "cnf" not in plain, [shown(bearer), plain])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
+    args = parser.parse_args()
+    try:
+        import requests  # noqa: F401
+        import jwskate  # noqa: F401
+        from importlib.metadata import version
+        library = version("requests-oauth2client")
+    except ImportError as error:
+        print(f"dpop_interop: {error}; install with: python3 -m pip install requests-oauth2client", file=sys.stderr)
+        return 2
+    binary = os.path.abspath(args.binary)
+    if not os.access(binary, os.X_OK):
+        print(f"dpop_interop: no executable at {binary} (build it, or pass --binary PATH)", file=sys.stderr)
+        return 2
+
+    started = time.monotonic()
+    workdir = tempfile.mkdtemp(prefix="portcullis-dpop.")
+    server = Server(binary, workdir, free_port())
+    checks = Checks()
+    crashed = []
+    try:
+        ready = server.start(prepare_config(workdir))
+        print(f"dpop_interop: requests-oauth2client {library}; "
+              f"server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
+        run = Run(server.base, checks)
+        groups = [run.thumbprint_helper, run.discovery_metadata, run.client_credentials, run.password_and_refresh,
+                  run.confidential_refresh, run.authorization_code, run.replay_and_htu, run.broken_proofs, run.required_dpop,
+                  run.introspection]
+        for group in groups:
+            try:
+                group()
+            except Abort as abort:
+                print(f"     ({group.__name__}: the rest of this group was not run after {abort})", flush=True)
+            except Exception:  # the library raises for refused grants; say where
+                crashed.append(group.__name__)
+                checks.check(f"{group.__name__} ran to the end", False, traceback.format_exc())
+    except RuntimeError as error:
+        checks.check("server start", False, str(error))
+    finally:
+        server.stop()
+    elapsed = time.monotonic() - started
+    failed = bool(checks.failed)
+    if failed:
+        print("\n----- server log (tail) -----\n" + server.tail(), file=sys.stderr)
+    if args.keep:
+        print(f"dpop_interop: kept {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"\ndpop_interop: {len(checks.passed)} passed, {len(checks.failed)} failed in {elapsed:.1f} s")
+    for name in checks.failed:
+        print(f"  FAILED: {name}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
