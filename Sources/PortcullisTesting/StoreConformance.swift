@@ -689,5 +689,22 @@ public enum StoreConformance {
             try await store.revokeAccessToken(jti: "j1", expiresAt: now.addingTimeInterval(60))
             try expect(try await store.isAccessTokenRevoked(jti: "j1"), "revoked after, idempotently")
         },
+        ConformanceCase(name: "DPoP replay cache: a proof is claimed once, forgotten after it expires; a family's key is kept") { store in
+            try expect(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61)), "first use")
+            try expect(!(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61))), "replay")
+            try expect(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200)), "another proof")
+            _ = try await store.purgeExpired(before: now.addingTimeInterval(100))
+            try expect(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(161)), "forgotten after it expired")
+            try expect(!(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200))), "kept until it expires")
+            let bound = RefreshTokenRecord(
+                tokenHash: "dpop-h1", familyId: "dpop-f1", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now,
+                expiresAt: now.addingTimeInterval(3600), dpopThumbprint: "jkt-1")
+            try await store.insert(bound)
+            try expect(try await store.find(tokenHash: "dpop-h1")?.dpopThumbprint == "jkt-1", "the family's key")
+            var successor = bound
+            successor.tokenHash = "dpop-h2"
+            try expect(try await store.rotate(oldHash: "dpop-h1", usedAt: now, successor: successor), "rotated")
+            try expect(try await store.find(tokenHash: "dpop-h2")?.dpopThumbprint == "jkt-1", "the successor keeps the family's key")
+        },
     ]
 }

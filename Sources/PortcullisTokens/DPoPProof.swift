@@ -184,7 +184,7 @@ public enum DPoPVerifier {
 /// RFC 7638: the SHA-256 of the required members, in lexicographic order, as JSON without whitespace.
 public enum DPoPThumbprint {
     /// `members` in lexicographic order of their names.
-    static func compute(_ members: [(String, String)]) -> String {
+    public static func compute(_ members: [(String, String)]) -> String {
         var writer = JSONObjectWriter(capacity: 128)
         for (name, value) in members { writer.string(name, value) }
         return Base64URL.encode(SHA256.hash(data: writer.finish()))
