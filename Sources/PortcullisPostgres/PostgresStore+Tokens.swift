@@ -56,6 +56,9 @@ extension PostgresStore {
                 """)
             guard let family = try consumed.first?.decode(String.self), family == successor.familyId else { return false }
             try await Self.insertToken(successor, db)
+            if let jkt = successor.dpopThumbprint {
+                try await db.query("UPDATE refresh_token_families SET dpop_jkt = \(jkt) WHERE family_id = \(family) AND dpop_jkt IS NULL")
+            }
             return true
         }
     }

@@ -77,6 +77,9 @@ extension SQLiteStore {
                 [.date(usedAt), .text(oldHash)])
             guard let family = consumed.first?.optionalString("family_id"), family == successor.familyId else { return false }
             _ = try await db.query(Self.insertToken, Self.binds(successor))
+            if let jkt = successor.dpopThumbprint {
+                _ = try await db.query("UPDATE refresh_token_families SET dpop_jkt = ? WHERE family_id = ? AND dpop_jkt IS NULL", [.text(jkt), .text(family)])
+            }
             return true
         }
     }

@@ -8,7 +8,7 @@ public protocol RefreshTokenStore: Sendable {
     /// Marks `oldHash` used and inserts `successor`, atomically. Returns `false` (and writes nothing) when
     /// `oldHash` was already used or its family revoked: the caller then treats it as a replay. When the
     /// store's deadline passes while the rotation is in flight, it throws `unavailable`, and the rotation
-    /// must then change nothing: a late commit is undone, and until that is settled
+    /// must then change nothing (a family binding `successor.dpopThumbprint` added to an unbound family may stay): a late commit is undone, and until that is settled
     /// `isRotationInDoubt(tokenHash:)` is true for `oldHash` on this node.
     func rotate(oldHash: String, usedAt: Date, successor: RefreshTokenRecord) async throws -> Bool
     /// Whether a rotation of this token timed out on this node and is not settled yet (see `rotate`).

@@ -705,6 +705,16 @@ public enum StoreConformance {
             successor.tokenHash = "dpop-h2"
             try expect(try await store.rotate(oldHash: "dpop-h1", usedAt: now, successor: successor), "rotated")
             try expect(try await store.find(tokenHash: "dpop-h2")?.dpopThumbprint == "jkt-1", "the successor keeps the family's key")
+            var unbound = bound
+            unbound.tokenHash = "dpop-h3"
+            unbound.familyId = "dpop-f2"
+            unbound.dpopThumbprint = nil
+            try await store.insert(unbound)
+            var binding = unbound
+            binding.tokenHash = "dpop-h4"
+            binding.dpopThumbprint = "jkt-2"
+            try expect(try await store.rotate(oldHash: "dpop-h3", usedAt: now, successor: binding), "rotated")
+            try expect(try await store.find(tokenHash: "dpop-h4")?.dpopThumbprint == "jkt-2", "an unbound family is bound at a rotation with a key")
         },
     ]
 }

@@ -15,6 +15,9 @@ public struct DPoPProof: Sendable, Equatable {
     public var nonce: String?
     /// The replay cache's key: the key and the `jti`, hashed (a client chooses `jti`; the key makes one client's `jti`
     /// unable to collide with another's).
+    /// How long the replay cache keeps it: until its `iat` can no longer pass the window check.
+    public var replayExpiry: Date { Date(timeIntervalSince1970: TimeInterval(issuedAt) + DPoPVerifier.window + 1) }
+
     public var replayKey: String {
         Base64URL.encode(SHA256.hash(data: Data("\(thumbprint).\(jti)".utf8)).prefix(16))
     }

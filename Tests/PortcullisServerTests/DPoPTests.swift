@@ -166,6 +166,15 @@ struct DPoPTests {
                 DPoP.expectRefused(try await client.token(Grants.refresh(successor, claims: nil)), 9002353, "the successor without a proof")
                 #expect(try await DPoP.token(client, Grants.refresh(successor, claims: nil), key: key, clock: env.clock, nonce: next).reply.status == .ok)
 
+                // A bearer family of a public client is bound by its first refresh with a proof (RFC 9449 §5).
+                let plain = try await client.token(Grants.password(Fixtures.carol, claims: nil))
+                let (upgraded, _) = try await DPoP.token(
+                    client, Grants.refresh(try #require(plain.string("refresh_token")), claims: nil), key: key, clock: env.clock)
+                #expect(upgraded.string("token_type") == "DPoP", "\(upgraded.text)")
+                DPoP.expectRefused(
+                    try await client.token(Grants.refresh(try #require(upgraded.string("refresh_token")), claims: nil)), 9002353,
+                    "the family is bound now")
+
                 // A confidential client's refresh token is bound by its authentication, not by the key (RFC 9449 §5).
                 let adminGrant =
                     Grants.password(Fixtures.admin, client: Fixtures.adminClientId, scope: "api://portcullis-admin/.default offline_access", claims: nil)
@@ -268,6 +277,54 @@ struct DPoPTests {
                     #expect(whatIf.status == .ok && whatIf.string("error") == expected, "dpop \(dpop): \(whatIf.text)")
                     #expect(whatIf.text.contains("secureSignInSession"), "\(whatIf.text)")
                 }
+            }
+        }
+    }
+
+    @Test(
+        "the server's own APIs as a resource: a bound token only as DPoP with a proof by its key (ath, htm, htu, once); as Bearer refused with a DPoP challenge"
+    )
+    func boundTokensAtTheAdminAPI() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let key = try DPoPKey()
+                let grant = [
+                    ("grant_type", "client_credentials"), ("client_id", Fixtures.adminClientId), ("client_secret", Fixtures.adminSecret),
+                    ("scope", "api://portcullis-admin/.default"),
+                ]
+                let (issued, _) = try await DPoP.token(client, grant, key: key, clock: env.clock)
+                let token = try #require(issued.string("access_token"), "\(issued.text)")
+                let url = "http://portcullis.test/admin/v1/users"
+                func call(_ authorization: String, proof: String?) async throws -> JSONReply {
+                    var headers: HTTPFields = [.authorization: authorization]
+                    if let proof { headers[DPoP.header] = proof }
+                    return try await client.execute(uri: "/admin/v1/users", method: .get, headers: headers) { JSONReply($0) }
+                }
+                let asBearer = try await call("Bearer \(token)", proof: nil)
+                #expect(asBearer.status == .unauthorized, "\(asBearer.text)")
+                #expect(asBearer.headers[.wwwAuthenticate]?.hasPrefix(#"DPoP error="invalid_token""#) == true, "\(asBearer.headers)")
+                let proof = try key.proof(method: "GET", url: url, issuedAt: env.clock.now(), accessToken: token)
+                #expect(try await call("DPoP \(token)", proof: proof).status == .ok)
+                let replayed = try await call("DPoP \(token)", proof: proof)
+                #expect(replayed.status == .unauthorized && replayed.headers[.wwwAuthenticate]?.contains("invalid_dpop_proof") == true, "\(replayed.text)")
+                let cases: [(String, String?)] = [
+                    ("no proof", nil),
+                    ("another key", try DPoPKey().proof(method: "GET", url: url, issuedAt: env.clock.now(), accessToken: token)),
+                    ("no ath", try key.proof(method: "GET", url: url, issuedAt: env.clock.now())),
+                    ("ath of another token", try key.proof(method: "GET", url: url, issuedAt: env.clock.now(), accessToken: "x.y.z")),
+                    ("wrong htm", try key.proof(method: "POST", url: url, issuedAt: env.clock.now(), accessToken: token)),
+                    ("wrong htu", try key.proof(method: "GET", url: "http://portcullis.test/admin/v1/groups", issuedAt: env.clock.now(), accessToken: token)),
+                ]
+                for (name, proof) in cases {
+                    let reply = try await call("DPoP \(token)", proof: proof)
+                    #expect(reply.status == .unauthorized && reply.headers[.wwwAuthenticate]?.contains("invalid_dpop_proof") == true, "\(name): \(reply.text)")
+                }
+                // A bearer token presented as DPoP.
+                let bearer = try #require(try await client.token(grant).string("access_token"))
+                let mislabelled = try await call(
+                    "DPoP \(bearer)", proof: try key.proof(method: "GET", url: url, issuedAt: env.clock.now(), accessToken: bearer))
+                #expect(mislabelled.status == .unauthorized && mislabelled.headers[.wwwAuthenticate]?.contains("invalid_token") == true)
+                #expect(try await call("Bearer \(bearer)", proof: nil).status == .ok)
             }
         }
     }

@@ -141,8 +141,9 @@ public struct MintPlan: Sendable, Equatable {
         case none
         /// A new family (the user signed in), bound to a DPoP key when a public client presented a proof.
         case startFamily(scope: String, expiresAt: Date, dpopThumbprint: String?)
-        /// Exchange the presented token for a successor in its family.
-        case rotate(RefreshTokenRecord, scope: String, expiresAt: Date)
+        /// Exchange the presented token for a successor in its family; a public client's family not bound yet is bound
+        /// to the key of the proof it presented now (`dpopThumbprint`).
+        case rotate(RefreshTokenRecord, scope: String, expiresAt: Date, dpopThumbprint: String?)
     }
 
     public var accessToken: AccessToken
@@ -245,6 +246,9 @@ public enum GrantDecision {
         access.confirmation = facts.proofThumbprint
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none
+        // RFC 9449 §5: a public client's refresh tokens are bound to its key; a confidential client's are bound to its
+        // authentication already.
+        let refreshBinding = facts.clientAuthenticated ? nil : facts.proofThumbprint
         var clientInfo: (String, String)?
         if let user = facts.user {
             let oidc = facts.scope.oidc
@@ -257,12 +261,9 @@ public enum GrantDecision {
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)
             if let redeeming = facts.redeeming {
-                refresh = .rotate(redeeming, scope: facts.scopeText, expiresAt: refreshExpiry)
+                refresh = .rotate(redeeming, scope: facts.scopeText, expiresAt: refreshExpiry, dpopThumbprint: refreshBinding)
             } else if oidc.contains(.offlineAccess) {
-                // RFC 9449 §5: a public client's refresh tokens are bound to its key; a confidential client's are bound to
-                // its authentication already.
-                refresh = .startFamily(
-                    scope: facts.scopeText, expiresAt: refreshExpiry, dpopThumbprint: facts.clientAuthenticated ? nil : facts.proofThumbprint)
+                refresh = .startFamily(scope: facts.scopeText, expiresAt: refreshExpiry, dpopThumbprint: refreshBinding)
             }
             if facts.clientInfoRequested { clientInfo = (user.id, tenant.tenant.id) }
         }

@@ -21,15 +21,28 @@ struct BearerAuthenticator: RouterMiddleware {
     let signers: TenantKeyRings
     let endpoints: ServerEndpoints
     let tenants: TenantCache
-    let revocations: any RevokedAccessTokenStore
+    let revocations: any RevokedAccessTokenStore & ProofReplayStore
     let clock: any WallClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
-            throw APIError.unauthenticated
-        }
+        guard let presented = ProtectedResourceRequest(authorization: request.headers[.authorization]) else { throw APIError.unauthenticated }
         var context = context
-        context.principal = try await authenticate(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        let claims = try await authenticate(presented.token)
+        // A DPoP-bound token (PROTOCOL §15) only with a proof by its key for this request, each proof once on every node.
+        let now = clock.now()
+        do {
+            if let proof = try presented.checkBinding(
+                confirmation: claims.cnf?.jkt, proofs: request.headers[values: .dpop], method: request.method.rawValue,
+                url: endpoints.baseURL + request.uri.path, now: now)
+            {
+                guard try await revocations.claimProof(key: proof.replayKey, expiresAt: proof.replayExpiry) else {
+                    throw ProtectedResourceRequest.Refusal.replayed
+                }
+            }
+        } catch let refusal as ProtectedResourceRequest.Refusal {
+            throw APIError(.unauthorized, refusal.error, refusal.message, headers: [.wwwAuthenticate: refusal.challenge])
+        }
+        context.principal = claims
         return try await next(request, context)
     }
 

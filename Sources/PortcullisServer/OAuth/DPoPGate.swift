@@ -25,9 +25,8 @@ struct DPoPGate: Sendable {
         if requireNonce {
             guard let nonce = proof.nonce, nonces.isValid(nonce, now: now) else { throw TokenError.useDPoPNonce(nonces.current(now: now)) }
         }
-        // Kept until its iat can no longer pass the window check; a proof is accepted once on every node.
-        let expiresAt = Date(timeIntervalSince1970: TimeInterval(proof.issuedAt) + DPoPVerifier.window + 1)
-        guard try await replays.claimProof(key: proof.replayKey, expiresAt: expiresAt) else {
+        // A proof is accepted once on every node.
+        guard try await replays.claimProof(key: proof.replayKey, expiresAt: proof.replayExpiry) else {
             throw TokenError.invalidDPoPProof("The DPoP proof was already used: every request needs a new proof (a new jti).")
         }
         return proof

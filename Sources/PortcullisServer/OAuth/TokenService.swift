@@ -284,11 +284,12 @@ struct TokenService: Sendable {
                     userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
                     expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint))
             refreshToken = token
-        case .rotate(let redeeming, let scope, let expiresAt):
+        case .rotate(let redeeming, let scope, let expiresAt, let thumbprint):
             let token = CredentialHasher.randomToken()
             let successor = RefreshTokenRecord(
                 tokenHash: CredentialHasher.hashToken(token), familyId: redeeming.familyId, tenantId: redeeming.tenantId,
-                userId: redeeming.userId, clientId: redeeming.clientId, scope: scope, issuedAt: facts.now.wholeSeconds, expiresAt: expiresAt)
+                userId: redeeming.userId, clientId: redeeming.clientId, scope: scope, issuedAt: facts.now.wholeSeconds, expiresAt: expiresAt,
+                dpopThumbprint: redeeming.dpopThumbprint ?? thumbprint)
             guard try await store.rotate(oldHash: redeeming.tokenHash, usedAt: facts.now, successor: successor) else {
                 // Someone redeemed it between our read and our write: a replay. Nothing was signed.
                 try await store.revokeFamily(familyId: redeeming.familyId, at: facts.now)
