@@ -36,6 +36,9 @@ public struct ProtectedResourceRequest: Sendable {
         /// A proof presented a second time (the replay cache said so).
         public static let replayed = Refusal(error: "invalid_dpop_proof", message: "The DPoP proof was already used: every request needs a new one.")
 
+        /// The resource's replay cache is full of live proofs: it cannot tell a replay, so it refuses until some expire.
+        public static let busy = Refusal(error: "invalid_dpop_proof", message: "Too many DPoP proofs in the last two minutes: try again shortly.")
+
         /// RFC 9449 §7.1's challenge, with the algorithms a proof may use.
         public var challenge: String {
             #"DPoP error="\#(error)", error_description="\#(message)", algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#

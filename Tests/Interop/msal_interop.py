@@ -43,6 +43,9 @@ Tests
   (j) Step-up (PROTOCOL §13): authentication context c1 needs mfa for Carol; the test, as the resource, challenges a
       token without acrs; acquire_token_silent(claims_challenge=…) answers 50076; the interactive flow with the claims
       asks for the factor (registered with pyotp); the token has acrs ["c1"], and a silent refresh keeps it unasked.
+  (k) Token protection (PROTOCOL §15): a policy with sessionControls.secureSignInSession for Carol on the mail API;
+      MSAL for Python (which cannot send DPoP proofs) gets invalid_grant 530084 on the password grant and on the
+      auth-code flow's redemption; Alice, whom the policy does not name, still gets her token.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -83,6 +86,8 @@ DAVE_PASSWORD = "Dave-dev-pass1"
 CAROL = "carol@contoso.example"  # (h): a strength policy of her own, met with a temporary access pass
 CAROL_PASSWORD = "Carol-dev-pass1"
 CAROL_OID = "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03"
+ERIN = "erin@contoso.example"  # (k): excluded from the demo app-protection policy, named by no test's policy
+ERIN_PASSWORD = "Erin-dev-pass1"
 ADMIN_CLIENT = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03"
 ADMIN_SECRET = "admin-dev-secret-change-me"
 # The demo's app configuration policy for Contoso Mail (Config/app-configuration/mail-sales.json).
@@ -860,6 +865,38 @@ def set_clock_offset(offset_file, seconds):
     time.sleep(0.5)  # the shim re-reads the offset at most every 100 ms
 
 
+def test_token_protection(msal, authority, issuer, session, cafile, base):
+    """(k) PROTOCOL §15: secureSignInSession for Carol on the mail API. MSAL for Python sends no DPoP proof, so its
+    requests are bearer requests: 530084 on the password grant and on the code redemption; others are not concerned."""
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    what = "(k) token protection: admin"
+    admin = admin_headers(msal, authority, session, what)
+    policy = {
+        "id": "b2000000-0000-4000-8000-0000000000a6", "displayName": "Token protection for Carol on mail", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [CAROL_OID]}, "applications": {"includeApplications": [RESOURCE_APP_ID]},
+                       "clientAppTypes": ["all"]},
+        "grantControls": None, "sessionControls": {"secureSignInSession": {"isEnabled": True}}}
+    with temporary_policy(session, base, admin, policy, what):
+        app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+        what = "(k) token protection: password grant"
+        refused = app.acquire_token_by_username_password(CAROL, CAROL_PASSWORD, scopes=scopes)
+        check(refused.get("error") == "invalid_grant" and 530084 in (refused.get("error_codes") or []),
+              f"{what}: expected invalid_grant 530084", refused)
+        print(f"PASS {what}: {refused.get('error')} {refused.get('error_codes')}")
+        what = "(k) token protection: auth-code flow"
+        flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=CAROL)
+        browser = Browser(cafile, base)
+        done = browser.submit(browser.get(flow["auth_uri"]), {"username": CAROL, "password": CAROL_PASSWORD}, what)
+        result = app.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))
+        check(result.get("error") == "invalid_grant" and 530084 in (result.get("error_codes") or []),
+              f"{what}: expected invalid_grant 530084 at the redemption", result)
+        print(f"PASS {what}: the code redemption answers {result.get('error')} {result.get('error_codes')}")
+        what = "(k) token protection: another user"
+        other = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+        expect_token(other.acquire_token_by_username_password(ERIN, ERIN_PASSWORD, scopes=scopes), what)
+        print(f"PASS {what}: a user the policy does not name gets a bearer token")
+
+
 def test_sign_in_frequency(msal, authority, issuer, session, cafile, base, offset_file):
     """(i) PROTOCOL §13 against the real binary under a moved clock: a one-hour sign-in frequency for Alice (a policy of
     session controls only); within the hour MSAL's silent refresh works; with the server's clock an hour and a minute
@@ -912,7 +949,7 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up)
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up, test_token_protection)
     timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
     if not timed:
         print("msal_interop: no --clock-offset-file: (i) sign-in frequency under a moved clock is not run")

@@ -1,0 +1,91 @@
+import AsyncHTTPClient
+public import Foundation
+import JWTKit
+import Logging
+import NIOCore
+public import PortcullisTokens
+
+/// Validates a tenant's access tokens from its published keys (PROTOCOL §14.3): signature by a key of the JWKS (fetched
+/// from the authority's discovery document, refreshed every `keyRefresh` and at once — at most every `minimumRefetch`
+/// — when a token names a key it does not know, so a rotation needs no restart), then issuer, audience and time.
+public actor AccessTokenValidator {
+    /// `{base}/{tenant}`, as the gateway's `--authority` names it.
+    public nonisolated let authority: String
+    /// The audiences accepted (`aud`): the resource's application ID and its identifier URIs.
+    public nonisolated let audiences: [String]
+    public nonisolated let leeway: TimeInterval
+    let client: HTTPClient
+    let keyRefresh: TimeInterval
+    let minimumRefetch: TimeInterval
+    let logger: Logger
+    private var keys = JWTKeyCollection()
+    private var issuer: String?
+    private var fetchedAt: Date?
+
+    public init(
+        authority: String, audiences: [String], client: HTTPClient, leeway: TimeInterval = 60, keyRefresh: TimeInterval = 300,
+        minimumRefetch: TimeInterval = 30, logger: Logger
+    ) {
+        self.authority = authority.hasSuffix("/") ? String(authority.dropLast()) : authority
+        self.audiences = audiences.map { $0.lowercased() }
+        self.client = client
+        self.leeway = leeway
+        self.keyRefresh = keyRefresh
+        self.minimumRefetch = minimumRefetch
+        self.logger = logger
+    }
+
+    /// Why a token is not accepted (the `error_description` of the challenge).
+    public struct Rejection: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The token's claims, when it is valid at `now`.
+    public func validate(_ token: String, now: Date) async throws(Rejection) -> AccessTokenClaims {
+        guard token.utf8.count <= 16_384 else { throw Rejection(description: "The access token is too long.") }
+        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
+        var claims = try? await keys.verify(token, as: AccessTokenClaims.self)
+        if claims == nil, fetchedAt.map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true {
+            // Perhaps a key published since the last fetch (a rotation).
+            await refresh(now: now)
+            claims = try? await keys.verify(token, as: AccessTokenClaims.self)
+        }
+        guard let claims else { throw Rejection(description: "The access token's signature is not by a key of the authority.") }
+        guard let issuer, claims.iss == issuer else { throw Rejection(description: "The access token is from another issuer.") }
+        guard audiences.contains(claims.aud.lowercased()) else { throw Rejection(description: "The access token is for another audience.") }
+        let time = now.timeIntervalSince1970
+        guard TimeInterval(claims.exp) + leeway > time else { throw Rejection(description: "The access token has expired.") }
+        guard TimeInterval(claims.nbf) - leeway <= time else { throw Rejection(description: "The access token is not valid yet.") }
+        return claims
+    }
+
+    /// Fetches the discovery document and the JWKS; on failure the keys in hand are kept.
+    func refresh(now: Date) async {
+        fetchedAt = now
+        do {
+            let discovery = try await fetchJSON("\(authority)/v2.0/.well-known/openid-configuration")
+            guard let issuer = discovery["issuer"] as? String, let jwksURI = discovery["jwks_uri"] as? String else {
+                throw Rejection(description: "discovery without issuer or jwks_uri")
+            }
+            let jwks = try await fetchData(jwksURI)
+            let collection = JWTKeyCollection()
+            try await collection.add(jwks: try JSONDecoder().decode(JWKS.self, from: jwks))
+            keys = collection
+            self.issuer = issuer
+        } catch {
+            logger.warning("could not refresh the authority's keys; keeping the ones in hand", metadata: ["portcullis.error": "\(error)"])
+        }
+    }
+
+    private func fetchData(_ url: String) async throws -> Data {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        let response = try await client.execute(request, timeout: .seconds(10))
+        guard response.status == .ok else { throw Rejection(description: "\(url) answered \(response.status.code)") }
+        return Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
+    }
+
+    private func fetchJSON(_ url: String) async throws -> [String: Any] {
+        (try JSONSerialization.jsonObject(with: try await fetchData(url)) as? [String: Any]) ?? [:]
+    }
+}

@@ -1,0 +1,56 @@
+public import Foundation
+public import PortcullisTokens
+
+/// What a resource server asks of each request (PROTOCOL §14.3, §15): a valid access token for this resource, presented
+/// with the right scheme (`Bearer`, or `DPoP` with a proof by the token's key, for this method and URL, used once). The
+/// answer is the token's claims, or the 401 to send with its challenges.
+public struct ResourceGuard: Sendable {
+    public let validator: AccessTokenValidator
+    public let replays: ProofReplayCache
+
+    public init(validator: AccessTokenValidator, replays: ProofReplayCache = ProofReplayCache()) {
+        self.validator = validator
+        self.replays = replays
+    }
+
+    /// A refused request: 401 with these `WWW-Authenticate` values.
+    public struct Refusal: Error, Sendable, Equatable {
+        public let challenges: [String]
+        public let message: String
+    }
+
+    /// The claims of the request's token. `url` is the URL the client called (scheme, host and path, as a proof's `htu`
+    /// names it).
+    public func authorize(authorization: String?, proofs: [String], method: String, url: String, now: Date) async throws(Refusal)
+        -> AccessTokenClaims
+    {
+        let bearer = #"Bearer realm="", authorization_uri="\#(validator.authority)/oauth2/v2.0/authorize""#
+        let dpop = #"DPoP algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#
+        guard let presented = ProtectedResourceRequest(authorization: authorization) else {
+            // RFC 6750 §3.1: no error code when the request had no credentials.
+            throw Refusal(challenges: [bearer, dpop], message: "An access token is required (Bearer or DPoP).")
+        }
+        let claims: AccessTokenClaims
+        do {
+            claims = try await validator.validate(presented.token, now: now)
+        } catch {
+            let quoted = error.description.replacingOccurrences(of: "\"", with: "'")
+            let challenge = presented.scheme == .dpop ? dpop : bearer
+            throw Refusal(challenges: [challenge + #", error="invalid_token", error_description="\#(quoted)""#], message: error.description)
+        }
+        do {
+            if let proof = try presented.checkBinding(confirmation: claims.cnf?.jkt, proofs: proofs, method: method, url: url, now: now) {
+                switch await replays.claim(proof.replayKey, expiresAt: proof.replayExpiry, now: now) {
+                case .fresh: break
+                case .replayed: throw ProtectedResourceRequest.Refusal.replayed
+                case .full: throw ProtectedResourceRequest.Refusal.busy
+                }
+            }
+        } catch let refusal as ProtectedResourceRequest.Refusal {
+            throw Refusal(challenges: [refusal.challenge], message: refusal.message)
+        } catch {
+            throw Refusal(challenges: [dpop], message: "\(error)")
+        }
+        return claims
+    }
+}
