@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "portcullis", targets: ["portcullis"]),
         .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
         .library(name: "PortcullisClientKeys", targets: ["PortcullisClientKeys"]),
+        .library(name: "PortcullisResourceServer", targets: ["PortcullisResourceServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -116,6 +117,22 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedText"]
         ),
+        // The resource side (PROTOCOL §14.3, §15): token validation from the authority's JWKS, DPoP-bound tokens, and the
+        // gateway that puts it in front of any HTTP service.
+        .target(
+            name: "PortcullisResourceServer",
+            dependencies: [
+                "PortcullisTokens",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(name: "portcullis-embed", path: "Sources/portcullis-embed", swiftSettings: swiftSettings),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["portcullis-embed"]),
         // The client SDK: the wire types and the domain vocabulary they are made of (Foundation only, both).
@@ -149,8 +166,10 @@ let package = Package(
             name: "portcullis",
             dependencies: [
                 "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisSQLite", "PortcullisPostgres",
-                "PortcullisServer", "PortcullisClient", "PortcullisClientKeys", "PortcullisAPI",
+                "PortcullisServer", "PortcullisClient", "PortcullisClientKeys", "PortcullisAPI", "PortcullisResourceServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

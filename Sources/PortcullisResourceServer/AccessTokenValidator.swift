@@ -1,8 +1,9 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 public import Foundation
 import JWTKit
-import Logging
+public import Logging
 import NIOCore
+import NIOHTTP1
 public import PortcullisTokens
 
 /// Validates a tenant's access tokens from its published keys (PROTOCOL §14.3): signature by a key of the JWKS (fetched

@@ -21,7 +21,9 @@ public struct ResourceGuard: Sendable {
 
     /// The claims of the request's token. `url` is the URL the client called (scheme, host and path, as a proof's `htu`
     /// names it).
-    public func authorize(authorization: String?, proofs: [String], method: String, url: String, now: Date) async throws(Refusal)
+    public func authorize(
+        authorization: String?, proofs: [String], method: String, url: String, now: Date
+    ) async throws(Refusal)
         -> AccessTokenClaims
     {
         let bearer = #"Bearer realm="", authorization_uri="\#(validator.authority)/oauth2/v2.0/authorize""#

@@ -1,0 +1,48 @@
+import Foundation
+public import HTTPTypes
+public import Hummingbird
+public import PortcullisTokens
+
+/// A request context that can carry the verified token of a request.
+public protocol ResourceServerRequestContext: RequestContext {
+    var accessToken: AccessTokenClaims? { get set }
+}
+
+/// Hummingbird middleware for a resource server: every request needs a valid token for this resource, presented as
+/// PROTOCOL §15 says (`ResourceGuard`); refused ones get 401 with the challenges, accepted ones reach the routes with the
+/// claims in `context.accessToken`.
+public struct ResourceServerMiddleware<Context: ResourceServerRequestContext>: RouterMiddleware {
+    public let guardian: ResourceGuard
+    /// The public base URL clients call (`https://api.example`), for the proofs' `htu`.
+    public let publicBaseURL: String
+
+    public init(guardian: ResourceGuard, publicBaseURL: String) {
+        self.guardian = guardian
+        self.publicBaseURL = publicBaseURL.hasSuffix("/") ? String(publicBaseURL.dropLast()) : publicBaseURL
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        do {
+            context.accessToken = try await guardian.authorize(
+                authorization: request.headers[.authorization], proofs: request.headers[values: .dpop], method: request.method.rawValue,
+                url: publicBaseURL + request.uri.path, now: Date())
+        } catch {
+            return Self.unauthorized(error)
+        }
+        return try await next(request, context)
+    }
+
+    /// 401 with the refusal's challenges and a small JSON body.
+    public static func unauthorized(_ refusal: ResourceGuard.Refusal) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        for challenge in refusal.challenges { headers.append(HTTPField(name: .wwwAuthenticate, value: challenge)) }
+        let body = #"{"error":"unauthorized","error_description":"\#(refusal.message.replacingOccurrences(of: "\"", with: "'"))"}"#
+        return Response(status: .unauthorized, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+extension HTTPField.Name {
+    /// RFC 9449's proof header.
+    public static let dpop = Self("DPoP")!
+}

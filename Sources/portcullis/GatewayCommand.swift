@@ -1,0 +1,57 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import NIOPosix
+import PortcullisResourceServer
+
+/// `portcullis gateway` (PROTOCOL §14.3, §15): a reverse proxy that checks every request's Portcullis token.
+struct GatewayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway",
+        abstract: "Check each request's Portcullis access token (Bearer or DPoP-bound) and forward good ones to an upstream.",
+        discussion: """
+            Every request must carry an access token of --authority for --audience: a bearer token as Authorization: Bearer, \
+            a DPoP-bound one (cnf.jkt) as Authorization: DPoP with a DPoP proof by its key for this method and URL (ath, used \
+            once). Refused requests are answered 401 here with WWW-Authenticate challenges (Bearer, and RFC 9449 §7.1's DPoP \
+            one); accepted ones go to --upstream with the token's claims in X-Portcullis-* headers (Subject, Object-Id, \
+            Tenant-Id, Client-Id, User, Scopes, Roles, Acrs, Token-Id, Token-Binding) instead of the credentials. The \
+            authority's keys are fetched from its discovery document and refreshed when a token names a new one.
+            """)
+
+    @Option(help: "Port to listen on.") var port: Int = 8600
+    @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
+    @Option(help: "The upstream's base URL, e.g. http://127.0.0.1:9000") var upstream: String
+    @Option(help: "The tenant's authority, e.g. http://127.0.0.1:8080/contoso.example") var authority: String
+    @Option(help: "The resource's application ID (aud); repeat for its identifier URIs.") var audience: [String]
+    @Option(help: "The URL clients call the gateway by (the proofs' htu); default http://HOST:PORT.") var publicUrl: String?
+    @Option(help: "Most DPoP proofs remembered at once (each is kept about two minutes).") var replayCapacity: Int = 200_000
+    @Option(help: "Log level.") var logLevel: String = "info"
+
+    func run() async throws {
+        var logger = Logger(label: "portcullis-gateway")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        guard URL(string: upstream)?.host != nil else { throw ValidationError("--upstream is not a URL") }
+        guard URL(string: authority)?.host != nil else { throw ValidationError("--authority is not a URL") }
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let validator = AccessTokenValidator(authority: authority, audiences: audience, client: client, logger: logger)
+        let gateway = Gateway(
+            configuration: .init(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)"),
+            guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity)), client: client)
+        let upstream = self.upstream
+        let app = Application(
+            responder: gateway.responder, configuration: .init(address: .hostname(host, port: port), serverName: "Portcullis gateway"),
+            onServerRunning: { channel in
+                say("gateway listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(channel.localAddress?.port ?? 0) → \(upstream)")
+            },
+            logger: logger)
+        do {
+            try await app.runService()
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+}
