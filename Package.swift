@@ -242,7 +242,8 @@ let package = Package(
             name: "PortcullisIntegrationTests",
             dependencies: [
                 "PortcullisClient", "PortcullisClientKeys", "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisAPI", "PortcullisTokens",
-                "PortcullisStorage",
+                "PortcullisStorage", "PortcullisResourceServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -30,6 +30,9 @@ public struct AuthenticationResult: Sendable {
     public var idToken: String?
     /// The correlation ID the request carried.
     public var correlationId: String
+    /// `Bearer`, or `DPoP` when the token is bound to the app's proof key (PROTOCOL §15): then a resource takes it only
+    /// with a proof (`DPoPProofMaker.resourceHeaders`).
+    public var tokenType = "Bearer"
 
     /// The access token's claims, decoded without verification (for display; resource servers verify).
     public var claims: [String: Any] { JWTClaims.decode(accessToken) }

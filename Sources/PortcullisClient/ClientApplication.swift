@@ -75,9 +75,11 @@ public final class PublicClientApplication: Sendable {
         }
         let key = Self.scopeKey(scopes)
         if !forceRefresh, claimsChallenge == nil, let cached = entry.accessTokens[key], cached.expiresOn > Date().addingTimeInterval(300) {
-            return AuthenticationResult(
+            var result = AuthenticationResult(
                 accessToken: cached.token, expiresOn: cached.expiresOn, scopes: cached.scopes, account: entry.account,
                 idToken: entry.idToken, correlationId: "cache")
+            result.tokenType = cached.tokenType ?? "Bearer"
+            return result
         }
         return try await withRemediation(remediation, account: account) {
             guard let refreshToken = try await self.cache.entry(homeAccountId: account.homeAccountId)?.refreshToken else {
@@ -134,7 +136,7 @@ public final class PublicClientApplication: Sendable {
             ]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: claimsChallenge) { form.append(("claims", claims)) }
         let correlationId = UUID().uuidString.lowercased()
-        let reply = try await transport.send(configuration.tokenEndpoint, method: "POST", form: form, correlationId: correlationId)
+        let reply = try await transport.token(form: form, correlationId: correlationId)
         guard reply.status == 200 else {
             guard let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) else {
                 throw PortcullisClientError.transport("token endpoint answered HTTP \(reply.status) without an OAuth error body")
@@ -155,12 +157,15 @@ public final class PublicClientApplication: Sendable {
             if !resolved.username.isEmpty { entry.account = resolved }
             entry.refreshToken = response.refreshToken ?? entry.refreshToken
             entry.idToken = response.idToken ?? entry.idToken
-            entry.accessTokens[Self.scopeKey(scopes)] = .init(token: response.accessToken, expiresOn: expiresOn, scopes: scopes)
+            entry.accessTokens[Self.scopeKey(scopes)] = .init(
+                token: response.accessToken, expiresOn: expiresOn, scopes: scopes, tokenType: response.tokenType == "DPoP" ? "DPoP" : nil)
             try await cache.store(entry)
         }
-        return AuthenticationResult(
+        var result = AuthenticationResult(
             accessToken: response.accessToken, expiresOn: expiresOn, scopes: response.scope.split(separator: " ").map(String.init),
             account: resolved, idToken: response.idToken, correlationId: correlationId)
+        result.tokenType = response.tokenType
+        return result
     }
 }
 
@@ -186,16 +191,17 @@ public final class ConfidentialClientApplication: Sendable {
         ]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: nil) { form.append(("claims", claims)) }
         let correlationId = UUID().uuidString.lowercased()
-        let reply = try await transport.send(configuration.tokenEndpoint, method: "POST", form: form, correlationId: correlationId)
+        let reply = try await transport.token(form: form, correlationId: correlationId)
         guard reply.status == 200, let response = try? JSONDecoder().decode(TokenResponse.self, from: reply.body) else {
             if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) {
                 throw PortcullisClientError.from(body, requestAccount: nil, retryAfter: reply.retryAfter)
             }
             throw PortcullisClientError.transport("token endpoint answered HTTP \(reply.status)")
         }
-        let result = AuthenticationResult(
+        var result = AuthenticationResult(
             accessToken: response.accessToken, expiresOn: Date().addingTimeInterval(TimeInterval(response.expiresIn)),
             scopes: scopes, account: nil, idToken: nil, correlationId: correlationId)
+        result.tokenType = response.tokenType
         cached.withLock { $0[key] = result }
         return result
     }

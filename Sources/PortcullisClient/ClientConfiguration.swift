@@ -13,6 +13,8 @@ public struct ClientConfiguration: Sendable {
     public var version: String
     /// Per-request timeout.
     public var timeout: TimeInterval
+    /// When set, every token request carries a DPoP proof by its key, and the tokens are bound to it (PROTOCOL §15).
+    public var dpop: DPoPProofMaker?
 
     public init(
         authority: URL, clientId: String, capabilities: [String] = [], sku: String = ClientConfiguration.defaultSKU,

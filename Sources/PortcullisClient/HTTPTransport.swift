@@ -16,6 +16,8 @@ struct HTTPTransport: Sendable {
         /// `Retry-After` in seconds, when the server sent one (503 `temporarily_unavailable`).
         var retryAfter: TimeInterval? = nil
         var etag: String? = nil
+        /// `DPoP-Nonce`: the nonce for the next proof to this server (RFC 9449 §8).
+        var dpopNonce: String? = nil
     }
 
     func send(
@@ -45,13 +47,29 @@ struct HTTPTransport: Sendable {
             return Reply(
                 status: http?.statusCode ?? 0, body: data,
                 retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init),
-                etag: http?.value(forHTTPHeaderField: "ETag"))
+                etag: http?.value(forHTTPHeaderField: "ETag"), dpopNonce: http?.value(forHTTPHeaderField: "DPoP-Nonce"))
         } catch {
             throw PortcullisClientError.transport("\(method) \(url.path): \(error.localizedDescription)")
         }
     }
 
     static func encode(_ fields: [(String, String)]) -> String { FormEncoding.encode(fields) }
+
+    /// A token request: with a DPoP proof when the configuration has a proof key, once more with the server's nonce when
+    /// it asks for one (`use_dpop_nonce`, RFC 9449 §8).
+    func token(form: [(String, String)], correlationId: String) async throws -> Reply {
+        let endpoint = configuration.tokenEndpoint
+        guard let dpop = configuration.dpop else { return try await send(endpoint, method: "POST", form: form, correlationId: correlationId) }
+        var reply = try await send(
+            endpoint, method: "POST", form: form, correlationId: correlationId, headers: ["DPoP": try await dpop.proof(method: "POST", url: endpoint)])
+        dpop.remember(nonce: reply.dpopNonce, for: endpoint)
+        if reply.status == 400, reply.dpopNonce != nil, (try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body))?.error == "use_dpop_nonce" {
+            reply = try await send(
+                endpoint, method: "POST", form: form, correlationId: correlationId, headers: ["DPoP": try await dpop.proof(method: "POST", url: endpoint)])
+            dpop.remember(nonce: reply.dpopNonce, for: endpoint)
+        }
+        return reply
+    }
 }
 
 /// Builds the `claims` request parameter as MSAL does: the client capabilities in

@@ -6,6 +6,8 @@ public struct CachedAccount: Codable, Sendable, Equatable {
         public var token: String
         public var expiresOn: Date
         public var scopes: [String]
+        /// `DPoP` for a bound token; absent (Bearer) in caches written before.
+        public var tokenType: String?
     }
 
     public var account: Account

@@ -9,8 +9,8 @@ import X509
 /// An `InstanceKeyStore` that keeps each account's EC P-256 key in a file of its own (PKCS #8 PEM, mode 0600,
 /// in a 0700 directory): for Linux and development. On Apple platforms keep the key in the Secure Enclave
 /// instead (an `InstanceKeyStore` of your own over CryptoKit's `SecureEnclave.P256` and `HPKE`), so that it
-/// cannot be copied off the device.
-public actor FileInstanceKeyStore: InstanceKeyStore {
+/// cannot be copied off the device. It is also the app instance's DPoP proof key (`ProofKey`, a key of its own).
+public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey {
     public let directory: URL
     public static let ciphersuite = HPKE.Ciphersuite(kem: .P256_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_256)
 
@@ -25,8 +25,10 @@ public actor FileInstanceKeyStore: InstanceKeyStore {
     }
 
     /// The account's key, created on first use.
-    public func privateKey(for account: Account) throws -> P256.KeyAgreement.PrivateKey {
-        let url = file(account)
+    public func privateKey(for account: Account) throws -> P256.KeyAgreement.PrivateKey { try key(at: file(account)) }
+
+    /// The key in `url`, created (0600, exclusively) on first use.
+    func key(at url: URL) throws -> P256.KeyAgreement.PrivateKey {
         if let text = try? String(contentsOf: url, encoding: .utf8) {
             return try P256.KeyAgreement.PrivateKey(pemRepresentation: text)
         }
@@ -68,6 +70,21 @@ public actor FileInstanceKeyStore: InstanceKeyStore {
     /// The key as PKCS #8 PEM, for an app that presents its device identity itself (TLS client authentication).
     public func privateKeyPEM(for account: Account) throws -> String {
         try P256.Signing.PrivateKey(rawRepresentation: try privateKey(for: account).rawRepresentation).pemRepresentation
+    }
+
+    /// The app instance's DPoP key (PROTOCOL §15): one per instance, not per account, since the first token request
+    /// comes before any account is known.
+    func proofSigningKey() throws -> P256.Signing.PrivateKey {
+        try P256.Signing.PrivateKey(rawRepresentation: try key(at: directory.appendingPathComponent("dpop-instance.pem")).rawRepresentation)
+    }
+
+    public func proofPublicKey() throws -> AppKeyJWK {
+        let raw = Array(try proofSigningKey().publicKey.rawRepresentation)
+        return AppKeyJWK(x: Base64URL.encode(raw[0..<32]), y: Base64URL.encode(raw[32..<64]))
+    }
+
+    public func signProof(_ message: Data) throws -> Data {
+        try proofSigningKey().signature(for: message).rawRepresentation
     }
 
     public func removeKey(for account: Account) throws {

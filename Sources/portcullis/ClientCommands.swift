@@ -28,11 +28,13 @@ struct ClientOptions: ParsableArguments {
 
     var stateURL: URL { URL(fileURLWithPath: state) }
 
-    func application() throws -> PublicClientApplication {
+    /// `dpop`: bind the tokens to this client's instance key (`<state>/keys/dpop-instance.pem`).
+    func application(dpop: Bool = false) throws -> PublicClientApplication {
         guard let url = URL(string: authority) else { throw ValidationError("--authority is not a URL") }
-        let configuration = ClientConfiguration(
+        var configuration = ClientConfiguration(
             authority: url, clientId: clientId, capabilities: capabilities, sku: "PortcullisClient.\(platform)",
             osDescription: platform)
+        if dpop { configuration.dpop = DPoPProofMaker(key: FileInstanceKeyStore(directory: stateURL.appendingPathComponent("keys"))) }
         return PublicClientApplication(configuration: configuration, cache: FileTokenCache(url: stateURL.appendingPathComponent("tokens.json")))
     }
 }
@@ -119,6 +121,17 @@ struct TokenCommand: AsyncParsableCommand {
         ))
     var claimsChallenge: String?
 
+    @Flag(help: "Bind the tokens to this client's instance key with DPoP proofs (RFC 9449; the key is kept under --state).")
+    var dpop = false
+
+    @Flag(name: .customLong("show-token"), help: "Print the access token itself too (it is a credential: keep it out of logs).")
+    var showToken = false
+
+    @Option(
+        name: .customLong("call"),
+        help: "Then GET this resource URL with the token (Bearer, or DPoP with a proof for the URL) and print its status and body.")
+    var call: String?
+
     func validate() throws {
         if let claimsChallenge, Self.challenge(claimsChallenge) == nil {
             throw ValidationError(
@@ -131,7 +144,8 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let app = try client.application()
+        let app = try client.application(dpop: dpop)
+        if let call, URL(string: call)?.host == nil { throw ValidationError("--call is not a URL") }
         _ = ComplianceManager(
             application: app, device: DeviceInfo(deviceId: deviceId, platform: client.platform, osVersion: "17.4", appVersion: "3.1"),
             applier: PrintingApplier(pinSet: true), stateStore: FileComplianceStateStore(url: client.stateURL.appendingPathComponent("compliance.json")))
@@ -164,7 +178,12 @@ struct TokenCommand: AsyncParsableCommand {
                     result = try await app.acquireTokenSilent(account: account, scopes: scope, forceRefresh: true, remediation: mode)
                 }
             }
-            printJSON(["claims": result.claims, "expires_on": result.expiresOn.formatted(.iso8601), "scope": result.scopes])
+            var output: [String: Any] = [
+                "claims": result.claims, "expires_on": result.expiresOn.formatted(.iso8601), "scope": result.scopes, "token_type": result.tokenType,
+            ]
+            if showToken { output["access_token"] = result.accessToken }
+            if let call, let url = URL(string: call) { output["call"] = try await Self.call(url, with: result, dpop: app.configuration.dpop) }
+            printJSON(output)
         } catch let error as PortcullisClientError {
             printJSON(["refused": describe(error)])
             throw ExitCode(1)
@@ -173,6 +192,18 @@ struct TokenCommand: AsyncParsableCommand {
 }
 
 extension TokenCommand {
+    /// `--call`: the resource's answer to the token, presented as its type requires.
+    static func call(_ url: URL, with result: AuthenticationResult, dpop: DPoPProofMaker?) async throws -> [String: Any] {
+        var request = URLRequest(url: url)
+        let headers = try await dpop?.resourceHeaders(for: result, method: "GET", url: url) ?? ["Authorization": "Bearer \(result.accessToken)"]
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as? HTTPURLResponse
+        var answer: [String: Any] = ["status": http?.statusCode ?? 0, "body": String(decoding: data.prefix(4096), as: UTF8.self)]
+        if let challenge = http?.value(forHTTPHeaderField: "WWW-Authenticate") { answer["www_authenticate"] = challenge }
+        return answer
+    }
+
     /// `--claims-challenge`: a WWW-Authenticate value, else claims JSON.
     static func challenge(_ text: String) -> ClaimsChallenge? {
         ClaimsChallenge(wwwAuthenticate: text) ?? ClaimsChallenge(claims: text)
