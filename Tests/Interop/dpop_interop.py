@@ -47,6 +47,7 @@ import html.parser
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -624,6 +625,616 @@ class Run:
                      and plain.get("token_type") == "Bearer" and "cnf" not in plain, [shown(bearer), plain])
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The resource side: `portcullis gateway` in front of an echoing upstream
+
+
+class Upstream:
+    """A tiny HTTP service in a thread that answers every request with what it received, as JSON: method, path, query,
+    body and every header field (in order, duplicates kept). `?status=N` sets the status; it always adds `X-Upstream:
+    echo` and two `X-Multi` fields, so that what the gateway passes back can be seen."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        self.received = []
+        upstream = self
+
+        class Echo(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def read_body(self):
+                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                    chunks = []
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass
+                            return b"".join(chunks)
+                        chunks.append(self.rfile.read(size))
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def answer(self):
+                parts = urllib.parse.urlsplit(self.path)
+                record = {"method": self.command, "path": parts.path, "query": parts.query,
+                          "body": self.read_body().decode("utf-8", "replace"), "headers": [[k, v] for k, v in self.headers.items()]}
+                upstream.received.append(record)
+                status = int(dict(urllib.parse.parse_qsl(parts.query)).get("status", "200"))
+                payload = json.dumps(record).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("X-Upstream", "echo")
+                self.send_header("X-Multi", "one")
+                self.send_header("X-Multi", "two")
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = answer
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+        self.server.daemon_threads = True
+        self.base = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, name="upstream", daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class GatewayProcess:
+    """`portcullis gateway`, its output in gateway.log, started until it says it is listening."""
+
+    def __init__(self, binary, workdir, port):
+        self.binary, self.port = binary, port
+        self.base = "http://127.0.0.1:%d" % port
+        self.log_path = os.path.join(workdir, "gateway.log")
+        self.process = None
+
+    def start(self, arguments, timeout=30):
+        started = time.monotonic()
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [self.binary, "gateway", "--host", "127.0.0.1", "--port", str(self.port), *arguments],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        needle = "gateway listening on http://127.0.0.1:%d" % self.port
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError("the gateway exited with status %s during start-up:\n%s" % (self.process.returncode, self.tail()))
+            with open(self.log_path, errors="replace") as f:
+                if needle in f.read():
+                    return time.monotonic() - started
+            time.sleep(0.05)
+        raise RuntimeError("the gateway did not print %r within %d s:\n%s" % (needle, timeout, self.tail()))
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def tail(self, lines=30):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+class ChallengeSyntaxError(ValueError):
+    pass
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_OWS = re.compile(r"[ \t]*")
+
+
+def parse_challenges(values):
+    """RFC 9110 §11.2/§11.6.1: the challenges of WWW-Authenticate field values (a field may hold several).
+    challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ]; auth-param = token BWS "=" BWS ( token / quoted-string ).
+    Returns [(scheme, {param name (lower case): value}, token68 or None)]; raises ChallengeSyntaxError on anything else
+    (a parameter named twice in one challenge included)."""
+    text = ", ".join(values)
+    pos, challenges = 0, []
+
+    def skip(pattern, at):
+        return pattern.match(text, at).end()
+
+    def list_separators(at):  # OWS *( "," OWS )
+        at = skip(_OWS, at)
+        while at < len(text) and text[at] == ",":
+            at = skip(_OWS, at + 1)
+        return at
+
+    def param_at(at):
+        """(name, value, end) when an auth-param starts at `at`, else None."""
+        name = _TOKEN.match(text, at)
+        if not name:
+            return None
+        after = skip(_OWS, name.end())
+        if after >= len(text) or text[after] != "=":
+            return None
+        after = skip(_OWS, after + 1)
+        quoted = _QUOTED.match(text, after)
+        if quoted:
+            return name.group().lower(), re.sub(r"\\(.)", r"\1", quoted.group(1)), quoted.end()
+        token = _TOKEN.match(text, after)
+        if token:
+            return name.group().lower(), token.group(), token.end()
+        raise ChallengeSyntaxError(f"auth-param {name.group()!r} without a token or quoted-string value at {after}: {text!r}")
+
+    pos = list_separators(0)
+    while pos < len(text):
+        scheme = _TOKEN.match(text, pos)
+        if not scheme:
+            raise ChallengeSyntaxError(f"no auth-scheme at {pos}: {text!r}")
+        pos = scheme.end()
+        params, token68 = {}, None
+        if pos < len(text) and text[pos] == " ":
+            pos = skip(re.compile(r" +"), pos)
+            if param_at(pos) is None:  # token68, or nothing (the next challenge follows)
+                t68 = _TOKEN68.match(text, pos)
+                if t68 and skip(_OWS, t68.end()) in (len(text),) or (t68 and text[skip(_OWS, t68.end())] == ","):
+                    token68, pos = t68.group(), t68.end()
+            else:
+                while True:
+                    found = param_at(pos)
+                    if found is None:
+                        break
+                    name, value, pos = found
+                    if name in params:
+                        raise ChallengeSyntaxError(f"parameter {name!r} twice in one challenge: {text!r}")
+                    params[name] = value
+                    following = list_separators(pos)
+                    if following == pos and following < len(text):
+                        raise ChallengeSyntaxError(f"junk after the parameter {name!r} at {pos}: {text!r}")
+                    pos = following
+                    if pos >= len(text) or param_at(pos) is None:
+                        break  # end, or the next challenge's scheme
+                challenges.append((scheme.group(), params, None))
+                continue
+        following = list_separators(pos)
+        if following == pos and following < len(text):
+            raise ChallengeSyntaxError(f"junk after the challenge {scheme.group()!r} at {pos}: {text!r}")
+        pos = following
+        challenges.append((scheme.group(), params, token68))
+    return challenges
+
+
+# RFC 6749 §5.2 (by RFC 6750 §3 and RFC 9449 §7.1): error and error_description use %x20-21 / %x23-5B / %x5D-7E.
+_ERROR_TEXT = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
+
+
+class GatewayRun:
+    """The resource-side checks: requests through `portcullis gateway` to the echoing upstream."""
+
+    def __init__(self, run, gateway, upstream, resource_app_id):
+        import requests
+        self.run, self.c, self.gateway, self.upstream = run, run.c, gateway, upstream
+        self.base = gateway.base
+        self.resource_app_id = resource_app_id
+        self.http = requests.Session()
+        self.http.trust_env = False
+        self.authorize_uri = run.discovery["authorization_endpoint"]
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    def send(self, method, path, headers=None, **kwargs):
+        """A request to the gateway; returns (response, the upstream's record of it or None when it did not get there)."""
+        before = len(self.upstream.received)
+        response = self.http.request(method, self.base + path, headers=headers or {}, timeout=TIMEOUT, **kwargs)
+        reached = self.upstream.received[before:]
+        return response, (reached[-1] if reached else None)
+
+    @staticmethod
+    def challenges(response):
+        values = response.raw.headers.getlist("WWW-Authenticate") if response.raw is not None else []
+        try:
+            return parse_challenges(values), values
+        except ChallengeSyntaxError as error:
+            return error, values
+
+    @staticmethod
+    def fields(record, name):
+        return [v for k, v in (record or {}).get("headers", []) if k.lower() == name.lower()]
+
+    def shown(self, response, record):
+        parsed, values = self.challenges(response)
+        return {"status": response.status_code, "WWW-Authenticate": values, "body": response.text[:300],
+                "upstream reached": record is not None}
+
+    def dpop_challenge_ok(self, scheme, params, error):
+        """RFC 9449 §7.1: a DPoP challenge whose algs (space-delimited JWS algs) includes ES256, with `error` (or no
+        error when None), error_description in RFC 6749's character set."""
+        algs = params.get("algs", "").split(" ")
+        return (scheme.lower() == "dpop" and "ES256" in algs and all(_TOKEN.fullmatch(a) for a in algs)
+                and params.get("error") == error
+                and (error is None or (params.get("error_description") and _ERROR_TEXT.fullmatch(params["error_description"]))))
+
+    def expect_refusal(self, name, response, record, scheme, error):
+        """401, not forwarded, exactly one challenge: `scheme` with error=`error` (a DPoP one per RFC 9449 §7.1)."""
+        parsed, values = self.challenges(response)
+        ok = (response.status_code == 401 and record is None and isinstance(parsed, list) and len(parsed) == 1
+              and parsed[0][0].lower() == scheme.lower())
+        if ok and scheme == "DPoP":
+            ok = self.dpop_challenge_ok(parsed[0][0], parsed[0][1], error)
+        elif ok:
+            params = parsed[0][1]
+            ok = (params.get("error") == error and "realm" in params and params.get("authorization_uri") == self.authorize_uri
+                  and bool(_ERROR_TEXT.fullmatch(params.get("error_description", "") or "\x00")))
+        return self.c.check(name, ok, self.shown(response, record), note=f'401 {scheme} error="{error}"')
+
+    def expected_claim_headers(self, claims, binding):
+        expected = {"x-portcullis-subject": claims["sub"], "x-portcullis-tenant-id": claims["tid"],
+                    "x-portcullis-client-id": claims["azp"], "x-portcullis-token-id": claims["jti"],
+                    "x-portcullis-token-binding": binding}
+        for header, claim in (("x-portcullis-object-id", "oid"), ("x-portcullis-user", "upn"), ("x-portcullis-scopes", "scp")):
+            if claims.get(claim):
+                expected[header] = claims[claim]
+        for header, claim in (("x-portcullis-roles", "roles"), ("x-portcullis-acrs", "acrs")):
+            if claims.get(claim):
+                expected[header] = " ".join(claims[claim])
+        return expected
+
+    def claim_headers(self, record):
+        got = {}
+        for k, v in (record or {}).get("headers", []):
+            if k.lower().startswith("x-portcullis-"):
+                got.setdefault(k.lower(), []).append(v)
+        return got
+
+    def check_forwarded(self, name, response, record, token, binding, extra=()):
+        """200 from the upstream; it got exactly the X-Portcullis-* headers of the (signature-checked) token's claims,
+        once each, and neither Authorization nor DPoP. Returns the claims."""
+        claims = self.run.verified_claims(token)
+        expected = self.expected_claim_headers(claims, binding)
+        got = self.claim_headers(record)
+        ok = (response.status_code == 200 and record is not None and got == {k: [v] for k, v in expected.items()}
+              and not self.fields(record, "Authorization") and not self.fields(record, "DPoP")
+              and all(condition for condition, _ in extra))
+        self.c.check(name, ok, {"status": response.status_code, "expected X-Portcullis-*": expected, "upstream got": record,
+                                "failed extras": [what for condition, what in extra if not condition]},
+                     note=", ".join(f"{k[len('x-portcullis-'):]}={v}" for k, v in expected.items() if k not in
+                                    ("x-portcullis-subject", "x-portcullis-token-id", "x-portcullis-object-id")))
+        return claims
+
+    def token(self, auth, scope, key=None):
+        client = self.run.client(auth=auth)
+        return client.client_credentials(scope, dpop=key is not None, dpop_key=key) if key else client.client_credentials(scope)
+
+    @staticmethod
+    def ath(token):
+        return b64url(hashlib.sha256(token.encode("ascii")).digest())
+
+    # -- the groups ----------------------------------------------------------------------------------------------
+
+    def no_token(self):
+        for what, headers in (("no Authorization", {}), ("Authorization: Basic (neither scheme)", {"Authorization": "Basic ZGFlbW9uOng="})):
+            response, record = self.send("GET", "/mail/inbox", headers)
+            parsed, values = self.challenges(response)
+            ok = response.status_code == 401 and record is None and isinstance(parsed, list) and len(parsed) == 2
+            if ok:
+                (s1, p1, _), (s2, p2, _) = sorted(parsed, key=lambda c: c[0].lower())
+                ok = (s1.lower() == "bearer" and p1 == {"realm": "", "authorization_uri": self.authorize_uri}
+                      and self.dpop_challenge_ok(s2, p2, None) and set(p2) == {"algs"})
+            self.c.check(f"gateway, {what} → 401 with two challenges: Bearer realm=\"\" authorization_uri=<discovery's "
+                         f"authorization_endpoint> and DPoP algs (ES256 among them), no error (RFC 6750 §3.1), not forwarded",
+                         ok, self.shown(response, record), note=" | ".join(values))
+
+    def bearer(self):
+        token = self.token(DAEMON, DAEMON_SCOPE)
+        self.c.require("gateway: client_credentials bearer token for the mail API (library)", token.token_type == "Bearer", token.token_type)
+        body = json.dumps({"subject": "hello", "to": ["erin@contoso.example"]})
+        spoofed = {"X-Portcullis-Subject": "attacker", "x-portcullis-roles": "Mail.Admin", "X-PORTCULLIS-TOKEN-BINDING": "dpop",
+                   "X-Portcullis-Evil": "1", "X-Client-Header": "kept", "Content-Type": "application/json"}
+        response, record = self.send("POST", "/mail/messages?folder=inbox&top=5&q=a%20b", spoofed, data=body, auth=token)
+        received = record or {}
+        claims = self.check_forwarded(
+            "gateway, bearer token: 200 via the upstream with exactly the token's X-Portcullis-* headers (spoofed ones dropped), "
+            "no Authorization", response, record, token.access_token, "bearer",
+            extra=[(received.get("method") == "POST", "method POST"), (received.get("path") == "/mail/messages", "path"),
+                   (received.get("query") == "folder=inbox&top=5&q=a%20b", "query string as sent"),
+                   (received.get("body") == body, "body as sent"),
+                   (self.fields(record, "X-Client-Header") == ["kept"], "the client's other headers forwarded"),
+                   (self.fields(record, "Content-Type") == ["application/json"], "Content-Type forwarded")])
+        got = self.claim_headers(record)
+        self.c.check("gateway, bearer token: Client-Id = the daemon, Tenant-Id = the tenant, Token-Binding bearer, Roles Mail.ReadAll",
+                     got.get("x-portcullis-client-id") == [DAEMON[0]] and got.get("x-portcullis-tenant-id") == [TENANT_ID]
+                     and got.get("x-portcullis-token-binding") == ["bearer"] and got.get("x-portcullis-roles") == ["Mail.ReadAll"],
+                     got)
+        self.c.check("gateway, bearer token: the client's X-Portcullis-Subject: attacker replaced by the token's sub "
+                     "(and no X-Portcullis-Evil)", got.get("x-portcullis-subject") == [claims["sub"]] != ["attacker"]
+                     and "x-portcullis-evil" not in got, got)
+        self.c.check("gateway: the upstream's answer comes back (its JSON body, its headers)",
+                     response.status_code == 200 and response.headers.get("X-Upstream") == "echo"
+                     and response.headers.get("Content-Type") == "application/json" and response.json() == record,
+                     {"status": response.status_code, "headers": dict(response.headers)})
+
+        teapot, record = self.send("DELETE", "/mail/messages/42?status=418", auth=token)
+        multi = teapot.raw.headers.getlist("X-Multi")
+        self.c.check("gateway: the upstream's status (418 to a DELETE), repeated header fields and body come back as they are",
+                     teapot.status_code == 418 and record is not None and record["method"] == "DELETE"
+                     and multi in (["one", "two"], ["one, two"]) and teapot.json().get("path") == "/mail/messages/42",
+                     {"status": teapot.status_code, "X-Multi": multi, "body": teapot.text[:200]})
+
+        # RFC 9110 §7.6.1: a proxy removes the fields a Connection header names, and Connection itself.
+        response, record = self.send("GET", "/mail/inbox", {"Connection": "keep-alive, X-Hop-Secret", "X-Hop-Secret": "s3cr3t",
+                                                             "Keep-Alive": "timeout=5", "TE": "trailers"}, auth=token)
+        self.c.check("gateway: hop-by-hop fields not forwarded (Connection, Keep-Alive, TE, and X-Hop-Secret named by Connection)",
+                     response.status_code == 200 and record is not None
+                     and not any(self.fields(record, h) for h in ("X-Hop-Secret", "Keep-Alive", "TE"))
+                     and all("x-hop-secret" not in v.lower() for v in self.fields(record, "Connection")),
+                     record and [h for h in record["headers"] if h[0].lower() in ("connection", "keep-alive", "te", "x-hop-secret")])
+
+        proof_key = self.run.jwskate  # noqa: F841 (a bearer token presented as DPoP, with a valid proof by some key)
+        from requests_oauth2client import DPoPKey
+        key = DPoPKey.generate("ES256")
+        proof = str(key.proof("GET", self.base + "/mail/inbox", ath=self.ath(token.access_token)))
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": f"DPoP {token.access_token}", "DPoP": proof})
+        self.expect_refusal("gateway, a bearer (unbound) token presented as DPoP with a proof → 401 DPoP invalid_token",
+                            response, record, "DPoP", "invalid_token")
+        return token
+
+    def dpop_library(self):
+        from requests_oauth2client import DPoPKey, DPoPToken
+        from requests_oauth2client.dpop import validate_dpop_proof
+        key = DPoPKey.generate("ES256")
+        token = self.token(DAEMON, DAEMON_SCOPE, key)
+        self.c.require("gateway: client_credentials DPoP token for the mail API (library, ES256)",
+                       isinstance(token, DPoPToken) and token.token_type == "DPoP", token.token_type)
+        path = "/mail/folders/Sent%20Items?top=1"
+        response, record = self.send("GET", path, auth=token)  # the library's DPoPToken: Authorization DPoP + proof with ath
+        sent = response.request.headers
+        try:  # what went over the wire is RFC 9449 §7: checked with the library's own validator
+            validate_dpop_proof(sent.get("DPoP", ""), htm="GET", htu=self.base + "/mail/folders/Sent%20Items",
+                                ath=self.ath(token.access_token), alg="ES256")
+            problem = None
+        except Exception as error:  # noqa: BLE001
+            problem = f"{type(error).__name__}: {error}"
+        self.c.check("gateway, library DPoPToken: it sent Authorization: DPoP and a proof that passes validate_dpop_proof "
+                     "(GET, htu without the query, ath)", sent.get("Authorization") == f"DPoP {token.access_token}" and problem is None,
+                     [sent.get("Authorization", "")[:20], problem])
+        self.check_forwarded("gateway, library DPoPToken (GET, percent-encoded path and a query): 200, Token-Binding dpop, "
+                             "no Authorization/DPoP upstream", response, record, token.access_token, "dpop",
+                             extra=[(record and record["path"] == "/mail/folders/Sent%20Items" and record["query"] == "top=1",
+                                     "path and query as sent")])
+        body = json.dumps({"read": True})
+        response, record = self.send("PATCH", "/mail/messages/7", {"Content-Type": "application/json"}, data=body, auth=token)
+        self.check_forwarded("gateway, library DPoPToken again (PATCH with a body, a new proof): 200, Token-Binding dpop",
+                             response, record, token.access_token, "dpop",
+                             extra=[(record and record["method"] == "PATCH" and record["body"] == body, "method and body")])
+        for alg in ("RS256", "EdDSA"):
+            other = self.token(DAEMON, DAEMON_SCOPE, DPoPKey.generate(alg))
+            response, record = self.send("GET", "/mail/inbox", auth=other)
+            self.check_forwarded(f"gateway, library DPoPToken with an {alg} key: 200, Token-Binding dpop",
+                                 response, record, other.access_token, "dpop")
+
+        # Delegated: Erin through the public mail app (password grant, DPoP): user, scopes, object ID.
+        user_key = DPoPKey.generate("ES256")
+        delegated = self.run.client(client_id=MAIL).resource_owner_password(USER[0], USER[1], scope=MAIL_SCOPE, dpop=True,
+                                                                             dpop_key=user_key)
+        response, record = self.send("GET", "/mail/me", auth=delegated)
+        got = self.claim_headers(record)
+        self.check_forwarded("gateway, Erin's delegated DPoP token (library): 200 with User, Scopes, Object-Id", response, record,
+                             delegated.access_token, "dpop",
+                             extra=[(got.get("x-portcullis-user") == [USER[0]], "User = Erin"),
+                                    ("Mail.Read" in (got.get("x-portcullis-scopes") or [""])[0].split(" "), "Scopes has Mail.Read"),
+                                    (bool(got.get("x-portcullis-object-id")), "Object-Id"),
+                                    ("x-portcullis-roles" not in got, "no Roles")])
+        return token, key
+
+    def dpop_refusals(self, token, key):
+        from requests_oauth2client import DPoPKey, DPoPToken, MissingDPoPNonce
+        jwskate = self.run.jwskate
+        url = self.base + "/mail/inbox"
+        ath = self.ath(token.access_token)
+        authorization = {"Authorization": f"DPoP {token.access_token}"}
+
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": f"Bearer {token.access_token}"})
+        self.expect_refusal("gateway, the DPoP-bound token stolen and sent as Bearer → 401 DPoP invalid_token, not forwarded",
+                            response, record, "DPoP", "invalid_token")
+
+        proof = str(key.proof("GET", url, ath=ath))
+        first, record = self.send("GET", "/mail/inbox", dict(authorization, DPoP=proof))
+        self.c.check("gateway, a hand-made proof (GET, htu, ath) by the bound key: 200", first.status_code == 200 and record is not None,
+                     self.shown(first, record))
+        response, record = self.send("GET", "/mail/inbox", dict(authorization, DPoP=proof))
+        self.expect_refusal("gateway, the same Authorization and DPoP headers sent again (replayed proof) → 401 invalid_dpop_proof",
+                            response, record, "DPoP", "invalid_dpop_proof")
+
+        def signed(claims, signer=key.private_key, alg="ES256", jwk=None):
+            payload = {"jti": str(uuid.uuid4()), "htm": "GET", "htu": url, "iat": int(time.time()), "ath": ath}
+            payload.update(claims)
+            payload = {k: v for k, v in payload.items() if v is not None}
+            return str(jwskate.SignedJwt.sign(payload, key=signer, alg=alg, typ="dpop+jwt",
+                                              extra_headers={"jwk": jwk or key.public_jwk.to_dict()}))
+
+        thief = DPoPKey.generate("ES256")
+        other_token = self.token(DAEMON, DAEMON_SCOPE)  # any other access token, for a wrong ath
+        cases = [
+            ("no DPoP header", None),
+            ("a valid proof by another key (the thief's)", str(thief.proof("GET", url, ath=ath))),
+            ("no ath", str(key.proof("GET", url))),
+            ("ath of another access token", str(key.proof("GET", url, ath=self.ath(other_token.access_token)))),
+            ("htm POST on a GET", str(key.proof("POST", url, ath=ath))),
+            ("htu another path (/mail/outbox)", str(key.proof("GET", self.base + "/mail/outbox", ath=ath))),
+            ("htu another origin (http://localhost:port, sent with Host: localhost:port)",
+             str(key.proof("GET", "http://localhost:%d/mail/inbox" % self.gateway.port, ath=ath))),
+            ("iat 5 minutes old", signed({"iat": int(time.time()) - 300})),
+            ("a signature by another key than its jwk", signed({}, signer=thief.private_key)),
+            ("no jti", signed({"jti": None})),
+        ]
+        for what, value in cases:
+            headers = dict(authorization)
+            if value is not None:
+                headers["DPoP"] = value
+            if "Host:" in what:
+                headers["Host"] = "localhost:%d" % self.gateway.port
+            response, record = self.send("GET", "/mail/inbox", headers)
+            self.expect_refusal(f"gateway, bound token with {what} → 401 DPoP invalid_dpop_proof", response, record, "DPoP",
+                                "invalid_dpop_proof")
+
+        # Two DPoP fields (RFC 9449 §4.3 / §7: exactly one): http.client, as requests folds duplicates.
+        before = len(self.upstream.received)
+        connection = http.client.HTTPConnection("127.0.0.1", self.gateway.port, timeout=30)
+        try:
+            connection.putrequest("GET", "/mail/inbox")
+            connection.putheader("Authorization", f"DPoP {token.access_token}")
+            connection.putheader("DPoP", str(key.proof("GET", url, ath=ath)))
+            connection.putheader("DPoP", str(key.proof("GET", url, ath=ath)))
+            connection.endheaders()
+            answer = connection.getresponse()
+            answer.read()
+            values = answer.headers.get_all("WWW-Authenticate") or []
+        finally:
+            connection.close()
+        try:
+            parsed = parse_challenges(values)
+        except ChallengeSyntaxError as error:
+            parsed = error
+        self.c.check("gateway, bound token with two DPoP headers → 401 DPoP invalid_dpop_proof, not forwarded",
+                     answer.status == 401 and len(self.upstream.received) == before and isinstance(parsed, list) and len(parsed) == 1
+                     and self.dpop_challenge_ok(parsed[0][0], parsed[0][1], "invalid_dpop_proof"), [answer.status, values])
+
+        # The library on the receiving end of the gateway's refusal: a DPoPToken whose key is not the bound one.
+        # requests-oauth2client (1.8) reads any 401 with a DPoP challenge as a resource-server nonce request and raises
+        # MissingDPoPNonce when no DPoP-Nonce comes with it; the gateway asks for no nonce, so it must send none.
+        wrong = DPoPToken(access_token=token.access_token, _dpop_key=thief)
+        before = len(self.upstream.received)
+        try:
+            refused = self.http.get(url + "?via=library", auth=wrong, timeout=TIMEOUT)
+            raised = None
+        except MissingDPoPNonce as error:
+            refused, raised = error.response, "MissingDPoPNonce"
+        parsed, values = self.challenges(refused)
+        self.c.check("gateway refusal read by the library (DPoPToken with the thief's key): 401, one DPoP invalid_dpop_proof "
+                     "challenge, no DPoP-Nonce (so the library does not retry), not forwarded",
+                     refused.status_code == 401 and "DPoP-Nonce" not in refused.headers and len(self.upstream.received) == before
+                     and isinstance(parsed, list) and len(parsed) == 1
+                     and self.dpop_challenge_ok(parsed[0][0], parsed[0][1], "invalid_dpop_proof"),
+                     [refused.status_code, values, dict(refused.headers)], note=f"library: {raised or 'returned the 401'}")
+
+    def bad_tokens(self, bearer_token, dpop_token):
+        admin = self.token(ADMIN, "api://portcullis-admin/.default")
+        aud = jwt_parts(admin.access_token)[1].get("aud")
+        response, record = self.send("GET", "/mail/inbox", auth=admin)
+        self.expect_refusal(f"gateway, admin API token (aud {aud}), valid in every other way → 401 Bearer invalid_token",
+                            response, record, "Bearer", "invalid_token")
+
+        header, payload, signature = bearer_token.access_token.split(".")
+        claims = json.loads(b64url_decode(payload))
+        claims["roles"] = ["Mail.Admin"]
+        tampered = ".".join([header, b64url(json.dumps(claims).encode()), signature])
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": f"Bearer {tampered}"})
+        self.expect_refusal("gateway, tampered bearer token (roles changed, signature kept) → 401 Bearer invalid_token",
+                            response, record, "Bearer", "invalid_token")
+
+        flipped = signature[:-6] + ("A" if signature[-6] != "A" else "B") + signature[-5:]
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": f"Bearer {header}.{payload}.{flipped}"})
+        self.expect_refusal("gateway, bearer token with a changed signature → 401 Bearer invalid_token", response, record,
+                            "Bearer", "invalid_token")
+
+        none_header = dict(json.loads(b64url_decode(header)), alg="none")
+        unsigned = f"{b64url(json.dumps(none_header).encode())}.{payload}."
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": f"Bearer {unsigned}"})
+        self.expect_refusal("gateway, the token re-headed alg none without a signature → 401 Bearer invalid_token", response,
+                            record, "Bearer", "invalid_token")
+
+        dheader, dpayload, dsignature = dpop_token.access_token.split(".")
+        unbound = json.loads(b64url_decode(dpayload))
+        unbound.pop("cnf", None)
+        stripped = ".".join([dheader, b64url(json.dumps(unbound).encode()), dsignature])
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": f"Bearer {stripped}"})
+        self.expect_refusal("gateway, a DPoP-bound token with cnf removed (signature kept), as Bearer → 401 Bearer invalid_token",
+                            response, record, "Bearer", "invalid_token")
+
+        response, record = self.send("GET", "/mail/inbox", {"Authorization": "Bearer not-a-jwt"})
+        self.expect_refusal("gateway, Bearer not-a-jwt → 401 Bearer invalid_token", response, record, "Bearer", "invalid_token")
+
+    def challenge_parser(self):
+        """The parser used above, on RFC 9110 / RFC 9449 examples, so that a parser bug cannot pass a bad challenge."""
+        cases = [
+            (['DPoP error="invalid_token", error_description="Invalid DPoP key binding", algs="ES256"'],
+             [("DPoP", {"error": "invalid_token", "error_description": "Invalid DPoP key binding", "algs": "ES256"}, None)]),
+            (['Bearer realm="example", DPoP algs="ES256 PS256"'],
+             [("Bearer", {"realm": "example"}, None), ("DPoP", {"algs": "ES256 PS256"}, None)]),
+            (['Newauth realm="apps", type=1, title="Login to \\"apps\\"", Basic realm="simple"'],
+             [("Newauth", {"realm": "apps", "type": "1", "title": 'Login to "apps"'}, None), ("Basic", {"realm": "simple"}, None)]),
+            (["Negotiate abc123==, DPoP algs=ES256"], [("Negotiate", {}, "abc123=="), ("DPoP", {"algs": "ES256"}, None)]),
+        ]
+        bad = ['DPoP algs="ES256" error="x"', 'DPoP algs="ES256", algs="RS256"', 'DPoP algs="ES256', '="x"']
+        results = [parse_challenges(values) == expected for values, expected in cases]
+        refused = []
+        for value in bad:
+            try:
+                parse_challenges([value])
+                refused.append(False)
+            except ChallengeSyntaxError:
+                refused.append(True)
+        self.c.check("WWW-Authenticate parser of this script: RFC 9110 §11.6.1 / RFC 9449 §7.1 examples parsed, malformed ones refused",
+                     all(results) and all(refused), {"parsed": results, "refused": refused})
+
+
+def run_gateway(binary, workdir, run, checks):
+    """Starts the upstream and `portcullis gateway` (the mail API's appId and identifier URI as audiences), runs the
+    resource-side groups, stops both. Returns the gateway (for its log) or None."""
+    with open(os.path.join(REPO, "Config", "directory.json")) as f:
+        directory = json.load(f)
+    tenant = next(t for t in directory["tenants"] if t["domain"] == TENANT)
+    resource = next(a for a in tenant["applications"] if "api://contoso-mail" in (a.get("identifierUris") or []))
+    upstream = Upstream()
+    gateway = GatewayProcess(binary, workdir, free_port())
+    try:
+        took = gateway.start(["--upstream", upstream.base, "--authority", f"{run.base}/{TENANT}", "--audience", resource["appId"],
+                              "--audience", "api://contoso-mail", "--public-url", "http://127.0.0.1:%d" % gateway.port])
+        print(f"dpop_interop: gateway {gateway.base} → upstream {upstream.base} listening in {took:.1f} s "
+              f"(audience {resource['appId']})", flush=True)
+        resource_run = GatewayRun(run, gateway, upstream, resource["appId"])
+        state = {}
+
+        def bearer():
+            state["bearer"] = resource_run.bearer()
+
+        def dpop():
+            state["dpop"] = resource_run.dpop_library()
+
+        def refusals():
+            if "dpop" not in state:
+                raise Abort("no DPoP token")
+            resource_run.dpop_refusals(*state["dpop"])
+
+        def bad_tokens():
+            if "bearer" not in state or "dpop" not in state:
+                raise Abort("no bearer or DPoP token")
+            resource_run.bad_tokens(state["bearer"], state["dpop"][0])
+
+        for group in (resource_run.challenge_parser, resource_run.no_token, bearer, dpop, refusals, bad_tokens):
+            try:
+                group()
+            except Abort as abort:
+                print(f"     (gateway {group.__name__}: the rest of this group was not run after {abort})", flush=True)
+            except Exception:  # noqa: BLE001
+                checks.check(f"gateway {group.__name__} ran to the end", False, traceback.format_exc())
+    except RuntimeError as error:
+        checks.check("gateway start", False, str(error))
+    finally:
+        gateway.stop()
+        upstream.stop()
+    return gateway
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
@@ -647,6 +1258,7 @@ def main():
     server = Server(binary, workdir, free_port())
     checks = Checks()
     crashed = []
+    gateway = None
     try:
         ready = server.start(prepare_config(workdir))
         print(f"dpop_interop: requests-oauth2client {library}; "
@@ -663,6 +1275,7 @@ def main():
             except Exception:  # the library raises for refused grants; say where
                 crashed.append(group.__name__)
                 checks.check(f"{group.__name__} ran to the end", False, traceback.format_exc())
+        gateway = run_gateway(binary, workdir, run, checks)
     except RuntimeError as error:
         checks.check("server start", False, str(error))
     finally:
@@ -671,6 +1284,8 @@ def main():
     failed = bool(checks.failed)
     if failed:
         print("\n----- server log (tail) -----\n" + server.tail(), file=sys.stderr)
+        if gateway is not None:
+            print("\n----- gateway log (tail) -----\n" + gateway.tail(), file=sys.stderr)
     if args.keep:
         print(f"dpop_interop: kept {workdir}")
     else:

@@ -61,6 +61,7 @@ struct MultiNodeTests {
                 let (a, b) = try await (startA, startB)
                 do {
                     try await Self.exercise(a, b, receiver: receiver)
+                    try await Self.dpopAcrossNodes(a, b)
                 } catch {
                     _ = try? await a.stop()
                     _ = try? await b.stop()
@@ -71,6 +72,32 @@ struct MultiNodeTests {
                 #expect(try await b.stop() == 0)
             }
         }
+    }
+
+    /// PROTOCOL §15 across nodes: a nonce from one node is good on the other (stateless), and a proof used on one node is
+    /// a replay on the other (the replay cache is the store's).
+    static func dpopAcrossNodes(_ a: ServerProcess, _ b: ServerProcess) async throws {
+        let key = try DPoPKey()
+        let htu = "http://portcullis.test\(TestEnvironment.tokenPath)"
+        func send(_ node: ServerProcess, _ proof: String) async throws -> (Int, [String: Any], String?) {
+            var request = URLRequest(url: URL(string: node.baseURL + TestEnvironment.tokenPath)!)
+            request.httpMethod = "POST"
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.setValue(proof, forHTTPHeaderField: "DPoP")
+            request.httpBody = Data(String(buffer: Form.encode(Grants.clientCredentials())).utf8)
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let http = response as? HTTPURLResponse
+            return (http?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:], http?.value(forHTTPHeaderField: "DPoP-Nonce"))
+        }
+        let (_, first, nonceFromA) = try await send(a, try key.proof(url: htu, issuedAt: Date()))
+        #expect(first["error"] as? String == "use_dpop_nonce" && nonceFromA != nil, "\(first)")
+        let proof = try key.proof(url: htu, issuedAt: Date(), nonce: nonceFromA)
+        let (onA, issued, _) = try await send(a, proof)
+        #expect(onA == 200 && issued["token_type"] as? String == "DPoP", "\(issued)")
+        let (onB, replayed, _) = try await send(b, proof)
+        #expect(onB == 400 && replayed["error"] as? String == "invalid_dpop_proof", "the proof used on node A is a replay on node B: \(replayed)")
+        let (fresh, other, _) = try await send(b, try key.proof(url: htu, issuedAt: Date(), nonce: nonceFromA))
+        #expect(fresh == 200 && other["token_type"] as? String == "DPoP", "node B accepts node A's nonce: \(other)")
     }
 
     static func exercise(_ a: ServerProcess, _ b: ServerProcess, receiver: CallbackReceiver) async throws {
