@@ -188,7 +188,7 @@ let package = Package(
             name: "portcullis-bench",
             dependencies: [
                 "PortcullisCore", "PortcullisClient", "PortcullisAPI", "PortcullisSQLite", "PortcullisStorage", "PortcullisServer", "PortcullisTokens",
-                "PortcullisTesting", "PortcullisWebAuthnFormat",
+                "PortcullisTesting", "PortcullisWebAuthnFormat", "PortcullisResourceServer",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -773,7 +773,14 @@ def parse_challenges(values):
         token = _TOKEN.match(text, after)
         if token:
             return name.group().lower(), token.group(), token.end()
-        raise ChallengeSyntaxError(f"auth-param {name.group()!r} without a token or quoted-string value at {after}: {text!r}")
+        return None  # not an auth-param (perhaps a token68 such as abc==); the caller refuses what is neither
+
+    def separator(at, what):
+        """After a challenge or a parameter: the end, or a comma (and the list's empty elements)."""
+        after = skip(_OWS, at)
+        if after < len(text) and text[after] != ",":
+            raise ChallengeSyntaxError(f"no comma after {what} at {after}: {text!r}")
+        return list_separators(after)
 
     pos = list_separators(0)
     while pos < len(text):
@@ -784,31 +791,21 @@ def parse_challenges(values):
         params, token68 = {}, None
         if pos < len(text) and text[pos] == " ":
             pos = skip(re.compile(r" +"), pos)
-            if param_at(pos) is None:  # token68, or nothing (the next challenge follows)
-                t68 = _TOKEN68.match(text, pos)
-                if t68 and skip(_OWS, t68.end()) in (len(text),) or (t68 and text[skip(_OWS, t68.end())] == ","):
-                    token68, pos = t68.group(), t68.end()
-            else:
+            if param_at(pos) is not None:
                 while True:
-                    found = param_at(pos)
-                    if found is None:
-                        break
-                    name, value, pos = found
+                    name, value, pos = param_at(pos)
                     if name in params:
                         raise ChallengeSyntaxError(f"parameter {name!r} twice in one challenge: {text!r}")
                     params[name] = value
-                    following = list_separators(pos)
-                    if following == pos and following < len(text):
-                        raise ChallengeSyntaxError(f"junk after the parameter {name!r} at {pos}: {text!r}")
-                    pos = following
+                    pos = separator(pos, f"the parameter {name!r}")
                     if pos >= len(text) or param_at(pos) is None:
-                        break  # end, or the next challenge's scheme
+                        break  # the end, or the next challenge's scheme
                 challenges.append((scheme.group(), params, None))
                 continue
-        following = list_separators(pos)
-        if following == pos and following < len(text):
-            raise ChallengeSyntaxError(f"junk after the challenge {scheme.group()!r} at {pos}: {text!r}")
-        pos = following
+            t68 = _TOKEN68.match(text, pos)
+            if t68:
+                token68, pos = t68.group(), t68.end()
+        pos = separator(pos, f"the challenge {scheme.group()!r}")
         challenges.append((scheme.group(), params, token68))
     return challenges
 
@@ -827,7 +824,10 @@ class GatewayRun:
         self.resource_app_id = resource_app_id
         self.http = requests.Session()
         self.http.trust_env = False
-        self.authorize_uri = run.discovery["authorization_endpoint"]
+        # The challenge names the authority's authorize endpoint; the gateway builds it from --authority (the tenant's
+        # domain here) while discovery names it by tenant ID: either form is the same endpoint.
+        endpoint = run.discovery["authorization_endpoint"]
+        self.authorize_uris = {endpoint, endpoint.replace(f"/{TENANT_ID}/", f"/{TENANT}/")}
 
     # -- helpers -----------------------------------------------------------------------------------------------
 
@@ -872,7 +872,7 @@ class GatewayRun:
             ok = self.dpop_challenge_ok(parsed[0][0], parsed[0][1], error)
         elif ok:
             params = parsed[0][1]
-            ok = (params.get("error") == error and "realm" in params and params.get("authorization_uri") == self.authorize_uri
+            ok = (params.get("error") == error and "realm" in params and params.get("authorization_uri") in self.authorize_uris
                   and bool(_ERROR_TEXT.fullmatch(params.get("error_description", "") or "\x00")))
         return self.c.check(name, ok, self.shown(response, record), note=f'401 {scheme} error="{error}"')
 
@@ -927,11 +927,22 @@ class GatewayRun:
             ok = response.status_code == 401 and record is None and isinstance(parsed, list) and len(parsed) == 2
             if ok:
                 (s1, p1, _), (s2, p2, _) = sorted(parsed, key=lambda c: c[0].lower())
-                ok = (s1.lower() == "bearer" and p1 == {"realm": "", "authorization_uri": self.authorize_uri}
-                      and self.dpop_challenge_ok(s2, p2, None) and set(p2) == {"algs"})
-            self.c.check(f"gateway, {what} → 401 with two challenges: Bearer realm=\"\" authorization_uri=<discovery's "
-                         f"authorization_endpoint> and DPoP algs (ES256 among them), no error (RFC 6750 §3.1), not forwarded",
+                ok = (s1.lower() == "bearer" and set(p1) == {"realm", "authorization_uri"} and p1["realm"] == ""
+                      and p1["authorization_uri"] in self.authorize_uris and self.dpop_challenge_ok(s2, p2, None) and set(p2) == {"algs"})
+                authorization_uri = p1.get("authorization_uri")
+            self.c.check(f"gateway, {what} → 401 with two challenges: Bearer realm=\"\" authorization_uri=<the authority's "
+                         f"authorize endpoint> and DPoP algs (ES256 among them), no error (RFC 6750 §3.1), not forwarded",
                          ok, self.shown(response, record), note=" | ".join(values))
+        if not ok:
+            return
+        # The authorization_uri a client would follow: an authorization request there shows the sign-in page.
+        client = self.run.OAuth2Client.from_discovery_document(self.run.discovery, client_id=MAIL, redirect_uri=REDIRECT, testing=True)
+        request = client.authorization_request(scope="openid", login_hint=USER[0])
+        query = urllib.parse.urlsplit(str(request.uri)).query
+        page = self.http.get(f"{authorization_uri}?{query}", allow_redirects=False, timeout=TIMEOUT)
+        form = PageForm(page.text)
+        self.c.check("gateway challenge's authorization_uri works: an authorization request there (library-built) shows the sign-in form",
+                     page.status_code == 200 and form.fields.get("csrf"), [authorization_uri, page.status_code, page.text[:300]])
 
     def bearer(self):
         token = self.token(DAEMON, DAEMON_SCOPE)

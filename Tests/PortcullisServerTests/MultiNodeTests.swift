@@ -87,7 +87,9 @@ struct MultiNodeTests {
             request.httpBody = Data(String(buffer: Form.encode(Grants.clientCredentials())).utf8)
             let (data, response) = try await URLSession.shared.data(for: request)
             let http = response as? HTTPURLResponse
-            return (http?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:], http?.value(forHTTPHeaderField: "DPoP-Nonce"))
+            return (
+                http?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:], http?.value(forHTTPHeaderField: "DPoP-Nonce")
+            )
         }
         let (_, first, nonceFromA) = try await send(a, try key.proof(url: htu, issuedAt: Date()))
         #expect(first["error"] as? String == "use_dpop_nonce" && nonceFromA != nil, "\(first)")

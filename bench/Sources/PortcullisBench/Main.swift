@@ -41,6 +41,14 @@ struct PortcullisBench {
             try Micro.webAuthn()
         case "countries":
             try Micro.countryLookup()
+        case "dpop-proofs":
+            guard arguments.count == 4, let count = Int(arguments[2]) else {
+                print("usage: portcullis-bench dpop-proofs TOKEN-URL COUNT OUTPUT")
+                exit(2)
+            }
+            try await DPoPBench.proofs(url: arguments[1], count: count, output: arguments[3])
+        case "dpop-replay":
+            try await DPoPBench.replayBounds()
         case "enrollment-lookup":
             try await Micro.enrollmentLookup(count: arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000)
         case "remediation":

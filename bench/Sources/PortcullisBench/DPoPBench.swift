@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import PortcullisResourceServer
+import PortcullisSQLite
+import PortcullisStorage
+import PortcullisTesting
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// DPoP (PROTOCOL §15) for `bench/run dpop`: proofs made ahead of a wrk run (wrk cannot sign), and the replay caches'
+/// bounds at 10,000 proofs per second.
+enum DPoPBench {
+    /// Writes `count` proofs for `url` (one per line), all with the server's current nonce and `iat` now: a wrk run must
+    /// use them within a minute.
+    static func proofs(url: String, count: Int, output: String) async throws {
+        let key = try DPoPKey()
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.setValue(try key.proof(url: url, issuedAt: Date()), forHTTPHeaderField: "DPoP")
+        request.httpBody = Data("grant_type=client_credentials".utf8)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard let nonce = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "DPoP-Nonce") else {
+            print("dpop-proofs: the server sent no DPoP-Nonce")
+            exit(1)
+        }
+        let now = Date()
+        var lines: [String] = []
+        lines.reserveCapacity(count)
+        for _ in 0..<count { lines.append(try key.proof(url: url, issuedAt: now, nonce: nonce)) }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: output, atomically: true, encoding: .utf8)
+    }
+
+    /// The two replay caches at 10,000 proofs per second: the store's table (what every node shares; a proof is kept
+    /// 121 s and the sweeper runs every 30 s, so at most 151 s of proofs), measured on SQLite from a sample and scaled; and
+    /// the resource side's in-memory cache holding 121 s of proofs.
+    static func replayBounds() async throws {
+        let rate = 10_000
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bench-dpop-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let path = root.appendingPathComponent("db.sqlite").path
+        let store = try await SQLiteStore.open(.init(path: path), logger: logger)
+        try await store.migrate()
+        let sample = 100_000
+        let start = Date()
+        let before = fileBytes(root)
+        let clock = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in stride(from: worker, to: sample, by: 8) {
+                        // The replay key as the server makes it: 16 bytes of SHA-256, base64url (22 characters).
+                        let key = String(format: "%022x", index).suffix(22)
+                        _ = try await store.claimProof(key: String(key), expiresAt: start.addingTimeInterval(121))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - clock
+        let perProof = Double(fileBytes(root) - before) / Double(sample)
+        let bound = rate * (121 + 30)
+        print(
+            String(
+                format:
+                    "store (SQLite): %.0f B per proof on disk (table + index, measured over %d); at %d proofs/s at most %d rows → %.0f MB; %d claims took %.2f s (%.1f µs each, 8 writers)",
+                perProof, sample, rate, bound, perProof * Double(bound) / 1e6, sample, elapsed.seconds, elapsed.seconds * 1e6 / Double(sample)))
+        let purged = Date()
+        _ = try await store.purgeExpired(before: start.addingTimeInterval(122))
+        let purge = Date().timeIntervalSince(purged)
+        print(String(format: "store: the sweeper's purge of %d expired proofs took %.0f ms", sample, purge * 1000))
+        try await store.close()
+
+        // The resource side: an in-memory cache sized for 121 s at the rate.
+        let capacity = rate * 121
+        let cache = ProofReplayCache(capacity: capacity)
+        let residentBefore = residentBytes()
+        let now = Date()
+        for index in 0..<capacity {
+            _ = await cache.claim(String(String(format: "%022x", index).suffix(22)), expiresAt: now.addingTimeInterval(121), now: now)
+        }
+        let grown = Double(residentBytes() - residentBefore)
+        print(
+            String(
+                format: "resource side (gateway): %d proofs (121 s at %d/s) held in %.0f MB of memory (%.0f B each); full, it refuses rather than forgets",
+                await cache.count, rate, grown / 1e6, grown / Double(capacity)))
+    }
+
+    static func fileBytes(_ directory: URL) -> Int {
+        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.fileSizeKey])) ?? []
+        return files.reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+    }
+
+    static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
