@@ -59,9 +59,11 @@ public struct Gateway: Sendable {
         }
         var outbound = HTTPClientRequest(url: configuration.upstream + request.uri.description)
         outbound.method = .init(rawValue: request.method.rawValue)
+        // RFC 9110 §7.6.1: the fields the Connection field names are hop-by-hop too.
+        let hopByHop = Self.notForwarded.union(Self.connectionOptions(request.headers[values: .connection]))
         for field in request.headers {
             let name = field.name.canonicalName
-            if Self.notForwarded.contains(name) || name.hasPrefix(Self.claimHeaderPrefix) { continue }
+            if hopByHop.contains(name) || name.hasPrefix(Self.claimHeaderPrefix) { continue }
             outbound.headers.add(name: field.name.rawName, value: field.value)
         }
         for (name, value) in Self.claimHeaders(claims) { outbound.headers.add(name: name, value: value) }
@@ -82,11 +84,19 @@ public struct Gateway: Sendable {
             )
         }
         var headers = HTTPFields()
-        for (name, value) in answer.headers where !Self.notForwarded.contains(name.lowercased()) {
+        var answerHopByHop = Self.notForwarded.union(Self.connectionOptions(answer.headers[canonicalForm: "connection"].map(String.init)))
+        // A HEAD answer keeps the upstream's Content-Length (RFC 9110 §8.6): the length of what a GET would send.
+        if request.method == .head { answerHopByHop.remove("content-length") }
+        for (name, value) in answer.headers where !answerHopByHop.contains(name.lowercased()) {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
         let responseBody = try await answer.body.collect(upTo: configuration.maximumBodyBytes)
         return Response(status: .init(code: Int(answer.status.code)), headers: headers, body: ResponseBody(byteBuffer: responseBody))
+    }
+
+    /// The field names a `Connection` field lists (RFC 9110 §7.6.1), lower-cased.
+    static func connectionOptions(_ values: [String]) -> Set<String> {
+        Set(values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
     }
 
     /// The token's claims as the upstream sees them.

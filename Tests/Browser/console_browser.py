@@ -250,6 +250,46 @@ def step_up(run):
     print("PASS step-up and countries: a context and a country location from the directory's templates; what-if with acrs c1 (and a bad one explained)")
 
 
+def token_protection(run):
+    """PROTOCOL §15 in the console: an application created from the template with requireDPoP, shown in the directory;
+    a token-protection policy from its template (report-only); what-if with and without a DPoP proof."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    driver = run.driver
+    go(run, "/admin/new/applications", "console-new-application")
+    area = driver.find_element(By.ID, "document")
+    text = area.get_attribute("value")
+    check('"requireDPoP": false' in text, "the application template shows requireDPoP", text)
+    area.clear()
+    area.send_keys(text.replace('"requireDPoP": false', '"requireDPoP": true').replace("New application", "Payroll robot"))
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    go(run, "/admin/directory", "console-directory-dpop")
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tr") if "Payroll robot" in row.text]
+    check(rows and "DPoP required" in rows[0], "the directory says the application requires DPoP", rows)
+    go(run, "/admin/new/conditional-access?template=tokenProtection", "console-new-token-protection")
+    check("secureSignInSession" in driver.find_element(By.ID, "document").get_attribute("value"), "the token protection template")
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    results = {}
+    for bound in (False, True):
+        go(run, "/admin/what-if", "console-what-if")
+        Select(driver.find_element(By.ID, "user")).select_by_value(ALICE)
+        Select(driver.find_element(By.ID, "app")).select_by_value(MAIL_CLIENT)
+        Select(driver.find_element(By.ID, "resource")).select_by_value("api://contoso-mail")
+        if bound:
+            driver.find_element(By.NAME, "dpop").click()
+        driver.find_element(By.CSS_SELECTOR, "#main form.grid-form button[type=submit]").click()
+        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "decision"))
+        rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#decision tbody tr") if "token protection" in row.text]
+        check(rows, "what-if lists the token protection policy", driver.find_element(By.ID, "decision").text)
+        results[bound] = rows[0]
+        run.shoot("console-what-if-dpop" if bound else "console-what-if-bearer")
+    check("reportOnlyFailure" in results[False] and "DPoP" in results[False], "without a proof the policy would refuse, and says why", results[False])
+    check("reportOnlySuccess" in results[True], "with a proof it would pass", results[True])
+    print("PASS token protection: requireDPoP from the application template, shown in the directory; a token protection policy; what-if with and without a proof")
+
+
 def sign_ins(run, correlation):
     from selenium.webdriver.common.by import By
     driver = run.driver
@@ -363,6 +403,7 @@ def main():
         refresh_token = tokens["refresh_token"]
         what_if(run)
         step_up(run)
+        token_protection(run)
         sign_ins(run, correlation)
         enrollments(run, refresh_token)
         the_rest(run)

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""DPoP (RFC 9449, PROTOCOL §15) against a real Portcullis binary, driven by requests-oauth2client's DPoP support.
+"""DPoP (RFC 9449, PROTOCOL §15) against a real Portcullis binary, driven by requests-oauth2client's DPoP support: the
+token server (`portcullis serve`) and the resource side (`portcullis gateway`, PROTOCOL §14.3).
 
     python3 Tests/Interop/dpop_interop.py [--binary .build/debug/portcullis] [--keep]
 
-Needs `python3 -m pip install requests-oauth2client` (it brings jwskate, used here to craft broken proofs).
+Needs `python3 -m pip install requests-oauth2client` (it brings jwskate, used here to craft broken proofs), and `cc` for
+the wall-clock shim of the gateway's exp/nbf checks (Tests/Interop/clockshift.c, as scripts/msal-interop builds it).
 
 What it does
   setup   a temporary copy of Config/ plus one extra confidential application that sets `requireDPoP`, fresh data and
@@ -37,7 +39,43 @@ What it does
           - introspection by the resource (the mail API) of the DPoP access token: token_type DPoP and cnf.jkt; of a
             bearer token: token_type Bearer, no cnf.
           Every error is checked for its Microsoft shape: `error`, `error_codes` [n], `error_description` "AADSTSn: ...".
-Exit status 0 when every check passes, 1 otherwise (the server log tail is printed), 2 when a prerequisite is missing.
+  gateway (the resource side) an echoing upstream in this process (http.server in a thread: method, path, query, body and
+          every header field back as JSON, plus `X-Upstream` and two `X-Multi` fields, `?status=N`), and `portcullis
+          gateway --upstream it --authority {server}/contoso.example --audience <the mail API's appId from
+          Config/directory.json> --audience api://contoso-mail --public-url http://127.0.0.1:port`, with clockshift.so
+          preloaded; until it prints "gateway listening on". Refusals are parsed with an RFC 9110 §11.6.1 challenge
+          parser of this script (requests-oauth2client has none: its DPoPToken only tests whether WWW-Authenticate starts
+          with "DPoP"), itself checked first on RFC examples and malformed values; every refusal must be a 401 that did
+          not reach the upstream with exactly one challenge, a DPoP one per RFC 9449 §7.1 (`algs` of JWS algs including
+          ES256, `error`, `error_description` in RFC 6749's character set), a Bearer one with realm and authorization_uri.
+          - no Authorization, and `Basic`: two challenges, `Bearer realm="", authorization_uri=<the authority's authorize
+            endpoint>` and `DPoP algs="..."`, without error; an authorization request (library-built) at that
+            authorization_uri shows the sign-in form;
+          - a bearer client_credentials token (daemon app, library BearerToken auth), POST with a query and a JSON body
+            and spoofed X-Portcullis-Subject/-Roles/-Token-Binding/-Evil: 200; the upstream got method, path, query,
+            body, the client's other headers, exactly the X-Portcullis-* headers of the token's signature-checked claims
+            (Subject, Tenant-Id, Client-Id = the daemon, Token-Id, Token-Binding bearer, Roles Mail.ReadAll, ...), once
+            each, no Authorization; the upstream's body and headers come back, and a 418 to a DELETE with both X-Multi;
+            hop-by-hop fields (Connection, Keep-Alive, TE and a field named by Connection, RFC 9110 §7.6.1) not forwarded;
+            the bearer token presented as DPoP with a valid proof: DPoP invalid_token;
+          - DPoP-bound tokens through the library's DPoPToken auth (Authorization: DPoP + a proof with ath, which passes
+            the library's validate_dpop_proof for GET, the URL without its query, and ath): ES256 (a percent-encoded
+            path with a query; then a PATCH with a body and a new proof), RS256, EdDSA: 200, Token-Binding dpop, neither
+            Authorization nor DPoP upstream; Erin's delegated DPoP token (password grant, public mail app): User,
+            Scopes (Mail.Read), Object-Id, no Roles;
+          - the bound token stolen and sent as Bearer: `DPoP error="invalid_token"`; a hand-made proof by the bound key:
+            200, the same headers again (replayed proof): invalid_dpop_proof; likewise invalid_dpop_proof for no DPoP
+            header, a valid proof by another key, no ath, the ath of another token, htm POST on a GET, htu of another
+            path, htu of another origin (sent with that Host: htu comes from --public-url), iat 5 minutes old, a
+            signature by another key than its jwk, no jti, two DPoP headers; the library's DPoPToken with a key other
+            than the bound one gets the 401 invalid_dpop_proof without DPoP-Nonce (requests-oauth2client 1.8 then
+            raises MissingDPoPNonce, as it reads every DPoP challenge as a nonce request);
+          - invalid_token (Bearer challenge): the admin API token (api://portcullis-admin/.default, admin CLI app: another
+            aud), a payload changed under the same signature, a changed signature, alg none, a bound token with cnf
+            removed, not-a-jwt;
+          - the gateway's clock moved (clockshift): 30 s after exp and 30 s before nbf accepted, 90 s refused.
+Exit status 0 when every check passes, 1 otherwise (the server's and the gateway's log tails are printed), 2 when a
+prerequisite is missing.
 """
 
 import argparse
@@ -698,12 +736,12 @@ class GatewayProcess:
         self.log_path = os.path.join(workdir, "gateway.log")
         self.process = None
 
-    def start(self, arguments, timeout=30):
+    def start(self, arguments, env=None, timeout=30):
         started = time.monotonic()
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen(
                 [self.binary, "gateway", "--host", "127.0.0.1", "--port", str(self.port), *arguments],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         needle = "gateway listening on http://127.0.0.1:%d" % self.port
         while time.monotonic() - started < timeout:
             if self.process.poll() is not None:
@@ -874,7 +912,8 @@ class GatewayRun:
             params = parsed[0][1]
             ok = (params.get("error") == error and "realm" in params and params.get("authorization_uri") in self.authorize_uris
                   and bool(_ERROR_TEXT.fullmatch(params.get("error_description", "") or "\x00")))
-        return self.c.check(name, ok, self.shown(response, record), note=f'401 {scheme} error="{error}"')
+        described = parsed[0][1].get("error_description") if isinstance(parsed, list) and parsed else None
+        return self.c.check(name, ok, self.shown(response, record), note=f'401 {scheme} error="{error}": {described}')
 
     def expected_claim_headers(self, claims, binding):
         expected = {"x-portcullis-subject": claims["sub"], "x-portcullis-tenant-id": claims["tid"],
@@ -989,7 +1028,7 @@ class GatewayRun:
                      and all("x-hop-secret" not in v.lower() for v in self.fields(record, "Connection")),
                      record and [h for h in record["headers"] if h[0].lower() in ("connection", "keep-alive", "te", "x-hop-secret")])
 
-        proof_key = self.run.jwskate  # noqa: F841 (a bearer token presented as DPoP, with a valid proof by some key)
+        # The same bearer token presented as DPoP, with a valid proof (ath and all) by some key.
         from requests_oauth2client import DPoPKey
         key = DPoPKey.generate("ES256")
         proof = str(key.proof("GET", self.base + "/mail/inbox", ath=self.ath(token.access_token)))
@@ -1174,6 +1213,30 @@ class GatewayRun:
         response, record = self.send("GET", "/mail/inbox", {"Authorization": "Bearer not-a-jwt"})
         self.expect_refusal("gateway, Bearer not-a-jwt → 401 Bearer invalid_token", response, record, "Bearer", "invalid_token")
 
+    def token_times(self, offset_file):
+        """exp and nbf with the 60 s leeway, the gateway's wall clock moved by Tests/Interop/clockshift.c."""
+        token = self.token(DAEMON, DAEMON_SCOPE)
+        claims = self.run.verified_claims(token.access_token)
+        cases = [("30 s after exp (inside the 60 s leeway)", claims["exp"] + 30, 200),
+                 ("90 s after exp", claims["exp"] + 90, 401),
+                 ("30 s before nbf (inside the leeway)", claims["nbf"] - 30, 200),
+                 ("90 s before nbf", claims["nbf"] - 90, 401)]
+        try:
+            for what, instant, status in cases:
+                with open(offset_file, "w") as f:
+                    f.write("%.3f\n" % (instant - time.time()))
+                time.sleep(0.3)  # the shim re-reads the file at most every 100 ms
+                response, record = self.send("GET", "/mail/inbox", auth=token)
+                if status == 200:
+                    self.c.check(f"gateway clock {what}: the bearer token is still accepted (200)",
+                                 response.status_code == 200 and record is not None, self.shown(response, record))
+                else:
+                    self.expect_refusal(f"gateway clock {what}: 401 Bearer invalid_token", response, record, "Bearer", "invalid_token")
+        finally:
+            with open(offset_file, "w") as f:
+                f.write("0\n")
+            time.sleep(0.3)
+
     def challenge_parser(self):
         """The parser used above, on RFC 9110 / RFC 9449 examples, so that a parser bug cannot pass a bad challenge."""
         cases = [
@@ -1205,11 +1268,21 @@ def run_gateway(binary, workdir, run, checks):
         directory = json.load(f)
     tenant = next(t for t in directory["tenants"] if t["domain"] == TENANT)
     resource = next(a for a in tenant["applications"] if "api://contoso-mail" in (a.get("identifierUris") or []))
+    # The wall-clock shim (as scripts/msal-interop builds it), for exp/nbf; without a C compiler those checks fail.
+    offset_file, env = os.path.join(workdir, "gateway-clock-offset"), None
+    with open(offset_file, "w") as f:
+        f.write("0\n")
+    shim = os.path.join(workdir, "clockshift.so")
+    built = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, os.path.join(REPO, "Tests/Interop/clockshift.c"), "-ldl"],
+                           capture_output=True, text=True) if shutil.which("cc") else None
+    if checks.check("clock shim built (cc Tests/Interop/clockshift.c), preloaded into the gateway", built is not None and built.returncode == 0,
+                    built.stderr if built is not None else "no cc on PATH"):
+        env = dict(os.environ, LD_PRELOAD=shim, PORTCULLIS_CLOCK_OFFSET_FILE=offset_file)
     upstream = Upstream()
     gateway = GatewayProcess(binary, workdir, free_port())
     try:
         took = gateway.start(["--upstream", upstream.base, "--authority", f"{run.base}/{TENANT}", "--audience", resource["appId"],
-                              "--audience", "api://contoso-mail", "--public-url", "http://127.0.0.1:%d" % gateway.port])
+                              "--audience", "api://contoso-mail", "--public-url", "http://127.0.0.1:%d" % gateway.port], env=env)
         print(f"dpop_interop: gateway {gateway.base} → upstream {upstream.base} listening in {took:.1f} s "
               f"(audience {resource['appId']})", flush=True)
         resource_run = GatewayRun(run, gateway, upstream, resource["appId"])
@@ -1231,7 +1304,12 @@ def run_gateway(binary, workdir, run, checks):
                 raise Abort("no bearer or DPoP token")
             resource_run.bad_tokens(state["bearer"], state["dpop"][0])
 
-        for group in (resource_run.challenge_parser, resource_run.no_token, bearer, dpop, refusals, bad_tokens):
+        def token_times():
+            if env is None:
+                raise Abort("no clock shim")
+            resource_run.token_times(offset_file)
+
+        for group in (resource_run.challenge_parser, resource_run.no_token, bearer, dpop, refusals, bad_tokens, token_times):
             try:
                 group()
             except Abort as abort:

@@ -61,6 +61,23 @@ struct TokenProtectionTests {
         }
     }
 
+    @Test("the lock-out guard warns about an enabled policy for All users and All applications, not a targeted or report-only one")
+    func lockoutGuard() throws {
+        func warnings(_ document: JSONValue) throws -> [ValidationProblem] {
+            try ConditionalAccessPolicy.parse(document, directory: CA.directory, generatedId: "x", force: true).lockoutWarnings(
+                directory: CA.directory, registered: .init(anyFactor: [], passkey: []), protectedApps: [])
+        }
+        #expect(try warnings(Self.policy(1)).contains { $0.pointer == "/sessionControls/secureSignInSession" })
+        #expect(try warnings(Self.policy(1, state: "enabledForReportingButNotEnforced")).isEmpty)
+        var targeted = Self.policy(1)
+        if case .object(var document) = targeted, case .object(var conditions)? = document["conditions"] {
+            conditions["applications"] = .object(["includeApplications": .array([.string(CA.r1)])])
+            document["conditions"] = .object(conditions)
+            targeted = .object(document)
+        }
+        #expect(try warnings(targeted).isEmpty)
+    }
+
     @Test("impact replays whether a recorded sign-in was bound")
     func impactReplay() throws {
         let record = SignInRecord(

@@ -461,7 +461,21 @@ extension ConditionalAccessPolicy {
         var warnings: [ValidationProblem] = []
         if let factor = factorLockoutWarning(directory: directory, registered: registered, strength: strength) { warnings.append(factor) }
         if let app = appLockoutWarning(directory: directory, protectedApps: protectedApps) { warnings.append(app) }
+        if let binding = tokenProtectionLockoutWarning() { warnings.append(binding) }
         return warnings
+    }
+
+    /// An enabled token-protection policy (PROTOCOL §15) for All users and All applications: every client that cannot
+    /// send DPoP proofs — MSAL, browsers' sign-in to the admin console — would be refused (530084), the admins' included.
+    func tokenProtectionLockoutWarning() -> ValidationProblem? {
+        guard state == .enabled, sessionControls?.requiresTokenProtection == true, let users = conditions.users, users.includeUsers.contains(.all),
+            conditions.applications.includeApplications.contains(.all)
+        else { return nil }
+        return ValidationProblem(
+            pointer: "/sessionControls/secureSignInSession",
+            message:
+                "this policy requires DPoP-bound tokens of every user on every application: every client that cannot send DPoP proofs (MSAL, the admin console's sign-in) would be refused with AADSTS530084, the admins' included. Target the applications whose clients hold a key, use report-only first, or force it."
+        )
     }
 
     /// An enabled All-users, All-applications policy whose only way through is `approvedApplication` or

@@ -414,7 +414,7 @@ struct ConsolePages: Sendable {
             "protections": Self.options(
                 [("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
             "ip": form?["ip"] ?? "", "contexts": form?["contexts"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1",
-            "deviceCode": form?["deviceCode"] == "1",
+            "deviceCode": form?["deviceCode"] == "1", "dpop": form?["dpop"] == "1",
             "problems": problems, "hasProblems": !problems.isEmpty, "impactProblems": impactProblems, "hasImpactProblems": !impactProblems.isEmpty,
             // A draft is never enforced here: it starts enabled, so that its impact shows.
             "draft": draft ?? ConsoleDocumentTemplates.conditionalAccess["mfa"]?.replacingOccurrences(of: "enabledForReportingButNotEnforced", with: "enabled")
@@ -448,6 +448,7 @@ struct ConsolePages: Sendable {
                 request, context, admin, form: fields, problems: [["pointer": "contexts", "message": "'\(bad)' is not an authentication context (c1 to c99)."]])
         }
         signIn.authenticationContexts = AuthenticationContextClassReference.sorted(contexts)
+        signIn.dpop = fields["dpop"] == "1"
         let answer: AdminRoutes.WhatIfResponse
         switch try await attempt({ try console.admin.whatIf(signIn, drafts: nil, tenant: admin.tenant, correlationId: context.correlationId) }) {
         case .failure(let refusal):
@@ -540,6 +541,7 @@ struct ConsolePages: Sendable {
                 "resource": record.resource ?? record.resourceAppId, "grantType": record.grantType,
                 "platform": record.platform ?? "—", "ip": record.ipAddress ?? "—", "appProtection": record.appProtection,
                 "country": record.countryOrRegion ?? "",
+                "tokenBinding": record.tokenProtectionStatusDetails.map { $0.signInSessionStatus == .bound ? "bound to a DPoP key" : "bearer" } ?? "",
                 "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail.rawValue))" }
                     .joined(separator: ", "),
                 "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1,
@@ -766,6 +768,7 @@ struct ConsolePages: Sendable {
                 // API permissions (PROTOCOL §11): how many resources it may call.
                 let calls = app.requiredResourceAccess.count
                 if calls > 0 { kinds.append("calls \(calls) API\(calls == 1 ? "" : "s")") }
+                if app.requireDPoP { kinds.append("DPoP required") }
                 return kinds.joined(separator: ", ")
             },
             try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "What", name: \.displayName) { location in
@@ -811,7 +814,7 @@ extension String {
 enum ConsoleDocumentTemplates {
     static let conditionalAccessLabels = [
         ("mfa", "Require MFA for everyone"), ("appProtection", "Require app protection on iOS and Android"),
-        ("block", "Block access from outside trusted locations"),
+        ("block", "Block access from outside trusted locations"), ("tokenProtection", "Require token protection (DPoP-bound tokens)"),
     ]
     static let conditionalAccess: [String: String] = [
         "mfa": """
@@ -852,6 +855,19 @@ enum ConsoleDocumentTemplates {
           "grantControls": { "operator": "OR", "builtInControls": ["block"] }
         }
         """,
+        "tokenProtection": """
+        {
+          "displayName": "Require token protection (DPoP-bound tokens)",
+          "state": "enabledForReportingButNotEnforced",
+          "conditions": {
+            "users": { "includeUsers": ["All"], "excludeUsers": [], "includeGroups": [], "excludeGroups": [] },
+            "applications": { "includeApplications": ["All"], "excludeApplications": [] },
+            "clientAppTypes": ["mobileAppsAndDesktopClients"]
+          },
+          "grantControls": null,
+          "sessionControls": { "secureSignInSession": { "isEnabled": true } }
+        }
+        """,
     ]
     static let appProtection = """
         {
@@ -889,7 +905,8 @@ enum ConsoleDocumentTemplates {
           "publicClient": true,
           "allowedGrantTypes": ["authorization_code", "refresh_token"],
           "redirectUris": ["https://app.example.com/callback"],
-          "requiredResourceAccess": []
+          "requiredResourceAccess": [],
+          "requireDPoP": false
         }
         """
     static let namedLocation = """

@@ -145,6 +145,7 @@ enum ConsoleTemplates {
         <label class="check"><input type="checkbox" name="protapp" value="1"{{#protapp}} checked{{/protapp}}> declares <span class="mono">protapp</span></label>
         <label class="check"><input type="checkbox" name="mfa" value="1"{{#mfa}} checked{{/mfa}}> signed in with MFA</label>
         <label class="check"><input type="checkbox" name="deviceCode" value="1"{{#deviceCode}} checked{{/deviceCode}}> through the device code flow</label>
+        <label class="check"><input type="checkbox" name="dpop" value="1"{{#dpop}} checked{{/dpop}}> sends a DPoP proof (bound tokens)</label>
         </fieldset>
         <div class="actions"><button type="submit">Evaluate</button></div>
         </form>
@@ -192,7 +193,7 @@ enum ConsoleTemplates {
         <td data-label="When (UTC)" class="nowrap">{{at}}</td><td data-label="User">{{user}}</td><td data-label="App" class="mono wrap">{{app}}</td>
         <td data-label="Status"><span class="result-{{status}}">{{statusLabel}}</span>{{#errorCode}} <span class="mono">AADSTS{{errorCode}}</span>{{/errorCode}}</td>
         <td data-label="Details"><details><summary>{{policyCount}} polic{{#onePolicy}}y{{/onePolicy}}{{^onePolicy}}ies{{/onePolicy}} · <span class="mono">{{correlationId}}</span></summary>
-        <dl class="facts"><dt>Correlation ID</dt><dd class="mono">{{correlationId}}</dd><dt>Resource</dt><dd>{{resource}}</dd><dt>Grant</dt><dd>{{grantType}}</dd><dt>Platform</dt><dd>{{platform}}</dd><dt>IP address</dt><dd>{{ip}}</dd>{{#country}}<dt>Country</dt><dd>{{country}}</dd>{{/country}}<dt>App protection</dt><dd>{{appProtection}}</dd>{{#contexts}}<dt>Authentication contexts</dt><dd class="mono">{{contexts}}</dd>{{/contexts}}</dl>
+        <dl class="facts"><dt>Correlation ID</dt><dd class="mono">{{correlationId}}</dd><dt>Resource</dt><dd>{{resource}}</dd><dt>Grant</dt><dd>{{grantType}}</dd><dt>Platform</dt><dd>{{platform}}</dd><dt>IP address</dt><dd>{{ip}}</dd>{{#country}}<dt>Country</dt><dd>{{country}}</dd>{{/country}}<dt>App protection</dt><dd>{{appProtection}}</dd>{{#tokenBinding}}<dt>Token</dt><dd>{{tokenBinding}}</dd>{{/tokenBinding}}{{#contexts}}<dt>Authentication contexts</dt><dd class="mono">{{contexts}}</dd>{{/contexts}}</dl>
         <table class="inner"><thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
         <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result">{{result}}</td><td data-label="Why">{{why}}</td></tr>{{/policies}}</tbody></table>
         </details></td>
