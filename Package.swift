@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "PortcullisResourceServer",
             dependencies: [
-                "PortcullisTokens",
+                "PortcullisTokens", "PortcullisCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -27,11 +27,42 @@ public enum Base64URL {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// The bytes of `text`; `nil` when it is not base64url (the standard alphabet's `+` and `/`, and trailing `=`
+    /// padding, are accepted as well). A table over the UTF-8 bytes: this runs several times on every DPoP proof and
+    /// token (Foundation's `Data(base64Encoded:)` after two string replacements measured ten times slower).
     public static func decode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        return Data(base64Encoded: base64)
+        var text = text
+        return decodingTable.withUnsafeBufferPointer { table in
+            text.withUTF8 { utf8 -> Data? in
+                var end = utf8.count
+                while end > 0 && utf8[end - 1] == UInt8(ascii: "=") { end -= 1 }
+                guard utf8.count - end <= 2, end % 4 != 1 else { return nil }
+                var output = [UInt8]()
+                output.reserveCapacity(end * 3 / 4)
+                var accumulator: UInt32 = 0
+                var bits: UInt32 = 0
+                for index in 0..<end {
+                    let value = table[Int(utf8[index])]
+                    guard value != 0xFF else { return nil }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        output.append(UInt8(truncatingIfNeeded: accumulator >> bits))
+                    }
+                }
+                return Data(output)
+            }
+        }
     }
+
+    private static let decodingTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in alphabet.enumerated() { table[Int(character)] = UInt8(index) }
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
+        return table
+    }()
 }
 
 extension ClientInfo {

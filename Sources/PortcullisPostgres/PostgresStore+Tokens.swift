@@ -124,7 +124,7 @@ extension PostgresStore {
         !(try await rows("SELECT 1 FROM revoked_access_tokens WHERE jti = \(jti)").isEmpty)
     }
 
-    public func claimProof(key: String, expiresAt: Date) async throws -> Bool {
+    public func claimProof(key: String, expiresAt: Date, now: Date) async throws -> Bool {
         !(try await rows(
             "INSERT INTO dpop_proofs (proof_key, expires_at) VALUES (\(key), \(expiresAt.seconds)) ON CONFLICT (proof_key) DO NOTHING RETURNING proof_key"
         ).isEmpty)

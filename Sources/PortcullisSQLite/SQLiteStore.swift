@@ -39,6 +39,8 @@ public final class SQLiteStore: PortcullisStore {
     let logger: Logger
     let deadline: StoreDeadline
     let rotationsInDoubt = RotationsInDoubt()
+    /// The DPoP replay cache (see `claimProof`).
+    let proofs = ProofMemory()
 
     private init(writer: SQLiteConnection, readers: [SQLiteConnection], threadPool: NIOThreadPool, deadline: Duration, logger: Logger) {
         self.deadline = StoreDeadline(deadline)
@@ -280,6 +282,8 @@ public final class SQLiteStore: PortcullisStore {
             }
             logger.info("applied SQLite migration", metadata: ["portcullis.migration": "\(migration.version)"])
         }
+        // The DPoP proofs of the last two minutes, so that a restart does not forget them.
+        try await loadProofs(now: Date())
     }
 
     public func ping() async throws {

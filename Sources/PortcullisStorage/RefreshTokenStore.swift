@@ -39,6 +39,7 @@ public protocol RevokedAccessTokenStore: Sendable {
 /// The DPoP replay cache (RFC 9449 §11.1), shared by every node: a proof's key (`DPoPProof.replayKey`) is accepted
 /// once until it expires (its `iat` window), then forgotten by `purgeExpired`.
 public protocol ProofReplayStore: Sendable {
-    /// Records the proof's key; `false` when it was already recorded (a replay).
-    func claimProof(key: String, expiresAt: Date) async throws -> Bool
+    /// Records the proof's key at `now`; `false` when it was already recorded (a replay). A store whose bound is reached
+    /// throws `unavailable` (try again shortly) rather than forget a live key.
+    func claimProof(key: String, expiresAt: Date, now: Date) async throws -> Bool
 }

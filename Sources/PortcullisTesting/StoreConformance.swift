@@ -690,12 +690,14 @@ public enum StoreConformance {
             try expect(try await store.isAccessTokenRevoked(jti: "j1"), "revoked after, idempotently")
         },
         ConformanceCase(name: "DPoP replay cache: a proof is claimed once, forgotten after it expires; a family's key is kept") { store in
-            try expect(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61)), "first use")
-            try expect(!(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61))), "replay")
-            try expect(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200)), "another proof")
+            try expect(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61), now: now), "first use")
+            try expect(!(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61), now: now)), "replay")
+            try expect(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200), now: now), "another proof")
             _ = try await store.purgeExpired(before: now.addingTimeInterval(100))
-            try expect(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(161)), "forgotten after it expired")
-            try expect(!(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200))), "kept until it expires")
+            try expect(
+                try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(161), now: now.addingTimeInterval(100)), "forgotten after it expired")
+            try expect(
+                !(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200), now: now.addingTimeInterval(100))), "kept until it expires")
             let bound = RefreshTokenRecord(
                 tokenHash: "dpop-h1", familyId: "dpop-f1", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now,
                 expiresAt: now.addingTimeInterval(3600), dpopThumbprint: "jkt-1")

@@ -48,6 +48,25 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("DPoP proofs are refused from memory at once and written behind: a restart within their window still refuses them")
+    func proofsSurviveARestart() async throws {
+        let path = temporarySQLitePath()
+        let now = Date()
+        do {
+            let store = try await openStore(path)
+            for index in 0..<1000 { #expect(try await store.claimProof(key: "k\(index)", expiresAt: now.addingTimeInterval(121), now: now)) }
+            #expect(!(try await store.claimProof(key: "k1", expiresAt: now.addingTimeInterval(121), now: now)), "a replay, from memory")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while store.proofs.pendingCount > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            try await Task.sleep(for: .milliseconds(100))
+            try await store.close()
+        }
+        let store = try await openStore(path)
+        #expect(!(try await store.claimProof(key: "k999", expiresAt: now.addingTimeInterval(121), now: now)), "known after the restart")
+        #expect(try await store.claimProof(key: "new", expiresAt: now.addingTimeInterval(121), now: now))
+        try await store.close()
+    }
+
     @Test("a reopened database keeps documents and refresh tokens; migrations are idempotent")
     func reopen() async throws {
         let path = temporarySQLitePath()

@@ -27,5 +27,12 @@ struct EncodingTests {
             .replacingOccurrences(of: "=", with: "")
         #expect(Base64URL.encode(bytes) == expected)
         #expect(Base64URL.decode(expected) == Data(bytes))
+        #expect(Base64URL.decode(Data(bytes).base64EncodedString()) == Data(bytes), "the standard alphabet and padding are read too")
+    }
+
+    @Test("base64url refuses what is not base64: other characters, an impossible length, too much padding")
+    func base64urlRefusals() {
+        for text in ["a", "abcde", "ab.c", "ab c", "ab===", "é", "ab=c"] { #expect(Base64URL.decode(text) == nil, "\(text)") }
+        #expect(Base64URL.decode("") == Data())
     }
 }

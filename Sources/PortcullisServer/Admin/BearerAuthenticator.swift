@@ -35,7 +35,7 @@ struct BearerAuthenticator: RouterMiddleware {
                 confirmation: claims.cnf?.jkt, proofs: request.headers[values: .dpop], method: request.method.rawValue,
                 url: endpoints.baseURL + request.uri.path, now: now)
             {
-                guard try await revocations.claimProof(key: proof.replayKey, expiresAt: proof.replayExpiry) else {
+                guard try await revocations.claimProof(key: proof.replayKey, expiresAt: proof.replayExpiry, now: now) else {
                     throw ProtectedResourceRequest.Refusal.replayed
                 }
             }

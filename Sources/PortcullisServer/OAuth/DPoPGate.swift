@@ -26,7 +26,7 @@ struct DPoPGate: Sendable {
             guard let nonce = proof.nonce, nonces.isValid(nonce, now: now) else { throw TokenError.useDPoPNonce(nonces.current(now: now)) }
         }
         // A proof is accepted once on every node.
-        guard try await replays.claimProof(key: proof.replayKey, expiresAt: proof.replayExpiry) else {
+        guard try await replays.claimProof(key: proof.replayKey, expiresAt: proof.replayExpiry, now: now) else {
             throw TokenError.invalidDPoPProof("The DPoP proof was already used: every request needs a new proof (a new jti).")
         }
         return proof

@@ -1,9 +1,12 @@
+import Crypto
 import Foundation
 import Logging
+import PortcullisAPI
 import PortcullisResourceServer
 import PortcullisSQLite
 import PortcullisStorage
 import PortcullisTesting
+import PortcullisTokens
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -55,7 +58,7 @@ enum DPoPBench {
                     for index in stride(from: worker, to: sample, by: 8) {
                         // The replay key as the server makes it: 16 bytes of SHA-256, base64url (22 characters).
                         let key = String(format: "%022x", index).suffix(22)
-                        _ = try await store.claimProof(key: String(key), expiresAt: start.addingTimeInterval(121))
+                        _ = try await store.claimProof(key: String(key), expiresAt: start.addingTimeInterval(121), now: start)
                     }
                 }
             }
@@ -88,6 +91,42 @@ enum DPoPBench {
             String(
                 format: "resource side (gateway): %d proofs (121 s at %d/s) held in %.0f MB of memory (%.0f B each); full, it refuses rather than forgets",
                 await cache.count, rate, grown / 1e6, grown / Double(capacity)))
+    }
+
+    /// The token endpoint's proof check alone, against its signature check alone (µs per proof).
+    static func verification() throws {
+        let key = try DPoPKey()
+        let url = "https://portcullis.test/t/oauth2/v2.0/token"
+        let now = Date()
+        let proofs = try (0..<5_000).map { _ in try key.proof(url: url, issuedAt: now, nonce: "n") }
+        for proof in proofs.prefix(200) { _ = try DPoPVerifier.verify(proof, method: "POST", url: url, now: now) }
+        var start = ContinuousClock.now
+        for proof in proofs { _ = try DPoPVerifier.verify(proof, method: "POST", url: url, now: now) }
+        let whole = (ContinuousClock.now - start).seconds * 1e6 / Double(proofs.count)
+        let signing = P256.Signing.PrivateKey()
+        let message = Data(repeating: 7, count: 400)
+        let signature = try signing.signature(for: message)
+        start = ContinuousClock.now
+        for _ in 0..<proofs.count { _ = signing.publicKey.isValidSignature(signature, for: message) }
+        let verify = (ContinuousClock.now - start).seconds * 1e6 / Double(proofs.count)
+        print(String(format: "proof check: %.1f µs per proof (DPoPVerifier.verify), of which an ES256 signature check alone is %.1f µs", whole, verify))
+        func time(_ label: String, _ body: () throws -> Void) rethrows {
+            let start = ContinuousClock.now
+            for _ in 0..<proofs.count { try body() }
+            print(String(format: "  %@: %.1f µs", label, (ContinuousClock.now - start).seconds * 1e6 / Double(proofs.count)))
+        }
+        let parts = proofs[0].split(separator: ".")
+        let header = Base64URL.decode(String(parts[0]))!
+        let payload = Base64URL.decode(String(parts[1]))!
+        time("base64url decode of the three parts") { for part in parts { _ = Base64URL.decode(String(part)) } }
+        try time("JSONSerialization of header + payload") {
+            _ = try JSONSerialization.jsonObject(with: header)
+            _ = try JSONSerialization.jsonObject(with: payload)
+        }
+        time("URLComponents of one URL") { _ = URLComponents(string: url) }
+        let raw = signing.publicKey.rawRepresentation
+        try time("P256 public key from x, y") { _ = try P256.Signing.PublicKey(rawRepresentation: raw) }
+        time("SHA-256 of 100 bytes") { _ = SHA256.hash(data: message.prefix(100)) }
     }
 
     static func fileBytes(_ directory: URL) -> Int {

@@ -47,6 +47,8 @@ struct PortcullisBench {
                 exit(2)
             }
             try await DPoPBench.proofs(url: arguments[1], count: count, output: arguments[3])
+        case "dpop-verify":
+            try DPoPBench.verification()
         case "dpop-replay":
             try await DPoPBench.replayBounds()
         case "enrollment-lookup":
