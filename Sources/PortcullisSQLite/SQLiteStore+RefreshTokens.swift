@@ -171,7 +171,13 @@ extension SQLiteStore {
         case .present: return false
         case .full: throw StorageError(.unavailable, "the DPoP replay cache is full of live proofs")
         case .fresh:
-            if proofs.startFlushIfIdle() { Task { await self.flushProofs() } }
+            if proofs.startFlushIfIdle() {
+                Task {
+                    // A tenth of a second of proofs per transaction, not one transaction each.
+                    try? await Task.sleep(for: .milliseconds(100))
+                    await self.flushProofs()
+                }
+            }
             return true
         }
     }

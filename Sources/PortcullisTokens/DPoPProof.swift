@@ -110,8 +110,9 @@ public enum DPoPVerifier {
         var jwk: JWK?
     }
 
-    /// The payload's members, read with `JSONSerialization` (measured several times faster than `JSONDecoder` here);
-    /// a member of the wrong type is as good as absent.
+    /// The payload's members. A flat object of strings and numbers (what proofs are) is read by hand; anything else
+    /// goes to `JSONSerialization` (measured: it was a sixth of the proof check). A member of the wrong type is as good as
+    /// absent.
     struct Claims {
         var jti: String?
         var htm: String?
@@ -121,14 +122,20 @@ public enum DPoPVerifier {
         var ath: String?
 
         init?(_ data: Data) {
-            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-            jti = object["jti"] as? String
-            htm = object["htm"] as? String
-            htu = object["htu"] as? String
+            let members: [String: Any]
+            if let flat = FlatJSONObject.parse(data) {
+                members = flat
+            } else {
+                guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+                members = object
+            }
+            jti = members["jti"] as? String
+            htm = members["htm"] as? String
+            htu = members["htu"] as? String
             // A JSON number (a boolean bridges to 0 or 1, which no window accepts).
-            iat = (object["iat"] as? NSNumber)?.doubleValue
-            nonce = object["nonce"] as? String
-            ath = object["ath"] as? String
+            iat = (members["iat"] as? Double) ?? (members["iat"] as? NSNumber)?.doubleValue
+            nonce = members["nonce"] as? String
+            ath = members["ath"] as? String
         }
     }
 
@@ -280,5 +287,83 @@ struct TargetURI: Equatable {
             }
         }
         return out
+    }
+}
+
+/// A JSON object whose values are strings and numbers only, read without Foundation's parser; `nil` for anything else
+/// (nested values, `true`/`false`/`null`, escapes beyond `\"`, `\\` and `\/`, malformed text), which the caller then
+/// reads the general way. Strings are UTF-8 as sent; numbers are `Double`.
+enum FlatJSONObject {
+    static func parse(_ data: Data) -> [String: Any]? {
+        data.withUnsafeBytes { raw -> [String: Any]? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var index = 0
+            func skipSpace() { while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 } }
+            func string() -> String? {
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                index += 1
+                var out = [UInt8]()
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    index += 1
+                    switch byte {
+                    case UInt8(ascii: "\""): return String(validating: out, as: UTF8.self)
+                    case UInt8(ascii: "\\"):
+                        guard index < bytes.count, [UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/")].contains(bytes[index]) else { return nil }
+                        out.append(bytes[index])
+                        index += 1
+                    case 0..<0x20: return nil
+                    default: out.append(byte)
+                    }
+                }
+                return nil
+            }
+            func number() -> Double? {
+                let start = index
+                while index < bytes.count,
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) || [0x2D, 0x2B, 0x2E, 0x45, 0x65].contains(bytes[index])
+                {
+                    index += 1
+                }
+                guard index > start else { return nil }
+                return Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+            }
+            var members: [String: Any] = [:]
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
+            index += 1
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+            } else {
+                while true {
+                    skipSpace()
+                    guard let name = string(), members[name] == nil else { return nil }
+                    skipSpace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                    index += 1
+                    skipSpace()
+                    guard index < bytes.count else { return nil }
+                    if bytes[index] == UInt8(ascii: "\"") {
+                        guard let value = string() else { return nil }
+                        members[name] = value
+                    } else {
+                        guard let value = number() else { return nil }
+                        members[name] = value
+                    }
+                    skipSpace()
+                    guard index < bytes.count else { return nil }
+                    if bytes[index] == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
+                    guard bytes[index] == UInt8(ascii: "}") else { return nil }
+                    index += 1
+                    break
+                }
+            }
+            skipSpace()
+            return index == bytes.count ? members : nil
+        }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import PortcullisTesting
-import PortcullisTokens
 import Testing
+
+@testable import PortcullisTokens
 
 /// RFC 9449 proofs, RFC 7638 thumbprints and the server's stateless nonces (PROTOCOL §15), below the HTTP layer.
 @Suite("DPoP proofs, thumbprints and nonces")
@@ -76,5 +77,30 @@ struct DPoPProofTests {
         tampered[tampered.count - 1] = tampered.last == "A" ? "B" : "A"
         #expect(!nonces.isValid(String(tampered), now: Self.now))
         #expect(!nonces.isValid("", now: Self.now) && !nonces.isValid(String(repeating: "A", count: 100), now: Self.now))
+    }
+
+    @Test("the flat payload reader agrees with JSONSerialization where it answers, and declines what it does not read")
+    func flatPayloads() throws {
+        let read = [
+            #"{"jti":"a","htm":"POST","htu":"https://x/t?q=1","iat":1800000000}"#, #" { "a" : "b\"c\\d\/e" , "n" : -1.5e3 } "#, "{}",
+            #"{"s":"é日本"}"#,
+        ]
+        for text in read {
+            let flat = try #require(FlatJSONObject.parse(Data(text.utf8)), "\(text)")
+            let general = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            #expect(Set(flat.keys) == Set(general.keys), "\(text)")
+            for (name, value) in flat {
+                if let string = value as? String { #expect(general[name] as? String == string, "\(text) \(name)") }
+                if let number = value as? Double { #expect((general[name] as? NSNumber)?.doubleValue == number, "\(text) \(name)") }
+            }
+        }
+        let declined = [
+            #"{"a":{"b":1}}"#, #"{"a":[1]}"#, #"{"a":true}"#, #"{"a":null}"#, #"{"a":"\u0041"}"#, #"{"a":"x"} trailing"#, #"{"a":"x""#, "[]",
+            #"{"a":"x","a":"y"}"#, #"{"a" "x"}"#, #"{"a":"x",}"#, "", #"{"a":"line\#nbreak"}"#,
+        ]
+        for text in declined { #expect(FlatJSONObject.parse(Data(text.utf8)) == nil, "\(text)") }
+        // A payload the flat reader declines is still read (the general way).
+        let nested = try DPoPKey().proof(url: Self.url, issuedAt: Self.now, claims: ["extra": ["nested": true]])
+        #expect(try DPoPVerifier.verify(nested, method: "POST", url: Self.url, now: Self.now).jti.isEmpty == false)
     }
 }

@@ -65,7 +65,15 @@ enum DPoPBench {
             try await group.waitForAll()
         }
         let elapsed = ContinuousClock.now - clock
-        let perProof = Double(fileBytes(root) - before) / Double(sample)
+        // SQLite writes them behind (in batches, a tenth of a second after they come): wait until the file stops growing.
+        var size = fileBytes(root)
+        while true {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = fileBytes(root)
+            if now == size { break }
+            size = now
+        }
+        let perProof = Double(size - before) / Double(sample)
         let bound = rate * (121 + 30)
         print(
             String(
