@@ -48,13 +48,14 @@ public enum DPoPVerifier {
         _ compact: String, method: String, url: String, now: Date, accessToken: String? = nil
     ) throws(DPoPProofError) -> DPoPProof {
         guard compact.utf8.count <= maximumLength else { throw DPoPProofError("The DPoP proof is longer than \(maximumLength) bytes.") }
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])), let payloadBytes = Base64URL.decode(String(parts[1])),
-            let signature = Base64URL.decode(String(parts[2]))
+        // Split on the bytes: String's split walks Characters (grapheme breaking), which measured more than the signature.
+        let parts = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { String(Substring($0)) }
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2])
         else { throw DPoPProofError("The DPoP proof is not a compact JWS.") }
         // A client signs every proof with the same key: the header (typ, alg, jwk), the key made of it and its thumbprint
         // are kept for the header's text, so only the first proof of a key pays for them.
-        let key = try headerCache.key(for: String(parts[0]), bytes: headerBytes)
+        let key = try headerCache.key(for: parts[0], bytes: headerBytes)
         let signingInput = Data(compact.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard key.isValid(signature: signature, for: signingInput) else {
             throw DPoPProofError("The DPoP proof's signature does not verify with its jwk.")
