@@ -81,7 +81,6 @@ prerequisite is missing.
 import argparse
 import base64
 import hashlib
-import html.parser
 import http.client
 import json
 import os
@@ -96,6 +95,8 @@ import time
 import traceback
 import urllib.parse
 import uuid
+
+from pageform import PageForm
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TENANT = "contoso.example"
@@ -233,47 +234,34 @@ def prepare_config(workdir):
     return config
 
 
-class Server:
-    def __init__(self, binary, workdir, port):
-        self.binary, self.workdir, self.port = binary, workdir, port
-        self.base = "http://127.0.0.1:%d" % port
-        self.log_path = os.path.join(workdir, "server.log")
+class LoggedProcess:
+    """A child `portcullis` process with its output in a log file: started until the log says `needle`, stopped with
+    SIGTERM (SIGKILL after `grace` seconds)."""
+
+    def __init__(self, binary, log_path, what):
+        self.binary, self.log_path, self.what = binary, log_path, what
         self.process = None
 
-    def start(self, config, timeout=60):
-        import requests
-        env = dict(os.environ, PORTCULLIS_BCRYPT_COST="4")
+    def launch(self, arguments, needle, timeout, env=None, cwd=None):
         started = time.monotonic()
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen(
-                [self.binary, "serve", "--config", config, "--data", os.path.join(self.workdir, "data"),
-                 "--keys", os.path.join(self.workdir, "keys"), "--host", "127.0.0.1", "--port", str(self.port)],
-                cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        needle = "Portcullis is listening on %s" % self.base
+                [self.binary, *arguments], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
         while time.monotonic() - started < timeout:
             if self.process.poll() is not None:
-                raise RuntimeError("the server exited with status %s during start-up:\n%s" % (self.process.returncode, self.tail()))
+                raise RuntimeError("the %s exited with status %s during start-up:\n%s" % (self.what, self.process.returncode, self.tail()))
             with open(self.log_path, errors="replace") as f:
                 if needle in f.read():
-                    break
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("the server did not log %r within %d s:\n%s" % (needle, timeout, self.tail()))
-        while time.monotonic() - started < timeout:  # and is ready (store reachable, keys loaded)
-            try:
-                if requests.get(self.base + "/health/ready", timeout=5).status_code == 200:
-                    return time.monotonic() - started
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("the server did not become ready within %d s:\n%s" % (timeout, self.tail()))
+                    return started
+            time.sleep(0.05)
+        raise RuntimeError("the %s did not print %r within %d s:\n%s" % (self.what, needle, timeout, self.tail()))
 
-    def stop(self):
-        """SIGTERM (a drain), SIGKILL after 15 s."""
+    def stop(self, grace=15):
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=15)
+                self.process.wait(timeout=grace)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -284,6 +272,29 @@ class Server:
                 return "".join(f.readlines()[-lines:])
         except OSError:
             return "(no log)"
+
+
+class Server(LoggedProcess):
+    def __init__(self, binary, workdir, port):
+        super().__init__(binary, os.path.join(workdir, "server.log"), "server")
+        self.workdir, self.port = workdir, port
+        self.base = "http://127.0.0.1:%d" % port
+
+    def start(self, config, timeout=60):
+        import requests
+        env = dict(os.environ, PORTCULLIS_BCRYPT_COST="4")
+        started = self.launch(
+            ["serve", "--config", config, "--data", os.path.join(self.workdir, "data"), "--keys", os.path.join(self.workdir, "keys"),
+             "--host", "127.0.0.1", "--port", str(self.port)],
+            "Portcullis is listening on %s" % self.base, timeout, env=env, cwd=self.workdir)
+        while time.monotonic() - started < timeout:  # and is ready (store reachable, keys loaded)
+            try:
+                if requests.get(self.base + "/health/ready", timeout=5).status_code == 200:
+                    return time.monotonic() - started
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the server did not become ready within %d s:\n%s" % (timeout, self.tail()))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -305,31 +316,6 @@ class RecordingSession:
 
     def since(self, mark):
         return self.exchanges[mark:]
-
-
-class PageForm(html.parser.HTMLParser):
-    """The first form of a page: its action and its inputs' values (as a browser would submit them)."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.action = None
-        self.fields = {}
-        self.in_form = False
-        self.done = False
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form" and not self.done and self.action is None:
-            self.action = attrs.get("action")
-            self.in_form = True
-        elif tag == "input" and self.in_form and attrs.get("name"):
-            self.fields[attrs["name"]] = attrs.get("value") or ""
-
-    def handle_endtag(self, tag):
-        if tag == "form" and self.in_form:
-            self.in_form = False
-            self.done = True
 
 
 class Run:
@@ -727,46 +713,22 @@ class Upstream:
         self.server.server_close()
 
 
-class GatewayProcess:
+class GatewayProcess(LoggedProcess):
     """`portcullis gateway`, its output in gateway.log, started until it says it is listening."""
 
     def __init__(self, binary, workdir, port):
-        self.binary, self.port = binary, port
+        super().__init__(binary, os.path.join(workdir, "gateway.log"), "gateway")
+        self.port = port
         self.base = "http://127.0.0.1:%d" % port
-        self.log_path = os.path.join(workdir, "gateway.log")
-        self.process = None
 
     def start(self, arguments, env=None, timeout=30):
-        started = time.monotonic()
-        with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(
-                [self.binary, "gateway", "--host", "127.0.0.1", "--port", str(self.port), *arguments],
-                env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        needle = "gateway listening on http://127.0.0.1:%d" % self.port
-        while time.monotonic() - started < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError("the gateway exited with status %s during start-up:\n%s" % (self.process.returncode, self.tail()))
-            with open(self.log_path, errors="replace") as f:
-                if needle in f.read():
-                    return time.monotonic() - started
-            time.sleep(0.05)
-        raise RuntimeError("the gateway did not print %r within %d s:\n%s" % (needle, timeout, self.tail()))
+        started = self.launch(
+            ["gateway", "--host", "127.0.0.1", "--port", str(self.port), *arguments], "gateway listening on http://127.0.0.1:%d" % self.port,
+            timeout, env=env)
+        return time.monotonic() - started
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def tail(self, lines=30):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return "".join(f.readlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        super().stop(grace=10)
 
 
 class ChallengeSyntaxError(ValueError):

@@ -54,7 +54,6 @@ import argparse
 import base64
 import contextlib
 import hashlib
-import html.parser
 import json
 import re
 import sys
@@ -63,6 +62,8 @@ import time
 import traceback
 import urllib.parse
 import warnings
+
+from pageform import PageForm
 
 TENANT_DOMAIN = "contoso.example"
 TENANT_ID = "7e1b0c54-2f6a-4c1e-9d3b-5a8f0e2c4b71"
@@ -144,31 +145,6 @@ def check_times(claims, what):
         check(isinstance(claims.get(name), int),
               f"{what}: '{name}' must be a whole-second integer NumericDate", claims.get(name))
     check(claims["nbf"] <= claims["iat"] < claims["exp"], f"{what}: expected nbf <= iat < exp", claims)
-
-
-class PageForm(html.parser.HTMLParser):
-    """The first form of a page: its action and its inputs' values (as a browser would submit them)."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.action = None
-        self.fields = {}
-        self.in_form = False
-        self.done = False
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "form" and not self.done and self.action is None:
-            self.action = attrs.get("action")
-            self.in_form = True
-        elif tag == "input" and self.in_form and attrs.get("name"):
-            self.fields[attrs["name"]] = attrs.get("value") or ""
-
-    def handle_endtag(self, tag):
-        if tag == "form" and self.in_form:
-            self.in_form = False
-            self.done = True
 
 
 class Browser:
