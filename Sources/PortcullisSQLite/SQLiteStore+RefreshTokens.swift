@@ -200,6 +200,14 @@ extension SQLiteStore {
         }
     }
 
+    /// Writes what is pending before the store closes (a graceful stop keeps every claimed proof), waiting at most 5 s
+    /// for a flush already under way.
+    func drainProofs() async {
+        if proofs.startFlushIfIdle() { await flushProofs() }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !proofs.isIdle && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
     /// Reads the proofs still live into memory (at start, after the migrations).
     func loadProofs(now: Date) async throws {
         let rows = try await read(
@@ -258,5 +266,6 @@ final class ProofMemory: Sendable {
     /// Forgets what expired before `before` (the sweeper's pass).
     func purge(before: Date) { state.withLock { $0.keys.forget(expiredBefore: before) } }
 
-    var pendingCount: Int { state.withLock { $0.pending.count } }
+    /// Nothing pending and no flush under way.
+    var isIdle: Bool { state.withLock { !$0.flushing && $0.pending.isEmpty } }
 }

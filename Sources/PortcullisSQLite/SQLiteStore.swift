@@ -291,6 +291,7 @@ public final class SQLiteStore: PortcullisStore {
     }
 
     public func close() async throws {
+        await drainProofs()
         for reader in readers { try? await reader.close() }
         try? await writer.close()
         try await threadPool.shutdownGracefully()
