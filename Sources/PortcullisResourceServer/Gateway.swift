@@ -90,7 +90,14 @@ public struct Gateway: Sendable {
         for (name, value) in answer.headers where !answerHopByHop.contains(name.lowercased()) {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
-        let responseBody = try await answer.body.collect(upTo: configuration.maximumBodyBytes)
+        let responseBody: ByteBuffer
+        do {
+            responseBody = try await answer.body.collect(upTo: configuration.maximumBodyBytes)
+        } catch {
+            return Response(
+                status: .badGateway, headers: [.contentType: "text/plain"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "The upstream's answer was larger than the gateway forwards, or broke off.\n")))
+        }
         return Response(status: .init(code: Int(answer.status.code)), headers: headers, body: ResponseBody(byteBuffer: responseBody))
     }
 

@@ -9,7 +9,7 @@ import PortcullisTokens
 struct DPoPGate: Sendable {
     let nonces: DPoPNonces
     let replays: any ProofReplayStore
-    /// Whether proofs must carry a server nonce (`dpop.requireNonce`, default true).
+    /// Whether proofs must carry a server nonce (`tokens.dpopNonce`, default `required`).
     let requireNonce: Bool
 
     /// The valid proof among `headers` (the `DPoP` header values), or `nil` when there is none.
