@@ -2,6 +2,7 @@ public import Foundation
 public import PortcullisCore
 import PortcullisStorage
 import PostgresNIO
+import Synchronization
 
 extension PostgresStore {
     static func insertToken(_ record: RefreshTokenRecord, _ db: Statements) async throws {
@@ -124,10 +125,80 @@ extension PostgresStore {
         !(try await rows("SELECT 1 FROM revoked_access_tokens WHERE jti = \(jti)").isEmpty)
     }
 
+    /// Claims that arrive while one statement is in flight go together in the next (`ProofClaims`): one round trip for
+    /// many proofs (a statement per proof measured as almost the whole cost of a DPoP grant on this store).
     public func claimProof(key: String, expiresAt: Date, now: Date) async throws -> Bool {
-        !(try await rows(
-            "INSERT INTO dpop_proofs (proof_key, expires_at) VALUES (\(key), \(expiresAt.seconds)) ON CONFLICT (proof_key) DO NOTHING RETURNING proof_key"
-        ).isEmpty)
+        try await proofClaims.claim(key: key, expiresAt: expiresAt) { batch in
+            let keys = batch.map(\.key)
+            let expiries = batch.map(\.expiresAt.seconds)
+            let inserted = try await self.rows(
+                """
+                INSERT INTO dpop_proofs (proof_key, expires_at) SELECT k, e FROM UNNEST(\(keys)::text[], \(expiries)::float8[]) AS batch(k, e)
+                ON CONFLICT (proof_key) DO NOTHING RETURNING proof_key
+                """)
+            return Set(try inserted.map { try $0.decode(String.self) })
+        }
+    }
+}
+
+/// DPoP claims gathered into one statement: the first claim goes at once; those that arrive while a statement is in flight
+/// wait for the next, which takes them all (up to 500). Within a batch the first claim of a key wins and any other is a
+/// replay; a failed statement fails every claim in it (the callers answer "unavailable").
+final class ProofClaims: Sendable {
+    private struct Waiter {
+        let key: String
+        let expiresAt: Date
+        let continuation: CheckedContinuation<Bool, any Error>
+    }
+
+    private struct State {
+        var pending: [Waiter] = []
+        var flushing = false
+    }
+
+    static let maximumBatch = 500
+    private let state = Mutex(State())
+
+    /// `insert` writes the batch's (distinct) keys and answers those that were new.
+    func claim(
+        key: String, expiresAt: Date, insert: @escaping @Sendable ([(key: String, expiresAt: Date)]) async throws -> Set<String>
+    ) async throws -> Bool {
+        try await withCheckedThrowingContinuation { continuation in
+            let start = state.withLock { state -> Bool in
+                state.pending.append(Waiter(key: key, expiresAt: expiresAt, continuation: continuation))
+                if state.flushing { return false }
+                state.flushing = true
+                return true
+            }
+            if start { Task { await self.flush(insert) } }
+        }
+    }
+
+    private func flush(_ insert: @Sendable ([(key: String, expiresAt: Date)]) async throws -> Set<String>) async {
+        while true {
+            let batch = state.withLock { state -> [Waiter] in
+                guard !state.pending.isEmpty else {
+                    state.flushing = false
+                    return []
+                }
+                let batch = Array(state.pending.prefix(Self.maximumBatch))
+                state.pending.removeFirst(batch.count)
+                return batch
+            }
+            if batch.isEmpty { return }
+            var first: [String: Int] = [:]
+            var distinct: [(key: String, expiresAt: Date)] = []
+            for (index, waiter) in batch.enumerated() where first[waiter.key] == nil {
+                first[waiter.key] = index
+                distinct.append((waiter.key, waiter.expiresAt))
+            }
+            do {
+                let inserted = try await insert(distinct)
+                for (index, waiter) in batch.enumerated() { waiter.continuation.resume(returning: first[waiter.key] == index && inserted.contains(waiter.key)) }
+            } catch {
+                for waiter in batch { waiter.continuation.resume(throwing: error) }
+            }
+        }
     }
 }
 

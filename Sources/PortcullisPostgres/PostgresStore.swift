@@ -33,6 +33,8 @@ public final class PostgresStore: PortcullisStore {
     let url: PostgresURL
     let logger: Logger
     let deadline: StoreDeadline
+    /// DPoP claims gathered into one statement (see `claimProof`).
+    let proofClaims = ProofClaims()
     let breaker = Breaker()
     let rotationsInDoubt = RotationsInDoubt()
 

@@ -698,6 +698,19 @@ public enum StoreConformance {
                 try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(161), now: now.addingTimeInterval(100)), "forgotten after it expired")
             try expect(
                 !(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200), now: now.addingTimeInterval(100))), "kept until it expires")
+            // Concurrent claims (gathered into one statement on PostgreSQL): one of many claims of a key wins, distinct keys all do.
+            let same = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<40 { group.addTask { try await store.claimProof(key: "same", expiresAt: now.addingTimeInterval(61), now: now) } }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            try expect(same == 1, "exactly one of 40 concurrent claims of one key wins (\(same))")
+            let distinct = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask { try await store.claimProof(key: "distinct-\(index)", expiresAt: now.addingTimeInterval(61), now: now) }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            try expect(distinct == 40, "40 concurrent claims of distinct keys all win (\(distinct))")
             let bound = RefreshTokenRecord(
                 tokenHash: "dpop-h1", familyId: "dpop-f1", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now,
                 expiresAt: now.addingTimeInterval(3600), dpopThumbprint: "jkt-1")
