@@ -7,7 +7,8 @@ import PortcullisAPI
 /// (PROTOCOL §15). Written from RFC 9449 §4.2, not from the server's verifier.
 public struct DPoPKey: Sendable {
     public enum Kind: Sendable {
-        case p256, rsa2048, ed25519
+        /// `rsa1024` is too short for a proof (the refusal's test).
+        case p256, rsa2048, rsa1024, ed25519
     }
 
     private enum Secret: Sendable {
@@ -17,12 +18,25 @@ public struct DPoPKey: Sendable {
     }
 
     private let secret: Secret
+    /// The public JWK's members (`[name: value]`), in RFC 7638 order of the required ones.
+    public let publicJWK: [(String, String)]
 
     public init(_ kind: Kind = .p256) throws {
         switch kind {
-        case .p256: secret = .p256(P256.Signing.PrivateKey())
-        case .rsa2048: secret = .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048))
-        case .ed25519: secret = .ed25519(Curve25519.Signing.PrivateKey())
+        case .p256:
+            let key = P256.Signing.PrivateKey()
+            let raw = key.publicKey.rawRepresentation
+            secret = .p256(key)
+            publicJWK = [("crv", "P-256"), ("kty", "EC"), ("x", Base64URL.encode(raw.prefix(32))), ("y", Base64URL.encode(raw.suffix(32)))]
+        case .rsa2048, .rsa1024:
+            let key = try kind == .rsa2048 ? _RSA.Signing.PrivateKey(keySize: .bits2048) : _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024))
+            let primitives = try key.publicKey.getKeyPrimitives()
+            secret = .rsa(key)
+            publicJWK = [("e", Base64URL.encode(primitives.publicExponent)), ("kty", "RSA"), ("n", Base64URL.encode(primitives.modulus))]
+        case .ed25519:
+            let key = Curve25519.Signing.PrivateKey()
+            secret = .ed25519(key)
+            publicJWK = [("crv", "Ed25519"), ("kty", "OKP"), ("x", Base64URL.encode(key.publicKey.rawRepresentation))]
         }
     }
 
@@ -31,20 +45,6 @@ public struct DPoPKey: Sendable {
         case .p256: "ES256"
         case .rsa: "RS256"
         case .ed25519: "EdDSA"
-        }
-    }
-
-    /// The public JWK's members (`[name: value]`), in RFC 7638 order of the required ones.
-    public var publicJWK: [(String, String)] {
-        switch secret {
-        case .p256(let key):
-            let raw = key.publicKey.rawRepresentation
-            return [("crv", "P-256"), ("kty", "EC"), ("x", Base64URL.encode(raw.prefix(32))), ("y", Base64URL.encode(raw.suffix(32)))]
-        case .rsa(let key):
-            let (n, e) = Self.modulusAndExponent(key.publicKey.derRepresentation)
-            return [("e", Base64URL.encode(e)), ("kty", "RSA"), ("n", Base64URL.encode(n))]
-        case .ed25519(let key):
-            return [("crv", "Ed25519"), ("kty", "OKP"), ("x", Base64URL.encode(key.publicKey.rawRepresentation))]
         }
     }
 
@@ -92,44 +92,5 @@ public struct DPoPKey: Sendable {
         case .ed25519(let key): jwk["d"] = Base64URL.encode(key.rawRepresentation)
         }
         return jwk
-    }
-
-    /// n and e of a DER SubjectPublicKeyInfo holding an RSA key (a small DER walk: the test needs only this shape).
-    private static func modulusAndExponent(_ der: Data) -> (Data, Data) {
-        let bytes = Array(der)
-        var index = 0
-        func length() -> Int {
-            let first = Int(bytes[index])
-            index += 1
-            guard first & 0x80 != 0 else { return first }
-            var value = 0
-            for _ in 0..<(first & 0x7F) {
-                value = value << 8 | Int(bytes[index])
-                index += 1
-            }
-            return value
-        }
-        func enter() {
-            index += 1
-            _ = length()
-        }
-        func integer() -> Data {
-            index += 1
-            let count = length()
-            var value = Array(bytes[index..<index + count])
-            index += count
-            while value.first == 0 && value.count > 1 { value.removeFirst() }
-            return Data(value)
-        }
-        enter()  // SubjectPublicKeyInfo
-        index += 1  // AlgorithmIdentifier: skip whole
-        index += length()
-        index += 1  // BIT STRING
-        _ = length()
-        index += 1  // unused bits
-        enter()  // RSAPublicKey
-        let n = integer()
-        let e = integer()
-        return (n, e)
     }
 }

@@ -203,18 +203,18 @@ public enum DPoPVerifier {
                     xBytes.count == 32, yBytes.count == 32,
                     let key = try? P256.Signing.PublicKey(rawRepresentation: xBytes + yBytes)
                 else { throw DPoPProofError("The DPoP proof's jwk is not a P-256 public key.") }
-                self = .p256(key, thumbprint: DPoPThumbprint.compute([("crv", "P-256"), ("kty", "EC"), ("x", x), ("y", y)]))
+                self = .p256(key, thumbprint: JWKThumbprint.p256(x: x, y: y))
             case ("RS256", "RSA"):
                 guard let n = jwk.n, let e = jwk.e, let nBytes = Base64URL.decode(n), let eBytes = Base64URL.decode(e),
                     let key = try? _RSA.Signing.PublicKey(n: nBytes, e: eBytes)
                 else { throw DPoPProofError("The DPoP proof's jwk is not an RSA public key.") }
                 guard key.keySizeInBits >= 2048 else { throw DPoPProofError("The DPoP proof's RSA key is shorter than 2048 bits.") }
-                self = .rsa(key, thumbprint: DPoPThumbprint.compute([("e", e), ("kty", "RSA"), ("n", n)]))
+                self = .rsa(key, thumbprint: JWKThumbprint.rsa(n: n, e: e))
             case ("EdDSA", "OKP"):
                 guard jwk.crv == "Ed25519", let x = jwk.x, let xBytes = Base64URL.decode(x), xBytes.count == 32,
                     let key = try? Curve25519.Signing.PublicKey(rawRepresentation: xBytes)
                 else { throw DPoPProofError("The DPoP proof's jwk is not an Ed25519 public key.") }
-                self = .ed25519(key, thumbprint: DPoPThumbprint.compute([("crv", "Ed25519"), ("kty", "OKP"), ("x", x)]))
+                self = .ed25519(key, thumbprint: JWKThumbprint.ed25519(x: x))
             default:
                 throw DPoPProofError("The DPoP proof's jwk is not a key for \(algorithm).")
             }
@@ -240,8 +240,9 @@ public enum DPoPVerifier {
     }
 }
 
-/// RFC 7638: the SHA-256 of the required members, in lexicographic order, as JSON without whitespace.
-public enum DPoPThumbprint {
+/// RFC 7638 JWK thumbprints: the SHA-256 of the required members, in lexicographic order, as JSON without whitespace.
+/// The signing keys' `kid` and DPoP's `jkt` are both this.
+public enum JWKThumbprint {
     /// `members` in lexicographic order of their names.
     public static func compute(_ members: [(String, String)]) -> String {
         var writer = JSONObjectWriter(capacity: 128)
@@ -249,8 +250,14 @@ public enum DPoPThumbprint {
         return Base64URL.encode(SHA256.hash(data: writer.finish()))
     }
 
-    /// The thumbprint of a P-256 public key (the SDK's and the tests' proof keys).
+    /// A P-256 key by its base64url coordinates.
     public static func p256(x: String, y: String) -> String { compute([("crv", "P-256"), ("kty", "EC"), ("x", x), ("y", y)]) }
+
+    /// An RSA key by its base64url modulus and exponent.
+    public static func rsa(n: String, e: String) -> String { compute([("e", e), ("kty", "RSA"), ("n", n)]) }
+
+    /// An Ed25519 key by its base64url public key.
+    public static func ed25519(x: String) -> String { compute([("crv", "Ed25519"), ("kty", "OKP"), ("x", x)]) }
 }
 
 /// `htu` as RFC 9449 §4.3 compares it: scheme and host case-insensitive, the default port implied, the path as sent

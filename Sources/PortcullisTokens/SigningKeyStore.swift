@@ -22,9 +22,7 @@ public struct SigningKey: Sendable {
             let x963 = key.publicKey.x963Representation
             let x = Base64URL.encode(x963[1..<33])
             let y = Base64URL.encode(x963[33..<65])
-            // RFC 7638: members in lexicographic order, no whitespace.
-            let thumbprintInput = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
-            let kid = Base64URL.encode(SHA256.hash(data: Data(thumbprintInput.utf8)))
+            let kid = JWKThumbprint.p256(x: x, y: y)
             self.kid = kid
             self.algorithm = .es256
             self.privateKeyPEM = pem
@@ -36,8 +34,7 @@ public struct SigningKey: Sendable {
             }
             let n = Base64URL.encode(primitives.modulus)
             let e = Base64URL.encode(primitives.publicExponent)
-            let thumbprintInput = #"{"e":"\#(e)","kty":"RSA","n":"\#(n)"}"#
-            let kid = Base64URL.encode(SHA256.hash(data: Data(thumbprintInput.utf8)))
+            let kid = JWKThumbprint.rsa(n: n, e: e)
             self.kid = kid
             self.algorithm = .rs256
             self.privateKeyPEM = pem
