@@ -1,4 +1,5 @@
 public import Foundation
+import PortcullisAPI
 
 /// A signed-in account, keyed as MSAL keys it: the home account ID `<oid>.<tid>`.
 public struct Account: Codable, Sendable, Hashable {
@@ -32,7 +33,7 @@ public struct AuthenticationResult: Sendable {
     public var correlationId: String
     /// `Bearer`, or `DPoP` when the token is bound to the app's proof key (PROTOCOL §15): then a resource takes it only
     /// with a proof (`DPoPProofMaker.resourceHeaders`).
-    public var tokenType = "Bearer"
+    public var tokenType = TokenResponse.bearer
 
     /// The access token's claims, decoded without verification (for display; resource servers verify).
     public var claims: [String: Any] { JWTClaims.decode(accessToken) }

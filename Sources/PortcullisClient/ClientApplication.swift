@@ -78,7 +78,7 @@ public final class PublicClientApplication: Sendable {
             var result = AuthenticationResult(
                 accessToken: cached.token, expiresOn: cached.expiresOn, scopes: cached.scopes, account: entry.account,
                 idToken: entry.idToken, correlationId: "cache")
-            result.tokenType = cached.tokenType ?? "Bearer"
+            result.tokenType = cached.tokenType ?? TokenResponse.bearer
             return result
         }
         return try await withRemediation(remediation, account: account) {
@@ -158,7 +158,8 @@ public final class PublicClientApplication: Sendable {
             entry.refreshToken = response.refreshToken ?? entry.refreshToken
             entry.idToken = response.idToken ?? entry.idToken
             entry.accessTokens[Self.scopeKey(scopes)] = .init(
-                token: response.accessToken, expiresOn: expiresOn, scopes: scopes, tokenType: response.tokenType == "DPoP" ? "DPoP" : nil)
+                token: response.accessToken, expiresOn: expiresOn, scopes: scopes,
+                tokenType: response.tokenType == TokenResponse.dpop ? TokenResponse.dpop : nil)
             try await cache.store(entry)
         }
         var result = AuthenticationResult(

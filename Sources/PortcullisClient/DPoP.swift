@@ -43,7 +43,7 @@ public final class DPoPProofMaker: Sendable {
 
     /// The `Authorization` and `DPoP` headers for calling a resource with `result`'s token.
     public func resourceHeaders(for result: AuthenticationResult, method: String, url: URL) async throws -> [String: String] {
-        guard result.tokenType == "DPoP" else { return ["Authorization": "Bearer \(result.accessToken)"] }
+        guard result.tokenType == TokenResponse.dpop else { return ["Authorization": "Bearer \(result.accessToken)"] }
         return ["Authorization": "DPoP \(result.accessToken)", "DPoP": try await proof(method: method, url: url, accessToken: result.accessToken)]
     }
 

@@ -71,7 +71,7 @@ struct AuthenticationContextRouterTests {
                 #expect(jwtClaims(try #require(later.string("access_token")))["acrs"] as? [String] == ["c1"], "\(later.text)")
 
                 // The sign-in log says which was asked for and which was met already.
-                let log = try await client.admin(.get, "/sign-ins?userId=\(Fixtures.bob.id)", token: admin)
+                let log = try await client.admin(.get, "/sign-ins?user=\(Fixtures.bob.id)", token: admin)
                 let records = log.json["value"] as? [[String: Any]] ?? []
                 let details = records.compactMap { $0["authenticationContextClassReferences"] as? [[String: Any]] }.map {
                     $0.map { "\($0["id"] ?? "")/\($0["detail"] ?? "")" }

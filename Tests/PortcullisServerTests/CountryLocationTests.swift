@@ -57,7 +57,7 @@ struct CountryLocationTests {
 
                 // The sign-in log says which country; what-if looks the address up too.
                 try await Task.sleep(for: .milliseconds(300))
-                let log = try await client.admin(.get, "/sign-ins?userId=\(Fixtures.alice.id)", token: admin)
+                let log = try await client.admin(.get, "/sign-ins?user=\(Fixtures.alice.id)", token: admin)
                 let recorded = (log.json["value"] as? [[String: Any]] ?? []).compactMap { $0["countryOrRegion"] as? String }
                 #expect(recorded.contains("NZ") && recorded.contains("DE"), "\(recorded)")
                 let whatIf = try await client.admin(

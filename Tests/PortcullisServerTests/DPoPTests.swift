@@ -262,12 +262,18 @@ struct DPoPTests {
                 // Others are not concerned.
                 #expect(try await client.token(Grants.password(Fixtures.alice, claims: nil)).status == .ok)
 
-                let log = try await client.admin(.get, "/sign-ins?userId=\(Fixtures.carol.id)", token: admin)
+                let log = try await client.admin(.get, "/sign-ins?user=\(Fixtures.carol.id)", token: admin)
                 let statuses = (log.json["value"] as? [[String: Any]] ?? []).compactMap {
                     ($0["tokenProtectionStatusDetails"] as? [String: Any])?["signInSessionStatus"] as? String
                 }
                 #expect(statuses.contains("bound") && statuses.contains("unbound"), "\(log.text.prefix(2000))")
                 #expect(log.text.contains("530084") && log.text.contains("SecureSignInSession"), "\(log.text.prefix(2000))")
+                // A bearer grant no policy asked to bind records nothing about binding (compact records).
+                let alice = try await client.admin(.get, "/sign-ins?user=\(Fixtures.alice.id)", token: admin)
+                let aliceRecords = alice.json["value"] as? [[String: Any]] ?? []
+                #expect(
+                    !aliceRecords.isEmpty && aliceRecords.allSatisfy { $0["tokenProtectionStatusDetails"] == nil },
+                    "\(aliceRecords.map { ($0["grantType"] ?? "", $0["tokenProtectionStatusDetails"] ?? "") })")
 
                 for (dpop, expected) in [(false, "invalid_grant"), (true, nil)] as [(Bool, String?)] {
                     let whatIf = try await client.admin(

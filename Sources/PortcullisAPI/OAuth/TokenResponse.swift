@@ -1,5 +1,9 @@
 /// The token endpoint's success body (PROTOCOL §2.3).
 public struct TokenResponse: Codable, Sendable, Equatable {
+    /// `token_type` of a bearer token, and of one bound to a DPoP key (PROTOCOL §15); introspection says the same.
+    public static let bearer = "Bearer"
+    public static let dpop = "DPoP"
+
     public var tokenType: String
     public var scope: String
     public var expiresIn: Int
@@ -10,7 +14,7 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     public var clientInfo: String?
 
     public init(
-        tokenType: String = "Bearer", scope: String, expiresIn: Int, extExpiresIn: Int, accessToken: String,
+        tokenType: String = TokenResponse.bearer, scope: String, expiresIn: Int, extExpiresIn: Int, accessToken: String,
         refreshToken: String? = nil, idToken: String? = nil, clientInfo: String? = nil
     ) {
         self.tokenType = tokenType

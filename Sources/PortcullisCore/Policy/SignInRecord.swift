@@ -29,8 +29,8 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     public var authenticationContextClassReferences: [ContextReference]?
     /// The country of `ipAddress` in the IP-to-country table at the time (PROTOCOL §13), when known: what impact replays.
     public var countryOrRegion: String?
-    /// Graph's `tokenProtectionStatusDetails` (PROTOCOL §15): whether the tokens were bound to a DPoP key; absent in
-    /// records written before DPoP (replayed as unbound).
+    /// Graph's `tokenProtectionStatusDetails` (PROTOCOL §15): whether the tokens were bound to a DPoP key. Recorded for a
+    /// bound grant and for one a policy demanded binding of; absent otherwise (and before DPoP), which replays as unbound.
     public var tokenProtectionStatusDetails: TokenProtectionStatus?
 
     /// Graph's `tokenProtectionStatusDetails`: `bound` when the request carried a valid DPoP proof.

@@ -288,7 +288,11 @@ public enum GrantDecision {
             authenticationMethods: facts.user == nil ? nil : facts.authentication.methods,
             authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
         record.countryOrRegion = facts.signIn.country
-        record.tokenProtectionStatusDetails = SignInRecord.TokenProtectionStatus(bound: facts.signIn.proofOfPossession)
+        // Kept when it says something (a bound token, or a policy that demanded one): every bearer grant of every tenant
+        // would otherwise carry "unbound" into the log, and an absent one replays as unbound anyway.
+        if facts.signIn.proofOfPossession || decision.sessionControls.requiresTokenProtection {
+            record.tokenProtectionStatusDetails = SignInRecord.TokenProtectionStatus(bound: facts.signIn.proofOfPossession)
+        }
         return record
     }
 }

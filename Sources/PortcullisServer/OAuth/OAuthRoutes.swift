@@ -163,7 +163,8 @@ struct OAuthRoutes: Sendable {
             return JSONResponse.make(
                 status: .ok,
                 IntrospectionResponse(
-                    active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn, tokenType: claims.cnf == nil ? "Bearer" : "DPoP",
+                    active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn,
+                    tokenType: claims.cnf == nil ? TokenResponse.bearer : TokenResponse.dpop,
                     exp: claims.exp, iat: claims.iat, nbf: claims.nbf, sub: claims.sub, aud: claims.aud, iss: claims.iss,
                     jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles, cnf: claims.cnf))
         }

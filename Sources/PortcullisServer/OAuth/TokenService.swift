@@ -302,7 +302,7 @@ struct TokenService: Sendable {
         let signer = try await signers.signer(tenantId: plan.accessToken.tenantId)
         let claims = AccessTokenClaims(plan.accessToken, issuer: issuer, tokenId: prepared.tokenId)
         var response = TokenResponse(
-            tokenType: plan.accessToken.confirmation == nil ? "Bearer" : "DPoP", scope: plan.grantedScope, expiresIn: plan.expiresIn,
+            tokenType: plan.accessToken.confirmation == nil ? TokenResponse.bearer : TokenResponse.dpop, scope: plan.grantedScope, expiresIn: plan.expiresIn,
             extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
         if let id = plan.idToken { response.idToken = try await signer.sign(idToken: IDTokenClaims(id, issuer: issuer)) }
         if let info = plan.clientInfo { response.clientInfo = ClientInfo(uid: info.uid, utid: info.utid).encoded }
