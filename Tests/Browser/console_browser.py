@@ -287,6 +287,35 @@ def token_protection(run):
         run.shoot("console-what-if-dpop" if bound else "console-what-if-bearer")
     check("reportOnlyFailure" in results[False] and "DPoP" in results[False], "without a proof the policy would refuse, and says why", results[False])
     check("reportOnlySuccess" in results[True], "with a proof it would pass", results[True])
+    # A real DPoP-bound grant (requests-oauth2client's key makes the proofs): its sign-in detail says the token was bound.
+    from requests_oauth2client import DPoPKey
+    key = DPoPKey.generate(alg="ES256")
+    url = f"{run.base}/{TENANT}/oauth2/v2.0/token"
+    correlation = str(uuid.uuid4())
+    fields = {"grant_type": "password", "client_id": MAIL_CLIENT, "username": ERIN, "password": ERIN_PASSWORD, "scope": MAIL_SCOPE}
+    nonce = None
+    for _ in range(2):
+        request = urllib.request.Request(url, data=urllib.parse.urlencode(fields).encode(), method="POST", headers={
+            "Content-Type": "application/x-www-form-urlencoded", "client-request-id": correlation,
+            "DPoP": str(key.proof(htm="POST", htu=url, nonce=nonce))})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, body = response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            status, body, nonce = error.code, json.loads(error.read() or b"{}"), error.headers.get("DPoP-Nonce")
+        if status == 200:
+            break
+    check(status == 200 and body.get("token_type") == "DPoP", "Erin's DPoP-bound token", body)
+    go(run, "/admin/sign-ins", "console-sign-ins")
+    field = driver.find_element(By.ID, "f-correlation")
+    field.send_keys(correlation)
+    field.submit()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr"))
+    row = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")[0]
+    row.find_element(By.TAG_NAME, "summary").click()
+    details = row.find_element(By.TAG_NAME, "details").text
+    check("bound to a DPoP key" in details, "the sign-in's detail says the token was bound", details)
+    run.shoot("console-sign-in-dpop")
     print("PASS token protection: requireDPoP from the application template, shown in the directory; a token protection policy; what-if with and without a proof")
 
 
