@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import PortcullisClient
 import PortcullisClientKeys
@@ -69,6 +72,28 @@ struct DPoPClientTests {
                         Issue.record("no token was accepted")
                     } catch let error as ResourceGuard.Refusal {
                         #expect(error.challenges.count == 2 && error.challenges[0].hasPrefix("Bearer realm") && error.challenges[1].hasPrefix("DPoP algs="))
+                    }
+                }
+                // The same checks as Hummingbird middleware in front of a resource's routes.
+                let router = Router(context: GatewayContext.self)
+                router.add(middleware: ResourceServerMiddleware(guardian: guardian, publicBaseURL: "https://mail.fabrikam.test"))
+                router.get("/messages") { _, context in context.accessToken?.oid ?? "none" }
+                try await Application(router: router).test(.router) { resource in
+                    let url = URL(string: "https://mail.fabrikam.test/messages")!
+                    let fresh = try await app.acquireTokenSilent(account: account, scopes: [Client.mailScope], forceRefresh: true)
+                    var headers = HTTPFields()
+                    for (name, value) in try await maker.resourceHeaders(for: fresh, method: "GET", url: url) {
+                        headers.append(HTTPField(name: HTTPField.Name(name)!, value: value))
+                    }
+                    try await resource.execute(uri: "/messages", method: .get, headers: headers) { response in
+                        #expect(response.status == .ok && String(buffer: response.body) == Fixtures.carol.id)
+                    }
+                    try await resource.execute(uri: "/messages", method: .get, headers: [.authorization: "Bearer \(fresh.accessToken)"]) { response in
+                        #expect(response.status == .unauthorized)
+                        #expect(response.headers[values: .wwwAuthenticate].first?.hasPrefix(#"DPoP error="invalid_token""#) == true)
+                    }
+                    try await resource.execute(uri: "/messages", method: .get) { response in
+                        #expect(response.status == .unauthorized && response.headers[values: .wwwAuthenticate].count == 2)
                     }
                 }
                 try await client.shutdown()

@@ -41,13 +41,9 @@ enum DPoPBench {
     /// the resource side's in-memory cache holding 121 s of proofs.
     static func replayBounds() async throws {
         let rate = 10_000
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bench-dpop-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
-        let path = root.appendingPathComponent("db.sqlite").path
-        let store = try await SQLiteStore.open(.init(path: path), logger: logger)
-        try await store.migrate()
+        let temporary = try await TemporarySQLite.open("bench-dpop")
+        defer { try? FileManager.default.removeItem(at: temporary.root) }
+        let (root, store) = (temporary.root, temporary.store)
         let sample = 100_000
         let start = Date()
         let before = fileBytes(root)

@@ -197,13 +197,9 @@ enum Micro {
     /// The enrollment lookup the token path makes (`compliantEnrollment(tenant, user, client, now)`) on a SQLite
     /// store holding `count` enrollments.
     static func enrollmentLookup(count: Int) async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bench-enrollments-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
-        let path = root.appendingPathComponent("db.sqlite").path
-        let store = try await SQLiteStore.open(.init(path: path), logger: logger)
-        try await store.migrate()
+        let temporary = try await TemporarySQLite.open("bench-enrollments")
+        defer { try? FileManager.default.removeItem(at: temporary.root) }
+        let (path, logger, store) = (temporary.path, temporary.logger, temporary.store)
         let users = max(1, count / 10)
         let start = ContinuousClock.now
         try await Dataset.bulkEnrollments(
@@ -234,4 +230,23 @@ enum Micro {
 /// A generated address that `IPAddress` did not read: a bug in the benchmark's generator.
 struct CountryTableBenchError: Error {
     let text: String
+}
+
+/// A migrated SQLite store in a temporary directory of its own, with the quiet logger that opened it (the caller removes
+/// `root`).
+struct TemporarySQLite {
+    let root: URL
+    let path: String
+    let logger: Logger
+    let store: SQLiteStore
+
+    static func open(_ label: String) async throws -> TemporarySQLite {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let path = root.appendingPathComponent("db.sqlite").path
+        let store = try await SQLiteStore.open(.init(path: path), logger: logger)
+        try await store.migrate()
+        return TemporarySQLite(root: root, path: path, logger: logger, store: store)
+    }
 }
