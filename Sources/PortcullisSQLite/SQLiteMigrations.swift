@@ -214,5 +214,12 @@ enum SQLiteMigrations {
                 "ALTER TABLE refresh_token_families ADD COLUMN dpop_jkt TEXT",
             ]
         ),
+        (
+            12,
+            [
+                // Shared Signals streams (PROTOCOL §14.2): a stream's SETs are found by their outbox target.
+                "CREATE INDEX outbox_target ON outbox (target_uri, state)"
+            ]
+        ),
     ]
 }

@@ -51,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
         // Installation-wide keys of earlier releases verify only until every token they signed has expired.
         let signers = try TenantKeyRings(
             keysDirectory: keysURL, algorithm: settings.signingAlgorithm, accessTokenType: settings.accessTokenType,
-            retiringWindow: max(configuration.accessTokenLifetime, configuration.idTokenLifetime) + TenantKeyRings.retiringAllowance, clock: clock)
+            retiringWindow: max(configuration.longestAccessTokenLifetime, configuration.idTokenLifetime) + TenantKeyRings.retiringAllowance, clock: clock)
         if let until = signers.retiringUntil {
             logger.notice(
                 clock.now() < until

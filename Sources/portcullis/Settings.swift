@@ -54,6 +54,11 @@ struct Settings {
     var countryTableReloadSeconds = 10
     /// Whether DPoP proofs must carry a server nonce (`tokens.dpopNonce`: `required` or `off`; PROTOCOL §15).
     var dpopNonceRequired = true
+    /// `tokens.continuousAccessTokenLifetimeSeconds` (PROTOCOL §14.1).
+    var continuousAccessTokenLifetime: TimeInterval = 24 * 3600
+    /// `signals.pendingPerStream`, `signals.longestPollSeconds` (PROTOCOL §14.2).
+    var signalsPendingPerStream = 10_000
+    var signalsLongestPollSeconds = 30
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -70,7 +75,7 @@ struct Settings {
         reader.rejectUnknownMembers(allowed: [
             "$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
             "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network",
+            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network", "signals",
         ])
         if let network = reader.object("network") {
             network.rejectUnknownMembers(allowed: ["countryTable", "countryTableReloadSeconds"])
@@ -153,7 +158,11 @@ struct Settings {
         if let tokens = reader.object("tokens") {
             tokens.rejectUnknownMembers(allowed: [
                 "signingAlgorithm", "accessTokenType", "accessTokenLifetimeSeconds", "refreshTokenLifetimeSeconds", "audience", "dpopNonce",
+                "continuousAccessTokenLifetimeSeconds",
             ])
+            if let value = tokens.integer("continuousAccessTokenLifetimeSeconds", in: 300...(7 * 86400)) {
+                continuousAccessTokenLifetime = TimeInterval(value)
+            }
             if let value = tokens.enumeration("dpopNonce", allowed: ["required", "off"]) { dpopNonceRequired = value == "required" }
             if let value = tokens.enumeration("audience", allowed: GrantSettings.AudienceFormat.allCases.map(\.rawValue)) {
                 audienceFormat = GrantSettings.AudienceFormat(rawValue: value) ?? audienceFormat
@@ -166,6 +175,11 @@ struct Settings {
             }
             if let value = tokens.integer("accessTokenLifetimeSeconds", in: 60...86400) { accessTokenLifetime = TimeInterval(value) }
             if let value = tokens.integer("refreshTokenLifetimeSeconds", in: 300...(365 * 86400)) { refreshTokenLifetime = TimeInterval(value) }
+        }
+        if let signals = reader.object("signals") {
+            signals.rejectUnknownMembers(allowed: ["pendingPerStream", "longestPollSeconds"])
+            signalsPendingPerStream = signals.integer("pendingPerStream", in: 100...1_000_000) ?? signalsPendingPerStream
+            signalsLongestPollSeconds = signals.integer("longestPollSeconds", in: 1...300) ?? signalsLongestPollSeconds
         }
         if let passwords = reader.object("passwords") {
             passwords.rejectUnknownMembers(allowed: ["bcryptCost", "queueLimit", "lockout"])
@@ -267,6 +281,10 @@ struct Settings {
             lockout: lockout, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
             audienceFormat: audienceFormat, signIn: interactive)
         configuration.dpopNonceRequired = dpopNonceRequired
+        configuration.continuousAccessTokenLifetime = continuousAccessTokenLifetime
+        configuration.signals = SignalSettings(
+            pendingPerStream: signalsPendingPerStream, longestPoll: .seconds(signalsLongestPollSeconds),
+            sharedStorePollInterval: postgresURL == nil ? nil : .milliseconds(200))
         return configuration
     }
 }

@@ -263,7 +263,7 @@ public struct DirectoryDocument: Sendable {
         app.rejectUnknownMembers(allowed: [
             "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
             "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles", "requiredResourceAccess",
-            "preAuthorizedApplications", "requireDPoP",
+            "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation",
         ])
         let appId = guid(app, "appId")
         let name = app.string("displayName", required: true)
@@ -365,7 +365,8 @@ public struct DirectoryDocument: Sendable {
                 allowedGrantTypes: grants, redirectUris: (app.strings("redirectUris") ?? []).map(\.value),
                 complianceCallbackUris: callbacks.map(\.value), approvedClientApp: app.bool("approvedClientApp") ?? false,
                 identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value),
-                requiredResourceAccess: access, preAuthorizedApplications: preAuthorized, requireDPoP: app.bool("requireDPoP") ?? false),
+                requiredResourceAccess: access, preAuthorizedApplications: preAuthorized, requireDPoP: app.bool("requireDPoP") ?? false,
+                continuousAccessEvaluation: app.bool("continuousAccessEvaluation") ?? false),
             secretEntries: entries)
     }
 

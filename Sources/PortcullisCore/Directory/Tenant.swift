@@ -179,6 +179,9 @@ public struct Application: Codable, Sendable, Equatable {
     public var preAuthorizedApplications: [String]
     /// Every token request of this client must carry a DPoP proof (PROTOCOL §15; Keycloak's "DPoP bound tokens").
     public var requireDPoP: Bool
+    /// As a resource: it enforces continuous access evaluation (PROTOCOL §14.1), so clients that declare `cp1` get
+    /// long-lived tokens for it.
+    public var continuousAccessEvaluation: Bool
 
     /// At most this many secrets per application (two for rotation, with room to spare).
     public static let maximumSecrets = 10
@@ -190,9 +193,11 @@ public struct Application: Codable, Sendable, Equatable {
         appId: String, displayName: String, publicClient: Bool = false, secretHashes: [String] = [], secrets: [ClientSecret] = [],
         allowedGrantTypes: [String] = [], redirectUris: [String] = [], complianceCallbackUris: [String] = [],
         approvedClientApp: Bool = false, identifierUris: [String] = [], scopes: [String] = [], appRoles: [String] = [],
-        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [String] = [], requireDPoP: Bool = false
+        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [String] = [], requireDPoP: Bool = false,
+        continuousAccessEvaluation: Bool = false
     ) {
         self.requireDPoP = requireDPoP
+        self.continuousAccessEvaluation = continuousAccessEvaluation
         self.requiredResourceAccess = requiredResourceAccess
         self.preAuthorizedApplications = preAuthorizedApplications.map { $0.lowercased() }
         self.appId = appId.lowercased()
@@ -211,6 +216,7 @@ public struct Application: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
         case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications, requireDPoP
+        case continuousAccessEvaluation
     }
 
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
@@ -232,6 +238,7 @@ public struct Application: Codable, Sendable, Equatable {
         requiredResourceAccess = try container.decodeIfPresent([RequiredResourceAccess].self, forKey: .requiredResourceAccess) ?? []
         preAuthorizedApplications = try container.decodeIfPresent([String].self, forKey: .preAuthorizedApplications) ?? []
         requireDPoP = try container.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false
+        continuousAccessEvaluation = try container.decodeIfPresent(Bool.self, forKey: .continuousAccessEvaluation) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -251,6 +258,7 @@ public struct Application: Codable, Sendable, Equatable {
         if !requiredResourceAccess.isEmpty { try container.encode(requiredResourceAccess, forKey: .requiredResourceAccess) }
         if !preAuthorizedApplications.isEmpty { try container.encode(preAuthorizedApplications, forKey: .preAuthorizedApplications) }
         if requireDPoP { try container.encode(requireDPoP, forKey: .requireDPoP) }
+        if continuousAccessEvaluation { try container.encode(continuousAccessEvaluation, forKey: .continuousAccessEvaluation) }
     }
 
     /// The hashes of the secrets that authenticate at `now`.

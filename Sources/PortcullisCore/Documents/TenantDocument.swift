@@ -46,6 +46,7 @@ public struct TenantContents: Sendable {
     public var authenticationStrengths: [AuthenticationStrengthPolicy] = []
     /// Authentication contexts (`c1`…`c99`).
     public var authenticationContexts: [AuthenticationContextClassReference] = []
+    public var sharedSignalsStreams: [SharedSignalsStream] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -64,6 +65,7 @@ public struct TenantContents: Sendable {
         Self.sort(&secretMaterials)
         Self.sort(&authenticationStrengths)
         Self.sort(&authenticationContexts)
+        Self.sort(&sharedSignalsStreams)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -206,6 +208,12 @@ extension AuthenticationContextClassReference: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [AuthenticationContextClassReference]>? { \.authenticationContexts }
 }
 
+extension SharedSignalsStream: TenantDocument {
+    public static let kind = DocumentKind.sharedSignalsStream
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [SharedSignalsStream]>? { \.sharedSignalsStreams }
+}
+
 /// Every kind of tenant document, for reading a stored one back into its type by its kind name.
 public enum TenantDocuments {
     /// How every tenant document is stored, by every writer (the admin API, the seeder, the bench's dataset): sorted
@@ -222,7 +230,7 @@ public enum TenantDocuments {
     public static let all: [any TenantDocument.Type] = [
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
-        AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self,
+        AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

@@ -66,3 +66,7 @@ extension JSONValue: Codable {
         }
     }
 }
+
+extension JSONValue: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+}

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The `claims` request parameter (OIDC Core §5.5), of which the token endpoint reads the client capabilities in
 /// `access_token.xms_cc.values` and the authentication contexts asked for in `access_token.acrs` (`value` or `values`,
@@ -8,8 +8,12 @@ public struct ClaimsRequest: Sendable, Equatable {
     public let capabilities: [String]
     /// The authentication contexts asked for (`c1`…`c99`), in their natural order.
     public let authenticationContexts: [String]
+    /// `access_token.nbf.value` (PROTOCOL §14.1): the time, in seconds since 1970, the token must not be issued before —
+    /// what a resource's `insufficient_claims` challenge names after a revocation.
+    public let notBefore: Int?
 
-    public init(capabilities: [String] = [], authenticationContexts: [String] = []) {
+    public init(capabilities: [String] = [], authenticationContexts: [String] = [], notBefore: Int? = nil) {
+        self.notBefore = notBefore
         var seen = Set<String>()
         self.capabilities = capabilities.map { $0.lowercased() }.filter { seen.insert($0).inserted }
         self.authenticationContexts = AuthenticationContextClassReference.sorted(authenticationContexts.map { $0.lowercased() })
@@ -17,6 +21,12 @@ public struct ClaimsRequest: Sendable, Equatable {
 
     /// Whether the client declared it can remediate app protection (`protapp`, any case).
     public var declaresProtApp: Bool { capabilities.contains(ClientCapability.protApp) }
+
+    /// Whether the client declared it handles claims challenges (`cp1`, PROTOCOL §14.1).
+    public var declaresCP1: Bool { capabilities.contains(ClientCapability.cp1) }
+
+    /// How far ahead of the server's clock a requested `nbf` may be.
+    public static let notBeforeLeeway: TimeInterval = 300
 
     /// At most this many capabilities, of at most this many characters each (PROTOCOL §2.1).
     public static let maximumCapabilities = 16
@@ -34,7 +44,25 @@ public struct ClaimsRequest: Sendable, Equatable {
         }
         return ClaimsRequest(
             capabilities: try strings(accessTokenClaims["xms_cc"], name: "xms_cc", singleAllowed: false) ?? [],
-            authenticationContexts: try contexts(accessTokenClaims["acrs"]))
+            authenticationContexts: try contexts(accessTokenClaims["acrs"]), notBefore: try notBefore(accessTokenClaims["nbf"]))
+    }
+
+    /// `nbf`'s `value`: seconds since 1970, as a string (what MSAL sends back from a challenge) or a number.
+    static func notBefore(_ request: Any?) throws(TokenError) -> Int? {
+        guard let request else { return nil }
+        guard let object = request as? [String: Any] else { throw .malformedClaims("'access_token.nbf' must be an object.") }
+        guard let value = object["value"] else { return nil }
+        let seconds: Int?
+        switch value {
+        case let text as String: seconds = text.count <= 12 ? Int(text) : nil
+        case let number as NSNumber:
+            seconds = number.doubleValue.isFinite && abs(number.doubleValue) < 1e12 ? Int(number.doubleValue) : nil
+        default: seconds = nil
+        }
+        guard let seconds, seconds >= 0 else {
+            throw .malformedClaims("'access_token.nbf.value' must be a time in seconds since 1970 (a string or a number).")
+        }
+        return seconds
     }
 
     /// An individual claim request's `values` (and, where allowed, `value`), as strings within the capability bounds.
@@ -79,12 +107,13 @@ public struct ClaimsRequest: Sendable, Equatable {
         if !authenticationContexts.isEmpty {
             members.append(#""acrs":{"essential":true,"values":["# + authenticationContexts.map(quoted).joined(separator: ",") + "]}")
         }
+        if let notBefore { members.append(#""nbf":{"essential":true,"value":"\#(notBefore)"}"#) }
         return #"{"access_token":{"# + members.joined(separator: ",") + "}}"
     }
 
     /// This request with `other`'s contexts added (an authorization request's `acr_values`, PROTOCOL §13).
     public func adding(authenticationContexts other: [String]) -> ClaimsRequest {
-        ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts + other)
+        ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts + other, notBefore: notBefore)
     }
 }
 

@@ -81,11 +81,14 @@ public struct GrantSettings: Sendable, Equatable {
     public var idTokenLifetime: TimeInterval
     public var refreshTokenLifetime: TimeInterval
     public var audience: AudienceFormat
+    /// The lifetime of a CAE-capable client's (`cp1`) access tokens for a resource that enforces CAE (PROTOCOL §14.1).
+    public var continuousAccessTokenLifetime: TimeInterval
 
     public init(
         accessTokenLifetime: TimeInterval = 3600, idTokenLifetime: TimeInterval = 3600, refreshTokenLifetime: TimeInterval = 90 * 24 * 3600,
-        audience: AudienceFormat = .applicationId
+        audience: AudienceFormat = .applicationId, continuousAccessTokenLifetime: TimeInterval = 24 * 3600
     ) {
+        self.continuousAccessTokenLifetime = continuousAccessTokenLifetime
         self.accessTokenLifetime = accessTokenLifetime
         self.idTokenLifetime = idTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
@@ -212,11 +215,14 @@ public enum GrantDecision {
     }
 
     static func plan(_ facts: GrantFacts, decision: Decision, settings: GrantSettings) -> MintPlan {
-        let iat = Int(facts.now.timeIntervalSince1970.rounded(.down))
-        let exp = iat + Int(settings.accessTokenLifetime)
+        // A claims request's `nbf` (PROTOCOL §14.1): issued no earlier than the revocation the resource named (the token
+        // endpoint bounds how far ahead it may be).
+        let iat = max(Int(facts.now.timeIntervalSince1970.rounded(.down)), facts.capabilities.notBefore ?? 0)
         let tenant = facts.tenant
         let client = facts.client
         let resource = facts.scope.resource
+        let lifetime = accessTokenLifetime(facts, decision: decision, settings: settings)
+        let exp = iat + lifetime
         let audience: String
         switch (settings.audience, resource) {
         case (_, nil): audience = client.appId
@@ -269,7 +275,22 @@ public enum GrantDecision {
         }
         return MintPlan(
             accessToken: access, idToken: idToken, refreshToken: refresh, clientInfo: clientInfo,
-            grantedScope: facts.scope.grantedScopeString, expiresIn: Int(settings.accessTokenLifetime))
+            grantedScope: facts.scope.grantedScopeString, expiresIn: lifetime)
+    }
+
+    /// How long the access token lives, in seconds: a CAE-capable client's (`cp1`) token for a resource that enforces
+    /// CAE lives `continuousAccessTokenLifetime` (the resource hears of revocations, so it need not expire soon), but
+    /// not past what a sign-in frequency control allows since the authentication (and never shorter than the usual
+    /// time); every other token the usual time.
+    static func accessTokenLifetime(_ facts: GrantFacts, decision: Decision, settings: GrantSettings) -> Int {
+        let normal = Int(settings.accessTokenLifetime)
+        guard facts.capabilities.declaresCP1, facts.scope.resource?.continuousAccessEvaluation == true else { return normal }
+        var lifetime = Int(settings.continuousAccessTokenLifetime)
+        if let maximumAge = decision.sessionControls.maximumAuthenticationAge {
+            let since = facts.authentication.time.map { facts.now.timeIntervalSince($0) } ?? 0
+            lifetime = min(lifetime, Int(maximumAge - since))
+        }
+        return max(normal, lifetime)
     }
 
     /// The sign-in log record of a decision, with the grant's final outcome (`errorCode`: the AADSTS code of

@@ -41,12 +41,20 @@ public struct ServerConfiguration: Sendable {
     public var signIn: SignInSettings
     /// DPoP proofs must carry a server nonce (PROTOCOL §15; `tokens.dpopNonce`).
     public var dpopNonceRequired = true
+    /// CAE-capable clients' access tokens for resources that enforce CAE live this long (PROTOCOL §14.1;
+    /// `tokens.continuousAccessTokenLifetimeSeconds`).
+    public var continuousAccessTokenLifetime: TimeInterval = 24 * 3600
+    /// The Shared Signals transmitter (PROTOCOL §14.2).
+    public var signals = SignalSettings()
+
+    /// The longest an access token issued now can live.
+    public var longestAccessTokenLifetime: TimeInterval { max(accessTokenLifetime, continuousAccessTokenLifetime) }
 
     /// What the grant decision reads.
     public var grant: GrantSettings {
         GrantSettings(
             accessTokenLifetime: accessTokenLifetime, idTokenLifetime: idTokenLifetime, refreshTokenLifetime: refreshTokenLifetime,
-            audience: audienceFormat)
+            audience: audienceFormat, continuousAccessTokenLifetime: continuousAccessTokenLifetime)
     }
 
     public init(
@@ -85,6 +93,23 @@ public struct ServerConfiguration: Sendable {
         self.sweepInterval = sweepInterval
         self.idleEnrollmentRetention = idleEnrollmentRetention
         self.tenantCacheValidation = tenantCacheValidation
+    }
+}
+
+/// The Shared Signals transmitter's bounds (PROTOCOL §14.2).
+public struct SignalSettings: Sendable {
+    /// A stream holds at most this many undelivered events (a paused or poll stream, a receiver that is down); past it
+    /// the oldest are dropped.
+    public var pendingPerStream: Int
+    /// The longest a poll request waits for events (RFC 8936 long polling).
+    public var longestPoll: Duration
+    /// With a store other nodes write too: how often a waiting poll looks for events raised elsewhere.
+    public var sharedStorePollInterval: Duration?
+
+    public init(pendingPerStream: Int = 10_000, longestPoll: Duration = .seconds(30), sharedStorePollInterval: Duration? = nil) {
+        self.pendingPerStream = pendingPerStream
+        self.longestPoll = longestPoll
+        self.sharedStorePollInterval = sharedStorePollInterval
     }
 }
 

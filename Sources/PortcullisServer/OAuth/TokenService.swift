@@ -105,6 +105,11 @@ struct TokenService: Sendable {
         // MSAL sends `claims` on every token request; a code or device grant without one keeps what was authorized.
         let capabilities = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) } ?? ClaimsRequest()
         let now = clock.now()
+        // A claims challenge's `nbf` names a revocation that happened on some node, now or a moment ago: a time further
+        // ahead than nodes' clocks differ is not one (PROTOCOL §14.1).
+        if let notBefore = capabilities.notBefore, TimeInterval(notBefore) > now.timeIntervalSince1970 + ClaimsRequest.notBeforeLeeway {
+            throw TokenError.malformedClaims("'access_token.nbf.value' is more than \(Int(ClaimsRequest.notBeforeLeeway)) seconds ahead of the server's clock.")
+        }
 
         let prepared = Prepared()
         var user: User?
@@ -233,7 +238,7 @@ struct TokenService: Sendable {
             guard
                 let record = try await store.redeemAuthorizationCode(
                     codeHash: hash, at: now, familyId: prepared.familyId, accessTokenId: prepared.tokenId,
-                    accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
+                    accessTokenExpiresAt: now.addingTimeInterval(configuration.longestAccessTokenLifetime))
             else { throw TokenError.authorizationCodeInvalid }
             if record.usedAt == nil { return record }
             try await revokeReplayed(record, client: client, now: now)
