@@ -91,6 +91,8 @@ public struct PortcullisServer: Sendable {
     public let signIns: SignInRecorder
     public let compliance: ComplianceService
     public let outboxSignal: OutboxSignal
+    /// The Shared Signals transmitter (PROTOCOL §14.2).
+    public let transmitter: SignalTransmitter
     public let dispatcher: OutboxDispatcher
     public let sweeper: ComplianceSweeper
     /// Readiness goes 503 first on SIGTERM; see `Drain`.
@@ -108,12 +110,17 @@ public struct PortcullisServer: Sendable {
         let signal = OutboxSignal()
         self.outboxSignal = signal
         let configuration = dependencies.configuration
+        let transmitter = SignalTransmitter(
+            store: dependencies.store, tenants: tenants, signers: dependencies.signers, endpoints: endpoints, settings: configuration.signals,
+            outboxSignal: signal, box: FactorSecretBox(credentials: dependencies.credentials), clock: dependencies.clock, logger: dependencies.logger)
+        self.transmitter = transmitter
         self.compliance = ComplianceService(
             configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signers: dependencies.signers,
             clock: dependencies.clock,
-            outboxSignal: signal, logger: dependencies.logger)
+            outboxSignal: signal, transmitter: transmitter, logger: dependencies.logger)
         self.dispatcher = OutboxDispatcher(
-            store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger)
+            store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger,
+            streamTarget: { message in try await transmitter.pushTarget(for: message) })
         self.sweeper = ComplianceSweeper(
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
@@ -146,11 +153,11 @@ public struct PortcullisServer: Sendable {
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
-            countries: deps.countries, clock: deps.clock, logger: deps.logger
+            countries: deps.countries, transmitter: transmitter, clock: deps.clock, logger: deps.logger
         ).register(on: router)
         let documents = AdminDocuments(
             store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance,
-            logger: deps.logger)
+            transmitter: transmitter, logger: deps.logger)
         let admin = AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns,
             countries: deps.countries, clock: deps.clock,
@@ -171,6 +178,9 @@ public struct PortcullisServer: Sendable {
             secrets: SecretDelivery(
                 service: compliance, box: SecretMaterialBox(credentials: deps.credentials), authority: deps.issuingAuthority, clock: deps.clock),
             clock: deps.clock
+        ).register(on: router)
+        SharedSignalsRoutes(
+            transmitter: transmitter, tenants: tenants, signers: deps.signers, endpoints: endpoints, revocations: deps.store, clock: deps.clock
         ).register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, tenants: tenants, signers: deps.signers, drain: drain).register(on: router)
         return router

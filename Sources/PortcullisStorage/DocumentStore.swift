@@ -80,6 +80,7 @@ public struct AuditSubject: RawRepresentable, Sendable, Hashable, Codable {
     public static let authenticationMethod = AuditSubject(rawValue: "authenticationMethod")
     public static let passkey = AuditSubject(rawValue: "passkey")
     public static let temporaryAccessPass = AuditSubject(rawValue: "temporaryAccessPass")
+    public static let user = AuditSubject(DocumentKind.user)
 }
 
 /// An audit record: who changed what, when, and the before and after documents.

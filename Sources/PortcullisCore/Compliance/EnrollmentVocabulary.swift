@@ -58,6 +58,10 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable {
     public static let replace = AuditAction(rawValue: "replace")
     public static let delete = AuditAction(rawValue: "delete")
     public static let wipe = AuditAction(rawValue: "wipe")
+    /// Graph's `revokeSignInSessions` (PROTOCOL §14.1).
+    public static let revokeSignInSessions = AuditAction(rawValue: "revokeSignInSessions")
+    /// An admin reported the user's credentials compromised (RISC `credential-compromise`).
+    public static let confirmCompromised = AuditAction(rawValue: "confirmCompromised")
     public static let redeliver = AuditAction(rawValue: "redeliver")
     /// A secret delivered (sealed) to an app instance, or a device identity issued to one.
     public static let deliver = AuditAction(rawValue: "deliver")

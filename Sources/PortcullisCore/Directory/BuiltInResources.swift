@@ -15,7 +15,14 @@ public enum BuiltInResources {
         appId: adminAppId, displayName: "Portcullis admin API",
         identifierUris: [adminIdentifier], scopes: ["Admin.ReadWrite"], appRoles: [adminRole], preAuthorizedApplications: [consoleAppId]
     )
-    public static let all: [Application] = [compliance, admin]
+    /// The Shared Signals transmitter (PROTOCOL §14.2): receivers hold `SSF.Receiver` on it.
+    public static let sharedSignalsIdentifier = "api://portcullis-ssf"
+    public static let sharedSignalsAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c05"
+    public static let sharedSignalsReceiverRole = "SSF.Receiver"
+    public static let sharedSignals = Application(
+        appId: sharedSignalsAppId, displayName: "Portcullis shared signals", identifierUris: [sharedSignalsIdentifier],
+        appRoles: [sharedSignalsReceiverRole])
+    public static let all: [Application] = [compliance, admin, sharedSignals]
 
     /// The admin console's public client (PROTOCOL §11; the console at `GET /admin`): authorization code + PKCE,
     /// its one redirect URI `{baseURL}/admin/callback` given by the server (`consoleRedirectPath`).

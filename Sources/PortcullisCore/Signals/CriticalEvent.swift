@@ -165,8 +165,8 @@ public struct CriticalEvent: Sendable, Equatable {
 
     /// The event's subject in SSF's `complex` format: the user (`iss_sub`, `issuer` the tenant's token issuer), the
     /// tenant, and — for an app-scoped event — the application and its enrollment as the device.
-    public func subject(issuer: String) -> SubjectIdentifier {
-        var subject = SubjectIdentifier.complex(
+    public func subject(issuer: String) -> SignalSubject {
+        var subject = SignalSubject.complex(
             user: .issuerSubject(issuer: issuer, subject: userId), tenant: .opaque(tenantId), application: nil, device: nil)
         switch kind {
         case .enrollmentWiped(let clientAppId, let enrollmentId), .complianceChanged(let clientAppId, let enrollmentId, _):

@@ -46,12 +46,12 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
     public var statusReason: String?
     public var description: String?
     /// Subjects the receiver removed (`default_subjects` is `ALL`: every other subject's events are delivered).
-    public var removedSubjects: [SubjectIdentifier]
+    public var removedSubjects: [SignalSubject]
     public var createdAt: Date
 
     public init(
         id: String, receiverAppId: String, audience: String, eventsRequested: [String], delivery: Delivery, status: Status = .enabled,
-        statusReason: String? = nil, description: String? = nil, removedSubjects: [SubjectIdentifier] = [], createdAt: Date
+        statusReason: String? = nil, description: String? = nil, removedSubjects: [SignalSubject] = [], createdAt: Date
     ) {
         self.id = id.lowercased()
         self.receiverAppId = receiverAppId.lowercased()
@@ -72,7 +72,7 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
     }
 
     /// Whether an event of `type` about `subject` goes to this stream (verification events are sent on request only).
-    public func wants(_ type: SharedSignalsEventType, subject: SubjectIdentifier, userPrincipalName: String?) -> Bool {
+    public func wants(_ type: SharedSignalsEventType, subject: SignalSubject, userPrincipalName: String?) -> Bool {
         guard status != .disabled, eventsDelivered.contains(type) else { return false }
         return !removedSubjects.contains { $0.covers(subject, userPrincipalName: userPrincipalName) }
     }

@@ -32,7 +32,12 @@ struct AdminRoutes: Sendable {
     /// The check of every admin API request's token (and of every console page's session token).
     var authenticationMethods: AuthenticationMethodRoutes {
         AuthenticationMethodRoutes(
-            store: store, tenants: tenants, passes: TemporaryAccessPasses(store: store, credentials: directory.credentials), clock: clock)
+            store: store, tenants: tenants, passes: TemporaryAccessPasses(store: store, credentials: directory.credentials),
+            transmitter: documents.transmitter, clock: clock)
+    }
+
+    var signals: SignalAdminRoutes {
+        SignalAdminRoutes(store: store, tenants: tenants, transmitter: documents.transmitter, clock: clock, logger: documents.logger)
     }
 
     var authenticator: BearerAuthenticator {
@@ -52,6 +57,7 @@ struct AdminRoutes: Sendable {
         compliance.register(on: group)
         directory.register(on: group)
         authenticationMethods.register(on: group)
+        signals.register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
         group.post("conditional-access/impact") { request, context in try await impact(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }

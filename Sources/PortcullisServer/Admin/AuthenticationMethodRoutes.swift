@@ -11,6 +11,7 @@ struct AuthenticationMethodRoutes: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
     let passes: TemporaryAccessPasses
+    let transmitter: SignalTransmitter
     let clock: any WallClock
 
     struct Page: Encodable { let value: [Method] }
@@ -147,6 +148,13 @@ struct AuthenticationMethodRoutes: Sendable {
             AuditRecord(
                 tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
                 before: method.json, after: nil))
+        // A method removed ends the user's access everywhere (PROTOCOL §14.1); a temporary access pass is not a credential
+        // receivers hear of.
+        switch method {
+        case .totp: await transmitter.methodChanged(.app, added: false, tenantId: tenant.tenant.id, user: user, initiator: .admin)
+        case .passkey: await transmitter.methodChanged(.fido2, added: false, tenantId: tenant.tenant.id, user: user, initiator: .admin)
+        case .temporaryAccessPass: break
+        }
     }
 
     /// Issues the user's temporary access pass (PROTOCOL §12.3), replacing the one they had; the answer holds the pass,

@@ -18,6 +18,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
     let signers: TenantKeyRings
     let clock: any WallClock
     let outboxSignal: OutboxSignal
+    /// Tells Shared Signals receivers of wipes and lost compliance (PROTOCOL §14.1).
+    let transmitter: SignalTransmitter
     let logger: Logger
 
     /// The account and client application a compliance call acts for (from its bearer token).
@@ -393,7 +395,26 @@ public struct ComplianceService: AppProtectionStatusProvider {
             outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox,
             effects: EnrollmentEffects(revokeTokensAt: outcome.revokeTokens ? now : nil, audit: audit))
         if stored != nil && !outbox.isEmpty { outboxSignal.signal() }
+        if stored != nil { await transmitter.raise(Self.criticalEvents(outcome, previous: previous, event: event, now: now)) }
         return stored
+    }
+
+    /// What a stored enrollment change tells Shared Signals receivers: a wipe ends the app's tokens for the account;
+    /// compliance lost (or regained) is a `device-compliance-change`, and losing it ends them too (PROTOCOL §14.1).
+    static func criticalEvents(_ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: EnrollmentEvent, now: Date) -> [CriticalEvent] {
+        let enrollment = outcome.enrollment
+        func critical(_ kind: CriticalEvent.Kind, initiator: CriticalEvent.Initiator) -> CriticalEvent {
+            CriticalEvent(
+                kind, tenantId: enrollment.tenantId, userId: enrollment.userId, userPrincipalName: enrollment.userPrincipalName, at: now,
+                initiator: initiator)
+        }
+        if event == .wipeRequested {
+            return [critical(.enrollmentWiped(clientAppId: enrollment.clientId, enrollmentId: enrollment.id), initiator: .admin)]
+        }
+        let was = previous.complianceStatus.status == .compliant
+        let now = enrollment.complianceStatus.status == .compliant
+        guard was != now else { return [] }
+        return [critical(.complianceChanged(clientAppId: enrollment.clientId, enrollmentId: enrollment.id, compliant: now), initiator: .policy)]
     }
 
     /// The SETs announcing a status change, one outbox message per callback URI of the application (or the

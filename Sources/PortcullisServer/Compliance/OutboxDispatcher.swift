@@ -52,8 +52,15 @@ public final class OutboxDispatcher: Service, Sendable {
     private let client: HTTPClient
 
     private let destinations: CallbackDestinations
+    /// Where a Shared Signals stream's message goes now (its stream's endpoint and `Authorization`), or `nil` when the
+    /// stream no longer pushes (PROTOCOL §14.2).
+    private let streamTarget: (@Sendable (OutboxMessage) async throws -> (url: String, authorization: String?)?)?
 
-    public init(store: any OutboxStore, signal: OutboxSignal, clock: any WallClock, configuration: Configuration, logger: Logger) {
+    public init(
+        store: any OutboxStore, signal: OutboxSignal, clock: any WallClock, configuration: Configuration, logger: Logger,
+        streamTarget: (@Sendable (OutboxMessage) async throws -> (url: String, authorization: String?)?)? = nil
+    ) {
+        self.streamTarget = streamTarget
         self.store = store
         self.signal = signal
         self.clock = clock
@@ -126,25 +133,44 @@ public final class OutboxDispatcher: Service, Sendable {
     }
 
     func deliver(_ message: OutboxMessage) async {
-        var request = HTTPClientRequest(url: message.targetUri)
+        var url = message.targetUri
+        var authorization: String?
+        let isStream = message.targetUri.hasPrefix("ssf:")
+        if isStream {
+            guard let found = try? await streamTarget?(message) else {
+                // The stream was deleted, or polls now: the message waits where a poll (or nothing) finds it.
+                try? await store.failOutbox(
+                    id: message.id, owner: owner, attempts: message.attempts, nextAttemptAt: OutboxMessage.held, error: "the stream does not push")
+                return
+            }
+            (url, authorization) = found
+        }
+        var request = HTTPClientRequest(url: url)
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         request.method = .POST
         request.headers.add(name: "Content-Type", value: SecurityEventTypes.mediaType)
         request.headers.add(name: "Accept", value: "application/json")
         request.body = .bytes(ByteBuffer(string: message.payload))
         let failure: String
         do {
-            try await destinations.check(message.targetUri)
+            try await destinations.check(url)
             let response = try await client.execute(
                 request,
                 timeout: .nanoseconds(
                     Int64(configuration.requestTimeout.components.seconds * 1_000_000_000 + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
                 ))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            let body = try? await response.body.collect(upTo: 64 * 1024)
             if (200..<300).contains(Int(response.status.code)) {
                 try? await store.completeOutbox(id: message.id, owner: owner, at: clock.now())
                 return
             }
             failure = "HTTP \(response.status.code)"
+            // RFC 8935 §2.4: a 400 with an `err` is the receiver refusing this SET; sending it again cannot help.
+            if isStream, response.status == .badRequest, let body, let error = Self.pushError(body) {
+                logger.warning("a receiver refused a SET", metadata: ["portcullis.outbox_id": .string(message.id), LogKeys.error: .string(error)])
+                try? await store.failOutbox(id: message.id, owner: owner, attempts: message.attempts + 1, nextAttemptAt: nil, error: "\(failure) \(error)")
+                return
+            }
         } catch let refusal as CallbackDestinations.Refusal {
             failure = "destination refused: \(refusal)"
         } catch {
@@ -156,6 +182,14 @@ public final class OutboxDispatcher: Service, Sendable {
             logger.warning("callback moved to the dead letters", metadata: ["portcullis.outbox_id": .string(message.id), LogKeys.error: .string(failure)])
         }
         try? await store.failOutbox(id: message.id, owner: owner, attempts: attempts, nextAttemptAt: next, error: failure)
+    }
+
+    /// A push receiver's refusal (RFC 8935 §2.4: `{"err": …, "description": …}`), as one line.
+    static func pushError(_ body: ByteBuffer) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any], let err = object["err"] as? String
+        else { return nil }
+        let description = (object["description"] as? String).map { ": " + $0 } ?? ""
+        return String((err + description).prefix(300))
     }
 
     /// Exponential back-off with full jitter: uniform in [base·2^(n−1) / 2, base·2^(n−1)], capped.

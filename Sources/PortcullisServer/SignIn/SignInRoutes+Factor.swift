@@ -179,6 +179,7 @@ extension SignInRoutes {
                     tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .authenticationMethod,
                     documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method))))
             logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])
+            await transmitter.methodChanged(.app, added: true, tenantId: tenant.tenant.id, user: user, initiator: .user)
         } else {
             guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.kind == .totp }) else {
                 throw TokenError.factorAlreadyRegistered  // reset meanwhile: the page registers one again

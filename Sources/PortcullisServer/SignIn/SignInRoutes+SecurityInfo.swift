@@ -175,6 +175,7 @@ extension SignInRoutes {
                         documentId: "\(user.id)/\(passkey.id)", before: nil,
                         after: JSONValue(encoding: PasskeyMethod(passkey))))
                 logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id)])
+                await transmitter.methodChanged(.fido2, added: true, tenantId: tenant.tenant.id, user: user, initiator: .user)
                 return try await securityInfoPage(
                     session, user: user, tenant: tenant, notice: "Passkey added. You can now sign in with it.", error: nil, request: request, context)
             } catch let error as TokenError {
@@ -219,6 +220,7 @@ extension SignInRoutes {
                             tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .passkey, documentId: "\(user.id)/\(id)",
                             before: JSONValue(encoding: PasskeyMethod(passkey)), after: nil))
                     notice = "Passkey removed."
+                    await transmitter.methodChanged(.fido2, added: false, tenantId: tenant.tenant.id, user: user, initiator: .user)
                 } else if let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
                     try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
                 {
@@ -227,6 +229,7 @@ extension SignInRoutes {
                             tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .authenticationMethod,
                             documentId: "\(user.id)/\(id)", before: JSONValue(encoding: SoftwareOathMethod(method)), after: nil))
                     notice = "Authenticator app removed."
+                    await transmitter.methodChanged(.app, added: false, tenantId: tenant.tenant.id, user: user, initiator: .user)
                 } else {
                     return redirect(securityInfoURL(tenant))
                 }

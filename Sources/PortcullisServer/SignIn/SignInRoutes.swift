@@ -24,6 +24,8 @@ struct SignInRoutes: Sendable {
     let factorBox: FactorSecretBox
     let pages: Pages
     let countries: CountryTableSource
+    /// Tells Shared Signals receivers when a user adds or removes a method (PROTOCOL §12.1, §14.2).
+    let transmitter: SignalTransmitter
     let clock: any WallClock
     let logger: Logger
 

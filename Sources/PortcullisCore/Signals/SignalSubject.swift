@@ -2,11 +2,11 @@ import Foundation
 
 /// A subject identifier (RFC 9493) in the formats SSF 1.0 uses: `iss_sub`, `email`, `opaque`, and `complex` with
 /// `user`, `tenant`, `application` and `device` members.
-public indirect enum SubjectIdentifier: Sendable, Hashable {
+public indirect enum SignalSubject: Sendable, Hashable {
     case issuerSubject(issuer: String, subject: String)
     case email(String)
     case opaque(String)
-    case complex(user: SubjectIdentifier?, tenant: SubjectIdentifier?, application: SubjectIdentifier?, device: SubjectIdentifier?)
+    case complex(user: SignalSubject?, tenant: SignalSubject?, application: SignalSubject?, device: SignalSubject?)
 
     /// As it appears in a SET's `sub_id` or a subjects request.
     public var json: JSONValue {
@@ -25,7 +25,7 @@ public indirect enum SubjectIdentifier: Sendable, Hashable {
     static let maximumLength = 320
 
     /// Reads a subject identifier, recording problems at `pointer`.
-    public static func parse(_ value: JSONValue, at pointer: String, problems: ProblemCollector, nested: Bool = false) -> SubjectIdentifier? {
+    public static func parse(_ value: JSONValue, at pointer: String, problems: ProblemCollector, nested: Bool = false) -> SignalSubject? {
         guard let reader = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         let formats = nested ? ["iss_sub", "email", "opaque"] : ["iss_sub", "email", "opaque", "complex"]
         guard let format = reader.enumeration("format", allowed: formats, required: true) else { return nil }
@@ -51,7 +51,7 @@ public indirect enum SubjectIdentifier: Sendable, Hashable {
         default:
             let members = ["user", "tenant", "application", "device"]
             reader.rejectUnknownMembers(allowed: Set(members + ["format"]))
-            var found: [String: SubjectIdentifier] = [:]
+            var found: [String: SignalSubject] = [:]
             for member in members {
                 if let value = reader.object[member] {
                     found[member] = parse(value, at: reader.path(member), problems: problems, nested: true)
@@ -68,7 +68,7 @@ public indirect enum SubjectIdentifier: Sendable, Hashable {
     /// Whether this subject (one a receiver removed from its stream) names the subject of an event about `event`,
     /// whose user signs in as `userPrincipalName`: a simple subject names the event's user (by `iss_sub`, e-mail
     /// or object ID), its tenant or its application; a complex one when each of its members does.
-    public func covers(_ event: SubjectIdentifier, userPrincipalName: String?) -> Bool {
+    public func covers(_ event: SignalSubject, userPrincipalName: String?) -> Bool {
         guard case .complex(let user, let tenant, let application, let device) = event else { return self == event }
         switch self {
         case .issuerSubject, .email:
@@ -79,7 +79,7 @@ public indirect enum SubjectIdentifier: Sendable, Hashable {
             if case .issuerSubject(_, let subject)? = user, subject == id { return true }
             return [tenant, application, device].contains(.opaque(id))
         case .complex(let ownUser, let ownTenant, let ownApplication, let ownDevice):
-            let pairs: [(SubjectIdentifier?, SubjectIdentifier?)] = [(ownUser, user), (ownTenant, tenant), (ownApplication, application), (ownDevice, device)]
+            let pairs: [(SignalSubject?, SignalSubject?)] = [(ownUser, user), (ownTenant, tenant), (ownApplication, application), (ownDevice, device)]
             return pairs.allSatisfy { own, other in
                 guard let own else { return true }
                 guard let other else { return false }
@@ -89,7 +89,7 @@ public indirect enum SubjectIdentifier: Sendable, Hashable {
     }
 }
 
-extension SubjectIdentifier: Codable {
+extension SignalSubject: Codable {
     public init(from decoder: any Decoder) throws {
         let value = try JSONValue(from: decoder)
         let problems = ProblemCollector()

@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+
+/// The admin side of continuous access evaluation (PROTOCOL §14): ending a user's sessions (Graph's
+/// `revokeSignInSessions`), reporting their credentials compromised, and the tenant's Shared Signals streams — listed
+/// with their status and last deliveries, paused, resumed, disabled or deleted.
+struct SignalAdminRoutes: Sendable {
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let transmitter: SignalTransmitter
+    let clock: any WallClock
+    let logger: Logger
+
+    func register(on group: RouterGroup<PortcullisRequestContext>) {
+        group.post("users/:id/revokeSignInSessions") { _, context in
+            let (tenant, user) = try await user(context)
+            try await revokeSessions(tenant: tenant, user: user, actor: context.actor, compromised: false)
+            return JSONResponse.make(status: .ok, JSONValue.object(["value": .bool(true)]))
+        }
+        group.post("users/:id/confirmCompromised") { _, context in
+            let (tenant, user) = try await user(context)
+            try await revokeSessions(tenant: tenant, user: user, actor: context.actor, compromised: true)
+            return Response(status: .noContent)
+        }
+        group.get("ssf-streams") { _, context in
+            let tenant = try await tenant(context)
+            var value: [JSONValue] = []
+            for stream in tenant.contents.sharedSignalsStreams { value.append(try await summary(stream, tenant: tenant, deliveries: 0)) }
+            return JSONResponse.make(status: .ok, JSONValue.object(["value": .array(value)]))
+        }
+        group.get("ssf-streams/:id") { _, context in
+            let tenant = try await tenant(context)
+            return JSONResponse.make(status: .ok, try await summary(try await stream(context, tenant: tenant).document, tenant: tenant, deliveries: 20))
+        }
+        group.post("ssf-streams/:id/status") { request, context in
+            let tenant = try await tenant(context)
+            let found = try await stream(context, tenant: tenant)
+            let body = try await DocumentBody.body(request, context)
+            let problems = ProblemCollector()
+            guard let reader = JSONObjectReader(body, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
+            reader.rejectUnknownMembers(allowed: ["status", "reason"])
+            let status = reader.enumeration("status", allowed: SharedSignalsStream.Status.allCases.map(\.rawValue), required: true)
+            let reason = reader.string("reason", nonEmpty: false)
+            if let reason, reason.count > 256 { problems.add("/reason", "may be at most 256 characters.") }
+            do { try problems.check() } catch let error as ValidationError { throw APIError.validation(error) }
+            var stream = found.document
+            stream.status = status.flatMap(SharedSignalsStream.Status.init(rawValue:)) ?? stream.status
+            stream.statusReason = reason
+            if stream != found.document { stream = try await transmitter.save(stream, before: found, tenant: tenant, actor: context.actor) }
+            return JSONResponse.make(status: .ok, try await summary(stream, tenant: tenant, deliveries: 0))
+        }
+        group.delete("ssf-streams/:id") { _, context in
+            let tenant = try await tenant(context)
+            try await transmitter.delete(try await stream(context, tenant: tenant), tenant: tenant, actor: context.actor)
+            return Response(status: .noContent)
+        }
+    }
+
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
+        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
+        return tenant
+    }
+
+    func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) {
+        let tenant = try await tenant(context)
+        let identity = context.parameters.get("id") ?? ""
+        guard let user = tenant.directory.user(identity: identity) else { throw APIError.notFound("The user \(identity.prefix(128))") }
+        return (tenant, user)
+    }
+
+    func stream(_ context: PortcullisRequestContext, tenant: TenantSnapshot) async throws -> Versioned<SharedSignalsStream> {
+        let id = (context.parameters.get("id") ?? "").lowercased()
+        guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id) else { throw APIError.notFound("The stream \(id.prefix(64))") }
+        return found
+    }
+
+    /// Ends every refresh token and session of the user now, audited, and tells receivers (`session-revoked`; with
+    /// `compromised`, RISC `credential-compromise` first). Typed: the console calls it too.
+    func revokeSessions(tenant: TenantSnapshot, user: User, actor: String, compromised: Bool) async throws {
+        let now = clock.now()
+        let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: user.id, at: now)
+        let sessions = try await store.deleteSessions(tenantId: tenant.tenant.id, userId: user.id)
+        try await store.appendAudit(
+            AuditRecord(
+                tenantId: tenant.tenant.id, at: now, actor: actor, action: compromised ? .confirmCompromised : .revokeSignInSessions, kind: .user,
+                documentId: user.id, before: nil,
+                after: ["refreshTokenFamilies": .number(Double(families)), "sessions": .number(Double(sessions))]))
+        logger.notice(
+            compromised ? "user's credentials reported compromised: sessions revoked" : "user's sign-in sessions revoked",
+            metadata: [LogKeys.userId: .string(user.id), "portcullis.families": .stringConvertible(families)])
+        await transmitter.raise(
+            CriticalEvent(
+                compromised ? .credentialCompromised : .sessionsRevoked, tenantId: tenant.tenant.id, userId: user.id,
+                userPrincipalName: user.userPrincipalName, at: now))
+    }
+
+    /// A stream as the admin API and console show it: its settings (never its credential), how many events wait, and
+    /// (`deliveries` > 0) its newest messages.
+    func summary(_ stream: SharedSignalsStream, tenant: TenantSnapshot, deliveries: Int) async throws -> JSONValue {
+        guard case .object(var object) = SignalTransmitter.presentForAdmin(stream) else { return .null }
+        object["pending"] = .number(Double(try await store.pendingSignalCount(target: stream.outboxTarget)))
+        object["eventsDelivered"] = .array(stream.eventsDelivered.map { .string($0.rawValue) })
+        if deliveries > 0 {
+            object["lastDeliveries"] = .array(
+                try await store.recentSignals(target: stream.outboxTarget, limit: deliveries).map { message in
+                    var entry: [String: JSONValue] = [
+                        "jti": .string(message.jti), "state": .string(message.state.rawValue), "attempts": .number(Double(message.attempts)),
+                        "createdAt": .string(ISO8601DateFormatter().string(from: message.createdAt)),
+                    ]
+                    if let delivered = message.deliveredAt { entry["deliveredAt"] = .string(ISO8601DateFormatter().string(from: delivered)) }
+                    if let error = message.lastError { entry["lastError"] = .string(error) }
+                    return .object(entry)
+                })
+        }
+        return .object(object)
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import HTTPTypes
+import Logging
+public import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+
+/// The Shared Signals transmitter (PROTOCOL §14.2): turns each `CriticalEvent` into SETs for every stream of its tenant
+/// that asked for them, queued in the durable outbox (push: the dispatcher sends them in order, with retries; poll: they
+/// wait for the receiver, bounded per stream), and keeps the streams receivers configure. Raising is best effort after
+/// the change it reports was stored: a failure is logged, never undoes the change.
+public final class SignalTransmitter: Sendable {
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let signers: TenantKeyRings
+    let endpoints: ServerEndpoints
+    let settings: SignalSettings
+    let outboxSignal: OutboxSignal
+    let polls = PollWaiters()
+    let box: FactorSecretBox
+    let clock: any WallClock
+    let logger: Logger
+    /// Streams go through the one document pipeline (stored, audited, cached).
+    let streams: DocumentResource<SharedSignalsStream>
+
+    init(
+        store: any PortcullisStore, tenants: TenantCache, signers: TenantKeyRings, endpoints: ServerEndpoints, settings: SignalSettings,
+        outboxSignal: OutboxSignal, box: FactorSecretBox, clock: any WallClock, logger: Logger
+    ) {
+        self.store = store
+        self.tenants = tenants
+        self.signers = signers
+        self.endpoints = endpoints
+        self.settings = settings
+        self.outboxSignal = outboxSignal
+        self.box = box
+        self.clock = clock
+        self.logger = logger
+        self.streams = DocumentResource(
+            registration: DocumentRegistration(
+                noun: "stream",
+                read: { _, _, _ in
+                    throw APIError(.methodNotAllowed, "methodNotAllowed", "Streams are created by receivers through the Shared Signals API.")
+                },
+                present: { stream, _ in Self.presentForAdmin(stream) }),
+            store: store, tenants: tenants, clock: clock)
+    }
+
+    // MARK: Raising events
+
+    /// Tells every stream that wants them about `events` (in order). Never throws: the change is stored already.
+    public func raise(_ events: CriticalEvent...) async { await raise(events) }
+
+    public func raise(_ events: [CriticalEvent]) async {
+        for event in events {
+            do {
+                try await transmit(event)
+            } catch {
+                logger.error(
+                    "could not queue a shared signal",
+                    metadata: [LogKeys.tenantId: .string(event.tenantId), LogKeys.error: .string("\(type(of: error))")])
+            }
+        }
+    }
+
+    func transmit(_ event: CriticalEvent) async throws {
+        guard let tenant = try await tenants.snapshot(tenantSegment: event.tenantId), !tenant.contents.sharedSignalsStreams.isEmpty else { return }
+        let issuer = endpoints.issuer(tenantId: tenant.tenant.id)
+        let subject = event.subject(issuer: issuer)
+        let signals = event.signals
+        let txn = UUID().uuidString.lowercased()
+        for stream in tenant.contents.sharedSignalsStreams {
+            let wanted = signals.filter { stream.wants($0.type, subject: subject, userPrincipalName: event.userPrincipalName) }
+            guard !wanted.isEmpty else { continue }
+            var messages: [OutboxMessage] = []
+            for signal in wanted {
+                messages.append(
+                    try await message(
+                        for: stream, tenantId: tenant.tenant.id, events: [signal.type.rawValue: .object(signal.members)], subject: subject, txn: txn))
+            }
+            try await enqueue(messages, for: stream)
+        }
+    }
+
+    /// One signed SET for `stream`, as an outbox message routed by the stream.
+    func message(
+        for stream: SharedSignalsStream, tenantId: String, events: [String: JSONValue], subject: SignalSubject, txn: String?
+    ) async throws -> OutboxMessage {
+        let now = clock.now()
+        let jti = UUID().uuidString.lowercased()
+        let token = try await signers.signer(tenantId: tenantId).sign(
+            sharedSignal: SharedSignalsSecurityEvent(
+                iss: endpoints.issuer(tenantId: tenantId), aud: stream.audience, iat: Int(now.timeIntervalSince1970), jti: jti, subId: subject.json,
+                events: events, txn: txn))
+        return OutboxMessage(
+            id: UUID().uuidString.lowercased(), tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: token, jti: jti,
+            nextAttemptAt: Self.nextAttempt(for: stream, now: now), createdAt: now)
+    }
+
+    /// When a stream's new messages are due for the dispatcher: now for an enabled push stream; held otherwise.
+    static func nextAttempt(for stream: SharedSignalsStream, now: Date) -> Date {
+        stream.delivery.method == .push && stream.status == .enabled ? now : OutboxMessage.held
+    }
+
+    func enqueue(_ messages: [OutboxMessage], for stream: SharedSignalsStream) async throws {
+        let dropped = try await store.enqueueSignals(messages, target: stream.outboxTarget, keepingAtMost: settings.pendingPerStream)
+        if dropped > 0 {
+            logger.warning(
+                "a stream's undelivered events passed its bound; the oldest were dropped",
+                metadata: ["portcullis.stream_id": .string(stream.id), "portcullis.dropped": .stringConvertible(dropped)])
+        }
+        if Self.nextAttempt(for: stream, now: .distantPast) != OutboxMessage.held { outboxSignal.signal() }
+        polls.wake(stream.id)
+    }
+
+    /// A sign-in method was added or removed: `credential-change`, and `assurance-level-change` when the highest level
+    /// the user's methods reach moved (a passkey AAL3, a second factor AAL2, a password alone AAL1).
+    public func methodChanged(
+        _ type: CriticalEvent.CredentialType, added: Bool, tenantId: String, user: User, initiator: CriticalEvent.Initiator
+    ) async {
+        let now = clock.now()
+        var events = [
+            CriticalEvent(
+                added ? .methodAdded(type) : .methodRemoved(type), tenantId: tenantId, userId: user.id, userPrincipalName: user.userPrincipalName,
+                at: now, initiator: initiator)
+        ]
+        if let passkeys = try? await store.passkeys(tenantId: tenantId, userId: user.id).count,
+            let totp = try? await store.authenticationMethods(tenantId: tenantId, userId: user.id).contains(where: { $0.kind == .totp })
+        {
+            let change = added ? 1 : -1
+            let passkeysBefore = type == .fido2 ? max(0, passkeys - change) : passkeys
+            let totpBefore = type == .app ? !added : totp
+            let before = CriticalEvent.AssuranceLevel.reached(hasPasskey: passkeysBefore > 0, hasSecondFactor: passkeysBefore > 0 || totpBefore)
+            let after = CriticalEvent.AssuranceLevel.reached(hasPasskey: passkeys > 0, hasSecondFactor: passkeys > 0 || totp)
+            if before != after {
+                events.append(
+                    CriticalEvent(
+                        .assuranceLevelChanged(from: before, to: after), tenantId: tenantId, userId: user.id, userPrincipalName: user.userPrincipalName,
+                        at: now, initiator: initiator))
+            }
+        }
+        await raise(events)
+    }
+
+    /// SSF §8.1.4: a verification event, sent to this stream alone (requested or not), with the receiver's `state`.
+    func verify(_ stream: SharedSignalsStream, tenantId: String, state: String?) async throws {
+        var members: [String: JSONValue] = [:]
+        if let state { members["state"] = .string(state) }
+        let message = try await message(
+            for: stream, tenantId: tenantId, events: [SharedSignalsEventType.verification.rawValue: .object(members)], subject: .opaque(stream.id),
+            txn: nil)
+        try await enqueue([message], for: stream)
+    }
+
+    // MARK: Streams
+
+    /// Stores a stream (created or changed by its receiver, or its status set by an admin) and moves its queue to
+    /// match its status: released when it delivers by push and is enabled, held when paused or polled, emptied when
+    /// disabled.
+    func save(_ stream: SharedSignalsStream, before: Versioned<SharedSignalsStream>?, tenant: TenantSnapshot, actor: String) async throws
+        -> SharedSignalsStream
+    {
+        let saved = try await streams.save(
+            stream, before: before, precondition: before.map { .version($0.version) } ?? .mustNotExist, tenant: tenant, actor: actor)
+        let target = stream.outboxTarget
+        if stream.status == .disabled {
+            try await store.dropSignals(target: target)
+        } else {
+            try await store.rescheduleSignals(target: target, nextAttemptAt: Self.nextAttempt(for: stream, now: clock.now()))
+            if Self.nextAttempt(for: stream, now: .distantPast) != OutboxMessage.held { outboxSignal.signal() }
+        }
+        polls.wake(stream.id)
+        return saved.document
+    }
+
+    func delete(_ stream: Versioned<SharedSignalsStream>, tenant: TenantSnapshot, actor: String) async throws {
+        try await streams.delete(id: stream.document.id, precondition: .version(stream.version), force: false, tenant: tenant, actor: actor)
+        try await store.dropSignals(target: stream.document.outboxTarget)
+        polls.forget(stream.document.id)
+    }
+
+    /// The push `Authorization` value, sealed for storage (bound to the tenant and the stream).
+    func seal(authorizationHeader: String, tenantId: String, streamId: String) throws -> Data {
+        try box.seal(Array(authorizationHeader.utf8), tenantId: tenantId, userId: "ssf-stream", methodId: streamId)
+    }
+
+    func authorizationHeader(of stream: SharedSignalsStream, tenantId: String) -> String? {
+        guard let sealed = stream.delivery.sealedAuthorizationHeader,
+            let bytes = box.open(sealed, tenantId: tenantId, userId: "ssf-stream", methodId: stream.id)
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Where the dispatcher sends a stream's message now (its stream's current endpoint and credentials); `nil` when
+    /// the stream is gone or no longer pushes.
+    func pushTarget(for message: OutboxMessage) async throws -> (url: String, authorization: String?)? {
+        guard message.targetUri.hasPrefix("ssf:"), let tenant = try await tenants.snapshot(tenantSegment: message.tenantId),
+            let stream = tenant.contents.sharedSignalsStreams.first(where: { $0.outboxTarget == message.targetUri }),
+            stream.delivery.method == .push, let url = stream.delivery.endpointUrl
+        else { return nil }
+        return (url, authorizationHeader(of: stream, tenantId: tenant.tenant.id))
+    }
+
+    // MARK: Presentation
+
+    /// The stream's configuration as SSF §8.1.1 shows it to its receiver.
+    func configuration(_ stream: SharedSignalsStream, tenantId: String) -> JSONValue {
+        var delivery: [String: JSONValue] = ["method": .string(stream.delivery.method.uri)]
+        switch stream.delivery.method {
+        case .push: delivery["endpoint_url"] = stream.delivery.endpointUrl.map(JSONValue.string)
+        case .poll: delivery["endpoint_url"] = .string(pollURL(tenantId: tenantId, streamId: stream.id))
+        }
+        var object: [String: JSONValue] = [
+            "stream_id": .string(stream.id), "iss": .string(endpoints.issuer(tenantId: tenantId)), "aud": .string(stream.audience),
+            "events_supported": .array(SharedSignalsEventType.requestable.map { .string($0.rawValue) }),
+            "events_requested": .array(stream.eventsRequested.map(JSONValue.string)),
+            "events_delivered": .array(stream.eventsDelivered.map { .string($0.rawValue) }), "delivery": .object(delivery),
+            "min_verification_interval": .number(0),
+        ]
+        if let description = stream.description { object["description"] = .string(description) }
+        return .object(object)
+    }
+
+    func pollURL(tenantId: String, streamId: String) -> String { "\(endpoints.baseURL)/\(tenantId)/ssf/poll/\(streamId)" }
+
+    /// How the admin API and the audit log show a stream: everything but the sealed credential.
+    static func presentForAdmin(_ stream: SharedSignalsStream) -> JSONValue {
+        var shown = stream
+        let hasHeader = shown.delivery.sealedAuthorizationHeader != nil
+        shown.delivery.sealedAuthorizationHeader = nil
+        guard case .object(var object) = JSONValue(encoding: shown) else { return JSONValue(encoding: shown) }
+        if hasHeader, case .object(var delivery)? = object["delivery"] {
+            delivery["authorizationHeader"] = "(set; never shown)"
+            object["delivery"] = .object(delivery)
+        }
+        return .object(object)
+    }
+}
