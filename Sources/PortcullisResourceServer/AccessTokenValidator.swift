@@ -5,6 +5,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 public import PortcullisTokens
+import PortcullisAPI
 
 /// Validates a tenant's access tokens from its published keys (PROTOCOL §14.3): signature by a key of the JWKS (fetched
 /// from the authority's discovery document, refreshed every `keyRefresh` and at once — at most every `minimumRefetch`
@@ -58,6 +59,25 @@ public actor AccessTokenValidator {
         guard TimeInterval(claims.exp) + leeway > time else { throw Rejection(description: "The access token has expired.") }
         guard TimeInterval(claims.nbf) - leeway <= time else { throw Rejection(description: "The access token is not valid yet.") }
         return claims
+    }
+
+    /// A Shared Signals SET of the authority (PROTOCOL §14.2): signed by a key of its JWKS, `typ: secevent+jwt`, its
+    /// issuer's, for `audience`.
+    public func validateSecurityEvent(_ token: String, audience: String, now: Date) async throws(Rejection) -> SharedSignalsSecurityEvent {
+        guard token.utf8.count <= 16_384 else { throw Rejection(description: "The SET is too long.") }
+        guard let header = token.split(separator: ".").first.flatMap({ Base64URL.decode(String($0)) }),
+            let fields = try? JSONSerialization.jsonObject(with: header) as? [String: Any], (fields["typ"] as? String)?.lowercased() == "secevent+jwt"
+        else { throw Rejection(description: "The SET's typ is not secevent+jwt.") }
+        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
+        var event = try? await keys.verify(token, as: SharedSignalsSecurityEvent.self)
+        if event == nil, fetchedAt.map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true {
+            await refresh(now: now)
+            event = try? await keys.verify(token, as: SharedSignalsSecurityEvent.self)
+        }
+        guard let event else { throw Rejection(description: "The SET's signature is not by a key of the authority.") }
+        guard let issuer, event.iss == issuer else { throw Rejection(description: "The SET is from another issuer.") }
+        guard event.aud.lowercased() == audience.lowercased() else { throw Rejection(description: "The SET is for another audience.") }
+        return event
     }
 
     /// Fetches the discovery document and the JWKS; on failure the keys in hand are kept.

@@ -7,10 +7,19 @@ public import PortcullisTokens
 public struct ResourceGuard: Sendable {
     public let validator: AccessTokenValidator
     public let replays: ProofReplayCache
+    /// Revocations heard from the authority's Shared Signals stream (PROTOCOL §14.3); `nil`: none are enforced.
+    public let revocations: RevocationView?
 
-    public init(validator: AccessTokenValidator, replays: ProofReplayCache = ProofReplayCache()) {
+    public init(validator: AccessTokenValidator, replays: ProofReplayCache = ProofReplayCache(), revocations: RevocationView? = nil) {
         self.validator = validator
         self.replays = replays
+        self.revocations = revocations
+    }
+
+    /// The claims request a revoked token's holder must satisfy: a token issued after the revocation (PROTOCOL §14.1).
+    /// Tokens issued in the revocation's second count as before it, so the new one is asked for from the next second.
+    public static func notBeforeClaims(revokedAt: Int) -> String {
+        #"{"access_token":{"nbf":{"essential":true,"value":"\#(revokedAt + 1)"}}}"#
     }
 
     /// A refused request: 401 with these `WWW-Authenticate` values.
@@ -39,6 +48,16 @@ public struct ResourceGuard: Sendable {
             let quoted = error.description.replacingOccurrences(of: "\"", with: "'")
             let challenge = presented.scheme == .dpop ? dpop : bearer
             throw Refusal(challenges: [challenge + #", error="invalid_token", error_description="\#(quoted)""#], message: error.description)
+        }
+        // Continuous access evaluation: a token issued before its user's (or its app's) revocation is challenged for a
+        // new one, as Entra's resources do: `insufficient_claims` with the `nbf` claims request, base64.
+        if let revokedAt = revocations?.revocation(of: claims) {
+            let scheme = presented.scheme == .dpop ? "DPoP" : "Bearer"
+            let encoded = Data(Self.notBeforeClaims(revokedAt: revokedAt).utf8).base64EncodedString()
+            throw Refusal(
+                challenges: [
+                    #"\#(scheme) realm="", authorization_uri="\#(validator.authority)/oauth2/v2.0/authorize", error="insufficient_claims", claims="\#(encoded)""#
+                ], message: "The access token was revoked (continuous access evaluation); get a new one with the claims in the challenge.")
         }
         do {
             if let proof = try presented.checkBinding(confirmation: claims.cnf?.jkt, proofs: proofs, method: method, url: url, now: now) {

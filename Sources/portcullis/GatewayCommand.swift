@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOPosix
 import PortcullisResourceServer
+import ServiceLifecycle
 
 /// `portcullis gateway` (PROTOCOL §14.3, §15): a reverse proxy that checks every request's Portcullis token.
 struct GatewayCommand: AsyncParsableCommand {
@@ -18,6 +19,12 @@ struct GatewayCommand: AsyncParsableCommand {
             one); accepted ones go to --upstream with the token's claims in X-Portcullis-* headers (Subject, Object-Id, \
             Tenant-Id, Client-Id, User, Scopes, Roles, Acrs, Token-Id, Token-Binding) instead of the credentials. The \
             authority's keys are fetched from its discovery document and refreshed when a token names a new one.
+
+            With --ssf-client-id and --ssf-client-secret (an application holding SSF.Receiver on api://portcullis-ssf), the \
+            gateway keeps a Shared Signals poll stream at the authority and enforces continuous access evaluation: a token \
+            issued before its user's sessions were revoked (disabled, password reset, revokeSignInSessions, a method removed) \
+            or before its app's enrollment was wiped is answered 401 error="insufficient_claims" with the nbf claims request, \
+            as Entra's resources answer.
             """)
 
     @Option(help: "Port to listen on.") var port: Int = 8600
@@ -27,6 +34,9 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "The resource's application ID (aud); repeat for its identifier URIs.") var audience: [String]
     @Option(help: "The URL clients call the gateway by (the proofs' htu); default http://HOST:PORT.") var publicUrl: String?
     @Option(help: "Most DPoP proofs remembered at once (each is kept about two minutes).") var replayCapacity: Int = 200_000
+    @Option(help: "Receiver application for continuous access evaluation (SSF.Receiver on api://portcullis-ssf).") var ssfClientId: String?
+    @Option(help: "Its client secret (or PORTCULLIS_SSF_CLIENT_SECRET).") var ssfClientSecret: String?
+    @Option(help: "Most revocations remembered at once (each until every token it refuses has expired).") var revocationCapacity: Int = 200_000
     @Option(help: "Log level.") var logLevel: String = "info"
 
     func run() async throws {
@@ -34,14 +44,27 @@ struct GatewayCommand: AsyncParsableCommand {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         guard URL(string: upstream)?.host != nil else { throw ValidationError("--upstream is not a URL") }
         guard URL(string: authority)?.host != nil else { throw ValidationError("--authority is not a URL") }
+        let secret = ssfClientSecret ?? ProcessInfo.processInfo.environment["PORTCULLIS_SSF_CLIENT_SECRET"]
+        if (ssfClientId == nil) != (secret == nil) { throw ValidationError("--ssf-client-id and --ssf-client-secret go together") }
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
         let validator = AccessTokenValidator(authority: authority, audiences: audience, client: client, logger: logger)
+        var services: [any Service] = []
+        var revocations: RevocationView?
+        if let ssfClientId, let secret {
+            let view = RevocationView(capacity: revocationCapacity)
+            revocations = view
+            services.append(
+                SharedSignalsPoller(
+                    configuration: .init(authority: authority, clientId: ssfClientId, clientSecret: secret, streamDescription: "portcullis gateway"),
+                    receiver: SharedSignalsReceiver(view: view), validator: validator, client: client, logger: logger))
+        }
         let gateway = Gateway(
             configuration: .init(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)"),
-            guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity)), client: client)
+            guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations), client: client)
         let upstream = self.upstream
         let app = Application(
             responder: gateway.responder, configuration: .init(address: .hostname(host, port: port), serverName: "Portcullis gateway"),
+            services: services,
             onServerRunning: { channel in
                 say("gateway listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(channel.localAddress?.port ?? 0) → \(upstream)")
             },

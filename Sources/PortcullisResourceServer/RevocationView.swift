@@ -1,0 +1,97 @@
+public import Foundation
+public import PortcullisTokens
+import Synchronization
+
+/// What a resource server knows of revocations (PROTOCOL §14.3): for each user, the time before which their tokens no
+/// longer count — and, for an app's enrollment wiped or out of compliance, the same for the tokens that app holds for
+/// the user. Fed by the Shared Signals receiver; asked on every request.
+///
+/// Bounded: an entry is dropped once every token it could refuse has expired (`retention`, the longest token
+/// lifetime), and at most `capacity` are kept — past it the oldest goes first (a revocation that old is the least
+/// likely to still matter; the bound is logged by the caller as a risk, not silently absorbed).
+public final class RevocationView: Sendable {
+    public let capacity: Int
+    public let retention: TimeInterval
+
+    private struct State {
+        /// Key → the revocation time (seconds since 1970): tokens issued at or before it are refused.
+        var revokedAt: [String: Int] = [:]
+        /// Keys by when they were recorded, oldest first, for eviction (amortised: consumed from `head`).
+        var order: [(key: String, at: Int)] = []
+        var head = 0
+        var evicted = 0
+    }
+    private let state = Mutex(State())
+
+    public init(capacity: Int = 200_000, retention: TimeInterval = 25 * 3600) {
+        self.capacity = max(1, capacity)
+        self.retention = retention
+    }
+
+    static func userKey(tenantId: String, userId: String) -> String { "u|\(tenantId.lowercased())|\(userId.lowercased())" }
+    static func appKey(tenantId: String, userId: String, clientId: String) -> String {
+        "a|\(tenantId.lowercased())|\(userId.lowercased())|\(clientId.lowercased())"
+    }
+
+    /// Records that the user's tokens (only those `clientId` holds, when given) issued at or before `at` no longer count.
+    public func revoke(tenantId: String, userId: String, clientId: String? = nil, at: Int, now: Date) {
+        let key = clientId.map { Self.appKey(tenantId: tenantId, userId: userId, clientId: $0) } ?? Self.userKey(tenantId: tenantId, userId: userId)
+        state.withLock { state in
+            prune(&state, now: now)
+            if let existing = state.revokedAt[key], existing >= at { return }
+            if state.revokedAt[key] == nil, state.revokedAt.count >= capacity { evictOldest(&state) }
+            state.revokedAt[key] = at
+            state.order.append((key, at))
+        }
+    }
+
+    /// The revocation that refuses this token, if any: the time the client's new token must come after.
+    public func revocation(of claims: AccessTokenClaims) -> Int? {
+        let subject = claims.oid ?? claims.sub
+        let keys = [
+            Self.userKey(tenantId: claims.tid, userId: subject), Self.appKey(tenantId: claims.tid, userId: subject, clientId: claims.azp),
+        ]
+        return state.withLock { state in
+            keys.compactMap { state.revokedAt[$0] }.filter { claims.iat <= $0 }.max()
+        }
+    }
+
+    /// How many revocations are held, and how many were evicted by the capacity bound.
+    public var counts: (held: Int, evicted: Int) { state.withLock { ($0.revokedAt.count, $0.evicted) } }
+
+    private func prune(_ state: inout State, now: Date) {
+        let horizon = Int(now.timeIntervalSince1970 - retention)
+        while state.head < state.order.count, state.order[state.head].at < horizon {
+            let (key, at) = state.order[state.head]
+            if state.revokedAt[key] == at { state.revokedAt[key] = nil }
+            state.head += 1
+        }
+        compact(&state)
+    }
+
+    private func evictOldest(_ state: inout State) {
+        while state.head < state.order.count {
+            let (key, at) = state.order[state.head]
+            state.head += 1
+            if state.revokedAt[key] == at {
+                state.revokedAt[key] = nil
+                state.evicted += 1
+                break
+            }
+        }
+        compact(&state)
+    }
+
+    /// Drops the consumed prefix of `order` once it is half the array, so it stays within twice the entries held.
+    private func compact(_ state: inout State) {
+        if state.head > 1024, state.head * 2 > state.order.count {
+            state.order.removeFirst(state.head)
+            state.head = 0
+        }
+        // Superseded entries (a key revoked again later) stay in `order` until reached; bound them too.
+        if state.order.count - state.head > 2 * capacity + 1024 {
+            state.order = state.order[state.head...].filter { state.revokedAt[$0.key] == $0.at }
+            state.head = 0
+        }
+    }
+}
