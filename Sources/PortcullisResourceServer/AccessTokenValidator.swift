@@ -4,8 +4,8 @@ import JWTKit
 public import Logging
 import NIOCore
 import NIOHTTP1
-public import PortcullisTokens
 import PortcullisAPI
+public import PortcullisTokens
 
 /// Validates a tenant's access tokens from its published keys (PROTOCOL §14.3): signature by a key of the JWKS (fetched
 /// from the authority's discovery document, refreshed every `keyRefresh` and at once — at most every `minimumRefetch`

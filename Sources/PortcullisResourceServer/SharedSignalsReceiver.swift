@@ -112,7 +112,8 @@ public final class SharedSignalsPoller: Service, Sendable {
                         let event = try await validator.validateSecurityEvent(set, audience: configuration.clientId, now: now)
                         receiver.apply(event, now: now)
                     } catch {
-                        logger.warning("a SET did not verify; acknowledged and ignored", metadata: ["portcullis.jti": .string(jti), "portcullis.error": "\(error)"])
+                        logger.warning(
+                            "a SET did not verify; acknowledged and ignored", metadata: ["portcullis.jti": .string(jti), "portcullis.error": "\(error)"])
                     }
                     acknowledged.append(jti)
                 }
@@ -158,7 +159,9 @@ public final class SharedSignalsPoller: Service, Sendable {
         var metadataRequest = HTTPClientRequest(url: "\(configuration.authority)/.well-known/ssf-configuration")
         metadataRequest.method = .GET
         let metadata = try await json(metadataRequest, what: "the SSF metadata")
-        guard let endpoint = metadata["configuration_endpoint"] as? String else { throw PollError(status: 0, what: "the SSF metadata (no configuration_endpoint)") }
+        guard let endpoint = metadata["configuration_endpoint"] as? String else {
+            throw PollError(status: 0, what: "the SSF metadata (no configuration_endpoint)")
+        }
         var list = HTTPClientRequest(url: endpoint)
         list.headers.add(name: "Authorization", value: "Bearer \(token)")
         let streams = try await jsonArray(list, what: "the stream list")

@@ -1,5 +1,6 @@
 /// Everything the server persists. Backends (SQLite, PostgreSQL) implement it whole.
-public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, ProofReplayStore, SignInStore, EnrollmentStore, OutboxStore, SignalQueueStore,
+public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, ProofReplayStore, SignInStore, EnrollmentStore, OutboxStore,
+    SignalQueueStore,
     ThrottleStore,
     InteractiveStore, AuthenticationMethodStore, PasskeyStore, TemporaryAccessPassStore
 {

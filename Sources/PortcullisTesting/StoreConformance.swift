@@ -44,6 +44,41 @@ public enum StoreConformance {
     }
 
     public static let cases: [ConformanceCase] = [
+        ConformanceCase(name: "signal queue: per stream, bounded (oldest dropped), held until released, acknowledged, rejected") { store in
+            func message(_ jti: String, target: String, at offset: TimeInterval, next: Date = OutboxMessage.held) -> OutboxMessage {
+                OutboxMessage(
+                    id: "m-\(jti)", tenantId: tenant, enrollmentId: nil, targetUri: target, payload: "set-\(jti)", jti: jti, nextAttemptAt: next,
+                    createdAt: now.addingTimeInterval(offset))
+            }
+            let a = "ssf:stream-a"
+            let b = "ssf:stream-b"
+            try expect(
+                try await store.enqueueSignals([message("a1", target: a, at: 0), message("a2", target: a, at: 1)], target: a, keepingAtMost: 3) == 0,
+                "nothing dropped under the bound")
+            try await store.enqueueSignals([message("b1", target: b, at: 0)], target: b, keepingAtMost: 3)
+            let dropped = try await store.enqueueSignals([message("a3", target: a, at: 2), message("a4", target: a, at: 3)], target: a, keepingAtMost: 3)
+            try expect(dropped == 1, "one past the bound is dropped, found \(dropped)")
+            try expect(try await store.pendingSignals(target: a, limit: 10).map(\.jti) == ["a2", "a3", "a4"], "the oldest went; order is kept")
+            let countA = try await store.pendingSignalCount(target: a)
+            let countB = try await store.pendingSignalCount(target: b)
+            try expect(countA == 3 && countB == 1, "counts per stream")
+            try expect(
+                try await store.claimOutbox(now: now.addingTimeInterval(60), leaseUntil: now.addingTimeInterval(90), owner: "o", limit: 10).isEmpty,
+                "held messages are not claimed")
+            try await store.rescheduleSignals(target: a, nextAttemptAt: now)
+            let claimed = try await store.claimOutbox(now: now.addingTimeInterval(1), leaseUntil: now.addingTimeInterval(90), owner: "o", limit: 10)
+            try expect(claimed.map(\.jti) == ["a2"], "released: only the stream's oldest is claimed (in order), found \(claimed.map(\.jti))")
+            try await store.completeOutbox(id: claimed[0].id, owner: "o", at: now)
+            try expect(try await store.acknowledgeSignals(target: a, jtis: ["a3", "b1", "zz"], at: now) == 1, "only the stream's own pending are acknowledged")
+            try expect(try await store.rejectSignals(target: a, errors: ["a4": "invalid_request: no"], at: now) == 1, "rejected")
+            let recent = try await store.recentSignals(target: a, limit: 10)
+            try expect(
+                recent.map(\.jti) == ["a4", "a3", "a2"] && recent[0].state == .deadLetter && recent[0].lastError == "invalid_request: no",
+                "recent, newest first")
+            try expect(try await store.pendingSignals(target: a, limit: 10).isEmpty, "nothing pending on a")
+            try expect(try await store.dropSignals(target: b) == 1, "dropped")
+            try expect(try await store.pendingSignalCount(target: b) == 0, "nothing left on b")
+        },
         ConformanceCase(name: "documents: create, read, replace with version, delete, revision grows") { store in
             let r0 = try await store.revision()
             let created = try await store.put(

@@ -67,3 +67,19 @@ struct ClaimsRequestTests {
         }
     }
 }
+
+@Suite("The nbf claims request (PROTOCOL §14.1)")
+struct NotBeforeClaimsTests {
+    @Test("nbf as a string (MSAL) or a number; round-trips through the text")
+    func parses() throws {
+        let request = try ClaimsRequest.parse(#"{"access_token": {"xms_cc": {"values": ["CP1"]}, "nbf": {"essential": true, "value": "1800000001"}}}"#)
+        #expect(request.notBefore == 1_800_000_001 && request.declaresCP1)
+        #expect(try ClaimsRequest.parse(request.text) == request)
+        #expect(try ClaimsRequest.parse(#"{"access_token":{"nbf":{"value":1800000002}}}"#).notBefore == 1_800_000_002)
+    }
+
+    @Test("a value that is not a time is invalid_request", arguments: [#""soon""#, "-5", "[1]", #""99999999999999""#])
+    func refuses(value: String) {
+        #expect(throws: TokenError.self) { try ClaimsRequest.parse(#"{"access_token":{"nbf":{"value":\#(value)}}}"#) }
+    }
+}

@@ -131,7 +131,7 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
                 }
             }
             if let header = delivery.string("authorization_header") {
-                if header.count > maximumAuthorizationHeaderLength || header.contains(where: { $0 == "\r" || $0 == "\n" }) {
+                if header.count > maximumAuthorizationHeaderLength || header.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) {
                     problems.add(delivery.path("authorization_header"), "must be one line of at most \(maximumAuthorizationHeaderLength) characters.")
                 } else {
                     request.authorizationHeader = header

@@ -42,7 +42,9 @@ struct SignalAdminRoutes: Sendable {
             let found = try await stream(context, tenant: tenant)
             let body = try await DocumentBody.body(request, context)
             let problems = ProblemCollector()
-            guard let reader = JSONObjectReader(body, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
+            guard let reader = JSONObjectReader(body, at: "", problems: problems) else {
+                throw APIError.validation(ValidationError(problems: problems.problems))
+            }
             reader.rejectUnknownMembers(allowed: ["status", "reason"])
             let status = reader.enumeration("status", allowed: SharedSignalsStream.Status.allCases.map(\.rawValue), required: true)
             let reason = reader.string("reason", nonEmpty: false)

@@ -57,7 +57,9 @@ final class PollWaiters: Sendable {
                 if now {
                     continuation.resume()
                 } else {
-                    MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
+                    MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+                        in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+                    ) {
                         self.release(streamId, id)
                     }
                 }

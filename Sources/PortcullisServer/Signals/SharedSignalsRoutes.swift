@@ -74,7 +74,8 @@ struct SharedSignalsRoutes: Sendable {
     /// The receiver's stream named `id`; 404 for another receiver's, as for none.
     func stream(_ id: String?, tenant: TenantSnapshot, appId: String) async throws -> Versioned<SharedSignalsStream> {
         guard let id, !id.isEmpty else {
-            throw APIError(.badRequest, "validationFailed", "stream_id is required.", details: [ValidationProblem(pointer: "/stream_id", message: "is required.")])
+            throw APIError(
+                .badRequest, "validationFailed", "stream_id is required.", details: [ValidationProblem(pointer: "/stream_id", message: "is required.")])
         }
         guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id.lowercased()), found.document.receiverAppId == appId else {
             throw APIError.notFound("The stream \(id.prefix(64))")

@@ -157,7 +157,9 @@ public final class SignalTransmitter: Sendable {
     /// Stores a stream (created or changed by its receiver, or its status set by an admin) and moves its queue to
     /// match its status: released when it delivers by push and is enabled, held when paused or polled, emptied when
     /// disabled.
-    func save(_ stream: SharedSignalsStream, before: Versioned<SharedSignalsStream>?, tenant: TenantSnapshot, actor: String) async throws
+    func save(
+        _ stream: SharedSignalsStream, before: Versioned<SharedSignalsStream>?, tenant: TenantSnapshot, actor: String
+    ) async throws
         -> SharedSignalsStream
     {
         let saved = try await streams.save(

@@ -1,0 +1,106 @@
+import Foundation
+import PortcullisCore
+import Testing
+
+@Suite("Critical events and shared signals (PROTOCOL §14)")
+struct CriticalEventTests {
+    let at = Date(timeIntervalSince1970: 1_800_000_000.7)
+
+    func event(_ kind: CriticalEvent.Kind) -> CriticalEvent {
+        CriticalEvent(kind, tenantId: "T", userId: "U", userPrincipalName: "erin@contoso.example", at: at)
+    }
+
+    @Test(
+        "each kind's SETs; those that end access add session-revoked",
+        arguments: [
+            (CriticalEvent.Kind.accountDisabled, [SharedSignalsEventType.accountDisabled, .sessionRevoked]),
+            (.accountEnabled, [.accountEnabled]), (.accountDeleted, [.accountPurged, .sessionRevoked]),
+            (.passwordChanged, [.credentialChange, .sessionRevoked]), (.sessionsRevoked, [.sessionRevoked]),
+            (.credentialCompromised, [.credentialCompromise, .sessionRevoked]), (.methodAdded(.fido2), [.credentialChange]),
+            (.methodRemoved(.app), [.credentialChange, .sessionRevoked]), (.assuranceLevelChanged(from: .aal3, to: .aal2), [.assuranceLevelChange]),
+            (.enrollmentWiped(clientAppId: "C", enrollmentId: "E"), [.sessionRevoked]),
+            (.complianceChanged(clientAppId: "C", enrollmentId: "E", compliant: false), [.deviceComplianceChange, .sessionRevoked]),
+            (.complianceChanged(clientAppId: "C", enrollmentId: "E", compliant: true), [.deviceComplianceChange]),
+            (.claimsChanged(["upn": "x"]), [.tokenClaimsChange]),
+        ])
+    func signals(kind: CriticalEvent.Kind, expected: [SharedSignalsEventType]) {
+        let signals = event(kind).signals
+        #expect(signals.map(\.type) == expected)
+        #expect(signals.allSatisfy { $0.members["event_timestamp"] == .number(1_800_000_000) && $0.members["initiating_entity"] == "admin" })
+        #expect(event(kind).endsAccess == expected.contains(.sessionRevoked))
+    }
+
+    @Test("members: credential-change types, assurance direction, compliance statuses")
+    func members() {
+        #expect(event(.methodRemoved(.fido2)).signals[0].members["change_type"] == "delete")
+        #expect(event(.methodRemoved(.fido2)).signals[0].members["credential_type"] == "fido2-roaming")
+        #expect(event(.passwordChanged).signals[0].members["change_type"] == "update")
+        let assurance = event(.assuranceLevelChanged(from: .aal2, to: .aal3)).signals[0].members
+        #expect(assurance["change_direction"] == "increase" && assurance["namespace"] == "NIST-AAL" && assurance["current_level"] == "nist-aal3")
+        let lost = event(.complianceChanged(clientAppId: "C", enrollmentId: "E", compliant: false)).signals[0].members
+        #expect(lost["previous_status"] == "compliant" && lost["current_status"] == "not-compliant")
+        #expect(CriticalEvent.AssuranceLevel.reached(hasPasskey: false, hasSecondFactor: true) == .aal2)
+    }
+
+    @Test("subjects: complex with user and tenant; app-scoped events add the application and the enrollment")
+    func subjects() {
+        let user = SignalSubject.issuerSubject(issuer: "https://i/t/v2.0", subject: "u")
+        #expect(event(.accountDisabled).subject(issuer: "https://i/t/v2.0") == .complex(user: user, tenant: .opaque("t"), application: nil, device: nil))
+        #expect(
+            event(.enrollmentWiped(clientAppId: "C", enrollmentId: "E")).subject(issuer: "https://i/t/v2.0")
+                == .complex(user: user, tenant: .opaque("t"), application: .opaque("c"), device: .opaque("e")))
+        #expect(event(.enrollmentWiped(clientAppId: "C", enrollmentId: "E")).revokedApplication == "c")
+        #expect(event(.accountDisabled).revokedApplication == nil)
+    }
+
+    @Test("a removed subject covers the events it names, and only those")
+    func covers() {
+        let subject = event(.accountDisabled).subject(issuer: "https://i/t/v2.0")
+        #expect(SignalSubject.email("erin@contoso.example").covers(subject, userPrincipalName: "Erin@contoso.example"))
+        #expect(SignalSubject.issuerSubject(issuer: "https://i/t/v2.0", subject: "u").covers(subject, userPrincipalName: nil))
+        #expect(SignalSubject.opaque("u").covers(subject, userPrincipalName: nil))
+        #expect(!SignalSubject.opaque("v").covers(subject, userPrincipalName: nil))
+        #expect(!SignalSubject.email("bob@contoso.example").covers(subject, userPrincipalName: "erin@contoso.example"))
+        #expect(
+            SignalSubject.complex(user: nil, tenant: nil, application: .opaque("c"), device: nil).covers(
+                event(.enrollmentWiped(clientAppId: "C", enrollmentId: "E")).subject(issuer: "i"), userPrincipalName: nil))
+        #expect(!SignalSubject.complex(user: nil, tenant: nil, application: .opaque("c"), device: nil).covers(subject, userPrincipalName: nil))
+    }
+
+    @Test("subject identifiers are parsed with pointers")
+    func parse() {
+        let problems = ProblemCollector()
+        #expect(SignalSubject.parse(["format": "email", "email": "A@B"], at: "/subject", problems: problems) == .email("a@b"))
+        #expect(SignalSubject.parse(["format": "complex", "user": ["format": "complex", "id": "x"]], at: "/subject", problems: problems) == nil)
+        #expect(problems.problems.contains { $0.pointer == "/subject/user/format" })
+        let empty = ProblemCollector()
+        #expect(SignalSubject.parse(["format": "complex"], at: "/s", problems: empty) == nil && empty.problems.first?.pointer == "/s")
+    }
+
+    @Test("stream requests: push needs an endpoint, poll takes none, headers are one line, pointers name the problem")
+    func streamRequests() throws {
+        let push = try SharedSignalsStream.parseRequest([
+            "events_requested": .array(["https://schemas.openid.net/secevent/caep/event-type/session-revoked", "urn:unknown"]),
+            "delivery": ["method": "urn:ietf:rfc:8935", "endpoint_url": "https://r.example/e", "authorization_header": "Bearer x"],
+        ])
+        #expect(push.method == .push && push.endpointUrl == "https://r.example/e" && push.authorizationHeader == "Bearer x")
+        let stream = SharedSignalsStream(
+            id: "S", receiverAppId: "R", audience: "R", eventsRequested: push.eventsRequested ?? [], delivery: .init(method: .push), createdAt: at)
+        #expect(stream.eventsDelivered == [.sessionRevoked])
+        #expect(stream.wants(.sessionRevoked, subject: .opaque("u"), userPrincipalName: nil))
+        #expect(!stream.wants(.accountDisabled, subject: .opaque("u"), userPrincipalName: nil))
+        var disabled = stream
+        disabled.status = .disabled
+        #expect(!disabled.wants(.sessionRevoked, subject: .opaque("u"), userPrincipalName: nil))
+        for (body, pointer) in [
+            (["delivery": ["method": "urn:ietf:rfc:8935"]] as JSONValue, "/delivery/endpoint_url"),
+            (["delivery": ["method": "urn:ietf:rfc:8936", "endpoint_url": "https://x"]], "/delivery/endpoint_url"),
+            (["delivery": ["method": "urn:ietf:rfc:8935", "endpoint_url": "ftp://x"]], "/delivery/endpoint_url"),
+            (["delivery": ["method": "urn:ietf:rfc:8935", "endpoint_url": "https://x", "authorization_header": "a\r\nb"]], "/delivery/authorization_header"),
+            (["nope": .bool(true)], "/nope"),
+        ] {
+            #expect(throws: ValidationError.self) { try SharedSignalsStream.parseRequest(body) }
+            do { _ = try SharedSignalsStream.parseRequest(body) } catch { #expect(error.problems.contains { $0.pointer == pointer }) }
+        }
+    }
+}
