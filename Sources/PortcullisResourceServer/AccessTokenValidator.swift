@@ -45,14 +45,9 @@ public actor AccessTokenValidator {
     /// The token's claims, when it is valid at `now`.
     public func validate(_ token: String, now: Date) async throws(Rejection) -> AccessTokenClaims {
         guard token.utf8.count <= 16_384 else { throw Rejection(description: "The access token is too long.") }
-        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
-        var claims = try? await keys.verify(token, as: AccessTokenClaims.self)
-        if claims == nil, fetchedAt.map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true {
-            // Perhaps a key published since the last fetch (a rotation).
-            await refresh(now: now)
-            claims = try? await keys.verify(token, as: AccessTokenClaims.self)
+        guard let claims = await verified(token, as: AccessTokenClaims.self, now: now) else {
+            throw Rejection(description: "The access token's signature is not by a key of the authority.")
         }
-        guard let claims else { throw Rejection(description: "The access token's signature is not by a key of the authority.") }
         guard let issuer, claims.iss == issuer else { throw Rejection(description: "The access token is from another issuer.") }
         guard audiences.contains(claims.aud.lowercased()) else { throw Rejection(description: "The access token is for another audience.") }
         let time = now.timeIntervalSince1970
@@ -68,16 +63,22 @@ public actor AccessTokenValidator {
         guard let header = token.split(separator: ".").first.flatMap({ Base64URL.decode(String($0)) }),
             let fields = try? JSONSerialization.jsonObject(with: header) as? [String: Any], (fields["typ"] as? String)?.lowercased() == "secevent+jwt"
         else { throw Rejection(description: "The SET's typ is not secevent+jwt.") }
-        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
-        var event = try? await keys.verify(token, as: SharedSignalsSecurityEvent.self)
-        if event == nil, fetchedAt.map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true {
-            await refresh(now: now)
-            event = try? await keys.verify(token, as: SharedSignalsSecurityEvent.self)
+        guard let event = await verified(token, as: SharedSignalsSecurityEvent.self, now: now) else {
+            throw Rejection(description: "The SET's signature is not by a key of the authority.")
         }
-        guard let event else { throw Rejection(description: "The SET's signature is not by a key of the authority.") }
         guard let issuer, event.iss == issuer else { throw Rejection(description: "The SET is from another issuer.") }
         guard event.aud.lowercased() == audience.lowercased() else { throw Rejection(description: "The SET is for another audience.") }
         return event
+    }
+
+    /// The payload, when a key of the authority signed `token`: the keys are refreshed every `keyRefresh`, and at once
+    /// (at most every `minimumRefetch`) when none verifies — perhaps a key published since the last fetch (a rotation).
+    private func verified<Payload: JWTPayload>(_ token: String, as type: Payload.Type, now: Date) async -> Payload? {
+        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
+        if let payload = try? await keys.verify(token, as: type) { return payload }
+        guard fetchedAt.map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true else { return nil }
+        await refresh(now: now)
+        return try? await keys.verify(token, as: type)
     }
 
     /// Fetches the discovery document and the JWKS; on failure the keys in hand are kept.

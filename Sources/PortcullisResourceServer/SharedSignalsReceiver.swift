@@ -16,9 +16,8 @@ public struct SharedSignalsReceiver: Sendable {
 
     public init(view: RevocationView) { self.view = view }
 
-    /// The events that end access: `session-revoked` (which the transmitter sends with every critical event), and —
-    /// for a transmitter that sends them alone — RISC's account and credential events, a credential removed or
-    /// changed, and compliance lost. Returns whether the SET revoked anything.
+    /// Records the revocation a SET's events imply (`SharedSignalsEventType.endsAccess`); returns whether it revoked
+    /// anything.
     @discardableResult
     public func apply(_ event: SharedSignalsSecurityEvent, now: Date) -> Bool {
         guard case .object(let subject) = event.subId, subject["format"] == "complex",
@@ -27,22 +26,13 @@ public struct SharedSignalsReceiver: Sendable {
         else { return false }
         let clientId: String? = if case .object(let application)? = subject["application"] { application["id"]?.stringValue } else { nil }
         var revoked = false
-        for (type, members) in event.events where Self.endsAccess(type: type, members: members) {
+        for (type, members) in event.events where SharedSignalsEventType.endsAccess(type: type, members: members) {
             let at: Int
             if case .number(let seconds)? = members["event_timestamp"] { at = Int(seconds) } else { at = event.iat }
             view.revoke(tenantId: tenantId, userId: userId, clientId: clientId, at: at, now: now)
             revoked = true
         }
         return revoked
-    }
-
-    static func endsAccess(type: String, members: JSONValue) -> Bool {
-        switch SharedSignalsEventType(rawValue: type) {
-        case .sessionRevoked, .accountDisabled, .accountPurged, .credentialCompromise: true
-        case .credentialChange: members["change_type"]?.stringValue != "create"
-        case .deviceComplianceChange: members["current_status"]?.stringValue == "not-compliant"
-        default: false
-        }
     }
 
     /// The event types a resource server asks for.

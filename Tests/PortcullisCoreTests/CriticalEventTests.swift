@@ -104,3 +104,97 @@ struct CriticalEventTests {
         }
     }
 }
+
+@Suite("Which changes raise which critical events (PROTOCOL §14.1)")
+struct CriticalEventChangeTests {
+    let at = Date(timeIntervalSince1970: 1_800_000_000)
+    let erin = User(id: "U", userPrincipalName: "erin@contoso.example", displayName: "Erin", passwordHash: "h1")
+
+    func kinds(_ events: [CriticalEvent]) -> [CriticalEvent.Kind] { events.map(\.kind) }
+
+    @Test("user changes: disabled, enabled, deleted, a new password, changed claims; nothing for no change or a create")
+    func users() {
+        var disabled = erin
+        disabled.accountEnabled = false
+        #expect(kinds(CriticalEvent.userChanged(before: erin, after: disabled, tenantId: "T", at: at)) == [.accountDisabled])
+        #expect(kinds(CriticalEvent.userChanged(before: disabled, after: erin, tenantId: "T", at: at)) == [.accountEnabled])
+        #expect(kinds(CriticalEvent.userChanged(before: erin, after: nil, tenantId: "T", at: at)) == [.accountDeleted])
+        #expect(CriticalEvent.userChanged(before: nil, after: erin, tenantId: "T", at: at).isEmpty)
+        #expect(CriticalEvent.userChanged(before: erin, after: erin, tenantId: "T", at: at).isEmpty)
+        var changed = erin
+        changed.passwordHash = "h2"
+        changed.displayName = "Erin E."
+        changed.userPrincipalName = "erin.e@contoso.example"
+        #expect(
+            kinds(CriticalEvent.userChanged(before: erin, after: changed, tenantId: "T", at: at)) == [
+                .passwordChanged, .claimsChanged(["upn": "erin.e@contoso.example", "name": "Erin E."]),
+            ])
+        let event = CriticalEvent.userChanged(before: erin, after: nil, tenantId: "T", at: at)[0]
+        #expect(event.userId == "u" && event.tenantId == "t" && event.userPrincipalName == "erin@contoso.example" && event.at == at)
+    }
+
+    func enrollment(_ status: ComplianceStatusValue) -> Enrollment {
+        Enrollment(
+            id: "E", tenantId: "T", userId: "U", userPrincipalName: "erin@contoso.example", clientId: "C", deviceId: "D", platform: nil,
+            osVersion: nil, appVersion: nil, sdkVersion: nil, state: status == .compliant ? .compliant : .notCompliant,
+            complianceStatus: ComplianceStatus(status: status), policyVersion: nil, appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: at,
+            lastCheckInAt: nil, lapsesAt: nil, updatedAt: at)
+    }
+
+    @Test("enrollment changes: a wipe; compliance lost or regained; nothing when compliance stays")
+    func enrollments() {
+        let compliant = enrollment(.compliant)
+        let lost = enrollment(.notCompliant)
+        #expect(
+            kinds(CriticalEvent.enrollmentChanged(previous: compliant, current: lost, wiped: true, at: at)) == [
+                .enrollmentWiped(clientAppId: "c", enrollmentId: "E")
+            ])
+        let dropped = CriticalEvent.enrollmentChanged(previous: compliant, current: lost, wiped: false, at: at)
+        #expect(kinds(dropped) == [.complianceChanged(clientAppId: "c", enrollmentId: "E", compliant: false)] && dropped[0].endsAccess)
+        #expect(
+            kinds(CriticalEvent.enrollmentChanged(previous: lost, current: compliant, wiped: false, at: at)) == [
+                .complianceChanged(clientAppId: "c", enrollmentId: "E", compliant: true)
+            ])
+        #expect(CriticalEvent.enrollmentChanged(previous: compliant, current: compliant, wiped: false, at: at).isEmpty)
+        #expect(CriticalEvent.enrollmentChanged(previous: lost, current: enrollment(.serviceFailure), wiped: false, at: at).isEmpty)
+    }
+
+    @Test(
+        "method changes: credential-change, and assurance-level-change when the reach moved",
+        arguments: [
+            // type, added, passkeys after, app after, expected assurance change
+            (CriticalEvent.CredentialType.fido2, true, 1, false, CriticalEvent.Kind?.some(.assuranceLevelChanged(from: .aal1, to: .aal3))),
+            (.fido2, true, 2, true, nil),  // a second passkey: still AAL3
+            (.fido2, false, 0, true, .assuranceLevelChanged(from: .aal3, to: .aal2)),
+            (.fido2, false, 1, false, nil),
+            (.app, true, 0, true, .assuranceLevelChanged(from: .aal1, to: .aal2)),
+            (.app, false, 0, false, .assuranceLevelChanged(from: .aal2, to: .aal1)),
+            (.app, false, 1, false, nil),  // a passkey remains: AAL3 before and after
+        ])
+    func methods(type: CriticalEvent.CredentialType, added: Bool, passkeys: Int, app: Bool, assurance: CriticalEvent.Kind?) {
+        let events = CriticalEvent.methodChanged(
+            type, added: added, tenantId: "T", user: erin, initiator: .user, at: at, passkeysAfter: passkeys, authenticatorAppAfter: app)
+        #expect(kinds(events) == [added ? .methodAdded(type) : .methodRemoved(type)] + (assurance.map { [$0] } ?? []))
+        #expect(events.allSatisfy { $0.initiator == .user })
+    }
+
+    @Test("what a resource server treats as the end of access")
+    func endsAccess() {
+        #expect(SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.sessionRevoked.rawValue, members: [:]))
+        #expect(SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.accountDisabled.rawValue, members: [:]))
+        #expect(!SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.accountEnabled.rawValue, members: [:]))
+        #expect(SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.credentialChange.rawValue, members: ["change_type": "delete"]))
+        #expect(!SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.credentialChange.rawValue, members: ["change_type": "create"]))
+        #expect(
+            SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.deviceComplianceChange.rawValue, members: ["current_status": "not-compliant"]))
+        #expect(
+            !SharedSignalsEventType.endsAccess(type: SharedSignalsEventType.deviceComplianceChange.rawValue, members: ["current_status": "compliant"]))
+        #expect(!SharedSignalsEventType.endsAccess(type: "urn:example:other", members: [:]))
+    }
+
+    @Test("a stream's outbox target names it, and only a stream's does")
+    func outboxTargets() {
+        #expect(SharedSignalsStream.streamId(ofOutboxTarget: SharedSignalsStream.outboxTarget(streamId: "ABC")) == "abc")
+        #expect(SharedSignalsStream.streamId(ofOutboxTarget: "https://app.example/callback") == nil)
+    }
+}

@@ -77,9 +77,18 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
         return !removedSubjects.contains { $0.covers(subject, userPrincipalName: userPrincipalName) }
     }
 
+    /// Whether new events are pushed as they come (push delivery, enabled); otherwise they wait (polled, or paused).
+    public var pushesNow: Bool { delivery.method == .push && status == .enabled }
+
     /// Where the outbox routes this stream's SETs: a stream's messages share it, so they are delivered in order.
     public var outboxTarget: String { Self.outboxTarget(streamId: id) }
-    public static func outboxTarget(streamId: String) -> String { "ssf:\(streamId.lowercased())" }
+    public static func outboxTarget(streamId: String) -> String { outboxTargetPrefix + streamId.lowercased() }
+    static let outboxTargetPrefix = "ssf:"
+
+    /// The stream an outbox message's target routes to, when it is a stream's (not a compliance callback URI).
+    public static func streamId(ofOutboxTarget target: String) -> String? {
+        target.hasPrefix(outboxTargetPrefix) ? String(target.dropFirst(outboxTargetPrefix.count)) : nil
+    }
 
     // MARK: Limits
 

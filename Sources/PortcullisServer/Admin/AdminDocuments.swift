@@ -140,7 +140,7 @@ struct AdminDocuments: Sendable {
                     // A deleted user's sign-in methods go with them (the delete itself is audited, with the user).
                     if let before, after == nil { await Self.removeSignInMethods(of: before.id, tenantId: tenant.tenant.id, store: store, logger: logger) }
                     // Receivers hear of it (PROTOCOL §14.1) whatever follows.
-                    await transmitter.raise(Self.criticalEvents(before: before, after: after, tenantId: tenant.tenant.id, at: clock.now()))
+                    await transmitter.raise(CriticalEvent.userChanged(before: before, after: after, tenantId: tenant.tenant.id, at: clock.now()))
                     // A user who could sign in and now cannot (disabled or deleted) loses every refresh token and session now.
                     guard let before, before.accountEnabled, after?.accountEnabled != true else { return }
                     let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: before.id, at: clock.now())
@@ -236,25 +236,6 @@ struct AdminDocuments: Sendable {
                 noun: "tenant",
                 read: { value, tenant, _ in try Self.readTenant(value, tenant: tenant) },
                 beforeDelete: { _, _, _ in throw APIError(.methodNotAllowed, "methodNotAllowed", "A tenant cannot be deleted through its own admin API.") }))
-    }
-
-    /// What a user's change tells Shared Signals receivers: disabled, enabled, deleted, a new password, and changed
-    /// claims (`upn`, `name`), as critical events (PROTOCOL §14.1).
-    static func criticalEvents(before: User?, after: User?, tenantId: String, at: Date) -> [CriticalEvent] {
-        guard let user = before ?? after else { return [] }
-        func event(_ kind: CriticalEvent.Kind) -> CriticalEvent {
-            CriticalEvent(kind, tenantId: tenantId, userId: user.id, userPrincipalName: before?.userPrincipalName ?? user.userPrincipalName, at: at)
-        }
-        guard let before else { return [] }
-        guard let after else { return [event(.accountDeleted)] }
-        var events: [CriticalEvent] = []
-        if before.accountEnabled != after.accountEnabled { events.append(event(after.accountEnabled ? .accountEnabled : .accountDisabled)) }
-        if before.passwordHash != after.passwordHash, after.passwordHash != nil { events.append(event(.passwordChanged)) }
-        var claims: [String: String] = [:]
-        if before.userPrincipalName != after.userPrincipalName { claims["upn"] = after.userPrincipalName }
-        if before.displayName != after.displayName { claims["name"] = after.displayName }
-        if !claims.isEmpty { events.append(event(.claimsChanged(claims))) }
-        return events
     }
 
     // MARK: Readers that need the tenant or the server's services

@@ -112,9 +112,9 @@ struct SignalAdminRoutes: Sendable {
                 try await store.recentSignals(target: stream.outboxTarget, limit: deliveries).map { message in
                     var entry: [String: JSONValue] = [
                         "jti": .string(message.jti), "state": .string(message.state.rawValue), "attempts": .number(Double(message.attempts)),
-                        "createdAt": .string(ISO8601DateFormatter().string(from: message.createdAt)),
+                        "createdAt": .string(message.createdAt.formatted(.iso8601)),
                     ]
-                    if let delivered = message.deliveredAt { entry["deliveredAt"] = .string(ISO8601DateFormatter().string(from: delivered)) }
+                    if let delivered = message.deliveredAt { entry["deliveredAt"] = .string(delivered.formatted(.iso8601)) }
                     if let error = message.lastError { entry["lastError"] = .string(error) }
                     return .object(entry)
                 })

@@ -395,26 +395,11 @@ public struct ComplianceService: AppProtectionStatusProvider {
             outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox,
             effects: EnrollmentEffects(revokeTokensAt: outcome.revokeTokens ? now : nil, audit: audit))
         if stored != nil && !outbox.isEmpty { outboxSignal.signal() }
-        if stored != nil { await transmitter.raise(Self.criticalEvents(outcome, previous: previous, event: event, now: now)) }
+        if stored != nil {
+            await transmitter.raise(
+                CriticalEvent.enrollmentChanged(previous: previous, current: outcome.enrollment, wiped: event == .wipeRequested, at: now))
+        }
         return stored
-    }
-
-    /// What a stored enrollment change tells Shared Signals receivers: a wipe ends the app's tokens for the account;
-    /// compliance lost (or regained) is a `device-compliance-change`, and losing it ends them too (PROTOCOL §14.1).
-    static func criticalEvents(_ outcome: EnrollmentMachine.Outcome, previous: Enrollment, event: EnrollmentEvent, now: Date) -> [CriticalEvent] {
-        let enrollment = outcome.enrollment
-        func critical(_ kind: CriticalEvent.Kind, initiator: CriticalEvent.Initiator) -> CriticalEvent {
-            CriticalEvent(
-                kind, tenantId: enrollment.tenantId, userId: enrollment.userId, userPrincipalName: enrollment.userPrincipalName, at: now,
-                initiator: initiator)
-        }
-        if event == .wipeRequested {
-            return [critical(.enrollmentWiped(clientAppId: enrollment.clientId, enrollmentId: enrollment.id), initiator: .admin)]
-        }
-        let was = previous.complianceStatus.status == .compliant
-        let now = enrollment.complianceStatus.status == .compliant
-        guard was != now else { return [] }
-        return [critical(.complianceChanged(clientAppId: enrollment.clientId, enrollmentId: enrollment.id, compliant: now), initiator: .policy)]
     }
 
     /// The SETs announcing a status change, one outbox message per callback URI of the application (or the

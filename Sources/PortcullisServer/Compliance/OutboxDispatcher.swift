@@ -135,7 +135,7 @@ public final class OutboxDispatcher: Service, Sendable {
     func deliver(_ message: OutboxMessage) async {
         var url = message.targetUri
         var authorization: String?
-        let isStream = message.targetUri.hasPrefix("ssf:")
+        let isStream = SharedSignalsStream.streamId(ofOutboxTarget: message.targetUri) != nil
         if isStream {
             guard let found = try? await streamTarget?(message) else {
                 // The stream was deleted, or polls now: the message waits where a poll (or nothing) finds it.

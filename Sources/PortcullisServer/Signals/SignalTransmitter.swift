@@ -98,9 +98,7 @@ public final class SignalTransmitter: Sendable {
     }
 
     /// When a stream's new messages are due for the dispatcher: now for an enabled push stream; held otherwise.
-    static func nextAttempt(for stream: SharedSignalsStream, now: Date) -> Date {
-        stream.delivery.method == .push && stream.status == .enabled ? now : OutboxMessage.held
-    }
+    static func nextAttempt(for stream: SharedSignalsStream, now: Date) -> Date { stream.pushesNow ? now : OutboxMessage.held }
 
     func enqueue(_ messages: [OutboxMessage], for stream: SharedSignalsStream) async throws {
         let dropped = try await store.enqueueSignals(messages, target: stream.outboxTarget, keepingAtMost: settings.pendingPerStream)
@@ -109,37 +107,24 @@ public final class SignalTransmitter: Sendable {
                 "a stream's undelivered events passed its bound; the oldest were dropped",
                 metadata: ["portcullis.stream_id": .string(stream.id), "portcullis.dropped": .stringConvertible(dropped)])
         }
-        if Self.nextAttempt(for: stream, now: .distantPast) != OutboxMessage.held { outboxSignal.signal() }
+        if stream.pushesNow { outboxSignal.signal() }
         polls.wake(stream.id)
     }
 
-    /// A sign-in method was added or removed: `credential-change`, and `assurance-level-change` when the highest level
-    /// the user's methods reach moved (a passkey AAL3, a second factor AAL2, a password alone AAL1).
+    /// A sign-in method was added or removed (PROTOCOL §14.1): the events are Core's, from what the user holds now.
     public func methodChanged(
         _ type: CriticalEvent.CredentialType, added: Bool, tenantId: String, user: User, initiator: CriticalEvent.Initiator
     ) async {
-        let now = clock.now()
-        var events = [
-            CriticalEvent(
-                added ? .methodAdded(type) : .methodRemoved(type), tenantId: tenantId, userId: user.id, userPrincipalName: user.userPrincipalName,
-                at: now, initiator: initiator)
-        ]
-        if let passkeys = try? await store.passkeys(tenantId: tenantId, userId: user.id).count,
-            let totp = try? await store.authenticationMethods(tenantId: tenantId, userId: user.id).contains(where: { $0.kind == .totp })
-        {
-            let change = added ? 1 : -1
-            let passkeysBefore = type == .fido2 ? max(0, passkeys - change) : passkeys
-            let totpBefore = type == .app ? !added : totp
-            let before = CriticalEvent.AssuranceLevel.reached(hasPasskey: passkeysBefore > 0, hasSecondFactor: passkeysBefore > 0 || totpBefore)
-            let after = CriticalEvent.AssuranceLevel.reached(hasPasskey: passkeys > 0, hasSecondFactor: passkeys > 0 || totp)
-            if before != after {
-                events.append(
-                    CriticalEvent(
-                        .assuranceLevelChanged(from: before, to: after), tenantId: tenantId, userId: user.id, userPrincipalName: user.userPrincipalName,
-                        at: now, initiator: initiator))
-            }
+        do {
+            let passkeys = try await store.passkeys(tenantId: tenantId, userId: user.id).count
+            let app = try await store.authenticationMethods(tenantId: tenantId, userId: user.id).contains { $0.kind == .totp }
+            await raise(
+                CriticalEvent.methodChanged(
+                    type, added: added, tenantId: tenantId, user: user, initiator: initiator, at: clock.now(), passkeysAfter: passkeys,
+                    authenticatorAppAfter: app))
+        } catch {
+            logger.error("could not read a user's methods for a shared signal", metadata: [LogKeys.error: .string("\(Swift.type(of: error))")])
         }
-        await raise(events)
     }
 
     /// SSF §8.1.4: a verification event, sent to this stream alone (requested or not), with the receiver's `state`.
@@ -162,33 +147,46 @@ public final class SignalTransmitter: Sendable {
     ) async throws
         -> SharedSignalsStream
     {
-        let saved = try await streams.save(
-            stream, before: before, precondition: before.map { .version($0.version) } ?? .mustNotExist, tenant: tenant, actor: actor)
+        let saved: Versioned<SharedSignalsStream>
+        do {
+            saved = try await streams.save(
+                stream, before: before, precondition: before.map { .version($0.version) } ?? .mustNotExist, tenant: tenant, actor: actor)
+        } catch let error as StorageError where [.preconditionFailed, .duplicate, .notFound].contains(error.code) {
+            // Two changes of one stream at once: one wins, the other is told to read it again (never a 500).
+            throw APIError(.conflict, "streamChanged", "The stream changed while this request was handled; read it and try again.")
+        }
         let target = stream.outboxTarget
         if stream.status == .disabled {
             try await store.dropSignals(target: target)
         } else {
             try await store.rescheduleSignals(target: target, nextAttemptAt: Self.nextAttempt(for: stream, now: clock.now()))
-            if Self.nextAttempt(for: stream, now: .distantPast) != OutboxMessage.held { outboxSignal.signal() }
+            if stream.pushesNow { outboxSignal.signal() }
         }
         polls.wake(stream.id)
         return saved.document
     }
 
     func delete(_ stream: Versioned<SharedSignalsStream>, tenant: TenantSnapshot, actor: String) async throws {
-        try await streams.delete(id: stream.document.id, precondition: .version(stream.version), force: false, tenant: tenant, actor: actor)
+        do {
+            try await streams.delete(id: stream.document.id, precondition: .version(stream.version), force: false, tenant: tenant, actor: actor)
+        } catch let error as APIError where error.status == .preconditionFailed {
+            throw APIError(.conflict, "streamChanged", "The stream changed while this request was handled; read it and try again.")
+        }
         try await store.dropSignals(target: stream.document.outboxTarget)
         polls.forget(stream.document.id)
     }
 
+    /// What a sealed push `Authorization` value is bound to besides the tenant and the stream (the box's "user" slot).
+    static let sealedHeaderOwner = "ssf-stream"
+
     /// The push `Authorization` value, sealed for storage (bound to the tenant and the stream).
     func seal(authorizationHeader: String, tenantId: String, streamId: String) throws -> Data {
-        try box.seal(Array(authorizationHeader.utf8), tenantId: tenantId, userId: "ssf-stream", methodId: streamId)
+        try box.seal(Array(authorizationHeader.utf8), tenantId: tenantId, userId: Self.sealedHeaderOwner, methodId: streamId)
     }
 
     func authorizationHeader(of stream: SharedSignalsStream, tenantId: String) -> String? {
         guard let sealed = stream.delivery.sealedAuthorizationHeader,
-            let bytes = box.open(sealed, tenantId: tenantId, userId: "ssf-stream", methodId: stream.id)
+            let bytes = box.open(sealed, tenantId: tenantId, userId: Self.sealedHeaderOwner, methodId: stream.id)
         else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -196,8 +194,9 @@ public final class SignalTransmitter: Sendable {
     /// Where the dispatcher sends a stream's message now (its stream's current endpoint and credentials); `nil` when
     /// the stream is gone or no longer pushes.
     func pushTarget(for message: OutboxMessage) async throws -> (url: String, authorization: String?)? {
-        guard message.targetUri.hasPrefix("ssf:"), let tenant = try await tenants.snapshot(tenantSegment: message.tenantId),
-            let stream = tenant.contents.sharedSignalsStreams.first(where: { $0.outboxTarget == message.targetUri }),
+        guard let streamId = SharedSignalsStream.streamId(ofOutboxTarget: message.targetUri),
+            let tenant = try await tenants.snapshot(tenantSegment: message.tenantId),
+            let stream = tenant.contents.sharedSignalsStreams.first(where: { $0.id == streamId }),
             stream.delivery.method == .push, let url = stream.delivery.endpointUrl
         else { return nil }
         return (url, authorizationHeader(of: stream, tenantId: tenant.tenant.id))
