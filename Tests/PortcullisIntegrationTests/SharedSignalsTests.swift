@@ -1,0 +1,226 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
+import PortcullisCore
+import PortcullisResourceServer
+import PortcullisServer
+import PortcullisTesting
+import PortcullisTokens
+import Testing
+
+/// Continuous access evaluation across the tenant boundary and through the resource-server library (PROTOCOL §14):
+/// each check here fails when the check it names is removed.
+@Suite("Shared Signals: the tenant boundary, SET verification, the revocation view")
+struct SharedSignalsTests {
+    static let receiver = ("60000000-0000-4000-8000-0000000000c1", "receiver-secret")
+    static let otherReceiver = ("60000000-0000-4000-8000-0000000000c2", "other-receiver-secret")
+
+    /// The fixtures with a receiver (SSF.Receiver on api://portcullis-ssf) in each tenant.
+    static func directory() throws -> Data {
+        var root = try #require(try JSONSerialization.jsonObject(with: Fixtures.directoryJSON()) as? [String: Any])
+        var tenants = try #require(root["tenants"] as? [[String: Any]])
+        for (index, (appId, secret)) in [receiver, otherReceiver].enumerated() {
+            var tenant = tenants[index]
+            tenant["applications"] =
+                (tenant["applications"] as? [[String: Any]] ?? []) + [
+                    [
+                        "appId": appId, "displayName": "SSF receiver", "secrets": [["secret": secret]], "allowedGrantTypes": ["client_credentials"],
+                        "requiredResourceAccess": [["resourceAppId": "api://portcullis-ssf", "appRoles": ["SSF.Receiver"]]],
+                    ]
+                ]
+            tenant["appRoleAssignments"] =
+                (tenant["appRoleAssignments"] as? [[String: Any]] ?? []) + [
+                    ["principalId": appId, "resource": "api://portcullis-ssf", "role": "SSF.Receiver"]
+                ]
+            tenants[index] = tenant
+        }
+        root["tenants"] = tenants
+        return try JSONSerialization.data(withJSONObject: root)
+    }
+
+    struct HTTP {
+        let client: HTTPClient
+        let base: String
+
+        func call(
+            _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, form: [(String, String)]? = nil
+        ) async throws -> (
+            Int, Any?
+        ) {
+            var request = HTTPClientRequest(url: base + path)
+            request.method = method
+            if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+            if let json {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json)))
+            }
+            if let form {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .bytes(Form.encode(form))
+            }
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), try? JSONSerialization.jsonObject(with: Data(buffer: body)))
+        }
+
+        func token(_ tenant: String, _ fields: [(String, String)]) async throws -> String {
+            let (status, body) = try await call(.POST, "/\(tenant)/oauth2/v2.0/token", form: fields)
+            return try #require((body as? [String: Any])?["access_token"] as? String, "HTTP \(status): \(String(describing: body))")
+        }
+
+        func clientToken(_ tenant: String, _ client: (String, String), scope: String) async throws -> String {
+            try await token(tenant, [("grant_type", "client_credentials"), ("client_id", client.0), ("client_secret", client.1), ("scope", scope)])
+        }
+    }
+
+    @Test("a receiver sees only its tenant; SETs are verified for typ, signer, issuer and audience; a revocation ends earlier tokens with insufficient_claims")
+    func endToEnd() async throws {
+        try await withTestEnvironment(baseURL: "http://localhost:0", directoryJSON: try Self.directory()) { env in
+            try await withLiveServer(env) { authority in
+                let client = HTTPClient(eventLoopGroupProvider: .singleton)
+                do {
+                    try await Self.run(env, authority: authority, client: client)
+                } catch {
+                    try? await client.shutdown()
+                    throw error
+                }
+                try await client.shutdown()
+            }
+        }
+    }
+
+    static func run(_ env: TestEnvironment, authority: URL, client: HTTPClient) async throws {
+        let base = "http://localhost:\(authority.port!)"
+        let http = HTTP(client: client, base: base)
+        let ssf = "api://portcullis-ssf/.default"
+        let mine = try await http.clientToken(Fixtures.domain, Self.receiver, scope: ssf)
+        let theirs = try await http.clientToken(Fixtures.otherDomain, Self.otherReceiver, scope: ssf)
+
+        // The tenant boundary: the other tenant's receiver, with a valid SSF token of its own, is refused at this
+        // tenant's paths, whether it reads, creates or polls.
+        #expect(try await http.call(.GET, "/\(Fixtures.domain)/ssf/stream", token: theirs).0 == 403)
+        #expect(try await http.call(.GET, "/\(Fixtures.tenantId)/ssf/stream", token: theirs).0 == 403)
+        #expect(try await http.call(.POST, "/\(Fixtures.domain)/ssf/stream", token: theirs, json: ["delivery": ["method": "urn:ietf:rfc:8936"]]).0 == 403)
+        let (created, stream) = try await http.call(
+            .POST, "/\(Fixtures.domain)/ssf/stream", token: mine,
+            json: ["events_requested": SharedSignalsReceiver.eventsRequested, "delivery": ["method": "urn:ietf:rfc:8936"]])
+        #expect(created == 201)
+        let pollURL = try #require(((stream as? [String: Any])?["delivery"] as? [String: Any])?["endpoint_url"] as? String)
+        let pollPath = String(pollURL.dropFirst(base.count))
+        #expect(try await http.call(.POST, pollPath, token: theirs, json: ["returnImmediately": true]).0 == 403)
+        let (ownList, listed) = try await http.call(.GET, "/\(Fixtures.otherDomain)/ssf/stream", token: theirs)
+        #expect(ownList == 200 && (listed as? [Any])?.isEmpty == true, "its own tenant has no streams")
+
+        // Carol's token passes the resource guard, until her sessions are revoked.
+        let carol = try await http.token(
+            Fixtures.domain,
+            [
+                ("grant_type", "password"), ("client_id", Fixtures.mobileClientId), ("username", Fixtures.carol.upn),
+                ("password", Fixtures.carol.password), ("scope", Client.mailScope),
+            ])
+        let validator = AccessTokenValidator(
+            authority: authority.absoluteString, audiences: [Fixtures.mailApiId], client: client, logger: Logger(label: "test"))
+        let view = RevocationView(capacity: 100)
+        let guardian = ResourceGuard(validator: validator, revocations: view)
+        let url = "https://mail.fabrikam.test/messages"
+        _ = try await guardian.authorize(authorization: "Bearer \(carol)", proofs: [], method: "GET", url: url, now: Date())
+        try await Task.sleep(for: .milliseconds(1100))  // a later second than the token's iat
+        let admin = try await http.clientToken(Fixtures.domain, (Fixtures.adminClientId, Fixtures.adminSecret), scope: "api://portcullis-admin/.default")
+        #expect(try await http.call(.POST, "/admin/v1/users/\(Fixtures.carol.id)/revokeSignInSessions", token: admin).0 == 200)
+        let (polled, answer) = try await http.call(.POST, pollPath, token: mine, json: ["returnImmediately": true])
+        let sets = try #require((answer as? [String: Any])?["sets"] as? [String: String], "HTTP \(polled)")
+        #expect(sets.count == 1)
+        let receiver = SharedSignalsReceiver(view: view)
+        for set in sets.values {
+            let event = try await validator.validateSecurityEvent(set, audience: Self.receiver.0, now: Date())
+            #expect(receiver.apply(event, now: Date()))
+            // The audience is checked.
+            await #expect(throws: AccessTokenValidator.Rejection.self) {
+                _ = try await validator.validateSecurityEvent(set, audience: Self.otherReceiver.0, now: Date())
+            }
+        }
+        do {
+            _ = try await guardian.authorize(authorization: "Bearer \(carol)", proofs: [], method: "GET", url: url, now: Date())
+            Issue.record("a token issued before the revocation must be refused")
+        } catch {
+            let challenge = try #require(error.challenges.first)
+            #expect(challenge.hasPrefix("Bearer ") && challenge.contains(#"error="insufficient_claims""#), "\(challenge)")
+            let encoded = try #require(challenge.split(separator: "claims=\"").last?.split(separator: "\"").first)
+            let claims = try #require(Data(base64Encoded: String(encoded)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+            let nbf = try #require((claims["access_token"] as? [String: Any])?["nbf"] as? [String: Any])
+            let value = try #require((nbf["value"] as? String).flatMap(Int.init))
+            #expect(nbf["essential"] as? Bool == true && value > Int(Date().timeIntervalSince1970) - 5)
+            // A token asked for with that claims request is issued after the revocation, and passes.
+            let renewed = try await http.token(
+                Fixtures.domain,
+                [
+                    ("grant_type", "password"), ("client_id", Fixtures.mobileClientId), ("username", Fixtures.carol.upn),
+                    ("password", Fixtures.carol.password), ("scope", Client.mailScope),
+                    ("claims", #"{"access_token":{"nbf":{"essential":true,"value":"\#(value)"}}}"#),
+                ])
+            let fresh = try await guardian.authorize(authorization: "Bearer \(renewed)", proofs: [], method: "GET", url: url, now: Date())
+            #expect(fresh.iat >= value && fresh.nbf >= value)
+        }
+
+        // SETs the receiver must not believe: another typ, another issuer under this tenant's key, another tenant's key.
+        let signer = try await env.server.dependencies.signers.signer(tenantId: Fixtures.tenantId)
+        let issuer = "\(authority.absoluteString.replacingOccurrences(of: "/\(Fixtures.domain)", with: ""))/\(Fixtures.tenantId)/v2.0"
+        let good = SharedSignalsSecurityEvent(
+            iss: issuer, aud: Self.receiver.0, iat: Int(Date().timeIntervalSince1970), jti: UUID().uuidString, subId: ["format": "opaque", "id": "x"],
+            events: [SharedSignalsEventType.sessionRevoked.rawValue: [:]])
+        _ = try await validator.validateSecurityEvent(try await signer.sign(sharedSignal: good), audience: Self.receiver.0, now: Date())
+        var otherIssuer = good
+        otherIssuer.iss = "https://elsewhere.example/\(Fixtures.tenantId)/v2.0"
+        let otherSigner = try await env.server.dependencies.signers.signer(tenantId: Fixtures.otherTenantId)
+        for (forged, why) in [
+            (try await signer.sign(good, type: "JWT"), "typ JWT"), (try await signer.sign(sharedSignal: otherIssuer), "another issuer"),
+            (try await otherSigner.sign(sharedSignal: good), "another tenant's key"), (carol, "an access token"),
+        ] {
+            await #expect(throws: AccessTokenValidator.Rejection.self, "\(why)") {
+                _ = try await validator.validateSecurityEvent(forged, audience: Self.receiver.0, now: Date())
+            }
+        }
+    }
+}
+
+@Suite("RevocationView: who is refused, and its bounds")
+struct RevocationViewTests {
+    static func claims(user: String = "u", client: String = "app", iat: Int) -> AccessTokenClaims {
+        AccessTokenClaims(
+            iss: "i", aud: "a", sub: user, oid: user, tid: "t", azp: client, azpacr: "0", iat: iat, nbf: iat, exp: iat + 3600, jti: UUID().uuidString,
+            scp: nil, roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "user", xmsMamEnrollment: nil, amr: nil, authTime: nil,
+            acrs: nil, cnf: nil)
+    }
+
+    @Test("tokens issued at or before the revocation are refused, later ones pass; an app's revocation refuses only that app's")
+    func refuses() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let view = RevocationView(capacity: 10)
+        view.revoke(tenantId: "T", userId: "U", at: 1_800_000_000, now: now)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) == 1_800_000_000)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_001)) == nil)
+        #expect(view.revocation(of: Self.claims(user: "v", iat: 1_700_000_000)) == nil)
+        view.revoke(tenantId: "t", userId: "v", clientId: "Wiped", at: 1_800_000_000, now: now)
+        #expect(view.revocation(of: Self.claims(user: "v", client: "wiped", iat: 1_799_999_999)) == 1_800_000_000)
+        #expect(view.revocation(of: Self.claims(user: "v", client: "other", iat: 1_799_999_999)) == nil)
+        view.revoke(tenantId: "T", userId: "U", at: 1_700_000_000, now: now)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) == 1_800_000_000, "an older revocation does not replace a newer one")
+    }
+
+    @Test("at most `capacity` revocations (the oldest go first), each dropped after `retention`")
+    func bounded() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let view = RevocationView(capacity: 3, retention: 100)
+        for index in 0..<5 { view.revoke(tenantId: "t", userId: "u\(index)", at: 1_800_000_000 + index, now: now) }
+        #expect(view.counts.held == 3 && view.counts.evicted == 2)
+        #expect(view.revocation(of: RevocationViewTests.claims(user: "u0", iat: 1_700_000_000)) == nil, "the oldest was evicted")
+        #expect(view.revocation(of: RevocationViewTests.claims(user: "u4", iat: 1_700_000_000)) != nil)
+        view.revoke(tenantId: "t", userId: "late", at: 1_800_000_200, now: now.addingTimeInterval(200))
+        #expect(view.counts.held == 1, "the others passed their retention")
+        for index in 0..<10_000 { view.revoke(tenantId: "t", userId: "w\(index % 5)", at: 1_800_000_300 + index, now: now.addingTimeInterval(300)) }
+        #expect(view.counts.held <= 3)
+    }
+}
