@@ -54,6 +54,18 @@ class Failure(Exception):
     pass
 
 
+
+def focus_lands_on(driver, element_id, timeout=5):
+    """Whether the page puts focus on `element_id` (autofocus): read until it does, for up to `timeout` seconds — a
+    loaded machine applies autofocus a moment after the load event that driver.get waits for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if driver.switch_to.active_element.get_attribute("id") == element_id:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
 def check(condition, message, got=None):
     if not condition:
         raise Failure(message + ("" if got is None else f"\n    got: {str(got)[:1500]}"))
@@ -269,7 +281,7 @@ def device_flow(run):
     status, started = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/devicecode", {"client_id": CLIENT, "scope": SCOPE})
     check(status == 200 and started.get("user_code"), "the device authorization endpoint should answer a code", [status, started])
     driver.get(started["verification_uri"])
-    check(driver.switch_to.active_element.get_attribute("id") == "user_code", "focus should start in the code field")
+    check(focus_lands_on(driver, "user_code"), "focus should start in the code field")
     run.shoot("device-code")
     field = driver.find_element(By.ID, "user_code")
     field.send_keys(started["user_code"].lower().replace("-", " "))  # typed loosely
@@ -309,7 +321,7 @@ def mfa_flow(run):
         driver.find_element(By.ID, "password").submit()
         WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "otp"))
         otp = driver.find_element(By.ID, "otp")
-        check(driver.switch_to.active_element.get_attribute("id") == "otp", "focus should start in the code field")
+        check(focus_lands_on(driver, "otp"), "focus should start in the code field")
         check(otp.get_attribute("autocomplete") == "one-time-code" and otp.get_attribute("inputmode") == "numeric",
               "the code field carries autocomplete=one-time-code and a numeric keyboard")
         check(driver.find_element(By.CSS_SELECTOR, "label[for=otp]").text, "the code field has a label")
