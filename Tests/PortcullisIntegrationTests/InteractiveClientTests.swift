@@ -82,18 +82,16 @@ final class CurlBrowser: Sendable {
     }
 
     static func run(_ arguments: [String]) async throws -> String {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            do {
-                try process.run()
-                let reader = PipeReader(pipe)
-                // The whole output once curl closes it (read(2) on a thread: see docs/quirks.md).
-                Thread { continuation.resume(returning: String(decoding: reader.readToEnd(), as: UTF8.self)) }.start()
-            } catch { continuation.resume(throwing: error) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try await ChildProcess.launch(process)
+        let reader = PipeReader(pipe)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            // The whole output once curl closes it (read(2) on a thread: see docs/quirks.md).
+            Thread { continuation.resume(returning: String(decoding: reader.readToEnd(), as: UTF8.self)) }.start()
         }
     }
 }

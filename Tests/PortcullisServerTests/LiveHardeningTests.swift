@@ -24,7 +24,7 @@ struct LiveHardeningTests {
         let root = Self.temporaryRoot()
         defer { try? FileManager.default.removeItem(at: root) }
         let keys = root.appendingPathComponent("Keys")
-        let made = try run(try portcullisExecutable(), ["dev-cert", "--keys", keys.path, "--config", root.appendingPathComponent("none").path])
+        let made = try await run(try portcullisExecutable(), ["dev-cert", "--keys", keys.path, "--config", root.appendingPathComponent("none").path])
         #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
         try await withServerProcess(
             root: root,
@@ -32,23 +32,23 @@ struct LiveHardeningTests {
                 "--tls-cert", keys.appendingPathComponent("dev-cert.pem").path, "--tls-key", keys.appendingPathComponent("dev-key.pem").path,
             ]
         ) { server in
-            func handshake(_ options: [String]) throws -> (ok: Bool, output: String) {
-                let result = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost"] + options)
+            func handshake(_ options: [String]) async throws -> (ok: Bool, output: String) {
+                let result = try await run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "localhost"] + options)
                 let output = result.stdout + result.stderr
                 // A completed handshake prints the negotiated cipher; a refused one prints "(NONE)" or an alert.
                 let ok = result.status == 0 && output.contains("Cipher is ") && !output.contains("Cipher is (NONE)")
                 return (ok, output)
             }
             for version in ["-tls1", "-tls1_1"] {
-                let attempt = try handshake([version, "-cipher", "DEFAULT@SECLEVEL=0"])
+                let attempt = try await handshake([version, "-cipher", "DEFAULT@SECLEVEL=0"])
                 #expect(!attempt.ok, "\(version) was accepted:\n\(attempt.output.suffix(600))")
             }
-            let cbc = try handshake(["-tls1_2", "-cipher", "AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES128-SHA"])
+            let cbc = try await handshake(["-tls1_2", "-cipher", "AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES128-SHA"])
             #expect(!cbc.ok, "a CBC suite was accepted:\n\(cbc.output.suffix(600))")
-            let tls12 = try handshake(["-tls1_2"])
+            let tls12 = try await handshake(["-tls1_2"])
             #expect(tls12.ok && tls12.output.contains("ECDHE-ECDSA-AES"), "\(tls12.output.suffix(600))")
-            #expect(try handshake(["-tls1_3"]).ok)
-            let curl = try run(
+            #expect(try await handshake(["-tls1_3"]).ok)
+            let curl = try await run(
                 "/usr/bin/curl",
                 [
                     "-sS", "-o", "/dev/null", "-D", "-", "--cacert", keys.appendingPathComponent("dev-cert.pem").path,
@@ -136,7 +136,7 @@ struct LiveHardeningTests {
             let pipe = Pipe()
             listener.standardOutput = pipe
             listener.standardError = pipe
-            try ChildProcess.launch(listener)
+            try await ChildProcess.launch(listener)
             _ = PipeReader(pipe) { output.append(String(decoding: $0, as: UTF8.self)) }
             defer {
                 kill(listener.processIdentifier, SIGKILL)

@@ -91,7 +91,7 @@ final class ServerProcess: Sendable {
         process.standardError = pipe
         self.process = process
         let output = self.output
-        try ChildProcess.launch(process)
+        try await ChildProcess.launch(process)
         reader = PipeReader(pipe) { output.append(String(decoding: $0, as: UTF8.self)) }
         var port: Int?
         for _ in 0..<200 {
@@ -261,7 +261,7 @@ struct LiveServerTests {
         let config = root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data(#"{"port": 8080, "prot": 1}"#.utf8).write(to: config.appendingPathComponent("portcullis.json"))
-        let result = try run(
+        let result = try await run(
             try portcullisExecutable(),
             ["serve", "--config", config.path, "--data", root.appendingPathComponent("data").path, "--keys", root.appendingPathComponent("Keys").path])
         #expect(result.status != 0)
@@ -272,7 +272,7 @@ struct LiveServerTests {
 @Suite("policy as code (CLI)", .serialized)
 struct PolicyCommandTests {
     @Test("policy validate: ok for the shipped policies; file:pointer: message lines and exit 1 for a bad one")
-    func validate() throws {
+    func validate() async throws {
         let executable = try portcullisExecutable()
         let config = packageRoot.appendingPathComponent("Config")
         let shipped = try ["conditional-access", "app-protection", "app-configuration"].flatMap { folder in
@@ -280,7 +280,7 @@ struct PolicyCommandTests {
                 config.appendingPathComponent("\(folder)/\($0)").path
             }
         }
-        let good = try run(executable, ["policy", "validate", "--config", config.path] + shipped)
+        let good = try await run(executable, ["policy", "validate", "--config", config.path] + shipped)
         #expect(good.status == 0, "\(good.stdout)\(good.stderr)")
         #expect(
             good.stdout.contains("ok (app protection:") && good.stdout.contains("ok (app configuration: Contoso Mail for Sales, priority 10)"), "\(good.stdout)"
@@ -291,7 +291,7 @@ struct PolicyCommandTests {
                 .utf8
         ).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }
-        let result = try run(executable, ["policy", "validate", "--config", config.path, bad.path])
+        let result = try await run(executable, ["policy", "validate", "--config", config.path, bad.path])
         #expect(result.status == 1)
         #expect(result.stdout.contains("\(bad.path):/grantControls/builtInControls/0: 'termsOfUse' cannot be enforced"))
     }
@@ -312,16 +312,16 @@ struct PolicyCommandTests {
                 "policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
                 "--client-secret", Fixtures.adminSecret, policies.path,
             ]
-            let first = try run(try portcullisExecutable(), arguments)
+            let first = try await run(try portcullisExecutable(), arguments)
             #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
             #expect(first.stdout.contains("created 2, changed 0, left alone 0, failed 0"), "\(first.stdout)")
-            let second = try run(try portcullisExecutable(), arguments)
+            let second = try await run(try portcullisExecutable(), arguments)
             #expect(second.stdout.contains("created 0, changed 0, left alone 2, failed 0"), "\(second.stdout)")
             try write(
                 "b.json",
                 Policies.document(
                     id: "a1000000-0000-4000-8000-0000000000b0", name: "Block Bob", users: [Fixtures.bob.id, Fixtures.carol.id], controls: ["block"]))
-            let third = try run(try portcullisExecutable(), arguments)
+            let third = try await run(try portcullisExecutable(), arguments)
             #expect(third.stdout.contains("created 0, changed 1, left alone 1, failed 0"), "\(third.stdout)")
             let (status, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.carol))
             #expect(status == 400, "the applied policy is enforced at once")
@@ -360,7 +360,7 @@ struct PolicyCommandTests {
                 "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
                 "--client-secret", Fixtures.adminSecret, folder.path,
             ]
-            let applied = try run(try portcullisExecutable(), arguments + ["--prune"])
+            let applied = try await run(try portcullisExecutable(), arguments + ["--prune"])
             #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
             for line in [
                 "+ create  authentication context Sensitive actions (c1)", "+ create  authentication strength Passkeys only",
@@ -368,7 +368,7 @@ struct PolicyCommandTests {
             ] {
                 #expect(applied.stdout.contains(line), "\(line) in:\n\(applied.stdout)")
             }
-            let again = try run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
+            let again = try await run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
             #expect(again.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "the built-in strengths are not the folder's: \(again.stdout)")
             let (refused, body) = try await server.request(
                 TestEnvironment.tokenPath, form: Grants.password(Fixtures.bob, claims: #"{"access_token":{"acrs":{"value":"c1"}}}"#))
@@ -396,7 +396,7 @@ struct PolicyCommandTests {
                 "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
                 "--client-secret", Fixtures.adminSecret, folder.path,
             ]
-            let fresh = try run(try portcullisExecutable(), arguments + ["--plan"])
+            let fresh = try await run(try portcullisExecutable(), arguments + ["--plan"])
             #expect(
                 fresh.status == 0 && fresh.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"),
                 "the seeded folder is the store: \(fresh.stdout)\(fresh.stderr)")
@@ -426,7 +426,7 @@ struct PolicyCommandTests {
             pilot["conditions"] = conditions
             try JSONSerialization.data(withJSONObject: pilot).write(to: policies.appendingPathComponent("block-pilot.json"))
 
-            let plan = try run(try portcullisExecutable(), arguments + ["--plan"])
+            let plan = try await run(try portcullisExecutable(), arguments + ["--plan"])
             #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
             for line in [
                 "+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
@@ -440,14 +440,14 @@ struct PolicyCommandTests {
                 try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, scope: "openid", claims: nil)).0 == 400,
                 "--plan changed nothing")
 
-            let applied = try run(try portcullisExecutable(), arguments)
+            let applied = try await run(try portcullisExecutable(), arguments)
             #expect(applied.status == 0 && applied.stdout.contains("Applied: created 3, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
             let (frankStatus, frankBody) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, claims: nil))
             #expect(frankStatus == 400 && frankBody["error_codes"] as? [Int] == [53003], "Frank exists, and the policy naming his new group blocks him")
             let (aliceStatus, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.alice, scope: "openid", claims: nil))
             #expect(aliceStatus == 200)
 
-            let again = try run(try portcullisExecutable(), arguments)
+            let again = try await run(try portcullisExecutable(), arguments)
             #expect(
                 again.stdout.contains("Plan: 0 to create, 0 to change, 1 to delete (with --prune)")
                     && again.stdout.contains("Applied: created 0, changed 0, deleted 0"),
@@ -462,11 +462,11 @@ struct PolicyCommandTests {
             tenants[0]["users"] = users
             document["tenants"] = tenants
             try JSONSerialization.data(withJSONObject: document).write(to: file)
-            let rekeyed = try run(try portcullisExecutable(), arguments)
+            let rekeyed = try await run(try portcullisExecutable(), arguments)
             #expect(
                 rekeyed.stdout.contains("~ change  user frank@fabrikam.test") && rekeyed.stdout.contains("a password or secret changes")
                     && !rekeyed.stdout.contains("frank-pass-2"), "\(rekeyed.stdout)")
-            let pruned = try run(try portcullisExecutable(), arguments + ["--prune"])
+            let pruned = try await run(try portcullisExecutable(), arguments + ["--prune"])
             #expect(
                 pruned.status == 0 && pruned.stdout.contains("deleted named location HQ") && pruned.stdout.contains("deleted 1"),
                 "\(pruned.stdout)\(pruned.stderr)"
@@ -474,14 +474,14 @@ struct PolicyCommandTests {
             let admin = try await MultiNodeTests.adminToken(server)
             let (gone, _) = try await server.request("/admin/v1/named-locations/\(Fixtures.hqLocationId)", bearer: admin)
             #expect(gone == 404)
-            let last = try run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
+            let last = try await run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
             #expect(last.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "\(last.stdout)")
 
             // A folder that contradicts itself is refused before anything is sent.
             try Data("{\"tenants\": [{\"id\": \"\(Fixtures.tenantId)\", \"domain\": \"fabrikam.test\", \"users\": [{\"userPrincipalName\": \"x\"}]}]}".utf8)
                 .write(
                     to: file)
-            let invalid = try run(try portcullisExecutable(), arguments)
+            let invalid = try await run(try portcullisExecutable(), arguments)
             #expect(
                 invalid.status == 1 && invalid.stdout.contains("directory.json:/tenants/0/users/0") && invalid.stdout.contains("nothing was applied"),
                 "\(invalid.stdout)")
