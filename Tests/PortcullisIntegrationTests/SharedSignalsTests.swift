@@ -15,31 +15,10 @@ import Testing
 /// each check here fails when the check it names is removed.
 @Suite("Shared Signals: the tenant boundary, SET verification, the revocation view")
 struct SharedSignalsTests {
-    static let receiver = ("60000000-0000-4000-8000-0000000000c1", "receiver-secret")
-    static let otherReceiver = ("60000000-0000-4000-8000-0000000000c2", "other-receiver-secret")
+    static let receiver = Fixtures.signalReceiver
+    static let otherReceiver = Fixtures.otherSignalReceiver
 
-    /// The fixtures with a receiver (SSF.Receiver on api://portcullis-ssf) in each tenant.
-    static func directory() throws -> Data {
-        var root = try #require(try JSONSerialization.jsonObject(with: Fixtures.directoryJSON()) as? [String: Any])
-        var tenants = try #require(root["tenants"] as? [[String: Any]])
-        for (index, (appId, secret)) in [receiver, otherReceiver].enumerated() {
-            var tenant = tenants[index]
-            tenant["applications"] =
-                (tenant["applications"] as? [[String: Any]] ?? []) + [
-                    [
-                        "appId": appId, "displayName": "SSF receiver", "secrets": [["secret": secret]], "allowedGrantTypes": ["client_credentials"],
-                        "requiredResourceAccess": [["resourceAppId": "api://portcullis-ssf", "appRoles": ["SSF.Receiver"]]],
-                    ]
-                ]
-            tenant["appRoleAssignments"] =
-                (tenant["appRoleAssignments"] as? [[String: Any]] ?? []) + [
-                    ["principalId": appId, "resource": "api://portcullis-ssf", "role": "SSF.Receiver"]
-                ]
-            tenants[index] = tenant
-        }
-        root["tenants"] = tenants
-        return try JSONSerialization.data(withJSONObject: root)
-    }
+    static func directory() throws -> Data { try Fixtures.directoryJSONWithSignalReceivers() }
 
     struct HTTP {
         let client: HTTPClient

@@ -20,7 +20,7 @@ struct ConsoleTests {
             "/admin/enrollments/\(enrollmentId)/wipe", "/admin/callbacks", "/admin/audit", "/admin/directory", "/admin/app-configuration",
             "/admin/edit/conditional-access/\(Policies.requireAppProtection)", "/admin/new/conditional-access?template=mfa",
             "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/users/\(Fixtures.bob.id)/methods",
-            "/admin/edit/authentication-strengths/00000000-0000-0000-0000-000000000004", "/admin/new/authentication-strengths",
+            "/admin/edit/authentication-strengths/00000000-0000-0000-0000-000000000004", "/admin/new/authentication-strengths", "/admin/signals",
         ]
     }
 
@@ -31,7 +31,8 @@ struct ConsoleTests {
             "/admin/delete/conditional-access/\(Policies.requireAppProtection)", "/admin/what-if", "/admin/what-if/impact",
             "/admin/enrollments/\(enrollmentId)/wipe",
             "/admin/callbacks/1/redeliver", "/admin/users/\(Fixtures.bob.id)/methods/pass", "/admin/users/\(Fixtures.bob.id)/methods/remove",
-            "/admin/users/\(Fixtures.bob.id)/methods/clear", "/admin/signout",
+            "/admin/users/\(Fixtures.bob.id)/methods/clear", "/admin/users/\(Fixtures.bob.id)/revoke", "/admin/signals/unknown/status",
+            "/admin/signals/unknown/delete", "/admin/signout",
         ]
     }
 
@@ -123,7 +124,7 @@ struct ConsoleTests {
                     let page = try await browser.get(client, path)
                     #expect(page.status == .ok, "\(path): \(page.status) \(page.html.prefix(600))")
                     #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true && !page.html.contains("<script"), "\(path)")
-                    for label in ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"] {
+                    for label in ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration", "Signals"] {
                         #expect(page.html.contains(">\(label)</a>"), "\(path) navigation: \(label)")
                     }
                 }
@@ -281,6 +282,73 @@ struct ConsoleTests {
                     client, "/admin/new/authentication-strengths", [("csrf", csrf), ("document", ConsoleStrengthSample.text)])
                 #expect(created.status == .seeOther, "\(created.status) \(created.html.prefix(1500))")
                 #expect(try await browser.get(client, "/admin/directory").html.contains("Passkey or pass"))
+            }
+        }
+    }
+
+    @Test(
+        "sessions and signal streams: revoking Carol's sessions ends her refresh token and queues session-revoked for the stream; a stream paused, its events listed, deleted"
+    )
+    func sessionsAndStreams() async throws {
+        try await withTestEnvironment(directoryJSON: try Fixtures.directoryJSONWithSignalReceivers()) { env in
+            try await env.application().test(.router) { client in
+                try await Self.grantAdmin(client, Fixtures.alice)
+                let receiverToken = try #require(
+                    try await client.token([
+                        ("grant_type", "client_credentials"), ("client_id", Fixtures.signalReceiver.appId),
+                        ("client_secret", Fixtures.signalReceiver.secret), ("scope", "api://portcullis-ssf/.default"),
+                    ]).string("access_token"))
+                let created = try await client.execute(
+                    uri: "/\(Fixtures.domain)/ssf/stream", method: .post,
+                    headers: [.authorization: "Bearer \(receiverToken)", .contentType: "application/json"],
+                    body: ByteBuffer(
+                        string:
+                            #"{"events_requested":["https://schemas.openid.net/secevent/caep/event-type/session-revoked"],"delivery":{"method":"urn:ietf:rfc:8936"},"description":"Mail gateway"}"#
+                    ))
+                #expect(created.status == .created, "\(String(buffer: created.body))")
+                let streamId = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(String(buffer: created.body).utf8)) as? [String: Any])?["stream_id"] as? String)
+                let bob = try await client.token(Grants.password(Fixtures.carol, claims: nil))
+                let refresh = try #require(bob.string("refresh_token"))
+
+                let (browser, _) = try await Self.signIn(client, Fixtures.alice, base: env.configuration.baseURL)
+                let methods = try await browser.get(client, "/admin/users/\(Fixtures.carol.id)/methods")
+                #expect(methods.html.contains("Revoke sign-in sessions") && methods.html.contains("Confirm compromised"), "\(methods.html)")
+                let csrf = try #require(methods.input("csrf"))
+                #expect(try await browser.post(client, "/admin/users/\(Fixtures.carol.id)/revoke", [("csrf", "wrong")]).status == .forbidden)
+                #expect(try await client.token(Grants.refresh(refresh, claims: nil)).status == .ok, "a refused form revoked nothing")
+                let newer = try #require(try await client.token(Grants.password(Fixtures.carol, claims: nil)).string("refresh_token"))
+                env.clock.advance(by: 2)
+                let revoked = try await browser.post(client, "/admin/users/\(Fixtures.carol.id)/revoke", [("csrf", csrf)])
+                #expect(revoked.status == .seeOther && revoked.headers[.location]?.hasSuffix("methods?done=revoked") == true, "\(revoked.status)")
+                let refused = try await client.token(Grants.refresh(newer, claims: nil))
+                #expect(refused.status == .badRequest && refused.string("error") == "invalid_grant", "\(refused.text)")
+                let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 5, before: nil)
+                #expect(audit.contains { $0.action == .revokeSignInSessions && $0.documentId == Fixtures.carol.id && $0.actor.contains(Fixtures.alice.upn) })
+
+                let list = try await browser.get(client, "/admin/signals")
+                #expect(list.status == .ok && list.html.contains("SSF receiver") && list.html.contains("Mail gateway"), "\(list.html)")
+                #expect(list.html.contains("/admin/signals/\(streamId)"))
+                var page = try await browser.get(client, "/admin/signals/\(streamId)")
+                #expect(page.html.contains("session-revoked") && page.html.contains("Waiting for the receiver"), "\(page.html)")
+                #expect(page.html.contains("credential-compromise") == false, "only the events the stream asked for")
+
+                let bad = try await browser.post(client, "/admin/signals/\(streamId)/status", [("csrf", csrf), ("status", "asleep")])
+                #expect(bad.status == .badRequest && bad.html.contains("Choose enabled, paused or disabled"))
+                let paused = try await browser.post(
+                    client, "/admin/signals/\(streamId)/status", [("csrf", csrf), ("status", "paused"), ("reason", "maintenance")])
+                #expect(paused.status == .seeOther, "\(paused.status) \(paused.html.prefix(800))")
+                page = try await browser.get(client, "/admin/signals/\(streamId)")
+                #expect(page.html.contains("Paused: maintenance"), "\(page.html)")
+                let status = try await client.execute(
+                    uri: "/\(Fixtures.domain)/ssf/status?stream_id=\(streamId)", method: .get, headers: [.authorization: "Bearer \(receiverToken)"])
+                #expect(String(buffer: status.body).contains("\"paused\""), "the receiver sees the admin's status: \(String(buffer: status.body))")
+
+                #expect(try await browser.get(client, "/admin/signals/00000000-0000-0000-0000-000000000000").status == .notFound)
+                let deleted = try await browser.post(client, "/admin/signals/\(streamId)/delete", [("csrf", csrf)])
+                #expect(deleted.status == .seeOther && deleted.headers[.location]?.hasSuffix("/admin/signals?done=deleted") == true)
+                #expect(try await browser.get(client, "/admin/signals").html.contains("No receiver has created a stream."))
+                #expect(try await browser.post(client, "/admin/signals/\(streamId)/delete", [("csrf", csrf)]).status == .notFound)
             }
         }
     }

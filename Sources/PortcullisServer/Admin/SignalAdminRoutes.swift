@@ -50,10 +50,9 @@ struct SignalAdminRoutes: Sendable {
             let reason = reader.string("reason", nonEmpty: false)
             if let reason, reason.count > 256 { problems.add("/reason", "may be at most 256 characters.") }
             do { try problems.check() } catch let error as ValidationError { throw APIError.validation(error) }
-            var stream = found.document
-            stream.status = status.flatMap(SharedSignalsStream.Status.init(rawValue:)) ?? stream.status
-            stream.statusReason = reason
-            if stream != found.document { stream = try await transmitter.save(stream, before: found, tenant: tenant, actor: context.actor) }
+            let stream = try await setStatus(
+                found, to: status.flatMap(SharedSignalsStream.Status.init(rawValue:)) ?? found.document.status, reason: reason, tenant: tenant,
+                actor: context.actor)
             return JSONResponse.make(status: .ok, try await summary(stream, tenant: tenant, deliveries: 0))
         }
         group.delete("ssf-streams/:id") { _, context in
@@ -76,9 +75,25 @@ struct SignalAdminRoutes: Sendable {
     }
 
     func stream(_ context: PortcullisRequestContext, tenant: TenantSnapshot) async throws -> Versioned<SharedSignalsStream> {
-        let id = (context.parameters.get("id") ?? "").lowercased()
+        try await stream(id: context.parameters.get("id") ?? "", tenant: tenant)
+    }
+
+    func stream(id given: String, tenant: TenantSnapshot) async throws -> Versioned<SharedSignalsStream> {
+        let id = given.lowercased()
         guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id) else { throw APIError.notFound("The stream \(id.prefix(64))") }
         return found
+    }
+
+    /// Enables, pauses or disables a stream as its receiver can (SSF §8.1.2), with the admin's reason; saved (and
+    /// audited) only when that changes something. Typed: the console calls it too.
+    func setStatus(
+        _ found: Versioned<SharedSignalsStream>, to status: SharedSignalsStream.Status, reason: String?, tenant: TenantSnapshot, actor: String
+    ) async throws -> SharedSignalsStream {
+        var stream = found.document
+        stream.status = status
+        stream.statusReason = reason
+        guard stream != found.document else { return stream }
+        return try await transmitter.save(stream, before: found, tenant: tenant, actor: actor)
     }
 
     /// Ends every refresh token and session of the user now, audited, and tells receivers (`session-revoked`; with

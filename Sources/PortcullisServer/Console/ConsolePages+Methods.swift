@@ -64,6 +64,7 @@ extension ConsolePages {
         }
         var values: [String: Any] = [
             "upn": user.userPrincipalName, "methods": rows, "removeAction": "\(base)/remove", "clearAction": "\(base)/clear", "passAction": "\(base)/pass",
+            "revokeAction": "\(basePath)/admin/users/\(Self.path(user.id))/revoke",
             "defaultLifetime": String(TemporaryAccessPasses.defaultLifetime), "minimumLifetime": String(TemporaryAccessPasses.lifetimeRange.lowerBound),
             "maximumLifetime": String(TemporaryAccessPasses.lifetimeRange.upperBound), "backHref": "\(basePath)/admin/directory",
         ]

@@ -78,6 +78,8 @@ struct ConsolePages: Sendable {
         "saved": "Saved.", "created": "Created.", "deleted": "Deleted.", "state": "State changed.",
         "wiped": "Wipe requested: the app removes the account's data at its next check-in, and the account's tokens for this app stop now.",
         "redelivered": "Queued for delivery again.", "removed": "Removed.", "cleared": "Cleared: the passkey signs in again.",
+        "revoked": "Sign-in sessions revoked: the user's refresh tokens and browser sessions ended, and the receivers of Shared Signals were told.",
+        "compromised": "Reported compromised: the user's sessions ended, and the receivers of Shared Signals were told.",
     ]
 
     var basePath: String { console.basePath }
@@ -104,6 +106,7 @@ struct ConsolePages: Sendable {
         router.get("admin/audit") { request, context in try await signedIn(request, context) { try await audit(request, context, $0) } }
         router.get("admin/directory") { request, context in try await signedIn(request, context) { try await directory(request, context, $0) } }
         registerMethods(on: router)
+        registerSignals(on: router)
         router.get("admin/app-configuration") { request, context in try await signedIn(request, context) { try await appConfiguration(request, context, $0) } }
     }
 

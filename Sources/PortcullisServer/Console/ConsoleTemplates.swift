@@ -6,6 +6,7 @@ enum ConsoleTemplates {
         ("consoleLayout", layout), ("start", start), ("noAccess", noAccess), ("policies", policies), ("editor", editor), ("confirm", confirm),
         ("whatIf", whatIf), ("signIns", signIns), ("enrollments", enrollments), ("enrollment", enrollment), ("callbacks", callbacks),
         ("audit", audit), ("directory", directory), ("appConfiguration", appConfiguration), ("failure", failure), ("methods", methods),
+        ("signals", signals), ("signalStream", signalStream),
     ]
 
     static let layout = """
@@ -282,7 +283,46 @@ enum ConsoleTemplates {
         <p class="actions"><button type="submit">Issue a temporary access pass</button></p>
         </form>
         <p class="note">A new pass replaces the user's current one. The user signs in with it instead of the password, then adds a passkey or an authenticator app on Security info.</p>
+        <h2>Sessions</h2>
+        <p>Ends every refresh token and browser session of the user now. Resources that receive Shared Signals refuse the user's access tokens within seconds; the user signs in again.</p>
+        <form method="post" action="{{revokeAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger">Revoke sign-in sessions</button></form>
+        <form method="post" action="{{revokeAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="compromised" value="true"><button type="submit" class="danger">Confirm compromised</button></form>
+        <p class="note">Confirm compromised also tells receivers that the user's credentials are compromised (RISC <span class="mono">credential-compromise</span>).</p>
         <p><a href="{{backHref}}">Back to the directory</a></p>
+
+        """
+
+    static let signals = """
+        <p class="lead">Receivers of this organization's security events (OpenID Shared Signals): resources that end access when a user is disabled, their sessions are revoked or their device is wiped. A receiver creates its stream itself, with a token for <span class="mono">api://portcullis-ssf</span> and the <span class="mono">SSF.Receiver</span> role; its configuration is at <span class="mono wrap">{{metadata}}</span>.</p>
+        <div class="scroll"><table><thead><tr><th scope="col">Receiver</th><th scope="col">Delivery</th><th scope="col">Status</th><th scope="col">Events</th><th scope="col">Waiting</th><th scope="col">Created (UTC)</th></tr></thead>
+        <tbody>{{#streams}}<tr><td data-label="Receiver"><a href="{{href}}">{{receiver}}</a>{{#description}}<br><small>{{description}}</small>{{/description}}</td><td data-label="Delivery" class="wrap">{{delivery}}</td><td data-label="Status">{{status}}{{#statusReason}}: {{statusReason}}{{/statusReason}}</td><td data-label="Events">{{eventCount}}</td><td data-label="Waiting">{{pending}}</td><td data-label="Created (UTC)" class="nowrap">{{created}}</td></tr>{{/streams}}
+        {{^streams}}<tr><td colspan="6">No receiver has created a stream.</td></tr>{{/streams}}</tbody></table></div>
+
+        """
+
+    static let signalStream = """
+        <p class="lead">{{receiver}} <span class="mono">{{receiverAppId}}</span></p>
+        <dl class="facts"><dt>Stream</dt><dd class="mono">{{id}}</dd><dt>Audience</dt><dd class="mono wrap">{{audience}}</dd><dt>Delivery</dt><dd class="wrap">{{delivery}}</dd>
+        <dt>Status</dt><dd>{{status}}{{#statusReason}}: {{statusReason}}{{/statusReason}}</dd><dt>Waiting</dt><dd>{{pending}} event(s)</dd><dt>Subjects removed</dt><dd>{{removedSubjects}}</dd><dt>Created (UTC)</dt><dd>{{created}}</dd>
+        {{#description}}<dt>Description</dt><dd>{{description}}</dd>{{/description}}</dl>
+        <h2>Events delivered</h2>
+        <ul class="mono">{{#events}}<li>{{.}}</li>{{/events}}</ul>
+        <h2>Status</h2>
+        <form method="post" action="{{statusAction}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <p><label for="status">Status</label> <select id="status" name="status">{{#statuses}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/statuses}}</select></p>
+        <p><label for="reason">Reason (optional)</label> <input id="reason" name="reason" maxlength="256"></p>
+        <p class="actions"><button type="submit">Set status</button></p>
+        </form>
+        <p class="note">Paused: events are kept (up to the stream's limit) and delivered on resuming. Disabled: events are not kept.</p>
+        <h2>Last deliveries</h2>
+        <div class="scroll"><table><thead><tr><th scope="col">Created (UTC)</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Delivered (UTC)</th><th scope="col">Last error</th></tr></thead>
+        <tbody>{{#deliveries}}<tr><td data-label="Created (UTC)" class="nowrap">{{createdAt}}</td><td data-label="Event" class="mono">{{event}}</td><td data-label="State">{{state}}</td><td data-label="Attempts">{{attempts}}</td><td data-label="Delivered (UTC)" class="nowrap">{{deliveredAt}}</td><td data-label="Last error" class="wrap">{{lastError}}</td></tr>{{/deliveries}}
+        {{^deliveries}}<tr><td colspan="6">No event yet.</td></tr>{{/deliveries}}</tbody></table></div>
+        <h2>Delete</h2>
+        <form method="post" action="{{deleteAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger">Delete the stream</button></form>
+        <p class="note">The receiver stops receiving events, and the events waiting for it are dropped. It may create a new stream.</p>
+        <p><a href="{{backHref}}">Back to the streams</a></p>
 
         """
 
