@@ -44,7 +44,9 @@ BOB, BOB_PASSWORD = "bob@contoso.example", "Bob-dev-pass1"
 BOB_ID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
 ERIN, ERIN_PASSWORD = "erin@contoso.example", "Erin-dev-pass1"
 CA_POLICY = "Require app protection"
-NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration"]
+NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration", "Signals"]
+GATEWAY = ("c0ffee00-8888-4a2b-8c3d-4e5f6a7b8c08", "gateway-dev-secret-change-me")  # the demo's Shared Signals receiver
+SESSION_REVOKED = "https://schemas.openid.net/secevent/caep/event-type/session-revoked"
 check = common.check
 Failure = common.Failure
 
@@ -409,6 +411,53 @@ def sign_in_methods(run):
     print("PASS sign-in methods: a temporary access pass issued (shown once, listed, not a password for the grant), then removed")
 
 
+def signals(run):
+    """A receiver's stream (made as the demo gateway makes it), Bob's sessions revoked from his page, the event waiting on
+    the stream's page; the stream paused, then deleted."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    driver = run.driver
+    status, body = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "client_credentials", "client_id": GATEWAY[0], "client_secret": GATEWAY[1], "scope": "api://portcullis-ssf/.default"})
+    check(status == 200, "the demo gateway gets a token for the transmitter", body)
+    status, stream = post_json(f"{run.base}/{TENANT}/ssf/stream", {
+        "events_requested": [SESSION_REVOKED], "delivery": {"method": "urn:ietf:rfc:8936"}, "description": "Mail gateway (console_browser)"},
+        body["access_token"])
+    check(status == 201 and stream.get("stream_id"), "a poll stream", stream)
+    status, tokens = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "password", "client_id": MAIL_CLIENT, "username": BOB, "password": BOB_PASSWORD, "scope": f"{MAIL_SCOPE} offline_access"})
+    check(status == 200 and tokens.get("refresh_token"), "Bob has a refresh token", tokens)
+
+    driver.get(f"{run.base}/admin/users/{BOB_ID}/methods")
+    nav_ok(driver)
+    driver.find_element(By.XPATH, "//button[text()='Revoke sign-in sessions']").click()
+    WebDriverWait(driver, 15).until(lambda d: "Sign-in sessions revoked" in d.page_source or d.find_elements(By.CSS_SELECTOR, "[role=alert]"))
+    check("Sign-in sessions revoked" in driver.page_source, "the notice says what happened", driver.page_source[:1500])
+    run.shoot("console-sessions-revoked")
+    status, refused = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "refresh_token", "client_id": MAIL_CLIENT, "refresh_token": tokens["refresh_token"]})
+    check(status == 400 and refused.get("error") == "invalid_grant", "Bob's refresh token is refused after the revocation", refused)
+
+    go(run, "/admin/signals", "console-signals")
+    check("Mail gateway (console_browser)" in driver.page_source and "Contoso Mail gateway" in driver.page_source, "the stream is listed with its receiver")
+    driver.find_element(By.LINK_TEXT, "Contoso Mail gateway (Shared Signals receiver)").click()
+    WebDriverWait(driver, 15).until(lambda d: d.title.startswith("Signal stream"))
+    nav_ok(driver)
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    check(any("session-revoked" in row and "Waiting for the receiver" in row for row in rows), "the revocation waits for the receiver's poll", rows)
+    run.shoot("console-signal-stream")
+    Select(driver.find_element(By.ID, "status")).select_by_value("paused")
+    driver.find_element(By.ID, "reason").send_keys("gateway maintenance")
+    driver.find_element(By.XPATH, "//button[text()='Set status']").click()
+    WebDriverWait(driver, 15).until(lambda d: "State changed." in d.page_source or d.find_elements(By.CSS_SELECTOR, "[role=alert]"))
+    check("Paused: gateway maintenance" in driver.page_source, "the stream is paused, with the reason", driver.page_source[:2000])
+    run.shoot("console-signal-stream-paused")
+    driver.find_element(By.XPATH, "//button[text()='Delete the stream']").click()
+    WebDriverWait(driver, 15).until(lambda d: "Deleted." in d.page_source or d.find_elements(By.CSS_SELECTOR, "[role=alert]"))
+    check("No receiver has created a stream." in driver.page_source, "the stream is gone")
+    print("PASS signals: Bob's sessions revoked from his page (his refresh token refused), the event waiting on the stream, paused, deleted")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
@@ -437,6 +486,7 @@ def main():
         enrollments(run, refresh_token)
         the_rest(run)
         sign_in_methods(run)
+        signals(run)
         run.collect_network()
         outside = [url for url in run.requested if not (url.startswith(base + "/") or url.startswith("data:"))]
         check(not outside, "every request the browser made should go to the server", outside)

@@ -311,7 +311,7 @@ enum ConsoleTemplates {
         <form method="post" action="{{statusAction}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <p><label for="status">Status</label> <select id="status" name="status">{{#statuses}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/statuses}}</select></p>
-        <p><label for="reason">Reason (optional)</label> <input id="reason" name="reason" maxlength="256"></p>
+        <p><label for="reason">Reason (optional)</label> <input id="reason" name="reason" type="text" maxlength="256"></p>
         <p class="actions"><button type="submit">Set status</button></p>
         </form>
         <p class="note">Paused: events are kept (up to the stream's limit) and delivered on resuming. Disabled: events are not kept.</p>
