@@ -256,6 +256,8 @@ let package = Package(
             name: "PortcullisServerTests",
             dependencies: [
                 "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisTokens", "PortcullisAPI", "PortcullisStorage", "PortcullisPostgres",
+                "PortcullisResourceServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),

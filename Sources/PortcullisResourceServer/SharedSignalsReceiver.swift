@@ -76,7 +76,7 @@ public final class SharedSignalsPoller: Service, Sendable {
         self.logger = logger
     }
 
-    /// Whether the poller holds a stream and its last poll succeeded (readiness).
+    /// Whether the poller holds a stream and its last poll did not fail (readiness).
     public var isConnected: Bool { status.connected }
 
     public func run() async throws {
@@ -92,6 +92,8 @@ public final class SharedSignalsPoller: Service, Sendable {
                 if session == nil || session!.expires < Date().addingTimeInterval(60) {
                     let (token, expires) = try await accessToken()
                     session = (token, expires, try await pollURL(token: token))
+                    // Connected from here: the first long poll may wait its full 30 s when nothing happens.
+                    status.connected = true
                 }
                 guard let current = session else { continue }
                 let (sets, more) = try await poll(current.pollURL, token: current.token, ack: acknowledged)
