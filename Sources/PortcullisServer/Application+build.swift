@@ -125,7 +125,12 @@ public struct PortcullisServer: Sendable {
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
             outboxRetention: configuration.outboxRetention, logger: dependencies.logger)
-        self.drain = Drain(delay: configuration.shutdownDrain, logger: dependencies.logger, onStart: { tenants.changes.close() })
+        self.drain = Drain(
+            delay: configuration.shutdownDrain, logger: dependencies.logger,
+            onStart: {
+                tenants.changes.close()
+                transmitter.polls.close()
+            })
     }
 
     public func router() -> Router<PortcullisRequestContext> {

@@ -207,7 +207,7 @@ struct LiveServerTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-live-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
 
-        let first = try await ServerProcess(root: root)
+        let first = try await ServerProcess(root: root, directoryJSON: try Fixtures.directoryJSONWithSignalReceivers())
         let (ready, _) = try await first.request("/health/ready")
         #expect(ready == 200)
         let (status, issued) = try await first.request(TestEnvironment.tokenPath, form: Grants.password())
@@ -245,6 +245,19 @@ struct LiveServerTests {
         let (_, configuration) = try await second.request("/mam/v1/enrollments/\(enrollment)/configuration", bearer: mam)
         let current = try #require(configuration["version"] as? String)
         async let poll = second.request("/mam/v1/enrollments/\(enrollment)/configuration?wait=60", bearer: mam, headers: ["If-None-Match": "\"\(current)\""])
+        // So does a Shared Signals long poll (RFC 8936, up to 30 s): a receiver's poll must not hold a node's shutdown.
+        let (_, receiver) = try await second.request(
+            TestEnvironment.tokenPath,
+            form: [
+                ("grant_type", "client_credentials"), ("client_id", Fixtures.signalReceiver.appId), ("client_secret", Fixtures.signalReceiver.secret),
+                ("scope", "api://portcullis-ssf/.default"),
+            ])
+        let ssf = try #require(receiver["access_token"] as? String)
+        let (created, stream) = try await second.request(
+            "/\(Fixtures.domain)/ssf/stream", json: ["delivery": ["method": "urn:ietf:rfc:8936"]], bearer: ssf)
+        let pollURL = try #require(created == 201 ? (stream["delivery"] as? [String: Any])?["endpoint_url"] as? String : nil, "\(created) \(stream)")
+        let pollPath = try #require(URL(string: pollURL)?.path)
+        async let signals = second.request(pollPath, json: ["maxEvents": 10], bearer: ssf)
         try await Task.sleep(for: .milliseconds(500))
         let stopping = ContinuousClock.now
         #expect(try await second.stop() == 0)
@@ -252,6 +265,10 @@ struct LiveServerTests {
         #expect(
             polled == 304 && ContinuousClock.now - stopping < .seconds(5),
             "the poll answered when shutdown began (\(polled), \(ContinuousClock.now - stopping))")
+        let (signalled, answer) = try await signals
+        #expect(
+            signalled == 200 && (answer["sets"] as? [String: Any])?.isEmpty == true && ContinuousClock.now - stopping < .seconds(5),
+            "the signals poll answered when shutdown began (\(signalled), \(ContinuousClock.now - stopping))")
     }
 
     @Test("bad configuration is a clear start-up error, not a crash")

@@ -4,8 +4,9 @@ import NIOPosix
 import Synchronization
 
 /// Long polls waiting for a stream's events (RFC 8936 §2.4): a poll that finds nothing waits here until an event for
-/// its stream is queued on this node (`wake`), its time is up, or its task is cancelled. At most
-/// `maximumPerStream` polls wait on one stream at once.
+/// its stream is queued on this node (`wake`), its time is up, its task is cancelled, or the server begins to shut
+/// down (`close`: a long poll would otherwise hold a graceful shutdown for up to 30 s). At most `maximumPerStream`
+/// polls wait on one stream at once.
 final class PollWaiters: Sendable {
     static let maximumPerStream = 4
 
@@ -14,6 +15,8 @@ final class PollWaiters: Sendable {
         /// Bumped by each wake, so that a poll that read the queue before an event came does not wait for it.
         var generations: [String: UInt64] = [:]
         var next: UInt64 = 0
+        /// Shutdown has begun: no poll waits any more.
+        var closed = false
     }
     private let state = Mutex(State())
 
@@ -28,6 +31,19 @@ final class PollWaiters: Sendable {
         }
         for waiter in woken { waiter.resume() }
     }
+
+    /// Shutdown has begun: wakes every poll, and later polls answer without waiting.
+    func close() {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.closed = true
+            defer { state.waiters.removeAll() }
+            return state.waiters.values.flatMap(\.values)
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Whether `close` was called: a poll answers what it has.
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Forgets a deleted stream (waking its polls).
     func forget(_ streamId: String) {
@@ -46,7 +62,7 @@ final class PollWaiters: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
-                    if (state.generations[streamId] ?? 0) != generation || Task.isCancelled { return true }
+                    if (state.generations[streamId] ?? 0) != generation || state.closed || Task.isCancelled { return true }
                     if (state.waiters[streamId]?.count ?? 0) >= Self.maximumPerStream {
                         admitted = false
                         return true

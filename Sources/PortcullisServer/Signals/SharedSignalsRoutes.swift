@@ -260,11 +260,17 @@ struct SharedSignalsRoutes: Sendable {
         try await transmitter.store.rejectSignals(target: target, errors: errors, at: now)
         guard maximum > 0, found.document.status == .enabled else { return pollResponse([], more: false) }
 
+        // A node shutting down holds no new long poll (its drain would wait for it); the receiver tries again shortly.
+        if !immediately, transmitter.polls.isClosed {
+            throw APIError(.serviceUnavailable, "shuttingDown", "The server is shutting down; poll again in a moment.", headers: [.retryAfter: "1"])
+        }
         let deadline = ContinuousClock.now + transmitter.settings.longestPoll
         while true {
             let generation = transmitter.polls.generation(found.document.id)
             let pending = try await transmitter.store.pendingSignals(target: target, limit: maximum + 1)
-            if !pending.isEmpty || immediately { return pollResponse(Array(pending.prefix(maximum)), more: pending.count > maximum) }
+            if !pending.isEmpty || immediately || transmitter.polls.isClosed {
+                return pollResponse(Array(pending.prefix(maximum)), more: pending.count > maximum)
+            }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return pollResponse([], more: false) }
             // Events raised on this node wake the poll; with a shared store, those raised on other nodes are looked for
