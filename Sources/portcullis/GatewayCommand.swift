@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOPosix
+import NIOSSL
 import PortcullisResourceServer
 import ServiceLifecycle
 
@@ -37,6 +38,8 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Receiver application for continuous access evaluation (SSF.Receiver on api://portcullis-ssf).") var ssfClientId: String?
     @Option(help: "Its client secret (or PORTCULLIS_SSF_CLIENT_SECRET).") var ssfClientSecret: String?
     @Option(help: "Most revocations remembered at once (each until every token it refuses has expired).") var revocationCapacity: Int = 200_000
+    @Option(help: "A PEM file of CA certificates to trust, besides the system's, for the authority (a private CA, a development certificate).")
+    var caFile: String?
     @Option(help: "Log level.") var logLevel: String = "info"
 
     func run() async throws {
@@ -46,7 +49,12 @@ struct GatewayCommand: AsyncParsableCommand {
         guard URL(string: authority)?.host != nil else { throw ValidationError("--authority is not a URL") }
         let secret = ssfClientSecret ?? ProcessInfo.processInfo.environment["PORTCULLIS_SSF_CLIENT_SECRET"]
         if (ssfClientId == nil) != (secret == nil) { throw ValidationError("--ssf-client-id and --ssf-client-secret go together") }
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else { throw ValidationError("--ca-file: cannot read \(caFile)") }
+            tls.additionalTrustRoots = [.file(caFile)]
+        }
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: .init(tlsConfiguration: tls))
         let validator = AccessTokenValidator(authority: authority, audiences: audience, client: client, logger: logger)
         var services: [any Service] = []
         var revocations: RevocationView?

@@ -46,6 +46,9 @@ Tests
   (k) Token protection (PROTOCOL §15): a policy with sessionControls.secureSignInSession for Carol on the mail API;
       MSAL for Python (which cannot send DPoP proofs) gets invalid_grant 530084 on the password grant and on the
       auth-code flow's redemption; Alice, whom the policy does not name, still gets her token.
+  (l) Continuous access evaluation (PROTOCOL §14) through `portcullis gateway` (--binary): a cp1 client's day-long token
+      passes; Bob disabled → 401 insufficient_claims with the nbf claims request; acquire_token_silent(claims_challenge=…)
+      refused; enabled again → MSAL's token with the claims passes. The same for a wipe of Alice's mail app enrollment.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -55,6 +58,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import re
 import sys
 import threading
@@ -826,6 +830,164 @@ def test_step_up(msal, authority, issuer, session, cafile, base):
         session.delete(f"{base}/admin/v1/authentication-context-class-references/c1", headers={**admin, "If-Match": "*"}, timeout=30)
 
 
+GATEWAY_RECEIVER = ("c0ffee00-8888-4a2b-8c3d-4e5f6a7b8c08", "gateway-dev-secret-change-me")  # the demo's Shared Signals receiver
+
+
+@contextlib.contextmanager
+def gateway_in_front_of_an_upstream(binary, cafile, authority, what):
+    """A trivial upstream (it echoes the subject the gateway forwards) and `portcullis gateway` in front of it, whose
+    poller keeps a stream at the authority (over TLS: it trusts the dev certificate with --ca-file)."""
+    import http.server
+    import socket
+    import subprocess
+    import tempfile
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"subject": self.headers.get("X-Portcullis-Subject")}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    def free_port():
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return probe.getsockname()[1]
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    port = free_port()
+    log = tempfile.NamedTemporaryFile("w+", prefix="portcullis-gateway-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [binary, "gateway", "--host", "127.0.0.1", "--port", str(port), "--upstream", f"http://127.0.0.1:{upstream.server_address[1]}",
+         "--authority", authority, "--audience", RESOURCE_APP_ID, "--ssf-client-id", GATEWAY_RECEIVER[0],
+         "--ssf-client-secret", GATEWAY_RECEIVER[1], "--ca-file", cafile], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while f"gateway listening on http://127.0.0.1:{port}" not in open(log.name).read():
+            check(process.poll() is None and time.monotonic() < deadline, f"{what}: the gateway starts", open(log.name).read()[-2000:])
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}", log.name
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        upstream.shutdown()
+        os.unlink(log.name)
+
+
+def gateway_challenge(header):
+    """error and the decoded claims request of a 401's Bearer challenge."""
+    found = re.search(r'error="([^"]*)"', header or "")
+    claims = re.search(r'claims="([^"]*)"', header or "")
+    return (found.group(1) if found else None), (base64.b64decode(claims.group(1)).decode() if claims else None)
+
+
+def test_cae_gateway(msal, authority, issuer, session, cafile, base, binary):
+    """(l) continuous access evaluation through `portcullis gateway` with MSAL's own cp1 client: a token that lives a day
+    passes the gateway; Bob disabled → the gateway's next answer is 401 insufficient_claims with the nbf claims request;
+    acquire_token_silent(claims_challenge=…) is refused (Bob is disabled); enabled again → the token MSAL gets with that
+    claims request passes. The same for a wipe of Alice's enrollment of the mail app: her token for the app is refused,
+    the silent refresh too (the wipe ended the app's tokens), and a new sign-in passes."""
+    import requests
+    scopes = [f"{RESOURCE}/Mail.Read"]
+    what = "(l) CAE through the gateway"
+    admin = admin_headers(msal, authority, session, what)
+
+    def refused_within(url, token, seconds, what):
+        started = time.monotonic()
+        while time.monotonic() - started < seconds:
+            answer = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            if answer.status_code == 401:
+                error, claims = gateway_challenge(answer.headers.get("WWW-Authenticate"))
+                nbf = json.loads(claims or "{}").get("access_token", {}).get("nbf", {})
+                check(error == "insufficient_claims" and nbf.get("essential") is True and nbf.get("value"),
+                      f"{what}: 401 insufficient_claims with the nbf claims request", answer.headers.get("WWW-Authenticate"))
+                return claims, (time.monotonic() - started) * 1000
+            check(answer.status_code == 200, f"{what}: 200 until the event arrives", [answer.status_code, answer.text[:300]])
+        raise Failure(f"{what}: the gateway still answers 200 {seconds} s after the event")
+
+    def set_enabled(oid, enabled):
+        document = session.get(f"{base}/admin/v1/users/{oid}", headers=admin, timeout=30)
+        check(document.status_code == 200, f"{what}: read the user", document.text[:500])
+        body = document.json()
+        body["accountEnabled"] = enabled
+        replaced = session.put(f"{base}/admin/v1/users/{oid}", headers={**admin, "If-Match": document.headers["ETag"]}, json=body, timeout=30)
+        check(replaced.status_code == 200, f"{what}: accountEnabled={enabled}", replaced.text[:500])
+
+    with gateway_in_front_of_an_upstream(binary, cafile, authority, what) as (gateway, log):
+        deadline = time.monotonic() + 30
+        while GATEWAY_RECEIVER[0] not in session.get(f"{base}/admin/v1/ssf-streams", headers=admin, timeout=30).text:
+            check(time.monotonic() < deadline, f"{what}: the gateway made its stream at the transmitter", open(log).read()[-2000:])
+            time.sleep(0.1)
+        time.sleep(0.5)  # its first long poll is under way
+
+        app = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session,
+                                           client_capabilities=["cp1"])
+        first = app.acquire_token_by_username_password(BOB, BOB_PASSWORD, scopes=scopes)
+        expect_token(first, what)
+        claims = jwt_claims(first["access_token"])
+        check(claims["exp"] - claims["iat"] >= 23 * 3600 and "cp1" in as_list(claims.get("xms_cc")),
+              f"{what}: a cp1 token for the CAE resource lives a day", claims)
+        through = requests.get(f"{gateway}/inbox", headers={"Authorization": f"Bearer {first['access_token']}"}, timeout=10)
+        check(through.status_code == 200 and through.json().get("subject") == BOB_OID, f"{what}: 200 through the gateway", through.text[:300])
+        try:
+            set_enabled(BOB_OID, False)
+            challenge, took = refused_within(f"{gateway}/inbox", first["access_token"], 10, what + ": Bob disabled")
+            account = app.get_accounts(username=BOB)[0]
+            silent = app.acquire_token_silent_with_error(scopes, account=account, claims_challenge=challenge)
+            check(silent is not None and silent.get("error") == "invalid_grant", f"{what}: the silent refresh with the claims is refused", silent)
+            print(f"PASS {what}: Bob disabled → 401 insufficient_claims after {took:.0f} ms; "
+                  f"acquire_token_silent(claims_challenge=…) → {silent.get('error')} {silent.get('error_codes')}")
+        finally:
+            set_enabled(BOB_OID, True)
+        time.sleep(1.05)  # a token of a later second than the revocation
+        again = app.acquire_token_by_username_password(BOB, BOB_PASSWORD, scopes=scopes, claims_challenge=challenge)
+        expect_token(again, what + ": enabled again")
+        nbf = int(json.loads(challenge)["access_token"]["nbf"]["value"])
+        check(jwt_claims(again["access_token"])["iat"] >= nbf, f"{what}: the new token is no older than the nbf asked for",
+              [jwt_claims(again["access_token"]), nbf])
+        through = requests.get(f"{gateway}/inbox", headers={"Authorization": f"Bearer {again['access_token']}"}, timeout=10)
+        check(through.status_code == 200, f"{what}: enabled again, the new token passes", [through.status_code, through.headers])
+        print(f"PASS {what}: enabled again, MSAL's token with the claims request (iat ≥ nbf {nbf}) passes the gateway")
+
+        # A wipe: Alice's mail app enrolled (remediated over the compliance API as the SDK does), then wiped by the admin.
+        what = "(l) CAE through the gateway: a wipe"
+        alice = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session,
+                                             client_capabilities=["cp1"])
+        compliance = alice.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=[COMPLIANCE_SCOPE])
+        expect_token(compliance, what + " (compliance token)")
+        bearer = {"Authorization": f"Bearer {compliance['access_token']}"}
+        remediated = session.post(f"{base}/mam/v1/remediations", headers=bearer, timeout=30, json={
+            "deviceId": "msal-interop-cae", "platform": "iOS", "osVersion": "17.4", "appVersion": "3.1", "silent": True})
+        check(remediated.status_code == 200, f"{what}: enrolled", remediated.text[:800])
+        enrollment = remediated.json()["enrollmentId"]
+        token = alice.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=scopes)
+        expect_token(token, what)
+        check(requests.get(f"{gateway}/inbox", headers={"Authorization": f"Bearer {token['access_token']}"}, timeout=10).status_code == 200,
+              f"{what}: Alice's token passes before the wipe")
+        wiped = session.post(f"{base}/admin/v1/enrollments/{enrollment}/wipe", headers=admin, timeout=30)
+        check(wiped.status_code == 202, f"{what}: the wipe is accepted", wiped.text[:500])
+        challenge, took = refused_within(f"{gateway}/inbox", token["access_token"], 10, what)
+        account = alice.get_accounts(username=USERNAME)[0]
+        silent = alice.acquire_token_silent_with_error(scopes, account=account, claims_challenge=challenge)
+        check(silent is not None and silent.get("error") == "invalid_grant", f"{what}: the app's refresh token ended with the wipe", silent)
+        time.sleep(1.05)
+        fresh = alice.acquire_token_by_username_password(USERNAME, PASSWORD, scopes=scopes, claims_challenge=challenge)
+        expect_token(fresh, what + ": signed in again")
+        through = requests.get(f"{gateway}/inbox", headers={"Authorization": f"Bearer {fresh['access_token']}"}, timeout=10)
+        check(through.status_code == 200, f"{what}: a new sign-in's token passes", [through.status_code, through.headers])
+        print(f"PASS {what}: wiped → 401 insufficient_claims after {took:.0f} ms; silent refresh → {silent.get('error')}; "
+              "a new sign-in's token passes")
+
+
 @contextlib.contextmanager
 def shifted_clock(offset_file):
     """Puts the server's clock back (offset 0) after the test, whatever happens."""
@@ -907,6 +1069,7 @@ def main():
     parser.add_argument("--base-url", default="https://localhost", help="the server's public https base URL")
     parser.add_argument("--tenant", default=TENANT_DOMAIN, help="tenant domain or ID in the authority")
     parser.add_argument("--clock-offset-file", help="the server's clock shim offset file (test i); without it, test i is skipped")
+    parser.add_argument("--binary", help="the portcullis binary, for `portcullis gateway` (test l); without it, test l is skipped")
     args = parser.parse_args()
     if not args.base_url.startswith("https://"):
         print("msal_interop: --base-url must be https (MSAL refuses other authorities)", file=sys.stderr)
@@ -927,11 +1090,16 @@ def main():
     failures = 0
     interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up, test_token_protection)
     timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
+    gateway = (test_cae_gateway,) if args.binary else ()
+    if not gateway:
+        print("msal_interop: no --binary: (l) CAE through the gateway is not run")
     if not timed:
         print("msal_interop: no --clock-offset-file: (i) sign-in frequency under a moved clock is not run")
-    for test in (test_client_credentials, test_password_and_refresh) + interactive + timed:
+    for test in (test_client_credentials, test_password_and_refresh) + interactive + gateway + timed:
         try:
-            if test in timed:
+            if test in gateway:
+                test(msal, authority, issuer, session, args.cafile, base, args.binary)
+            elif test in timed:
                 test(msal, authority, issuer, session, args.cafile, base, args.clock_offset_file)
             elif test in interactive:
                 test(msal, authority, issuer, session, args.cafile, base)
