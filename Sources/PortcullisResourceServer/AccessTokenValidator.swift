@@ -23,11 +23,18 @@ public actor AccessTokenValidator {
     private var keys = JWTKeyCollection()
     private var issuer: String?
     private var fetchedAt: Date?
+    /// Tokens whose signature was checked, with their claims: a client sends the same token with every request, and the
+    /// signature check and payload decoding were the larger part of the gateway's work per request. At most
+    /// `verifiedCapacity` (emptied when full, and at every key refresh); issuer, audience and time are checked on every
+    /// request all the same.
+    private var verifiedTokens: [String: AccessTokenClaims] = [:]
+    public nonisolated let verifiedCapacity: Int
 
     public init(
         authority: String, audiences: [String], client: HTTPClient, leeway: TimeInterval = 60, keyRefresh: TimeInterval = 300,
-        minimumRefetch: TimeInterval = 30, logger: Logger
+        minimumRefetch: TimeInterval = 30, verifiedCapacity: Int = 4096, logger: Logger
     ) {
+        self.verifiedCapacity = max(0, verifiedCapacity)
         self.authority = authority.hasSuffix("/") ? String(authority.dropLast()) : authority
         self.audiences = audiences.map { $0.lowercased() }
         self.client = client
@@ -45,8 +52,17 @@ public actor AccessTokenValidator {
     /// The token's claims, when it is valid at `now`.
     public func validate(_ token: String, now: Date) async throws(Rejection) -> AccessTokenClaims {
         guard token.utf8.count <= 16_384 else { throw Rejection(description: "The access token is too long.") }
-        guard let claims = await verified(token, as: AccessTokenClaims.self, now: now) else {
-            throw Rejection(description: "The access token's signature is not by a key of the authority.")
+        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
+        let claims: AccessTokenClaims
+        if let known = verifiedTokens[token] {
+            claims = known
+        } else {
+            guard let checked = await verified(token, as: AccessTokenClaims.self, now: now) else {
+                throw Rejection(description: "The access token's signature is not by a key of the authority.")
+            }
+            if verifiedTokens.count >= verifiedCapacity { verifiedTokens.removeAll(keepingCapacity: true) }
+            if verifiedCapacity > 0 { verifiedTokens[token] = checked }
+            claims = checked
         }
         guard let issuer, claims.iss == issuer else { throw Rejection(description: "The access token is from another issuer.") }
         guard audiences.contains(claims.aud.lowercased()) else { throw Rejection(description: "The access token is for another audience.") }
@@ -94,6 +110,7 @@ public actor AccessTokenValidator {
             try await collection.add(jwks: try JSONDecoder().decode(JWKS.self, from: jwks))
             keys = collection
             self.issuer = issuer
+            verifiedTokens.removeAll()
         } catch {
             logger.warning("could not refresh the authority's keys; keeping the ones in hand", metadata: ["portcullis.error": "\(error)"])
         }

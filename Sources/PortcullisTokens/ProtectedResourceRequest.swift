@@ -13,12 +13,16 @@ public struct ProtectedResourceRequest: Sendable {
     public let scheme: Scheme
     public let token: String
 
-    /// The scheme and token of an `Authorization` header; `nil` when there is none of either scheme.
+    /// The scheme and token of an `Authorization` header; `nil` when there is none of either scheme. Read on the UTF-8
+    /// view (Foundation's `trimmingCharacters` and `contains` go through NSString on Linux: 13 % of the gateway's CPU).
     public init?(authorization: String?) {
-        guard let authorization, let space = authorization.firstIndex(of: " ") else { return nil }
+        guard let authorization, let space = authorization.utf8.firstIndex(of: UInt8(ascii: " ")) else { return nil }
         let name = authorization[..<space].lowercased()
-        let token = authorization[space...].trimmingCharacters(in: .whitespaces)
-        guard !token.isEmpty, !token.contains(" ") else { return nil }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var rest = authorization.utf8[space...]
+        while let first = rest.first, isBlank(first) { rest = rest.dropFirst() }
+        while let last = rest.last, isBlank(last) { rest = rest.dropLast() }
+        guard !rest.isEmpty, !rest.contains(where: isBlank), let token = String(rest) else { return nil }
         switch name {
         case "bearer": scheme = .bearer
         case "dpop": scheme = .dpop

@@ -204,7 +204,7 @@ def main():
     try:
         config = os.path.join(work, "Config")
         shutil.copytree(os.path.join(REPO, "Config"), config)
-        users = add_users(config, 3 if args.smoke else args.users)
+        *users, steady = add_users(config, (3 if args.smoke else args.users) + 1)  # `steady` is never revoked (the overhead's token)
         upstream_port = args.port + 9
         upstream_log = open(os.path.join(work, "upstream.log"), "w")
         upstream = subprocess.Popen([args.upstream_binary, str(upstream_port)], stdout=upstream_log, stderr=subprocess.STDOUT)
@@ -218,7 +218,7 @@ def main():
         answer, whole = revocations(base, base, gateway, users, trials)
         results.append(("SQLite, one node", answer, whole))
         if not args.smoke:
-            token = user_token(requests.Session(), base, users[-1])
+            token = user_token(requests.Session(), base, steady)
             costs = overhead(upstream_url, gateway, token, seconds=5, rounds=3)
         gateway.stop(); gateways.clear()
         node.terminate(); node.wait(timeout=30); processes.remove(node)
