@@ -112,7 +112,9 @@ public struct PortcullisServer: Sendable {
         let configuration = dependencies.configuration
         let transmitter = SignalTransmitter(
             store: dependencies.store, tenants: tenants, signers: dependencies.signers, endpoints: endpoints, settings: configuration.signals,
-            outboxSignal: signal, box: FactorSecretBox(credentials: dependencies.credentials), clock: dependencies.clock, logger: dependencies.logger)
+            outboxSignal: signal, box: FactorSecretBox(credentials: dependencies.credentials), clock: dependencies.clock,
+            accessTokenLifetime: configuration.accessTokenLifetime, continuousAccessTokenLifetime: configuration.continuousAccessTokenLifetime,
+            logger: dependencies.logger)
         self.transmitter = transmitter
         self.compliance = ComplianceService(
             configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signers: dependencies.signers,

@@ -27,7 +27,10 @@ What it does
             cp1 (without cp1: one hour); 200 through the gateway; five trials of: Erin disabled → the gateway answers 401
             Bearer error="insufficient_claims" with claims = base64 of the nbf claims request (latency measured); the
             refresh with that claims request is refused (invalid_grant: Erin is disabled); Erin enabled again → a new
-            token with the claims request (iat ≥ nbf) passes the gateway.
+            token with the claims request (iat ≥ nbf) passes the gateway. Then a conditional-access policy that now
+            blocks Erin at the mail API: session-revoked for Erin at the mail app (initiating_entity policy), the gateway
+            answers 401 insufficient_claims, the refresh with the claims is refused with 53003; the policy deleted, a new
+            token passes.
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
@@ -421,7 +424,7 @@ def parse_claims_challenge(header):
     return (found.group(1) if found else None), (base64.b64decode(claims.group(1)).decode() if claims else None)
 
 
-def gateway_run(binary, workdir, run, checks):
+def gateway_run(binary, workdir, run, checks, push):
     """The gateway in front of an upstream, with the token requests MSAL makes for a cp1 client (MSAL for Python itself
     needs an https authority: its run through the gateway belongs in scripts/msal-interop's namespace)."""
     import jwt
@@ -487,9 +490,57 @@ def gateway_run(binary, workdir, run, checks):
             checks.check("trial %d: enabled again → a new token (iat ≥ the nbf asked for) passes the gateway" % trial,
                          token is not None and fresh.get("iat", 0) >= int(nbf.get("value", 0)) and response.status_code == 200,
                          (fresh, response.status_code if response is not None else None))
+        policy_changed(run, checks, push, url, token, refresh, token_request, password, latencies)
         return gateway, latencies
     finally:
         upstream.server.shutdown()
+
+
+def policy_changed(run, checks, push, url, token, refresh, token_request, password, latencies):
+    """A conditional-access change that now blocks Erin at the mail app (PROTOCOL §14.1): the receiver hears a
+    session-revoked for Erin at the app (initiating_entity policy), the gateway refuses her day-long token with the
+    claims challenge, the refresh with it is refused by the policy (53003), and once the policy is gone her new token
+    passes."""
+    import requests
+    time.sleep(1.1)
+    before = push.count()
+    policy = {"displayName": "Block Erin's mail (cae_interop)", "state": "enabled",
+              "conditions": {"users": {"includeUsers": [ERIN[2]]}, "applications": {"includeApplications": [MAIL_API]}},
+              "grantControls": {"operator": "OR", "builtInControls": ["block"]}}
+    created = run.admin("POST", "/conditional-access/policies", json=policy)
+    answered = time.monotonic()
+    checks.check("a policy blocking Erin at the mail API is created", created.status_code == 201, created.text)
+    policy_id = created.json().get("id") if created.status_code == 201 else None
+    try:
+        response = None
+        while time.monotonic() - answered < 10:
+            response = requests.get(url, headers={"Authorization": "Bearer " + token}, timeout=10)
+            if response.status_code == 401:
+                break
+        took = time.monotonic() - answered
+        error, requested = parse_claims_challenge(response.headers.get("WWW-Authenticate"))
+        checks.check("policy: the gateway refuses the token issued before it with insufficient_claims (%.0f ms)" % (took * 1000),
+                     response.status_code == 401 and error == "insufficient_claims" and requested is not None,
+                     (response.status_code, response.headers.get("WWW-Authenticate")))
+        latencies.append(took)
+        push.wait_for(before + 1)
+        pushed = [run.verify_set(set_token, RECEIVER[0]) for _, _, _, set_token in push.received[before:]]
+        revoked = [(claims["sub_id"], members) for claims, kind, members in pushed if kind == CAEP + "session-revoked"]
+        checks.check("policy: the receiver gets session-revoked for Erin at the mail app, initiated by policy",
+                     len(revoked) == 1 and revoked[0][0].get("user", {}).get("sub") == ERIN[2]
+                     and revoked[0][0].get("application") == {"format": "opaque", "id": MAIL}
+                     and revoked[0][1].get("initiating_entity") == "policy", pushed)
+        silent = token_request({"grant_type": "refresh_token", "refresh_token": refresh, "scope": "api://contoso-mail/Mail.Read"}, requested)
+        checks.check("policy: the refresh with the claims challenge is refused by the policy (53003)",
+                     silent.status_code == 400 and 53003 in silent.json().get("error_codes", []), silent.text)
+    finally:
+        if policy_id:
+            gone = run.admin("DELETE", "/conditional-access/policies/" + policy_id, headers={"If-Match": "*"})
+            checks.check("the policy is deleted", gone.status_code == 204, gone.text)
+    answer = password(requested).json()
+    fresh = answer.get("access_token")
+    response = requests.get(url, headers={"Authorization": "Bearer " + fresh}, timeout=10) if fresh else None
+    checks.check("policy gone: Erin's new token passes the gateway", response is not None and response.status_code == 200, answer)
 
 
 def summary(name, values):
@@ -526,7 +577,7 @@ def main():
         run.verification(push)
         push_latencies, poll_latencies = run.critical_events(push)
         run.faults(push)
-        gateway, gateway_latencies = gateway_run(binary, workdir, run, checks)
+        gateway, gateway_latencies = gateway_run(binary, workdir, run, checks, push)
         print("cae_interop: " + summary("push latency (admin answer → receipt)", push_latencies))
         print("cae_interop: " + summary("poll latency (admin answer → long poll's answer)", poll_latencies))
         print("cae_interop: " + summary("gateway (admin answer → first 401)", gateway_latencies))

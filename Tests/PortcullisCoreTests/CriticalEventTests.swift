@@ -22,6 +22,7 @@ struct CriticalEventTests {
             (.complianceChanged(clientAppId: "C", enrollmentId: "E", compliant: false), [.deviceComplianceChange, .sessionRevoked]),
             (.complianceChanged(clientAppId: "C", enrollmentId: "E", compliant: true), [.deviceComplianceChange]),
             (.claimsChanged(["upn": "x"]), [.tokenClaimsChange]),
+            (.conditionalAccessRefuses(clientAppId: "C", policyIds: ["P"]), [.sessionRevoked]),
         ])
     func signals(kind: CriticalEvent.Kind, expected: [SharedSignalsEventType]) {
         let signals = event(kind).signals
@@ -196,5 +197,84 @@ struct CriticalEventChangeTests {
     func outboxTargets() {
         #expect(SharedSignalsStream.streamId(ofOutboxTarget: SharedSignalsStream.outboxTarget(streamId: "ABC")) == "abc")
         #expect(SharedSignalsStream.streamId(ofOutboxTarget: "https://app.example/callback") == nil)
+    }
+
+    // MARK: A conditional-access change
+
+    static func signIn(
+        _ n: Int, user: String? = CA.u1, client: String = CA.approvedClient, resource: String = CA.r1, ageMinutes: Double = 10,
+        capabilities: [String] = [], status: Decision.Status = .notApplied, errorCode: Int? = nil, methods: [String] = ["pwd"]
+    ) -> SignInRecord {
+        var record = SignInRecord(
+            id: "s\(n)", createdDateTime: Date(timeIntervalSince1970: 1_800_000_000 - ageMinutes * 60), correlationId: "c\(n)",
+            tenantId: CA.directory.tenant.id, userId: user, userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: client,
+            resourceAppId: resource, resource: nil, grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: capabilities,
+            ipAddress: "192.0.2.10", platform: "iOS", appProtection: "none", conditionalAccessStatus: status, appliedConditionalAccessPolicies: [],
+            errorCode: errorCode)
+        record.authenticationMethods = methods
+        return record
+    }
+
+    static func changed(
+        _ records: [SignInRecord], before: [JSONValue], after: [JSONValue], directory: DirectorySnapshot = CA.directory
+    ) throws
+        -> [CriticalEvent]
+    {
+        CriticalEvent.conditionalAccessChanged(
+            signIns: records, directory: directory, before: try CA.compile(before), after: try CA.compile(after), tenantId: "T",
+            accessTokenLifetime: 3600, continuousAccessTokenLifetime: 24 * 3600, at: Date(timeIntervalSince1970: 1_800_000_000))
+    }
+
+    @Test("a policy change ends the tokens it now refuses: one event per user and client app, with the policies, from the live sign-ins only")
+    func conditionalAccessChange() throws {
+        let blockGroupA = CA.policy(1, users: [], groups: [CA.gA], apps: [CA.r1], controls: ["block"])
+        let records = [
+            Self.signIn(1), Self.signIn(2),  // u1 twice at the same app: one event
+            Self.signIn(3, client: CA.plainClient),  // u1 at another app: its own event
+            Self.signIn(4, user: CA.u2),  // u2 is not in group A
+            Self.signIn(5, resource: CA.r2),  // another resource: allowed
+            Self.signIn(6, ageMinutes: 61),  // its one-hour token has expired
+            Self.signIn(7, status: .failure, errorCode: 53003),  // refused already: no token
+            Self.signIn(8, user: nil),  // a workload identity: no user to revoke
+        ]
+        let events = try Self.changed(records, before: [], after: [blockGroupA])
+        #expect(events.map(\.userId) == [CA.u1, CA.u1])
+        #expect(
+            events.map(\.kind) == [
+                .conditionalAccessRefuses(clientAppId: CA.approvedClient, policyIds: [CA.id(1)]),
+                .conditionalAccessRefuses(clientAppId: CA.plainClient, policyIds: [CA.id(1)]),
+            ])
+        #expect(events.allSatisfy { $0.endsAccess && $0.initiator == .policy && $0.reason?.contains(CA.id(1)) == true })
+        #expect(events.map(\.revokedApplication) == [CA.approvedClient, CA.plainClient])
+        let subject = events[0].subject(issuer: "https://issuer")
+        #expect(subject.json["application"] == ["format": "opaque", "id": .string(CA.approvedClient)], "\(subject.json)")
+
+        // Refused before the change already (by another policy): nothing new.
+        #expect(try Self.changed(records, before: [CA.policy(2, controls: ["block"])], after: [CA.policy(2, controls: ["block"]), blockGroupA]).isEmpty)
+        // What the user's sign-in met is replayed: an MFA policy ends the password-only token, not the one with MFA.
+        let mfa = CA.policy(3, controls: ["mfa"])
+        #expect(try Self.changed([Self.signIn(1, methods: ["pwd", "mfa"])], before: [], after: [mfa]).isEmpty)
+        #expect(try Self.changed([Self.signIn(1)], before: [], after: [mfa]).count == 1)
+        // Report-only refuses nothing.
+        #expect(try Self.changed(records, before: [], after: [CA.policy(4, state: "enabledForReportingButNotEnforced", controls: ["block"])]).isEmpty)
+    }
+
+    @Test("a cp1 token at a CAE resource lives a day; elsewhere an hour")
+    func continuousLifetimes() throws {
+        var directory = CA.directory
+        directory = DirectorySnapshot(
+            tenant: directory.tenant, revision: 2, users: directory.users, groups: directory.groups,
+            applications: directory.applications.map { application in
+                var application = application
+                if application.appId == CA.r1 { application.continuousAccessEvaluation = true }
+                return application
+            }, appRoleAssignments: [], namedLocations: directory.namedLocations)
+        let old = [
+            Self.signIn(1, ageMinutes: 600, capabilities: ["cp1"]),  // ten hours: a day-long cp1 token at the CAE resource
+            Self.signIn(2, client: CA.plainClient, ageMinutes: 600),  // ten hours without cp1: expired
+            Self.signIn(3, resource: CA.r2, ageMinutes: 600, capabilities: ["cp1"]),  // cp1 at a resource without CAE: expired
+        ]
+        let events = try Self.changed(old, before: [], after: [CA.policy(1, controls: ["block"])], directory: directory)
+        #expect(events.map(\.kind) == [.conditionalAccessRefuses(clientAppId: CA.approvedClient, policyIds: [CA.id(1)])])
     }
 }

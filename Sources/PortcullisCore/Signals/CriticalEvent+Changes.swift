@@ -65,3 +65,41 @@ extension SharedSignalsEventType {
         }
     }
 }
+
+extension CriticalEvent {
+    /// A conditional-access change (PROTOCOL §14.1): the users whose tokens still live were issued for sign-ins the
+    /// policies now refuse. Each of `signIns` (a successful sign-in whose token may still be live: issued less than its
+    /// lifetime before `at`) is replayed with its recorded facts as impact analysis does, through the policies `before`
+    /// and `after` the change; one event per user and client application that `before` allowed and `after` refuses.
+    /// The app's tokens for the user end at resource servers; a token for a resource the policies still allow is
+    /// renewed silently through the claims challenge, one they refuse is not.
+    public static func conditionalAccessChanged(
+        signIns: [SignInRecord], directory: DirectorySnapshot, before: CompiledPolicySet, after: CompiledPolicySet, tenantId: String,
+        accessTokenLifetime: TimeInterval, continuousAccessTokenLifetime: TimeInterval, at: Date
+    ) -> [CriticalEvent] {
+        var refused: [String: (record: SignInRecord, policyIds: Set<String>)] = [:]
+        var order: [String] = []
+        for record in signIns {
+            guard let userId = record.userId, record.conditionalAccessStatus != .failure, record.errorCode == nil else { continue }
+            let continuous =
+                record.capabilities.contains { $0.lowercased() == "cp1" }
+                && directory.application(appId: record.resourceAppId)?.continuousAccessEvaluation == true
+            let lifetime = continuous ? max(accessTokenLifetime, continuousAccessTokenLifetime) : accessTokenLifetime
+            guard record.createdDateTime.addingTimeInterval(lifetime) > at else { continue }
+            let facts = ImpactAnalysis.facts(of: record, directory: directory)
+            guard !ImpactAnalysis.Outcome(before.evaluate(facts)).refused else { continue }
+            let now = ImpactAnalysis.Outcome(after.evaluate(facts))
+            guard now.refused else { continue }
+            let key = "\(userId.lowercased())|\(record.clientAppId.lowercased())"
+            if refused[key] == nil { order.append(key) }
+            refused[key, default: (record, [])].policyIds.formUnion(now.policyIds)
+        }
+        return order.compactMap { key in
+            guard let (record, policyIds) = refused[key], let userId = record.userId else { return nil }
+            return CriticalEvent(
+                .conditionalAccessRefuses(clientAppId: record.clientAppId, policyIds: policyIds.sorted()), tenantId: tenantId, userId: userId,
+                userPrincipalName: record.userPrincipalName, at: at, initiator: .policy,
+                reason: "Conditional access now refuses this application's sign-in (policies \(policyIds.sorted().joined(separator: ", "))).")
+        }
+    }
+}

@@ -30,6 +30,9 @@ public struct CriticalEvent: Sendable, Equatable {
         case complianceChanged(clientAppId: String, enrollmentId: String, compliant: Bool)
         /// Claims the user's tokens carry changed (`upn`, `name`).
         case claimsChanged([String: String])
+        /// A conditional-access change now refuses what the user's tokens at this client application were issued for
+        /// (the policies that refuse it): the app's tokens for the user end, and its next request is evaluated afresh.
+        case conditionalAccessRefuses(clientAppId: String, policyIds: [String])
     }
 
     /// CAEP's `credential_type` values for the methods Portcullis has.
@@ -94,7 +97,8 @@ public struct CriticalEvent: Sendable, Equatable {
     /// Whether the user's existing tokens must stop working (PROTOCOL §14.1's critical events).
     public var endsAccess: Bool {
         switch kind {
-        case .accountDisabled, .accountDeleted, .passwordChanged, .sessionsRevoked, .credentialCompromised, .methodRemoved, .enrollmentWiped:
+        case .accountDisabled, .accountDeleted, .passwordChanged, .sessionsRevoked, .credentialCompromised, .methodRemoved, .enrollmentWiped,
+            .conditionalAccessRefuses:
             true
         case .complianceChanged(_, _, let compliant): !compliant
         case .accountEnabled, .methodAdded, .assuranceLevelChanged, .claimsChanged: false
@@ -104,7 +108,8 @@ public struct CriticalEvent: Sendable, Equatable {
     /// Whose tokens end: every token of the user, or only those one client application holds (`azp`).
     public var revokedApplication: String? {
         switch kind {
-        case .enrollmentWiped(let clientAppId, _), .complianceChanged(let clientAppId, _, _): clientAppId.lowercased()
+        case .enrollmentWiped(let clientAppId, _), .complianceChanged(let clientAppId, _, _), .conditionalAccessRefuses(let clientAppId, _):
+            clientAppId.lowercased()
         default: nil
         }
     }
@@ -125,7 +130,7 @@ public struct CriticalEvent: Sendable, Equatable {
         case .accountDeleted: found.append(Signal(type: .accountPurged, members: [:]))
         case .passwordChanged:
             found.append(Signal(type: .credentialChange, members: ["credential_type": .string(CredentialType.password.rawValue), "change_type": "update"]))
-        case .sessionsRevoked, .enrollmentWiped: break
+        case .sessionsRevoked, .enrollmentWiped, .conditionalAccessRefuses: break
         case .credentialCompromised:
             found.append(Signal(type: .credentialCompromise, members: ["credential_type": .string(CredentialType.password.rawValue)]))
         case .methodAdded(let type):
@@ -173,6 +178,10 @@ public struct CriticalEvent: Sendable, Equatable {
             subject = .complex(
                 user: .issuerSubject(issuer: issuer, subject: userId), tenant: .opaque(tenantId), application: .opaque(clientAppId.lowercased()),
                 device: .opaque(enrollmentId.lowercased()))
+        case .conditionalAccessRefuses(let clientAppId, _):
+            subject = .complex(
+                user: .issuerSubject(issuer: issuer, subject: userId), tenant: .opaque(tenantId), application: .opaque(clientAppId.lowercased()),
+                device: nil)
         default: break
         }
         return subject

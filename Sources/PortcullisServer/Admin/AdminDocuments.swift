@@ -53,7 +53,9 @@ struct AdminDocuments: Sendable {
                     }
                     return policy
                 },
-                present: { policy, tenant in Self.present(policy, tenant: tenant) }))
+                present: { policy, tenant in Self.present(policy, tenant: tenant) },
+                // Tokens the changed policies now refuse end at resource servers (PROTOCOL §14.1).
+                afterWrite: { before, after, tenant, _ in await transmitter.conditionalAccessChanged(tenant: tenant, before: before, after: after) }))
 
         authenticationStrengths = resource(
             DocumentRegistration(

@@ -20,13 +20,20 @@ public final class SignalTransmitter: Sendable {
     let box: FactorSecretBox
     let clock: any WallClock
     let logger: Logger
+    /// How long the access tokens of a sign-in live (normal, and `cp1` at a CAE resource): which sign-ins' tokens a
+    /// conditional-access change can still end.
+    let accessTokenLifetime: TimeInterval
+    let continuousAccessTokenLifetime: TimeInterval
     /// Streams go through the one document pipeline (stored, audited, cached).
     let streams: DocumentResource<SharedSignalsStream>
 
     init(
         store: any PortcullisStore, tenants: TenantCache, signers: TenantKeyRings, endpoints: ServerEndpoints, settings: SignalSettings,
-        outboxSignal: OutboxSignal, box: FactorSecretBox, clock: any WallClock, logger: Logger
+        outboxSignal: OutboxSignal, box: FactorSecretBox, clock: any WallClock, accessTokenLifetime: TimeInterval,
+        continuousAccessTokenLifetime: TimeInterval, logger: Logger
     ) {
+        self.accessTokenLifetime = accessTokenLifetime
+        self.continuousAccessTokenLifetime = continuousAccessTokenLifetime
         self.store = store
         self.tenants = tenants
         self.signers = signers
@@ -124,6 +131,44 @@ public final class SignalTransmitter: Sendable {
                     authenticatorAppAfter: app))
         } catch {
             logger.error("could not read a user's methods for a shared signal", metadata: [LogKeys.error: .string("\(Swift.type(of: error))")])
+        }
+    }
+
+    /// At most this many of the newest sign-ins (refusals are skipped) are replayed when a conditional-access policy changes.
+    static let policyReplayLimit = 10_000
+
+    /// A conditional-access policy was created or changed (PROTOCOL §14.1): the sign-ins whose tokens may still be live
+    /// and that the policies now refuse end those tokens (Core decides which, `CriticalEvent.conditionalAccessChanged`).
+    /// Only an enabled policy can refuse more than before; a delete or a report-only policy refuses nothing new.
+    func conditionalAccessChanged(tenant: TenantSnapshot, before: ConditionalAccessPolicy?, after: ConditionalAccessPolicy?) async {
+        guard let after, after.state == .enabled, before != after, !tenant.contents.sharedSignalsStreams.isEmpty else { return }
+        let now = clock.now()
+        let from = now.addingTimeInterval(-max(accessTokenLifetime, continuousAccessTokenLifetime))
+        do {
+            var records: [SignInRecord] = []
+            var cursor: Int64?
+            while records.count < Self.policyReplayLimit {
+                let wanted = min(1000, Self.policyReplayLimit - records.count)
+                let page = try await store.signIns(
+                    SignInQuery(tenantId: tenant.tenant.id, from: from, to: now, limit: wanted, before: cursor))
+                records += page.map(\.record)
+                guard page.count == wanted, let last = page.last else { break }
+                cursor = last.cursor
+            }
+            let current = tenant.conditionalAccess
+            let changed = tenant.compile(ImpactAnalysis.applying([after], to: current.policies))
+            let events = CriticalEvent.conditionalAccessChanged(
+                signIns: records, directory: tenant.directory, before: current, after: changed, tenantId: tenant.tenant.id,
+                accessTokenLifetime: accessTokenLifetime, continuousAccessTokenLifetime: continuousAccessTokenLifetime, at: now)
+            if records.count == Self.policyReplayLimit {
+                logger.warning(
+                    "a conditional-access change was replayed over the newest sign-ins only",
+                    metadata: [LogKeys.tenantId: .string(tenant.tenant.id), "portcullis.sign_ins": .stringConvertible(records.count)])
+            }
+            await raise(events)
+        } catch {
+            logger.error(
+                "could not replay sign-ins for a conditional-access change", metadata: [LogKeys.error: .string("\(Swift.type(of: error))")])
         }
     }
 
