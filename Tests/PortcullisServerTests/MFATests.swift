@@ -142,6 +142,52 @@ struct MFATests {
         }
     }
 
+    @Test(
+        "a registered factor reaches Shared Signals receivers (PROTOCOL §14.2): credential-change create by the user, assurance aal1 → aal2, no session-revoked"
+    )
+    func registrationSignalled() async throws {
+        try await withTestEnvironment(directoryJSON: try Fixtures.directoryJSONWithSignalReceivers()) { env in
+            try await env.application().test(.router) { client in
+                try await Factor.requireForBob(client)
+                let receiver = try await client.token([
+                    ("grant_type", "client_credentials"), ("client_id", Fixtures.signalReceiver.appId), ("client_secret", Fixtures.signalReceiver.secret),
+                    ("scope", "api://portcullis-ssf/.default"),
+                ])
+                let ssf = try #require(receiver.string("access_token"), "\(receiver.text)")
+                let headers: HTTPFields = [.authorization: "Bearer \(ssf)", .contentType: "application/json"]
+                let wanted = [SharedSignalsEventType.credentialChange, .assuranceLevelChange, .sessionRevoked].map(\.rawValue)
+                let request = try JSONSerialization.data(withJSONObject: ["events_requested": wanted, "delivery": ["method": "urn:ietf:rfc:8936"]])
+                let stream = try await client.execute(
+                    uri: "/\(Fixtures.domain)/ssf/stream", method: .post, headers: headers, body: ByteBuffer(bytes: Array(request))
+                ) { JSONReply($0) }
+                #expect(stream.status == .created, "\(stream.text)")
+                let pollPath = try #require(((stream["delivery"] as? [String: Any])?["endpoint_url"] as? String).flatMap { URL(string: $0)?.path })
+
+                let (_, done) = try await Factor.register(client, Browser(), env.clock)
+                #expect(done.status == .found, "\(done.html)")
+
+                let polled = try await client.execute(
+                    uri: pollPath, method: .post, headers: headers, body: ByteBuffer(string: #"{"returnImmediately": true, "maxEvents": 10}"#)
+                ) { JSONReply($0) }
+                let sets = try #require(polled["sets"] as? [String: String], "\(polled.text)")
+                var found: [String: [String: Any]] = [:]
+                for set in sets.values {
+                    let claims = jwtClaims(set)
+                    let user = (claims["sub_id"] as? [String: Any])?["user"] as? [String: Any]
+                    #expect(user?["sub"] as? String == Fixtures.bob.id, "every SET names Bob: \(claims)")
+                    for (type, members) in claims["events"] as? [String: Any] ?? [:] { found[type] = members as? [String: Any] }
+                }
+                let change = try #require(found[SharedSignalsEventType.credentialChange.rawValue], "\(found)")
+                #expect(change["change_type"] as? String == "create" && change["credential_type"] as? String == "app", "\(change)")
+                #expect(change["initiating_entity"] as? String == "user", "\(change)")
+                let assurance = try #require(found[SharedSignalsEventType.assuranceLevelChange.rawValue], "\(found)")
+                #expect(assurance["previous_level"] as? String == "nist-aal1" && assurance["current_level"] as? String == "nist-aal2", "\(assurance)")
+                #expect(found[SharedSignalsEventType.sessionRevoked.rawValue] == nil, "adding a method ends no session")
+                #expect(sets.count == 2)
+            }
+        }
+    }
+
     @Test("sign-in with a code: a replayed code refused, the next one accepted; five wrong codes lock (50053), also for the right code")
     func codesReplayLockout() async throws {
         try await withTestEnvironment { env in
