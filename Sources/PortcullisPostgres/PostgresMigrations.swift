@@ -212,5 +212,25 @@ enum PostgresMigrations {
                 "CREATE INDEX outbox_target ON outbox (target_uri, state)"
             ]
         ),
+        (
+            13,
+            [
+                // The sign-in log a busy tenant can keep (issue 32): aggregates of non-interactive sign-ins (a count, the last
+                // one's time and correlation ID, found again by tenant, key and window), compact records, and the log's size
+                // counted for retention by size. Existing records keep their whole text and read as before.
+                "ALTER TABLE sign_ins ADD COLUMN count INTEGER",
+                "ALTER TABLE sign_ins ADD COLUMN last_at DOUBLE PRECISION",
+                "ALTER TABLE sign_ins ADD COLUMN last_correlation_id TEXT",
+                "ALTER TABLE sign_ins ADD COLUMN aggregate_key TEXT",
+                "ALTER TABLE sign_ins ADD COLUMN window_start DOUBLE PRECISION",
+                "ALTER TABLE sign_ins ADD COLUMN size INTEGER NOT NULL DEFAULT 0",
+                "UPDATE sign_ins SET size = octet_length(record) + 220",
+                "CREATE UNIQUE INDEX sign_ins_aggregate ON sign_ins (tenant_id, aggregate_key, window_start) WHERE aggregate_key IS NOT NULL",
+                "CREATE TABLE sign_in_usage (id INTEGER PRIMARY KEY CHECK (id = 1), bytes BIGINT NOT NULL)",
+                "INSERT INTO sign_in_usage (id, bytes) SELECT 1, COALESCE(SUM(size), 0) FROM sign_ins",
+                // A code issued from a session without the user taking part (single sign-on) is a non-interactive sign-in.
+                "ALTER TABLE authorization_codes ADD COLUMN silent BOOLEAN NOT NULL DEFAULT FALSE",
+            ]
+        ),
     ]
 }

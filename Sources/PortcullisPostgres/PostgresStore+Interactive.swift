@@ -56,24 +56,24 @@ extension PostgresStore {
         try await rows("DELETE FROM sessions WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) RETURNING id_hash").count
     }
 
-    static let codeColumns = "code_hash, user_id, request, methods, auth_time, expires_at, used_at, family_id, access_jti, access_expires_at"
+    static let codeColumns = "code_hash, user_id, request, methods, auth_time, expires_at, used_at, family_id, access_jti, access_expires_at, silent"
 
     static func authorizationCode(_ row: PostgresRow) throws -> AuthorizationCodeRecord {
-        let (hash, user, request, methods, authTime, expires, used, family, jti, accessExpires) =
-            try row.decode((String, String, String, String, Double, Double, Double?, String?, String?, Double?).self)
+        let (hash, user, request, methods, authTime, expires, used, family, jti, accessExpires, silent) =
+            try row.decode((String, String, String, String, Double, Double, Double?, String?, String?, Double?, Bool).self)
         return AuthorizationCodeRecord(
             codeHash: hash, request: try StoredJSON.authorizationRequest(from: request), userId: user, methods: StoredJSON.methods(from: methods),
             authTime: Date(seconds: authTime), expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyId: family,
-            accessTokenId: jti, accessTokenExpiresAt: accessExpires.map(Date.init(seconds:)))
+            accessTokenId: jti, accessTokenExpiresAt: accessExpires.map(Date.init(seconds:)), silent: silent)
     }
 
     public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
         let request = try StoredJSON.text(of: code.request)
         _ = try await rows(
             """
-            INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at)
+            INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at, silent)
             VALUES (\(code.codeHash), \(code.request.tenantId), \(code.userId), \(request), \(StoredJSON.text(of: code.methods)),
-                    \(code.authTime.seconds), \(code.expiresAt.seconds))
+                    \(code.authTime.seconds), \(code.expiresAt.seconds), \(code.silent))
             RETURNING code_hash
             """)
     }

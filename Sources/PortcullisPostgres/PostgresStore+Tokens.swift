@@ -203,47 +203,85 @@ final class ProofClaims: Sendable {
 }
 
 extension PostgresStore {
-    /// Writes a batch with two statements whatever its size (like the SQLite store's multi-row inserts):
-    /// the records as parallel arrays through `UNNEST`, then their policy index the same way.
-    public func appendSignIns(_ records: [SignInRecord]) async throws {
-        guard !records.isEmpty else { return }
-        let ids = records.map(\.id)
-        let tenants = records.map(\.tenantId)
-        let created = records.map(\.createdDateTime.seconds)
-        let correlations = records.map(\.correlationId)
-        let users = records.map { $0.userId ?? "" }
-        let clients = records.map(\.clientAppId)
-        let resources = records.map(\.resourceAppId)
-        let statuses = records.map(\.conditionalAccessStatus.rawValue)
-        let documents = try records.map { try StoredJSON.text(of: $0) }
-        let policies = records.map { Array(Set($0.appliedConditionalAccessPolicies.map(\.id))) }
+    /// Writes a batch with a few statements whatever its size (like the SQLite store's multi-row inserts): the records as
+    /// parallel arrays through `UNNEST`, then their policy index the same way; the aggregates through one `UNNEST`
+    /// insert that adds to each window's stored aggregate (`ON CONFLICT … DO UPDATE`), telling new rows from grown ones.
+    public func appendSignIns(_ records: [SignInRecord], aggregates: [SignInAggregation.Pending]) async throws {
+        guard !records.isEmpty || !aggregates.isEmpty else { return }
+        let all = records + aggregates.map(\.first)
+        let documents = try all.map { try StoredJSON.compactText(of: $0) }
+        let sizes = documents.map { Int64($0.utf8.count + StoredJSON.signInRowOverhead) }
+        let policies = all.map { Array(SignInAggregation.compacted($0).appliedConditionalAccessPolicies.map(\.id)).uniqued() }
+        let individual = records.count
         try await transaction { db in
-            let inserted = try await db.query(
-                """
-                INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
-                SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d
-                FROM UNNEST(\(ids)::text[], \(tenants)::text[], \(created)::float8[], \(correlations)::text[], \(users)::text[],
-                            \(clients)::text[], \(resources)::text[], \(statuses)::text[], \(documents)::text[])
-                     AS batch(i, t, c, r, u, a, s, st, d)
-                RETURNING cursor, id
-                """)
-            var cursorById: [String: Int64] = [:]
-            for row in inserted {
-                let (cursor, id) = try row.decode((Int64, String).self)
-                cursorById[id] = cursor
+            var cursorAt: [Int: Int64] = [:]  // index in `all` → cursor of a row stored now
+            if individual > 0 {
+                let slice = all[..<individual]
+                let inserted = try await db.query(
+                    """
+                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size)
+                    SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d, z
+                    FROM UNNEST(\(slice.map(\.id))::text[], \(slice.map(\.tenantId))::text[], \(slice.map(\.createdDateTime.seconds))::float8[],
+                                \(slice.map(\.correlationId))::text[], \(slice.map { $0.userId ?? "" })::text[], \(slice.map(\.clientAppId))::text[],
+                                \(slice.map(\.resourceAppId))::text[], \(slice.map(\.conditionalAccessStatus.rawValue))::text[],
+                                \(Array(documents[..<individual]))::text[], \(Array(sizes[..<individual]))::int8[])
+                         WITH ORDINALITY AS batch(i, t, c, r, u, a, s, st, d, z, n)
+                    ORDER BY n
+                    RETURNING cursor, id
+                    """)
+                var cursorById: [String: Int64] = [:]
+                for row in inserted {
+                    let (cursor, id) = try row.decode((Int64, String).self)
+                    cursorById[id] = cursor
+                }
+                for index in 0..<individual { cursorAt[index] = cursorById[all[index].id] }
+            }
+            var added = sizes[..<individual].reduce(0, +)
+            if !aggregates.isEmpty {
+                let rows = try await db.query(
+                    """
+                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size,
+                                          count, last_at, last_correlation_id, aggregate_key, window_start)
+                    SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d, z, k, l, lc, ak, w
+                    FROM UNNEST(\(aggregates.map(\.first.id))::text[], \(aggregates.map(\.first.tenantId))::text[],
+                                \(aggregates.map(\.first.createdDateTime.seconds))::float8[], \(aggregates.map(\.first.correlationId))::text[],
+                                \(aggregates.map { $0.first.userId ?? "" })::text[], \(aggregates.map(\.first.clientAppId))::text[],
+                                \(aggregates.map(\.first.resourceAppId))::text[], \(aggregates.map(\.first.conditionalAccessStatus.rawValue))::text[],
+                                \(Array(documents[individual...]))::text[], \(Array(sizes[individual...]))::int8[],
+                                \(aggregates.map { Int64($0.count) })::int8[], \(aggregates.map(\.lastDateTime.seconds))::float8[],
+                                \(aggregates.map(\.lastCorrelationId))::text[], \(aggregates.map(\.key))::text[],
+                                \(aggregates.map(\.windowStart.seconds))::float8[])
+                         WITH ORDINALITY AS batch(i, t, c, r, u, a, s, st, d, z, k, l, lc, ak, w, n)
+                    ORDER BY n
+                    ON CONFLICT (tenant_id, aggregate_key, window_start) WHERE aggregate_key IS NOT NULL DO UPDATE SET
+                        count = sign_ins.count + excluded.count,
+                        last_correlation_id = CASE WHEN excluded.last_at >= sign_ins.last_at THEN excluded.last_correlation_id
+                                                   ELSE sign_ins.last_correlation_id END,
+                        last_at = GREATEST(sign_ins.last_at, excluded.last_at)
+                    RETURNING cursor, aggregate_key, window_start, (xmax = 0) AS inserted
+                    """)
+                var index: [String: Int] = [:]
+                for (offset, aggregate) in aggregates.enumerated() { index["\(aggregate.key)|\(aggregate.windowStart.seconds)"] = individual + offset }
+                for row in rows {
+                    let (cursor, key, window, inserted) = try row.decode((Int64, String, Double, Bool).self)
+                    guard inserted, let at = index["\(key)|\(window)"] else { continue }
+                    cursorAt[at] = cursor
+                    added += sizes[at]
+                }
             }
             var cursors: [Int64] = []
             var policyIds: [String] = []
-            for (index, record) in records.enumerated() {
-                guard let cursor = cursorById[record.id] else { continue }
+            for (index, cursor) in cursorAt {
                 for policy in policies[index] {
                     cursors.append(cursor)
                     policyIds.append(policy)
                 }
             }
             if !cursors.isEmpty {
-                try await db.query("INSERT INTO sign_in_policies (cursor, policy_id) SELECT * FROM UNNEST(\(cursors)::bigint[], \(policyIds)::text[])")
+                try await db.query(
+                    "INSERT INTO sign_in_policies (cursor, policy_id) SELECT * FROM UNNEST(\(cursors)::bigint[], \(policyIds)::text[]) ON CONFLICT DO NOTHING")
             }
+            if added > 0 { try await db.query("UPDATE sign_in_usage SET bytes = bytes + \(added) WHERE id = 1") }
         }
     }
 
@@ -255,19 +293,73 @@ extension PostgresStore {
         if let app = query.clientAppId { conditions.add(app.lowercased()) { "s.client_app_id = \($0)" } }
         if let resource = query.resourceAppId { conditions.add(resource.lowercased()) { "s.resource_app_id = \($0)" } }
         if let status = query.status { conditions.add(status.rawValue) { "s.status = \($0)" } }
-        if let correlation = query.correlationId { conditions.add(correlation) { "s.correlation_id = \($0)" } }
-        if let from = query.from { conditions.add(from.seconds) { "s.created_at >= \($0)" } }
+        if let correlation = query.correlationId { conditions.add(correlation) { "(s.correlation_id = \($0) OR s.last_correlation_id = \($0))" } }
+        if let from = query.from { conditions.add(from.seconds) { "COALESCE(s.last_at, s.created_at) >= \($0)" } }
         if let to = query.to { conditions.add(to.seconds) { "s.created_at < \($0)" } }
         if let policy = query.policyId { conditions.add(policy.lowercased()) { "s.cursor IN (SELECT cursor FROM sign_in_policies WHERE policy_id = \($0))" } }
         let limit = conditions.bind(max(1, min(query.limit, 1000)))
-        let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE \(conditions.sql) ORDER BY s.cursor DESC LIMIT \(limit)"
+        let sql = """
+            SELECT s.cursor, s.id, s.tenant_id, s.created_at, s.correlation_id, s.user_id, s.client_app_id, s.resource_app_id, s.status, s.record,
+                   s.count, s.last_at, s.last_correlation_id
+            FROM sign_ins s WHERE \(conditions.sql) ORDER BY s.cursor DESC LIMIT \(limit)
+            """
         return try await rows(PostgresQuery(unsafeSQL: sql, binds: conditions.binds)).map { row in
-            let (cursor, json) = try row.decode((Int64, String).self)
-            return (cursor, try StoredJSON.signIn(from: json))
+            let (cursor, id, tenant, created, correlation, user, client, resource, status, json, count, lastAt, lastCorrelation) = try row.decode(
+                (Int64, String, String, Double, String, String?, String, String, String, String, Int32?, Double?, String?).self)
+            let columns = StoredJSON.SignInColumns(
+                id: id, tenantId: tenant, createdAt: Date(seconds: created), correlationId: correlation, userId: user, clientAppId: client,
+                resourceAppId: resource, status: status, count: count.map(Int.init), lastAt: lastAt.map(Date.init(seconds:)),
+                lastCorrelationId: lastCorrelation)
+            return (cursor, try StoredJSON.signIn(from: json, columns: columns))
         }
     }
 
     public func purgeSignIns(before: Date) async throws -> Int {
-        try await rows("DELETE FROM sign_ins WHERE created_at < \(before.seconds) RETURNING cursor").count
+        try await transaction { db in
+            // An aggregate goes when its last sign-in is older than `before` (its first one always is, then).
+            let deleted = try await db.query(
+                "DELETE FROM sign_ins WHERE created_at < \(before.seconds) AND (last_at IS NULL OR last_at < \(before.seconds)) RETURNING size")
+            try await Self.subtract(deleted, db)
+            return deleted.count
+        }
+    }
+
+    public func signInBytes() async throws -> Int64 {
+        try await rows("SELECT bytes FROM sign_in_usage WHERE id = 1").first?.decode(Int64.self) ?? 0
+    }
+
+    public func trimSignIns(toBytes bytes: Int64, limit: Int) async throws -> Int {
+        try await transaction { db in
+            guard let used = try await db.query("SELECT bytes FROM sign_in_usage WHERE id = 1 FOR UPDATE").first?.decode(Int64.self), used > bytes
+            else { return 0 }
+            // The oldest first (cursor order), up to the first row that brings the log under the bound, at most `limit`.
+            let oldest = try await db.query("SELECT cursor, size FROM sign_ins ORDER BY cursor LIMIT \(Int64(max(1, limit)))")
+            var freed: Int64 = 0
+            var last: Int64?
+            for row in oldest {
+                let (cursor, size) = try row.decode((Int64, Int32).self)
+                freed += Int64(size)
+                last = cursor
+                if used - freed <= bytes { break }
+            }
+            guard let last else { return 0 }
+            let deleted = try await db.query("DELETE FROM sign_ins WHERE cursor <= \(last) RETURNING size")
+            try await Self.subtract(deleted, db)
+            return deleted.count
+        }
+    }
+
+    static func subtract(_ deleted: [PostgresRow], _ db: Statements) async throws {
+        var freed: Int64 = 0
+        for row in deleted { freed += Int64(try row.decode(Int32.self)) }
+        if freed > 0 { try await db.query("UPDATE sign_in_usage SET bytes = GREATEST(0, bytes - \(freed)) WHERE id = 1") }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
     }
 }

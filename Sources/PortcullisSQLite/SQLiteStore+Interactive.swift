@@ -64,12 +64,12 @@ extension SQLiteStore {
         try await transaction { db in
             _ = try await db.query(
                 """
-                INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at, silent)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(code.codeHash), .text(code.request.tenantId), .text(code.userId), .text(request), .text(StoredJSON.text(of: code.methods)),
-                    .date(code.authTime), .date(code.expiresAt),
+                    .date(code.authTime), .date(code.expiresAt), .integer(code.silent ? 1 : 0),
                 ])
         }
     }
@@ -79,7 +79,8 @@ extension SQLiteStore {
             codeHash: try row.string("code_hash"), request: try StoredJSON.authorizationRequest(from: try row.string("request")),
             userId: try row.string("user_id"), methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
             expiresAt: try row.date("expires_at"), usedAt: row.optionalDate("used_at"), familyId: row.optionalString("family_id"),
-            accessTokenId: row.optionalString("access_jti"), accessTokenExpiresAt: row.optionalDate("access_expires_at"))
+            accessTokenId: row.optionalString("access_jti"), accessTokenExpiresAt: row.optionalDate("access_expires_at"),
+            silent: row.column("silent")?.integer == 1)
     }
 
     public func authorizationCode(codeHash: String) async throws -> AuthorizationCodeRecord? {

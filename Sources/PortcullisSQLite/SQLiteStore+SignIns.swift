@@ -4,10 +4,12 @@ import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    public func appendSignIns(_ records: [SignInRecord]) async throws {
-        guard !records.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: try StoredJSON.text(of: $0)) }
+    public func appendSignIns(_ records: [SignInRecord], aggregates: [SignInAggregation.Pending]) async throws {
+        guard !records.isEmpty || !aggregates.isEmpty else { return }
+        let encoded = try records.map { (record: $0, json: try StoredJSON.compactText(of: $0)) }
+        let pending = try aggregates.map { (aggregate: $0, json: try StoredJSON.compactText(of: $0.first)) }
         try await transaction { db in
+            var added = 0
             // Multi-row inserts with explicit cursors: a batch of thousands is a few statements, not thousands.
             var next = try await db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
             for chunk in stride(from: 0, to: encoded.count, by: 100).map({ Array(encoded[$0..<min($0 + 100, encoded.count)]) }) {
@@ -15,25 +17,67 @@ extension SQLiteStore {
                 var policyBinds: [SQLiteData] = []
                 for (record, json) in chunk {
                     next += 1
+                    let size = json.utf8.count + StoredJSON.signInRowOverhead
+                    added += size
                     binds += [
                         .integer(Int(next)), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
                         .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
-                        .text(record.conditionalAccessStatus.rawValue), .text(json),
+                        .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size),
                     ]
-                    for policy in Set(record.appliedConditionalAccessPolicies.map(\.id)) { policyBinds += [.integer(Int(next)), .text(policy)] }
+                    for policy in Self.indexedPolicies(record) { policyBinds += [.integer(Int(next)), .text(policy)] }
                 }
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
                 _ = try await db.query(
-                    "INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record) VALUES "
+                    "INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size) VALUES "
                         + rows,
                     binds)
-                for policies in stride(from: 0, to: policyBinds.count, by: 400).map({ Array(policyBinds[$0..<min($0 + 400, policyBinds.count)]) }) {
-                    _ = try await db.query(
-                        "INSERT INTO sign_in_policies (cursor, policy_id) VALUES "
-                            + Array(repeating: "(?, ?)", count: policies.count / 2).joined(separator: ", "),
-                        policies)
-                }
+                try await Self.indexPolicies(policyBinds, db)
             }
+            // Each aggregate: one statement that adds to the window's stored aggregate or stores a new one. A new one
+            // comes back with its count equal to the one written; its policies are indexed then.
+            for (aggregate, json) in pending {
+                next += 1
+                let record = aggregate.first
+                let size = json.utf8.count + StoredJSON.signInRowOverhead
+                let row = try await db.query(
+                    """
+                    INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record,
+                                          size, count, last_at, last_correlation_id, aggregate_key, window_start)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (tenant_id, aggregate_key, window_start) WHERE aggregate_key IS NOT NULL DO UPDATE SET
+                        count = sign_ins.count + excluded.count,
+                        last_correlation_id = CASE WHEN excluded.last_at >= sign_ins.last_at THEN excluded.last_correlation_id
+                                                   ELSE sign_ins.last_correlation_id END,
+                        last_at = MAX(sign_ins.last_at, excluded.last_at)
+                    RETURNING cursor, count
+                    """,
+                    [
+                        .integer(Int(next)), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
+                        .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
+                        .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size), .integer(aggregate.count),
+                        .date(aggregate.lastDateTime), .text(aggregate.lastCorrelationId), .text(aggregate.key), .date(aggregate.windowStart),
+                    ])
+                guard let stored = row.first, try stored.int("count") == Int64(aggregate.count) else { continue }
+                // Stored as a new aggregate (an existing one's count would have grown past this one's).
+                added += size
+                let cursor = try stored.int("cursor")
+                try await Self.indexPolicies(Self.indexedPolicies(record).flatMap { [.integer(Int(cursor)), .text($0)] }, db)
+            }
+            if added > 0 { _ = try await db.query("UPDATE sign_in_usage SET bytes = bytes + ? WHERE id = 1", [.integer(added)]) }
+        }
+    }
+
+    /// The policies a record is found by (`?policy=`): those that applied or would have.
+    static func indexedPolicies(_ record: SignInRecord) -> Set<String> {
+        Set(SignInAggregation.compacted(record).appliedConditionalAccessPolicies.map(\.id))
+    }
+
+    static func indexPolicies(_ binds: [SQLiteData], _ db: WriterStatements) async throws {
+        for policies in stride(from: 0, to: binds.count, by: 400).map({ Array(binds[$0..<min($0 + 400, binds.count)]) }) {
+            _ = try await db.query(
+                "INSERT OR IGNORE INTO sign_in_policies (cursor, policy_id) VALUES "
+                    + Array(repeating: "(?, ?)", count: policies.count / 2).joined(separator: ", "),
+                policies)
         }
     }
 
@@ -58,11 +102,11 @@ extension SQLiteStore {
             binds.append(.text(status.rawValue))
         }
         if let correlation = query.correlationId {
-            clauses.append("s.correlation_id = ?")
-            binds.append(.text(correlation))
+            clauses.append("(s.correlation_id = ? OR s.last_correlation_id = ?)")
+            binds += [.text(correlation), .text(correlation)]
         }
         if let from = query.from {
-            clauses.append("s.created_at >= ?")
+            clauses.append("COALESCE(s.last_at, s.created_at) >= ?")
             binds.append(.date(from))
         }
         if let to = query.to {
@@ -74,15 +118,57 @@ extension SQLiteStore {
             binds.append(.text(policy.lowercased()))
         }
         binds.append(.integer(max(1, min(query.limit, 1000))))
-        let sql = "SELECT s.cursor, s.record FROM sign_ins s WHERE " + clauses.joined(separator: " AND ") + " ORDER BY s.cursor DESC LIMIT ?"
+        let sql =
+            """
+            SELECT s.cursor, s.id, s.tenant_id, s.created_at, s.correlation_id, s.user_id, s.client_app_id, s.resource_app_id, s.status, s.record,
+                   s.count, s.last_at, s.last_correlation_id
+            FROM sign_ins s WHERE
+            """ + " " + clauses.joined(separator: " AND ") + " ORDER BY s.cursor DESC LIMIT ?"
         return try await read(sql, binds).map { row in
-            (try row.int("cursor"), try StoredJSON.signIn(from: try row.string("record")))
+            let columns = StoredJSON.SignInColumns(
+                id: try row.string("id"), tenantId: try row.string("tenant_id"), createdAt: try row.date("created_at"),
+                correlationId: try row.string("correlation_id"), userId: row.optionalString("user_id"), clientAppId: try row.string("client_app_id"),
+                resourceAppId: try row.string("resource_app_id"), status: try row.string("status"),
+                count: row.column("count")?.integer, lastAt: row.optionalDate("last_at"), lastCorrelationId: row.optionalString("last_correlation_id"))
+            return (try row.int("cursor"), try StoredJSON.signIn(from: try row.string("record"), columns: columns))
         }
     }
 
     public func purgeSignIns(before: Date) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM sign_ins WHERE created_at < ? RETURNING cursor", [.date(before)]).count
+            // An aggregate goes when its last sign-in is older than `before` (its first one always is, then).
+            let deleted = try await db.query(
+                "DELETE FROM sign_ins WHERE created_at < ? AND (last_at IS NULL OR last_at < ?) RETURNING size", [.date(before), .date(before)])
+            try await Self.subtract(deleted, db)
+            return deleted.count
         }
+    }
+
+    public func signInBytes() async throws -> Int64 {
+        try await read("SELECT bytes FROM sign_in_usage WHERE id = 1").first?.int("bytes") ?? 0
+    }
+
+    public func trimSignIns(toBytes bytes: Int64, limit: Int) async throws -> Int {
+        try await transaction { db in
+            guard let used = try await db.query("SELECT bytes FROM sign_in_usage WHERE id = 1").first?.int("bytes"), used > bytes else { return 0 }
+            // The oldest first (cursor order), up to the first row that brings the log under the bound, at most `limit`.
+            let oldest = try await db.query("SELECT cursor, size FROM sign_ins ORDER BY cursor LIMIT ?", [.integer(max(1, limit))])
+            var freed: Int64 = 0
+            var last: Int64?
+            for row in oldest {
+                freed += row.column("size")?.integer.map(Int64.init) ?? 0
+                last = try row.int("cursor")
+                if used - freed <= bytes { break }
+            }
+            guard let last else { return 0 }
+            let deleted = try await db.query("DELETE FROM sign_ins WHERE cursor <= ? RETURNING size", [.integer(Int(last))])
+            try await Self.subtract(deleted, db)
+            return deleted.count
+        }
+    }
+
+    static func subtract(_ deleted: [SQLiteRow], _ db: WriterStatements) async throws {
+        let freed = deleted.reduce(0) { $0 + Int($1.column("size")?.integer ?? 0) }
+        if freed > 0 { _ = try await db.query("UPDATE sign_in_usage SET bytes = MAX(0, bytes - ?) WHERE id = 1", [.integer(freed)]) }
     }
 }

@@ -104,7 +104,8 @@ public struct PortcullisServer: Sendable {
         self.dependencies = dependencies
         let tenants = TenantCache(store: dependencies.store, validation: dependencies.configuration.tenantCacheValidation, logger: dependencies.logger)
         self.tenants = tenants
-        self.signIns = SignInRecorder(store: dependencies.store, logger: dependencies.logger)
+        self.signIns = SignInRecorder(
+            store: dependencies.store, aggregationWindow: dependencies.configuration.signInAggregationWindow, logger: dependencies.logger)
         let endpoints = ServerEndpoints(baseURL: dependencies.configuration.baseURL)
         self.endpoints = endpoints
         let signal = OutboxSignal()
@@ -126,6 +127,7 @@ public struct PortcullisServer: Sendable {
         self.sweeper = ComplianceSweeper(
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
+            signInMaximumBytes: configuration.signInMaximumBytes,
             outboxRetention: configuration.outboxRetention, logger: dependencies.logger)
         self.drain = Drain(
             delay: configuration.shutdownDrain, logger: dependencies.logger,

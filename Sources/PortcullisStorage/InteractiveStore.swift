@@ -39,11 +39,14 @@ public struct AuthorizationCodeRecord: Sendable, Equatable {
     public var familyId: String?
     public var accessTokenId: String?
     public var accessTokenExpiresAt: Date?
+    /// Issued from a session without the user taking part (single sign-on): its redemption is a non-interactive sign-in.
+    public var silent: Bool
 
     public init(
         codeHash: String, request: AuthorizationRequest, userId: String, methods: [String], authTime: Date, expiresAt: Date,
-        usedAt: Date? = nil, familyId: String? = nil, accessTokenId: String? = nil, accessTokenExpiresAt: Date? = nil
+        usedAt: Date? = nil, familyId: String? = nil, accessTokenId: String? = nil, accessTokenExpiresAt: Date? = nil, silent: Bool = false
     ) {
+        self.silent = silent
         self.codeHash = codeHash
         self.request = request
         self.userId = userId.lowercased()

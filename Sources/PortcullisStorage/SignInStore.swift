@@ -1,13 +1,27 @@
 public import Foundation
 public import PortcullisCore
 
-/// The sign-in log.
+/// The sign-in log (issue 32: one record per interactive sign-in and refusal, aggregates for the rest; retention by age
+/// and by size).
 public protocol SignInStore: Sendable {
-    /// Appends records in one transaction.
-    func appendSignIns(_ records: [SignInRecord]) async throws
+    /// Appends `records` one by one, and counts each of `aggregates` into the stored aggregate of its tenant, key and
+    /// window (storing it as a new one when there is none), all in one transaction. Another node may count into the same
+    /// aggregate at the same time: the counts add up.
+    func appendSignIns(_ records: [SignInRecord], aggregates: [SignInAggregation.Pending]) async throws
     /// Matching records, newest first, with their cursors.
     func signIns(_ query: SignInQuery) async throws -> [(cursor: Int64, record: SignInRecord)]
-    /// Deletes records created before `before`; returns how many.
+    /// Deletes records whose last sign-in was before `before`; returns how many.
     @discardableResult
     func purgeSignIns(before: Date) async throws -> Int
+    /// What the log takes in the store, as the store counts it (bytes: each record's text and a fixed cost for its row
+    /// and index entries, `StoredJSON.signInRowOverhead`).
+    func signInBytes() async throws -> Int64
+    /// Deletes the oldest records, at most `limit`, while the log takes more than `bytes`; returns how many.
+    @discardableResult
+    func trimSignIns(toBytes bytes: Int64, limit: Int) async throws -> Int
+}
+
+extension SignInStore {
+    /// Appends records one by one (no aggregates).
+    public func appendSignIns(_ records: [SignInRecord]) async throws { try await appendSignIns(records, aggregates: []) }
 }

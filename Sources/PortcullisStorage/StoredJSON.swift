@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import PortcullisCore
 
 /// How the stores serialise the records they keep as JSON (sign-ins, enrollments): one definition for
@@ -37,6 +37,75 @@ public enum StoredJSON {
 
     public static func signIn(from text: String) throws -> SignInRecord {
         try signInDecoder.decode(SignInRecord.self, from: Data(text.utf8))
+    }
+
+    /// What a stored sign-in costs besides its text, by the stores' count (`SignInStore.signInBytes`): its row's
+    /// columns and its index entries, measured on SQLite (docs/operations.md, "Sizing the sign-in log").
+    public static let signInRowOverhead = 220
+
+    /// A sign-in record as the stores keep it (issue 32): compacted (`SignInAggregation.compacted`), and without the
+    /// members its row has as columns — identity, time, tenant, user, applications, status, aggregate — which
+    /// `signIn(from:columns:)` puts back.
+    public static func compactText(of record: SignInRecord) throws -> String {
+        var stored = SignInAggregation.compacted(record)
+        stored.id = ""
+        stored.correlationId = ""
+        stored.tenantId = ""
+        stored.createdDateTime = Date(timeIntervalSince1970: 0)
+        stored.userId = nil
+        stored.clientAppId = ""
+        stored.resourceAppId = ""
+        stored.aggregate = nil
+        return try text(of: stored)
+    }
+
+    /// A sign-in row's columns.
+    public struct SignInColumns: Sendable {
+        public var id: String
+        public var tenantId: String
+        public var createdAt: Date
+        public var correlationId: String
+        public var userId: String?
+        public var clientAppId: String
+        public var resourceAppId: String
+        public var status: String
+        public var count: Int?
+        public var lastAt: Date?
+        public var lastCorrelationId: String?
+
+        public init(
+            id: String, tenantId: String, createdAt: Date, correlationId: String, userId: String?, clientAppId: String, resourceAppId: String,
+            status: String, count: Int?, lastAt: Date?, lastCorrelationId: String?
+        ) {
+            self.id = id
+            self.tenantId = tenantId
+            self.createdAt = createdAt
+            self.correlationId = correlationId
+            self.userId = userId
+            self.clientAppId = clientAppId
+            self.resourceAppId = resourceAppId
+            self.status = status
+            self.count = count
+            self.lastAt = lastAt
+            self.lastCorrelationId = lastCorrelationId
+        }
+    }
+
+    /// A stored sign-in read back: its text (compact, or a whole record written before issue 32) with the row's columns.
+    public static func signIn(from text: String, columns: SignInColumns) throws -> SignInRecord {
+        var record = try signIn(from: text)
+        record.id = columns.id
+        record.tenantId = columns.tenantId
+        record.createdDateTime = columns.createdAt
+        record.correlationId = columns.correlationId
+        record.userId = columns.userId
+        record.clientAppId = columns.clientAppId
+        record.resourceAppId = columns.resourceAppId
+        if let status = Decision.Status(rawValue: columns.status) { record.conditionalAccessStatus = status }
+        if let count = columns.count, let lastAt = columns.lastAt {
+            record.aggregate = SignInRecord.Aggregate(count: count, lastDateTime: lastAt, lastCorrelationId: columns.lastCorrelationId ?? columns.correlationId)
+        }
+        return record
     }
 
     /// An enrollment as the text both stores keep.

@@ -300,6 +300,80 @@ public enum StoreConformance {
             try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "c42", limit: 10)).map(\.record.id) == ["s42"], "by correlation ID")
             try expect(try await store.purgeSignIns(before: now.addingTimeInterval(100)) == 100, "retention")
         },
+        ConformanceCase(
+            name:
+                "sign-ins (issue 32): aggregates add up per tenant, key and window, also from concurrent writers; compact round trip; retention by last sign-in and by size"
+        ) { store in
+            func refresh(_ index: Int, at offset: TimeInterval, user: String = "u-a", tenantId: String = tenant) -> SignInRecord {
+                var record = SignInRecord(
+                    id: "r\(index)", createdDateTime: now.addingTimeInterval(offset), correlationId: "rc\(index)", tenantId: tenantId, userId: user,
+                    userPrincipalName: "\(user)@t", clientAppId: "app", resourceAppId: "res", resource: "api://res", grantType: "refresh_token",
+                    clientAppType: "mobileAppsAndDesktopClients", capabilities: ["cp1"], ipAddress: "192.0.2.1", platform: "iOS", appProtection: "none",
+                    conditionalAccessStatus: .success,
+                    appliedConditionalAccessPolicies: [
+                        Decision.AppliedPolicy(
+                            id: "p-applied", displayName: "Applied", result: .success, enforcedGrantControls: ["mfa"], conditionsNotSatisfied: []),
+                        Decision.AppliedPolicy(
+                            id: "p-other", displayName: "Other", result: .notApplied, enforcedGrantControls: [], conditionsNotSatisfied: [.users]),
+                    ],
+                    errorCode: nil, authenticationMethods: ["pwd", "mfa"])
+                record.isInteractive = false
+                return record
+            }
+            func pending(_ records: [SignInRecord], key: String = "k-1") -> [SignInAggregation.Pending] {
+                SignInAggregation.aggregate(records, window: 3600) { _ in key }.aggregates
+            }
+            // Two batches into one window add up; the first sign-in stays the record's, the last one's time and ID are kept.
+            try await store.appendSignIns([], aggregates: pending((0..<5).map { refresh($0, at: Double($0)) }))
+            try await store.appendSignIns([], aggregates: pending((5..<8).map { refresh($0, at: Double($0)) }))
+            var found = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10))
+            try expect(found.count == 1, "one aggregate, got \(found.count)")
+            let aggregate = try unwrap(found.first?.record, "the aggregate")
+            try expect(aggregate.count == 8 && aggregate.id == "r0" && aggregate.correlationId == "rc0", "count and first: \(aggregate)")
+            try expect(aggregate.aggregate?.lastCorrelationId == "rc7" && aggregate.lastDateTime == now.addingTimeInterval(7), "last: \(aggregate)")
+            // Compact: only the policy that applied, without its name; every other member as written.
+            var expected = SignInAggregation.compacted(refresh(0, at: 0))
+            expected.aggregate = aggregate.aggregate
+            try expect(aggregate == expected, "compact round trip:\n\(aggregate)\n\(expected)")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p-applied", limit: 10)).count == 1, "found by its policy")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p-other", limit: 10)).isEmpty, "not by one that did not apply")
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "rc7", limit: 10)).count == 1, "found by its last correlation ID")
+            // Another window, another key, another tenant: other records.
+            try await store.appendSignIns([], aggregates: pending([refresh(8, at: 3600)]))
+            try await store.appendSignIns([], aggregates: pending([refresh(9, at: 10, user: "u-b")], key: "k-2"))
+            try await store.appendSignIns([], aggregates: pending([refresh(10, at: 10, tenantId: "t-2")]))
+            try expect(try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).count == 3, "three aggregates in the tenant")
+            // Writers on several nodes counting into one aggregate at once: the counts add up.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<8 {
+                    group.addTask {
+                        try await store.appendSignIns([], aggregates: pending((0..<10).map { refresh(100 + writer * 10 + $0, at: 20) }, key: "k-3"))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            found = try await store.signIns(SignInQuery(tenantId: tenant, userId: "u-a", limit: 10))
+            try expect(found.map(\.record.count).sorted() == [1, 8, 80], "concurrent counts add up: \(found.map(\.record.count))")
+            // Individual records beside them; `from` finds an aggregate by its last sign-in.
+            try await store.appendSignIns([refresh(500, at: 30)], aggregates: [])
+            try expect(
+                try await store.signIns(SignInQuery(tenantId: tenant, from: now.addingTimeInterval(6), limit: 10)).count == 5, "from: overlapping records")
+            // Retention by age goes by the last sign-in: the aggregate whose last one is at +7 s stays past a bound of +5 s.
+            try expect(try await store.purgeSignIns(before: now.addingTimeInterval(5)) == 0, "an aggregate still in use stays")
+            // The size is counted and trimmed oldest first.
+            let bytes = try await store.signInBytes()
+            try expect(bytes > 0, "the log's size is counted")
+            let before = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).map(\.record.id)
+            let trimmed = try await store.trimSignIns(toBytes: bytes - 1, limit: 100)
+            let after = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).map(\.record.id)
+            try expect(trimmed == 1 && after == Array(before.dropLast()), "the oldest one went: \(before) → \(after)")
+            try expect(try await store.signInBytes() < bytes, "its bytes went with it")
+            try expect(try await store.trimSignIns(toBytes: .max, limit: 100) == 0, "nothing goes under the bound")
+            try expect(try await store.trimSignIns(toBytes: 0, limit: 2) == 2, "at most `limit` at a time")
+            let purged = try await store.purgeSignIns(before: now.addingTimeInterval(100_000))
+            let left = try await store.signInBytes()
+            try expect(purged >= 1 && left == 0, "all gone, nothing counted: \(purged), \(left) bytes")
+        },
         ConformanceCase(name: "enrollments: one active per app instance, the compliant one found by account, revisions") { store in
             func enrollment(_ id: String, user: String, device: String, state: Enrollment.State, lapses: TimeInterval? = nil) -> Enrollment {
                 Enrollment(

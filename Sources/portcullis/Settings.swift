@@ -25,6 +25,8 @@ struct Settings {
     var logLevel = "info"
     var trustedProxies: [IPRange] = []
     var signInRetentionDays = 30
+    var signInAggregationSeconds = 3600
+    var signInMaximumMegabytes = 4096
     var sweepIntervalSeconds = 30
     var idleEnrollmentDays = 90
     var callbackMaxAttempts = 10
@@ -92,8 +94,10 @@ struct Settings {
             }
         }
         if let signIns = reader.object("signIns") {
-            signIns.rejectUnknownMembers(allowed: ["retentionDays"])
+            signIns.rejectUnknownMembers(allowed: ["retentionDays", "aggregationWindowSeconds", "maximumMegabytes"])
             signInRetentionDays = signIns.integer("retentionDays", in: 1...3650) ?? signInRetentionDays
+            signInAggregationSeconds = signIns.integer("aggregationWindowSeconds", in: 0...86400) ?? signInAggregationSeconds
+            signInMaximumMegabytes = signIns.integer("maximumMegabytes", in: 0...10_000_000) ?? signInMaximumMegabytes
         }
         if let interactive = reader.object("interactiveSignIn") {
             interactive.rejectUnknownMembers(allowed: [
@@ -220,6 +224,12 @@ struct Settings {
         if let v = value("SQLITE_SYNCHRONOUS") { sqliteSynchronous = v.uppercased() }
         if let v = value("POSTGRES_URL") { postgresURL = v }
         if let v = value("POSTGRES_CA_FILE") { postgresCAFile = v }
+        if let v = value("SIGN_IN_AGGREGATION_SECONDS") {
+            guard let seconds = Int(v), (0...86400).contains(seconds) else {
+                throw Problem(description: "PORTCULLIS_SIGN_IN_AGGREGATION_SECONDS must be 0…86400")
+            }
+            signInAggregationSeconds = seconds
+        }
         if let v = value("SHUTDOWN_DRAIN_MS") {
             guard let milliseconds = Int(v), (0...60000).contains(milliseconds) else {
                 throw Problem(description: "PORTCULLIS_SHUTDOWN_DRAIN_MS must be 0…60000")
@@ -281,6 +291,8 @@ struct Settings {
             lockout: lockout, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
             audienceFormat: audienceFormat, signIn: interactive)
         configuration.dpopNonceRequired = dpopNonceRequired
+        configuration.signInAggregationWindow = TimeInterval(signInAggregationSeconds)
+        configuration.signInMaximumBytes = Int64(signInMaximumMegabytes) * 1_048_576
         configuration.continuousAccessTokenLifetime = continuousAccessTokenLifetime
         configuration.signals = SignalSettings(
             pendingPerStream: signalsPendingPerStream, longestPoll: .seconds(signalsLongestPollSeconds),

@@ -52,6 +52,8 @@ public enum ImpactAnalysis {
         public var resourceAppId: String
         public var before: Outcome
         public var after: Outcome
+        /// How many sign-ins the record stands for (an aggregate's count; 1 otherwise).
+        public var count: Int
     }
 
     public struct Summary: Codable, Sendable, Equatable {
@@ -65,6 +67,7 @@ public enum ImpactAnalysis {
     }
 
     public struct Report: Codable, Sendable, Equatable {
+        /// Sign-ins replayed: an aggregate counts as many as it stands for (the summary's counts too).
         public var evaluated: Int
         public var summary: Summary
         /// The changed sign-ins, newest first, at most `changesLimit`.
@@ -109,16 +112,19 @@ public enum ImpactAnalysis {
         var summary = Summary()
         var changes: [Change] = []
         var truncated = false
+        var evaluated = 0
         for record in records {
             let facts = facts(of: record, directory: directory)
             let before = Outcome(current.evaluate(facts))
             let after = Outcome(drafted.evaluate(facts))
+            let count = record.count
+            evaluated += count
             switch (before.refused, after.refused) {
-            case (false, true): summary.newlyRefused += 1
-            case (true, false): summary.newlyAllowed += 1
-            case (true, true) where before != after: summary.changed += 1
+            case (false, true): summary.newlyRefused += count
+            case (true, false): summary.newlyAllowed += count
+            case (true, true) where before != after: summary.changed += count
             default:
-                summary.unchanged += 1
+                summary.unchanged += count
                 continue
             }
             guard changes.count < changesLimit else {
@@ -128,8 +134,8 @@ public enum ImpactAnalysis {
             changes.append(
                 Change(
                     signInId: record.id, createdDateTime: record.createdDateTime, userId: record.userId, userPrincipalName: record.userPrincipalName,
-                    clientAppId: record.clientAppId, resourceAppId: record.resourceAppId, before: before, after: after))
+                    clientAppId: record.clientAppId, resourceAppId: record.resourceAppId, before: before, after: after, count: count))
         }
-        return Report(evaluated: records.count, summary: summary, changes: changes, truncated: truncated)
+        return Report(evaluated: evaluated, summary: summary, changes: changes, truncated: truncated)
     }
 }

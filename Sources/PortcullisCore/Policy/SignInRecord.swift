@@ -32,6 +32,37 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     /// Graph's `tokenProtectionStatusDetails` (PROTOCOL §15): whether the tokens were bound to a DPoP key. Recorded for a
     /// bound grant and for one a policy demanded binding of; absent otherwise (and before DPoP), which replays as unbound.
     public var tokenProtectionStatusDetails: TokenProtectionStatus?
+    /// Graph's `isInteractive`: the user took part (a password, a page, a device code) — or not (a refresh, an app's own
+    /// token, a code issued silently from a session). Absent in records written before it was kept: `interactive` reads
+    /// it from the grant type then.
+    public var isInteractive: Bool?
+    /// A record that stands for several non-interactive sign-ins of one window with the same facts (issue 32, as Entra's
+    /// non-interactive log aggregates them): how many, and the last one's time and correlation ID. The record's own
+    /// `createdDateTime` and `correlationId` are the first one's.
+    public var aggregate: Aggregate?
+
+    public struct Aggregate: Codable, Sendable, Equatable {
+        public var count: Int
+        public var lastDateTime: Date
+        public var lastCorrelationId: String
+
+        public init(count: Int, lastDateTime: Date, lastCorrelationId: String) {
+            self.count = count
+            self.lastDateTime = lastDateTime
+            self.lastCorrelationId = lastCorrelationId
+        }
+    }
+
+    /// Whether the user took part (`isInteractive`, or — for older records — what the grant type implies).
+    public var interactive: Bool {
+        isInteractive ?? !(grantType == GrantType.refreshToken.rawValue || grantType == GrantType.clientCredentials.rawValue)
+    }
+
+    /// How many sign-ins the record stands for.
+    public var count: Int { aggregate?.count ?? 1 }
+
+    /// The last sign-in it stands for.
+    public var lastDateTime: Date { aggregate?.lastDateTime ?? createdDateTime }
 
     /// Graph's `tokenProtectionStatusDetails`: `bound` when the request carried a valid DPoP proof.
     public struct TokenProtectionStatus: Codable, Sendable, Equatable {
@@ -102,6 +133,8 @@ public struct SignInQuery: Sendable, Equatable {
     public var status: Decision.Status?
     public var policyId: String?
     public var correlationId: String?
+    /// Records with a sign-in at or after `from` (an aggregate's last one counts) and before `to` (its first one counts):
+    /// those that overlap the window.
     public var from: Date?
     public var to: Date?
     /// Page size.

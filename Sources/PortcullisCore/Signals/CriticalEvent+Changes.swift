@@ -85,7 +85,7 @@ extension CriticalEvent {
                 record.capabilities.contains { $0.lowercased() == "cp1" }
                 && directory.application(appId: record.resourceAppId)?.continuousAccessEvaluation == true
             let lifetime = continuous ? max(accessTokenLifetime, continuousAccessTokenLifetime) : accessTokenLifetime
-            guard record.createdDateTime.addingTimeInterval(lifetime) > at else { continue }
+            guard record.lastDateTime.addingTimeInterval(lifetime) > at else { continue }
             let facts = ImpactAnalysis.facts(of: record, directory: directory)
             guard !ImpactAnalysis.Outcome(before.evaluate(facts)).refused else { continue }
             let now = ImpactAnalysis.Outcome(after.evaluate(facts))

@@ -45,6 +45,9 @@ public struct GrantFacts: Sendable {
     public var acrValues: [String] = []
     /// The thumbprint of the request's valid DPoP proof key: the tokens are bound to it (PROTOCOL §15).
     public var proofThumbprint: String?
+    /// Whether the user took part in this sign-in (the sign-in log's `isInteractive`): a password grant, a device code,
+    /// a code from the sign-in page — not a refresh, a client's own token, or a code issued silently from a session.
+    public var interactive = true
     public var now: Date
 
     public init(
@@ -309,6 +312,7 @@ public enum GrantDecision {
             authenticationMethods: facts.user == nil ? nil : facts.authentication.methods,
             authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
         record.countryOrRegion = facts.signIn.country
+        record.isInteractive = facts.user != nil && facts.interactive && facts.grantType != .refreshToken
         // Kept when it says something (a bound token, or a policy that demanded one): every bearer grant of every tenant
         // would otherwise carry "unbound" into the log, and an absent one replays as unbound anyway.
         if facts.signIn.proofOfPossession || decision.sessionControls.requiresTokenProtection {

@@ -128,7 +128,7 @@ struct AdminRoutes: Sendable {
         let tenant = try await tenant(context)
         let query = request.uri.queryParameters
         let filter = try Self.signInQuery(tenant: tenant) { query.get($0).map { String($0) } }
-        let page = try await signIns(filter)
+        let page = try await signIns(filter, tenant: tenant)
         var nextLink: String?
         if page.count == filter.limit, let last = page.last {
             var components = URLComponents()
@@ -187,10 +187,19 @@ struct AdminRoutes: Sendable {
         return filter
     }
 
-    /// One page of the sign-in log, the recorder's queue written first (a sign-in just made is in it).
-    func signIns(_ filter: SignInQuery) async throws -> [(cursor: Int64, record: SignInRecord)] {
+    /// One page of the sign-in log, the recorder's queue written first (a sign-in just made is in it). Records keep no
+    /// policy names (issue 32): each is shown with the tenant's current name, or "(deleted policy)".
+    func signIns(_ filter: SignInQuery, tenant: TenantSnapshot) async throws -> [(cursor: Int64, record: SignInRecord)] {
         await recorder.flush()
-        return try await store.signIns(filter)
+        let names = Dictionary(tenant.conditionalAccess.policies.map { ($0.id.lowercased(), $0.displayName) }, uniquingKeysWith: { a, _ in a })
+        return try await store.signIns(filter).map { entry in
+            var record = entry.record
+            for index in record.appliedConditionalAccessPolicies.indices where record.appliedConditionalAccessPolicies[index].displayName.isEmpty {
+                let id = record.appliedConditionalAccessPolicies[index].id.lowercased()
+                record.appliedConditionalAccessPolicies[index].displayName = names[id] ?? "(deleted policy)"
+            }
+            return (entry.cursor, record)
+        }
     }
 
     struct Page<T: Encodable>: Encodable {

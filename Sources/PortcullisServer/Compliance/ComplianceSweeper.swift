@@ -14,13 +14,20 @@ public final class ComplianceSweeper: Service, Sendable {
     let interval: Duration
     let idleEnrollmentRetention: TimeInterval
     let signInRetention: TimeInterval
+    /// The sign-in log's size bound (0: none): each pass deletes the oldest records past it, at most
+    /// `signInTrimPerPass` of them (a log far over its bound shrinks over several passes, none of them long).
+    let signInMaximumBytes: Int64
+    static let signInTrimBatch = 10_000
+    static let signInTrimPerPass = 100_000
     let outboxRetention: TimeInterval
     let logger: Logger
 
     init(
         compliance: ComplianceService, store: any PortcullisStore, clock: any WallClock, interval: Duration,
-        idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, outboxRetention: TimeInterval, logger: Logger
+        idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, signInMaximumBytes: Int64 = 0, outboxRetention: TimeInterval,
+        logger: Logger
     ) {
+        self.signInMaximumBytes = signInMaximumBytes
         self.outboxRetention = outboxRetention
         self.compliance = compliance
         self.store = store
@@ -50,7 +57,16 @@ public final class ComplianceSweeper: Service, Sendable {
         do {
             let lapsed = try await compliance.lapseOverdue()
             let pruned = try await store.deleteIdleEnrollments(idleSince: now.addingTimeInterval(-idleEnrollmentRetention))
-            let signIns = try await store.purgeSignIns(before: now.addingTimeInterval(-signInRetention))
+            var signIns = try await store.purgeSignIns(before: now.addingTimeInterval(-signInRetention))
+            if signInMaximumBytes > 0 {
+                var trimmed = 0
+                while trimmed < Self.signInTrimPerPass {
+                    let deleted = try await store.trimSignIns(toBytes: signInMaximumBytes, limit: Self.signInTrimBatch)
+                    guard deleted > 0 else { break }
+                    trimmed += deleted
+                }
+                signIns += trimmed
+            }
             let tokens = try await store.purgeExpired(before: now)
             let callbacks = try await store.purgeOutbox(before: now.addingTimeInterval(-outboxRetention))
             let throttles = try await store.purgeThrottles(before: now)

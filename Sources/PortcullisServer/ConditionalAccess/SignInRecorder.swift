@@ -1,4 +1,5 @@
-import Foundation
+import Crypto
+public import Foundation
 public import Logging
 public import PortcullisCore
 public import PortcullisStorage
@@ -8,16 +9,22 @@ import Synchronization
 /// Buffers sign-in records and writes them in batches, so that the token path never waits for the log.
 /// Runs as a `Service`: flushes every `interval` and once more on graceful shutdown. Readers of the log
 /// call `flush()` first, so a node always reads its own records. A crash loses at most one interval of
-/// records (they are a log of decisions, never something a client was promised).
+/// records (they are a log of decisions, never something a client was promised). Non-interactive successes are
+/// counted into aggregates (`SignInAggregation`, issue 32): a batch's become one write per distinct facts and window.
 public final class SignInRecorder: Service, Sendable {
     private let store: any SignInStore
     private let pending = Mutex<[SignInRecord]>([])
     private let interval: Duration
     private let capacity: Int
+    private let aggregationWindow: TimeInterval
     private let logger: Logger
 
-    public init(store: any SignInStore, interval: Duration = .milliseconds(250), capacity: Int = 100_000, logger: Logger) {
+    public init(
+        store: any SignInStore, interval: Duration = .milliseconds(250), capacity: Int = 100_000, aggregationWindow: TimeInterval = 3600,
+        logger: Logger
+    ) {
         self.store = store
+        self.aggregationWindow = aggregationWindow
         self.interval = interval
         self.capacity = capacity
         self.logger = logger
@@ -45,11 +52,21 @@ public final class SignInRecorder: Service, Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try await store.appendSignIns(batch)
+            let (individual, aggregates) = SignInAggregation.aggregate(batch, window: aggregationWindow) { Self.key(of: $0) }
+            try await store.appendSignIns(individual, aggregates: aggregates)
         } catch {
             logger.error("cannot write the sign-in log; will retry", metadata: [LogKeys.error: .string("\(type(of: error))")])
             pending.withLock { records in records.insert(contentsOf: batch.suffix(capacity - min(capacity, records.count)), at: 0) }
         }
+    }
+
+    /// An aggregate's key: a digest of the record's facts (everything but its identity), 128 bits in hex.
+    static func key(of record: SignInRecord) -> String {
+        let text = (try? StoredJSON.text(of: SignInAggregation.facts(of: record))) ?? record.id
+        return SHA256.hash(data: Data(text.utf8)).prefix(16).map { byte in
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+        }.joined()
     }
 
     public func run() async throws {

@@ -19,6 +19,11 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: [IPRange]
     /// How long sign-in records are kept.
     public var signInRetention: TimeInterval
+    /// Non-interactive successes with the same facts are counted into one record per window this long (issue 32;
+    /// `signIns.aggregationWindowSeconds`, 0: one record each).
+    public var signInAggregationWindow: TimeInterval = 3600
+    /// The sign-in log's size bound: past it the oldest records go (`signIns.maximumMegabytes`; 0: no bound but age).
+    public var signInMaximumBytes: Int64 = 4096 * 1_048_576
     /// Callback delivery: back-off, attempts, timeouts.
     public var outbox: OutboxDispatcher.Configuration
     /// How often the sweeper lapses overdue enrollments and trims logs.

@@ -532,7 +532,7 @@ struct ConsolePages: Sendable {
         var page: [(cursor: Int64, record: SignInRecord)] = []
         switch try await attempt({ try AdminRoutes.signInQuery(tenant: admin.tenant) { parameters[$0] } }) {
         case .failure(let refusal): error = refusal.details.first.map { "\($0.pointer) \($0.message)" } ?? refusal.message
-        case .success(let filter): page = try await console.admin.signIns(filter)
+        case .success(let filter): page = try await console.admin.signIns(filter, tenant: admin.tenant)
         }
         let records: [[String: Any]] = page.map(\.record).map { record in
             let status = record.conditionalAccessStatus.rawValue
@@ -548,6 +548,11 @@ struct ConsolePages: Sendable {
                 "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail.rawValue))" }
                     .joined(separator: ", "),
                 "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1,
+                "kind": record.aggregate == nil
+                    ? (record.interactive ? "interactive" : "non-interactive")
+                    : "non-interactive, \(record.count) sign-ins with the same details counted together",
+                "aggregate": record.aggregate != nil, "count": record.count, "lastAt": Self.date(record.lastDateTime),
+                "lastCorrelationId": record.aggregate?.lastCorrelationId ?? "",
             ]
         }
         var values: [String: Any] = [

@@ -191,10 +191,10 @@ enum ConsoleTemplates {
         <thead><tr><th scope="col">When (UTC)</th><th scope="col">User</th><th scope="col">App</th><th scope="col">Status</th><th scope="col">Details</th></tr></thead>
         <tbody>
         {{#records}}<tr>
-        <td data-label="When (UTC)" class="nowrap">{{at}}</td><td data-label="User">{{user}}</td><td data-label="App" class="mono wrap">{{app}}</td>
-        <td data-label="Status"><span class="result-{{status}}">{{statusLabel}}</span>{{#errorCode}} <span class="mono">AADSTS{{errorCode}}</span>{{/errorCode}}</td>
+        <td data-label="When (UTC)" class="nowrap">{{at}}{{#aggregate}}<br><span class="muted">to {{lastAt}}</span>{{/aggregate}}</td><td data-label="User">{{user}}</td><td data-label="App" class="mono wrap">{{app}}</td>
+        <td data-label="Status"><span class="result-{{status}}">{{statusLabel}}</span>{{#aggregate}} <span class="count">× {{count}}</span>{{/aggregate}}{{#errorCode}} <span class="mono">AADSTS{{errorCode}}</span>{{/errorCode}}</td>
         <td data-label="Details"><details><summary>{{policyCount}} polic{{#onePolicy}}y{{/onePolicy}}{{^onePolicy}}ies{{/onePolicy}} · <span class="mono">{{correlationId}}</span></summary>
-        <dl class="facts"><dt>Correlation ID</dt><dd class="mono">{{correlationId}}</dd><dt>Resource</dt><dd>{{resource}}</dd><dt>Grant</dt><dd>{{grantType}}</dd><dt>Platform</dt><dd>{{platform}}</dd><dt>IP address</dt><dd>{{ip}}</dd>{{#country}}<dt>Country</dt><dd>{{country}}</dd>{{/country}}<dt>App protection</dt><dd>{{appProtection}}</dd>{{#tokenBinding}}<dt>Token</dt><dd>{{tokenBinding}}</dd>{{/tokenBinding}}{{#contexts}}<dt>Authentication contexts</dt><dd class="mono">{{contexts}}</dd>{{/contexts}}</dl>
+        <dl class="facts"><dt>Sign-in</dt><dd>{{kind}}</dd><dt>Correlation ID</dt><dd class="mono">{{correlationId}}{{#aggregate}} (first), {{lastCorrelationId}} (last){{/aggregate}}</dd><dt>Resource</dt><dd>{{resource}}</dd><dt>Grant</dt><dd>{{grantType}}</dd><dt>Platform</dt><dd>{{platform}}</dd><dt>IP address</dt><dd>{{ip}}</dd>{{#country}}<dt>Country</dt><dd>{{country}}</dd>{{/country}}<dt>App protection</dt><dd>{{appProtection}}</dd>{{#tokenBinding}}<dt>Token</dt><dd>{{tokenBinding}}</dd>{{/tokenBinding}}{{#contexts}}<dt>Authentication contexts</dt><dd class="mono">{{contexts}}</dd>{{/contexts}}</dl>
         <table class="inner"><thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
         <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result">{{result}}</td><td data-label="Why">{{why}}</td></tr>{{/policies}}</tbody></table>
         </details></td>
@@ -394,6 +394,7 @@ enum ConsoleTemplates {
         .state-enabledForReportingButNotEnforced, .state-pending, .state-lapsed { background: var(--warn-bg); color: var(--warn); border-color: #e8c77f; }
         .state-disabled, .state-unenrolled { color: var(--muted); } .state-wipePending, .state-notCompliant { background: var(--danger-bg); color: var(--danger); border-color: #e3a0a2; }
         .result-success, .result-notApplied { color: var(--ok); } .result-failure { color: var(--danger); font-weight: 600; } .result-reportOnlyFailure { color: var(--warn); }
+        .muted { color: var(--muted); font-size: .85rem; } .count { display: inline-block; padding: 0 .4rem; border-radius: 1rem; border: 1px solid var(--line); background: #fff; font-size: .85rem; white-space: nowrap; }
         .decision { font-size: 1.1rem; padding: .6rem .9rem; border-radius: .4rem; border: 1px solid var(--line); background: #fff; }
         .decision-failure { border-color: #e3a0a2; background: var(--danger-bg); color: var(--danger); } .decision-success, .decision-notApplied { border-color: #9fd1b0; background: var(--ok-bg); color: var(--ok); }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .5rem 0; font-size: .9rem; } dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }

@@ -120,6 +120,7 @@ struct TokenService: Sendable {
         var authorizedClaims: ClaimsRequest?
         // The platform MSAL named on /authorize, when the token request names none.
         var authorizedPlatform: DevicePlatform?
+        var interactive = true
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -170,6 +171,7 @@ struct TokenService: Sendable {
             acrValues = code.request.acrValues ?? []
             authorizedClaims = code.request.claims
             authorizedPlatform = code.request.platform
+            interactive = !code.silent
         case .deviceCode:
             let device = try await redeemDeviceCode(form: form, client: client, tenant: tenant, now: now)
             guard let userId = device.userId, let found = tenant.user(id: userId), found.accountEnabled else { throw TokenError.userDisabled }
@@ -209,6 +211,7 @@ struct TokenService: Sendable {
             clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
         facts.acrValues = acrValues
         facts.proofThumbprint = proof?.thumbprint
+        facts.interactive = interactive
         return (facts, prepared)
     }
 

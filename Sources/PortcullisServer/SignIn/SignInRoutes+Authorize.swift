@@ -44,7 +44,7 @@ extension SignInRoutes {
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
             return try await complete(
                 authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
+                sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:], silent: true)
         }
         if authorization.prompt == .silent {
             return deliver(
@@ -226,7 +226,7 @@ extension SignInRoutes {
     /// when the code is redeemed (that is where MSAL looks for 53005). Then the code.
     func complete(
         _ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, sessionHash: String?, tenant: TenantSnapshot,
-        request: Request, _ context: PortcullisRequestContext, headers: HTTPFields
+        request: Request, _ context: PortcullisRequestContext, headers: HTTPFields, silent: Bool = false
     ) async throws -> Response {
         let directory = tenant.directory
         guard let client = directory.application(appId: authorization.clientId) else {
@@ -280,7 +280,7 @@ extension SignInRoutes {
         try await store.insertAuthorizationCode(
             AuthorizationCodeRecord(
                 codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
-                expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime)))
+                expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime), silent: silent))
         var fields = [("code", code)]
         if let state = authorization.state { fields.append(("state", state)) }
         fields.append(("client_info", ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded))

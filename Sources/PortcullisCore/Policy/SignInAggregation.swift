@@ -1,0 +1,118 @@
+public import Foundation
+
+/// How the sign-in log keeps a busy tenant's grants (issue 32; operations: "Sizing the sign-in log"). Interactive
+/// sign-ins, every refusal and anything a report-only policy would have refused stay one record each; non-interactive
+/// successes (refreshes, an app's own tokens, codes issued silently from a session) with the same facts in one window
+/// become one record with a count, as Entra's non-interactive log aggregates them. "The same facts" is everything a
+/// record keeps but its identity (ID, time, correlation ID): what the admin API shows, what impact analysis and a
+/// conditional-access change replay, are the same for every sign-in an aggregate counts.
+public enum SignInAggregation {
+    /// Whether the record may be counted into an aggregate.
+    public static func isAggregatable(_ record: SignInRecord) -> Bool {
+        guard !record.interactive, record.errorCode == nil, record.conditionalAccessStatus != .failure else { return false }
+        return !record.appliedConditionalAccessPolicies.contains { $0.result == .reportOnlyFailure }
+    }
+
+    /// The start of the window a time falls in (`window` seconds long, aligned to the epoch).
+    public static func windowStart(of date: Date, window: TimeInterval) -> Date {
+        guard window > 0 else { return date }
+        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 / window).rounded(.down) * window)
+    }
+
+    /// The record as it is stored: per-policy results only for the policies that applied or would have (report-only
+    /// success or failure), `notApplied` and `notEnabled` implied by their absence; policy names not copied into every
+    /// record (the log shows the tenant's current names).
+    public static func compacted(_ record: SignInRecord) -> SignInRecord {
+        var compact = record
+        compact.appliedConditionalAccessPolicies = record.appliedConditionalAccessPolicies.compactMap { policy in
+            switch policy.result {
+            case .success, .failure, .reportOnlySuccess, .reportOnlyFailure:
+                var kept = policy
+                kept.displayName = ""
+                kept.conditionsNotSatisfied = []
+                return kept
+            case .notApplied, .notEnabled, .reportOnlyNotApplied:
+                return nil
+            }
+        }
+        return compact
+    }
+
+    /// The record with its identity blanked: every record with the same facts has the same one, so that its encoding is
+    /// an aggregate's key.
+    public static func facts(of record: SignInRecord) -> SignInRecord {
+        var facts = compacted(record)
+        facts.id = ""
+        facts.correlationId = ""
+        facts.createdDateTime = Date(timeIntervalSince1970: 0)
+        facts.aggregate = nil
+        return facts
+    }
+
+    /// Counts a batch of records into aggregates of `window` seconds (in order of their first sign-in), and returns the
+    /// records that stay one by one. `key` gives a record's facts key (the recorder's is the hash of its encoded facts).
+    public static func aggregate(
+        _ records: [SignInRecord], window: TimeInterval, key: (SignInRecord) -> String
+    ) -> (individual: [SignInRecord], aggregates: [Pending]) {
+        guard window > 0 else { return (records, []) }
+        var individual: [SignInRecord] = []
+        var index: [String: Int] = [:]
+        var aggregates: [Pending] = []
+        for record in records {
+            guard isAggregatable(record) else {
+                individual.append(record)
+                continue
+            }
+            let facts = key(record)
+            let start = windowStart(of: record.createdDateTime, window: window)
+            let slot = "\(facts)|\(start.timeIntervalSince1970)"
+            if let at = index[slot] {
+                aggregates[at].add(record)
+            } else {
+                index[slot] = aggregates.count
+                aggregates.append(Pending(first: record, key: facts, windowStart: start))
+            }
+        }
+        return (individual, aggregates)
+    }
+
+    /// Sign-ins of one window with the same facts, counted: the first one's record, how many, the last one's time and
+    /// correlation ID. Stores add it to the window's stored aggregate, or store it as a new one.
+    public struct Pending: Sendable, Equatable {
+        public var first: SignInRecord
+        public var key: String
+        public var windowStart: Date
+        public var count: Int
+        public var lastDateTime: Date
+        public var lastCorrelationId: String
+
+        public init(first: SignInRecord, key: String, windowStart: Date) {
+            self.first = first
+            self.key = key
+            self.windowStart = windowStart
+            self.count = 1
+            self.lastDateTime = first.createdDateTime
+            self.lastCorrelationId = first.correlationId
+        }
+
+        public mutating func add(_ record: SignInRecord) {
+            count += 1
+            if record.createdDateTime >= lastDateTime {
+                lastDateTime = record.createdDateTime
+                lastCorrelationId = record.correlationId
+            }
+            if record.createdDateTime < first.createdDateTime {
+                var earlier = record
+                earlier.aggregate = nil
+                first = earlier
+            }
+        }
+
+        /// The aggregate as a record of the log.
+        public var record: SignInRecord {
+            var record = first
+            record.aggregate = SignInRecord.Aggregate(count: count, lastDateTime: lastDateTime, lastCorrelationId: lastCorrelationId)
+            return record
+        }
+    }
+}
