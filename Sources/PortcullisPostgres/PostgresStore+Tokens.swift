@@ -206,27 +206,40 @@ extension PostgresStore {
     /// Writes a batch with a few statements whatever its size (like the SQLite store's multi-row inserts): the records as
     /// parallel arrays through `UNNEST`, then their policy index the same way; the aggregates through one `UNNEST`
     /// insert that adds to each window's stored aggregate (`ON CONFLICT … DO UPDATE`), telling new rows from grown ones.
-    public func appendSignIns(_ records: [SignInRecord], aggregates: [SignInAggregation.Pending]) async throws {
-        guard !records.isEmpty || !aggregates.isEmpty else { return }
+    public func appendSignIns(_ entries: [SignInAggregation.Entry]) async throws {
+        guard !entries.isEmpty else { return }
+        let records = entries.records
+        let aggregates = entries.aggregates
         let all = records + aggregates.map(\.first)
+        // Each new row's cursor follows its place in the batch (an aggregate that grows a stored one leaves its unused).
+        var recordPositions: [Int] = []
+        var aggregatePositions: [Int] = []
+        for (position, entry) in entries.enumerated() {
+            if case .record = entry { recordPositions.append(position) } else { aggregatePositions.append(position) }
+        }
+        let ranks = recordPositions + aggregatePositions
         let documents = try all.map { try StoredJSON.compactText(of: $0) }
         let sizes = documents.map { Int64($0.utf8.count + StoredJSON.signInRowOverhead) }
         let policies = all.map { Array(SignInAggregation.compacted($0).appliedConditionalAccessPolicies.map(\.id)).uniqued() }
         let individual = records.count
         try await transaction { db in
+            // Cursors from the sequence, handed out in the batch's order.
+            let reserved = try await db.query(
+                "SELECT nextval(pg_get_serial_sequence('sign_ins', 'cursor')) FROM generate_series(1, \(Int64(all.count)))"
+            ).map { try $0.decode(Int64.self) }.sorted()
+            let cursors = ranks.map { reserved[$0] }
             var cursorAt: [Int: Int64] = [:]  // index in `all` → cursor of a row stored now
             if individual > 0 {
                 let slice = all[..<individual]
                 let inserted = try await db.query(
                     """
-                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size)
-                    SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d, z
-                    FROM UNNEST(\(slice.map(\.id))::text[], \(slice.map(\.tenantId))::text[], \(slice.map(\.createdDateTime.seconds))::float8[],
+                    INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size)
+                    SELECT n, i, t, c, r, NULLIF(u, ''), a, s, st, d, z
+                    FROM UNNEST(\(Array(cursors[..<individual]))::int8[], \(slice.map(\.id))::text[], \(slice.map(\.tenantId))::text[], \(slice.map(\.createdDateTime.seconds))::float8[],
                                 \(slice.map(\.correlationId))::text[], \(slice.map { $0.userId ?? "" })::text[], \(slice.map(\.clientAppId))::text[],
                                 \(slice.map(\.resourceAppId))::text[], \(slice.map(\.conditionalAccessStatus.rawValue))::text[],
                                 \(Array(documents[..<individual]))::text[], \(Array(sizes[..<individual]))::int8[])
-                         WITH ORDINALITY AS batch(i, t, c, r, u, a, s, st, d, z, n)
-                    ORDER BY n
+                         AS batch(n, i, t, c, r, u, a, s, st, d, z)
                     RETURNING cursor, id
                     """)
                 var cursorById: [String: Int64] = [:]
@@ -240,10 +253,10 @@ extension PostgresStore {
             if !aggregates.isEmpty {
                 let rows = try await db.query(
                     """
-                    INSERT INTO sign_ins (id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size,
-                                          count, last_at, last_correlation_id, aggregate_key, window_start)
-                    SELECT i, t, c, r, NULLIF(u, ''), a, s, st, d, z, k, l, lc, ak, w
-                    FROM UNNEST(\(aggregates.map(\.first.id))::text[], \(aggregates.map(\.first.tenantId))::text[],
+                    INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record,
+                                          size, count, last_at, last_correlation_id, aggregate_key, window_start)
+                    SELECT n, i, t, c, r, NULLIF(u, ''), a, s, st, d, z, k, l, lc, ak, w
+                    FROM UNNEST(\(Array(cursors[individual...]))::int8[], \(aggregates.map(\.first.id))::text[], \(aggregates.map(\.first.tenantId))::text[],
                                 \(aggregates.map(\.first.createdDateTime.seconds))::float8[], \(aggregates.map(\.first.correlationId))::text[],
                                 \(aggregates.map { $0.first.userId ?? "" })::text[], \(aggregates.map(\.first.clientAppId))::text[],
                                 \(aggregates.map(\.first.resourceAppId))::text[], \(aggregates.map(\.first.conditionalAccessStatus.rawValue))::text[],
@@ -251,8 +264,7 @@ extension PostgresStore {
                                 \(aggregates.map { Int64($0.count) })::int8[], \(aggregates.map(\.lastDateTime.seconds))::float8[],
                                 \(aggregates.map(\.lastCorrelationId))::text[], \(aggregates.map(\.key))::text[],
                                 \(aggregates.map(\.windowStart.seconds))::float8[])
-                         WITH ORDINALITY AS batch(i, t, c, r, u, a, s, st, d, z, k, l, lc, ak, w, n)
-                    ORDER BY n
+                         AS batch(n, i, t, c, r, u, a, s, st, d, z, k, l, lc, ak, w)
                     ON CONFLICT (tenant_id, aggregate_key, window_start) WHERE aggregate_key IS NOT NULL DO UPDATE SET
                         count = sign_ins.count + excluded.count,
                         last_correlation_id = CASE WHEN excluded.last_at >= sign_ins.last_at THEN excluded.last_correlation_id
@@ -269,17 +281,17 @@ extension PostgresStore {
                     added += sizes[at]
                 }
             }
-            var cursors: [Int64] = []
+            var indexed: [Int64] = []
             var policyIds: [String] = []
             for (index, cursor) in cursorAt {
                 for policy in policies[index] {
-                    cursors.append(cursor)
+                    indexed.append(cursor)
                     policyIds.append(policy)
                 }
             }
-            if !cursors.isEmpty {
+            if !indexed.isEmpty {
                 try await db.query(
-                    "INSERT INTO sign_in_policies (cursor, policy_id) SELECT * FROM UNNEST(\(cursors)::bigint[], \(policyIds)::text[]) ON CONFLICT DO NOTHING")
+                    "INSERT INTO sign_in_policies (cursor, policy_id) SELECT * FROM UNNEST(\(indexed)::bigint[], \(policyIds)::text[]) ON CONFLICT DO NOTHING")
             }
             if added > 0 { try await db.query("UPDATE sign_in_usage SET bytes = bytes + \(added) WHERE id = 1") }
         }

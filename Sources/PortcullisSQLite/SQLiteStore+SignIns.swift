@@ -4,27 +4,38 @@ import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    public func appendSignIns(_ records: [SignInRecord], aggregates: [SignInAggregation.Pending]) async throws {
-        guard !records.isEmpty || !aggregates.isEmpty else { return }
-        let encoded = try records.map { (record: $0, json: try StoredJSON.compactText(of: $0)) }
-        let pending = try aggregates.map { (aggregate: $0, json: try StoredJSON.compactText(of: $0.first)) }
+    public func appendSignIns(_ entries: [SignInAggregation.Entry]) async throws {
+        guard !entries.isEmpty else { return }
+        // Each entry's cursor is its place in the batch (after the largest so far); an aggregate that grows a stored one
+        // leaves its number unused.
+        var individual: [(position: Int, record: SignInRecord, json: String)] = []
+        var counted: [(position: Int, aggregate: SignInAggregation.Pending, json: String)] = []
+        for (position, entry) in entries.enumerated() {
+            switch entry {
+            case .record(let record): individual.append((position, record, try StoredJSON.compactText(of: record)))
+            case .aggregate(let aggregate): counted.append((position, aggregate, try StoredJSON.compactText(of: aggregate.first)))
+            }
+        }
+        let records = individual
+        let pending = counted
         try await transaction { db in
             var added = 0
+            let base = try await db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
             // Multi-row inserts with explicit cursors: a batch of thousands is a few statements, not thousands.
-            var next = try await db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
-            for chunk in stride(from: 0, to: encoded.count, by: 100).map({ Array(encoded[$0..<min($0 + 100, encoded.count)]) }) {
+            for start in stride(from: 0, to: records.count, by: 100) {
+                let chunk = records[start..<min(start + 100, records.count)]
                 var binds: [SQLiteData] = []
                 var policyBinds: [SQLiteData] = []
-                for (record, json) in chunk {
-                    next += 1
+                for (position, record, json) in chunk {
+                    let cursor = Int(base) + position + 1
                     let size = json.utf8.count + StoredJSON.signInRowOverhead
                     added += size
                     binds += [
-                        .integer(Int(next)), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
+                        .integer(cursor), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
                         .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
                         .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size),
                     ]
-                    for policy in Self.indexedPolicies(record) { policyBinds += [.integer(Int(next)), .text(policy)] }
+                    for policy in Self.indexedPolicies(record) { policyBinds += [.integer(cursor), .text(policy)] }
                 }
                 let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
                 _ = try await db.query(
@@ -35,8 +46,7 @@ extension SQLiteStore {
             }
             // Each aggregate: one statement that adds to the window's stored aggregate or stores a new one. A new one
             // comes back with its count equal to the one written; its policies are indexed then.
-            for (aggregate, json) in pending {
-                next += 1
+            for (position, aggregate, json) in pending {
                 let record = aggregate.first
                 let size = json.utf8.count + StoredJSON.signInRowOverhead
                 let row = try await db.query(
@@ -52,8 +62,8 @@ extension SQLiteStore {
                     RETURNING cursor, count
                     """,
                     [
-                        .integer(Int(next)), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
-                        .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
+                        .integer(Int(base) + position + 1), .text(record.id), .text(record.tenantId), .date(record.createdDateTime),
+                        .text(record.correlationId), .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
                         .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size), .integer(aggregate.count),
                         .date(aggregate.lastDateTime), .text(aggregate.lastCorrelationId), .text(aggregate.key), .date(aggregate.windowStart),
                     ])

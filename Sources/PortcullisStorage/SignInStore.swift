@@ -4,10 +4,11 @@ public import PortcullisCore
 /// The sign-in log (issue 32: one record per interactive sign-in and refusal, aggregates for the rest; retention by age
 /// and by size).
 public protocol SignInStore: Sendable {
-    /// Appends `records` one by one, and counts each of `aggregates` into the stored aggregate of its tenant, key and
-    /// window (storing it as a new one when there is none), all in one transaction. Another node may count into the same
-    /// aggregate at the same time: the counts add up.
-    func appendSignIns(_ records: [SignInRecord], aggregates: [SignInAggregation.Pending]) async throws
+    /// Appends the records kept one by one, and counts each aggregate into the stored aggregate of its tenant, key and
+    /// window (storing it as a new one when there is none), all in one transaction; new rows take cursors in the
+    /// entries' order (the log reads newest first). Another node may count into the same aggregate at the same time: the
+    /// counts add up.
+    func appendSignIns(_ entries: [SignInAggregation.Entry]) async throws
     /// Matching records, newest first, with their cursors.
     func signIns(_ query: SignInQuery) async throws -> [(cursor: Int64, record: SignInRecord)]
     /// Deletes records whose last sign-in was before `before`; returns how many.
@@ -23,5 +24,5 @@ public protocol SignInStore: Sendable {
 
 extension SignInStore {
     /// Appends records one by one (no aggregates).
-    public func appendSignIns(_ records: [SignInRecord]) async throws { try await appendSignIns(records, aggregates: []) }
+    public func appendSignIns(_ records: [SignInRecord]) async throws { try await appendSignIns(records.map(SignInAggregation.Entry.record)) }
 }

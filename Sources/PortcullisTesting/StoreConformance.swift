@@ -320,12 +320,12 @@ public enum StoreConformance {
                 record.isInteractive = false
                 return record
             }
-            func pending(_ records: [SignInRecord], key: String = "k-1") -> [SignInAggregation.Pending] {
-                SignInAggregation.aggregate(records, window: 3600) { _ in key }.aggregates
+            func pending(_ records: [SignInRecord], key: String = "k-1") -> [SignInAggregation.Entry] {
+                SignInAggregation.aggregate(records, window: 3600) { _ in key }
             }
             // Two batches into one window add up; the first sign-in stays the record's, the last one's time and ID are kept.
-            try await store.appendSignIns([], aggregates: pending((0..<5).map { refresh($0, at: Double($0)) }))
-            try await store.appendSignIns([], aggregates: pending((5..<8).map { refresh($0, at: Double($0)) }))
+            try await store.appendSignIns(pending((0..<5).map { refresh($0, at: Double($0)) }))
+            try await store.appendSignIns(pending((5..<8).map { refresh($0, at: Double($0)) }))
             var found = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10))
             try expect(found.count == 1, "one aggregate, got \(found.count)")
             let aggregate = try unwrap(found.first?.record, "the aggregate")
@@ -339,15 +339,15 @@ public enum StoreConformance {
             try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p-other", limit: 10)).isEmpty, "not by one that did not apply")
             try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "rc7", limit: 10)).count == 1, "found by its last correlation ID")
             // Another window, another key, another tenant: other records.
-            try await store.appendSignIns([], aggregates: pending([refresh(8, at: 3600)]))
-            try await store.appendSignIns([], aggregates: pending([refresh(9, at: 10, user: "u-b")], key: "k-2"))
-            try await store.appendSignIns([], aggregates: pending([refresh(10, at: 10, tenantId: "t-2")]))
+            try await store.appendSignIns(pending([refresh(8, at: 3600)]))
+            try await store.appendSignIns(pending([refresh(9, at: 10, user: "u-b")], key: "k-2"))
+            try await store.appendSignIns(pending([refresh(10, at: 10, tenantId: "t-2")]))
             try expect(try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).count == 3, "three aggregates in the tenant")
             // Writers on several nodes counting into one aggregate at once: the counts add up.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<8 {
                     group.addTask {
-                        try await store.appendSignIns([], aggregates: pending((0..<10).map { refresh(100 + writer * 10 + $0, at: 20) }, key: "k-3"))
+                        try await store.appendSignIns(pending((0..<10).map { refresh(100 + writer * 10 + $0, at: 20) }, key: "k-3"))
                     }
                 }
                 try await group.waitForAll()
@@ -355,7 +355,7 @@ public enum StoreConformance {
             found = try await store.signIns(SignInQuery(tenantId: tenant, userId: "u-a", limit: 10))
             try expect(found.map(\.record.count).sorted() == [1, 8, 80], "concurrent counts add up: \(found.map(\.record.count))")
             // Individual records beside them; `from` finds an aggregate by its last sign-in.
-            try await store.appendSignIns([refresh(500, at: 30)], aggregates: [])
+            try await store.appendSignIns([refresh(500, at: 30)])
             try expect(
                 try await store.signIns(SignInQuery(tenantId: tenant, from: now.addingTimeInterval(6), limit: 10)).count == 5, "from: overlapping records")
             // Retention by age goes by the last sign-in: the aggregate whose last one is at +7 s stays past a bound of +5 s.

@@ -61,8 +61,11 @@ struct SignInAggregationTests {
             Self.record(5, user: CA.u2, offset: 20),  // other facts
             Self.record(6, grant: .password, offset: 30), Self.record(7, offset: 40, status: .failure, errorCode: 53003),
         ]
-        let (individual, aggregates) = SignInAggregation.aggregate(records, window: 3600, key: Self.key)
+        let entries = SignInAggregation.aggregate(records, window: 3600, key: Self.key)
+        let (individual, aggregates) = (entries.records, entries.aggregates)
         #expect(individual.map(\.id) == ["s6", "s7"])
+        // In the batch's order, an aggregate where its first sign-in came.
+        #expect(entries.map { if case .record(let record) = $0 { record.id } else { "aggregate" } } == ["aggregate", "aggregate", "aggregate", "s6", "s7"])
         #expect(aggregates.map(\.count) == [3, 1, 1])
         let first = try #require(aggregates.first)
         #expect(first.first.id == "s2" && first.lastCorrelationId == "c3" && first.lastDateTime == Self.at.addingTimeInterval(3599))
@@ -70,7 +73,7 @@ struct SignInAggregationTests {
         #expect(first.record.aggregate == SignInRecord.Aggregate(count: 3, lastDateTime: Self.at.addingTimeInterval(3599), lastCorrelationId: "c3"))
         #expect(first.record.count == 3 && first.record.lastDateTime == Self.at.addingTimeInterval(3599))
         // A window of 0 counts nothing together.
-        #expect(SignInAggregation.aggregate(records, window: 0, key: Self.key).individual.count == records.count)
+        #expect(SignInAggregation.aggregate(records, window: 0, key: Self.key).records.count == records.count)
     }
 
     @Test("compact: results only for the policies that applied or would have, without names or unmet conditions")
@@ -155,8 +158,8 @@ struct SignInAggregationTests {
         let parsed = try drafts.map { try ConditionalAccessPolicy.parse($0, directory: CA.directory, generatedId: "x", force: true) }
         let drafted = CompiledPolicySet(
             policies: ImpactAnalysis.applying(parsed, to: current.policies), namedLocations: CA.directory.namedLocations)
-        let (individual, aggregates) = SignInAggregation.aggregate(records, window: 3600, key: Self.key)
-        let stored = individual + aggregates.map(\.record)
+        let entries = SignInAggregation.aggregate(records, window: 3600, key: Self.key)
+        let stored = entries.records + entries.aggregates.map(\.record)
         #expect(stored.count < records.count, "the traffic has sign-ins to count together")
         let whole = ImpactAnalysis.replay(records, directory: CA.directory, current: current, drafted: drafted)
         let summarized = ImpactAnalysis.replay(stored, directory: CA.directory, current: current, drafted: drafted)

@@ -49,31 +49,36 @@ public enum SignInAggregation {
         return facts
     }
 
-    /// Counts a batch of records into aggregates of `window` seconds (in order of their first sign-in), and returns the
-    /// records that stay one by one. `key` gives a record's facts key (the recorder's is the hash of its encoded facts).
-    public static func aggregate(
-        _ records: [SignInRecord], window: TimeInterval, key: (SignInRecord) -> String
-    ) -> (individual: [SignInRecord], aggregates: [Pending]) {
-        guard window > 0 else { return (records, []) }
-        var individual: [SignInRecord] = []
+    /// What a batch writes to the log, in the batch's order (an aggregate where its first sign-in came): a record kept
+    /// one by one, or sign-ins counted together.
+    public enum Entry: Sendable, Equatable {
+        case record(SignInRecord)
+        case aggregate(Pending)
+    }
+
+    /// Counts a batch of records into aggregates of `window` seconds and keeps the rest one by one, in the batch's order.
+    /// `key` gives a record's facts key (the recorder's is the hash of its encoded facts).
+    public static func aggregate(_ records: [SignInRecord], window: TimeInterval, key: (SignInRecord) -> String) -> [Entry] {
+        guard window > 0 else { return records.map(Entry.record) }
+        var entries: [Entry] = []
         var index: [String: Int] = [:]
-        var aggregates: [Pending] = []
         for record in records {
             guard isAggregatable(record) else {
-                individual.append(record)
+                entries.append(.record(record))
                 continue
             }
             let facts = key(record)
             let start = windowStart(of: record.createdDateTime, window: window)
             let slot = "\(facts)|\(start.timeIntervalSince1970)"
-            if let at = index[slot] {
-                aggregates[at].add(record)
+            if let at = index[slot], case .aggregate(var pending) = entries[at] {
+                pending.add(record)
+                entries[at] = .aggregate(pending)
             } else {
-                index[slot] = aggregates.count
-                aggregates.append(Pending(first: record, key: facts, windowStart: start))
+                index[slot] = entries.count
+                entries.append(.aggregate(Pending(first: record, key: facts, windowStart: start)))
             }
         }
-        return (individual, aggregates)
+        return entries
     }
 
     /// Sign-ins of one window with the same facts, counted: the first one's record, how many, the last one's time and
@@ -113,6 +118,22 @@ public enum SignInAggregation {
             var record = first
             record.aggregate = SignInRecord.Aggregate(count: count, lastDateTime: lastDateTime, lastCorrelationId: lastCorrelationId)
             return record
+        }
+    }
+}
+
+extension Array where Element == SignInAggregation.Entry {
+    /// The records kept one by one.
+    public var records: [SignInRecord] {
+        compactMap {
+            if case .record(let record) = $0 { record } else { nil }
+        }
+    }
+
+    /// The aggregates.
+    public var aggregates: [SignInAggregation.Pending] {
+        compactMap {
+            if case .aggregate(let pending) = $0 { pending } else { nil }
         }
     }
 }

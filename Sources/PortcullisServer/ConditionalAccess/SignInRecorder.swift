@@ -52,8 +52,7 @@ public final class SignInRecorder: Service, Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            let (individual, aggregates) = SignInAggregation.aggregate(batch, window: aggregationWindow) { Self.key(of: $0) }
-            try await store.appendSignIns(individual, aggregates: aggregates)
+            try await store.appendSignIns(SignInAggregation.aggregate(batch, window: aggregationWindow) { Self.key(of: $0) })
         } catch {
             logger.error("cannot write the sign-in log; will retry", metadata: [LogKeys.error: .string("\(type(of: error))")])
             pending.withLock { records in records.insert(contentsOf: batch.suffix(capacity - min(capacity, records.count)), at: 0) }
