@@ -13,7 +13,8 @@ What it does (each step fails the run with a message saying what was expected):
      JSON Pointer next to the text; then correctly (state disabled): the next token request for Alice's
      iOS mail app, refused with 53005 before, is granted.
   4. What if: Alice, the mail app, iOS, protapp → the decision and each policy's result.
-  5. Sign-ins: the token request of step 3 is found by its correlation ID, with its per-policy results.
+  5. Sign-ins: the token requests of step 3 are found by their correlation IDs, the refusal with the policy that refused
+     it; the daemon's three app-only tokens are one record counting three.
   6. Enrollments: Alice's enrollment (made over HTTP after step 3) → detail with history → Wipe… →
      confirm; then her refresh token for the mail app no longer works.
   7. Callbacks, Audit (the edit with its diff), Directory and App configuration render.
@@ -72,6 +73,7 @@ def post_json(url, body, token):
 
 
 IOS = {"x-client-SKU": "MSAL.iOS", "x-client-OS": "17.4"}
+DAEMON = ("c0ffee00-2222-4a2b-8c3d-4e5f6a7b8c02", "daemon-dev-secret-change-me")
 
 
 def mail_token(base, correlation=None):
@@ -150,7 +152,8 @@ def policies_and_editor(run):
     check(any(CA_POLICY in row.text for row in rows), "the policies are listed", [row.text for row in rows])
     check(driver.find_elements(By.CSS_SELECTOR, ".state-enabledForReportingButNotEnforced"), "a report-only policy shows its state")
     run.shoot("console-policies")
-    status, refused = mail_token(run.base)
+    refused_correlation = str(uuid.uuid4())
+    status, refused = mail_token(run.base, refused_correlation)
     check(status == 400 and 53005 in refused.get("error_codes", []), "before the edit, Alice's iOS mail app is refused (53005)", refused)
 
     driver.find_element(By.PARTIAL_LINK_TEXT, CA_POLICY).click()
@@ -180,7 +183,7 @@ def policies_and_editor(run):
     status, granted = mail_token(run.base, correlation)
     check(status == 200 and granted.get("access_token"), "after the edit, the next token request obeys it (granted)", granted)
     print("PASS policies: listed with states; an edit with an error shows the pointer next to the text; the correct edit saved; the next token request obeyed it")
-    return correlation
+    return correlation, refused_correlation
 
 
 def what_if(run):
@@ -321,20 +324,41 @@ def token_protection(run):
     print("PASS token protection: requireDPoP from the application template, shown in the directory; a token protection policy; what-if with and without a proof")
 
 
-def sign_ins(run, correlation):
+def sign_ins(run, correlations):
+    """The granted request of step 3 and the refused one before it, by correlation ID: the refusal with the policy that
+    refused it (a record keeps the policies that applied, issue 32); then an app's own tokens, counted into one record."""
     from selenium.webdriver.common.by import By
     driver = run.driver
-    go(run, "/admin/sign-ins", "console-sign-ins")
-    field = driver.find_element(By.ID, "f-correlation")
-    field.send_keys(correlation)
-    field.submit()
+    granted, refused = correlations
+
+    def find(correlation):
+        go(run, "/admin/sign-ins", "console-sign-ins")
+        field = driver.find_element(By.ID, "f-correlation")
+        field.send_keys(correlation)
+        field.submit()
+        rows = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")
+        check(len(rows) == 1 and ALICE in rows[0].text, "the sign-in is found by its correlation ID", [row.text for row in rows])
+        rows[0].find_element(By.TAG_NAME, "summary").click()
+        return rows[0].find_element(By.TAG_NAME, "details").text
+
+    details = find(granted)
+    check(granted in details and "interactive" in details and "0 policies" in details, "the granted sign-in: no policy applied", details)
+    details = find(refused)
+    check(refused in details and CA_POLICY in details and "failure" in details, "the refusal with the policy that refused it", details)
+    run.shoot("console-sign-in-detail")
+    # The daemon's own tokens, three times: one record that counts them.
+    for _ in range(3):
+        status, body = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+            "grant_type": "client_credentials", "client_id": DAEMON[0], "client_secret": DAEMON[1], "scope": "api://contoso-mail/.default"}, {})
+        check(status == 200, "the daemon's token", body)
+    go(run, "/admin/sign-ins?app=" + DAEMON[0], "console-sign-ins")
     rows = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")
-    check(len(rows) == 1 and ALICE in rows[0].text, "the sign-in is found by its correlation ID", [row.text for row in rows])
+    check(len(rows) == 1 and "× 3" in rows[0].text, "three app-only sign-ins in one record, with its count", [row.text for row in rows])
     rows[0].find_element(By.TAG_NAME, "summary").click()
     details = rows[0].find_element(By.TAG_NAME, "details").text
-    check(correlation in details and CA_POLICY in details, "its per-policy results", details)
-    run.shoot("console-sign-in-detail")
-    print("PASS sign-ins: found by correlation ID, with its per-policy results")
+    check("non-interactive, 3 sign-ins" in details and "(first)" in details and "(last)" in details, "the aggregate's detail", details)
+    run.shoot("console-sign-in-aggregate")
+    print("PASS sign-ins: found by correlation ID; a refusal with the policy that refused it; an app's three tokens counted in one record")
 
 
 def enrollments(run, refresh_token):

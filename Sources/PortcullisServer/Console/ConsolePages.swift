@@ -547,7 +547,7 @@ struct ConsolePages: Sendable {
                 "tokenBinding": record.tokenProtectionStatusDetails.map { $0.signInSessionStatus == .bound ? "bound to a DPoP key" : "bearer" } ?? "",
                 "contexts": (record.authenticationContextClassReferences ?? []).map { "\($0.id) (\($0.detail.rawValue))" }
                     .joined(separator: ", "),
-                "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1,
+                "policies": policies, "policyCount": policies.count, "onePolicy": policies.count == 1, "hasPolicies": !policies.isEmpty,
                 "kind": record.aggregate == nil
                     ? (record.interactive ? "interactive" : "non-interactive")
                     : "non-interactive, \(record.count) sign-ins with the same details counted together",

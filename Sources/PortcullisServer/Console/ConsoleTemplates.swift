@@ -195,8 +195,9 @@ enum ConsoleTemplates {
         <td data-label="Status"><span class="result-{{status}}">{{statusLabel}}</span>{{#aggregate}} <span class="count">× {{count}}</span>{{/aggregate}}{{#errorCode}} <span class="mono">AADSTS{{errorCode}}</span>{{/errorCode}}</td>
         <td data-label="Details"><details><summary>{{policyCount}} polic{{#onePolicy}}y{{/onePolicy}}{{^onePolicy}}ies{{/onePolicy}} · <span class="mono">{{correlationId}}</span></summary>
         <dl class="facts"><dt>Sign-in</dt><dd>{{kind}}</dd><dt>Correlation ID</dt><dd class="mono">{{correlationId}}{{#aggregate}} (first), {{lastCorrelationId}} (last){{/aggregate}}</dd><dt>Resource</dt><dd>{{resource}}</dd><dt>Grant</dt><dd>{{grantType}}</dd><dt>Platform</dt><dd>{{platform}}</dd><dt>IP address</dt><dd>{{ip}}</dd>{{#country}}<dt>Country</dt><dd>{{country}}</dd>{{/country}}<dt>App protection</dt><dd>{{appProtection}}</dd>{{#tokenBinding}}<dt>Token</dt><dd>{{tokenBinding}}</dd>{{/tokenBinding}}{{#contexts}}<dt>Authentication contexts</dt><dd class="mono">{{contexts}}</dd>{{/contexts}}</dl>
-        <table class="inner"><thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
-        <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result">{{result}}</td><td data-label="Why">{{why}}</td></tr>{{/policies}}</tbody></table>
+        {{#hasPolicies}}<table class="inner"><thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
+        <tbody>{{#policies}}<tr><td data-label="Policy">{{displayName}}</td><td data-label="Result">{{result}}</td><td data-label="Why">{{why}}</td></tr>{{/policies}}</tbody></table>{{/hasPolicies}}
+        {{^hasPolicies}}<p class="muted">No policy applied (policies that did not apply are not kept).</p>{{/hasPolicies}}
         </details></td>
         </tr>{{/records}}
         {{^records}}<tr><td colspan="5">No sign-ins match.</td></tr>{{/records}}
