@@ -202,10 +202,11 @@ struct PolicyCommand: AsyncParsableCommand {
             ]
             let changes = report["changes"] as? [[String: Any]] ?? []
             guard !changes.isEmpty else { return lines.joined(separator: "\n") }
-            let header = ["when", "user", "client app", "resource", "before", "after"]
+            // An aggregate of the sign-in log (issue 32) stands for several sign-ins: its count.
+            let header = ["when", "sign-ins", "user", "client app", "resource", "before", "after"]
             let rows = changes.map { change in
                 [
-                    String((change["createdDateTime"] as? String ?? "").prefix(19)),
+                    String((change["createdDateTime"] as? String ?? "").prefix(19)), String(change["count"] as? Int ?? 1),
                     change["userPrincipalName"] as? String ?? change["userId"] as? String ?? "(app)",
                     change["clientAppId"] as? String ?? "", change["resourceAppId"] as? String ?? "", outcome(change["before"]), outcome(change["after"]),
                 ]
