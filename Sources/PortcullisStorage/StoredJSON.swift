@@ -56,7 +56,20 @@ public enum StoredJSON {
         stored.clientAppId = ""
         stored.resourceAppId = ""
         stored.aggregate = nil
-        return try text(of: stored)
+        var text = try text(of: stored)
+        // The blanked members themselves go too (the encoding is sorted and exact, so they are found as written).
+        for member in columnMembers(status: record.conditionalAccessStatus.rawValue) {
+            if let range = text.range(of: member + ",") ?? text.range(of: "," + member) { text.removeSubrange(range) }
+        }
+        return text
+    }
+
+    /// The top-level members of a compact record that its row's columns hold, as the encoder writes them blank.
+    static func columnMembers(status: String) -> [String] {
+        [
+            "\"clientAppId\":\"\"", "\"conditionalAccessStatus\":\"\(status)\"", "\"correlationId\":\"\"",
+            "\"createdDateTime\":\"1970-01-01T00:00:00Z\"", "\"id\":\"\"", "\"resourceAppId\":\"\"", "\"tenantId\":\"\"",
+        ]
     }
 
     /// A sign-in row's columns.
@@ -93,7 +106,14 @@ public enum StoredJSON {
 
     /// A stored sign-in read back: its text (compact, or a whole record written before issue 32) with the row's columns.
     public static func signIn(from text: String, columns: SignInColumns) throws -> SignInRecord {
-        var record = try signIn(from: text)
+        // A compact text lacks the members the columns hold (a whole one, written before issue 32, has them): they are
+        // put back blank for the decoder, then filled from the columns.
+        var whole = text
+        if !text.contains("\"tenantId\":"), text.hasPrefix("{") {
+            let status = Decision.Status(rawValue: columns.status)?.rawValue ?? Decision.Status.notApplied.rawValue
+            whole = "{" + columnMembers(status: status).joined(separator: ",") + (text == "{}" ? "}" : "," + text.dropFirst())
+        }
+        var record = try signIn(from: whole)
         record.id = columns.id
         record.tenantId = columns.tenantId
         record.createdDateTime = columns.createdAt
