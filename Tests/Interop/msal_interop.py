@@ -836,51 +836,28 @@ GATEWAY_RECEIVER = ("c0ffee00-8888-4a2b-8c3d-4e5f6a7b8c08", "gateway-dev-secret-
 @contextlib.contextmanager
 def gateway_in_front_of_an_upstream(binary, cafile, authority, what):
     """A trivial upstream (it echoes the subject the gateway forwards) and `portcullis gateway` in front of it, whose
-    poller keeps a stream at the authority (over TLS: it trusts the dev certificate with --ca-file)."""
-    import http.server
-    import socket
-    import subprocess
+    poller keeps a stream at the authority (over TLS: it trusts the dev certificate with --ca-file). The upstream and the
+    gateway process are cae_interop's and dpop_interop's."""
     import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from cae_interop import Upstream
+    from dpop_interop import GatewayProcess, free_port
 
-    class Upstream(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps({"subject": self.headers.get("X-Portcullis-Subject")}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    def free_port():
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            return probe.getsockname()[1]
-
-    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    port = free_port()
-    log = tempfile.NamedTemporaryFile("w+", prefix="portcullis-gateway-", suffix=".log", delete=False)
-    process = subprocess.Popen(
-        [binary, "gateway", "--host", "127.0.0.1", "--port", str(port), "--upstream", f"http://127.0.0.1:{upstream.server_address[1]}",
-         "--authority", authority, "--audience", RESOURCE_APP_ID, "--ssf-client-id", GATEWAY_RECEIVER[0],
-         "--ssf-client-secret", GATEWAY_RECEIVER[1], "--ca-file", cafile], stdout=log, stderr=subprocess.STDOUT)
+    upstream = Upstream()
+    workdir = tempfile.mkdtemp(prefix="portcullis-msal-gateway-")
+    gateway = GatewayProcess(binary, workdir, free_port())
     try:
-        deadline = time.monotonic() + 30
-        while f"gateway listening on http://127.0.0.1:{port}" not in open(log.name).read():
-            check(process.poll() is None and time.monotonic() < deadline, f"{what}: the gateway starts", open(log.name).read()[-2000:])
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}", log.name
-    finally:
-        process.terminate()
         try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        upstream.shutdown()
-        os.unlink(log.name)
+            gateway.start(["--upstream", f"http://127.0.0.1:{upstream.port}", "--authority", authority, "--audience", RESOURCE_APP_ID,
+                           "--ssf-client-id", GATEWAY_RECEIVER[0], "--ssf-client-secret", GATEWAY_RECEIVER[1], "--ca-file", cafile])
+        except RuntimeError as error:
+            raise Failure(f"{what}: the gateway starts: {error}")
+        yield gateway.base, gateway.log_path
+    finally:
+        gateway.stop()
+        upstream.server.shutdown()
+        import shutil
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def gateway_challenge(header):
