@@ -1,8 +1,8 @@
-import Crypto
 public import Foundation
 public import Logging
 public import PortcullisCore
 public import PortcullisStorage
+import PortcullisTokens
 public import ServiceLifecycle
 import Synchronization
 
@@ -59,13 +59,10 @@ public final class SignInRecorder: Service, Sendable {
         }
     }
 
-    /// An aggregate's key: a digest of the record's facts (everything but its identity), 128 bits in hex.
+    /// An aggregate's key: a digest of the record's facts (everything but its identity), the first 128 bits of their
+    /// SHA-256 in hex.
     static func key(of record: SignInRecord) -> String {
-        let text = (try? StoredJSON.text(of: SignInAggregation.facts(of: record))) ?? record.id
-        return SHA256.hash(data: Data(text.utf8)).prefix(16).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-        }.joined()
+        String(CredentialHasher.hashToken((try? StoredJSON.text(of: SignInAggregation.facts(of: record))) ?? record.id).prefix(32))
     }
 
     public func run() async throws {
