@@ -23,6 +23,21 @@ public protocol SignInStore: Sendable {
 }
 
 extension SignInStore {
+    /// The newest `limit` records of a tenant that overlap [from, to], page by page (a store answers at most 1,000 at a
+    /// time): what impact analysis and a conditional-access change replay.
+    public func newestSignIns(tenantId: String, from: Date, to: Date?, limit: Int) async throws -> [SignInRecord] {
+        var records: [SignInRecord] = []
+        var cursor: Int64?
+        while records.count < limit {
+            let wanted = min(1000, limit - records.count)
+            let page = try await signIns(SignInQuery(tenantId: tenantId, from: from, to: to, limit: wanted, before: cursor))
+            records += page.map(\.record)
+            guard page.count == wanted, let last = page.last else { break }
+            cursor = last.cursor
+        }
+        return records
+    }
+
     /// Appends records one by one (no aggregates).
     public func appendSignIns(_ records: [SignInRecord]) async throws { try await appendSignIns(records.map(SignInAggregation.Entry.record)) }
 }

@@ -43,16 +43,7 @@ extension AdminRoutes {
 
     /// The newest `top` stored sign-ins of [from, to] replayed with the tenant's policies and with the drafts applied.
     func impact(_ drafts: [ConditionalAccessPolicy], from: Date, to: Date?, top: Int, tenant: TenantSnapshot) async throws -> ImpactAnalysis.Report {
-        // The newest `top` sign-ins of the window, page by page (the store answers at most 1,000 at a time).
-        var records: [SignInRecord] = []
-        var cursor: Int64?
-        while records.count < top {
-            let wanted = min(1000, top - records.count)
-            let page = try await store.signIns(SignInQuery(tenantId: tenant.tenant.id, from: from, to: to, limit: wanted, before: cursor))
-            records += page.map(\.record)
-            guard page.count == wanted, let last = page.last else { break }
-            cursor = last.cursor
-        }
+        let records = try await store.newestSignIns(tenantId: tenant.tenant.id, from: from, to: to, limit: top)
         let current = tenant.conditionalAccess
         let drafted = tenant.compile(ImpactAnalysis.applying(drafts, to: current.policies))
         return ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)

@@ -145,16 +145,7 @@ public final class SignalTransmitter: Sendable {
         let now = clock.now()
         let from = now.addingTimeInterval(-max(accessTokenLifetime, continuousAccessTokenLifetime))
         do {
-            var records: [SignInRecord] = []
-            var cursor: Int64?
-            while records.count < Self.policyReplayLimit {
-                let wanted = min(1000, Self.policyReplayLimit - records.count)
-                let page = try await store.signIns(
-                    SignInQuery(tenantId: tenant.tenant.id, from: from, to: now, limit: wanted, before: cursor))
-                records += page.map(\.record)
-                guard page.count == wanted, let last = page.last else { break }
-                cursor = last.cursor
-            }
+            let records = try await store.newestSignIns(tenantId: tenant.tenant.id, from: from, to: now, limit: Self.policyReplayLimit)
             let current = tenant.conditionalAccess
             let changed = tenant.compile(ImpactAnalysis.applying([after], to: current.policies))
             let events = CriticalEvent.conditionalAccessChanged(
