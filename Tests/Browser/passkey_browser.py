@@ -109,9 +109,20 @@ class Flow:
 
     def wait(self, condition, what, timeout=15):
         from selenium.webdriver.support.ui import WebDriverWait
-        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException, WebDriverException
+
+        def settled(driver):
+            # A page replaced while the condition reads it is "not yet": Chrome says so as a stale element or, its node
+            # gone mid-read, as an inspector error ("does not belong to the document").
+            try:
+                return condition(driver)
+            except WebDriverException as error:
+                if isinstance(error, StaleElementReferenceException) or "does not belong to the document" in str(error):
+                    return False
+                raise
+
         try:
-            WebDriverWait(self.driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition)
+            WebDriverWait(self.driver, timeout).until(settled)
         except TimeoutException:
             raise Failure(f"{what} (the page: {self.driver.title} {self.driver.current_url})")
 

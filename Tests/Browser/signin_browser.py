@@ -204,7 +204,6 @@ def post_form(url, fields):
 def code_flow(run):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     verifier, challenge = pkce()
@@ -274,7 +273,7 @@ def code_flow(run):
 
 def device_flow(run):
     from selenium.webdriver.common.by import By
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     driver.delete_all_cookies()
@@ -292,9 +291,17 @@ def device_flow(run):
     driver.find_element(By.ID, "username").send_keys(USER)
     driver.find_element(By.ID, "password").send_keys(PASSWORD)
     driver.find_element(By.CSS_SELECTOR, "button[value=allow]").click()
-    # The page is replaced by the next one while we read it: a stale element is "not yet", not a failure.
-    WebDriverWait(driver, 15, ignored_exceptions=[StaleElementReferenceException]).until(
-        lambda d: "signed in" in d.find_element(By.TAG_NAME, "main").text)
+    # The page is replaced by the next one while we read it: a stale element is "not yet", not a failure — Chrome says so
+    # either as a stale element or, its node gone mid-read, as an inspector error ("does not belong to the document").
+    def signed_in(d):
+        try:
+            return "signed in" in d.find_element(By.TAG_NAME, "main").text
+        except WebDriverException as error:
+            if isinstance(error, StaleElementReferenceException) or "does not belong to the document" in str(error):
+                return False
+            raise
+
+    WebDriverWait(driver, 15).until(signed_in)
     run.shoot("device-done")
     status, tokens = post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
         "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": CLIENT, "device_code": started["device_code"]})
@@ -305,7 +312,6 @@ def device_flow(run):
 def mfa_flow(run):
     import pyotp
     from selenium.webdriver.common.by import By
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     redirect = f"{run.app_base}/"
