@@ -9,6 +9,14 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+extension Target.Dependency {
+    /// A product of one of the server's packages: built only with the `Server` trait (on by default at the root), so that
+    /// an app depending on this repository with `traits: []` fetches none of them.
+    static func server(_ name: String, _ package: String) -> Target.Dependency {
+        .product(name: name, package: package, condition: .when(traits: ["Server"]))
+    }
+}
+
 let package = Package(
     name: "portcullis",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -17,6 +25,13 @@ let package = Package(
         .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
         .library(name: "PortcullisClientKeys", targets: ["PortcullisClientKeys"]),
         .library(name: "PortcullisResourceServer", targets: ["PortcullisResourceServer"]),
+    ],
+    // An app that depends on this repository for the client SDK says `traits: []` and fetches none of the server's
+    // packages (PROTOCOL §16; docs/sdk.md measures it): every target that needs them is built only with `Server`.
+    traits: [
+        .trait(name: "Server", description: "The server, the CLI, the resource-server library and their tests.", enabledTraits: ["FileKeyStore"]),
+        .trait(name: "FileKeyStore", description: "PortcullisClientKeys' file instance key store, which needs swift-certificates."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -39,8 +54,11 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
-        // The domain at the bottom of the house: depends on no other module.
-        .target(name: "PortcullisCore", swiftSettings: swiftSettings),
+        // The words server and client share on the wire (compliance statuses and their localised messages, app protection
+        // settings, JSON values): Foundation only, no evaluator, so the client SDK ships no server code (PROTOCOL §16).
+        .target(name: "PortcullisVocabulary", swiftSettings: swiftSettings),
+        // The domain at the bottom of the house: the vocabulary (re-exported) and nothing else.
+        .target(name: "PortcullisCore", dependencies: ["PortcullisVocabulary"], swiftSettings: swiftSettings),
         // WebAuthn's binary formats (CBOR, authenticator data, COSE keys, attestation objects, client data), read
         // strictly and within limits; no dependency, so that the fuzzer builds it alone (Fuzz/README.md).
         .target(name: "PortcullisWebAuthnFormat", swiftSettings: swiftSettings),
@@ -51,12 +69,12 @@ let package = Package(
             name: "PortcullisTokens",
             dependencies: [
                 "PortcullisCore", "PortcullisAPI", "PortcullisWebAuthnFormat",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .server("JWTKit", "jwt-kit"),
+                .server("Crypto", "swift-crypto"),
+                .server("CryptoExtras", "swift-crypto"),
+                .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
+                .server("NIOSSL", "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -64,8 +82,8 @@ let package = Package(
             name: "PortcullisStorage",
             dependencies: [
                 "PortcullisCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -73,10 +91,10 @@ let package = Package(
             name: "PortcullisSQLite",
             dependencies: [
                 "PortcullisCore", "PortcullisStorage",
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .server("SQLiteNIO", "sqlite-nio"),
+                .server("Logging", "swift-log"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -84,32 +102,32 @@ let package = Package(
             name: "PortcullisPostgres",
             dependencies: [
                 "PortcullisCore", "PortcullisStorage",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
+                .server("PostgresNIO", "postgres-nio"),
+                .server("NIOSSL", "swift-nio-ssl"),
+                .server("Logging", "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "PortcullisAPI", dependencies: ["PortcullisCore"], swiftSettings: swiftSettings),
+        .target(name: "PortcullisAPI", dependencies: ["PortcullisVocabulary"], swiftSettings: swiftSettings),
         .target(
             name: "PortcullisServer",
             dependencies: [
                 "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisAPI",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTLS", "hummingbird"),
+                .server("HummingbirdCore", "hummingbird"),
+                .server("HTTPTypes", "swift-http-types"),
+                .server("HummingbirdBcrypt", "hummingbird-auth"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
+                .server("Logging", "swift-log"),
+                .server("Metrics", "swift-metrics"),
+                .server("Prometheus", "swift-prometheus"),
+                .server("Mustache", "swift-mustache"),
+                .server("Crypto", "swift-crypto"),
+                .server("NIOSSL", "swift-nio-ssl"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
             ],
             // The OpenAPI description: a JSON file compiled in as a string literal by the EmbedText plugin (no bundle
             // to ship beside the binary; SwiftPM's embedInCode makes a byte array that takes a minute to compile).
@@ -123,31 +141,39 @@ let package = Package(
             name: "PortcullisResourceServer",
             dependencies: [
                 "PortcullisTokens", "PortcullisCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HTTPTypes", "swift-http-types"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("JWTKit", "jwt-kit"),
+                .server("Logging", "swift-log"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOHTTP1", "swift-nio"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "portcullis-embed", path: "Sources/portcullis-embed", swiftSettings: swiftSettings),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["portcullis-embed"]),
         // The client SDK: the wire types and the domain vocabulary they are made of (Foundation only, both).
-        .target(name: "PortcullisClient", dependencies: ["PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
+        // Data protection (AES-GCM) uses CryptoKit on Apple platforms and swift-crypto elsewhere.
+        .target(
+            name: "PortcullisClient",
+            dependencies: [
+                "PortcullisAPI", "PortcullisVocabulary",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows])),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The SDK's instance key store for Linux and development (a 0600 file): swift-crypto's HPKE and
         // swift-certificates' CSRs, kept out of the Foundation-only SDK so that apps on Apple platforms can
         // bring their own over CryptoKit and the Secure Enclave.
         .target(
             name: "PortcullisClientKeys",
             dependencies: [
-                "PortcullisClient", "PortcullisAPI", "PortcullisCore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                "PortcullisClient", "PortcullisAPI", "PortcullisVocabulary",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["FileKeyStore"])),
+                .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["FileKeyStore"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["FileKeyStore"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -155,11 +181,11 @@ let package = Package(
             name: "PortcullisTesting",
             dependencies: [
                 "PortcullisAPI", "PortcullisCore", "PortcullisStorage", "PortcullisServer", "PortcullisTokens", "PortcullisSQLite", "PortcullisPostgres",
-                "PortcullisWebAuthnFormat", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "PortcullisWebAuthnFormat", .server("Crypto", "swift-crypto"), .server("CryptoExtras", "swift-crypto"),
+                .server("X509", "swift-certificates"), .server("SwiftASN1", "swift-asn1"),
+                .server("PostgresNIO", "postgres-nio"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTesting", "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -168,21 +194,21 @@ let package = Package(
             dependencies: [
                 "PortcullisCore", "PortcullisTokens", "PortcullisStorage", "PortcullisSQLite", "PortcullisPostgres",
                 "PortcullisServer", "PortcullisClient", "PortcullisClientKeys", "PortcullisAPI", "PortcullisResourceServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .server("ArgumentParser", "swift-argument-parser"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("NIOPosix", "swift-nio"),
+                .server("Hummingbird", "hummingbird"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
+                .server("Logging", "swift-log"),
+                .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
+                .server("JWTKit", "jwt-kit"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
+                .server("NIOCore", "swift-nio"),
+                .server("HTTPTypes", "swift-http-types"),
+                .server("Crypto", "swift-crypto"),
+                .server("CryptoExtras", "swift-crypto"),
+                .server("NIOSSL", "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -191,9 +217,9 @@ let package = Package(
             dependencies: [
                 "PortcullisCore", "PortcullisClient", "PortcullisAPI", "PortcullisSQLite", "PortcullisStorage", "PortcullisServer", "PortcullisTokens",
                 "PortcullisTesting", "PortcullisWebAuthnFormat", "PortcullisResourceServer",
-                .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .server("SQLiteNIO", "sqlite-nio"), .server("Crypto", "swift-crypto"),
+                .server("CryptoExtras", "swift-crypto"),
+                .server("Logging", "swift-log"),
             ],
             path: "bench/Sources/PortcullisBench",
             swiftSettings: swiftSettings
@@ -201,9 +227,9 @@ let package = Package(
         .executableTarget(
             name: "portcullis-baseline",
             dependencies: [
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
+                .server("Hummingbird", "hummingbird"),
+                .server("JWTKit", "jwt-kit"),
+                .server("Logging", "swift-log"),
             ],
             path: "bench/Sources/Baseline",
             swiftSettings: swiftSettings
@@ -212,9 +238,9 @@ let package = Package(
         .testTarget(
             name: "PortcullisTokensTests",
             dependencies: [
-                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", "PortcullisTesting", .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", "PortcullisTesting", .server("JWTKit", "jwt-kit"),
+                .server("Crypto", "swift-crypto"), .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -222,21 +248,21 @@ let package = Package(
             name: "PortcullisSQLiteTests",
             dependencies: [
                 "PortcullisSQLite", "PortcullisStorage", "PortcullisTesting",
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .server("NIOCore", "swift-nio"), .server("NIOPosix", "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PortcullisPostgresTests",
-            dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: ["PortcullisPostgres", "PortcullisStorage", "PortcullisTesting", .server("PostgresNIO", "postgres-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PortcullisWebAuthnTests",
             dependencies: [
-                "PortcullisWebAuthnFormat", "PortcullisTokens", "PortcullisTesting", "PortcullisCore", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                "PortcullisWebAuthnFormat", "PortcullisTokens", "PortcullisTesting", "PortcullisCore", .server("Crypto", "swift-crypto"),
+                .server("CryptoExtras", "swift-crypto"), .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
@@ -245,11 +271,11 @@ let package = Package(
             dependencies: [
                 "PortcullisClient", "PortcullisClientKeys", "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisAPI", "PortcullisTokens",
                 "PortcullisStorage", "PortcullisResourceServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOHTTP1", "swift-nio"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTesting", "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -258,13 +284,13 @@ let package = Package(
             dependencies: [
                 "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisTokens", "PortcullisAPI", "PortcullisStorage", "PortcullisPostgres",
                 "PortcullisResourceServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTesting", "hummingbird"),
+                .server("JWTKit", "jwt-kit"),
+                .server("Crypto", "swift-crypto"),
+                .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),

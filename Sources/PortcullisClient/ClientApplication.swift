@@ -1,6 +1,6 @@
 import Foundation
 import PortcullisAPI
-public import PortcullisCore
+public import PortcullisVocabulary
 import Synchronization
 
 #if canImport(FoundationNetworking)

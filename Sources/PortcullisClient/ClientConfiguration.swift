@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisVocabulary
 
 /// How a client application talks to Portcullis.
 public struct ClientConfiguration: Sendable {
@@ -15,12 +16,16 @@ public struct ClientConfiguration: Sendable {
     public var timeout: TimeInterval
     /// When set, every token request carries a DPoP proof by its key, and the tokens are bound to it (PROTOCOL §15).
     public var dpop: DPoPProofMaker?
+    /// The user's languages, best first (BCP 47): sent as `Accept-Language`, and the language of the titles and messages
+    /// of the compliance statuses the SDK reports (English, Spanish, Portuguese, Italian or Chinese; PROTOCOL §16).
+    public var languages: [String]
 
     public init(
         authority: URL, clientId: String, capabilities: [String] = [], sku: String = ClientConfiguration.defaultSKU,
         osDescription: String = ProcessInfo.processInfo.operatingSystemVersionString, version: String = PortcullisClientVersion.string,
-        timeout: TimeInterval = 30
+        timeout: TimeInterval = 30, languages: [String] = Locale.preferredLanguages
     ) {
+        self.languages = languages
         self.authority = authority
         self.clientId = clientId
         self.capabilities = capabilities
@@ -43,6 +48,17 @@ public struct ClientConfiguration: Sendable {
         #else
         "PortcullisClient"
         #endif
+    }
+
+    /// The language the SDK's messages are shown in.
+    public var messageLanguage: MessageLanguage { MessageLanguage(preferred: languages) }
+
+    /// `languages` as an `Accept-Language` value (`es-ES, en;q=0.9`), at most ten, `nil` for none.
+    var acceptLanguage: String? {
+        let tags = languages.prefix(10).filter { !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }
+        guard !tags.isEmpty else { return nil }
+        return tags.enumerated().map { index, tag in index == 0 ? tag : "\(tag);q=\(String(format: "%.1f", max(0.1, 1.0 - Double(index) * 0.1)))" }
+            .joined(separator: ", ")
     }
 
     var tokenEndpoint: URL { authority.appendingPathComponent("oauth2/v2.0/token") }

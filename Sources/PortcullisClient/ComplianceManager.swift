@@ -1,6 +1,6 @@
 public import Foundation
 public import PortcullisAPI
-public import PortcullisCore
+public import PortcullisVocabulary
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -35,11 +35,18 @@ public struct PolicyApplication: Sendable, Equatable {
     public var applied: Bool
     /// An app PIN is set (asked for when `interactive` and the policy requires one).
     public var pinSet: Bool
+    /// The user cancelled what the app asked of them (the PIN prompt, say): the remediation ends `userCancelled`
+    /// without a check-in, and nothing about the enrollment changes.
+    public var cancelled: Bool
 
-    public init(applied: Bool, pinSet: Bool) {
+    public init(applied: Bool, pinSet: Bool, cancelled: Bool = false) {
         self.applied = applied
         self.pinSet = pinSet
+        self.cancelled = cancelled
     }
+
+    /// The user cancelled.
+    public static let cancelled = PolicyApplication(applied: false, pinSet: false, cancelled: true)
 }
 
 /// The app's part of remediation: apply a policy's settings (and, when interactive, ask the user for what
@@ -58,9 +65,17 @@ public protocol ComplianceDelegate: AnyObject, Sendable {
     /// The organization's configuration for this app could not be decoded into the app's type (the stream
     /// yielded `nil` instead of crashing): a newer server, or a policy that does not match the app.
     func configurationDecodingFailed(_ error: any Error, for account: Account) async
+    /// The SDK needs the app to show `account` (`nil`: unmanaged) instead of the identity it shows now, because data
+    /// owned by it is being opened (seed 002's `identitySwitchRequired`). Return `true` to switch (the launch conditions
+    /// then run), `false` to refuse. The default refuses.
+    func identitySwitchRequired(to account: Account?) async -> Bool
+    /// A switch to `account` was refused: by the launch conditions (`status`), or by the app (`nil`).
+    func identitySwitchRefused(to account: Account?, status: ComplianceStatus?) async
 }
 
 extension ComplianceDelegate {
+    public func identitySwitchRequired(to account: Account?) async -> Bool { false }
+    public func identitySwitchRefused(to account: Account?, status: ComplianceStatus?) async {}
     public func restartApplication() async {}
     public func configurationDecodingFailed(_ error: any Error, for account: Account) async {}
 }
@@ -79,6 +94,8 @@ public struct EnrollmentState: Codable, Sendable, Equatable {
     public var appliedVersion: String?
     public var status: ComplianceStatus
     public var recheckIntervalMinutes: Int?
+    /// The account's tenant's allowed accounts as last delivered (kept so that a restarted app still refuses first).
+    public var tenantAllowedAccounts: AllowedAccountsList?
 }
 
 /// Where enrollment state lives (`InMemoryComplianceStateStore`, `FileComplianceStateStore`, or your own).
@@ -150,13 +167,29 @@ public actor ComplianceManager: ComplianceRemediator {
     var wipesInProgress: [String: Task<ComplianceStatus, Never>] = [:]
     /// Every compliance status the manager learns, in order (the app's `hasComplianceStatus`).
     public nonisolated let statusUpdates: AsyncStream<ComplianceStatusUpdate>
+    /// The language of the statuses' titles and messages: the first of the configuration's languages we have.
+    public nonisolated let language: MessageLanguage
+    /// The tenants' allowed accounts as the server last delivered them (PROTOCOL §4, §16), by tenant ID.
+    var tenantAllowedAccounts: [String: [String]?] = [:]
+    let allowedContinuation: AsyncStream<AllowedAccountsChange>.Continuation
+    /// Each change of a tenant's allowed accounts, as the server delivers it with the policy (the Intune SDK's
+    /// `IntuneMAMAllowedAccountsDidChangeNotification`).
+    public nonisolated let allowedAccountsUpdates: AsyncStream<AllowedAccountsChange>
+    /// The identity the app shows now (`switchIdentity(to:)`), `nil` for none (unmanaged). A task's own
+    /// `withIdentity` scope comes first (`effectiveIdentity`).
+    public internal(set) var uiIdentity: Account?
+    /// Where the app keeps protected files, scanned for a wiped account's files when the delegate leaves them.
+    public nonisolated let protectedFileDirectories: [URL]
 
     public init(
         application: PublicClientApplication, device: DeviceInfo, applier: any PolicyApplier, delegate: (any ComplianceDelegate)? = nil,
         stateStore: any ComplianceStateStore = InMemoryComplianceStateStore(), callbackUri: String? = nil, allowedAccounts: [String]? = nil,
-        keyStore: (any InstanceKeyStore)? = nil
+        keyStore: (any InstanceKeyStore)? = nil, protectedFileDirectories: [URL] = []
     ) {
         self.keyStore = keyStore
+        self.protectedFileDirectories = protectedFileDirectories
+        self.language = application.configuration.messageLanguage
+        (allowedAccountsUpdates, allowedContinuation) = AsyncStream.makeStream(of: AllowedAccountsChange.self, bufferingPolicy: .bufferingNewest(64))
         self.application = application
         self.device = device
         self.applier = applier
@@ -183,22 +216,16 @@ public actor ComplianceManager: ComplianceRemediator {
     /// `remediateCompliance(accountId, silent)`: enroll if needed, apply the policy, check in. Never
     /// throws: the result is a compliance status, with a title and message to show when not compliant.
     public func remediate(account: Account, silent: Bool) async -> ComplianceStatus {
-        if !Self.isAccountAllowed(account, allowed: allowedAccounts) {
-            return publish(
-                account,
-                ComplianceStatus(
-                    status: .notCompliant, errorTitle: "Account not allowed",
-                    errorMessage: "This app is configured to allow only specific work accounts."))
+        // Refused here, before the server does: the app's own list, and the tenant's as the server last delivered it.
+        let tenantAllowed = await allowedAccounts(tenantId: account.tenantId)
+        if !Self.isAccountAllowed(account, allowed: allowedAccounts) || !Self.isAccountAllowed(account, allowed: tenantAllowed) {
+            return publish(account, ComplianceStatus(.notCompliant, .accountNotAllowed, language: language))
         }
         var appKey: AppKeyJWK?
         if let keyStore {
             // Registered at every remediation: the server keeps it, or replaces a key this store lost.
             do { appKey = try await keyStore.publicKey(for: account) } catch {
-                return publish(
-                    account,
-                    ComplianceStatus(
-                        status: .serviceFailure, errorTitle: "Device key unavailable",
-                        errorMessage: "This app cannot use its protected key store. Restart the app and try again."))
+                return publish(account, ComplianceStatus(.serviceFailure, .deviceKeyUnavailable, language: language))
             }
         }
         let body = RemediationRequest(
@@ -215,7 +242,7 @@ public actor ComplianceManager: ComplianceRemediator {
     /// A check-in for an enrolled account (also what periodic check-ins run).
     public func checkIn(account: Account, silent: Bool = true) async -> ComplianceStatus {
         guard let state = try? await stateStore.state(homeAccountId: account.homeAccountId) else {
-            return ComplianceStatus(status: .notCompliant, errorTitle: "Not enrolled", errorMessage: "This account is not enrolled in this app.")
+            return ComplianceStatus(.notCompliant, .notEnrolled, language: language)
         }
         return await sendCheckIn(state, silent: silent, depth: 0)
     }
@@ -242,8 +269,8 @@ public actor ComplianceManager: ComplianceRemediator {
         }
         try await stateStore.remove(homeAccountId: account.homeAccountId)
         try? await keyStore?.removeKey(for: account)
-        _ = publish(
-            account, ComplianceStatus(status: .notCompliant, errorTitle: "Account removed", errorMessage: "This account is no longer protected in this app."))
+        if uiIdentity == account { uiIdentity = nil }
+        _ = publish(account, ComplianceStatus(.notCompliant, .unenrolled, language: language))
     }
 
     // MARK: Policy queries (seed 003)
@@ -252,16 +279,6 @@ public actor ComplianceManager: ComplianceRemediator {
     public func policy(for account: Account?) async -> PolicyDocument? {
         guard let account else { return nil }
         return try? await stateStore.state(homeAccountId: account.homeAccountId)?.policy
-    }
-
-    /// `isSaveToAllowedForLocation:withAccountId:` — may the account's data be saved to `location`?
-    public func isSaveAllowed(to location: AppProtectionSettings.SaveLocation, account: Account?) async -> Bool {
-        await policy(for: account)?.settings.saveAs?.allows(location) ?? true
-    }
-
-    /// `isOpenFromAllowedForLocation:withAccountId:` — may data from `location` be opened into the account's documents?
-    public func isOpenAllowed(from location: AppProtectionSettings.OpenLocation, account: Account?) async -> Bool {
-        await policy(for: account)?.settings.openFrom?.allows(location) ?? true
     }
 
     /// `isFileEncryptionRequired`: every file the app writes for this account must be encrypted.
@@ -277,11 +294,10 @@ public actor ComplianceManager: ComplianceRemediator {
 
     // MARK: Internals
 
-    static let networkFailure = ComplianceStatus(
-        status: .networkFailure, errorTitle: "No connection",
-        errorMessage: "The app cannot reach your organization's service. Check the connection and try again.")
+    var networkFailure: ComplianceStatus { ComplianceStatus(.networkFailure, .networkFailure, language: language) }
 
     func handle(_ response: EnrollmentResponse, account: Account, silent: Bool, depth: Int) async -> ComplianceStatus {
+        noteAllowedAccounts(response, tenantId: account.tenantId)
         guard let id = response.enrollmentId else { return publish(account, response.complianceStatus) }
         if response.commands?.contains("wipe") == true { return await wipe(account: account, enrollmentId: id) }
         var state =
@@ -291,6 +307,7 @@ public actor ComplianceManager: ComplianceRemediator {
         state.enrollmentId = id
         state.status = response.complianceStatus
         state.recheckIntervalMinutes = response.recheckIntervalMinutes ?? state.recheckIntervalMinutes
+        state.tenantAllowedAccounts = response.allowedAccounts ?? state.tenantAllowedAccounts
         if let policy = response.policy { state.policy = policy }
         try? await stateStore.store(state)
         return await sendCheckIn(state, silent: silent, depth: depth)
@@ -301,6 +318,7 @@ public actor ComplianceManager: ComplianceRemediator {
         var application = PolicyApplication(applied: state.appliedVersion != nil, pinSet: false)
         if let policy = state.policy {
             application = await applier.apply(policy, for: state.account, interactive: !silent)
+            if application.cancelled { return publish(state.account, ComplianceStatus(.userCancelled, .userCancelled, language: language)) }
             if application.applied { state.appliedVersion = policy.version }
         }
         let body = CheckInRequest(
@@ -315,9 +333,11 @@ public actor ComplianceManager: ComplianceRemediator {
             }
             return publish(state.account, failure.status)
         }
+        noteAllowedAccounts(response, tenantId: state.account.tenantId)
         if response.commands?.contains("wipe") == true { return await wipe(account: state.account, enrollmentId: state.enrollmentId) }
         state.status = response.complianceStatus
         state.recheckIntervalMinutes = response.recheckIntervalMinutes ?? state.recheckIntervalMinutes
+        state.tenantAllowedAccounts = response.allowedAccounts ?? state.tenantAllowedAccounts
         if let policy = response.policy, policy.version != state.appliedVersion, depth < 2 {
             // A newer policy: apply it and acknowledge it at once. If it changes file encryption for data
             // the app already holds, the app must restart to re-open that data under the new rule.
@@ -343,18 +363,17 @@ public actor ComplianceManager: ComplianceRemediator {
     }
 
     private func carryOutWipe(account: Account, enrollmentId: String) async -> ComplianceStatus {
-        let removed = await delegate?.wipeData(for: account) ?? false
+        // Seed 002's `wipeDataForAccount`: when the app answers `false`, the SDK removes the account's protected files itself.
+        var removed = await delegate?.wipeData(for: account) ?? false
+        if !removed { removed = removeProtectedFiles(of: account) }
         _ = await call("DELETE", "enrollments/\(enrollmentId)", body: Optional<String>.none, account: account)
         try? await stateStore.remove(homeAccountId: account.homeAccountId)
-        // The instance key goes too: a device identity certified for it must not outlive the wipe.
+        // The instance keys go too: a device identity certified for them must not outlive the wipe, and the account's
+        // data protection key with them, so that whatever was protected for it can no longer be opened.
         try? await keyStore?.removeKey(for: account)
         try? await application.signOut(account: account)
-        return publish(
-            account,
-            ComplianceStatus(
-                status: .notCompliant, errorTitle: "Work data removed",
-                errorMessage: removed
-                    ? "Your organization removed its data from this app." : "Your organization removed its data from this app; some files may remain."))
+        if uiIdentity == account { uiIdentity = nil }
+        return publish(account, ComplianceStatus(.notCompliant, removed ? .wiped : .wipedPartially, language: language))
     }
 
     @discardableResult
@@ -368,13 +387,11 @@ public actor ComplianceManager: ComplianceRemediator {
         do {
             return .success(try await application.acquireTokenSilent(account: account, scopes: [Self.complianceScope], forceRefresh: forceRefresh).accessToken)
         } catch let error as PortcullisClientError where error.kind == .transport {
-            return .failure(StatusFailure(Self.networkFailure))
+            return .failure(StatusFailure(networkFailure))
+        } catch let error as PortcullisClientError where error.kind == .temporarilyUnavailable {
+            return .failure(StatusFailure(ComplianceStatus(.serviceFailure, .serviceFailure, argument: "503", language: language)))
         } catch {
-            return .failure(
-                StatusFailure(
-                    ComplianceStatus(
-                        status: .interactionRequired, errorTitle: "Sign in again",
-                        errorMessage: "Sign in to your work account again to finish protecting this app.")))
+            return .failure(StatusFailure(ComplianceStatus(.interactionRequired, .signInAgain, language: language)))
         }
     }
 
@@ -393,24 +410,19 @@ public actor ComplianceManager: ComplianceRemediator {
                     url, method: method, json: try body.map { try JSONEncoder().encode($0) }, bearer: token,
                     correlationId: UUID().uuidString.lowercased())
             } catch {
-                return .failure(StatusFailure(Self.networkFailure))
+                return .failure(StatusFailure(networkFailure))
             }
             if reply?.status != 401 { break }
         }
-        guard let reply else { return .failure(StatusFailure(Self.networkFailure)) }
-        if let response = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body) { return .success(response) }
-        if reply.status == 410 || reply.status == 404 {
-            return .failure(
-                StatusFailure(
-                    ComplianceStatus(
-                        status: .notCompliant, errorTitle: "Enrollment removed",
-                        errorMessage: "This app's enrollment was removed. Open the app again to protect it.")))
+        guard let reply else { return .failure(StatusFailure(networkFailure)) }
+        if reply.status < 500, var response = try? JSONDecoder().decode(EnrollmentResponse.self, from: reply.body) {
+            response.complianceStatus = response.complianceStatus.localized(language)
+            return .success(response)
         }
-        return .failure(
-            StatusFailure(
-                ComplianceStatus(
-                    status: .serviceFailure, errorTitle: "Service unavailable",
-                    errorMessage: "Your organization's compliance service did not answer (HTTP \(reply.status)). Try again later.")))
+        if reply.status == 410 || reply.status == 404 {
+            return .failure(StatusFailure(ComplianceStatus(.notCompliant, .enrollmentRemoved, language: language)))
+        }
+        return .failure(StatusFailure(ComplianceStatus(.serviceFailure, .serviceFailure, argument: String(reply.status), language: language)))
     }
 
     struct StatusFailure: Error {

@@ -1,6 +1,6 @@
 public import Foundation
 import PortcullisAPI
-public import PortcullisCore
+public import PortcullisVocabulary
 import Synchronization
 
 /// The key an app instance proves possession of for DPoP-bound tokens (PROTOCOL §15, RFC 9449): EC P-256, ES256. On

@@ -33,6 +33,7 @@ struct HTTPTransport: Sendable {
         request.setValue(configuration.osDescription, forHTTPHeaderField: "x-client-OS")
         request.setValue(configuration.version, forHTTPHeaderField: "x-client-Ver")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let languages = configuration.acceptLanguage { request.setValue(languages, forHTTPHeaderField: "Accept-Language") }
         if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
         if let form {
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")

@@ -1,6 +1,6 @@
 public import Foundation
 public import PortcullisAPI
-public import PortcullisCore
+public import PortcullisVocabulary
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -155,7 +155,10 @@ public protocol InstanceKeyStore: Sendable {
     func open(_ sealed: SealedSecretResponse.Sealed, info: Data, for account: Account) async throws -> Data
     /// A PEM PKCS #10 request for the account's key, signed with it (ECDSA, SHA-256).
     func certificateSigningRequest(for account: Account) async throws -> String
-    /// Destroys the account's key (wipe, unenrollment).
+    /// The account's data protection key: 32 random bytes for AES-256-GCM (PROTOCOL §16), created when `create` is set
+    /// and there is none; `nil` when there is none and `create` is not set (after a wipe).
+    func dataProtectionKey(for account: Account, create: Bool) async throws -> Data?
+    /// Destroys the account's keys, its data protection key included (wipe, unenrollment).
     func removeKey(for account: Account) async throws
 }
 

@@ -1,6 +1,6 @@
 public import Foundation
 public import PortcullisAPI
-public import PortcullisCore
+public import PortcullisVocabulary
 
 /// What went wrong with a token or compliance request. Recognises the app-protection refusal the way MSAL
 /// does: `error == "unauthorized_client"` and `suberror == "protection_policy_required"`, case-insensitively.
@@ -23,8 +23,10 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
         case temporarilyUnavailable
         /// The secret is not provisioned to this account in this app (no policy declares it, or no material yet), or the account is unmanaged.
         case notProvisioned
-        /// Secrets need an instance key: the manager has no key store, or the enrollment registered no key.
+        /// Secrets and data protection need an instance key: the manager has no key store, or the enrollment registered no key.
         case instanceKeyRequired
+        /// Protected data cannot be opened: its account's key is gone (a selective wipe destroys it) or the data was altered.
+        case protectedDataUnavailable
     }
 
     /// Who must remediate and where (from `adi`, `client_info` and Portcullis's `remediation` member).

@@ -1,8 +1,11 @@
+// Built with the FileKeyStore trait (on by default; an app opts in with `traits: ["FileKeyStore"]`): swift-certificates
+// makes its CSRs.
+#if FileKeyStore
 public import Crypto
 public import Foundation
 public import PortcullisAPI
 public import PortcullisClient
-public import PortcullisCore
+public import PortcullisVocabulary
 import SwiftASN1
 import X509
 
@@ -87,9 +90,33 @@ public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey {
         try proofSigningKey().signature(for: message).rawRepresentation
     }
 
+    func dataKeyFile(_ account: Account) -> URL {
+        let name = file(account).lastPathComponent.replacingOccurrences(of: "instance-", with: "data-").replacingOccurrences(of: ".pem", with: ".key")
+        return directory.appendingPathComponent(name)
+    }
+
+    public func dataProtectionKey(for account: Account, create: Bool) throws -> Data? {
+        let url = dataKeyFile(account)
+        if let key = try? Data(contentsOf: url), key.count == 32 { return key }
+        guard create else { return nil }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        let descriptor = createExclusively(url.path)
+        guard descriptor >= 0 else {
+            // Another process created it first: use that one.
+            if errno == EEXIST, let existing = try? Data(contentsOf: url), existing.count == 32 { return existing }
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
+        }
+        defer { close(descriptor) }
+        let written = key.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == key.count, fsync(descriptor) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
+        return key
+    }
+
     public func removeKey(for account: Account) throws {
-        let url = file(account)
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+        for url in [file(account), dataKeyFile(account)] where FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.removeItem(at: url)
+        }
     }
 }
 
@@ -97,3 +124,4 @@ public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey {
 private func createExclusively(_ path: String) -> Int32 {
     open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
 }
+#endif

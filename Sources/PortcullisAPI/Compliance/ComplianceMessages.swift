@@ -1,5 +1,5 @@
 public import Foundation
-public import PortcullisCore
+public import PortcullisVocabulary
 
 /// `POST /mam/v1/enrollments`.
 public struct EnrollmentRequest: Codable, Sendable, Equatable {
@@ -77,6 +77,22 @@ public struct PolicyDocument: Codable, Sendable, Equatable {
     }
 }
 
+/// A tenant's allowed accounts: `accounts` is `nil` when every account may enroll, otherwise the UPNs and object IDs
+/// that may (case-insensitive). Wrapped so that "no restriction" differs from "not delivered".
+public struct AllowedAccountsList: Codable, Sendable, Equatable {
+    public var accounts: [String]?
+
+    public init(accounts: [String]?) { self.accounts = accounts }
+
+    enum CodingKeys: String, CodingKey { case accounts }
+
+    /// `accounts` is always written, `null` included, so that a reader tells "no restriction" from "not delivered".
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(accounts, forKey: .accounts)
+    }
+}
+
 /// The answer of every `/mam/v1` call about an enrollment.
 public struct EnrollmentResponse: Codable, Sendable, Equatable {
     /// `nil` when the account could not be enrolled (unmanaged, not allowed, another managed account).
@@ -93,6 +109,8 @@ public struct EnrollmentResponse: Codable, Sendable, Equatable {
     public var tenantId: String?
     public var upn: String?
     public var recheckIntervalMinutes: Int?
+    /// The tenant's allowed accounts (PROTOCOL §4, §16); absent from a server that does not deliver them.
+    public var allowedAccounts: AllowedAccountsList?
 
     public init(
         enrollmentId: String?, statusCode: EnrollmentStatusCode, policy: PolicyDocument?, complianceStatus: ComplianceStatus,
@@ -164,9 +182,13 @@ public struct ComplianceStatusEvent: Codable, Sendable, Equatable {
     public var status: ComplianceStatusValue
     public var errorTitle: String?
     public var errorMessage: String?
+    /// The catalogue's name for the message (English above), so that the SDK shows it in the device's language.
+    public var reason: String?
+    public var reasonArgument: String?
 
     public init(
-        enrollmentId: String, accountId: String, tenantId: String, upn: String, status: ComplianceStatusValue, errorTitle: String?, errorMessage: String?
+        enrollmentId: String, accountId: String, tenantId: String, upn: String, status: ComplianceStatusValue, errorTitle: String?, errorMessage: String?,
+        reason: ComplianceMessage? = nil, reasonArgument: String? = nil
     ) {
         self.enrollmentId = enrollmentId
         self.accountId = accountId
@@ -175,6 +197,16 @@ public struct ComplianceStatusEvent: Codable, Sendable, Equatable {
         self.status = status
         self.errorTitle = errorTitle
         self.errorMessage = errorMessage
+        self.reason = reason?.rawValue
+        self.reasonArgument = reasonArgument
+    }
+
+    /// The status this event reports, its message in `language` when the event names one this version knows.
+    public func complianceStatus(in language: MessageLanguage) -> ComplianceStatus {
+        var status = ComplianceStatus(status: status, errorTitle: errorTitle, errorMessage: errorMessage)
+        status.reason = reason.flatMap(ComplianceMessage.init(rawValue:))
+        status.reasonArgument = status.reason == nil ? nil : reasonArgument
+        return status.localized(language)
     }
 }
 

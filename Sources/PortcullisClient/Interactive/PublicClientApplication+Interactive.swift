@@ -3,7 +3,7 @@ import PortcullisAPI
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import PortcullisCore
+import PortcullisVocabulary
 #endif
 
 /// `prompt` of an interactive sign-in (PROTOCOL §9.1). MSAL's default is `selectAccount`.

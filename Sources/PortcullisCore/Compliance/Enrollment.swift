@@ -1,51 +1,5 @@
 public import Foundation
 
-extension ComplianceStatus {
-    // The catalogue of non-compliant statuses (English; the titles and messages are shown to the user as-is).
-    public static let policyNotApplied = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Protection policy not applied",
-        errorMessage: "This app has not applied your organization's protection policy yet. Open the app again to finish setting it up.")
-    public static let notTargeted = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Account not protected",
-        errorMessage:
-            "Your organization requires app protection for this account, but no app protection policy is assigned to it for this app. Contact your IT administrator."
-    )
-    public static let accountNotAllowed = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Account not allowed",
-        errorMessage: "Your organization does not allow this account to be used with this app. Sign in with an allowed work account.")
-    public static let anotherAccountManaged = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Another work account is signed in",
-        errorMessage: "This app can protect one work account at a time. Remove the other work account from this app, then try again.")
-    public static let jailbroken = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Device not supported",
-        errorMessage: "Your organization's data cannot be used on a jailbroken or rooted device.")
-    public static func osTooOld(_ minimum: String) -> ComplianceStatus {
-        ComplianceStatus(
-            status: .notCompliant, errorTitle: "Update your device",
-            errorMessage: "Your organization requires operating system version \(minimum) or later. Update your device, then try again.")
-    }
-    public static func appTooOld(_ minimum: String) -> ComplianceStatus {
-        ComplianceStatus(
-            status: .notCompliant, errorTitle: "Update this app",
-            errorMessage: "Your organization requires version \(minimum) or later of this app. Update the app, then try again.")
-    }
-    public static let pinRequiredInteractive = ComplianceStatus(
-        status: .interactionRequired, errorTitle: "PIN required",
-        errorMessage: "Your organization requires a PIN for this app. Set a PIN to continue.")
-    public static let pinRequired = ComplianceStatus(
-        status: .notCompliant, errorTitle: "PIN required",
-        errorMessage: "Your organization requires a PIN for this app, and none is set.")
-    public static let lapsed = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Compliance check overdue",
-        errorMessage: "This app has not checked in with your organization for too long. Connect to the network and open the app to check in again.")
-    public static let wiped = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Work data removed",
-        errorMessage: "Your organization removed its data from this app for this account.")
-    public static let unenrolled = ComplianceStatus(
-        status: .notCompliant, errorTitle: "Account removed",
-        errorMessage: "This account is no longer protected in this app.")
-}
-
 /// One managed account's enrollment of one app instance (device + client application).
 public struct Enrollment: Codable, Sendable, Equatable {
     public enum State: String, Codable, Sendable, CaseIterable {
@@ -141,22 +95,6 @@ public struct Enrollment: Codable, Sendable, Equatable {
 
     /// Whether it still holds the app instance's managed-account slot.
     public var isActive: Bool { state != .unenrolled }
-}
-
-/// An app instance's public key as a JWK (RFC 7517): EC P-256, `x` and `y` base64url (32 bytes each).
-/// Unknown members (`kid`, `use`, `alg`…) are ignored; whether the point is on the curve is the server's check.
-public struct AppKeyJWK: Codable, Sendable, Equatable, Hashable {
-    public var kty: String
-    public var crv: String
-    public var x: String
-    public var y: String
-
-    public init(kty: String = "EC", crv: String = "P-256", x: String, y: String) {
-        self.kty = kty
-        self.crv = crv
-        self.x = x
-        self.y = y
-    }
 }
 
 /// What an app instance reports at check-in.

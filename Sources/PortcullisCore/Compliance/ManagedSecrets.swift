@@ -1,11 +1,5 @@
 public import Foundation
 
-/// What kind of secret an app configuration policy hands a managed app (PROTOCOL §8.1, Apple's ManagedApp
-/// passwords, certificates and identities).
-public enum ManagedSecretKind: String, Codable, Sendable, CaseIterable {
-    case password, certificate, identity
-}
-
 /// Where an identity's private key comes from: uploaded by the admin (PEM + PKCS #8, or PKCS #12), or
 /// generated on the device and certified by the tenant's issuing CA (the key never leaves the device).
 public enum IdentityIssuance: String, Codable, Sendable, CaseIterable {

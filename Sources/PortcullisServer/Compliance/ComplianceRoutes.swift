@@ -40,25 +40,27 @@ struct ComplianceRoutes: Sendable {
                 case .singleManagedAccountMode: .conflict
                 default: created ? .created : .ok
                 }
-            return Self.reply(status, response)
+            return Self.reply(status, response, for: request, caller: caller)
         }
-        group.get("enrollments/:id") { _, context in
-            Self.reply(.ok, try await service.get(try await caller(context), id: context.parameters.get("id") ?? ""))
+        group.get("enrollments/:id") { request, context in
+            let caller = try await caller(context)
+            return Self.reply(.ok, try await service.get(caller, id: context.parameters.get("id") ?? ""), for: request, caller: caller)
         }
         group.post("enrollments/:id/checkin") { request, context in
             let caller = try await caller(context)
             let body = try await Self.decode(CheckInRequest.self, request, context)
-            return Self.reply(.ok, try await service.checkIn(caller, id: context.parameters.get("id") ?? "", body))
+            return Self.reply(.ok, try await service.checkIn(caller, id: context.parameters.get("id") ?? "", body), for: request, caller: caller)
         }
-        group.delete("enrollments/:id") { _, context in
-            Self.reply(.ok, try await service.unenroll(try await caller(context), id: context.parameters.get("id") ?? ""))
+        group.delete("enrollments/:id") { request, context in
+            let caller = try await caller(context)
+            return Self.reply(.ok, try await service.unenroll(caller, id: context.parameters.get("id") ?? ""), for: request, caller: caller)
         }
         let delivery = ConfigurationDelivery(service: service, tenants: tenants, clock: clock)
         group.get("enrollments/:id/configuration") { request, context in
             try await delivery.get(request, context, caller: try await caller(context))
         }
-        group.get("enrollments/:id/secrets/:identifier") { _, context in
-            try await secrets.deliver(context, caller: try await caller(context))
+        group.get("enrollments/:id/secrets/:identifier") { request, context in
+            try await secrets.deliver(request, context, caller: try await caller(context))
         }
         group.post("enrollments/:id/identities/:identifier") { request, context in
             try await secrets.issue(request, context, caller: try await caller(context))
@@ -69,12 +71,17 @@ struct ComplianceRoutes: Sendable {
             let caller = try await caller(context)
             let body = try await Self.decode(RemediationRequest.self, request, context)
             try Self.validate(deviceId: body.deviceId, platform: body.platform, appKey: body.appKey)
-            return Self.reply(.ok, try await service.remediate(caller, body))
+            return Self.reply(.ok, try await service.remediate(caller, body), for: request, caller: caller)
         }
     }
 
-    static func reply(_ status: HTTPResponse.Status, _ response: EnrollmentResponse) -> Response {
-        JSONResponse.make(status: status, data: (try? encoder.encode(response)) ?? Data("{}".utf8))
+    /// The answer, its status's title and message in the request's `Accept-Language`, with the tenant's allowed accounts
+    /// (PROTOCOL §16: the SDK refuses a new account that is not allowed before asking).
+    static func reply(_ status: HTTPResponse.Status, _ response: EnrollmentResponse, for request: Request, caller: ComplianceService.Caller) -> Response {
+        var response = response
+        response.allowedAccounts = AllowedAccountsList(accounts: caller.tenant.tenant.allowedAccounts)
+        response.complianceStatus = response.complianceStatus.localized(MessageLanguage(acceptLanguage: request.headers[.acceptLanguage]))
+        return JSONResponse.make(status: status, data: (try? encoder.encode(response)) ?? Data("{}".utf8))
     }
 
     /// The account and client of the bearer token; compliance calls always act for a user.

@@ -416,7 +416,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
                     : nil,
                 complianceStatus: ComplianceStatusEvent(
                     enrollmentId: enrollment.id, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
-                    status: current.status, errorTitle: current.errorTitle, errorMessage: current.errorMessage))
+                    status: current.status, errorTitle: current.errorTitle, errorMessage: current.errorMessage, reason: current.reason,
+                    reasonArgument: current.reasonArgument))
         }
     }
 

@@ -43,7 +43,7 @@ struct ConfigurationDelivery: Sendable {
             let enrollment = try await service.owned(caller, id: id)
             guard enrollment.isCompliant(at: clock.now()) else {
                 // Never configuration to an enrollment that is not compliant (wiped, lapsed, unenrolled): its status instead.
-                return ComplianceRoutes.reply(.forbidden, try await service.get(caller, id: id))
+                return ComplianceRoutes.reply(.forbidden, try await service.get(caller, id: id), for: request, caller: caller)
             }
             let merged = caller.tenant.appConfiguration(userId: caller.user.id, clientId: caller.client.appId)
             let version = Self.version(merged)

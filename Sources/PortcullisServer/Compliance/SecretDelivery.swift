@@ -35,12 +35,12 @@ struct SecretDelivery: Sendable {
         case found(enrollment: Enrollment, secret: ProvisionedSecret, key: P256.KeyAgreement.PublicKey)
     }
 
-    func provisioned(_ context: PortcullisRequestContext, caller: ComplianceService.Caller) async throws -> Lookup {
+    func provisioned(_ request: Request, _ context: PortcullisRequestContext, caller: ComplianceService.Caller) async throws -> Lookup {
         let id = context.parameters.get("id") ?? ""
         let identifier = context.parameters.get("identifier") ?? ""
         let enrollment = try await service.owned(caller, id: id)
         guard enrollment.isCompliant(at: clock.now()) else {
-            return .refused(ComplianceRoutes.reply(.forbidden, try await service.get(caller, id: id)))
+            return .refused(ComplianceRoutes.reply(.forbidden, try await service.get(caller, id: id), for: request, caller: caller))
         }
         let merged = caller.tenant.appConfiguration(userId: caller.user.id, clientId: caller.client.appId)
         guard let secret = merged.secret(identifier) else {
@@ -53,9 +53,9 @@ struct SecretDelivery: Sendable {
         return .found(enrollment: enrollment, secret: secret, key: key)
     }
 
-    func deliver(_ context: PortcullisRequestContext, caller: ComplianceService.Caller) async throws -> Response {
+    func deliver(_ request: Request, _ context: PortcullisRequestContext, caller: ComplianceService.Caller) async throws -> Response {
         let found: (enrollment: Enrollment, secret: ProvisionedSecret, key: P256.KeyAgreement.PublicKey)
-        switch try await provisioned(context, caller: caller) {
+        switch try await provisioned(request, context, caller: caller) {
         case .refused(let answer): return answer
         case .found(let enrollment, let secret, let key): found = (enrollment, secret, key)
         }
@@ -90,7 +90,7 @@ struct SecretDelivery: Sendable {
 
     func issue(_ request: Request, _ context: PortcullisRequestContext, caller: ComplianceService.Caller) async throws -> Response {
         let found: (enrollment: Enrollment, secret: ProvisionedSecret, key: P256.KeyAgreement.PublicKey)
-        switch try await provisioned(context, caller: caller) {
+        switch try await provisioned(request, context, caller: caller) {
         case .refused(let answer): return answer
         case .found(let enrollment, let secret, let key): found = (enrollment, secret, key)
         }
