@@ -265,7 +265,8 @@ let package = Package(
                 .server("SwiftASN1", "swift-asn1"),
             ],
             swiftSettings: swiftSettings),
-        .testTarget(name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisClientKeys", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisIntegrationTests",
             dependencies: [

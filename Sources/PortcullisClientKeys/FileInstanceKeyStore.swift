@@ -14,7 +14,7 @@ import X509
 /// instead (an `InstanceKeyStore` of your own over CryptoKit's `SecureEnclave.P256` and `HPKE`), so that it
 /// cannot be copied off the device. It is also the app instance's DPoP proof key (`ProofKey`, a key of its own).
 public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey {
-    public let directory: URL
+    public nonisolated let directory: URL
     public static let ciphersuite = HPKE.Ciphersuite(kem: .P256_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_256)
 
     public init(directory: URL) {
