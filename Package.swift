@@ -266,7 +266,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisClientKeys", "PortcullisAPI", "PortcullisCore"], swiftSettings: swiftSettings),
+            name: "PortcullisClientTests", dependencies: ["PortcullisClient", "PortcullisClientKeys", "PortcullisAPI", "PortcullisCore"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisIntegrationTests",
             dependencies: [

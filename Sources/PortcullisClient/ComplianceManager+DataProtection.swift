@@ -14,6 +14,11 @@ public struct ProtectionInfo: Sendable, Equatable {
     public var owner: Account?
     /// Managed accounts' data is encrypted; unmanaged data carries only the owner (seed 002).
     public var isEncrypted: Bool
+
+    public init(owner: Account?, isEncrypted: Bool) {
+        self.owner = owner
+        self.isEncrypted = isEncrypted
+    }
 }
 
 /// Data protection for an identity (PROTOCOL §16, seeds 002/003): a managed account's data is sealed with AES-256-GCM

@@ -23,6 +23,11 @@ public struct DataTransferPeer: Sendable, Equatable {
 public struct AllowedAccountsChange: Sendable, Equatable {
     public var tenantId: String
     public var accounts: [String]?
+
+    public init(tenantId: String, accounts: [String]?) {
+        self.tenantId = tenantId
+        self.accounts = accounts
+    }
 }
 
 extension ComplianceManager {

@@ -155,7 +155,7 @@ public actor ComplianceManager: ComplianceRemediator {
     public let device: DeviceInfo
     let applier: any PolicyApplier
     weak var delegate: (any ComplianceDelegate)?
-    let stateStore: any ComplianceStateStore
+    public nonisolated let stateStore: any ComplianceStateStore
     let callbackUri: String?
     /// The instance keys secrets are sealed to (`nil`: this app takes no secrets).
     public nonisolated let keyStore: (any InstanceKeyStore)?

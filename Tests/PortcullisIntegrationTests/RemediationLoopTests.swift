@@ -136,9 +136,10 @@ struct RemediationLoopTests {
                     try await app.acquireToken(
                         username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic
                     ).account)
-                #expect(await manager.isSaveAllowed(to: .oneDriveForBusiness, account: alice))
+                #expect(await manager.isSaveAllowed(to: .oneDriveForBusiness, owner: Fixtures.alice.upn, account: alice))
+                #expect(!(await manager.isSaveAllowed(to: .oneDriveForBusiness, owner: Fixtures.bob.upn, account: alice)), "another account's OneDrive")
                 #expect(!(await manager.isSaveAllowed(to: .localDrive, account: alice)))
-                #expect(await manager.isOpenAllowed(from: .sharePoint, account: alice))
+                #expect(await manager.isOpenAllowed(from: .sharePoint, owner: Fixtures.alice.id, account: alice))
                 #expect(!(await manager.isOpenAllowed(from: .photos, account: alice)))
                 #expect(await manager.fileEncryptionRequired(account: alice))
                 #expect(!(await manager.fileEncryptionRequired(account: carol)))

@@ -50,7 +50,8 @@ enum Client {
     static func app(
         _ authority: URL, clientId: String = Fixtures.mobileClientId, capabilities: [String] = ["protapp"], cache: any TokenCache = InMemoryTokenCache()
     ) -> PublicClientApplication {
-        PublicClientApplication(configuration: ClientConfiguration(authority: authority, clientId: clientId, capabilities: capabilities), cache: cache)
+        PublicClientApplication(
+            configuration: ClientConfiguration(authority: authority, clientId: clientId, capabilities: capabilities, languages: ["en"]), cache: cache)
     }
 
     static func manager(
