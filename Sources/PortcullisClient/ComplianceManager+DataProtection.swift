@@ -1,6 +1,6 @@
 public import Foundation
-public import PortcullisAPI
-public import PortcullisVocabulary
+import PortcullisAPI
+import PortcullisVocabulary
 
 #if canImport(CryptoKit)
 import CryptoKit

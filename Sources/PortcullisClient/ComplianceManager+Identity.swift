@@ -1,5 +1,5 @@
-public import Foundation
-public import PortcullisAPI
+import Foundation
+import PortcullisAPI
 public import PortcullisVocabulary
 
 /// The identity code runs as (seed 002's thread identity, PROTOCOL §16), scoped the way Swift scopes context: a

@@ -1,5 +1,5 @@
-public import Foundation
-public import PortcullisAPI
+import Foundation
+import PortcullisAPI
 public import PortcullisVocabulary
 
 /// The other end of a transfer of data between apps (seed 002's sharing matrices): an app the organization's policy

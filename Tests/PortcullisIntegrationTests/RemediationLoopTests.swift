@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import PortcullisAPI
 import PortcullisClient
+import PortcullisClientKeys
 import PortcullisCore
 import PortcullisSQLite
 import PortcullisServer
@@ -156,8 +157,13 @@ struct RemediationLoopTests {
                 // "Managed death/restart": a new app object with the persisted cache and state gets protected tokens through its enrollment.
                 let restarted = Client.app(authority, cache: FileTokenCache(url: files.appendingPathComponent("tokens.json")))
                 let restartedManager = Client.manager(
-                    restarted, device: "shared-phone", store: FileComplianceStateStore(url: files.appendingPathComponent("compliance.json")))
+                    restarted, device: "shared-phone", store: FileComplianceStateStore(url: files.appendingPathComponent("compliance.json")),
+                    keyStore: FileInstanceKeyStore(directory: files.appendingPathComponent("keys")))
                 #expect(await restartedManager.enrollmentId(for: alice) != nil)
+                let aliceDraft = try await restartedManager.protect(Data("alice's draft".utf8), for: alice)
+                let carolNote = try await restartedManager.protect(Data("carol's note".utf8), for: carol)
+                #expect(restartedManager.protectionInfo(for: aliceDraft)?.isEncrypted == true, "managed data is encrypted")
+                #expect(restartedManager.protectionInfo(for: carolNote)?.isEncrypted == false, "unmanaged data is not")
                 let again = try await restarted.acquireTokenSilent(account: alice, scopes: [Client.mailScope], forceRefresh: true)
                 // Both sides must be there: an absent claim must not pass as equal to an absent enrollment.
                 let enrolledAgain = try #require(await restartedManager.enrollmentId(for: alice))
@@ -166,10 +172,18 @@ struct RemediationLoopTests {
                 try await restarted.signOut(account: carol)
                 #expect(try await restarted.accounts().contains(alice))
                 #expect(try await restarted.acquireTokenSilent(account: alice, scopes: [Client.mailScope], forceRefresh: true).account == alice)
+                #expect(await restartedManager.isManaged(alice), "policy still applied")
+                #expect(await restartedManager.fileEncryptionRequired(account: alice))
+                #expect(try await restartedManager.unprotect(aliceDraft) == Data("alice's draft".utf8))
                 // Log out the managed account: unenrolled, its policy gone, the slot free for Bob; Carol's re-sign-in unaffected.
                 try await restartedManager.unenroll(account: alice)
                 try await restarted.signOut(account: alice)
                 #expect(await restartedManager.policy(for: alice) == nil)
+                let removed = await #expect(throws: PortcullisClientError.self, "the managed account's data went with it") {
+                    try await restartedManager.unprotect(aliceDraft)
+                }
+                #expect(removed?.kind == .protectedDataUnavailable)
+                #expect(try await restartedManager.unprotect(carolNote) == Data("carol's note".utf8), "the unmanaged account's data stays")
                 #expect(await restartedManager.remediate(account: bob, silent: true).status == .compliant)
                 _ = manager
             }
