@@ -119,9 +119,18 @@ extension ComplianceManager {
         try await write(data, toProtectedFileAt: url, for: effectiveIdentity())
     }
 
-    /// The contents of a file written by `write(_:toProtectedFileAt:for:)` (or of any file, unchanged).
+    /// The contents of a file written by `write(_:toProtectedFileAt:for:)` (or of any file, unchanged), to show. A
+    /// managed account's file is shown only under its identity: when another identity is in effect, the SDK asks the
+    /// delegate for a switch (`requireIdentity`, seed 002's `identitySwitchRequired`) and throws
+    /// `identitySwitchRefused` unless it happens.
     public func contentsOfProtectedFile(at url: URL) async throws -> Data {
-        try await unprotect(try Data(contentsOf: url))
+        let data = try Data(contentsOf: url)
+        if let info = protectionInfo(for: data), info.isEncrypted, let owner = info.owner, effectiveIdentity() != owner {
+            guard case .switched = await requireIdentity(owner) else {
+                throw PortcullisClientError(kind: .identitySwitchRefused, message: "the file belongs to another identity, and the switch was refused")
+            }
+        }
+        return try await unprotect(data)
     }
 
     /// The owner of a protected file, reading only its header; `nil` when it is not protected.

@@ -27,6 +27,8 @@ public struct PortcullisClientError: Error, Sendable, CustomStringConvertible {
         case instanceKeyRequired
         /// Protected data cannot be opened: its account's key is gone (a selective wipe destroys it) or the data was altered.
         case protectedDataUnavailable
+        /// The data belongs to another identity, and switching to it was refused (by the app or the launch conditions).
+        case identitySwitchRefused
     }
 
     /// Who must remediate and where (from `adi`, `client_info` and Portcullis's `remediation` member).

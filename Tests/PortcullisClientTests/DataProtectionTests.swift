@@ -30,7 +30,15 @@ struct DataProtectionTests {
             let file = directory.appendingPathComponent("report.bin")
             try await withIdentity(Seed.alice) { try await manager.write(plain, toProtectedFileAt: file) }
             #expect(manager.protectionInfo(forFileAt: file)?.owner == Seed.alice)
-            #expect(try await manager.contentsOfProtectedFile(at: file) == plain)
+            #expect(try await withIdentity(Seed.alice) { try await manager.contentsOfProtectedFile(at: file) } == plain)
+            // Shown under another identity, the SDK asks the app to switch; refused, the file is not opened.
+            let delegate = RefusingDelegate()
+            await manager.setDelegate(delegate)
+            let refused = await #expect(throws: PortcullisClientError.self) {
+                try await withIdentity(Seed.carol) { try await manager.contentsOfProtectedFile(at: file) }
+            }
+            #expect(refused?.kind == .identitySwitchRefused)
+            #expect(await delegate.refusals == [Seed.alice])
         }
     }
 

@@ -28,7 +28,11 @@ final class CancellableApplier: PolicyApplier, Sendable {
 /// A delegate that agrees to switches, hears refusals, and leaves the files of a wipe to the SDK (`false`, seed 002).
 final class AppDelegate: ComplianceDelegate, Sendable {
     let refusals = Mutex<[ComplianceStatusValue?]>([])
-    func wipeData(for account: Account) async -> Bool { false }
+    let wipes = Atomic<Int>(0)
+    func wipeData(for account: Account) async -> Bool {
+        wipes.add(1, ordering: .relaxed)
+        return false
+    }
     func identitySwitchRequired(to account: Account?) async -> Bool { true }
     func identitySwitchRefused(to account: Account?, status: ComplianceStatus?) async { refusals.withLock { $0.append(status?.status) } }
 }
@@ -91,8 +95,9 @@ struct AppParticipationTests {
                 try await admin.requireAppProtection()
                 let app = Client.app(authority)
                 let keys = FileInstanceKeyStore(directory: root.appendingPathComponent("keys"))
+                let delegate = AppDelegate()  // the manager holds its delegate weakly, as UIKit does
                 let manager = Self.manager(
-                    app, applier: CancellableApplier(), delegate: AppDelegate(), store: InMemoryComplianceStateStore(), keys: keys, files: [documents])
+                    app, applier: CancellableApplier(), delegate: delegate, store: InMemoryComplianceStateStore(), keys: keys, files: [documents])
                 let alice = try #require(
                     try await app.acquireToken(
                         username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic
@@ -105,7 +110,10 @@ struct AppParticipationTests {
                 try await withIdentity(carol) { try await manager.write(Data("beach".utf8), toProtectedFileAt: photo) }
                 let memo = try await manager.protect(Data("memo".utf8), for: alice)
                 #expect(manager.protectionInfo(forFileAt: report) == ProtectionInfo(owner: alice, isEncrypted: true))
+                // Opened with no identity in effect: the SDK asks for a switch to Alice, the app agrees, her check-in passes.
+                #expect(await manager.uiIdentity == nil)
                 #expect(try await manager.contentsOfProtectedFile(at: report) == Data("Q3 revenue".utf8))
+                #expect(await manager.uiIdentity == alice)
 
                 let id = try #require(await manager.enrollmentId(for: alice))
                 #expect(try await admin.send("POST", "enrollments/\(id)/wipe").0 == 202)
@@ -116,6 +124,7 @@ struct AppParticipationTests {
                 let gone = await #expect(throws: PortcullisClientError.self) { try await manager.unprotect(memo) }
                 #expect(gone?.kind == .protectedDataUnavailable, "the key went with the wipe")
                 #expect(!(await manager.isManaged(alice)))
+                #expect(delegate.wipes.load(ordering: .relaxed) == 1)
             }
         }
     }
