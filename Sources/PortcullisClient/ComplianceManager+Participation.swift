@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import PortcullisAPI
 public import PortcullisVocabulary
 
@@ -17,6 +17,13 @@ public struct DataTransferPeer: Sendable, Equatable {
 
     public static let unmanagedApp = DataTransferPeer(isPolicyManaged: false)
     public static func managedApp(account: String?) -> DataTransferPeer { DataTransferPeer(isPolicyManaged: true, account: account) }
+}
+
+/// A tenant's allowed accounts as the server delivered them, and when (kept with an enrollment's state).
+public struct DeliveredAllowedAccounts: Codable, Sendable, Equatable {
+    /// `nil`: every account may enroll.
+    public var accounts: [String]?
+    public var deliveredAt: Date
 }
 
 /// A tenant's allowed accounts as the server delivered them (PROTOCOL §16): `accounts` `nil` is no restriction.
@@ -117,18 +124,35 @@ extension ComplianceManager {
     /// The tenant's allowed accounts as the server last delivered them: `nil` when it delivered none yet or they are
     /// not restricted.
     public func allowedAccounts(tenantId: String) async -> [String]? {
+        await deliveredAllowedAccounts(tenantId: tenantId)?.accounts
+    }
+
+    /// How long a delivered list is trusted to refuse an account without asking: the server's answer to that account
+    /// (or any enrolled account's next check-in) brings the current list, so an account the admin has just allowed is
+    /// refused locally for at most this long.
+    public static let allowedAccountsTrusted: TimeInterval = 30 * 60
+
+    func deliveredAllowedAccounts(tenantId: String) async -> DeliveredAllowedAccounts? {
         if let known = tenantAllowedAccounts[tenantId.lowercased()] { return known }
-        return (try? await stateStore.states())?.first { $0.account.tenantId == tenantId.lowercased() }?.tenantAllowedAccounts?.accounts
+        return (try? await stateStore.states())?.compactMap { $0.account.tenantId == tenantId.lowercased() ? $0.tenantAllowedAccounts : nil }
+            .max { $0.deliveredAt < $1.deliveredAt }
+    }
+
+    /// The tenant's list when it is recent enough to refuse by (`allowedAccountsTrusted`), else `nil`.
+    func trustedAllowedAccounts(tenantId: String, now: Date) async -> [String]? {
+        guard let delivered = await deliveredAllowedAccounts(tenantId: tenantId), now.timeIntervalSince(delivered.deliveredAt) < Self.allowedAccountsTrusted
+        else { return nil }
+        return delivered.accounts
     }
 
     /// Remembers the list a response delivered and announces a change.
-    func noteAllowedAccounts(_ response: EnrollmentResponse, tenantId: String) {
+    func noteAllowedAccounts(_ response: EnrollmentResponse, tenantId: String, now: Date = Date()) {
         guard let delivered = response.allowedAccounts else { return }
         let tenant = tenantId.lowercased()
         let previous = tenantAllowedAccounts[tenant]
         if previous == nil, tenantAllowedAccounts.count >= 64 { tenantAllowedAccounts.removeAll() }  // an app has a few tenants
-        tenantAllowedAccounts[tenant] = delivered.accounts
-        if previous.map({ $0 != delivered.accounts }) ?? true {
+        tenantAllowedAccounts[tenant] = DeliveredAllowedAccounts(accounts: delivered.accounts, deliveredAt: now)
+        if previous.map({ $0.accounts != delivered.accounts }) ?? true {
             allowedContinuation.yield(AllowedAccountsChange(tenantId: tenant, accounts: delivered.accounts))
         }
     }

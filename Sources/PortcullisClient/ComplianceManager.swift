@@ -95,7 +95,7 @@ public struct EnrollmentState: Codable, Sendable, Equatable {
     public var status: ComplianceStatus
     public var recheckIntervalMinutes: Int?
     /// The account's tenant's allowed accounts as last delivered (kept so that a restarted app still refuses first).
-    public var tenantAllowedAccounts: AllowedAccountsList?
+    public var tenantAllowedAccounts: DeliveredAllowedAccounts?
 }
 
 /// Where enrollment state lives (`InMemoryComplianceStateStore`, `FileComplianceStateStore`, or your own).
@@ -170,7 +170,7 @@ public actor ComplianceManager: ComplianceRemediator {
     /// The language of the statuses' titles and messages: the first of the configuration's languages we have.
     public nonisolated let language: MessageLanguage
     /// The tenants' allowed accounts as the server last delivered them (PROTOCOL §4, §16), by tenant ID.
-    var tenantAllowedAccounts: [String: [String]?] = [:]
+    var tenantAllowedAccounts: [String: DeliveredAllowedAccounts] = [:]
     let allowedContinuation: AsyncStream<AllowedAccountsChange>.Continuation
     /// Each change of a tenant's allowed accounts, as the server delivers it with the policy (the Intune SDK's
     /// `IntuneMAMAllowedAccountsDidChangeNotification`).
@@ -217,7 +217,7 @@ public actor ComplianceManager: ComplianceRemediator {
     /// throws: the result is a compliance status, with a title and message to show when not compliant.
     public func remediate(account: Account, silent: Bool) async -> ComplianceStatus {
         // Refused here, before the server does: the app's own list, and the tenant's as the server last delivered it.
-        let tenantAllowed = await allowedAccounts(tenantId: account.tenantId)
+        let tenantAllowed = await trustedAllowedAccounts(tenantId: account.tenantId, now: Date())
         if !Self.isAccountAllowed(account, allowed: allowedAccounts) || !Self.isAccountAllowed(account, allowed: tenantAllowed) {
             return publish(account, ComplianceStatus(.notCompliant, .accountNotAllowed, language: language))
         }
@@ -307,7 +307,7 @@ public actor ComplianceManager: ComplianceRemediator {
         state.enrollmentId = id
         state.status = response.complianceStatus
         state.recheckIntervalMinutes = response.recheckIntervalMinutes ?? state.recheckIntervalMinutes
-        state.tenantAllowedAccounts = response.allowedAccounts ?? state.tenantAllowedAccounts
+        state.tenantAllowedAccounts = tenantAllowedAccounts[state.account.tenantId] ?? state.tenantAllowedAccounts
         if let policy = response.policy { state.policy = policy }
         try? await stateStore.store(state)
         return await sendCheckIn(state, silent: silent, depth: depth)
@@ -337,7 +337,7 @@ public actor ComplianceManager: ComplianceRemediator {
         if response.commands?.contains("wipe") == true { return await wipe(account: state.account, enrollmentId: state.enrollmentId) }
         state.status = response.complianceStatus
         state.recheckIntervalMinutes = response.recheckIntervalMinutes ?? state.recheckIntervalMinutes
-        state.tenantAllowedAccounts = response.allowedAccounts ?? state.tenantAllowedAccounts
+        state.tenantAllowedAccounts = tenantAllowedAccounts[state.account.tenantId] ?? state.tenantAllowedAccounts
         if let policy = response.policy, policy.version != state.appliedVersion, depth < 2 {
             // A newer policy: apply it and acknowledge it at once. If it changes file encryption for data
             // the app already holds, the app must restart to re-open that data under the new rule.

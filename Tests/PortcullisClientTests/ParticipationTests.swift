@@ -201,6 +201,22 @@ struct ParticipationTests {
         #expect(!(await manager.isManaged(nil)))
     }
 
+    @Test("a delivered allowed-accounts list refuses another account without a request while it is recent, then the server is asked again")
+    func allowedAccountsFreshness() async throws {
+        let manager = try await managerWithPolicy(AppProtectionSettings())
+        let bob = Account(objectId: "b2", tenantId: "t1", username: "bob@contoso.example")
+        var response = EnrollmentResponse(enrollmentId: nil, statusCode: .accountNotAllowed, policy: nil, complianceStatus: .accountNotAllowed)
+        response.allowedAccounts = AllowedAccountsList(accounts: ["alice@contoso.example"])
+        await manager.noteAllowedAccounts(response, tenantId: "T1", now: Date())
+        let refused = await manager.remediate(account: bob, silent: true)
+        #expect(refused.reason == .accountNotAllowed, "refused locally (nothing listens at the authority): \(refused)")
+        #expect(await manager.remediate(account: Seed.alice, silent: true).reason != .accountNotAllowed, "Alice is on the list")
+        await manager.noteAllowedAccounts(response, tenantId: "t1", now: Date().addingTimeInterval(-ComplianceManager.allowedAccountsTrusted - 1))
+        let asked = await manager.remediate(account: bob, silent: true)
+        #expect(asked.reason != .accountNotAllowed, "a stale list is not trusted to refuse: the SDK asks (and the network fails): \(asked)")
+        #expect(await manager.allowedAccounts(tenantId: "t1") == ["alice@contoso.example"], "still reported as delivered")
+    }
+
     @Test("an identity switch the SDK asks for: the delegate refuses by default, and is told")
     func requiredSwitchRefused() async throws {
         let manager = try await managerWithPolicy(AppProtectionSettings())
