@@ -27,7 +27,7 @@ let package = Package(
         .library(name: "PortcullisResourceServer", targets: ["PortcullisResourceServer"]),
     ],
     // An app that depends on this repository for the client SDK says `traits: []` and fetches none of the server's
-    // packages (PROTOCOL §16; docs/sdk.md measures it): every target that needs them is built only with `Server`.
+    // packages (PROTOCOL §16; README measures it, scripts/sdk-resolution tests it): every target that needs them is built only with `Server`.
     traits: [
         .trait(name: "Server", description: "The server, the CLI, the resource-server library and their tests.", enabledTraits: ["FileKeyStore"]),
         .trait(name: "FileKeyStore", description: "PortcullisClientKeys' file instance key store, which needs swift-certificates."),
@@ -48,6 +48,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -150,6 +151,9 @@ let package = Package(
                 .server("Logging", "swift-log"),
                 .server("NIOCore", "swift-nio"),
                 .server("NIOHTTP1", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
+                .server("NIOSSL", "swift-nio-ssl"),
+                .server("NIOExtras", "swift-nio-extras"),
                 .server("ServiceLifecycle", "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -278,6 +282,8 @@ let package = Package(
                 .server("AsyncHTTPClient", "async-http-client"),
                 .server("NIOCore", "swift-nio"),
                 .server("NIOHTTP1", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
                 .server("Hummingbird", "hummingbird"),
                 .server("HummingbirdTesting", "hummingbird"),
             ],

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import PortcullisAPI
 public import PortcullisTokens
+import Synchronization
 
 /// Validates a tenant's access tokens from its published keys (PROTOCOL §14.3): signature by a key of the JWKS (fetched
 /// from the authority's discovery document, refreshed every `keyRefresh` and at once — at most every `minimumRefetch`
@@ -21,13 +22,17 @@ public actor AccessTokenValidator {
     let minimumRefetch: TimeInterval
     let logger: Logger
     private var keys = JWTKeyCollection()
-    private var issuer: String?
-    private var fetchedAt: Date?
-    /// Tokens whose signature was checked, with their claims: a client sends the same token with every request, and the
-    /// signature check and payload decoding were the larger part of the gateway's work per request. At most
-    /// `verifiedCapacity` (emptied when full, and at every key refresh); issuer, audience and time are checked on every
-    /// request all the same.
-    private var verifiedTokens: [String: AccessTokenClaims] = [:]
+    /// What a request can be answered from without waiting (`validateRemembered`): the issuer and when the keys were
+    /// fetched, and the tokens whose signature was checked, with their claims. A client sends the same token with every
+    /// request, and the signature check and payload decoding were the larger part of the gateway's work per request.
+    /// At most `verifiedCapacity` tokens (emptied when full, and at every key refresh); issuer, audience and time are
+    /// checked on every request all the same.
+    private struct Remembered {
+        var issuer: String?
+        var fetchedAt: Date?
+        var verified: [String: AccessTokenClaims] = [:]
+    }
+    private nonisolated let remembered = Mutex(Remembered())
     public nonisolated let verifiedCapacity: Int
 
     public init(
@@ -52,24 +57,43 @@ public actor AccessTokenValidator {
     /// The token's claims, when it is valid at `now`.
     public func validate(_ token: String, now: Date) async throws(Rejection) -> AccessTokenClaims {
         guard token.utf8.count <= 16_384 else { throw Rejection(description: "The access token is too long.") }
-        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
-        let claims: AccessTokenClaims
-        if let known = verifiedTokens[token] {
-            claims = known
-        } else {
-            guard let checked = await verified(token, as: AccessTokenClaims.self, now: now) else {
-                throw Rejection(description: "The access token's signature is not by a key of the authority.")
-            }
-            if verifiedTokens.count >= verifiedCapacity { verifiedTokens.removeAll(keepingCapacity: true) }
-            if verifiedCapacity > 0 { verifiedTokens[token] = checked }
-            claims = checked
+        if keysDue(now: now) { await refresh(now: now) }
+        if let answer = validateRemembered(token, now: now) { return try answer.get() }
+        guard let checked = await verified(token, as: AccessTokenClaims.self, now: now) else {
+            throw Rejection(description: "The access token's signature is not by a key of the authority.")
         }
+        let issuer = remembered.withLock { remembered in
+            if remembered.verified.count >= verifiedCapacity { remembered.verified.removeAll(keepingCapacity: true) }
+            if verifiedCapacity > 0 { remembered.verified[token] = checked }
+            return remembered.issuer
+        }
+        return try check(checked, issuer: issuer, now: now)
+    }
+
+    /// The answer for a token whose signature was already checked, without waiting: `nil` when the token is not
+    /// remembered or the keys are due for a refresh (then `validate` decides).
+    public nonisolated func validateRemembered(_ token: String, now: Date) -> Result<AccessTokenClaims, Rejection>? {
+        let found = remembered.withLock { remembered -> (AccessTokenClaims, String?)? in
+            guard let fetchedAt = remembered.fetchedAt, now.timeIntervalSince(fetchedAt) <= keyRefresh, let claims = remembered.verified[token]
+            else { return nil }
+            return (claims, remembered.issuer)
+        }
+        guard let (claims, issuer) = found else { return nil }
+        return Result { () throws(Rejection) in try check(claims, issuer: issuer, now: now) }
+    }
+
+    /// Issuer, audience and time.
+    nonisolated func check(_ claims: AccessTokenClaims, issuer: String?, now: Date) throws(Rejection) -> AccessTokenClaims {
         guard let issuer, claims.iss == issuer else { throw Rejection(description: "The access token is from another issuer.") }
         guard audiences.contains(claims.aud.lowercased()) else { throw Rejection(description: "The access token is for another audience.") }
         let time = now.timeIntervalSince1970
         guard TimeInterval(claims.exp) + leeway > time else { throw Rejection(description: "The access token has expired.") }
         guard TimeInterval(claims.nbf) - leeway <= time else { throw Rejection(description: "The access token is not valid yet.") }
         return claims
+    }
+
+    private func keysDue(now: Date) -> Bool {
+        remembered.withLock { $0.fetchedAt }.map { now.timeIntervalSince($0) > keyRefresh } ?? true
     }
 
     /// A Shared Signals SET of the authority (PROTOCOL §14.2): signed by a key of its JWKS, `typ: secevent+jwt`, its
@@ -82,7 +106,7 @@ public actor AccessTokenValidator {
         guard let event = await verified(token, as: SharedSignalsSecurityEvent.self, now: now) else {
             throw Rejection(description: "The SET's signature is not by a key of the authority.")
         }
-        guard let issuer, event.iss == issuer else { throw Rejection(description: "The SET is from another issuer.") }
+        guard let issuer = remembered.withLock({ $0.issuer }), event.iss == issuer else { throw Rejection(description: "The SET is from another issuer.") }
         guard event.aud.lowercased() == audience.lowercased() else { throw Rejection(description: "The SET is for another audience.") }
         return event
     }
@@ -90,16 +114,16 @@ public actor AccessTokenValidator {
     /// The payload, when a key of the authority signed `token`: the keys are refreshed every `keyRefresh`, and at once
     /// (at most every `minimumRefetch`) when none verifies — perhaps a key published since the last fetch (a rotation).
     private func verified<Payload: JWTPayload>(_ token: String, as type: Payload.Type, now: Date) async -> Payload? {
-        if fetchedAt.map({ now.timeIntervalSince($0) > keyRefresh }) ?? true { await refresh(now: now) }
+        if keysDue(now: now) { await refresh(now: now) }
         if let payload = try? await keys.verify(token, as: type) { return payload }
-        guard fetchedAt.map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true else { return nil }
+        guard remembered.withLock({ $0.fetchedAt }).map({ now.timeIntervalSince($0) > minimumRefetch }) ?? true else { return nil }
         await refresh(now: now)
         return try? await keys.verify(token, as: type)
     }
 
     /// Fetches the discovery document and the JWKS; on failure the keys in hand are kept.
     func refresh(now: Date) async {
-        fetchedAt = now
+        remembered.withLock { $0.fetchedAt = now }
         do {
             let discovery = try await fetchJSON("\(authority)/v2.0/.well-known/openid-configuration")
             guard let issuer = discovery["issuer"] as? String, let jwksURI = discovery["jwks_uri"] as? String else {
@@ -109,8 +133,10 @@ public actor AccessTokenValidator {
             let collection = JWTKeyCollection()
             try await collection.add(jwks: try JSONDecoder().decode(JWKS.self, from: jwks))
             keys = collection
-            self.issuer = issuer
-            verifiedTokens.removeAll()
+            remembered.withLock { remembered in
+                remembered.issuer = issuer
+                remembered.verified.removeAll()
+            }
         } catch {
             logger.warning("could not refresh the authority's keys; keeping the ones in hand", metadata: ["portcullis.error": "\(error)"])
         }

@@ -103,7 +103,8 @@ public struct Gateway: Sendable {
 
     /// The field names a `Connection` field lists (RFC 9110 §7.6.1), lower-cased.
     static func connectionOptions(_ values: [String]) -> Set<String> {
-        Set(values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+        guard !values.isEmpty else { return [] }
+        return Set(values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
     }
 
     /// The token's claims as the upstream sees them.

@@ -37,8 +37,7 @@ public struct ResourceServerMiddleware<Context: ResourceServerRequestContext>: R
     public static func unauthorized(_ refusal: ResourceGuard.Refusal) -> Response {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         for challenge in refusal.challenges { headers.append(HTTPField(name: .wwwAuthenticate, value: challenge)) }
-        let body = #"{"error":"unauthorized","error_description":"\#(refusal.message.replacingOccurrences(of: "\"", with: "'"))"}"#
-        return Response(status: .unauthorized, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        return Response(status: .unauthorized, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: refusal.body)))
     }
 }
 

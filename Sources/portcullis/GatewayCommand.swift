@@ -1,12 +1,13 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
-import Hummingbird
 import Logging
+import NIOCore
 import NIOPosix
 import NIOSSL
 import PortcullisResourceServer
 import ServiceLifecycle
+import UnixSignals
 
 /// `portcullis gateway` (PROTOCOL §14.3, §15): a reverse proxy that checks every request's Portcullis token.
 struct GatewayCommand: AsyncParsableCommand {
@@ -70,15 +71,15 @@ struct GatewayCommand: AsyncParsableCommand {
             configuration: .init(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)"),
             guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations), client: client)
         let upstream = self.upstream
-        let app = Application(
-            responder: gateway.responder, configuration: .init(address: .hostname(host, port: port), serverName: "Portcullis gateway"),
-            services: services,
-            onServerRunning: { channel in
-                say("gateway listening on http://\(channel.localAddress?.ipAddress ?? "?"):\(channel.localAddress?.port ?? 0) → \(upstream)")
-            },
-            logger: logger)
+        let server = try GatewayServer(
+            gateway: gateway, host: host, port: port, upstreamTLS: tls, logger: logger,
+            onListening: { address in
+                say("gateway listening on http://\(address?.ipAddress ?? "?"):\(address?.port ?? 0) → \(upstream)")
+            })
+        let group = ServiceGroup(
+            configuration: .init(services: [server] + services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
-            try await app.runService()
+            try await group.run()
         } catch {
             try? await client.shutdown()
             throw error

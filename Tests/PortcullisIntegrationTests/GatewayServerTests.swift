@@ -1,0 +1,186 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
+import NIOPosix
+import PortcullisResourceServer
+import PortcullisServer
+import PortcullisTesting
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// An upstream that misbehaves on request (PROTOCOL §14.3's gateway must cope): `/ok`; `/echo` answers the body;
+/// `/big` answers 2 KiB; `/never` never answers; `/slow` answers after 300 ms; `/once` answers on a connection's first
+/// request and closes the connection, unanswered, on any later one (an idle keep-alive connection the upstream closed
+/// just as the gateway reused it).
+final class MisbehavingUpstream: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    var head: HTTPRequestHead?
+    var body = ByteBuffer()
+    var served = 0
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.clear()
+        case .body(var chunk): body.writeBuffer(&chunk)
+        case .end:
+            guard let head else { return }
+            served += 1
+            let subject = head.headers["x-portcullis-subject"].first ?? "-"
+            switch head.uri {
+            case "/echo": answer(context, ByteBuffer(string: "\(subject) \(body.readableBytes)"))
+            case "/big": answer(context, ByteBuffer(repeating: 0x61, count: 2048))
+            case "/never": break
+            case "/slow":
+                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .milliseconds(300)) {
+                    let (handler, context) = bound.value
+                    handler.answer(context, ByteBuffer(string: "late"))
+                }
+            case "/once": if served == 1 { answer(context, ByteBuffer(string: "fresh")) } else { context.close(promise: nil) }
+            default: answer(context, ByteBuffer(string: "ok \(subject)"))
+            }
+        }
+    }
+
+    func answer(_ context: ChannelHandlerContext, _ body: ByteBuffer) {
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": String(body.readableBytes), "x-upstream": "1"])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    static func start() async throws -> any Channel {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(MisbehavingUpstream())
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+}
+
+@Suite("the gateway's server (SwiftNIO)")
+struct GatewayServerTests {
+    @Test("limits, a silent or absent upstream, a stale kept-alive connection, and a graceful shutdown that lets a request finish")
+    func misbehaviour() async throws {
+        try await withTestEnvironment(baseURL: "http://localhost:0") { env in
+            try await withLiveServer(env) { authority in
+                let client = HTTPClient(eventLoopGroupProvider: .singleton)
+                let upstream = try await MisbehavingUpstream.start()
+                do {
+                    try await Self.run(authority: authority, upstreamPort: upstream.localAddress!.port!, client: client)
+                } catch {
+                    try? await upstream.close()
+                    try? await client.shutdown()
+                    throw error
+                }
+                try await upstream.close()
+                try await client.shutdown()
+            }
+        }
+    }
+
+    static func token(_ authority: URL, _ client: HTTPClient) async throws -> String {
+        var request = HTTPClientRequest(url: "\(authority.absoluteString)/oauth2/v2.0/token")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(
+            Form.encode([
+                ("grant_type", "password"), ("client_id", Fixtures.mobileClientId), ("username", Fixtures.carol.upn),
+                ("password", Fixtures.carol.password), ("scope", "\(Fixtures.mailResource)/Mail.Read"),
+            ]))
+        let answer = try JSONSerialization.jsonObject(with: Data(buffer: try await client.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20)))
+        return try #require((answer as? [String: Any])?["access_token"] as? String, "\(answer)")
+    }
+
+    static func run(authority: URL, upstreamPort: Int, client: HTTPClient) async throws {
+        let token = try await token(authority, client)
+        let logger = Logger(label: "gateway-test")
+        let validator = AccessTokenValidator(
+            authority: authority.absoluteString, audiences: [Fixtures.mailApiId, Fixtures.mailResource], client: client, logger: logger)
+        func gateway(upstream: String) -> Gateway {
+            var configuration = Gateway.Configuration(upstream: upstream, publicBaseURL: "http://127.0.0.1")
+            configuration.maximumBodyBytes = 1024
+            configuration.upstreamTimeout = .seconds(1)
+            return Gateway(configuration: configuration, guardian: ResourceGuard(validator: validator), client: client)
+        }
+        let listening = Mutex<Int?>(nil)
+        let server = try GatewayServer(
+            gateway: gateway(upstream: "http://127.0.0.1:\(upstreamPort)"), host: "127.0.0.1", port: 0, logger: logger,
+            onListening: { address in listening.withLock { $0 = address?.port } })
+        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var port: Int?
+            for _ in 0..<200 where port == nil {
+                port = listening.withLock { $0 }
+                if port == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let base = "http://127.0.0.1:\(try #require(port))"
+            func call(_ path: String, method: HTTPMethod = .GET, body: Int = 0, authorized: Bool = true) async throws -> (UInt, String, HTTPHeaders) {
+                var request = HTTPClientRequest(url: base + path)
+                request.method = method
+                if authorized { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+                if body > 0 { request.body = .bytes(ByteBuffer(repeating: 0x62, count: body)) }
+                let response = try await client.execute(request, timeout: .seconds(10))
+                return (response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers)
+            }
+            // The ordinary path: twice, the second answered from the verified token on the connection's thread.
+            for _ in 0..<2 {
+                let (status, text, headers) = try await call("/ok")
+                #expect(status == 200 && text == "ok \(Fixtures.carol.id)" && headers.first(name: "x-upstream") == "1", "\(status) \(text)")
+            }
+            let (refused, _, challenge) = try await call("/ok", authorized: false)
+            #expect(refused == 401 && challenge["www-authenticate"].count == 2)
+            // Bodies: forwarded within the limit, 413 beyond; an answer beyond it is a 502.
+            #expect(try await call("/echo", method: .POST, body: 1000).1 == "\(Fixtures.carol.id) 1000")
+            #expect(try await call("/echo", method: .POST, body: 2000).0 == 413)
+            #expect(try await call("/big").0 == 502)
+            // An upstream that does not answer: 502 after the timeout, and the next request is served on a new connection.
+            let started = ContinuousClock.now
+            #expect(try await call("/never").0 == 502)
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(try await call("/ok").0 == 200)
+            // A kept-alive upstream connection closed under the request: sent once more on a new one.
+            #expect(try await call("/once").1 == "fresh")
+            let (again, text, _) = try await call("/once")
+            #expect(again == 200 && text == "fresh", "the gateway retried on a new connection: \(again) \(text)")
+            // Graceful shutdown: a request in flight finishes, and the server ends.
+            async let inFlight = call("/slow")
+            try await Task.sleep(for: .milliseconds(100))
+            await group.triggerGracefulShutdown()
+            let (late, lateText, _) = try await inFlight
+            #expect(late == 200 && lateText == "late")
+            try await tasks.next()
+        }
+        // No upstream at all: 502.
+        let down = try GatewayServer(
+            gateway: gateway(upstream: "http://127.0.0.1:1"), host: "127.0.0.1", port: 0, logger: logger,
+            onListening: { address in listening.withLock { $0 = address?.port } })
+        listening.withLock { $0 = nil }
+        let downGroup = ServiceGroup(configuration: .init(services: [down], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await downGroup.run() }
+            var port: Int?
+            for _ in 0..<200 where port == nil {
+                port = listening.withLock { $0 }
+                if port == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(try #require(port))/ok")
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let response = try await client.execute(request, timeout: .seconds(10))
+            #expect(response.status == .badGateway)
+            await downGroup.triggerGracefulShutdown()
+            try await tasks.next()
+        }
+    }
+}
