@@ -90,10 +90,12 @@ struct GatewayUpstream: Sendable {
             let host = url.host, !host.isEmpty
         else { throw Invalid(description: "the upstream must be an http or https URL with a host: \(base)") }
         let secure = scheme == "https"
-        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.host = bare
         port = url.port ?? (secure ? 443 : 80)
         basePath = url.percentEncodedPath.hasSuffix("/") ? String(url.percentEncodedPath.dropLast()) : url.percentEncodedPath
-        authority = url.port.map { "\(host):\($0)" } ?? host
+        let named = bare.contains(":") ? "[\(bare)]" : bare  // an IPv6 address is bracketed in Host
+        authority = url.port.map { "\(named):\($0)" } ?? named
         tls = secure ? try NIOSSLContext(configuration: configuration) : nil
     }
 }
@@ -135,6 +137,11 @@ final class GatewayConnection: ChannelInboundHandler {
             request = head
             requestBody = nil
             requestTooLarge = false
+            // RFC 9110 §10.1.1: a client that waits for 100 (Continue) before its body gets it at once; the body is
+            // read whole before the token is checked.
+            if head.version.major == 1, head.version.minor >= 1, head.headers["expect"].contains(where: { $0.lowercased() == "100-continue" }) {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+            }
         case .body(var chunk):
             guard phase == .receiving, !requestTooLarge else { return }
             if (requestBody?.readableBytes ?? 0) + chunk.readableBytes > gateway.configuration.maximumBodyBytes {
@@ -375,9 +382,10 @@ final class GatewayConnection: ChannelInboundHandler {
 }
 
 extension GatewayUpstream {
-    /// The name a TLS upstream is checked against (SNI is not sent for an address).
+    /// The name a TLS upstream is checked against and sent as SNI; `nil` for an IP address, which NIOSSL then checks
+    /// against the certificate's IP addresses.
     var serverName: String? {
-        host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
+        (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
     }
 }
 

@@ -154,6 +154,13 @@ struct GatewayServerTests {
             #expect(try await call("/once").1 == "fresh")
             let (again, text, _) = try await call("/once")
             #expect(again == 200 && text == "fresh", "the gateway retried on a new connection: \(again) \(text)")
+            // Expect: 100-continue (curl's way with a body over 1 KB): 100 at once, then the answer once the body came.
+            let exchange = try await RawExchange.run(
+                port: try #require(port),
+                first: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
+                then: "hello")
+            #expect(exchange.beforeBody.hasPrefix("HTTP/1.1 100 Continue"), "\(exchange.beforeBody)")
+            #expect(exchange.final.contains("HTTP/1.1 200 OK") && exchange.final.hasSuffix("\(Fixtures.carol.id) 5"), "\(exchange.final)")
             // Graceful shutdown: a request in flight finishes, and the server ends.
             async let inFlight = call("/slow")
             try await Task.sleep(for: .milliseconds(100))
@@ -182,5 +189,39 @@ struct GatewayServerTests {
             await downGroup.triggerGracefulShutdown()
             try await tasks.next()
         }
+    }
+}
+
+/// A client on a raw socket: sends `first`, reads what comes back before sending `then`, then reads the rest.
+enum RawExchange {
+    final class Collector: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let received = Mutex("")
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let buffer = unwrapInboundIn(data)
+            received.withLock { $0 += String(buffer: buffer) }
+        }
+    }
+
+    static func run(port: Int, first: String, then body: String) async throws -> (beforeBody: String, final: String) {
+        let collector = Collector()
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) } }
+            .connect(host: "127.0.0.1", port: port).get()
+        defer { channel.close(promise: nil) }
+        try await channel.writeAndFlush(ByteBuffer(string: first))
+        func wait(until done: (String) -> Bool) async throws -> String {
+            for _ in 0..<500 {
+                let text = collector.received.withLock { $0 }
+                if done(text) { return text }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return collector.received.withLock { $0 }
+        }
+        let early = try await wait { $0.contains("\r\n\r\n") }
+        collector.received.withLock { $0 = "" }
+        try await channel.writeAndFlush(ByteBuffer(string: body))
+        let rest = try await wait { $0.contains("\r\n\r\n") && !$0.hasSuffix("\r\n\r\n") }
+        return (early, rest)
     }
 }
