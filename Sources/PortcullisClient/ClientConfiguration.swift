@@ -55,7 +55,9 @@ public struct ClientConfiguration: Sendable {
 
     /// `languages` as an `Accept-Language` value (`es-ES, en;q=0.9`), at most ten, `nil` for none.
     var acceptLanguage: String? {
-        let tags = languages.prefix(10).filter { !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }
+        // POSIX-style identifiers (`zh_CN`) become BCP 47 tags (`zh-CN`); anything else that is not a tag is left out.
+        let tags = languages.prefix(10).map { $0.replacingOccurrences(of: "_", with: "-") }
+            .filter { !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }
         guard !tags.isEmpty else { return nil }
         return tags.enumerated().map { index, tag in index == 0 ? tag : "\(tag);q=\(String(format: "%.1f", max(0.1, 1.0 - Double(index) * 0.1)))" }
             .joined(separator: ", ")

@@ -140,5 +140,7 @@ struct LocalisationTests {
         #expect(kept.errorTitle == "Later" && kept.reason == nil && kept.reasonArgument == nil)
         let configuration = ClientConfiguration(authority: URL(string: "https://x.example/t")!, clientId: "c", languages: ["pt-PT", "en-GB", "bad tag"])
         #expect(configuration.messageLanguage == .portuguese && configuration.acceptLanguage == "pt-PT, en-GB;q=0.9")
+        let posix = ClientConfiguration(authority: URL(string: "https://x.example/t")!, clientId: "c", languages: ["zh_CN", "en_US"])
+        #expect(posix.messageLanguage == .chinese && posix.acceptLanguage == "zh-CN, en-US;q=0.9")
     }
 }
