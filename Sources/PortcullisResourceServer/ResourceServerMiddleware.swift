@@ -41,6 +41,16 @@ public struct ResourceServerMiddleware<Context: ResourceServerRequestContext>: R
     }
 }
 
+/// A request context with nothing beyond Hummingbird's basics and the request's verified token.
+public struct ResourceServerContext: ResourceServerRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var accessToken: AccessTokenClaims?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+}
+
 extension HTTPField.Name {
     /// RFC 9449's proof header.
     public static let dpop = Self("DPoP")!

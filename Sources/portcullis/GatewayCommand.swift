@@ -69,7 +69,7 @@ struct GatewayCommand: AsyncParsableCommand {
         }
         let gateway = Gateway(
             configuration: .init(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)"),
-            guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations), client: client)
+            guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations))
         let upstream = self.upstream
         let server = try GatewayServer(
             gateway: gateway, host: host, port: port, upstreamTLS: tls, logger: logger,

@@ -75,7 +75,7 @@ struct DPoPClientTests {
                     }
                 }
                 // The same checks as Hummingbird middleware in front of a resource's routes.
-                let router = Router(context: GatewayContext.self)
+                let router = Router(context: ResourceServerContext.self)
                 router.add(middleware: ResourceServerMiddleware(guardian: guardian, publicBaseURL: "https://mail.fabrikam.test"))
                 router.get("/messages") { _, context in context.accessToken?.oid ?? "none" }
                 try await Application(router: router).test(.router) { resource in

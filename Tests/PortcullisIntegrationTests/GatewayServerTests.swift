@@ -111,7 +111,7 @@ struct GatewayServerTests {
             var configuration = Gateway.Configuration(upstream: upstream, publicBaseURL: "http://127.0.0.1")
             configuration.maximumBodyBytes = 1024
             configuration.upstreamTimeout = .seconds(1)
-            return Gateway(configuration: configuration, guardian: ResourceGuard(validator: validator), client: client)
+            return Gateway(configuration: configuration, guardian: ResourceGuard(validator: validator))
         }
         let listening = Mutex<Int?>(nil)
         let server = try GatewayServer(
