@@ -38,19 +38,13 @@ public struct AllowedAccountsChange: Sendable, Equatable {
 }
 
 extension ComplianceManager {
-    /// Locations tied to an account: exempting one (`allowedLocations`) exempts it only for the data's own account
-    /// (seed 003: "OneDrive for Business of the same managed account"). The others are not anyone's.
-    static func isAccountLocation(_ location: String) -> Bool {
-        ["oneDriveForBusiness", "sharePoint", "accountDocument"].contains(location)
-    }
-
     /// `isSaveToAllowedForLocation:withAccountId:` — may data owned by `account` (`nil`: unmanaged) be saved to
     /// `location`, which belongs to `owner` (the location's account, UPN or object ID; `nil` when it has none or it
     /// is unknown)? Unmanaged data is unrestricted. A policy that blocks saving allows only its exempted locations,
     /// and an account's location only when it is the data's own account. Data saved in place is not asked about.
     public func isSaveAllowed(to location: AppProtectionSettings.SaveLocation, owner: String? = nil, account: Account?) async -> Bool {
         guard let rule = await policy(for: account)?.settings.saveAs, let account else { return true }
-        return Self.exempts(rule, location, location.rawValue, owner: owner, account: account)
+        return rule.allows(location, ownedByTheDataAccount: owner.map(account.matches(identity:)) ?? false)
     }
 
     /// `isSaveAllowed(to:owner:account:)` for the data of the identity in effect.
@@ -62,7 +56,7 @@ extension ComplianceManager {
     /// into the documents of `account` (the receiving identity; `nil`: unmanaged, unrestricted)?
     public func isOpenAllowed(from location: AppProtectionSettings.OpenLocation, owner: String? = nil, account: Account?) async -> Bool {
         guard let rule = await policy(for: account)?.settings.openFrom, let account else { return true }
-        return Self.exempts(rule, location, location.rawValue, owner: owner, account: account)
+        return rule.allows(location, ownedByTheDataAccount: owner.map(account.matches(identity:)) ?? false)
     }
 
     /// `isOpenAllowed(from:owner:account:)` into the identity in effect.
@@ -70,26 +64,11 @@ extension ComplianceManager {
         await isOpenAllowed(from: location, owner: owner, account: effectiveIdentity())
     }
 
-    static func exempts<L>(_ rule: AppProtectionSettings.LocationRule<L>, _ location: L, _ name: String, owner: String?, account: Account) -> Bool {
-        guard rule.blocked else { return true }
-        guard rule.allowedLocations.contains(location) else { return false }
-        guard isAccountLocation(name) else { return true }
-        return owner.map { account.matches(identity: $0) } ?? false
-    }
-
     /// May data owned by `account` (`nil`: unmanaged) go to `target` (seed 002's send matrix)? Managed data follows its
     /// policy's `sendOrgData`: `allApps`, policy-managed apps only, or none. Unmanaged data may go anywhere except to
     /// a managed app whose account's policy, known here, takes data from policy-managed apps only.
     public func canSend(to target: DataTransferPeer, account: Account?) async -> Bool {
-        if let settings = await policy(for: account)?.settings {
-            switch settings.dataTransfer?.sendOrgData ?? .allApps {
-            case .allApps: return true
-            case .none: return false
-            case .policyManagedApps: return target.isPolicyManaged
-            }
-        }
-        guard target.isPolicyManaged, let peer = await managedAccount(matching: target.account) else { return true }
-        return (await policy(for: peer)?.settings.dataTransfer?.receiveData ?? .allApps) == .allApps
+        await transferAllowed(account, peer: target, own: \.sendOrgData, peers: \.receiveData)
     }
 
     /// `canSend(to:account:)` for the identity in effect.
@@ -99,19 +78,24 @@ extension ComplianceManager {
     /// A managed account follows its policy's `receiveData`; an unmanaged one may take anything except a managed
     /// account's data whose policy sends to policy-managed apps only.
     public func canReceive(from source: DataTransferPeer, account: Account?) async -> Bool {
-        if let settings = await policy(for: account)?.settings {
-            switch settings.dataTransfer?.receiveData ?? .allApps {
-            case .allApps: return true
-            case .none: return false
-            case .policyManagedApps: return source.isPolicyManaged
-            }
-        }
-        guard source.isPolicyManaged, let peer = await managedAccount(matching: source.account) else { return true }
-        return (await policy(for: peer)?.settings.dataTransfer?.sendOrgData ?? .allApps) == .allApps
+        await transferAllowed(account, peer: source, own: \.receiveData, peers: \.sendOrgData)
     }
 
     /// `canReceive(from:account:)` into the identity in effect.
     public func canReceive(from source: DataTransferPeer) async -> Bool { await canReceive(from: source, account: effectiveIdentity()) }
+
+    /// A transfer between `account`'s data and `peer`: a managed account's `own` level decides; for unmanaged data, a
+    /// managed peer account known here refuses it unless its `peers` level takes any app's.
+    func transferAllowed(
+        _ account: Account?, peer: DataTransferPeer, own: KeyPath<AppProtectionSettings.DataTransfer, AppProtectionSettings.TransferLevel>,
+        peers: KeyPath<AppProtectionSettings.DataTransfer, AppProtectionSettings.TransferLevel>
+    ) async -> Bool {
+        if let settings = await policy(for: account)?.settings {
+            return (settings.dataTransfer?[keyPath: own] ?? .allApps).allows(peerIsPolicyManaged: peer.isPolicyManaged)
+        }
+        guard peer.isPolicyManaged, let managed = await managedAccount(matching: peer.account) else { return true }
+        return (await policy(for: managed)?.settings.dataTransfer?[keyPath: peers] ?? .allApps) == .allApps
+    }
 
     /// The managed account here that `identity` (UPN or object ID) names, if any.
     func managedAccount(matching identity: String?) async -> Account? {

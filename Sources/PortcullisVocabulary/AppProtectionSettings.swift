@@ -26,6 +26,15 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
         public init(from decoder: any Decoder) throws {
             self = TransferLevel(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .none
         }
+
+        /// Whether data may go to (or come from) an app at this level: any app, a policy-managed one, or none.
+        public func allows(peerIsPolicyManaged: Bool) -> Bool {
+            switch self {
+            case .allApps: true
+            case .policyManagedApps: peerIsPolicyManaged
+            case .none: false
+            }
+        }
     }
 
     public enum NotificationPolicy: String, Codable, Sendable, CaseIterable {
@@ -67,6 +76,13 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
         }
     }
 
+    /// Exempting a location that belongs to an account (OneDrive for Business, SharePoint, an account document) exempts
+    /// it only for the data's own account (seed 003: "OneDrive for Business of the same managed account"); the other
+    /// locations are nobody's.
+    public protocol DataLocation: Codable, Sendable, Hashable {
+        var belongsToAnAccount: Bool { get }
+    }
+
     /// One element of a list that may hold values this version does not know: `nil` for those.
     struct Tolerant<Value: Decodable>: Decodable {
         let value: Value?
@@ -101,4 +117,20 @@ public struct AppProtectionSettings: Codable, Sendable, Equatable {
 
     public static let defaultRecheckIntervalMinutes = 30
     public static let defaultOfflineGracePeriodMinutes = 720
+}
+
+extension AppProtectionSettings.SaveLocation: AppProtectionSettings.DataLocation {
+    public var belongsToAnAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
+}
+
+extension AppProtectionSettings.OpenLocation: AppProtectionSettings.DataLocation {
+    public var belongsToAnAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
+}
+
+extension AppProtectionSettings.LocationRule where Location: AppProtectionSettings.DataLocation {
+    /// `allows(_:)` knowing whose the location is: a blocking rule's exemption of an account's location holds only when
+    /// that account is the data's own (`ownedByTheDataAccount`).
+    public func allows(_ location: Location, ownedByTheDataAccount: Bool) -> Bool {
+        allows(location) && (!blocked || !location.belongsToAnAccount || ownedByTheDataAccount)
+    }
 }
