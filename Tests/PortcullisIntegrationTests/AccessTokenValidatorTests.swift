@@ -44,16 +44,7 @@ struct AccessTokenValidatorTests {
         let issuer = try #require(discovery["issuer"] as? String)
         let ownKeys = try await get("\(base)/\(Fixtures.domain)/discovery/v2.0/keys")
         let otherKeys = try await get("\(base)/\(Fixtures.otherDomain)/discovery/v2.0/keys")
-        let form = Form.encode([
-            ("grant_type", "password"), ("client_id", Fixtures.mobileClientId), ("username", Fixtures.carol.upn), ("password", Fixtures.carol.password),
-            ("scope", "\(Fixtures.mailResource)/Mail.Read"),
-        ])
-        var request = HTTPClientRequest(url: "\(authority.absoluteString)/oauth2/v2.0/token")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(form)
-        let answer = try JSONSerialization.jsonObject(with: Data(buffer: try await client.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20)))
-        let token = try #require((answer as? [String: Any])?["access_token"] as? String, "\(answer)")
+        let token = try await Client.carolMailToken(authority, client)
 
         // An authority whose JWKS the test changes: the real issuer, this tenant's keys, then another tenant's.
         let rotated = Mutex(false)

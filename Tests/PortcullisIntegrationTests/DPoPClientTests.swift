@@ -62,6 +62,20 @@ struct DPoPClientTests {
                     } catch let error as ResourceGuard.Refusal {
                         #expect(error.challenges.first?.hasPrefix(#"DPoP error="invalid_token""#) == true, "\(error.challenges)")
                     }
+                    // The gateway's path that does not wait (the token is remembered now): the stolen bound token is refused
+                    // the same way; a DPoP presentation is left to `authorize`, whose replay cache must see its proof.
+                    let remembered = guardian.authorizeRemembered(
+                        authorization: "Bearer \(refreshed.accessToken)", proofs: [], method: "GET", url: url.absoluteString, now: Date())
+                    guard case .failure(let refusal)? = remembered else {
+                        Issue.record("a stolen bound token presented as Bearer was accepted without waiting: \(String(describing: remembered))")
+                        return
+                    }
+                    #expect(refusal.challenges.first?.hasPrefix(#"DPoP error="invalid_token""#) == true, "\(refusal.challenges)")
+                    let fresh = try await maker.resourceHeaders(for: refreshed, method: "GET", url: url)
+                    #expect(
+                        guardian.authorizeRemembered(
+                            authorization: fresh["Authorization"], proofs: [fresh["DPoP"] ?? ""], method: "GET", url: url.absoluteString, now: Date()) == nil,
+                        "a proof is never decided without its replay check")
                     let other = try await maker.resourceHeaders(for: refreshed, method: "GET", url: URL(string: "https://mail.fabrikam.test/other")!)
                     await #expect(throws: ResourceGuard.Refusal.self, "a proof for another URL") {
                         _ = try await guardian.authorize(

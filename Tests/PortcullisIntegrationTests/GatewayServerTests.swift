@@ -89,21 +89,8 @@ struct GatewayServerTests {
         }
     }
 
-    static func token(_ authority: URL, _ client: HTTPClient) async throws -> String {
-        var request = HTTPClientRequest(url: "\(authority.absoluteString)/oauth2/v2.0/token")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(
-            Form.encode([
-                ("grant_type", "password"), ("client_id", Fixtures.mobileClientId), ("username", Fixtures.carol.upn),
-                ("password", Fixtures.carol.password), ("scope", "\(Fixtures.mailResource)/Mail.Read"),
-            ]))
-        let answer = try JSONSerialization.jsonObject(with: Data(buffer: try await client.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20)))
-        return try #require((answer as? [String: Any])?["access_token"] as? String, "\(answer)")
-    }
-
     static func run(authority: URL, upstreamPort: Int, client: HTTPClient) async throws {
-        let token = try await token(authority, client)
+        let token = try await Client.carolMailToken(authority, client)
         let logger = Logger(label: "gateway-test")
         let validator = AccessTokenValidator(
             authority: authority.absoluteString, audiences: [Fixtures.mailApiId, Fixtures.mailResource], client: client, logger: logger)

@@ -1,7 +1,10 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
 import PortcullisAPI
 import PortcullisClient
 import PortcullisServer
@@ -65,6 +68,21 @@ enum Client {
     }
 
     static func admin(_ authority: URL) async throws -> AdminClient { try await AdminClient(authority: authority) }
+
+    /// Carol's mail token by the password grant, over AsyncHTTPClient (for resource-side tests).
+    static func carolMailToken(_ authority: URL, _ client: HTTPClient) async throws -> String {
+        var request = HTTPClientRequest(url: "\(authority.absoluteString)/oauth2/v2.0/token")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(
+            Form.encode([
+                ("grant_type", "password"), ("client_id", Fixtures.mobileClientId), ("username", Fixtures.carol.upn),
+                ("password", Fixtures.carol.password), ("scope", mailScope),
+            ]))
+        let answer = try JSONSerialization.jsonObject(with: Data(buffer: try await client.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20)))
+        guard let token = (answer as? [String: Any])?["access_token"] as? String else { throw SetupError(message: "no token: \(answer)") }
+        return token
+    }
 }
 
 /// Just enough admin API for the tests, over the SDK's confidential client.
