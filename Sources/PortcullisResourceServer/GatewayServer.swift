@@ -58,8 +58,12 @@ public struct GatewayServer: Service {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // Header validation is off: what the gateway sends was parsed by NIO's decoder from the client or the
-                    // upstream, or is a claim it filtered for CR, LF and NUL itself (`forward`).
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true, withOutboundHeaderValidation: false)
+                    // upstream, or is a claim it filtered for CR, LF and NUL itself (`forward`). Pipelining is
+                    // GatewayConnection's own: NIO's assistance stops and restarts reading around every request (two
+                    // epoll_ctl calls on each request's path), where the gateway holds reads back only when a pipelined
+                    // request has actually come.
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: false, withErrorHandling: true, withOutboundHeaderValidation: false)
                     try channel.pipeline.syncOperations.addHandler(GatewayConnection(gateway: gateway, upstream: upstream))
                 }
             }
@@ -100,10 +104,13 @@ struct GatewayUpstream: Sendable {
     }
 }
 
-/// One client connection: its requests one at a time (HTTPServerPipelineHandler holds pipelined ones back), each
-/// authorized, then forwarded over the connection's own upstream connection, its answer collected and sent back.
-final class GatewayConnection: ChannelInboundHandler {
+/// One client connection: its requests one at a time, each authorized, then forwarded over the connection's own upstream
+/// connection, its answer collected and sent back. A request pipelined behind one in progress waits, with whatever else
+/// that read brought, and the connection reads no more until the requests waiting have been answered (RFC 9112 §9.3.2:
+/// answers in the order of the requests).
+final class GatewayConnection: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     let gateway: Gateway
@@ -123,6 +130,14 @@ final class GatewayConnection: ChannelInboundHandler {
     private var timeout: Scheduled<Void>?
     /// The request sent upstream and not answered yet, and whether it went on a connection used before.
     private var inFlight: (head: HTTPRequestHead, body: ByteBuffer?, reused: Bool)?
+    /// Parts of pipelined requests that came while one was in progress; bounded by the one read that brought them, since
+    /// reading stops (`holdingReads`) until they are handled.
+    private var pipelined = CircularBuffer<HTTPServerRequestPart>()
+    private var holdingReads = false
+    private var readPending = false
+    private var draining = false
+    /// A graceful shutdown began: the connection closes once the request in progress, if any, is answered.
+    private var quiescing = false
 
     init(gateway: Gateway, upstream: GatewayUpstream) {
         self.gateway = gateway
@@ -130,7 +145,50 @@ final class GatewayConnection: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if phase == .waiting || !pipelined.isEmpty {
+            pipelined.append(part)
+            holdingReads = true
+            return
+        }
+        handle(context, part)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if holdingReads {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        quiescing = true
+        if phase == .idle { context.close(promise: nil) }
+    }
+
+    /// Handles the pipelined requests that waited, once the one before them is answered; then reads again.
+    private func drain(_ context: ChannelHandlerContext) {
+        guard !draining else { return }  // `handle` can answer at once (a refusal), which calls back here
+        draining = true
+        defer { draining = false }
+        while phase != .waiting, context.channel.isActive, let part = pipelined.popFirst() {
+            handle(context, part)
+        }
+        guard pipelined.isEmpty, holdingReads else { return }
+        holdingReads = false
+        if readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    private func handle(_ context: ChannelHandlerContext, _ part: HTTPServerRequestPart) {
+        switch part {
         case .head(let head):
             sequence &+= 1
             phase = .receiving
@@ -352,7 +410,7 @@ final class GatewayConnection: ChannelInboundHandler {
         answer = nil
         answerBody = nil
         var headers = headers
-        let keepAlive = head.isKeepAlive
+        let keepAlive = head.isKeepAlive && !quiescing
         if head.method != .HEAD, status.mayHaveResponseBody {
             headers.replaceOrAdd(name: "content-length", value: String(body?.readableBytes ?? 0))
         }
@@ -362,15 +420,19 @@ final class GatewayConnection: ChannelInboundHandler {
         if let body, body.readableBytes > 0, head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
+            pipelined.removeAll()
             let channel = context.channel
             written.whenComplete { _ in channel.close(promise: nil) }
+            return
         }
+        drain(context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         timeout?.cancel()
         timeout = nil
         phase = .idle
+        pipelined.removeAll()
         upstreamChannel?.close(promise: nil)
         upstreamChannel = nil
         context.fireChannelInactive()

@@ -148,6 +148,18 @@ struct GatewayServerTests {
                 then: "hello")
             #expect(exchange.beforeBody.hasPrefix("HTTP/1.1 100 Continue"), "\(exchange.beforeBody)")
             #expect(exchange.final.contains("HTTP/1.1 200 OK") && exchange.final.hasSuffix("\(Fixtures.carol.id) 5"), "\(exchange.final)")
+            // Pipelined requests (RFC 9112 §9.3.2): answered in order, each decided on its own — one the upstream answers
+            // late, a refusal, a body, and a last one that closes the connection.
+            let pipelined = try await RawExchange.all(
+                port: try #require(port),
+                sending: "GET /slow HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\n\r\n"
+                    + "GET /ok HTTP/1.1\r\nHost: gateway\r\n\r\n"
+                    + "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nContent-Length: 5\r\n\r\nhello"
+                    + "GET /ok HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            let statuses = pipelined.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+            #expect(statuses == ["200", "401", "200", "200"], "\(pipelined)")
+            let bodies = ["late", "\(Fixtures.carol.id) 5", "ok \(Fixtures.carol.id)"].map { pipelined.range(of: $0)?.lowerBound }
+            #expect(bodies.allSatisfy { $0 != nil } && bodies == bodies.sorted { $0! < $1! }, "\(pipelined)")
             // Graceful shutdown: a request in flight finishes, and the server ends.
             async let inFlight = call("/slow")
             try await Task.sleep(for: .milliseconds(100))
@@ -188,6 +200,18 @@ enum RawExchange {
             let buffer = unwrapInboundIn(data)
             received.withLock { $0 += String(buffer: buffer) }
         }
+    }
+
+    /// Sends `text` in one write and returns all that comes back until the server closes the connection (or 5 s pass).
+    static func all(port: Int, sending text: String) async throws -> String {
+        let collector = Collector()
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) } }
+            .connect(host: "127.0.0.1", port: port).get()
+        defer { channel.close(promise: nil) }
+        try await channel.writeAndFlush(ByteBuffer(string: text))
+        for _ in 0..<500 where channel.isActive { try await Task.sleep(for: .milliseconds(10)) }
+        return collector.received.withLock { $0 }
     }
 
     static func run(port: Int, first: String, then body: String) async throws -> (beforeBody: String, final: String) {
