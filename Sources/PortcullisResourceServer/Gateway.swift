@@ -35,18 +35,6 @@ public struct Gateway: Sendable {
     /// The headers the gateway sets for the upstream; the prefix is removed from whatever the client sent.
     public static let claimHeaderPrefix = "x-portcullis-"
 
-    /// Hop-by-hop headers (RFC 9110 §7.6.1) and the credentials, which are not forwarded.
-    static let notForwarded: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length",
-        "authorization", "dpop",
-    ]
-
-    /// The field names a `Connection` field lists (RFC 9110 §7.6.1), lower-cased.
-    static func connectionOptions(_ values: [String]) -> Set<String> {
-        guard !values.isEmpty else { return [] }
-        return Set(values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
-    }
-
     /// The token's claims as the upstream sees them.
     public static func claimHeaders(_ claims: AccessTokenClaims) -> [(String, String)] {
         var headers = [

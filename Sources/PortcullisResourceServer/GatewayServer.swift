@@ -57,13 +57,7 @@ public struct GatewayServer: Service {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // Header validation is off: what the gateway sends was parsed by NIO's decoder from the client or the
-                    // upstream, or is a claim it filtered for CR, LF and NUL itself (`forward`). Pipelining is
-                    // GatewayConnection's own: NIO's assistance stops and restarts reading around every request (two
-                    // epoll_ctl calls on each request's path), where the gateway holds reads back only when a pipelined
-                    // request has actually come.
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: false, withErrorHandling: true, withOutboundHeaderValidation: false)
+                    // The connection frames HTTP itself (GatewayWire), on bytes: no NIO HTTP codec on either side.
                     try channel.pipeline.syncOperations.addHandler(GatewayConnection(gateway: gateway, upstream: upstream))
                 }
             }
@@ -104,54 +98,124 @@ struct GatewayUpstream: Sendable {
     }
 }
 
-/// One client connection: its requests one at a time, each authorized, then forwarded over the connection's own upstream
-/// connection, its answer collected and sent back. A request pipelined behind one in progress waits, with whatever else
-/// that read brought, and the connection reads no more until the requests waiting have been answered (RFC 9112 §9.3.2:
-/// answers in the order of the requests).
+/// One client connection: its requests one at a time, each framed (`GatewayWire`), authorized, then forwarded over the
+/// connection's own upstream connection, the answer framed and sent back. Bytes of a request pipelined behind one in
+/// progress wait, and the connection reads no more until they have been handled (RFC 9112 §9.3.2: answers in the order
+/// of the requests).
 final class GatewayConnection: ChannelDuplexHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     let gateway: Gateway
     let upstream: GatewayUpstream
 
-    private enum Phase { case idle, receiving, waiting }
-    private var phase = Phase.idle
-    private var request: HTTPRequestHead?
-    private var requestBody: ByteBuffer?
-    private var requestTooLarge = false
+    /// `head`: reading a request's head; `body`: its body; `waiting`: deciding it or waiting for the upstream; `closing`:
+    /// the last answer is written and the connection closes.
+    private enum Phase { case head, body, waiting, closing }
+    private var phase = Phase.head
+    /// What the client sent that is not consumed yet.
+    private var inbound = ByteBuffer()
+    private var request: Request?
     /// Counts requests, so that an answer that comes back late (an authorization, a timeout) for an earlier one is dropped.
     private var sequence: UInt64 = 0
-    private var upstreamChannel: (any Channel)?
-    private var answer: HTTPResponseHead?
-    private var answerBody: ByteBuffer?
-    private var answerTooLarge = false
-    private var timeout: Scheduled<Void>?
-    /// The request sent upstream and not answered yet, and whether it went on a connection used before.
-    private var inFlight: (head: HTTPRequestHead, body: ByteBuffer?, reused: Bool)?
-    /// Parts of pipelined requests that came while one was in progress; bounded by the one read that brought them, since
-    /// reading stops (`holdingReads`) until they are handled.
-    private var pipelined = CircularBuffer<HTTPServerRequestPart>()
+    private var processing = false
     private var holdingReads = false
     private var readPending = false
-    private var draining = false
     /// A graceful shutdown began: the connection closes once the request in progress, if any, is answered.
     private var quiescing = false
+
+    private var upstreamChannel: (any Channel)?
+    /// The request sent upstream and not answered yet, and whether it went on a connection used before.
+    private var inFlight: (bytes: ByteBuffer, reused: Bool)?
+    private var answer = Answer()
+    /// When the request in flight stops waiting for the upstream; one timer per connection checks it.
+    private var deadline: NIODeadline?
+    private var timer: Scheduled<Void>?
+
+    struct Request {
+        let head: GatewayWire.Head
+        let method: String
+        let minorVersion: Int
+        let keepAlive: Bool
+        let connectionOptions: Set<String>
+        let framing: GatewayWire.Framing
+        var body: ByteBuffer
+        var chunks = GatewayWire.ChunkedDecoder()
+    }
+
+    /// The upstream's answer being read.
+    struct Answer {
+        var inbound = ByteBuffer()
+        var head: GatewayWire.Head?
+        var status = 0
+        var framing = GatewayWire.Framing.none
+        var body = ByteBuffer()
+        var chunks = GatewayWire.ChunkedDecoder()
+        /// Whether the upstream connection can carry another request after this answer.
+        var reusable = true
+        var started: Bool { head != nil || inbound.readableBytes > 0 }
+
+        /// Frames what came so far; `true` once the answer is whole (one delimited by the connection's close never is).
+        mutating func read(limit: Int, requestMethod: String) throws(GatewayWire.Malformed) -> Bool {
+            while head == nil {
+                let length: Int? = try inbound.withUnsafeReadableBytes { bytes throws(GatewayWire.Malformed) in try GatewayWire.headLength(bytes) }
+                guard let length else { return false }
+                let parsed = try inbound.withUnsafeReadableBytes { bytes throws(GatewayWire.Malformed) in
+                    try GatewayWire.parseHead(bytes, length: length, request: false)
+                }
+                inbound.moveReaderIndex(forwardBy: length)
+                let code = Int(parsed.string(parsed.second)) ?? 0
+                if code == 101 { throw GatewayWire.Malformed(status: 502, reason: "the upstream switched protocols") }
+                if code < 200 { continue }  // informational: the final answer follows
+                head = parsed
+                status = code
+                framing = try GatewayWire.answerFraming(parsed, status: code, requestMethod: requestMethod)
+                if GatewayWire.minorVersion(parsed, parsed.first) == 0 || parsed.connectionOptions.contains("close") || framing == .untilClose {
+                    reusable = false
+                }
+                if case .length(let length) = framing, length > limit { throw GatewayWire.Malformed(status: 502, reason: "too large") }
+            }
+            switch framing {
+            case .none:
+                break
+            case .length(let length):
+                let take = min(length - body.readableBytes, inbound.readableBytes)
+                if take > 0, var slice = inbound.readSlice(length: take) { body.writeBuffer(&slice) }
+                guard body.readableBytes == length else { return false }
+            case .chunked:
+                try chunks.feed(&inbound, into: &body)
+                if body.readableBytes > limit { throw GatewayWire.Malformed(status: 502, reason: "too large") }
+                guard chunks.isDone else { return false }
+            case .untilClose:
+                body.writeBuffer(&inbound)
+                if body.readableBytes > limit { throw GatewayWire.Malformed(status: 502, reason: "too large") }
+                return false
+            }
+            if inbound.readableBytes > 0 { reusable = false }  // bytes beyond the answer: nothing to pair them with
+            return true
+        }
+    }
 
     init(gateway: Gateway, upstream: GatewayUpstream) {
         self.gateway = gateway
         self.upstream = upstream
     }
 
+    // MARK: The client's side
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if phase == .waiting || !pipelined.isEmpty {
-            pipelined.append(part)
-            holdingReads = true
+        var bytes = unwrapInboundIn(data)
+        if inbound.readableBytes == 0 {
+            inbound = bytes
+        } else {
+            inbound.writeBuffer(&bytes)
+        }
+        if phase == .waiting || phase == .closing {
+            holdingReads = true  // a pipelined request: handled once the one in progress is answered
             return
         }
-        handle(context, part)
+        process(context)
     }
 
     func read(context: ChannelHandlerContext) {
@@ -168,67 +232,115 @@ final class GatewayConnection: ChannelDuplexHandler {
             return
         }
         quiescing = true
-        if phase == .idle { context.close(promise: nil) }
+        if phase == .head, inbound.readableBytes == 0 { context.close(promise: nil) }
     }
 
-    /// Handles the pipelined requests that waited, once the one before them is answered; then reads again.
-    private func drain(_ context: ChannelHandlerContext) {
-        guard !draining else { return }  // `handle` can answer at once (a refusal), which calls back here
-        draining = true
-        defer { draining = false }
-        while phase != .waiting, context.channel.isActive, let part = pipelined.popFirst() {
-            handle(context, part)
+    /// Frames what the client sent, deciding each complete request, until a request waits or more bytes are needed.
+    private func process(_ context: ChannelHandlerContext) {
+        guard !processing else { return }  // an answer given at once (a refusal) comes back here; the loop goes on
+        processing = true
+        defer { processing = false }
+        do throws(GatewayWire.Malformed) {
+            loop: while context.channel.isActive {
+                switch phase {
+                case .head:
+                    guard inbound.readableBytes > 0, try readHead(context) else { break loop }
+                case .body:
+                    guard try readBody() else { break loop }
+                    phase = .waiting
+                    authorize(context)
+                case .waiting, .closing:
+                    break loop
+                }
+            }
+        } catch {
+            refuse(context, error)
+            return
         }
-        guard pipelined.isEmpty, holdingReads else { return }
-        holdingReads = false
-        if readPending {
-            readPending = false
-            context.read()
-        }
-    }
-
-    private func handle(_ context: ChannelHandlerContext, _ part: HTTPServerRequestPart) {
-        switch part {
-        case .head(let head):
-            sequence &+= 1
-            phase = .receiving
-            request = head
-            requestBody = nil
-            requestTooLarge = false
-            // RFC 9110 §10.1.1: a client that waits for 100 (Continue) before its body gets it at once; the body is
-            // read whole before the token is checked.
-            if head.version.major == 1, head.version.minor >= 1, head.headers["expect"].contains(where: { $0.lowercased() == "100-continue" }) {
-                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+        if phase == .head || phase == .body {
+            if inbound.readableBytes == 0 { inbound.clear() } else if inbound.readerIndex > 65536 { inbound.discardReadBytes() }
+            holdingReads = false
+            if readPending {
+                readPending = false
+                context.read()
             }
-        case .body(var chunk):
-            guard phase == .receiving, !requestTooLarge else { return }
-            if (requestBody?.readableBytes ?? 0) + chunk.readableBytes > gateway.configuration.maximumBodyBytes {
-                requestTooLarge = true
-                requestBody = nil
-            } else if requestBody == nil {
-                requestBody = chunk
-            } else {
-                requestBody!.writeBuffer(&chunk)
-            }
-        case .end:
-            guard phase == .receiving, let head = request else { return }
-            phase = .waiting
-            if requestTooLarge {
-                respond(context, status: .payloadTooLarge, headers: [:], body: nil)
-                return
-            }
-            authorize(context, head)
         }
     }
 
-    private func authorize(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
-        let authorizations = head.headers["authorization"]
+    /// Reads the next request's head when it has all come; `false` until then.
+    private func readHead(_ context: ChannelHandlerContext) throws(GatewayWire.Malformed) -> Bool {
+        let length: Int? = try inbound.withUnsafeReadableBytes { bytes throws(GatewayWire.Malformed) in try GatewayWire.headLength(bytes) }
+        guard let length else { return false }
+        let head = try inbound.withUnsafeReadableBytes { bytes throws(GatewayWire.Malformed) in
+            try GatewayWire.parseHead(bytes, length: length, request: true)
+        }
+        inbound.moveReaderIndex(forwardBy: length)
+        let minor = GatewayWire.minorVersion(head, head.third)
+        let options = head.connectionOptions
+        let keepAlive = minor == 1 ? !options.contains("close") : options.contains("keep-alive")
+        let framing = try GatewayWire.requestFraming(head, minorVersion: minor)
+        sequence &+= 1
+        request = Request(
+            head: head, method: head.string(head.first), minorVersion: minor, keepAlive: keepAlive, connectionOptions: options, framing: framing,
+            body: context.channel.allocator.buffer(capacity: 0))
+        if case .length(let length) = framing, length > gateway.configuration.maximumBodyBytes {
+            throw GatewayWire.Malformed(status: 413, reason: "The request's body is larger than the gateway forwards.")
+        }
+        // RFC 9110 §10.1.1: a client that waits for 100 (Continue) before its body gets it at once; the body is read whole
+        // before the token is checked.
+        if minor == 1, framing != .none, inbound.readableBytes == 0, head.listElements(.expect).contains("100-continue") {
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
+        }
+        phase = .body
+        return true
+    }
+
+    /// Reads the request's body as it comes; `true` once it is whole.
+    private func readBody() throws(GatewayWire.Malformed) -> Bool {
+        guard var current = request else { return false }
+        request = nil  // the body's buffer stays uniquely referenced while it grows
+        defer { request = current }
+        switch current.framing {
+        case .none, .untilClose:
+            return true
+        case .length(let length):
+            let take = min(length - current.body.readableBytes, inbound.readableBytes)
+            if take > 0, var slice = inbound.readSlice(length: take) { current.body.writeBuffer(&slice) }
+            return current.body.readableBytes == length
+        case .chunked:
+            try current.chunks.feed(&inbound, into: &current.body)
+            if current.body.readableBytes > gateway.configuration.maximumBodyBytes {
+                throw GatewayWire.Malformed(status: 413, reason: "The request's body is larger than the gateway forwards.")
+            }
+            return current.chunks.isDone
+        }
+    }
+
+    /// A request the gateway cannot frame or will not take: answered, and the connection closes (what follows on it
+    /// cannot be framed).
+    private func refuse(_ context: ChannelHandlerContext, _ error: GatewayWire.Malformed) {
+        phase = .waiting
+        let minor = request?.minorVersion ?? 1
+        let method = request?.method ?? "GET"
+        request = nil
+        respond(
+            context, minorVersion: minor, method: method, keepAlive: false, status: error.status,
+            fields: [("content-type", "text/plain")], body: ByteBuffer(string: error.reason + "\n"))
+    }
+
+    // MARK: Deciding
+
+    private func authorize(_ context: ChannelHandlerContext) {
+        guard let request else { return }
+        let head = request.head
+        let authorizations = head.values(.authorization)
         let authorization = authorizations.isEmpty ? nil : authorizations.joined(separator: ", ")
-        let proofs = head.headers["dpop"]
-        let method = head.method.rawValue
-        let path = head.uri.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(head.uri[..<$0]) } ?? head.uri
+        let proofs = head.values(.dpop)
+        let target = head.bytes[head.second]
+        let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
         let url = gateway.configuration.publicBaseURL + path
         let guardian = gateway.guardian
+        let method = request.method
         if let decided = guardian.authorizeRemembered(authorization: authorization, proofs: proofs, method: method, url: url, now: Date()) {
             authorized(context, decided, sequence: sequence)
             return
@@ -250,61 +362,87 @@ final class GatewayConnection: ChannelDuplexHandler {
     }
 
     private func authorized(_ context: ChannelHandlerContext, _ result: Result<AccessTokenClaims, ResourceGuard.Refusal>, sequence: UInt64) {
-        guard sequence == self.sequence, phase == .waiting, context.channel.isActive, let head = request else { return }
+        guard sequence == self.sequence, phase == .waiting, context.channel.isActive, let request else { return }
         switch result {
         case .failure(let refusal):
-            var headers: HTTPHeaders = ["content-type": "application/json", "cache-control": "no-store"]
-            for challenge in refusal.challenges { headers.add(name: "www-authenticate", value: challenge) }
-            respond(context, status: .unauthorized, headers: headers, body: ByteBuffer(string: refusal.body))
+            var fields: [(String, String)] = [("content-type", "application/json"), ("cache-control", "no-store")]
+            for challenge in refusal.challenges { fields.append(("www-authenticate", challenge)) }
+            respond(
+                context, minorVersion: request.minorVersion, method: request.method, keepAlive: request.keepAlive, status: 401, fields: fields,
+                body: ByteBuffer(string: refusal.body))
         case .success(let claims):
-            forward(context, head, claims)
+            forward(context, request, claims)
         }
     }
 
-    private func forward(_ context: ChannelHandlerContext, _ head: HTTPRequestHead, _ claims: AccessTokenClaims) {
-        var outbound = HTTPRequestHead(version: .http1_1, method: head.method, uri: upstream.basePath + head.uri)
-        // RFC 9110 §7.6.1: the fields the Connection field names are hop-by-hop too.
-        let named = Gateway.connectionOptions(head.headers["connection"])
-        for (name, value) in head.headers {
-            let lower = name.lowercased()
-            // `Expect: 100-continue` is answered by the body the gateway already holds.
-            if Gateway.notForwarded.contains(lower) || named.contains(lower) || lower.hasPrefix(Gateway.claimHeaderPrefix) || lower == "expect" {
-                continue
-            }
-            outbound.headers.add(name: name, value: value)
+    // MARK: The upstream's side
+
+    private func forward(_ context: ChannelHandlerContext, _ request: Request, _ claims: AccessTokenClaims) {
+        let head = request.head
+        let body = request.body.readableBytes > 0 ? request.body : nil
+        var out = context.channel.allocator.buffer(capacity: head.bytes.count + 512 + (body?.readableBytes ?? 0))
+        out.writeString(request.method)
+        out.writeStaticString(" ")
+        out.writeString(upstream.basePath)
+        out.writeBytes(head.bytes[head.second])
+        out.writeStaticString(" HTTP/1.1\r\n")
+        // Not forwarded: hop-by-hop fields, the framing, the credentials, any `X-Portcullis-*` and `Expect` (answered by the
+        // body the gateway already holds); RFC 9110 §7.6.1: the fields the Connection field names are hop-by-hop too.
+        let named = request.connectionOptions
+        for field in head.fields where field.kind == .other || field.kind == .server {
+            if !named.isEmpty, named.contains(head.lowercasedName(field)) { continue }
+            out.writeBytes(head.bytes[field.name])
+            out.writeStaticString(": ")
+            out.writeBytes(head.bytes[field.value])
+            out.writeStaticString("\r\n")
         }
         // The claims come from a verified token; a value that could break the request's framing is left out all the same.
-        for (name, value) in Gateway.claimHeaders(claims) where !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-            outbound.headers.add(name: name, value: value)
+        for (name, value) in Gateway.claimHeaders(claims) where value.utf8.allSatisfy(GatewayWire.isFieldValueByte) {
+            out.writeString(name)
+            out.writeStaticString(": ")
+            out.writeString(value)
+            out.writeStaticString("\r\n")
         }
-        outbound.headers.add(name: "host", value: upstream.authority)
-        let body = requestBody.flatMap { $0.readableBytes > 0 ? $0 : nil }
+        out.writeStaticString("Host: ")
+        out.writeString(upstream.authority)
+        out.writeStaticString("\r\n")
         if let body {
-            outbound.headers.add(name: "content-length", value: String(body.readableBytes))
-        } else if head.method == .POST || head.method == .PUT || head.method == .PATCH {
-            outbound.headers.add(name: "content-length", value: "0")
+            out.writeStaticString("Content-Length: ")
+            out.writeString(String(body.readableBytes))
+            out.writeStaticString("\r\n")
+        } else if request.method == "POST" || request.method == "PUT" || request.method == "PATCH" {
+            out.writeStaticString("Content-Length: 0\r\n")
         }
-        requestBody = nil
-        answer = nil
-        answerBody = nil
-        answerTooLarge = false
-        let sequence = self.sequence
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timeout = context.eventLoop.scheduleTask(in: gateway.configuration.upstreamTimeout) {
-            let (handler, context) = bound.value
-            guard sequence == handler.sequence, handler.phase == .waiting else { return }
-            handler.upstreamChannel?.close(promise: nil)
-            handler.upstreamChannel = nil
-            handler.badGateway(context, "The upstream did not answer.\n")
-        }
+        out.writeStaticString("\r\n")
+        if var body { out.writeBuffer(&body) }
+        self.request?.body = ByteBuffer()  // the bytes are in `out`
+        answer = Answer()
+        deadline = .now() + gateway.configuration.upstreamTimeout
+        if timer == nil, let deadline { scheduleTimeout(context, at: deadline) }
         if let channel = upstreamChannel, channel.isActive {
-            send(outbound, body, on: channel, reused: true)
+            send(out, on: channel, reused: true)
             return
         }
-        connectAndSend(context, outbound, body)
+        connectAndSend(context, out)
     }
 
-    private func connectAndSend(_ context: ChannelHandlerContext, _ outbound: HTTPRequestHead, _ body: ByteBuffer?) {
+    /// The connection's one timer: a request still waiting at its deadline is answered 502; otherwise the timer waits for
+    /// the deadline of the request in flight, if any.
+    private func scheduleTimeout(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: deadline) {
+            let (handler, context) = bound.value
+            handler.timer = nil
+            guard handler.phase == .waiting, let deadline = handler.deadline else { return }
+            if deadline > .now() {
+                handler.scheduleTimeout(context, at: deadline)
+                return
+            }
+            handler.badGateway(context, "The upstream did not answer.\n")
+        }
+    }
+
+    private func connectAndSend(_ context: ChannelHandlerContext, _ bytes: ByteBuffer) {
         let sequence = self.sequence
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let upstream = self.upstream
@@ -316,7 +454,6 @@ final class GatewayConnection: ChannelDuplexHandler {
                 if let tls = upstream.tls {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: upstream.serverName))
                 }
-                try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
                 try channel.pipeline.syncOperations.addHandler(UpstreamReader(connection: bound))
             }
         }
@@ -329,112 +466,185 @@ final class GatewayConnection: ChannelDuplexHandler {
             switch result {
             case .success(let channel):
                 handler.upstreamChannel = channel
-                handler.send(outbound, body, on: channel, reused: false)
+                handler.send(bytes, on: channel, reused: false)
             case .failure:
                 handler.badGateway(context, "The upstream did not answer.\n")
             }
         }
     }
 
-    private func send(_ head: HTTPRequestHead, _ body: ByteBuffer?, on channel: any Channel, reused: Bool) {
-        inFlight = (head, body, reused)
-        channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+    private func send(_ bytes: ByteBuffer, on channel: any Channel, reused: Bool) {
+        inFlight = (bytes, reused)
+        channel.writeAndFlush(bytes, promise: nil)
     }
 
-    /// A part of the upstream's answer (on this connection's event loop).
-    fileprivate func upstreamRead(_ context: ChannelHandlerContext, _ part: HTTPClientResponsePart) {
-        guard phase == .waiting else { return }
-        switch part {
-        case .head(let head):
-            // 1xx answers other than 101 are informational: the final answer follows.
-            if head.status.code < 200 && head.status != .switchingProtocols { return }
-            answer = head
-            answerBody = context.channel.allocator.buffer(capacity: 0)
-        case .body(var chunk):
-            guard !answerTooLarge else { return }
-            if (answerBody?.readableBytes ?? 0) + chunk.readableBytes > gateway.configuration.maximumBodyBytes {
-                answerTooLarge = true
-                answerBody = nil
-            } else {
-                answerBody?.writeBuffer(&chunk)
-            }
-        case .end:
-            guard let answer, let head = request else { return }
-            if answerTooLarge {
-                badGateway(context, "The upstream's answer was larger than the gateway forwards, or broke off.\n")
-                return
-            }
-            let named = Gateway.connectionOptions(answer.headers["connection"])
-            var headers = HTTPHeaders()
-            for (name, value) in answer.headers {
-                let lower = name.lowercased()
-                // A HEAD answer keeps the upstream's Content-Length (RFC 9110 §8.6): the length of what a GET would send.
-                if (Gateway.notForwarded.contains(lower) && !(head.method == .HEAD && lower == "content-length")) || named.contains(lower) { continue }
-                headers.add(name: name, value: value)
-            }
-            respond(context, status: answer.status, headers: headers, body: answerBody ?? ByteBuffer())
+    /// Bytes of the upstream's answer (on this connection's event loop).
+    fileprivate func upstreamRead(_ context: ChannelHandlerContext, _ channel: any Channel, _ bytes: ByteBuffer) {
+        guard phase == .waiting, inFlight != nil, upstreamChannel === channel else {
+            channel.close(promise: nil)  // an answer to nothing: the connection's framing is lost
+            return
+        }
+        var bytes = bytes
+        if answer.inbound.readableBytes == 0 {
+            answer.inbound = bytes
+        } else {
+            answer.inbound.writeBuffer(&bytes)
+        }
+        do throws(GatewayWire.Malformed) {
+            if try readAnswer() { answered(context) }
+        } catch {
+            badGateway(context, "The upstream's answer was malformed or larger than the gateway forwards: \(error.reason)\n")
         }
     }
 
-    /// The upstream connection closed or failed. A request sent on a kept-alive connection that closed before any of the
-    /// answer came (the upstream's idle timeout raced it) is sent once more on a new connection; otherwise an answer the
-    /// upstream did not finish is a 502.
+    /// Frames the upstream's answer; `true` once it is whole (an answer delimited by the connection's close ends in
+    /// `upstreamClosed`).
+    private func readAnswer() throws(GatewayWire.Malformed) -> Bool {
+        try answer.read(limit: gateway.configuration.maximumBodyBytes, requestMethod: request?.method ?? "GET")
+    }
+
+    /// The upstream's answer is whole: sent on to the client.
+    private func answered(_ context: ChannelHandlerContext) {
+        guard let request, let head = answer.head else { return }
+        if !answer.reusable { dropUpstream() }
+        let named = head.connectionOptions
+        let isHead = request.method == "HEAD"
+        respond(
+            context, minorVersion: request.minorVersion, method: request.method, keepAlive: request.keepAlive, status: answer.status,
+            reason: head.bytes[head.third], body: answer.body
+        ) { out in
+            // The upstream's fields but the hop-by-hop ones and its framing; a HEAD answer keeps its Content-Length (RFC
+            // 9110 §8.6: the length a GET would send).
+            var server = false
+            for field in head.fields {
+                switch field.kind {
+                case .connection, .hopByHop, .transferEncoding, .host, .authorization, .dpop: continue
+                case .contentLength: if !isHead { continue }
+                case .server: server = true
+                case .other, .expect, .claim: break
+                }
+                if !named.isEmpty, named.contains(head.lowercasedName(field)) { continue }
+                out.writeBytes(head.bytes[field.name])
+                out.writeStaticString(": ")
+                out.writeBytes(head.bytes[field.value])
+                out.writeStaticString("\r\n")
+            }
+            return server
+        }
+    }
+
+    /// The upstream connection closed or failed. An answer delimited by the close is whole; a request sent on a
+    /// kept-alive connection that closed before any of the answer came (the upstream's idle timeout raced it) is sent once
+    /// more on a new connection; otherwise an answer the upstream did not finish is a 502.
     fileprivate func upstreamClosed(_ context: ChannelHandlerContext, _ channel: any Channel) {
         guard upstreamChannel === channel else { return }
         upstreamChannel = nil
         guard phase == .waiting, let sent = inFlight else { return }
+        if answer.head != nil, answer.framing == .untilClose {
+            answered(context)
+            return
+        }
         inFlight = nil
-        if sent.reused && answer == nil {
-            connectAndSend(context, sent.head, sent.body)
+        if sent.reused, !answer.started {
+            connectAndSend(context, sent.bytes)
             return
         }
         badGateway(context, "The upstream's answer was larger than the gateway forwards, or broke off.\n")
     }
 
-    private func badGateway(_ context: ChannelHandlerContext, _ text: String) {
-        upstreamChannel?.close(promise: nil)
+    /// Closes the upstream connection, forgotten first: its close calls back (`upstreamClosed`) at once.
+    private func dropUpstream() {
+        let channel = upstreamChannel
         upstreamChannel = nil
-        respond(context, status: .badGateway, headers: ["content-type": "text/plain"], body: ByteBuffer(string: text))
+        channel?.close(promise: nil)
     }
 
-    /// Sends the answer to the current request; the connection stays open when the client wants it.
-    private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?) {
-        guard phase == .waiting, let head = request else { return }
-        timeout?.cancel()
-        timeout = nil
-        inFlight = nil
-        phase = .idle
-        request = nil
-        answer = nil
-        answerBody = nil
-        var headers = headers
-        let keepAlive = head.isKeepAlive && !quiescing
-        if head.method != .HEAD, status.mayHaveResponseBody {
-            headers.replaceOrAdd(name: "content-length", value: String(body?.readableBytes ?? 0))
+    private func badGateway(_ context: ChannelHandlerContext, _ text: String) {
+        dropUpstream()
+        guard let request else { return }
+        respond(
+            context, minorVersion: request.minorVersion, method: request.method, keepAlive: request.keepAlive, status: 502,
+            fields: [("content-type", "text/plain")], body: ByteBuffer(string: text))
+    }
+
+    // MARK: Answering
+
+    /// Sends the answer to the current request; the connection stays open when the client wants it, and what the client
+    /// pipelined behind it is handled next.
+    private func respond(
+        _ context: ChannelHandlerContext, minorVersion: Int, method: String, keepAlive: Bool, status: Int, fields: [(String, String)],
+        body: ByteBuffer
+    ) {
+        respond(context, minorVersion: minorVersion, method: method, keepAlive: keepAlive, status: status, reason: nil, body: body) { out in
+            for (name, value) in fields {
+                out.writeString(name)
+                out.writeStaticString(": ")
+                out.writeString(value)
+                out.writeStaticString("\r\n")
+            }
+            return false
         }
-        if !headers.contains(name: "server") { headers.add(name: "server", value: "Portcullis gateway") }
-        if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-        if let body, body.readableBytes > 0, head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+    }
+
+    /// `writeFields` writes the answer's fields but Content-Length, Connection and Server, and says whether it wrote a
+    /// Server field.
+    private func respond(
+        _ context: ChannelHandlerContext, minorVersion: Int, method: String, keepAlive: Bool, status: Int, reason: ArraySlice<UInt8>?,
+        body: ByteBuffer, writeFields: (inout ByteBuffer) -> Bool
+    ) {
+        guard phase == .waiting else { return }
+        deadline = nil
+        inFlight = nil
+        request = nil
+        answer = Answer()
+        let keepAlive = keepAlive && !quiescing
+        let sendsBody = method != "HEAD" && status >= 200 && status != 204 && status != 304
+        var out = context.channel.allocator.buffer(capacity: 256 + body.readableBytes)
+        out.writeStaticString(minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
+        out.writeString(String(status))
+        out.writeStaticString(" ")
+        if let reason, !reason.isEmpty {
+            out.writeBytes(reason)
+        } else {
+            out.writeString(HTTPResponseStatus(statusCode: status).reasonPhrase)
+        }
+        out.writeStaticString("\r\n")
+        let server = writeFields(&out)
+        if sendsBody {
+            out.writeStaticString("Content-Length: ")
+            out.writeString(String(body.readableBytes))
+            out.writeStaticString("\r\n")
+        }
+        if !server { out.writeStaticString("Server: Portcullis gateway\r\n") }
         if !keepAlive {
-            pipelined.removeAll()
+            out.writeStaticString("Connection: close\r\n")
+        } else if minorVersion == 0 {
+            out.writeStaticString("Connection: keep-alive\r\n")
+        }
+        out.writeStaticString("\r\n")
+        if sendsBody, body.readableBytes > 0 {
+            var body = body
+            out.writeBuffer(&body)
+        }
+        let written = context.writeAndFlush(wrapOutboundOut(out))
+        guard keepAlive else {
+            phase = .closing
+            inbound.clear()
             let channel = context.channel
             written.whenComplete { _ in channel.close(promise: nil) }
             return
         }
-        drain(context)
+        phase = .head
+        process(context)
+        if quiescing, phase == .head, inbound.readableBytes == 0 { context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timeout?.cancel()
-        timeout = nil
-        phase = .idle
-        pipelined.removeAll()
-        upstreamChannel?.close(promise: nil)
-        upstreamChannel = nil
+        timer?.cancel()
+        timer = nil
+        phase = .closing
+        inbound.clear()
+        dropUpstream()
         context.fireChannelInactive()
     }
 
@@ -451,9 +661,9 @@ extension GatewayUpstream {
     }
 }
 
-/// The upstream connection's end of the pipeline: hands each part of the answer to the client connection.
+/// The upstream connection's end of the pipeline: hands the answer's bytes to the client connection.
 private final class UpstreamReader: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundIn = ByteBuffer
 
     let connection: NIOLoopBound<(GatewayConnection, ChannelHandlerContext)>
 
@@ -463,7 +673,7 @@ private final class UpstreamReader: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let (handler, client) = connection.value
-        handler.upstreamRead(client, unwrapInboundIn(data))
+        handler.upstreamRead(client, context.channel, unwrapInboundIn(data))
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -14,21 +14,38 @@ public struct ProtectedResourceRequest: Sendable {
     public let token: String
 
     /// The scheme and token of an `Authorization` header; `nil` when there is none of either scheme. Read on the UTF-8
-    /// view (Foundation's `trimmingCharacters` and `contains` go through NSString on Linux: 13 % of the gateway's CPU).
+    /// bytes in one pass (Foundation's `trimmingCharacters` and `contains` go through NSString on Linux: 13 % of the
+    /// gateway's CPU once; walking a Substring's UTF-8 view, 3 %).
     public init?(authorization: String?) {
-        guard let authorization, let space = authorization.utf8.firstIndex(of: UInt8(ascii: " ")) else { return nil }
-        let name = authorization[..<space].lowercased()
-        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var rest = authorization.utf8[space...]
-        while let first = rest.first, isBlank(first) { rest = rest.dropFirst() }
-        while let last = rest.last, isBlank(last) { rest = rest.dropLast() }
-        guard !rest.isEmpty, !rest.contains(where: isBlank), let token = String(rest) else { return nil }
-        switch name {
-        case "bearer": scheme = .bearer
-        case "dpop": scheme = .dpop
-        default: return nil
+        guard var authorization else { return nil }
+        let parsed: (Scheme, String)? = authorization.withUTF8 { bytes in
+            guard let space = bytes.firstIndex(of: UInt8(ascii: " ")) else { return nil }
+            let scheme: Scheme
+            if Self.equalsIgnoringCase(bytes[..<space], "bearer") {
+                scheme = .bearer
+            } else if Self.equalsIgnoringCase(bytes[..<space], "dpop") {
+                scheme = .dpop
+            } else {
+                return nil
+            }
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var start = space
+            var end = bytes.count
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            guard start < end else { return nil }
+            for index in start..<end where isBlank(bytes[index]) { return nil }
+            return (scheme, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
         }
-        self.token = token
+        guard let parsed else { return nil }
+        (scheme, token) = parsed
+    }
+
+    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence, _ lowercased: StaticString) -> Bool {
+        guard bytes.count == lowercased.utf8CodeUnitCount else { return false }
+        return lowercased.withUTF8Buffer { expected in
+            zip(bytes, expected).allSatisfy { (($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0) == $1 }
+        }
     }
 
     /// Why a token's presentation was refused: the `WWW-Authenticate` challenge to answer 401 with.

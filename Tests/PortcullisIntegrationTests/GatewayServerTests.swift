@@ -15,7 +15,7 @@ import Testing
 /// An upstream that misbehaves on request (PROTOCOL §14.3's gateway must cope): `/ok`; `/echo` answers the body;
 /// `/big` answers 2 KiB; `/never` never answers; `/slow` answers after 300 ms; `/once` answers on a connection's first
 /// request and closes the connection, unanswered, on any later one (an idle keep-alive connection the upstream closed
-/// just as the gateway reused it).
+/// just as the gateway reused it); `/chunked` answers in chunks.
 final class MisbehavingUpstream: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -44,6 +44,11 @@ final class MisbehavingUpstream: ChannelInboundHandler {
                     handler.answer(context, ByteBuffer(string: "late"))
                 }
             case "/once": if served == 1 { answer(context, ByteBuffer(string: "fresh")) } else { context.close(promise: nil) }
+            case "/chunked":  // no Content-Length: NIO's encoder sends the answer chunked
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok))), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "in ")))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "chunks")))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             default: answer(context, ByteBuffer(string: "ok \(subject)"))
             }
         }
@@ -148,6 +153,30 @@ struct GatewayServerTests {
                 then: "hello")
             #expect(exchange.beforeBody.hasPrefix("HTTP/1.1 100 Continue"), "\(exchange.beforeBody)")
             #expect(exchange.final.contains("HTTP/1.1 200 OK") && exchange.final.hasSuffix("\(Fixtures.carol.id) 5"), "\(exchange.final)")
+            // The gateway frames HTTP itself: a chunked request body goes upstream whole, with its length; a chunked answer
+            // comes back with its length; a request that could be framed two ways (CL.TE) is refused and the connection
+            // closed; a HEAD answer keeps the upstream's length and has no body.
+            let chunkedBody = try await RawExchange.all(
+                port: try #require(port),
+                sending: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nTransfer-Encoding: chunked\r\n"
+                    + "Connection: close\r\n\r\n3\r\nhel\r\n2;x=y\r\nlo\r\n0\r\n\r\n")
+            #expect(chunkedBody.hasPrefix("HTTP/1.1 200 OK") && chunkedBody.hasSuffix("\r\n\r\n\(Fixtures.carol.id) 5"), "\(chunkedBody)")
+            let (chunkedStatus, chunkedText, chunkedHeaders) = try await call("/chunked")
+            #expect(chunkedStatus == 200 && chunkedText == "in chunks" && chunkedHeaders["content-length"] == ["9"], "\(chunkedHeaders)")
+            #expect(chunkedHeaders["transfer-encoding"].isEmpty)
+            let smuggled = try await RawExchange.all(
+                port: try #require(port),
+                sending: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nContent-Length: 4\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /ok HTTP/1.1\r\nHost: gateway\r\n\r\n")
+            #expect(smuggled.hasPrefix("HTTP/1.1 400 Bad Request") && smuggled.contains("Connection: close"), "\(smuggled)")
+            #expect(smuggled.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer, then the connection closed: \(smuggled)")
+            let headAnswer = try await RawExchange.all(
+                port: try #require(port),
+                sending: "HEAD /ok HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            let getLength = "content-length: \(3 + Fixtures.carol.id.count)\r\n"  // what GET /ok's "ok <id>" would be
+            #expect(
+                headAnswer.hasPrefix("HTTP/1.1 200 OK") && headAnswer.lowercased().contains(getLength) && headAnswer.hasSuffix("\r\n\r\n"),
+                "\(headAnswer)")
             // Pipelined requests (RFC 9112 §9.3.2): answered in order, each decided on its own — one the upstream answers
             // late, a refusal, a body, and a last one that closes the connection.
             let pipelined = try await RawExchange.all(

@@ -1,0 +1,352 @@
+import NIOCore
+
+/// HTTP/1.1 message framing for `GatewayServer` (RFC 9112), on bytes. The gateway reads a request's head, decides it,
+/// and copies the fields it forwards byte for byte; building NIO's `HTTPRequestHead` and `HTTPHeaders` for that (and
+/// again for the upstream's answer) was most of what separated the gateway from a plain TCP relay (BENCHMARKS.md).
+///
+/// It is strict where leniency lets two parsers disagree about where a message ends (request smuggling): lines end in
+/// CRLF and nowhere else, no obs-fold, no whitespace before a field's colon, no control characters in values, one
+/// Content-Length value, Transfer-Encoding only as `chunked` and never with Content-Length. What it cannot frame safely it
+/// refuses; the connection closes after any framing error.
+enum GatewayWire {
+    /// Why a message could not be framed; `status` is the answer to a client (a malformed upstream answer is a 502).
+    struct Malformed: Error, Equatable {
+        let status: Int
+        let reason: String
+        static func bad(_ reason: String) -> Malformed { Malformed(status: 400, reason: reason) }
+    }
+
+    /// A field of a head: byte ranges of its name and (trimmed) value within the head, and what the gateway makes of it.
+    struct Field: Equatable {
+        let name: Range<Int>
+        let value: Range<Int>
+        let kind: Kind
+    }
+
+    /// The fields the gateway reads or does not forward, told apart by their names once, as the head is parsed.
+    enum Kind: UInt8, Equatable {
+        case other, connection, contentLength, transferEncoding, authorization, dpop, expect, host, server
+        /// Hop-by-hop (RFC 9110 §7.6.1) other than Connection and Transfer-Encoding: Keep-Alive, Proxy-Connection, TE,
+        /// Trailer, Upgrade.
+        case hopByHop
+        /// `X-Portcullis-*`: set by the gateway only.
+        case claim
+
+        static func of(_ bytes: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) -> Kind {
+            func named(_ lowercased: StaticString) -> Bool { GatewayWire.equalsIgnoringCase(bytes, name, lowercased) }
+            switch name.count {
+            case 2: if named("te") { return .hopByHop }
+            case 4: if named("host") { return .host } else if named("dpop") { return .dpop }
+            case 6: if named("expect") { return .expect } else if named("server") { return .server }
+            case 7: if named("trailer") || named("upgrade") { return .hopByHop }
+            case 10: if named("connection") { return .connection } else if named("keep-alive") { return .hopByHop }
+            case 13: if named("authorization") { return .authorization }
+            case 14: if named("content-length") { return .contentLength }
+            case 16: if named("proxy-connection") { return .hopByHop }
+            case 17: if named("transfer-encoding") { return .transferEncoding }
+            default: break
+            }
+            let prefix = Gateway.claimHeaderPrefix.utf8.count
+            if name.count >= prefix, GatewayWire.equalsIgnoringCase(bytes, name.lowerBound..<(name.lowerBound + prefix), "x-portcullis-") {
+                return .claim
+            }
+            return .other
+        }
+    }
+
+    /// A parsed head: its bytes (start line to the empty line, inclusive) and where its parts lie in them.
+    struct Head {
+        let bytes: [UInt8]
+        /// The start line's three parts: method, target, version (a request) or version, status, reason (an answer).
+        let first: Range<Int>
+        let second: Range<Int>
+        let third: Range<Int>
+        let fields: [Field]
+
+        func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+
+        func values(_ kind: Kind) -> [String] {
+            fields.compactMap { $0.kind == kind ? string($0.value) : nil }
+        }
+
+        func has(_ kind: Kind) -> Bool { fields.contains { $0.kind == kind } }
+
+        func lowercasedName(_ field: Field) -> String { String(decoding: bytes[field.name].map(GatewayWire.lower), as: UTF8.self) }
+
+        /// The comma-separated elements of every `kind` field, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
+        func listElements(_ kind: Kind) -> [String] {
+            guard has(kind) else { return [] }
+            return values(kind).flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
+        }
+
+        /// The names the Connection field lists (RFC 9110 §7.6.1: hop-by-hop too), lower-cased; `close` and `keep-alive`
+        /// among them.
+        var connectionOptions: Set<String> { Set(listElements(.connection)) }
+    }
+
+    static let maximumHeadBytes = 64 * 1024
+    static let maximumFields = 200
+
+    /// Where the head that starts `bytes` ends (just after its empty line), `nil` if it has not all come; throws when no
+    /// head ends within `maximumHeadBytes` (431).
+    static func headLength(_ bytes: UnsafeRawBufferPointer) throws(Malformed) -> Int? {
+        let count = bytes.count
+        var index = 0
+        while index + 3 < count {
+            let fourth = bytes[index + 3]
+            if fourth != 10 {  // no window holding this byte can match unless it is CR (then the next one might)
+                index += fourth == 13 ? 1 : 4
+                continue
+            }
+            if bytes[index] == 13, bytes[index + 1] == 10, bytes[index + 2] == 13 {
+                guard index + 4 <= maximumHeadBytes else { break }
+                return index + 4
+            }
+            index += 1
+        }
+        if count > maximumHeadBytes { throw Malformed(status: 431, reason: "The header section is too large.") }
+        return nil
+    }
+
+    /// Parses a head of `length` bytes (from `headLength`). `request`: the start line is `method SP target SP version`;
+    /// otherwise `version SP status SP reason`.
+    static func parseHead(_ raw: UnsafeRawBufferPointer, length: Int, request: Bool) throws(Malformed) -> Head {
+        let bytes = [UInt8](raw[0..<length])
+        let parts = try bytes.withUnsafeBufferPointer { bytes throws(Malformed) in try parseLines(bytes, request: request) }
+        return Head(bytes: bytes, first: parts.first, second: parts.second, third: parts.third, fields: parts.fields)
+    }
+
+    private static func parseLines(
+        _ bytes: UnsafeBufferPointer<UInt8>, request: Bool
+    ) throws(Malformed) -> (first: Range<Int>, second: Range<Int>, third: Range<Int>, fields: [Field]) {
+        let firstEnd = try lineEnd(bytes, from: 0)
+        guard let space1 = bytes[0..<firstEnd].firstIndex(of: 32) else { throw .bad("The start line has no space.") }
+        let first = 0..<space1
+        let rest = space1 + 1
+        let space2 = bytes[rest..<firstEnd].firstIndex(of: 32)
+        let second = rest..<(space2 ?? firstEnd)
+        let third = space2.map { ($0 + 1)..<firstEnd } ?? firstEnd..<firstEnd
+        if request {
+            guard !first.isEmpty, first.allSatisfy({ isTokenByte(bytes[$0]) }) else { throw .bad("The request's method is not a token.") }
+            guard second.first.map({ bytes[$0] }) == UInt8(ascii: "/"), second.allSatisfy({ (0x21...0x7E).contains(bytes[$0]) }) else {
+                throw .bad("The request's target is not an absolute path (origin-form).")
+            }
+            guard space2 != nil else { throw .bad("The request line has no version.") }
+            try checkVersion(bytes, third)
+        } else {
+            try checkVersion(bytes, first)
+            guard second.count == 3, second.allSatisfy({ (48...57).contains(bytes[$0]) }) else { throw .bad("The status code is not three digits.") }
+        }
+        var fields: [Field] = []
+        fields.reserveCapacity(16)
+        var lineStart = firstEnd + 2
+        while true {
+            let end = try lineEnd(bytes, from: lineStart)
+            if end == lineStart { break }  // the empty line
+            guard fields.count < maximumFields else { throw Malformed(status: 431, reason: "The head has too many fields.") }
+            let firstByte = bytes[lineStart]
+            if firstByte == 32 || firstByte == 9 { throw .bad("A field is folded over lines (obs-fold).") }
+            var colon = lineStart
+            while colon < end, bytes[colon] != 58 {
+                guard isTokenByte(bytes[colon]) else { throw .bad("A field's name is not a token (or has a space before its colon).") }
+                colon += 1
+            }
+            guard colon < end, colon > lineStart else { throw .bad("A field has no name or no colon.") }
+            var valueStart = colon + 1
+            var valueEnd = end
+            while valueStart < valueEnd, bytes[valueStart] == 32 || bytes[valueStart] == 9 { valueStart += 1 }
+            while valueEnd > valueStart, bytes[valueEnd - 1] == 32 || bytes[valueEnd - 1] == 9 { valueEnd -= 1 }
+            fields.append(Field(name: lineStart..<colon, value: valueStart..<valueEnd, kind: Kind.of(bytes, lineStart..<colon)))
+            lineStart = end + 2
+        }
+        return (first, second, third, fields)
+    }
+
+    /// Where the line starting at `start` ends (its CR), checking every byte on the way: a CR only before LF, no bare LF,
+    /// no control character but HTAB (which only a field's value or a reason phrase may then hold).
+    private static func lineEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) throws(Malformed) -> Int {
+        var index = start
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte < 32 || byte == 127 {
+                if byte == 13 {
+                    guard index + 1 < count, bytes[index + 1] == 10 else { throw .bad("A line of the head ends in a bare CR.") }
+                    return index
+                }
+                if byte == 10 { throw .bad("A line of the head ends in a bare LF.") }
+                if byte != 9 { throw .bad("A line of the head has a control character.") }
+            }
+            index += 1
+        }
+        throw .bad("The head does not end in an empty line.")
+    }
+
+    private static func checkVersion(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(Malformed) {
+        guard range.count == 8, bytes[range.lowerBound..<(range.lowerBound + 7)].elementsEqual("HTTP/1.".utf8) else {
+            throw range.count == 8 && bytes[range].starts(with: "HTTP/".utf8)
+                ? Malformed(status: 505, reason: "Only HTTP/1.0 and HTTP/1.1 are served.") : .bad("The HTTP version is malformed.")
+        }
+        guard bytes[range.lowerBound + 7] == 48 || bytes[range.lowerBound + 7] == 49 else {
+            throw Malformed(status: 505, reason: "Only HTTP/1.0 and HTTP/1.1 are served.")
+        }
+    }
+
+    /// The minor version of a version part that `parseHead` accepted.
+    static func minorVersion(_ head: Head, _ range: Range<Int>) -> Int { Int(head.bytes[range.upperBound - 1]) - 48 }
+
+    /// How a message's body is framed (RFC 9112 §6).
+    enum Framing: Equatable {
+        case none
+        case length(Int)
+        case chunked
+        /// Until the connection closes (an answer only).
+        case untilClose
+    }
+
+    /// A request's framing: chunked, a Content-Length, or none; anything ambiguous is refused.
+    static func requestFraming(_ head: Head, minorVersion: Int) throws(Malformed) -> Framing {
+        let lengths = head.values(.contentLength)
+        if head.has(.transferEncoding) {
+            let codings = head.listElements(.transferEncoding)
+            guard lengths.isEmpty else { throw .bad("The request has both Transfer-Encoding and Content-Length.") }
+            guard minorVersion == 1 else { throw .bad("Transfer-Encoding in an HTTP/1.0 request.") }
+            guard codings == ["chunked"] else {
+                throw Malformed(status: 501, reason: "The only transfer coding served is chunked, once.")
+            }
+            return .chunked
+        }
+        guard let length = try contentLength(lengths) else { return .none }
+        return length == 0 ? .none : .length(length)
+    }
+
+    /// An answer's framing, given the request's method and the status (RFC 9112 §6.3); throws when it cannot be framed.
+    static func answerFraming(_ head: Head, status: Int, requestMethod: String) throws(Malformed) -> Framing {
+        if requestMethod == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304 { return .none }
+        if head.has(.transferEncoding) {
+            return head.listElements(.transferEncoding).last == "chunked" ? .chunked : .untilClose
+        }
+        do throws(Malformed) {
+            guard let length = try contentLength(head.values(.contentLength)) else { return .untilClose }
+            return length == 0 ? .none : .length(length)
+        } catch {
+            throw Malformed(status: 502, reason: error.reason)
+        }
+    }
+
+    /// One Content-Length, however many times it is repeated; `nil` when there is none.
+    static func contentLength(_ values: [String]) throws(Malformed) -> Int? {
+        var found: Int?
+        for value in values {
+            for element in value.split(separator: ",", omittingEmptySubsequences: false) {
+                let digits = element.trimmingWhitespace()
+                guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ (48...57).contains($0) }), let length = Int(digits) else {
+                    throw .bad("The Content-Length is not a number.")
+                }
+                guard found == nil || found == length else { throw .bad("The message has differing Content-Length values.") }
+                found = length
+            }
+        }
+        return found
+    }
+
+    /// Reads a chunked body (RFC 9112 §7.1) as it comes: sizes, data, the last chunk and the trailer section (dropped).
+    struct ChunkedDecoder {
+        private enum State { case size, data(Int), dataEnd, trailers, done }
+        private var state = State.size
+        var isDone: Bool { if case .done = state { true } else { false } }
+
+        /// Consumes what it can of `input`, appending the data to `body`; throws on a malformed body.
+        mutating func feed(_ input: inout ByteBuffer, into body: inout ByteBuffer) throws(Malformed) {
+            while true {
+                switch state {
+                case .done:
+                    return
+                case .size:
+                    guard let line = try Self.line(&input, maximum: 1024) else { return }
+                    let sizePart = line.prefix { $0 != UInt8(ascii: ";") }
+                    let hex = sizePart.reversed().drop { $0 == 32 || $0 == 9 }.reversed()
+                    guard !hex.isEmpty, hex.count <= 15, let size = Int(String(decoding: hex, as: UTF8.self), radix: 16), size >= 0,
+                        hex.allSatisfy({ isHexDigit($0) })
+                    else { throw .bad("A chunk's size is not hexadecimal.") }
+                    guard line.allSatisfy({ $0 == 9 || (32...126).contains($0) || $0 >= 128 }) else {
+                        throw .bad("A chunk extension has a control character.")
+                    }
+                    state = size == 0 ? .trailers : .data(size)
+                case .data(let remaining):
+                    let take = min(remaining, input.readableBytes)
+                    guard take > 0 else { return }
+                    var slice = input.readSlice(length: take)!
+                    body.writeBuffer(&slice)
+                    state = remaining == take ? .dataEnd : .data(remaining - take)
+                case .dataEnd:
+                    guard input.readableBytes >= 2 else { return }
+                    guard input.readInteger(as: UInt16.self) == 0x0D0A else { throw .bad("A chunk's data does not end in CRLF.") }
+                    state = .size
+                case .trailers:
+                    guard let line = try Self.line(&input, maximum: 8192) else { return }
+                    if line.isEmpty { state = .done }
+                }
+            }
+        }
+
+        /// The next CRLF-terminated line (without it), or `nil` until it has all come.
+        private static func line(_ input: inout ByteBuffer, maximum: Int) throws(Malformed) -> [UInt8]? {
+            let found: Int?? = input.withUnsafeReadableBytes { bytes in
+                guard let lf = bytes.firstIndex(of: 10) else { return bytes.count > maximum ? .some(nil) : nil }
+                return .some(lf)
+            }
+            guard let found else { return nil }
+            guard let lf = found, lf <= maximum else { throw .bad("A chunk's line is too long.") }
+            guard lf > 0, input.getInteger(at: input.readerIndex + lf - 1, as: UInt8.self) == 13 else {
+                throw .bad("A chunk's line ends in a bare LF.")
+            }
+            let line = input.readBytes(length: lf - 1)!
+            input.moveReaderIndex(forwardBy: 2)
+            guard !line.contains(13) else { throw .bad("A chunk's line has a bare CR.") }
+            return line
+        }
+    }
+
+    /// RFC 9110 §5.6.2's tchar.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    /// A byte a field value may hold (RFC 9110 §5.5): HTAB, SP, VCHAR, obs-text.
+    static func isFieldValueByte(_ byte: UInt8) -> Bool { byte == 9 || (32...126).contains(byte) || byte >= 128 }
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+    }
+
+    static func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte | 0x20 : byte }
+
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
+        guard range.count == lowercased.utf8CodeUnitCount else { return false }
+        return lowercased.withUTF8Buffer { expected in
+            var index = range.lowerBound
+            for byte in expected {
+                if lower(bytes[index]) != byte { return false }
+                index += 1
+            }
+            return true
+        }
+    }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> Substring {
+        var trimmed = self
+        while let first = trimmed.first, first == " " || first == "\t" { trimmed.removeFirst() }
+        while let last = trimmed.last, last == " " || last == "\t" { trimmed.removeLast() }
+        return trimmed
+    }
+}
