@@ -8,16 +8,17 @@ public import NIOSSL
 import PortcullisTokens
 public import ServiceLifecycle
 
-/// `portcullis gateway`'s HTTP server (PROTOCOL §14.3), on SwiftNIO directly: each client connection has one keep-alive
-/// connection to the upstream on the same event loop, and a request whose token the gateway already verified is
-/// checked and forwarded without leaving that thread (`ResourceGuard.authorizeRemembered`). Anything else — a token seen
-/// for the first time, keys due for a refresh, a DPoP proof to claim — waits for `ResourceGuard.authorize` and comes
-/// back. Hummingbird and AsyncHTTPClient cost a trivial upstream's throughput three times over here (BENCHMARKS.md);
-/// this costs about what nginx does.
+/// `portcullis gateway`'s HTTP server (PROTOCOL §14.3), on SwiftNIO directly and on bytes: it frames HTTP/1.1 itself
+/// (`GatewayWire`, strictly), each client connection has one keep-alive connection to the upstream on the same event
+/// loop, and a request whose token the gateway already verified is checked and forwarded without leaving that thread
+/// (`ResourceGuard.authorizeRemembered`). Anything else — a token seen for the first time, keys due for a refresh, a DPoP
+/// proof to claim — waits for `ResourceGuard.authorize` and comes back. Hummingbird and AsyncHTTPClient cost a trivial
+/// upstream's throughput three times over here, NIO's HTTP codecs a quarter more (BENCHMARKS.md).
 ///
 /// What it forwards is what `Gateway` describes: no hop-by-hop fields or credentials, the token's claims in
 /// `X-Portcullis-*`; bodies up to `maximumBodyBytes` each way (413, 502 beyond); 502 when the upstream does not answer
-/// within `upstreamTimeout`. On graceful shutdown it stops accepting, lets each connection finish its request, and ends
+/// within `upstreamTimeout`. A request it cannot frame unambiguously is answered 400 (431, 501, 505 where those fit) and
+/// the connection closed. On graceful shutdown it stops accepting, lets each connection finish its request, and ends
 /// when they have closed.
 public struct GatewayServer: Service {
     public let gateway: Gateway
@@ -279,6 +280,10 @@ final class GatewayConnection: ChannelDuplexHandler {
         let options = head.connectionOptions
         let keepAlive = minor == 1 ? !options.contains("close") : options.contains("keep-alive")
         let framing = try GatewayWire.requestFraming(head, minorVersion: minor)
+        // RFC 9112 §3.2: an HTTP/1.1 request has one Host field (the gateway sends the upstream's own).
+        if minor == 1, head.fields.lazy.filter({ $0.kind == .host }).count != 1 {
+            throw GatewayWire.Malformed.bad("An HTTP/1.1 request needs one Host field.")
+        }
         sequence &+= 1
         request = Request(
             head: head, method: head.string(head.first), minorVersion: minor, keepAlive: keepAlive, connectionOptions: options, framing: framing,
@@ -636,7 +641,6 @@ final class GatewayConnection: ChannelDuplexHandler {
         }
         phase = .head
         process(context)
-        if quiescing, phase == .head, inbound.readableBytes == 0 { context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

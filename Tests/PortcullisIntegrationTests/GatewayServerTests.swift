@@ -15,7 +15,7 @@ import Testing
 /// An upstream that misbehaves on request (PROTOCOL §14.3's gateway must cope): `/ok`; `/echo` answers the body;
 /// `/big` answers 2 KiB; `/never` never answers; `/slow` answers after 300 ms; `/once` answers on a connection's first
 /// request and closes the connection, unanswered, on any later one (an idle keep-alive connection the upstream closed
-/// just as the gateway reused it); `/chunked` answers in chunks.
+/// just as the gateway reused it); `/chunked` answers in chunks; `/legacy` answers HTTP/1.0 until it closes.
 final class MisbehavingUpstream: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -44,6 +44,10 @@ final class MisbehavingUpstream: ChannelInboundHandler {
                     handler.answer(context, ByteBuffer(string: "late"))
                 }
             case "/once": if served == 1 { answer(context, ByteBuffer(string: "fresh")) } else { context.close(promise: nil) }
+            case "/legacy":  // HTTP/1.0 without Content-Length: the answer ends when the connection closes
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "old style")))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
             case "/chunked":  // no Content-Length: NIO's encoder sends the answer chunked
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok))), promise: nil)
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "in ")))), promise: nil)
@@ -164,12 +168,18 @@ struct GatewayServerTests {
             let (chunkedStatus, chunkedText, chunkedHeaders) = try await call("/chunked")
             #expect(chunkedStatus == 200 && chunkedText == "in chunks" && chunkedHeaders["content-length"] == ["9"], "\(chunkedHeaders)")
             #expect(chunkedHeaders["transfer-encoding"].isEmpty)
+            let (legacyStatus, legacyText, legacyHeaders) = try await call("/legacy")
+            #expect(legacyStatus == 200 && legacyText == "old style" && legacyHeaders["content-length"] == ["9"], "\(legacyStatus) \(legacyText)")
+            #expect(try await call("/ok").0 == 200)  // on a new upstream connection
             let smuggled = try await RawExchange.all(
                 port: try #require(port),
                 sending: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nContent-Length: 4\r\n"
                     + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /ok HTTP/1.1\r\nHost: gateway\r\n\r\n")
             #expect(smuggled.hasPrefix("HTTP/1.1 400 Bad Request") && smuggled.contains("Connection: close"), "\(smuggled)")
             #expect(smuggled.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer, then the connection closed: \(smuggled)")
+            let hostless = try await RawExchange.all(
+                port: try #require(port), sending: "GET /ok HTTP/1.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            #expect(hostless.hasPrefix("HTTP/1.1 400 Bad Request") && hostless.contains("one Host field"), "\(hostless)")
             let headAnswer = try await RawExchange.all(
                 port: try #require(port),
                 sending: "HEAD /ok HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
