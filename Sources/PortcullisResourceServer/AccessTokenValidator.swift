@@ -85,7 +85,9 @@ public actor AccessTokenValidator {
     /// Issuer, audience and time.
     nonisolated func check(_ claims: AccessTokenClaims, issuer: String?, now: Date) throws(Rejection) -> AccessTokenClaims {
         guard let issuer, claims.iss == issuer else { throw Rejection(description: "The access token is from another issuer.") }
-        guard audiences.contains(claims.aud.lowercased()) else { throw Rejection(description: "The access token is for another audience.") }
+        guard audiences.contains(claims.aud) || audiences.contains(claims.aud.lowercased()) else {
+            throw Rejection(description: "The access token is for another audience.")
+        }
         let time = now.timeIntervalSince1970
         guard TimeInterval(claims.exp) + leeway > time else { throw Rejection(description: "The access token has expired.") }
         guard TimeInterval(claims.nbf) - leeway <= time else { throw Rejection(description: "The access token is not valid yet.") }

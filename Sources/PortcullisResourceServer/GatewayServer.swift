@@ -631,14 +631,14 @@ final class GatewayConnection: ChannelDuplexHandler {
             var body = body
             out.writeBuffer(&body)
         }
-        let written = context.writeAndFlush(wrapOutboundOut(out))
         guard keepAlive else {
             phase = .closing
             inbound.clear()
             let channel = context.channel
-            written.whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(out)).whenComplete { _ in channel.close(promise: nil) }
             return
         }
+        context.writeAndFlush(wrapOutboundOut(out), promise: nil)
         phase = .head
         process(context)
     }

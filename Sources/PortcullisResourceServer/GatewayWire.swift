@@ -206,17 +206,16 @@ enum GatewayWire {
 
     /// A request's framing: chunked, a Content-Length, or none; anything ambiguous is refused.
     static func requestFraming(_ head: Head, minorVersion: Int) throws(Malformed) -> Framing {
-        let lengths = head.values(.contentLength)
         if head.has(.transferEncoding) {
             let codings = head.listElements(.transferEncoding)
-            guard lengths.isEmpty else { throw .bad("The request has both Transfer-Encoding and Content-Length.") }
+            guard !head.has(.contentLength) else { throw .bad("The request has both Transfer-Encoding and Content-Length.") }
             guard minorVersion == 1 else { throw .bad("Transfer-Encoding in an HTTP/1.0 request.") }
             guard codings == ["chunked"] else {
                 throw Malformed(status: 501, reason: "The only transfer coding served is chunked, once.")
             }
             return .chunked
         }
-        guard let length = try contentLength(lengths) else { return .none }
+        guard let length = try contentLength(head) else { return .none }
         return length == 0 ? .none : .length(length)
     }
 
@@ -227,25 +226,36 @@ enum GatewayWire {
             return head.listElements(.transferEncoding).last == "chunked" ? .chunked : .untilClose
         }
         do throws(Malformed) {
-            guard let length = try contentLength(head.values(.contentLength)) else { return .untilClose }
+            guard let length = try contentLength(head) else { return .untilClose }
             return length == 0 ? .none : .length(length)
         } catch {
             throw Malformed(status: 502, reason: error.reason)
         }
     }
 
-    /// One Content-Length, however many times it is repeated; `nil` when there is none.
-    static func contentLength(_ values: [String]) throws(Malformed) -> Int? {
+    /// One Content-Length, however many times it is repeated (as fields or as a list); `nil` when there is none. Read
+    /// on the head's bytes: digits, with optional whitespace around each list element.
+    static func contentLength(_ head: Head) throws(Malformed) -> Int? {
         var found: Int?
-        for value in values {
-            for element in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = element.trimmingWhitespace()
-                guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ (48...57).contains($0) }), let length = Int(digits) else {
-                    throw .bad("The Content-Length is not a number.")
+        for field in head.fields where field.kind == .contentLength {
+            var index = field.value.lowerBound
+            let end = field.value.upperBound
+            repeat {
+                while index < end, head.bytes[index] == 32 || head.bytes[index] == 9 { index += 1 }
+                var length = 0
+                var digits = 0
+                while index < end, (48...57).contains(head.bytes[index]) {
+                    guard digits < 18 else { throw .bad("The Content-Length is not a number.") }
+                    length = length * 10 + Int(head.bytes[index] - 48)
+                    digits += 1
+                    index += 1
                 }
+                while index < end, head.bytes[index] == 32 || head.bytes[index] == 9 { index += 1 }
+                guard digits > 0, index == end || head.bytes[index] == UInt8(ascii: ",") else { throw .bad("The Content-Length is not a number.") }
                 guard found == nil || found == length else { throw .bad("The message has differing Content-Length values.") }
                 found = length
-            }
+                index += 1  // past the comma (or the end)
+            } while index <= end
         }
         return found
     }
