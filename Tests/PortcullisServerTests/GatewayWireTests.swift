@@ -210,6 +210,18 @@ struct GatewayWireTests {
         }
     }
 
+    @Test("the head's end is the first CRLF CRLF, wherever it falls (against a plain search, 50,000 inputs)")
+    func headEnd() throws {
+        var random = SplitMix(state: 0xE4D)
+        let alphabet = Array("\r\n\ra".utf8)
+        for _ in 0..<50000 {
+            let bytes = (0..<Int.random(in: 0..<24, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+            let expected = bytes.indices.first { bytes[$0...].starts(with: [13, 10, 13, 10]) }.map { $0 + 4 }
+            let found = try bytes.withUnsafeBufferPointer { buffer throws(Wire.Malformed) in try Wire.headLength(UnsafeRawBufferPointer(buffer)) }
+            #expect(found == expected, "\(bytes)")
+        }
+    }
+
     @Test("an Authorization field's scheme and token")
     func authorization() {
         func parsed(_ value: String?) -> String? {
