@@ -17,6 +17,9 @@ public struct Gateway: Sendable {
         public var maximumBodyBytes = 10 * 1024 * 1024
         /// How long the upstream may take to answer.
         public var upstreamTimeout: TimeAmount = .seconds(30)
+        /// How long a client connection may wait between reads while the gateway waits for a request (idle keep-alive, a
+        /// head or a body coming slowly): then it is closed (408 if a request had begun).
+        public var clientTimeout: TimeAmount = .seconds(60)
 
         public init(upstream: String, publicBaseURL: String) {
             self.upstream = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream

@@ -130,8 +130,10 @@ final class GatewayConnection: ChannelDuplexHandler {
     /// The request sent upstream and not answered yet, and whether it went on a connection used before.
     private var inFlight: (bytes: ByteBuffer, reused: Bool)?
     private var answer = Answer()
-    /// When the request in flight stops waiting for the upstream; one timer per connection checks it.
+    /// When the request in flight stops waiting for the upstream; one timer per connection checks it, and the client's
+    /// silence while the gateway waits for a request (`lastRead` + `clientTimeout`).
     private var deadline: NIODeadline?
+    private var lastRead = NIODeadline.now()
     private var timer: Scheduled<Void>?
 
     struct Request {
@@ -205,7 +207,23 @@ final class GatewayConnection: ChannelDuplexHandler {
 
     // MARK: The client's side
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { armTimeout(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        armTimeout(context)
+        context.fireChannelActive()
+    }
+
+    private func armTimeout(_ context: ChannelHandlerContext) {
+        guard timer == nil else { return }
+        lastRead = .now()
+        scheduleTimeout(context, at: lastRead + min(gateway.configuration.clientTimeout, gateway.configuration.upstreamTimeout))
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastRead = .now()
         var bytes = unwrapInboundIn(data)
         if inbound.readableBytes == 0 {
             inbound = bytes
@@ -423,7 +441,6 @@ final class GatewayConnection: ChannelDuplexHandler {
         self.request?.body = ByteBuffer()  // the bytes are in `out`
         answer = Answer()
         deadline = .now() + gateway.configuration.upstreamTimeout
-        if timer == nil, let deadline { scheduleTimeout(context, at: deadline) }
         if let channel = upstreamChannel, channel.isActive {
             send(out, on: channel, reused: true)
             return
@@ -431,20 +448,44 @@ final class GatewayConnection: ChannelDuplexHandler {
         connectAndSend(context, out)
     }
 
-    /// The connection's one timer: a request still waiting at its deadline is answered 502; otherwise the timer waits for
-    /// the deadline of the request in flight, if any.
+    /// The connection's one timer, always armed while it is open: a request still waiting for the upstream at its
+    /// deadline is answered 502; a client silent for `clientTimeout` while the gateway waits for its request is closed
+    /// (408 when it had begun one). Otherwise the timer waits for whichever deadline comes next.
     private func scheduleTimeout(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(deadline: deadline) {
             let (handler, context) = bound.value
             handler.timer = nil
-            guard handler.phase == .waiting, let deadline = handler.deadline else { return }
-            if deadline > .now() {
-                handler.scheduleTimeout(context, at: deadline)
+            handler.timeoutDue(context)
+        }
+    }
+
+    private func timeoutDue(_ context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        let now = NIODeadline.now()
+        switch phase {
+        case .waiting:
+            if let deadline, deadline <= now {
+                badGateway(context, "The upstream did not answer.\n")
+            }
+        case .head, .body:
+            if lastRead + gateway.configuration.clientTimeout <= now {
+                if phase == .head, inbound.readableBytes == 0 {
+                    context.close(promise: nil)
+                } else {
+                    refuse(context, GatewayWire.Malformed(status: 408, reason: "The request did not come in time."))
+                }
                 return
             }
-            handler.badGateway(context, "The upstream did not answer.\n")
+        case .closing:
+            return
         }
+        guard context.channel.isActive, phase != .closing else { return }
+        // Never later than a request forwarded from now on could time out (`now + upstreamTimeout`): `forward` then
+        // needs no timer of its own, and the timer fires about once per upstreamTimeout on a busy connection.
+        let upstreamTimeout = gateway.configuration.upstreamTimeout
+        let next = phase == .waiting ? (deadline ?? now + upstreamTimeout) : min(lastRead + gateway.configuration.clientTimeout, now + upstreamTimeout)
+        scheduleTimeout(context, at: max(next, now + .milliseconds(1)))
     }
 
     private func connectAndSend(_ context: ChannelHandlerContext, _ bytes: ByteBuffer) {

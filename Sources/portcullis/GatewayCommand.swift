@@ -41,6 +41,8 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Most revocations remembered at once (each until every token it refuses has expired).") var revocationCapacity: Int = 200_000
     @Option(help: "A PEM file of CA certificates to trust, besides the system's, for the authority (a private CA, a development certificate).")
     var caFile: String?
+    @Option(help: "Seconds a client connection may stay silent while the gateway waits for its request (idle, or a slow head or body).")
+    var clientTimeout: Int = 60
     @Option(help: "Log level.") var logLevel: String = "info"
 
     func run() async throws {
@@ -67,8 +69,10 @@ struct GatewayCommand: AsyncParsableCommand {
                     configuration: .init(authority: authority, clientId: ssfClientId, clientSecret: secret, streamDescription: "portcullis gateway"),
                     receiver: SharedSignalsReceiver(view: view), validator: validator, client: client, logger: logger))
         }
+        var configuration = Gateway.Configuration(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)")
+        configuration.clientTimeout = .seconds(Int64(max(1, clientTimeout)))
         let gateway = Gateway(
-            configuration: .init(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)"),
+            configuration: configuration,
             guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations))
         let upstream = self.upstream
         let server = try GatewayServer(

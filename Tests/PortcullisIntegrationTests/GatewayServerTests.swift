@@ -103,10 +103,11 @@ struct GatewayServerTests {
         let logger = Logger(label: "gateway-test")
         let validator = AccessTokenValidator(
             authority: authority.absoluteString, audiences: [Fixtures.mailApiId, Fixtures.mailResource], client: client, logger: logger)
-        func gateway(upstream: String) -> Gateway {
+        func gateway(upstream: String, clientTimeout: TimeAmount = .seconds(60)) -> Gateway {
             var configuration = Gateway.Configuration(upstream: upstream, publicBaseURL: "http://127.0.0.1")
             configuration.maximumBodyBytes = 1024
             configuration.upstreamTimeout = .seconds(1)
+            configuration.clientTimeout = clientTimeout
             return Gateway(configuration: configuration, guardian: ResourceGuard(validator: validator))
         }
         let listening = Mutex<Int?>(nil)
@@ -205,6 +206,31 @@ struct GatewayServerTests {
             await group.triggerGracefulShutdown()
             let (late, lateText, _) = try await inFlight
             #expect(late == 200 && lateText == "late")
+            try await tasks.next()
+        }
+        // A client that says nothing, or starts a request and stops, is closed after the client timeout (408 for the
+        // latter); a request in progress is not.
+        let strict = try GatewayServer(
+            gateway: gateway(upstream: "http://127.0.0.1:\(upstreamPort)", clientTimeout: .milliseconds(300)), host: "127.0.0.1", port: 0, logger: logger,
+            onListening: { address in listening.withLock { $0 = address?.port } })
+        listening.withLock { $0 = nil }
+        let strictGroup = ServiceGroup(configuration: .init(services: [strict], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await strictGroup.run() }
+            var port: Int?
+            for _ in 0..<200 where port == nil {
+                port = listening.withLock { $0 }
+                if port == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let started = ContinuousClock.now
+            #expect(try await RawExchange.all(port: try #require(port), sending: "") == "")
+            let half = try await RawExchange.all(port: try #require(port), sending: "GET /ok HTTP/1.1\r\nHost: gateway\r\n")
+            #expect(half.hasPrefix("HTTP/1.1 408 Request Timeout") && half.contains("Connection: close"), "\(half)")
+            #expect(ContinuousClock.now - started < .seconds(4), "both closed by the timeout, not the test's 5 s")
+            let slow = try await RawExchange.all(
+                port: try #require(port), sending: "GET /slow HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            #expect(slow.hasPrefix("HTTP/1.1 200 OK") && slow.hasSuffix("late"), "the upstream's 300 ms are not the client's silence: \(slow)")
+            await strictGroup.triggerGracefulShutdown()
             try await tasks.next()
         }
         // No upstream at all: 502.
