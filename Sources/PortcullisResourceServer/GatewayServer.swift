@@ -537,16 +537,11 @@ final class GatewayConnection: ChannelDuplexHandler {
             answer.inbound.writeBuffer(&bytes)
         }
         do throws(GatewayWire.Malformed) {
-            if try readAnswer() { answered(context) }
+            // An answer delimited by the connection's close ends in `upstreamClosed`.
+            if try answer.read(limit: gateway.configuration.maximumBodyBytes, requestMethod: request?.method ?? "GET") { answered(context) }
         } catch {
             badGateway(context, "The upstream's answer was malformed or larger than the gateway forwards: \(error.reason)\n")
         }
-    }
-
-    /// Frames the upstream's answer; `true` once it is whole (an answer delimited by the connection's close ends in
-    /// `upstreamClosed`).
-    private func readAnswer() throws(GatewayWire.Malformed) -> Bool {
-        try answer.read(limit: gateway.configuration.maximumBodyBytes, requestMethod: request?.method ?? "GET")
     }
 
     /// The upstream's answer is whole: sent on to the client.

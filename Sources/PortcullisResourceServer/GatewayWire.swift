@@ -1,4 +1,5 @@
 import NIOCore
+import PortcullisTokens
 
 /// HTTP/1.1 message framing for `GatewayServer` (RFC 9112), on bytes. The gateway reads a request's head, decides it,
 /// and copies the fields it forwards byte for byte; building NIO's `HTTPRequestHead` and `HTTPHeaders` for that (and
@@ -33,7 +34,7 @@ enum GatewayWire {
         case claim
 
         static func of(_ bytes: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) -> Kind {
-            func named(_ lowercased: StaticString) -> Bool { GatewayWire.equalsIgnoringCase(bytes, name, lowercased) }
+            func named(_ lowercased: StaticString) -> Bool { ASCII.equalsIgnoringCase(bytes[name], lowercased) }
             switch name.count {
             case 2: if named("te") { return .hopByHop }
             case 4: if named("host") { return .host } else if named("dpop") { return .dpop }
@@ -47,7 +48,7 @@ enum GatewayWire {
             default: break
             }
             let prefix = Gateway.claimHeaderPrefix.utf8.count
-            if name.count >= prefix, GatewayWire.equalsIgnoringCase(bytes, name.lowerBound..<(name.lowerBound + prefix), "x-portcullis-") {
+            if name.count >= prefix, ASCII.equalsIgnoringCase(bytes[name.lowerBound..<(name.lowerBound + prefix)], "x-portcullis-") {
                 return .claim
             }
             return .other
@@ -71,7 +72,7 @@ enum GatewayWire {
 
         func has(_ kind: Kind) -> Bool { fields.contains { $0.kind == kind } }
 
-        func lowercasedName(_ field: Field) -> String { String(decoding: bytes[field.name].map(GatewayWire.lower), as: UTF8.self) }
+        func lowercasedName(_ field: Field) -> String { String(decoding: bytes[field.name].map(ASCII.lowercased), as: UTF8.self) }
 
         /// The comma-separated elements of every `kind` field, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
         func listElements(_ kind: Kind) -> [String] {
@@ -335,20 +336,6 @@ enum GatewayWire {
 
     static func isHexDigit(_ byte: UInt8) -> Bool {
         (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
-    }
-
-    static func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte | 0x20 : byte }
-
-    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
-        guard range.count == lowercased.utf8CodeUnitCount else { return false }
-        return lowercased.withUTF8Buffer { expected in
-            var index = range.lowerBound
-            for byte in expected {
-                if lower(bytes[index]) != byte { return false }
-                index += 1
-            }
-            return true
-        }
     }
 }
 

@@ -21,9 +21,9 @@ public struct ProtectedResourceRequest: Sendable {
         let parsed: (Scheme, String)? = authorization.withUTF8 { bytes in
             guard let space = bytes.firstIndex(of: UInt8(ascii: " ")) else { return nil }
             let scheme: Scheme
-            if Self.equalsIgnoringCase(bytes[..<space], "bearer") {
+            if ASCII.equalsIgnoringCase(bytes[..<space], "bearer") {
                 scheme = .bearer
-            } else if Self.equalsIgnoringCase(bytes[..<space], "dpop") {
+            } else if ASCII.equalsIgnoringCase(bytes[..<space], "dpop") {
                 scheme = .dpop
             } else {
                 return nil
@@ -39,13 +39,6 @@ public struct ProtectedResourceRequest: Sendable {
         }
         guard let parsed else { return nil }
         (scheme, token) = parsed
-    }
-
-    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence, _ lowercased: StaticString) -> Bool {
-        guard bytes.count == lowercased.utf8CodeUnitCount else { return false }
-        return lowercased.withUTF8Buffer { expected in
-            zip(bytes, expected).allSatisfy { (($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0) == $1 }
-        }
     }
 
     /// Why a token's presentation was refused: the `WWW-Authenticate` challenge to answer 401 with.
