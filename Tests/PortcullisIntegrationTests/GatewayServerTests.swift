@@ -110,19 +110,8 @@ struct GatewayServerTests {
             configuration.clientTimeout = clientTimeout
             return Gateway(configuration: configuration, guardian: ResourceGuard(validator: validator))
         }
-        let listening = Mutex<Int?>(nil)
-        let server = try GatewayServer(
-            gateway: gateway(upstream: "http://127.0.0.1:\(upstreamPort)"), host: "127.0.0.1", port: 0, logger: logger,
-            onListening: { address in listening.withLock { $0 = address?.port } })
-        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var port: Int?
-            for _ in 0..<200 where port == nil {
-                port = listening.withLock { $0 }
-                if port == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            let base = "http://127.0.0.1:\(try #require(port))"
+        try await serving(gateway(upstream: "http://127.0.0.1:\(upstreamPort)"), logger: logger) { port, group in
+            let base = "http://127.0.0.1:\(port)"
             func call(_ path: String, method: HTTPMethod = .GET, body: Int = 0, authorized: Bool = true) async throws -> (UInt, String, HTTPHeaders) {
                 var request = HTTPClientRequest(url: base + path)
                 request.method = method
@@ -153,7 +142,7 @@ struct GatewayServerTests {
             #expect(again == 200 && text == "fresh", "the gateway retried on a new connection: \(again) \(text)")
             // Expect: 100-continue (curl's way with a body over 1 KB): 100 at once, then the answer once the body came.
             let exchange = try await RawExchange.run(
-                port: try #require(port),
+                port: port,
                 first: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
                 then: "hello")
             #expect(exchange.beforeBody.hasPrefix("HTTP/1.1 100 Continue"), "\(exchange.beforeBody)")
@@ -162,7 +151,7 @@ struct GatewayServerTests {
             // comes back with its length; a request that could be framed two ways (CL.TE) is refused and the connection
             // closed; a HEAD answer keeps the upstream's length and has no body.
             let chunkedBody = try await RawExchange.all(
-                port: try #require(port),
+                port: port,
                 sending: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nTransfer-Encoding: chunked\r\n"
                     + "Connection: close\r\n\r\n3\r\nhel\r\n2;x=y\r\nlo\r\n0\r\n\r\n")
             #expect(chunkedBody.hasPrefix("HTTP/1.1 200 OK") && chunkedBody.hasSuffix("\r\n\r\n\(Fixtures.carol.id) 5"), "\(chunkedBody)")
@@ -173,16 +162,16 @@ struct GatewayServerTests {
             #expect(legacyStatus == 200 && legacyText == "old style" && legacyHeaders["content-length"] == ["9"], "\(legacyStatus) \(legacyText)")
             #expect(try await call("/ok").0 == 200)  // on a new upstream connection
             let smuggled = try await RawExchange.all(
-                port: try #require(port),
+                port: port,
                 sending: "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nContent-Length: 4\r\n"
                     + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /ok HTTP/1.1\r\nHost: gateway\r\n\r\n")
             #expect(smuggled.hasPrefix("HTTP/1.1 400 Bad Request") && smuggled.contains("Connection: close"), "\(smuggled)")
             #expect(smuggled.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer, then the connection closed: \(smuggled)")
             let hostless = try await RawExchange.all(
-                port: try #require(port), sending: "GET /ok HTTP/1.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                port: port, sending: "GET /ok HTTP/1.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
             #expect(hostless.hasPrefix("HTTP/1.1 400 Bad Request") && hostless.contains("one Host field"), "\(hostless)")
             let headAnswer = try await RawExchange.all(
-                port: try #require(port),
+                port: port,
                 sending: "HEAD /ok HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
             let getLength = "content-length: \(3 + Fixtures.carol.id.count)\r\n"  // what GET /ok's "ok <id>" would be
             #expect(
@@ -191,7 +180,7 @@ struct GatewayServerTests {
             // Pipelined requests (RFC 9112 §9.3.2): answered in order, each decided on its own — one the upstream answers
             // late, a refusal, a body, and a last one that closes the connection.
             let pipelined = try await RawExchange.all(
-                port: try #require(port),
+                port: port,
                 sending: "GET /slow HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\n\r\n"
                     + "GET /ok HTTP/1.1\r\nHost: gateway\r\n\r\n"
                     + "POST /echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nContent-Length: 5\r\n\r\nhello"
@@ -206,51 +195,44 @@ struct GatewayServerTests {
             await group.triggerGracefulShutdown()
             let (late, lateText, _) = try await inFlight
             #expect(late == 200 && lateText == "late")
-            try await tasks.next()
         }
         // A client that says nothing, or starts a request and stops, is closed after the client timeout (408 for the
         // latter); a request in progress is not.
-        let strict = try GatewayServer(
-            gateway: gateway(upstream: "http://127.0.0.1:\(upstreamPort)", clientTimeout: .milliseconds(300)), host: "127.0.0.1", port: 0, logger: logger,
-            onListening: { address in listening.withLock { $0 = address?.port } })
-        listening.withLock { $0 = nil }
-        let strictGroup = ServiceGroup(configuration: .init(services: [strict], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await strictGroup.run() }
-            var port: Int?
-            for _ in 0..<200 where port == nil {
-                port = listening.withLock { $0 }
-                if port == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
+        try await serving(gateway(upstream: "http://127.0.0.1:\(upstreamPort)", clientTimeout: .milliseconds(300)), logger: logger) { port, _ in
             let started = ContinuousClock.now
-            #expect(try await RawExchange.all(port: try #require(port), sending: "") == "")
-            let half = try await RawExchange.all(port: try #require(port), sending: "GET /ok HTTP/1.1\r\nHost: gateway\r\n")
+            #expect(try await RawExchange.all(port: port, sending: "") == "")
+            let half = try await RawExchange.all(port: port, sending: "GET /ok HTTP/1.1\r\nHost: gateway\r\n")
             #expect(half.hasPrefix("HTTP/1.1 408 Request Timeout") && half.contains("Connection: close"), "\(half)")
             #expect(ContinuousClock.now - started < .seconds(4), "both closed by the timeout, not the test's 5 s")
             let slow = try await RawExchange.all(
-                port: try #require(port), sending: "GET /slow HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+                port: port, sending: "GET /slow HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
             #expect(slow.hasPrefix("HTTP/1.1 200 OK") && slow.hasSuffix("late"), "the upstream's 300 ms are not the client's silence: \(slow)")
-            await strictGroup.triggerGracefulShutdown()
-            try await tasks.next()
         }
         // No upstream at all: 502.
-        let down = try GatewayServer(
-            gateway: gateway(upstream: "http://127.0.0.1:1"), host: "127.0.0.1", port: 0, logger: logger,
-            onListening: { address in listening.withLock { $0 = address?.port } })
-        listening.withLock { $0 = nil }
-        let downGroup = ServiceGroup(configuration: .init(services: [down], logger: logger))
+        try await serving(gateway(upstream: "http://127.0.0.1:1"), logger: logger) { port, _ in
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/ok")
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let response = try await client.execute(request, timeout: .seconds(10))
+            #expect(response.status == .badGateway)
+        }
+    }
+
+    /// Runs `gateway` on a free port while `body` runs, then shuts it down gracefully (again, if `body` did) and waits
+    /// until it has ended.
+    static func serving(_ gateway: Gateway, logger: Logger, _ body: (_ port: Int, _ group: ServiceGroup) async throws -> Void) async throws {
+        let listening = Mutex<Int?>(nil)
+        let server = try GatewayServer(
+            gateway: gateway, host: "127.0.0.1", port: 0, logger: logger, onListening: { address in listening.withLock { $0 = address?.port } })
+        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await downGroup.run() }
+            tasks.addTask { try await group.run() }
             var port: Int?
             for _ in 0..<200 where port == nil {
                 port = listening.withLock { $0 }
                 if port == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(try #require(port))/ok")
-            request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            let response = try await client.execute(request, timeout: .seconds(10))
-            #expect(response.status == .badGateway)
-            await downGroup.triggerGracefulShutdown()
+            try await body(try #require(port), group)
+            await group.triggerGracefulShutdown()
             try await tasks.next()
         }
     }

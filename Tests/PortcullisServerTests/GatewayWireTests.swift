@@ -1,4 +1,5 @@
 import NIOCore
+import PortcullisTesting
 import PortcullisTokens
 import Testing
 
@@ -148,21 +149,9 @@ struct GatewayWireTests {
         #expect(throws: Wire.Malformed.self) { try decoder.feed(&endless, into: &out) }  // a size line without end
     }
 
-    /// A generator the test seeds, so that a failure is reproducible.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("20,000 mutated requests: no crash, and what is accepted holds only well-formed fields")
     func mutations() throws {
-        var random = SplitMix(state: 0x5EED)
+        var random = SeededGenerator(seed: 0x5EED)
         let seeds = [
             "POST /echo?x=1 HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer abc.def\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
             "GET / HTTP/1.0\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nhi",
@@ -212,7 +201,7 @@ struct GatewayWireTests {
 
     @Test("the head's end is the first CRLF CRLF, wherever it falls (against a plain search, 50,000 inputs)")
     func headEnd() throws {
-        var random = SplitMix(state: 0xE4D)
+        var random = SeededGenerator(seed: 0xE4D)
         let alphabet = Array("\r\n\ra".utf8)
         for _ in 0..<50000 {
             let bytes = (0..<Int.random(in: 0..<24, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
