@@ -232,5 +232,29 @@ enum PostgresMigrations {
                 "ALTER TABLE authorization_codes ADD COLUMN silent BOOLEAN NOT NULL DEFAULT FALSE",
             ]
         ),
+        (
+            14,
+            [
+                // Revocation that holds (PROTOCOL §14.1): a family that began with a device code stays one (protocol tracking);
+                // per-user "void before" times, in milliseconds, honoured by Portcullis's own APIs and /introspect; the
+                // conditional-access replays enqueued with the changes that need them, one per policy at most.
+                "ALTER TABLE refresh_token_families ADD COLUMN transfer_method TEXT",
+                """
+                CREATE TABLE access_voids (
+                    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, void_before_ms BIGINT NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
+                    PRIMARY KEY (tenant_id, user_id)
+                )
+                """,
+                "CREATE INDEX access_voids_expiry ON access_voids (expires_at)",
+                """
+                CREATE TABLE policy_replays (
+                    tenant_id TEXT NOT NULL, policy_id TEXT NOT NULL, before TEXT, revision BIGINT NOT NULL, generation BIGINT NOT NULL DEFAULT 0,
+                    enqueued_at DOUBLE PRECISION NOT NULL, next_attempt_at DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                    lease_owner TEXT, lease_until DOUBLE PRECISION, PRIMARY KEY (tenant_id, policy_id)
+                )
+                """,
+                "CREATE INDEX policy_replays_due ON policy_replays (next_attempt_at)",
+            ]
+        ),
     ]
 }

@@ -14,15 +14,20 @@ extension PostgresStore {
             lastUsedAt: used.map(Date.init(seconds:)))
     }
 
-    public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool {
-        !(try await rows(
-            """
-            INSERT INTO authentication_methods (\(unescaped: Self.methodColumns))
-            VALUES (\(method.id), \(method.tenantId), \(method.userId), \(method.kind.rawValue), \(method.sealedSecret.base64EncodedString()),
-                    \(method.createdAt.seconds), \(method.lastUsedStep), \(method.lastUsedAt?.seconds))
-            ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
-            """
-        ).isEmpty)
+    public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord, effects: CommittedEffects?) async throws -> Bool {
+        try await transaction { db in
+            let stored =
+                !(try await db.query(
+                    """
+                    INSERT INTO authentication_methods (\(unescaped: Self.methodColumns))
+                    VALUES (\(method.id), \(method.tenantId), \(method.userId), \(method.kind.rawValue), \(method.sealedSecret.base64EncodedString()),
+                            \(method.createdAt.seconds), \(method.lastUsedStep), \(method.lastUsedAt?.seconds))
+                    ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
+                    """
+                ).isEmpty)
+            if stored { try await Self.commit(effects, revision: 0, db) }
+            return stored
+        }
     }
 
     public func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord] {
@@ -34,13 +39,18 @@ extension PostgresStore {
         ).map(Self.authenticationMethod)
     }
 
-    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
-        !(try await rows(
-            """
-            DELETE FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased())
-            RETURNING id
-            """
-        ).isEmpty)
+    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
+        try await transaction { db in
+            let deleted =
+                !(try await db.query(
+                    """
+                    DELETE FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased())
+                    RETURNING id
+                    """
+                ).isEmpty)
+            if deleted { try await Self.commit(effects, revision: 0, db) }
+            return deleted
+        }
     }
 
     public func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool {

@@ -120,7 +120,8 @@ extension PostgresStore {
     }
 
     public func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
+        effects: CommittedEffects?
     ) async throws -> StoredDocument {
         let text = String(decoding: body, as: UTF8.self)
         return try await transaction { db in
@@ -137,12 +138,15 @@ extension PostgresStore {
                 ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at
                 """)
             if let audit { try await Self.insertAudit(audit, db) }
+            try await Self.commit(effects, revision: version, db)
             return StoredDocument(tenantId: tenantId, kind: kind, id: id, body: body, version: version, updatedAt: at)
         }
     }
 
     @discardableResult
-    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
+    public func delete(
+        tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
+    ) async throws -> Int64 {
         try await transaction { db in
             let revision = try await Self.bumpRevision(db, tenantId: tenantId, kind: kind, id: id)
             let current = try await db.query(
@@ -151,6 +155,7 @@ extension PostgresStore {
             try (precondition == .none ? .mustExist : precondition).check(current: current)
             try await db.query("DELETE FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)")
             if let audit { try await Self.insertAudit(audit, db) }
+            try await Self.commit(effects, revision: revision, db)
             return revision
         }
     }

@@ -64,7 +64,7 @@ extension PostgresStore {
 
     public func updateEnrollment(
         _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
-        effects: EnrollmentEffects
+        effects: CommittedEffects?
     ) async throws -> Enrollment? {
         var copy = enrollment
         copy.revision = expectedRevision + 1
@@ -80,14 +80,7 @@ extension PostgresStore {
             guard !updated.isEmpty else { return nil }
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
-            if let at = effects.revokeTokensAt {
-                try await db.query(
-                    """
-                    UPDATE refresh_token_families SET revoked_at = \(at.seconds)
-                    WHERE tenant_id = \(stored.tenantId) AND user_id = \(stored.userId) AND client_id = \(stored.clientId) AND revoked_at IS NULL
-                    """)
-            }
-            if let audit = effects.audit { try await Self.insertAudit(audit, db) }
+            try await Self.commit(effects, revision: 0, db)
             return stored
         }
     }

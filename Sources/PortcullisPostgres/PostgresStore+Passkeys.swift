@@ -26,11 +26,11 @@ extension PostgresStore {
             suspectSince: try columns["suspect_since"].decode(Double?.self).map(Date.init(seconds:)))
     }
 
-    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int) async throws -> Bool {
+    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             // One registration of a user at a time on every node, so that the count and the insert cannot interleave.
             try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("passkeys/\(passkey.tenantId)/\(passkey.userId)")))")
-            return
+            let stored =
                 !(try await db.query(
                     """
                     INSERT INTO passkeys (\(unescaped: Self.passkeyColumns))
@@ -42,6 +42,8 @@ extension PostgresStore {
                     ON CONFLICT DO NOTHING RETURNING id
                     """
                 ).isEmpty)
+            if stored { try await Self.commit(effects, revision: 0, db) }
+            return stored
         }
     }
 
@@ -94,11 +96,16 @@ extension PostgresStore {
         ).isEmpty)
     }
 
-    public func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool {
-        !(try await rows(
-            """
-            DELETE FROM passkeys WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) RETURNING id
-            """
-        ).isEmpty)
+    public func deletePasskey(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
+        try await transaction { db in
+            let deleted =
+                !(try await db.query(
+                    """
+                    DELETE FROM passkeys WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) RETURNING id
+                    """
+                ).isEmpty)
+            if deleted { try await Self.commit(effects, revision: 0, db) }
+            return deleted
+        }
     }
 }

@@ -6,15 +6,7 @@ extension PostgresStore {
     public func enqueueSignals(_ messages: [OutboxMessage], target: String, keepingAtMost: Int) async throws -> Int {
         try await transaction { db in
             try await Self.enqueue(messages, db)
-            // The oldest pending past the bound go (seq orders a stream's messages as they were written).
-            return try await db.query(
-                """
-                DELETE FROM outbox WHERE seq IN (
-                    SELECT seq FROM outbox WHERE target_uri = \(target) AND state = 'pending' AND lease_owner IS NULL
-                    ORDER BY seq DESC OFFSET \(max(1, keepingAtMost))
-                ) RETURNING id
-                """
-            ).count
+            return try await Self.trimSignals(target: target, keepingAtMost: keepingAtMost, db)
         }
     }
 

@@ -18,9 +18,10 @@ extension PostgresStore {
         try await transaction { db in
             try await db.query(
                 """
-                INSERT INTO refresh_token_families (family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt)
-                VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL,
-                        \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds), \(record.dpopThumbprint))
+                INSERT INTO refresh_token_families (
+                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method
+                ) VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL,
+                        \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds), \(record.dpopThumbprint), \(record.transferMethod?.rawValue))
                 ON CONFLICT (family_id) DO NOTHING
                 """)
             try await Self.insertToken(record, db)
@@ -31,16 +32,17 @@ extension PostgresStore {
         try await rows(
             """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at,
-                   f.methods, f.auth_time, f.dpop_jkt
+                   f.methods, f.auth_time, f.dpop_jkt, f.transfer_method
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id WHERE t.token_hash = \(tokenHash)
             """
         ).first.map { row in
-            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt) =
-                try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?).self)
+            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt, transfer) =
+                try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?, String?).self)
             return RefreshTokenRecord(
                 tokenHash: hash, familyId: family, tenantId: tenant, userId: user, clientId: client, scope: scope, issuedAt: Date(seconds: issued),
                 expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)),
-                methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), dpopThumbprint: jkt)
+                methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), dpopThumbprint: jkt,
+                transferMethod: transfer.flatMap(TransferMethod.init))
         }
     }
 
@@ -111,6 +113,7 @@ extension PostgresStore {
             let tokens = try await db.query("DELETE FROM refresh_tokens WHERE expires_at < \(before.seconds) RETURNING token_hash").count
             try await db.query("DELETE FROM refresh_token_families f WHERE NOT EXISTS (SELECT 1 FROM refresh_tokens t WHERE t.family_id = f.family_id)")
             try await db.query("DELETE FROM revoked_access_tokens WHERE expires_at < \(before.seconds)")
+            try await db.query("DELETE FROM access_voids WHERE expires_at < \(before.seconds)")
             try await db.query("DELETE FROM dpop_proofs WHERE expires_at < \(before.seconds)")
             return tokens
         }

@@ -91,6 +91,8 @@ public actor AccessTokenValidator {
         let time = now.timeIntervalSince1970
         guard TimeInterval(claims.exp) + leeway > time else { throw Rejection(description: "The access token has expired.") }
         guard TimeInterval(claims.nbf) - leeway <= time else { throw Rejection(description: "The access token is not valid yet.") }
+        // A token dated ahead would count as issued after revocations that come before it (PROTOCOL §14.1).
+        guard TimeInterval(claims.iat) - leeway <= time else { throw Rejection(description: "The access token is dated in the future.") }
         return claims
     }
 

@@ -29,10 +29,27 @@ public struct Gateway: Sendable {
 
     public let configuration: Configuration
     public let guardian: ResourceGuard
+    /// Why the Shared Signals stream is down, when it is (the poller's `problem`).
+    let streamProblem: @Sendable () -> String?
 
-    public init(configuration: Configuration, guardian: ResourceGuard) {
+    public init(configuration: Configuration, guardian: ResourceGuard, streamProblem: @escaping @Sendable () -> String? = { nil }) {
         self.configuration = configuration
         self.guardian = guardian
+        self.streamProblem = streamProblem
+    }
+
+    /// `GET /.well-known/portcullis/health`, answered by the gateway itself and never forwarded (PROTOCOL §14.3).
+    public static let healthPath = "/.well-known/portcullis/health"
+
+    /// The health answer: 200 while revocations are heard (the stream connected), 503 with the reason while they are not —
+    /// then no token counts for longer than the maximum token age. A gateway started without a stream answers 200 and
+    /// says so: it was configured to rely on the maximum token age alone (docs/decisions.md).
+    public func health() -> (status: Int, body: String) {
+        let age = guardian.maximumTokenAge.map { ",\"maximumTokenAge\":\(Int($0))" } ?? ""
+        guard let view = guardian.revocations else { return (200, #"{"status":"noStream","revocations":"not heard"\#(age)}"#) }
+        if view.isCurrent { return (200, #"{"status":"connected","revocations":"current"}"#) }
+        let reason = (streamProblem() ?? "the Shared Signals stream is not connected").replacingOccurrences(of: "\"", with: "'")
+        return (503, #"{"status":"disconnected","reason":"\#(reason)"\#(age)}"#)
     }
 
     /// The headers the gateway sets for the upstream; the prefix is removed from whatever the client sent.

@@ -364,6 +364,13 @@ final class GatewayConnection: ChannelDuplexHandler {
         let url = gateway.configuration.publicBaseURL + path
         let guardian = gateway.guardian
         let method = request.method
+        if path == Gateway.healthPath, method == "GET" || method == "HEAD" {
+            let (status, body) = gateway.health()
+            respond(
+                context, minorVersion: request.minorVersion, method: method, keepAlive: request.keepAlive, status: status,
+                fields: [("content-type", "application/json"), ("cache-control", "no-store")], body: ByteBuffer(string: body + "\n"))
+            return
+        }
         if let decided = guardian.authorizeRemembered(authorization: authorization, proofs: proofs, method: method, url: url, now: Date()) {
             authorized(context, decided, sequence: sequence)
             return

@@ -9,17 +9,36 @@ public struct ResourceGuard: Sendable {
     public let replays: ProofReplayCache
     /// Revocations heard from the authority's Shared Signals stream (PROTOCOL §14.3); `nil`: none are enforced.
     public let revocations: RevocationView?
+    /// While no current revocation view stands behind the tokens (none, or its stream is down), no token counts for longer
+    /// than this after its `iat` (PROTOCOL §14.3: CAE's long lifetimes rest on revocations arriving); `nil`: no limit.
+    public let maximumTokenAge: TimeInterval?
 
-    public init(validator: AccessTokenValidator, replays: ProofReplayCache = ProofReplayCache(), revocations: RevocationView? = nil) {
+    public init(
+        validator: AccessTokenValidator, replays: ProofReplayCache = ProofReplayCache(), revocations: RevocationView? = nil,
+        maximumTokenAge: TimeInterval? = nil
+    ) {
         self.validator = validator
         self.replays = replays
         self.revocations = revocations
+        self.maximumTokenAge = maximumTokenAge
     }
 
-    /// The claims request a revoked token's holder must satisfy: a token issued after the revocation (PROTOCOL §14.1).
-    /// Tokens issued in the revocation's second count as before it, so the new one is asked for from the next second.
-    public static func notBeforeClaims(revokedAt: Int) -> String {
-        #"{"access_token":{"nbf":{"essential":true,"value":"\#(revokedAt + 1)"}}}"#
+    /// The claims request a revoked token's holder must satisfy: a token issued after the revocation (PROTOCOL §14.1),
+    /// named by the first whole second at or after it (`revokedAt` in milliseconds). A token issued within the
+    /// revocation's second but after it is honoured (`xms_iat_ms`); asking from the next whole second makes the token
+    /// endpoint wait for it, so that a node whose clock lags the revoking node's still issues one that counts.
+    public static func notBeforeClaims(revokedAt: Int64) -> String {
+        notBeforeClaims(seconds: (revokedAt + 999) / 1000)
+    }
+
+    static func notBeforeClaims(seconds: Int64) -> String {
+        #"{"access_token":{"nbf":{"essential":true,"value":"\#(seconds)"}}}"#
+    }
+
+    /// Whether a token issued at `iat` is older than a resource without current revocations accepts now.
+    public func tooOld(iat: Int, now: Date) -> Bool {
+        guard let maximumTokenAge, revocations?.isCurrent != true else { return false }
+        return now.timeIntervalSince1970 - TimeInterval(iat) > maximumTokenAge
     }
 
     /// A refused request: 401 with these `WWW-Authenticate` values.
@@ -85,6 +104,16 @@ public struct ResourceGuard: Sendable {
         }
     }
 
+    /// `insufficient_claims` with a claims request, base64, as Entra's resources challenge.
+    func notBefore(_ claims: String, _ presented: ProtectedResourceRequest, message: String) -> Refusal {
+        let scheme = presented.scheme == .dpop ? "DPoP" : "Bearer"
+        let encoded = Data(claims.utf8).base64EncodedString()
+        return Refusal(
+            challenges: [
+                #"\#(scheme) realm="", authorization_uri="\#(validator.authority)/oauth2/v2.0/authorize", error="insufficient_claims", claims="\#(encoded)""#
+            ], message: message)
+    }
+
     var bearerChallenge: String { #"Bearer realm="", authorization_uri="\#(validator.authority)/oauth2/v2.0/authorize""# }
     static let dpopChallenge = #"DPoP algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#
 
@@ -110,12 +139,16 @@ public struct ResourceGuard: Sendable {
         // Continuous access evaluation: a token issued before its user's (or its app's) revocation is challenged for a
         // new one, as Entra's resources do: `insufficient_claims` with the `nbf` claims request, base64.
         if let revokedAt = revocations?.revocation(of: claims) {
-            let scheme = presented.scheme == .dpop ? "DPoP" : "Bearer"
-            let encoded = Data(Self.notBeforeClaims(revokedAt: revokedAt).utf8).base64EncodedString()
-            throw Refusal(
-                challenges: [
-                    #"\#(scheme) realm="", authorization_uri="\#(validator.authority)/oauth2/v2.0/authorize", error="insufficient_claims", claims="\#(encoded)""#
-                ], message: "The access token was revoked (continuous access evaluation); get a new one with the claims in the challenge.")
+            throw notBefore(
+                Self.notBeforeClaims(revokedAt: revokedAt), presented,
+                message: "The access token was revoked (continuous access evaluation); get a new one with the claims in the challenge.")
+        }
+        // Without current revocations, a long-lived token is not trusted for long: a fresh one is asked for (one issued
+        // after this one passes).
+        if tooOld(iat: claims.iat, now: now) {
+            throw notBefore(
+                Self.notBeforeClaims(seconds: Int64(claims.iat) + 1), presented,
+                message: "The access token is older than this resource accepts while it hears no revocations; get a new one with the claims in the challenge.")
         }
         do {
             return try presented.checkBinding(confirmation: claims.cnf?.jkt, proofs: proofs, method: method, url: url, now: now)

@@ -2,9 +2,11 @@ public import Foundation
 public import PortcullisTokens
 import Synchronization
 
-/// What a resource server knows of revocations (PROTOCOL §14.3): for each user, the time before which their tokens no
-/// longer count — and, for an app's enrollment wiped or out of compliance, the same for the tokens that app holds for
-/// the user. Fed by the Shared Signals receiver; asked on every request.
+/// What a resource server knows of revocations (PROTOCOL §14.3): for each user, the time (to the millisecond) up to which
+/// their tokens no longer count — and, for an app's enrollment wiped or out of compliance, the same for the tokens that
+/// app holds for the user. Fed by the Shared Signals receiver; asked on every request. Whether it is current — its
+/// stream connected — is said by the receiver (`isCurrent`): while it is not, revocations may be missing, and a resource
+/// limits how old a token it accepts (`ResourceGuard.maximumTokenAge`).
 ///
 /// Bounded: an entry is dropped once every token it could refuse has expired (`retention`, the longest token
 /// lifetime), and at most `capacity` are kept — past it the oldest goes first (a revocation that old is the least
@@ -14,14 +16,21 @@ public final class RevocationView: Sendable {
     public let retention: TimeInterval
 
     private struct State {
-        /// Key → the revocation time (seconds since 1970): tokens issued at or before it are refused.
-        var revokedAt: [String: Int] = [:]
+        /// Key → the revocation time (milliseconds since 1970): tokens issued at or before it are refused.
+        var revokedAt: [String: Int64] = [:]
         /// Keys by when they were recorded, oldest first, for eviction (amortised: consumed from `head`).
-        var order: [(key: String, at: Int)] = []
+        var order: [(key: String, at: Int64)] = []
         var head = 0
         var evicted = 0
     }
     private let state = Mutex(State())
+    private let current = Atomic<Bool>(false)
+
+    /// Whether the view is current: its stream is connected and polled (set by `SharedSignalsPoller`).
+    public var isCurrent: Bool {
+        get { current.load(ordering: .relaxed) }
+        set { current.store(newValue, ordering: .relaxed) }
+    }
 
     public init(capacity: Int = 200_000, retention: TimeInterval = 25 * 3600) {
         self.capacity = max(1, capacity)
@@ -33,8 +42,9 @@ public final class RevocationView: Sendable {
         "a|\(tenantId.lowercased())|\(userId.lowercased())|\(clientId.lowercased())"
     }
 
-    /// Records that the user's tokens (only those `clientId` holds, when given) issued at or before `at` no longer count.
-    public func revoke(tenantId: String, userId: String, clientId: String? = nil, at: Int, now: Date) {
+    /// Records that the user's tokens (only those `clientId` holds, when given) issued at or before `at` (milliseconds since
+    /// 1970) no longer count.
+    public func revoke(tenantId: String, userId: String, clientId: String? = nil, at: Int64, now: Date) {
         let key = clientId.map { Self.appKey(tenantId: tenantId, userId: userId, clientId: $0) } ?? Self.userKey(tenantId: tenantId, userId: userId)
         state.withLock { state in
             prune(&state, now: now)
@@ -45,16 +55,18 @@ public final class RevocationView: Sendable {
         }
     }
 
-    /// The revocation that refuses this token, if any: the time the client's new token must come after.
-    public func revocation(of claims: AccessTokenClaims) -> Int? {
+    /// The revocation that refuses this token, if any (milliseconds since 1970): the time the client's new token must come
+    /// after. A token's issue time is `xms_iat_ms` (or the start of its `iat` second, the safe side).
+    public func revocation(of claims: AccessTokenClaims) -> Int64? {
         // Asked on every request; most of the time nothing is revoked.
         if state.withLock({ $0.revokedAt.isEmpty }) { return nil }
         let subject = claims.oid ?? claims.sub
         let keys = [
             Self.userKey(tenantId: claims.tid, userId: subject), Self.appKey(tenantId: claims.tid, userId: subject, clientId: claims.azp),
         ]
+        let issued = claims.issuedAtMilliseconds
         return state.withLock { state in
-            keys.compactMap { state.revokedAt[$0] }.filter { claims.iat <= $0 }.max()
+            keys.compactMap { state.revokedAt[$0] }.filter { issued <= $0 }.max()
         }
     }
 
@@ -62,7 +74,7 @@ public final class RevocationView: Sendable {
     public var counts: (held: Int, evicted: Int) { state.withLock { ($0.revokedAt.count, $0.evicted) } }
 
     private func prune(_ state: inout State, now: Date) {
-        let horizon = Int(now.timeIntervalSince1970 - retention)
+        let horizon = Int64((now.timeIntervalSince1970 - retention) * 1000)
         while state.head < state.order.count, state.order[state.head].at < horizon {
             let (key, at) = state.order[state.head]
             if state.revokedAt[key] == at { state.revokedAt[key] = nil }

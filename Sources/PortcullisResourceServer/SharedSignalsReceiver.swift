@@ -27,8 +27,13 @@ public struct SharedSignalsReceiver: Sendable {
         let clientId: String? = if case .object(let application)? = subject["application"] { application["id"]?.stringValue } else { nil }
         var revoked = false
         for (type, members) in event.events where SharedSignalsEventType.endsAccess(type: type, members: members) {
-            let at: Int
-            if case .number(let seconds)? = members["event_timestamp"] { at = Int(seconds) } else { at = event.iat }
+            // `event_timestamp` to the millisecond (a JSON number; PROTOCOL §14.1), else the SET's own `iat`.
+            let at: Int64
+            if case .number(let seconds)? = members["event_timestamp"], seconds.isFinite, abs(seconds) < 1e11 {
+                at = Int64((seconds * 1000).rounded())
+            } else {
+                at = Int64(event.iat) * 1000
+            }
             view.revoke(tenantId: tenantId, userId: userId, clientId: clientId, at: at, now: now)
             revoked = true
         }
@@ -43,7 +48,9 @@ public struct SharedSignalsReceiver: Sendable {
 
 /// Keeps a poll stream (RFC 8936) at the authority with a receiver application's credentials — the one it made
 /// earlier (by its description), or a new one — and long-polls it, applying each verified SET before acknowledging it.
-/// Runs as a `Service`; failures back off up to 30 s and are logged.
+/// Runs as a `Service`. Its view is current (`RevocationView.isCurrent`) from the first poll that returned after the
+/// stream was set up until a failure; failed set-ups and polls (a refused credential included) back off — at most one
+/// try a second, doubling up to 30 s — and are logged at error level (PROTOCOL §14.3).
 public final class SharedSignalsPoller: Service, Sendable {
     public struct Configuration: Sendable {
         /// `{base}/{tenant}`.
@@ -79,6 +86,12 @@ public final class SharedSignalsPoller: Service, Sendable {
     /// Whether the poller holds a stream and its last poll did not fail (readiness).
     public var isConnected: Bool { status.connected }
 
+    /// Why it is not connected, in a few words (`nil` while it is).
+    public var problem: String? { status.problem }
+
+    /// How long to wait after the `failures`-th failure in a row: 1 s, doubling, at most 30 s.
+    static func backoff(failures: Int) -> Duration { .milliseconds(min(30_000, 1000 << min(max(failures, 1) - 1, 5))) }
+
     public func run() async throws {
         try await cancelWhenGracefulShutdown { try await self.loop() }
     }
@@ -87,16 +100,18 @@ public final class SharedSignalsPoller: Service, Sendable {
         var failures = 0
         var acknowledged: [String] = []
         var session: (token: String, expires: Date, pollURL: String)?
+        status.set(connected: false, problem: "connecting to the authority's Shared Signals stream", view: receiver.view)
         while !Task.isCancelled {
             do {
                 if session == nil || session!.expires < Date().addingTimeInterval(60) {
                     let (token, expires) = try await accessToken()
                     session = (token, expires, try await pollURL(token: token))
-                    // Connected from here: the first long poll may wait its full 30 s when nothing happens.
-                    status.connected = true
                 }
+                // Current once the polls have returned everything that waited while this node was away: until then they
+                // return at once; from then on they wait for news (long polls).
+                let immediately = !status.connected
                 guard let current = session else { continue }
-                let (sets, more) = try await poll(current.pollURL, token: current.token, ack: acknowledged)
+                let (sets, more) = try await poll(current.pollURL, token: current.token, ack: acknowledged, immediately: immediately)
                 acknowledged = []
                 let now = Date()
                 for (jti, set) in sets {
@@ -109,18 +124,18 @@ public final class SharedSignalsPoller: Service, Sendable {
                     }
                     acknowledged.append(jti)
                 }
-                status.connected = true
+                if !more { status.set(connected: true, problem: nil, view: receiver.view) }
                 failures = 0
-                _ = more
-            } catch let error as PollError where error.status == 401 {
-                session = nil
-                failures += 1
             } catch {
-                status.connected = false
+                // Every failure — a refused credential (401) too — waits before the next try: a gateway with wrong
+                // credentials must not become a load test of its authority.
                 session = nil
                 failures += 1
-                logger.warning("shared signals poll failed; retrying", metadata: ["portcullis.error": "\(error)"])
-                try? await Task.sleep(for: .milliseconds(min(30_000, 250 * (1 << min(failures, 7)))))
+                let problem = (error as? PollError)?.description ?? "the authority could not be reached"
+                status.set(connected: false, problem: problem, view: receiver.view)
+                logger.error(
+                    "shared signals stream unavailable; revocations are not heard until it is back", metadata: ["portcullis.error": "\(error)"])
+                do { try await Task.sleep(for: Self.backoff(failures: failures)) } catch { break }
             }
         }
     }
@@ -179,12 +194,12 @@ public final class SharedSignalsPoller: Service, Sendable {
         return url
     }
 
-    func poll(_ url: String, token: String, ack: [String]) async throws -> (sets: [(String, String)], more: Bool) {
+    func poll(_ url: String, token: String, ack: [String], immediately: Bool = false) async throws -> (sets: [(String, String)], more: Bool) {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
-        let body: [String: Any] = ["maxEvents": 100, "returnImmediately": false, "ack": ack]
+        let body: [String: Any] = ["maxEvents": 100, "returnImmediately": immediately, "ack": ack]
         request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
         let object = try await json(request, what: "the poll endpoint", timeout: .seconds(75))
         let sets = (object["sets"] as? [String: Any] ?? [:]).compactMap { key, value in (value as? String).map { (key, $0) } }
@@ -218,9 +233,12 @@ public final class SharedSignalsPoller: Service, Sendable {
 
 /// The poller's connection state, read by other tasks.
 private final class StatusBox: Sendable {
-    private let value = Mutex(false)
-    var connected: Bool {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+    private let value = Mutex<(connected: Bool, problem: String?)>((false, nil))
+    var connected: Bool { value.withLock { $0.connected } }
+    var problem: String? { value.withLock { $0.problem } }
+
+    func set(connected: Bool, problem: String?, view: RevocationView) {
+        value.withLock { $0 = (connected, problem) }
+        view.isCurrent = connected
     }
 }

@@ -13,19 +13,22 @@ extension SQLiteStore {
             lastUsedAt: row.optionalDate("last_used_at"))
     }
 
-    public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool {
+    public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
-                """
-                INSERT INTO authentication_methods (id, tenant_id, user_id, kind, sealed_secret, created_at, last_used_step, last_used_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
-                """,
-                [
-                    .text(method.id), .text(method.tenantId), .text(method.userId), .text(method.kind.rawValue),
-                    .text(method.sealedSecret.base64EncodedString()),
-                    .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt),
-                ]
-            ).isEmpty)
+            let stored =
+                !(try await db.query(
+                    """
+                    INSERT INTO authentication_methods (id, tenant_id, user_id, kind, sealed_secret, created_at, last_used_step, last_used_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
+                    """,
+                    [
+                        .text(method.id), .text(method.tenantId), .text(method.userId), .text(method.kind.rawValue),
+                        .text(method.sealedSecret.base64EncodedString()),
+                        .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt),
+                    ]
+                ).isEmpty)
+            if stored { try await Self.commit(effects, revision: 0, db) }
+            return stored
         }
     }
 
@@ -36,12 +39,15 @@ extension SQLiteStore {
         ).map(Self.authenticationMethod(from:))
     }
 
-    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
-                "DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
-            ).isEmpty)
+            let deleted =
+                !(try await db.query(
+                    "DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                    [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                ).isEmpty)
+            if deleted { try await Self.commit(effects, revision: 0, db) }
+            return deleted
         }
     }
 

@@ -106,7 +106,8 @@ extension SQLiteStore {
     }
 
     public func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
+        effects: CommittedEffects?
     ) async throws -> StoredDocument {
         let text = String(decoding: body, as: UTF8.self)
         return try await transaction { db in
@@ -124,12 +125,15 @@ extension SQLiteStore {
                 """,
                 [.text(tenantId), .text(kind.rawValue), .text(id), .text(text), .integer(Int(version)), .date(at)])
             if let audit { try await Self.insertAudit(audit, db) }
+            try await Self.commit(effects, revision: version, db)
             return StoredDocument(tenantId: tenantId, kind: kind, id: id, body: body, version: version, updatedAt: at)
         }
     }
 
     @discardableResult
-    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
+    public func delete(
+        tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
+    ) async throws -> Int64 {
         try await transaction { db in
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
@@ -141,6 +145,7 @@ extension SQLiteStore {
                 "DELETE FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.text(tenantId), .text(kind.rawValue), .text(id)])
             if let audit { try await Self.insertAudit(audit, db) }
+            try await Self.commit(effects, revision: revision, db)
             return revision
         }
     }

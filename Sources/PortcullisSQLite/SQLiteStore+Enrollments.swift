@@ -72,7 +72,7 @@ extension SQLiteStore {
 
     public func updateEnrollment(
         _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
-        effects: EnrollmentEffects
+        effects: CommittedEffects?
     ) async throws -> Enrollment? {
         var copy = enrollment
         copy.revision = expectedRevision + 1
@@ -91,12 +91,7 @@ extension SQLiteStore {
             guard !updated.isEmpty else { return nil }
             try await Self.appendHistory(stored.id, history, db)
             try await Self.enqueue(outbox, db)
-            if let at = effects.revokeTokensAt {
-                _ = try await db.query(
-                    "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL",
-                    [.date(at), .text(stored.tenantId), .text(stored.userId), .text(stored.clientId)])
-            }
-            if let audit = effects.audit { try await Self.insertAudit(audit, db) }
+            try await Self.commit(effects, revision: 0, db)
             return stored
         }
     }

@@ -20,25 +20,28 @@ extension SQLiteStore {
             createdAt: try row.date("created_at"), lastUsedAt: row.optionalDate("last_used_at"), suspectSince: row.optionalDate("suspect_since"))
     }
 
-    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int) async throws -> Bool {
+    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
-                """
-                INSERT INTO passkeys (id, tenant_id, user_id, credential_id, public_key, algorithm, sign_count, aaguid, backup_eligible, backed_up,
-                                      attestation, transports, display_name, created_at, last_used_at, suspect_since)
-                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
-                WHERE (SELECT COUNT(*) FROM passkeys WHERE tenant_id = ?2 AND user_id = ?3) < ?17
-                ON CONFLICT DO NOTHING RETURNING id
-                """,
-                [
-                    .text(passkey.id), .text(passkey.tenantId), .text(passkey.userId), .text(passkey.credentialId.base64EncodedString()),
-                    .text(passkey.publicKey.base64EncodedString()), .integer(passkey.algorithm), .integer(Int(passkey.signCount)),
-                    .text(passkey.aaguid.uuidString.lowercased()),
-                    .integer(passkey.backupEligible ? 1 : 0), .integer(passkey.backedUp ? 1 : 0), .text(passkey.attestation.rawValue),
-                    .text(passkey.transports.joined(separator: ",")), .text(passkey.displayName), .date(passkey.createdAt),
-                    .optionalDate(passkey.lastUsedAt), .optionalDate(passkey.suspectSince), .integer(limit),
-                ]
-            ).isEmpty)
+            let stored =
+                !(try await db.query(
+                    """
+                    INSERT INTO passkeys (id, tenant_id, user_id, credential_id, public_key, algorithm, sign_count, aaguid, backup_eligible, backed_up,
+                                          attestation, transports, display_name, created_at, last_used_at, suspect_since)
+                    SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
+                    WHERE (SELECT COUNT(*) FROM passkeys WHERE tenant_id = ?2 AND user_id = ?3) < ?17
+                    ON CONFLICT DO NOTHING RETURNING id
+                    """,
+                    [
+                        .text(passkey.id), .text(passkey.tenantId), .text(passkey.userId), .text(passkey.credentialId.base64EncodedString()),
+                        .text(passkey.publicKey.base64EncodedString()), .integer(passkey.algorithm), .integer(Int(passkey.signCount)),
+                        .text(passkey.aaguid.uuidString.lowercased()),
+                        .integer(passkey.backupEligible ? 1 : 0), .integer(passkey.backedUp ? 1 : 0), .text(passkey.attestation.rawValue),
+                        .text(passkey.transports.joined(separator: ",")), .text(passkey.displayName), .date(passkey.createdAt),
+                        .optionalDate(passkey.lastUsedAt), .optionalDate(passkey.suspectSince), .integer(limit),
+                    ]
+                ).isEmpty)
+            if stored { try await Self.commit(effects, revision: 0, db) }
+            return stored
         }
     }
 
@@ -89,12 +92,15 @@ extension SQLiteStore {
         }
     }
 
-    public func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func deletePasskey(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
-                "DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
-            ).isEmpty)
+            let deleted =
+                !(try await db.query(
+                    "DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
+                    [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                ).isEmpty)
+            if deleted { try await Self.commit(effects, revision: 0, db) }
+            return deleted
         }
     }
 }

@@ -6,16 +6,7 @@ extension SQLiteStore {
     public func enqueueSignals(_ messages: [OutboxMessage], target: String, keepingAtMost: Int) async throws -> Int {
         try await transaction { db in
             try await Self.enqueue(messages, db)
-            // The oldest pending past the bound go (rowid orders a stream's messages as they were written).
-            return try await db.query(
-                """
-                DELETE FROM outbox WHERE rowid IN (
-                    SELECT rowid FROM outbox WHERE target_uri = ? AND state = 'pending' AND lease_owner IS NULL
-                    ORDER BY rowid DESC LIMIT -1 OFFSET ?
-                ) RETURNING id
-                """,
-                [.text(target), .integer(max(1, keepingAtMost))]
-            ).count
+            return try await Self.trimSignals(target: target, keepingAtMost: keepingAtMost, db)
         }
     }
 

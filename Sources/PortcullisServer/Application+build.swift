@@ -94,6 +94,8 @@ public struct PortcullisServer: Sendable {
     /// The Shared Signals transmitter (PROTOCOL §14.2).
     public let transmitter: SignalTransmitter
     public let dispatcher: OutboxDispatcher
+    /// Runs the conditional-access replays policy changes enqueue (PROTOCOL §14.1).
+    public let replays: PolicyReplayRunner
     public let sweeper: ComplianceSweeper
     /// Readiness goes 503 first on SIGTERM; see `Drain`.
     public let drain: Drain
@@ -124,6 +126,9 @@ public struct PortcullisServer: Sendable {
         self.dispatcher = OutboxDispatcher(
             store: dependencies.store, signal: signal, clock: dependencies.clock, configuration: configuration.outbox, logger: dependencies.logger,
             streamTarget: { message in try await transmitter.pushTarget(for: message) })
+        self.replays = PolicyReplayRunner(
+            store: dependencies.store, tenants: tenants, transmitter: transmitter, recorder: signIns, clock: dependencies.clock,
+            pollInterval: configuration.outbox.pollInterval, logger: dependencies.logger)
         self.sweeper = ComplianceSweeper(
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
@@ -196,7 +201,7 @@ public struct PortcullisServer: Sendable {
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [signIns, dispatcher, sweeper, tenants, dependencies.countries] }
+    public func services() -> [any Service] { [signIns, dispatcher, replays, sweeper, tenants, dependencies.countries] }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

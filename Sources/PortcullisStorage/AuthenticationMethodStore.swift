@@ -36,13 +36,25 @@ public struct AuthenticationMethodRecord: Sendable, Equatable {
 public protocol AuthenticationMethodStore: Sendable {
     /// Stores a method; `false` (nothing stored) when the user already has one of its kind — a second
     /// registration never replaces the first (only an admin's reset does).
-    func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool
+    /// `effects` (the registration's events, its audit record) commit with it, and only if it was stored.
+    func insertAuthenticationMethod(_ method: AuthenticationMethodRecord, effects: CommittedEffects?) async throws -> Bool
     func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord]
-    /// Deletes one method; `false` when it does not exist.
-    func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool
+    /// Deletes one method; `false` when it does not exist. `effects` (what the removal voids, its events and audit record,
+    /// PROTOCOL §14.1) commit with it, and only if it was deleted.
+    func deleteAuthenticationMethod(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool
     /// Records that the code of `step` was accepted, atomically and only when `step` is later than every step
     /// accepted before (`false`: a replay, or a concurrent use of the same code).
     func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool
     /// The users of a tenant who have at least one method, TOTP or passkey (for the lock-out guard of policy validation).
     func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String>
+}
+
+extension AuthenticationMethodStore {
+    public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord) async throws -> Bool {
+        try await insertAuthenticationMethod(method, effects: nil)
+    }
+
+    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
+        try await deleteAuthenticationMethod(tenantId: tenantId, userId: userId, id: id, effects: nil)
+    }
 }

@@ -159,22 +159,40 @@ public protocol DocumentStore: Sendable {
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object), if anyone. `put` makes the same check atomically and throws `StorageError.identifierTaken`.
     func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner?
-    /// Creates or replaces a document if `precondition` holds; appends `audit` (with the stored version) in
-    /// the same transaction. Returns the stored document.
+    /// Creates or replaces a document if `precondition` holds; appends `audit` (with the stored version) and commits
+    /// `effects` (PROTOCOL §14.1) in the same transaction. Returns the stored document.
     @discardableResult
     func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
+        effects: CommittedEffects?
     ) async throws -> StoredDocument
-    /// Deletes a document if `precondition` holds; appends `audit` in the same transaction. Returns the tenant's
-    /// revision after the delete.
+    /// Deletes a document if `precondition` holds; appends `audit` and commits `effects` in the same transaction.
+    /// Returns the tenant's revision after the delete.
     @discardableResult
-    func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64
+    func delete(
+        tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
+    ) async throws -> Int64
     /// Writes many documents in one transaction (seeding). Existing documents are left alone.
     func seed(_ documents: [StoredDocument]) async throws
     /// Appends an audit record for an action that changes no document (a wipe, a redelivery).
     func appendAudit(_ record: AuditRecord) async throws
     /// The audit log of a tenant, newest first.
     func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord]
+}
+
+extension DocumentStore {
+    /// A write with nothing to commit beside its audit record.
+    @discardableResult
+    public func put(
+        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+    ) async throws -> StoredDocument {
+        try await put(tenantId: tenantId, kind: kind, id: id, body: body, precondition: precondition, at: at, audit: audit, effects: nil)
+    }
+
+    @discardableResult
+    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
+        try await delete(tenantId: tenantId, kind: kind, id: id, precondition: precondition, audit: audit, effects: nil)
+    }
 }
 
 extension AuditRecord {

@@ -57,26 +57,12 @@ public struct OutboxMessage: Codable, Sendable, Equatable {
     }
 }
 
-/// What else an enrollment change writes in its transaction.
-public struct EnrollmentEffects: Sendable, Equatable {
-    /// Revoke every refresh-token family of the enrollment's account at its client application, at this time.
-    public var revokeTokensAt: Date?
-    public var audit: AuditRecord?
-
-    public init(revokeTokensAt: Date? = nil, audit: AuditRecord? = nil) {
-        self.revokeTokensAt = revokeTokensAt
-        self.audit = audit
-    }
-
-    public static let none = EnrollmentEffects()
-}
-
 extension EnrollmentStore {
     /// An update with no effects beyond its history and callbacks.
     public func updateEnrollment(
         _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage]
     ) async throws -> Enrollment? {
-        try await updateEnrollment(enrollment, expectedRevision: expectedRevision, history: history, outbox: outbox, effects: .none)
+        try await updateEnrollment(enrollment, expectedRevision: expectedRevision, history: history, outbox: outbox, effects: nil)
     }
 }
 
@@ -116,11 +102,11 @@ public protocol EnrollmentStore: Sendable {
     func insertEnrollment(_ enrollment: Enrollment, history: EnrollmentHistoryEntry, outbox: [OutboxMessage], keepingAtMost: Int) async throws -> Enrollment
     /// Replaces an enrollment if its revision is still `expectedRevision`; `nil` when someone else changed it
     /// first (and then nothing is written). In the same transaction: its history line, its callbacks, and the
-    /// change's other effects — revoking the account's refresh-token families at the client (a wipe) and the
-    /// audit record — so that one state change is one transaction.
+    /// change's other effects — the account's refresh-token families at the client revoked (a wipe), its Shared Signals
+    /// events queued, the audit record — so that one state change is one transaction.
     func updateEnrollment(
         _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
-        effects: EnrollmentEffects
+        effects: CommittedEffects?
     ) async throws -> Enrollment?
     func enrollment(id: String) async throws -> Enrollment?
     /// The active enrollment holding an app instance's managed-account slot.

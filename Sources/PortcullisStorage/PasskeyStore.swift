@@ -64,7 +64,8 @@ public enum PasskeyUse: Sendable, Equatable {
 public protocol PasskeyStore: Sendable {
     /// Stores a passkey; `false` (nothing stored) when its credential ID is registered already — to anyone — or the
     /// user has `limit` passkeys already.
-    func insertPasskey(_ passkey: PasskeyRecord, limit: Int) async throws -> Bool
+    /// `effects` (the registration's events, its audit record) commit with it, and only if it was stored.
+    func insertPasskey(_ passkey: PasskeyRecord, limit: Int, effects: CommittedEffects?) async throws -> Bool
     func passkeys(tenantId: String, userId: String) async throws -> [PasskeyRecord]
     /// The passkey with this credential ID, in whichever tenant (discoverable sign-in: the caller checks the tenant).
     func passkey(credentialId: Data) async throws -> PasskeyRecord?
@@ -74,7 +75,19 @@ public protocol PasskeyStore: Sendable {
     func renamePasskey(tenantId: String, userId: String, id: String, displayName: String) async throws -> Bool
     /// An admin's decision that a suspect passkey may sign in again.
     func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool
-    func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool
+    /// Deletes one passkey; `effects` (what the removal voids, its events and audit record) commit with it, and only if
+    /// it was deleted.
+    func deletePasskey(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool
     /// The IDs of the tenant's users with at least one passkey (the lock-out guard of passkey-only strengths).
     func usersWithPasskeys(tenantId: String) async throws -> Set<String>
+}
+
+extension PasskeyStore {
+    public func insertPasskey(_ passkey: PasskeyRecord, limit: Int) async throws -> Bool {
+        try await insertPasskey(passkey, limit: limit, effects: nil)
+    }
+
+    public func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool {
+        try await deletePasskey(tenantId: tenantId, userId: userId, id: id, effects: nil)
+    }
 }

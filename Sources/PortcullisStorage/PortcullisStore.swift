@@ -2,7 +2,7 @@
 public protocol PortcullisStore: DocumentStore, RefreshTokenStore, RevokedAccessTokenStore, ProofReplayStore, SignInStore, EnrollmentStore, OutboxStore,
     SignalQueueStore,
     ThrottleStore,
-    InteractiveStore, AuthenticationMethodStore, PasskeyStore, TemporaryAccessPassStore
+    InteractiveStore, AuthenticationMethodStore, PasskeyStore, TemporaryAccessPassStore, EffectStore
 {
     /// Runs the migrations this build needs; idempotent.
     func migrate() async throws

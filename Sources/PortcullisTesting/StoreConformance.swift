@@ -409,6 +409,179 @@ public enum StoreConformance {
             _ = try await store.insertEnrollment(enrollment("e3", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(try await store.enrollmentHistory(id: "e1").count == 3, "history kept")
         },
+        ConformanceCase(name: "effects commit with a document: families and sessions by reach, void-before, replays, signals, audit") { store in
+            func family(_ hash: String, _ user: String, _ client: String, methods: [String]) async throws {
+                var token = record(hash, family: "f-\(hash)", user: user, client: client)
+                token.methods = methods
+                try await store.insert(token)
+            }
+            func session(_ id: String, _ user: String, methods: [String]) async throws {
+                try await store.insertSession(
+                    SessionRecord(
+                        idHash: id, tenantId: tenant, userId: user, methods: methods, authTime: now, createdAt: now, lastSeenAt: now,
+                        expiresAt: now.addingTimeInterval(3600)), keepingAtMost: 10)
+            }
+            try await family("e-pwd", "u-e", "c-1", methods: ["pwd"])
+            try await family("e-app", "u-e", "c-2", methods: ["pwd", "mfa"])
+            try await family("e-fido", "u-e", "c-1", methods: ["fido", "mfa", "aaguid=00000000-0000-0000-0000-000000000000"])
+            try await family("e-tap", "u-e", "c-3", methods: ["tap", "mfa", "tap=once"])
+            try await family("o-pwd", "u-o", "c-1", methods: ["pwd"])
+            try await session("s-pwd", "u-e", methods: ["pwd"])
+            try await session("s-fido", "u-e", methods: ["fido", "mfa"])
+            try await session("s-other", "u-o", methods: ["pwd"])
+            let stream = "ssf:stream-e"
+            try await store.enqueueSignals(
+                [
+                    OutboxMessage(
+                        id: "old", tenantId: tenant, enrollmentId: nil, targetUri: stream, payload: "{}", jti: "old", nextAttemptAt: now, createdAt: now)
+                ],
+                target: stream, keepingAtMost: 10)
+            let later = now.addingTimeInterval(10)
+            let effects = ChangeEffects(
+                tenantId: tenant, at: later,
+                revocations: [ChangeEffects.Revocation(userId: "U-E", reach: .credential(.password), voidsAccessTokens: true)],
+                replays: [ChangeEffects.PolicyReplay(policyId: "P-1", before: nil)])
+            let signals = (1...2).map { index in
+                OutboxMessage(
+                    id: "n\(index)", tenantId: tenant, enrollmentId: nil, targetUri: stream, payload: "{}", jti: "n\(index)", nextAttemptAt: later,
+                    createdAt: later)
+            }
+            let audit = AuditRecord(tenantId: tenant, at: later, actor: "admin", action: .replace, kind: .user, documentId: "u-e", before: nil, after: nil)
+            let body = Data(#"{"id":"u-e"}"#.utf8)
+            // A write refused on its precondition commits none of its effects.
+            try await expectError(.notFound) {
+                _ = try await store.put(
+                    tenantId: tenant, kind: .user, id: "u-e", body: body, precondition: .version(42), at: later, audit: nil,
+                    effects: CommittedEffects(effects: effects, signals: signals, pendingPerStream: 2, audit: [audit]))
+            }
+            try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt == nil, "a refused write revokes nothing")
+            try expect(try await store.pendingSignalCount(target: stream) == 1, "a refused write queues nothing")
+            try expect(try await store.claimPolicyReplay(now: later, leaseUntil: later, owner: "o") == nil, "a refused write enqueues no replay")
+            // A store failure in the middle of the effects (a message whose ID is taken) leaves neither the document nor any effect.
+            let clash = OutboxMessage(
+                id: "old", tenantId: tenant, enrollmentId: nil, targetUri: stream, payload: "{}", jti: "x", nextAttemptAt: later, createdAt: later)
+            do {
+                _ = try await store.put(
+                    tenantId: tenant, kind: .user, id: "u-e", body: body, precondition: .none, at: later, audit: audit,
+                    effects: CommittedEffects(effects: effects, signals: [clash], audit: [audit]))
+                try expect(false, "a clashing message fails the write")
+            } catch is StorageError {}
+            try expect(try await store.document(tenantId: tenant, kind: .user, id: "u-e") == nil, "the failed write stored no document")
+            try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt == nil, "nor revoked a family")
+            try expect(try await store.session(idHash: "s-pwd") != nil, "nor ended a session")
+            try expect(
+                !(try await store.isAccessTokenVoid(jti: "j", tenantId: tenant, userId: "u-e", issuedAt: now)), "nor set a void-before time")
+            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "nor audited")
+            // The write and its effects, together.
+            try await store.put(
+                tenantId: tenant, kind: .user, id: "u-e", body: body, precondition: .none, at: later, audit: nil,
+                effects: CommittedEffects(effects: effects, signals: signals, pendingPerStream: 2, audit: [audit]))
+            try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt != nil, "the password's family is revoked")
+            try expect(try await store.find(tokenHash: "e-app")?.familyRevokedAt != nil, "password and app code used the password too")
+            try expect(try await store.find(tokenHash: "e-fido")?.familyRevokedAt == nil, "a passkey family is not")
+            try expect(try await store.find(tokenHash: "e-tap")?.familyRevokedAt == nil, "a temporary access pass family is not")
+            try expect(try await store.find(tokenHash: "o-pwd")?.familyRevokedAt == nil, "another user's is not")
+            try expect(try await store.session(idHash: "s-pwd") == nil, "the password's session ended")
+            try expect(try await store.session(idHash: "s-fido") != nil, "the passkey's session stays")
+            try expect(try await store.session(idHash: "s-other") != nil, "another user's session stays")
+            try expect(try await store.pendingSignals(target: stream, limit: 10).map(\.jti) == ["n1", "n2"], "signals queued within the bound")
+            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).map(\.documentId) == ["u-e"], "audited with it")
+            // Void before: to the millisecond, per user; app-only tokens answer to their jti alone.
+            let issuedBefore = later.addingTimeInterval(-0.001)
+            let issuedAfter = Date(epochMilliseconds: later.epochMilliseconds + 1)
+            try expect(try await store.isAccessTokenVoid(jti: "j1", tenantId: tenant, userId: "u-e", issuedAt: issuedBefore), "issued before: void")
+            try expect(try await store.isAccessTokenVoid(jti: "j2", tenantId: tenant, userId: "U-E", issuedAt: later), "issued at the time: void")
+            try expect(
+                !(try await store.isAccessTokenVoid(jti: "j3", tenantId: tenant, userId: "u-e", issuedAt: issuedAfter)),
+                "issued a millisecond after, in the same second: honoured")
+            try expect(!(try await store.isAccessTokenVoid(jti: "j4", tenantId: tenant, userId: "u-o", issuedAt: now)), "another user: honoured")
+            try await store.revokeAccessToken(jti: "app", expiresAt: later.addingTimeInterval(60))
+            try expect(try await store.isAccessTokenVoid(jti: "app", tenantId: tenant, userId: nil, issuedAt: later), "by jti")
+            try expect(!(try await store.isAccessTokenVoid(jti: "app2", tenantId: tenant, userId: nil, issuedAt: now)), "app-only: jti alone")
+            // The other reaches: everything of a user, and one application's families (sessions stay).
+            try await store.commit(
+                CommittedEffects(
+                    effects: ChangeEffects(
+                        tenantId: tenant, at: later,
+                        revocations: [ChangeEffects.Revocation(userId: "u-e", reach: .application(clientId: "c-3"), voidsAccessTokens: false)])))
+            try expect(try await store.find(tokenHash: "e-tap")?.familyRevokedAt != nil, "the app's family is revoked")
+            try expect(try await store.find(tokenHash: "e-fido")?.familyRevokedAt == nil, "not the others")
+            try expect(try await store.session(idHash: "s-fido") != nil, "sessions stay")
+            try await store.commit(
+                CommittedEffects(
+                    effects: ChangeEffects(
+                        tenantId: tenant, at: later,
+                        revocations: [ChangeEffects.Revocation(userId: "u-e", reach: .credential(.fido2), voidsAccessTokens: false)])
+                ))
+            try expect(try await store.find(tokenHash: "e-fido")?.familyRevokedAt != nil, "the passkey's family")
+            try expect(try await store.session(idHash: "s-fido") == nil, "the passkey's session")
+            try await store.commit(
+                CommittedEffects(
+                    effects: ChangeEffects(
+                        tenantId: tenant, at: later, revocations: [ChangeEffects.Revocation(userId: "u-o", reach: .everything, voidsAccessTokens: true)])))
+            try expect(try await store.find(tokenHash: "o-pwd")?.familyRevokedAt != nil, "every family")
+            try expect(try await store.session(idHash: "s-other") == nil, "every session")
+            try expect(try await store.isAccessTokenVoid(jti: "j5", tenantId: tenant, userId: "u-o", issuedAt: now), "and their tokens void")
+        },
+        ConformanceCase(name: "conditional-access replays: one per policy (the oldest before kept), leased, completed with their effects") { store in
+            let directory = DirectorySnapshot(
+                tenant: Tenant(id: tenant, domain: "t.test", displayName: "T"), revision: 1, users: [], groups: [], applications: [],
+                appRoleAssignments: [], namedLocations: [])
+            let text = #"""
+                {"id": "a1000000-0000-4000-8000-0000000000e1", "displayName": "First", "state": "enabled",
+                 "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}},
+                 "grantControls": {"operator": "OR", "builtInControls": ["block"]}}
+                """#
+            let first = try ConditionalAccessPolicy.parse(
+                try unwrap(JSONValue.parse(Data(text.utf8)), "a policy"), directory: directory, generatedId: "a1000000-0000-4000-8000-0000000000e1", force: true
+            )
+            func change(_ before: ConditionalAccessPolicy?, at offset: TimeInterval) async throws {
+                try await store.put(
+                    tenantId: tenant, kind: .conditionalAccessPolicy, id: "a1000000-0000-4000-8000-0000000000e1", body: Data("{}".utf8), precondition: .none,
+                    at: now.addingTimeInterval(offset), audit: nil,
+                    effects: CommittedEffects(
+                        effects: ChangeEffects(
+                            tenantId: tenant, at: now.addingTimeInterval(offset),
+                            replays: [ChangeEffects.PolicyReplay(policyId: "a1000000-0000-4000-8000-0000000000e1", before: before)])))
+            }
+            try await change(first, at: 0)
+            try await change(nil, at: 1)
+            let due = try await store.nextPolicyReplay()
+            try expect(due == now, "due at the first change, found \(String(describing: due))")
+            let job = try unwrap(try await store.claimPolicyReplay(now: now.addingTimeInterval(2), leaseUntil: now.addingTimeInterval(60), owner: "a"), "a job")
+            try expect(job.policyId == "a1000000-0000-4000-8000-0000000000e1" && job.generation == 1, "one job for both changes (generation \(job.generation))")
+            let kept = try job.before.map { try TenantDocuments.decoder.decode(ConditionalAccessPolicy.self, from: $0) }
+            try expect(kept?.displayName == "First", "the oldest before is kept")
+            try expect(
+                try await store.claimPolicyReplay(now: now.addingTimeInterval(3), leaseUntil: now.addingTimeInterval(60), owner: "b") == nil, "leased")
+            try await family("r1")
+            let found = CommittedEffects(
+                effects: ChangeEffects(
+                    tenantId: tenant, at: now.addingTimeInterval(4),
+                    revocations: [ChangeEffects.Revocation(userId: "u-r", reach: .application(clientId: "c-r"), voidsAccessTokens: false)]))
+            // A change while it ran: its findings are not committed, and it runs again.
+            try await change(nil, at: 3)
+            try expect(!(try await store.completePolicyReplay(job, owner: "a", effects: found)), "a stale run does not complete")
+            try expect(try await store.find(tokenHash: "r1")?.familyRevokedAt == nil, "and commits nothing")
+            let again = try unwrap(
+                try await store.claimPolicyReplay(now: now.addingTimeInterval(5), leaseUntil: now.addingTimeInterval(60), owner: "b"), "the job again")
+            try expect(!(try await store.completePolicyReplay(again, owner: "a", effects: found)), "another owner's lease")
+            try expect(try await store.completePolicyReplay(again, owner: "b", effects: found), "completed")
+            try expect(try await store.find(tokenHash: "r1")?.familyRevokedAt != nil, "with its effects")
+            try expect(try await store.nextPolicyReplay() == nil, "nothing waits")
+            func family(_ hash: String) async throws { try await store.insert(record(hash, family: "f-\(hash)", user: "u-r", client: "c-r")) }
+        },
+        ConformanceCase(name: "a family keeps the flow it began with (device code)") { store in
+            var token = record("dc1", family: "f-dc")
+            token.transferMethod = .deviceCodeFlow
+            try await store.insert(token)
+            try expect(try await store.find(tokenHash: "dc1")?.transferMethod == .deviceCodeFlow, "kept")
+            let successor = record("dc2", family: "f-dc")
+            try expect(try await store.rotate(oldHash: "dc1", usedAt: now, successor: successor), "rotated")
+            try expect(try await store.find(tokenHash: "dc2")?.transferMethod == .deviceCodeFlow, "its successors keep it")
+            try await store.insert(record("plain", family: "f-plain"))
+            try expect(try await store.find(tokenHash: "plain")?.transferMethod == nil, "none for others")
+        },
         ConformanceCase(name: "a wipe is one transaction: state, history, callbacks, token families and audit; a stale one writes nothing") { store in
             let enrollment = Enrollment(
                 id: "w1", tenantId: tenant, userId: "u-w", userPrincipalName: "u-w@t", clientId: "c-w", deviceId: "d-w", platform: .iOS,
@@ -428,18 +601,23 @@ public enum StoreConformance {
                 nextAttemptAt: now, createdAt: now)
             let audit = AuditRecord(
                 tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: .object([:]))
+            let wipeEffects = CommittedEffects(
+                effects: ChangeEffects(
+                    tenantId: tenant, at: now,
+                    revocations: [ChangeEffects.Revocation(userId: "u-w", reach: .application(clientId: "c-w"), voidsAccessTokens: false)]),
+                audit: [audit])
             // A stale revision changes nothing at all: no families revoked, no audit, no callback.
             try expect(
                 try await store.updateEnrollment(
                     wiped, expectedRevision: 99, history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
-                    outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit)) == nil, "stale")
+                    outbox: [message], effects: wipeEffects) == nil, "stale")
             try expect(try await store.find(tokenHash: "tw1")?.familyRevokedAt == nil, "a refused wipe revokes nothing")
             try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "a refused wipe audits nothing")
             try expect(try await store.outboxMessages(tenantId: tenant, state: nil, limit: 10).isEmpty, "a refused wipe queues nothing")
             let done = try await store.updateEnrollment(
                 wiped, expectedRevision: stored.revision,
                 history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
-                outbox: [message], effects: EnrollmentEffects(revokeTokensAt: now, audit: audit))
+                outbox: [message], effects: wipeEffects)
             try expect(done?.state == .wipePending, "wiped")
             let tw1 = try await store.find(tokenHash: "tw1")
             let tw2 = try await store.find(tokenHash: "tw2")

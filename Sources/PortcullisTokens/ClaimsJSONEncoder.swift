@@ -45,6 +45,7 @@ extension AccessTokenClaims {
         writer.integer("auth_time", authTime)
         writer.strings("acrs", acrs)
         writer.object("cnf", strings: cnf.map { [("jkt", $0.jkt)] })
+        writer.integer("xms_iat_ms", xmsIatMs.map(Int.init))
         return writer.finish()
     }
 }

@@ -13,6 +13,7 @@ extension AccessTokenClaims {
             name: plan.name, xmsCC: plan.capabilities.isEmpty ? nil : plan.capabilities, idtyp: plan.delegated ? "user" : "app",
             xmsMamEnrollment: plan.enrollmentId, amr: plan.methods.isEmpty ? nil : plan.methods, authTime: plan.authTime,
             acrs: plan.authenticationContexts.isEmpty ? nil : plan.authenticationContexts, cnf: plan.confirmation.map(Confirmation.init(jkt:)))
+        xmsIatMs = plan.issuedAtMilliseconds
     }
 }
 

@@ -37,6 +37,16 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var acrs: [String]?
     /// `cnf` (RFC 7800, RFC 9449 §6.1): the DPoP key the token is bound to.
     public var cnf: Confirmation?
+    /// `xms_iat_ms`: when the token was issued, in milliseconds (PROTOCOL §14.1: a revocation voids what was issued up to
+    /// and including its time, to the millisecond).
+    public var xmsIatMs: Int64?
+
+    /// The token's issue time in milliseconds: `xms_iat_ms`, or — for a token without it — the start of its `iat` second
+    /// (so that a revocation in that second voids it: the safe side).
+    public var issuedAtMilliseconds: Int64 {
+        if let xmsIatMs, xmsIatMs / 1000 == Int64(iat) { return xmsIatMs }
+        return Int64(iat) * 1000
+    }
 
     public struct Confirmation: Codable, Sendable, Equatable {
         public var jkt: String
@@ -84,6 +94,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case xmsMamEnrollment = "xms_mam_enrollment"
         case amr, acrs, cnf
         case authTime = "auth_time"
+        case xmsIatMs = "xms_iat_ms"
     }
 
     /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.

@@ -124,7 +124,8 @@ extension TokenSigner {
         }
         let current = now.timeIntervalSince1970
         if TimeInterval(claims.exp) + leeway <= current { return .failure(.expired) }
-        if TimeInterval(claims.nbf) - leeway > current { return .failure(.notYetValid) }
+        // A token dated ahead (`nbf` or `iat`) would count as issued after revocations that come before it (PROTOCOL §14.1).
+        if TimeInterval(claims.nbf) - leeway > current || TimeInterval(claims.iat) - leeway > current { return .failure(.notYetValid) }
         if let issuer, claims.iss != issuer { return .failure(.wrongIssuer) }
         if let audiences, !audiences.contains(where: { $0.lowercased() == claims.aud.lowercased() }) {
             return .failure(.wrongAudience)

@@ -26,7 +26,9 @@ struct GatewayCommand: AsyncParsableCommand {
             gateway keeps a Shared Signals poll stream at the authority and enforces continuous access evaluation: a token \
             issued before its user's sessions were revoked (disabled, password reset, revokeSignInSessions, a method removed) \
             or before its app's enrollment was wiped is answered 401 error="insufficient_claims" with the nbf claims request, \
-            as Entra's resources answer.
+            as Entra's resources answer. While the stream is down (and without --ssf-*), no token counts for longer than \
+            --max-token-age after its iat. GET /.well-known/portcullis/health is answered by the gateway itself: 200 while \
+            revocations are heard, 503 with the reason while the stream is down.
             """)
 
     @Option(help: "Port to listen on.") var port: Int = 8600
@@ -43,6 +45,11 @@ struct GatewayCommand: AsyncParsableCommand {
     var caFile: String?
     @Option(help: "Seconds a client connection may stay silent while the gateway waits for its request (idle, or a slow head or body).")
     var clientTimeout: Int = 60
+    @Option(
+        help:
+            "Seconds a token counts after its iat while no revocations are heard (started without --ssf-*, or the stream down): CAE's long lifetimes rest on revocations arriving."
+    )
+    var maxTokenAge: Int = 3600
     @Option(help: "Log level.") var logLevel: String = "info"
 
     func run() async throws {
@@ -60,20 +67,26 @@ struct GatewayCommand: AsyncParsableCommand {
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: .init(tlsConfiguration: tls))
         let validator = AccessTokenValidator(authority: authority, audiences: audience, client: client, logger: logger)
         var services: [any Service] = []
+        guard maxTokenAge > 0 else { throw ValidationError("--max-token-age must be a positive number of seconds") }
         var revocations: RevocationView?
+        var poller: SharedSignalsPoller?
         if let ssfClientId, let secret {
             let view = RevocationView(capacity: revocationCapacity)
             revocations = view
-            services.append(
-                SharedSignalsPoller(
-                    configuration: .init(authority: authority, clientId: ssfClientId, clientSecret: secret, streamDescription: "portcullis gateway"),
-                    receiver: SharedSignalsReceiver(view: view), validator: validator, client: client, logger: logger))
+            let started = SharedSignalsPoller(
+                configuration: .init(authority: authority, clientId: ssfClientId, clientSecret: secret, streamDescription: "portcullis gateway"),
+                receiver: SharedSignalsReceiver(view: view), validator: validator, client: client, logger: logger)
+            poller = started
+            services.append(started)
         }
         var configuration = Gateway.Configuration(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)")
         configuration.clientTimeout = .seconds(Int64(max(1, clientTimeout)))
         let gateway = Gateway(
             configuration: configuration,
-            guardian: ResourceGuard(validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations))
+            guardian: ResourceGuard(
+                validator: validator, replays: ProofReplayCache(capacity: replayCapacity), revocations: revocations,
+                maximumTokenAge: TimeInterval(maxTokenAge)),
+            streamProblem: { [poller] in poller?.problem })
         let upstream = self.upstream
         let server = try GatewayServer(
             gateway: gateway, host: host, port: port, upstreamTLS: tls, logger: logger,

@@ -27,7 +27,8 @@ struct CriticalEventTests {
     func signals(kind: CriticalEvent.Kind, expected: [SharedSignalsEventType]) {
         let signals = event(kind).signals
         #expect(signals.map(\.type) == expected)
-        #expect(signals.allSatisfy { $0.members["event_timestamp"] == .number(1_800_000_000) && $0.members["initiating_entity"] == "admin" })
+        // To the millisecond (PROTOCOL §14.1).
+        #expect(signals.allSatisfy { $0.members["event_timestamp"] == .number(1_800_000_000.7) && $0.members["initiating_entity"] == "admin" })
         #expect(event(kind).endsAccess == expected.contains(.sessionRevoked))
     }
 

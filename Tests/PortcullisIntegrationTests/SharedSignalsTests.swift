@@ -132,7 +132,9 @@ struct SharedSignalsTests {
             let nbf = try #require((claims["access_token"] as? [String: Any])?["nbf"] as? [String: Any])
             let value = try #require((nbf["value"] as? String).flatMap(Int.init))
             #expect(nbf["essential"] as? Bool == true && value > before.iat, "the new token must come after the old one: nbf \(value), iat \(before.iat)")
-            // A token asked for with that claims request is issued after the revocation, and passes.
+            // A token asked for with that claims request is issued after the revocation, and passes (the token endpoint issues
+            // it once its clock reaches the nbf asked for: this test's clock moves when told).
+            env.clock.advance(by: 1)
             let renewed = try await http.token(
                 Fixtures.domain,
                 [
@@ -167,39 +169,74 @@ struct SharedSignalsTests {
 
 @Suite("RevocationView: who is refused, and its bounds")
 struct RevocationViewTests {
-    static func claims(user: String = "u", client: String = "app", iat: Int) -> AccessTokenClaims {
-        AccessTokenClaims(
+    static func claims(user: String = "u", client: String = "app", iat: Int, milliseconds: Int64? = nil) -> AccessTokenClaims {
+        var claims = AccessTokenClaims(
             iss: "i", aud: "a", sub: user, oid: user, tid: "t", azp: client, azpacr: "0", iat: iat, nbf: iat, exp: iat + 3600, jti: UUID().uuidString,
             scp: nil, roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "user", xmsMamEnrollment: nil, amr: nil, authTime: nil,
             acrs: nil, cnf: nil)
+        claims.xmsIatMs = milliseconds
+        return claims
     }
 
     @Test("tokens issued at or before the revocation are refused, later ones pass; an app's revocation refuses only that app's")
     func refuses() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let view = RevocationView(capacity: 10)
-        view.revoke(tenantId: "T", userId: "U", at: 1_800_000_000, now: now)
-        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) == 1_800_000_000)
+        view.revoke(tenantId: "T", userId: "U", at: 1_800_000_000_000, now: now)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) == 1_800_000_000_000)
         #expect(view.revocation(of: Self.claims(iat: 1_800_000_001)) == nil)
         #expect(view.revocation(of: Self.claims(user: "v", iat: 1_700_000_000)) == nil)
-        view.revoke(tenantId: "t", userId: "v", clientId: "Wiped", at: 1_800_000_000, now: now)
-        #expect(view.revocation(of: Self.claims(user: "v", client: "wiped", iat: 1_799_999_999)) == 1_800_000_000)
+        view.revoke(tenantId: "t", userId: "v", clientId: "Wiped", at: 1_800_000_000_000, now: now)
+        #expect(view.revocation(of: Self.claims(user: "v", client: "wiped", iat: 1_799_999_999)) == 1_800_000_000_000)
         #expect(view.revocation(of: Self.claims(user: "v", client: "other", iat: 1_799_999_999)) == nil)
-        view.revoke(tenantId: "T", userId: "U", at: 1_700_000_000, now: now)
-        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) == 1_800_000_000, "an older revocation does not replace a newer one")
+        view.revoke(tenantId: "T", userId: "U", at: 1_700_000_000_000, now: now)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) == 1_800_000_000_000, "an older revocation does not replace a newer one")
+    }
+
+    @Test(
+        "to the millisecond (PROTOCOL §14.1): a token issued after a revocation in the same second passes; one without xms_iat_ms counts from its second's start"
+    )
+    func sameSecond() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let view = RevocationView(capacity: 10)
+        view.revoke(tenantId: "t", userId: "u", at: 1_800_000_000_500, now: now)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000, milliseconds: 1_800_000_000_501)) == nil, "after, same second: honoured")
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000, milliseconds: 1_800_000_000_500)) != nil, "at the millisecond: refused")
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000, milliseconds: 1_800_000_000_499)) != nil, "before, same second: refused")
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000)) != nil, "no xms_iat_ms: the second's start, refused")
+        #expect(
+            view.revocation(of: Self.claims(iat: 1_800_000_000, milliseconds: 1_800_000_999_000)) != nil,
+            "an xms_iat_ms that is not the iat's second is not believed")
+        #expect(ResourceGuard.notBeforeClaims(revokedAt: 1_800_000_000_500).contains(#""value":"1800000001""#), "asks from the next whole second")
+        #expect(ResourceGuard.notBeforeClaims(revokedAt: 1_800_000_000_000).contains(#""value":"1800000000""#), "or the revocation's own")
+    }
+
+    @Test("a SET's event_timestamp is read to the millisecond")
+    func eventTimestamp() {
+        let view = RevocationView(capacity: 10)
+        let receiver = SharedSignalsReceiver(view: view)
+        let event = SharedSignalsSecurityEvent(
+            iss: "i", aud: "a", iat: 1_800_000_001, jti: "j",
+            subId: ["format": "complex", "user": ["format": "iss_sub", "iss": "i", "sub": "u"], "tenant": ["format": "opaque", "id": "t"]],
+            events: [SharedSignalsEventType.sessionRevoked.rawValue: ["event_timestamp": .number(1_800_000_000.25)]])
+        #expect(receiver.apply(event, now: Date(timeIntervalSince1970: 1_800_000_001)))
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000, milliseconds: 1_800_000_000_251)) == nil)
+        #expect(view.revocation(of: Self.claims(iat: 1_800_000_000, milliseconds: 1_800_000_000_250)) == 1_800_000_000_250)
     }
 
     @Test("at most `capacity` revocations (the oldest go first), each dropped after `retention`")
     func bounded() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let view = RevocationView(capacity: 3, retention: 100)
-        for index in 0..<5 { view.revoke(tenantId: "t", userId: "u\(index)", at: 1_800_000_000 + index, now: now) }
+        for index in 0..<5 { view.revoke(tenantId: "t", userId: "u\(index)", at: 1_800_000_000_000 + Int64(index) * 1000, now: now) }
         #expect(view.counts.held == 3 && view.counts.evicted == 2)
         #expect(view.revocation(of: RevocationViewTests.claims(user: "u0", iat: 1_700_000_000)) == nil, "the oldest was evicted")
         #expect(view.revocation(of: RevocationViewTests.claims(user: "u4", iat: 1_700_000_000)) != nil)
-        view.revoke(tenantId: "t", userId: "late", at: 1_800_000_200, now: now.addingTimeInterval(200))
+        view.revoke(tenantId: "t", userId: "late", at: 1_800_000_200_000, now: now.addingTimeInterval(200))
         #expect(view.counts.held == 1, "the others passed their retention")
-        for index in 0..<10_000 { view.revoke(tenantId: "t", userId: "w\(index % 5)", at: 1_800_000_300 + index, now: now.addingTimeInterval(300)) }
+        for index in 0..<10_000 {
+            view.revoke(tenantId: "t", userId: "w\(index % 5)", at: 1_800_000_300_000 + Int64(index), now: now.addingTimeInterval(300))
+        }
         #expect(view.counts.held <= 3)
     }
 }

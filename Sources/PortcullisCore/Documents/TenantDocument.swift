@@ -18,10 +18,15 @@ public protocol TenantDocument: Codable, Sendable, Equatable {
     static var list: WritableKeyPath<TenantContents, [Self]>? { get }
     /// Puts `document` into the tenant's contents under `id` — or, when `nil`, removes the one with that `id`.
     static func apply(_ document: Self?, id: String, to contents: inout TenantContents)
+    /// What a change of a document of this kind ends and announces (PROTOCOL §14.1), committed with it: `before` `nil` for
+    /// a create, `after` `nil` for a delete. Most kinds: nothing.
+    static func effects(before: Self?, after: Self?, tenantId: String, at: Date) -> ChangeEffects
 }
 
 extension TenantDocument {
     public static var idMember: String { "id" }
+
+    public static func effects(before: Self?, after: Self?, tenantId: String, at: Date) -> ChangeEffects { .none(tenantId: tenantId, at: at) }
 
     public static func apply(_ document: Self?, id: String, to contents: inout TenantContents) {
         guard let list else { return }

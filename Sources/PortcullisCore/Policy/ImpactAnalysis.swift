@@ -92,7 +92,7 @@ public enum ImpactAnalysis {
             platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), ipAddress: record.ipAddress.flatMap(IPAddress.init),
             capabilities: record.capabilities, appProtection: protection, approvedClientApp: client?.approvedClientApp ?? false,
             authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
-        if record.grantType == GrantType.deviceCode.rawValue { facts.transferMethod = .deviceCodeFlow }
+        facts.transferMethod = record.originalTransferMethod ?? (record.grantType == GrantType.deviceCode.rawValue ? .deviceCodeFlow : nil)
         facts.country = record.countryOrRegion
         facts.proofOfPossession = record.tokenProtectionStatusDetails?.signInSessionStatus == .bound
         facts.authenticationContexts = (record.authenticationContextClassReferences ?? []).filter { $0.detail == .required }.map(\.id)

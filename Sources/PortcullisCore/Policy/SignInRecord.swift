@@ -36,6 +36,9 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     /// token, a code issued silently from a session). Absent in records written before it was kept: `interactive` reads
     /// it from the grant type then.
     public var isInteractive: Bool?
+    /// Graph's `originalTransferMethod`: the authentication flow the sign-in's session began with (`deviceCodeFlow` for
+    /// a device code and every later refresh of its family, PROTOCOL §13); absent for none.
+    public var originalTransferMethod: TransferMethod?
     /// A record that stands for several non-interactive sign-ins of one window with the same facts (issue 32, as Entra's
     /// non-interactive log aggregates them): how many, and the last one's time and correlation ID. The record's own
     /// `createdDateTime` and `correlationId` are the first one's.

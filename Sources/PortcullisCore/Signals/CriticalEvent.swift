@@ -158,7 +158,9 @@ public struct CriticalEvent: Sendable, Equatable {
         if endsAccess { found.append(Signal(type: .sessionRevoked, members: [:])) }
         let common: [String: JSONValue] = {
             var members: [String: JSONValue] = [
-                "event_timestamp": .number((at.timeIntervalSince1970).rounded(.down)), "initiating_entity": .string(initiator.rawValue),
+                // To the millisecond (a JSON number, as CAEP's NumericDate allows): a token issued after the event, even in
+                // its second, is told from one issued before it (PROTOCOL §14.1).
+                "event_timestamp": .number(Double(at.epochMilliseconds) / 1000), "initiating_entity": .string(initiator.rawValue),
             ]
             if let reason { members["reason_admin"] = .object(["en": .string(reason)]) }
             return members

@@ -14,4 +14,10 @@ public struct SystemWallClock: WallClock {
 extension Date {
     /// This date truncated to whole seconds, as JWT NumericDates must be (libjwt reads a fraction as 0).
     public var wholeSeconds: Date { Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down)) }
+
+    /// Milliseconds since 1970, rounded down: the precision of revocations and of the tokens they void (PROTOCOL §14.1).
+    public var epochMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// The date of `milliseconds` since 1970.
+    public init(epochMilliseconds milliseconds: Int64) { self.init(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
 }

@@ -25,8 +25,9 @@ public struct ClaimsRequest: Sendable, Equatable {
     /// Whether the client declared it handles claims challenges (`cp1`, PROTOCOL §14.1).
     public var declaresCP1: Bool { capabilities.contains(ClientCapability.cp1) }
 
-    /// How far ahead of the server's clock a requested `nbf` may be.
-    public static let notBeforeLeeway: TimeInterval = 300
+    /// How far ahead of the server's clock a requested `nbf` may be (the skew between nodes' clocks): the token endpoint
+    /// waits until then; further ahead is refused (PROTOCOL §14.1).
+    public static let notBeforeLeeway: TimeInterval = 5
 
     /// At most this many capabilities, of at most this many characters each (PROTOCOL §2.1).
     public static let maximumCapabilities = 16

@@ -110,6 +110,9 @@ public struct MintPlan: Sendable, Equatable {
         public var clientId: String
         public var clientAuthenticated: Bool
         public var issuedAt: Int
+        /// `xms_iat_ms`: the issue time in milliseconds, so that a resource tells a token issued after a revocation from
+        /// one issued before it within the same second (PROTOCOL §14.1).
+        public var issuedAtMilliseconds: Int64 = 0
         public var expiresAt: Int
         public var scopes: [String]
         public var roles: [String]
@@ -218,9 +221,9 @@ public enum GrantDecision {
     }
 
     static func plan(_ facts: GrantFacts, decision: Decision, settings: GrantSettings) -> MintPlan {
-        // A claims request's `nbf` (PROTOCOL §14.1): issued no earlier than the revocation the resource named (the token
-        // endpoint bounds how far ahead it may be).
-        let iat = max(Int(facts.now.timeIntervalSince1970.rounded(.down)), facts.capabilities.notBefore ?? 0)
+        // Issued now, never dated ahead (PROTOCOL §14.1): a claims request's `nbf` is met by the token endpoint waiting until
+        // then, not by a future `iat` — a future-dated token would count as issued after revocations that come before it.
+        let iat = Int(facts.now.timeIntervalSince1970.rounded(.down))
         let tenant = facts.tenant
         let client = facts.client
         let resource = facts.scope.resource
@@ -253,6 +256,7 @@ public enum GrantDecision {
                 capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil, methods: [], authTime: nil)
         }
         access.confirmation = facts.proofThumbprint
+        access.issuedAtMilliseconds = facts.now.epochMilliseconds
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none
         // RFC 9449 §5: a public client's refresh tokens are bound to its key; a confidential client's are bound to its
@@ -312,6 +316,7 @@ public enum GrantDecision {
             authenticationMethods: facts.user == nil ? nil : facts.authentication.methods,
             authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
         record.countryOrRegion = facts.signIn.country
+        record.originalTransferMethod = facts.signIn.transferMethod
         record.isInteractive = facts.user != nil && facts.interactive && facts.grantType != .refreshToken
         // Kept when it says something (a bound token, or a policy that demanded one): every bearer grant of every tenant
         // would otherwise carry "unbound" into the log, and an absent one replays as unbound anyway.

@@ -21,12 +21,16 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     /// The family's DPoP key (`jkt`), when it was issued to a public client with a proof: redeeming any of its tokens
     /// needs a proof with that key (PROTOCOL §15).
     public var dpopThumbprint: String?
+    /// How the family began, when it began with an authentication flow conditional access tracks (a device code): every
+    /// refresh of the family is that flow's sign-in too (PROTOCOL §13, Entra's protocol tracking).
+    public var transferMethod: TransferMethod?
 
     public init(
         tokenHash: String, familyId: String, tenantId: String, userId: String, clientId: String, scope: String,
         issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil, methods: [String] = [], authTime: Date? = nil,
-        dpopThumbprint: String? = nil
+        dpopThumbprint: String? = nil, transferMethod: TransferMethod? = nil
     ) {
+        self.transferMethod = transferMethod
         self.dpopThumbprint = dpopThumbprint
         self.methods = methods
         self.authTime = authTime

@@ -7,7 +7,8 @@ import PortcullisTokens
 
 /// Every kind of tenant document the admin API and the console edit, each registered once (issue 26): how a body
 /// is read and validated into the type, how the type is shown, what a delete must not break, and what follows a
-/// change. Adding a kind is its `TenantDocument` type plus one entry here (and its path in `register`).
+/// change. Adding a kind is its `TenantDocument` type plus one entry here (and its path in `register`). What a change
+/// ends and announces is the kind's own (`TenantDocument.effects`, Core), committed with it by `DocumentResource`.
 struct AdminDocuments: Sendable {
     let conditionalAccessPolicies: DocumentResource<ConditionalAccessPolicy>
     let authenticationStrengths: DocumentResource<AuthenticationStrengthPolicy>
@@ -31,7 +32,7 @@ struct AdminDocuments: Sendable {
         self.transmitter = transmitter
         self.logger = logger
         func resource<Document: TenantDocument>(_ registration: DocumentRegistration<Document>) -> DocumentResource<Document> {
-            DocumentResource(registration: registration, store: store, tenants: tenants, clock: clock)
+            DocumentResource(registration: registration, store: store, tenants: tenants, clock: clock, effects: transmitter)
         }
         conditionalAccessPolicies = resource(
             DocumentRegistration(
@@ -53,9 +54,7 @@ struct AdminDocuments: Sendable {
                     }
                     return policy
                 },
-                present: { policy, tenant in Self.present(policy, tenant: tenant) },
-                // Tokens the changed policies now refuse end at resource servers (PROTOCOL §14.1).
-                afterWrite: { before, after, tenant, _ in await transmitter.conditionalAccessChanged(tenant: tenant, before: before, after: after) }))
+                present: { policy, tenant in Self.present(policy, tenant: tenant) }))
 
         authenticationStrengths = resource(
             DocumentRegistration(
@@ -137,22 +136,6 @@ struct AdminDocuments: Sendable {
                             "The user is a member of groups (\(groups.joined(separator: ", "))) or holds app roles (\(roles.map(\.role).joined(separator: ", "))). Remove those first."
                         )
                     }
-                },
-                afterWrite: { before, after, tenant, _ in
-                    // A deleted user's sign-in methods go with them (the delete itself is audited, with the user).
-                    if let before, after == nil { await Self.removeSignInMethods(of: before.id, tenantId: tenant.tenant.id, store: store, logger: logger) }
-                    // Receivers hear of it (PROTOCOL §14.1) whatever follows.
-                    await transmitter.raise(CriticalEvent.userChanged(before: before, after: after, tenantId: tenant.tenant.id, at: clock.now()))
-                    // A user who could sign in and now cannot (disabled or deleted) loses every refresh token and session now.
-                    guard let before, before.accountEnabled, after?.accountEnabled != true else { return }
-                    let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: before.id, at: clock.now())
-                    let sessions = try await store.deleteSessions(tenantId: tenant.tenant.id, userId: before.id)
-                    logger.notice(
-                        "user disabled or deleted: refresh tokens revoked and sessions ended",
-                        metadata: [
-                            LogKeys.userId: .string(before.id), "portcullis.families": .stringConvertible(families),
-                            "portcullis.sessions": .stringConvertible(sessions),
-                        ])
                 }))
 
         groups = resource(
@@ -346,25 +329,6 @@ struct AdminDocuments: Sendable {
             ])
         }
         return stored
-    }
-
-    /// Removes every sign-in method of a deleted user: the authenticator app, passkeys, the temporary access pass. After the
-    /// delete has committed, so a failure here is logged (the rows are inert: object IDs are never reused) and not
-    /// answered as an error of a delete that happened.
-    static func removeSignInMethods(of userId: String, tenantId: String, store: any PortcullisStore, logger: Logger) async {
-        do {
-            for method in try await store.authenticationMethods(tenantId: tenantId, userId: userId) {
-                _ = try await store.deleteAuthenticationMethod(tenantId: tenantId, userId: userId, id: method.id)
-            }
-            for passkey in try await store.passkeys(tenantId: tenantId, userId: userId) {
-                _ = try await store.deletePasskey(tenantId: tenantId, userId: userId, id: passkey.id)
-            }
-            if let pass = try await store.temporaryAccessPass(tenantId: tenantId, userId: userId) {
-                _ = try await store.deleteTemporaryAccessPass(tenantId: tenantId, userId: userId, id: pass.id)
-            }
-        } catch {
-            logger.warning("a deleted user's sign-in methods were not all removed", metadata: [LogKeys.userId: .string(userId)])
-        }
     }
 
     /// The tenant document: `displayName`, `allowedAccounts` (UPNs or object IDs; `null` lets every account

@@ -130,31 +130,34 @@ struct AuthenticationMethodRoutes: Sendable {
         guard let (_, method) = try await methods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
             throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)")
         }
+        let now = clock.now()
+        func audit(_ kind: AuditSubject) -> AuditRecord {
+            AuditRecord(
+                tenantId: tenant.tenant.id, at: now, actor: actor, action: .delete, kind: kind, documentId: "\(user.id)/\(id)", before: method.json,
+                after: nil)
+        }
+        // A method removed voids what it signed in and tells receivers (PROTOCOL §14.1), committed with the removal; a
+        // temporary access pass is not a credential receivers hear of.
+        func effects(_ type: CriticalEvent.CredentialType, _ kind: AuditSubject) async throws -> CommittedEffects {
+            transmitter.committed(
+                try await transmitter.methodChanged(type, added: false, tenant: tenant, user: user, initiator: .admin, at: now), tenant: tenant,
+                audit: [audit(kind)])
+        }
         let removed: Bool
-        let kind: AuditSubject
+        var committed: CommittedEffects?
         switch method {
         case .totp:
-            removed = try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
-            kind = .authenticationMethod
+            committed = try await effects(.app, .authenticationMethod)
+            removed = try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed)
         case .passkey:
-            removed = try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id)
-            kind = .passkey
+            committed = try await effects(.fido2, .passkey)
+            removed = try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed)
         case .temporaryAccessPass:
             removed = try await store.deleteTemporaryAccessPass(tenantId: tenant.tenant.id, userId: user.id, id: id)
-            kind = .temporaryAccessPass
+            if removed { try await store.appendAudit(audit(.temporaryAccessPass)) }
         }
         guard removed else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
-        try await store.appendAudit(
-            AuditRecord(
-                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
-                before: method.json, after: nil))
-        // A method removed ends the user's access everywhere (PROTOCOL §14.1); a temporary access pass is not a credential
-        // receivers hear of.
-        switch method {
-        case .totp: await transmitter.methodChanged(.app, added: false, tenantId: tenant.tenant.id, user: user, initiator: .admin)
-        case .passkey: await transmitter.methodChanged(.fido2, added: false, tenantId: tenant.tenant.id, user: user, initiator: .admin)
-        case .temporaryAccessPass: break
-        }
+        if let committed { transmitter.didCommit(committed) }
     }
 
     /// Issues the user's temporary access pass (PROTOCOL §12.3), replacing the one they had; the answer holds the pass,

@@ -11,9 +11,10 @@ import PortcullisTokens
 /// and puts its claims in the context. 401 without a valid token, 403 without the role.
 ///
 /// A signature alone is not enough: on every request the token must also not have been revoked (RFC 7009,
-/// by `jti`), its user must still exist and be enabled, its client application must still exist, and the
-/// role must still be assigned in the directory *now* (the role claim only says it was at issuance). The
-/// directory questions are answered by the tenant snapshot in memory; revocation by one indexed read.
+/// by `jti`) nor issued at or before its user's "void before" time (PROTOCOL §14.1: sessions revoked, compromised, a
+/// new password, a method removed, disabled), its user must still exist and be enabled, its client application must
+/// still exist, and the role must still be assigned in the directory *now* (the role claim only says it was at
+/// issuance). The directory questions are answered by the tenant snapshot in memory; revocation by one indexed read.
 struct BearerAuthenticator: RouterMiddleware {
     typealias Context = PortcullisRequestContext
     let resource: PortcullisCore.Application
@@ -21,7 +22,7 @@ struct BearerAuthenticator: RouterMiddleware {
     let signers: TenantKeyRings
     let endpoints: ServerEndpoints
     let tenants: TenantCache
-    let revocations: any RevokedAccessTokenStore & ProofReplayStore
+    let revocations: any RevokedAccessTokenStore & ProofReplayStore & EffectStore
     let clock: any WallClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -72,7 +73,12 @@ struct BearerAuthenticator: RouterMiddleware {
                 throw APIError(.forbidden, "forbidden", "The token does not carry the \(requiredRole) app role, or the role is no longer assigned.")
             }
         }
-        if try await revocations.isAccessTokenRevoked(jti: claims.jti) { throw APIError.unauthenticated }
+        if try await revocations.isAccessTokenVoid(
+            jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? principalId : nil,
+            issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds))
+        {
+            throw APIError.unauthenticated
+        }
         return claims
     }
 }

@@ -30,6 +30,13 @@ struct DocumentRegistration<Document: TenantDocument>: Sendable {
     var builtIns: [Document] = []
 }
 
+/// Turns a change's Core effects into what the store commits with it, and wakes delivery once it has committed (the
+/// Shared Signals transmitter).
+protocol EffectRouter: Sendable {
+    func committed(_ effects: ChangeEffects, tenant: TenantSnapshot, audit: [AuditRecord]) -> CommittedEffects
+    func didCommit(_ committed: CommittedEffects)
+}
+
 /// A stored document read back into its type, with its version (the ETag).
 struct Versioned<Document: TenantDocument>: Sendable {
     let document: Document
@@ -43,6 +50,9 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
     let clock: any WallClock
+    /// Where a change's effects (`Document.effects`, PROTOCOL §14.1) are routed before they commit with it; `nil` for
+    /// kinds whose changes have none.
+    var effects: (any EffectRouter)? = nil
 
     var noun: String { registration.noun }
 
@@ -133,21 +143,33 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         }
     }
 
-    /// Stores a document on its precondition with its audit record (as answers show it), applies it to this
-    /// node's tenant cache, and runs `afterWrite`. StorageErrors are the caller's to map.
+    /// Stores a document on its precondition with its audit record (as answers show it) and its effects (what it ends
+    /// and announces, in the same transaction), applies it to this node's tenant cache, and runs `afterWrite`.
+    /// StorageErrors are the caller's to map.
     func save(
         _ document: Document, before: Versioned<Document>?, precondition: WritePrecondition, tenant: TenantSnapshot, actor: String
     ) async throws -> Versioned<Document> {
         let id = document.documentId
+        let now = clock.now()
+        let committed = committedEffects(before: before?.document, after: document, tenant: tenant, at: now)
         let stored = try await store.put(
             tenantId: tenant.tenant.id, kind: Document.kind, id: id, body: try TenantDocuments.encoder.encode(document), precondition: precondition,
-            at: clock.now(),
+            at: now,
             audit: AuditRecord(
-                tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
-                documentId: id, before: before.map { registration.present($0.document, tenant) }, after: registration.present(document, tenant)))
+                tenantId: tenant.tenant.id, at: now, actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
+                documentId: id, before: before.map { registration.present($0.document, tenant) }, after: registration.present(document, tenant)),
+            effects: committed)
+        if let committed { effects?.didCommit(committed) }
         try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: id, revision: stored.version)
         try await registration.afterWrite(before?.document, document, tenant, actor)
         return Versioned(document: document, version: stored.version)
+    }
+
+    /// What a change of `before` into `after` commits besides itself (`Document.effects`, routed), or `nil` for nothing.
+    func committedEffects(before: Document?, after: Document?, tenant: TenantSnapshot, at: Date) -> CommittedEffects? {
+        let found = Document.effects(before: before, after: after, tenantId: tenant.tenant.id, at: at)
+        guard !found.isEmpty, let effects else { return nil }
+        return effects.committed(found, tenant: tenant, audit: [])
     }
 
     /// Deletes a document on `precondition` (after `beforeDelete`), with its audit record.
@@ -156,11 +178,15 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         guard let before = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id.lowercased())") }
         try registration.beforeDelete(before.document, tenant, force)
         do {
+            let now = clock.now()
+            let committed = committedEffects(before: before.document, after: nil, tenant: tenant, at: now)
             let revision = try await store.delete(
                 tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, precondition: precondition,
                 audit: AuditRecord(
-                    tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .delete, kind: AuditSubject(Document.kind),
-                    documentId: before.document.documentId, before: registration.present(before.document, tenant), after: nil))
+                    tenantId: tenant.tenant.id, at: now, actor: actor, action: .delete, kind: AuditSubject(Document.kind),
+                    documentId: before.document.documentId, before: registration.present(before.document, tenant), after: nil),
+                effects: committed)
+            if let committed { effects?.didCommit(committed) }
             try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, revision: revision)
             try await registration.afterWrite(before.document, nil, tenant, actor)
         } catch let error as StorageError {

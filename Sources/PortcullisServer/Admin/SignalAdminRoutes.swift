@@ -96,24 +96,25 @@ struct SignalAdminRoutes: Sendable {
         return try await transmitter.save(stream, before: found, tenant: tenant, actor: actor)
     }
 
-    /// Ends every refresh token and session of the user now, audited, and tells receivers (`session-revoked`; with
-    /// `compromised`, RISC `credential-compromise` first). Typed: the console calls it too.
+    /// Ends every refresh token and session of the user now and voids their access tokens at Portcullis's own APIs, tells
+    /// receivers (`session-revoked`; with `compromised`, RISC `credential-compromise` first), audited — all in one
+    /// transaction (PROTOCOL §14.1). Typed: the console calls it too.
     func revokeSessions(tenant: TenantSnapshot, user: User, actor: String, compromised: Bool) async throws {
         let now = clock.now()
-        let families = try await store.revokeAllFamilies(tenantId: tenant.tenant.id, userId: user.id, at: now)
-        let sessions = try await store.deleteSessions(tenantId: tenant.tenant.id, userId: user.id)
-        try await store.appendAudit(
-            AuditRecord(
-                tenantId: tenant.tenant.id, at: now, actor: actor, action: compromised ? .confirmCompromised : .revokeSignInSessions, kind: .user,
-                documentId: user.id, before: nil,
-                after: ["refreshTokenFamilies": .number(Double(families)), "sessions": .number(Double(sessions))]))
+        let effects = ChangeEffects.sessionsRevoked(user: user, tenantId: tenant.tenant.id, compromised: compromised, at: now)
+        let committed = transmitter.committed(
+            effects, tenant: tenant,
+            audit: [
+                AuditRecord(
+                    tenantId: tenant.tenant.id, at: now, actor: actor, action: compromised ? .confirmCompromised : .revokeSignInSessions, kind: .user,
+                    documentId: user.id, before: nil,
+                    after: ["refreshTokens": "revoked", "sessions": "ended", "accessTokensIssuedBefore": .string(now.formatted(.iso8601))])
+            ])
+        try await store.commit(committed)
+        transmitter.didCommit(committed)
         logger.notice(
             compromised ? "user's credentials reported compromised: sessions revoked" : "user's sign-in sessions revoked",
-            metadata: [LogKeys.userId: .string(user.id), "portcullis.families": .stringConvertible(families)])
-        await transmitter.raise(
-            CriticalEvent(
-                compromised ? .credentialCompromised : .sessionsRevoked, tenantId: tenant.tenant.id, userId: user.id,
-                userPrincipalName: user.userPrincipalName, at: now))
+            metadata: [LogKeys.userId: .string(user.id)])
     }
 
     /// A stream as the admin API and console show it: its settings (never its credential), how many events wait, and

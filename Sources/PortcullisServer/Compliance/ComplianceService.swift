@@ -391,14 +391,22 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let history = EnrollmentHistoryEntry(
             at: now, event: event, fromStatus: previous.complianceStatus.status.rawValue + "/" + previous.state.rawValue,
             toStatus: outcome.enrollment.complianceStatus.status.rawValue + "/" + outcome.enrollment.state.rawValue, detail: detail)
-        let stored = try await store.updateEnrollment(
-            outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox,
-            effects: EnrollmentEffects(revokeTokensAt: outcome.revokeTokens ? now : nil, audit: audit))
-        if stored != nil && !outbox.isEmpty { outboxSignal.signal() }
-        if stored != nil {
-            await transmitter.raise(
-                CriticalEvent.enrollmentChanged(previous: previous, current: outcome.enrollment, wiped: event == .wipeRequested, at: now))
+        // What the change ends and announces (a wipe revokes the app's families for the account; compliance lost or regained
+        // is told to receivers) commits with it (PROTOCOL §14.1).
+        var committed: CommittedEffects?
+        let effects = ChangeEffects.enrollmentChanged(previous: previous, current: outcome.enrollment, wiped: event == .wipeRequested, at: now)
+        if !effects.isEmpty || audit != nil {
+            let audits = audit.map { [$0] } ?? []
+            if let tenant = try await tenants.snapshot(tenantSegment: outcome.enrollment.tenantId) {
+                committed = transmitter.committed(effects, tenant: tenant, audit: audits)
+            } else {
+                committed = CommittedEffects(effects: effects, audit: audits)
+            }
         }
+        let stored = try await store.updateEnrollment(
+            outcome.enrollment, expectedRevision: previous.revision, history: history, outbox: outbox, effects: committed)
+        if stored != nil && !outbox.isEmpty { outboxSignal.signal() }
+        if stored != nil, let committed { transmitter.didCommit(committed) }
         return stored
     }
 

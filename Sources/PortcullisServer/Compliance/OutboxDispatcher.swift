@@ -52,13 +52,27 @@ public final class OutboxDispatcher: Service, Sendable {
     private let client: HTTPClient
 
     private let destinations: CallbackDestinations
-    /// Where a Shared Signals stream's message goes now (its stream's endpoint and `Authorization`), or `nil` when the
-    /// stream no longer pushes (PROTOCOL §14.2).
-    private let streamTarget: (@Sendable (OutboxMessage) async throws -> (url: String, authorization: String?)?)?
+    /// Where a Shared Signals stream's message goes now and what it carries.
+    public struct StreamDelivery: Sendable {
+        public var url: String
+        public var authorization: String?
+        /// The SET, signed for this attempt.
+        public var payload: String
+
+        public init(url: String, authorization: String?, payload: String) {
+            self.url = url
+            self.authorization = authorization
+            self.payload = payload
+        }
+    }
+
+    /// Where a Shared Signals stream's message goes now (its stream's endpoint and `Authorization`) with its SET signed, or
+    /// `nil` when the stream no longer pushes (PROTOCOL §14.2).
+    private let streamTarget: (@Sendable (OutboxMessage) async throws -> StreamDelivery?)?
 
     public init(
         store: any OutboxStore, signal: OutboxSignal, clock: any WallClock, configuration: Configuration, logger: Logger,
-        streamTarget: (@Sendable (OutboxMessage) async throws -> (url: String, authorization: String?)?)? = nil
+        streamTarget: (@Sendable (OutboxMessage) async throws -> StreamDelivery?)? = nil
     ) {
         self.streamTarget = streamTarget
         self.store = store
@@ -135,22 +149,33 @@ public final class OutboxDispatcher: Service, Sendable {
     func deliver(_ message: OutboxMessage) async {
         var url = message.targetUri
         var authorization: String?
+        var payload = message.payload
         let isStream = SharedSignalsStream.streamId(ofOutboxTarget: message.targetUri) != nil
         if isStream {
-            guard let found = try? await streamTarget?(message) else {
+            let found: StreamDelivery?
+            do {
+                found = try await streamTarget?(message)
+            } catch {
+                // The tenant's key or the store could not be read: an attempt that failed, tried again later.
+                await failed(message, error: "the SET could not be signed (\(type(of: error)))")
+                return
+            }
+            guard let found else {
                 // The stream was deleted, or polls now: the message waits where a poll (or nothing) finds it.
                 try? await store.failOutbox(
                     id: message.id, owner: owner, attempts: message.attempts, nextAttemptAt: OutboxMessage.held, error: "the stream does not push")
                 return
             }
-            (url, authorization) = found
+            url = found.url
+            authorization = found.authorization
+            payload = found.payload
         }
         var request = HTTPClientRequest(url: url)
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         request.method = .POST
         request.headers.add(name: "Content-Type", value: SecurityEventTypes.mediaType)
         request.headers.add(name: "Accept", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: message.payload))
+        request.body = .bytes(ByteBuffer(string: payload))
         let failure: String
         do {
             try await destinations.check(url)
@@ -176,6 +201,11 @@ public final class OutboxDispatcher: Service, Sendable {
         } catch {
             failure = "\(type(of: error))"
         }
+        await failed(message, error: failure)
+    }
+
+    /// Records a failed attempt: tried again after a back-off, or — past `maxAttempts` — moved to the dead letters.
+    func failed(_ message: OutboxMessage, error failure: String) async {
         let attempts = message.attempts + 1
         let next: Date? = attempts >= configuration.maxAttempts ? nil : clock.now().addingTimeInterval(backoff(attempt: attempts))
         if next == nil {

@@ -87,6 +87,26 @@ struct TokenService: Sendable {
 
     // MARK: Gather
 
+    /// The time of the grant, at or after a claims request's `nbf` (PROTOCOL §14.1): a claims challenge's `nbf` names a
+    /// revocation that happened on some node, now or a moment ago. A time up to `notBeforeLeeway` ahead (nodes' clocks
+    /// differ) is waited for; one further ahead is refused. No token is ever dated ahead of its issue.
+    func notBefore(_ requested: Int?) async throws -> Date {
+        let now = clock.now()
+        guard let requested, TimeInterval(requested) > now.timeIntervalSince1970 else { return now }
+        let ahead = TimeInterval(requested) - now.timeIntervalSince1970
+        guard ahead <= ClaimsRequest.notBeforeLeeway else {
+            throw TokenError.malformedClaims(
+                "'access_token.nbf.value' is more than \(Int(ClaimsRequest.notBeforeLeeway)) seconds ahead of the server's clock.")
+        }
+        try await Task.sleep(for: .milliseconds(Int64((ahead * 1000).rounded(.up))))
+        let later = clock.now()
+        // A clock that did not move with the wait (a test's) cannot issue at the time asked for: refuse rather than date ahead.
+        guard later.timeIntervalSince1970 >= TimeInterval(requested) else {
+            throw TokenError.malformedClaims("'access_token.nbf.value' is ahead of the server's clock.")
+        }
+        return later
+    }
+
     /// Identifiers fixed before the decision (an authorization code records what its redemption issues, so
     /// that a replay can revoke it).
     struct Prepared {
@@ -104,12 +124,7 @@ struct TokenService: Sendable {
         if client.application.requireDPoP && proof == nil { throw TokenError.dpopRequired }
         // MSAL sends `claims` on every token request; a code or device grant without one keeps what was authorized.
         let capabilities = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) } ?? ClaimsRequest()
-        let now = clock.now()
-        // A claims challenge's `nbf` names a revocation that happened on some node, now or a moment ago: a time further
-        // ahead than nodes' clocks differ is not one (PROTOCOL §14.1).
-        if let notBefore = capabilities.notBefore, TimeInterval(notBefore) > now.timeIntervalSince1970 + ClaimsRequest.notBeforeLeeway {
-            throw TokenError.malformedClaims("'access_token.nbf.value' is more than \(Int(ClaimsRequest.notBeforeLeeway)) seconds ahead of the server's clock.")
-        }
+        let now = try await notBefore(capabilities.notBefore)
 
         let prepared = Prepared()
         var user: User?
@@ -121,6 +136,8 @@ struct TokenService: Sendable {
         // The platform MSAL named on /authorize, when the token request names none.
         var authorizedPlatform: DevicePlatform?
         var interactive = true
+        // The flow the family began with (PROTOCOL §13): a device code's refreshes are device code sign-ins too.
+        var transferMethod: TransferMethod?
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -161,6 +178,7 @@ struct TokenService: Sendable {
             redeeming = record
             scopeText = form["scope"] ?? record.scope
             authentication = AuthenticationContext(methods: record.methods.isEmpty ? ["pwd"] : record.methods, time: record.authTime)
+            transferMethod = record.transferMethod
         case .authorizationCode:
             let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared, proof: proof)
             guard let found = tenant.user(id: code.userId), found.accountEnabled else { throw TokenError.userDisabled }
@@ -179,6 +197,7 @@ struct TokenService: Sendable {
             scopeText = device.scope
             authentication = AuthenticationContext(methods: device.methods, time: device.authTime)
             authorizedClaims = device.claims
+            transferMethod = .deviceCodeFlow
         }
         // API permissions (PROTOCOL §11): what this client may ask for, on the user's behalf or as itself.
         let scope = try ResourceAccess.authorize(try ScopeRequest.parse(scopeText, in: tenant), client: client.application, delegated: user != nil, in: tenant)
@@ -195,7 +214,7 @@ struct TokenService: Sendable {
             user: user, client: client.application, resource: resource, directory: tenant, authentication: authentication,
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
-        if grantType == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
+        signIn.transferMethod = transferMethod
         signIn.proofOfPossession = proof != nil
         signIn.country = countries.country(of: inputs.clientIP)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
@@ -290,7 +309,8 @@ struct TokenService: Sendable {
                 RefreshTokenRecord(
                     tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: plan.accessToken.tenantId,
                     userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
-                    expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint))
+                    expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint,
+                    transferMethod: facts.signIn.transferMethod))
             refreshToken = token
         case .rotate(let redeeming, let scope, let expiresAt, let thumbprint):
             let token = CredentialHasher.randomToken()

@@ -173,13 +173,17 @@ extension SignInRoutes {
                 id: id, tenantId: tenant.tenant.id, userId: user.id, kind: .totp,
                 sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step,
                 lastUsedAt: now)
-            guard try await store.insertAuthenticationMethod(method) else { throw TokenError.factorAlreadyRegistered }
-            try await store.appendAudit(
-                AuditRecord(
-                    tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .authenticationMethod,
-                    documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method))))
+            // Its events and audit record commit with it (PROTOCOL §14.1).
+            let committed = transmitter.committed(
+                try await transmitter.methodChanged(.app, added: true, tenant: tenant, user: user, initiator: .user, at: now), tenant: tenant,
+                audit: [
+                    AuditRecord(
+                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .authenticationMethod,
+                        documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method)))
+                ])
+            guard try await store.insertAuthenticationMethod(method, effects: committed) else { throw TokenError.factorAlreadyRegistered }
+            transmitter.didCommit(committed)
             logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])
-            await transmitter.methodChanged(.app, added: true, tenantId: tenant.tenant.id, user: user, initiator: .user)
         } else {
             guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.kind == .totp }) else {
                 throw TokenError.factorAlreadyRegistered  // reset meanwhile: the page registers one again

@@ -166,16 +166,19 @@ extension SignInRoutes {
                     publicKey: Data(credential.publicKey), algorithm: credential.algorithm.rawValue, signCount: Int64(credential.signCount),
                     aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: credential.attestation,
                     transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
-                guard try await store.insertPasskey(passkey, limit: Self.passkeysPerUser) else {
+                // Its events and audit record commit with it (PROTOCOL §14.1).
+                let committed = transmitter.committed(
+                    try await transmitter.methodChanged(.fido2, added: true, tenant: tenant, user: user, initiator: .user, at: now), tenant: tenant,
+                    audit: [
+                        AuditRecord(
+                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey,
+                            documentId: "\(user.id)/\(passkey.id)", before: nil, after: JSONValue(encoding: PasskeyMethod(passkey)))
+                    ])
+                guard try await store.insertPasskey(passkey, limit: Self.passkeysPerUser, effects: committed) else {
                     throw TokenError(.invalidRequest, aadsts: 50012, "This passkey is already registered, or you have the most passkeys allowed.")
                 }
-                try await store.appendAudit(
-                    AuditRecord(
-                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey,
-                        documentId: "\(user.id)/\(passkey.id)", before: nil,
-                        after: JSONValue(encoding: PasskeyMethod(passkey))))
+                transmitter.didCommit(committed)
                 logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id)])
-                await transmitter.methodChanged(.fido2, added: true, tenantId: tenant.tenant.id, user: user, initiator: .user)
                 return try await securityInfoPage(
                     session, user: user, tenant: tenant, notice: "Passkey added. You can now sign in with it.", error: nil, request: request, context)
             } catch let error as TokenError {
@@ -212,24 +215,31 @@ extension SignInRoutes {
                         error: Self.registrationRefused("To remove a sign-in method, first verify with one you have."), request: request, context,
                         status: .forbidden)
                 }
-                if let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
-                    try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id)
-                {
-                    try await store.appendAudit(
-                        AuditRecord(
-                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .passkey, documentId: "\(user.id)/\(id)",
-                            before: JSONValue(encoding: PasskeyMethod(passkey)), after: nil))
+                // What the removal voids (the families and sessions that used the method, this one included when it did),
+                // its events and audit record commit with it (PROTOCOL §14.1).
+                func effects(_ type: CriticalEvent.CredentialType, _ kind: AuditSubject, _ before: JSONValue) async throws -> CommittedEffects {
+                    transmitter.committed(
+                        try await transmitter.methodChanged(type, added: false, tenant: tenant, user: user, initiator: .user, at: now), tenant: tenant,
+                        audit: [
+                            AuditRecord(
+                                tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
+                                before: before, after: nil)
+                        ])
+                }
+                if let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) {
+                    let committed = try await effects(.fido2, .passkey, JSONValue(encoding: PasskeyMethod(passkey)))
+                    guard try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed) else {
+                        return redirect(securityInfoURL(tenant))
+                    }
+                    transmitter.didCommit(committed)
                     notice = "Passkey removed."
-                    await transmitter.methodChanged(.fido2, added: false, tenantId: tenant.tenant.id, user: user, initiator: .user)
-                } else if let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }),
-                    try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id)
-                {
-                    try await store.appendAudit(
-                        AuditRecord(
-                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: .authenticationMethod,
-                            documentId: "\(user.id)/\(id)", before: JSONValue(encoding: SoftwareOathMethod(method)), after: nil))
+                } else if let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) {
+                    let committed = try await effects(.app, .authenticationMethod, JSONValue(encoding: SoftwareOathMethod(method)))
+                    guard try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed) else {
+                        return redirect(securityInfoURL(tenant))
+                    }
+                    transmitter.didCommit(committed)
                     notice = "Authenticator app removed."
-                    await transmitter.methodChanged(.app, added: false, tenantId: tenant.tenant.id, user: user, initiator: .user)
                 } else {
                     return redirect(securityInfoURL(tenant))
                 }

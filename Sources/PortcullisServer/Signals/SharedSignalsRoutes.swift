@@ -13,7 +13,7 @@ struct SharedSignalsRoutes: Sendable {
     let tenants: TenantCache
     let signers: TenantKeyRings
     let endpoints: ServerEndpoints
-    let revocations: any RevokedAccessTokenStore & ProofReplayStore
+    let revocations: any RevokedAccessTokenStore & ProofReplayStore & EffectStore
     let clock: any WallClock
 
     func register(on router: Router<PortcullisRequestContext>) {
@@ -258,7 +258,7 @@ struct SharedSignalsRoutes: Sendable {
         let now = clock.now()
         try await transmitter.store.acknowledgeSignals(target: target, jtis: acknowledged, at: now)
         try await transmitter.store.rejectSignals(target: target, errors: errors, at: now)
-        guard maximum > 0, found.document.status == .enabled else { return pollResponse([], more: false) }
+        guard maximum > 0, found.document.status == .enabled else { return try await pollResponse([], more: false) }
 
         // A node shutting down holds no new long poll (its drain would wait for it); the receiver tries again shortly.
         if !immediately, transmitter.polls.isClosed {
@@ -269,23 +269,24 @@ struct SharedSignalsRoutes: Sendable {
             let generation = transmitter.polls.generation(found.document.id)
             let pending = try await transmitter.store.pendingSignals(target: target, limit: maximum + 1)
             if !pending.isEmpty || immediately || transmitter.polls.isClosed {
-                return pollResponse(Array(pending.prefix(maximum)), more: pending.count > maximum)
+                return try await pollResponse(Array(pending.prefix(maximum)), more: pending.count > maximum)
             }
             let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { return pollResponse([], more: false) }
+            guard remaining > .zero else { return try await pollResponse([], more: false) }
             // Events raised on this node wake the poll; with a shared store, those raised on other nodes are looked for
             // every `sharedStorePollInterval`.
             let wait = transmitter.settings.sharedStorePollInterval.map { min($0, remaining) } ?? remaining
             guard await transmitter.polls.wait(found.document.id, after: generation, timeout: wait) else {
                 throw APIError(.tooManyRequests, "tooManyPolls", "Too many polls wait on this stream at once.")
             }
-            if Task.isCancelled { return pollResponse([], more: false) }
+            if Task.isCancelled { return try await pollResponse([], more: false) }
         }
     }
 
-    func pollResponse(_ messages: [OutboxMessage], more: Bool) -> Response {
+    /// The SETs, each signed now (the outbox keeps them unsigned until they are handed out).
+    func pollResponse(_ messages: [OutboxMessage], more: Bool) async throws -> Response {
         var sets: [String: JSONValue] = [:]
-        for message in messages { sets[message.jti] = .string(message.payload) }
+        for message in messages { sets[message.jti] = .string(try await transmitter.signedPayload(message)) }
         return JSONResponse.make(status: .ok, JSONValue.object(["sets": .object(sets), "moreAvailable": .bool(more)]))
     }
 }

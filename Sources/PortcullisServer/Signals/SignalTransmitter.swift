@@ -5,10 +5,10 @@ public import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 
-/// The Shared Signals transmitter (PROTOCOL §14.2): turns each `CriticalEvent` into SETs for every stream of its tenant
-/// that asked for them, queued in the durable outbox (push: the dispatcher sends them in order, with retries; poll: they
-/// wait for the receiver, bounded per stream), and keeps the streams receivers configure. Raising is best effort after
-/// the change it reports was stored: a failure is logged, never undoes the change.
+/// The Shared Signals transmitter (PROTOCOL §14.2): routes each `CriticalEvent` of a change's effects to every stream of
+/// its tenant that asked for it, as unsigned messages the store queues in the durable outbox in the change's own
+/// transaction (push: the dispatcher signs and sends them in order, with retries; poll: they wait for the receiver,
+/// bounded per stream, and are signed when polled), and keeps the streams receivers configure.
 public final class SignalTransmitter: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
@@ -17,6 +17,8 @@ public final class SignalTransmitter: Sendable {
     let settings: SignalSettings
     let outboxSignal: OutboxSignal
     let polls = PollWaiters()
+    /// Wakes the conditional-access replay runner (`PolicyReplayRunner`).
+    let replaySignal = OutboxSignal()
     let box: FactorSecretBox
     let clock: any WallClock
     let logger: Logger
@@ -53,55 +55,81 @@ public final class SignalTransmitter: Sendable {
             store: store, tenants: tenants, clock: clock)
     }
 
-    // MARK: Raising events
+    // MARK: Effects and their events
 
-    /// Tells every stream that wants them about `events` (in order). Never throws: the change is stored already.
-    public func raise(_ events: CriticalEvent...) async { await raise(events) }
-
-    public func raise(_ events: [CriticalEvent]) async {
-        for event in events {
-            do {
-                try await transmit(event)
-            } catch {
-                logger.error(
-                    "could not queue a shared signal",
-                    metadata: [LogKeys.tenantId: .string(event.tenantId), LogKeys.error: .string("\(type(of: error))")])
-            }
-        }
+    /// What a change commits besides itself (PROTOCOL §14.1): Core's effects, their events routed to the tenant's streams
+    /// as unsigned messages (signed when sent), the bounds, and the audit records.
+    func committed(_ effects: ChangeEffects, tenant: TenantSnapshot, audit: [AuditRecord] = []) -> CommittedEffects {
+        CommittedEffects(
+            effects: effects, signals: route(effects.events, tenant: tenant, now: clock.now()), pendingPerStream: settings.pendingPerStream,
+            voidsExpireAt: effects.at.addingTimeInterval(max(accessTokenLifetime, continuousAccessTokenLifetime) + Self.voidLeeway), audit: audit)
     }
 
-    func transmit(_ event: CriticalEvent) async throws {
-        guard let tenant = try await tenants.snapshot(tenantSegment: event.tenantId), !tenant.contents.sharedSignalsStreams.isEmpty else { return }
+    /// How long past the longest token lifetime a "void before" time is kept (the verifiers' clock leeway, and more).
+    static let voidLeeway: TimeInterval = 3600
+
+    /// The messages `events` become for the tenant's streams, in order: one per stream and event it asked for (a critical
+    /// event's SETs share a `txn`). Unsigned: the payload holds the SET's claims, which the dispatcher (push) or the poll
+    /// endpoint signs with the tenant's current key when it hands the message out (`signedPayload`).
+    func route(_ events: [CriticalEvent], tenant: TenantSnapshot, now: Date) -> [OutboxMessage] {
+        let streams = tenant.contents.sharedSignalsStreams
+        guard !streams.isEmpty else { return [] }
         let issuer = endpoints.issuer(tenantId: tenant.tenant.id)
-        let subject = event.subject(issuer: issuer)
-        let signals = event.signals
-        let txn = UUID().uuidString.lowercased()
-        for stream in tenant.contents.sharedSignalsStreams {
-            let wanted = signals.filter { stream.wants($0.type, subject: subject, userPrincipalName: event.userPrincipalName) }
-            guard !wanted.isEmpty else { continue }
-            var messages: [OutboxMessage] = []
-            for signal in wanted {
-                messages.append(
-                    try await message(
-                        for: stream, tenantId: tenant.tenant.id, events: [signal.type.rawValue: .object(signal.members)], subject: subject, txn: txn))
+        var messages: [OutboxMessage] = []
+        for event in events {
+            let subject = event.subject(issuer: issuer)
+            let signals = event.signals
+            let txn = UUID().uuidString.lowercased()
+            for stream in streams {
+                for signal in signals where stream.wants(signal.type, subject: subject, userPrincipalName: event.userPrincipalName) {
+                    messages.append(
+                        message(
+                            for: stream, tenantId: tenant.tenant.id, events: [signal.type.rawValue: .object(signal.members)], subject: subject, txn: txn,
+                            now: now))
+                }
             }
-            try await enqueue(messages, for: stream)
         }
+        return messages
     }
 
-    /// One signed SET for `stream`, as an outbox message routed by the stream.
+    /// One unsigned SET for `stream`, as an outbox message routed by the stream.
     func message(
-        for stream: SharedSignalsStream, tenantId: String, events: [String: JSONValue], subject: SignalSubject, txn: String?
-    ) async throws -> OutboxMessage {
-        let now = clock.now()
+        for stream: SharedSignalsStream, tenantId: String, events: [String: JSONValue], subject: SignalSubject, txn: String?, now: Date
+    ) -> OutboxMessage {
         let jti = UUID().uuidString.lowercased()
-        let token = try await signers.signer(tenantId: tenantId).sign(
-            sharedSignal: SharedSignalsSecurityEvent(
-                iss: endpoints.issuer(tenantId: tenantId), aud: stream.audience, iat: Int(now.timeIntervalSince1970), jti: jti, subId: subject.json,
-                events: events, txn: txn))
+        let pending = SharedSignalsSecurityEvent(
+            iss: endpoints.issuer(tenantId: tenantId), aud: stream.audience, iat: Int(now.timeIntervalSince1970), jti: jti, subId: subject.json,
+            events: events, txn: txn)
+        let payload = (try? Self.pendingEncoder.encode(pending)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return OutboxMessage(
-            id: UUID().uuidString.lowercased(), tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: token, jti: jti,
+            id: UUID().uuidString.lowercased(), tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: payload, jti: jti,
             nextAttemptAt: Self.nextAttempt(for: stream, now: now), createdAt: now)
+    }
+
+    static let pendingEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// The SET a message carries, signed now with its tenant's current key (`iat` the time it is handed out). A message an
+    /// earlier build queued signed already is handed out as it is.
+    func signedPayload(_ message: OutboxMessage) async throws -> String {
+        guard message.payload.hasPrefix("{") else { return message.payload }
+        var event = try JSONDecoder().decode(SharedSignalsSecurityEvent.self, from: Data(message.payload.utf8))
+        event.iat = Int(clock.now().timeIntervalSince1970)
+        return try await signers.signer(tenantId: message.tenantId).sign(sharedSignal: event)
+    }
+
+    /// After a change with its effects committed: wake the dispatcher for pushed messages, the long polls of the streams
+    /// that have new ones, and the replay runner for a replay (best effort: all of it is stored, and found anyway).
+    func didCommit(_ committed: CommittedEffects) {
+        if !committed.effects.replays.isEmpty { replaySignal.signal() }
+        guard !committed.signals.isEmpty else { return }
+        if committed.signals.contains(where: { $0.nextAttemptAt != OutboxMessage.held }) { outboxSignal.signal() }
+        for target in Set(committed.signals.map(\.targetUri)) {
+            if let streamId = SharedSignalsStream.streamId(ofOutboxTarget: target) { polls.wake(streamId) }
+        }
     }
 
     /// When a stream's new messages are due for the dispatcher: now for an enabled push stream; held otherwise.
@@ -118,58 +146,31 @@ public final class SignalTransmitter: Sendable {
         polls.wake(stream.id)
     }
 
-    /// A sign-in method was added or removed (PROTOCOL §14.1): the events are Core's, from what the user holds now.
-    public func methodChanged(
-        _ type: CriticalEvent.CredentialType, added: Bool, tenantId: String, user: User, initiator: CriticalEvent.Initiator
-    ) async {
-        do {
-            let passkeys = try await store.passkeys(tenantId: tenantId, userId: user.id).count
-            let app = try await store.authenticationMethods(tenantId: tenantId, userId: user.id).contains { $0.kind == .totp }
-            await raise(
-                CriticalEvent.methodChanged(
-                    type, added: added, tenantId: tenantId, user: user, initiator: initiator, at: clock.now(), passkeysAfter: passkeys,
-                    authenticatorAppAfter: app))
-        } catch {
-            logger.error("could not read a user's methods for a shared signal", metadata: [LogKeys.error: .string("\(Swift.type(of: error))")])
+    /// A sign-in method added or removed (PROTOCOL §14.1): Core's effects from what the user holds after the change.
+    func methodChanged(
+        _ type: CriticalEvent.CredentialType, added: Bool, tenant: TenantSnapshot, user: User, initiator: CriticalEvent.Initiator, at: Date
+    ) async throws -> ChangeEffects {
+        let tenantId = tenant.tenant.id
+        var passkeys = try await store.passkeys(tenantId: tenantId, userId: user.id).count
+        var app = try await store.authenticationMethods(tenantId: tenantId, userId: user.id).contains { $0.kind == .totp }
+        // Read before the change commits: what the user holds after it.
+        switch (type, added) {
+        case (.fido2, true): passkeys += 1
+        case (.fido2, false): passkeys = max(0, passkeys - 1)
+        case (.app, let added): app = added
+        case (.password, _): break
         }
-    }
-
-    /// At most this many of the newest sign-ins (refusals are skipped) are replayed when a conditional-access policy changes.
-    static let policyReplayLimit = 10_000
-
-    /// A conditional-access policy was created or changed (PROTOCOL §14.1): the sign-ins whose tokens may still be live
-    /// and that the policies now refuse end those tokens (Core decides which, `CriticalEvent.conditionalAccessChanged`).
-    /// Only an enabled policy can refuse more than before; a delete or a report-only policy refuses nothing new.
-    func conditionalAccessChanged(tenant: TenantSnapshot, before: ConditionalAccessPolicy?, after: ConditionalAccessPolicy?) async {
-        guard let after, after.state == .enabled, before != after, !tenant.contents.sharedSignalsStreams.isEmpty else { return }
-        let now = clock.now()
-        let from = now.addingTimeInterval(-max(accessTokenLifetime, continuousAccessTokenLifetime))
-        do {
-            let records = try await store.newestSignIns(tenantId: tenant.tenant.id, from: from, to: now, limit: Self.policyReplayLimit)
-            let current = tenant.conditionalAccess
-            let changed = tenant.compile(ImpactAnalysis.applying([after], to: current.policies))
-            let events = CriticalEvent.conditionalAccessChanged(
-                signIns: records, directory: tenant.directory, before: current, after: changed, tenantId: tenant.tenant.id,
-                accessTokenLifetime: accessTokenLifetime, continuousAccessTokenLifetime: continuousAccessTokenLifetime, at: now)
-            if records.count == Self.policyReplayLimit {
-                logger.warning(
-                    "a conditional-access change was replayed over the newest sign-ins only",
-                    metadata: [LogKeys.tenantId: .string(tenant.tenant.id), "portcullis.sign_ins": .stringConvertible(records.count)])
-            }
-            await raise(events)
-        } catch {
-            logger.error(
-                "could not replay sign-ins for a conditional-access change", metadata: [LogKeys.error: .string("\(Swift.type(of: error))")])
-        }
+        return ChangeEffects.methodChanged(
+            type, added: added, tenantId: tenantId, user: user, initiator: initiator, at: at, passkeysAfter: passkeys, authenticatorAppAfter: app)
     }
 
     /// SSF §8.1.4: a verification event, sent to this stream alone (requested or not), with the receiver's `state`.
     func verify(_ stream: SharedSignalsStream, tenantId: String, state: String?) async throws {
         var members: [String: JSONValue] = [:]
         if let state { members["state"] = .string(state) }
-        let message = try await message(
+        let message = message(
             for: stream, tenantId: tenantId, events: [SharedSignalsEventType.verification.rawValue: .object(members)], subject: .opaque(stream.id),
-            txn: nil)
+            txn: nil, now: clock.now())
         try await enqueue([message], for: stream)
     }
 
@@ -227,15 +228,16 @@ public final class SignalTransmitter: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Where the dispatcher sends a stream's message now (its stream's current endpoint and credentials); `nil` when
-    /// the stream is gone or no longer pushes.
-    func pushTarget(for message: OutboxMessage) async throws -> (url: String, authorization: String?)? {
+    /// Where the dispatcher sends a stream's message now (its stream's current endpoint and credentials) and the SET,
+    /// signed now; `nil` when the stream is gone or no longer pushes.
+    func pushTarget(for message: OutboxMessage) async throws -> OutboxDispatcher.StreamDelivery? {
         guard let streamId = SharedSignalsStream.streamId(ofOutboxTarget: message.targetUri),
             let tenant = try await tenants.snapshot(tenantSegment: message.tenantId),
             let stream = tenant.contents.sharedSignalsStreams.first(where: { $0.id == streamId }),
             stream.delivery.method == .push, let url = stream.delivery.endpointUrl
         else { return nil }
-        return (url, authorizationHeader(of: stream, tenantId: tenant.tenant.id))
+        return OutboxDispatcher.StreamDelivery(
+            url: url, authorization: authorizationHeader(of: stream, tenantId: tenant.tenant.id), payload: try await signedPayload(message))
     }
 
     // MARK: Presentation
@@ -273,3 +275,5 @@ public final class SignalTransmitter: Sendable {
         return .object(object)
     }
 }
+
+extension SignalTransmitter: EffectRouter {}
