@@ -284,6 +284,11 @@ public final class SQLiteStore: PortcullisStore {
         }
         // The DPoP proofs of the last two minutes, so that a restart does not forget them.
         try await loadProofs(now: Date())
+        // One process writes this file: a replay leased before a restart was this process's own, cut short (a crash): it
+        // runs again now, not when its lease would have run out.
+        try await transaction { db in
+            _ = try await db.query("UPDATE policy_replays SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL")
+        }
     }
 
     public func ping() async throws {

@@ -27,10 +27,15 @@ What it does
             cp1 (without cp1: one hour); 200 through the gateway; five trials of: Erin disabled → the gateway answers 401
             Bearer error="insufficient_claims" with claims = base64 of the nbf claims request (latency measured); the
             refresh with that claims request is refused (invalid_grant: Erin is disabled); Erin enabled again → a new
-            token with the claims request (iat ≥ nbf) passes the gateway. Then a conditional-access policy that now
-            blocks Erin at the mail API: session-revoked for Erin at the mail app (initiating_entity policy), the gateway
-            answers 401 insufficient_claims, the refresh with the claims is refused with 53003; the policy deleted, a new
-            token passes.
+            token with the claims request (iat ≥ nbf) passes the gateway. Revocation that holds (PROTOCOL §14.1): an nbf
+            75 s ahead refused; for revokeSignInSessions, confirmCompromised and a password reset, the old token is
+            challenged, the challenge answered with the OLD refresh token refused, and a fresh sign-in made right after
+            the revocation (within its second) passes. Then a conditional-access policy that now blocks Erin at the mail
+            API: session-revoked for Erin at the mail app (initiating_entity policy), the gateway answers 401
+            insufficient_claims, the refresh with the claims is refused (the replay revoked her family at the app: 70008);
+            the policy deleted, a new token passes. The gateway's health (200 connected). A second gateway with a wrong
+            receiver secret: its set-ups back off (a few token requests), health 503 with the reason, and a cp1 token
+            older than --max-token-age is challenged.
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
@@ -401,8 +406,12 @@ class Upstream:
     def __init__(self):
         self.port = free_port()
 
+        self.paths = []
+        paths = self.paths
+
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                paths.append(self.path)
                 body = json.dumps({"subject": self.headers.get("X-Portcullis-Subject")}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -466,7 +475,6 @@ def gateway_run(binary, workdir, run, checks, push):
         checks.check("200 through the gateway", response.status_code == 200 and response.json().get("subject") == ERIN[2], response.text)
         latencies = []
         for trial in range(5):
-            time.sleep(1.1)  # a new second: tokens issued before the revocation are refused, those after pass
             run.replace_user({"accountEnabled": False})
             answered = time.monotonic()
             while time.monotonic() - answered < 10:
@@ -490,17 +498,126 @@ def gateway_run(binary, workdir, run, checks, push):
             checks.check("trial %d: enabled again → a new token (iat ≥ the nbf asked for) passes the gateway" % trial,
                          token is not None and fresh.get("iat", 0) >= int(nbf.get("value", 0)) and response.status_code == 200,
                          (fresh, response.status_code if response is not None else None))
+        revocations_hold(run, checks, url, token_request, password, latencies)
+        answer = password().json()
+        token, refresh = answer.get("access_token"), answer.get("refresh_token")
         policy_changed(run, checks, push, url, token, refresh, token_request, password, latencies)
+        health = requests.get(gateway.base + "/.well-known/portcullis/health", timeout=10)
+        checks.check("the gateway's health: 200 while its stream is connected, answered by the gateway itself",
+                     health.status_code == 200 and health.json().get("status") == "connected" and upstream.paths.count("/.well-known/portcullis/health") == 0,
+                     (health.status_code, health.text))
+        without_stream(binary, workdir, run, checks, upstream, password)
         return gateway, latencies
     finally:
         upstream.server.shutdown()
 
 
+def wait_for_401(url, token, timeout=10):
+    """Asks the gateway with `token` until it answers 401 (the revocation reached it): the response and how long it took."""
+    import requests
+    started = time.monotonic()
+    response = None
+    while time.monotonic() - started < timeout:
+        response = requests.get(url, headers={"Authorization": "Bearer " + token}, timeout=10)
+        if response.status_code == 401:
+            break
+        time.sleep(0.005)
+    return response, time.monotonic() - started
+
+
+def revocations_hold(run, checks, url, token_request, password, latencies):
+    """PROTOCOL §14.1, at the gateway: for revokeSignInSessions, confirmCompromised and a password reset, Erin's token
+    issued before is challenged, the challenge answered with her OLD refresh token is refused (the revocation voided the
+    family, not only the token), and a fresh sign-in passes — also one within the revocation's second (xms_iat_ms and
+    the SET's event_timestamp to the millisecond). A claims request's nbf far ahead is refused, never a token dated ahead."""
+    import jwt
+    import requests
+    scope = "api://contoso-mail/Mail.Read openid profile offline_access"
+    far = password(json.dumps({"access_token": {"nbf": {"essential": True, "value": str(int(time.time()) + 75)}}}))
+    checks.check("an nbf 75 s ahead is refused (invalid_request), no token dated ahead", far.status_code == 400
+                 and far.json().get("error") == "invalid_request", far.text)
+    same_second = 0
+    for action in ("revokeSignInSessions", "confirmCompromised", "password reset"):
+        answer = password().json()
+        token, refresh = answer.get("access_token"), answer.get("refresh_token")
+        time.sleep(1.02 - (time.time() % 1))  # the start of a second: the revocation and the fresh sign-in share it
+        revoked_at = time.time()
+        if action == "password reset":
+            run.replace_user({"password": "Erin-reset-pass3"})
+        else:
+            run.admin("POST", "/users/%s/%s" % (ERIN[2], action)).raise_for_status()
+        # A fresh sign-in right after the revocation's answer: issued after it, most likely within its second.
+        secret = "Erin-reset-pass3" if action == "password reset" else ERIN[1]
+        fresh = token_request({"grant_type": "password", "username": ERIN[0], "password": secret, "scope": scope}, None).json()
+        response, took = wait_for_401(url, token)
+        latencies.append(took)
+        error, requested = parse_claims_challenge(response.headers.get("WWW-Authenticate") if response is not None else None)
+        checks.check("%s: the token issued before is challenged at the gateway (insufficient_claims)" % action,
+                     response is not None and response.status_code == 401 and error == "insufficient_claims", response.headers if response else None)
+        old = token_request({"grant_type": "refresh_token", "refresh_token": refresh, "scope": scope}, requested)
+        checks.check("%s: the challenge answered with the old refresh token is refused" % action,
+                     old.status_code == 400 and old.json().get("error") == "invalid_grant", old.text)
+        fresh_token = fresh.get("access_token")
+        claims = jwt.decode(fresh_token, options={"verify_signature": False}) if fresh_token else {}
+        passed = requests.get(url, headers={"Authorization": "Bearer " + fresh_token}, timeout=10) if fresh_token else None
+        if claims.get("iat") == int(revoked_at):
+            same_second += 1
+        checks.check("%s: a fresh sign-in passes the gateway (iat %s, revoked in second %d)" % (action, claims.get("iat"), int(revoked_at)),
+                     passed is not None and passed.status_code == 200 and claims.get("xms_iat_ms", 0) // 1000 == claims.get("iat"),
+                     (passed.status_code if passed is not None else None, fresh))
+        if action == "password reset":
+            run.replace_user({"password": ERIN[1]})
+    checks.check("at least one fresh sign-in came within its revocation's second (%d of 3) and passed" % same_second, same_second >= 1)
+
+
+def without_stream(binary, workdir, run, checks, upstream, password):
+    """PROTOCOL §14.3: a gateway whose stream cannot be set up (a wrong receiver secret) fails closed on age — a token
+    older than --max-token-age is challenged — says so on its health answer (503 with the reason), and backs off its
+    set-up: a few token requests, not thousands a second."""
+    import requests
+    gateway = GatewayProcess(binary, os.path.join(workdir, "nostream"), free_port())
+    os.makedirs(os.path.join(workdir, "nostream"), exist_ok=True)
+
+    def refused_client_credentials():
+        total = 0
+        for line in requests.get(run.base + "/metrics", timeout=10).text.splitlines():
+            if line.startswith("portcullis_token_refusals_total") and 'grant_type="client_credentials"' in line:
+                total += int(float(line.rsplit(" ", 1)[1]))
+        return total
+
+    before = refused_client_credentials()
+    gateway.start(["--upstream", "http://127.0.0.1:%d" % upstream.port, "--authority", run.authority, "--audience", MAIL_API,
+                   "--ssf-client-id", GATEWAY_RECEIVER[0], "--ssf-client-secret", "not-the-secret", "--max-token-age", "3"])
+    try:
+        answer = password().json()
+        token = answer.get("access_token")
+        url = gateway.base + "/inbox"
+        young = requests.get(url, headers={"Authorization": "Bearer " + token}, timeout=10)
+        checks.check("no stream: a token younger than --max-token-age passes", young.status_code == 200, young.text)
+        time.sleep(4.5)
+        old = requests.get(url, headers={"Authorization": "Bearer " + token}, timeout=10)
+        error, requested = parse_claims_challenge(old.headers.get("WWW-Authenticate"))
+        checks.check("no stream: a cp1 token older than --max-token-age is challenged for a fresh one",
+                     old.status_code == 401 and error == "insufficient_claims" and requested is not None, (old.status_code, old.headers))
+        renewed = password(requested).json().get("access_token")
+        again = requests.get(url, headers={"Authorization": "Bearer " + renewed}, timeout=10) if renewed else None
+        checks.check("no stream: the token the challenge asks for passes", again is not None and again.status_code == 200, renewed)
+        health = requests.get(gateway.base + "/.well-known/portcullis/health", timeout=10)
+        body = health.json() if health.headers.get("Content-Type", "").startswith("application/json") else {}
+        checks.check("no stream: health answers 503 with the reason and the token age in force",
+                     health.status_code == 503 and body.get("status") == "disconnected" and "401" in body.get("reason", "")
+                     and body.get("maximumTokenAge") == 3, health.text)
+        attempts = refused_client_credentials() - before
+        checks.check("no stream: set-ups back off (%d refused token requests in ~5 s; at most one a second)" % attempts, 1 <= attempts <= 7)
+    finally:
+        gateway.stop()
+
+
 def policy_changed(run, checks, push, url, token, refresh, token_request, password, latencies):
     """A conditional-access change that now blocks Erin at the mail app (PROTOCOL §14.1): the receiver hears a
     session-revoked for Erin at the app (initiating_entity policy), the gateway refuses her day-long token with the
-    claims challenge, the refresh with it is refused by the policy (53003), and once the policy is gone her new token
-    passes."""
+    claims challenge, the refresh with it is refused (the replay revoked her family at the app), and once the policy is
+    gone her new token passes."""
     import requests
     time.sleep(1.1)
     before = push.count()
@@ -531,8 +648,8 @@ def policy_changed(run, checks, push, url, token, refresh, token_request, passwo
                      and revoked[0][0].get("application") == {"format": "opaque", "id": MAIL}
                      and revoked[0][1].get("initiating_entity") == "policy", pushed)
         silent = token_request({"grant_type": "refresh_token", "refresh_token": refresh, "scope": "api://contoso-mail/Mail.Read"}, requested)
-        checks.check("policy: the refresh with the claims challenge is refused by the policy (53003)",
-                     silent.status_code == 400 and 53003 in silent.json().get("error_codes", []), silent.text)
+        checks.check("policy: the refresh with the claims challenge is refused (the change revoked her family at the app: 70008)",
+                     silent.status_code == 400 and 70008 in silent.json().get("error_codes", []), silent.text)
     finally:
         if policy_id:
             gone = run.admin("DELETE", "/conditional-access/policies/" + policy_id, headers={"If-Match": "*"})

@@ -25,8 +25,9 @@ public final class PolicyReplayRunner: Service, Sendable {
 
     /// At most this many of the newest sign-ins (refusals are skipped) are replayed for one change.
     public static let replayLimit = 10_000
-    /// How long a node holds a replay before another may run it.
-    static let lease: TimeInterval = 120
+    /// How long a node holds a replay before another may run it (one that crashed mid-replay, on a shared store; the
+    /// embedded store releases its own leases when it restarts).
+    static let lease: TimeInterval = 30
 
     init(
         store: any PortcullisStore, tenants: TenantCache, transmitter: SignalTransmitter, recorder: SignInRecorder, clock: any WallClock,
