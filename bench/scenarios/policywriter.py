@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A stream of conditional-access policy writes into one tenant, at a target rate (the scale benchmark, issue 26).
 
-    policywriter.py --base URL --tenant ID --client ID --secret S --api APP_ID [--rate 10] [--duration 10]
+    policywriter.py --base URL --tenant ID --client ID --secret S --api APP_ID [--rate 10] [--duration 10] [--closed]
 
-Replaces one report-only policy again and again (each write a real change: a new displayName), an open-loop stream
-at --rate per second for --duration seconds (each write sent at its time, up to 8 in flight). Prints one JSON line: writes done, the achieved rate, and their latency
-(p50/p99 ms). How long until every node serves a write is propagation.py's measurement.
+Replaces one report-only policy again and again (each write a real change: a new displayName) for --duration seconds:
+an open-loop stream at --rate per second (each write sent at its time, up to 8 in flight), or with --closed one write at
+a time, the next sent when the last is answered, as an admin tool does (issue 42). Prints one JSON line: writes that
+succeeded, failures by status, the achieved rate, their latency (p50/p99 ms), and — closed loop — the successes of
+each second. How long until every node serves a write is propagation.py's measurement.
 """
 import argparse, concurrent.futures, json, sys, threading, time, uuid
 import requests
@@ -28,6 +30,7 @@ def main():
     parser.add_argument("--api", required=True, help="the tenant's resource app ID the policy names")
     parser.add_argument("--rate", type=float, default=10)
     parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--closed", action="store_true", help="one write at a time (a closed loop), as fast as answered")
     args = parser.parse_args()
     session = requests.Session()
     session.headers["Authorization"] = "Bearer " + token(args.base, args.tenant, args.client, args.secret)
@@ -50,19 +53,53 @@ def main():
         return 1
     latencies = []
     failures = 0
+    statuses = {}
     lock = threading.Lock()
     local = threading.local()
+
+    def summary(done, seconds, extra):
+        latencies.sort()
+
+        def pct(p):
+            return round(latencies[min(len(latencies) - 1, int(len(latencies) * p))], 1) if latencies else None
+        print(json.dumps(dict({"writes": done, "failures": failures, "statuses": statuses, "rate": round(done / seconds, 2),
+                               "p50_ms": pct(0.5), "p99_ms": pct(0.99)}, **extra)))
+
+    if args.closed:
+        per_second = [0] * int(args.duration + 1)
+        start = time.monotonic()
+        n = 1
+        while time.monotonic() - start < args.duration:
+            sent = time.monotonic()
+            try:
+                answer = session.put(url, json=body(n), headers={"If-Match": "*"}, timeout=60)
+                status = str(answer.status_code)
+            except requests.RequestException as error:
+                status = type(error).__name__
+            latencies.append((time.monotonic() - sent) * 1000)
+            statuses[status] = statuses.get(status, 0) + 1
+            if status == "200":
+                per_second[min(len(per_second) - 1, int(time.monotonic() - start))] += 1
+            else:
+                failures += 1
+            n += 1
+        summary(statuses.get("200", 0), args.duration, {"closed_loop": True, "per_second": per_second[:int(args.duration)]})
+        return 0
 
     def write(n, due):
         if not hasattr(local, "session"):
             local.session = requests.Session()
             local.session.headers.update(session.headers)
         sent = time.monotonic()
-        answer = local.session.put(url, json=body(n), headers={"If-Match": "*"}, timeout=60)
+        try:
+            status = str(local.session.put(url, json=body(n), headers={"If-Match": "*"}, timeout=60).status_code)
+        except requests.RequestException as error:
+            status = type(error).__name__
         nonlocal failures
         with lock:
             latencies.append((time.monotonic() - sent) * 1000)
-            if answer.status_code != 200:
+            statuses[status] = statuses.get(status, 0) + 1
+            if status != "200":
                 failures += 1
 
     start = time.monotonic()
@@ -77,12 +114,7 @@ def main():
                 time.sleep(wait)
             pool.submit(write, n, due)
             n += 1
-    latencies.sort()
-    def pct(p):
-        return round(latencies[min(len(latencies) - 1, int(len(latencies) * p))], 1) if latencies else None
-    done = len(latencies) - failures
-    print(json.dumps({"writes": done, "failures": failures, "rate": round(done / args.duration, 2),
-                      "p50_ms": pct(0.5), "p99_ms": pct(0.99)}))
+    summary(len(latencies) - failures, args.duration, {})
     return 0 if failures == 0 else 1
 
 
