@@ -44,34 +44,48 @@ extension SQLiteStore {
                     binds)
                 try await Self.indexPolicies(policyBinds, db)
             }
-            // Each aggregate: one statement that adds to the window's stored aggregate or stores a new one. A new one
-            // comes back with its count equal to the one written; its policies are indexed then.
-            for (position, aggregate, json) in pending {
-                let record = aggregate.first
-                let size = json.utf8.count + StoredJSON.signInRowOverhead
-                let row = try await db.query(
+            // Aggregates in sets of up to 200: each row adds to the window's stored aggregate or stores a new one, a few
+            // statements for a batch of a thousand tenants' aggregates (one statement each held the writer for seconds,
+            // issue 42). A row stored new keeps the cursor written (after the batch's base); one that grew a stored
+            // aggregate answers that one's (at or below the base). New ones' policies are indexed then.
+            for start in stride(from: 0, to: pending.count, by: 200) {
+                let chunk = pending[start..<min(start + 200, pending.count)]
+                var binds: [SQLiteData] = []
+                var sizes: [Int64: (record: SignInRecord, size: Int)] = [:]
+                for (position, aggregate, json) in chunk {
+                    let record = aggregate.first
+                    let size = json.utf8.count + StoredJSON.signInRowOverhead
+                    let cursor = Int(base) + position + 1
+                    sizes[Int64(cursor)] = (record, size)
+                    binds += [
+                        .integer(cursor), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
+                        .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
+                        .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size), .integer(aggregate.count),
+                        .date(aggregate.lastDateTime), .text(aggregate.lastCorrelationId), .text(aggregate.key), .date(aggregate.windowStart),
+                    ]
+                }
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                let stored = try await db.query(
                     """
                     INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record,
                                           size, count, last_at, last_correlation_id, aggregate_key, window_start)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES \(rows)
                     ON CONFLICT (tenant_id, aggregate_key, window_start) WHERE aggregate_key IS NOT NULL DO UPDATE SET
                         count = sign_ins.count + excluded.count,
                         last_correlation_id = CASE WHEN excluded.last_at >= sign_ins.last_at THEN excluded.last_correlation_id
                                                    ELSE sign_ins.last_correlation_id END,
                         last_at = MAX(sign_ins.last_at, excluded.last_at)
-                    RETURNING cursor, count
+                    RETURNING cursor
                     """,
-                    [
-                        .integer(Int(base) + position + 1), .text(record.id), .text(record.tenantId), .date(record.createdDateTime),
-                        .text(record.correlationId), .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
-                        .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size), .integer(aggregate.count),
-                        .date(aggregate.lastDateTime), .text(aggregate.lastCorrelationId), .text(aggregate.key), .date(aggregate.windowStart),
-                    ])
-                guard let stored = row.first, try stored.int("count") == Int64(aggregate.count) else { continue }
-                // Stored as a new aggregate (an existing one's count would have grown past this one's).
-                added += size
-                let cursor = try stored.int("cursor")
-                try await Self.indexPolicies(Self.indexedPolicies(record).flatMap { [.integer(Int(cursor)), .text($0)] }, db)
+                    binds)
+                var policyBinds: [SQLiteData] = []
+                for row in stored {
+                    let cursor = try row.int("cursor")
+                    guard cursor > base, let new = sizes[cursor] else { continue }
+                    added += new.size
+                    for policy in Self.indexedPolicies(new.record) { policyBinds += [.integer(Int(cursor)), .text(policy)] }
+                }
+                try await Self.indexPolicies(policyBinds, db)
             }
             if added > 0 { _ = try await db.query("UPDATE sign_in_usage SET bytes = bytes + ? WHERE id = 1", [.integer(added)]) }
         }

@@ -300,6 +300,38 @@ public enum StoreConformance {
             try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "c42", limit: 10)).map(\.record.id) == ["s42"], "by correlation ID")
             try expect(try await store.purgeSignIns(before: now.addingTimeInterval(100)) == 100, "retention")
         },
+        ConformanceCase(name: "sign-ins (issue 42): a batch of many tenants' aggregates, new and growing, in sets; new ones indexed and counted once") {
+            store in
+            func refresh(_ index: Int, tenantId: String, at offset: TimeInterval) -> SignInRecord {
+                var record = SignInRecord(
+                    id: "m\(index)", createdDateTime: now.addingTimeInterval(offset), correlationId: "mc\(index)", tenantId: tenantId, userId: nil,
+                    userPrincipalName: nil, clientAppId: "daemon", resourceAppId: "res", resource: "api://res", grantType: "client_credentials",
+                    clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: "192.0.2.9", platform: nil, appProtection: "none",
+                    conditionalAccessStatus: .success,
+                    appliedConditionalAccessPolicies: [
+                        Decision.AppliedPolicy(id: "p-m", displayName: "M", result: .success, enforcedGrantControls: [], conditionsNotSatisfied: [])
+                    ], errorCode: nil)
+                record.isInteractive = false
+                return record
+            }
+            // 450 tenants in one batch (three sets of 200), then the same 450 again and 50 more.
+            let first = (0..<450).map { refresh($0, tenantId: "m-\($0)", at: 1) }
+            try await store.appendSignIns(SignInAggregation.aggregate(first, window: 3600) { "k-\($0.tenantId)" })
+            let bytes = try await store.signInBytes()
+            let second = (0..<500).map { refresh(1000 + $0, tenantId: "m-\($0)", at: 2) }
+            try await store.appendSignIns(SignInAggregation.aggregate(second, window: 3600) { "k-\($0.tenantId)" })
+            for tenantId in ["m-0", "m-199", "m-200", "m-449"] {
+                let found = try await store.signIns(SignInQuery(tenantId: tenantId, limit: 10))
+                try expect(found.count == 1 && found.first?.record.count == 2, "\(tenantId): one aggregate of two: \(found.map(\.record.count))")
+                try expect(try await store.signIns(SignInQuery(tenantId: tenantId, policyId: "p-m", limit: 10)).count == 1, "\(tenantId) indexed once")
+            }
+            for tenantId in ["m-450", "m-499"] {
+                let found = try await store.signIns(SignInQuery(tenantId: tenantId, policyId: "p-m", limit: 10))
+                try expect(found.count == 1 && found.first?.record.count == 1, "\(tenantId): a new one, indexed")
+            }
+            let grown = try await store.signInBytes()
+            try expect(grown > bytes && grown - bytes < (grown / 450) * 51, "only the 50 new aggregates added bytes: \(bytes) → \(grown)")
+        },
         ConformanceCase(
             name:
                 "sign-ins (issue 32): aggregates add up per tenant, key and window, also from concurrent writers; compact round trip; retention by last sign-in and by size"

@@ -148,6 +148,17 @@ struct SharedSignalsTests {
 
         // SETs the receiver must not believe: another typ, another issuer under this tenant's key, another tenant's key.
         let signer = try await env.server.dependencies.signers.signer(tenantId: Fixtures.tenantId)
+        // A token dated ahead (PROTOCOL §14.1) would count as issued after revocations that come before it: refused.
+        var ahead = before
+        ahead.iat += 600
+        ahead.xmsIatMs = nil
+        let datedAhead = try await signer.sign(accessToken: ahead)
+        do {
+            _ = try await guardian.authorize(authorization: "Bearer \(datedAhead)", proofs: [], method: "GET", url: url, now: Date())
+            Issue.record("a token dated ahead must be refused")
+        } catch {
+            #expect(error.message.contains("future"), "\(error.message)")
+        }
         let issuer = "\(authority.absoluteString.replacingOccurrences(of: "/\(Fixtures.domain)", with: ""))/\(Fixtures.tenantId)/v2.0"
         let good = SharedSignalsSecurityEvent(
             iss: issuer, aud: Self.receiver.0, iat: Int(Date().timeIntervalSince1970), jti: UUID().uuidString, subId: ["format": "opaque", "id": "x"],

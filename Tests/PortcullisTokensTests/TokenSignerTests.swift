@@ -137,6 +137,10 @@ struct TokenSignerTests {
         // Expired, and not yet valid.
         #expect(await verify(token, at: now.addingTimeInterval(3601)) == .expired)
         #expect(await verify(token, at: now.addingTimeInterval(-120)) == .notYetValid)
+        // Dated ahead (PROTOCOL §14.1): an `iat` ahead of the clock is not believed, even with a valid `nbf`.
+        var ahead = claims
+        ahead.iat = claims.iat + 120
+        #expect(await verify(try await signer.sign(accessToken: ahead)) == .notYetValid)
         // Signed by a key we do not hold (unknown kid).
         let stranger = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))
         #expect(await verify(try await stranger.sign(accessToken: claims)) == .malformedOrBadSignature)

@@ -58,27 +58,51 @@ public enum SignInAggregation {
 
     /// Counts a batch of records into aggregates of `window` seconds and keeps the rest one by one, in the batch's order.
     /// `key` gives a record's facts key (the recorder's is the hash of its encoded facts).
-    public static func aggregate(_ records: [SignInRecord], window: TimeInterval, key: (SignInRecord) -> String) -> [Entry] {
+    /// `key` is asked once per distinct facts and window (it may be costly: the recorder's encodes and hashes), with the
+    /// facts (`facts(of:)`) and their digest: records are grouped by their facts compared as values, found through a
+    /// cheap digest of a few of them.
+    public static func aggregate(_ records: [SignInRecord], window: TimeInterval, key: (_ facts: SignInRecord, _ digest: Int) -> String) -> [Entry] {
         guard window > 0 else { return records.map(Entry.record) }
         var entries: [Entry] = []
-        var index: [String: Int] = [:]
+        var slots: [Int: [(facts: SignInRecord, windowStart: Date, at: Int)]] = [:]
         for record in records {
             guard isAggregatable(record) else {
                 entries.append(.record(record))
                 continue
             }
-            let facts = key(record)
+            let facts = facts(of: record)
             let start = windowStart(of: record.createdDateTime, window: window)
-            let slot = "\(facts)|\(start.timeIntervalSince1970)"
-            if let at = index[slot], case .aggregate(var pending) = entries[at] {
+            let slot = Self.digest(facts, windowStart: start)
+            if let found = slots[slot]?.first(where: { $0.windowStart == start && $0.facts == facts }),
+                case .aggregate(var pending) = entries[found.at]
+            {
                 pending.add(record)
-                entries[at] = .aggregate(pending)
+                entries[found.at] = .aggregate(pending)
             } else {
-                index[slot] = entries.count
-                entries.append(.aggregate(Pending(first: record, key: facts, windowStart: start)))
+                slots[slot, default: []].append((facts, start, entries.count))
+                entries.append(.aggregate(Pending(first: record, key: key(facts, Self.digest(facts, windowStart: nil)), windowStart: start)))
             }
         }
         return entries
+    }
+
+    /// The same with a key of the facts alone (`facts(of:)` of the record).
+    public static func aggregate(_ records: [SignInRecord], window: TimeInterval, key: (SignInRecord) -> String) -> [Entry] {
+        aggregate(records, window: window) { facts, _ in key(facts) }
+    }
+
+    /// A cheap digest of a record's facts (and window): records with equal facts have equal digests.
+    public static func digest(_ facts: SignInRecord, windowStart: Date?) -> Int {
+        var hasher = Hasher()
+        hasher.combine(facts.tenantId)
+        hasher.combine(facts.userId)
+        hasher.combine(facts.clientAppId)
+        hasher.combine(facts.resourceAppId)
+        hasher.combine(facts.ipAddress)
+        hasher.combine(facts.grantType)
+        hasher.combine(facts.appliedConditionalAccessPolicies.count)
+        hasher.combine(windowStart)
+        return hasher.finalize()
     }
 
     /// Sign-ins of one window with the same facts, counted: the first one's record, how many, the last one's time and

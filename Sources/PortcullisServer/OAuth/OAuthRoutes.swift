@@ -159,11 +159,8 @@ struct OAuthRoutes: Sendable {
             // Only the token's audience (the resource) or the client it was issued to may learn about it.
             guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: claims.aud) else { return inactive }
             guard resource.appId == caller.appId || claims.azp == caller.appId else { return inactive }
-            // A user's token is active only while the user is, and was issued after their last "void before" time (PROTOCOL
-            // §14.1): as Portcullis's own APIs judge it.
-            if claims.isDelegated {
-                guard let oid = claims.oid, let user = tenant.user(id: oid), user.accountEnabled else { return inactive }
-            }
+            // A user's token issued at or before their "void before" time (disabled, sessions revoked, a new password…,
+            // PROTOCOL §14.1) is inactive, as Portcullis's own APIs judge it.
             if try await store.isAccessTokenVoid(
                 jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? claims.oid : nil,
                 issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds))
