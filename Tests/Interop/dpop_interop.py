@@ -1243,8 +1243,11 @@ def run_gateway(binary, workdir, run, checks):
     upstream = Upstream()
     gateway = GatewayProcess(binary, workdir, free_port())
     try:
+        # No Shared Signals stream here, so the gateway limits a token's age (PROTOCOL §14.3; cae_interop tests that): the
+        # exp/nbf leeway checks move its clock past a token's hour, so the limit is set above it.
         took = gateway.start(["--upstream", upstream.base, "--authority", f"{run.base}/{TENANT}", "--audience", resource["appId"],
-                              "--audience", "api://contoso-mail", "--public-url", "http://127.0.0.1:%d" % gateway.port], env=env)
+                              "--audience", "api://contoso-mail", "--public-url", "http://127.0.0.1:%d" % gateway.port,
+                              "--max-token-age", "86400"], env=env)
         print(f"dpop_interop: gateway {gateway.base} → upstream {upstream.base} listening in {took:.1f} s "
               f"(audience {resource['appId']})", flush=True)
         resource_run = GatewayRun(run, gateway, upstream, resource["appId"])
