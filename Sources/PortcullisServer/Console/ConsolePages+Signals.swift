@@ -119,8 +119,13 @@ extension ConsolePages {
     }
 
     /// The short names of a SET's events (`session-revoked`), read from the signed token the stream carries.
-    static func eventNames(of token: String) -> String {
-        guard let events = ConsoleRoutes.claims(token)?["events"] as? [String: Any] else { return "" }
+    /// The event types a queued message carries: its SET's claims as queued (unsigned JSON, PROTOCOL §14.1), or — a
+    /// message an earlier build queued — a signed SET's payload.
+    static func eventNames(of payload: String) -> String {
+        let claims =
+            payload.hasPrefix("{")
+            ? (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] : ConsoleRoutes.claims(payload)
+        guard let events = claims?["events"] as? [String: Any] else { return "" }
         return events.keys.sorted().map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", ")
     }
 
