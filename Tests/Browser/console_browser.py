@@ -246,7 +246,9 @@ def step_up(run):
     field = driver.find_element(By.ID, "f-correlation")
     field.send_keys(correlation)
     field.submit()
-    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr"))
+    # The unfiltered page has rows already: wait for the filtered one (its rows would go stale under the reload).
+    WebDriverWait(driver, 15).until(
+        lambda d: correlation in d.current_url and d.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr"))
     row = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")[0]
     row.find_element(By.TAG_NAME, "summary").click()
     details = row.find_element(By.TAG_NAME, "details").text
@@ -315,7 +317,9 @@ def token_protection(run):
     field = driver.find_element(By.ID, "f-correlation")
     field.send_keys(correlation)
     field.submit()
-    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr"))
+    # The unfiltered page has rows already: wait for the filtered one (its rows would go stale under the reload).
+    WebDriverWait(driver, 15).until(
+        lambda d: correlation in d.current_url and d.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr"))
     row = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")[0]
     row.find_element(By.TAG_NAME, "summary").click()
     details = row.find_element(By.TAG_NAME, "details").text
@@ -328,6 +332,7 @@ def sign_ins(run, correlations):
     """The granted request of step 3 and the refused one before it, by correlation ID: the refusal with the policy that
     refused it (a record keeps the policies that applied, issue 32); then an app's own tokens, counted into one record."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
     granted, refused = correlations
 
@@ -336,6 +341,7 @@ def sign_ins(run, correlations):
         field = driver.find_element(By.ID, "f-correlation")
         field.send_keys(correlation)
         field.submit()
+        WebDriverWait(driver, 15).until(lambda d: correlation in d.current_url)
         rows = driver.find_elements(By.CSS_SELECTOR, "table.records > tbody > tr")
         check(len(rows) == 1 and ALICE in rows[0].text, "the sign-in is found by its correlation ID", [row.text for row in rows])
         rows[0].find_element(By.TAG_NAME, "summary").click()
