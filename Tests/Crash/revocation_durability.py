@@ -26,16 +26,14 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "Interop"))
-from crash_durability import Server, free_port  # noqa: E402
+from crash_durability import Receiver, Server, free_port  # noqa: E402
 from cae_interop import ADMIN, ALL_EVENTS, CAEP, ERIN, MAIL, MAIL_API, RECEIVER, RISC, TENANT, prepare_config  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -108,37 +106,6 @@ def decode(set_token):
     import jwt
     claims = jwt.decode(set_token, options={"verify_signature": False})
     return [(kind, members, claims.get("sub_id", {})) for kind, members in claims.get("events", {}).items()]
-
-
-class PushReceiver:
-    def __init__(self, port):
-        self.port, self.received, self.lock = port, [], threading.Lock()
-
-    def start(self):
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-                if self.headers.get("Authorization") != PUSH_AUTH:
-                    self.send_response(401)
-                    self.end_headers()
-                    return
-                with receiver.lock:
-                    receiver.received.append(body)
-                self.send_response(202)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def restart(server, trial, what):
@@ -216,16 +183,14 @@ def main():
                   refused.status_code == 400 and 70008 in refused.json().get("error_codes", []), refused.text)
 
         print("the push receiver starts:")
-        receiver = PushReceiver(push_port)
+        receiver = Receiver(push_port)
         receiver.start()
         expected = {RISC + "account-disabled": args.trials, RISC + "account-enabled": args.trials, CAEP + "session-revoked": 2 * args.trials}
         jwks = jwt_keys(client)
         counts, deadline = {}, time.monotonic() + 60
         while time.monotonic() < deadline:
-            with receiver.lock:
-                bodies = list(receiver.received)
             counts = {}
-            for body in bodies:
+            for body in [entry[4] for entry in receiver.snapshot()]:
                 for kind, _, subject in verified(body, jwks, client):
                     if subject.get("user", {}).get("sub") == ERIN[2]:
                         counts[kind] = counts.get(kind, 0) + 1

@@ -84,31 +84,19 @@ enum Revoked {
 
 @Suite("Revocation that holds (PROTOCOL §14.1): what each critical event voids, through the router")
 struct RevocationTests {
-    @Test("revokeSignInSessions: the refresh token, the SSO cookie, the admin API token and /introspect all refused; a fresh sign-in works")
-    func revokeSignInSessions() async throws {
+    @Test(
+        "revokeSignInSessions and confirmCompromised: the refresh token, the SSO cookie, the admin API token and /introspect all refused; a fresh sign-in works",
+        arguments: [("revokeSignInSessions", HTTPResponse.Status.ok), ("confirmCompromised", .noContent)])
+    func sessionsRevoked(action: String, status: HTTPResponse.Status) async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
                 let held = try await Revoked.holdings(client)
                 try await Revoked.expectWorking(client, held)
                 env.clock.advance(by: 0.2)
-                #expect(try await client.admin(.post, "/users/\(Revoked.victim.id)/revokeSignInSessions", token: admin).status == .ok)
-                try await Revoked.expectVoid(client, held, "revokeSignInSessions")
-                try await Revoked.expectFreshWorks(client, env.clock, "revokeSignInSessions")
-            }
-        }
-    }
-
-    @Test("confirmCompromised voids everything too")
-    func confirmCompromised() async throws {
-        try await withTestEnvironment { env in
-            try await env.application().test(.router) { client in
-                let admin = try await client.adminToken()
-                let held = try await Revoked.holdings(client)
-                env.clock.advance(by: 0.2)
-                #expect(try await client.admin(.post, "/users/\(Revoked.victim.id)/confirmCompromised", token: admin).status == .noContent)
-                try await Revoked.expectVoid(client, held, "confirmCompromised")
-                try await Revoked.expectFreshWorks(client, env.clock, "confirmCompromised")
+                #expect(try await client.admin(.post, "/users/\(Revoked.victim.id)/\(action)", token: admin).status == status)
+                try await Revoked.expectVoid(client, held, action)
+                try await Revoked.expectFreshWorks(client, env.clock, action)
             }
         }
     }

@@ -139,9 +139,7 @@ struct AuthenticationMethodRoutes: Sendable {
         // A method removed voids what it signed in and tells receivers (PROTOCOL §14.1), committed with the removal; a
         // temporary access pass is not a credential receivers hear of.
         func effects(_ type: CriticalEvent.CredentialType, _ kind: AuditSubject) async throws -> CommittedEffects {
-            transmitter.committed(
-                try await transmitter.methodChanged(type, added: false, tenant: tenant, user: user, initiator: .admin, at: now), tenant: tenant,
-                audit: [audit(kind)])
+            try await transmitter.methodChangeEffects(type, added: false, tenant: tenant, user: user, initiator: .admin, at: now, audit: audit(kind))
         }
         let removed: Bool
         var committed: CommittedEffects?

@@ -174,13 +174,11 @@ extension SignInRoutes {
                 sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step,
                 lastUsedAt: now)
             // Its events and audit record commit with it (PROTOCOL §14.1).
-            let committed = transmitter.committed(
-                try await transmitter.methodChanged(.app, added: true, tenant: tenant, user: user, initiator: .user, at: now), tenant: tenant,
-                audit: [
-                    AuditRecord(
-                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .authenticationMethod,
-                        documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method)))
-                ])
+            let committed = try await transmitter.methodChangeEffects(
+                .app, added: true, tenant: tenant, user: user, initiator: .user, at: now,
+                audit: AuditRecord(
+                    tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .authenticationMethod,
+                    documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method))))
             guard try await store.insertAuthenticationMethod(method, effects: committed) else { throw TokenError.factorAlreadyRegistered }
             transmitter.didCommit(committed)
             logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])

@@ -167,13 +167,11 @@ extension SignInRoutes {
                     aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: credential.attestation,
                     transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
                 // Its events and audit record commit with it (PROTOCOL §14.1).
-                let committed = transmitter.committed(
-                    try await transmitter.methodChanged(.fido2, added: true, tenant: tenant, user: user, initiator: .user, at: now), tenant: tenant,
-                    audit: [
-                        AuditRecord(
-                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey,
-                            documentId: "\(user.id)/\(passkey.id)", before: nil, after: JSONValue(encoding: PasskeyMethod(passkey)))
-                    ])
+                let committed = try await transmitter.methodChangeEffects(
+                    .fido2, added: true, tenant: tenant, user: user, initiator: .user, at: now,
+                    audit: AuditRecord(
+                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey,
+                        documentId: "\(user.id)/\(passkey.id)", before: nil, after: JSONValue(encoding: PasskeyMethod(passkey))))
                 guard try await store.insertPasskey(passkey, limit: Self.passkeysPerUser, effects: committed) else {
                     throw TokenError(.invalidRequest, aadsts: 50012, "This passkey is already registered, or you have the most passkeys allowed.")
                 }
@@ -218,13 +216,11 @@ extension SignInRoutes {
                 // What the removal voids (the families and sessions that used the method, this one included when it did),
                 // its events and audit record commit with it (PROTOCOL §14.1).
                 func effects(_ type: CriticalEvent.CredentialType, _ kind: AuditSubject, _ before: JSONValue) async throws -> CommittedEffects {
-                    transmitter.committed(
-                        try await transmitter.methodChanged(type, added: false, tenant: tenant, user: user, initiator: .user, at: now), tenant: tenant,
-                        audit: [
-                            AuditRecord(
-                                tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
-                                before: before, after: nil)
-                        ])
+                    try await transmitter.methodChangeEffects(
+                        type, added: false, tenant: tenant, user: user, initiator: .user, at: now,
+                        audit: AuditRecord(
+                            tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
+                            before: before, after: nil))
                 }
                 if let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) {
                     let committed = try await effects(.fido2, .passkey, JSONValue(encoding: PasskeyMethod(passkey)))

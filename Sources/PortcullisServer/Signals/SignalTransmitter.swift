@@ -164,6 +164,14 @@ public final class SignalTransmitter: Sendable {
             type, added: added, tenantId: tenantId, user: user, initiator: initiator, at: at, passkeysAfter: passkeys, authenticatorAppAfter: app)
     }
 
+    /// A method change's effects routed, with its audit record: what the change commits besides itself.
+    func methodChangeEffects(
+        _ type: CriticalEvent.CredentialType, added: Bool, tenant: TenantSnapshot, user: User, initiator: CriticalEvent.Initiator, at: Date,
+        audit: AuditRecord
+    ) async throws -> CommittedEffects {
+        committed(try await methodChanged(type, added: added, tenant: tenant, user: user, initiator: initiator, at: at), tenant: tenant, audit: [audit])
+    }
+
     /// SSF §8.1.4: a verification event, sent to this stream alone (requested or not), with the receiver's `state`.
     func verify(_ stream: SharedSignalsStream, tenantId: String, state: String?) async throws {
         var members: [String: JSONValue] = [:]
