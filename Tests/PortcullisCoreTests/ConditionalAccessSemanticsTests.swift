@@ -100,6 +100,7 @@ func kind(_ refusal: Decision.Refusal?) -> String? {
     case .approvedApplication: "approved"
     case .compliantApplication: "compliant"
     case .tokenProtection: "tokenProtection"
+    case .signInFrequency: "signInFrequency"
     case nil: nil
     }
 }

@@ -119,6 +119,30 @@ extension AuthenticationContext {
     /// A password and an authenticator-app code.
     public static func passwordAndCode(at time: Date) -> AuthenticationContext { AuthenticationContext(methods: ["pwd", "mfa"], time: time) }
 
+    /// The second factor's time, when it was given apart from the primary (a code after a password, PROTOCOL §10).
+    static let factorPrefix = "mfaat="
+
+    /// When the second factor was given, when apart from the primary; `nil` when the primary gave it too (a passkey, a
+    /// temporary access pass) or there is none.
+    public var factorTime: Date? {
+        methods.lazy.compactMap { $0.hasPrefix(Self.factorPrefix) ? Double($0.dropFirst(Self.factorPrefix.count)) : nil }.first
+            .map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// The time sign-in frequency judges (`primaryAndSecondaryAuthentication`): the older of the primary's and the second
+    /// factor's. A factor never makes the password recent.
+    public var reauthenticationTime: Date? {
+        guard let time else { return nil }
+        return factorTime.map { min($0, time) } ?? time
+    }
+
+    /// This authentication with an authenticator-app code given at `time`: the primary's time is kept, the factor's
+    /// recorded apart (PROTOCOL §13).
+    public func addingCode(at time: Date) -> AuthenticationContext {
+        let kept = methods.filter { $0 != "mfa" && !$0.hasPrefix(Self.factorPrefix) }
+        return AuthenticationContext(methods: kept + ["mfa", Self.factorPrefix + String(Int64(time.timeIntervalSince1970.rounded(.down)))], time: self.time)
+    }
+
     /// The `amr` claim's values.
     public var amr: [String] { methods.filter { !$0.contains("=") } }
 

@@ -69,6 +69,9 @@ public struct Decision: Sendable, Equatable {
         case compliantApplication(policyIds: [String])
         /// Token protection (`secureSignInSession`) and a request without a DPoP proof (PROTOCOL §15).
         case tokenProtection(policyIds: [String])
+        /// A sign-in frequency of the applying policies that the authentication no longer meets (PROTOCOL §13): the user
+        /// signs in again. Decided with the time of the grant (`GrantDecision`, `InteractiveDecision`), not by `evaluate`.
+        case signInFrequency
     }
 
     /// An authentication context a granted sign-in met (PROTOCOL §13).

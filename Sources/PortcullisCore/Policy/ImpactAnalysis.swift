@@ -34,6 +34,9 @@ public enum ImpactAnalysis {
             case .tokenProtection(let ids):
                 refusal = "secureSignInSession"
                 policyIds = ids
+            case .signInFrequency:
+                refusal = "signInFrequency"
+                policyIds = []
             case nil:
                 refusal = nil
                 policyIds = []
@@ -85,17 +88,21 @@ public enum ImpactAnalysis {
             case "notCompliant": .notCompliant
             default: .none
             }
-        var facts = SignInFacts(
-            userId: record.userId, groupIds: record.userId.map { directory.groupIds(ofUser: $0) } ?? [], clientAppId: record.clientAppId,
-            resourceAppId: record.resourceAppId,
-            clientAppType: SignInFacts.ClientAppType(rawValue: record.clientAppType) ?? .mobileAppsAndDesktopClients,
-            platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), ipAddress: record.ipAddress.flatMap(IPAddress.init),
-            capabilities: record.capabilities, appProtection: protection, approvedClientApp: client?.approvedClientApp ?? false,
-            authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil))
-        facts.transferMethod = record.originalTransferMethod ?? (record.grantType == GrantType.deviceCode.rawValue ? .deviceCodeFlow : nil)
-        facts.country = record.countryOrRegion
-        facts.proofOfPossession = record.tokenProtectionStatusDetails?.signInSessionStatus == .bound
-        facts.authenticationContexts = (record.authenticationContextClassReferences ?? []).filter { $0.detail == .required }.map(\.id)
+        var input = SignInFacts.Input(
+            userId: record.userId, clientAppId: record.clientAppId, resourceAppId: record.resourceAppId,
+            authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil),
+            capabilities: ClaimsRequest(
+                capabilities: record.capabilities,
+                authenticationContexts: (record.authenticationContextClassReferences ?? []).filter { $0.detail == .required }.map(\.id)))
+        input.clientAppType = SignInFacts.ClientAppType(rawValue: record.clientAppType) ?? .mobileAppsAndDesktopClients
+        input.platform = record.platform.flatMap(DevicePlatform.init(caseInsensitive:))
+        input.ipAddress = record.ipAddress.flatMap(IPAddress.init)
+        input.appProtection = protection
+        input.approvedClientApp = client?.approvedClientApp ?? false
+        input.transferMethod = record.originalTransferMethod ?? (record.grantType == GrantType.deviceCode.rawValue ? .deviceCodeFlow : nil)
+        input.country = record.countryOrRegion
+        input.proofOfPossession = record.tokenProtectionStatusDetails?.signInSessionStatus == .bound
+        let facts = SignInFacts(input, directory: directory)
         return facts
     }
 

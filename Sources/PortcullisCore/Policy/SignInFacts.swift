@@ -74,19 +74,62 @@ public struct SignInFacts: Sendable, Equatable {
 }
 
 extension SignInFacts {
-    /// The one way a sign-in's facts are put together — by the token endpoint, the sign-in page and what-if alike —
-    /// from the directory's objects: the user's groups from the directory, whether the client is an approved app
-    /// from its registration (what-if may say otherwise), the second factor from how the user authenticated.
-    public init(
-        user: User?, client: Application, resource: Application, directory: DirectorySnapshot, authentication: AuthenticationContext,
-        platform: DevicePlatform?, ipAddress: IPAddress?, capabilities: ClaimsRequest, appProtection: AppProtection = .none,
-        approvedClientApp: Bool? = nil, clientAppType: ClientAppType = .mobileAppsAndDesktopClients
-    ) {
+    /// What one surface knows of a sign-in — the token endpoint, the sign-in pages, what-if, the replay of a recorded
+    /// sign-in — for the one builder (`SignInFacts(_:directory:)`).
+    public struct Input: Sendable {
+        public var userId: String?
+        public var clientAppId: String
+        public var resourceAppId: String
+        public var authentication: AuthenticationContext
+        public var platform: DevicePlatform?
+        public var ipAddress: IPAddress?
+        /// The address's country in the IP-to-country table, when known.
+        public var country: String?
+        public var capabilities: ClaimsRequest
+        public var appProtection: AppProtection = .none
+        /// Whether the client is an approved app: its registration's, unless the surface says otherwise (what-if, replay).
+        public var approvedClientApp: Bool?
+        public var clientAppType: ClientAppType = .mobileAppsAndDesktopClients
+        public var transferMethod: TransferMethod?
+        public var proofOfPossession = false
+        public var userAction: String?
+
+        public init(
+            userId: String?, clientAppId: String, resourceAppId: String, authentication: AuthenticationContext, capabilities: ClaimsRequest = ClaimsRequest()
+        ) {
+            self.userId = userId
+            self.clientAppId = clientAppId
+            self.resourceAppId = resourceAppId
+            self.authentication = authentication
+            self.capabilities = capabilities
+        }
+
+        /// From the directory's objects.
+        public init(
+            user: User?, client: Application, resource: Application, authentication: AuthenticationContext, platform: DevicePlatform?,
+            ipAddress: IPAddress?, capabilities: ClaimsRequest
+        ) {
+            self.init(userId: user?.id, clientAppId: client.appId, resourceAppId: resource.appId, authentication: authentication, capabilities: capabilities)
+            self.platform = platform
+            self.ipAddress = ipAddress
+        }
+    }
+
+    /// The one way a sign-in's facts are put together, whichever surface asks: the user's groups from the directory,
+    /// whether the client is an approved app from its registration (unless the input says otherwise), the second factor
+    /// from how the user authenticated, the contexts asked for from the claims request.
+    public init(_ input: Input, directory: DirectorySnapshot) {
         self.init(
-            userId: user?.id, groupIds: user.map { directory.groupIds(ofUser: $0.id) } ?? [], clientAppId: client.appId, resourceAppId: resource.appId,
-            clientAppType: clientAppType, platform: platform, ipAddress: ipAddress, capabilities: capabilities.capabilities, appProtection: appProtection,
-            approvedClientApp: approvedClientApp ?? client.approvedClientApp, authentication: authentication)
-        self.authenticationContexts = capabilities.authenticationContexts
+            userId: input.userId, groupIds: input.userId.map { directory.groupIds(ofUser: $0) } ?? [], clientAppId: input.clientAppId,
+            resourceAppId: input.resourceAppId, clientAppType: input.clientAppType, platform: input.platform, ipAddress: input.ipAddress,
+            capabilities: input.capabilities.capabilities, appProtection: input.appProtection,
+            approvedClientApp: input.approvedClientApp ?? directory.application(appId: input.clientAppId)?.approvedClientApp ?? false,
+            authentication: input.authentication)
+        authenticationContexts = input.capabilities.authenticationContexts
+        country = input.country
+        transferMethod = input.transferMethod
+        proofOfPossession = input.proofOfPossession
+        userAction = input.userAction
     }
 }
 

@@ -185,6 +185,7 @@ public struct GrantRefusal: Sendable, Equatable {
         case .mfa, .authenticationStrength: return .mfaRequired
         case .approvedApplication: return .approvedClientAppRequired
         case .tokenProtection: return .tokenProtectionRequired
+        case .signInFrequency: return .signInFrequency
         case .compliantApplication(let policyIds):
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }
             return .protectionPolicyRequired(
@@ -209,7 +210,16 @@ public enum GrantDecision {
     }
 
     public static func decide(_ facts: GrantFacts, policies: CompiledPolicySet, settings: GrantSettings, explain: Bool = false) -> Result {
-        let decision = policies.evaluate(facts.signIn, explain: explain)
+        var decision = policies.evaluate(facts.signIn, explain: explain)
+        // Sign-in frequency (PROTOCOL §13) for every grant that carries a user's authentication — a refresh, a code, a device
+        // code: what the policies of the moment ask (contexts first asked for at a code's redemption included) against
+        // the older of the primary and the second factor.
+        if decision.refusal == nil, facts.user != nil,
+            decision.sessionControls.requiresReauthentication(authTime: facts.authentication.reauthenticationTime, now: facts.now)
+        {
+            decision.refusal = .signInFrequency
+            decision.status = .failure
+        }
         if let refusal = decision.refusal {
             return Result(
                 decision: decision,

@@ -100,11 +100,14 @@ struct WhatIfSignIn: Sendable {
         else { return nil }
         let capabilities = ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts)
         let authentication = user == nil ? AuthenticationContext.none : AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: now)
-        var signIn = SignInFacts(
-            user: user, client: client, resource: resource, directory: directory, authentication: authentication, platform: platform, ipAddress: ip,
-            capabilities: capabilities, appProtection: appProtection, approvedClientApp: approvedClientApp, clientAppType: clientAppType)
-        signIn.transferMethod = transferMethod
-        signIn.proofOfPossession = dpop
+        var input = SignInFacts.Input(
+            user: user, client: client, resource: resource, authentication: authentication, platform: platform, ipAddress: ip, capabilities: capabilities)
+        input.appProtection = appProtection
+        input.approvedClientApp = approvedClientApp
+        input.clientAppType = clientAppType
+        input.transferMethod = transferMethod
+        input.proofOfPossession = dpop
+        let signIn = SignInFacts(input, directory: directory)
         var facts = GrantFacts(
             grantType: user == nil ? .clientCredentials : (transferMethod == .deviceCodeFlow ? .deviceCode : .password), tenant: directory, client: client,
             clientAuthenticated: !client.publicClient,

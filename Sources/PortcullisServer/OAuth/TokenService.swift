@@ -72,14 +72,6 @@ struct TokenService: Sendable {
                 ])
             throw error
         case .issue(let plan):
-            // Sign-in frequency (PROTOCOL §13): a refresh carries the family's authentication, which may be too old now.
-            if facts.grantType == .refreshToken,
-                result.decision.sessionControls.requiresReauthentication(authTime: facts.authentication.time, now: facts.now)
-            {
-                record(facts, result.decision, errorCode: TokenError.signInFrequency.aadsts, correlationId: inputs.correlationId)
-                logger.info("sign-in frequency requires a new sign-in", metadata: [LogKeys.clientId: .string(facts.client.appId)])
-                throw TokenError.signInFrequency
-            }
             let response = try await act(plan, facts: facts, decision: result.decision, correlationId: inputs.correlationId, prepared: prepared)
             return (response, facts.grantType)
         }
@@ -210,13 +202,14 @@ struct TokenService: Sendable {
             guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
         }
         let resource = scope.resource ?? client.application
-        var signIn = SignInFacts(
-            user: user, client: client.application, resource: resource, directory: tenant, authentication: authentication,
+        var input = SignInFacts.Input(
+            user: user, client: client.application, resource: resource, authentication: authentication,
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
-        signIn.transferMethod = transferMethod
-        signIn.proofOfPossession = proof != nil
-        signIn.country = countries.country(of: inputs.clientIP)
+        input.transferMethod = transferMethod
+        input.proofOfPossession = proof != nil
+        input.country = countries.country(of: inputs.clientIP)
+        var signIn = SignInFacts(input, directory: tenant)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
             let status = try await compliance.appProtection(

@@ -37,14 +37,13 @@ extension SignInRoutes {
                 authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context), tenant: tenant,
                 context)
         }
-        if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant),
-            !authorization.exceedsMaximumAge(authTime: session.record.authTime, now: clock.now())
-        {
+        if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
+            // Single sign-on, as Core decides it (a `max_age` or a sign-in frequency the session no longer meets signs in again).
             return try await complete(
                 authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:], silent: true)
+                sessionHash: session.record.idHash, tenant: tenant, request: request, context, silent: true)
         }
         if authorization.prompt == .silent {
             return deliver(
@@ -160,14 +159,10 @@ extension SignInRoutes {
             switch form["account"] {
             case "session":
                 guard let session = try await currentSession(request, tenant: tenant) else { break }
-                if authorization.exceedsMaximumAge(authTime: session.record.authTime, now: clock.now()) {
-                    // The session grew older than `max_age` while the picker was shown: sign in again, the name filled in.
-                    return signInPage(authorization, tenant: tenant, error: nil, username: session.user.userPrincipalName, request: request, context)
-                }
                 try await store.touchSession(idHash: session.record.idHash, at: clock.now())
                 return try await complete(
                     authorization, user: session.user, methods: session.record.methods, authTime: session.record.authTime,
-                    sessionHash: session.record.idHash, tenant: tenant, request: request, context, headers: [:])
+                    sessionHash: session.record.idHash, tenant: tenant, request: request, context)
             case "other":
                 return signInPage(authorization, tenant: tenant, error: nil, username: nil, request: request, context)
             default:
@@ -191,7 +186,8 @@ extension SignInRoutes {
     }
 
     /// A new session for this browser (SSO) after a first step that succeeded (password or passkey): the cookie holds a
-    /// random token, the store its hash and how the user authenticated. Then conditional access and the code.
+    /// random token, the store its hash and how the user authenticated. Then the sign-in's one decision (`complete`),
+    /// which also says whether the cookie outlives the browser.
     func startSession(
         _ authorization: AuthorizationRequest, user: User, authentication: AuthenticationContext, tenant: TenantSnapshot, request: Request,
         _ context: PortcullisRequestContext
@@ -203,108 +199,135 @@ extension SignInRoutes {
             SessionRecord(
                 idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: authentication.methods, authTime: now, createdAt: now,
                 lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
+        return try await complete(
+            authorization, user: user, methods: authentication.methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
+            context, newSession: token)
+    }
+
+    /// The session cookie for a new session: `persistentBrowser: never` (PROTOCOL §13) makes it a browser-session cookie.
+    func sessionCookies(_ token: String, decision: Decision, tenant: TenantSnapshot) -> HTTPFields {
+        let maxAge = decision.sessionControls.persistentBrowser == .never ? nil : Int(configuration.signIn.sessionLifetime)
         var headers: HTTPFields = [:]
-        // `persistentBrowser: never` (PROTOCOL §13): a browser-session cookie, gone when the browser closes.
-        let persistence = sessionControls(authorization, user: user, methods: authentication.methods, tenant: tenant, request: request, context)
-            .persistentBrowser
-        let maxAge = persistence == .never ? nil : Int(configuration.signIn.sessionLifetime)
         for path in sessionPaths(tenant) {
             headers.append(HTTPField(name: .setCookie, value: cookie(Self.sessionCookie, token, path: path, maxAge: maxAge)))
         }
-        return try await complete(
-            authorization, user: user, methods: authentication.methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
-            context, headers: headers)
+        return headers
     }
 
     func clientIP(_ request: Request, _ context: PortcullisRequestContext) -> IPAddress? {
         ClientAddress.resolve(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies)
     }
 
-    /// Conditional access at sign-in (PROTOCOL §9.1): an authentication older than a sign-in frequency allows (single
-    /// sign-on with an old session, §13) signs in again; a `block` stops here with the error page; an unmet `mfa`
-    /// asks for the factor (§10; `prompt=none` gets `interaction_required`); every other control is enforced
-    /// when the code is redeemed (that is where MSAL looks for 53005). Then the code.
+    /// The sign-in's one decision (`InteractiveDecision`, PROTOCOL §9.1, §10, §12, §13), carried out: sign in again (a
+    /// sign-in frequency or `max_age`; `prompt=none` gets `login_required`), the block page, the factor (`prompt=none`:
+    /// `interaction_required`), a passkey — used, or registered here first —, or the code; every other control is
+    /// enforced when the code is redeemed (that is where MSAL looks for 53005). `newSession`: the token of a session this
+    /// sign-in started (its cookie goes with whatever page comes next).
     func complete(
         _ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, sessionHash: String?, tenant: TenantSnapshot,
-        request: Request, _ context: PortcullisRequestContext, headers: HTTPFields, silent: Bool = false
+        request: Request, _ context: PortcullisRequestContext, newSession: String? = nil, silent: Bool = false
     ) async throws -> Response {
-        let directory = tenant.directory
-        guard let client = directory.application(appId: authorization.clientId) else {
+        guard let client = tenant.directory.application(appId: authorization.clientId) else {
             return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context)
         }
-        let facts = pageFacts(
-            user: user, client: client, scope: authorization.scope, claims: authorization.claims, platform: authorization.platform,
-            methods: methods, tenant: tenant, request: request, context)
-        let decision = tenant.conditionalAccess.evaluate(facts)  // once: the frequency, the block, then the factor
-        if decision.sessionControls.requiresReauthentication(authTime: authTime, now: clock.now()) {
-            if authorization.prompt == .silent {
-                return deliver(
-                    authorization.redirectUri, mode: authorization.responseMode,
-                    fields: errorFields(.loginRequired, state: authorization.state, context), tenant: tenant, context)
-            }
-            return signInPage(authorization, tenant: tenant, error: nil, username: user.userPrincipalName, request: request, context)
+        let authentication = AuthenticationContext(methods: methods, time: authTime)
+        // The scope was checked when the request arrived; against the directory of the moment it may name a resource gone
+        // since: then the client hears so (the redemption re-checks it too).
+        let resource: PortcullisCore.Application
+        do {
+            resource = try ScopeRequest.parse(authorization.scope, in: tenant.directory).resource ?? client
+        } catch {
+            return deliver(
+                authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context), tenant: tenant,
+                context)
         }
-        let refusal = decision.refusal
-        if case .block = refusal {
-            var response = errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden)
+        let facts = try await interactiveFacts(
+            .authorize, user: user, client: client, resource: resource, claims: authorization.claims, platform: authorization.platform,
+            authentication: authentication, tenant: tenant, request: request, context, silent: authorization.prompt == .silent,
+            maximumAge: authorization.maxAge)
+        let result = InteractiveDecision.decide(facts, policies: tenant.conditionalAccess)
+        let headers = newSession.map { sessionCookies($0, decision: result.decision, tenant: tenant) } ?? [:]
+        func with(_ response: Response) -> Response {
+            var response = response
             for field in headers { response.headers.append(field) }
             return response
         }
-        let codeMissing = factorMissing(facts, refusal: refusal, tenant: tenant)
-        var passkeyMissing = false
-        if case .authenticationStrength = refusal, !codeMissing { passkeyMissing = true }
-        if (codeMissing || passkeyMissing) && authorization.prompt == .silent {
-            var response = deliver(
-                authorization.redirectUri, mode: authorization.responseMode,
-                fields: errorFields(.factorRequiredSilently, state: authorization.state, context), tenant: tenant, context)
-            for field in headers { response.headers.append(field) }
-            return response
+        func redirectError(_ error: TokenError) -> Response {
+            with(
+                deliver(
+                    authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context),
+                    tenant: tenant, context))
         }
-        if passkeyMissing, case .authenticationStrength(let policyIds) = refusal {
-            // A strength only a passkey meets: the page asks for one of the user's passkeys (or says how to get one).
-            let names = tenant.conditionalAccess.strengths(ofPolicies: policyIds).map(\.displayName).joined(separator: ", ")
-            var response = try await passkeyPage(
-                authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context,
-                notice: "\(names.isEmpty ? "Your organization" : names) requires a passkey to sign in to this app.", knownUser: true)
-            for field in headers { response.headers.append(field) }
-            return response
-        }
-        if codeMissing {
-            let ticket = FactorTicket(
+        switch result.step {
+        case .signInAgain:
+            return with(signInPage(authorization, tenant: tenant, error: nil, username: user.userPrincipalName, request: request, context))
+        case .loginRequired:
+            return redirectError(.loginRequired)
+        case .interactionRequired:
+            return redirectError(.factorRequiredSilently)
+        case .blocked:
+            return with(errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden))
+        case .enterCode, .registerAuthenticatorApp:
+            var ticket = FactorTicket(
                 continuation: .authorize(authorization), tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash,
-                newSecret: nil, issued: clock.now())
-            return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context, headers: headers)
+                newSecret: nil, issued: clock.now(), primaryTime: authTime)
+            if result.step == .registerAuthenticatorApp { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
+            return with(try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context))
+        case .registrationRefused(let refusal):
+            return with(
+                errorPage(Self.registrationRefused(refusal.message), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden))
+        case .usePasskey(let strengths), .registerPasskey(let strengths):
+            // A strength only a passkey meets: the page asks for one of the user's passkeys (or says how to get one).
+            let notice = strengths.isEmpty ? nil : "\(strengths.joined(separator: ", ")) requires a passkey to sign in to this app."
+            return with(
+                try await passkeyPage(
+                    authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context, notice: notice, knownUser: true))
+        case .issue:
+            let code = CredentialHasher.randomToken()
+            let now = clock.now()
+            try await store.insertAuthorizationCode(
+                AuthorizationCodeRecord(
+                    codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
+                    expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime), silent: silent))
+            var fields = [("code", code)]
+            if let state = authorization.state { fields.append(("state", state)) }
+            fields.append(("client_info", ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded))
+            return with(deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context))
         }
-        let code = CredentialHasher.randomToken()
-        let now = clock.now()
-        try await store.insertAuthorizationCode(
-            AuthorizationCodeRecord(
-                codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
-                expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime), silent: silent))
-        var fields = [("code", code)]
-        if let state = authorization.state { fields.append(("state", state)) }
-        fields.append(("client_info", ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded))
-        var response = deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context)
-        for field in headers { response.headers.append(field) }
-        return response
     }
 
-    /// The conditional-access facts of a sign-in on a page: who, which client and resource, from where, how
-    /// authenticated so far. App protection is not known here (it is decided at redemption).
-    /// The scope was checked when the request arrived; it is resolved again against the directory of the moment (the
-    /// redemption re-checks it too, as API permissions may have changed meanwhile).
+    /// An interactive sign-in's facts (`InteractiveDecision.Facts`): the conditional-access facts of the page (who, which
+    /// client and resource, from where, how authenticated so far — app protection is decided at redemption), what the
+    /// user holds, what the request asks. The scope was checked when the request arrived; it is resolved again against
+    /// the directory of the moment (the redemption re-checks it too).
+    func interactiveFacts(
+        _ flow: InteractiveDecision.Flow, user: User, client: PortcullisCore.Application, resource: PortcullisCore.Application, claims: ClaimsRequest?,
+        platform: DevicePlatform?, authentication: AuthenticationContext, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext,
+        silent: Bool = false, maximumAge: Int? = nil
+    ) async throws -> InteractiveDecision.Facts {
+        var signIn = pageFacts(
+            user: user, client: client, resource: resource, claims: claims, platform: platform, authentication: authentication, tenant: tenant,
+            request: request, context)
+        if flow == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
+        let methods = InteractiveDecision.Methods(
+            hasAuthenticatorApp: try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp },
+            passkeys: try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).filter { $0.suspectSince == nil }.count)
+        return InteractiveDecision.Facts(
+            flow: flow, signIn: signIn, now: clock.now(), silent: silent, maximumAge: maximumAge, methods: methods,
+            passwordOnlyRegistration: tenant.tenant.passwordOnlyRegistration)
+    }
+
+    /// The conditional-access facts of a sign-in on a page (`SignInFacts.Input`).
     func pageFacts(
-        user: User, client: PortcullisCore.Application, scope: String, claims: ClaimsRequest?, platform: DevicePlatform?, methods: [String],
-        tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext
+        user: User, client: PortcullisCore.Application, resource: PortcullisCore.Application, claims: ClaimsRequest?, platform: DevicePlatform?,
+        authentication: AuthenticationContext, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext
     ) -> SignInFacts {
-        let directory = tenant.directory
-        let resource = (try? ScopeRequest.parse(scope, in: directory))?.resource ?? client
         let address = clientIP(request, context)
-        var facts = SignInFacts(
-            user: user, client: client, resource: resource, directory: directory, authentication: AuthenticationContext(methods: methods, time: nil),
-            platform: platform, ipAddress: address, capabilities: claims ?? ClaimsRequest())
-        facts.country = countries.country(of: address)
-        return facts
+        var input = SignInFacts.Input(
+            user: user, client: client, resource: resource, authentication: authentication, platform: platform, ipAddress: address,
+            capabilities: claims ?? ClaimsRequest())
+        input.country = countries.country(of: address)
+        return SignInFacts(input, directory: tenant.directory)
     }
 
     func errorFields(_ error: TokenError, state: String?, _ context: PortcullisRequestContext) -> [(String, String)] {

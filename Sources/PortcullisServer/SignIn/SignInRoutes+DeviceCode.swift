@@ -175,22 +175,36 @@ extension SignInRoutes {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
         if let client = tenant.directory.application(appId: record.clientId) {
-            var facts = pageFacts(
-                user: user, client: client, scope: record.scope, claims: record.claims, platform: nil, methods: authentication.methods, tenant: tenant,
-                request: request, context)
-            facts.transferMethod = .deviceCodeFlow
-            let refusal = tenant.conditionalAccess.evaluate(facts).refusal
-            if case .block = refusal {
+            // The sign-in's one decision (`InteractiveDecision`), as a device code sign-in.
+            let resource: PortcullisCore.Application
+            do {
+                resource = try ScopeRequest.parse(record.scope, in: tenant.directory).resource ?? client
+            } catch {
+                return errorPage(error, tenant: tenant, context)
+            }
+            let facts = try await interactiveFacts(
+                .deviceCode, user: user, client: client, resource: resource, claims: record.claims, platform: nil, authentication: authentication,
+                tenant: tenant, request: request, context)
+            switch InteractiveDecision.decide(facts, policies: tenant.conditionalAccess).step {
+            case .blocked:
                 // A policy blocks this sign-in (Microsoft's "block device code flow" among them, PROTOCOL §13): the code is
                 // declined, so the device's poll ends at once, and the page says why.
                 _ = try await store.decideDeviceCode(userCode: record.userCode, approve: false, userId: nil, methods: [], authTime: nil, now: now)
                 return errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Sign-in blocked", status: .forbidden)
-            }
-            if factorMissing(facts, refusal: refusal, tenant: tenant) {
-                let ticket = FactorTicket(
+            case .enterCode, .registerAuthenticatorApp:
+                var ticket = FactorTicket(
                     continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
-                    newSecret: nil, issued: now)
+                    newSecret: nil, issued: now, primaryTime: now)
+                if facts.methods.hasAuthenticatorApp == false { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
                 return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
+            case .registrationRefused(let refusal):
+                return errorPage(
+                    Self.registrationRefused(refusal.message), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden)
+            case .signInAgain, .loginRequired, .interactionRequired, .usePasskey, .registerPasskey:
+                // Not for a password given just now on this page (no prompt, no passkey ceremony here): signed in again.
+                return deviceSignInPage(record, tenant: tenant, error: nil, username: username, request: request, context)
+            case .issue:
+                break
             }
         }
         guard

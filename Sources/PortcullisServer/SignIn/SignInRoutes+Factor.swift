@@ -28,41 +28,22 @@ extension SignInRoutes {
         /// A factor being registered: its secret, in base32 (shown on the page anyway).
         var newSecret: String?
         var issued: Date
+        /// When the primary authentication (the password) was given: the factor keeps it, never refreshes it (PROTOCOL
+        /// §13). Absent in tickets an earlier build sealed: the session's time then, or `issued`.
+        var primaryTime: Date?
     }
 
     /// A factor step must be finished within this time.
     static let factorStepLifetime: TimeInterval = 600
 
-    /// Whether conditional access asks this sign-in for an authenticator-app code it has not given (Core decides).
-    func factorMissing(_ facts: SignInFacts, refusal: Decision.Refusal?, tenant: TenantSnapshot) -> Bool {
-        tenant.conditionalAccess.codeMissing(facts, refusal: refusal)
-    }
-
-    /// The page that asks for the factor: the code, or — for a user without an authenticator app — its registration
-    /// where registering is allowed (PROTOCOL §12.3; this step is reached with a password alone). A user with a passkey
-    /// but no app is asked for the passkey instead; one who may not register learns why.
+    /// The page that asks for the factor, as the sign-in's decision chose it: the code, or — `ticket.newSecret` set — a
+    /// first authenticator app's registration (PROTOCOL §10, §12.3). It reads nothing: what the user holds and may do was
+    /// decided before (`InteractiveDecision`, or Security info's registration rule).
     func factorPage(
         _ ticket: FactorTicket, user: User, tenant: TenantSnapshot, error: TokenError?, request: Request,
-        _ context: PortcullisRequestContext, headers extra: HTTPFields = [:], status: HTTPResponse.Status = .ok
+        _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
-        var ticket = ticket
-        let registered = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
-        if !registered && ticket.newSecret == nil {
-            let hasPasskey = !(try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).isEmpty)
-            if hasPasskey, case .authorize(let authorization) = ticket.continuation {
-                return try await passkeyPage(
-                    authorization, tenant: tenant, username: user.userPrincipalName, error: nil, request: request, context, knownUser: true)
-            }
-            let permission = registrationAllowed(
-                .password(at: ticket.issued), user: user, tenant: tenant, hasFactor: hasPasskey, request: request, context: context)
-            guard permission.allowed else {
-                return errorPage(
-                    Self.registrationRefused(permission.reason), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden)
-            }
-            ticket.newSecret = Base32.encode(TOTP.newSecret())
-        }
-        if registered { ticket.newSecret = nil }
-        var headers = extra
+        var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "factor", headers: &headers)
         let sealed = sealer.sealPrivately((try? Self.ticketCoder.0.encode(ticket)) ?? Data())
         var values: [String: Any] = [
@@ -123,25 +104,39 @@ extension SignInRoutes {
         do {
             try await verifyFactor(form["otp"] ?? "", ticket: ticket, user: user, tenant: tenant, clientIP: clientIP(request, context), now: now)
         } catch let error as TokenError {
+            var ticket = ticket
+            if error == .factorAlreadyRegistered {
+                // The user's app changed meanwhile (registered elsewhere, or reset by an admin): the step follows what they hold now.
+                let registered = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
+                ticket.newSecret = registered ? nil : Base32.encode(TOTP.newSecret())
+            }
             return try await factorPage(ticket, user: user, tenant: tenant, error: error, request: request, context, status: .badRequest)
         }
-        let methods = ["pwd", "mfa"]
+        // The code is recorded with its own time; the password's stays what it was: a second factor never makes the password
+        // recent, so it never restores single sign-on past a sign-in frequency (PROTOCOL §13).
+        let primary =
+            session.map { AuthenticationContext(methods: $0.methods, time: $0.authTime) }
+            ?? .password(at: ticket.primaryTime ?? ticket.issued)
+        let authentication = primary.addingCode(at: now)
+        let methods = authentication.methods
+        let primaryTime = primary.time ?? ticket.issued
         switch ticket.continuation {
         case .securityInfo:
             guard let session else { return redirect(securityInfoURL(tenant)) }
             // A session that had satisfied mfa (a temporary access pass) keeps how it did; one that had not now has.
             if !AuthenticationContext(methods: session.methods, time: session.authTime).includesSecondFactor {
-                try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now)
+                try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: primaryTime, at: now)
             }
             return redirect(securityInfoURL(tenant))
         case .authorize(let authorization):
-            if let session { try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: now, at: now) }
+            if let session { try await store.upgradeSession(idHash: session.idHash, methods: methods, authTime: primaryTime, at: now) }
             return try await complete(
-                authorization, user: user, methods: methods, authTime: now, sessionHash: session?.idHash, tenant: tenant,
-                request: request, context, headers: [:])
+                authorization, user: user, methods: methods, authTime: primaryTime, sessionHash: session?.idHash, tenant: tenant,
+                request: request, context)
         case .device(let userCode):
             guard let record = try await store.deviceCode(userCode: userCode), record.state == .pending, record.expiresAt > now,
-                try await store.decideDeviceCode(userCode: userCode, approve: true, userId: user.id, methods: methods, authTime: now, now: now)
+                try await store.decideDeviceCode(
+                    userCode: userCode, approve: true, userId: user.id, methods: methods, authTime: primaryTime, now: now)
             else {
                 return errorPage(
                     TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)

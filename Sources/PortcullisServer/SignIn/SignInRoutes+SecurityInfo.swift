@@ -53,8 +53,8 @@ extension SignInRoutes {
         _ authentication: AuthenticationContext, user: User, tenant: TenantSnapshot, hasFactor: Bool, request: Request, context: PortcullisRequestContext
     ) -> (allowed: Bool, reason: String?) {
         let facts = pageFacts(
-            user: user, client: BuiltInResources.securityInfo, scope: "", claims: nil, platform: nil, methods: authentication.methods, tenant: tenant,
-            request: request, context)
+            user: user, client: BuiltInResources.securityInfo, resource: BuiltInResources.securityInfo, claims: nil, platform: nil,
+            authentication: authentication, tenant: tenant, request: request, context)
         let refusal = MethodRegistration.refusal(
             facts, policies: tenant.conditionalAccess, hasMethod: hasFactor, passwordOnly: tenant.tenant.passwordOnlyRegistration)
         return (refusal == nil, refusal?.message)
