@@ -167,7 +167,7 @@ public struct PortcullisServer: Sendable {
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
-            countries: deps.countries, transmitter: transmitter, clock: deps.clock, logger: deps.logger
+            countries: deps.countries, transmitter: transmitter, recorder: signIns, clock: deps.clock, logger: deps.logger
         ).register(on: router)
         let documents = AdminDocuments(
             store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance,

@@ -3,7 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PortcullisCore
+import PortcullisSQLite
 import PortcullisServer
+import PortcullisStorage
 import PortcullisTesting
 import Testing
 
@@ -98,6 +100,96 @@ struct InteractiveSignInTests {
                 // The password is still two hours old.
                 let after = try await browser.get(client, appOnly)
                 #expect(after.delivered["error"] == "login_required", "a code does not restore single sign-on past the frequency: \(after.delivered)")
+            }
+        }
+    }
+
+    @Test("a sign-in the page blocks is in the sign-in log once (53003, interactive), as Entra's is; one that gets its code is recorded at redemption")
+    func blockedRecorded() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let block = Policies.document(id: "a1000000-0000-4000-8000-0000000000e6", name: "Block Bob", users: [Fixtures.bob.id], controls: ["block"])
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: block).status == .created)
+                let blocked = try await Browser().signIn(client, account: Fixtures.bob)
+                #expect(blocked.status == .forbidden && blocked.shownCode == 53003, "\(blocked.html)")
+                let log = try await client.admin(.get, "/sign-ins?user=\(Fixtures.bob.id)", token: admin)
+                let records = (log["value"] as? [[String: Any]]) ?? []
+                #expect(records.count == 1, "once: \(log.text)")
+                #expect(records.first?["errorCode"] as? Int == 53003 && records.first?["isInteractive"] as? Bool == true, "\(log.text)")
+                let signedIn = try await Browser().signIn(client, account: Fixtures.alice)
+                #expect(try await client.token(Authorize.redeem(try #require(signedIn.delivered["code"]))).status == .ok)
+                let alice = try await client.admin(.get, "/sign-ins?user=\(Fixtures.alice.id)", token: admin)
+                #expect(((alice["value"] as? [[String: Any]]) ?? []).count == 1, "the page and the redemption make one record: \(alice.text)")
+            }
+        }
+    }
+
+    @Test(
+        "user-name-first passkeys: the same page for every user name (a discoverable request, no credential IDs), counted against the address; a passkey of another account refused"
+    )
+    func passkeyEnumeration() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let authenticator = Passkeys.authenticator()
+                _ = try await Passkeys.registerForBob(client, Browser(), env.clock, authenticator)
+                var browser = Browser()
+                func lookup(_ name: String) async throws -> Page {
+                    let page = try await browser.get(client, Authorize.query())
+                    return try await browser.submit(client, page, [("method", "passkey"), ("username", name)])
+                }
+                func shape(_ page: Page) -> String {
+                    page.html.replacingOccurrences(of: #"value="[^"]*""#, with: "", options: .regularExpression)
+                        .replacingOccurrences(of: #"data-challenge="[^"]*""#, with: "", options: .regularExpression)
+                        .replacingOccurrences(of: #"(bob|carol|nobody)@fabrikam\.test"#, with: "NAME", options: .regularExpression)
+                        .replacingOccurrences(of: #"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"#, with: "ID", options: .regularExpression)
+                }
+                let bob = try await lookup(Fixtures.bob.upn)
+                let carol = try await lookup(Fixtures.carol.upn)
+                let nobody = try await lookup("nobody@fabrikam.test")
+                #expect(Passkeys.data(bob, "allow") == "" && Passkeys.data(carol, "allow") == "", "no credential IDs for anyone")
+                #expect(
+                    shape(bob) == shape(carol) && shape(bob) == shape(nobody),
+                    "the same page for a user with passkeys, without, and for nobody:\n\(shape(bob))\n\(shape(nobody))")
+                // Bob's passkey on the page for Carol's name: refused (the challenge is bound to the name's account).
+                var signer = authenticator
+                signer.signCount = 2
+                let crossed = try await browser.post(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize/passkey", try Passkeys.assertion(carol, signer))
+                #expect(crossed.status == .badRequest && crossed.delivered["code"] == nil, "\(crossed.html)")
+                // Bob's on Bob's: a sign-in.
+                signer.signCount = 3
+                let own = try await lookup(Fixtures.bob.upn)
+                let signedIn = try await browser.post(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize/passkey", try Passkeys.assertion(own, signer))
+                #expect(signedIn.delivered["code"] != nil, "\(signedIn.html)")
+                // Counted like guesses from one address: the lookups stop at the address's threshold (100 in ten minutes).
+                browser = Browser()  // signed out: the page asks again
+                var locked: Page?
+                for index in 0..<150 {
+                    let page = try await lookup("user\(index)@fabrikam.test")
+                    if page.shownCode == TokenError.addressLocked.aadsts {
+                        locked = page
+                        break
+                    }
+                }
+                #expect(locked?.status == .badRequest && locked?.shownCode == TokenError.addressLocked.aadsts, "locked: \(locked?.html.prefix(400) ?? "never")")
+            }
+        }
+    }
+
+    @Test("renaming a passkey is guarded like removing it: a password-only session is refused, nothing renamed")
+    func renameGuarded() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                _ = try await Passkeys.registerForBob(client, Browser(), env.clock, Passkeys.authenticator())
+                let passkey = try #require(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first)
+                let other = Browser()
+                _ = try await other.signIn(client, Authorize.query(client: Fixtures.mobileClientId, scope: "openid profile"), account: Fixtures.bob)
+                let page = try await other.get(client, "/\(Fixtures.tenantId)/securityinfo")
+                let rename = try await other.post(
+                    client, "/\(Fixtures.tenantId)/securityinfo/methods",
+                    [("csrf", try #require(page.input("csrf"))), ("id", passkey.id), ("action", "rename"), ("displayName", "Attacker's key")])
+                #expect(rename.status == .forbidden, "\(rename.html)")
+                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first?.displayName == passkey.displayName)
             }
         }
     }

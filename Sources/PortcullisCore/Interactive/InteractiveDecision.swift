@@ -132,6 +132,26 @@ public enum InteractiveDecision {
         }
     }
 
+    /// The sign-in log's record of a sign-in the page ended (a block): recorded once, by the page — one that gets its code is
+    /// recorded when the code is redeemed (`GrantDecision.signInRecord`).
+    public static func signInRecord(
+        _ facts: Facts, decision: Decision, user: User, tenantId: String, errorCode: Int, id: String, correlationId: String
+    ) -> SignInRecord {
+        let signIn = facts.signIn
+        var record = SignInRecord(
+            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: tenantId, userId: user.id,
+            userPrincipalName: user.userPrincipalName, clientAppId: signIn.clientAppId, resourceAppId: signIn.resourceAppId, resource: signIn.resourceAppId,
+            grantType: facts.flow == .deviceCode ? GrantType.deviceCode.rawValue : GrantType.authorizationCode.rawValue,
+            clientAppType: signIn.clientAppType.rawValue, capabilities: signIn.capabilities, ipAddress: signIn.ipAddress?.description,
+            platform: signIn.platform?.rawValue, appProtection: signIn.appProtection.label, conditionalAccessStatus: decision.status,
+            appliedConditionalAccessPolicies: decision.policies, errorCode: errorCode, authenticationMethods: signIn.authentication.methods,
+            authenticationContexts: signIn.authenticationContexts)
+        record.countryOrRegion = signIn.country
+        record.isInteractive = true
+        record.originalTransferMethod = signIn.transferMethod
+        return record
+    }
+
     /// Whether the user may register a method now (`MethodRegistration`), as the page's sign-in stands.
     static func registrationRefusal(_ facts: Facts, policies: CompiledPolicySet, hasMethod: Bool) -> MethodRegistration.Refusal? {
         MethodRegistration.refusal(facts.signIn, policies: policies, hasMethod: hasMethod, passwordOnly: facts.passwordOnlyRegistration)

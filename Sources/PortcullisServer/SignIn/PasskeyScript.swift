@@ -41,7 +41,7 @@ enum PasskeyScript {
             var username = document.getElementById("username");
             var signin = document.getElementById("signin-form");
             if (signin && username && username.value.trim() !== "") {
-              // User name first: the server answers with a page that allows this user's passkeys.
+              // User name first: the server answers with a page bound to that name (a discoverable request all the same).
               set(signin, "method", "passkey");
               signin.submit();
               return;

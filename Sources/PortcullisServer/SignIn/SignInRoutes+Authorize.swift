@@ -80,7 +80,7 @@ extension SignInRoutes {
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": ticket, "csrf": csrf, "appName": app,
             "loginHint": username ?? "", "focusUsername": (username ?? "").isEmpty, "submitLabel": "Sign in", "basePath": basePath,
         ]
-        if let passkey = passkeySignInValues(authorization, tenant: tenant, browserKey: key, csrf: csrf, user: nil, allow: []) {
+        if let passkey = passkeySignInValues(authorization, tenant: tenant, browserKey: key, csrf: csrf, boundTo: nil) {
             values["passkey"] = passkey
         }
         if let error {
@@ -152,9 +152,17 @@ extension SignInRoutes {
     func signIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         try await signInPost(request, context) { tenant, form, authorization in
             if form["method"] == "passkey" {
-                // User-name-first passkey sign-in (the page's script asks for it when a user name was typed).
+                // User-name-first passkey sign-in (the page's script asks for it when a user name was typed): counted against
+                // the address like a guess (PROTOCOL §9.6), and answered the same for every user name.
                 let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
-                if !username.isEmpty { return try await passkeyPage(authorization, tenant: tenant, username: username, error: nil, request: request, context) }
+                if !username.isEmpty {
+                    do {
+                        try await passwords.beginAttempt([.address(clientIP(request, context))], now: clock.now(), locked: { _ in .addressLocked })
+                    } catch let error as TokenError {
+                        return signInPage(authorization, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
+                    }
+                    return try await passkeyPage(authorization, tenant: tenant, username: username, error: nil, request: request, context)
+                }
             }
             switch form["account"] {
             case "session":
@@ -266,6 +274,7 @@ extension SignInRoutes {
         case .interactionRequired:
             return redirectError(.factorRequiredSilently)
         case .blocked:
+            recordRefusal(facts, result.decision, user: user, tenant: tenant, error: .blockedByConditionalAccess, context)
             return with(errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden))
         case .enterCode, .registerAuthenticatorApp:
             var ticket = FactorTicket(
@@ -294,6 +303,16 @@ extension SignInRoutes {
             fields.append(("client_info", ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded))
             return with(deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context))
         }
+    }
+
+    /// Records a sign-in the page ended (once: one that gets its code is recorded at redemption).
+    func recordRefusal(
+        _ facts: InteractiveDecision.Facts, _ decision: Decision, user: User, tenant: TenantSnapshot, error: TokenError, _ context: PortcullisRequestContext
+    ) {
+        recorder.record(
+            InteractiveDecision.signInRecord(
+                facts, decision: decision, user: user, tenantId: tenant.tenant.id, errorCode: error.aadsts, id: RequestID.next(),
+                correlationId: context.correlationId))
     }
 
     /// An interactive sign-in's facts (`InteractiveDecision.Facts`): the conditional-access facts of the page (who, which

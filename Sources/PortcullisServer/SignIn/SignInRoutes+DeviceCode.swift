@@ -185,8 +185,10 @@ extension SignInRoutes {
             let facts = try await interactiveFacts(
                 .deviceCode, user: user, client: client, resource: resource, claims: record.claims, platform: nil, authentication: authentication,
                 tenant: tenant, request: request, context)
-            switch InteractiveDecision.decide(facts, policies: tenant.conditionalAccess).step {
+            let result = InteractiveDecision.decide(facts, policies: tenant.conditionalAccess)
+            switch result.step {
             case .blocked:
+                recordRefusal(facts, result.decision, user: user, tenant: tenant, error: .blockedByConditionalAccess, context)
                 // A policy blocks this sign-in (Microsoft's "block device code flow" among them, PROTOCOL §13): the code is
                 // declined, so the device's poll ends at once, and the page says why.
                 _ = try await store.decideDeviceCode(userCode: record.userCode, approve: false, userId: nil, methods: [], authTime: nil, now: now)

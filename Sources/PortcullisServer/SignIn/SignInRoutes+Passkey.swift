@@ -79,23 +79,28 @@ extension SignInRoutes {
         .invalidGrant, aadsts: 50053,
         "This passkey is blocked: its signature counter went backwards, so it may have been copied. Ask your administrator to check it.")
 
-    /// The values a page needs to offer "Sign in with a passkey": a fresh challenge bound to the browser, and the
-    /// credentials to allow (user-name-first) — empty for a discoverable sign-in.
+    /// The values a page needs to offer "Sign in with a passkey": a fresh challenge bound to the browser (and, after a user
+    /// name, to that name's account). Always a discoverable-credential request (no `allowCredentials`, PROTOCOL §12.1):
+    /// the page is the same for every user name, so it tells nobody which accounts exist or which passkeys they hold.
     func passkeySignInValues(
-        _ authorization: AuthorizationRequest, tenant: TenantSnapshot, browserKey: String, csrf: String, user: User?, allow: [PasskeyRecord]
+        _ authorization: AuthorizationRequest, tenant: TenantSnapshot, browserKey: String, csrf: String, boundTo userId: String?
     ) -> [String: Any]? {
         guard let relyingParty else { return nil }
-        let issued = issuePasskeyChallenge(.signIn, binding: Self.browserBinding(browserKey), userId: user?.id)
+        let issued = issuePasskeyChallenge(.signIn, binding: Self.browserBinding(browserKey), userId: userId)
         return [
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/passkey", "ticket": sealTicket(authorization), "csrf": csrf,
-            "challenge": issued.challenge, "sealedChallenge": issued.sealed, "rpId": relyingParty.id,
-            "allow": allow.map { Base64URL.encode(Array($0.credentialId)) }.joined(separator: ","),
+            "challenge": issued.challenge, "sealedChallenge": issued.sealed, "rpId": relyingParty.id, "allow": "",
         ]
     }
 
-    /// User-name-first: the page that asks for one of this user's passkeys. An unknown user (or one without passkeys)
-    /// gets the same page with nothing to allow, so the page says nothing about which accounts exist.
-    /// `knownUser`: the user has signed in already (a strength asks for more), so the page may say they have no passkey.
+    /// The account a user-name-first challenge is bound to: the named user's, or — for a name that is nobody's — one no
+    /// passkey belongs to, so that the page and the answer are the same as for a user without passkeys.
+    func passkeyBinding(username: String, tenant: TenantSnapshot) -> String {
+        tenant.directory.user(principalName: username)?.id ?? "nobody:" + CredentialHasher.hashToken(username.lowercased())
+    }
+
+    /// User-name-first: the page that asks for a passkey of this user's, the same for every user name. `knownUser`: the
+    /// user has signed in already (a strength asks for more), so the page may say they have no passkey.
     func passkeyPage(
         _ authorization: AuthorizationRequest, tenant: TenantSnapshot, username: String, error: TokenError?, request: Request,
         _ context: PortcullisRequestContext, status: HTTPResponse.Status = .ok, notice: String? = nil, knownUser: Bool = false
@@ -103,18 +108,19 @@ extension SignInRoutes {
         var headers: HTTPFields = [:]
         let key = browserKey(request, headers: &headers)
         let csrf = sealer.csrfToken(cookie: key, purpose: "signin")
-        let user = tenant.directory.user(principalName: username)
-        var allow: [PasskeyRecord] = []
-        if let user { allow = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id) }
         var values: [String: Any] = [
             "upn": username, "appName": tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId,
             "back": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": sealTicket(authorization), "csrf": csrf,
         ]
         values["passkey"] = passkeySignInValues(
-            authorization, tenant: tenant, browserKey: key, csrf: csrf, user: user, allow: allow.filter { $0.suspectSince == nil })
+            authorization, tenant: tenant, browserKey: key, csrf: csrf, boundTo: passkeyBinding(username: username, tenant: tenant))
         if let error { values["error"] = ["message": error.message, "code": String(error.aadsts)] }
         if let notice { values["notice"] = notice }
-        if knownUser && allow.isEmpty {
+        var held: [PasskeyRecord] = []
+        if knownUser, let user = tenant.directory.user(principalName: username) {
+            held = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).filter { $0.suspectSince == nil }
+        }
+        if knownUser && held.isEmpty {
             values["notice"] = (notice.map { $0 + " " } ?? "") + "No passkey is registered for your account yet."
             values["securityInfo"] = securityInfoURL(tenant)
         }

@@ -193,6 +193,14 @@ extension SignInRoutes {
             var notice: String
             switch form["action"] {
             case "rename":
+                // Renaming is guarded like removing (PROTOCOL §12.1): someone holding only the password must not relabel
+                // the owner's passkeys (to pass theirs off as the owner's, say).
+                guard AuthenticationContext(methods: session.methods, time: session.authTime).includesSecondFactor else {
+                    return try await securityInfoPage(
+                        session, user: user, tenant: tenant, notice: nil,
+                        error: Self.registrationRefused("To rename a sign-in method, first verify with one you have."), request: request, context,
+                        status: .forbidden)
+                }
                 let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
                 guard !name.isEmpty, name.count <= 64 else {
                     return try await securityInfoPage(

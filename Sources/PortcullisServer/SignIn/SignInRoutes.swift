@@ -26,6 +26,9 @@ struct SignInRoutes: Sendable {
     let countries: CountryTableSource
     /// Tells Shared Signals receivers when a user adds or removes a method (PROTOCOL §12.1, §14.2).
     let transmitter: SignalTransmitter
+    /// The sign-in log: a sign-in the page ends (a block) is recorded there; one that gets its code is recorded when the
+    /// code is redeemed.
+    let recorder: SignInRecorder
     let clock: any WallClock
     let logger: Logger
 
