@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import PortcullisAPI
 import PortcullisCore
 import PortcullisSQLite
 import PortcullisServer
@@ -190,6 +191,67 @@ struct InteractiveSignInTests {
                     [("csrf", try #require(page.input("csrf"))), ("id", passkey.id), ("action", "rename"), ("displayName", "Attacker's key")])
                 #expect(rename.status == .forbidden, "\(rename.html)")
                 #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first?.displayName == passkey.displayName)
+            }
+        }
+    }
+
+    /// The registration fields for the page's `passkey-registration` form, made by `authenticator`.
+    static func registration(_ page: Page, _ authenticator: SoftwareAuthenticator, name: String = "Bob's phone") throws -> [(String, String)] {
+        let challenge = try #require(Passkeys.data(page, "challenge").flatMap(Base64URL.decode))
+        let clientData = authenticator.clientData(type: "webauthn.create", challenge: Array(challenge))
+        return [
+            ("ticket", try #require(Passkeys.input(page, form: "passkey-registration", "ticket"))),
+            ("csrf", try #require(Passkeys.input(page, form: "passkey-registration", "csrf"))),
+            ("challenge", try #require(Passkeys.input(page, form: "passkey-registration", "challenge"))),
+            ("displayName", name), ("clientDataJSON", Base64URL.encode(clientData)),
+            ("attestationObject", Base64URL.encode(authenticator.attestationObject(.none, clientData: clientData))), ("transports", "internal"),
+        ]
+    }
+
+    @Test(
+        "onboarding with a temporary access pass: a phishing-resistant strength and no passkey — the sign-in registers one right there and goes on to the app")
+    func temporaryAccessPassOnboarding() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                #expect(
+                    try await Passkeys.requireStrength(client, admin, strengthId: AuthenticationStrengthPolicy.phishingResistant.id).status == .created)
+                let pass = try #require(try await Passes.issue(client, admin).string("temporaryAccessPass"))
+                let browser = Browser()
+                let page = try await browser.signIn(client, account: Fixtures.bob, password: pass)
+                #expect(page.status == .ok && page.html.contains("Create a passkey") && page.html.contains("Phishing-resistant MFA"), "\(page.html)")
+                let action = try #require(page.formAction)
+                let authenticator = Passkeys.authenticator()
+
+                // The ceremony is bound to this browser's session: another browser of Bob's cannot use it.
+                let other = Browser()
+                _ = try await other.signIn(client, account: Fixtures.bob, password: pass)
+                let stolen = try await other.post(client, action, try Self.registration(page, authenticator))
+                #expect(stolen.delivered["code"] == nil, "another browser: \(stolen.status)")
+                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty, "nothing registered")
+
+                let fresh = try await browser.signIn(client, account: Fixtures.bob, password: pass)
+                let done = try await browser.post(client, try #require(fresh.formAction), try Self.registration(fresh, authenticator))
+                let code = try #require(done.delivered["code"], "on to the app: \(done.status) \(done.html)")
+                let tokens = try await client.token(Authorize.redeem(code))
+                #expect(jwtClaims(try #require(tokens.string("access_token"), "\(tokens.text)"))["amr"] as? [String] == ["fido", "mfa"])
+                let held = try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                #expect(held.count == 1 && held.first?.displayName == "Bob's phone")
+
+                // The same credential again (Security info now that Bob has a passkey session): refused by the route.
+                let info = try await browser.get(client, "/\(Fixtures.tenantId)/securityinfo")
+                let encoded = try #require(Passkeys.data(info, "challenge").flatMap(Base64URL.decode))
+                let clientData = authenticator.clientData(type: "webauthn.create", challenge: Array(encoded))
+                let again = try await browser.post(
+                    client, "/\(Fixtures.tenantId)/securityinfo/passkeys",
+                    [
+                        ("csrf", try #require(Passkeys.input(info, form: "passkey-registration", "csrf"))),
+                        ("challenge", try #require(Passkeys.input(info, form: "passkey-registration", "challenge"))),
+                        ("clientDataJSON", Base64URL.encode(clientData)),
+                        ("attestationObject", Base64URL.encode(authenticator.attestationObject(.none, clientData: clientData))),
+                    ])
+                #expect(again.status == .badRequest && again.shownCode == 50012, "a duplicate credential ID: \(again.html)")
+                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).count == 1)
             }
         }
     }

@@ -4,7 +4,7 @@
 enum PageTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode), ("account", account),
-        ("factor", factor), ("passkey", passkey), ("securityInfo", securityInfo),
+        ("factor", factor), ("passkey", passkey), ("securityInfo", securityInfo), ("passkeyRegistration", passkeyRegistration),
     ]
 
     static let layout = """
@@ -98,6 +98,25 @@ enum PageTemplates {
         </form>
         {{/passkey}}
         {{#securityInfo}}<p class="note">To add a passkey, open <a href="{{securityInfo}}">Security info</a> after signing in another way.</p>{{/securityInfo}}
+
+        """
+
+    /// A passkey registered in the sign-in itself (issue 43): a strength asks for a passkey the user does not have, and the
+    /// way they signed in (a temporary access pass, say) lets them add one — then the sign-in goes on with it.
+    static let passkeyRegistration = """
+        <p class="lead">{{upn}}{{#appName}} · to continue to <strong>{{appName}}</strong>{{/appName}}</p>
+        {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p><p class="code">AADSTS{{code}}</p></div>{{/error}}
+        <p>{{requirement}} Create a passkey now: your browser asks you to confirm with your fingerprint, face or PIN, or to use a security key. Then you go on to the app.</p>
+        <p class="alert" role="alert" id="passkey-error" hidden></p>
+        <form method="post" action="{{action}}" id="passkey-registration" data-challenge="{{challenge}}" data-rp-id="{{rpId}}" data-rp-name="{{rpName}}" data-user-id="{{userId}}" data-user-name="{{userName}}" data-user-display-name="{{userDisplayName}}" data-exclude="{{exclude}}">
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="challenge" value="{{sealedChallenge}}">
+        <label for="passkey-name">Name for your passkey</label>
+        <input id="passkey-name" name="displayName" type="text" maxlength="64" placeholder="Passkey" autocomplete="off">
+        <noscript><p class="note">Creating a passkey needs JavaScript.</p></noscript>
+        <div class="actions"><button type="button" data-passkey="register" hidden autofocus>Create a passkey</button></div>
+        </form>
 
         """
 

@@ -285,7 +285,13 @@ extension SignInRoutes {
         case .registrationRefused(let refusal):
             return with(
                 errorPage(Self.registrationRefused(refusal.message), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden))
-        case .usePasskey(let strengths), .registerPasskey(let strengths):
+        case .registerPasskey(let strengths):
+            // Entra's onboarding: the required method registered right here, then on to the app.
+            guard let sessionHash else { return with(errorPage(Self.registrationRefused(nil), tenant: tenant, context, status: .forbidden)) }
+            return with(
+                try await passkeyRegistrationPage(
+                    authorization, user: user, sessionHash: sessionHash, strengths: strengths, tenant: tenant, error: nil, request: request, context))
+        case .usePasskey(let strengths):
             // A strength only a passkey meets: the page asks for one of the user's passkeys (or says how to get one).
             let notice = strengths.isEmpty ? nil : "\(strengths.joined(separator: ", ")) requires a passkey to sign in to this app."
             return with(

@@ -145,38 +145,8 @@ extension SignInRoutes {
                 AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: totp || !existing.isEmpty,
                 request: request, context: context)
             guard permission.allowed else { return try await page(Self.registrationRefused(permission.reason)) }
-            guard let relyingParty else { return try await page(Self.passkeyRefused("this server's base URL has no host")) }
             do {
-                let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .register, binding: session.idHash)
-                guard challenge.userId == user.id else { throw Self.challengeInvalid }
-                guard let clientData = form["clientDataJSON"].flatMap(Base64URL.decode), let attestation = form["attestationObject"].flatMap(Base64URL.decode)
-                else { throw Self.passkeyRefused("the browser's answer is incomplete") }
-                let credential: RegisteredCredential
-                do {
-                    credential = try WebAuthnVerifier(relyingParty: relyingParty).verifyRegistration(
-                        clientDataJSON: Array(clientData), attestationObject: Array(attestation), challenge: Array(challenge.challenge))
-                } catch let error as WebAuthnError {
-                    throw Self.passkeyRefused(error.description)
-                }
-                let transports = (form["transports"] ?? "").split(separator: ",").map(String.init)
-                    .filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) }
-                let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                let passkey = PasskeyRecord(
-                    id: UUID().uuidString.lowercased(), tenantId: tenant.tenant.id, userId: user.id, credentialId: Data(credential.credentialId),
-                    publicKey: Data(credential.publicKey), algorithm: credential.algorithm.rawValue, signCount: Int64(credential.signCount),
-                    aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: credential.attestation,
-                    transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
-                // Its events and audit record commit with it (PROTOCOL §14.1).
-                let committed = try await transmitter.methodChangeEffects(
-                    .fido2, added: true, tenant: tenant, user: user, initiator: .user, at: now,
-                    audit: AuditRecord(
-                        tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .create, kind: .passkey,
-                        documentId: "\(user.id)/\(passkey.id)", before: nil, after: JSONValue(encoding: PasskeyMethod(passkey))))
-                guard try await store.insertPasskey(passkey, limit: Self.passkeysPerUser, effects: committed) else {
-                    throw TokenError(.invalidRequest, aadsts: 50012, "This passkey is already registered, or you have the most passkeys allowed.")
-                }
-                transmitter.didCommit(committed)
-                logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id)])
+                _ = try await storeRegisteredPasskey(form, binding: session.idHash, user: user, tenant: tenant, now: now)
                 return try await securityInfoPage(
                     session, user: user, tenant: tenant, notice: "Passkey added. You can now sign in with it.", error: nil, request: request, context)
             } catch let error as TokenError {

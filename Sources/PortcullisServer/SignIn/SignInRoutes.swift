@@ -43,6 +43,7 @@ struct SignInRoutes: Sendable {
         router.post("/:tenant/oauth2/v2.0/authorize/signin") { request, context in try await signIn(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/passkey") { request, context in try await passkeySignIn(request, context) }
+        router.post("/:tenant/oauth2/v2.0/authorize/passkey/register") { request, context in try await passkeyRegistered(request, context) }
         router.get("/:tenant/oauth2/v2.0/logout") { request, context in try await logout(request, context) }
         router.post("/:tenant/oauth2/v2.0/devicecode") { request, context in try await deviceAuthorization(request, context) }
         router.get("/devicelogin") { request, context in deviceLoginPage(request, context) }
