@@ -19,6 +19,8 @@ whose base URL is http://localhost:PORT (WebAuthn refuses IP addresses as relyin
   8. persistentBrowser never for Carol: her session cookie is a browser-session cookie (Alice's, without the policy,
      persists).
   9. Security info with a password alone (Dave has methods): nothing can be added or removed before verifying.
+  9b. A pass under the phishing-resistant strength: Bob (no method) signs in with it, the page offers "Create a
+     passkey", and the new passkey takes him on to the app (amr fido+mfa).
   10. Microsoft's "block device code flow" policy: the approval page refuses (AADSTS53003), the device gets access_denied.
 Before 1, the default registration rule: Dave's first factor with a password alone from loopback is refused (53003).
 Screenshots (phone and desktop) go to --output (default .build/test-output/passkeys).
@@ -51,6 +53,8 @@ MAIL_API = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
 DAVE_ID = "3f6b6d4c-8e0a-4b5d-9f9c-4a6e8d0b2c04"
 CAROL = "carol@contoso.example"
 CAROL_ID = "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03"
+BOB = "bob@contoso.example"
+BOB_ID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
 STRENGTH_POLICY = "b2000000-0000-4000-8000-000000000004"
 
 
@@ -286,6 +290,10 @@ def run_flows(run):
     status, issued = admin_request(run, "POST", f"/users/{CAROL}/authentication-methods/temporaryAccessPass",
                                    {"lifetimeInMinutes": 60, "isUsableOnce": True})
     check(status == 201 and len(issued.get("temporaryAccessPass", "")) == 12, "the admin issues a one-time pass", [status, issued])
+    # Carol's own device: a discoverable request (user name first is one too) lets a virtual authenticator answer with
+    # any of its credentials for the site, where a person would pick from a list.
+    driver.remove_virtual_authenticator()
+    driver.add_virtual_authenticator(options)
     driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
     driver.get(f"{run.base}/{TENANT}/securityinfo")
     flow.wait(lambda d: d.find_elements(By.ID, "username"), "Security info asks Carol to sign in first")
@@ -345,6 +353,33 @@ def run_flows(run):
           "a password alone neither adds nor removes a method", buttons)
     run.shoot("securityinfo-password-only")
     print("PASS Security info with a password alone: methods listed, nothing added or removed before verifying")
+
+    # 9b. A pass that must become a passkey (PROTOCOL §12.1): the strength asks Bob (no method yet) for a passkey on the
+    #     mail API; he signs in with a pass, the page offers "Create a passkey", and the new passkey signs him in.
+    status, body = admin_request(run, "PUT", f"/conditional-access/policies/{STRENGTH_POLICY}", {
+        "id": STRENGTH_POLICY, "displayName": "Phishing-resistant MFA for Dave and Bob on mail", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [base_user_id(run), BOB_ID]}, "applications": {"includeApplications": [MAIL_API]},
+                       "clientAppTypes": ["all"]},
+        "grantControls": {"operator": "OR", "builtInControls": [], "authenticationStrength": {"id": "00000000-0000-0000-0000-000000000004"}}},
+        {"If-Match": "*"})
+    check(status == 200, "the strength now names Bob too", [status, body])
+    status, issued = admin_request(run, "POST", f"/users/{BOB}/authentication-methods/temporaryAccessPass", {"lifetimeInMinutes": 60})
+    check(status == 201, "the admin issues Bob a pass", [status, issued])
+    before = len(driver.get_credentials())
+    verifier = flow.authorize(login_hint=BOB)
+    driver.find_element(By.ID, "password").send_keys(issued["temporaryAccessPass"])
+    driver.find_element(By.ID, "password").submit()
+    flow.wait(lambda d: d.title.startswith("Create a passkey"), "a pass under a passkey strength: the registration page")
+    check("Phishing-resistant MFA" in driver.page_source, "the page names the strength", driver.page_source[:2000])
+    driver.find_element(By.ID, "passkey-name").send_keys("Bob's key")
+    run.shoot("tap-passkey-onboarding")
+    flow.click_passkey()
+    tokens = flow.landed(verifier, "Bob's inline passkey registration")
+    check(claims(tokens["access_token"]).get("amr") == ["fido", "mfa"], "the tokens carry the new passkey's amr", claims(tokens["access_token"]))
+    check(len(driver.get_credentials()) == before + 1, "the authenticator holds Bob's new credential", driver.get_credentials())
+    status, methods = admin_request(run, "GET", f"/users/{BOB}/authentication-methods")
+    check(any(m.get("displayName") == "Bob's key" for m in methods.get("value", [])), "the admin API lists Bob's key", methods)
+    print("PASS a pass under a phishing-resistant strength: the page registers a passkey inline and the app gets tokens (amr fido+mfa)")
 
     # 10. Microsoft's "block device code flow" policy: the approval page refuses (AADSTS53003).
     status, body = admin_request(run, "POST", "/conditional-access/policies", {

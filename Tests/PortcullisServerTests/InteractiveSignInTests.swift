@@ -220,6 +220,7 @@ struct InteractiveSignInTests {
                 let browser = Browser()
                 let page = try await browser.signIn(client, account: Fixtures.bob, password: pass)
                 #expect(page.status == .ok && page.html.contains("Create a passkey") && page.html.contains("Phishing-resistant MFA"), "\(page.html)")
+                #expect(page.html.contains("/static/passkey.js\""), "the page loads the script that runs the ceremony")
                 let action = try #require(page.formAction)
                 let authenticator = Passkeys.authenticator()
 

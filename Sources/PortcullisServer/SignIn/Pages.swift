@@ -28,15 +28,16 @@ struct Pages: Sendable {
         var basePath: String
     }
 
-    /// Renders a page. A page that offers a passkey ceremony (its values hold `passkey` or `registration`) loads the
-    /// passkey script; every other page has none.
+    /// Renders a page. A page that offers a passkey ceremony (the registration page, or values holding `passkey` or
+    /// `registration`) loads the passkey script; every other page has none.
     func render(_ template: String, frame: Frame, values: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         let content = library.render(values, withTemplate: template) ?? ""
         let html =
             library.render(
                 [
                     "title": frame.title, "tenantName": frame.tenantName ?? "", "correlationId": frame.correlationId,
-                    "basePath": frame.basePath, "content": content, "script": values["passkey"] != nil || values["registration"] != nil,
+                    "basePath": frame.basePath, "content": content,
+                    "script": template == "passkeyRegistration" || values["passkey"] != nil || values["registration"] != nil,
                 ] as [String: Any], withTemplate: "layout") ?? ""
         var fields = headers
         Self.secure(&fields)
