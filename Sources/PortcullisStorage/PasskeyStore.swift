@@ -19,6 +19,8 @@ public struct PasskeyRecord: Sendable, Equatable {
     public var backupEligible: Bool
     public var backedUp: Bool
     public var attestation: AttestationType
+    /// The authenticator model a strength may rely on: the AAGUID only when the attestation verified to a trusted root.
+    public var attestedModel: UUID? { attestation == .attested ? aaguid : nil }
     public var transports: [String]
     public var displayName: String
     public var createdAt: Date

@@ -117,27 +117,6 @@ public struct SoftwareAuthenticator {
     public static func attestationCertificate(
         key: P256.Signing.PrivateKey, unit: String = "Authenticator Attestation", isCA: Bool = false, aaguid: [UInt8]? = nil
     ) throws -> [UInt8] {
-        let ca = P256.Signing.PrivateKey()
-        let issuer = try DistinguishedName { CommonName("Test attestation root") }
-        let subject = try DistinguishedName {
-            CountryName("US")
-            OrganizationName("Test authenticators")
-            OrganizationalUnitName(unit)
-            CommonName("Test authenticator")
-        }
-        let extensions = try Certificate.Extensions {
-            Critical(isCA ? BasicConstraints.isCertificateAuthority(maxPathLength: nil) : BasicConstraints.notCertificateAuthority)
-            if let aaguid {
-                Certificate.Extension(oid: [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4], critical: false, value: [0x04, UInt8(aaguid.count)] + aaguid[...])
-            }
-        }
-        let now = Date()
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-60), notValidAfter: now.addingTimeInterval(86400), issuer: issuer, subject: subject,
-            signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: Certificate.PrivateKey(ca))
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        return serializer.serializedBytes
+        try AttestationCA().attestationCertificate(key: key, unit: unit, isCA: isCA, aaguid: aaguid)
     }
 }

@@ -47,7 +47,23 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = makeLogger(level: settings.logLevel)
         let clock = SystemWallClock()
         let keysURL = URL(fileURLWithPath: settings.keysDirectory)
-        let configuration = settings.serverConfiguration
+        var configuration = settings.serverConfiguration
+        do {
+            configuration.passkeyMetadata = try await settings.passkeyMetadata(at: clock.now())
+        } catch let problem as Settings.Problem {
+            throw ValidationError(problem.description)
+        }
+        if let next = configuration.passkeyMetadata.nextUpdate {
+            logger.log(
+                level: next < clock.now() ? .warning : .info,
+                next < clock.now()
+                    ? "the FIDO metadata BLOB is past its nextUpdate: download the current one (it may distrust models this one trusts)"
+                    : "FIDO metadata BLOB read",
+                metadata: [
+                    "portcullis.authenticators": .stringConvertible(configuration.passkeyMetadata.authenticators.count),
+                    "portcullis.serial": .stringConvertible(configuration.passkeyMetadata.serial ?? 0), "portcullis.nextUpdate": .string(ISO8601.string(next)),
+                ])
+        }
         // Installation-wide keys of earlier releases verify only until every token they signed has expired.
         let signers = try TenantKeyRings(
             keysDirectory: keysURL, algorithm: settings.signingAlgorithm, accessTokenType: settings.accessTokenType,

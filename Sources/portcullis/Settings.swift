@@ -61,6 +61,10 @@ struct Settings {
     /// `signals.pendingPerStream`, `signals.longestPollSeconds` (PROTOCOL §14.2).
     var signalsPendingPerStream = 10_000
     var signalsLongestPollSeconds = 30
+    /// `passkeys.metadataBlob`, `passkeys.metadataRoot` (PROTOCOL §12.1): a FIDO metadata BLOB file, and the PEM root its
+    /// signature chain must verify to (FIDO's when absent).
+    var passkeyMetadataBlob: String?
+    var passkeyMetadataRoot: String?
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -77,8 +81,13 @@ struct Settings {
         reader.rejectUnknownMembers(allowed: [
             "$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
             "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network", "signals",
+            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network", "signals", "passkeys",
         ])
+        if let passkeys = reader.object("passkeys") {
+            passkeys.rejectUnknownMembers(allowed: ["metadataBlob", "metadataRoot"])
+            passkeyMetadataBlob = passkeys.string("metadataBlob") ?? passkeyMetadataBlob
+            passkeyMetadataRoot = passkeys.string("metadataRoot") ?? passkeyMetadataRoot
+        }
         if let network = reader.object("network") {
             network.rejectUnknownMembers(allowed: ["countryTable", "countryTableReloadSeconds"])
             countryTable = network.string("countryTable") ?? countryTable
@@ -262,6 +271,8 @@ struct Settings {
         }
         if let v = value("LOG_LEVEL") { logLevel = v }
         if let v = value("COUNTRY_TABLE") { countryTable = v }
+        if let v = value("PASSKEY_METADATA_BLOB") { passkeyMetadataBlob = v }
+        if let v = value("PASSKEY_METADATA_ROOT") { passkeyMetadataRoot = v }
         if let v = value("BCRYPT_COST") {
             guard let cost = UInt8(v), (4...31).contains(cost) else { throw Problem(description: "PORTCULLIS_BCRYPT_COST must be 4…31") }
             bcryptCost = cost
@@ -273,6 +284,27 @@ struct Settings {
         let scheme = tlsCertificate == nil ? "http" : "https"
         let hostPart = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
         return "\(scheme)://\(hostPart):\(port)"
+    }
+
+    /// The FIDO metadata BLOB named by `passkeys.metadataBlob`, read and verified (empty when none is named). A BLOB
+    /// that cannot be read or does not verify stops the start: the operator asked for it.
+    func passkeyMetadata(at time: Date) async throws -> FidoMetadata {
+        guard let path = passkeyMetadataBlob else { return .empty }
+        func read(_ path: String, _ setting: String) throws -> String {
+            let url = URL(fileURLWithPath: path)
+            let size = (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+            guard size <= FidoMetadata.maximumBytes, let data = try? Data(contentsOf: url), let text = String(data: data, encoding: .utf8) else {
+                throw Problem(description: "\(setting) (\(path)) cannot be read (at most \(FidoMetadata.maximumBytes / 1_048_576) MiB of text)")
+            }
+            return text
+        }
+        let blob = try read(path, "passkeys.metadataBlob")
+        let root = try passkeyMetadataRoot.map { try read($0, "passkeys.metadataRoot") }
+        do {
+            return try await FidoMetadata.load(blob: blob, rootPEM: root, at: time)
+        } catch {
+            throw Problem(description: "passkeys.metadataBlob (\(path)): \(error.description)")
+        }
     }
 
     var resolvedSQLitePath: String { sqlitePath ?? (dataDirectory as NSString).appendingPathComponent("portcullis.sqlite") }

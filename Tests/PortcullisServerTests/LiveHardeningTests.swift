@@ -79,6 +79,37 @@ struct LiveHardeningTests {
         _ = try await demo.stop()
     }
 
+    // MARK: The FIDO metadata BLOB (PROTOCOL §12.1)
+
+    @Test("passkeys.metadataBlob: a BLOB that does not verify to the metadata root stops the start, saying why; one that does is read")
+    func metadataBlob() async throws {
+        let root = Self.temporaryRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let fido = try AttestationCA(name: "Test metadata root")
+        let blob = try fido.metadataBLOB(entries: [
+            AttestationCA.metadataEntry(aaguid: "adce0002-35bc-c60a-648b-0b25f1f05503", description: "Test Key 5", root: try AttestationCA())
+        ])
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let blobFile = root.appendingPathComponent("blob.jwt")
+        let rootFile = root.appendingPathComponent("metadata-root.pem")
+        try Data(blob.utf8).write(to: blobFile)
+        try Data(fido.pem.utf8).write(to: rootFile)
+        do {
+            // Without a root named, FIDO's own: this BLOB does not verify to it.
+            let server = try await ServerProcess(root: root, extraEnvironment: ["PORTCULLIS_PASSKEY_METADATA_BLOB": blobFile.path])
+            _ = try? await server.stop()
+            Issue.record("the server started with a BLOB that does not verify")
+        } catch let error as InteropSetupError {
+            #expect(error.message.contains("passkeys.metadataBlob") && error.message.contains("does not verify"), "\(error.message.suffix(800))")
+        }
+        let server = try await ServerProcess(
+            root: root, extraEnvironment: ["PORTCULLIS_PASSKEY_METADATA_BLOB": blobFile.path, "PORTCULLIS_PASSKEY_METADATA_ROOT": rootFile.path])
+        #expect(
+            server.output.value.contains("FIDO metadata BLOB read") && server.output.value.contains("portcullis.authenticators=1"),
+            "\(server.output.value.suffix(2000))")
+        _ = try await server.stop()
+    }
+
     // MARK: 9. Log forging, end to end
 
     @Test("a client_id with a line break does not forge a line in the server's log")

@@ -41,11 +41,19 @@ enum Passkeys {
     /// Bob, signed in with his password and a newly registered TOTP on the mail API (so his session satisfied mfa);
     /// then "Add a passkey" on Security info with `authenticator`.
     static func registerForBob(
-        _ client: some TestClientProtocol, _ browser: Browser, _ clock: ManualClock, _ authenticator: SoftwareAuthenticator
+        _ client: some TestClientProtocol, _ browser: Browser, _ clock: ManualClock, _ authenticator: SoftwareAuthenticator,
+        attestation: SoftwareAuthenticator.Attestation = .none
     ) async throws -> Page {
         try await Factor.requireForBob(client)
         let (_, done) = try await Factor.register(client, browser, clock)
         #expect(done.status == .found, "\(done.html)")
+        return try await addOnSecurityInfo(client, browser, authenticator, attestation: attestation)
+    }
+
+    /// "Add a passkey" on Security info, in a browser whose session may add one.
+    static func addOnSecurityInfo(
+        _ client: some TestClientProtocol, _ browser: Browser, _ authenticator: SoftwareAuthenticator, attestation: SoftwareAuthenticator.Attestation = .none
+    ) async throws -> Page {
         let info = try await browser.get(client, "/\(Fixtures.tenantId)/securityinfo")
         #expect(info.status == .ok && info.html.contains("Add a passkey"), "\(info.html)")
         let encoded = try #require(data(info, "challenge"))
@@ -57,7 +65,7 @@ enum Passkeys {
                 ("csrf", try #require(input(info, form: "passkey-registration", "csrf"))),
                 ("challenge", try #require(input(info, form: "passkey-registration", "challenge"))),
                 ("displayName", "Test key"), ("clientDataJSON", Base64URL.encode(clientData)),
-                ("attestationObject", Base64URL.encode(authenticator.attestationObject(.none, clientData: clientData))), ("transports", "internal"),
+                ("attestationObject", Base64URL.encode(authenticator.attestationObject(attestation, clientData: clientData))), ("transports", "internal"),
             ])
     }
 
@@ -261,44 +269,6 @@ struct PasskeyTests {
                 #expect(audit.contains { $0.action == .passkeySuspect && $0.documentId == passkey.id })
                 good.signCount = 30
                 #expect(try await attempt { try Passkeys.assertion($0, good) }.shownCode == 50053)
-            }
-        }
-    }
-
-    @Test("a custom strength limited to one AAGUID: a passkey of that model meets it, another model's does not (the page asks again)")
-    func aaguidStrength() async throws {
-        try await withTestEnvironment { env in
-            try await env.application().test(.router) { client in
-                let authenticator = Passkeys.authenticator()
-                _ = try await Passkeys.registerForBob(client, Browser(), env.clock, authenticator)
-                let admin = try await client.adminToken()
-                func strength(_ aaguid: String) async throws -> String {
-                    let made = try await client.admin(
-                        .post, "/authentication-strengths", token: admin,
-                        json: [
-                            "displayName": "Model \(aaguid.prefix(4))", "allowedCombinations": ["fido2"],
-                            "combinationConfigurations": [["allowedAAGuids": [aaguid], "appliesToCombinations": ["fido2"]]],
-                        ])
-                    return try #require(made.string("id"), "\(made.text)")
-                }
-                let other = try await strength("11111111-2222-3333-4444-555555555555")
-                #expect(try await Passkeys.requireStrength(client, admin, strengthId: other).status == .created)
-                var signer = authenticator
-                signer.signCount = 5
-                let browser = Browser()
-                let page = try await browser.get(client, Authorize.query())
-                let refused = try await browser.post(client, "/\(Fixtures.domain)/oauth2/v2.0/authorize/passkey", try Passkeys.assertion(page, signer))
-                #expect(refused.status == .ok && refused.html.contains("requires a passkey"), "\(refused.html)")
-
-                let ours = try await strength("adce0002-35bc-c60a-648b-0b25f1f05503")
-                var policy = Policies.document(id: Passkeys.strengthPolicyId, name: "Our model", users: [Fixtures.bob.id], controls: [])
-                policy["grantControls"] = ["operator": "OR", "builtInControls": [String](), "authenticationStrength": ["id": ours]]
-                let replaced = try await client.admin(
-                    .put, "/conditional-access/policies/\(Passkeys.strengthPolicyId)", token: admin, json: policy, headers: [.ifMatch: "*"])
-                #expect(replaced.status == .ok, "\(replaced.text)")
-                signer.signCount = 6
-                let next = try await browser.get(client, Authorize.query())
-                #expect(next.status == .found && next.delivered["code"] != nil, "the session's passkey meets the new strength: \(next.html)")
             }
         }
     }

@@ -106,9 +106,10 @@ extension AuthenticationContext {
     static let tapOnce = "tap=once"
     static let tapMulti = "tap=multi"
 
-    /// A passkey sign-in: multi-factor and phishing-resistant by itself.
-    public static func passkey(model: UUID, at time: Date) -> AuthenticationContext {
-        AuthenticationContext(methods: ["fido", "mfa", modelPrefix + model.uuidString.lowercased()], time: time)
+    /// A passkey sign-in: multi-factor and phishing-resistant by itself. `model` is the authenticator's AAGUID only when
+    /// its attestation verified to a trusted root (`nil`: unknown, which no `allowedAAGuids` strength accepts).
+    public static func passkey(model: UUID?, at time: Date) -> AuthenticationContext {
+        AuthenticationContext(methods: ["fido", "mfa"] + (model.map { [modelPrefix + $0.uuidString.lowercased()] } ?? []), time: time)
     }
 
     /// A temporary access pass sign-in (PROTOCOL §12.3).

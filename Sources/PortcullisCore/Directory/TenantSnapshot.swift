@@ -61,7 +61,7 @@ public struct TenantSnapshot: Sendable {
         case .conditionalAccessPolicy, .authenticationStrength, .authenticationContextClassReference:
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
-        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream:
+        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)

@@ -18,6 +18,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let authenticationContextClassReference = DocumentKind(rawValue: "authenticationContextClassReference")
     /// A declared secret's material, sealed at rest (`StoredSecretMaterial`), ID `{policyId}:{identifier}`.
     public static let appSecretMaterial = DocumentKind(rawValue: "appSecretMaterial")
+    /// A root certificate trusted for passkey attestation (PROTOCOL §12.1).
+    public static let fidoAttestationRoot = DocumentKind(rawValue: "fidoAttestationRoot")
     /// A receiver's Shared Signals stream (PROTOCOL §14.2).
     public static let sharedSignalsStream = DocumentKind(rawValue: "sharedSignalsStream")
 }

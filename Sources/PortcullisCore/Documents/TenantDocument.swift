@@ -52,6 +52,8 @@ public struct TenantContents: Sendable {
     /// Authentication contexts (`c1`…`c99`).
     public var authenticationContexts: [AuthenticationContextClassReference] = []
     public var sharedSignalsStreams: [SharedSignalsStream] = []
+    /// Roots trusted for passkey attestation (PROTOCOL §12.1).
+    public var attestationRoots: [FidoAttestationRoot] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -71,6 +73,7 @@ public struct TenantContents: Sendable {
         Self.sort(&authenticationStrengths)
         Self.sort(&authenticationContexts)
         Self.sort(&sharedSignalsStreams)
+        Self.sort(&attestationRoots)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -213,6 +216,12 @@ extension AuthenticationContextClassReference: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [AuthenticationContextClassReference]>? { \.authenticationContexts }
 }
 
+extension FidoAttestationRoot: TenantDocument {
+    public static let kind = DocumentKind.fidoAttestationRoot
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [FidoAttestationRoot]>? { \.attestationRoots }
+}
+
 extension SharedSignalsStream: TenantDocument {
     public static let kind = DocumentKind.sharedSignalsStream
     public var documentId: String { id }
@@ -235,7 +244,7 @@ public enum TenantDocuments {
     public static let all: [any TenantDocument.Type] = [
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
-        AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self,
+        AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

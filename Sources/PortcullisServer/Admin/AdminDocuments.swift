@@ -13,6 +13,7 @@ struct AdminDocuments: Sendable {
     let conditionalAccessPolicies: DocumentResource<ConditionalAccessPolicy>
     let authenticationStrengths: DocumentResource<AuthenticationStrengthPolicy>
     let authenticationContexts: DocumentResource<AuthenticationContextClassReference>
+    let attestationRoots: DocumentResource<FidoAttestationRoot>
     let namedLocations: DocumentResource<NamedLocation>
     let appProtectionPolicies: DocumentResource<AppProtectionPolicy>
     let appConfigurationPolicies: DocumentResource<AppConfigurationPolicy>
@@ -74,6 +75,21 @@ struct AdminDocuments: Sendable {
                 read: { value, tenant, _ in try AuthenticationContextClassReference.parse(value, others: tenant.contents.authenticationContexts) },
                 beforeDelete: { reference, tenant, _ in
                     try Self.refuseWhileUsed("The authentication context is targeted by", tenant: tenant) { $0.refers(toContext: reference.id) }
+                }))
+
+        attestationRoots = resource(
+            DocumentRegistration(
+                noun: "attestation root",
+                read: { value, tenant, _ in
+                    try FidoAttestationRoot.parse(
+                        value, others: tenant.contents.attestationRoots, generatedId: UUID().uuidString.lowercased(), at: clock.now())
+                },
+                present: { root, _ in
+                    .object([
+                        "id": .string(root.id), "displayName": .string(root.displayName), "certificate": .string(root.pem),
+                        "subject": .string(root.subject), "sha256Thumbprint": .string(root.sha256Thumbprint),
+                        "notAfter": .string(ISO8601.string(root.notAfter)),
+                    ])
                 }))
 
         namedLocations = resource(

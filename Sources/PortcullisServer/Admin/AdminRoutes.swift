@@ -33,7 +33,7 @@ struct AdminRoutes: Sendable {
     var authenticationMethods: AuthenticationMethodRoutes {
         AuthenticationMethodRoutes(
             store: store, tenants: tenants, passes: TemporaryAccessPasses(store: store, credentials: directory.credentials),
-            transmitter: documents.transmitter, clock: clock)
+            transmitter: documents.transmitter, metadata: configuration.passkeyMetadata, clock: clock)
     }
 
     var signals: SignalAdminRoutes {
@@ -53,6 +53,7 @@ struct AdminRoutes: Sendable {
         documents.namedLocations.register(on: group, path: "named-locations")
         documents.authenticationStrengths.register(on: group, path: "authentication-strengths")
         documents.authenticationContexts.register(on: group, path: "authentication-context-class-references")
+        documents.attestationRoots.register(on: group, path: "authentication-methods-policy/fido2/attestation-roots")
 
         compliance.register(on: group)
         directory.register(on: group)

@@ -12,6 +12,8 @@ struct AuthenticationMethodRoutes: Sendable {
     let tenants: TenantCache
     let passes: TemporaryAccessPasses
     let transmitter: SignalTransmitter
+    /// The FIDO metadata BLOB's authenticators: an attested passkey's model name.
+    let metadata: FidoMetadata
     let clock: any WallClock
 
     struct Page: Encodable { let value: [Method] }
@@ -59,7 +61,7 @@ struct AuthenticationMethodRoutes: Sendable {
         var found: [(String, Method)] = try await store.authenticationMethods(tenantId: tenantId, userId: userId).map {
             ($0.id, .totp(SoftwareOathMethod($0)))
         }
-        found += try await store.passkeys(tenantId: tenantId, userId: userId).map { ($0.id, .passkey(PasskeyMethod($0))) }
+        found += try await store.passkeys(tenantId: tenantId, userId: userId).map { ($0.id, .passkey(PasskeyMethod($0, metadata: metadata))) }
         if let pass = try await store.temporaryAccessPass(tenantId: tenantId, userId: userId) {
             found.append((pass.id, .temporaryAccessPass(TemporaryAccessPassMethod(pass, now: now, secret: nil))))
         }
@@ -197,7 +199,7 @@ struct AuthenticationMethodRoutes: Sendable {
             AuditRecord(
                 tenantId: tenant.tenant.id, at: clock.now(), actor: actor, action: .clearSuspicion, kind: .passkey,
                 documentId: "\(user.id)/\(id)", before: JSONValue(encoding: PasskeyMethod(passkey)), after: JSONValue(encoding: PasskeyMethod(cleared))))
-        return PasskeyMethod(cleared)
+        return PasskeyMethod(cleared, metadata: metadata)
     }
 }
 
@@ -232,22 +234,25 @@ struct PasskeyMethod: Encodable {
     let createdDateTime: Date
     let lastUsedDateTime: Date?
     let attestationLevel: String
+    /// The model's name, when the attestation verified and the FIDO metadata BLOB names it.
+    let model: String?
     let backedUp: Bool
     let suspect: Bool
 
     enum CodingKeys: String, CodingKey {
         case odataType = "@odata.type"
-        case id, displayName, aaGuid, createdDateTime, lastUsedDateTime, attestationLevel, backedUp, suspect
+        case id, displayName, aaGuid, createdDateTime, lastUsedDateTime, attestationLevel, model, backedUp, suspect
     }
 
-    init(_ passkey: PasskeyRecord) {
+    init(_ passkey: PasskeyRecord, metadata: FidoMetadata = .empty) {
         id = passkey.id
         displayName = passkey.displayName
         aaGuid = passkey.aaguid.uuidString.lowercased()
         createdDateTime = passkey.createdAt
         lastUsedDateTime = passkey.lastUsedAt
-        // Graph: `attested` when the attestation verified to a certificate, else `notAttested`.
-        attestationLevel = passkey.attestation == .basic ? "attested" : "notAttested"
+        // Graph: `attested` when the attestation verified to a root the tenant trusts, else `notAttested` (PROTOCOL §12.1).
+        attestationLevel = passkey.attestation == .attested ? "attested" : "notAttested"
+        model = passkey.attestedModel.flatMap { metadata.authenticators[$0]?.description }.flatMap { $0.isEmpty ? nil : $0 }
         backedUp = passkey.backedUp
         suspect = passkey.suspectSince != nil
     }

@@ -1,7 +1,7 @@
 public import Foundation
 public import PortcullisCore
 import PortcullisStorage
-import PortcullisTokens
+public import PortcullisTokens
 
 /// What the server needs to know, with development defaults: a plain value (copies share nothing). The CLI fills it from `Config/portcullis.json`,
 /// then `PORTCULLIS_…` environment variables, then flags.
@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     public var continuousAccessTokenLifetime: TimeInterval = 24 * 3600
     /// The Shared Signals transmitter (PROTOCOL §14.2).
     public var signals = SignalSettings()
+    /// The authenticators of the FIDO metadata BLOB the operator provides (`passkeys.metadataBlob`, PROTOCOL §12.1),
+    /// verified when the server starts.
+    public var passkeyMetadata = FidoMetadata.empty
 
     /// The longest an access token issued now can live.
     public var longestAccessTokenLifetime: TimeInterval { max(accessTokenLifetime, continuousAccessTokenLifetime) }

@@ -142,7 +142,7 @@ extension SignInRoutes {
                 let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .signIn, binding: Self.browserBinding(cookie))
                 let (user, passkey) = try await verifyPasskeyAssertion(form, challenge: challenge, tenant: tenant, now: now)
                 try await passwords.attemptSucceeded(subjects, now: now)
-                let authentication = AuthenticationContext.passkey(model: passkey.aaguid, at: now)
+                let authentication = AuthenticationContext.passkey(model: passkey.attestedModel, at: now)
                 logger.info("passkey sign-in", metadata: [LogKeys.userId: .string(user.id)])
                 return try await startSession(authorization, user: user, authentication: authentication, tenant: tenant, request: request, context)
             } catch let error as TokenError {

@@ -28,13 +28,16 @@ extension SignInRoutes {
         } catch {
             throw Self.passkeyRefused(error.description)
         }
+        // The model is known only when the chain verifies to a root this tenant trusts (PROTOCOL §12.1).
+        let trusted = await AttestationTrust(metadata: configuration.passkeyMetadata, tenantRoots: tenant.contents.attestationRoots)
+            .attestation(of: credential, at: now)
         let transports = (form["transports"] ?? "").split(separator: ",").map(String.init)
             .filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) }
         let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let passkey = PasskeyRecord(
             id: UUID().uuidString.lowercased(), tenantId: tenant.tenant.id, userId: user.id, credentialId: Data(credential.credentialId),
             publicKey: Data(credential.publicKey), algorithm: credential.algorithm.rawValue, signCount: Int64(credential.signCount),
-            aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: credential.attestation,
+            aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: trusted,
             transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
         // Its events and audit record commit with it (PROTOCOL §14.1).
         let committed = try await transmitter.methodChangeEffects(
@@ -107,7 +110,7 @@ extension SignInRoutes {
                     authorization, user: user, sessionHash: session.record.idHash, strengths: strengths, tenant: tenant, error: error, request: request,
                     context, status: .badRequest)
             }
-            let authentication = AuthenticationContext.passkey(model: passkey.aaguid, at: now)
+            let authentication = AuthenticationContext.passkey(model: passkey.attestedModel, at: now)
             try await store.upgradeSession(idHash: session.record.idHash, methods: authentication.methods, authTime: now, at: now)
             return try await complete(
                 authorization, user: user, methods: authentication.methods, authTime: now, sessionHash: session.record.idHash, tenant: tenant,
