@@ -4,11 +4,14 @@ import Logging
 import NIOCore
 import NIOFoundationEssentialsCompat
 import NIOHTTP1
+import PortcullisClient
 import PortcullisCore
 import PortcullisResourceServer
 import PortcullisServer
 import PortcullisTesting
 import PortcullisTokens
+import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// Continuous access evaluation across the tenant boundary and through the resource-server library (PROTOCOL §14):
@@ -69,6 +72,78 @@ struct SharedSignalsTests {
                 try await client.shutdown()
             }
         }
+    }
+
+    @Test("selective wipe, end to end: the wiped instance's token passes a gateway with a live stream until the wipe, then 401 insufficient_claims")
+    func wipeAtGateway() async throws {
+        // Long polls answered within a second: the server's shutdown waits for the one in flight.
+        try await withTestEnvironment(
+            baseURL: "http://localhost:0", directoryJSON: try Self.directory(), configure: { $0.signals.longestPoll = .seconds(1) }
+        ) { env in
+            try await withLiveServer(env) { authority in
+                let client = HTTPClient(eventLoopGroupProvider: .singleton)
+                do {
+                    try await Self.wipe(authority: authority, client: client)
+                } catch {
+                    try? await client.shutdown()
+                    throw error
+                }
+                try await client.shutdown()
+            }
+        }
+    }
+
+    static func wipe(authority: URL, client: HTTPClient) async throws {
+        let admin = try await Client.admin(authority)
+        try await admin.requireAppProtection()
+        let app = Client.app(authority)
+        let manager = Client.manager(app, delegate: TestDelegate())
+        let result = try await app.acquireToken(
+            username: Fixtures.alice.upn, password: Fixtures.alice.password, scopes: [Client.mailScope], remediation: .automatic)
+        let account = try #require(result.account)
+        let enrollment = try #require(await manager.enrollmentId(for: account))
+        let logger = Logger(label: "wipe-at-gateway")
+        let upstream = try await MisbehavingUpstream.start()
+        let validator = AccessTokenValidator(authority: authority.absoluteString, audiences: [Fixtures.mailApiId], client: client, logger: logger)
+        let view = RevocationView(capacity: 100)
+        let poller = SharedSignalsPoller(
+            configuration: .init(authority: authority.absoluteString, clientId: receiver.0, clientSecret: receiver.1, streamDescription: "wipe test gateway"),
+            receiver: SharedSignalsReceiver(view: view), validator: validator, client: client, logger: logger)
+        let gateway = Gateway(
+            configuration: Gateway.Configuration(upstream: "http://127.0.0.1:\(upstream.localAddress?.port ?? 0)", publicBaseURL: "http://127.0.0.1"),
+            guardian: ResourceGuard(validator: validator, revocations: view), streamProblem: { poller.problem })
+        let listening = Mutex<Int?>(nil)
+        let server = try GatewayServer(
+            gateway: gateway, host: "127.0.0.1", port: 0, logger: logger, onListening: { address in listening.withLock { $0 = address?.port } })
+        let group = ServiceGroup(configuration: .init(services: [server, poller], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            defer { tasks.cancelAll() }
+            var port: Int?
+            for _ in 0..<500 where port == nil || !poller.isConnected {
+                port = listening.withLock { $0 }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let base = "http://127.0.0.1:\(try #require(port))"
+            #expect(poller.isConnected, "the gateway's stream is connected: \(poller.problem ?? "")")
+            func call() async throws -> (UInt, String) {
+                var request = HTTPClientRequest(url: base + "/messages")
+                request.headers.add(name: "Authorization", value: "Bearer \(result.accessToken)")
+                let response = try await client.execute(request, timeout: .seconds(10))
+                return (response.status.code, response.headers.first(name: "www-authenticate") ?? "")
+            }
+            #expect(try await call().0 == 200, "the enrolled instance's token passes before the wipe")
+            #expect(try await admin.send("POST", "enrollments/\(enrollment)/wipe").0 == 202)
+            var answer = try await call()
+            let asked = ContinuousClock.now
+            while answer.0 != 401 && ContinuousClock.now - asked < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(10))
+                answer = try await call()
+            }
+            #expect(answer.0 == 401 && answer.1.contains(#"error="insufficient_claims""#), "the wiped instance's token is refused: \(answer)")
+            await group.triggerGracefulShutdown()
+        }
+        try await upstream.close()
     }
 
     static func run(_ env: TestEnvironment, authority: URL, client: HTTPClient) async throws {
