@@ -67,7 +67,10 @@ let package = Package(
         .target(name: "PortcullisWebAuthnFormat", swiftSettings: swiftSettings),
         // libFuzzer over the WebAuthn formats when built with -sanitize=fuzzer -D FUZZING (scripts/fuzz); otherwise a
         // replayer that runs files (a corpus, a crash) through the same entry point.
-        .executableTarget(name: "portcullis-fuzz", dependencies: ["PortcullisWebAuthnFormat"], path: "Fuzz/Sources", swiftSettings: swiftSettings),
+        // The gateway's HTTP/1.1 framing (RFC 9112) on bytes; no dependency either, fuzzed beside the WebAuthn readers.
+        .target(name: "PortcullisGatewayWire", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "portcullis-fuzz", dependencies: ["PortcullisWebAuthnFormat", "PortcullisGatewayWire"], path: "Fuzz/Sources", swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTokens",
             dependencies: [
@@ -143,7 +146,7 @@ let package = Package(
         .target(
             name: "PortcullisResourceServer",
             dependencies: [
-                "PortcullisTokens", "PortcullisCore",
+                "PortcullisTokens", "PortcullisCore", "PortcullisGatewayWire",
                 .server("Hummingbird", "hummingbird"),
                 .server("HTTPTypes", "swift-http-types"),
                 .server("AsyncHTTPClient", "async-http-client"),
@@ -286,6 +289,14 @@ let package = Package(
                 .server("ServiceLifecycle", "swift-service-lifecycle"),
                 .server("Hummingbird", "hummingbird"),
                 .server("HummingbirdTesting", "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PortcullisResourceServerTests",
+            dependencies: [
+                "PortcullisResourceServer", "PortcullisGatewayWire", "PortcullisTokens", "PortcullisTesting",
+                .server("NIOCore", "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -20,6 +20,17 @@ public struct Gateway: Sendable {
         /// How long a client connection may wait between reads while the gateway waits for a request (idle keep-alive, a
         /// head or a body coming slowly): then it is closed (408 if a request had begun).
         public var clientTimeout: TimeAmount = .seconds(60)
+        /// A request's head must be whole this long after its first byte came (slowloris); then 408.
+        public var headTimeout: TimeAmount = .seconds(10)
+        /// Once `bodyGrace` has passed, a request's body must have come at this many bytes a second on average; else 408.
+        public var minimumBodyRate = 1024
+        public var bodyGrace: TimeAmount = .seconds(10)
+        /// Client connections at once, in all and from one address (an IPv6 client by its /64); more are closed on accept.
+        public var maximumConnections = 10_000
+        public var maximumConnectionsPerAddress = 256
+
+        /// The scheme clients call the gateway by (`X-Forwarded-Proto`).
+        var publicScheme: String { publicBaseURL.lowercased().hasPrefix("https:") ? "https" : "http" }
 
         public init(upstream: String, publicBaseURL: String) {
             self.upstream = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream

@@ -1,7 +1,5 @@
-import NIOCore
-import PortcullisTokens
-
-/// HTTP/1.1 message framing for `GatewayServer` (RFC 9112), on bytes. The gateway reads a request's head, decides it,
+/// HTTP/1.1 message framing for `GatewayServer` (RFC 9112), on bytes, with no dependency (so that the fuzzer builds it
+/// alone, as it builds the WebAuthn readers: `scripts/fuzz`). The gateway reads a request's head, decides it,
 /// and copies the fields it forwards byte for byte; building NIO's `HTTPRequestHead` and `HTTPHeaders` for that (and
 /// again for the upstream's answer) was most of what separated the gateway from a plain TCP relay (BENCHMARKS.md).
 ///
@@ -9,37 +7,45 @@ import PortcullisTokens
 /// CRLF and nowhere else, no obs-fold, no whitespace before a field's colon, no control characters in values, one
 /// Content-Length value, Transfer-Encoding only as `chunked` and never with Content-Length. What it cannot frame safely it
 /// refuses; the connection closes after any framing error.
-enum GatewayWire {
+public enum GatewayWire {
     /// Why a message could not be framed; `status` is the answer to a client (a malformed upstream answer is a 502).
-    struct Malformed: Error, Equatable {
-        let status: Int
-        let reason: String
-        static func bad(_ reason: String) -> Malformed { Malformed(status: 400, reason: reason) }
+    public struct Malformed: Error, Equatable, Sendable {
+        public let status: Int
+        public let reason: String
+        public init(status: Int, reason: String) {
+            self.status = status
+            self.reason = reason
+        }
+        public static func bad(_ reason: String) -> Malformed { Malformed(status: 400, reason: reason) }
     }
 
     /// A field of a head: byte ranges of its name and (trimmed) value within the head, and what the gateway makes of it.
-    struct Field: Equatable {
-        let name: Range<Int>
-        let value: Range<Int>
-        let kind: Kind
+    public struct Field: Equatable, Sendable {
+        public let name: Range<Int>
+        public let value: Range<Int>
+        public let kind: Kind
     }
 
     /// The fields the gateway reads or does not forward, told apart by their names once, as the head is parsed.
-    enum Kind: UInt8, Equatable {
+    public enum Kind: UInt8, Equatable, Sendable {
         case other, connection, contentLength, transferEncoding, authorization, dpop, expect, host, server
         /// Hop-by-hop (RFC 9110 §7.6.1) other than Connection and Transfer-Encoding: Keep-Alive, Proxy-Connection, TE,
         /// Trailer, Upgrade.
         case hopByHop
-        /// `X-Portcullis-*`: set by the gateway only.
+        /// `X-Portcullis-*`: set by the gateway only. Also `X_Portcullis_*` and any mix: CGI and WSGI stacks map `-` and `_`
+        /// alike (`HTTP_X_PORTCULLIS_ROLES`), so a name that folds to the prefix is the gateway's too.
         case claim
+        /// `X-Forwarded-*` and `Forwarded` (RFC 7239), in any spelling of `-` and `_`: set by the gateway, never passed on.
+        case forwarded
 
         static func of(_ bytes: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) -> Kind {
-            func named(_ lowercased: StaticString) -> Bool { ASCII.equalsIgnoringCase(bytes[name], lowercased) }
+            func named(_ lowercased: StaticString) -> Bool { equalsIgnoringCase(bytes[name], lowercased) }
             switch name.count {
             case 2: if named("te") { return .hopByHop }
             case 4: if named("host") { return .host } else if named("dpop") { return .dpop }
             case 6: if named("expect") { return .expect } else if named("server") { return .server }
             case 7: if named("trailer") || named("upgrade") { return .hopByHop }
+            case 9: if named("forwarded") { return .forwarded }
             case 10: if named("connection") { return .connection } else if named("keep-alive") { return .hopByHop }
             case 13: if named("authorization") { return .authorization }
             case 14: if named("content-length") { return .contentLength }
@@ -47,50 +53,59 @@ enum GatewayWire {
             case 17: if named("transfer-encoding") { return .transferEncoding }
             default: break
             }
-            let prefix = Gateway.claimHeaderPrefix.utf8.count
-            if name.count >= prefix, ASCII.equalsIgnoringCase(bytes[name.lowerBound..<(name.lowerBound + prefix)], "x-portcullis-") {
-                return .claim
-            }
+            if startsFolded(bytes[name], "x-portcullis-") { return .claim }
+            if startsFolded(bytes[name], "x-forwarded-") { return .forwarded }
             return .other
+        }
+
+        /// Whether the name starts with `prefix` (lower-case, with `-`) in any ASCII case, `_` read as `-`.
+        static func startsFolded(_ name: Slice<UnsafeBufferPointer<UInt8>>, _ prefix: StaticString) -> Bool {
+            guard name.count >= prefix.utf8CodeUnitCount else { return false }
+            return prefix.withUTF8Buffer { expected in
+                zip(name, expected).allSatisfy { byte, wanted in
+                    let folded = byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : lowercased(byte)
+                    return folded == wanted
+                }
+            }
         }
     }
 
     /// A parsed head: its bytes (start line to the empty line, inclusive) and where its parts lie in them.
-    struct Head {
-        let bytes: [UInt8]
+    public struct Head: Sendable {
+        public let bytes: [UInt8]
         /// The start line's three parts: method, target, version (a request) or version, status, reason (an answer).
-        let first: Range<Int>
-        let second: Range<Int>
-        let third: Range<Int>
-        let fields: [Field]
+        public let first: Range<Int>
+        public let second: Range<Int>
+        public let third: Range<Int>
+        public let fields: [Field]
 
-        func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        public func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
 
-        func values(_ kind: Kind) -> [String] {
+        public func values(_ kind: Kind) -> [String] {
             fields.compactMap { $0.kind == kind ? string($0.value) : nil }
         }
 
-        func has(_ kind: Kind) -> Bool { fields.contains { $0.kind == kind } }
+        public func has(_ kind: Kind) -> Bool { fields.contains { $0.kind == kind } }
 
-        func lowercasedName(_ field: Field) -> String { String(decoding: bytes[field.name].map(ASCII.lowercased), as: UTF8.self) }
+        public func lowercasedName(_ field: Field) -> String { String(decoding: bytes[field.name].map(GatewayWire.lowercased), as: UTF8.self) }
 
         /// The comma-separated elements of every `kind` field, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
-        func listElements(_ kind: Kind) -> [String] {
+        public func listElements(_ kind: Kind) -> [String] {
             guard has(kind) else { return [] }
             return values(kind).flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
         }
 
         /// The names the Connection field lists (RFC 9110 §7.6.1: hop-by-hop too), lower-cased; `close` and `keep-alive`
         /// among them.
-        var connectionOptions: Set<String> { Set(listElements(.connection)) }
+        public var connectionOptions: Set<String> { Set(listElements(.connection)) }
     }
 
-    static let maximumHeadBytes = 64 * 1024
-    static let maximumFields = 200
+    public static let maximumHeadBytes = 64 * 1024
+    public static let maximumFields = 200
 
     /// Where the head that starts `bytes` ends (just after its empty line), `nil` if it has not all come; throws when no
     /// head ends within `maximumHeadBytes` (431).
-    static func headLength(_ bytes: UnsafeRawBufferPointer) throws(Malformed) -> Int? {
+    public static func headLength(_ bytes: UnsafeRawBufferPointer) throws(Malformed) -> Int? {
         let count = bytes.count
         var index = 0
         while index + 3 < count {
@@ -111,7 +126,7 @@ enum GatewayWire {
 
     /// Parses a head of `length` bytes (from `headLength`). `request`: the start line is `method SP target SP version`;
     /// otherwise `version SP status SP reason`.
-    static func parseHead(_ raw: UnsafeRawBufferPointer, length: Int, request: Bool) throws(Malformed) -> Head {
+    public static func parseHead(_ raw: UnsafeRawBufferPointer, length: Int, request: Bool) throws(Malformed) -> Head {
         let bytes = [UInt8](raw[0..<length])
         let parts = try bytes.withUnsafeBufferPointer { bytes throws(Malformed) in try parseLines(bytes, request: request) }
         return Head(bytes: bytes, first: parts.first, second: parts.second, third: parts.third, fields: parts.fields)
@@ -194,10 +209,54 @@ enum GatewayWire {
     }
 
     /// The minor version of a version part that `parseHead` accepted.
-    static func minorVersion(_ head: Head, _ range: Range<Int>) -> Int { Int(head.bytes[range.upperBound - 1]) - 48 }
+    public static func minorVersion(_ head: Head, _ range: Range<Int>) -> Int { Int(head.bytes[range.upperBound - 1]) - 48 }
+
+    /// A request target's path must stay inside the upstream's base however the upstream reads it: no dot segment
+    /// (`.` or `..`, literal or percent-encoded in any case), no encoded slash or backslash (`%2F`, `%5C`) and no backslash,
+    /// which some upstreams decode or normalise into segments. The query is not looked at. Throws 400 otherwise.
+    public static func checkTarget(_ target: ArraySlice<UInt8>) throws(Malformed) {
+        let path = target.prefix { $0 != UInt8(ascii: "?") }
+        var segmentStart = path.startIndex
+        var index = path.startIndex
+        while index <= path.endIndex {
+            if index == path.endIndex || path[index] == UInt8(ascii: "/") {
+                try checkSegment(path[segmentStart..<index])
+                segmentStart = index + 1
+            } else if path[index] == UInt8(ascii: "\\") {
+                throw .bad("The request's path has a backslash.")
+            } else if path[index] == UInt8(ascii: "%"), index + 2 < path.endIndex {
+                let first = path[index + 1]
+                let second = lowercased(path[index + 2])
+                if (first == UInt8(ascii: "2") && second == UInt8(ascii: "f")) || (first == UInt8(ascii: "5") && second == UInt8(ascii: "c")) {
+                    throw .bad("The request's path has an encoded slash or backslash.")
+                }
+            }
+            index += 1
+        }
+    }
+
+    /// Refuses a segment that is `.` or `..` once `%2E` is read as a dot.
+    private static func checkSegment(_ segment: ArraySlice<UInt8>) throws(Malformed) {
+        guard segment.count <= 6 else { return }  // `%2e%2e` at the most
+        var dots = 0
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            if segment[index] == UInt8(ascii: ".") {
+                index += 1
+            } else if segment[index] == UInt8(ascii: "%"), index + 2 < segment.endIndex, segment[index + 1] == UInt8(ascii: "2"),
+                lowercased(segment[index + 2]) == UInt8(ascii: "e")
+            {
+                index += 3
+            } else {
+                return
+            }
+            dots += 1
+        }
+        if dots == 1 || dots == 2 { throw .bad("The request's path has a dot segment (. or ..): the gateway forwards only paths inside its base.") }
+    }
 
     /// How a message's body is framed (RFC 9112 §6).
-    enum Framing: Equatable {
+    public enum Framing: Equatable, Sendable {
         case none
         case length(Int)
         case chunked
@@ -206,7 +265,7 @@ enum GatewayWire {
     }
 
     /// A request's framing: chunked, a Content-Length, or none; anything ambiguous is refused.
-    static func requestFraming(_ head: Head, minorVersion: Int) throws(Malformed) -> Framing {
+    public static func requestFraming(_ head: Head, minorVersion: Int) throws(Malformed) -> Framing {
         if head.has(.transferEncoding) {
             let codings = head.listElements(.transferEncoding)
             guard !head.has(.contentLength) else { throw .bad("The request has both Transfer-Encoding and Content-Length.") }
@@ -221,7 +280,7 @@ enum GatewayWire {
     }
 
     /// An answer's framing, given the request's method and the status (RFC 9112 §6.3); throws when it cannot be framed.
-    static func answerFraming(_ head: Head, status: Int, requestMethod: String) throws(Malformed) -> Framing {
+    public static func answerFraming(_ head: Head, status: Int, requestMethod: String) throws(Malformed) -> Framing {
         if requestMethod == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304 { return .none }
         if head.has(.transferEncoding) {
             return head.listElements(.transferEncoding).last == "chunked" ? .chunked : .untilClose
@@ -236,7 +295,7 @@ enum GatewayWire {
 
     /// One Content-Length, however many times it is repeated (as fields or as a list); `nil` when there is none. Read
     /// on the head's bytes: digits, with optional whitespace around each list element.
-    static func contentLength(_ head: Head) throws(Malformed) -> Int? {
+    public static func contentLength(_ head: Head) throws(Malformed) -> Int? {
         var found: Int?
         for field in head.fields where field.kind == .contentLength {
             var index = field.value.lowerBound
@@ -262,37 +321,34 @@ enum GatewayWire {
     }
 
     /// Reads a chunked body (RFC 9112 §7.1) as it comes: sizes, data, the last chunk and the trailer section (dropped).
-    struct ChunkedDecoder {
-        private enum State { case size, data(Int), dataEnd, trailers, done }
-        private var state = State.size
-        var isDone: Bool { if case .done = state { true } else { false } }
+    public struct ChunkedDecoder: Sendable {
+        @usableFromInline enum State: Sendable { case size, data(Int), dataEnd, trailers, done }
+        @usableFromInline var state = State.size
+        public var isDone: Bool { if case .done = state { true } else { false } }
+
+        public init() {}
 
         /// Consumes what it can of `input`, appending the data to `body`; throws on a malformed body.
-        mutating func feed(_ input: inout ByteBuffer, into body: inout ByteBuffer) throws(Malformed) {
+        @inlinable
+        public mutating func feed<Input: WireInput, Output: WireOutput>(_ input: inout Input, into body: inout Output) throws(Malformed) {
             while true {
                 switch state {
                 case .done:
                     return
                 case .size:
                     guard let line = try Self.line(&input, maximum: 1024) else { return }
-                    let sizePart = line.prefix { $0 != UInt8(ascii: ";") }
-                    let hex = sizePart.reversed().drop { $0 == 32 || $0 == 9 }.reversed()
-                    guard !hex.isEmpty, hex.count <= 15, let size = Int(String(decoding: hex, as: UTF8.self), radix: 16), size >= 0,
-                        hex.allSatisfy({ isHexDigit($0) })
-                    else { throw .bad("A chunk's size is not hexadecimal.") }
-                    guard line.allSatisfy({ $0 == 9 || (32...126).contains($0) || $0 >= 128 }) else {
-                        throw .bad("A chunk extension has a control character.")
-                    }
-                    state = size == 0 ? .trailers : .data(size)
+                    state = try Self.chunkSize(line)
                 case .data(let remaining):
                     let take = min(remaining, input.readableBytes)
                     guard take > 0 else { return }
-                    var slice = input.readSlice(length: take)!
-                    body.writeBuffer(&slice)
+                    input.withUnsafeReadableBytes { bytes in _ = body.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<take])) }
+                    input.moveReaderIndex(forwardBy: take)
                     state = remaining == take ? .dataEnd : .data(remaining - take)
                 case .dataEnd:
                     guard input.readableBytes >= 2 else { return }
-                    guard input.readInteger(as: UInt16.self) == 0x0D0A else { throw .bad("A chunk's data does not end in CRLF.") }
+                    let ends = input.withUnsafeReadableBytes { $0[0] == 13 && $0[1] == 10 }
+                    guard ends else { throw .bad("A chunk's data does not end in CRLF.") }
+                    input.moveReaderIndex(forwardBy: 2)
                     state = .size
                 case .trailers:
                     guard let line = try Self.line(&input, maximum: 8192) else { return }
@@ -301,26 +357,39 @@ enum GatewayWire {
             }
         }
 
+        /// A size line's chunk: its hexadecimal size (extensions ignored but checked for control characters).
+        @usableFromInline
+        static func chunkSize(_ line: [UInt8]) throws(Malformed) -> State {
+            let sizePart = line.prefix { $0 != UInt8(ascii: ";") }
+            let hex = sizePart.reversed().drop { $0 == 32 || $0 == 9 }.reversed()
+            guard !hex.isEmpty, hex.count <= 15, hex.allSatisfy({ isHexDigit($0) }), let size = Int(String(decoding: hex, as: UTF8.self), radix: 16),
+                size >= 0
+            else { throw .bad("A chunk's size is not hexadecimal.") }
+            guard line.allSatisfy({ $0 == 9 || (32...126).contains($0) || $0 >= 128 }) else {
+                throw .bad("A chunk extension has a control character.")
+            }
+            return size == 0 ? .trailers : .data(size)
+        }
+
         /// The next CRLF-terminated line (without it), or `nil` until it has all come.
-        private static func line(_ input: inout ByteBuffer, maximum: Int) throws(Malformed) -> [UInt8]? {
+        @usableFromInline
+        static func line<Input: WireInput>(_ input: inout Input, maximum: Int) throws(Malformed) -> [UInt8]? {
             let found: Int?? = input.withUnsafeReadableBytes { bytes in
                 guard let lf = bytes.firstIndex(of: 10) else { return bytes.count > maximum ? .some(nil) : nil }
                 return .some(lf)
             }
             guard let found else { return nil }
             guard let lf = found, lf <= maximum else { throw .bad("A chunk's line is too long.") }
-            guard lf > 0, input.getInteger(at: input.readerIndex + lf - 1, as: UInt8.self) == 13 else {
-                throw .bad("A chunk's line ends in a bare LF.")
-            }
-            let line = input.readBytes(length: lf - 1)!
-            input.moveReaderIndex(forwardBy: 2)
+            let line: [UInt8]? = input.withUnsafeReadableBytes { bytes in lf > 0 && bytes[lf - 1] == 13 ? Array(bytes[0..<(lf - 1)]) : nil }
+            guard let line else { throw .bad("A chunk's line ends in a bare LF.") }
+            input.moveReaderIndex(forwardBy: lf + 1)
             guard !line.contains(13) else { throw .bad("A chunk's line has a bare CR.") }
             return line
         }
     }
 
     /// RFC 9110 §5.6.2's tchar.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
@@ -332,10 +401,57 @@ enum GatewayWire {
     }
 
     /// A byte a field value may hold (RFC 9110 §5.5): HTAB, SP, VCHAR, obs-text.
-    static func isFieldValueByte(_ byte: UInt8) -> Bool { byte == 9 || (32...126).contains(byte) || byte >= 128 }
+    public static func isFieldValueByte(_ byte: UInt8) -> Bool { byte == 9 || (32...126).contains(byte) || byte >= 128 }
 
-    static func isHexDigit(_ byte: UInt8) -> Bool {
+    public static func isHexDigit(_ byte: UInt8) -> Bool {
         (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+    }
+
+    /// The byte with an upper-case ASCII letter lower-cased (the module has no dependency to take it from).
+    public static func lowercased(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte | 0x20 : byte }
+
+    /// Whether `bytes` spell `lowercased` (which must be lower-case) in any ASCII case.
+    static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lowercased: StaticString) -> Bool {
+        guard bytes.count == lowercased.utf8CodeUnitCount else { return false }
+        return lowercased.withUTF8Buffer { expected in zip(bytes, expected).allSatisfy { Self.lowercased($0) == $1 } }
+    }
+}
+
+/// Bytes the framing reads from (a NIO `ByteBuffer` in the gateway, an array in tests and the fuzzer).
+public protocol WireInput {
+    var readableBytes: Int { get }
+    func withUnsafeReadableBytes<T, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> T) throws(E) -> T
+    mutating func moveReaderIndex(forwardBy offset: Int)
+}
+
+/// Where the framing appends a body's bytes.
+public protocol WireOutput {
+    @discardableResult mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) -> Int
+}
+
+/// An array read from the front: `WireInput` and `WireOutput` without NIO.
+public struct WireBytes: WireInput, WireOutput, Sendable {
+    public var bytes: [UInt8]
+    public var readerIndex = 0
+
+    public init(_ bytes: [UInt8] = []) { self.bytes = bytes }
+
+    public var readableBytes: Int { bytes.count - readerIndex }
+    public var readable: ArraySlice<UInt8> { bytes[readerIndex...] }
+
+    public func withUnsafeReadableBytes<T, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> T) throws(E) -> T {
+        let result: Result<T, E> = bytes.withUnsafeBytes { raw in
+            do throws(E) { return .success(try body(UnsafeRawBufferPointer(rebasing: raw[readerIndex...]))) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    public mutating func moveReaderIndex(forwardBy offset: Int) { readerIndex += offset }
+
+    @discardableResult
+    public mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
+        self.bytes.append(contentsOf: bytes)
+        return bytes.count
     }
 }
 

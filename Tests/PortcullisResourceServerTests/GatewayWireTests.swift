@@ -1,9 +1,9 @@
 import NIOCore
+import PortcullisGatewayWire
+import PortcullisResourceServer
 import PortcullisTesting
 import PortcullisTokens
 import Testing
-
-@testable import PortcullisResourceServer
 
 /// The gateway's own HTTP/1.1 framing (GatewayWire): what it accepts, what it refuses and with which status, and that no
 /// input makes it crash or hand out ranges outside the head.
@@ -85,6 +85,39 @@ struct GatewayWireTests {
         ])
     func refusals(text: String, status: Int) {
         #expect(Self.refusal(text) == status, "\(text.debugDescription)")
+    }
+
+    @Test("names the gateway sets, in any spelling of - and _ (CGI and WSGI fold them): X-Portcullis-*, X-Forwarded-*, Forwarded")
+    func foldedNames() throws {
+        let names = [
+            "X-Portcullis-Roles", "X_Portcullis_Roles", "x-PORTCULLIS_acrs", "X_PORTCULLIS-USER", "X-Forwarded-For", "X_Forwarded_Host",
+            "x-forwarded_proto", "Forwarded", "FORWARDED", "X-Portcullis-Something-New",
+        ]
+        let text = "GET / HTTP/1.1\r\nHost: x\r\n" + names.map { "\($0): v\r\n" }.joined() + "X-Portcullisx: keep\r\nX-Forwarded: keep\r\n\r\n"
+        let parsed = try #require(try Self.head(text))
+        let kinds = parsed.fields.dropFirst().map(\.kind)
+        #expect(kinds == [.claim, .claim, .claim, .claim, .forwarded, .forwarded, .forwarded, .forwarded, .forwarded, .claim, .other, .other], "\(kinds)")
+    }
+
+    @Test("a path stays inside the base: dot segments (literal or %2e in any case), encoded slashes and backslashes refused; the query is not read")
+    func targets() {
+        func refused(_ target: String) -> Bool {
+            do {
+                try Wire.checkTarget(Array(target.utf8)[...])
+                return false
+            } catch {
+                return error.status == 400
+            }
+        }
+        for bad in [
+            "/..", "/../secret", "/a/../../b", "/a/./b", "/.", "/%2e%2e/secret", "/%2E%2e/x", "/.%2e/x", "/%2e/x", "/a/%2E", "/a%2fb", "/a%2F..",
+            "/a%5cb", "/a\\b", "/x/..?q=1",
+        ] {
+            #expect(refused(bad), "\(bad)")
+        }
+        for good in ["/", "/a/b", "/a..b", "/...", "/.well-known/x", "/a/.b", "/%2e%2e%2e", "/a?x=../..", "/a?p=%2f", "/a%2Eb", "/%41"] {
+            #expect(!refused(good), "\(good)")
+        }
     }
 
     @Test("limits: the head's size and its number of fields (431)")
