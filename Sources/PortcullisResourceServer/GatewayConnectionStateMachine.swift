@@ -228,7 +228,7 @@ struct GatewayConnectionStateMachine {
             return headStarted.map { min(idle, $0 + limits.headTimeout) } ?? idle
         case .body:
             let idle = lastRead + limits.clientTimeout
-            guard let bodyStarted else { return idle }
+            guard let bodyStarted, limits.minimumBodyRate > 0 else { return idle }  // a rate of 0: no minimum
             return min(idle, bodyStarted + max(limits.bodyGrace, bodyAllowance))
         }
     }

@@ -29,6 +29,11 @@ struct GatewayCommand: AsyncParsableCommand {
             as Entra's resources answer. While the stream is down (and without --ssf-*), no token counts for longer than \
             --max-token-age after its iat. GET /.well-known/portcullis/health is answered by the gateway itself: 200 while \
             revocations are heard, 503 with the reason while the stream is down.
+
+            Hostile clients: a client's fields named like the gateway's own (X-Portcullis-*, X-Forwarded-*, Forwarded, in any \
+            spelling of - and _) are dropped and X-Forwarded-For, -Host and -Proto set by the gateway; paths with dot segments \
+            or encoded slashes are refused (400); a head must be whole within --head-timeout of its first byte and a body must \
+            keep --minimum-body-rate; connections are capped in all and per address.
             """)
 
     @Option(help: "Port to listen on.") var port: Int = 8600
@@ -45,6 +50,11 @@ struct GatewayCommand: AsyncParsableCommand {
     var caFile: String?
     @Option(help: "Seconds a client connection may stay silent while the gateway waits for its request (idle, or a slow head or body).")
     var clientTimeout: Int = 60
+    @Option(help: "Seconds a request's head may take from its first byte, however slowly it trickles in (then 408).") var headTimeout: Int = 10
+    @Option(help: "Bytes a second a request's body must average once 10 seconds have passed (then 408).") var minimumBodyRate: Int = 1024
+    @Option(help: "Client connections at once; more are closed when accepted.") var maxConnections: Int = 10_000
+    @Option(help: "Client connections at once from one address (an IPv6 client by its /64); more are closed when accepted.")
+    var maxConnectionsPerAddress: Int = 256
     @Option(
         help:
             "Seconds a token counts after its iat while no revocations are heard (started without --ssf-*, or the stream down): CAE's long lifetimes rest on revocations arriving."
@@ -81,6 +91,13 @@ struct GatewayCommand: AsyncParsableCommand {
         }
         var configuration = Gateway.Configuration(upstream: upstream, publicBaseURL: publicUrl ?? "http://\(host):\(port)")
         configuration.clientTimeout = .seconds(Int64(max(1, clientTimeout)))
+        guard headTimeout > 0, minimumBodyRate >= 0, maxConnections > 0, maxConnectionsPerAddress > 0 else {
+            throw ValidationError("--head-timeout, --max-connections and --max-connections-per-address must be positive, --minimum-body-rate not negative")
+        }
+        configuration.headTimeout = .seconds(Int64(headTimeout))
+        configuration.minimumBodyRate = minimumBodyRate
+        configuration.maximumConnections = maxConnections
+        configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
         let gateway = Gateway(
             configuration: configuration,
             guardian: ResourceGuard(
