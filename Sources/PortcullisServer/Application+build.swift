@@ -194,7 +194,8 @@ public struct PortcullisServer: Sendable {
             clock: deps.clock
         ).register(on: router)
         SharedSignalsRoutes(
-            transmitter: transmitter, tenants: tenants, signers: deps.signers, endpoints: endpoints, revocations: deps.store, clock: deps.clock
+            transmitter: transmitter, tenants: tenants, signers: deps.signers, endpoints: endpoints, revocations: deps.store,
+            destinations: deps.configuration.outbox.destinations, clock: deps.clock
         ).register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, tenants: tenants, signers: deps.signers, drain: drain).register(on: router)
         return router

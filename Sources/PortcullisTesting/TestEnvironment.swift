@@ -48,6 +48,8 @@ public final class TestEnvironment: Sendable {
         let passwords: PasswordHasher
         if let customPasswords { passwords = customPasswords } else { passwords = try await PasswordHasher(cost: 4) }
         var configuration = ServerConfiguration(baseURL: baseURL)
+        // The tests' callback and push receivers listen on loopback, which the server refuses by default (PROTOCOL §14.2).
+        configuration.outbox.destinations.allowLoopback = true
         configure(&configuration)
         let config = root.appendingPathComponent("Config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)

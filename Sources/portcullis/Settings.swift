@@ -33,6 +33,10 @@ struct Settings {
     var callbackBaseDelaySeconds = 1
     var callbackMaxDelaySeconds = 300
     var callbackAllowPrivateNetworks = false
+    /// `callbacks.allowLoopback`: deliveries to loopback (development, tests); off by default (PROTOCOL §14.2).
+    var callbackAllowLoopback = false
+    /// `signals.minimumVerificationIntervalSeconds` (SSF `min_verification_interval`).
+    var signalsMinimumVerificationSeconds = 10
     var callbackRetentionDays = 7
     var maximumEnrollmentsPerAccount = 20
     var passwordQueueLimit = 64
@@ -135,8 +139,11 @@ struct Settings {
             maximumEnrollmentsPerAccount = compliance.integer("maximumEnrollmentsPerAccount", in: 1...1000) ?? maximumEnrollmentsPerAccount
         }
         if let callbacks = reader.object("callbacks") {
-            callbacks.rejectUnknownMembers(allowed: ["maxAttempts", "baseDelaySeconds", "maxDelaySeconds", "allowPrivateNetworks", "retentionDays"])
+            callbacks.rejectUnknownMembers(allowed: [
+                "maxAttempts", "baseDelaySeconds", "maxDelaySeconds", "allowPrivateNetworks", "allowLoopback", "retentionDays",
+            ])
             callbackAllowPrivateNetworks = callbacks.bool("allowPrivateNetworks") ?? callbackAllowPrivateNetworks
+            callbackAllowLoopback = callbacks.bool("allowLoopback") ?? callbackAllowLoopback
             callbackRetentionDays = callbacks.integer("retentionDays", in: 1...3650) ?? callbackRetentionDays
             callbackMaxAttempts = callbacks.integer("maxAttempts", in: 1...100) ?? callbackMaxAttempts
             callbackBaseDelaySeconds = callbacks.integer("baseDelaySeconds", in: 1...3600) ?? callbackBaseDelaySeconds
@@ -190,7 +197,8 @@ struct Settings {
             if let value = tokens.integer("refreshTokenLifetimeSeconds", in: 300...(365 * 86400)) { refreshTokenLifetime = TimeInterval(value) }
         }
         if let signals = reader.object("signals") {
-            signals.rejectUnknownMembers(allowed: ["pendingPerStream", "longestPollSeconds"])
+            signals.rejectUnknownMembers(allowed: ["pendingPerStream", "longestPollSeconds", "minimumVerificationIntervalSeconds"])
+            signalsMinimumVerificationSeconds = signals.integer("minimumVerificationIntervalSeconds", in: 0...3600) ?? signalsMinimumVerificationSeconds
             signalsPendingPerStream = signals.integer("pendingPerStream", in: 100...1_000_000) ?? signalsPendingPerStream
             signalsLongestPollSeconds = signals.integer("longestPollSeconds", in: 1...300) ?? signalsLongestPollSeconds
         }
@@ -259,6 +267,7 @@ struct Settings {
         }
         if let v = value("DEMO") { demo = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("CALLBACKS_ALLOW_PRIVATE_NETWORKS") { callbackAllowPrivateNetworks = ["1", "true", "yes"].contains(v.lowercased()) }
+        if let v = value("CALLBACKS_ALLOW_LOOPBACK") { callbackAllowLoopback = ["1", "true", "yes"].contains(v.lowercased()) }
         if let v = value("SIGNING_ALGORITHM") {
             guard let alg = SigningAlgorithm(rawValue: v.uppercased()) else {
                 throw Problem(description: "PORTCULLIS_SIGNING_ALGORITHM must be ES256 or RS256")
@@ -316,7 +325,8 @@ struct Settings {
             signInRetention: TimeInterval(signInRetentionDays) * 86400,
             outbox: OutboxDispatcher.Configuration(
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
-                pollInterval: postgresURL == nil ? nil : .seconds(10), destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks)),
+                pollInterval: postgresURL == nil ? nil : .seconds(10),
+                destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks, allowLoopback: callbackAllowLoopback)),
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .changeFeed(recheck: .seconds(5)),
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
@@ -328,6 +338,7 @@ struct Settings {
         configuration.continuousAccessTokenLifetime = continuousAccessTokenLifetime
         configuration.signals = SignalSettings(
             pendingPerStream: signalsPendingPerStream, longestPoll: .seconds(signalsLongestPollSeconds),
+            minimumVerificationInterval: TimeInterval(signalsMinimumVerificationSeconds),
             sharedStorePollInterval: postgresURL == nil ? nil : .milliseconds(200))
         return configuration
     }

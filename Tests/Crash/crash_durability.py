@@ -115,7 +115,7 @@ class Server:
         with open(self.log_path, "a") as f:
             f.write("\n===== crash_durability: start #%d =====\n" % self.starts)
             offset = f.tell()
-        env = dict(os.environ, PORTCULLIS_BCRYPT_COST="4")
+        env = dict(os.environ, PORTCULLIS_BCRYPT_COST="4", PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK="1")
         logfile = open(self.log_path, "a")
         started = time.monotonic()
         self.process = subprocess.Popen(

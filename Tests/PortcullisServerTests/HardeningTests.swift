@@ -238,18 +238,24 @@ struct HardeningTests {
 
     // MARK: 4. Callback destinations
 
-    @Test("callback destinations: loopback yes, private and link-local only when allowed, unroutable never; '127.attacker.example' is not loopback")
+    @Test(
+        "callback destinations: loopback only when allowed (off by default), private and link-local only when allowed, unroutable never; '127.attacker.example' is not loopback"
+    )
     func callbackDestinations() async {
         let strict = CallbackDestinations()
         let lenient = CallbackDestinations(allowPrivateNetworks: true)
+        let loopback = CallbackDestinations(allowLoopback: true)
         func refused(_ destinations: CallbackDestinations, _ url: String) async -> Bool {
             do {
                 try await destinations.check(url)
                 return false
             } catch { return true }
         }
-        #expect(await !refused(strict, "http://127.0.0.1:9/compliance"))
-        #expect(await !refused(strict, "http://[::1]:9/compliance"))
+        #expect(await refused(strict, "http://127.0.0.1:9/compliance"), "loopback refused by default")
+        #expect(await refused(strict, "https://[::1]:9/compliance"))
+        #expect(await refused(lenient, "https://localhost:9/compliance"), "allowing private networks does not allow loopback")
+        #expect(await !refused(loopback, "http://127.0.0.1:9/compliance"))
+        #expect(await !refused(loopback, "http://[::1]:9/compliance"))
         #expect(await !refused(strict, "https://93.184.216.34/compliance"))
         #expect(await refused(strict, "http://127.attacker.example/compliance"), "http beyond loopback")
         #expect(await refused(strict, "https://10.1.2.3/compliance"))
@@ -283,7 +289,7 @@ struct HardeningTests {
                     }
                     #expect(try await env.server.dispatcher.deliverDue() == 1)
                     let messages = try await env.store.outboxMessages(tenantId: Fixtures.tenantId, state: .pending, limit: 10)
-                    #expect(messages.contains { $0.lastError == "HTTP 307" && $0.attempts == 1 }, "\(messages.map(\.lastError))")
+                    #expect(messages.contains { $0.lastError == "the receiver answered HTTP 307" && $0.attempts == 1 }, "\(messages.map(\.lastError))")
                     #expect(target.tokens.isEmpty, "the redirect was followed")
                 }
             }

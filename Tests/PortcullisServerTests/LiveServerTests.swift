@@ -84,6 +84,7 @@ final class ServerProcess: Sendable {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PORTCULLIS_") }
         environment["PORTCULLIS_BCRYPT_COST"] = "4"
         environment["PORTCULLIS_SHUTDOWN_DRAIN_MS"] = "100"
+        environment["PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK"] = "1"  // the tests' receivers listen on loopback
         environment.merge(extraEnvironment) { $1 }
         process.environment = environment
         let pipe = Pipe()

@@ -4,20 +4,23 @@ import NIOCore
 import NIOPosix
 import PortcullisCore
 
-/// Where compliance callbacks may be sent (callback delivery connects out on a tenant admin's say-so, so it
-/// must not become a way into the server's own network): `https`, or `http` to loopback; every address the
-/// host resolves to must be global — loopback is allowed for development, private and link-local networks
-/// only when the operator allows them (`callbacks.allowPrivateNetworks`); unspecified, multicast and
-/// reserved addresses never. Delivery does not follow redirects (a 3xx is a failed attempt).
+/// Where compliance callbacks and Shared Signals pushes may be sent (delivery connects out on a tenant admin's say-so,
+/// so it must not become a way into the server's own network, PROTOCOL §14.2): `https`, or `http` to loopback; every
+/// address the host resolves to must be global — loopback only when the operator allows it (`callbacks.allowLoopback`,
+/// for development and the project's own tests), private and link-local networks only when the operator allows them
+/// (`callbacks.allowPrivateNetworks`); unspecified, multicast and reserved addresses never. Delivery does not follow
+/// redirects (a 3xx is a failed attempt).
 ///
 /// The addresses are checked before each attempt; the HTTP client resolves the name again when it
 /// connects, so a name whose records change between the two (DNS rebinding with a zero TTL) is a residual
 /// risk, stated in docs/operations.md.
 public struct CallbackDestinations: Sendable {
     public var allowPrivateNetworks: Bool
+    public var allowLoopback: Bool
 
-    public init(allowPrivateNetworks: Bool = false) {
+    public init(allowPrivateNetworks: Bool = false, allowLoopback: Bool = false) {
         self.allowPrivateNetworks = allowPrivateNetworks
+        self.allowLoopback = allowLoopback
     }
 
     /// Why a destination is refused.
@@ -42,8 +45,11 @@ public struct CallbackDestinations: Sendable {
         }
         for address in addresses {
             switch address.scope {
-            case .global, .loopback:
+            case .global:
                 continue
+            case .loopback:
+                if allowLoopback { continue }
+                throw Refusal(description: "the host resolves to a loopback address (set callbacks.allowLoopback to allow)")
             case .privateNetwork, .linkLocal:
                 if allowPrivateNetworks { continue }
                 throw Refusal(

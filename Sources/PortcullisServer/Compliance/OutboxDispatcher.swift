@@ -189,7 +189,7 @@ public final class OutboxDispatcher: Service, Sendable {
                 try? await store.completeOutbox(id: message.id, owner: owner, at: clock.now())
                 return
             }
-            failure = "HTTP \(response.status.code)"
+            failure = "the receiver answered HTTP \(response.status.code)"
             // RFC 8935 §2.4: a 400 with an `err` is the receiver refusing this SET; sending it again cannot help.
             if isStream, response.status == .badRequest, let body, let error = Self.pushError(body) {
                 logger.warning("a receiver refused a SET", metadata: ["portcullis.outbox_id": .string(message.id), LogKeys.error: .string(error)])
@@ -197,9 +197,14 @@ public final class OutboxDispatcher: Service, Sendable {
                 return
             }
         } catch let refusal as CallbackDestinations.Refusal {
-            failure = "destination refused: \(refusal)"
+            // What tenants read (the admin API, the console) is coarse, so that delivery is no probe of networks or ports
+            // (PROTOCOL §14.2); the operator's log has the detail.
+            logger.notice(
+                "a delivery's destination was refused", metadata: ["portcullis.outbox_id": .string(message.id), LogKeys.error: .string(refusal.description)])
+            failure = Self.refusedDestination
         } catch {
-            failure = "\(type(of: error))"
+            logger.notice("a delivery failed", metadata: ["portcullis.outbox_id": .string(message.id), LogKeys.error: .string("\(error)")])
+            failure = Self.unreachable
         }
         await failed(message, error: failure)
     }
@@ -213,6 +218,11 @@ public final class OutboxDispatcher: Service, Sendable {
         }
         try? await store.failOutbox(id: message.id, owner: owner, attempts: attempts, nextAttemptAt: next, error: failure)
     }
+
+    /// The words tenants see for a delivery that never reached an HTTP answer: one for every cause (a refused connection, a
+    /// timeout, TLS, a non-HTTP service alike), and one for a destination the operator does not allow.
+    static let unreachable = "the receiver could not be reached (no HTTP answer)"
+    static let refusedDestination = "the destination is not allowed (it must be https to a public address) or does not resolve"
 
     /// A push receiver's refusal (RFC 8935 §2.4: `{"err": …, "description": …}`), as one line.
     static func pushError(_ body: ByteBuffer) -> String? {

@@ -113,10 +113,16 @@ public struct SignalSettings: Sendable {
     public var longestPoll: Duration
     /// With a store other nodes write too: how often a waiting poll looks for events raised elsewhere.
     public var sharedStorePollInterval: Duration?
+    /// A stream is verified at most once per this many seconds (SSF `min_verification_interval`; 429 sooner).
+    public var minimumVerificationInterval: TimeInterval
 
-    public init(pendingPerStream: Int = 10_000, longestPoll: Duration = .seconds(30), sharedStorePollInterval: Duration? = nil) {
+    public init(
+        pendingPerStream: Int = 10_000, longestPoll: Duration = .seconds(30), minimumVerificationInterval: TimeInterval = 10,
+        sharedStorePollInterval: Duration? = nil
+    ) {
         self.pendingPerStream = pendingPerStream
         self.longestPoll = longestPoll
+        self.minimumVerificationInterval = minimumVerificationInterval
         self.sharedStorePollInterval = sharedStorePollInterval
     }
 }

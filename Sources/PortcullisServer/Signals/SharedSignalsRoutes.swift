@@ -14,6 +14,8 @@ struct SharedSignalsRoutes: Sendable {
     let signers: TenantKeyRings
     let endpoints: ServerEndpoints
     let revocations: any RevokedAccessTokenStore & ProofReplayStore & EffectStore
+    /// Where pushes may go (PROTOCOL §14.2): an endpoint refused here is refused when the stream is written.
+    let destinations: CallbackDestinations
     let clock: any WallClock
 
     func register(on router: Router<PortcullisRequestContext>) {
@@ -100,8 +102,27 @@ struct SharedSignalsRoutes: Sendable {
         if stream.delivery.method == .push, let header = asked.authorizationHeader {
             stream.delivery.sealedAuthorizationHeader = try transmitter.seal(authorizationHeader: header, tenantId: tenant.tenant.id, streamId: id)
         }
+        try await checkEndpoint(stream)
         let saved = try await transmitter.save(stream, before: nil, tenant: tenant, actor: "app \(appId)")
         return JSONResponse.make(status: .created, transmitter.configuration(saved, tenantId: tenant.tenant.id))
+    }
+
+    /// A push endpoint must be one delivery may reach: `https` to a public address (loopback and private networks only
+    /// where the operator allows them). Said in the same words whatever the reason, so that the check probes nothing.
+    func checkEndpoint(_ stream: SharedSignalsStream) async throws {
+        guard stream.delivery.method == .push, let endpoint = stream.delivery.endpointUrl else { return }
+        do {
+            try await destinations.check(endpoint)
+        } catch {
+            throw APIError.validation(
+                ValidationError(problems: [
+                    ValidationProblem(
+                        pointer: "/delivery/endpoint_url",
+                        message:
+                            "is not a destination this server delivers to: https to a public address (loopback and private networks only where the operator allows them)."
+                    )
+                ]))
+        }
     }
 
     func read(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
@@ -137,6 +158,7 @@ struct SharedSignalsRoutes: Sendable {
         if stream.delivery.method == .push, let header = asked.authorizationHeader {
             stream.delivery.sealedAuthorizationHeader = try transmitter.seal(authorizationHeader: header, tenantId: tenant.tenant.id, streamId: stream.id)
         }
+        if stream.delivery.endpointUrl != found.document.delivery.endpointUrl { try await checkEndpoint(stream) }
         let saved = stream == found.document ? stream : try await transmitter.save(stream, before: found, tenant: tenant, actor: "app \(appId)")
         return JSONResponse.make(status: .ok, transmitter.configuration(saved, tenantId: tenant.tenant.id))
     }
@@ -177,6 +199,7 @@ struct SharedSignalsRoutes: Sendable {
         var stream = found.document
         stream.status = status.flatMap(SharedSignalsStream.Status.init(rawValue:)) ?? stream.status
         stream.statusReason = reason
+        if stream.delivery.endpointUrl != found.document.delivery.endpointUrl { try await checkEndpoint(stream) }
         let saved = stream == found.document ? stream : try await transmitter.save(stream, before: found, tenant: tenant, actor: "app \(appId)")
         return JSONResponse.make(status: .ok, statusBody(saved))
     }

@@ -174,6 +174,29 @@ public final class SignalTransmitter: Sendable {
 
     /// SSF §8.1.4: a verification event, sent to this stream alone (requested or not), with the receiver's `state`.
     func verify(_ stream: SharedSignalsStream, tenantId: String, state: String?) async throws {
+        // At most one verification per stream per `min_verification_interval`, counted in the store (every node sees it):
+        // a receiver cannot make the transmitter send at will (SSF §8.1.4; PROTOCOL §14.2).
+        let interval = settings.minimumVerificationInterval
+        if interval > 0 {
+            let now = clock.now()
+            let counted = try await store.updateThrottles(keys: ["ssf-verify:\(stream.id)"]) { key, current in
+                // Within the interval of the last one sent (the store keeps times to about a millisecond; another node's clock
+                // a little ahead counts as within too).
+                if let current, abs(now.timeIntervalSince(current.windowStart)) + 0.001 < interval {
+                    var denied = current
+                    denied.failures += 1
+                    return denied
+                }
+                return ThrottleCounter(key: key, failures: 0, windowStart: now, locks: 0, lockedUntil: nil, expiresAt: now.addingTimeInterval(interval))
+            }
+            if let counter = counted.first, counter.failures > 0 {
+                let wait = max(1, Int((interval - now.timeIntervalSince(counter.windowStart)).rounded(.up)))
+                throw APIError(
+                    .tooManyRequests, "verificationTooSoon",
+                    "A stream is verified at most once every \(Int(interval)) s (min_verification_interval); try again in \(wait) s.",
+                    headers: [.retryAfter: String(wait)])
+            }
+        }
         var members: [String: JSONValue] = [:]
         if let state { members["state"] = .string(state) }
         let message = message(
@@ -262,7 +285,7 @@ public final class SignalTransmitter: Sendable {
             "events_supported": .array(SharedSignalsEventType.requestable.map { .string($0.rawValue) }),
             "events_requested": .array(stream.eventsRequested.map(JSONValue.string)),
             "events_delivered": .array(stream.eventsDelivered.map { .string($0.rawValue) }), "delivery": .object(delivery),
-            "min_verification_interval": .number(0),
+            "min_verification_interval": .number(Double(Int(settings.minimumVerificationInterval))),
         ]
         if let description = stream.description { object["description"] = .string(description) }
         return .object(object)
