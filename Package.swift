@@ -15,6 +15,12 @@ extension Target.Dependency {
     static func server(_ name: String, _ package: String) -> Target.Dependency {
         .product(name: name, package: package, condition: .when(traits: ["Server"]))
     }
+
+    /// A product the resource-server library needs: built with the `ResourceServer` trait (which `Server` enables), so that
+    /// a service adopting the library with `traits: ["ResourceServer"]` fetches only these (scripts/resource-server-resolution).
+    static func resource(_ name: String, _ package: String) -> Target.Dependency {
+        .product(name: name, package: package, condition: .when(traits: ["ResourceServer"]))
+    }
 }
 
 let package = Package(
@@ -25,11 +31,17 @@ let package = Package(
         .library(name: "PortcullisClient", targets: ["PortcullisClient"]),
         .library(name: "PortcullisClientKeys", targets: ["PortcullisClientKeys"]),
         .library(name: "PortcullisResourceServer", targets: ["PortcullisResourceServer"]),
+        .library(name: "PortcullisResourceServerHummingbird", targets: ["PortcullisResourceServerHummingbird"]),
     ],
     // An app that depends on this repository for the client SDK says `traits: []` and fetches none of the server's
     // packages (PROTOCOL §16; README measures it, scripts/sdk-resolution tests it): every target that needs them is built only with `Server`.
     traits: [
-        .trait(name: "Server", description: "The server, the CLI, the resource-server library and their tests.", enabledTraits: ["FileKeyStore"]),
+        .trait(name: "Server", description: "The server, the CLI and their tests.", enabledTraits: ["FileKeyStore", "ResourceServerHummingbird"]),
+        .trait(
+            name: "ResourceServer",
+            description: "The resource-server library and the gateway (PROTOCOL §14.3): token validation, DPoP, the Shared Signals receiver; none of the server's packages."),
+        .trait(
+            name: "ResourceServerHummingbird", description: "The resource-server library as Hummingbird middleware.", enabledTraits: ["ResourceServer"]),
         .trait(name: "FileKeyStore", description: "PortcullisClientKeys' file instance key store, which needs swift-certificates."),
         .default(enabledTraits: ["Server"]),
     ],
@@ -69,12 +81,24 @@ let package = Package(
         // replayer that runs files (a corpus, a crash) through the same entry point.
         // The gateway's HTTP/1.1 framing (RFC 9112) on bytes; no dependency either, fuzzed beside the WebAuthn readers.
         .target(name: "PortcullisGatewayWire", swiftSettings: swiftSettings),
+        // What checking a Portcullis token takes — its claims, DPoP proofs, Security Event Tokens, the Authorization field —
+        // apart from the issuer's keys and credentials: what a resource server needs, and nothing of the server's domain.
+        .target(
+            name: "PortcullisTokenVerification",
+            dependencies: [
+                "PortcullisVocabulary",
+                .resource("JWTKit", "jwt-kit"),
+                .resource("Crypto", "swift-crypto"),
+                .resource("CryptoExtras", "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "portcullis-fuzz", dependencies: ["PortcullisWebAuthnFormat", "PortcullisGatewayWire"], path: "Fuzz/Sources", swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTokens",
             dependencies: [
-                "PortcullisCore", "PortcullisAPI", "PortcullisWebAuthnFormat",
+                "PortcullisCore", "PortcullisAPI", "PortcullisWebAuthnFormat", "PortcullisTokenVerification",
                 .server("JWTKit", "jwt-kit"),
                 .server("Crypto", "swift-crypto"),
                 .server("CryptoExtras", "swift-crypto"),
@@ -146,18 +170,27 @@ let package = Package(
         .target(
             name: "PortcullisResourceServer",
             dependencies: [
-                "PortcullisTokens", "PortcullisCore", "PortcullisGatewayWire",
-                .server("Hummingbird", "hummingbird"),
-                .server("HTTPTypes", "swift-http-types"),
-                .server("AsyncHTTPClient", "async-http-client"),
-                .server("JWTKit", "jwt-kit"),
-                .server("Logging", "swift-log"),
-                .server("NIOCore", "swift-nio"),
-                .server("NIOHTTP1", "swift-nio"),
-                .server("NIOPosix", "swift-nio"),
-                .server("NIOSSL", "swift-nio-ssl"),
-                .server("NIOExtras", "swift-nio-extras"),
-                .server("ServiceLifecycle", "swift-service-lifecycle"),
+                "PortcullisTokenVerification", "PortcullisVocabulary", "PortcullisGatewayWire",
+                .resource("AsyncHTTPClient", "async-http-client"),
+                .resource("JWTKit", "jwt-kit"),
+                .resource("Logging", "swift-log"),
+                .resource("NIOCore", "swift-nio"),
+                .resource("NIOHTTP1", "swift-nio"),
+                .resource("NIOPosix", "swift-nio"),
+                .resource("NIOSSL", "swift-nio-ssl"),
+                .resource("NIOExtras", "swift-nio-extras"),
+                .resource("ServiceLifecycle", "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The resource-server library as Hummingbird middleware: a small target of its own, so that a service that does not
+        // use Hummingbird fetches none of it.
+        .target(
+            name: "PortcullisResourceServerHummingbird",
+            dependencies: [
+                "PortcullisResourceServer", "PortcullisTokenVerification",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["ResourceServerHummingbird"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["ResourceServerHummingbird"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -247,7 +280,7 @@ let package = Package(
         .testTarget(
             name: "PortcullisTokensTests",
             dependencies: [
-                "PortcullisTokens", "PortcullisCore", "PortcullisAPI", "PortcullisTesting", .server("JWTKit", "jwt-kit"),
+                "PortcullisTokens", "PortcullisTokenVerification", "PortcullisCore", "PortcullisAPI", "PortcullisTesting", .server("JWTKit", "jwt-kit"),
                 .server("Crypto", "swift-crypto"), .server("X509", "swift-certificates"),
                 .server("SwiftASN1", "swift-asn1"),
             ],
@@ -281,7 +314,7 @@ let package = Package(
             name: "PortcullisIntegrationTests",
             dependencies: [
                 "PortcullisClient", "PortcullisClientKeys", "PortcullisServer", "PortcullisTesting", "PortcullisCore", "PortcullisAPI", "PortcullisTokens",
-                "PortcullisStorage", "PortcullisResourceServer",
+                "PortcullisStorage", "PortcullisResourceServer", "PortcullisResourceServerHummingbird",
                 .server("AsyncHTTPClient", "async-http-client"),
                 .server("NIOCore", "swift-nio"),
                 .server("NIOHTTP1", "swift-nio"),

@@ -4,8 +4,8 @@ import JWTKit
 public import Logging
 import NIOCore
 import NIOHTTP1
-import PortcullisAPI
-public import PortcullisTokens
+public import PortcullisTokenVerification
+import PortcullisVocabulary
 import Synchronization
 
 /// Validates a tenant's access tokens from its published keys (PROTOCOL §14.3): signature by a key of the JWKS (fetched

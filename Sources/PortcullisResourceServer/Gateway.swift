@@ -1,6 +1,6 @@
 import Foundation
 public import NIOCore
-public import PortcullisTokens
+public import PortcullisTokenVerification
 
 /// `portcullis gateway` (PROTOCOL §14.3): a reverse proxy that lets any HTTP service, in any language, rely on Portcullis
 /// tokens. Every request's token is checked by `ResourceGuard` (Bearer, or DPoP with a proof); refused requests are

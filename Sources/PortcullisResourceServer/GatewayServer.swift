@@ -6,7 +6,7 @@ import NIOHTTP1
 public import NIOPosix
 public import NIOSSL
 public import PortcullisGatewayWire
-import PortcullisTokens
+import PortcullisTokenVerification
 public import ServiceLifecycle
 import Synchronization
 

@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+import PortcullisVocabulary
 
 /// The resource side's DPoP replay cache (RFC 9449 §11.1), in memory and bounded: a proof's key is kept until its
 /// `iat` can no longer pass the window check, and at most `capacity` are kept. When the cache is full of proofs that

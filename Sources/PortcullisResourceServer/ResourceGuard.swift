@@ -1,5 +1,5 @@
 public import Foundation
-public import PortcullisTokens
+public import PortcullisTokenVerification
 
 /// What a resource server asks of each request (PROTOCOL §14.3, §15): a valid access token for this resource, presented
 /// with the right scheme (`Bearer`, or `DPoP` with a proof by the token's key, for this method and URL, used once). The

@@ -1,5 +1,5 @@
 public import Foundation
-public import PortcullisTokens
+public import PortcullisTokenVerification
 import Synchronization
 
 /// What a resource server knows of revocations (PROTOCOL §14.3): for each user, the time (to the millisecond) up to which

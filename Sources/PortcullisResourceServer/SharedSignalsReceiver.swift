@@ -3,8 +3,8 @@ public import Foundation
 public import Logging
 import NIOCore
 import NIOHTTP1
-import PortcullisCore
-public import PortcullisTokens
+public import PortcullisTokenVerification
+import PortcullisVocabulary
 public import ServiceLifecycle
 import Synchronization
 
@@ -152,7 +152,7 @@ public final class SharedSignalsPoller: Service, Sendable {
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         let form = [
             ("grant_type", "client_credentials"), ("client_id", configuration.clientId), ("client_secret", configuration.clientSecret),
-            ("scope", "\(BuiltInResources.sharedSignalsIdentifier)/.default"),
+            ("scope", "\(SharedSignalsEventType.transmitterResource)/.default"),
         ]
         request.body = .bytes(ByteBuffer(string: form.map { "\($0)=\(Self.formEncode($1))" }.joined(separator: "&")))
         let object = try await json(request, what: "the token endpoint")

@@ -7,6 +7,7 @@ import Logging
 import PortcullisClient
 import PortcullisClientKeys
 import PortcullisResourceServer
+import PortcullisResourceServerHummingbird
 import PortcullisTesting
 import PortcullisTokens
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import PortcullisTesting
 import Testing
 
+@testable import PortcullisTokenVerification
 @testable import PortcullisTokens
 
 /// RFC 9449 proofs, RFC 7638 thumbprints and the server's stateless nonces (PROTOCOL §15), below the HTTP layer.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The token endpoint's success body (PROTOCOL §2.3).
 public struct TokenResponse: Codable, Sendable, Equatable {
     /// `token_type` of a bearer token, and of one bound to a DPoP key (PROTOCOL §15); introspection says the same.
@@ -126,4 +128,18 @@ public struct ClientInfo: Codable, Sendable, Equatable {
 
     /// The MSAL home account ID, `<oid>.<tid>`.
     public var homeAccountId: String { "\(uid).\(utid)" }
+}
+
+extension ClientInfo {
+    /// The wire form: base64url of the JSON object.
+    public var encoded: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Base64URL.encode((try? encoder.encode(self)) ?? Data())
+    }
+
+    public init?(encoded: String) {
+        guard let data = Base64URL.decode(encoded), let info = try? JSONDecoder().decode(ClientInfo.self, from: data) else { return nil }
+        self = info
+    }
 }

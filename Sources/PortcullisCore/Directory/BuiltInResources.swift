@@ -16,7 +16,7 @@ public enum BuiltInResources {
         identifierUris: [adminIdentifier], scopes: ["Admin.ReadWrite"], appRoles: [adminRole], preAuthorizedApplications: [consoleAppId]
     )
     /// The Shared Signals transmitter (PROTOCOL §14.2): receivers hold `SSF.Receiver` on it.
-    public static let sharedSignalsIdentifier = "api://portcullis-ssf"
+    public static let sharedSignalsIdentifier = SharedSignalsEventType.transmitterResource
     public static let sharedSignalsAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c05"
     public static let sharedSignalsReceiverRole = "SSF.Receiver"
     public static let sharedSignals = Application(

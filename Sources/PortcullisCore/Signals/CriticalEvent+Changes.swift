@@ -52,20 +52,6 @@ extension CriticalEvent {
     }
 }
 
-extension SharedSignalsEventType {
-    /// Whether an event of `type` with these members ends its subject's access — what a resource server enforces:
-    /// `session-revoked` (which Portcullis sends with every critical event), and, for transmitters that send them alone,
-    /// RISC's account and credential events, a credential removed or changed, and compliance lost.
-    public static func endsAccess(type: String, members: JSONValue) -> Bool {
-        switch SharedSignalsEventType(rawValue: type) {
-        case .sessionRevoked, .accountDisabled, .accountPurged, .credentialCompromise: true
-        case .credentialChange: members["change_type"]?.stringValue != "create"
-        case .deviceComplianceChange: members["current_status"]?.stringValue == "not-compliant"
-        default: false
-        }
-    }
-}
-
 extension CriticalEvent {
     /// A conditional-access change (PROTOCOL §14.1): the users whose tokens still live were issued for sign-ins the
     /// policies now refuse. Each of `signIns` (a successful sign-in whose token may still be live: issued less than its

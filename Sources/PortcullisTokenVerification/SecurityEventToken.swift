@@ -1,18 +1,5 @@
 public import JWTKit
-public import PortcullisAPI
-public import PortcullisCore
-
-/// Compliance callbacks are signed with the token key and verified with the JWKS, like any other JWT.
-extension ComplianceSecurityEvent: JWTPayload {
-    public func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
-
-extension TokenSigner {
-    /// Signs a compliance Security Event Token (`typ: secevent+jwt`, RFC 8417 §2.3).
-    public func sign(securityEvent: ComplianceSecurityEvent) async throws -> String {
-        try await sign(securityEvent, type: "secevent+jwt")
-    }
-}
+public import PortcullisVocabulary
 
 /// A Shared Signals SET (RFC 8417, PROTOCOL §14.2): one event about one subject, for one stream's audience.
 public struct SharedSignalsSecurityEvent: JWTPayload, Equatable {
@@ -41,11 +28,4 @@ public struct SharedSignalsSecurityEvent: JWTPayload, Equatable {
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
-
-extension TokenSigner {
-    /// Signs a Shared Signals SET (`typ: secevent+jwt`).
-    public func sign(sharedSignal event: SharedSignalsSecurityEvent) async throws -> String {
-        try await sign(event, type: "secevent+jwt")
-    }
 }

@@ -1,8 +1,7 @@
 import Crypto
 import CryptoExtras
 public import Foundation
-import PortcullisAPI
-import PortcullisCore
+import PortcullisVocabulary
 import Synchronization
 
 /// A DPoP proof (RFC 9449 §4) whose form, key and signature were checked: what the token endpoint and the resource

@@ -64,17 +64,3 @@ public enum Base64URL {
         return table
     }()
 }
-
-extension ClientInfo {
-    /// The wire form: base64url of the JSON object.
-    public var encoded: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return Base64URL.encode((try? encoder.encode(self)) ?? Data())
-    }
-
-    public init?(encoded: String) {
-        guard let data = Base64URL.decode(encoded), let info = try? JSONDecoder().decode(ClientInfo.self, from: data) else { return nil }
-        self = info
-    }
-}

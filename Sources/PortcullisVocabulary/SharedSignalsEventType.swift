@@ -20,4 +20,21 @@ public enum SharedSignalsEventType: String, Sendable, CaseIterable, Codable {
     /// SSF's delivery method URIs.
     public static let pushDelivery = "urn:ietf:rfc:8935"
     public static let pollDelivery = "urn:ietf:rfc:8936"
+
+    /// The transmitter's resource: receivers hold `SSF.Receiver` on it and ask for `{resource}/.default`.
+    public static let transmitterResource = "api://portcullis-ssf"
+}
+
+extension SharedSignalsEventType {
+    /// Whether an event of `type` with these members ends its subject's access — what a resource server enforces:
+    /// `session-revoked` (which Portcullis sends with every critical event), and, for transmitters that send them alone,
+    /// RISC's account and credential events, a credential removed or changed, and compliance lost.
+    public static func endsAccess(type: String, members: JSONValue) -> Bool {
+        switch SharedSignalsEventType(rawValue: type) {
+        case .sessionRevoked, .accountDisabled, .accountPurged, .credentialCompromise: true
+        case .credentialChange: members["change_type"]?.stringValue != "create"
+        case .deviceComplianceChange: members["current_status"]?.stringValue == "not-compliant"
+        default: false
+        }
+    }
 }

@@ -1,6 +1,6 @@
 import Foundation
 public import JWTKit
-import PortcullisCore
+import PortcullisVocabulary
 
 /// The claims of an access token (RFC 9068 plus the Microsoft identity platform's `oid`, `tid`, `scp`,
 /// `roles`, `upn`, `xms_cc`). NumericDates are whole seconds.

@@ -1,7 +1,8 @@
 import Foundation
 public import HTTPTypes
 public import Hummingbird
-public import PortcullisTokens
+public import PortcullisResourceServer
+public import PortcullisTokenVerification
 
 /// A request context that can carry the verified token of a request.
 public protocol ResourceServerRequestContext: RequestContext {

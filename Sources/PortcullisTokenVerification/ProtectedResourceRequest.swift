@@ -1,4 +1,5 @@
 public import Foundation
+import PortcullisVocabulary
 
 /// How a resource reads the access token of a request and checks its binding (PROTOCOL §15, RFC 9449 §7): the
 /// `Authorization` scheme (`Bearer` or `DPoP`), and for a bound token (`cnf.jkt`) a `DPoP` proof for this request
