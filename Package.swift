@@ -39,7 +39,9 @@ let package = Package(
         .trait(name: "Server", description: "The server, the CLI and their tests.", enabledTraits: ["FileKeyStore", "ResourceServerHummingbird"]),
         .trait(
             name: "ResourceServer",
-            description: "The resource-server library and the gateway (PROTOCOL §14.3): token validation, DPoP, the Shared Signals receiver; none of the server's packages."),
+            description:
+                "The resource-server library and the gateway (PROTOCOL §14.3): token validation, DPoP, the Shared Signals receiver; "
+                + "none of the server's packages."),
         .trait(
             name: "ResourceServerHummingbird", description: "The resource-server library as Hummingbird middleware.", enabledTraits: ["ResourceServer"]),
         .trait(name: "FileKeyStore", description: "PortcullisClientKeys' file instance key store, which needs swift-certificates."),
