@@ -278,7 +278,7 @@ let package = Package(
             path: "bench/Sources/Baseline",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore", "PortcullisAPI"], swiftSettings: swiftSettings),
+        .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore", "PortcullisAPI", "PortcullisTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PortcullisTokensTests",
             dependencies: [

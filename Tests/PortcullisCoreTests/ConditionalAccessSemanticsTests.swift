@@ -156,6 +156,22 @@ let semanticsCases: [SemanticsCase] = [
     SemanticsCase(
         name: "clientAppTypes all", policies: [CA.policy(1, clientAppTypes: ["all"], controls: ["block"])], facts: CA.facts(type: .browser), status: .failure,
         refusal: "block"),
+    // Legacy clients (PROTOCOL §17): named, accepted, and matching no sign-in here.
+    SemanticsCase(
+        name: "legacy-only policy, browser sign-in", policies: [CA.policy(1, clientAppTypes: ["exchangeActiveSync", "other"], controls: ["block"])],
+        facts: CA.facts(type: .browser), status: .notApplied, refusal: nil),
+    SemanticsCase(
+        name: "legacy-only policy, app sign-in", policies: [CA.policy(1, clientAppTypes: ["exchangeActiveSync", "other"], controls: ["block"])],
+        facts: CA.facts(), status: .notApplied, refusal: nil),
+    SemanticsCase(
+        name: "legacy and browser, browser sign-in", policies: [CA.policy(1, clientAppTypes: ["other", "browser"], controls: ["block"])],
+        facts: CA.facts(type: .browser), status: .failure, refusal: "block"),
+    SemanticsCase(
+        name: "windowsPhone excluded, iOS device", policies: [CA.policy(1, platforms: ["all"], excludePlatforms: ["windowsPhone"], controls: ["block"])],
+        facts: CA.facts(platform: .iOS), status: .failure, refusal: "block"),
+    SemanticsCase(
+        name: "windowsPhone only, Windows device", policies: [CA.policy(1, platforms: ["windowsPhone"], controls: ["block"])],
+        facts: CA.facts(platform: .windows), status: .notApplied, refusal: nil),
     // Platforms.
     SemanticsCase(
         name: "iOS policy, iOS device", policies: [CA.policy(1, platforms: ["iOS", "android"], controls: ["block"])], facts: CA.facts(platform: .iOS),

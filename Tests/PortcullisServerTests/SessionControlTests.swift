@@ -141,7 +141,13 @@ struct SessionControlTests {
                     session("signInFrequency", ["isEnabled": true, "type": "weeks", "value": 1, "frequencyInterval": "timeBased"]),
                     "/sessionControls/signInFrequency/type")
                 try await refused(session("cloudAppSecurity", ["cloudAppSecurityType": "monitorOnly", "isEnabled": true]), "/sessionControls/cloudAppSecurity")
-                try await refused(session("disableResilienceDefaults", true), "/sessionControls/disableResilienceDefaults")
+                // Accepted without effect (no backup authentication service to disable, PROTOCOL §17); its type is still checked.
+                try await refused(session("disableResilienceDefaults", "yes"), "/sessionControls/disableResilienceDefaults")
+                try await refused(session("blockSensitiveActions", ["isEnabled": true]), "/sessionControls/blockSensitiveActions")
+                var resilient = Sessions.cisPolicy()
+                session("disableResilienceDefaults", true)(&resilient)
+                let accepted = try await client.admin(.post, "/conditional-access/policies", token: admin, json: resilient)
+                #expect(accepted.status == .created, "\(accepted.text)")
                 try await refused(
                     { policy in
                         var conditions = policy["conditions"] as? [String: Any] ?? [:]

@@ -23,11 +23,13 @@ extension ConditionalAccessPolicy {
         contexts: [AuthenticationContextClassReference] = [], generatedId: String, force: Bool, pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
-        root.rejectUnknownMembers(allowed: [
-            "id", "displayName", "state", "conditions", "grantControls", "sessionControls",
-            "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context", "templateId", "description",
-        ])
+        // Graph's spelling (PROTOCOL §17): markup ignored everywhere, and what Graph computes ignored here.
+        root.rejectUnknownGraphMembers(
+            allowed: ["id", "displayName", "state", "conditions", "grantControls", "sessionControls", "description"],
+            readOnly: ["createdDateTime", "modifiedDateTime", "deletedDateTime", "templateId", "partialEnablementStrategy"])
+        let problemsBeforeSession = problems.problems.count
         let session = root.object("sessionControls").flatMap(readSessionControls)
+        let sessionRefused = problems.problems.count > problemsBeforeSession
         // Graph's description: a string, accepted and not stored (what-if and the sign-in log show displayName).
         if let description = root.string("description", nonEmpty: false), description.count > 1024 {
             problems.add(root.path("description"), "must be at most 1024 characters.")
@@ -44,11 +46,12 @@ extension ConditionalAccessPolicy {
             conditions = readConditions(reader, directory: directory, contexts: contexts)
         }
         var grant: GrantControls?
-        if session != nil && !root.has("grantControls") {
-            // Graph's `grantControls: null`: a policy of session controls only.
+        if (session != nil || sessionRefused) && !root.has("grantControls") {
+            // Graph's `grantControls: null`: a policy of session controls only (when those were refused, their
+            // problems say why; "grantControls is required" would only add noise).
             grant = GrantControls(operator: .or, builtInControls: [], authenticationStrength: nil)
         } else if let reader = root.object("grantControls", required: true) {
-            reader.rejectUnknownMembers(allowed: ["operator", "builtInControls", "customAuthenticationFactors", "termsOfUse", "authenticationStrength"])
+            reader.rejectUnknownGraphMembers(allowed: ["operator", "builtInControls", "customAuthenticationFactors", "termsOfUse", "authenticationStrength"])
             for key in ["customAuthenticationFactors", "termsOfUse"] {
                 if let items = reader.array(key), !items.isEmpty {
                     problems.add(reader.path(key), "cannot be enforced by this server.")
@@ -57,10 +60,13 @@ extension ConditionalAccessPolicy {
             var strength: StrengthReference?
             if let s = reader.object("authenticationStrength") {
                 // Graph shows the strength expanded on read; a document read back and re-applied carries those members.
-                s.rejectUnknownMembers(allowed: [
-                    "id", "displayName", "description", "policyType", "requirementsSatisfied", "allowedCombinations", "combinationConfigurations",
-                    "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context",
-                ])
+                // Read by its ID alone: an export expands it, and may list methods this server does not offer.
+                s.rejectUnknownGraphMembers(
+                    allowed: ["id"],
+                    readOnly: [
+                        "displayName", "description", "policyType", "requirementsSatisfied", "allowedCombinations", "combinationConfigurations",
+                        "createdDateTime", "modifiedDateTime",
+                    ])
                 if let id = s.string("id", required: true) {
                     let known = AuthenticationStrengthPolicy.builtIns + strengths
                     if let found = known.first(where: { $0.id == id.lowercased() }) {
@@ -166,17 +172,17 @@ extension ConditionalAccessPolicy {
     /// refused unless null (`disableResilienceDefaults` unless false). `nil` when nothing is enabled.
     private static func readSessionControls(_ reader: JSONObjectReader) -> SessionControls? {
         let problems = reader.problems
-        reader.rejectUnknownMembers(
+        reader.rejectUnknownGraphMembers(
             allowed: Set(SessionControls.unenforced + ["signInFrequency", "persistentBrowser", "secureSignInSession", "disableResilienceDefaults"]))
         for key in SessionControls.unenforced where reader.has(key) {
             problems.add(reader.path(key), "cannot be enforced by this server; remove it or set null.")
         }
-        if reader.bool("disableResilienceDefaults") == true {
-            problems.add(reader.path("disableResilienceDefaults"), "cannot be enforced by this server; remove it or set false.")
-        }
+        // Entra's backup authentication service keeps sign-ins going while Entra is down; Portcullis has none to
+        // disable (PROTOCOL §17): read (its type checked) and without effect.
+        _ = reader.bool("disableResilienceDefaults")
         var controls = SessionControls()
         if let f = reader.object("signInFrequency") {
-            f.rejectUnknownMembers(allowed: ["isEnabled", "type", "value", "frequencyInterval", "authenticationType", "@odata.type"])
+            f.rejectUnknownGraphMembers(allowed: ["isEnabled", "type", "value", "frequencyInterval", "authenticationType"])
             let enabled = f.bool("isEnabled", required: true) ?? false
             let interval =
                 f.enumeration("frequencyInterval", allowed: SignInFrequency.Interval.allCases.map(\.rawValue)).flatMap(SignInFrequency.Interval.init(rawValue:))
@@ -196,27 +202,38 @@ extension ConditionalAccessPolicy {
             if enabled { controls.signInFrequency = SignInFrequency(type: interval == .timeBased ? unit : nil, value: value, frequencyInterval: interval) }
         }
         if let b = reader.object("persistentBrowser") {
-            b.rejectUnknownMembers(allowed: ["isEnabled", "mode", "@odata.type"])
+            b.rejectUnknownGraphMembers(allowed: ["isEnabled", "mode"])
             let enabled = b.bool("isEnabled", required: true) ?? false
             let mode = b.enumeration("mode", allowed: PersistentBrowser.Mode.allCases.map(\.rawValue), required: true).flatMap(
                 PersistentBrowser.Mode.init(rawValue:))
             if enabled, let mode { controls.persistentBrowser = PersistentBrowser(mode: mode) }
         }
         if let t = reader.object("secureSignInSession") {
-            t.rejectUnknownMembers(allowed: ["isEnabled", "@odata.type"])
+            t.rejectUnknownGraphMembers(allowed: ["isEnabled"])
             if t.bool("isEnabled", required: true) == true { controls.secureSignInSession = SecureSignInSession() }
         }
         return controls == SessionControls() ? nil : controls
     }
 
+    /// Graph's keywords that name something this server does not have, each refused with what it means.
+    static let unsupportedKeywords = [
+        "GuestsOrExternalUsers": "guests and external users", "AllAgentIdUsers": "Entra Agent ID's agent users",
+        "AllAgentIdResources": "Entra Agent ID's agent resources", "Office365": "the applications tagged Office365",
+        "MicrosoftAdminPortals": "Microsoft's admin portals",
+    ]
+
     private static func readConditions(
         _ reader: JSONObjectReader, directory: DirectorySnapshot, contexts: [AuthenticationContextClassReference]
     ) -> Conditions? {
         let problems = reader.problems
-        reader.rejectUnknownMembers(allowed: [
-            "users", "applications", "clientApplications", "clientAppTypes", "platforms", "locations",
-            "signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels", "devices", "times", "insiderRiskLevels", "authenticationFlows",
-        ])
+        // `deviceStates` is Graph's deprecated spelling of `devices`; `clients`, `agents`… are members Graph added
+        // that exports leave null.
+        reader.rejectUnknownGraphMembers(
+            allowed: [
+                "users", "applications", "clientApplications", "clientAppTypes", "platforms", "locations",
+                "signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels", "devices", "times", "insiderRiskLevels", "authenticationFlows",
+            ],
+            ignoredWhenEmpty: ["deviceStates", "clients", "agents", "agentIdRiskLevels", "agentContext"])
         for key in ["signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels"] {
             if let items = reader.array(key), !items.isEmpty { problems.add(reader.path(key), "risk conditions cannot be evaluated by this server.") }
         }
@@ -232,6 +249,8 @@ extension ConditionalAccessPolicy {
                     found.insert(keyword)
                 } else if exists(item) {
                     found.insert(id: item)
+                } else if let meaning = unsupportedKeywords.first(where: { $0.key.caseInsensitiveCompare(item) == .orderedSame })?.value {
+                    problems.add(itemPointer, "'\(item)' is Graph's keyword for \(meaning), which this server does not support.")
                 } else {
                     let or = keywords.isEmpty ? "" : " (or use \(keywords.map(\.rawValue).joined(separator: ", ")))"
                     problems.add(itemPointer, "'\(item)' names no \(noun) of this tenant\(or).")
@@ -245,7 +264,7 @@ extension ConditionalAccessPolicy {
 
         var users: Users?
         if let u = reader.object("users") {
-            u.rejectUnknownMembers(allowed: [
+            u.rejectUnknownGraphMembers(allowed: [
                 "includeUsers", "excludeUsers", "includeGroups", "excludeGroups", "includeRoles", "excludeRoles", "includeGuestsOrExternalUsers",
                 "excludeGuestsOrExternalUsers",
             ])
@@ -262,16 +281,19 @@ extension ConditionalAccessPolicy {
                 excludeUsers: ids(u, "excludeUsers", exists: userExists, noun: "user"),
                 includeGroups: ids(u, "includeGroups", exists: groupExists, noun: "group"),
                 excludeGroups: ids(u, "excludeGroups", exists: groupExists, noun: "group"))
-            if let users, users.includeUsers.isEmpty && users.includeGroups.isEmpty {
+            // A policy for roles or guests names its users there (those members' own problems say if they were refused).
+            let namesOthers = ["includeUsers", "includeRoles", "includeGuestsOrExternalUsers"].contains { u.object[$0].map { !$0.isNullOrEmpty } ?? false }
+            if let users, users.includeUsers.isEmpty && users.includeGroups.isEmpty && !namesOthers {
                 problems.add(u.path("includeUsers"), "name the users the policy is for (All, None, user IDs) or include groups.")
             }
         }
 
         var applications: Applications?
         if let a = reader.object("applications", required: true) {
-            a.rejectUnknownMembers(allowed: [
-                "includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter",
-            ])
+            a.rejectUnknownGraphMembers(
+                allowed: [
+                    "includeApplications", "excludeApplications", "includeUserActions", "includeAuthenticationContextClassReferences", "applicationFilter",
+                ], ignoredWhenEmpty: ["networkAccess", "globalSecureAccess"])
             if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
             var userActions: [String] = []
             for (action, actionPointer) in a.strings("includeUserActions") ?? [] {
@@ -321,13 +343,18 @@ extension ConditionalAccessPolicy {
 
         var clientApplications: ClientApplications?
         if let c = reader.object("clientApplications") {
-            c.rejectUnknownMembers(allowed: ["includeServicePrincipals", "excludeServicePrincipals", "servicePrincipalFilter"])
+            c.rejectUnknownGraphMembers(
+                allowed: ["includeServicePrincipals", "excludeServicePrincipals", "servicePrincipalFilter"],
+                ignoredWhenEmpty: ["includeAgentIdServicePrincipals", "excludeAgentIdServicePrincipals", "agentIdServicePrincipalFilter"])
             if let value = c.object["servicePrincipalFilter"], value != .null {
                 problems.add(c.path("servicePrincipalFilter"), "cannot be evaluated by this server.")
             }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
             let include = selection(c, "includeServicePrincipals", keywords: [.servicePrincipalsInMyTenant], exists: appExists, noun: "application")
-            if include.isEmpty { problems.add(c.path("includeServicePrincipals"), "name the client applications (or ServicePrincipalsInMyTenant).") }
+            let namesAgents = c.object["includeAgentIdServicePrincipals"].map { !$0.isNullOrEmpty } ?? false
+            if include.isEmpty && !namesAgents {
+                problems.add(c.path("includeServicePrincipals"), "name the client applications (or ServicePrincipalsInMyTenant).")
+            }
             clientApplications = ClientApplications(
                 includeServicePrincipals: include, excludeServicePrincipals: ids(c, "excludeServicePrincipals", exists: appExists, noun: "application"))
         }
@@ -356,7 +383,7 @@ extension ConditionalAccessPolicy {
 
         var platforms: Platforms?
         if let p = reader.object("platforms") {
-            p.rejectUnknownMembers(allowed: ["includePlatforms", "excludePlatforms"])
+            p.rejectUnknownGraphMembers(allowed: ["includePlatforms", "excludePlatforms"])
             let include: AllOr<DevicePlatform>? = allOr(p, "includePlatforms")
             if include == nil { problems.add(p.path("includePlatforms"), "name at least one platform (or all).") }
             var excluded = Set<DevicePlatform>()
@@ -366,7 +393,7 @@ extension ConditionalAccessPolicy {
 
         var locations: Locations?
         if let l = reader.object("locations") {
-            l.rejectUnknownMembers(allowed: ["includeLocations", "excludeLocations"])
+            l.rejectUnknownGraphMembers(allowed: ["includeLocations", "excludeLocations"])
             let locationExists = { (id: String) in directory.namedLocation(id: id) != nil }
             let include = selection(l, "includeLocations", keywords: [.all, .allTrusted], exists: locationExists, noun: "named location")
             if include.isEmpty { problems.add(l.path("includeLocations"), "name at least one location (All, AllTrusted, or named location IDs).") }
@@ -377,7 +404,7 @@ extension ConditionalAccessPolicy {
 
         var authenticationFlows: AuthenticationFlows?
         if let f = reader.object("authenticationFlows") {
-            f.rejectUnknownMembers(allowed: ["transferMethods"])
+            f.rejectUnknownGraphMembers(allowed: ["transferMethods"])
             var methods = Set<TransferMethod>()
             if let text = f.string("transferMethods", required: true) {
                 for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
@@ -488,7 +515,7 @@ extension ConditionalAccessPolicy {
             conditions.applications.includeApplications.contains(.all)
         else { return nil }
         if let platforms = conditions.platforms {
-            let reach = DevicePlatform.allCases.filter { platforms.includePlatforms.contains($0) && !platforms.excludePlatforms.contains($0) }
+            let reach = DevicePlatform.detectable.filter { platforms.includePlatforms.contains($0) && !platforms.excludePlatforms.contains($0) }
             if Set(reach).isSubset(of: [.iOS, .android]) { return nil }
         }
         let interactive: Set<String> = [GrantType.password.rawValue, GrantType.authorizationCode.rawValue, GrantType.deviceCode.rawValue]

@@ -166,6 +166,12 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 /// A device platform, as Entra conditional access names it.
 public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
     case android, iOS, windows, macOS, linux
+    /// Named by policies (Microsoft's "Block access for unknown or unsupported device platform" excludes it), never
+    /// detected: no MSAL runs there any more (PROTOCOL §17).
+    case windowsPhone
+
+    /// The platforms a sign-in or an enrollment can have.
+    public static let detectable: [DevicePlatform] = [.android, .iOS, .windows, .macOS, .linux]
 
     /// The platform MSAL's telemetry headers reveal: `x-client-SKU` (`MSAL.iOS`, `MSAL.Android`, `MSAL.Python`,
     /// `MSAL.NetCore`, `PortcullisClient.iOS`…) and `x-client-OS` (`17.4`, `linux`, `win32`, `Microsoft Windows 10…`).

@@ -18,7 +18,7 @@ public struct SessionControls: Codable, Sendable, Equatable {
     /// Graph's session controls this server does not enforce: refused unless null (or false), never ignored.
     public static let unenforced = [
         "applicationEnforcedRestrictions", "cloudAppSecurity", "continuousAccessEvaluation",
-        "globalSecureAccessFilteringProfile", "networkAccessSecurity",
+        "globalSecureAccessFilteringProfile", "networkAccessSecurity", "blockSensitiveActions",
     ]
 
     /// Whether the policy demands a bound (DPoP) token.

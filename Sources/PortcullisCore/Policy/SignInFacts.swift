@@ -2,8 +2,14 @@ import Foundation
 
 /// Everything conditional access needs to know about one sign-in, fetched before evaluation.
 public struct SignInFacts: Sendable, Equatable {
+    /// Graph's `conditionalAccessClientApp`. `exchangeActiveSync` and `other` are the legacy clients (POP, IMAP, SMTP,
+    /// older Office): a policy may name them, as Microsoft's "Block legacy authentication" does, but Portcullis speaks
+    /// no legacy protocol, so no sign-in is ever one of them (PROTOCOL §17).
     public enum ClientAppType: String, Sendable, Codable, CaseIterable {
-        case browser, mobileAppsAndDesktopClients
+        case browser, mobileAppsAndDesktopClients, exchangeActiveSync, other
+
+        /// The client types a sign-in here can have.
+        public static let modern: [ClientAppType] = [.browser, .mobileAppsAndDesktopClients]
     }
 
     /// What the compliance service says about this account and client application.

@@ -74,6 +74,26 @@ public struct JSONObjectReader {
         }
     }
 
+    /// Whether a member name is Graph's markup rather than data (PROTOCOL §17): an OData annotation (`@odata.type`,
+    /// `createdDateTime@odata.type`, `authenticationStrength@odata.context`) or an OData action an export lists
+    /// (`#microsoft.graph.restore`).
+    public static func isGraphMarkup(_ key: String) -> Bool { key.hasPrefix("#") || key.hasPrefix("@odata.") || key.contains("@odata.") }
+
+    /// `rejectUnknownMembers` for a document in Graph's spelling (PROTOCOL §17): Graph's markup is read and ignored;
+    /// `readOnly` members (what Graph computes, such as `deletedDateTime`) are ignored whatever their value;
+    /// `ignoredWhenEmpty` members (what Graph added that this server does not enforce, such as `agents`) are
+    /// ignored when null or empty and refused otherwise, naming the member.
+    public func rejectUnknownGraphMembers(allowed: Set<String>, readOnly: Set<String> = [], ignoredWhenEmpty: Set<String> = []) {
+        for key in object.keys.sorted() where !allowed.contains(key) && !readOnly.contains(key) && !Self.isGraphMarkup(key) {
+            if ignoredWhenEmpty.contains(key) {
+                if !(object[key]?.isNullOrEmpty ?? true) { problems.add(path(key), "cannot be evaluated by this server; remove it or set null.") }
+            } else {
+                problems.add(
+                    path(key), "is not a known member; allowed here: \(allowed.union(readOnly).union(ignoredWhenEmpty).sorted().joined(separator: ", ")).")
+            }
+        }
+    }
+
     private func value(_ key: String, required: Bool) -> JSONValue? {
         guard let value = object[key] else {
             if required { problems.add(path(key), "is required.") }
@@ -172,5 +192,18 @@ extension String {
         let parts = split(separator: "-", omittingEmptySubsequences: false)
         guard parts.map(\.count) == [8, 4, 4, 4, 12] else { return false }
         return parts.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+    }
+}
+
+extension JSONValue {
+    /// Null, an empty array, or an object whose members are all Graph's markup or themselves null or empty: what
+    /// Graph writes for a member that a policy does not use.
+    var isNullOrEmpty: Bool {
+        switch self {
+        case .null: true
+        case .array(let items): items.isEmpty
+        case .object(let members): members.allSatisfy { JSONObjectReader.isGraphMarkup($0.key) || $0.value.isNullOrEmpty }
+        default: false
+        }
     }
 }

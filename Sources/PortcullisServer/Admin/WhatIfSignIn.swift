@@ -35,7 +35,7 @@ struct WhatIfSignIn: Sendable {
         let resourceAppId = reader.string("resourceAppId", required: true)
         let platform = reader.string("platform")
         let ipAddress = reader.string("ipAddress")
-        let type = reader.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.allCases.map(\.rawValue)).flatMap(
+        let type = reader.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.modern.map(\.rawValue)).flatMap(
             SignInFacts.ClientAppType.init(rawValue:))
         let capabilities = (reader.strings("capabilities") ?? []).map(\.value)
         let protection: SignInFacts.AppProtection =

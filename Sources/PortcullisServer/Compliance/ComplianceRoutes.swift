@@ -105,10 +105,11 @@ struct ComplianceRoutes: Sendable {
         if trimmed.isEmpty || trimmed.count > 200 {
             problems.append(ValidationProblem(pointer: "/deviceId", message: "must be a non-empty string of at most 200 characters."))
         }
-        if let platform, DevicePlatform(caseInsensitive: platform) == nil {
+        if let platform, !DevicePlatform.detectable.contains(where: { $0.rawValue.caseInsensitiveCompare(platform) == .orderedSame }) {
             problems.append(
                 ValidationProblem(
-                    pointer: "/platform", message: "'\(platform.prefix(40))' is not one of: \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))."
+                    pointer: "/platform",
+                    message: "'\(platform.prefix(40))' is not one of: \(DevicePlatform.detectable.map(\.rawValue).joined(separator: ", "))."
                 ))
         }
         if !problems.isEmpty { throw ValidationError(problems: problems) }

@@ -413,7 +413,7 @@ struct ConsolePages: Sendable {
                 resources.map { ($0.identifierUris.first ?? "", $0.displayName) }
                     + [(BuiltInResources.adminIdentifier, "Portcullis admin API"), (BuiltInResources.complianceIdentifier, "Portcullis compliance service")],
                 selected: form?["resource"]),
-            "platforms": Self.options(DevicePlatform.allCases.map { ($0.rawValue, $0.rawValue) }, selected: form?["platform"]),
+            "platforms": Self.options(DevicePlatform.detectable.map { ($0.rawValue, $0.rawValue) }, selected: form?["platform"]),
             "protections": Self.options(
                 [("none", "not enrolled"), ("compliant", "compliant enrollment"), ("notCompliant", "enrolled, not compliant")], selected: form?["protection"]),
             "ip": form?["ip"] ?? "", "contexts": form?["contexts"] ?? "", "protapp": form?["protapp"] == "1", "mfa": form?["mfa"] == "1",
