@@ -70,7 +70,8 @@ struct ApplyCommand: AsyncParsableCommand {
 /// The kinds of documents `apply` handles, in the order they are created and changed (deleted in reverse):
 /// what a document names exists before it.
 enum DocumentKindPath: Int, CaseIterable {
-    case tenant, user, group, application, appRoleAssignment, namedLocation, authenticationStrength, authenticationContext, conditionalAccess
+    case tenant, user, group, application, appRoleAssignment, directoryRoleAssignment, namedLocation, authenticationStrength, authenticationContext
+    case conditionalAccess
     case appProtection, appConfiguration
 
     var order: Int { rawValue }
@@ -81,6 +82,7 @@ enum DocumentKindPath: Int, CaseIterable {
         case .group: "/groups"
         case .application: "/applications"
         case .appRoleAssignment: "/app-role-assignments"
+        case .directoryRoleAssignment: "/role-management/directory/role-assignments"
         case .namedLocation: "/named-locations"
         case .authenticationStrength: "/authentication-strengths"
         case .authenticationContext: "/authentication-context-class-references"
@@ -97,6 +99,7 @@ enum DocumentKindPath: Int, CaseIterable {
         case .group: "group"
         case .application: "application"
         case .appRoleAssignment: "role assignment"
+        case .directoryRoleAssignment: "directory role assignment"
         case .namedLocation: "named location"
         case .authenticationStrength: "authentication strength"
         case .authenticationContext: "authentication context"
@@ -112,6 +115,8 @@ enum DocumentKindPath: Int, CaseIterable {
         case .user: document["userPrincipalName"] as? String ?? "?"
         case .appRoleAssignment:
             "\(document["principalId"] as? String ?? "?") has \(document["role"] as? String ?? "?") on \(document["resource"] as? String ?? "?")"
+        case .directoryRoleAssignment:
+            "\(document["principalId"] as? String ?? "?") holds \(DirectoryRoleDefinition.builtIn(id: document["roleDefinitionId"] as? String ?? "")?.displayName ?? "?")"
         case .tenant: document["domain"] as? String ?? document["displayName"] as? String ?? "tenant"
         default: document["displayName"] as? String ?? "?"
         }
@@ -167,6 +172,9 @@ enum DesiredState {
         }
         for (assignment, body) in zip(parsed.tenants[index].appRoleAssignments, items("appRoleAssignments")) {
             desired.append(DesiredDocument(kind: .appRoleAssignment, id: snapshot.documentId(of: assignment), body: body, source: "directory.json"))
+        }
+        for (assignment, body) in zip(parsed.tenants[index].roleAssignments, items("roleAssignments")) {
+            desired.append(DesiredDocument(kind: .directoryRoleAssignment, id: assignment.id, body: body, source: "directory.json"))
         }
         desired += items("namedLocations").map {
             DesiredDocument(kind: .namedLocation, id: ($0["id"] as? String)?.lowercased(), body: $0, source: "directory.json")

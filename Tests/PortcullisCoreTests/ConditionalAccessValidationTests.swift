@@ -133,7 +133,7 @@ struct ConditionalAccessValidationTests {
             ]))
         for pointer in [
             "/id", "/displayName", "/state", "/colour", "/conditions/users/includeUsers/1", "/conditions/users/excludeGroups/0",
-            "/conditions/users/includeRoles", "/conditions/applications/includeApplications/0", "/conditions/clientAppTypes/0",
+            "/conditions/users/includeRoles/0", "/conditions/applications/includeApplications/0", "/conditions/clientAppTypes/0",
             "/conditions/platforms/includePlatforms/0", "/conditions/locations/includeLocations/0", "/conditions/signInRiskLevels",
             "/grantControls/operator", "/grantControls/builtInControls/0", "/grantControls/builtInControls/2",
         ] {

@@ -8,6 +8,8 @@ import Testing
 
 @Suite("conditional access as admins export it, through the admin API (PROTOCOL §17)")
 struct ExportedPolicyTests {
+    static let ifMatch = HTTPField.Name("If-Match")!
+
     /// A corpus file as published, its foreign object IDs replaced by this directory's (what `--map` does).
     static func exported(_ name: String, mapping: [String: String]) throws -> Any {
         let root = try #require(ConditionalAccessCorpusLocation.root, "the shared corpus is not at ../shared/ca-corpus")
@@ -54,6 +56,57 @@ struct ExportedPolicyTests {
                 typo["GrantControls"] = [String: Any]()
                 let refused = try await client.admin(.post, "/conditional-access/policies", token: admin, json: typo)
                 #expect(refused.status == .badRequest && refused.text.contains("\"/GrantControls\""), "\(refused.text)")
+            }
+        }
+    }
+
+    @Test("directory roles: Entra's definitions, assignments through the admin API, and Microsoft's template for admins enforced on holders only")
+    func directoryRoles() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let definitions = try await client.admin(.get, "/role-management/directory/role-definitions", token: admin)
+                let roles = definitions["value"] as? [[String: Any]] ?? []
+                #expect(roles.count >= 120, "\(definitions.text.prefix(200))")
+                let globalAdmin = DirectoryRoleDefinition.globalAdministrator
+                let one = try await client.admin(.get, "/role-management/directory/role-definitions/\(globalAdmin.uppercased())", token: admin)
+                #expect(one.string("displayName") == "Global Administrator" && one.string("templateId") == globalAdmin && one["isBuiltIn"] as? Bool == true)
+
+                let path = "/role-management/directory/role-assignments"
+                for (body, pointer) in [
+                    (["principalId": Fixtures.alice.id, "roleDefinitionId": "00000000-0000-4000-8000-00000000dead"], "/roleDefinitionId"),
+                    (["principalId": "00000000-0000-4000-8000-00000000dead", "roleDefinitionId": globalAdmin], "/principalId"),
+                    (["principalId": Fixtures.alice.id, "roleDefinitionId": globalAdmin, "directoryScopeId": "/administrativeUnits/x"], "/directoryScopeId"),
+                ] {
+                    let refused = try await client.admin(.post, path, token: admin, json: body)
+                    #expect(refused.status == .badRequest && refused.text.contains("\"\(pointer)\""), "\(pointer): \(refused.text)")
+                }
+                let assigned = try await client.admin(
+                    .post, path, token: admin, json: ["principalId": Fixtures.alice.id.uppercased(), "roleDefinitionId": globalAdmin, "directoryScopeId": "/"])
+                #expect(assigned.status == .created, "\(assigned.text)")
+                let assignmentId = try #require(assigned.string("id"))
+                #expect(assigned.string("principalId") == Fixtures.alice.id)
+
+                // Microsoft's template, made as the portal makes it (then enabled), the current administrator Bob.
+                let root = try #require(ConditionalAccessCorpusLocation.root)
+                let template = try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: root.appendingPathComponent("ms-ca-templates/Require-multifactor-authentication-for-admins.json")))
+                var policy = try #require((template as? [String: Any])?["details"] as? [String: Any])
+                policy["displayName"] = (template as? [String: Any])?["name"]
+                policy["state"] = "enabled"
+                var text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
+                text = text.replacingOccurrences(of: "Current administrator will be excluded", with: Fixtures.bob.id)
+                let created = try await client.admin(
+                    .post, "/conditional-access/policies", token: admin, json: try JSONSerialization.jsonObject(with: Data(text.utf8)))
+                #expect(created.status == .created, "\(created.text)")
+                #expect(try await client.token(Grants.password(claims: nil)).errorCode == 50076, "Alice holds Global Administrator: MFA")
+                #expect(try await client.token(Grants.password(Fixtures.bob, claims: nil)).status == .ok, "Bob holds no role")
+
+                let deleteUser = try await client.admin(.delete, "/users/\(Fixtures.alice.id)", token: admin, headers: [Self.ifMatch: "*"])
+                #expect(deleteUser.status == .conflict && deleteUser.text.contains("Global Administrator"), "\(deleteUser.text)")
+                let removed = try await client.admin(.delete, "\(path)/\(assignmentId)", token: admin, headers: [Self.ifMatch: "*"])
+                #expect(removed.status == .noContent || removed.status == .ok, "\(removed.text)")
+                #expect(try await client.token(Grants.password(claims: nil)).status == .ok, "the role removed: the policy no longer applies, at once")
             }
         }
     }

@@ -434,6 +434,10 @@ struct PolicyCommandTests {
                 ]
             tenants[0]["displayName"] = "Fabrikam (applied)"
             tenants[0]["namedLocations"] = []
+            // Frank administers conditional access (a directory role, PROTOCOL §17).
+            tenants[0]["roleAssignments"] = [
+                ["principalId": frank.id, "roleDefinitionId": DirectoryRoleDefinition.conditionalAccessAdministrator, "directoryScopeId": "/"]
+            ]
             document["tenants"] = tenants
             try JSONSerialization.data(withJSONObject: document).write(to: file)
             let policies = folder.appendingPathComponent("conditional-access")
@@ -449,7 +453,8 @@ struct PolicyCommandTests {
             for line in [
                 "+ create  user frank@fabrikam.test", "+ create  group Pilot", "~ change  tenant", "~ /displayName: \"Fabrikam\" → \"Fabrikam (applied)\"",
                 "+ create  conditional-access policy Block the pilot", "- delete  named location HQ", "[only with --prune]",
-                "Plan: 3 to create, 1 to change, 1 to delete (with --prune)",
+                "+ create  directory role assignment \(frank.id) holds Conditional Access Administrator",
+                "Plan: 4 to create, 1 to change, 1 to delete (with --prune)",
             ] {
                 #expect(plan.stdout.contains(line), "\(line) in:\n\(plan.stdout)")
             }
@@ -459,7 +464,7 @@ struct PolicyCommandTests {
                 "--plan changed nothing")
 
             let applied = try await run(try portcullisExecutable(), arguments)
-            #expect(applied.status == 0 && applied.stdout.contains("Applied: created 3, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
+            #expect(applied.status == 0 && applied.stdout.contains("Applied: created 4, changed 1, deleted 0"), "\(applied.stdout)\(applied.stderr)")
             let (frankStatus, frankBody) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(frank, claims: nil))
             #expect(frankStatus == 400 && frankBody["error_codes"] as? [Int] == [53003], "Frank exists, and the policy naming his new group blocks him")
             let (aliceStatus, _) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.alice, scope: "openid", claims: nil))

@@ -39,6 +39,8 @@ public struct DirectoryDocument: Sendable {
         public var applications: [ApplicationEntry]
         public var appRoleAssignments: [AppRoleAssignment]
         public var namedLocations: [NamedLocation]
+        /// Directory roles held by users and groups (Graph `unifiedRoleAssignment`, PROTOCOL §17).
+        public var roleAssignments: [DirectoryRoleAssignment] = []
     }
 
     public var tenants: [TenantEntry]
@@ -49,7 +51,7 @@ public struct DirectoryDocument: Sendable {
             DirectorySnapshot(
                 tenant: entry.tenant, revision: revision, users: entry.users.map(\.user), groups: entry.groups,
                 applications: entry.applications.map(\.application), appRoleAssignments: entry.appRoleAssignments,
-                namedLocations: entry.namedLocations)
+                namedLocations: entry.namedLocations, directoryRoleAssignments: entry.roleAssignments)
         }
     }
 
@@ -108,7 +110,7 @@ public struct DirectoryDocument: Sendable {
         guard let reader = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         reader.rejectUnknownMembers(allowed: [
             "id", "domain", "displayName", "allowedAccounts", "passwordOnlyRegistration", "users", "groups", "applications",
-            "appRoleAssignments", "namedLocations",
+            "appRoleAssignments", "namedLocations", "roleAssignments",
         ])
         let id = guid(reader, "id")
         let domain = reader.string("domain", required: true)
@@ -202,13 +204,31 @@ public struct DirectoryDocument: Sendable {
             if let location = parseNamedLocation(value, at: pointer, problems: problems) { locations.append(location) }
         }
 
+        // Directory roles: read against the users and groups just read.
+        let members = DirectorySnapshot(
+            tenant: Tenant(id: id ?? "", domain: domain ?? "", displayName: displayName), revision: 0, users: users.map(\.user), groups: groups,
+            applications: [], appRoleAssignments: [], namedLocations: [])
+        var directoryRoles: [DirectoryRoleAssignment] = []
+        for (value, pointer) in reader.array("roleAssignments") ?? [] {
+            guard let item = JSONObjectReader(value, at: pointer, problems: problems),
+                let assignment = DirectoryRoleAssignment.read(item, directory: members)
+            else { continue }
+            if directoryRoles.contains(where: { $0.id == assignment.id }) {
+                problems.add(pointer, "assigns the same role to the same principal as an earlier entry.")
+            } else {
+                directoryRoles.append(assignment)
+            }
+        }
+
         guard let id, let domain else { return nil }
-        return TenantEntry(
+        var entry = TenantEntry(
             tenant: Tenant(
                 id: id, domain: domain, displayName: displayName, allowedAccounts: allowedAccounts,
                 passwordOnlyRegistration: registration.flatMap(Tenant.PasswordOnlyRegistration.init(rawValue:))),
             users: users, groups: groups, applications: applications,
             appRoleAssignments: assignments, namedLocations: locations)
+        entry.roleAssignments = directoryRoles
+        return entry
     }
 
     /// One group, as `directory.json` and the admin API write it: every member must name a user (`isUser`

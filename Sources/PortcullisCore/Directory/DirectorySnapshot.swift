@@ -10,6 +10,8 @@ public struct DirectorySnapshot: Sendable {
     public let applications: [Application]
     public let appRoleAssignments: [AppRoleAssignment]
     public let namedLocations: [NamedLocation]
+    /// Directory roles held by users and groups (PROTOCOL §17).
+    public let directoryRoleAssignments: [DirectoryRoleAssignment]
 
     private let usersById: [String: User]
     private let userIdByUPN: [String: String]
@@ -19,10 +21,11 @@ public struct DirectorySnapshot: Sendable {
     private let resourcesByIdentifier: [String: Application]
     private let rolesByPrincipalAndResource: [String: [String]]
     private let namedLocationsById: [String: NamedLocation]
+    private let roleIdsByPrincipal: [String: [String]]
 
     public init(
         tenant: Tenant, revision: Int64, users: [User], groups: [Group], applications: [Application],
-        appRoleAssignments: [AppRoleAssignment], namedLocations: [NamedLocation]
+        appRoleAssignments: [AppRoleAssignment], namedLocations: [NamedLocation], directoryRoleAssignments: [DirectoryRoleAssignment] = []
     ) {
         self.tenant = tenant
         self.revision = revision
@@ -63,6 +66,25 @@ public struct DirectorySnapshot: Sendable {
         }
         self.rolesByPrincipalAndResource = roles
         self.namedLocationsById = Dictionary(namedLocations.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        self.directoryRoleAssignments = directoryRoleAssignments
+        var roleIds: [String: [String]] = [:]
+        for assignment in directoryRoleAssignments { roleIds[assignment.principalId, default: []].append(assignment.roleDefinitionId) }
+        self.roleIdsByPrincipal = roleIds
+    }
+
+    /// The directory roles a user holds, assigned to them or to a group they are a direct member of (as Entra's
+    /// role-assignable groups), each once, sorted.
+    public func roleIds(ofUser userId: String) -> [String] {
+        let id = userId.lowercased()
+        var found = Set(roleIdsByPrincipal[id] ?? [])
+        for group in groupIds(ofUser: id) { found.formUnion(roleIdsByPrincipal[group] ?? []) }
+        return found.sorted()
+    }
+
+    /// The directory role assignments of a user or group.
+    public func directoryRoleAssignments(ofPrincipal principalId: String) -> [DirectoryRoleAssignment] {
+        let id = principalId.lowercased()
+        return directoryRoleAssignments.filter { $0.principalId == id }
     }
 
     /// Resources by app ID and by each identifier URI, lower-cased (the first application to claim one keeps it).

@@ -39,6 +39,7 @@ public struct TenantSnapshot: Sendable {
         contents.groups = directory.groups
         contents.applications = directory.applications
         contents.roleAssignments = directory.appRoleAssignments.map { RoleAssignmentDocument($0, in: directory) }
+        contents.directoryRoleAssignments = directory.directoryRoleAssignments
         contents.namedLocations = directory.namedLocations
         contents.conditionalAccessPolicies = conditionalAccess.policies
         contents.appProtectionPolicies = appProtectionPolicies
@@ -74,7 +75,8 @@ public struct TenantSnapshot: Sendable {
     static func directory(_ contents: TenantContents, revision: Int64) -> DirectorySnapshot {
         DirectorySnapshot(
             tenant: contents.tenant, revision: revision, users: contents.users, groups: contents.groups, applications: contents.applications,
-            appRoleAssignments: contents.roleAssignments.map(\.assignment), namedLocations: contents.namedLocations)
+            appRoleAssignments: contents.roleAssignments.map(\.assignment), namedLocations: contents.namedLocations,
+            directoryRoleAssignments: contents.directoryRoleAssignments)
     }
 
     static func conditionalAccess(_ contents: TenantContents, directory: DirectorySnapshot) -> CompiledPolicySet {

@@ -8,6 +8,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let group = DocumentKind(rawValue: "group")
     public static let application = DocumentKind(rawValue: "application")
     public static let appRoleAssignment = DocumentKind(rawValue: "appRoleAssignment")
+    /// A directory role held by a user or group (Graph `unifiedRoleAssignment`, PROTOCOL §17).
+    public static let directoryRoleAssignment = DocumentKind(rawValue: "directoryRoleAssignment")
     public static let namedLocation = DocumentKind(rawValue: "namedLocation")
     public static let conditionalAccessPolicy = DocumentKind(rawValue: "conditionalAccessPolicy")
     public static let appProtectionPolicy = DocumentKind(rawValue: "appProtectionPolicy")

@@ -42,6 +42,7 @@ public struct TenantContents: Sendable {
     public var groups: [Group] = []
     public var applications: [Application] = []
     public var roleAssignments: [RoleAssignmentDocument] = []
+    public var directoryRoleAssignments: [DirectoryRoleAssignment] = []
     public var namedLocations: [NamedLocation] = []
     public var conditionalAccessPolicies: [ConditionalAccessPolicy] = []
     public var appProtectionPolicies: [AppProtectionPolicy] = []
@@ -65,6 +66,7 @@ public struct TenantContents: Sendable {
         Self.sort(&groups)
         Self.sort(&applications)
         Self.sort(&roleAssignments)
+        Self.sort(&directoryRoleAssignments)
         Self.sort(&namedLocations)
         Self.sort(&conditionalAccessPolicies)
         Self.sort(&appProtectionPolicies)
@@ -160,6 +162,12 @@ extension Application: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [Application]>? { \.applications }
 }
 
+extension DirectoryRoleAssignment: TenantDocument {
+    public static let kind = DocumentKind.directoryRoleAssignment
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [DirectoryRoleAssignment]>? { \.directoryRoleAssignments }
+}
+
 extension RoleAssignmentDocument: TenantDocument {
     public static let kind = DocumentKind.appRoleAssignment
     public var documentId: String { id }
@@ -242,7 +250,7 @@ public enum TenantDocuments {
     public static let decoder = JSONDecoder()
 
     public static let all: [any TenantDocument.Type] = [
-        Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, NamedLocation.self,
+        Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, DirectoryRoleAssignment.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
     ]

@@ -34,6 +34,9 @@ public struct CompiledPolicySet: Sendable {
         let allApplications: Bool
         let applications: Set<Int32>
         let excludedApplications: Set<Int32>
+        /// Directory roles (as symbols of `roleSymbol(_:)`) whose holders the policy includes and excludes.
+        let roles: Set<Int32>
+        let excludedRoles: Set<Int32>
         /// The user actions the policy targets instead of applications (PROTOCOL §12.3).
         let userActions: Set<String>
         /// The authentication contexts the policy targets instead of applications (PROTOCOL §13).
@@ -53,7 +56,8 @@ public struct CompiledPolicySet: Sendable {
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
-            applications: Set<Int32>, excludedApplications: Set<Int32>, userActions: Set<String>, contexts: Set<String>,
+            applications: Set<Int32>, excludedApplications: Set<Int32>, roles: Set<Int32> = [], excludedRoles: Set<Int32> = [],
+            userActions: Set<String>, contexts: Set<String>,
             transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
@@ -72,6 +76,8 @@ public struct CompiledPolicySet: Sendable {
             self.allApplications = allApplications
             self.applications = applications
             self.excludedApplications = excludedApplications
+            self.roles = roles
+            self.excludedRoles = excludedRoles
             self.userActions = userActions
             self.contexts = contexts
             self.transferMethods = transferMethods
@@ -174,6 +180,8 @@ public struct CompiledPolicySet: Sendable {
                 allApplications: c.applications.includeApplications.contains(.all),
                 applications: intern(c.applications.includeApplications.ids),
                 excludedApplications: intern(c.applications.excludeApplications),
+                roles: intern((users?.includeRoles ?? []).map(Self.roleSymbol)),
+                excludedRoles: intern((users?.excludeRoles ?? []).map(Self.roleSymbol)),
                 userActions: Set(c.applications.includeUserActions ?? []),
                 contexts: Set(c.applications.includeAuthenticationContextClassReferences ?? []),
                 transferMethods: c.authenticationFlows?.transferMethods,
@@ -195,7 +203,7 @@ public struct CompiledPolicySet: Sendable {
                 let clientKeys = (entry.allClients ? [Self.anyKey] : []) + entry.clients.sorted()
                 for resource in resourceKeys { for client in clientKeys { workloadIndex[Self.key(resource, client), default: []].append(index) } }
             } else {
-                let subjectKeys = (entry.allUsers ? [Self.anyKey] : []) + entry.users.sorted() + entry.groups.sorted()
+                let subjectKeys = (entry.allUsers ? [Self.anyKey] : []) + entry.users.sorted() + entry.groups.sorted() + entry.roles.sorted()
                 for resource in resourceKeys { for subject in subjectKeys { userIndex[Self.key(resource, subject), default: []].append(index) } }
             }
         }
@@ -239,14 +247,19 @@ public struct CompiledPolicySet: Sendable {
     struct Subject {
         let user: Int32?
         let groups: [Int32]
+        let roles: [Int32]
         let client: Int32
         let resource: Int32
     }
+
+    /// A directory role's symbol key: roles share the symbol table with object IDs, under a prefix of their own.
+    static func roleSymbol(_ roleId: String) -> String { "role:" + roleId }
 
     func subject(_ facts: SignInFacts) -> Subject {
         Subject(
             user: facts.userId.map { symbols[$0] ?? Self.unknown },
             groups: facts.groupIds.compactMap { symbols[$0] },
+            roles: facts.roleIds.compactMap { symbols[Self.roleSymbol($0)] },
             client: symbols[facts.clientAppId] ?? Self.unknown,
             resource: symbols[facts.resourceAppId] ?? Self.unknown)
     }
@@ -460,7 +473,7 @@ public struct CompiledPolicySet: Sendable {
             if let user = subject.user {
                 if let hits = userIndex[Self.key(resource, Self.anyKey)] { found += hits }
                 if user >= 0, let hits = userIndex[Self.key(resource, user)] { found += hits }
-                for group in subject.groups { if let hits = userIndex[Self.key(resource, group)] { found += hits } }
+                for group in subject.groups + subject.roles { if let hits = userIndex[Self.key(resource, group)] { found += hits } }
             } else {
                 if let hits = workloadIndex[Self.key(resource, Self.anyKey)] { found += hits }
                 if subject.client >= 0, let hits = workloadIndex[Self.key(resource, subject.client)] { found += hits }
@@ -483,8 +496,12 @@ public struct CompiledPolicySet: Sendable {
             if entry.isWorkload {
                 failed.append(.servicePrincipals)
             } else {
-                let included = entry.allUsers || entry.users.contains(user) || subject.groups.contains { entry.groups.contains($0) }
-                let excluded = entry.excludedUsers.contains(user) || subject.groups.contains { entry.excludedGroups.contains($0) }
+                let included =
+                    entry.allUsers || entry.users.contains(user) || subject.groups.contains { entry.groups.contains($0) }
+                    || subject.roles.contains { entry.roles.contains($0) }
+                let excluded =
+                    entry.excludedUsers.contains(user) || subject.groups.contains { entry.excludedGroups.contains($0) }
+                    || subject.roles.contains { entry.excludedRoles.contains($0) }
                 if !included || excluded { failed.append(.users) }
             }
         } else {

@@ -143,7 +143,9 @@ extension ConditionalAccessPolicy {
             }
             let usersAll = conditions.users?.includeUsers.contains(.all) ?? false
             let appsAll = conditions.applications.includeApplications.contains(.all)
-            let noExclusions = (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
+            let noExclusions =
+                (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
+                && (conditions.users?.excludeRoles.isEmpty ?? true)
             // A policy for transferred sign-ins only (Microsoft's "block device code flow") leaves every other way in.
             let everySignIn = conditions.authenticationFlows == nil
             if usersAll && appsAll && noExclusions && everySignIn && grant.builtInControls.contains(.block) && state == .enabled && !force {
@@ -268,9 +270,20 @@ extension ConditionalAccessPolicy {
                 "includeUsers", "excludeUsers", "includeGroups", "excludeGroups", "includeRoles", "excludeRoles", "includeGuestsOrExternalUsers",
                 "excludeGuestsOrExternalUsers",
             ])
-            for key in ["includeRoles", "excludeRoles"] {
-                if let items = u.array(key), !items.isEmpty { problems.add(u.path(key), "directory roles are not supported by this server; use groups.") }
+            func roles(_ key: String) -> [String] {
+                var found: [String] = []
+                for (item, itemPointer) in u.strings(key) ?? [] {
+                    if let role = DirectoryRoleDefinition.builtIn(id: item) {
+                        if !found.contains(role.id) { found.append(role.id) }
+                    } else {
+                        problems.add(
+                            itemPointer, "'\(item)' is not the template ID of a directory role (GET /role-management/directory/role-definitions lists them).")
+                    }
+                }
+                return found
             }
+            let includeRoles = roles("includeRoles")
+            let excludeRoles = roles("excludeRoles")
             for key in ["includeGuestsOrExternalUsers", "excludeGuestsOrExternalUsers"] {
                 if let value = u.object[key], value != .null { problems.add(u.path(key), "guests and external users are not supported by this server.") }
             }
@@ -280,7 +293,7 @@ extension ConditionalAccessPolicy {
                 includeUsers: selection(u, "includeUsers", keywords: [.all, .none], exists: userExists, noun: "user"),
                 excludeUsers: ids(u, "excludeUsers", exists: userExists, noun: "user"),
                 includeGroups: ids(u, "includeGroups", exists: groupExists, noun: "group"),
-                excludeGroups: ids(u, "excludeGroups", exists: groupExists, noun: "group"))
+                excludeGroups: ids(u, "excludeGroups", exists: groupExists, noun: "group"), includeRoles: includeRoles, excludeRoles: excludeRoles)
             // A policy for roles or guests names its users there (those members' own problems say if they were refused).
             let namesOthers = ["includeUsers", "includeRoles", "includeGuestsOrExternalUsers"].contains { u.object[$0].map { !$0.isNullOrEmpty } ?? false }
             if let users, users.includeUsers.isEmpty && users.includeGroups.isEmpty && !namesOthers {
@@ -463,9 +476,11 @@ extension ConditionalAccessPolicy {
         let registered = passkeyOnly ? registered.passkey : registered.anyFactor
         let excludedUsers = Set(users.excludeUsers)
         let excludedGroups = Set(users.excludeGroups)
+        let excludedRoles = Set(users.excludeRoles)
         let covered = directory.users.filter { user in
             user.accountEnabled && !excludedUsers.contains(user.id)
                 && directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0.lowercased()) }
+                && directory.roleIds(ofUser: user.id).allSatisfy { !excludedRoles.contains($0) }
         }
         let without = covered.filter { !registered.contains($0.id) }
         guard !without.isEmpty else { return nil }

@@ -38,6 +38,34 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var excludeUsers: [String]
         public var includeGroups: [String]
         public var excludeGroups: [String]
+        /// Directory roles (Entra's template IDs, PROTOCOL §17): the users holding them.
+        public var includeRoles: [String]
+        public var excludeRoles: [String]
+
+        public init(
+            includeUsers: Selection, excludeUsers: [String], includeGroups: [String], excludeGroups: [String], includeRoles: [String] = [],
+            excludeRoles: [String] = []
+        ) {
+            self.includeUsers = includeUsers
+            self.excludeUsers = excludeUsers
+            self.includeGroups = includeGroups
+            self.excludeGroups = excludeGroups
+            self.includeRoles = includeRoles
+            self.excludeRoles = excludeRoles
+        }
+
+        enum CodingKeys: String, CodingKey { case includeUsers, excludeUsers, includeGroups, excludeGroups, includeRoles, excludeRoles }
+
+        /// Policies stored before roles have none.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            includeUsers = try container.decode(Selection.self, forKey: .includeUsers)
+            excludeUsers = try container.decode([String].self, forKey: .excludeUsers)
+            includeGroups = try container.decode([String].self, forKey: .includeGroups)
+            excludeGroups = try container.decode([String].self, forKey: .excludeGroups)
+            includeRoles = try container.decodeIfPresent([String].self, forKey: .includeRoles) ?? []
+            excludeRoles = try container.decodeIfPresent([String].self, forKey: .excludeRoles) ?? []
+        }
     }
 
     public struct Applications: Codable, Sendable, Equatable {

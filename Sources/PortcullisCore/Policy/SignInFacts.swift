@@ -28,6 +28,8 @@ public struct SignInFacts: Sendable, Equatable {
     public var userId: String?
     /// The user's direct groups.
     public var groupIds: [String]
+    /// The directory roles the user holds (template IDs, PROTOCOL §17), directly or through a group.
+    public var roleIds: [String] = []
     public var clientAppId: String
     /// The resource (cloud app) the token is for.
     public var resourceAppId: String
@@ -131,6 +133,7 @@ extension SignInFacts {
             capabilities: input.capabilities.capabilities, appProtection: input.appProtection,
             approvedClientApp: input.approvedClientApp ?? directory.application(appId: input.clientAppId)?.approvedClientApp ?? false,
             authentication: input.authentication)
+        roleIds = input.userId.map { directory.roleIds(ofUser: $0) } ?? []
         authenticationContexts = input.capabilities.authenticationContexts
         country = input.country
         transferMethod = input.transferMethod

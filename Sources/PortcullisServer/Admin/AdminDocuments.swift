@@ -21,6 +21,7 @@ struct AdminDocuments: Sendable {
     let groups: DocumentResource<Group>
     let applications: DocumentResource<PortcullisCore.Application>
     let roleAssignments: DocumentResource<RoleAssignmentDocument>
+    let directoryRoleAssignments: DocumentResource<DirectoryRoleAssignment>
     let tenant: DocumentResource<Tenant>
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
     let transmitter: SignalTransmitter
@@ -146,10 +147,11 @@ struct AdminDocuments: Sendable {
                 beforeDelete: { user, tenant, _ in
                     let groups = tenant.directory.groupIds(ofUser: user.id)
                     let roles = tenant.directory.appRoleAssignments.filter { $0.principalId.lowercased() == user.id }
-                    if !groups.isEmpty || !roles.isEmpty {
+                    let directoryRoles = tenant.directory.directoryRoleAssignments(ofPrincipal: user.id)
+                    if !groups.isEmpty || !roles.isEmpty || !directoryRoles.isEmpty {
                         throw APIError(
                             .conflict, "inUse",
-                            "The user is a member of groups (\(groups.joined(separator: ", "))) or holds app roles (\(roles.map(\.role).joined(separator: ", "))). Remove those first."
+                            "The user is a member of groups (\(groups.joined(separator: ", "))), holds app roles (\(roles.map(\.role).joined(separator: ", "))) or directory roles (\(directoryRoles.map(\.roleDisplayName).joined(separator: ", "))). Remove those first."
                         )
                     }
                 }))
@@ -170,10 +172,11 @@ struct AdminDocuments: Sendable {
                     let protection = tenant.appProtectionPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(group.id) }.map(\.id)
                     let configuration = tenant.appConfigurationPolicies.filter { ($0.targets.includeGroups + $0.targets.excludeGroups).contains(group.id) }.map(
                         \.id)
-                    if !conditional.isEmpty || !protection.isEmpty || !configuration.isEmpty {
+                    let directoryRoles = tenant.directory.directoryRoleAssignments(ofPrincipal: group.id)
+                    if !conditional.isEmpty || !protection.isEmpty || !configuration.isEmpty || !directoryRoles.isEmpty {
                         throw APIError(
                             .conflict, "inUse",
-                            "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))), app protection policies (\(protection.joined(separator: ", "))) or app configuration policies (\(configuration.joined(separator: ", "))). Change them first."
+                            "The group is named by conditional-access policies (\(conditional.joined(separator: ", "))), app protection policies (\(protection.joined(separator: ", "))) or app configuration policies (\(configuration.joined(separator: ", "))), or holds directory roles (\(directoryRoles.map(\.roleDisplayName).joined(separator: ", "))). Change them first."
                         )
                     }
                 },
@@ -230,6 +233,21 @@ struct AdminDocuments: Sendable {
                         .conflict, "lastAdministrator",
                         "This is the tenant's last \(BuiltInResources.adminRole) assignment: without it nobody can use the admin API. Assign the role to someone else first, or force it."
                     )
+                }))
+
+        directoryRoleAssignments = resource(
+            DocumentRegistration(
+                noun: "directory role assignment",
+                read: { value, tenant, _ in
+                    let problems = ProblemCollector()
+                    guard let item = JSONObjectReader(value, at: "", problems: problems) else {
+                        try problems.check()
+                        throw APIError.malformedJSON()
+                    }
+                    let assignment = DirectoryRoleAssignment.read(item, directory: tenant.directory)
+                    try problems.check()
+                    guard let assignment else { throw APIError.malformedJSON() }
+                    return assignment
                 }))
 
         tenant = resource(

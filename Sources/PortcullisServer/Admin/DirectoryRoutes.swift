@@ -10,6 +10,10 @@ import PortcullisTokens
 /// deleted with the validation of `directory.json`, ETags and `If-Match`, and the audit log — never showing a
 /// password or its hash. Disabling or deleting a user revokes their refresh-token families and ends their
 /// sessions at once; a group that policies name cannot be deleted.
+struct RoleDefinitionList: Encodable {
+    let value: [DirectoryRoleDefinition]
+}
+
 struct DirectoryRoutes: Sendable {
     let documents: AdminDocuments
     let credentials: CredentialHasher
@@ -21,6 +25,17 @@ struct DirectoryRoutes: Sendable {
         documents.applications.register(on: group, path: "applications")
         ApplicationSecretRoutes(resource: documents.applications, credentials: credentials).register(on: group)
         documents.roleAssignments.register(on: group, path: "app-role-assignments")
+        // Directory roles as Graph's role management spells them (PROTOCOL §17): Entra's built-in definitions, read-only,
+        // and who holds them.
+        documents.directoryRoleAssignments.register(on: group, path: "role-management/directory/role-assignments")
+        group.get("role-management/directory/role-definitions") { _, _ in
+            JSONResponse.make(status: .ok, RoleDefinitionList(value: DirectoryRoleDefinition.builtIns))
+        }
+        group.get("role-management/directory/role-definitions/:id") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            guard let role = DirectoryRoleDefinition.builtIn(id: id) else { throw APIError.notFound("The directory role \(id.prefix(64))") }
+            return JSONResponse.make(status: .ok, role)
+        }
         let tenantResource = documents.tenant
         group.get("tenant") { _, context in try await tenantResource.readResponse(context, id: try context.requirePrincipal().tid) }
         group.put("tenant") { request, context in

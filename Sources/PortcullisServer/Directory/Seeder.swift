@@ -180,6 +180,7 @@ public struct Seeder: Sendable {
                 }
             }
             for location in entry.namedLocations { try add(tid, location) }
+            for assignment in entry.roleAssignments { try add(tid, assignment) }
         }
         return documents
     }
