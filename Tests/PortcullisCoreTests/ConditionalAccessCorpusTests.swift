@@ -63,7 +63,6 @@ struct ConditionalAccessCorpusTests {
     enum Reason: String {
         case guests = "guests and external users (issue 45, to come)"
         case termsOfUse = "terms of use (issue 45, to come)"
-        case applicationGroups = "the application groups Office365 and MicrosoftAdminPortals (issue 45, to come)"
         case sessionControls = "continuousAccessEvaluation, applicationEnforcedRestrictions, disableResilienceDefaults (issue 45, to come)"
         case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
         case devices = "device state, filters and device controls (devices, §18)"
@@ -83,14 +82,10 @@ struct ConditionalAccessCorpusTests {
         "j0eyv-baseline/CA005-Global-DataProtection-Office365-iOSenAndroid-ClientApps-Unmanaged-AppEnforcedRestrictions.json": [
             "/sessionControls/applicationEnforcedRestrictions": .sessionControls,
             "/conditions/devices": .devices,
-            "/conditions/applications/includeApplications/0": .applicationGroups,
         ],
         "j0eyv-baseline/CA006-Global-DataProtection-Office365-AnyPlatform-Browser-Unmanaged-AppEnforceRestrictions.json": [
             "/sessionControls/applicationEnforcedRestrictions": .sessionControls,
             "/conditions/devices": .devices,
-        ],
-        "j0eyv-baseline/CA100-Admins-IdentityProtection-AdminPortals-AnyPlatform-MFA.json": [
-            "/conditions/applications/includeApplications/0": .applicationGroups
         ],
         "j0eyv-baseline/CA104-Admins-IdentityProtection-AllApps-AnyPlatform-ContinuousAccessEvaluation.json": [
             "/sessionControls/continuousAccessEvaluation": .sessionControls
@@ -108,9 +103,6 @@ struct ConditionalAccessCorpusTests {
         "j0eyv-baseline/CA206-Internals-IdentityProtection-AllApps-AnyPlatform-PersistentBrowser.json": [
             "/conditions/devices": .devices
         ],
-        "j0eyv-baseline/CA207-Internals-AttackSurfaceReduction-SelectedApps-AnyPlatform-BLOCK.json": [
-            "/conditions/applications/excludeApplications/0": .applicationGroups
-        ],
         "j0eyv-baseline/CA208-Internals-BaseProtection-AnyApp-MacOS-Compliant.json": [
             "/grantControls/builtInControls/0": .devices
         ],
@@ -124,8 +116,7 @@ struct ConditionalAccessCorpusTests {
             "/conditions/users/includeGuestsOrExternalUsers": .guests
         ],
         "j0eyv-baseline/CA401-GuestUsers-AttackSurfaceReduction-AllApps-AnyPlatform-BlockNonGuestAppAccess.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests,
-            "/conditions/applications/excludeApplications/1": .applicationGroups,
+            "/conditions/users/includeGuestsOrExternalUsers": .guests
         ],
         "j0eyv-baseline/CA402-GuestUsers-IdentityProtection-AllApps-AnyPlatform-SigninFrequency.json": [
             "/conditions/users/includeGuestsOrExternalUsers": .guests
@@ -134,8 +125,7 @@ struct ConditionalAccessCorpusTests {
             "/conditions/users/includeGuestsOrExternalUsers": .guests
         ],
         "j0eyv-baseline/CA404-GuestUsers-AttackSurfaceReduction-SelectedApps-AnyPlatform-BLOCK.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests,
-            "/conditions/applications/includeApplications/0": .applicationGroups,
+            "/conditions/users/includeGuestsOrExternalUsers": .guests
         ],
         "j0eyv-baseline/CA501-Agents-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskAgent.json": [
             "/conditions/agentIdRiskLevels": .agents,
@@ -161,7 +151,6 @@ struct ConditionalAccessCorpusTests {
         "ms-ca-templates/Block-access-to-Office365-apps-for-users-with-insider-risk.json": [
             "/conditions/insiderRiskLevels": .insiderRisk,
             "/conditions/users/excludeGuestsOrExternalUsers": .guests,
-            "/conditions/applications/includeApplications/0": .applicationGroups,
         ],
         "ms-ca-templates/Block-all-agent-identities-from-accessing-resources.json": [
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents
@@ -187,9 +176,6 @@ struct ConditionalAccessCorpusTests {
             "/grantControls/builtInControls/1": .devices,
             "/grantControls/builtInControls/2": .devices,
         ],
-        "ms-ca-templates/Require-multifactor-authentication-for-Microsoft-admin-portals.json": [
-            "/conditions/applications/includeApplications/0": .applicationGroups
-        ],
         "ms-ca-templates/Require-multifactor-authentication-for-guest-access.json": [
             "/conditions/users/includeUsers/0": .guests
         ],
@@ -209,8 +195,7 @@ struct ConditionalAccessCorpusTests {
             "/conditions/users/excludeUsers/0": .guests
         ],
         "ms-ca-templates/Use-application-enforced-restrictions-for-O365-apps.json": [
-            "/sessionControls/applicationEnforcedRestrictions": .sessionControls,
-            "/conditions/applications/includeApplications/0": .applicationGroups,
+            "/sessionControls/applicationEnforcedRestrictions": .sessionControls
         ],
         "msgraph-docs-examples/Example-3-Use-all-conditions-and-controls.json": [
             "/sessionControls/cloudAppSecurity": .cloudAppSecurity,

@@ -85,3 +85,51 @@ struct DirectoryRoleTests {
         #expect(DirectoryRoleDefinition.builtIns.allSatisfy { $0.id.isGUID && $0.id == $0.id.lowercased() })
     }
 }
+
+/// The application groups (PROTOCOL §17): `Office365` is the applications tagged so; `MicrosoftAdminPortals` is
+/// Portcullis's admin API.
+@Suite("application groups in conditional access")
+struct ApplicationGroupTests {
+    static let directory: DirectorySnapshot = {
+        var applications = CA.directory.applications
+        if let index = applications.firstIndex(where: { $0.appId == CA.r1 }) { applications[index].tags = ["office365"] }
+        return DirectorySnapshot(
+            tenant: CA.directory.tenant, revision: 1, users: CA.directory.users, groups: CA.directory.groups, applications: applications,
+            appRoleAssignments: [], namedLocations: [])
+    }()
+
+    static func applies(include: [String], exclude: [String] = [], resource: String) throws -> Bool {
+        let document = CA.json([
+            "displayName": "groups", "state": "enabled",
+            "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": include, "excludeApplications": exclude]],
+            "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+        ])
+        let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "g")
+        let set = CompiledPolicySet(policies: [policy], namedLocations: [])
+        let facts = SignInFacts(
+            SignInFacts.Input(userId: CA.u1, clientAppId: CA.plainClient, resourceAppId: resource, authentication: .none), directory: directory)
+        let indexed = set.evaluate(facts).policies.contains { $0.result == .failure }
+        #expect(indexed == set.evaluate(facts, explain: true).policies.contains { $0.result == .failure }, "the index and a full scan agree")
+        return indexed
+    }
+
+    @Test("Office365 is the resources tagged so; MicrosoftAdminPortals the admin API; both exclude from All")
+    func groups() throws {
+        #expect(try Self.applies(include: ["office365"], resource: CA.r1))
+        #expect(try !Self.applies(include: ["Office365"], resource: CA.r2))
+        #expect(try Self.applies(include: ["MicrosoftAdminPortals"], resource: BuiltInResources.adminAppId))
+        #expect(try !Self.applies(include: ["MicrosoftAdminPortals"], resource: CA.r1))
+        #expect(try !Self.applies(include: ["All"], exclude: ["Office365"], resource: CA.r1))
+        #expect(try Self.applies(include: ["All"], exclude: ["Office365"], resource: CA.r2))
+        #expect(try !Self.applies(include: ["All"], exclude: ["MicrosoftAdminPortals"], resource: BuiltInResources.adminAppId))
+        let stored = try ConditionalAccessPolicy.parse(
+            CA.json([
+                "displayName": "x", "state": "enabled",
+                "conditions": [
+                    "users": ["includeUsers": ["All"]], "applications": ["includeApplications": ["All"], "excludeApplications": ["office365", CA.r2]],
+                ],
+                "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+            ]), directory: Self.directory, generatedId: "g")
+        #expect(stored.conditions.applications.excludeApplications.strings == ["Office365", CA.r2], "Graph's spelling, keywords first")
+    }
+}

@@ -110,4 +110,53 @@ struct ExportedPolicyTests {
             }
         }
     }
+
+    @Test("application groups: Office365 follows the applications' tags at once; MicrosoftAdminPortals is the admin API (what-if)")
+    func applicationGroups() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let policy: [String: Any] = [
+                    "displayName": "MFA for Office 365", "state": "enabled",
+                    "conditions": [
+                        "users": ["includeUsers": [Fixtures.alice.id]], "applications": ["includeApplications": ["Office365"]],
+                        "clientAppTypes": ["all"],
+                    ],
+                    "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+                ]
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: policy).status == .created)
+                #expect(try await client.token(Grants.password(claims: nil)).status == .ok, "no application is tagged Office365 yet")
+
+                let mail = try await client.admin(.get, "/applications/\(Fixtures.mailApiId)", token: admin)
+                var body = try #require(try JSONSerialization.jsonObject(with: Data(mail.text.utf8)) as? [String: Any])
+                body["tags"] = ["Office365", "Office365"]
+                let tagged = try await client.admin(
+                    .put, "/applications/\(Fixtures.mailApiId)", token: admin, json: body, headers: [Self.ifMatch: try #require(mail.headers[.eTag])])
+                #expect(tagged.status == .ok && tagged["tags"] as? [String] == ["Office365"], "\(tagged.text)")
+                #expect(try await client.token(Grants.password(claims: nil)).errorCode == 50076, "the mail API is in Office365 now: MFA")
+                body["tags"] = [String](repeating: "t", count: 51).enumerated().map { "t\($0.offset)" }
+                let tooMany = try await client.admin(
+                    .put, "/applications/\(Fixtures.mailApiId)", token: admin, json: body, headers: [Self.ifMatch: try #require(tagged.headers[.eTag])])
+                #expect(tooMany.status == .badRequest && tooMany.text.contains("\"/tags\""), "\(tooMany.text)")
+
+                let portals: [String: Any] = [
+                    "id": "a1000000-0000-4000-8000-0000000000a9", "displayName": "Block admin portals", "state": "enabled",
+                    "conditions": [
+                        "users": ["includeUsers": [Fixtures.bob.id]], "applications": ["includeApplications": ["MicrosoftAdminPortals"]],
+                    ],
+                    "grantControls": ["operator": "OR", "builtInControls": ["block"]],
+                ]
+                for (resource, code) in [(BuiltInResources.adminIdentifier, 53003), (Fixtures.mailResource, nil)] as [(String, Int?)] {
+                    let answer = try await client.admin(
+                        .post, "/conditional-access/evaluate", token: admin,
+                        json: [
+                            "signIn": ["userId": Fixtures.bob.upn, "clientAppId": Fixtures.mobileClientId, "resourceAppId": resource],
+                            "policies": [portals],
+                        ])
+                    #expect(answer.status == .ok, "\(answer.text)")
+                    #expect((answer["signIn"] as? [String: Any])?["errorCode"] as? Int == code, "\(resource): \(answer.text)")
+                }
+            }
+        }
+    }
 }

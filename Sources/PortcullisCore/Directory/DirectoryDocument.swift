@@ -283,9 +283,20 @@ public struct DirectoryDocument: Sendable {
         app.rejectUnknownMembers(allowed: [
             "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
             "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles", "requiredResourceAccess",
-            "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation",
+            "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation", "tags",
         ])
         let appId = guid(app, "appId")
+        var tags: [String] = []
+        if let items = app.strings("tags") {
+            if items.count > Application.maximumTags { problems.add(app.path("tags"), "holds \(items.count) tags; at most \(Application.maximumTags).") }
+            for (tag, tagPointer) in items {
+                if tag.isEmpty || tag.count > 256 {
+                    problems.add(tagPointer, "must be 1 to 256 characters.")
+                } else if !tags.contains(tag) {
+                    tags.append(tag)
+                }
+            }
+        }
         let name = app.string("displayName", required: true)
         let publicClient = app.bool("publicClient") ?? false
         var entries: [SecretEntry]?
@@ -378,16 +389,16 @@ public struct DirectoryDocument: Sendable {
             }
         }
         guard let appId, let name else { return nil }
-        return ApplicationEntry(
-            application: Application(
-                appId: appId, displayName: name, publicClient: publicClient,
-                secrets: (entries ?? []).compactMap { if case .hashed(let secret) = $0 { secret } else { nil } },
-                allowedGrantTypes: grants, redirectUris: (app.strings("redirectUris") ?? []).map(\.value),
-                complianceCallbackUris: callbacks.map(\.value), approvedClientApp: app.bool("approvedClientApp") ?? false,
-                identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value),
-                requiredResourceAccess: access, preAuthorizedApplications: preAuthorized, requireDPoP: app.bool("requireDPoP") ?? false,
-                continuousAccessEvaluation: app.bool("continuousAccessEvaluation") ?? false),
-            secretEntries: entries)
+        var application = Application(
+            appId: appId, displayName: name, publicClient: publicClient,
+            secrets: (entries ?? []).compactMap { if case .hashed(let secret) = $0 { secret } else { nil } },
+            allowedGrantTypes: grants, redirectUris: (app.strings("redirectUris") ?? []).map(\.value),
+            complianceCallbackUris: callbacks.map(\.value), approvedClientApp: app.bool("approvedClientApp") ?? false,
+            identifierUris: identifierUris, scopes: scopes, appRoles: (app.strings("appRoles") ?? []).map(\.value),
+            requiredResourceAccess: access, preAuthorizedApplications: preAuthorized, requireDPoP: app.bool("requireDPoP") ?? false,
+            continuousAccessEvaluation: app.bool("continuousAccessEvaluation") ?? false)
+        application.tags = tags
+        return ApplicationEntry(application: application, secretEntries: entries)
     }
 
     /// Validates a named location document (shared with the admin API).

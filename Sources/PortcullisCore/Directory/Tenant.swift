@@ -182,6 +182,14 @@ public struct Application: Codable, Sendable, Equatable {
     /// As a resource: it enforces continuous access evaluation (PROTOCOL §14.1), so clients that declare `cp1` get
     /// long-lived tokens for it.
     public var continuousAccessEvaluation: Bool
+    /// Graph's `tags`: `Office365` puts the application in conditional access's application group of that name
+    /// (PROTOCOL §17).
+    public var tags: [String] = []
+
+    /// The tag that puts an application in the `Office365` group.
+    public static let office365Tag = "Office365"
+    /// At most this many tags, of at most 256 characters each.
+    public static let maximumTags = 50
 
     /// At most this many secrets per application (two for rotation, with room to spare).
     public static let maximumSecrets = 10
@@ -216,7 +224,7 @@ public struct Application: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
         case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications, requireDPoP
-        case continuousAccessEvaluation
+        case continuousAccessEvaluation, tags
     }
 
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
@@ -239,6 +247,7 @@ public struct Application: Codable, Sendable, Equatable {
         preAuthorizedApplications = try container.decodeIfPresent([String].self, forKey: .preAuthorizedApplications) ?? []
         requireDPoP = try container.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false
         continuousAccessEvaluation = try container.decodeIfPresent(Bool.self, forKey: .continuousAccessEvaluation) ?? false
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -259,6 +268,16 @@ public struct Application: Codable, Sendable, Equatable {
         if !preAuthorizedApplications.isEmpty { try container.encode(preAuthorizedApplications, forKey: .preAuthorizedApplications) }
         if requireDPoP { try container.encode(requireDPoP, forKey: .requireDPoP) }
         if continuousAccessEvaluation { try container.encode(continuousAccessEvaluation, forKey: .continuousAccessEvaluation) }
+        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
+    }
+
+    /// The conditional-access application groups (PROTOCOL §17) this application is in as a resource: `Office365` when
+    /// tagged so, `MicrosoftAdminPortals` for Portcullis's own admin API (which the console and Graph tools call).
+    public var applicationGroups: Set<ConditionKeyword> {
+        var groups: Set<ConditionKeyword> = []
+        if tags.contains(where: { $0.caseInsensitiveCompare(Self.office365Tag) == .orderedSame }) { groups.insert(.office365) }
+        if appId == BuiltInResources.adminAppId { groups.insert(.microsoftAdminPortals) }
+        return groups
     }
 
     /// The hashes of the secrets that authenticate at `now`.

@@ -37,6 +37,9 @@ public struct CompiledPolicySet: Sendable {
         /// Directory roles (as symbols of `roleSymbol(_:)`) whose holders the policy includes and excludes.
         let roles: Set<Int32>
         let excludedRoles: Set<Int32>
+        /// Application groups (`Office365`, `MicrosoftAdminPortals`) the policy includes and excludes.
+        let applicationGroups: Set<ConditionKeyword>
+        let excludedApplicationGroups: Set<ConditionKeyword>
         /// The user actions the policy targets instead of applications (PROTOCOL §12.3).
         let userActions: Set<String>
         /// The authentication contexts the policy targets instead of applications (PROTOCOL §13).
@@ -57,6 +60,7 @@ public struct CompiledPolicySet: Sendable {
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
             applications: Set<Int32>, excludedApplications: Set<Int32>, roles: Set<Int32> = [], excludedRoles: Set<Int32> = [],
+            applicationGroups: Set<ConditionKeyword> = [], excludedApplicationGroups: Set<ConditionKeyword> = [],
             userActions: Set<String>, contexts: Set<String>,
             transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
@@ -78,6 +82,8 @@ public struct CompiledPolicySet: Sendable {
             self.excludedApplications = excludedApplications
             self.roles = roles
             self.excludedRoles = excludedRoles
+            self.applicationGroups = applicationGroups
+            self.excludedApplicationGroups = excludedApplicationGroups
             self.userActions = userActions
             self.contexts = contexts
             self.transferMethods = transferMethods
@@ -179,9 +185,11 @@ public struct CompiledPolicySet: Sendable {
                 excludedClients: intern(c.clientApplications?.excludeServicePrincipals ?? []),
                 allApplications: c.applications.includeApplications.contains(.all),
                 applications: intern(c.applications.includeApplications.ids),
-                excludedApplications: intern(c.applications.excludeApplications),
+                excludedApplications: intern(c.applications.excludeApplications.ids),
                 roles: intern((users?.includeRoles ?? []).map(Self.roleSymbol)),
                 excludedRoles: intern((users?.excludeRoles ?? []).map(Self.roleSymbol)),
+                applicationGroups: c.applications.includeApplications.keywords.intersection(Self.applicationGroupKeywords),
+                excludedApplicationGroups: c.applications.excludeApplications.keywords.intersection(Self.applicationGroupKeywords),
                 userActions: Set(c.applications.includeUserActions ?? []),
                 contexts: Set(c.applications.includeAuthenticationContextClassReferences ?? []),
                 transferMethods: c.authenticationFlows?.transferMethods,
@@ -198,7 +206,9 @@ public struct CompiledPolicySet: Sendable {
                 })
             let index = Int32(entries.count)
             entries.append(entry)
-            let resourceKeys = (entry.allApplications ? [Self.anyKey] : []) + entry.applications.sorted()
+            let resourceKeys =
+                (entry.allApplications ? [Self.anyKey] : []) + entry.applications.sorted()
+                + intern(entry.applicationGroups.map(Self.applicationGroupSymbol)).sorted()
             if entry.isWorkload {
                 let clientKeys = (entry.allClients ? [Self.anyKey] : []) + entry.clients.sorted()
                 for resource in resourceKeys { for client in clientKeys { workloadIndex[Self.key(resource, client), default: []].append(index) } }
@@ -248,6 +258,8 @@ public struct CompiledPolicySet: Sendable {
         let user: Int32?
         let groups: [Int32]
         let roles: [Int32]
+        /// The resource's application groups, as symbols (those some policy names).
+        let resourceGroups: [Int32]
         let client: Int32
         let resource: Int32
     }
@@ -255,11 +267,16 @@ public struct CompiledPolicySet: Sendable {
     /// A directory role's symbol key: roles share the symbol table with object IDs, under a prefix of their own.
     static func roleSymbol(_ roleId: String) -> String { "role:" + roleId }
 
+    /// The keywords that name application groups, and a group's symbol key.
+    static let applicationGroupKeywords: Set<ConditionKeyword> = [.office365, .microsoftAdminPortals]
+    static func applicationGroupSymbol(_ group: ConditionKeyword) -> String { "appgroup:" + group.rawValue }
+
     func subject(_ facts: SignInFacts) -> Subject {
         Subject(
             user: facts.userId.map { symbols[$0] ?? Self.unknown },
             groups: facts.groupIds.compactMap { symbols[$0] },
             roles: facts.roleIds.compactMap { symbols[Self.roleSymbol($0)] },
+            resourceGroups: facts.resourceApplicationGroups.compactMap { symbols[Self.applicationGroupSymbol($0)] },
             client: symbols[facts.clientAppId] ?? Self.unknown,
             resource: symbols[facts.resourceAppId] ?? Self.unknown)
     }
@@ -469,7 +486,7 @@ public struct CompiledPolicySet: Sendable {
 
     func candidateIndices(_ subject: Subject) -> [Int32] {
         var found: [Int32] = []
-        for resource in [subject.resource, Self.anyKey] where resource != Self.unknown {
+        for resource in [subject.resource, Self.anyKey] + subject.resourceGroups where resource != Self.unknown {
             if let user = subject.user {
                 if let hits = userIndex[Self.key(resource, Self.anyKey)] { found += hits }
                 if user >= 0, let hits = userIndex[Self.key(resource, user)] { found += hits }
@@ -517,8 +534,12 @@ public struct CompiledPolicySet: Sendable {
         } else if !entry.contexts.isEmpty {
             if entry.contexts.isDisjoint(with: facts.authenticationContexts) { failed.append(.application) }
         } else {
-            let appIncluded = entry.allApplications || entry.applications.contains(subject.resource)
-            if !appIncluded || entry.excludedApplications.contains(subject.resource) { failed.append(.application) }
+            let appIncluded =
+                entry.allApplications || entry.applications.contains(subject.resource)
+                || !entry.applicationGroups.isDisjoint(with: facts.resourceApplicationGroups)
+            let appExcluded =
+                entry.excludedApplications.contains(subject.resource) || !entry.excludedApplicationGroups.isDisjoint(with: facts.resourceApplicationGroups)
+            if !appIncluded || appExcluded { failed.append(.application) }
         }
         if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append(.clientType) }
         if let methods = entry.transferMethods, !(facts.transferMethod.map(methods.contains) ?? false) { failed.append(.authenticationFlows) }

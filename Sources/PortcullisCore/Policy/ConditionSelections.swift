@@ -7,6 +7,9 @@ public enum ConditionKeyword: String, Codable, Sendable, CaseIterable, Comparabl
     case none = "None"
     case allTrusted = "AllTrusted"
     case servicePrincipalsInMyTenant = "ServicePrincipalsInMyTenant"
+    /// Application groups (PROTOCOL §17): the applications tagged `Office365`, and Portcullis's admin surfaces.
+    case office365 = "Office365"
+    case microsoftAdminPortals = "MicrosoftAdminPortals"
 
     public init?(caseInsensitive text: String) {
         guard let match = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(text) == .orderedSame }) else { return nil }

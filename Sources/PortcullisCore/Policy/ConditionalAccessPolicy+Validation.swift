@@ -220,8 +220,7 @@ extension ConditionalAccessPolicy {
     /// Graph's keywords that name something this server does not have, each refused with what it means.
     static let unsupportedKeywords = [
         "GuestsOrExternalUsers": "guests and external users", "AllAgentIdUsers": "Entra Agent ID's agent users",
-        "AllAgentIdResources": "Entra Agent ID's agent resources", "Office365": "the applications tagged Office365",
-        "MicrosoftAdminPortals": "Microsoft's admin portals",
+        "AllAgentIdResources": "Entra Agent ID's agent resources",
     ]
 
     private static func readConditions(
@@ -326,8 +325,9 @@ extension ConditionalAccessPolicy {
                 }
             }
             let appExists = { (id: String) in directory.application(appId: id) != nil }
-            let include = selection(a, "includeApplications", keywords: [.all, .none], exists: appExists, noun: "application")
-            let exclude = ids(a, "excludeApplications", exists: appExists, noun: "application")
+            let include = selection(
+                a, "includeApplications", keywords: [.all, .none, .office365, .microsoftAdminPortals], exists: appExists, noun: "application")
+            let exclude = selection(a, "excludeApplications", keywords: [.office365, .microsoftAdminPortals], exists: appExists, noun: "application")
             let namesApplications = a.object["includeApplications"]?.arrayValue?.isEmpty == false
             // What the policy means to target, whether or not each item was valid (so that a bad one is not also "no target").
             let namesActions = a.object["includeUserActions"]?.arrayValue?.isEmpty == false
@@ -534,7 +534,7 @@ extension ConditionalAccessPolicy {
             if Set(reach).isSubset(of: [.iOS, .android]) { return nil }
         }
         let interactive: Set<String> = [GrantType.password.rawValue, GrantType.authorizationCode.rawValue, GrantType.deviceCode.rawValue]
-        let excluded = Set(conditions.applications.excludeApplications)
+        let excluded = Set(conditions.applications.excludeApplications.ids)
         let clients = directory.applications.filter { app in
             !BuiltInResources.all.contains { $0.appId == app.appId } && !excluded.contains(app.appId)
                 && !interactive.isDisjoint(with: app.allowedGrantTypes)
@@ -557,7 +557,7 @@ extension ConditionalAccessPolicy {
         let id = appId.lowercased()
         let apps = conditions.applications
         let clients = conditions.clientApplications.map { $0.includeServicePrincipals.ids + $0.excludeServicePrincipals } ?? []
-        return (apps.includeApplications.ids + apps.excludeApplications + clients).contains(id)
+        return (apps.includeApplications.ids + apps.excludeApplications.ids + clients).contains(id)
     }
 
     /// Whether this policy refers to the group (deleting it would break the policy).

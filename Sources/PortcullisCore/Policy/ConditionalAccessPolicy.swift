@@ -71,7 +71,8 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public struct Applications: Codable, Sendable, Equatable {
         /// `All`, `None`, application IDs.
         public var includeApplications: Selection
-        public var excludeApplications: [String]
+        /// Application IDs, and the groups `Office365` and `MicrosoftAdminPortals`.
+        public var excludeApplications: Selection
         /// User actions instead of applications (PROTOCOL §12.3): `urn:user:registersecurityinfo`. A policy targets
         /// applications or user actions, never both.
         public var includeUserActions: [String]?
@@ -80,7 +81,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var includeAuthenticationContextClassReferences: [String]?
 
         public init(
-            includeApplications: Selection, excludeApplications: [String], includeUserActions: [String]? = nil,
+            includeApplications: Selection, excludeApplications: Selection, includeUserActions: [String]? = nil,
             includeAuthenticationContextClassReferences: [String]? = nil
         ) {
             self.includeApplications = includeApplications

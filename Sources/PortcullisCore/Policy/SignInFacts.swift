@@ -33,6 +33,8 @@ public struct SignInFacts: Sendable, Equatable {
     public var clientAppId: String
     /// The resource (cloud app) the token is for.
     public var resourceAppId: String
+    /// The application groups the resource is in (`Office365`, `MicrosoftAdminPortals`; PROTOCOL §17).
+    public var resourceApplicationGroups: Set<ConditionKeyword> = []
     public var clientAppType: ClientAppType
     public var platform: DevicePlatform?
     public var ipAddress: IPAddress?
@@ -134,6 +136,7 @@ extension SignInFacts {
             approvedClientApp: input.approvedClientApp ?? directory.application(appId: input.clientAppId)?.approvedClientApp ?? false,
             authentication: input.authentication)
         roleIds = input.userId.map { directory.roleIds(ofUser: $0) } ?? []
+        resourceApplicationGroups = directory.application(appId: input.resourceAppId)?.applicationGroups ?? []
         authenticationContexts = input.capabilities.authenticationContexts
         country = input.country
         transferMethod = input.transferMethod
