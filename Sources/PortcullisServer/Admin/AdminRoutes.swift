@@ -43,7 +43,7 @@ struct AdminRoutes: Sendable {
     var authenticator: BearerAuthenticator {
         BearerAuthenticator(
             resource: BuiltInResources.admin, requiredRole: BuiltInResources.adminRole, signers: signers,
-            endpoints: endpoints, tenants: tenants, revocations: store, clock: clock)
+            endpoints: endpoints, tenants: tenants, revocations: store, clock: clock, directoryRolesUnder: "/admin/v1/")
     }
 
     func register(on router: Router<PortcullisRequestContext>) {

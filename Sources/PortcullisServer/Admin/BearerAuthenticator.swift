@@ -24,11 +24,19 @@ struct BearerAuthenticator: RouterMiddleware {
     let tenants: TenantCache
     let revocations: any RevokedAccessTokenStore & ProofReplayStore & EffectStore
     let clock: any WallClock
+    /// The path under which the routes lie (`/admin/v1/`) when directory roles may stand in for `requiredRole` (the
+    /// admin API, PROTOCOL §17): each request of a role holder is then checked against `AdminAuthorization`.
+    var directoryRolesUnder: String? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let presented = ProtectedResourceRequest(authorization: request.headers[.authorization]) else { throw APIError.unauthenticated }
         var context = context
-        let claims = try await authenticate(presented.token)
+        let verified = try await verify(presented.token, directoryRoles: directoryRolesUnder != nil)
+        let claims = verified.claims
+        if let roles = verified.directoryRoles, let prefix = directoryRolesUnder {
+            try Self.authorize(
+                roles: roles, method: request.method.rawValue, path: String(request.uri.path.dropFirst(prefix.count)), directory: verified.directory)
+        }
         // A DPoP-bound token (PROTOCOL §15) only with a proof by its key for this request, each proof once on every node.
         let now = clock.now()
         do {
@@ -49,7 +57,46 @@ struct BearerAuthenticator: RouterMiddleware {
 
     /// The token's verified claims, or `APIError.unauthenticated` (401) / `forbidden` (403). The console asks this of
     /// the token its cookie carries on every page, as the API asks it of every request.
-    func authenticate(_ token: String) async throws -> AccessTokenClaims {
+    func authenticate(_ token: String) async throws -> AccessTokenClaims { try await verify(token, directoryRoles: false).claims }
+
+    /// A token verified: its claims, and — when directory roles stood in for the required app role — the roles the user
+    /// holds now (`nil`: the app role itself, every right).
+    struct Verified {
+        let claims: AccessTokenClaims
+        let directoryRoles: [String]?
+        let directory: DirectorySnapshot
+    }
+
+    /// A role holder's request checked against `AdminAuthorization` (403 when outside their roles). A write to a user,
+    /// group or application that holds administrative rights (the app role, or an administrative directory role) needs
+    /// a Global Administrator: otherwise a User Administrator could reset a Global Administrator's password or join a
+    /// role-holding group, or an Application Administrator add a secret to an application holding `Portcullis.Admin`,
+    /// and take those rights (as Entra protects privileged accounts).
+    static func authorize(roles: [String], method: String, path: String, directory: DirectorySnapshot) throws {
+        guard AdminAuthorization.allows(roles: roles, method: method, path: path) else {
+            throw APIError(.forbidden, "forbidden", "Your directory roles do not allow \(method) on this part of the admin API.")
+        }
+        let segments = path.split(separator: "/").map(String.init)
+        let writing = method != "GET" && method != "HEAD"
+        guard writing, !roles.contains(DirectoryRoleDefinition.globalAdministrator), segments.count > 1,
+            ["users", "groups", "applications"].contains(segments[0])
+        else { return }
+        let target = segments[1]
+        let directoryRoles =
+            switch segments[0] {
+            case "users": directory.roleIds(ofUser: target)
+            case "groups": directory.directoryRoleAssignments(ofPrincipal: target).map(\.roleDefinitionId)
+            default: [String]()
+            }
+        let privileged =
+            AdminAuthorization.isAdministrative(directoryRoles)
+            || directory.roles(ofPrincipal: target, on: BuiltInResources.admin).contains(BuiltInResources.adminRole)
+        if privileged {
+            throw APIError(.forbidden, "forbidden", "This account or group holds administrative rights: only a Global Administrator changes it.")
+        }
+    }
+
+    func verify(_ token: String, directoryRoles allowDirectoryRoles: Bool) async throws -> Verified {
         // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
         // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
         guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
@@ -68,10 +115,14 @@ struct BearerAuthenticator: RouterMiddleware {
         } else {
             principalId = claims.azp
         }
-        if let requiredRole {
-            guard (claims.roles ?? []).contains(requiredRole), directory.roles(ofPrincipal: principalId, on: resource).contains(requiredRole) else {
+        var directoryRoles: [String]?
+        if let requiredRole, !((claims.roles ?? []).contains(requiredRole) && directory.roles(ofPrincipal: principalId, on: resource).contains(requiredRole)) {
+            // Directory roles, read from the directory now (PROTOCOL §17), stand in where the routes allow them.
+            let held = claims.isDelegated ? directory.roleIds(ofUser: principalId) : []
+            guard allowDirectoryRoles, AdminAuthorization.isAdministrative(held) else {
                 throw APIError(.forbidden, "forbidden", "The token does not carry the \(requiredRole) app role, or the role is no longer assigned.")
             }
+            directoryRoles = held
         }
         if try await revocations.isAccessTokenVoid(
             jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? principalId : nil,
@@ -79,7 +130,7 @@ struct BearerAuthenticator: RouterMiddleware {
         {
             throw APIError.unauthenticated
         }
-        return claims
+        return Verified(claims: claims, directoryRoles: directoryRoles, directory: directory)
     }
 }
 
