@@ -375,4 +375,21 @@ struct ConditionalAccessSemanticsTests {
 
     @Test("no telemetry, no platform")
     func noPlatform() { #expect(DevicePlatform.detect(sku: nil, os: nil) == nil) }
+
+    @Test(
+        "platform from a browser's User-Agent, as Entra reads it (PROTOCOL §17)",
+        arguments: [
+            ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36", DevicePlatform?.some(.windows)),
+            ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_1) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15", .macOS),
+            ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148", .iOS),
+            ("Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148", .iOS),
+            ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537.36", .android),
+            ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0 Safari/537.36", .linux),
+            ("Mozilla/5.0 (Windows Phone 10.0; Android 6.0.1; Microsoft; Lumia 950) AppleWebKit/537.36 (KHTML, like Gecko) Edge/15.15063", .windowsPhone),
+            ("Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36", nil),
+            ("python-requests/2.32.3", nil), ("", nil),
+        ])
+    func userAgents(_ agent: String, _ expected: DevicePlatform?) {
+        #expect(DevicePlatform.detect(userAgent: agent) == expected)
+    }
 }

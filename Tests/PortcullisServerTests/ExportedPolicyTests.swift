@@ -159,4 +159,43 @@ struct ExportedPolicyTests {
             }
         }
     }
+
+    @Test("a browser without MSAL's headers has the platform its User-Agent names: Microsoft's 'block unknown platforms' lets it in")
+    func platformFromUserAgent() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let root = try #require(ConditionalAccessCorpusLocation.root)
+                let template = try #require(
+                    try JSONSerialization.jsonObject(
+                        with: Data(contentsOf: root.appendingPathComponent("ms-ca-templates/Block-access-for-unknown-or-unsupported-device-platform.json")))
+                        as? [String: Any])
+                var policy = try #require(template["details"] as? [String: Any])
+                policy["displayName"] = template["name"]
+                policy["state"] = "enabled"
+                var text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
+                text = text.replacingOccurrences(of: "Current administrator will be excluded", with: Fixtures.admin.id)
+                let created = try await client.admin(
+                    .post, "/conditional-access/policies", token: admin, json: try JSONSerialization.jsonObject(with: Data(text.utf8)))
+                #expect(created.status == .created, "\(created.text)")
+                let grant = Grants.password(Fixtures.bob, claims: nil)
+                let unknown = try await client.token(grant, headers: [.userAgent: "python-requests/2.32.3"])
+                #expect(unknown.errorCode == 53003, "no platform at all: blocked, as Entra does: \(unknown.text)")
+                let browser = try await client.token(
+                    grant, headers: [.userAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"])
+                #expect(browser.status == .ok, "Windows, read from the User-Agent: \(browser.text)")
+
+                // The sign-in page reads it too: a policy blocking iPhones blocks Bob's iPhone browser and not his Mac's.
+                let iPhones = Policies.document(
+                    id: "a1000000-0000-4000-8000-0000000000a7", name: "Block iPhones", users: [Fixtures.bob.id], platforms: ["iOS"], controls: ["block"])
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: iPhones).status == .created)
+                let phone = Browser(userAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148")
+                let blocked = try await phone.signIn(client, account: Fixtures.bob)
+                #expect(blocked.status == .forbidden && blocked.shownCode == 53003, "\(blocked.html.prefix(300))")
+                let mac = Browser(
+                    userAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_1) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15")
+                #expect(try await mac.signIn(client, account: Fixtures.bob).delivered["code"] != nil)
+            }
+        }
+    }
 }

@@ -54,6 +54,10 @@ final class Browser: @unchecked Sendable {
     }
 
     var cookies: [Cookie] = []
+    /// The `User-Agent` the browser sends (none by default).
+    var userAgent: String?
+
+    init(userAgent: String? = nil) { self.userAgent = userAgent }
 
     func absorb(_ headers: HTTPFields) {
         for header in headers[values: .setCookie] {
@@ -79,6 +83,7 @@ final class Browser: @unchecked Sendable {
     func get(_ client: some TestClientProtocol, _ uri: String) async throws -> Page {
         var headers: HTTPFields = [:]
         if let cookie = cookieHeader(for: uri) { headers[.cookie] = cookie }
+        if let userAgent { headers[.userAgent] = userAgent }
         let page = try await client.execute(uri: uri, method: .get, headers: headers) {
             Page(status: $0.status, headers: $0.headers, html: String(buffer: $0.body))
         }
@@ -89,6 +94,7 @@ final class Browser: @unchecked Sendable {
     func post(_ client: some TestClientProtocol, _ uri: String, _ fields: [(String, String)]) async throws -> Page {
         var headers = Form.headers
         if let cookie = cookieHeader(for: uri) { headers[.cookie] = cookie }
+        if let userAgent { headers[.userAgent] = userAgent }
         let page = try await client.execute(uri: uri, method: .post, headers: headers, body: Form.encode(fields)) {
             Page(status: $0.status, headers: $0.headers, html: String(buffer: $0.body))
         }

@@ -195,11 +195,11 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 /// A device platform, as Entra conditional access names it.
 public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
     case android, iOS, windows, macOS, linux
-    /// Named by policies (Microsoft's "Block access for unknown or unsupported device platform" excludes it), never
-    /// detected: no MSAL runs there any more (PROTOCOL §17).
+    /// Named by policies (Microsoft's "Block access for unknown or unsupported device platform" excludes it); only a
+    /// browser's User-Agent can say it (no MSAL runs there any more, PROTOCOL §17).
     case windowsPhone
 
-    /// The platforms a sign-in or an enrollment can have.
+    /// The platforms an enrollment (and MSAL's telemetry) can have.
     public static let detectable: [DevicePlatform] = [.android, .iOS, .windows, .macOS, .linux]
 
     /// The platform MSAL's telemetry headers reveal: `x-client-SKU` (`MSAL.iOS`, `MSAL.Android`, `MSAL.Python`,
@@ -214,6 +214,21 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
         where os.contains(needle) || sku.contains(needle) {
             return platform
         }
+        return nil
+    }
+
+    /// The platform a browser's `User-Agent` names, read as Entra reads it when MSAL's `x-client-OS` is absent (PROTOCOL
+    /// §17): Windows Phone before the Android and iPhone tokens it carries for compatibility, iPhone/iPad/iPod before
+    /// the "like Mac OS X" they carry, Android before Linux; Chrome OS and anything else stays unknown.
+    public static func detect(userAgent: String?) -> DevicePlatform? {
+        guard let agent = userAgent?.prefix(1024).lowercased(), !agent.isEmpty else { return nil }
+        if agent.contains("windows phone") { return .windowsPhone }
+        if agent.contains("iphone") || agent.contains("ipad") || agent.contains("ipod") { return .iOS }
+        if agent.contains("android") { return .android }
+        if agent.contains("cros") { return nil }
+        if agent.contains("windows nt") || agent.contains("windows") { return .windows }
+        if agent.contains("macintosh") || agent.contains("mac os x") { return .macOS }
+        if agent.contains("linux") { return .linux }
         return nil
     }
 

@@ -89,7 +89,8 @@ struct OAuthRoutes: Sendable {
             authorization: request.headers[.authorization],
             clientIP: ClientAddress.resolve(
                 peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
-            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], correlationId: context.correlationId,
+            clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], userAgent: request.headers[.userAgent],
+            correlationId: context.correlationId,
             dpopProofs: request.headers[values: .dpop])
         let response = try await issue(inputs, logger: context.logger)
         // RFC 9449 §8.2: a DPoP client gets the nonce for its next proof with every answer.

@@ -13,6 +13,8 @@ struct TokenRequestInputs: Sendable {
     var clientIP: IPAddress?
     var clientOS: String?
     var clientSKU: String?
+    /// The `User-Agent`: the platform when neither MSAL's telemetry nor the authorization said one (PROTOCOL §17).
+    var userAgent: String? = nil
     var correlationId: String
     /// The `DPoP` header values (PROTOCOL §15): none, or one proof.
     var dpopProofs: [String] = []
@@ -204,7 +206,8 @@ struct TokenService: Sendable {
         let resource = scope.resource ?? client.application
         var input = SignInFacts.Input(
             user: user, client: client.application, resource: resource, authentication: authentication,
-            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform, ipAddress: inputs.clientIP,
+            platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform
+                ?? DevicePlatform.detect(userAgent: inputs.userAgent), ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
         input.transferMethod = transferMethod
         input.proofOfPossession = proof != nil

@@ -30,6 +30,8 @@ extension SignInRoutes {
         case .failure(.redirect(let error, let uri, let state, let mode)):
             return deliver(uri, mode: mode, fields: errorFields(error, state: state, context), tenant: tenant, context)
         }
+        // No MSAL telemetry: the browser's User-Agent says the platform, as Entra reads it (PROTOCOL §17).
+        if authorization.platform == nil { authorization.platform = DevicePlatform.detect(userAgent: request.headers[.userAgent]) }
         do {
             try tenant.conditionalAccess.resolveContexts(&authorization)
         } catch {
