@@ -19,6 +19,8 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Print the plan and change nothing.") var plan = false
     @Flag(help: "Also delete what the folder no longer holds.") var prune = false
     @Flag(help: "Pass the lock-out guards (policies that could lock users or admins out, removing the last admin).") var force = false
+    @Option(help: "A JSON object mapping another directory's object IDs to this one's, for conditional-access files (PROTOCOL §17).")
+    var map: String?
     @Argument(help: "The configuration folder (holds directory.json).") var directory: String
 
     func run() async throws {
@@ -30,7 +32,8 @@ struct ApplyCommand: AsyncParsableCommand {
         }
         let desired: [DesiredDocument]
         do {
-            desired = try DesiredState.load(folder: folder, tenantId: tenantId, domain: tenant["domain"] as? String ?? "", force: force)
+            desired = try DesiredState.load(
+                folder: folder, tenantId: tenantId, domain: tenant["domain"] as? String ?? "", force: force, map: try PolicyImportFiles.map(map))
         } catch let error as DesiredState.Invalid {
             for line in error.lines { print(line) }
             print("The folder is not valid: nothing was applied.")
@@ -136,7 +139,7 @@ struct DesiredDocument {
 enum DesiredState {
     struct Invalid: Error { let lines: [String] }
 
-    static func load(folder: URL, tenantId: String, domain: String, force: Bool) throws -> [DesiredDocument] {
+    static func load(folder: URL, tenantId: String, domain: String, force: Bool, map: [String: String] = [:]) throws -> [DesiredDocument] {
         let file = folder.appendingPathComponent("directory.json")
         guard let data = FileManager.default.contents(atPath: file.path) else { throw Invalid(lines: ["\(file.path): cannot be read."]) }
         let parsed: DirectoryDocument
@@ -196,6 +199,22 @@ enum DesiredState {
                     let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
                 else {
                     problems.append("\(name):/: is not a JSON object.")
+                    continue
+                }
+                if kind == .conditionalAccess {
+                    // One policy or Graph's list, each with the map applied (PROTOCOL §17).
+                    for (element, pointer) in PolicyImport.policies(in: value) {
+                        let mapped = PolicyImport.mapping(element, with: map)
+                        let label = name + (pointer.isEmpty ? "" : "#\(pointer)")
+                        do {
+                            _ = try ConditionalAccessPolicy.parse(
+                                mapped, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: "(new)", force: force)
+                        } catch {
+                            problems += error.problems.map { "\(label):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }
+                        }
+                        guard let object = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(mapped))) as? [String: Any] else { continue }
+                        desired.append(DesiredDocument(kind: kind, id: (object["id"] as? String)?.lowercased(), body: object, source: label))
+                    }
                     continue
                 }
                 do {

@@ -18,7 +18,9 @@ struct PolicyCommand: AsyncParsableCommand {
         @OptionGroup var locations: LocationOptions
         @Option(help: "Tenant (ID or domain) the files are for; default: the directory's only tenant.")
         var tenant: String?
-        @Argument(help: "Policy files (JSON).")
+        @Option(help: "A JSON object mapping another directory's object IDs to this one's (PROTOCOL §17).")
+        var map: String?
+        @Argument(help: "Policy files (JSON): one policy each, or Graph's list ({\"value\": [...]}).")
         var files: [String]
 
         func run() async throws {
@@ -40,6 +42,7 @@ struct PolicyCommand: AsyncParsableCommand {
             guard let directory else { throw ArgumentParser.ValidationError("name the tenant with --tenant (the directory has \(snapshots.count)).") }
             var failures = 0
             var configurations: [AppConfigurationPolicy] = []
+            let table = try PolicyImportFiles.map(map)
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file), let value = JSONValue.parse(data) else {
                     print("\(file):/: is not valid JSON (or cannot be read).")
@@ -57,10 +60,20 @@ struct PolicyCommand: AsyncParsableCommand {
                         configurations.append(policy)
                         print("\(file): ok (app configuration: \(policy.displayName), priority \(policy.priority))")
                     } else {
-                        let policy = try ConditionalAccessPolicy.parse(value, directory: directory, generatedId: "(generated)")
-                        print("\(file): ok (\(policy.displayName), \(policy.state.rawValue))")
+                        // Conditional access: Graph's list or one policy, each with the map applied.
+                        var problems: [ValidationProblem] = []
+                        for (element, pointer) in PolicyImport.policies(in: value) {
+                            do {
+                                let policy = try ConditionalAccessPolicy.parse(
+                                    PolicyImport.mapping(element, with: table), directory: directory, generatedId: "(generated)", pointer: pointer)
+                                print("\(file)\(pointer.isEmpty ? "" : "#\(pointer)"): ok (\(policy.displayName), \(policy.state.rawValue))")
+                            } catch {
+                                problems += error.problems
+                            }
+                        }
+                        if !problems.isEmpty { throw PortcullisCore.ValidationError(problems: problems) }
                     }
-                } catch {
+                } catch let error as PortcullisCore.ValidationError {
                     for problem in error.problems { print("\(file):\(problem.pointer.isEmpty ? "/" : problem.pointer): \(problem.message)") }
                     failures += 1
                 }
@@ -75,7 +88,9 @@ struct PolicyCommand: AsyncParsableCommand {
         @OptionGroup var connection: AdminConnectionOptions
         @Flag(help: "Allow policies that the lock-out guard refuses.")
         var force = false
-        @Argument(help: "Folder of policy files (*.json).")
+        @Option(help: "A JSON object mapping another directory's object IDs to this one's (PROTOCOL §17).")
+        var map: String?
+        @Argument(help: "Folder of policy files (*.json): one policy each, or Graph's list ({\"value\": [...]}).")
         var directory: String
 
         func run() async throws {
@@ -92,14 +107,26 @@ struct PolicyCommand: AsyncParsableCommand {
             let files = PolicyFiles.list(directory: URL(fileURLWithPath: directory)).map(\.file)
             var counts = (created: 0, changed: 0, unchanged: 0, failed: 0)
             let suffix = force ? "?force=true" : ""
+            let table = try PolicyImportFiles.map(map)
+            var documents: [(name: String, data: Data, object: [String: Any])] = []
             for file in files {
-                guard let data = FileManager.default.contents(atPath: file.path),
-                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-                else {
+                guard let raw = FileManager.default.contents(atPath: file.path), let value = JSONValue.parse(raw), value.objectValue != nil else {
                     print("failed    \(file.lastPathComponent): not a JSON object")
                     counts.failed += 1
                     continue
                 }
+                for (element, pointer) in PolicyImport.policies(in: value) {
+                    let data = try JSONEncoder().encode(PolicyImport.mapping(element, with: table))
+                    let name = file.lastPathComponent + (pointer.isEmpty ? "" : "#\(pointer)")
+                    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                        print("failed    \(name): not a JSON object")
+                        counts.failed += 1
+                        continue
+                    }
+                    documents.append((name, data, object))
+                }
+            }
+            for (name, data, object) in documents {
                 let id = (object["id"] as? String)?.lowercased() ?? (object["displayName"] as? String).flatMap { idByName[$0] }
                 let reply: AdminAPIClient.Reply
                 var verb: String
@@ -114,8 +141,8 @@ struct PolicyCommand: AsyncParsableCommand {
                 if !(200...201).contains(reply.status) {
                     verb = "failed"
                     let details = ((reply.json as? [String: Any])?["error"] as? [String: Any])?["details"] as? [[String: Any]] ?? []
-                    for detail in details { print("  \(file.lastPathComponent):\(detail["pointer"] ?? ""): \(detail["message"] ?? "")") }
-                    if details.isEmpty { print("  \(file.lastPathComponent): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }
+                    for detail in details { print("  \(name):\(detail["pointer"] ?? ""): \(detail["message"] ?? "")") }
+                    if details.isEmpty { print("  \(name): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }
                 }
                 switch verb {
                 case "created": counts.created += 1
@@ -123,7 +150,7 @@ struct PolicyCommand: AsyncParsableCommand {
                 case "unchanged": counts.unchanged += 1
                 default: counts.failed += 1
                 }
-                print("\(verb.padding(toLength: 10, withPad: " ", startingAt: 0))\(file.lastPathComponent)")
+                print("\(verb.padding(toLength: 10, withPad: " ", startingAt: 0))\(name)")
             }
             print("created \(counts.created), changed \(counts.changed), left alone \(counts.unchanged), failed \(counts.failed)")
             if counts.failed > 0 { throw ExitCode(1) }
@@ -220,6 +247,19 @@ struct PolicyCommand: AsyncParsableCommand {
             lines += ["", line(header), line(widths.map { String(repeating: "-", count: $0) })] + rows.map(line)
             if report["truncated"] as? Bool == true { lines.append("… more changes than listed") }
             return lines.joined(separator: "\n")
+        }
+    }
+}
+
+/// The `--map` file of the policy commands (PROTOCOL §17).
+enum PolicyImportFiles {
+    static func map(_ path: String?) throws -> [String: String] {
+        guard let path else { return [:] }
+        guard let data = FileManager.default.contents(atPath: path), let value = JSONValue.parse(data) else {
+            throw ArgumentParser.ValidationError("\(path) is not valid JSON (or cannot be read).")
+        }
+        do { return try PolicyImport.parseMap(value) } catch {
+            throw ArgumentParser.ValidationError("\(path) is not a map: \(error.problems.map(\.description).joined(separator: "; "))")
         }
     }
 }

@@ -230,3 +230,26 @@ struct ConditionalAccessCorpusTests {
         #expect(accepted == files.count - Self.refusals.count)
     }
 }
+
+@Suite("policies from another directory: Graph's list and mapped IDs")
+struct PolicyImportTests {
+    @Test("a Graph list is its elements; a map replaces IDs in conditions and controls only; a bad map is refused with pointers")
+    func importing() throws {
+        let one = CA.json(["displayName": "a", "conditions": ["users": ["includeGroups": ["ABC"]]]])
+        #expect(PolicyImport.policies(in: one).map(\.pointer) == [""])
+        let list = CA.json(["@odata.context": "x", "value": [["displayName": "a"], ["displayName": "b"]]])
+        #expect(PolicyImport.policies(in: list).map(\.pointer) == ["/value/0", "/value/1"])
+        let map = try PolicyImport.parseMap(CA.json(["abc": CA.gA, "Named ABC": "no"]))
+        let mapped = PolicyImport.mapping(
+            CA.json(["displayName": "abc", "conditions": ["users": ["includeGroups": ["ABC"]]], "grantControls": ["termsOfUse": ["abc"]]]), with: map)
+        #expect(mapped["displayName"] == .string("abc"), "names are not IDs")
+        #expect(mapped["conditions"]?["users"]?["includeGroups"] == CA.json([CA.gA]))
+        #expect(mapped["grantControls"]?["termsOfUse"] == CA.json([CA.gA]))
+        do {
+            _ = try PolicyImport.parseMap(CA.json(["a": "x", "A": "y", "b": 1]))
+            Issue.record("a bad map was accepted")
+        } catch {
+            #expect(error.problems.map(\.pointer) == ["/a", "/b"], "a key mapped twice, a value that is no string")
+        }
+    }
+}

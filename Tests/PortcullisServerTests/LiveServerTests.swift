@@ -314,6 +314,48 @@ struct PolicyCommandTests {
         #expect(result.stdout.contains("\(bad.path):/grantControls/builtInControls/0: 'termsOfUse' cannot be enforced"))
     }
 
+    @Test("policy apply --map: a Graph list exported from another tenant, its group IDs mapped; what stays unknown is refused with its pointer")
+    func applyMapped() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-map-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let corpus = try #require(ConditionalAccessCorpusLocation.root)
+        try await withServerProcess(root: root) { server in
+            let policies = root.appendingPathComponent("policies")
+            try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+            var exported: [Any] = []
+            for name in [
+                "CA002-Global-IdentityProtection-AnyApp-AnyPlatform-Block-LegacyAuthentication.json",
+                "CA200-Internals-IdentityProtection-AnyApp-AnyPlatform-MFA.json",
+            ] {
+                exported.append(try JSONSerialization.jsonObject(with: Data(contentsOf: corpus.appendingPathComponent("j0eyv-baseline/\(name)"))))
+            }
+            exported.append([
+                "displayName": "Names an unmapped group", "state": "enabled",
+                "conditions": [
+                    "users": ["includeGroups": ["0f000000-0000-4000-8000-00000000dead"]], "applications": ["includeApplications": ["All"]],
+                ],
+                "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+            ])
+            try JSONSerialization.data(withJSONObject: ["@odata.context": "https://graph.microsoft.com/beta/$metadata", "value": exported])
+                .write(to: policies.appendingPathComponent("export.json"))
+            let map = root.appendingPathComponent("map.json")
+            try JSONSerialization.data(withJSONObject: [
+                "2802B872-CCFB-4B29-A9A9-459808DFB11B": Fixtures.engineeringGroupId, "8861a932-f1d1-4d1d-a5e6-cdce20fada27": Fixtures.engineeringGroupId,
+                "cfa1f128-ec48-4ee1-9ea9-1c28fdb57722": Fixtures.engineeringGroupId, "ceeac9b8-ddf5-48cb-afcb-e2ab8bfd1a57": Fixtures.salesGroupId,
+            ]).write(to: map)
+            let applied = try await run(
+                try portcullisExecutable(),
+                [
+                    "policy", "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                    "--client-secret", Fixtures.adminSecret, "--map", map.path, policies.path,
+                ])
+            #expect(applied.stdout.contains("created 2, changed 0, left alone 0, failed 1"), "\(applied.stdout)\(applied.stderr)")
+            #expect(applied.stdout.contains("export.json#/value/2:/conditions/users/includeGroups/0"), "\(applied.stdout)")
+            let (status, body) = try await server.request(TestEnvironment.tokenPath, form: Grants.password(Fixtures.alice, claims: nil))
+            #expect(status == 400 && body["error_codes"] as? [Int] == [50076], "CA200 through the map: Alice is in Sales: \(body)")
+        }
+    }
+
     @Test("policy apply: creates, then leaves alone, then changes only what changed")
     func apply() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-\(UUID().uuidString)")
