@@ -40,6 +40,9 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// `xms_iat_ms`: when the token was issued, in milliseconds (PROTOCOL §14.1: a revocation voids what was issued up to
     /// and including its time, to the millisecond).
     public var xmsIatMs: Int64?
+    /// `xms_app_res`: conditional access asked this resource to restrict what it offers (PROTOCOL §17,
+    /// `applicationEnforcedRestrictions`); absent otherwise.
+    public var xmsAppRes: Bool?
 
     /// The token's issue time in milliseconds: `xms_iat_ms`, or — for a token without it — the start of its `iat` second
     /// (so that a revocation in that second voids it: the safe side).
@@ -95,6 +98,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case amr, acrs, cnf
         case authTime = "auth_time"
         case xmsIatMs = "xms_iat_ms"
+        case xmsAppRes = "xms_app_res"
     }
 
     /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.

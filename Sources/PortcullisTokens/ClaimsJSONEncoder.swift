@@ -46,6 +46,7 @@ extension AccessTokenClaims {
         writer.strings("acrs", acrs)
         writer.object("cnf", strings: cnf.map { [("jkt", $0.jkt)] })
         writer.integer("xms_iat_ms", xmsIatMs.map(Int.init))
+        if xmsAppRes == true { writer.bool("xms_app_res", true) }
         return writer.finish()
     }
 }

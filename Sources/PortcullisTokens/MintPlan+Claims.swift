@@ -14,6 +14,7 @@ extension AccessTokenClaims {
             xmsMamEnrollment: plan.enrollmentId, amr: plan.methods.isEmpty ? nil : plan.methods, authTime: plan.authTime,
             acrs: plan.authenticationContexts.isEmpty ? nil : plan.authenticationContexts, cnf: plan.confirmation.map(Confirmation.init(jkt:)))
         xmsIatMs = plan.issuedAtMilliseconds
+        if plan.applicationEnforcedRestrictions { xmsAppRes = true }
     }
 }
 

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Writes one JSON object of strings, integers, string arrays and objects of strings, members in call order, without
+/// Writes one JSON object of strings, integers, booleans, string arrays and objects of strings, members in call order, without
 /// `JSONEncoder`. For the token path's fixed shapes (token responses, access-token payloads), where
 /// `JSONEncoder` measured 5–10 % of a grant's CPU. Absent (`nil`) members are left out.
 public struct JSONObjectWriter {
@@ -28,6 +28,12 @@ public struct JSONObjectWriter {
         guard let value else { return }
         key(name)
         out += String(value)
+    }
+
+    public mutating func bool(_ name: String, _ value: Bool?) {
+        guard let value else { return }
+        key(name)
+        out += value ? "true" : "false"
     }
 
     public mutating func strings(_ name: String, _ values: [String]?) {

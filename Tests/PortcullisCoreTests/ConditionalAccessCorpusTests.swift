@@ -63,7 +63,7 @@ struct ConditionalAccessCorpusTests {
     enum Reason: String {
         case guests = "guests and external users (issue 45, to come)"
         case termsOfUse = "terms of use (issue 45, to come)"
-        case sessionControls = "continuousAccessEvaluation, applicationEnforcedRestrictions, disableResilienceDefaults (issue 45, to come)"
+        case sessionControls = "continuousAccessEvaluation strictLocation (issue 45, to come)"
         case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
         case devices = "device state, filters and device controls (devices, §18)"
         case risk = "risk levels and passwordChange (risk, §19)"
@@ -80,12 +80,10 @@ struct ConditionalAccessCorpusTests {
             "/conditions/applications/includeUserActions/0": .registerDevice
         ],
         "j0eyv-baseline/CA005-Global-DataProtection-Office365-iOSenAndroid-ClientApps-Unmanaged-AppEnforcedRestrictions.json": [
-            "/sessionControls/applicationEnforcedRestrictions": .sessionControls,
-            "/conditions/devices": .devices,
+            "/conditions/devices": .devices
         ],
         "j0eyv-baseline/CA006-Global-DataProtection-Office365-AnyPlatform-Browser-Unmanaged-AppEnforceRestrictions.json": [
-            "/sessionControls/applicationEnforcedRestrictions": .sessionControls,
-            "/conditions/devices": .devices,
+            "/conditions/devices": .devices
         ],
         "j0eyv-baseline/CA104-Admins-IdentityProtection-AllApps-AnyPlatform-ContinuousAccessEvaluation.json": [
             "/sessionControls/continuousAccessEvaluation": .sessionControls
@@ -193,9 +191,6 @@ struct ConditionalAccessCorpusTests {
         ],
         "ms-ca-templates/Securing-security-info-registration.json": [
             "/conditions/users/excludeUsers/0": .guests
-        ],
-        "ms-ca-templates/Use-application-enforced-restrictions-for-O365-apps.json": [
-            "/sessionControls/applicationEnforcedRestrictions": .sessionControls
         ],
         "msgraph-docs-examples/Example-3-Use-all-conditions-and-controls.json": [
             "/sessionControls/cloudAppSecurity": .cloudAppSecurity,

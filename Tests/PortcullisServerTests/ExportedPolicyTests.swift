@@ -18,6 +18,20 @@ struct ExportedPolicyTests {
         return try JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 
+    /// One of Microsoft's templates made as the portal makes it (its details and name, the current administrator
+    /// excluded), then enabled.
+    static func template(_ file: String, administrator: String) throws -> Any {
+        let root = try #require(ConditionalAccessCorpusLocation.root, "the shared corpus is not at ../shared/ca-corpus")
+        let template = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("ms-ca-templates/\(file)"))) as? [String: Any])
+        var policy = try #require(template["details"] as? [String: Any])
+        policy["displayName"] = template["name"]
+        policy["state"] = "enabled"
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
+            .replacingOccurrences(of: "Current administrator will be excluded", with: administrator)
+        return try JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+
     @Test("a Graph export (OData markup, read-only members, nulls) is accepted as published and enforced; legacy clients match no sign-in")
     func graphExport() async throws {
         try await withTestEnvironment { env in
@@ -88,16 +102,9 @@ struct ExportedPolicyTests {
                 #expect(assigned.string("principalId") == Fixtures.alice.id)
 
                 // Microsoft's template, made as the portal makes it (then enabled), the current administrator Bob.
-                let root = try #require(ConditionalAccessCorpusLocation.root)
-                let template = try JSONSerialization.jsonObject(
-                    with: Data(contentsOf: root.appendingPathComponent("ms-ca-templates/Require-multifactor-authentication-for-admins.json")))
-                var policy = try #require((template as? [String: Any])?["details"] as? [String: Any])
-                policy["displayName"] = (template as? [String: Any])?["name"]
-                policy["state"] = "enabled"
-                var text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
-                text = text.replacingOccurrences(of: "Current administrator will be excluded", with: Fixtures.bob.id)
                 let created = try await client.admin(
-                    .post, "/conditional-access/policies", token: admin, json: try JSONSerialization.jsonObject(with: Data(text.utf8)))
+                    .post, "/conditional-access/policies", token: admin,
+                    json: try Self.template("Require-multifactor-authentication-for-admins.json", administrator: Fixtures.bob.id))
                 #expect(created.status == .created, "\(created.text)")
                 #expect(try await client.token(Grants.password(claims: nil)).errorCode == 50076, "Alice holds Global Administrator: MFA")
                 #expect(try await client.token(Grants.password(Fixtures.bob, claims: nil)).status == .ok, "Bob holds no role")
@@ -165,18 +172,9 @@ struct ExportedPolicyTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                let root = try #require(ConditionalAccessCorpusLocation.root)
-                let template = try #require(
-                    try JSONSerialization.jsonObject(
-                        with: Data(contentsOf: root.appendingPathComponent("ms-ca-templates/Block-access-for-unknown-or-unsupported-device-platform.json")))
-                        as? [String: Any])
-                var policy = try #require(template["details"] as? [String: Any])
-                policy["displayName"] = template["name"]
-                policy["state"] = "enabled"
-                var text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
-                text = text.replacingOccurrences(of: "Current administrator will be excluded", with: Fixtures.admin.id)
                 let created = try await client.admin(
-                    .post, "/conditional-access/policies", token: admin, json: try JSONSerialization.jsonObject(with: Data(text.utf8)))
+                    .post, "/conditional-access/policies", token: admin,
+                    json: try Self.template("Block-access-for-unknown-or-unsupported-device-platform.json", administrator: Fixtures.admin.id))
                 #expect(created.status == .created, "\(created.text)")
                 let grant = Grants.password(Fixtures.bob, claims: nil)
                 let unknown = try await client.token(grant, headers: [.userAgent: "python-requests/2.32.3"])
@@ -195,6 +193,32 @@ struct ExportedPolicyTests {
                 let mac = Browser(
                     userAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_1) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15")
                 #expect(try await mac.signIn(client, account: Fixtures.bob).delivered["code"] != nil)
+            }
+        }
+    }
+
+    @Test("applicationEnforcedRestrictions: Microsoft's template (Office365 apps) puts xms_app_res in the access token for those apps only")
+    func applicationEnforcedRestrictions() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let mail = try await client.admin(.get, "/applications/\(Fixtures.mailApiId)", token: admin)
+                var body = mail.json
+                body["tags"] = ["Office365"]
+                #expect(
+                    try await client.admin(.put, "/applications/\(Fixtures.mailApiId)", token: admin, json: body, headers: [Self.ifMatch: "*"]).status == .ok)
+                let created = try await client.admin(
+                    .post, "/conditional-access/policies", token: admin,
+                    json: try Self.template("Use-application-enforced-restrictions-for-O365-apps.json", administrator: Fixtures.admin.id))
+                #expect(created.status == .created, "\(created.text)")
+
+                let restricted = try await client.token(Grants.password(claims: nil))
+                let claims = jwtClaims(try #require(restricted.string("access_token"), "\(restricted.text)"))
+                #expect(claims["xms_app_res"] as? Bool == true, "\(claims)")
+                let openid = try await client.token(Grants.password(scope: "openid profile", claims: nil))
+                #expect(jwtClaims(try #require(openid.string("access_token"), "\(openid.text)"))["xms_app_res"] == nil, "not an Office365 app")
+                let log = try await client.admin(.get, "/sign-ins", token: admin)
+                #expect(log.text.contains("ApplicationEnforcedRestrictions"), "the sign-in log names the session control")
             }
         }
     }

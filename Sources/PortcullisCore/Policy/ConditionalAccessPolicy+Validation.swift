@@ -175,7 +175,10 @@ extension ConditionalAccessPolicy {
     private static func readSessionControls(_ reader: JSONObjectReader) -> SessionControls? {
         let problems = reader.problems
         reader.rejectUnknownGraphMembers(
-            allowed: Set(SessionControls.unenforced + ["signInFrequency", "persistentBrowser", "secureSignInSession", "disableResilienceDefaults"]))
+            allowed: Set(
+                SessionControls.unenforced + [
+                    "signInFrequency", "persistentBrowser", "secureSignInSession", "disableResilienceDefaults", "applicationEnforcedRestrictions",
+                ]))
         for key in SessionControls.unenforced where reader.has(key) {
             problems.add(reader.path(key), "cannot be enforced by this server; remove it or set null.")
         }
@@ -209,6 +212,10 @@ extension ConditionalAccessPolicy {
             let mode = b.enumeration("mode", allowed: PersistentBrowser.Mode.allCases.map(\.rawValue), required: true).flatMap(
                 PersistentBrowser.Mode.init(rawValue:))
             if enabled, let mode { controls.persistentBrowser = PersistentBrowser(mode: mode) }
+        }
+        if let r = reader.object("applicationEnforcedRestrictions") {
+            r.rejectUnknownGraphMembers(allowed: ["isEnabled"])
+            if r.bool("isEnabled", required: true) == true { controls.applicationEnforcedRestrictions = ApplicationEnforcedRestrictions() }
         }
         if let t = reader.object("secureSignInSession") {
             t.rejectUnknownGraphMembers(allowed: ["isEnabled"])

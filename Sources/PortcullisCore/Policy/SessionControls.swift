@@ -8,16 +8,23 @@ public struct SessionControls: Codable, Sendable, Equatable {
     /// Token protection (`secureSignInSession: {"isEnabled": true}`): tokens for what the policy targets are issued only
     /// to a request with a DPoP proof, bound to its key (PROTOCOL §15).
     public var secureSignInSession: SecureSignInSession?
+    /// Graph's `applicationEnforcedRestrictions` (PROTOCOL §17): the access token says so (`xms_app_res: true`), for the
+    /// resource to limit what it offers (SharePoint's and Exchange's "limited access" in Entra).
+    public var applicationEnforcedRestrictions: ApplicationEnforcedRestrictions?
 
-    public init(signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil, secureSignInSession: SecureSignInSession? = nil) {
+    public init(
+        signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil, secureSignInSession: SecureSignInSession? = nil,
+        applicationEnforcedRestrictions: ApplicationEnforcedRestrictions? = nil
+    ) {
         self.signInFrequency = signInFrequency
         self.persistentBrowser = persistentBrowser
         self.secureSignInSession = secureSignInSession
+        self.applicationEnforcedRestrictions = applicationEnforcedRestrictions
     }
 
     /// Graph's session controls this server does not enforce: refused unless null (or false), never ignored.
     public static let unenforced = [
-        "applicationEnforcedRestrictions", "cloudAppSecurity", "continuousAccessEvaluation",
+        "cloudAppSecurity", "continuousAccessEvaluation",
         "globalSecureAccessFilteringProfile", "networkAccessSecurity", "blockSensitiveActions",
     ]
 
@@ -27,8 +34,15 @@ public struct SessionControls: Codable, Sendable, Equatable {
     /// The names Graph's sign-in log uses in `enforcedSessionControls`.
     public var enforcedNames: [String] {
         (signInFrequency == nil ? [] : ["SignInFrequency"]) + (persistentBrowser == nil ? [] : ["PersistentBrowserSessionMode"])
-            + (requiresTokenProtection ? ["SecureSignInSession"] : [])
+            + (requiresTokenProtection ? ["SecureSignInSession"] : []) + (applicationEnforcedRestrictions == nil ? [] : ["ApplicationEnforcedRestrictions"])
     }
+}
+
+/// Graph's `applicationEnforcedRestrictionsSessionControl`.
+public struct ApplicationEnforcedRestrictions: Codable, Sendable, Equatable {
+    public var isEnabled: Bool
+
+    public init(isEnabled: Bool = true) { self.isEnabled = isEnabled }
 }
 
 /// Graph's `secureSignInSessionControl`.
@@ -99,6 +113,8 @@ public struct AppliedSessionControls: Sendable, Equatable {
     public var persistentBrowser: PersistentBrowser.Mode?
     /// A policy that applied demands token protection (the grant went through only because the request was bound).
     public var requiresTokenProtection = false
+    /// A policy that applied asks the resource to restrict itself (`xms_app_res`).
+    public var applicationEnforcedRestrictions = false
 
     public init(maximumAuthenticationAge: TimeInterval? = nil, persistentBrowser: PersistentBrowser.Mode? = nil) {
         self.maximumAuthenticationAge = maximumAuthenticationAge
@@ -113,6 +129,7 @@ public struct AppliedSessionControls: Sendable, Equatable {
             persistentBrowser = browser.mode == .never || persistentBrowser == .never ? .never : .always
         }
         if controls.requiresTokenProtection { requiresTokenProtection = true }
+        if controls.applicationEnforcedRestrictions?.isEnabled == true { applicationEnforcedRestrictions = true }
     }
 
     /// Whether an authentication at `authTime` is too old at `now` (an unknown time is too old when an age is set).

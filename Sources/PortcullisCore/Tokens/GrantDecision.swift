@@ -128,6 +128,8 @@ public struct MintPlan: Sendable, Equatable {
         public var authenticationContexts: [String] = []
         /// `cnf.jkt`: the DPoP key the token is bound to (PROTOCOL §15).
         public var confirmation: String?
+        /// `xms_app_res`: a session control asked the resource to restrict itself (PROTOCOL §17).
+        public var applicationEnforcedRestrictions = false
     }
 
     public struct IDToken: Sendable, Equatable {
@@ -267,6 +269,7 @@ public enum GrantDecision {
         }
         access.confirmation = facts.proofThumbprint
         access.issuedAtMilliseconds = facts.now.epochMilliseconds
+        access.applicationEnforcedRestrictions = facts.user != nil && decision.sessionControls.applicationEnforcedRestrictions
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none
         // RFC 9449 §5: a public client's refresh tokens are bound to its key; a confidential client's are bound to its
