@@ -164,8 +164,10 @@ struct ConditionalAccessValidationTests {
         #expect(pointers(.object(withSession)) == ["/sessionControls/signInFrequency/type", "/sessionControls/signInFrequency/isEnabled"])
         withSession["sessionControls"] = CA.json(["signInFrequency": ["value": 1, "type": "hours", "isEnabled": true, "frequencyInterval": "timeBased"]])
         #expect(pointers(.object(withSession)).isEmpty)
-        withSession["sessionControls"] = CA.json(["applicationEnforcedRestrictions": ["isEnabled": true]])
-        #expect(pointers(.object(withSession)) == ["/sessionControls/applicationEnforcedRestrictions"])
+        withSession["sessionControls"] = CA.json(["cloudAppSecurity": ["isEnabled": true, "cloudAppSecurityType": "monitorOnly"]])
+        #expect(pointers(.object(withSession)) == ["/sessionControls/cloudAppSecurity"])
+        withSession["sessionControls"] = CA.json(["applicationEnforcedRestrictions": ["isEnabled": "yes"]])
+        #expect(pointers(.object(withSession)) == ["/sessionControls/applicationEnforcedRestrictions/isEnabled"])
         withSession["sessionControls"] = .null
         #expect(pointers(.object(withSession)).isEmpty)
     }

@@ -37,14 +37,7 @@ struct APIPermissionTests {
 
                 // Listing it is the administrator's consent: the same refresh token (never rotated by the refusal) now redeems.
                 let admin = try await client.adminToken()
-                let mobile = try await client.admin(.get, "/applications/\(Fixtures.mobileClientId)", token: admin)
-                var document = mobile.json
-                document["requiredResourceAccess"] =
-                    (document["requiredResourceAccess"] as? [[String: Any]] ?? []) + [
-                        ["resourceAppId": "api://portcullis-admin", "scopes": ["Admin.ReadWrite"]]
-                    ]
-                let listed = try await client.admin(
-                    .put, "/applications/\(Fixtures.mobileClientId)", token: admin, json: document, headers: [.ifMatch: try #require(mobile.headers[.eTag])])
+                let listed = try await client.listAdminAPI(for: Fixtures.mobileClientId, admin: admin)
                 #expect(listed.status == .ok, "\(listed.text)")
                 let granted = try await client.token(Grants.refresh(refresh, claims: nil) + [("scope", "api://portcullis-admin/.default")])
                 let token = try #require(granted.string("access_token"), "\(granted.text)")

@@ -45,15 +45,7 @@ struct AdminRoleTests {
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
                 // The mobile client may ask for the admin API (an administrator's consent).
-                let mobile = try await client.admin(.get, "/applications/\(Fixtures.mobileClientId)", token: admin)
-                var document = mobile.json
-                document["requiredResourceAccess"] =
-                    (document["requiredResourceAccess"] as? [[String: Any]] ?? []) + [
-                        ["resourceAppId": "api://portcullis-admin", "scopes": ["Admin.ReadWrite"]]
-                    ]
-                #expect(
-                    try await client.admin(.put, "/applications/\(Fixtures.mobileClientId)", token: admin, json: document, headers: [Self.ifMatch: "*"])
-                        .status == .ok)
+                #expect(try await client.listAdminAPI(for: Fixtures.mobileClientId, admin: admin).status == .ok)
                 var assignments: [String: String] = [:]
                 for (account, role) in [
                     (Fixtures.alice, DirectoryRoleDefinition.conditionalAccessAdministrator), (Fixtures.bob, DirectoryRoleDefinition.globalReader),

@@ -10,6 +10,16 @@ import PortcullisTesting
 import Testing
 
 extension TestClientProtocol {
+    /// An administrator's consent: `client` lists the admin API (`Admin.ReadWrite`) in its `requiredResourceAccess`.
+    func listAdminAPI(for clientId: String, admin: String) async throws -> JSONReply {
+        let current = try await self.admin(.get, "/applications/\(clientId)", token: admin)
+        var document = current.json
+        document["requiredResourceAccess"] =
+            (document["requiredResourceAccess"] as? [[String: Any]] ?? []) + [["resourceAppId": "api://portcullis-admin", "scopes": ["Admin.ReadWrite"]]]
+        return try await self.admin(
+            .put, "/applications/\(clientId)", token: admin, json: document, headers: [HTTPField.Name("If-Match")!: current.headers[.eTag] ?? "*"])
+    }
+
     func adminToken() async throws -> String {
         let reply = try await form(
             TestEnvironment.tokenPath,
