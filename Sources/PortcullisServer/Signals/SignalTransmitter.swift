@@ -190,7 +190,10 @@ public final class SignalTransmitter: Sendable {
                 return ThrottleCounter(key: key, failures: 0, windowStart: now, locks: 0, lockedUntil: nil, expiresAt: now.addingTimeInterval(interval))
             }
             if let counter = counted.first, counter.failures > 0 {
-                let wait = max(1, Int((interval - now.timeIntervalSince(counter.windowStart)).rounded(.up)))
+                // The stored time may trail `now` by a fraction of a millisecond (or lead it, from another node): never more than
+                // the interval itself, never less than a second.
+                let elapsed = min(max(0, now.timeIntervalSince(counter.windowStart)), interval)
+                let wait = max(1, Int((interval - elapsed).rounded(.up)))
                 throw APIError(
                     .tooManyRequests, "verificationTooSoon",
                     "A stream is verified at most once every \(Int(interval)) s (min_verification_interval); try again in \(wait) s.",
