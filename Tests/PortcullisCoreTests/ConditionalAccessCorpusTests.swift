@@ -61,7 +61,6 @@ struct ConditionalAccessCorpusTests {
 
     /// Why a member stays refused.
     enum Reason: String {
-        case guests = "guests and external users (issue 45, to come)"
         case termsOfUse = "terms of use (issue 45, to come)"
         case sessionControls = "continuousAccessEvaluation strictLocation (issue 45, to come)"
         case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
@@ -110,21 +109,6 @@ struct ConditionalAccessCorpusTests {
         "j0eyv-baseline/CA210-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskSignIn.json": [
             "/conditions/signInRiskLevels": .risk
         ],
-        "j0eyv-baseline/CA400-GuestUsers-IdentityProtection-AnyApp-AnyPlatform-MFA.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests
-        ],
-        "j0eyv-baseline/CA401-GuestUsers-AttackSurfaceReduction-AllApps-AnyPlatform-BlockNonGuestAppAccess.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests
-        ],
-        "j0eyv-baseline/CA402-GuestUsers-IdentityProtection-AllApps-AnyPlatform-SigninFrequency.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests
-        ],
-        "j0eyv-baseline/CA403-GuestUsers-IdentityProtection-AllApps-AnyPlatform-PersistentBrowser.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests
-        ],
-        "j0eyv-baseline/CA404-GuestUsers-AttackSurfaceReduction-SelectedApps-AnyPlatform-BLOCK.json": [
-            "/conditions/users/includeGuestsOrExternalUsers": .guests
-        ],
         "j0eyv-baseline/CA501-Agents-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskAgent.json": [
             "/conditions/agentIdRiskLevels": .agents,
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents,
@@ -147,8 +131,7 @@ struct ConditionalAccessCorpusTests {
             "/conditions/applications/includeApplications/0": .agents,
         ],
         "ms-ca-templates/Block-access-to-Office365-apps-for-users-with-insider-risk.json": [
-            "/conditions/insiderRiskLevels": .insiderRisk,
-            "/conditions/users/excludeGuestsOrExternalUsers": .guests,
+            "/conditions/insiderRiskLevels": .insiderRisk
         ],
         "ms-ca-templates/Block-all-agent-identities-from-accessing-resources.json": [
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents
@@ -174,9 +157,6 @@ struct ConditionalAccessCorpusTests {
             "/grantControls/builtInControls/1": .devices,
             "/grantControls/builtInControls/2": .devices,
         ],
-        "ms-ca-templates/Require-multifactor-authentication-for-guest-access.json": [
-            "/conditions/users/includeUsers/0": .guests
-        ],
         "ms-ca-templates/Require-multifactor-authentication-for-risky-sign-ins.json": [
             "/conditions/signInRiskLevels": .risk
         ],
@@ -185,17 +165,12 @@ struct ConditionalAccessCorpusTests {
             "/grantControls/builtInControls/1": .risk,
         ],
         "ms-ca-templates/Secure-account-recovery-with-identity-verification-Preview.json": [
-            "/conditions/users/excludeGuestsOrExternalUsers": .guests,
             "/conditions/applications/includeUserActions/0": .preview,
             "/grantControls/builtInControls/0": .preview,
-        ],
-        "ms-ca-templates/Securing-security-info-registration.json": [
-            "/conditions/users/excludeUsers/0": .guests
         ],
         "msgraph-docs-examples/Example-3-Use-all-conditions-and-controls.json": [
             "/sessionControls/cloudAppSecurity": .cloudAppSecurity,
             "/conditions/signInRiskLevels": .risk,
-            "/conditions/users/excludeUsers/1": .guests,
             "/grantControls/termsOfUse": .termsOfUse,
             "/grantControls/builtInControls/1": .devices,
             "/grantControls/builtInControls/2": .devices,

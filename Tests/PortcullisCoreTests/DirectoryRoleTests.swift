@@ -133,3 +133,97 @@ struct ApplicationGroupTests {
         #expect(stored.conditions.applications.excludeApplications.strings == ["Office365", CA.r2], "Graph's spelling, keywords first")
     }
 }
+
+/// Guests and external users (PROTOCOL §17): a user whose `userType` is Guest is an internal guest; the keyword
+/// `GuestsOrExternalUsers` and the guest conditions name them, in the index as in a full scan.
+@Suite("guests and external users in conditional access")
+struct GuestConditionTests {
+    static let guest = "a0000000-0000-4000-8000-0000000000f0"
+    static let directory: DirectorySnapshot = {
+        var visitor = User(id: guest, userPrincipalName: "visitor@ca.test", displayName: "Visitor")
+        visitor.userType = .guest
+        return DirectorySnapshot(
+            tenant: CA.directory.tenant, revision: 1, users: CA.directory.users + [visitor], groups: CA.directory.groups,
+            applications: CA.directory.applications, appRoleAssignments: [], namedLocations: [])
+    }()
+
+    static func applies(_ users: [String: Any], to user: String) throws -> Bool {
+        let document = CA.json([
+            "displayName": "guests", "state": "enabled",
+            "conditions": ["users": users, "applications": ["includeApplications": ["All"]]],
+            "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+        ])
+        let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "g")
+        let set = CompiledPolicySet(policies: [policy], namedLocations: [])
+        let facts = SignInFacts(
+            SignInFacts.Input(userId: user, clientAppId: CA.plainClient, resourceAppId: CA.r1, authentication: .none), directory: directory)
+        let indexed = set.evaluate(facts).policies.contains { $0.result == .failure }
+        #expect(indexed == set.evaluate(facts, explain: true).policies.contains { $0.result == .failure }, "the index and a full scan agree")
+        return indexed
+    }
+
+    @Test("the keyword and the guest conditions name guests, by type; exclusions exempt them from All")
+    func matching() throws {
+        #expect(try Self.applies(["includeUsers": ["GuestsOrExternalUsers"]], to: Self.guest))
+        #expect(try !Self.applies(["includeUsers": ["GuestsOrExternalUsers"]], to: CA.u1))
+        let internalGuests: [String: Any] = [
+            "includeGuestsOrExternalUsers": ["guestOrExternalUserTypes": "internalGuest,b2bCollaborationGuest", "externalTenants": ["membershipKind": "all"]]
+        ]
+        #expect(try Self.applies(internalGuests, to: Self.guest))
+        #expect(try !Self.applies(internalGuests, to: CA.u2))
+        let b2bOnly: [String: Any] = ["includeGuestsOrExternalUsers": ["guestOrExternalUserTypes": "b2bCollaborationGuest"]]
+        #expect(try !Self.applies(b2bOnly, to: Self.guest), "an internal guest is not a B2B guest")
+        let everyoneButGuests: [String: Any] = ["includeUsers": ["All"], "excludeUsers": ["GuestsOrExternalUsers"]]
+        #expect(try Self.applies(everyoneButGuests, to: CA.u1))
+        #expect(try !Self.applies(everyoneButGuests, to: Self.guest))
+        let excludeTypes: [String: Any] = ["includeUsers": ["All"], "excludeGuestsOrExternalUsers": ["guestOrExternalUserTypes": "internalGuest"]]
+        #expect(try !Self.applies(excludeTypes, to: Self.guest))
+    }
+
+    @Test("guest conditions are checked member by member, and keep Graph's shape")
+    func validation() throws {
+        func pointers(_ users: [String: Any]) -> [String] {
+            do {
+                _ = try ConditionalAccessPolicy.parse(
+                    CA.json([
+                        "displayName": "g", "state": "enabled", "conditions": ["users": users, "applications": ["includeApplications": ["All"]]],
+                        "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+                    ]), directory: Self.directory, generatedId: "g")
+                return []
+            } catch { return error.problems.map(\.pointer) }
+        }
+        #expect(
+            pointers(["includeGuestsOrExternalUsers": ["guestOrExternalUserTypes": "internalGuest,visitor"]]) == [
+                "/conditions/users/includeGuestsOrExternalUsers/guestOrExternalUserTypes"
+            ])
+        #expect(
+            pointers([
+                "includeGuestsOrExternalUsers": ["guestOrExternalUserTypes": "b2bCollaborationGuest", "externalTenants": ["membershipKind": "enumerated"]]
+            ]).contains(
+                "/conditions/users/includeGuestsOrExternalUsers/externalTenants/members"))
+        let parsed = try ConditionalAccessPolicy.parse(
+            CA.json([
+                "displayName": "g", "state": "enabled",
+                "conditions": [
+                    "users": [
+                        "includeGuestsOrExternalUsers": [
+                            "guestOrExternalUserTypes": "b2bCollaborationGuest, internalGuest",
+                            "externalTenants": [
+                                "@odata.type": "#microsoft.graph.conditionalAccessEnumeratedExternalTenants", "membershipKind": "enumerated",
+                                "members": [CA.directory.tenant.id.uppercased()],
+                            ],
+                        ]
+                    ], "applications": ["includeApplications": ["All"]],
+                ],
+                "grantControls": ["operator": "OR", "builtInControls": ["mfa"]],
+            ]), directory: Self.directory, generatedId: "g")
+        let encoded = try #require(JSONValue.parse(JSONEncoder().encode(parsed)))
+        #expect(
+            encoded["conditions"]?["users"]?["includeGuestsOrExternalUsers"]
+                == CA.json([
+                    "guestOrExternalUserTypes": "internalGuest,b2bCollaborationGuest",
+                    "externalTenants": ["membershipKind": "enumerated", "members": [CA.directory.tenant.id]],
+                ]))
+        #expect(try JSONDecoder().decode(ConditionalAccessPolicy.self, from: JSONEncoder().encode(parsed)) == parsed)
+    }
+}

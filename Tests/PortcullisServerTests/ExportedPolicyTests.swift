@@ -222,4 +222,28 @@ struct ExportedPolicyTests {
             }
         }
     }
+
+    @Test("guests: a user of userType Guest meets Microsoft's 'Require MFA for guest access'; members do not")
+    func guests() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let visitor = Fixtures.Account(id: "f0000000-0000-4000-8000-0000000000a5", upn: "visitor@fabrikam.test", password: "visitor-pass-1")
+                let wrong = try await client.admin(
+                    .post, "/users", token: admin,
+                    json: ["id": visitor.id, "userPrincipalName": visitor.upn, "displayName": "Visitor", "password": visitor.password, "userType": "Visitor"])
+                #expect(wrong.status == .badRequest && wrong.text.contains("\"/userType\""), "\(wrong.text)")
+                let created = try await client.admin(
+                    .post, "/users", token: admin,
+                    json: ["id": visitor.id, "userPrincipalName": visitor.upn, "displayName": "Visitor", "password": visitor.password, "userType": "Guest"])
+                #expect(created.status == .created && created.string("userType") == "Guest", "\(created.text)")
+                let policy = try await client.admin(
+                    .post, "/conditional-access/policies", token: admin,
+                    json: try Self.template("Require-multifactor-authentication-for-guest-access.json", administrator: Fixtures.admin.id))
+                #expect(policy.status == .created, "\(policy.text)")
+                #expect(try await client.token(Grants.password(visitor, claims: nil)).errorCode == 50076, "the guest: MFA")
+                #expect(try await client.token(Grants.password(Fixtures.bob, claims: nil)).status == .ok, "a member: not a guest")
+            }
+        }
+    }
 }

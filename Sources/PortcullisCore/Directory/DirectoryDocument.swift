@@ -254,7 +254,8 @@ public struct DirectoryDocument: Sendable {
     /// UPN's domain must be the tenant's verified `domain` (PROTOCOL §11), when known.
     public static func parseUser(_ value: JSONValue, at pointer: String, problems: ProblemCollector, domain: String?) -> UserEntry? {
         guard let user = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
-        user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled"])
+        user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled", "userType"])
+        let userType = user.enumeration("userType", allowed: User.UserType.allCases.map(\.rawValue)).flatMap(User.UserType.init(rawValue:))
         let uid = guid(user, "id")
         let upn = user.string("userPrincipalName", required: true)
         if let upn, !upn.contains("@") || upn.count > 256 {
@@ -273,9 +274,10 @@ public struct DirectoryDocument: Sendable {
         }
         let enabled = user.bool("accountEnabled") ?? true
         guard let uid, let upn else { return nil }
-        return UserEntry(
-            user: User(id: uid, userPrincipalName: upn, displayName: user.string("displayName") ?? upn, passwordHash: passwordHash, accountEnabled: enabled),
-            plaintextPassword: password)
+        var parsed = User(id: uid, userPrincipalName: upn, displayName: user.string("displayName") ?? upn, passwordHash: passwordHash, accountEnabled: enabled)
+        // Stored only when Guest: members keep their exact stored form.
+        parsed.userType = userType == .guest ? .guest : nil
+        return UserEntry(user: parsed, plaintextPassword: password)
     }
 
     public static func parseApplication(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> ApplicationEntry? {

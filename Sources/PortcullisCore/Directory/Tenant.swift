@@ -45,6 +45,18 @@ public struct User: Codable, Sendable, Equatable {
     /// A bcrypt hash; `nil` for an account that cannot sign in with a password.
     public var passwordHash: String?
     public var accountEnabled: Bool
+    /// Graph's `userType`: `Guest` for an account let in as a guest (PROTOCOL §17); absent means `Member`.
+    public var userType: UserType?
+
+    /// Graph's `userType` values.
+    public enum UserType: String, Codable, Sendable, CaseIterable {
+        case member = "Member"
+        case guest = "Guest"
+    }
+
+    /// What conditional access's guest conditions see this user as: an internal guest (a guest account of this
+    /// tenant), or nobody's guest. (B2B guests from other tenants come with §17's B2B collaboration.)
+    public var guestType: GuestOrExternalUserType? { userType == .guest ? .internalGuest : nil }
 
     public init(id: String, userPrincipalName: String, displayName: String, passwordHash: String? = nil, accountEnabled: Bool = true) {
         self.id = id.lowercased()

@@ -37,6 +37,8 @@ public struct CompiledPolicySet: Sendable {
         /// Directory roles (as symbols of `roleSymbol(_:)`) whose holders the policy includes and excludes.
         let roles: Set<Int32>
         let excludedRoles: Set<Int32>
+        /// The policy's user conditions, for its guest conditions (PROTOCOL §17).
+        let userConditions: ConditionalAccessPolicy.Users?
         /// Application groups (`Office365`, `MicrosoftAdminPortals`) the policy includes and excludes.
         let applicationGroups: Set<ConditionKeyword>
         let excludedApplicationGroups: Set<ConditionKeyword>
@@ -61,6 +63,7 @@ public struct CompiledPolicySet: Sendable {
             excludedGroups: Set<Int32>, allClients: Bool, clients: Set<Int32>, excludedClients: Set<Int32>, allApplications: Bool,
             applications: Set<Int32>, excludedApplications: Set<Int32>, roles: Set<Int32> = [], excludedRoles: Set<Int32> = [],
             applicationGroups: Set<ConditionKeyword> = [], excludedApplicationGroups: Set<ConditionKeyword> = [],
+            userConditions: ConditionalAccessPolicy.Users? = nil,
             userActions: Set<String>, contexts: Set<String>,
             transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
@@ -82,6 +85,7 @@ public struct CompiledPolicySet: Sendable {
             self.excludedApplications = excludedApplications
             self.roles = roles
             self.excludedRoles = excludedRoles
+            self.userConditions = userConditions
             self.applicationGroups = applicationGroups
             self.excludedApplicationGroups = excludedApplicationGroups
             self.userActions = userActions
@@ -178,7 +182,7 @@ public struct CompiledPolicySet: Sendable {
                 allUsers: users?.includeUsers.contains(.all) ?? false,
                 users: intern(users?.includeUsers.ids ?? []),
                 groups: intern(users?.includeGroups ?? []),
-                excludedUsers: intern(users?.excludeUsers ?? []),
+                excludedUsers: intern(users?.excludeUsers.ids ?? []),
                 excludedGroups: intern(users?.excludeGroups ?? []),
                 allClients: c.clientApplications?.includeServicePrincipals.contains(.servicePrincipalsInMyTenant) ?? false,
                 clients: intern(c.clientApplications?.includeServicePrincipals.ids ?? []),
@@ -190,6 +194,7 @@ public struct CompiledPolicySet: Sendable {
                 excludedRoles: intern((users?.excludeRoles ?? []).map(Self.roleSymbol)),
                 applicationGroups: c.applications.includeApplications.keywords.intersection(Self.applicationGroupKeywords),
                 excludedApplicationGroups: c.applications.excludeApplications.keywords.intersection(Self.applicationGroupKeywords),
+                userConditions: users,
                 userActions: Set(c.applications.includeUserActions ?? []),
                 contexts: Set(c.applications.includeAuthenticationContextClassReferences ?? []),
                 transferMethods: c.authenticationFlows?.transferMethods,
@@ -213,7 +218,16 @@ public struct CompiledPolicySet: Sendable {
                 let clientKeys = (entry.allClients ? [Self.anyKey] : []) + entry.clients.sorted()
                 for resource in resourceKeys { for client in clientKeys { workloadIndex[Self.key(resource, client), default: []].append(index) } }
             } else {
-                let subjectKeys = (entry.allUsers ? [Self.anyKey] : []) + entry.users.sorted() + entry.groups.sorted() + entry.roles.sorted()
+                let includesGuests =
+                    entry.userConditions.map { users in
+                        users.includeUsers.contains(ConditionKeyword.guestsOrExternalUsers) || users.includeGuestsOrExternalUsers != nil
+                    } ?? false
+                let guestKeys: [Int32] = includesGuests ? intern([Self.guestSymbol]).sorted() : []
+                var subjectKeys: [Int32] = entry.allUsers ? [Self.anyKey] : []
+                subjectKeys += entry.users.sorted()
+                subjectKeys += entry.groups.sorted()
+                subjectKeys += entry.roles.sorted()
+                subjectKeys += guestKeys
                 for resource in resourceKeys { for subject in subjectKeys { userIndex[Self.key(resource, subject), default: []].append(index) } }
             }
         }
@@ -267,6 +281,9 @@ public struct CompiledPolicySet: Sendable {
     /// A directory role's symbol key: roles share the symbol table with object IDs, under a prefix of their own.
     static func roleSymbol(_ roleId: String) -> String { "role:" + roleId }
 
+    /// The symbol under which policies that include guests are indexed, and a guest's sign-in looks.
+    static let guestSymbol = "guests:any"
+
     /// The keywords that name application groups, and a group's symbol key.
     static let applicationGroupKeywords: Set<ConditionKeyword> = [.office365, .microsoftAdminPortals]
     static func applicationGroupSymbol(_ group: ConditionKeyword) -> String { "appgroup:" + group.rawValue }
@@ -275,7 +292,7 @@ public struct CompiledPolicySet: Sendable {
         Subject(
             user: facts.userId.map { symbols[$0] ?? Self.unknown },
             groups: facts.groupIds.compactMap { symbols[$0] },
-            roles: facts.roleIds.compactMap { symbols[Self.roleSymbol($0)] },
+            roles: facts.roleIds.compactMap { symbols[Self.roleSymbol($0)] } + (facts.guestType == nil ? [] : [symbols[Self.guestSymbol]].compactMap { $0 }),
             resourceGroups: facts.resourceApplicationGroups.compactMap { symbols[Self.applicationGroupSymbol($0)] },
             client: symbols[facts.clientAppId] ?? Self.unknown,
             resource: symbols[facts.resourceAppId] ?? Self.unknown)
@@ -516,9 +533,11 @@ public struct CompiledPolicySet: Sendable {
                 let included =
                     entry.allUsers || entry.users.contains(user) || subject.groups.contains { entry.groups.contains($0) }
                     || subject.roles.contains { entry.roles.contains($0) }
+                    || (entry.userConditions?.names(guest: facts.guestType, homeTenant: facts.homeTenantId, include: true) ?? false)
                 let excluded =
                     entry.excludedUsers.contains(user) || subject.groups.contains { entry.excludedGroups.contains($0) }
                     || subject.roles.contains { entry.excludedRoles.contains($0) }
+                    || (entry.userConditions?.names(guest: facts.guestType, homeTenant: facts.homeTenantId, include: false) ?? false)
                 if !included || excluded { failed.append(.users) }
             }
         } else {

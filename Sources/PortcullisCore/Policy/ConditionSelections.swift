@@ -10,6 +10,8 @@ public enum ConditionKeyword: String, Codable, Sendable, CaseIterable, Comparabl
     /// Application groups (PROTOCOL §17): the applications tagged `Office365`, and Portcullis's admin surfaces.
     case office365 = "Office365"
     case microsoftAdminPortals = "MicrosoftAdminPortals"
+    /// Every guest and external user (`includeUsers`/`excludeUsers`, PROTOCOL §17).
+    case guestsOrExternalUsers = "GuestsOrExternalUsers"
 
     public init?(caseInsensitive text: String) {
         guard let match = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(text) == .orderedSame }) else { return nil }

@@ -145,7 +145,7 @@ extension ConditionalAccessPolicy {
             let appsAll = conditions.applications.includeApplications.contains(.all)
             let noExclusions =
                 (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
-                && (conditions.users?.excludeRoles.isEmpty ?? true)
+                && (conditions.users?.excludeRoles.isEmpty ?? true) && conditions.users?.excludeGuestsOrExternalUsers == nil
             // A policy for transferred sign-ins only (Microsoft's "block device code flow") leaves every other way in.
             let everySignIn = conditions.authenticationFlows == nil
             if usersAll && appsAll && noExclusions && everySignIn && grant.builtInControls.contains(.block) && state == .enabled && !force {
@@ -226,7 +226,7 @@ extension ConditionalAccessPolicy {
 
     /// Graph's keywords that name something this server does not have, each refused with what it means.
     static let unsupportedKeywords = [
-        "GuestsOrExternalUsers": "guests and external users", "AllAgentIdUsers": "Entra Agent ID's agent users",
+        "AllAgentIdUsers": "Entra Agent ID's agent users",
         "AllAgentIdResources": "Entra Agent ID's agent resources",
     ]
 
@@ -290,16 +290,48 @@ extension ConditionalAccessPolicy {
             }
             let includeRoles = roles("includeRoles")
             let excludeRoles = roles("excludeRoles")
-            for key in ["includeGuestsOrExternalUsers", "excludeGuestsOrExternalUsers"] {
-                if let value = u.object[key], value != .null { problems.add(u.path(key), "guests and external users are not supported by this server.") }
+            func guests(_ key: String) -> GuestsOrExternalUsers? {
+                guard let g = u.object(key) else { return nil }
+                g.rejectUnknownGraphMembers(allowed: ["guestOrExternalUserTypes", "externalTenants"])
+                var types = Set<GuestOrExternalUserType>()
+                if let text = g.string("guestOrExternalUserTypes", required: true) {
+                    for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                        if let type = GuestOrExternalUserType.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) {
+                            types.insert(type)
+                        } else {
+                            problems.add(
+                                g.path("guestOrExternalUserTypes"),
+                                "'\(name)' is not a guest or external user type; a comma-separated list of: \(GuestOrExternalUserType.allCases.map(\.rawValue).joined(separator: ", "))."
+                            )
+                        }
+                    }
+                }
+                var tenants: [String]?
+                if let t = g.object("externalTenants") {
+                    t.rejectUnknownGraphMembers(allowed: ["membershipKind", "members"])
+                    if t.enumeration("membershipKind", allowed: ["all", "enumerated"], required: true) == "enumerated" {
+                        var members: [String] = []
+                        for (member, memberPointer) in t.strings("members", required: true) ?? [] {
+                            if member.isGUID { members.append(member.lowercased()) } else { problems.add(memberPointer, "must be a tenant ID (a GUID).") }
+                        }
+                        if members.isEmpty { problems.add(t.path("members"), "name at least one tenant (or membershipKind all).") }
+                        tenants = members
+                    } else if let members = t.array("members"), !members.isEmpty {
+                        problems.add(t.path("members"), "must be empty when membershipKind is all.")
+                    }
+                }
+                return types.isEmpty ? nil : GuestsOrExternalUsers(guestOrExternalUserTypes: types, externalTenants: tenants)
             }
+            let includeGuests = guests("includeGuestsOrExternalUsers")
+            let excludeGuests = guests("excludeGuestsOrExternalUsers")
             let userExists = { (id: String) in directory.user(id: id) != nil }
             let groupExists = { (id: String) in directory.group(id: id) != nil }
             users = Users(
-                includeUsers: selection(u, "includeUsers", keywords: [.all, .none], exists: userExists, noun: "user"),
-                excludeUsers: ids(u, "excludeUsers", exists: userExists, noun: "user"),
+                includeUsers: selection(u, "includeUsers", keywords: [.all, .none, .guestsOrExternalUsers], exists: userExists, noun: "user"),
+                excludeUsers: selection(u, "excludeUsers", keywords: [.guestsOrExternalUsers], exists: userExists, noun: "user"),
                 includeGroups: ids(u, "includeGroups", exists: groupExists, noun: "group"),
-                excludeGroups: ids(u, "excludeGroups", exists: groupExists, noun: "group"), includeRoles: includeRoles, excludeRoles: excludeRoles)
+                excludeGroups: ids(u, "excludeGroups", exists: groupExists, noun: "group"), includeRoles: includeRoles, excludeRoles: excludeRoles,
+                includeGuestsOrExternalUsers: includeGuests, excludeGuestsOrExternalUsers: excludeGuests)
             // A policy for roles or guests names its users there (those members' own problems say if they were refused).
             let namesOthers = ["includeUsers", "includeRoles", "includeGuestsOrExternalUsers"].contains { u.object[$0].map { !$0.isNullOrEmpty } ?? false }
             if let users, users.includeUsers.isEmpty && users.includeGroups.isEmpty && !namesOthers {
@@ -481,13 +513,14 @@ extension ConditionalAccessPolicy {
         // A strength that a password and code cannot meet needs a passkey (temporary passes are not a way to live).
         let passkeyOnly = strength.map { !$0.allowedCombinations.contains(.passwordSoftwareOath) } ?? false
         let registered = passkeyOnly ? registered.passkey : registered.anyFactor
-        let excludedUsers = Set(users.excludeUsers)
+        let excludedUsers = Set(users.excludeUsers.ids)
         let excludedGroups = Set(users.excludeGroups)
         let excludedRoles = Set(users.excludeRoles)
         let covered = directory.users.filter { user in
             user.accountEnabled && !excludedUsers.contains(user.id)
                 && directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0.lowercased()) }
                 && directory.roleIds(ofUser: user.id).allSatisfy { !excludedRoles.contains($0) }
+                && !users.names(guest: user.guestType, homeTenant: nil, include: false)
         }
         let without = covered.filter { !registered.contains($0.id) }
         guard !without.isEmpty else { return nil }

@@ -35,17 +35,23 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public struct Users: Codable, Sendable, Equatable {
         /// `All`, `None`, user IDs.
         public var includeUsers: Selection
-        public var excludeUsers: [String]
+        /// User IDs, and `GuestsOrExternalUsers`.
+        public var excludeUsers: Selection
         public var includeGroups: [String]
         public var excludeGroups: [String]
         /// Directory roles (Entra's template IDs, PROTOCOL §17): the users holding them.
         public var includeRoles: [String]
         public var excludeRoles: [String]
+        /// Graph's `conditionalAccessGuestsOrExternalUsers` (PROTOCOL §17).
+        public var includeGuestsOrExternalUsers: GuestsOrExternalUsers?
+        public var excludeGuestsOrExternalUsers: GuestsOrExternalUsers?
 
         public init(
-            includeUsers: Selection, excludeUsers: [String], includeGroups: [String], excludeGroups: [String], includeRoles: [String] = [],
-            excludeRoles: [String] = []
+            includeUsers: Selection, excludeUsers: Selection, includeGroups: [String], excludeGroups: [String], includeRoles: [String] = [],
+            excludeRoles: [String] = [], includeGuestsOrExternalUsers: GuestsOrExternalUsers? = nil, excludeGuestsOrExternalUsers: GuestsOrExternalUsers? = nil
         ) {
+            self.includeGuestsOrExternalUsers = includeGuestsOrExternalUsers
+            self.excludeGuestsOrExternalUsers = excludeGuestsOrExternalUsers
             self.includeUsers = includeUsers
             self.excludeUsers = excludeUsers
             self.includeGroups = includeGroups
@@ -54,17 +60,30 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
             self.excludeRoles = excludeRoles
         }
 
-        enum CodingKeys: String, CodingKey { case includeUsers, excludeUsers, includeGroups, excludeGroups, includeRoles, excludeRoles }
+        enum CodingKeys: String, CodingKey {
+            case includeUsers, excludeUsers, includeGroups, excludeGroups, includeRoles, excludeRoles, includeGuestsOrExternalUsers
+            case excludeGuestsOrExternalUsers
+        }
 
         /// Policies stored before roles have none.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             includeUsers = try container.decode(Selection.self, forKey: .includeUsers)
-            excludeUsers = try container.decode([String].self, forKey: .excludeUsers)
+            excludeUsers = try container.decode(Selection.self, forKey: .excludeUsers)
             includeGroups = try container.decode([String].self, forKey: .includeGroups)
             excludeGroups = try container.decode([String].self, forKey: .excludeGroups)
             includeRoles = try container.decodeIfPresent([String].self, forKey: .includeRoles) ?? []
             excludeRoles = try container.decodeIfPresent([String].self, forKey: .excludeRoles) ?? []
+            includeGuestsOrExternalUsers = try container.decodeIfPresent(GuestsOrExternalUsers.self, forKey: .includeGuestsOrExternalUsers)
+            excludeGuestsOrExternalUsers = try container.decodeIfPresent(GuestsOrExternalUsers.self, forKey: .excludeGuestsOrExternalUsers)
+        }
+
+        /// Whether a user of this guest type (`nil`: a member) from `homeTenant` is among the guests these conditions name,
+        /// by the keyword or the guest conditions; `include` chooses which side.
+        public func names(guest type: GuestOrExternalUserType?, homeTenant: String?, include: Bool) -> Bool {
+            guard let type else { return false }
+            if (include ? includeUsers : excludeUsers).contains(.guestsOrExternalUsers) { return true }
+            return (include ? includeGuestsOrExternalUsers : excludeGuestsOrExternalUsers)?.contains(type, homeTenant: homeTenant) ?? false
         }
     }
 
@@ -190,6 +209,61 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 
     /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
     public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse"]
+}
+
+/// Graph's `conditionalAccessGuestOrExternalUserTypes` (a flags enumeration).
+public enum GuestOrExternalUserType: String, Codable, Sendable, CaseIterable {
+    case internalGuest, b2bCollaborationGuest, b2bCollaborationMember, b2bDirectConnectUser, otherExternalUser, serviceProvider
+}
+
+/// Graph's `conditionalAccessGuestsOrExternalUsers`: which kinds of guest, from which tenants. On the wire the types are
+/// one comma-separated string; `externalTenants` is `{"membershipKind": "all"}` or `{"membershipKind": "enumerated",
+/// "members": [tenant IDs]}` (absent or null: all).
+public struct GuestsOrExternalUsers: Codable, Sendable, Equatable {
+    public var guestOrExternalUserTypes: Set<GuestOrExternalUserType>
+    /// `nil`: every external tenant; otherwise the home tenants (IDs, lower-case) named.
+    public var externalTenants: [String]?
+
+    public init(guestOrExternalUserTypes: Set<GuestOrExternalUserType>, externalTenants: [String]? = nil) {
+        self.guestOrExternalUserTypes = guestOrExternalUserTypes
+        self.externalTenants = externalTenants
+    }
+
+    /// Whether a user of `type` from `homeTenant` is named. An internal guest has no other home tenant, so the tenant list
+    /// does not apply to it (as in Entra).
+    public func contains(_ type: GuestOrExternalUserType, homeTenant: String?) -> Bool {
+        guard guestOrExternalUserTypes.contains(type) else { return false }
+        guard type != .internalGuest, let externalTenants else { return true }
+        return homeTenant.map { externalTenants.contains($0.lowercased()) } ?? false
+    }
+
+    enum CodingKeys: String, CodingKey { case guestOrExternalUserTypes, externalTenants }
+    enum TenantKeys: String, CodingKey { case membershipKind, members }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let text = try container.decode(String.self, forKey: .guestOrExternalUserTypes)
+        guestOrExternalUserTypes = Set(text.split(separator: ",").compactMap { GuestOrExternalUserType(rawValue: String($0.filter { $0 != " " })) })
+        if container.contains(.externalTenants), try !container.decodeNil(forKey: .externalTenants) {
+            let tenants = try container.nestedContainer(keyedBy: TenantKeys.self, forKey: .externalTenants)
+            externalTenants =
+                try tenants.decode(String.self, forKey: .membershipKind) == "enumerated" ? try tenants.decode([String].self, forKey: .members) : nil
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(
+            GuestOrExternalUserType.allCases.filter(guestOrExternalUserTypes.contains).map(\.rawValue).joined(separator: ","), forKey: .guestOrExternalUserTypes
+        )
+        var tenants = container.nestedContainer(keyedBy: TenantKeys.self, forKey: .externalTenants)
+        if let externalTenants {
+            try tenants.encode("enumerated", forKey: .membershipKind)
+            try tenants.encode(externalTenants, forKey: .members)
+        } else {
+            try tenants.encode("all", forKey: .membershipKind)
+        }
+    }
 }
 
 /// A device platform, as Entra conditional access names it.

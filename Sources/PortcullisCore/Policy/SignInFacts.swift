@@ -30,6 +30,9 @@ public struct SignInFacts: Sendable, Equatable {
     public var groupIds: [String]
     /// The directory roles the user holds (template IDs, PROTOCOL §17), directly or through a group.
     public var roleIds: [String] = []
+    /// What kind of guest the user is (`nil`: a member), and their home tenant when it is another (PROTOCOL §17).
+    public var guestType: GuestOrExternalUserType?
+    public var homeTenantId: String?
     public var clientAppId: String
     /// The resource (cloud app) the token is for.
     public var resourceAppId: String
@@ -136,6 +139,7 @@ extension SignInFacts {
             approvedClientApp: input.approvedClientApp ?? directory.application(appId: input.clientAppId)?.approvedClientApp ?? false,
             authentication: input.authentication)
         roleIds = input.userId.map { directory.roleIds(ofUser: $0) } ?? []
+        guestType = input.userId.flatMap { directory.user(id: $0)?.guestType }
         resourceApplicationGroups = directory.application(appId: input.resourceAppId)?.applicationGroups ?? []
         authenticationContexts = input.capabilities.authenticationContexts
         country = input.country
