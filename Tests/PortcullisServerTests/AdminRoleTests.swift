@@ -69,6 +69,13 @@ struct AdminRoleTests {
                 #expect(try await client.admin(.get, "/users", token: alice).status == .ok)
                 let group = try await client.admin(.post, "/groups", token: alice, json: ["displayName": "Not mine", "members": []])
                 #expect(group.status == .forbidden, "\(group.text)")
+                // The area is read from the path the router routes: dot segments and encoded slashes reach no other route.
+                for sneaky in ["/conditional-access/policies/../../groups", "/conditional-access/policies%2F..%2F..%2Fgroups", "/named-locations/../groups"] {
+                    let answer = try await client.admin(.post, sneaky, token: alice, json: ["displayName": "Sneaky", "members": []])
+                    #expect(answer.status != .created && answer.status != .ok, "\(sneaky): \(answer.status) \(answer.text)")
+                }
+                let groups = try await client.admin(.get, "/groups", token: admin)
+                #expect(!groups.text.contains("Sneaky"), "no group was created through another area's path")
 
                 let bob = try await token(Fixtures.bob)
                 #expect(try await client.admin(.get, "/conditional-access/policies", token: bob).status == .ok)
