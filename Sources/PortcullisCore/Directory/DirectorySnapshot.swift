@@ -75,6 +75,8 @@ public struct DirectorySnapshot: Sendable {
     /// The directory roles a user holds, assigned to them or to a group they are a direct member of (as Entra's
     /// role-assignable groups), each once, sorted.
     public func roleIds(ofUser userId: String) -> [String] {
+        // Every grant asks (SignInFacts); a tenant that assigns no directory role answers without allocating.
+        guard !roleIdsByPrincipal.isEmpty else { return [] }
         let id = userId.lowercased()
         var found = Set(roleIdsByPrincipal[id] ?? [])
         for group in groupIds(ofUser: id) { found.formUnion(roleIdsByPrincipal[group] ?? []) }
