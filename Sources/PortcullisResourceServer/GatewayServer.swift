@@ -127,9 +127,13 @@ final class GatewayConnection: ChannelDuplexHandler {
     private var pending: [GatewayConnectionStateMachine.Action] = []
     private var performing = false
 
+    /// The client's address, for tokens under strict location enforcement (PROTOCOL §17).
+    private let clientAddress: String?
+
     init(gateway: Gateway, upstream: GatewayUpstream, clientAddress: String?) {
         self.gateway = gateway
         self.upstream = upstream
+        self.clientAddress = clientAddress
         let configuration = gateway.configuration
         machine = GatewayConnectionStateMachine(
             limits: .init(
@@ -229,16 +233,19 @@ final class GatewayConnection: ChannelDuplexHandler {
         let guardian = gateway.guardian
         let url = gateway.configuration.publicBaseURL + request.path
         if let decided = guardian.authorizeRemembered(
-            authorization: request.authorization, proofs: request.proofs, method: request.method, url: url, now: Date())
+            authorization: request.authorization, proofs: request.proofs, method: request.method, url: url, clientAddress: clientAddress, now: Date())
         {
             perform(context, machine.decided(sequence: request.sequence, Self.decision(decided), now: .now()))
             return
         }
         let promise = context.eventLoop.makePromise(of: Result<AccessTokenClaims, ResourceGuard.Refusal>.self)
+        let clientAddress = clientAddress
         promise.completeWithTask {
             do throws(ResourceGuard.Refusal) {
                 return .success(
-                    try await guardian.authorize(authorization: request.authorization, proofs: request.proofs, method: request.method, url: url, now: Date()))
+                    try await guardian.authorize(
+                        authorization: request.authorization, proofs: request.proofs, method: request.method, url: url, clientAddress: clientAddress,
+                        now: Date()))
             } catch {
                 return .failure(error)
             }

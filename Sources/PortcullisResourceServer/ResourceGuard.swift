@@ -41,6 +41,13 @@ public struct ResourceGuard: Sendable {
         return now.timeIntervalSince1970 - TimeInterval(iat) > maximumTokenAge
     }
 
+    /// Whether a token holding `constraints` may be used from `clientAddress`: every constraint admits it; an unknown
+    /// address is admitted by none.
+    static func admits(_ constraints: [StrictLocationConstraint], clientAddress: String?) -> Bool {
+        guard let address = clientAddress.flatMap(IPAddress.init) else { return constraints.isEmpty }
+        return constraints.allSatisfy { $0.admits(address) }
+    }
+
     /// A refused request: 401 with these `WWW-Authenticate` values.
     public struct Refusal: Error, Sendable, Equatable {
         public let challenges: [String]
@@ -62,9 +69,10 @@ public struct ResourceGuard: Sendable {
     }
 
     /// The claims of the request's token. `url` is the URL the client called (scheme, host and path, as a proof's `htu`
-    /// names it).
+    /// names it); `clientAddress` the address the request came from (a token under strict location enforcement is refused
+    /// without one).
     public func authorize(
-        authorization: String?, proofs: [String], method: String, url: String, now: Date
+        authorization: String?, proofs: [String], method: String, url: String, clientAddress: String? = nil, now: Date
     ) async throws(Refusal)
         -> AccessTokenClaims
     {
@@ -75,7 +83,7 @@ public struct ResourceGuard: Sendable {
         } catch {
             throw invalidToken(error, presented)
         }
-        if let proof = try admit(presented, claims, proofs: proofs, method: method, url: url, now: now) {
+        if let proof = try admit(presented, claims, proofs: proofs, method: method, url: url, clientAddress: clientAddress, now: now) {
             switch await replays.claim(proof.replayKey, expiresAt: proof.replayExpiry, now: now) {
             case .fresh: break
             case .replayed: throw Refusal(.replayed)
@@ -88,7 +96,9 @@ public struct ResourceGuard: Sendable {
     /// The same decision without waiting, from what is in memory: `nil` when it needs more (a token whose signature was
     /// not checked yet, keys due for a refresh, a DPoP proof to claim against replay); then `authorize` decides. The
     /// gateway answers most requests this way, on the connection's own thread.
-    public func authorizeRemembered(authorization: String?, proofs: [String], method: String, url: String, now: Date) -> Result<AccessTokenClaims, Refusal>? {
+    public func authorizeRemembered(
+        authorization: String?, proofs: [String], method: String, url: String, clientAddress: String? = nil, now: Date
+    ) -> Result<AccessTokenClaims, Refusal>? {
         let presented: ProtectedResourceRequest
         do { presented = try presentedToken(authorization) } catch { return .failure(error) }
         guard presented.scheme == .bearer, proofs.isEmpty, let validated = validator.validateRemembered(presented.token, now: now) else { return nil }
@@ -96,7 +106,9 @@ public struct ResourceGuard: Sendable {
         case .failure(let error): return .failure(invalidToken(error, presented))
         case .success(let claims):
             do {
-                guard try admit(presented, claims, proofs: proofs, method: method, url: url, now: now) == nil else { return nil }
+                guard try admit(presented, claims, proofs: proofs, method: method, url: url, clientAddress: clientAddress, now: now) == nil else {
+                    return nil
+                }
                 return .success(claims)
             } catch {
                 return .failure(error)
@@ -134,7 +146,8 @@ public struct ResourceGuard: Sendable {
     /// What follows a valid token, without waiting: continuous access evaluation's revocations, then the token's binding
     /// (the scheme, and a DPoP proof's checks). Answers the proof to claim against replay, if any.
     func admit(
-        _ presented: ProtectedResourceRequest, _ claims: AccessTokenClaims, proofs: [String], method: String, url: String, now: Date
+        _ presented: ProtectedResourceRequest, _ claims: AccessTokenClaims, proofs: [String], method: String, url: String, clientAddress: String?,
+        now: Date
     ) throws(Refusal) -> DPoPProof? {
         // Continuous access evaluation: a token issued before its user's (or its app's) revocation is challenged for a
         // new one, as Entra's resources do: `insufficient_claims` with the `nbf` claims request, base64.
@@ -149,6 +162,13 @@ public struct ResourceGuard: Sendable {
             throw notBefore(
                 Self.notBeforeClaims(seconds: Int64(claims.iat) + 1), presented,
                 message: "The access token is older than this resource accepts while it hears no revocations; get a new one with the claims in the challenge.")
+        }
+        // Strict location enforcement (PROTOCOL §17): the location policies hold at the address this resource sees. A
+        // token used from outside them is challenged for a new one, which the token endpoint decides at that address.
+        if let constraints = claims.xmsSle, !Self.admits(constraints, clientAddress: clientAddress) {
+            throw notBefore(
+                Self.notBeforeClaims(seconds: Int64(claims.iat) + 1), presented,
+                message: "The access token is not accepted from this address (strict location enforcement); get a new one with the claims in the challenge.")
         }
         do {
             return try presented.checkBinding(confirmation: claims.cnf?.jkt, proofs: proofs, method: method, url: url, now: now)

@@ -7,6 +7,17 @@ public import PortcullisTokenVerification
 /// A request context that can carry the verified token of a request.
 public protocol ResourceServerRequestContext: RequestContext {
     var accessToken: AccessTokenClaims? { get set }
+    /// The address the request came from, for tokens under strict location enforcement (PROTOCOL §17): a context that is
+    /// also a `RemoteAddressRequestContext` answers its `remoteAddress`; others answer `nil`, and such tokens are refused.
+    var clientAddress: String? { get }
+}
+
+extension ResourceServerRequestContext {
+    public var clientAddress: String? { nil }
+}
+
+extension ResourceServerRequestContext where Self: RemoteAddressRequestContext {
+    public var clientAddress: String? { remoteAddress?.ipAddress }
 }
 
 /// Hummingbird middleware for a resource server: every request needs a valid token for this resource, presented as
@@ -27,7 +38,7 @@ public struct ResourceServerMiddleware<Context: ResourceServerRequestContext>: R
         do {
             context.accessToken = try await guardian.authorize(
                 authorization: request.headers[.authorization], proofs: request.headers[values: .dpop], method: request.method.rawValue,
-                url: publicBaseURL + request.uri.path, now: Date())
+                url: publicBaseURL + request.uri.path, clientAddress: context.clientAddress, now: Date())
         } catch {
             return Self.unauthorized(error)
         }

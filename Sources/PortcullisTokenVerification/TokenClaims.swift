@@ -1,6 +1,6 @@
 import Foundation
 public import JWTKit
-import PortcullisVocabulary
+public import PortcullisVocabulary
 
 /// The claims of an access token (RFC 9068 plus the Microsoft identity platform's `oid`, `tid`, `scp`,
 /// `roles`, `upn`, `xms_cc`). NumericDates are whole seconds.
@@ -43,6 +43,11 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// `xms_app_res`: conditional access asked this resource to restrict what it offers (PROTOCOL §17,
     /// `applicationEnforcedRestrictions`); absent otherwise.
     public var xmsAppRes: Bool?
+    /// `xms_sle`: strict location enforcement (PROTOCOL §17): where the resource may accept this token; absent when no
+    /// policy asked for it.
+    public var xmsSle: [StrictLocationConstraint]?
+    /// `ipaddr`: the address the token was issued to (with `xms_sle`).
+    public var ipaddr: String?
 
     /// The token's issue time in milliseconds: `xms_iat_ms`, or — for a token without it — the start of its `iat` second
     /// (so that a revocation in that second voids it: the safe side).
@@ -99,6 +104,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case authTime = "auth_time"
         case xmsIatMs = "xms_iat_ms"
         case xmsAppRes = "xms_app_res"
+        case xmsSle = "xms_sle"
+        case ipaddr
     }
 
     /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.
@@ -106,6 +113,33 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
 
     /// Whether this token was issued for a user (delegated) rather than for an application alone.
     public var isDelegated: Bool { idtyp == "user" }
+}
+
+/// One entry of `xms_sle` (PROTOCOL §17): an enabled conditional-access policy that did not apply to the sign-in only
+/// because of where it came from, and that the sign-in would not have passed. The resource must not accept the token
+/// from an address where that policy would apply: inside `in` and outside `ex` (CIDR ranges; `::/0` is every address).
+/// Country locations are not carried: a resource sees addresses, not countries (as in Entra, strict location enforcement
+/// is about IP ranges).
+public struct StrictLocationConstraint: Codable, Sendable, Equatable {
+    public var include: [String]
+    public var exclude: [String]
+
+    public init(include: [String], exclude: [String]) {
+        self.include = include
+        self.exclude = exclude
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case include = "in"
+        case exclude = "ex"
+    }
+
+    /// Whether a request from `address` may use the token. A range that does not parse counts against the address (the
+    /// token is ours; a range it carries that this resource cannot read must not widen what it accepts).
+    public func admits(_ address: IPAddress) -> Bool {
+        let inside = include.contains { IPRange($0)?.contains(address) ?? true }
+        return !inside || exclude.contains { IPRange($0)?.contains(address) ?? false }
+    }
 }
 
 /// The claims of an ID token (OIDC Core §2 plus `oid`, `tid`, `preferred_username`).

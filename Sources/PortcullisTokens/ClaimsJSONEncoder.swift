@@ -47,6 +47,11 @@ extension AccessTokenClaims {
         writer.object("cnf", strings: cnf.map { [("jkt", $0.jkt)] })
         writer.integer("xms_iat_ms", xmsIatMs.map(Int.init))
         if xmsAppRes == true { writer.bool("xms_app_res", true) }
+        writer.objects("xms_sle", xmsSle) { entry, constraint in
+            entry.strings("in", constraint.include)
+            entry.strings("ex", constraint.exclude)
+        }
+        writer.string("ipaddr", ipaddr)
         return writer.finish()
     }
 }

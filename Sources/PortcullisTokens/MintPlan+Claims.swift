@@ -15,6 +15,8 @@ extension AccessTokenClaims {
             acrs: plan.authenticationContexts.isEmpty ? nil : plan.authenticationContexts, cnf: plan.confirmation.map(Confirmation.init(jkt:)))
         xmsIatMs = plan.issuedAtMilliseconds
         if plan.applicationEnforcedRestrictions { xmsAppRes = true }
+        xmsSle = plan.strictLocation?.map { StrictLocationConstraint(include: $0.include, exclude: $0.exclude) }
+        ipaddr = plan.ipAddress
     }
 }
 

@@ -56,6 +56,20 @@ public struct JSONObjectWriter {
         out += nested.out + "}"
     }
 
+    /// An array of nested objects, each written by `write` (`xms_sle: [{"in": […], "ex": […]}]`).
+    public mutating func objects<Element>(_ name: String, _ elements: [Element]?, _ write: (inout JSONObjectWriter, Element) -> Void) {
+        guard let elements else { return }
+        key(name)
+        out += "["
+        for (index, element) in elements.enumerated() {
+            if index > 0 { out += "," }
+            var nested = JSONObjectWriter(capacity: 64)
+            write(&nested, element)
+            out += nested.out + "}"
+        }
+        out += "]"
+    }
+
     /// The finished object.
     public mutating func finish() -> Data {
         out += "}"

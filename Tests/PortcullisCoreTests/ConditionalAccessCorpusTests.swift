@@ -62,7 +62,6 @@ struct ConditionalAccessCorpusTests {
     /// Why a member stays refused.
     enum Reason: String {
         case termsOfUse = "terms of use (issue 45, to come)"
-        case sessionControls = "continuousAccessEvaluation strictLocation (issue 45, to come)"
         case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
         case devices = "device state, filters and device controls (devices, §18)"
         case risk = "risk levels and passwordChange (risk, §19)"
@@ -84,9 +83,6 @@ struct ConditionalAccessCorpusTests {
         "j0eyv-baseline/CA006-Global-DataProtection-Office365-AnyPlatform-Browser-Unmanaged-AppEnforceRestrictions.json": [
             "/conditions/devices": .devices
         ],
-        "j0eyv-baseline/CA104-Admins-IdentityProtection-AllApps-AnyPlatform-ContinuousAccessEvaluation.json": [
-            "/sessionControls/continuousAccessEvaluation": .sessionControls
-        ],
         "j0eyv-baseline/CA201-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskUser.json": [
             "/conditions/userRiskLevels": .risk
         ],
@@ -102,9 +98,6 @@ struct ConditionalAccessCorpusTests {
         ],
         "j0eyv-baseline/CA208-Internals-BaseProtection-AnyApp-MacOS-Compliant.json": [
             "/grantControls/builtInControls/0": .devices
-        ],
-        "j0eyv-baseline/CA209-Internals-IdentityProtection-AllApps-AnyPlatform-ContinuousAccessEvaluation.json": [
-            "/sessionControls/continuousAccessEvaluation": .sessionControls
         ],
         "j0eyv-baseline/CA210-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskSignIn.json": [
             "/conditions/signInRiskLevels": .risk

@@ -17,6 +17,15 @@ public struct CompiledPolicySet: Sendable {
             if trusted && trustedRanges.contains(where: { $0.contains(ip) }) { return true }
             return ranges.contains { $0.contains(ip) }
         }
+
+        /// The ranges a resource checks for this set (PROTOCOL §17): countries are not carried (a resource sees
+        /// addresses), so an included country widens nothing and an excluded one spares no address.
+        func addressRanges(trustedRanges: [IPRange]) -> [IPRange] {
+            if all { return [Self.everyAddress] }
+            return (trusted ? trustedRanges : []) + ranges
+        }
+
+        static let everyAddress = IPRange("::/0")!
     }
 
     /// A class, so that reading one from the array costs one retain rather than one per member.
@@ -321,6 +330,7 @@ public struct CompiledPolicySet: Sendable {
         var unmet: [ConditionalAccessPolicy.Control: [String]] = [:]
         var unboundPolicies: [String] = []
         var session = AppliedSessionControls()
+        var constraints: [Decision.LocationConstraint] = []
         let exempt = facts.resourceAppId == BuiltInResources.complianceAppId
 
         for index in candidates {
@@ -334,6 +344,14 @@ public struct CompiledPolicySet: Sendable {
                 result = .notEnabled
             } else if !applies {
                 result = entry.policy.state == .reportOnly ? .reportOnlyNotApplied : .notApplied
+                if entry.policy.state == .enabled, notSatisfied == [.location], let locations = entry.locations,
+                    !Self.grant(entry, facts, exempt: exempt).granted
+                {
+                    constraints.append(
+                        Decision.LocationConstraint(
+                            policyId: entry.policy.id, include: locations.addressRanges(trustedRanges: trustedRanges),
+                            exclude: entry.excludedLocations.addressRanges(trustedRanges: trustedRanges)))
+                }
             } else {
                 let grant = Self.grant(entry, facts, exempt: exempt)
                 var granted = grant.granted
@@ -395,7 +413,9 @@ public struct CompiledPolicySet: Sendable {
             }
             contexts += alreadyMetContexts(facts, subject, exempt: exempt)
         }
-        return Decision(status: status, policies: applied, refusal: refusal, sessionControls: session, authenticationContexts: contexts)
+        var decision = Decision(status: status, policies: applied, refusal: refusal, sessionControls: session, authenticationContexts: contexts)
+        decision.locationConstraints = constraints
+        return decision
     }
 
     /// The available contexts this sign-in did not ask for but already meets (PROTOCOL §13: "added unasked"): at least

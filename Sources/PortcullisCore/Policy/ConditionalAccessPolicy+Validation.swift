@@ -170,14 +170,15 @@ extension ConditionalAccessPolicy {
             id: id, displayName: displayName, state: state, conditions: conditions, grantControls: grant, sessionControls: session)
     }
 
-    /// Graph's `conditionalAccessSessionControls`: `signInFrequency` and `persistentBrowser` enforced, every other member
-    /// refused unless null (`disableResilienceDefaults` unless false). `nil` when nothing is enabled.
+    /// Graph's `conditionalAccessSessionControls`: the controls of PROTOCOL §13, §15 and §17 read, those this server cannot
+    /// enforce (`SessionControls.unenforced`) refused unless null. `nil` when nothing is enabled.
     private static func readSessionControls(_ reader: JSONObjectReader) -> SessionControls? {
         let problems = reader.problems
         reader.rejectUnknownGraphMembers(
             allowed: Set(
                 SessionControls.unenforced + [
                     "signInFrequency", "persistentBrowser", "secureSignInSession", "disableResilienceDefaults", "applicationEnforcedRestrictions",
+                    "continuousAccessEvaluation",
                 ]))
         for key in SessionControls.unenforced where reader.has(key) {
             problems.add(reader.path(key), "cannot be enforced by this server; remove it or set null.")
@@ -216,6 +217,13 @@ extension ConditionalAccessPolicy {
         if let r = reader.object("applicationEnforcedRestrictions") {
             r.rejectUnknownGraphMembers(allowed: ["isEnabled"])
             if r.bool("isEnabled", required: true) == true { controls.applicationEnforcedRestrictions = ApplicationEnforcedRestrictions() }
+        }
+        if let e = reader.object("continuousAccessEvaluation") {
+            e.rejectUnknownGraphMembers(allowed: ["mode"])
+            let mode = e.enumeration("mode", allowed: ContinuousAccessEvaluationControl.Mode.allCases.map(\.rawValue), required: true)
+            if let mode = mode.flatMap(ContinuousAccessEvaluationControl.Mode.init(rawValue:)) {
+                controls.continuousAccessEvaluation = ContinuousAccessEvaluationControl(mode: mode)
+            }
         }
         if let t = reader.object("secureSignInSession") {
             t.rejectUnknownGraphMembers(allowed: ["isEnabled"])

@@ -90,6 +90,22 @@ public struct Decision: Sendable, Equatable {
     public var sessionControls: AppliedSessionControls
     /// The authentication contexts met (none when refused), in their natural order, asked-for ones first.
     public var authenticationContexts: [MetContext]
+    /// The enabled policies this sign-in escaped only by where it came from, and would not have passed: under strict
+    /// location enforcement the resource holds the token to them (PROTOCOL §17).
+    public var locationConstraints: [LocationConstraint] = []
+
+    /// One policy's location condition as a resource can check it: IP ranges only (see `StrictLocationConstraint`).
+    public struct LocationConstraint: Sendable, Equatable {
+        public var policyId: String
+        public var include: [IPRange]
+        public var exclude: [IPRange]
+
+        public init(policyId: String, include: [IPRange], exclude: [IPRange]) {
+            self.policyId = policyId
+            self.include = include
+            self.exclude = exclude
+        }
+    }
 
     public init(
         status: Status, policies: [AppliedPolicy], refusal: Refusal?, sessionControls: AppliedSessionControls = AppliedSessionControls(),

@@ -11,20 +11,23 @@ public struct SessionControls: Codable, Sendable, Equatable {
     /// Graph's `applicationEnforcedRestrictions` (PROTOCOL §17): the access token says so (`xms_app_res: true`), for the
     /// resource to limit what it offers (SharePoint's and Exchange's "limited access" in Entra).
     public var applicationEnforcedRestrictions: ApplicationEnforcedRestrictions?
+    /// Graph's `continuousAccessEvaluation` (PROTOCOL §17): strict location enforcement, or CAE turned off.
+    public var continuousAccessEvaluation: ContinuousAccessEvaluationControl?
 
     public init(
         signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil, secureSignInSession: SecureSignInSession? = nil,
-        applicationEnforcedRestrictions: ApplicationEnforcedRestrictions? = nil
+        applicationEnforcedRestrictions: ApplicationEnforcedRestrictions? = nil, continuousAccessEvaluation: ContinuousAccessEvaluationControl? = nil
     ) {
         self.signInFrequency = signInFrequency
         self.persistentBrowser = persistentBrowser
         self.secureSignInSession = secureSignInSession
         self.applicationEnforcedRestrictions = applicationEnforcedRestrictions
+        self.continuousAccessEvaluation = continuousAccessEvaluation
     }
 
     /// Graph's session controls this server does not enforce: refused unless null (or false), never ignored.
     public static let unenforced = [
-        "cloudAppSecurity", "continuousAccessEvaluation",
+        "cloudAppSecurity",
         "globalSecureAccessFilteringProfile", "networkAccessSecurity", "blockSensitiveActions",
     ]
 
@@ -35,7 +38,25 @@ public struct SessionControls: Codable, Sendable, Equatable {
     public var enforcedNames: [String] {
         (signInFrequency == nil ? [] : ["SignInFrequency"]) + (persistentBrowser == nil ? [] : ["PersistentBrowserSessionMode"])
             + (requiresTokenProtection ? ["SecureSignInSession"] : []) + (applicationEnforcedRestrictions == nil ? [] : ["ApplicationEnforcedRestrictions"])
+            + (continuousAccessEvaluation == nil ? [] : ["ContinuousAccessEvaluation"])
     }
+}
+
+/// Graph's `continuousAccessEvaluationSessionControl` (PROTOCOL §17). `strictLocation` (and `strictEnforcement`, its
+/// older name): the resource enforces the location policies on the address it sees, not only the token endpoint on the
+/// address it saw (the token carries `xms_sle` and `ipaddr`). `disabled`: no long-lived CAE token for the sign-in, even
+/// to a client that declares `cp1`.
+public struct ContinuousAccessEvaluationControl: Codable, Sendable, Equatable {
+    public enum Mode: String, Codable, Sendable, CaseIterable {
+        case strictLocation, strictEnforcement, disabled
+    }
+
+    public var mode: Mode
+
+    public init(mode: Mode) { self.mode = mode }
+
+    /// Whether the mode asks resources to enforce locations.
+    public var enforcesLocationStrictly: Bool { mode != .disabled }
 }
 
 /// Graph's `applicationEnforcedRestrictionsSessionControl`.
@@ -115,6 +136,10 @@ public struct AppliedSessionControls: Sendable, Equatable {
     public var requiresTokenProtection = false
     /// A policy that applied asks the resource to restrict itself (`xms_app_res`).
     public var applicationEnforcedRestrictions = false
+    /// A policy that applied asks for strict location enforcement (`xms_sle`, PROTOCOL §17).
+    public var strictLocation = false
+    /// A policy that applied turned continuous access evaluation off: the token keeps the usual lifetime.
+    public var continuousAccessEvaluationDisabled = false
 
     public init(maximumAuthenticationAge: TimeInterval? = nil, persistentBrowser: PersistentBrowser.Mode? = nil) {
         self.maximumAuthenticationAge = maximumAuthenticationAge
@@ -130,6 +155,9 @@ public struct AppliedSessionControls: Sendable, Equatable {
         }
         if controls.requiresTokenProtection { requiresTokenProtection = true }
         if controls.applicationEnforcedRestrictions?.isEnabled == true { applicationEnforcedRestrictions = true }
+        if let evaluation = controls.continuousAccessEvaluation {
+            if evaluation.enforcesLocationStrictly { strictLocation = true } else { continuousAccessEvaluationDisabled = true }
+        }
     }
 
     /// Whether an authentication at `authTime` is too old at `now` (an unknown time is too old when an age is set).

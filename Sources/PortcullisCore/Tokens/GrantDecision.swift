@@ -130,6 +130,45 @@ public struct MintPlan: Sendable, Equatable {
         public var confirmation: String?
         /// `xms_app_res`: a session control asked the resource to restrict itself (PROTOCOL §17).
         public var applicationEnforcedRestrictions = false
+        /// `xms_sle` and `ipaddr`: strict location enforcement (PROTOCOL §17).
+        public var strictLocation: [StrictLocation]?
+        public var ipAddress: String?
+    }
+
+    /// One entry of `xms_sle`: CIDR ranges where the resource must not accept the token unless also in `exclude`.
+    public struct StrictLocation: Sendable, Equatable {
+        public var include: [String]
+        public var exclude: [String]
+
+        public init(include: [String], exclude: [String]) {
+            self.include = include
+            self.exclude = exclude
+        }
+    }
+
+    /// At most this many ranges in a token's `xms_sle`; past it, the token is held to the address it was issued to.
+    public static let maximumStrictLocationRanges = 256
+
+    /// `xms_sle` for `constraints`: each policy's ranges, repeats dropped; when they are more than a token should carry,
+    /// the one constraint that admits only `address` (every address when it is unknown: none admitted), the strictest
+    /// reading of the same policies.
+    public static func strictLocation(_ constraints: [Decision.LocationConstraint], address: IPAddress?) -> [StrictLocation] {
+        var entries: [StrictLocation] = []
+        var total = 0
+        for constraint in constraints {
+            let entry = StrictLocation(include: unique(constraint.include.map(\.text)), exclude: unique(constraint.exclude.map(\.text)))
+            if entries.contains(entry) { continue }
+            total += entry.include.count + entry.exclude.count
+            entries.append(entry)
+        }
+        guard total > maximumStrictLocationRanges else { return entries }
+        let pinned = address.map { [$0.isIPv4 ? "\($0)/32" : "\($0)/128"] } ?? []
+        return [StrictLocation(include: ["::/0"], exclude: pinned)]
+    }
+
+    private static func unique(_ ranges: [String]) -> [String] {
+        var seen = Set<String>()
+        return ranges.filter { seen.insert($0).inserted }
     }
 
     public struct IDToken: Sendable, Equatable {
@@ -270,6 +309,10 @@ public enum GrantDecision {
         access.confirmation = facts.proofThumbprint
         access.issuedAtMilliseconds = facts.now.epochMilliseconds
         access.applicationEnforcedRestrictions = facts.user != nil && decision.sessionControls.applicationEnforcedRestrictions
+        if facts.user != nil, decision.sessionControls.strictLocation, !decision.locationConstraints.isEmpty {
+            access.strictLocation = MintPlan.strictLocation(decision.locationConstraints, address: facts.signIn.ipAddress)
+            access.ipAddress = facts.signIn.ipAddress?.description
+        }
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none
         // RFC 9449 §5: a public client's refresh tokens are bound to its key; a confidential client's are bound to its
@@ -301,10 +344,13 @@ public enum GrantDecision {
     /// How long the access token lives, in seconds: a CAE-capable client's (`cp1`) token for a resource that enforces
     /// CAE lives `continuousAccessTokenLifetime` (the resource hears of revocations, so it need not expire soon), but
     /// not past what a sign-in frequency control allows since the authentication (and never shorter than the usual
-    /// time); every other token the usual time.
+    /// time); every other token the usual time, and so is every token of a sign-in whose policies turned CAE off
+    /// (`continuousAccessEvaluation.mode: disabled`, PROTOCOL §17).
     static func accessTokenLifetime(_ facts: GrantFacts, decision: Decision, settings: GrantSettings) -> Int {
         let normal = Int(settings.accessTokenLifetime)
-        guard facts.capabilities.declaresCP1, facts.scope.resource?.continuousAccessEvaluation == true else { return normal }
+        guard facts.capabilities.declaresCP1, facts.scope.resource?.continuousAccessEvaluation == true,
+            !decision.sessionControls.continuousAccessEvaluationDisabled
+        else { return normal }
         var lifetime = Int(settings.continuousAccessTokenLifetime)
         if let maximumAge = decision.sessionControls.maximumAuthenticationAge {
             let since = facts.authentication.time.map { facts.now.timeIntervalSince($0) } ?? 0
