@@ -161,9 +161,10 @@ let package = Package(
                 .server("NIOCore", "swift-nio"),
                 .server("NIOPosix", "swift-nio"),
             ],
-            // The OpenAPI description: a JSON file compiled in as a string literal by the EmbedText plugin (no bundle
-            // to ship beside the binary; SwiftPM's embedInCode makes a byte array that takes a minute to compile).
-            exclude: ["Operations/openapi.json"],
+            // The OpenAPI description and the CA templates: JSON files compiled in as string literals by the EmbedText
+            // plugin (no bundle to ship beside the binary; SwiftPM's embedInCode makes a byte array that takes a minute
+            // to compile).
+            exclude: ["Operations/openapi.json", "ConditionalAccess/templates.json"],
             swiftSettings: swiftSettings,
             plugins: ["EmbedText"]
         ),

@@ -1,12 +1,13 @@
 import PackagePlugin
 
-/// Compiles the text files a target keeps beside its sources (today the OpenAPI description) into it as string
+/// Compiles the text files a target keeps beside its sources (the OpenAPI description, Microsoft's conditional-access
+/// templates) into it as string
 /// literals (`EmbeddedText.name`): one binary to ship, the document edited as the JSON file it is.
 @main
 struct EmbedText: BuildToolPlugin {
     /// The files each target embeds, by the name they get.
     static let files: [String: [(name: String, path: String)]] = [
-        "PortcullisServer": [("openapi_json", "Operations/openapi.json")]
+        "PortcullisServer": [("openapi_json", "Operations/openapi.json"), ("templates_json", "ConditionalAccess/templates.json")]
     ]
 
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {

@@ -7,7 +7,7 @@ struct PolicyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "policy",
         abstract: "Conditional-access policies as code.",
-        subcommands: [Validate.self, Apply.self, WhatIf.self, Impact.self]
+        subcommands: [Validate.self, Apply.self, WhatIf.self, Impact.self, Templates.self, FromTemplate.self]
     )
 
     struct Validate: AsyncParsableCommand {
@@ -154,6 +154,51 @@ struct PolicyCommand: AsyncParsableCommand {
             }
             print("created \(counts.created), changed \(counts.changed), left alone \(counts.unchanged), failed \(counts.failed)")
             if counts.failed > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Templates: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List Microsoft's conditional-access templates (ID, name, scenarios).")
+        @OptionGroup var connection: AdminConnectionOptions
+
+        func run() async throws {
+            let client = try await connection.client()
+            for template in try await client.list("/conditional-access/templates") {
+                print("\(template["id"] as? String ?? "?")  \(template["name"] as? String ?? "?")  [\(template["scenarios"] as? String ?? "")]")
+            }
+        }
+    }
+
+    struct FromTemplate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "from-template",
+            abstract:
+                "Create a policy from one of Microsoft's templates as the Entra portal does: report-only unless --state says otherwise, the administrator named excluded."
+        )
+        @OptionGroup var connection: AdminConnectionOptions
+        @Argument(help: "The template's ID (see `portcullis policy templates`).") var template: String
+        @Option(help: "The administrator the template excludes (\"Current administrator will be excluded\"): object ID or UPN.")
+        var administrator: String?
+        @Option(help: "The policy's name (default: the template's).") var name: String?
+        @Option(help: "enabled, disabled or enabledForReportingButNotEnforced (the default).") var state: String?
+        @Flag(name: .customLong("dry-run"), help: "Validate and show what would be created; store nothing.") var dryRun = false
+        @Flag(help: "Allow a policy that the lock-out guard refuses.") var force = false
+
+        func run() async throws {
+            let client = try await connection.client()
+            var body: [String: Any] = [:]
+            if let administrator { body["currentAdministrator"] = administrator }
+            if let name { body["displayName"] = name }
+            if let state { body["state"] = state }
+            let query = [dryRun ? "dryRun=true" : nil, force ? "force=true" : nil].compactMap { $0 }.joined(separator: "&")
+            let reply = try await client.call(
+                "POST", "/conditional-access/templates/\(template)/instantiate\(query.isEmpty ? "" : "?" + query)",
+                body: try JSONSerialization.data(withJSONObject: body))
+            let pretty =
+                (reply.json).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) }
+                ?? reply.body
+            print(String(decoding: pretty, as: UTF8.self))
+            if reply.status != 200 && reply.status != 201 { throw ExitCode(1) }
         }
     }
 

@@ -44,6 +44,7 @@ ALICE, ALICE_PASSWORD = "alice@contoso.example", "Alice-dev-pass1"
 BOB, BOB_PASSWORD = "bob@contoso.example", "Bob-dev-pass1"
 BOB_ID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
 ERIN, ERIN_PASSWORD = "erin@contoso.example", "Erin-dev-pass1"
+ERIN_ID = "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05"
 CA_POLICY = "Require app protection"
 NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration", "Signals"]
 GATEWAY = ("c0ffee00-8888-4a2b-8c3d-4e5f6a7b8c08", "gateway-dev-secret-change-me")  # the demo's Shared Signals receiver
@@ -488,6 +489,29 @@ def signals(run):
     print("PASS signals: Bob's sessions revoked from his page (his refresh token refused), the event waiting on the stream, paused, deleted")
 
 
+def from_template(run):
+    """PROTOCOL §17 in the console: one of Microsoft's templates chosen on the Policies page opens the editor on the policy
+    as the portal makes it (report-only, the signed-in administrator excluded); Create stores it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    driver = run.driver
+    go(run, "/admin/policies", "console-policies-templates")
+    Select(driver.find_element(By.ID, "ca-template")).select_by_visible_text("Block legacy authentication")
+    driver.find_element(By.CSS_SELECTOR, "form.toolbar button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "document"))
+    text = driver.find_element(By.ID, "document").get_attribute("value")
+    check('"exchangeActiveSync"' in text and '"enabledForReportingButNotEnforced"' in text, "the template's policy, report-only", text[:600])
+    check(ERIN_ID in text and "Current administrator" not in text, "Erin, who creates it, is excluded", text[:1200])
+    run.shoot("console-from-template")
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    check("Created." in driver.find_element(By.CSS_SELECTOR, ".notice").text, "created")
+    go(run, "/admin/policies", "console-policies-after-template")
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#main table tbody tr") if "Block legacy authentication" in row.text]
+    check(rows and "Report-only" in rows[0], "listed, report-only", rows)
+    print("PASS create from template: Microsoft's 'Block legacy authentication' opened as the portal makes it (Erin excluded), created report-only")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
@@ -505,6 +529,7 @@ def main():
         print(f"console_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
         no_access(run)
         correlation = policies_and_editor(run)
+        from_template(run)
         enroll_alice(base)
         answered, tokens = mail_token(base)
         check(answered == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)

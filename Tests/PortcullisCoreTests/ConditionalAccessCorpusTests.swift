@@ -13,23 +13,11 @@ struct ConditionalAccessCorpusTests {
     /// The signed-in admin that "create from template" excludes.
     static let admin = "a0000000-0000-4000-8000-0000000000ad"
 
-    /// One corpus file as a policy document: a template made as the portal makes it (its `details`, its name,
-    /// report-only, the current administrator excluded), anything else as published.
+    /// One corpus file as a policy document: a template made as the portal makes it (`ConditionalAccessTemplate`: its
+    /// `details`, its name, report-only, the current administrator excluded), anything else as published.
     static func document(_ file: URL) throws -> JSONValue {
         let value = try #require(JSONValue.parse(Data(contentsOf: file)), "\(file.lastPathComponent) is not JSON")
-        guard var details = value["details"]?.objectValue, let name = value["name"]?.stringValue else { return value }
-        details["displayName"] = .string(name)
-        details["state"] = .string(ConditionalAccessPolicy.State.reportOnly.rawValue)
-        return replacing(.object(details), "Current administrator will be excluded", with: admin)
-    }
-
-    static func replacing(_ value: JSONValue, _ text: String, with replacement: String) -> JSONValue {
-        switch value {
-        case .string(let s): .string(s == text ? replacement : s)
-        case .array(let items): .array(items.map { replacing($0, text, with: replacement) })
-        case .object(let members): .object(members.mapValues { replacing($0, text, with: replacement) })
-        default: value
-        }
+        return ConditionalAccessTemplate(value)?.policy(administrator: admin) ?? value
     }
 
     /// A directory holding every object the policies name, created under the IDs they name (what an admin does

@@ -18,18 +18,13 @@ struct ExportedPolicyTests {
         return try JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 
-    /// One of Microsoft's templates made as the portal makes it (its details and name, the current administrator
-    /// excluded), then enabled.
+    /// One of Microsoft's templates made as the portal makes it (`ConditionalAccessTemplate`: its details and name, the
+    /// current administrator excluded), then enabled.
     static func template(_ file: String, administrator: String) throws -> Any {
         let root = try #require(ConditionalAccessCorpusLocation.root, "the shared corpus is not at ../shared/ca-corpus")
-        let template = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("ms-ca-templates/\(file)"))) as? [String: Any])
-        var policy = try #require(template["details"] as? [String: Any])
-        policy["displayName"] = template["name"]
-        policy["state"] = "enabled"
-        let text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
-            .replacingOccurrences(of: "Current administrator will be excluded", with: administrator)
-        return try JSONSerialization.jsonObject(with: Data(text.utf8))
+        let published = try #require(JSONValue.parse(Data(contentsOf: root.appendingPathComponent("ms-ca-templates/\(file)"))))
+        let policy = try #require(ConditionalAccessTemplate(published)).policy(state: .enabled, administrator: administrator)
+        return try JSONSerialization.jsonObject(with: JSONEncoder().encode(policy))
     }
 
     @Test("a Graph export (OData markup, read-only members, nulls) is accepted as published and enforced; legacy clients match no sign-in")

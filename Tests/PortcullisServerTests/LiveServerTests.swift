@@ -356,6 +356,25 @@ struct PolicyCommandTests {
         }
     }
 
+    @Test("policy templates and policy from-template: Microsoft's catalogue, and a policy made of a template with the administrator excluded")
+    func fromTemplate() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-template-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withServerProcess(root: root) { server in
+            let connection = [
+                "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId, "--client-secret", Fixtures.adminSecret,
+            ]
+            let listed = try await run(try portcullisExecutable(), ["policy", "templates"] + connection)
+            #expect(listed.stdout.contains("c7503427-338e-4c5e-902d-abe252abfb43  Require multifactor authentication for admins"), "\(listed.stdout)")
+            let refused = try await run(try portcullisExecutable(), ["policy", "from-template", "c7503427-338e-4c5e-902d-abe252abfb43"] + connection)
+            #expect(refused.status == 1 && refused.stdout.contains("/currentAdministrator"), "\(refused.stdout)\(refused.stderr)")
+            let created = try await run(
+                try portcullisExecutable(),
+                ["policy", "from-template", "c7503427-338e-4c5e-902d-abe252abfb43", "--administrator", Fixtures.bob.upn, "--state", "enabled"] + connection)
+            #expect(created.status == 0 && created.stdout.contains(Fixtures.bob.id) && created.stdout.contains("\"state\" : \"enabled\""), "\(created.stdout)")
+        }
+    }
+
     @Test("policy apply: creates, then leaves alone, then changes only what changed")
     func apply() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-\(UUID().uuidString)")

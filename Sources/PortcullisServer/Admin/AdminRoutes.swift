@@ -50,6 +50,7 @@ struct AdminRoutes: Sendable {
         let group = router.group("admin/v1").add(middleware: authenticator)
 
         documents.conditionalAccessPolicies.register(on: group, path: "conditional-access/policies")
+        TemplateRoutes(policies: documents.conditionalAccessPolicies).register(on: group)
         documents.namedLocations.register(on: group, path: "named-locations")
         documents.authenticationStrengths.register(on: group, path: "authentication-strengths")
         documents.authenticationContexts.register(on: group, path: "authentication-context-class-references")

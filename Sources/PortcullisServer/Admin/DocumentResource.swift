@@ -235,10 +235,16 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let outcome = try await write(
             value, pathId: pathId, precondition: precondition,
             force: DocumentBody.flag(request, "force"), dryRun: dryRun, tenant: tenant, actor: context.actor)
+        return response(outcome, tenant: tenant, collection: pathId == nil ? request.uri.path : nil)
+    }
+
+    /// The answer to a write: 201 with the document (and its `Location` under `collection`, for a create by POST), 200 for
+    /// a replace or no change, or the dry run's account.
+    func response(_ outcome: WriteOutcome, tenant: TenantSnapshot, collection: String?) -> Response {
         switch outcome {
         case .created(let stored):
             var headers: HTTPFields = [.eTag: DocumentETag.etag(stored.version)]
-            if pathId == nil { headers[.location] = "\(request.uri.path)/\(stored.document.documentId)" }
+            if let collection { headers[.location] = "\(collection)/\(stored.document.documentId)" }
             return JSONResponse.make(status: .created, registration.present(stored.document, tenant), headers: headers)
         case .replaced(let stored), .unchanged(let stored):
             return JSONResponse.make(status: .ok, registration.present(stored.document, tenant), headers: [.eTag: DocumentETag.etag(stored.version)])

@@ -231,8 +231,11 @@ struct ConsolePages: Sendable {
             ]
         }
         let templates = ConsoleDocumentTemplates.conditionalAccessLabels.map { ["value": $0.0, "label": $0.1] }
+        // Microsoft's templates (PROTOCOL §17): the editor opens on the policy as the portal makes it, to review and create.
+        let microsoft = TemplateRoutes.catalogue.sorted { $0.name < $1.name }.map { ["value": $0.id, "label": $0.name] }
         return console.page(
-            "policies", title: "Policies", session: admin.session, context, values: ["ca": caRows, "ap": apRows, "caTemplates": templates],
+            "policies", title: "Policies", session: admin.session, context,
+            values: ["ca": caRows, "ap": apRows, "caTemplates": templates, "msTemplates": microsoft],
             current: "/admin/policies", notice: notice(request))
     }
 
@@ -342,6 +345,13 @@ struct ConsolePages: Sendable {
     func newDocument(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
         let kind = try kind(context)
         let template = request.uri.queryParameters.get("template").map { String($0) } ?? "basic"
+        if kind.slug == "conditional-access", let microsoft = TemplateRoutes.template(template) {
+            // As the portal makes it: report-only, the signed-in administrator excluded.
+            let administrator = admin.tenant.directory.user(principalName: admin.session.upn)?.id
+            return editorPage(
+                kind, id: nil, document: ConsoleJSON.pretty(microsoft.policy(administrator: administrator)), etag: "", problems: [], conflict: false, admin,
+                context)
+        }
         guard let text = kind.templates[template] ?? kind.templates.values.first else { return notFound(context, session: admin.session) }
         return editorPage(kind, id: nil, document: text, etag: "", problems: [], conflict: false, admin, context)
     }

@@ -67,7 +67,8 @@ enum ConsoleTemplates {
         <h2 id="ca-title">Conditional access</h2>
         <form method="get" action="{{basePath}}/admin/new/conditional-access" class="toolbar">
         <label for="ca-template">New policy from template</label>
-        <select id="ca-template" name="template">{{#caTemplates}}<option value="{{value}}">{{label}}</option>{{/caTemplates}}</select>
+        <select id="ca-template" name="template"><optgroup label="Portcullis">{{#caTemplates}}<option value="{{value}}">{{label}}</option>{{/caTemplates}}</optgroup>
+        <optgroup label="Microsoft's templates">{{#msTemplates}}<option value="{{value}}">{{label}}</option>{{/msTemplates}}</optgroup></select>
         <button type="submit" class="small">Create…</button>
         </form>
         <div class="scroll"><table>
