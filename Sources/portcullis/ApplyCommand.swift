@@ -21,6 +21,7 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Pass the lock-out guards (policies that could lock users or admins out, removing the last admin).") var force = false
     @Option(help: "A JSON object mapping another directory's object IDs to this one's, for conditional-access files (PROTOCOL §17).")
     var map: String?
+    @Option(help: PolicyImportFiles.unenforceableHelp) var unenforceable = "refuse"
     @Argument(help: "The configuration folder (holds directory.json).") var directory: String
 
     func run() async throws {
@@ -31,15 +32,17 @@ struct ApplyCommand: AsyncParsableCommand {
             throw ArgumentParser.ValidationError("cannot read the tenant: HTTP \(tenantReply.status) \(String(decoding: tenantReply.body, as: UTF8.self))")
         }
         let desired: [DesiredDocument]
+        let unenforceable = try PolicyImportFiles.unenforceable(unenforceable)
         do {
             desired = try DesiredState.load(
-                folder: folder, tenantId: tenantId, domain: tenant["domain"] as? String ?? "", force: force, map: try PolicyImportFiles.map(map))
+                folder: folder, tenantId: tenantId, domain: tenant["domain"] as? String ?? "", force: force, map: try PolicyImportFiles.map(map),
+                unenforceable: unenforceable)
         } catch let error as DesiredState.Invalid {
             for line in error.lines { print(line) }
             print("The folder is not valid: nothing was applied.")
             throw ExitCode(1)
         }
-        let planner = Planner(client: client, force: force)
+        let planner = Planner(client: client, force: force, unenforceable: unenforceable)
         let steps = try await planner.plan(desired)
         print("Plan for \(tenant["domain"] as? String ?? tenantId) (\(tenantId)):")
         for step in steps where step.action != .unchanged { print(step.rendered(prune: prune)) }
@@ -139,7 +142,10 @@ struct DesiredDocument {
 enum DesiredState {
     struct Invalid: Error { let lines: [String] }
 
-    static func load(folder: URL, tenantId: String, domain: String, force: Bool, map: [String: String] = [:]) throws -> [DesiredDocument] {
+    static func load(
+        folder: URL, tenantId: String, domain: String, force: Bool, map: [String: String] = [:],
+        unenforceable: ConditionalAccessPolicy.UnenforceableControls = .refuse
+    ) throws -> [DesiredDocument] {
         let file = folder.appendingPathComponent("directory.json")
         guard let data = FileManager.default.contents(atPath: file.path) else { throw Invalid(lines: ["\(file.path): cannot be read."]) }
         let parsed: DirectoryDocument
@@ -208,7 +214,8 @@ enum DesiredState {
                         let label = name + (pointer.isEmpty ? "" : "#\(pointer)")
                         do {
                             _ = try ConditionalAccessPolicy.parse(
-                                mapped, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: "(new)", force: force)
+                                mapped, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: "(new)", force: force,
+                                unenforceable: unenforceable)
                         } catch {
                             problems += error.problems.map { "\(label):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }
                         }
@@ -283,6 +290,14 @@ struct PlanStep {
 struct Planner {
     let client: AdminAPIClient
     let force: Bool
+    var unenforceable = ConditionalAccessPolicy.UnenforceableControls.refuse
+
+    /// The writes' query: `dryRun`, `force`, `unenforceable`.
+    func query(dryRun: Bool = false) -> String {
+        let items = [dryRun ? "dryRun=true" : nil, force ? "force=true" : nil, unenforceable == .refuse ? nil : "unenforceable=\(unenforceable.rawValue)"]
+        let joined = items.compactMap { $0 }.joined(separator: "&")
+        return joined.isEmpty ? "" : "?" + joined
+    }
 
     func plan(_ desired: [DesiredDocument]) async throws -> [PlanStep] {
         var current: [DocumentKindPath: [String: [String: Any]]] = [:]
@@ -323,11 +338,12 @@ struct Planner {
     func dryRun(_ document: DesiredDocument, current: [String: Any]?, earlierChanges: Bool) async throws -> PlanStep {
         let body = try JSONSerialization.data(withJSONObject: document.body)
         let method = document.kind == .tenant || document.id != nil ? "PUT" : "POST"
-        let reply = try await client.call(method, path(document.kind, document.id) + "?dryRun=true" + (force ? "&force=true" : ""), body: body)
+        let reply = try await client.call(method, path(document.kind, document.id) + query(dryRun: true), body: body)
         let label = document.kind.label(document.body)
         if reply.status == 200, let answer = reply.json as? [String: Any], let action = (answer["action"] as? String).flatMap(PlanStep.Action.init) {
             let before = answer["before"] as? [String: Any]
             let after = answer["after"] as? [String: Any]
+            if let note = PolicyImportFiles.reportOnlyNote(asked: document.body, stored: after) { print("\(document.source): \(label): \(note)") }
             var diff = action == .unchanged ? [] : JSONDiff.lines(from: JSONValue(foundation: before), to: JSONValue(foundation: after))
             // Answers never show hashes: a change nothing visible explains is a password or secret.
             if action == .change && diff.isEmpty { diff = ["~ a password or secret changes (values are never shown)"] }
@@ -348,7 +364,7 @@ struct Planner {
     }
 
     func apply(_ step: PlanStep) async throws {
-        let suffix = force ? "?force=true" : ""
+        let suffix = query()
         let reply: AdminAPIClient.Reply
         switch step.action {
         case .create where step.id == nil || step.kind == .tenant:

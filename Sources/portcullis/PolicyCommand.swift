@@ -20,10 +20,12 @@ struct PolicyCommand: AsyncParsableCommand {
         var tenant: String?
         @Option(help: "A JSON object mapping another directory's object IDs to this one's (PROTOCOL §17).")
         var map: String?
+        @Option(help: PolicyImportFiles.unenforceableHelp) var unenforceable = "refuse"
         @Argument(help: "Policy files (JSON): one policy each, or Graph's list ({\"value\": [...]}).")
         var files: [String]
 
         func run() async throws {
+            let keep = try PolicyImportFiles.unenforceable(unenforceable)
             let settings = try locations.settings(environment: ProcessInfo.processInfo.environment)
             let directoryFile = URL(fileURLWithPath: settings.configDirectory).appendingPathComponent("directory.json")
             let document: DirectoryDocument
@@ -65,7 +67,8 @@ struct PolicyCommand: AsyncParsableCommand {
                         for (element, pointer) in PolicyImport.policies(in: value) {
                             do {
                                 let policy = try ConditionalAccessPolicy.parse(
-                                    PolicyImport.mapping(element, with: table), directory: directory, generatedId: "(generated)", pointer: pointer)
+                                    PolicyImport.mapping(element, with: table), directory: directory, generatedId: "(generated)", unenforceable: keep,
+                                    pointer: pointer)
                                 print("\(file)\(pointer.isEmpty ? "" : "#\(pointer)"): ok (\(policy.displayName), \(policy.state.rawValue))")
                             } catch {
                                 problems += error.problems
@@ -90,10 +93,12 @@ struct PolicyCommand: AsyncParsableCommand {
         var force = false
         @Option(help: "A JSON object mapping another directory's object IDs to this one's (PROTOCOL §17).")
         var map: String?
+        @Option(help: PolicyImportFiles.unenforceableHelp) var unenforceable = "refuse"
         @Argument(help: "Folder of policy files (*.json): one policy each, or Graph's list ({\"value\": [...]}).")
         var directory: String
 
         func run() async throws {
+            let keep = try PolicyImportFiles.unenforceable(unenforceable)
             let client = try await connection.client()
             let list = try await client.list("/conditional-access/policies")
             var byId: [String: [String: Any]] = [:]
@@ -106,7 +111,7 @@ struct PolicyCommand: AsyncParsableCommand {
             }
             let files = PolicyFiles.list(directory: URL(fileURLWithPath: directory)).map(\.file)
             var counts = (created: 0, changed: 0, unchanged: 0, failed: 0)
-            let suffix = force ? "?force=true" : ""
+            let suffix = Planner(client: client, force: force, unenforceable: keep).query()
             let table = try PolicyImportFiles.map(map)
             var documents: [(name: String, data: Data, object: [String: Any])] = []
             for file in files {
@@ -151,6 +156,7 @@ struct PolicyCommand: AsyncParsableCommand {
                 default: counts.failed += 1
                 }
                 print("\(verb.padding(toLength: 10, withPad: " ", startingAt: 0))\(name)")
+                if let note = PolicyImportFiles.reportOnlyNote(asked: object, stored: reply.json as? [String: Any]) { print("  \(name): \(note)") }
             }
             print("created \(counts.created), changed \(counts.changed), left alone \(counts.unchanged), failed \(counts.failed)")
             if counts.failed > 0 { throw ExitCode(1) }
@@ -296,8 +302,28 @@ struct PolicyCommand: AsyncParsableCommand {
     }
 }
 
-/// The `--map` file of the policy commands (PROTOCOL §17).
+/// The `--map` file and `--unenforceable` choice of the policy commands (PROTOCOL §17).
 enum PolicyImportFiles {
+    static let unenforceableHelp: ArgumentHelp =
+        "What to do with a conditional-access control this server cannot enforce (cloudAppSecurity): refuse (the default) or report-only (import the policy report-only, and say so)."
+
+    static func unenforceable(_ given: String) throws -> ConditionalAccessPolicy.UnenforceableControls {
+        switch given {
+        case "refuse": return .refuse
+        case "report-only", "reportOnly": return .reportOnly
+        default: throw ArgumentParser.ValidationError("--unenforceable must be refuse or report-only, not '\(given)'.")
+        }
+    }
+
+    /// What to say when a policy asked to be enabled is stored report-only because it keeps what cannot be enforced.
+    static func reportOnlyNote(asked: [String: Any]?, stored: [String: Any]?) -> String? {
+        guard asked?["state"] as? String == ConditionalAccessPolicy.State.enabled.rawValue,
+            stored?["state"] as? String == ConditionalAccessPolicy.State.reportOnly.rawValue,
+            (stored?["sessionControls"] as? [String: Any])?["cloudAppSecurity"] != nil
+        else { return nil }
+        return "imported report-only: its cloudAppSecurity cannot be enforced here (no session proxy), so it only reports."
+    }
+
     static func map(_ path: String?) throws -> [String: String] {
         guard let path else { return [:] }
         guard let data = FileManager.default.contents(atPath: path), let value = JSONValue.parse(data) else {

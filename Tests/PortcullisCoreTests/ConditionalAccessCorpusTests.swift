@@ -176,9 +176,48 @@ struct ConditionalAccessCorpusTests {
                 for problem in error.problems { print("CORPUS \(file)  \(problem.pointer)  \(problem.message.prefix(110))") }
             }
             #expect(pointers == Set((Self.refusals[file] ?? [:]).keys), "\(file)")
+            // Refused only for cloudAppSecurity: `--unenforceable report-only` imports it, enforcing nothing.
+            if let reasons = Self.refusals[file], Set(reasons.values) == [.cloudAppSecurity] {
+                let kept = try ConditionalAccessPolicy.parse(
+                    document, directory: directory, generatedId: "00000000-0000-4000-8000-000000000000", unenforceable: .reportOnly)
+                #expect(kept.state != .enabled && kept.sessionControls?.cloudAppSecurity != nil, "\(file)")
+            }
         }
         print("CORPUS accepted \(accepted) of \(files.count)")
         #expect(accepted == files.count - Self.refusals.count)
+    }
+
+    @Test("cloudAppSecurity: refused, saying how to import it; kept report-only when asked, an enabled policy reporting only")
+    func unenforceable() throws {
+        func policy(state: String, control: Any = ["isEnabled": true, "cloudAppSecurityType": "blockDownloads"]) -> JSONValue {
+            CA.json([
+                "displayName": "Block downloads", "state": state,
+                "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": ["All"]]],
+                "grantControls": NSNull(), "sessionControls": ["cloudAppSecurity": control],
+            ])
+        }
+        do {
+            _ = try ConditionalAccessPolicy.parse(policy(state: "enabled"), directory: CA.directory, generatedId: CA.id(1))
+            Issue.record("cloudAppSecurity accepted")
+        } catch {
+            #expect(error.problems.map(\.pointer) == ["/sessionControls/cloudAppSecurity"])
+            #expect(error.problems.first?.message.contains("--unenforceable report-only") == true)
+        }
+        let kept = try ConditionalAccessPolicy.parse(policy(state: "enabled"), directory: CA.directory, generatedId: CA.id(1), unenforceable: .reportOnly)
+        #expect(kept.state == .reportOnly && kept.sessionControls?.cloudAppSecurity?.cloudAppSecurityType == .blockDownloads)
+        let off = try ConditionalAccessPolicy.parse(policy(state: "disabled"), directory: CA.directory, generatedId: CA.id(1), unenforceable: .reportOnly)
+        #expect(off.state == .disabled, "a policy turned off stays off")
+        do {
+            _ = try ConditionalAccessPolicy.parse(
+                policy(state: "enabled", control: ["isEnabled": true, "cloudAppSecurityType": "teleport"]), directory: CA.directory, generatedId: CA.id(1),
+                unenforceable: .reportOnly)
+            Issue.record("a bad type accepted")
+        } catch {
+            #expect(error.problems.map(\.pointer) == ["/sessionControls/cloudAppSecurity/cloudAppSecurityType"])
+        }
+        // Kept, it enforces nothing: what-if reports the policy and the sign-in goes through.
+        let decision = CompiledPolicySet(policies: [kept], namedLocations: []).evaluate(CA.facts(), explain: true)
+        #expect(decision.refusal == nil && decision.policies.first?.result == .reportOnlySuccess)
     }
 }
 

@@ -375,6 +375,33 @@ struct PolicyCommandTests {
         }
     }
 
+    @Test("policy apply --unenforceable report-only: a policy with cloudAppSecurity is refused without it, imported report-only with it, and said so")
+    func applyUnenforceable() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-unenforceable-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await withServerProcess(root: root) { server in
+            let policies = root.appendingPathComponent("policies")
+            try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+            try JSONSerialization.data(withJSONObject: [
+                "displayName": "Block downloads in unmanaged browsers", "state": "enabled",
+                "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": ["All"]], "clientAppTypes": ["browser"]],
+                "grantControls": NSNull(),
+                "sessionControls": ["cloudAppSecurity": ["isEnabled": true, "cloudAppSecurityType": "blockDownloads"]],
+            ]).write(to: policies.appendingPathComponent("mcas.json"))
+            let connection = [
+                "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId, "--client-secret", Fixtures.adminSecret,
+            ]
+            let refused = try await run(try portcullisExecutable(), ["policy", "apply"] + connection + [policies.path])
+            #expect(refused.status == 1 && refused.stdout.contains("mcas.json:/sessionControls/cloudAppSecurity"), "\(refused.stdout)")
+            let bad = try await run(try portcullisExecutable(), ["policy", "apply", "--unenforceable", "sometimes"] + connection + [policies.path])
+            #expect(bad.status != 0 && bad.stderr.contains("--unenforceable"), "\(bad.stderr)")
+            let kept = try await run(try portcullisExecutable(), ["policy", "apply", "--unenforceable", "report-only"] + connection + [policies.path])
+            #expect(kept.status == 0 && kept.stdout.contains("created 1") && kept.stdout.contains("imported report-only"), "\(kept.stdout)")
+            let again = try await run(try portcullisExecutable(), ["policy", "apply", "--unenforceable", "report-only"] + connection + [policies.path])
+            #expect(again.stdout.contains("left alone 1"), "\(again.stdout)")
+        }
+    }
+
     @Test("policy apply: creates, then leaves alone, then changes only what changed")
     func apply() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-\(UUID().uuidString)")

@@ -99,6 +99,9 @@ struct TemplateTests {
                 let risky = try await client.admin(.post, path(passwordChange), token: admin, json: ["currentAdministrator": Fixtures.bob.id])
                 #expect(risky.status == .badRequest && risky.text.contains("/conditions/userRiskLevels"), "\(risky.text)")
                 #expect(try await client.admin(.post, path("00000000-0000-4000-8000-00000000dead"), token: admin, json: [String: Any]()).status == .notFound)
+                let query = try await client.admin(
+                    .post, path(legacy) + "?unenforceable=sometimes", token: admin, json: ["currentAdministrator": Fixtures.bob.id])
+                #expect(query.status == .badRequest && query.text.contains("unenforceable must be"), "\(query.text)")
                 let unknown = try await client.admin(.post, path(legacy), token: admin, json: ["currentAdministrator": Fixtures.bob.id, "enabled": true])
                 #expect(unknown.status == .badRequest && unknown.text.contains("\"/enabled\""), "\(unknown.text)")
             }

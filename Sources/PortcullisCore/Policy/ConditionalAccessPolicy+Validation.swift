@@ -1,18 +1,27 @@
 import Foundation
 
 extension ConditionalAccessPolicy {
+    /// What a write does with a control this server cannot enforce but an admin may keep (PROTOCOL §17:
+    /// `cloudAppSecurity`, which needs a session proxy): refuse it at its pointer (the default), or keep it in a policy
+    /// that enforces nothing — an enabled one becomes report-only (`portcullis apply --unenforceable report-only`).
+    public enum UnenforceableControls: String, Sendable, CaseIterable {
+        case refuse
+        case reportOnly
+    }
+
     /// Parses and validates a policy document against a tenant's directory. Reports every problem with its
     /// JSON Pointer. `generatedId` names a policy that came without an `id`; `force` lets a policy that
     /// blocks everyone on everything through the lock-out guard. `strengths` are the tenant's custom authentication
     /// strengths (a policy may name those and the built-in ones); `contexts` its authentication contexts.
     public static func parse(
         _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
-        contexts: [AuthenticationContextClassReference] = [], generatedId: @autoclosure () -> String, force: Bool = false, pointer: String = ""
+        contexts: [AuthenticationContextClassReference] = [], generatedId: @autoclosure () -> String, force: Bool = false,
+        unenforceable: UnenforceableControls = .refuse, pointer: String = ""
     ) throws(ValidationError) -> ConditionalAccessPolicy {
         let problems = ProblemCollector()
         let policy = read(
-            value, directory: directory, strengths: strengths, contexts: contexts, generatedId: generatedId(), force: force, pointer: pointer,
-            problems: problems)
+            value, directory: directory, strengths: strengths, contexts: contexts, generatedId: generatedId(), force: force,
+            unenforceable: unenforceable, pointer: pointer, problems: problems)
         try problems.check()
         guard let policy else { throw ValidationError(problems: [ValidationProblem(pointer: pointer, message: "is not a valid policy.")]) }
         return policy
@@ -20,7 +29,8 @@ extension ConditionalAccessPolicy {
 
     public static func read(
         _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
-        contexts: [AuthenticationContextClassReference] = [], generatedId: String, force: Bool, pointer: String, problems: ProblemCollector
+        contexts: [AuthenticationContextClassReference] = [], generatedId: String, force: Bool, unenforceable: UnenforceableControls = .refuse,
+        pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         // Graph's spelling (PROTOCOL §17): markup ignored everywhere, and what Graph computes ignored here.
@@ -28,7 +38,7 @@ extension ConditionalAccessPolicy {
             allowed: ["id", "displayName", "state", "conditions", "grantControls", "sessionControls", "description"],
             readOnly: ["createdDateTime", "modifiedDateTime", "deletedDateTime", "templateId", "partialEnablementStrategy"])
         let problemsBeforeSession = problems.problems.count
-        let session = root.object("sessionControls").flatMap(readSessionControls)
+        let session = root.object("sessionControls").flatMap { readSessionControls($0, unenforceable: unenforceable) }
         let sessionRefused = problems.problems.count > problemsBeforeSession
         // Graph's description: a string, accepted and not stored (what-if and the sign-in log show displayName).
         if let description = root.string("description", nonEmpty: false), description.count > 1024 {
@@ -39,7 +49,9 @@ extension ConditionalAccessPolicy {
             if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
         }
         let displayName = root.string("displayName", required: true)
-        let state = root.enumeration("state", allowed: State.allCases.map(\.rawValue), required: true).flatMap(State.init(rawValue:))
+        var state = root.enumeration("state", allowed: State.allCases.map(\.rawValue), required: true).flatMap(State.init(rawValue:))
+        // Kept although it cannot be enforced (`unenforceable: .reportOnly`): the policy enforces nothing.
+        if session?.cloudAppSecurity != nil, state == .enabled { state = .reportOnly }
 
         var conditions: Conditions?
         if let reader = root.object("conditions", required: true) {
@@ -172,7 +184,7 @@ extension ConditionalAccessPolicy {
 
     /// Graph's `conditionalAccessSessionControls`: the controls of PROTOCOL §13, §15 and §17 read, those this server cannot
     /// enforce (`SessionControls.unenforced`) refused unless null. `nil` when nothing is enabled.
-    private static func readSessionControls(_ reader: JSONObjectReader) -> SessionControls? {
+    private static func readSessionControls(_ reader: JSONObjectReader, unenforceable: UnenforceableControls) -> SessionControls? {
         let problems = reader.problems
         reader.rejectUnknownGraphMembers(
             allowed: Set(
@@ -181,12 +193,24 @@ extension ConditionalAccessPolicy {
                     "continuousAccessEvaluation",
                 ]))
         for key in SessionControls.unenforced where reader.has(key) {
-            problems.add(reader.path(key), "cannot be enforced by this server; remove it or set null.")
+            if key == "cloudAppSecurity" && unenforceable == .reportOnly { continue }
+            problems.add(
+                reader.path(key),
+                key == "cloudAppSecurity"
+                    ? "cannot be enforced by this server (it needs a session proxy); remove it or set null, or import the policy report-only (`--unenforceable report-only`)."
+                    : "cannot be enforced by this server; remove it or set null.")
         }
         // Entra's backup authentication service keeps sign-ins going while Entra is down; Portcullis has none to
         // disable (PROTOCOL §17): read (its type checked) and without effect.
         _ = reader.bool("disableResilienceDefaults")
         var controls = SessionControls()
+        if unenforceable == .reportOnly, let c = reader.object("cloudAppSecurity") {
+            c.rejectUnknownGraphMembers(allowed: ["isEnabled", "cloudAppSecurityType"])
+            let enabled = c.bool("isEnabled", required: true) ?? false
+            let kind = c.enumeration("cloudAppSecurityType", allowed: CloudAppSecurity.Kind.allCases.map(\.rawValue)).flatMap(
+                CloudAppSecurity.Kind.init(rawValue:))
+            if enabled { controls.cloudAppSecurity = CloudAppSecurity(cloudAppSecurityType: kind) }
+        }
         if let f = reader.object("signInFrequency") {
             f.rejectUnknownGraphMembers(allowed: ["isEnabled", "type", "value", "frequencyInterval", "authenticationType"])
             let enabled = f.bool("isEnabled", required: true) ?? false

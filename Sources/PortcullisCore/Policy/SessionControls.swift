@@ -13,6 +13,8 @@ public struct SessionControls: Codable, Sendable, Equatable {
     public var applicationEnforcedRestrictions: ApplicationEnforcedRestrictions?
     /// Graph's `continuousAccessEvaluation` (PROTOCOL §17): strict location enforcement, or CAE turned off.
     public var continuousAccessEvaluation: ContinuousAccessEvaluationControl?
+    /// Graph's `cloudAppSecurity`, kept only in a policy that enforces nothing (PROTOCOL §17: there is no session proxy).
+    public var cloudAppSecurity: CloudAppSecurity?
 
     public init(
         signInFrequency: SignInFrequency? = nil, persistentBrowser: PersistentBrowser? = nil, secureSignInSession: SecureSignInSession? = nil,
@@ -40,6 +42,18 @@ public struct SessionControls: Codable, Sendable, Equatable {
             + (requiresTokenProtection ? ["SecureSignInSession"] : []) + (applicationEnforcedRestrictions == nil ? [] : ["ApplicationEnforcedRestrictions"])
             + (continuousAccessEvaluation == nil ? [] : ["ContinuousAccessEvaluation"])
     }
+}
+
+/// Graph's `cloudAppSecuritySessionControl`: read and kept, never enforced (see `SessionControls.cloudAppSecurity`).
+public struct CloudAppSecurity: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case mcasConfigured, monitorOnly, blockDownloads
+    }
+
+    public var isEnabled = true
+    public var cloudAppSecurityType: Kind?
+
+    public init(cloudAppSecurityType: Kind?) { self.cloudAppSecurityType = cloudAppSecurityType }
 }
 
 /// Graph's `continuousAccessEvaluationSessionControl` (PROTOCOL §17). `strictLocation` (and `strictEnforcement`, its

@@ -39,12 +39,12 @@ struct AdminDocuments: Sendable {
         conditionalAccessPolicies = resource(
             DocumentRegistration(
                 noun: "conditional-access policy",
-                read: { value, tenant, force in
+                read: { value, tenant, options in
                     let policy = try ConditionalAccessPolicy.parse(
                         value, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths,
                         contexts: tenant.contents.authenticationContexts,
-                        generatedId: UUID().uuidString.lowercased(), force: force)
-                    if !force {
+                        generatedId: UUID().uuidString.lowercased(), force: options.force, unenforceable: options.unenforceable)
+                    if !options.force {
                         let registered = ConditionalAccessPolicy.RegisteredMethods(
                             anyFactor: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
                             passkey: try await store.usersWithPasskeys(tenantId: tenant.tenant.id))

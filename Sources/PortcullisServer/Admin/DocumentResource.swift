@@ -14,8 +14,8 @@ struct DocumentRegistration<Document: TenantDocument>: Sendable {
     /// What people call one ("conditional-access policy").
     let noun: String
     /// Reads and validates a body into the document to store (with every problem at its JSON Pointer). On a replace
-    /// the body's ID is already the path's. `force` is the request's `?force=true`.
-    let read: @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ force: Bool) async throws -> Document
+    /// the body's ID is already the path's. `options` are the request's `?force=true` and `?unenforceable=reportOnly`.
+    let read: @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ options: WriteOptions) async throws -> Document
     /// How answers, dry runs and the audit log show a document (users without their password hash, applications'
     /// secrets without hashes, policies with the strength they name expanded).
     var present: @Sendable (Document, TenantSnapshot) -> JSONValue = { document, _ in JSONValue(encoding: document) }
@@ -28,6 +28,26 @@ struct DocumentRegistration<Document: TenantDocument>: Sendable {
     /// Documents every tenant has, never stored and read-only (the built-in authentication strengths): listed first,
     /// readable by ID, refused to writes and deletes.
     var builtIns: [Document] = []
+}
+
+/// What a write's query asks beside the body: `force=true` (past the lock-out guards) and `unenforceable=reportOnly`
+/// (conditional access: keep a control this server cannot enforce in a policy that enforces nothing, PROTOCOL §17).
+struct WriteOptions: Sendable {
+    var force = false
+    var unenforceable = ConditionalAccessPolicy.UnenforceableControls.refuse
+
+    /// The options of `request`'s query; an `unenforceable` value other than `refuse` or `reportOnly` is refused.
+    static func of(_ request: Request) throws -> WriteOptions {
+        var options = WriteOptions(force: DocumentBody.flag(request, "force"))
+        if let given = request.uri.queryParameters.get("unenforceable").map({ String($0) }) {
+            guard let value = ConditionalAccessPolicy.UnenforceableControls(rawValue: given) else {
+                throw APIError.validation(
+                    ValidationError(problems: [ValidationProblem(pointer: "", message: "unenforceable must be refuse or reportOnly, not '\(given)'.")]))
+            }
+            options.unenforceable = value
+        }
+        return options
+    }
 }
 
 /// Turns a change's Core effects into what the store commits with it, and wakes delivery once it has committed (the
@@ -107,14 +127,14 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     /// Validates `value` (its ID the path's on a replace) and stores it on `precondition` — `nil` for a create by
     /// POST — with its audit record; a dry run stores nothing and needs no precondition.
     func write(
-        _ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, force: Bool, dryRun: Bool,
+        _ value: JSONValue, pathId: String?, precondition given: WritePrecondition?, options: WriteOptions, dryRun: Bool,
         tenant: TenantSnapshot, actor: String
     ) async throws -> WriteOutcome {
         if let pathId, builtIn(id: pathId) != nil { throw Self.readOnly(pathId.lowercased()) }
         let identified = try DocumentBody.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
         let document: Document
         do {
-            document = try await registration.read(identified, tenant, force)
+            document = try await registration.read(identified, tenant, options)
         } catch let error as ValidationError {
             throw APIError.validation(error)
         }
@@ -233,8 +253,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let dryRun = DocumentBody.flag(request, "dryRun")
         let precondition: WritePrecondition? = pathId == nil || dryRun ? nil : try DocumentETag.precondition(request)
         let outcome = try await write(
-            value, pathId: pathId, precondition: precondition,
-            force: DocumentBody.flag(request, "force"), dryRun: dryRun, tenant: tenant, actor: context.actor)
+            value, pathId: pathId, precondition: precondition, options: try WriteOptions.of(request), dryRun: dryRun, tenant: tenant, actor: context.actor)
         return response(outcome, tenant: tenant, collection: pathId == nil ? request.uri.path : nil)
     }
 
@@ -296,7 +315,7 @@ extension DocumentResource: EditableDocuments {
     func store(
         _ value: JSONValue, pathId: String?, precondition: WritePrecondition?, tenant: TenantSnapshot, actor: String
     ) async throws -> (id: String, version: Int64) {
-        switch try await write(value, pathId: pathId, precondition: precondition, force: false, dryRun: false, tenant: tenant, actor: actor) {
+        switch try await write(value, pathId: pathId, precondition: precondition, options: WriteOptions(), dryRun: false, tenant: tenant, actor: actor) {
         case .created(let stored), .replaced(let stored), .unchanged(let stored): return (stored.document.documentId, stored.version)
         case .dryRun(_, let after): return (after.documentId, 0)
         }

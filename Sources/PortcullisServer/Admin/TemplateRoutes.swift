@@ -67,7 +67,7 @@ struct TemplateRoutes: Sendable {
         do { try problems.check() } catch { throw APIError.validation(error) }
         let outcome = try await policies.write(
             template.policy(displayName: displayName, state: state ?? .reportOnly, administrator: administrator), pathId: nil, precondition: nil,
-            force: DocumentBody.flag(request, "force"), dryRun: DocumentBody.flag(request, "dryRun"), tenant: tenant, actor: context.actor)
+            options: try WriteOptions.of(request), dryRun: DocumentBody.flag(request, "dryRun"), tenant: tenant, actor: context.actor)
         return policies.response(outcome, tenant: tenant, collection: "/admin/v1/conditional-access/policies")
     }
 }
