@@ -512,6 +512,48 @@ def from_template(run):
     print("PASS create from template: Microsoft's 'Block legacy authentication' opened as the portal makes it (Erin excluded), created report-only")
 
 
+ADMIN_CLI = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")
+CONDITIONAL_ACCESS_ADMINISTRATOR = "b1be1c3e-b65d-4f19-8427-f6fa0d97feb9"
+
+
+def role_holder(run):
+    """PROTOCOL §17 in the console: Bob, a Conditional Access Administrator (a directory role, no Portcullis.Admin), opens
+    the console, reads the policies and the directory, creates a policy; a user he may not create is refused with the
+    no-access page, and nothing is stored."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    status, issued = post(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "client_credentials", "client_id": ADMIN_CLI[0], "client_secret": ADMIN_CLI[1], "scope": "api://portcullis-admin/.default"})
+    check(status == 200, "the admin CLI's token", issued)
+    status, assignment = post_json(f"{run.base}/admin/v1/role-management/directory/role-assignments",
+                                   {"principalId": BOB_ID, "roleDefinitionId": CONDITIONAL_ACCESS_ADMINISTRATOR}, issued["access_token"])
+    check(status == 201, "Bob holds Conditional Access Administrator", assignment)
+    driver = run.driver
+    sign_in(run, BOB, BOB_PASSWORD)
+    check(driver.current_url.endswith("/admin/policies") and driver.find_element(By.TAG_NAME, "h1").text == "Policies",
+          "Bob lands on the policies", driver.current_url)
+    run.shoot("console-role-holder-policies")
+    go(run, "/admin/new/conditional-access?template=mfa", "console-role-holder-new-policy")
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    check("Created." in driver.find_element(By.CSS_SELECTOR, ".notice").text, "Bob created a policy")
+    go(run, "/admin/directory", "console-role-holder-directory")
+    check(ALICE in driver.page_source, "Bob reads the directory")
+    go(run, "/admin/new/users", "console-role-holder-new-user")
+    area = driver.find_element(By.ID, "document")
+    text = area.get_attribute("value")
+    area.clear()
+    area.send_keys(text.replace("new.user@", "mallory@"))
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.TAG_NAME, "h1"))
+    check(driver.find_element(By.TAG_NAME, "h1").text == "Not allowed" and "Conditional Access Administrator" in driver.page_source,
+          "a user is outside Bob's role: said, with his roles", driver.page_source[:800])
+    run.shoot("console-role-holder-refused")
+    go(run, "/admin/directory", "console-role-holder-directory-after")
+    check("mallory@" not in driver.page_source, "nothing was stored")
+    print("PASS role holder: a Conditional Access Administrator reads and writes policies in the console, reads the directory, and cannot create a user")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
@@ -530,6 +572,8 @@ def main():
         no_access(run)
         correlation = policies_and_editor(run)
         from_template(run)
+        role_holder(run)
+        sign_in(run, ERIN, ERIN_PASSWORD)
         enroll_alice(base)
         answered, tokens = mail_token(base)
         check(answered == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)

@@ -22,6 +22,8 @@ struct AdminRoleTests {
         #expect(AdminAuthorization.allows(roles: reader, method: "GET", path: "audit"))
         #expect(AdminAuthorization.allows(roles: reader, method: "POST", path: "conditional-access/evaluate"))
         #expect(!AdminAuthorization.allows(roles: reader, method: "DELETE", path: "conditional-access/policies/x"))
+        #expect(!AdminAuthorization.allows(roles: reader, method: "POST", path: "conditional-access/templates/x/instantiate"), "a template makes a policy")
+        #expect(AdminAuthorization.allows(roles: ca, method: "POST", path: "conditional-access/templates/x/instantiate"))
         #expect(!AdminAuthorization.allows(roles: reader, method: "POST", path: "users/x/revokeSignInSessions"))
         #expect(AdminAuthorization.allows(roles: [DirectoryRoleDefinition.userAdministrator], method: "POST", path: "users/x/revokeSignInSessions"))
         #expect(

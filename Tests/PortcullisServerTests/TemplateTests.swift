@@ -95,6 +95,16 @@ struct TemplateTests {
                 #expect(hers.string("displayName") == "No legacy clients" && hers.string("state") == "enabled")
                 #expect(((hers["conditions"] as? [String: Any])?["users"] as? [String: Any])?["excludeUsers"] as? [String] == [Fixtures.alice.id])
 
+                // A Global Reader reads the templates but creates nothing from them.
+                _ = try await client.admin(
+                    .post, "/role-management/directory/role-assignments", token: admin,
+                    json: ["principalId": Fixtures.bob.id, "roleDefinitionId": DirectoryRoleDefinition.globalReader])
+                let readerAnswer = try await client.token(Grants.password(Fixtures.bob, scope: "api://portcullis-admin/Admin.ReadWrite", claims: nil))
+                let reader = try #require(readerAnswer.string("access_token"), "\(readerAnswer.text)")
+                #expect(try await client.admin(.get, "/conditional-access/templates", token: reader).status == .ok)
+                let readerCreates = try await client.admin(.post, path(legacy), token: reader, json: ["currentAdministrator": Fixtures.bob.id])
+                #expect(readerCreates.status == .forbidden, "\(readerCreates.text)")
+
                 // What this server cannot enforce yet is refused at its member, as a policy written by hand would be.
                 let risky = try await client.admin(.post, path(passwordChange), token: admin, json: ["currentAdministrator": Fixtures.bob.id])
                 #expect(risky.status == .badRequest && risky.text.contains("/conditions/userRiskLevels"), "\(risky.text)")

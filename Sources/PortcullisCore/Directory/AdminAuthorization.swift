@@ -41,8 +41,9 @@ public enum AdminAuthorization {
         guard let first = segments.first else { return nil }
         switch first {
         case "conditional-access":
+            // What-if and impact only ask; policies and templates (creating a policy from one) are the policies' area.
             guard segments.count > 1 else { return nil }
-            return segments[1] == "policies" ? .conditionalAccess : .policyQuestions
+            return segments[1] == "evaluate" || segments[1] == "impact" ? .policyQuestions : .conditionalAccess
         case "named-locations", "authentication-strengths", "authentication-context-class-references": return .conditionalAccess
         case "authentication-methods-policy": return .authenticationPolicy
         case "users":

@@ -23,6 +23,8 @@ struct ConsolePages: Sendable {
     /// A kind of document the generic JSON editor handles.
     struct Kind: Sendable {
         let slug: String
+        /// Where the admin API serves the kind (under `/admin/v1/`): a role holder's rights are the API's.
+        let apiPath: String
         let noun: String
         let label: String
         let nameKey: String
@@ -39,33 +41,39 @@ struct ConsolePages: Sendable {
         kinds = Dictionary(
             uniqueKeysWithValues: [
                 Kind(
-                    slug: "conditional-access", noun: "policy", label: "Conditional-access policy", nameKey: "displayName", back: "/admin/policies",
+                    slug: "conditional-access", apiPath: "conditional-access/policies", noun: "policy", label: "Conditional-access policy",
+                    nameKey: "displayName", back: "/admin/policies",
                     templates: ConsoleDocumentTemplates.conditionalAccess, documents: documents.conditionalAccessPolicies),
                 Kind(
-                    slug: "app-protection", noun: "policy", label: "App protection policy", nameKey: "displayName", back: "/admin/policies",
+                    slug: "app-protection", apiPath: "app-protection/policies", noun: "policy", label: "App protection policy", nameKey: "displayName",
+                    back: "/admin/policies",
                     templates: ["basic": ConsoleDocumentTemplates.appProtection], documents: documents.appProtectionPolicies),
                 Kind(
-                    slug: "app-configuration", noun: "policy", label: "App configuration policy", nameKey: "displayName", back: "/admin/app-configuration",
+                    slug: "app-configuration", apiPath: "app-configuration/policies", noun: "policy", label: "App configuration policy", nameKey: "displayName",
+                    back: "/admin/app-configuration",
                     templates: ["basic": ConsoleDocumentTemplates.appConfiguration], documents: documents.appConfigurationPolicies),
                 Kind(
-                    slug: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
+                    slug: "users", apiPath: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.user], documents: documents.users),
                 Kind(
-                    slug: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
+                    slug: "groups", apiPath: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.group], documents: documents.groups),
                 Kind(
-                    slug: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
+                    slug: "applications", apiPath: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.application], documents: documents.applications),
                 Kind(
-                    slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName", back: "/admin/directory",
+                    slug: "named-locations", apiPath: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName",
+                    back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.namedLocation, "country": ConsoleDocumentTemplates.countryLocation],
                     documents: documents.namedLocations),
                 Kind(
-                    slug: "authentication-strengths", noun: "authentication strength", label: "Authentication strength", nameKey: "displayName",
+                    slug: "authentication-strengths", apiPath: "authentication-strengths", noun: "authentication strength", label: "Authentication strength",
+                    nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationStrength],
                     documents: documents.authenticationStrengths),
                 Kind(
-                    slug: "authentication-contexts", noun: "authentication context", label: "Authentication context", nameKey: "displayName",
+                    slug: "authentication-contexts", apiPath: "authentication-context-class-references", noun: "authentication context",
+                    label: "Authentication context", nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationContext],
                     documents: documents.authenticationContexts),
             ].map { ($0.slug, $0) })
@@ -125,7 +133,26 @@ struct ConsolePages: Sendable {
         // Without the role, no page at all (not even a template): the no-access page.
         guard session.administrator else { return console.noAccess(session, context) }
         do {
-            let claims = try await console.authenticator.authenticate(session.token)
+            // A holder of directory roles (PROTOCOL §17) may do in the console what the same request of the admin API may.
+            let verified = try await console.authenticator.verify(session.token, directoryRoles: true)
+            if let roles = verified.directoryRoles {
+                // Outside the roles: said on a page of its own (the console's other pages stay open to them).
+                do {
+                    guard let (method, path) = apiEquivalent(method: request.method.rawValue, path: request.uri.path) else {
+                        throw APIError(.forbidden, "forbidden", "Only a full administrator opens this page.")
+                    }
+                    try BearerAuthenticator.authorize(roles: roles, method: method, path: path, directory: verified.directory)
+                } catch let refusal as APIError {
+                    let names = roles.compactMap { DirectoryRoleDefinition.builtIn(id: $0)?.displayName }.sorted().joined(separator: ", ")
+                    return console.page(
+                        "failure", title: "Not allowed", session: session, context,
+                        values: [
+                            "message": "\(refusal.message) Your roles: \(names.isEmpty ? "none" : names). Nothing was changed.",
+                            "href": basePath + "/admin/policies", "link": "Back to the policies",
+                        ], status: .forbidden)
+                }
+            }
+            let claims = verified.claims
             guard let tenant = try await console.tenants.snapshot(tenantSegment: claims.tid) else { throw APIError.unauthenticated }
             return try await body(Admin(session: session, tenant: tenant, actor: claims.actor))
         } catch ConsoleAnswer.response(let answer) {
@@ -150,6 +177,51 @@ struct ConsolePages: Sendable {
             return console.page(
                 "failure", title: "Service unavailable", session: session, context,
                 values: ["message": "The service could not answer now; nothing was changed. Try again in a moment."], status: .serviceUnavailable)
+        }
+    }
+
+    /// The admin API request (method, path under `/admin/v1/`) a console request amounts to, for a role holder's rights
+    /// (`AdminAuthorization`); `nil` for a page no area covers (only full administrators open it).
+    func apiEquivalent(method: String, path: String) -> (String, String)? {
+        let prefix = basePath + "/admin/"
+        guard path.hasPrefix(prefix) else { return nil }
+        let segments = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let posting = method == "POST"
+        func kindPath(_ slug: String) -> String? { kinds[slug]?.apiPath }
+        switch segments.first ?? "" {
+        case "policies":
+            return segments.count == 2 && segments[1] == "state" ? ("PUT", "conditional-access/policies/-") : ("GET", "conditional-access/policies")
+        case "edit" where segments.count == 3:
+            return kindPath(segments[1]).map { (posting ? "PUT" : "GET", "\($0)/\(segments[2])") }
+        case "new" where segments.count == 2:
+            return kindPath(segments[1]).map { (posting ? "POST" : "GET", $0) }
+        case "delete" where segments.count == 3:
+            return kindPath(segments[1]).map { (posting ? "DELETE" : "GET", "\($0)/\(segments[2])") }
+        case "what-if": return ("POST", segments.count == 2 && segments[1] == "impact" ? "conditional-access/impact" : "conditional-access/evaluate")
+        case "sign-ins": return ("GET", "sign-ins")
+        case "audit": return ("GET", "audit")
+        case "directory": return ("GET", "users")
+        case "app-configuration": return ("GET", "app-configuration/policies")
+        case "enrollments":
+            return segments.count == 3 && segments[2] == "wipe" && posting ? ("POST", "enrollments/\(segments[1])/wipe") : ("GET", "enrollments")
+        case "callbacks": return segments.count == 3 && posting ? ("POST", "outbox/\(segments[1])/redeliver") : ("GET", "outbox")
+        case "users" where segments.count >= 3:
+            let user = segments[1]
+            switch (segments[2], segments.count > 3 ? segments[3] : "") {
+            case ("methods", ""): return ("GET", "users/\(user)/authentication-methods")
+            case ("methods", "remove"): return ("DELETE", "users/\(user)/authentication-methods/-")
+            case ("methods", "clear"): return ("POST", "users/\(user)/authentication-methods/-/clearSuspicion")
+            case ("methods", "pass"): return ("POST", "users/\(user)/authentication-methods/temporaryAccessPass")
+            case ("revoke", ""): return ("POST", "users/\(user)/revokeSignInSessions")
+            default: return nil
+            }
+        case "signals":
+            guard segments.count > 1 else { return ("GET", "ssf-streams") }
+            if segments.count == 3 && posting {
+                return segments[2] == "delete" ? ("DELETE", "ssf-streams/\(segments[1])") : ("POST", "ssf-streams/\(segments[1])/status")
+            }
+            return ("GET", "ssf-streams/\(segments[1])")
+        default: return nil
         }
     }
 

@@ -75,7 +75,8 @@ struct ConsoleRoutes: Sendable {
         var expiresAt: Date
         /// Binds the forms' CSRF tokens to this session.
         var csrfSeed: String
-        /// The token carried the Portcullis.Admin role (the API checks it again on every call).
+        /// The token carried the Portcullis.Admin role, or its user held an administrative directory role (PROTOCOL §17);
+        /// every page checks the token again, and a role holder's request against `AdminAuthorization`.
         var administrator: Bool
     }
 
@@ -217,7 +218,8 @@ struct ConsoleRoutes: Sendable {
             tenantId: pending.tenantId, tenantName: tenant?.tenant.displayName ?? pending.tenantId,
             upn: (claims["upn"] as? String) ?? (claims["preferred_username"] as? String) ?? "", token: token,
             expiresAt: clock.now().addingTimeInterval(TimeInterval(max(60, expiresIn - 60))), csrfSeed: CredentialHasher.randomToken(bytes: 16),
-            administrator: ((claims["roles"] as? [String]) ?? []).contains(BuiltInResources.adminRole))
+            administrator: ((claims["roles"] as? [String]) ?? []).contains(BuiltInResources.adminRole)
+                || AdminAuthorization.isAdministrative((claims["oid"] as? String).map { tenant?.directory.roleIds(ofUser: $0) ?? [] } ?? []))
         var response: Response
         if session.administrator {
             response = Self.redirect(pending.returnTo)
