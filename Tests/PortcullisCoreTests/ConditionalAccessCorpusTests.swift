@@ -47,9 +47,18 @@ struct ConditionalAccessCorpusTests {
             namedLocations: locations.sorted().map { NamedLocation(id: $0, displayName: $0, ipRanges: ["192.0.2.0/24"], isTrusted: false) })
     }
 
+    /// The agreements (terms of use) the policies name, made under those IDs.
+    static func agreements(for documents: [JSONValue]) -> [Agreement] {
+        let ids = Set(documents.flatMap { ($0["grantControls"]?["termsOfUse"]?.arrayValue ?? []).compactMap(\.stringValue).map { $0.lowercased() } })
+        return ids.sorted().map {
+            Agreement(
+                id: $0, displayName: $0,
+                files: [AgreementFile(id: UUID().uuidString.lowercased(), fileName: "terms.txt", language: "en", isDefault: true, data: Data("Terms".utf8))])
+        }
+    }
+
     /// Why a member stays refused.
     enum Reason: String {
-        case termsOfUse = "terms of use (issue 45, to come)"
         case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
         case devices = "device state, filters and device controls (devices, §18)"
         case risk = "risk levels and passwordChange (risk, §19)"
@@ -152,7 +161,6 @@ struct ConditionalAccessCorpusTests {
         "msgraph-docs-examples/Example-3-Use-all-conditions-and-controls.json": [
             "/sessionControls/cloudAppSecurity": .cloudAppSecurity,
             "/conditions/signInRiskLevels": .risk,
-            "/grantControls/termsOfUse": .termsOfUse,
             "/grantControls/builtInControls/1": .devices,
             "/grantControls/builtInControls/2": .devices,
         ],
@@ -165,11 +173,13 @@ struct ConditionalAccessCorpusTests {
         #expect(files.count == 61)
         let documents = try files.map { try Self.document(root.appendingPathComponent($0)) }
         let directory = Self.directory(for: documents)
+        let agreements = Self.agreements(for: documents)
         var accepted = 0
         for (file, document) in zip(files, documents) {
             var pointers: Set<String> = []
             do {
-                _ = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "00000000-0000-4000-8000-000000000000")
+                _ = try ConditionalAccessPolicy.parse(
+                    document, directory: directory, agreements: agreements, generatedId: "00000000-0000-4000-8000-000000000000")
                 accepted += 1
             } catch {
                 pointers = Set(error.problems.map(\.pointer))
@@ -179,7 +189,7 @@ struct ConditionalAccessCorpusTests {
             // Refused only for cloudAppSecurity: `--unenforceable report-only` imports it, enforcing nothing.
             if let reasons = Self.refusals[file], Set(reasons.values) == [.cloudAppSecurity] {
                 let kept = try ConditionalAccessPolicy.parse(
-                    document, directory: directory, generatedId: "00000000-0000-4000-8000-000000000000", unenforceable: .reportOnly)
+                    document, directory: directory, agreements: agreements, generatedId: "00000000-0000-4000-8000-000000000000", unenforceable: .reportOnly)
                 #expect(kept.state != .enabled && kept.sessionControls?.cloudAppSecurity != nil, "\(file)")
             }
         }

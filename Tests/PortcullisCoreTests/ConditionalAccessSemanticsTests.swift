@@ -101,6 +101,7 @@ func kind(_ refusal: Decision.Refusal?) -> String? {
     case .compliantApplication: "compliant"
     case .tokenProtection: "tokenProtection"
     case .signInFrequency: "signInFrequency"
+    case .termsOfUse: "termsOfUse"
     case nil: nil
     }
 }

@@ -56,6 +56,8 @@ final class Browser: @unchecked Sendable {
     var cookies: [Cookie] = []
     /// The `User-Agent` the browser sends (none by default).
     var userAgent: String?
+    /// The `Accept-Language` the browser sends (none by default).
+    var acceptLanguage: String?
 
     init(userAgent: String? = nil) { self.userAgent = userAgent }
 
@@ -84,6 +86,7 @@ final class Browser: @unchecked Sendable {
         var headers: HTTPFields = [:]
         if let cookie = cookieHeader(for: uri) { headers[.cookie] = cookie }
         if let userAgent { headers[.userAgent] = userAgent }
+        if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         let page = try await client.execute(uri: uri, method: .get, headers: headers) {
             Page(status: $0.status, headers: $0.headers, html: String(buffer: $0.body))
         }
@@ -95,6 +98,7 @@ final class Browser: @unchecked Sendable {
         var headers = Form.headers
         if let cookie = cookieHeader(for: uri) { headers[.cookie] = cookie }
         if let userAgent { headers[.userAgent] = userAgent }
+        if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         let page = try await client.execute(uri: uri, method: .post, headers: headers, body: Form.encode(fields)) {
             Page(status: $0.status, headers: $0.headers, html: String(buffer: $0.body))
         }

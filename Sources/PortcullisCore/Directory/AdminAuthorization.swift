@@ -5,7 +5,7 @@
 public enum AdminAuthorization {
     /// The areas of the admin API, by what they manage.
     public enum Area: String, Sendable, CaseIterable {
-        /// Conditional-access policies, named locations, authentication strengths and contexts.
+        /// Conditional-access policies, named locations, authentication strengths and contexts, agreements (terms of use).
         case conditionalAccess
         /// What-if and impact: questions that change nothing (POST, but reads).
         case policyQuestions
@@ -45,6 +45,7 @@ public enum AdminAuthorization {
             guard segments.count > 1 else { return nil }
             return segments[1] == "evaluate" || segments[1] == "impact" ? .policyQuestions : .conditionalAccess
         case "named-locations", "authentication-strengths", "authentication-context-class-references": return .conditionalAccess
+        case "agreements": return segments.count > 2 && segments[2] == "acceptances" ? .logs : .conditionalAccess
         case "authentication-methods-policy": return .authenticationPolicy
         case "users":
             if segments.count > 2 {

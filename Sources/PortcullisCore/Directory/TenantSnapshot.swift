@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Everything the token path needs about one tenant, immutable and shared until the tenant changes: its
 /// directory, its compiled conditional-access policies, and its app protection and app configuration policies.
@@ -62,7 +62,7 @@ public struct TenantSnapshot: Sendable {
         case .conditionalAccessPolicy, .authenticationStrength, .authenticationContextClassReference:
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
-        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot:
+        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)
@@ -111,6 +111,38 @@ public struct TenantSnapshot: Sendable {
     public func authenticationStrength(id: String) -> AuthenticationStrengthPolicy? {
         let id = id.lowercased()
         return AuthenticationStrengthPolicy.builtIns.first { $0.id == id } ?? contents.authenticationStrengths.first { $0.id == id }
+    }
+
+    /// The agreements among those the policies require whose acceptance by `userId` is current at `now` (PROTOCOL §17).
+    public func acceptedAgreements(userId: String?, now: Date) -> Set<String> {
+        guard let userId, !conditionalAccess.termsOfUseAgreements.isEmpty else { return [] }
+        var accepted = Set<String>()
+        for agreementId in conditionalAccess.termsOfUseAgreements {
+            guard let agreement = agreement(id: agreementId), let acceptance = acceptance(agreementId: agreementId, userId: userId),
+                agreement.isCurrent(acceptance, at: now)
+            else { continue }
+            accepted.insert(agreementId)
+        }
+        return accepted
+    }
+
+    /// An agreement by ID.
+    public func agreement(id: String) -> Agreement? { Self.find(id.lowercased(), in: contents.agreements) }
+
+    /// A user's latest answer to an agreement.
+    public func acceptance(agreementId: String, userId: String) -> AgreementAcceptance? {
+        Self.find(AgreementAcceptance.id(agreementId: agreementId.lowercased(), userId: userId.lowercased()), in: contents.agreementAcceptances)
+    }
+
+    /// A document by ID in a list sorted by ID.
+    static func find<Document: TenantDocument>(_ id: String, in documents: [Document]) -> Document? {
+        var low = 0
+        var high = documents.count
+        while low < high {
+            let middle = (low + high) / 2
+            if documents[middle].documentId < id { low = middle + 1 } else { high = middle }
+        }
+        return low < documents.count && documents[low].documentId == id ? documents[low] : nil
     }
 
     public var tenant: Tenant { directory.tenant }

@@ -24,6 +24,10 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let fidoAttestationRoot = DocumentKind(rawValue: "fidoAttestationRoot")
     /// A receiver's Shared Signals stream (PROTOCOL §14.2).
     public static let sharedSignalsStream = DocumentKind(rawValue: "sharedSignalsStream")
+    /// Terms of use (Graph `agreement`, PROTOCOL §17).
+    public static let agreement = DocumentKind(rawValue: "agreement")
+    /// A user's latest answer to an agreement (Graph `agreementAcceptance`), ID `{agreementId}_{userId}`.
+    public static let agreementAcceptance = DocumentKind(rawValue: "agreementAcceptance")
 }
 
 extension DocumentKind {

@@ -55,6 +55,9 @@ public struct TenantContents: Sendable {
     public var sharedSignalsStreams: [SharedSignalsStream] = []
     /// Roots trusted for passkey attestation (PROTOCOL §12.1).
     public var attestationRoots: [FidoAttestationRoot] = []
+    /// Terms of use (PROTOCOL §17) and each user's latest answer to each.
+    public var agreements: [Agreement] = []
+    public var agreementAcceptances: [AgreementAcceptance] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -76,6 +79,8 @@ public struct TenantContents: Sendable {
         Self.sort(&authenticationContexts)
         Self.sort(&sharedSignalsStreams)
         Self.sort(&attestationRoots)
+        Self.sort(&agreements)
+        Self.sort(&agreementAcceptances)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -236,6 +241,18 @@ extension SharedSignalsStream: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [SharedSignalsStream]>? { \.sharedSignalsStreams }
 }
 
+extension Agreement: TenantDocument {
+    public static let kind = DocumentKind.agreement
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [Agreement]>? { \.agreements }
+}
+
+extension AgreementAcceptance: TenantDocument {
+    public static let kind = DocumentKind.agreementAcceptance
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [AgreementAcceptance]>? { \.agreementAcceptances }
+}
+
 /// Every kind of tenant document, for reading a stored one back into its type by its kind name.
 public enum TenantDocuments {
     /// How every tenant document is stored, by every writer (the admin API, the seeder, the bench's dataset): sorted
@@ -253,6 +270,7 @@ public enum TenantDocuments {
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, DirectoryRoleAssignment.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
+        Agreement.self, AgreementAcceptance.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

@@ -74,6 +74,8 @@ public enum InteractiveDecision {
         /// A passkey registered here and used at once: the user has none, a strength asks for one, and they may register
         /// now (a temporary access pass, a sign-in allowed to register) — Entra's onboarding, then on to the app.
         case registerPasskey(strengths: [String])
+        /// Terms of use to accept (PROTOCOL §17): the agreements, in the policies' order, not yet accepted or expired.
+        case acceptTerms(agreementIds: [String])
         /// What is asked needs a method the user does not have and may not register here: why.
         case registrationRefused(MethodRegistration.Refusal)
         /// Issue the code (or approve the device code). Controls decided at redemption (app protection, approved apps, token
@@ -127,6 +129,10 @@ public enum InteractiveDecision {
                 return Result(decision: decision, step: .registerPasskey(strengths: names))
             }
             return Result(decision: decision, step: .usePasskey(strengths: names))
+        case .termsOfUse(let policyIds):
+            if facts.silent { return Result(decision: decision, step: .interactionRequired) }
+            let missing = policies.agreements(ofPolicies: policyIds).filter { !facts.signIn.acceptedAgreements.contains($0) }
+            return Result(decision: decision, step: missing.isEmpty ? .issue : .acceptTerms(agreementIds: missing))
         case .some:
             return Result(decision: decision, step: .issue)
         }

@@ -66,6 +66,8 @@ public struct CompiledPolicySet: Sendable {
         let controlNames: [String]
         /// The strength `authenticationStrength` names (resolved when compiled).
         let strength: AuthenticationStrengthPolicy?
+        /// The agreements `termsOfUse` names (PROTOCOL §17).
+        let agreements: [String]
 
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
@@ -77,7 +79,7 @@ public struct CompiledPolicySet: Sendable {
             transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
-            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?
+            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?, agreements: [String] = []
         ) {
             self.policy = policy
             self.isWorkload = isWorkload
@@ -108,6 +110,7 @@ public struct CompiledPolicySet: Sendable {
             self.controls = controls
             self.controlNames = controlNames
             self.strength = strength
+            self.agreements = agreements
         }
     }
 
@@ -217,7 +220,7 @@ public struct CompiledPolicySet: Sendable {
                 // A reference to a strength that no longer exists (a store edited by hand) is unmet: nothing satisfies it.
                 strength: policy.grantControls.authenticationStrength.map {
                     strengthsById[$0.id] ?? AuthenticationStrengthPolicy(id: $0.id, displayName: "(missing strength \($0.id))", allowedCombinations: [])
-                })
+                }, agreements: policy.grantControls.termsOfUse ?? [])
             let index = Int32(entries.count)
             entries.append(entry)
             let resourceKeys =
@@ -249,6 +252,18 @@ public struct CompiledPolicySet: Sendable {
         self.authenticationContexts = contexts
         self.availableContexts = Set(contexts.filter(\.isAvailable).map(\.id))
         self.contextEntries = entries.indices.filter { !entries[$0].contexts.isEmpty }.map { Int32($0) }
+        self.termsOfUseAgreements = Set(entries.filter { $0.policy.state != .disabled }.flatMap(\.agreements))
+    }
+
+    /// The agreements some policy that is not off requires (PROTOCOL §17): the only ones whose acceptances a sign-in's
+    /// facts need (none, for most tenants: the token path then reads no acceptance).
+    public let termsOfUseAgreements: Set<String>
+
+    /// The agreements the policies `policyIds` require, in their order, without repeats.
+    public func agreements(ofPolicies policyIds: [String]) -> [String] {
+        let ids = Set(policyIds)
+        var seen = Set<String>()
+        return entries.filter { ids.contains($0.policy.id) }.flatMap(\.agreements).filter { seen.insert($0).inserted }
     }
 
     /// An authorization request's contexts (PROTOCOL §13): `acr_values` asks for the offered ones among them (the rest are
@@ -401,6 +416,7 @@ public struct CompiledPolicySet: Sendable {
             case .authenticationStrength: refusal = .authenticationStrength(policyIds: ids)
             case .approvedApplication: refusal = .approvedApplication(policyIds: ids)
             case .compliantApplication: refusal = .compliantApplication(policyIds: ids)
+            case .termsOfUse: refusal = .termsOfUse(policyIds: ids)
             }
         } else if !unboundPolicies.isEmpty {
             refusal = .tokenProtection(policyIds: unboundPolicies)
@@ -452,7 +468,7 @@ public struct CompiledPolicySet: Sendable {
         var unmet: [ConditionalAccessPolicy.Control] = []
         var results: [Decision.ControlResult] = []
         for control in entry.controls {
-            let (met, reason) = check(control, facts, strength: entry.strength, exempt: exempt)
+            let (met, reason) = check(control, facts, strength: entry.strength, agreements: entry.agreements, exempt: exempt)
             results.append(Decision.ControlResult(control: control.rawValue, satisfied: met, reason: reason))
             if entry.policy.grantControls.operator == .and {
                 if !met {
@@ -475,7 +491,8 @@ public struct CompiledPolicySet: Sendable {
 
     /// Whether a sign-in meets one grant control, and the reason in words (what-if and the sign-in log show it).
     static func check(
-        _ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, strength: AuthenticationStrengthPolicy?, exempt: Bool
+        _ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, strength: AuthenticationStrengthPolicy?, agreements: [String] = [],
+        exempt: Bool
     ) -> (Bool, String) {
         switch control {
         case .block:
@@ -492,6 +509,12 @@ public struct CompiledPolicySet: Sendable {
             guard facts.userId != nil else { return (false, "an app-only sign-in has no authentication strength") }
             let (met, reason) = strength.evaluate(facts.authentication)
             return (met, "\(strength.displayName): \(reason)")
+        case .termsOfUse:
+            guard facts.userId != nil else { return (false, "an app-only sign-in accepts no terms of use") }
+            let missing = agreements.filter { !facts.acceptedAgreements.contains($0) }
+            return missing.isEmpty
+                ? (true, "the user accepted the terms of use (\(agreements.joined(separator: ", ")))")
+                : (false, "the user has not accepted the terms of use \(missing.joined(separator: ", ")), or the acceptance has expired")
         case .approvedApplication:
             if exempt { return (true, "the compliance service is always allowed") }
             return facts.approvedClientApp ? (true, "the client app is an approved app") : (false, "the client app is not an approved app")

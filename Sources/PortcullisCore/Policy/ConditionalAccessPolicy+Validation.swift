@@ -15,12 +15,12 @@ extension ConditionalAccessPolicy {
     /// strengths (a policy may name those and the built-in ones); `contexts` its authentication contexts.
     public static func parse(
         _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
-        contexts: [AuthenticationContextClassReference] = [], generatedId: @autoclosure () -> String, force: Bool = false,
-        unenforceable: UnenforceableControls = .refuse, pointer: String = ""
+        contexts: [AuthenticationContextClassReference] = [], agreements: [Agreement]? = [], generatedId: @autoclosure () -> String,
+        force: Bool = false, unenforceable: UnenforceableControls = .refuse, pointer: String = ""
     ) throws(ValidationError) -> ConditionalAccessPolicy {
         let problems = ProblemCollector()
         let policy = read(
-            value, directory: directory, strengths: strengths, contexts: contexts, generatedId: generatedId(), force: force,
+            value, directory: directory, strengths: strengths, contexts: contexts, agreements: agreements, generatedId: generatedId(), force: force,
             unenforceable: unenforceable, pointer: pointer, problems: problems)
         try problems.check()
         guard let policy else { throw ValidationError(problems: [ValidationProblem(pointer: pointer, message: "is not a valid policy.")]) }
@@ -29,8 +29,8 @@ extension ConditionalAccessPolicy {
 
     public static func read(
         _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
-        contexts: [AuthenticationContextClassReference] = [], generatedId: String, force: Bool, unenforceable: UnenforceableControls = .refuse,
-        pointer: String, problems: ProblemCollector
+        contexts: [AuthenticationContextClassReference] = [], agreements: [Agreement]? = [], generatedId: String, force: Bool,
+        unenforceable: UnenforceableControls = .refuse, pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         // Graph's spelling (PROTOCOL §17): markup ignored everywhere, and what Graph computes ignored here.
@@ -64,9 +64,19 @@ extension ConditionalAccessPolicy {
             grant = GrantControls(operator: .or, builtInControls: [], authenticationStrength: nil)
         } else if let reader = root.object("grantControls", required: true) {
             reader.rejectUnknownGraphMembers(allowed: ["operator", "builtInControls", "customAuthenticationFactors", "termsOfUse", "authenticationStrength"])
-            for key in ["customAuthenticationFactors", "termsOfUse"] {
-                if let items = reader.array(key), !items.isEmpty {
-                    problems.add(reader.path(key), "cannot be enforced by this server.")
+            if let items = reader.array("customAuthenticationFactors"), !items.isEmpty {
+                problems.add(reader.path("customAuthenticationFactors"), "cannot be enforced by this server.")
+            }
+            // Terms of use (PROTOCOL §17): agreements of this tenant (`agreements` `nil`: not known here, as offline).
+            var terms: [String] = []
+            for (id, itemPointer) in reader.strings("termsOfUse") ?? [] {
+                let normalized = id.lowercased()
+                if let agreements, !agreements.contains(where: { $0.id == normalized }) {
+                    problems.add(itemPointer, "'\(id)' names no agreement (terms of use) of this tenant.")
+                } else if !id.isGUID {
+                    problems.add(itemPointer, "must be an agreement's ID (a GUID).")
+                } else if !terms.contains(normalized) {
+                    terms.append(normalized)
                 }
             }
             var strength: StrengthReference?
@@ -94,8 +104,8 @@ extension ConditionalAccessPolicy {
             let op = reader.enumeration("operator", allowed: GrantOperator.allCases.map(\.rawValue), required: true).flatMap(GrantOperator.init(rawValue:))
             var controls: [Control] = []
             if let items = reader.strings("builtInControls", required: true) {
-                if items.isEmpty && !reader.has("authenticationStrength") && session == nil {
-                    problems.add(reader.path("builtInControls"), "must name at least one control (or set authenticationStrength).")
+                if items.isEmpty && !reader.has("authenticationStrength") && session == nil && terms.isEmpty {
+                    problems.add(reader.path("builtInControls"), "must name at least one control (or set authenticationStrength or termsOfUse).")
                 }
                 for (name, itemPointer) in items {
                     if let control = Control.builtIn.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
@@ -119,7 +129,12 @@ extension ConditionalAccessPolicy {
                     "mfa and an authentication strength cannot both be required (as in Entra); the built-in strength 00000000-0000-0000-0000-000000000002 is mfa."
                 )
             }
-            if let op { grant = GrantControls(operator: op, builtInControls: controls, authenticationStrength: strength) }
+            if controls.contains(.block) && !terms.isEmpty {
+                problems.add(reader.path("termsOfUse"), "block cannot be combined with terms of use.")
+            }
+            if let op {
+                grant = GrantControls(operator: op, builtInControls: controls, authenticationStrength: strength, termsOfUse: terms.isEmpty ? nil : terms)
+            }
         }
 
         if let conditions, let grant {
@@ -640,6 +655,9 @@ extension ConditionalAccessPolicy {
 
     /// Whether this policy requires the authentication strength (deleting it would break the policy).
     public func refers(toStrength id: String) -> Bool { grantControls.authenticationStrength?.id == id.lowercased() }
+
+    /// Whether the policy requires the agreement (terms of use) `id`.
+    public func refers(toAgreement id: String) -> Bool { grantControls.termsOfUse?.contains(id.lowercased()) ?? false }
 
     /// Whether the policy targets the authentication context `id`.
     public func refers(toContext id: String) -> Bool {

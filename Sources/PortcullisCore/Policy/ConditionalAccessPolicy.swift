@@ -15,6 +15,8 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     /// policy names in its own member, `grantControls.authenticationStrength`, never in `builtInControls`).
     public enum Control: String, Codable, Sendable, CaseIterable, Comparable {
         case block, mfa, authenticationStrength, approvedApplication, compliantApplication
+        /// Terms of use (`grantControls.termsOfUse`, PROTOCOL §17): every named agreement accepted and current.
+        case termsOfUse
 
         /// The values `builtInControls` takes.
         public static let builtIn: [Control] = [.block, .mfa, .approvedApplication, .compliantApplication]
@@ -25,8 +27,9 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
             case .block: 0
             case .mfa: 1
             case .authenticationStrength: 2
-            case .approvedApplication: 3
-            case .compliantApplication: 4
+            case .termsOfUse: 3
+            case .approvedApplication: 4
+            case .compliantApplication: 5
             }
         }
         public static func < (a: Control, b: Control) -> Bool { a.reportOrder < b.reportOrder }
@@ -193,9 +196,13 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var `operator`: GrantOperator
         public var builtInControls: [Control]
         public var authenticationStrength: StrengthReference?
+        /// Graph's `termsOfUse`: the IDs of agreements the user must have accepted (`nil` or empty: none).
+        public var termsOfUse: [String]?
 
-        /// Every control the policy demands: the built-in ones, then the strength.
-        public var controls: [Control] { builtInControls + (authenticationStrength == nil ? [] : [.authenticationStrength]) }
+        /// Every control the policy demands: the built-in ones, then the strength, then the terms of use.
+        public var controls: [Control] {
+            builtInControls + (authenticationStrength == nil ? [] : [.authenticationStrength]) + (termsOfUse?.isEmpty == false ? [.termsOfUse] : [])
+        }
     }
 
     public var id: String
@@ -208,7 +215,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public var sessionControls: SessionControls?
 
     /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
-    public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange", "termsOfUse"]
+    public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange"]
 }
 
 /// Graph's `conditionalAccessGuestOrExternalUserTypes` (a flags enumeration).

@@ -67,6 +67,8 @@ public struct Decision: Sendable, Equatable {
         case authenticationStrength(policyIds: [String])
         case approvedApplication(policyIds: [String])
         case compliantApplication(policyIds: [String])
+        /// Terms of use the user has not accepted (or whose acceptance expired), PROTOCOL §17: the page asks for them.
+        case termsOfUse(policyIds: [String])
         /// Token protection (`secureSignInSession`) and a request without a DPoP proof (PROTOCOL §15).
         case tokenProtection(policyIds: [String])
         /// A sign-in frequency of the applying policies that the authentication no longer meets (PROTOCOL §13): the user

@@ -9,7 +9,7 @@ public enum ImpactAnalysis {
     /// One side of a comparison: what conditional access decided.
     public struct Outcome: Codable, Sendable, Equatable {
         public var status: Decision.Status
-        /// `block`, `mfa`, `authenticationStrength`, `approvedApplication` or `compliantApplication` when refused.
+        /// `block`, `mfa`, `authenticationStrength`, `termsOfUse`, `approvedApplication` or `compliantApplication` when refused.
         public var refusal: String?
         public var policyIds: [String]
 
@@ -27,6 +27,9 @@ public enum ImpactAnalysis {
                 policyIds = ids
             case .approvedApplication(let ids):
                 refusal = "approvedApplication"
+                policyIds = ids
+            case .termsOfUse(let ids):
+                refusal = "termsOfUse"
                 policyIds = ids
             case .compliantApplication(let ids):
                 refusal = "compliantApplication"

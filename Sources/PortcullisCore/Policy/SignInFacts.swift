@@ -61,6 +61,9 @@ public struct SignInFacts: Sendable, Equatable {
     public var authenticationContexts: [String] = []
     /// The request carried a valid DPoP proof, so the tokens will be bound to its key (PROTOCOL §15).
     public var proofOfPossession = false
+    /// The agreements (terms of use) the user has accepted and whose acceptance is current (PROTOCOL §17): gathered only
+    /// for those some policy requires (`CompiledPolicySet.termsOfUseAgreements`).
+    public var acceptedAgreements: Set<String> = []
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 

@@ -226,6 +226,7 @@ public struct GrantRefusal: Sendable, Equatable {
         case .mfa, .authenticationStrength: return .mfaRequired
         case .approvedApplication: return .approvedClientAppRequired
         case .tokenProtection: return .tokenProtectionRequired
+        case .termsOfUse: return .termsOfUseRequired
         case .signInFrequency: return .signInFrequency
         case .compliantApplication(let policyIds):
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }

@@ -306,6 +306,16 @@ extension TokenError {
         "The refresh token has expired or is invalid due to sign-in frequency checks by conditional access. Sign in again.",
         suberror: "bad_token"
     )
+    /// Terms of use a policy requires and the user has not accepted, or whose acceptance expired (PROTOCOL §17): only the
+    /// sign-in page can ask, so the client is told to go interactive (MSAL: `MsalUiRequiredException`).
+    public static let termsOfUseRequired = TokenError(
+        .interactionRequired, aadsts: 50158,
+        "Conditional access requires the user to accept the organization's terms of use. Sign in interactively to accept them."
+    )
+    /// The user declined terms of use on the sign-in page.
+    public static let termsOfUseDeclined = TokenError(
+        .accessDenied, aadsts: 50158, "The user declined the organization's terms of use, which conditional access requires for this application."
+    )
     public static let approvedClientAppRequired = TokenError(
         .invalidGrant, aadsts: 53002, "Application used is not an approved application."
     )

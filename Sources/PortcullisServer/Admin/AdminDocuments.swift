@@ -23,6 +23,8 @@ struct AdminDocuments: Sendable {
     let roleAssignments: DocumentResource<RoleAssignmentDocument>
     let directoryRoleAssignments: DocumentResource<DirectoryRoleAssignment>
     let tenant: DocumentResource<Tenant>
+    /// Terms of use (PROTOCOL §17).
+    let agreements: DocumentResource<Agreement>
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
     let transmitter: SignalTransmitter
     let logger: Logger
@@ -42,7 +44,7 @@ struct AdminDocuments: Sendable {
                 read: { value, tenant, options in
                     let policy = try ConditionalAccessPolicy.parse(
                         value, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths,
-                        contexts: tenant.contents.authenticationContexts,
+                        contexts: tenant.contents.authenticationContexts, agreements: tenant.contents.agreements,
                         generatedId: UUID().uuidString.lowercased(), force: options.force, unenforceable: options.unenforceable)
                     if !options.force {
                         let registered = ConditionalAccessPolicy.RegisteredMethods(
@@ -69,6 +71,20 @@ struct AdminDocuments: Sendable {
                     try Self.refuseWhileUsed("The authentication strength is required by", tenant: tenant) { $0.refers(toStrength: strength.id) }
                 },
                 builtIns: AuthenticationStrengthPolicy.builtIns))
+
+        agreements = resource(
+            DocumentRegistration(
+                noun: "agreement",
+                read: { value, tenant, _ in
+                    let existing = value["id"]?.stringValue.flatMap { tenant.agreement(id: $0) }
+                    return try Agreement.parse(value, existing: existing, generatedId: UUID().uuidString.lowercased())
+                },
+                present: { agreement, _ in agreement.presented },
+                beforeDelete: { agreement, tenant, _ in
+                    try Self.refuseWhileUsed("The agreement is required by", tenant: tenant) { $0.refers(toAgreement: agreement.id) }
+                },
+                // Up to ten files of 512 KiB, in base64.
+                maximumBody: 8 * 1024 * 1024))
 
         authenticationContexts = resource(
             DocumentRegistration(

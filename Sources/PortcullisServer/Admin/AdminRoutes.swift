@@ -54,6 +54,8 @@ struct AdminRoutes: Sendable {
         documents.namedLocations.register(on: group, path: "named-locations")
         documents.authenticationStrengths.register(on: group, path: "authentication-strengths")
         documents.authenticationContexts.register(on: group, path: "authentication-context-class-references")
+        documents.agreements.register(on: group, path: "agreements")
+        group.get("agreements/:id/acceptances") { request, context in try await acceptances(request, context) }
         documents.attestationRoots.register(on: group, path: "authentication-methods-policy/fido2/attestation-roots")
 
         compliance.register(on: group)
@@ -64,6 +66,21 @@ struct AdminRoutes: Sendable {
         group.post("conditional-access/impact") { request, context in try await impact(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }
         group.get("audit") { request, context in try await audit(request, context) }
+    }
+
+    /// Graph's `agreement/acceptances`: each user's latest answer to the agreement (read-only; the sign-in page writes them).
+    func acceptances(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let id = (context.parameters.get("id") ?? "").lowercased()
+        guard tenant.agreement(id: id) != nil else { throw APIError.notFound("The agreement \(id)") }
+        let top = try Paging.top(request, default: 1000, range: 1...1000)
+        let skip = try Paging.skip(request)
+        let all = tenant.contents.agreementAcceptances.filter { $0.agreementId == id }
+        let page = Array(all.dropFirst(skip).prefix(top))
+        return JSONResponse.make(
+            status: .ok,
+            DocumentResource<AgreementAcceptance>.ListBody(
+                value: page.map { JSONValue(encoding: $0) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count)))
     }
 
     func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
@@ -93,6 +110,7 @@ struct AdminRoutes: Sendable {
         items.compactMap { draft, pointer in
             ConditionalAccessPolicy.read(
                 draft, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths, contexts: tenant.contents.authenticationContexts,
+                agreements: tenant.contents.agreements,
                 generatedId: UUID().uuidString.lowercased(),
                 force: true, pointer: pointer, problems: problems)
         }
@@ -108,6 +126,8 @@ struct AdminRoutes: Sendable {
         var facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
         let country = countries.country(of: facts?.signIn.ipAddress)
         facts?.signIn.country = country
+        let accepted = tenant.acceptedAgreements(userId: facts?.user?.id, now: clock.now())
+        facts?.signIn.acceptedAgreements = accepted
         try problems.check()
         guard let facts else { throw ValidationError(problems: [ValidationProblem(pointer: "/signIn", message: "does not describe a sign-in.")]) }
         let policies = drafts.map(tenant.compile) ?? tenant.conditionalAccess

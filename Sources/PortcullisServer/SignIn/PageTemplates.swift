@@ -4,7 +4,7 @@
 enum PageTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode), ("account", account),
-        ("factor", factor), ("passkey", passkey), ("securityInfo", securityInfo), ("passkeyRegistration", passkeyRegistration),
+        ("factor", factor), ("passkey", passkey), ("securityInfo", securityInfo), ("passkeyRegistration", passkeyRegistration), ("terms", terms),
     ]
 
     static let layout = """
@@ -76,6 +76,24 @@ enum PageTemplates {
         <label for="otp">Code</label>
         <input id="otp" name="otp" type="text" inputmode="numeric" pattern="[0-9 ]*" maxlength="8" autocomplete="one-time-code" spellcheck="false" required autofocus{{#error}} aria-describedby="error"{{/error}}>
         <div class="actions"><button type="submit">Verify</button></div>
+        </form>
+
+        """
+
+    /// Terms of use (PROTOCOL §17): the agreement in the user's language, Accept or Decline.
+    static let terms = """
+        <p class="lead">{{upn}}</p>
+        {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p></div>{{/error}}
+        <h2 id="agreement">{{name}}</h2>
+        <p>Your organization asks you to accept its terms of use to continue.</p>
+        {{#text}}<pre class="terms" id="terms-text" tabindex="0" aria-labelledby="agreement" lang="{{language}}">{{text}}</pre>{{/text}}
+        {{#pdf}}<p><a id="terms-file" href="{{href}}" target="_blank" rel="noopener">Open {{fileName}} (PDF)</a></p>{{/pdf}}
+        {{#mustView}}<p class="note">Open and read the terms before you accept.</p>{{/mustView}}
+        <form method="post" action="{{action}}">
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <div class="actions"><button type="submit" name="decision" value="accept" id="accept">Accept</button>
+        <button type="submit" name="decision" value="decline" id="decline" class="secondary">Decline</button></div>
         </form>
 
         """
@@ -256,6 +274,8 @@ enum PageTemplates {
         .wrap { overflow-wrap: anywhere; word-break: break-all; }
         [hidden] { display: none !important; }
         h2 { font-size: 1.1rem; margin: 1.25rem 0 .5rem; }
+        .terms { max-height: 18rem; overflow: auto; margin: 0; padding: .75rem .9rem; border: 1px solid var(--line); border-radius: .5rem;
+                 background: #f6f8fa; white-space: pre-wrap; overflow-wrap: anywhere; font: .9rem/1.5 system-ui, sans-serif; }
         .notice { margin: 0 0 1rem; padding: .6rem .9rem; border-radius: .5rem; background: #e8f3ec; color: #1d5e34; border: 1px solid #a7d3b5; }
         .methods { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: .75rem; }
         .method { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }

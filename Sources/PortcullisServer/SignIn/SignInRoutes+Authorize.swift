@@ -284,6 +284,11 @@ extension SignInRoutes {
                 newSecret: nil, issued: clock.now(), primaryTime: authTime)
             if result.step == .registerAuthenticatorApp { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
             return with(try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context))
+        case .acceptTerms(let agreementIds):
+            return with(
+                termsPage(
+                    .authorize(authorization), agreementIds: agreementIds, user: user, methods: methods, authTime: authTime, sessionHash: sessionHash,
+                    tenant: tenant, request: request, context))
         case .registrationRefused(let refusal):
             return with(
                 errorPage(Self.registrationRefused(refusal.message), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden))
@@ -354,7 +359,9 @@ extension SignInRoutes {
             user: user, client: client, resource: resource, authentication: authentication, platform: platform, ipAddress: address,
             capabilities: claims ?? ClaimsRequest())
         input.country = countries.country(of: address)
-        return SignInFacts(input, directory: tenant.directory)
+        var facts = SignInFacts(input, directory: tenant.directory)
+        facts.acceptedAgreements = tenant.acceptedAgreements(userId: user.id, now: clock.now())
+        return facts
     }
 
     func errorFields(_ error: TokenError, state: String?, _ context: PortcullisRequestContext) -> [(String, String)] {

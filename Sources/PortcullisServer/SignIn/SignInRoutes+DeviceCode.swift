@@ -174,8 +174,17 @@ extension SignInRoutes {
         } catch let error as TokenError {
             return deviceSignInPage(record, tenant: tenant, error: error, username: username, request: request, context, status: .badRequest)
         }
+        return try await continueDeviceSignIn(record, user: user, authentication: authentication, tenant: tenant, request: request, context, username: username)
+    }
+
+    /// The device sign-in's one decision (`InteractiveDecision`), carried out: blocked (the code declined), the factor, terms
+    /// of use, or the code approved. Also where the terms page comes back to once the user accepted.
+    func continueDeviceSignIn(
+        _ record: DeviceCodeRecord, user: User, authentication: AuthenticationContext, tenant: TenantSnapshot, request: Request,
+        _ context: PortcullisRequestContext, username: String? = nil
+    ) async throws -> Response {
+        let now = clock.now()
         if let client = tenant.directory.application(appId: record.clientId) {
-            // The sign-in's one decision (`InteractiveDecision`), as a device code sign-in.
             let resource: PortcullisCore.Application
             do {
                 resource = try ScopeRequest.parse(record.scope, in: tenant.directory).resource ?? client
@@ -196,22 +205,26 @@ extension SignInRoutes {
             case .enterCode, .registerAuthenticatorApp:
                 var ticket = FactorTicket(
                     continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
-                    newSecret: nil, issued: now, primaryTime: now)
+                    newSecret: nil, issued: now, primaryTime: authentication.time ?? now)
                 if facts.methods.hasAuthenticatorApp == false { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
                 return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
+            case .acceptTerms(let agreementIds):
+                return termsPage(
+                    .device(userCode: record.userCode), agreementIds: agreementIds, user: user, methods: authentication.methods,
+                    authTime: authentication.time ?? now, sessionHash: nil, tenant: tenant, request: request, context)
             case .registrationRefused(let refusal):
                 return errorPage(
                     Self.registrationRefused(refusal.message), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden)
             case .signInAgain, .loginRequired, .interactionRequired, .usePasskey, .registerPasskey:
                 // Not for a password given just now on this page (no prompt, no passkey ceremony here): signed in again.
-                return deviceSignInPage(record, tenant: tenant, error: nil, username: username, request: request, context)
+                return deviceSignInPage(record, tenant: tenant, error: nil, username: username ?? user.userPrincipalName, request: request, context)
             case .issue:
                 break
             }
         }
         guard
             try await store.decideDeviceCode(
-                userCode: record.userCode, approve: true, userId: user.id, methods: authentication.methods, authTime: now, now: now)
+                userCode: record.userCode, approve: true, userId: user.id, methods: authentication.methods, authTime: authentication.time ?? now, now: now)
         else {
             return errorPage(
                 TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)

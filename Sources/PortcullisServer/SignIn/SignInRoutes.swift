@@ -42,6 +42,8 @@ struct SignInRoutes: Sendable {
         }
         router.post("/:tenant/oauth2/v2.0/authorize/signin") { request, context in try await signIn(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
+        router.post("/:tenant/oauth2/v2.0/authorize/terms") { request, context in try await termsAnswered(request, context) }
+        router.get("/:tenant/oauth2/v2.0/authorize/terms/file") { request, context in try await termsFile(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/passkey") { request, context in try await passkeySignIn(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/passkey/register") { request, context in try await passkeyRegistered(request, context) }
         router.get("/:tenant/oauth2/v2.0/logout") { request, context in try await logout(request, context) }
