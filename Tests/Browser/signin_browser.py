@@ -94,12 +94,12 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def start_server(binary, work):
+def start_server(binary, work, env=None):
     shutil.copytree(os.path.join(ROOT, "Config"), os.path.join(work, "config"))
     log = open(os.path.join(work, "server.log"), "w")
     process = subprocess.Popen(
         [binary, "serve", "--config", "./config", "--data", "./data", "--keys", "./keys", "--host", "127.0.0.1", "--port", "0"],
-        cwd=work, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PORTCULLIS_BCRYPT_COST="4"))
+        cwd=work, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PORTCULLIS_BCRYPT_COST="4", **(env or {})))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         text = open(os.path.join(work, "server.log")).read()

@@ -131,4 +131,37 @@ struct TermsOfUseTests {
             }
         }
     }
+
+    @Test("a PDF that must be read is opened before Accept counts; after the frequency the user accepts again")
+    func pdfAndFrequency() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let pdf = Data("%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n".utf8)
+                let document = Self.agreement(
+                    frequency: "P1D", files: [["fileName": "terms.pdf", "language": "en", "fileData": ["data": pdf.base64EncodedString()]]])
+                let id = try #require(try await client.admin(.post, "/agreements", token: admin, json: document).string("id"))
+                #expect(try await client.admin(.post, "/conditional-access/policies", token: admin, json: Self.policy(id)).status == .created)
+
+                let alice = Browser()
+                let page = try await alice.signIn(client)
+                #expect(page.html.contains("Open terms.pdf (PDF)") && page.html.contains("Open and read the terms"), "\(page.html.prefix(800))")
+                let unread = try await alice.submit(client, page, [("decision", "accept")])
+                #expect(unread.status == .badRequest && unread.html.contains("Open the terms of use and read them"), "\(unread.html.prefix(600))")
+                // The link the page gives: the PDF, as a PDF; the browser has opened it now.
+                let link = try #require(unread.html.range(of: "id=\"terms-file\" href=\"")).upperBound
+                let href = String(unread.html[link...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+                let file = try await alice.get(client, href)
+                #expect(file.status == .ok && file.headers[.contentType] == "application/pdf" && file.html.hasPrefix("%PDF-"), "\(file.status) \(file.headers)")
+                let accepted = try await alice.submit(client, unread, [("decision", "accept")])
+                #expect(accepted.delivered["code"] != nil, "\(accepted.status) \(accepted.html.prefix(400))")
+                #expect(try await client.token(Grants.password(claims: nil)).status == .ok)
+                // A day and a minute later: the acceptance has ended, the page asks again.
+                env.clock.advance(by: 86_400 + 60)
+                #expect(try await client.token(Grants.password(claims: nil)).errorCode == 50158)
+                let again = try await Browser().signIn(client)
+                #expect(again.status == .ok && again.html.contains("Open terms.pdf"), "\(again.status) \(again.html.prefix(400))")
+            }
+        }
+    }
 }
