@@ -554,6 +554,23 @@ def role_holder(run):
     print("PASS role holder: a Conditional Access Administrator reads and writes policies in the console, reads the directory, and cannot create a user")
 
 
+def terms_of_use(run):
+    """PROTOCOL §17 in the console: terms of use created from the directory's template, listed in the directory."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+    go(run, "/admin/new/agreements", "console-new-agreement")
+    check('"userReacceptRequiredFrequency"' in driver.find_element(By.ID, "document").get_attribute("value"), "the agreement template")
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
+    text = driver.find_element(By.ID, "document").get_attribute("value")
+    check('"size"' in text and '"data"' not in text, "stored: the editor shows the file's size, not its bytes", text[:800])
+    go(run, "/admin/directory", "console-directory-terms")
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tr") if "Terms of use" in row.text]
+    check(rows and "en (text)" in rows[0], "the directory lists the terms of use with their files", rows)
+    print("PASS terms of use: created from the template, listed in the directory with its file")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
@@ -574,6 +591,7 @@ def main():
         from_template(run)
         role_holder(run)
         sign_in(run, ERIN, ERIN_PASSWORD)
+        terms_of_use(run)
         enroll_alice(base)
         answered, tokens = mail_token(base)
         check(answered == 200 and tokens.get("refresh_token"), "Alice's mail app has tokens", tokens)

@@ -72,6 +72,9 @@ struct ConsolePages: Sendable {
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationStrength],
                     documents: documents.authenticationStrengths),
                 Kind(
+                    slug: "agreements", apiPath: "agreements", noun: "agreement", label: "Terms of use", nameKey: "displayName", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.agreement], documents: documents.agreements),
+                Kind(
                     slug: "authentication-contexts", apiPath: "authentication-context-class-references", noun: "authentication context",
                     label: "Authentication context", nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationContext],
@@ -875,6 +878,10 @@ struct ConsolePages: Sendable {
             try await section(
                 "authentication-contexts", "Authentication contexts", documents.authenticationContexts, detailTitle: "Available to apps",
                 name: { "\($0.id): \($0.displayName)" }, detail: { $0.isAvailable ? "yes" : "no (policies only)" }),
+            try await section("agreements", "Terms of use", documents.agreements, detailTitle: "Files", name: \.displayName) { agreement in
+                let languages = agreement.files.map { "\($0.language) (\($0.format.rawValue))" }.joined(separator: ", ")
+                return languages + (agreement.userReacceptRequiredFrequency.map { ", accepted again every \($0)" } ?? "")
+            },
         ]
         return console.page(
             "directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
@@ -973,6 +980,23 @@ enum ConsoleDocumentTemplates {
           "priority": 100,
           "configuration": {},
           "secrets": []
+        }
+        """
+    /// Terms of use (PROTOCOL §17): one plain-text file ("Replace these terms with your organization's.", base64).
+    static let agreement = """
+        {
+          "displayName": "Terms of use",
+          "isViewingBeforeAcceptanceRequired": true,
+          "isPerDeviceAcceptanceRequired": false,
+          "userReacceptRequiredFrequency": "P365D",
+          "files": [
+            {
+              "fileName": "terms.txt",
+              "language": "en",
+              "isDefault": true,
+              "fileData": { "data": "UmVwbGFjZSB0aGVzZSB0ZXJtcyB3aXRoIHlvdXIgb3JnYW5pemF0aW9uJ3Mu" }
+            }
+          ]
         }
         """
     static let user = """
