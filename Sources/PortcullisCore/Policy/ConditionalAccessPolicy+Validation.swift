@@ -110,6 +110,8 @@ extension ConditionalAccessPolicy {
                 for (name, itemPointer) in items {
                     if let control = Control.builtIn.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
                         if !controls.contains(control) { controls.append(control) }
+                    } else if name.lowercased() == "termsofuse" {
+                        problems.add(itemPointer, "terms of use are not a built-in control: list the agreements' IDs in grantControls.termsOfUse.")
                     } else if unenforceableControls.contains(where: { $0.lowercased() == name.lowercased() }) {
                         problems.add(itemPointer, "'\(name)' cannot be enforced by this server; a policy that silently skipped it would be a security hole.")
                     } else {

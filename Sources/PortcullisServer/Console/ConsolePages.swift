@@ -98,6 +98,7 @@ struct ConsolePages: Sendable {
     func register(on router: Router<PortcullisRequestContext>) {
         router.get("admin/policies") { request, context in try await signedIn(request, context) { try await policies(request, context, $0) } }
         router.post("admin/policies/state") { request, context in try await signedIn(request, context) { try await setState(request, context, $0) } }
+        router.post("admin/policies/import") { request, context in try await signedIn(request, context) { try await importPolicies(request, context, $0) } }
         router.get("admin/edit/:kind/:id") { request, context in try await signedIn(request, context) { try await editor(request, context, $0) } }
         router.post("admin/edit/:kind/:id") { request, context in try await signedIn(request, context) { try await save(request, context, $0) } }
         router.get("admin/new/:kind") { request, context in try await signedIn(request, context) { try await newDocument(request, context, $0) } }
@@ -193,7 +194,8 @@ struct ConsolePages: Sendable {
         func kindPath(_ slug: String) -> String? { kinds[slug]?.apiPath }
         switch segments.first ?? "" {
         case "policies":
-            return segments.count == 2 && segments[1] == "state" ? ("PUT", "conditional-access/policies/-") : ("GET", "conditional-access/policies")
+            guard segments.count == 2 else { return ("GET", "conditional-access/policies") }
+            return segments[1] == "state" ? ("PUT", "conditional-access/policies/-") : ("POST", "conditional-access/policies")
         case "edit" where segments.count == 3:
             return kindPath(segments[1]).map { (posting ? "PUT" : "GET", "\($0)/\(segments[2])") }
         case "new" where segments.count == 2:
@@ -310,8 +312,79 @@ struct ConsolePages: Sendable {
         let microsoft = TemplateRoutes.catalogue.sorted { $0.name < $1.name }.map { ["value": $0.id, "label": $0.name] }
         return console.page(
             "policies", title: "Policies", session: admin.session, context,
-            values: ["ca": caRows, "ap": apRows, "caTemplates": templates, "msTemplates": microsoft],
+            values: ["ca": caRows, "ap": apRows, "caTemplates": templates, "msTemplates": microsoft, "csrf": csrf],
             current: "/admin/policies", notice: notice(request))
+    }
+
+    /// The import (PROTOCOL §17): policies as Graph exports them, one or a list, with an optional map of another
+    /// directory's IDs; each written through the policies' one write path (a stored ID is replaced, any other created),
+    /// and each one's outcome or problems shown.
+    func importPolicies(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        let fields = try await form(request, context, admin)
+        func failure(_ message: String) -> Response {
+            console.page(
+                "failure", title: "Not imported", session: admin.session, context,
+                values: ["message": message, "href": basePath + "/admin/policies", "link": "Back to the policies"], current: "/admin/policies",
+                status: .badRequest)
+        }
+        guard let value = JSONValue.parse(Data((fields["policies"] ?? "").utf8)), value.objectValue != nil else {
+            return failure("The policies are not a JSON object (one policy, or Graph's list {\"value\": [...]}).")
+        }
+        var map: [String: String] = [:]
+        if let text = fields["map"], !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            guard let parsed = JSONValue.parse(Data(text.utf8)) else { return failure("The ID map is not JSON.") }
+            do { map = try PolicyImport.parseMap(parsed) } catch {
+                return failure("The ID map: " + error.problems.map(\.description).joined(separator: "; "))
+            }
+        }
+        let options = WriteOptions(unenforceable: fields["reportOnly"] == "1" ? .reportOnly : .refuse)
+        let policies = documents.conditionalAccessPolicies
+        var rows: [[String: Any]] = []
+        var tenant = admin.tenant
+        for (element, pointer) in PolicyImport.policies(in: value).prefix(200) {
+            let mapped = PolicyImport.mapping(element, with: map)
+            let name = mapped["displayName"]?.stringValue ?? (pointer.isEmpty ? "(the policy)" : pointer)
+            let id = mapped["id"]?.stringValue?.lowercased()
+            var stored: Versioned<ConditionalAccessPolicy>?
+            if let id { stored = try await policies.read(tenant, id: id) }
+            let outcome = try await attempt {
+                try await policies.write(
+                    mapped, pathId: stored == nil ? nil : id, precondition: stored.map { .version($0.version) }, options: options, dryRun: false,
+                    tenant: tenant, actor: admin.actor)
+            }
+            switch outcome {
+            case .success(let written):
+                let (label, document): (String, ConditionalAccessPolicy?) =
+                    switch written {
+                    case .created(let d): ("created", d.document)
+                    case .replaced(let d): ("changed", d.document)
+                    case .unchanged(let d): ("unchanged", d.document)
+                    case .dryRun: ("unchanged", nil)
+                    }
+                var row: [String: Any] = ["name": name, "outcome": label]
+                if let document {
+                    row["href"] = "\(basePath)/admin/edit/conditional-access/\(Self.path(document.id))"
+                    if label != "unchanged", document.state == .reportOnly, mapped["state"]?.stringValue == ConditionalAccessPolicy.State.enabled.rawValue {
+                        row["outcome"] = "\(label) report-only"
+                    }
+                }
+                rows.append(row)
+                tenant = try await console.tenants.snapshot(tenantSegment: tenant.tenant.id) ?? tenant
+            case .failure(let refusal):
+                let problems =
+                    refusal.details.isEmpty
+                    ? [["pointer": "", "message": refusal.message]]
+                    : refusal.details.map {
+                        ["pointer": pointer + $0.pointer, "message": $0.message]
+                    }
+                rows.append(["name": name, "outcome": "refused", "problems": problems])
+            }
+        }
+        let refused = rows.filter { $0["outcome"] as? String == "refused" }.count
+        return console.page(
+            "policyImport", title: "Import", session: admin.session, context,
+            values: ["rows": rows, "summary": "\(rows.count - refused) imported, \(refused) refused."], current: "/admin/policies",
+            status: refused == rows.count && !rows.isEmpty ? .badRequest : .ok)
     }
 
     func setState(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {

@@ -6,7 +6,7 @@ enum ConsoleTemplates {
         ("consoleLayout", layout), ("start", start), ("noAccess", noAccess), ("policies", policies), ("editor", editor), ("confirm", confirm),
         ("whatIf", whatIf), ("signIns", signIns), ("enrollments", enrollments), ("enrollment", enrollment), ("callbacks", callbacks),
         ("audit", audit), ("directory", directory), ("appConfiguration", appConfiguration), ("failure", failure), ("methods", methods),
-        ("signals", signals), ("signalStream", signalStream),
+        ("signals", signals), ("signalStream", signalStream), ("policyImport", policyImport),
     ]
 
     static let layout = """
@@ -56,6 +56,19 @@ enum ConsoleTemplates {
 
         """
 
+    static let policyImport = """
+        <p>{{summary}}</p>
+        <div class="scroll"><table>
+        <thead><tr><th scope="col">Policy</th><th scope="col">Result</th><th scope="col">Problems</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr><td data-label="Policy">{{#href}}<a href="{{href}}">{{name}}</a>{{/href}}{{^href}}{{name}}{{/href}}</td>
+        <td data-label="Result"><span class="state state-{{outcome}}">{{outcome}}</span></td>
+        <td data-label="Problems">{{#problems}}<p class="mono wrap"><strong>{{pointer}}</strong> {{message}}</p>{{/problems}}{{^problems}}—{{/problems}}</td></tr>{{/rows}}
+        </tbody></table></div>
+        <p><a href="{{basePath}}/admin/policies">Back to the policies</a></p>
+
+        """
+
     static let failure = """
         <p>{{message}}</p>
         {{#href}}<p><a href="{{href}}">{{link}}</a></p>{{/href}}
@@ -87,6 +100,19 @@ enum ConsoleTemplates {
         </tr>{{/ca}}
         {{^ca}}<tr><td colspan="4">No conditional-access policies.</td></tr>{{/ca}}
         </tbody></table></div>
+        </section>
+        <section aria-labelledby="import-title">
+        <h2 id="import-title">Import from Entra</h2>
+        <p>Paste policies as Graph exports them (one policy, or <code>{"value": [...]}</code>) and, to bring them from another directory, a map of its object IDs to this one's.</p>
+        <form method="post" action="{{basePath}}/admin/policies/import">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="import-policies">Policies (JSON)</label>
+        <textarea id="import-policies" name="policies" rows="8" spellcheck="false" required></textarea>
+        <label for="import-map">ID map (JSON object, optional)</label>
+        <textarea id="import-map" name="map" rows="4" spellcheck="false"></textarea>
+        <p><input type="checkbox" id="import-report-only" name="reportOnly" value="1"> <label for="import-report-only" class="inline">Keep controls this server cannot enforce (cloudAppSecurity) in report-only policies</label></p>
+        <div class="actions"><button type="submit">Import…</button></div>
+        </form>
         </section>
         <section aria-labelledby="ap-title">
         <h2 id="ap-title">App protection</h2>
@@ -363,7 +389,7 @@ enum ConsoleTemplates {
         .scroll { overflow-x: auto; position: relative; }
         .mono, code, pre, textarea { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
         .wrap { overflow-wrap: anywhere; word-break: break-all; } .nowrap { white-space: nowrap; }
-        label { display: block; font-weight: 600; margin: .75rem 0 .3rem; }
+        label { display: block; font-weight: 600; margin: .75rem 0 .3rem; } label.inline { display: inline; font-weight: 400; }
         label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; margin: .35rem 0; }
         input[type=text], select, textarea { font: inherit; padding: .5rem .6rem; border: 1px solid #7a8594; border-radius: .4rem; background: #fff; color: var(--ink); max-width: 100%; }
         input[type=text], textarea { width: 100%; } textarea { font-size: .875rem; line-height: 1.45; }
