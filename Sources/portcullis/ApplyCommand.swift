@@ -81,39 +81,27 @@ enum DocumentKindPath: Int, CaseIterable {
     case appProtection, appConfiguration
 
     var order: Int { rawValue }
-    var collection: String {
+
+    /// The document kind: its path and noun come from `DocumentKind.registry`, as the server's routes do.
+    var kind: DocumentKind {
         switch self {
-        case .tenant: "/tenant"
-        case .user: "/users"
-        case .group: "/groups"
-        case .application: "/applications"
-        case .appRoleAssignment: "/app-role-assignments"
-        case .directoryRoleAssignment: "/role-management/directory/role-assignments"
-        case .namedLocation: "/named-locations"
-        case .authenticationStrength: "/authentication-strengths"
-        case .authenticationContext: "/authentication-context-class-references"
-        case .conditionalAccess: "/conditional-access/policies"
-        case .appProtection: "/app-protection/policies"
-        case .appConfiguration: "/app-configuration/policies"
+        case .tenant: .tenant
+        case .user: .user
+        case .group: .group
+        case .application: .application
+        case .appRoleAssignment: .appRoleAssignment
+        case .directoryRoleAssignment: .directoryRoleAssignment
+        case .namedLocation: .namedLocation
+        case .authenticationStrength: .authenticationStrength
+        case .authenticationContext: .authenticationContextClassReference
+        case .conditionalAccess: .conditionalAccessPolicy
+        case .appProtection: .appProtectionPolicy
+        case .appConfiguration: .appConfigurationPolicy
         }
     }
+    var collection: String { "/" + (kind.adminPath ?? kind.rawValue) }
     var idKey: String { self == .application ? "appId" : "id" }
-    var noun: String {
-        switch self {
-        case .tenant: "tenant"
-        case .user: "user"
-        case .group: "group"
-        case .application: "application"
-        case .appRoleAssignment: "role assignment"
-        case .directoryRoleAssignment: "directory role assignment"
-        case .namedLocation: "named location"
-        case .authenticationStrength: "authentication strength"
-        case .authenticationContext: "authentication context"
-        case .conditionalAccess: "conditional-access policy"
-        case .appProtection: "app protection policy"
-        case .appConfiguration: "app configuration policy"
-        }
-    }
+    var noun: String { kind.noun }
 
     /// How a document is named in the plan.
     func label(_ document: [String: Any]) -> String {

@@ -31,6 +31,33 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
 }
 
 extension DocumentKind {
+    /// Where the admin API serves a kind (under `/admin/v1/`) and what people call one: the one table that the admin
+    /// API's routes, the console's editor, `portcullis apply` and the OpenAPI test all read. Kinds without a path are
+    /// not served as documents (sealed secrets, streams with their own routes).
+    public static let registry: [DocumentKind: (path: String, noun: String)] = [
+        .tenant: ("tenant", "tenant"),
+        .user: ("users", "user"),
+        .group: ("groups", "group"),
+        .application: ("applications", "application"),
+        .appRoleAssignment: ("app-role-assignments", "app role assignment"),
+        .directoryRoleAssignment: ("role-management/directory/role-assignments", "directory role assignment"),
+        .namedLocation: ("named-locations", "named location"),
+        .conditionalAccessPolicy: ("conditional-access/policies", "conditional-access policy"),
+        .appProtectionPolicy: ("app-protection/policies", "app protection policy"),
+        .appConfigurationPolicy: ("app-configuration/policies", "app configuration policy"),
+        .authenticationStrength: ("authentication-strengths", "authentication strength"),
+        .authenticationContextClassReference: ("authentication-context-class-references", "authentication context"),
+        .fidoAttestationRoot: ("authentication-methods-policy/fido2/attestation-roots", "attestation root"),
+        .agreement: ("agreements", "agreement"),
+        .sharedSignalsStream: ("ssf-streams", "stream"),
+    ]
+
+    /// The kind's path under `/admin/v1/` (`nil`: not served as documents).
+    public var adminPath: String? { Self.registry[self]?.path }
+
+    /// What people call one document of the kind.
+    public var noun: String { Self.registry[self]?.noun ?? rawValue }
+
     /// Identifiers unique across the whole installation, as GUIDs are in Entra (PROTOCOL §11): users and groups
     /// share the directory-object namespace, applications have theirs (`appId`). `nil`: unique within a tenant only.
     public var installationWideNamespace: String? {

@@ -40,7 +40,6 @@ struct AdminDocuments: Sendable {
         }
         conditionalAccessPolicies = resource(
             DocumentRegistration(
-                noun: "conditional-access policy",
                 read: { value, tenant, options in
                     let policy = try ConditionalAccessPolicy.parse(
                         value, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths,
@@ -62,7 +61,6 @@ struct AdminDocuments: Sendable {
 
         authenticationStrengths = resource(
             DocumentRegistration(
-                noun: "authentication strength",
                 read: { value, tenant, _ in
                     try AuthenticationStrengthPolicy.parse(
                         value, others: tenant.contents.authenticationStrengths, generatedId: UUID().uuidString.lowercased())
@@ -74,7 +72,6 @@ struct AdminDocuments: Sendable {
 
         agreements = resource(
             DocumentRegistration(
-                noun: "agreement",
                 read: { value, tenant, _ in
                     let existing = value["id"]?.stringValue.flatMap { tenant.agreement(id: $0) }
                     return try Agreement.parse(value, existing: existing, generatedId: UUID().uuidString.lowercased())
@@ -88,7 +85,6 @@ struct AdminDocuments: Sendable {
 
         authenticationContexts = resource(
             DocumentRegistration(
-                noun: "authentication context",
                 read: { value, tenant, _ in try AuthenticationContextClassReference.parse(value, others: tenant.contents.authenticationContexts) },
                 beforeDelete: { reference, tenant, _ in
                     try Self.refuseWhileUsed("The authentication context is targeted by", tenant: tenant) { $0.refers(toContext: reference.id) }
@@ -96,7 +92,6 @@ struct AdminDocuments: Sendable {
 
         attestationRoots = resource(
             DocumentRegistration(
-                noun: "attestation root",
                 read: { value, tenant, _ in
                     try FidoAttestationRoot.parse(
                         value, others: tenant.contents.attestationRoots, generatedId: UUID().uuidString.lowercased(), at: clock.now())
@@ -111,7 +106,6 @@ struct AdminDocuments: Sendable {
 
         namedLocations = resource(
             DocumentRegistration(
-                noun: "named location",
                 read: { value, _, _ in
                     let problems = ProblemCollector()
                     let location = DirectoryDocument.parseNamedLocation(DocumentBody.withGeneratedId(value), at: "", problems: problems)
@@ -125,14 +119,12 @@ struct AdminDocuments: Sendable {
 
         appProtectionPolicies = resource(
             DocumentRegistration(
-                noun: "app protection policy",
                 read: { value, tenant, _ in
                     try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
                 }))
 
         appConfigurationPolicies = resource(
             DocumentRegistration(
-                noun: "app configuration policy",
                 read: { value, tenant, _ in
                     try AppConfigurationPolicy.parse(
                         value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().uuidString.lowercased())
@@ -153,7 +145,6 @@ struct AdminDocuments: Sendable {
 
         users = resource(
             DocumentRegistration(
-                noun: "user",
                 read: { value, tenant, _ in try await Self.readUser(value, tenant: tenant, passwords: passwords) },
                 present: { user, _ in
                     var shown = user
@@ -174,7 +165,6 @@ struct AdminDocuments: Sendable {
 
         groups = resource(
             DocumentRegistration(
-                noun: "group",
                 read: { value, tenant, _ in
                     let problems = ProblemCollector()
                     let parsed = DirectoryDocument.parseGroup(
@@ -204,7 +194,6 @@ struct AdminDocuments: Sendable {
 
         applications = resource(
             DocumentRegistration(
-                noun: "application",
                 read: { value, tenant, _ in
                     try Self.readApplication(DocumentBody.withGeneratedId(value, key: "appId"), tenant: tenant, credentials: credentials, now: clock.now())
                 },
@@ -239,7 +228,6 @@ struct AdminDocuments: Sendable {
 
         roleAssignments = resource(
             DocumentRegistration(
-                noun: "app role assignment",
                 read: { value, tenant, _ in try Self.readRoleAssignment(value, tenant: tenant) },
                 beforeDelete: { assignment, tenant, force in
                     // Removing the last holder of Portcullis.Admin would leave nobody to administer the tenant.
@@ -253,7 +241,6 @@ struct AdminDocuments: Sendable {
 
         directoryRoleAssignments = resource(
             DocumentRegistration(
-                noun: "directory role assignment",
                 read: { value, tenant, _ in
                     let problems = ProblemCollector()
                     guard let item = JSONObjectReader(value, at: "", problems: problems) else {
@@ -268,7 +255,6 @@ struct AdminDocuments: Sendable {
 
         tenant = resource(
             DocumentRegistration(
-                noun: "tenant",
                 read: { value, tenant, _ in try Self.readTenant(value, tenant: tenant) },
                 beforeDelete: { _, _, _ in throw APIError(.methodNotAllowed, "methodNotAllowed", "A tenant cannot be deleted through its own admin API.") }))
     }

@@ -49,14 +49,14 @@ struct AdminRoutes: Sendable {
     func register(on router: Router<PortcullisRequestContext>) {
         let group = router.group("admin/v1").add(middleware: authenticator)
 
-        documents.conditionalAccessPolicies.register(on: group, path: "conditional-access/policies")
+        documents.conditionalAccessPolicies.register(on: group)
         TemplateRoutes(policies: documents.conditionalAccessPolicies).register(on: group)
-        documents.namedLocations.register(on: group, path: "named-locations")
-        documents.authenticationStrengths.register(on: group, path: "authentication-strengths")
-        documents.authenticationContexts.register(on: group, path: "authentication-context-class-references")
-        documents.agreements.register(on: group, path: "agreements")
+        documents.namedLocations.register(on: group)
+        documents.authenticationStrengths.register(on: group)
+        documents.authenticationContexts.register(on: group)
+        documents.agreements.register(on: group)
         group.get("agreements/:id/acceptances") { request, context in try await acceptances(request, context) }
-        documents.attestationRoots.register(on: group, path: "authentication-methods-policy/fido2/attestation-roots")
+        documents.attestationRoots.register(on: group)
 
         compliance.register(on: group)
         directory.register(on: group)

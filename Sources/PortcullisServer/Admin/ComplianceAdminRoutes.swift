@@ -21,8 +21,8 @@ struct ComplianceAdminRoutes: Sendable {
     static var encoder: JSONEncoder { JSONResponse.encoder }
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
-        documents.appProtectionPolicies.register(on: group, path: "app-protection/policies")
-        documents.appConfigurationPolicies.register(on: group, path: "app-configuration/policies")
+        documents.appProtectionPolicies.register(on: group)
+        documents.appConfigurationPolicies.register(on: group)
         AppSecretRoutes(store: store, tenants: tenants, compliance: compliance, box: box, clock: clock).register(on: group)
 
         group.get("enrollments") { request, context in try await list(request, context) }

@@ -20,14 +20,14 @@ struct DirectoryRoutes: Sendable {
     let tenants: TenantCache
 
     func register(on group: RouterGroup<PortcullisRequestContext>) {
-        documents.users.register(on: group, path: "users")
-        documents.groups.register(on: group, path: "groups")
-        documents.applications.register(on: group, path: "applications")
+        documents.users.register(on: group)
+        documents.groups.register(on: group)
+        documents.applications.register(on: group)
         ApplicationSecretRoutes(resource: documents.applications, credentials: credentials).register(on: group)
-        documents.roleAssignments.register(on: group, path: "app-role-assignments")
+        documents.roleAssignments.register(on: group)
         // Directory roles as Graph's role management spells them (PROTOCOL §17): Entra's built-in definitions, read-only,
         // and who holds them.
-        documents.directoryRoleAssignments.register(on: group, path: "role-management/directory/role-assignments")
+        documents.directoryRoleAssignments.register(on: group)
         group.get("role-management/directory/role-definitions") { _, _ in
             JSONResponse.make(status: .ok, RoleDefinitionList(value: DirectoryRoleDefinition.builtIns))
         }

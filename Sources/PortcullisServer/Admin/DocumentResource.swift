@@ -11,8 +11,8 @@ import PortcullisTokens
 /// `If-Match`, dry runs, the audit log with the documents as JSON values, "no change" decided by comparing values,
 /// and the tenant cache following the change — is `DocumentResource`'s, the same for every kind.
 struct DocumentRegistration<Document: TenantDocument>: Sendable {
-    /// What people call one ("conditional-access policy").
-    let noun: String
+    /// What people call one ("conditional-access policy"): the kind's, from `DocumentKind.registry`.
+    var noun: String { Document.kind.noun }
     /// Reads and validates a body into the document to store (with every problem at its JSON Pointer). On a replace
     /// the body's ID is already the path's. `options` are the request's `?force=true` and `?unenforceable=reportOnly`.
     let read: @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ options: WriteOptions) async throws -> Document
@@ -76,7 +76,9 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     var noun: String { registration.noun }
 
-    func register(on group: RouterGroup<PortcullisRequestContext>, path: String) {
+    /// The kind's routes at its path in `DocumentKind.registry`.
+    func register(on group: RouterGroup<PortcullisRequestContext>) {
+        guard let path = Document.kind.adminPath else { preconditionFailure("\(Document.kind.rawValue) has no path in DocumentKind.registry") }
         group.get(RouterPath(path)) { request, context in try await listResponse(request, context) }
         group.post(RouterPath(path)) { request, context in try await writeResponse(request, context, pathId: nil) }
         group.get(RouterPath("\(path)/:id")) { _, context in try await readResponse(context) }
@@ -299,6 +301,8 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 /// and the resource's own write and delete (validation, `If-Match`, audit, the tenant cache — nothing of its own).
 protocol EditableDocuments: Sendable {
     var noun: String { get }
+    /// The kind, for its path in `DocumentKind.registry`.
+    var kind: DocumentKind { get }
     func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)?
     /// Stores `value` (a create when `pathId` is nil) and returns its ID and version.
     func store(
@@ -308,6 +312,8 @@ protocol EditableDocuments: Sendable {
 }
 
 extension DocumentResource: EditableDocuments {
+    var kind: DocumentKind { Document.kind }
+
     func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)? {
         try await read(tenant, id: id).map { (registration.present($0.document, tenant), $0.version) }
     }

@@ -23,14 +23,15 @@ struct ConsolePages: Sendable {
     /// A kind of document the generic JSON editor handles.
     struct Kind: Sendable {
         let slug: String
-        /// Where the admin API serves the kind (under `/admin/v1/`): a role holder's rights are the API's.
-        let apiPath: String
         let noun: String
         let label: String
         let nameKey: String
         let back: String
         let templates: [String: String]
         let documents: any EditableDocuments
+
+        /// Where the admin API serves the kind (under `/admin/v1/`, `DocumentKind.registry`): a role holder's rights are the API's.
+        var apiPath: String? { documents.kind.adminPath }
     }
 
     let kinds: [String: Kind]
@@ -41,41 +42,41 @@ struct ConsolePages: Sendable {
         kinds = Dictionary(
             uniqueKeysWithValues: [
                 Kind(
-                    slug: "conditional-access", apiPath: "conditional-access/policies", noun: "policy", label: "Conditional-access policy",
+                    slug: "conditional-access", noun: "policy", label: "Conditional-access policy",
                     nameKey: "displayName", back: "/admin/policies",
                     templates: ConsoleDocumentTemplates.conditionalAccess, documents: documents.conditionalAccessPolicies),
                 Kind(
-                    slug: "app-protection", apiPath: "app-protection/policies", noun: "policy", label: "App protection policy", nameKey: "displayName",
+                    slug: "app-protection", noun: "policy", label: "App protection policy", nameKey: "displayName",
                     back: "/admin/policies",
                     templates: ["basic": ConsoleDocumentTemplates.appProtection], documents: documents.appProtectionPolicies),
                 Kind(
-                    slug: "app-configuration", apiPath: "app-configuration/policies", noun: "policy", label: "App configuration policy", nameKey: "displayName",
+                    slug: "app-configuration", noun: "policy", label: "App configuration policy", nameKey: "displayName",
                     back: "/admin/app-configuration",
                     templates: ["basic": ConsoleDocumentTemplates.appConfiguration], documents: documents.appConfigurationPolicies),
                 Kind(
-                    slug: "users", apiPath: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
+                    slug: "users", noun: "user", label: "User", nameKey: "userPrincipalName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.user], documents: documents.users),
                 Kind(
-                    slug: "groups", apiPath: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
+                    slug: "groups", noun: "group", label: "Group", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.group], documents: documents.groups),
                 Kind(
-                    slug: "applications", apiPath: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
+                    slug: "applications", noun: "application", label: "Application", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.application], documents: documents.applications),
                 Kind(
-                    slug: "named-locations", apiPath: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName",
+                    slug: "named-locations", noun: "named location", label: "Named location", nameKey: "displayName",
                     back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.namedLocation, "country": ConsoleDocumentTemplates.countryLocation],
                     documents: documents.namedLocations),
                 Kind(
-                    slug: "authentication-strengths", apiPath: "authentication-strengths", noun: "authentication strength", label: "Authentication strength",
+                    slug: "authentication-strengths", noun: "authentication strength", label: "Authentication strength",
                     nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationStrength],
                     documents: documents.authenticationStrengths),
                 Kind(
-                    slug: "agreements", apiPath: "agreements", noun: "agreement", label: "Terms of use", nameKey: "displayName", back: "/admin/directory",
+                    slug: "agreements", noun: "agreement", label: "Terms of use", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.agreement], documents: documents.agreements),
                 Kind(
-                    slug: "authentication-contexts", apiPath: "authentication-context-class-references", noun: "authentication context",
+                    slug: "authentication-contexts", noun: "authentication context",
                     label: "Authentication context", nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationContext],
                     documents: documents.authenticationContexts),

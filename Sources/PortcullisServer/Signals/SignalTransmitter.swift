@@ -47,7 +47,6 @@ public final class SignalTransmitter: Sendable {
         self.logger = logger
         self.streams = DocumentResource(
             registration: DocumentRegistration(
-                noun: "stream",
                 read: { _, _, _ in
                     throw APIError(.methodNotAllowed, "methodNotAllowed", "Streams are created by receivers through the Shared Signals API.")
                 },
