@@ -13,11 +13,14 @@ public enum MessageLanguage: String, Codable, Sendable, CaseIterable {
     /// matches on its primary subtag (`pt-BR` → Portuguese, `zh-Hant-TW` → Chinese); `*` or nothing we have → English.
     /// A malformed header is read as far as it makes sense and never fails. At most 32 ranges are looked at.
     public init(acceptLanguage header: String?) {
-        guard let header, !header.isEmpty else {
-            self = .english
-            return
-        }
-        var ranges: [(tag: Substring, weight: Double, order: Int)] = []
+        self = Self.first(of: Self.tags(acceptLanguage: header)) ?? .english
+    }
+
+    /// The language ranges of an `Accept-Language` header (RFC 9110 §12.5.4), best first: by weight, then by order; those
+    /// weighted 0 left out. A malformed header is read as far as it makes sense; at most 32 ranges are looked at.
+    public static func tags(acceptLanguage header: String?) -> [String] {
+        guard let header, !header.isEmpty else { return [] }
+        var ranges: [(tag: String, weight: Double, order: Int)] = []
         for (order, item) in header.split(separator: ",").prefix(32).enumerated() {
             let parameters = item.split(separator: ";")
             guard let tag = parameters.first?.trimmingCharacters(in: .whitespaces), !tag.isEmpty else { continue }
@@ -26,10 +29,9 @@ public enum MessageLanguage: String, Codable, Sendable, CaseIterable {
                 let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 if pair.count == 2, pair[0].lowercased() == "q" { weight = Double(pair[1]).map { min(max($0, 0), 1) } ?? 0 }
             }
-            if weight > 0 { ranges.append((Substring(tag), weight, order)) }
+            if weight > 0 { ranges.append((tag, weight, order)) }
         }
-        ranges.sort { $0.weight != $1.weight ? $0.weight > $1.weight : $0.order < $1.order }
-        self = Self.first(of: ranges.map { String($0.tag) }) ?? .english
+        return ranges.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.order < $1.order }.map(\.tag)
     }
 
     /// The first of `tags` (BCP 47, best first, as `Locale.preferredLanguages` lists them) that we have, or English.

@@ -81,12 +81,21 @@ final class MisbehavingUpstream: ChannelInboundHandler {
 struct GatewayServerTests {
     @Test("limits, a silent or absent upstream, a stale kept-alive connection, and a graceful shutdown that lets a request finish")
     func misbehaviour() async throws {
-        try await withTestEnvironment(baseURL: "http://localhost:0") { env in
+        try await Self.withUpstream { authority, upstreamPort, client in try await Self.run(authority: authority, upstreamPort: upstreamPort, client: client) }
+    }
+
+    /// A live server (configured by `configure`), a `MisbehavingUpstream` and an HTTP client for the length of `body`,
+    /// each closed however it ends.
+    static func withUpstream(
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable @escaping (_ authority: URL, _ upstreamPort: Int, _ client: HTTPClient) async throws -> Void
+    ) async throws {
+        try await withTestEnvironment(baseURL: "http://localhost:0", configure: configure) { env in
             try await withLiveServer(env) { authority in
                 let client = HTTPClient(eventLoopGroupProvider: .singleton)
                 let upstream = try await MisbehavingUpstream.start()
                 do {
-                    try await Self.run(authority: authority, upstreamPort: upstream.localAddress!.port!, client: client)
+                    try await body(authority, upstream.localAddress!.port!, client)
                 } catch {
                     try? await upstream.close()
                     try? await client.shutdown()

@@ -15,21 +15,8 @@ import Testing
 struct StrictLocationTests {
     @Test("a token issued in the office is forwarded from an office address and challenged from elsewhere; without the control, it is not")
     func gatewayHoldsTheTokenToTheLocations() async throws {
-        try await withTestEnvironment(baseURL: "http://localhost:0", configure: { $0.trustedProxies = [IPRange("127.0.0.1/32")!, IPRange("::1/128")!] }) {
-            env in
-            try await withLiveServer(env) { authority in
-                let client = HTTPClient(eventLoopGroupProvider: .singleton)
-                let upstream = try await MisbehavingUpstream.start()
-                do {
-                    try await Self.run(authority: authority, upstreamPort: upstream.localAddress!.port!, client: client)
-                } catch {
-                    try? await upstream.close()
-                    try? await client.shutdown()
-                    throw error
-                }
-                try await upstream.close()
-                try await client.shutdown()
-            }
+        try await GatewayServerTests.withUpstream(configure: { $0.trustedProxies = [IPRange("127.0.0.1/32")!, IPRange("::1/128")!] }) {
+            authority, upstreamPort, client in try await Self.run(authority: authority, upstreamPort: upstreamPort, client: client)
         }
     }
 

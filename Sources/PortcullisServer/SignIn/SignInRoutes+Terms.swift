@@ -38,21 +38,9 @@ extension SignInRoutes {
         var issued: Date
     }
 
-    /// The languages of an `Accept-Language` header, best first (at most 16).
+    /// The languages of an `Accept-Language` header, best first (`*` says nothing about which file to show).
     static func languages(_ header: String?) -> [String] {
-        guard let header else { return [] }
-        var ranges: [(tag: String, weight: Double, order: Int)] = []
-        for (order, item) in header.split(separator: ",").prefix(16).enumerated() {
-            let parameters = item.split(separator: ";")
-            guard let tag = parameters.first?.trimmingCharacters(in: .whitespaces), !tag.isEmpty, tag != "*", tag.count <= 35 else { continue }
-            var weight = 1.0
-            for parameter in parameters.dropFirst() {
-                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                if pair.count == 2, pair[0].lowercased() == "q" { weight = Double(pair[1]).map { min(max($0, 0), 1) } ?? 0 }
-            }
-            if weight > 0 { ranges.append((tag, weight, order)) }
-        }
-        return ranges.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.order < $1.order }.map(\.tag)
+        MessageLanguage.tags(acceptLanguage: header).filter { $0 != "*" && $0.count <= 35 }
     }
 
     /// The page for the first of `agreementIds`.
