@@ -514,6 +514,8 @@ def from_template(run):
 
 ADMIN_CLI = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")
 CONDITIONAL_ACCESS_ADMINISTRATOR = "b1be1c3e-b65d-4f19-8427-f6fa0d97feb9"
+REPORTS_READER = "4a5d8f65-41da-4de4-8968-e035b65339cf"
+CAROL, CAROL_PASSWORD, CAROL_ID = "carol@contoso.example", "Carol-dev-pass1", "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03"
 
 
 def role_holder(run):
@@ -551,7 +553,15 @@ def role_holder(run):
     run.shoot("console-role-holder-refused")
     go(run, "/admin/directory", "console-role-holder-directory-after")
     check("mallory@" not in driver.page_source, "nothing was stored")
-    print("PASS role holder: a Conditional Access Administrator reads and writes policies in the console, reads the directory, and cannot create a user")
+    # A Reports Reader (Carol) starts at the sign-in log, which her role reads.
+    status, assignment = post_json(f"{run.base}/admin/v1/role-management/directory/role-assignments",
+                                   {"principalId": CAROL_ID, "roleDefinitionId": REPORTS_READER}, issued["access_token"])
+    check(status == 201, "Carol holds Reports Reader", assignment)
+    sign_in(run, CAROL, CAROL_PASSWORD)
+    check(driver.current_url.endswith("/admin/sign-ins") and driver.find_element(By.TAG_NAME, "h1").text == "Sign-ins",
+          "a Reports Reader lands on the sign-ins", driver.current_url)
+    run.shoot("console-reports-reader")
+    print("PASS role holder: a Conditional Access Administrator reads and writes policies in the console, reads the directory, and cannot create a user; a Reports Reader lands on the sign-ins")
 
 
 def terms_of_use(run):

@@ -78,6 +78,8 @@ struct ConsoleRoutes: Sendable {
         /// The token carried the Portcullis.Admin role, or its user held an administrative directory role (PROTOCOL §17);
         /// every page checks the token again, and a role holder's request against `AdminAuthorization`.
         var administrator: Bool
+        /// The first page the user's rights open (`nil`: the policies): a Reports Reader's is the sign-in log.
+        var landing: String?
     }
 
     /// The PKCE verifier, state and destination of a sign-in under way (a short-lived cookie).
@@ -131,7 +133,7 @@ struct ConsoleRoutes: Sendable {
     // MARK: Sign-in
 
     func home(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
-        if session(request) != nil { return Self.redirect(basePath + "/admin/policies") }
+        if let session = session(request) { return Self.redirect(session.landing ?? basePath + "/admin/policies") }
         // One tenant: straight to its sign-in. Several: ask which organization.
         let all = try await tenants.snapshots()
         let ids = Set(all.values.map(\.tenant.id))
@@ -214,15 +216,23 @@ struct ConsoleRoutes: Sendable {
         }
         let tenant = try await tenants.snapshot(tenantSegment: pending.tenantId)
         let expiresIn = issued.expiresIn
-        let session = Session(
+        let roles = (claims["oid"] as? String).map { tenant?.directory.roleIds(ofUser: $0) ?? [] } ?? []
+        let appRole = ((claims["roles"] as? [String]) ?? []).contains(BuiltInResources.adminRole)
+        var session = Session(
             tenantId: pending.tenantId, tenantName: tenant?.tenant.displayName ?? pending.tenantId,
             upn: (claims["upn"] as? String) ?? (claims["preferred_username"] as? String) ?? "", token: token,
             expiresAt: clock.now().addingTimeInterval(TimeInterval(max(60, expiresIn - 60))), csrfSeed: CredentialHasher.randomToken(bytes: 16),
-            administrator: ((claims["roles"] as? [String]) ?? []).contains(BuiltInResources.adminRole)
-                || AdminAuthorization.isAdministrative((claims["oid"] as? String).map { tenant?.directory.roleIds(ofUser: $0) ?? [] } ?? []))
+            administrator: appRole || AdminAuthorization.isAdministrative(roles))
+        // A role holder whose roles read no policies (a Reports Reader) starts at the sign-in log.
+        if !appRole, !AdminAuthorization.allows(roles: roles, method: "GET", path: "conditional-access/policies"),
+            AdminAuthorization.allows(roles: roles, method: "GET", path: "sign-ins")
+        {
+            session.landing = basePath + "/admin/sign-ins"
+        }
+        let defaultPages = [basePath + "/admin", basePath + "/admin/policies"]
         var response: Response
         if session.administrator {
-            response = Self.redirect(pending.returnTo)
+            response = Self.redirect(defaultPages.contains(pending.returnTo) ? session.landing ?? pending.returnTo : pending.returnTo)
         } else {
             // Signed in, but not an administrator: a clear page and no data (the API would refuse every call anyway).
             response = noAccess(session, context)
