@@ -164,14 +164,15 @@ public struct PortcullisServer: Sendable {
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics)
         oauth.register(on: router)
         let sealer = PageSealer(credentials: deps.credentials)
-        SignInRoutes(
-            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
-            passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
-            countries: deps.countries, transmitter: transmitter, recorder: signIns, clock: deps.clock, logger: deps.logger
-        ).register(on: router)
         let documents = AdminDocuments(
             store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance,
             transmitter: transmitter, logger: deps.logger)
+        SignInRoutes(
+            configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
+            passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
+            countries: deps.countries, transmitter: transmitter, recorder: signIns, acceptances: documents.agreementAcceptances, clock: deps.clock,
+            logger: deps.logger
+        ).register(on: router)
         let admin = AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns,
             countries: deps.countries, clock: deps.clock,

@@ -77,6 +77,16 @@ struct TermsOfUseTests {
                 let policyId = try #require(policy.string("id"))
                 let deleting = try await client.admin(.delete, "/agreements/\(id)", token: admin, headers: [ExportedPolicyTests.ifMatch: "*"])
                 #expect(deleting.status == .conflict && deleting.text.contains(policyId), "\(deleting.text)")
+
+                // A bounded number per tenant (their files live in every node's memory).
+                for _ in 1..<Agreement.maximumPerTenant {
+                    #expect(try await client.admin(.post, "/agreements", token: admin, json: Self.agreement()).status == .created)
+                }
+                let tooMany = try await client.admin(.post, "/agreements", token: admin, json: Self.agreement())
+                #expect(tooMany.status == .badRequest && tooMany.text.contains("the most it may"), "\(tooMany.text)")
+                #expect(
+                    try await client.admin(.put, "/agreements/\(id)", token: admin, json: created.json, headers: [ExportedPolicyTests.ifMatch: "*"]).status
+                        == .ok)
             }
         }
     }
@@ -101,6 +111,20 @@ struct TermsOfUseTests {
                     "\(declinePage.html.prefix(600))")
                 let declined = try await bob.submit(client, declinePage, [("decision", "decline")])
                 #expect(declined.status == .found && declined.delivered["error"] == "access_denied", "\(declined.delivered)")
+
+                // The form is bound to the browser (its CSRF cookie) and to its sign-in session: another browser, or one
+                // holding the CSRF cookie without the session, records nothing.
+                let carol = Browser()
+                let carolPage = try await carol.signIn(client, account: Fixtures.carol)
+                let stranger = Browser()
+                let forged = try await stranger.submit(client, carolPage, [("decision", "accept")])
+                #expect(forged.status == .badRequest && forged.html.contains("could not be verified"), "\(forged.html.prefix(400))")
+                let thief = Browser()
+                thief.cookies = carol.cookies.filter { $0.name != "portcullis_session" }
+                let stolen = try await thief.submit(client, carolPage, [("decision", "accept")])
+                #expect(stolen.status == .badRequest && stolen.html.contains("another browser"), "\(stolen.html.prefix(400))")
+                let none = try await client.admin(.get, "/agreements/\(id)/acceptances", token: admin)
+                #expect(!none.text.contains(Fixtures.carol.id), "nothing recorded for Carol: \(none.text)")
 
                 // Alice, in French: the French file; Accept → the code, and the token endpoint grants.
                 let alice = Browser()

@@ -136,13 +136,8 @@ public struct TenantSnapshot: Sendable {
 
     /// A document by ID in a list sorted by ID.
     static func find<Document: TenantDocument>(_ id: String, in documents: [Document]) -> Document? {
-        var low = 0
-        var high = documents.count
-        while low < high {
-            let middle = (low + high) / 2
-            if documents[middle].documentId < id { low = middle + 1 } else { high = middle }
-        }
-        return low < documents.count && documents[low].documentId == id ? documents[low] : nil
+        let (index, found) = TenantContents.position(of: id, in: documents)
+        return found ? documents[index] : nil
     }
 
     public var tenant: Tenant { directory.tenant }

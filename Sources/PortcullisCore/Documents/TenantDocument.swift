@@ -92,15 +92,20 @@ public struct TenantContents: Sendable {
         if !sorted { documents.sort { $0.documentId < $1.documentId } }
     }
 
-    /// Puts `document` under `id` into a list sorted by ID (replacing the one there), or removes it (`nil`).
-    public static func upsert<Document: TenantDocument>(_ document: Document?, id: String, in documents: inout [Document]) {
+    /// Where `id` stands, or would stand, in a list sorted by ID, and whether it is there.
+    public static func position<Document: TenantDocument>(of id: String, in documents: [Document]) -> (index: Int, found: Bool) {
         var low = 0
         var high = documents.count
         while low < high {
             let middle = (low + high) / 2
             if documents[middle].documentId < id { low = middle + 1 } else { high = middle }
         }
-        let found = low < documents.count && documents[low].documentId == id
+        return (low, low < documents.count && documents[low].documentId == id)
+    }
+
+    /// Puts `document` under `id` into a list sorted by ID (replacing the one there), or removes it (`nil`).
+    public static func upsert<Document: TenantDocument>(_ document: Document?, id: String, in documents: inout [Document]) {
+        let (low, found) = position(of: id, in: documents)
         switch (document, found) {
         case (let document?, true): documents[low] = document
         case (let document?, false): documents.insert(document, at: low)

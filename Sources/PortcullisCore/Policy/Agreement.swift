@@ -65,9 +65,14 @@ public struct Agreement: Codable, Sendable, Equatable {
         self.termsExpiration = termsExpiration
     }
 
-    /// At most this many files (languages), each at most this many bytes.
+    /// At most this many files (languages), each at most this many bytes; at most this many agreements in a tenant.
     public static let maximumFiles = 10
     public static let maximumFileBytes = 512 * 1024
+    public static let maximumPerTenant = 50
+
+    /// Whether Accept counts only once the user has opened `file`: the agreement asks for viewing and the file is a PDF
+    /// (a text is shown whole on the page, so it has been seen).
+    public func mustBeOpened(_ file: AgreementFile) -> Bool { isViewingBeforeAcceptanceRequired && file.format == .pdf }
 
     /// The file for the first of `languages` (BCP 47, the user's preference order) that the agreement has — by the whole
     /// tag, then by its primary subtag — else the default file.

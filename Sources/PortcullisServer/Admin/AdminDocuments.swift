@@ -23,8 +23,9 @@ struct AdminDocuments: Sendable {
     let roleAssignments: DocumentResource<RoleAssignmentDocument>
     let directoryRoleAssignments: DocumentResource<DirectoryRoleAssignment>
     let tenant: DocumentResource<Tenant>
-    /// Terms of use (PROTOCOL §17).
+    /// Terms of use (PROTOCOL §17), and users' answers (written by the sign-in page, read through the agreement).
     let agreements: DocumentResource<Agreement>
+    let agreementAcceptances: DocumentResource<AgreementAcceptance>
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
     let transmitter: SignalTransmitter
     let logger: Logger
@@ -74,7 +75,14 @@ struct AdminDocuments: Sendable {
             DocumentRegistration(
                 read: { value, tenant, _ in
                     let existing = value["id"]?.stringValue.flatMap { tenant.agreement(id: $0) }
-                    return try Agreement.parse(value, existing: existing, generatedId: UUID().uuidString.lowercased())
+                    let agreement = try Agreement.parse(value, existing: existing, generatedId: UUID().uuidString.lowercased())
+                    // Their files live in every node's memory: a tenant holds a bounded number.
+                    if existing == nil, tenant.contents.agreements.count >= Agreement.maximumPerTenant {
+                        throw ValidationError(problems: [
+                            ValidationProblem(pointer: "", message: "this tenant holds \(Agreement.maximumPerTenant) agreements already, the most it may.")
+                        ])
+                    }
+                    return agreement
                 },
                 present: { agreement, _ in agreement.presented },
                 beforeDelete: { agreement, tenant, _ in
@@ -82,6 +90,11 @@ struct AdminDocuments: Sendable {
                 },
                 // Up to ten files of 512 KiB, in base64.
                 maximumBody: 8 * 1024 * 1024))
+
+        agreementAcceptances = resource(
+            DocumentRegistration(read: { _, _, _ in
+                throw APIError(.methodNotAllowed, "methodNotAllowed", "Acceptances are recorded by the sign-in page, when the user answers.")
+            }))
 
         authenticationContexts = resource(
             DocumentRegistration(

@@ -213,10 +213,8 @@ struct TokenService: Sendable {
         input.proofOfPossession = proof != nil
         input.country = countries.country(of: inputs.clientIP)
         var signIn = SignInFacts(input, directory: tenant)
-        // Terms of use (PROTOCOL §17): read only for tenants whose policies require some.
-        if let user, !snapshot.conditionalAccess.termsOfUseAgreements.isEmpty {
-            signIn.acceptedAgreements = snapshot.acceptedAgreements(userId: user.id, now: now)
-        }
+        // Terms of use (PROTOCOL §17): nothing is read for tenants whose policies require none.
+        signIn.acceptedAgreements = snapshot.acceptedAgreements(userId: user?.id, now: now)
         // The compliance service is asked only when a candidate policy needs its answer (most grants never pay).
         if let user, snapshot.conditionalAccess.needsAppProtection(signIn) {
             let status = try await compliance.appProtection(

@@ -143,7 +143,7 @@ extension SignInRoutes {
         case "decline": accepted = false
         default: return errorPage(Self.termsFormInvalid, tenant: tenant, context)
         }
-        if accepted, agreement.isViewingBeforeAcceptanceRequired, file.format == .pdf {
+        if accepted, agreement.mustBeOpened(file) {
             let viewed = Self.cookies(request)[Self.termsViewedCookie].flatMap { sealer.openPrivately($0) }.flatMap {
                 try? Self.ticketCoder.1.decode(TermsViewed.self, from: $0)
             }
@@ -182,17 +182,11 @@ extension SignInRoutes {
         }
     }
 
-    /// Stores the user's answer with its audit record (the user's own act), and the tenant as it is after it.
+    /// Stores the user's answer through the documents' write path (audited as the user's own act), and the tenant as it
+    /// is after it.
     func recordAcceptance(_ acceptance: AgreementAcceptance, tenant: TenantSnapshot, at now: Date) async throws -> TenantSnapshot {
-        let before = tenant.acceptance(agreementId: acceptance.agreementId, userId: acceptance.userId)
-        let stored = try await store.put(
-            tenantId: tenant.tenant.id, kind: .agreementAcceptance, id: acceptance.id, body: try TenantDocuments.encoder.encode(acceptance),
-            precondition: .none, at: now,
-            audit: AuditRecord(
-                tenantId: tenant.tenant.id, at: now, actor: "user:\(acceptance.userId)", action: before == nil ? .create : .replace,
-                kind: AuditSubject(.agreementAcceptance), documentId: acceptance.id, before: before.map { JSONValue(encoding: $0) },
-                after: JSONValue(encoding: acceptance)))
-        try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: .agreementAcceptance, id: acceptance.id, revision: stored.version)
-        return try await tenants.snapshot(tenantSegment: tenant.tenant.id) ?? tenant.applying(acceptance, id: acceptance.id, revision: stored.version)
+        let before = try await acceptances.read(tenant, id: acceptance.id)
+        let saved = try await acceptances.save(acceptance, before: before, precondition: .none, tenant: tenant, actor: "user:\(acceptance.userId)")
+        return try await tenants.snapshot(tenantSegment: tenant.tenant.id) ?? tenant.applying(acceptance, id: acceptance.id, revision: saved.version)
     }
 }

@@ -29,6 +29,8 @@ struct SignInRoutes: Sendable {
     /// The sign-in log: a sign-in the page ends (a block) is recorded there; one that gets its code is recorded when the
     /// code is redeemed.
     let recorder: SignInRecorder
+    /// Users' answers to terms of use (PROTOCOL §17), stored through the tenant documents' one write path.
+    let acceptances: DocumentResource<AgreementAcceptance>
     let clock: any WallClock
     let logger: Logger
 
