@@ -25,6 +25,8 @@ public enum Fixtures {
     public static let carol = Account(id: "cccccccc-0000-4000-8000-000000000003", upn: "carol@fabrikam.test", password: "carol-pass")
     public static let disabled = Account(id: "dddddddd-0000-4000-8000-000000000004", upn: "dora@fabrikam.test", password: "dora-pass")
     public static let admin = Account(id: "eeeeeeee-0000-4000-8000-000000000005", upn: "erin@fabrikam.test", password: "erin-pass")
+    /// A user of the other tenant (B2B collaboration's guest, PROTOCOL §17).
+    public static let olga = Account(id: "0f000000-0000-4000-8000-000000000007", upn: "olga@other.test", password: "olga-pass")
 
     public static let salesGroupId = "0a000000-0000-4000-8000-0000000000a1"
     public static let engineeringGroupId = "0b000000-0000-4000-8000-0000000000b2"
@@ -111,7 +113,9 @@ public enum Fixtures {
               ]
             }, {
               "id": "\(otherTenantId)", "domain": "\(otherDomain)", "displayName": "Other",
-              "users": [],
+              "users": [
+                {"id": "\(olga.id)", "userPrincipalName": "\(olga.upn)", "displayName": "Olga", "password": "\(olga.password)"}
+              ],
               "applications": [
                 {"appId": "\(otherTenantClientId)", "displayName": "Other tenant's app", "secrets": [{"secret": "other-secret"}],
                  "allowedGrantTypes": ["client_credentials"]}

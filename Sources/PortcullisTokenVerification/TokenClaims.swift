@@ -48,6 +48,10 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var xmsSle: [StrictLocationConstraint]?
     /// `ipaddr`: the address the token was issued to (with `xms_sle`).
     public var ipaddr: String?
+    /// `idp`: for a B2B collaboration user (PROTOCOL §17), the issuer of the home tenant that authenticated them.
+    public var idp: String?
+    /// `acct`: `1` for a guest, `0` for a member; present for B2B collaboration users and guests.
+    public var acct: Int?
 
     /// The token's issue time in milliseconds: `xms_iat_ms`, or — for a token without it — the start of its `iat` second
     /// (so that a revocation in that second voids it: the safe side).
@@ -105,7 +109,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case xmsIatMs = "xms_iat_ms"
         case xmsAppRes = "xms_app_res"
         case xmsSle = "xms_sle"
-        case ipaddr
+        case ipaddr, idp, acct
     }
 
     /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.
@@ -162,6 +166,9 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     public var amr: [String]?
     /// The authentication context met of those the request's `acr_values` named (RFC 9470, PROTOCOL §13).
     public var acr: String?
+    /// `idp` and `acct`, as in the access token (B2B collaboration users, PROTOCOL §17).
+    public var idp: String?
+    public var acct: Int?
 
     public init(
         iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
@@ -187,7 +194,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr, acr
+        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr, acr, idp, acct
         case preferredUsername = "preferred_username"
         case authTime = "auth_time"
     }

@@ -52,6 +52,8 @@ extension AccessTokenClaims {
             entry.strings("ex", constraint.exclude)
         }
         writer.string("ipaddr", ipaddr)
+        writer.string("idp", idp)
+        writer.integer("acct", acct)
         return writer.finish()
     }
 }

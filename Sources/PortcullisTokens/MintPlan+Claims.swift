@@ -4,7 +4,8 @@ public import PortcullisCore
 extension AccessTokenClaims {
     /// The access token `plan` describes, issued by `issuer` under the ID `tokenId` (its `jti`, fixed before the decision
     /// so that an authorization code can record what its redemption issued).
-    public init(_ plan: MintPlan.AccessToken, issuer: String, tokenId: String) {
+    /// `identityProvider`: the home tenant's issuer, for a B2B collaboration user (`plan.homeTenantId`).
+    public init(_ plan: MintPlan.AccessToken, issuer: String, tokenId: String, identityProvider: String? = nil) {
         self.init(
             iss: issuer, aud: plan.audience, sub: plan.subject, oid: plan.objectId, tid: plan.tenantId, azp: plan.clientId,
             azpacr: plan.clientAuthenticated ? "1" : "0", iat: plan.issuedAt, nbf: plan.issuedAt, exp: plan.expiresAt,
@@ -17,15 +18,19 @@ extension AccessTokenClaims {
         if plan.applicationEnforcedRestrictions { xmsAppRes = true }
         xmsSle = plan.strictLocation?.map { StrictLocationConstraint(include: $0.include, exclude: $0.exclude) }
         ipaddr = plan.ipAddress
+        idp = identityProvider
+        acct = plan.account
     }
 }
 
 extension IDTokenClaims {
     /// The ID token `plan` describes, issued by `issuer`.
-    public init(_ plan: MintPlan.IDToken, issuer: String) {
+    public init(_ plan: MintPlan.IDToken, issuer: String, identityProvider: String? = nil) {
         self.init(
             iss: issuer, aud: plan.audience, sub: plan.subject, oid: plan.subject, tid: plan.tenantId, iat: plan.issuedAt, nbf: plan.issuedAt,
             exp: plan.expiresAt, preferredUsername: plan.preferredUsername, name: plan.name, email: plan.email, nonce: plan.nonce,
             authTime: plan.authTime, amr: plan.methods.isEmpty ? nil : plan.methods, acr: plan.acr)
+        idp = identityProvider
+        acct = plan.account
     }
 }

@@ -33,6 +33,10 @@ public enum AdminAuthorization {
         case logs
         /// Shared Signals streams.
         case signals
+        /// Inviting users of other tenants (B2B collaboration, PROTOCOL §17).
+        case invitations
+        /// Cross-tenant access settings: trust in partner tenants.
+        case crossTenantAccess
     }
 
     /// The area of a path under `/admin/v1/` (`nil`: no area; refused to everyone but full administrators).
@@ -66,6 +70,8 @@ public enum AdminAuthorization {
         case "app-configuration": return segments.count > 3 && segments[3] == "secrets" ? .appSecrets : .appManagement
         case "sign-ins", "audit": return .logs
         case "ssf-streams": return .signals
+        case "invitations": return .invitations
+        case "cross-tenant-access": return .crossTenantAccess
         default: return nil
         }
     }
@@ -74,10 +80,11 @@ public enum AdminAuthorization {
     public static let writes: [String: Set<Area>] = [
         DirectoryRoleDefinition.globalAdministrator: Set(Area.allCases),
         DirectoryRoleDefinition.conditionalAccessAdministrator: [.conditionalAccess],
-        DirectoryRoleDefinition.securityAdministrator: [.conditionalAccess, .authenticationPolicy, .risk, .signals],
+        DirectoryRoleDefinition.securityAdministrator: [.conditionalAccess, .authenticationPolicy, .risk, .signals, .crossTenantAccess],
         DirectoryRoleDefinition.securityReader: [],
         DirectoryRoleDefinition.globalReader: [],
-        DirectoryRoleDefinition.userAdministrator: [.usersAndGroups],
+        DirectoryRoleDefinition.userAdministrator: [.usersAndGroups, .invitations],
+        "95e79109-95c0-4d8e-aee3-d01accf2d47b": [.invitations],  // Guest Inviter
         DirectoryRoleDefinition.applicationAdministrator: [.applications],
         "158c047a-c907-4556-b7ef-446551a6b5f7": [.applications],  // Cloud Application Administrator
         "e8611ab8-c189-46e8-94e1-60213ab1f814": [.roleAssignments],  // Privileged Role Administrator

@@ -254,7 +254,9 @@ public struct DirectoryDocument: Sendable {
     /// UPN's domain must be the tenant's verified `domain` (PROTOCOL §11), when known.
     public static func parseUser(_ value: JSONValue, at pointer: String, problems: ProblemCollector, domain: String?) -> UserEntry? {
         guard let user = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
-        user.rejectUnknownMembers(allowed: ["id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled", "userType"])
+        user.rejectUnknownMembers(allowed: [
+            "id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled", "userType", "homeAccount",
+        ])
         let userType = user.enumeration("userType", allowed: User.UserType.allCases.map(\.rawValue)).flatMap(User.UserType.init(rawValue:))
         let uid = guid(user, "id")
         let upn = user.string("userPrincipalName", required: true)
@@ -273,10 +275,32 @@ public struct DirectoryDocument: Sendable {
             problems.add(user.path("passwordHash"), "must be a bcrypt hash ($2b$…).")
         }
         let enabled = user.bool("accountEnabled") ?? true
+        var homeAccount: User.HomeAccount?
+        if let home = user.object("homeAccount") {
+            home.rejectUnknownMembers(allowed: ["tenantId", "userId", "userPrincipalName"])
+            let tenantId = guid(home, "tenantId")
+            let userId = guid(home, "userId")
+            let homeName = home.string("userPrincipalName", required: true)
+            if let homeName, !homeName.contains("@") || homeName.count > 256 {
+                problems.add(home.path("userPrincipalName"), "must look like name@domain (at most 256 characters).")
+            } else if let homeName, let domain, homeName.split(separator: "@").last.map({ $0.lowercased() }) == domain {
+                problems.add(home.path("userPrincipalName"), "is in this tenant's own domain: a home account is another tenant's.")
+            }
+            if let tenantId, let userId, let homeName { homeAccount = User.HomeAccount(tenantId: tenantId, userId: userId, userPrincipalName: homeName) }
+            if user.has("password") || user.has("passwordHash") {
+                problems.add(user.path("password"), "a B2B collaboration user signs in with its home tenant's credentials: it has no password here.")
+            }
+        }
         guard let uid, let upn else { return nil }
         var parsed = User(id: uid, userPrincipalName: upn, displayName: user.string("displayName") ?? upn, passwordHash: passwordHash, accountEnabled: enabled)
-        // Stored only when Guest: members keep their exact stored form.
-        parsed.userType = userType == .guest ? .guest : nil
+        // Stored only when Guest, and always for a B2B user (a guest unless it says Member, as Graph's invitation has it):
+        // members keep their exact stored form.
+        parsed.homeAccount = homeAccount
+        if homeAccount != nil {
+            parsed.userType = userType == .member ? .member : .guest
+        } else {
+            parsed.userType = userType == .guest ? .guest : nil
+        }
         return UserEntry(user: parsed, plaintextPassword: password)
     }
 

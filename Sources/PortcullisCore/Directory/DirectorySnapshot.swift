@@ -15,6 +15,8 @@ public struct DirectorySnapshot: Sendable {
 
     private let usersById: [String: User]
     private let userIdByUPN: [String: String]
+    /// B2B collaboration users by their home account's object ID (PROTOCOL §17).
+    private let userIdByHomeUser: [String: String]
     private let groupsById: [String: Group]
     private let groupIdsByMember: [String: [String]]
     private let applicationsById: [String: Application]
@@ -37,12 +39,15 @@ public struct DirectorySnapshot: Sendable {
 
         var usersById: [String: User] = [:]
         var userIdByUPN: [String: String] = [:]
+        var userIdByHomeUser: [String: String] = [:]
         for user in users {
             usersById[user.id] = user
             userIdByUPN[user.userPrincipalName.lowercased()] = user.id
+            if let home = user.homeAccount { userIdByHomeUser[home.userId] = user.id }
         }
         self.usersById = usersById
         self.userIdByUPN = userIdByUPN
+        self.userIdByHomeUser = userIdByHomeUser
 
         var groupsById: [String: Group] = [:]
         var groupIdsByMember: [String: [String]] = [:]
@@ -111,6 +116,9 @@ public struct DirectorySnapshot: Sendable {
     public func user(principalName: String) -> User? {
         userIdByUPN[principalName.lowercased()].flatMap { usersById[$0] }
     }
+
+    /// The B2B collaboration user of this tenant whose home account is `homeUserId` (an object ID of another tenant).
+    public func user(homeUserId: String) -> User? { userIdByHomeUser[homeUserId.lowercased()].flatMap { usersById[$0] } }
 
     /// A user by object ID or by UPN, case-insensitively.
     public func user(identity: String) -> User? { user(id: identity) ?? user(principalName: identity) }

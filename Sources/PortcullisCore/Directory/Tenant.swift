@@ -45,7 +45,8 @@ public struct User: Codable, Sendable, Equatable {
     /// A bcrypt hash; `nil` for an account that cannot sign in with a password.
     public var passwordHash: String?
     public var accountEnabled: Bool
-    /// Graph's `userType`: `Guest` for an account let in as a guest (PROTOCOL §17); absent means `Member`.
+    /// Graph's `userType`: `Guest` for an account let in as a guest (PROTOCOL §17); absent means `Member` (a B2B user
+    /// always has one).
     public var userType: UserType?
 
     /// Graph's `userType` values.
@@ -54,9 +55,49 @@ public struct User: Codable, Sendable, Equatable {
         case guest = "Guest"
     }
 
-    /// What conditional access's guest conditions see this user as: an internal guest (a guest account of this
-    /// tenant), or nobody's guest. (B2B guests from other tenants come with §17's B2B collaboration.)
-    public var guestType: GuestOrExternalUserType? { userType == .guest ? .internalGuest : nil }
+    /// For a B2B collaboration user (PROTOCOL §17): the account in its home tenant of this installation that signs in
+    /// for this one. The home tenant's credentials authenticate it; this tenant issues its tokens.
+    public var homeAccount: HomeAccount?
+
+    /// Where a B2B collaboration user's account lives.
+    public struct HomeAccount: Codable, Sendable, Equatable {
+        /// The home tenant's ID.
+        public var tenantId: String
+        /// The account's object ID in its home tenant.
+        public var userId: String
+        /// Its UPN there, as it was when invited (what the user types).
+        public var userPrincipalName: String
+
+        public init(tenantId: String, userId: String, userPrincipalName: String) {
+            self.tenantId = tenantId.lowercased()
+            self.userId = userId.lowercased()
+            self.userPrincipalName = userPrincipalName
+        }
+    }
+
+    /// What conditional access's guest conditions see this user as: a B2B collaboration guest or member (an account of
+    /// another tenant), an internal guest (a guest account of this tenant), or nobody's guest.
+    public var guestType: GuestOrExternalUserType? {
+        if homeAccount != nil { return userType == .member ? .b2bCollaborationMember : .b2bCollaborationGuest }
+        return userType == .guest ? .internalGuest : nil
+    }
+
+    /// What the user types to sign in: a B2B collaboration user's home UPN (the one here is `…#EXT#@…`).
+    public var signInName: String { homeAccount?.userPrincipalName ?? userPrincipalName }
+
+    /// The token's `acct` (PROTOCOL §17): `1` for a guest, `0` for a B2B member; `nil` for a member of this tenant.
+    public var account: Int? { guestType.map { $0 == .b2bCollaborationMember ? 0 : 1 } }
+
+    /// `client_info`'s `uid` and `utid`: the home account — in its home tenant for a B2B collaboration user, as Entra's
+    /// (so MSAL keeps one account across tenants) — else this user in `tenantId`.
+    public func clientInfo(tenantId: String) -> (uid: String, utid: String) {
+        homeAccount.map { ($0.userId, $0.tenantId) } ?? (id, tenantId)
+    }
+
+    /// The UPN a B2B collaboration user gets in the resource tenant, as Entra makes it: `alice_contoso.example#EXT#@fabrikam.example`.
+    public static func externalPrincipalName(homePrincipalName: String, resourceDomain: String) -> String {
+        "\(homePrincipalName.replacingOccurrences(of: "@", with: "_"))#EXT#@\(resourceDomain)"
+    }
 
     public init(id: String, userPrincipalName: String, displayName: String, passwordHash: String? = nil, accountEnabled: Bool = true) {
         self.id = id.lowercased()

@@ -62,7 +62,8 @@ public struct TenantSnapshot: Sendable {
         case .conditionalAccessPolicy, .authenticationStrength, .authenticationContextClassReference:
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
-        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance:
+        case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance,
+            .invitation, .crossTenantAccessPartner:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)
@@ -124,6 +125,11 @@ public struct TenantSnapshot: Sendable {
             accepted.insert(agreementId)
         }
         return accepted
+    }
+
+    /// This tenant's trust in a partner tenant's authentication (`nil`: none, Entra's default).
+    public func crossTenantAccess(partner tenantId: String) -> CrossTenantAccessPartner? {
+        Self.find(tenantId.lowercased(), in: contents.crossTenantAccessPartners)
     }
 
     /// An agreement by ID.

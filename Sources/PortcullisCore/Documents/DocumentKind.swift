@@ -28,6 +28,10 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let agreement = DocumentKind(rawValue: "agreement")
     /// A user's latest answer to an agreement (Graph `agreementAcceptance`), ID `{agreementId}_{userId}`.
     public static let agreementAcceptance = DocumentKind(rawValue: "agreementAcceptance")
+    /// An invitation of another tenant's user (Graph `invitation`, PROTOCOL §17).
+    public static let invitation = DocumentKind(rawValue: "invitation")
+    /// Trust in a partner tenant's authentication (Graph `crossTenantAccessPolicyConfigurationPartner`), ID the partner's tenant ID.
+    public static let crossTenantAccessPartner = DocumentKind(rawValue: "crossTenantAccessPartner")
 }
 
 extension DocumentKind {
@@ -49,6 +53,8 @@ extension DocumentKind {
         .authenticationContextClassReference: ("authentication-context-class-references", "authentication context"),
         .fidoAttestationRoot: ("authentication-methods-policy/fido2/attestation-roots", "attestation root"),
         .agreement: ("agreements", "agreement"),
+        .invitation: ("invitations", "invitation"),
+        .crossTenantAccessPartner: ("cross-tenant-access/partners", "cross-tenant access setting"),
         .sharedSignalsStream: ("ssf-streams", "stream"),
     ]
 

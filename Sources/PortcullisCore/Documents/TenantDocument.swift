@@ -58,6 +58,9 @@ public struct TenantContents: Sendable {
     /// Terms of use (PROTOCOL §17) and each user's latest answer to each.
     public var agreements: [Agreement] = []
     public var agreementAcceptances: [AgreementAcceptance] = []
+    /// B2B collaboration (PROTOCOL §17): invitations made, and trust in partner tenants.
+    public var invitations: [Invitation] = []
+    public var crossTenantAccessPartners: [CrossTenantAccessPartner] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -81,6 +84,8 @@ public struct TenantContents: Sendable {
         Self.sort(&attestationRoots)
         Self.sort(&agreements)
         Self.sort(&agreementAcceptances)
+        Self.sort(&invitations)
+        Self.sort(&crossTenantAccessPartners)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -252,6 +257,19 @@ extension Agreement: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [Agreement]>? { \.agreements }
 }
 
+extension Invitation: TenantDocument {
+    public static let kind = DocumentKind.invitation
+    public var documentId: String { id }
+    public static var list: WritableKeyPath<TenantContents, [Invitation]>? { \.invitations }
+}
+
+extension CrossTenantAccessPartner: TenantDocument {
+    public static let kind = DocumentKind.crossTenantAccessPartner
+    public static var idMember: String { "tenantId" }
+    public var documentId: String { tenantId }
+    public static var list: WritableKeyPath<TenantContents, [CrossTenantAccessPartner]>? { \.crossTenantAccessPartners }
+}
+
 extension AgreementAcceptance: TenantDocument {
     public static let kind = DocumentKind.agreementAcceptance
     public var documentId: String { id }
@@ -275,7 +293,7 @@ public enum TenantDocuments {
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, DirectoryRoleAssignment.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
-        Agreement.self, AgreementAcceptance.self,
+        Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

@@ -142,7 +142,9 @@ extension SignInFacts {
             approvedClientApp: input.approvedClientApp ?? directory.application(appId: input.clientAppId)?.approvedClientApp ?? false,
             authentication: input.authentication)
         roleIds = input.userId.map { directory.roleIds(ofUser: $0) } ?? []
-        guestType = input.userId.flatMap { directory.user(id: $0)?.guestType }
+        let user = input.userId.flatMap { directory.user(id: $0) }
+        guestType = user?.guestType
+        homeTenantId = user?.homeAccount?.tenantId
         resourceApplicationGroups = directory.application(appId: input.resourceAppId)?.applicationGroups ?? []
         authenticationContexts = input.capabilities.authenticationContexts
         country = input.country

@@ -133,6 +133,9 @@ public struct MintPlan: Sendable, Equatable {
         /// `xms_sle` and `ipaddr`: strict location enforcement (PROTOCOL §17).
         public var strictLocation: [StrictLocation]?
         public var ipAddress: String?
+        /// A B2B collaboration user's home tenant (its issuer is the token's `idp`) and `acct` (PROTOCOL §17).
+        public var homeTenantId: String?
+        public var account: Int?
     }
 
     /// One entry of `xms_sle`: CIDR ranges where the resource must not accept the token unless also in `exclude`.
@@ -185,6 +188,8 @@ public struct MintPlan: Sendable, Equatable {
         public var authTime: Int?
         /// `acr`: the first of the authorization request's `acr_values` that was met (RFC 9470).
         public var acr: String?
+        public var homeTenantId: String?
+        public var account: Int?
     }
 
     public enum RefreshToken: Sendable, Equatable {
@@ -300,6 +305,8 @@ public enum GrantDecision {
                 name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId,
                 methods: facts.authentication.amr, authTime: authTime)
             access.authenticationContexts = decision.acrs(authTime: facts.authentication.time, now: facts.now)
+            access.homeTenantId = user.homeAccount?.tenantId
+            access.account = user.account
         } else {
             access = MintPlan.AccessToken(
                 audience: audience, subject: client.appId, objectId: nil, tenantId: tenant.tenant.id, clientId: client.appId,
@@ -328,6 +335,8 @@ public enum GrantDecision {
                     preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
                     email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.amr,
                     authTime: authTime, acr: facts.acrValues.first(where: access.authenticationContexts.contains))
+                idToken?.homeTenantId = user.homeAccount?.tenantId
+                idToken?.account = user.account
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)
             if let redeeming = facts.redeeming {
@@ -335,7 +344,7 @@ public enum GrantDecision {
             } else if oidc.contains(.offlineAccess) {
                 refresh = .startFamily(scope: facts.scopeText, expiresAt: refreshExpiry, dpopThumbprint: refreshBinding)
             }
-            if facts.clientInfoRequested { clientInfo = (user.id, tenant.tenant.id) }
+            if facts.clientInfoRequested { clientInfo = user.clientInfo(tenantId: tenant.tenant.id) }
         }
         return MintPlan(
             accessToken: access, idToken: idToken, refreshToken: refresh, clientInfo: clientInfo,

@@ -26,6 +26,10 @@ struct AdminDocuments: Sendable {
     /// Terms of use (PROTOCOL §17), and users' answers (written by the sign-in page, read through the agreement).
     let agreements: DocumentResource<Agreement>
     let agreementAcceptances: DocumentResource<AgreementAcceptance>
+    /// B2B collaboration (PROTOCOL §17): invitations (each makes its B2B collaboration user through `users`) and trust in
+    /// partner tenants.
+    let invitations: DocumentResource<Invitation>
+    let crossTenantAccessPartners: DocumentResource<CrossTenantAccessPartner>
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
     let transmitter: SignalTransmitter
     let logger: Logger
@@ -156,7 +160,7 @@ struct AdminDocuments: Sendable {
                 // A policy carries up to 64 KiB of configuration besides its targets.
                 maximumBody: 2 * AppConfigurationPolicy.maximumConfigurationBytes))
 
-        users = resource(
+        let users = resource(
             DocumentRegistration(
                 read: { value, tenant, _ in try await Self.readUser(value, tenant: tenant, passwords: passwords) },
                 present: { user, _ in
@@ -175,6 +179,23 @@ struct AdminDocuments: Sendable {
                         )
                     }
                 }))
+        self.users = users
+
+        invitations = resource(
+            DocumentRegistration(
+                read: { value, tenant, _ in try await Self.readInvitation(value, tenant: tenant, tenants: tenants).invitation },
+                afterWrite: { _, after, tenant, actor in
+                    // The B2B collaboration user, made through the users' own write path (validation, audit, effects) when
+                    // the tenant has none for that home account yet.
+                    guard let after, let current = try await tenants.snapshot(tenantSegment: tenant.tenant.id),
+                        current.directory.user(id: after.invitedUser.id) == nil
+                    else { return }
+                    let made = try await Self.readInvitation(JSONValue(encoding: after), tenant: current, tenants: tenants).user
+                    _ = try await users.save(made, before: nil, precondition: .mustNotExist, tenant: current, actor: actor)
+                }))
+
+        crossTenantAccessPartners = resource(
+            DocumentRegistration(read: { value, tenant, _ in try CrossTenantAccessPartner.parse(value, ownTenantId: tenant.tenant.id) }))
 
         groups = resource(
             DocumentRegistration(
@@ -287,6 +308,32 @@ struct AdminDocuments: Sendable {
         grant["authenticationStrength"] = JSONValue(encoding: strength)
         object["grantControls"] = .object(grant)
         return .object(object)
+    }
+
+    /// An invitation as Graph writes it, resolved: the invitee's address names a user of another tenant of this
+    /// installation (by its verified domain and the user's UPN), and the B2B collaboration user it makes here — the one
+    /// the tenant already has for that home account, when it has one (a re-invitation).
+    static func readInvitation(_ value: JSONValue, tenant: TenantSnapshot, tenants: TenantCache) async throws -> (invitation: Invitation, user: User) {
+        let asked = try Invitation.parse(value)
+        let pointer = "/invitedUserEmailAddress"
+        func refuse(_ message: String) -> ValidationError { ValidationError(problems: [ValidationProblem(pointer: pointer, message: message)]) }
+        guard asked.domain != tenant.tenant.domain else { throw refuse("is in this tenant's own domain: invite users of other tenants.") }
+        guard let home = try await tenants.snapshot(tenantSegment: asked.domain), home.tenant.domain == asked.domain else {
+            throw refuse("'\(asked.domain)' is the domain of no tenant of this installation (B2B collaboration is between its tenants).")
+        }
+        guard let homeUser = home.directory.user(principalName: asked.emailAddress), homeUser.homeAccount == nil else {
+            throw refuse("names no user of \(home.tenant.displayName).")
+        }
+        let existing = tenant.directory.user(homeUserId: homeUser.id)
+        let user = Invitation.collaborationUser(asked, home: homeUser, homeTenant: home.tenant, resourceTenant: tenant.tenant, existing: existing)
+        if existing == nil, let other = tenant.directory.user(principalName: user.userPrincipalName) {
+            throw refuse("would make the user \(user.userPrincipalName), a UPN \(other.id) already has.")
+        }
+        let id = value["id"]?.stringValue ?? UUID().uuidString.lowercased()
+        let invitation = Invitation(
+            id: id, invitedUserEmailAddress: asked.emailAddress, invitedUserDisplayName: asked.displayName, inviteRedirectUrl: asked.redirectUrl,
+            invitedUserType: existing?.userType ?? asked.userType, invitedUserId: user.id)
+        return (invitation, user)
     }
 
     static func readUser(_ value: JSONValue, tenant: TenantSnapshot, passwords: PasswordHasher) async throws -> User {

@@ -25,6 +25,9 @@ struct DirectoryRoutes: Sendable {
         documents.applications.register(on: group)
         ApplicationSecretRoutes(resource: documents.applications, credentials: credentials).register(on: group)
         documents.roleAssignments.register(on: group)
+        // B2B collaboration (PROTOCOL §17): invitations of other tenants' users, and trust in partner tenants.
+        documents.invitations.register(on: group)
+        documents.crossTenantAccessPartners.register(on: group)
         // Directory roles as Graph's role management spells them (PROTOCOL §17): Entra's built-in definitions, read-only,
         // and who holds them.
         documents.directoryRoleAssignments.register(on: group)

@@ -70,6 +70,14 @@ public final class TenantCache: Service, Sendable {
         return state.withLock { state in (state.entries[key] ?? state.domains[key].flatMap { state.entries[$0] })?.snapshot }
     }
 
+    /// Whether a B2B collaboration user's home account still exists and is enabled (PROTOCOL §17): a guest whose home
+    /// account is gone or disabled signs in nowhere. Every other user: yes.
+    public func homeAccountUsable(_ user: User) async throws -> Bool {
+        guard let home = user.homeAccount else { return true }
+        guard let tenant = try await snapshot(tenantSegment: home.tenantId), let account = tenant.directory.user(id: home.userId) else { return false }
+        return account.accountEnabled
+    }
+
     /// Every tenant's snapshot, keyed by tenant ID and by domain.
     public func snapshots() async throws -> [String: TenantSnapshot] {
         try await loadIfNeeded()

@@ -193,6 +193,8 @@ struct TokenService: Sendable {
             authorizedClaims = device.claims
             transferMethod = .deviceCodeFlow
         }
+        // A B2B collaboration user whose home account is gone or disabled gets no more tokens here (PROTOCOL §17).
+        if let user, user.homeAccount != nil, !(try await tenants.homeAccountUsable(user)) { throw TokenError.userDisabled }
         // API permissions (PROTOCOL §11): what this client may ask for, on the user's behalf or as itself.
         let scope = try ResourceAccess.authorize(try ScopeRequest.parse(scopeText, in: tenant), client: client.application, delegated: user != nil, in: tenant)
         var capabilitiesInForce = capabilities
@@ -326,11 +328,12 @@ struct TokenService: Sendable {
         }
         let issuer = endpoints.issuer(tenantId: plan.accessToken.tenantId)
         let signer = try await signers.signer(tenantId: plan.accessToken.tenantId)
-        let claims = AccessTokenClaims(plan.accessToken, issuer: issuer, tokenId: prepared.tokenId)
+        let home = plan.accessToken.homeTenantId.map(endpoints.issuer(tenantId:))
+        let claims = AccessTokenClaims(plan.accessToken, issuer: issuer, tokenId: prepared.tokenId, identityProvider: home)
         var response = TokenResponse(
             tokenType: plan.accessToken.confirmation == nil ? TokenResponse.bearer : TokenResponse.dpop, scope: plan.grantedScope, expiresIn: plan.expiresIn,
             extExpiresIn: plan.expiresIn, accessToken: try await signer.sign(accessToken: claims))
-        if let id = plan.idToken { response.idToken = try await signer.sign(idToken: IDTokenClaims(id, issuer: issuer)) }
+        if let id = plan.idToken { response.idToken = try await signer.sign(idToken: IDTokenClaims(id, issuer: issuer, identityProvider: home)) }
         if let info = plan.clientInfo { response.clientInfo = ClientInfo(uid: info.uid, utid: info.utid).encoded }
         response.refreshToken = refreshToken
         record(facts, decision, errorCode: nil, correlationId: correlationId)

@@ -179,6 +179,11 @@ extension SignInRoutes {
                 break
             }
             let username = form["username"] ?? ""
+            // A user of another tenant of this installation: home to sign in there, and back (B2B collaboration, PROTOCOL
+            // §17). Decided by the name's domain alone, whoever is invited: the page says no more than the tenants' domains.
+            if let home = try await homeTenant(ofUsername: username.trimmingCharacters(in: .whitespaces), at: tenant) {
+                return sendHome(authorization, username: username.trimmingCharacters(in: .whitespaces), home: home, tenant: tenant, request: request)
+            }
             guard !username.isEmpty, let password = form["password"] else {
                 return signInPage(
                     authorization, tenant: tenant, error: TokenError(.invalidRequest, aadsts: 900144, "Enter your user name and password."),
@@ -270,7 +275,7 @@ extension SignInRoutes {
         }
         switch result.step {
         case .signInAgain:
-            return with(signInPage(authorization, tenant: tenant, error: nil, username: user.userPrincipalName, request: request, context))
+            return with(signInPage(authorization, tenant: tenant, error: nil, username: user.signInName, request: request, context))
         case .loginRequired:
             return redirectError(.loginRequired)
         case .interactionRequired:
@@ -313,7 +318,8 @@ extension SignInRoutes {
                     expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime), silent: silent))
             var fields = [("code", code)]
             if let state = authorization.state { fields.append(("state", state)) }
-            fields.append(("client_info", ClientInfo(uid: user.id, utid: tenant.tenant.id).encoded))
+            let info = user.clientInfo(tenantId: tenant.tenant.id)
+            fields.append(("client_info", ClientInfo(uid: info.uid, utid: info.utid).encoded))
             return with(deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context))
         }
     }

@@ -25,7 +25,7 @@ extension SignInRoutes {
         else { return nil }
         let now = clock.now()
         guard record.expiresAt > now, now.timeIntervalSince(record.lastSeenAt) < configuration.signIn.sessionIdleTimeout,
-            let user = tenant.directory.user(id: record.userId), user.accountEnabled
+            let user = tenant.directory.user(id: record.userId), user.accountEnabled, try await tenants.homeAccountUsable(user)
         else { return nil }
         return (record, user)
     }

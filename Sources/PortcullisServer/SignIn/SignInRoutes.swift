@@ -43,6 +43,9 @@ struct SignInRoutes: Sendable {
             try await authorize(request, context, parameters: try await Self.formParameters(request, context))
         }
         router.post("/:tenant/oauth2/v2.0/authorize/signin") { request, context in try await signIn(request, context) }
+        router.get("/:tenant/oauth2/v2.0/authorize/home") { request, context in try await homeSignIn(request, context) }
+        router.post("/:tenant/oauth2/v2.0/authorize/home") { request, context in try await homeSignInPosted(request, context) }
+        router.get("/:tenant/oauth2/v2.0/authorize/guest") { request, context in try await guestReturned(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/terms") { request, context in try await termsAnswered(request, context) }
         router.get("/:tenant/oauth2/v2.0/authorize/terms/file") { request, context in try await termsFile(request, context) }
