@@ -49,6 +49,11 @@ Tests
   (l) Continuous access evaluation (PROTOCOL §14) through `portcullis gateway` (--binary): a cp1 client's day-long token
       passes; Bob disabled → 401 insufficient_claims with the nbf claims request; acquire_token_silent(claims_challenge=…)
       refused; enabled again → MSAL's token with the claims passes. The same for a wipe of Alice's mail app enrollment.
+  (m) B2B collaboration (PROTOCOL §17): Fabrikam's admin invites Erin of Contoso and requires MFA of guests; MSAL's
+      auth-code flow at Fabrikam's authority: Fabrikam's page sends her home to Contoso's, her Contoso password, back to
+      Fabrikam, whose own factor she registers (pyotp: Fabrikam does not trust Contoso's MFA); the token is Fabrikam's
+      (tid, her guest object ID) with idp = Contoso's issuer and acct 1; MSAL's account is her home account
+      ({Contoso oid}.{Contoso tid}, from client_info), and a silent refresh works.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -93,9 +98,18 @@ CAROL_PASSWORD = "Carol-dev-pass1"
 CAROL_OID = "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03"
 ERIN = "erin@contoso.example"  # (k): excluded from the demo app-protection policy, named by no test's policy
 ERIN_PASSWORD = "Erin-dev-pass1"
+ERIN_OID = "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05"
+# (m) the second tenant of the demo configuration, Erin's host as a B2B guest.
+FABRIKAM_DOMAIN = "fabrikam.example"
+FABRIKAM_ID = "f4b1c2d3-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+FABRIKAM_CLIENT = "f0ca0000-1111-4a2b-8c3d-4e5f6a7b8c01"
+FABRIKAM_ADMIN_CLIENT = "f0ca0000-3333-4a2b-8c3d-4e5f6a7b8c03"
+FABRIKAM_ADMIN_SECRET = "fabrikam-admin-dev-secret-change-me"
+FABRIKAM_RESOURCE = "api://fabrikam-projects"
+FABRIKAM_RESOURCE_APP_ID = "f0ca0000-4444-4a2b-8c3d-4e5f6a7b8c04"
 ADMIN_CLIENT = "c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03"
 ADMIN_SECRET = "admin-dev-secret-change-me"
-# The demo's app configuration policy for Contoso Mail (Config/app-configuration/mail-sales.json).
+# The demo's app configuration policy for Contoso Mail (Config/app-configuration/contoso.example/mail-sales.json).
 MAIL_CONFIGURATION_POLICY = "d4e5f6a7-0b1c-4d2e-8f3a-5b6c7d8e9f01"
 
 
@@ -1012,6 +1026,73 @@ def test_token_protection(msal, authority, issuer, session, cafile, base):
         print(f"PASS {what}: a user the policy does not name gets a bearer token")
 
 
+def test_b2b(msal, authority, issuer, session, cafile, base):
+    """(m) PROTOCOL §17: a Contoso user invited to Fabrikam signs in at Fabrikam through the page and MSAL."""
+    import pyotp
+    what = "(m) B2B collaboration"
+    fabrikam = f"{base}/{FABRIKAM_DOMAIN}"
+    admin_app = msal.ConfidentialClientApplication(FABRIKAM_ADMIN_CLIENT, client_credential=FABRIKAM_ADMIN_SECRET, authority=fabrikam,
+                                                   instance_discovery=False, http_client=session)
+    admin = admin_app.acquire_token_for_client(["api://portcullis-admin/.default"])
+    expect_token(admin, what + " (Fabrikam's admin token)")
+    headers = {"Authorization": f"Bearer {admin['access_token']}"}
+    invited = session.post(f"{base}/admin/v1/invitations", headers=headers, timeout=30,
+                           json={"invitedUserEmailAddress": ERIN, "inviteRedirectUrl": "http://localhost", "invitedUserDisplayName": "Erin (Contoso)"})
+    check(invited.status_code == 201, f"{what}: Fabrikam invites Erin", [invited.status_code, invited.text[:600]])
+    guest_id = invited.json()["invitedUser"]["id"]
+    policy = {
+        "displayName": "MFA for guests (msal_interop m)", "state": "enabled",
+        "conditions": {"users": {"includeGuestsOrExternalUsers": {"guestOrExternalUserTypes": "b2bCollaborationGuest",
+                                                                  "externalTenants": {"membershipKind": "all"}}},
+                       "applications": {"includeApplications": ["All"]}},
+        "grantControls": {"operator": "OR", "builtInControls": ["mfa"]},
+    }
+    created = session.post(f"{base}/admin/v1/conditional-access/policies", headers=headers, json=policy, timeout=30)
+    check(created.status_code == 201, f"{what}: a Fabrikam policy for guests", [created.status_code, created.text[:600]])
+    try:
+        scopes = [f"{FABRIKAM_RESOURCE}/Projects.Read"]
+        app = msal.PublicClientApplication(FABRIKAM_CLIENT, authority=fabrikam, instance_discovery=False, http_client=session)
+        flow = app.initiate_auth_code_flow(scopes, redirect_uri=LOOPBACK_REDIRECT)
+        browser = Browser(cafile, base)
+        sent = browser.submit(browser.get(flow["auth_uri"]), {"username": ERIN, "password": ""}, what + " (Fabrikam's page)")
+        home = sent.headers.get("Location", "")
+        check(sent.status_code == 302 and home.startswith(f"/{TENANT_ID}/oauth2/v2.0/authorize/home?"),
+              f"{what}: Fabrikam's page sends her to Contoso's", [sent.status_code, home, sent.text[:400]])
+        home_page = browser.get(base + home)
+        check(home_page.status_code == 200 and "as a guest" in home_page.text and "Contoso" in home_page.text,
+              f"{what}: Contoso's page, saying where she goes", [home_page.status_code, home_page.text[:800]])
+        back = browser.submit(home_page, {"username": ERIN, "password": ERIN_PASSWORD}, what + " (Contoso's page)")
+        returned = back.headers.get("Location", "")
+        check(back.status_code == 302 and returned.startswith(f"/{FABRIKAM_ID}/oauth2/v2.0/authorize/guest?"),
+              f"{what}: back to Fabrikam", [back.status_code, returned, back.text[:400]])
+        factor = browser.get(base + returned)
+        secret = shown_secret(factor)
+        check(factor.status_code == 200 and secret, f"{what}: Fabrikam asks its own second factor (Contoso's MFA is not trusted)",
+              [factor.status_code, factor.text[:1200]])
+        done = browser.submit(factor, {"otp": pyotp.TOTP(secret).now()}, what + " (the code)")
+        result = app.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))
+        expect_token(result, what)
+        claims = jwt_claims(result["access_token"])
+        check(claims.get("tid") == FABRIKAM_ID and claims.get("oid") == guest_id and claims.get("aud") == FABRIKAM_RESOURCE_APP_ID,
+              f"{what}: Fabrikam's token for her guest object", claims)
+        check(claims.get("iss") == f"{base}/{FABRIKAM_ID}/v2.0" and claims.get("idp") == issuer and claims.get("acct") == 1,
+              f"{what}: iss Fabrikam's, idp Contoso's issuer, acct 1", claims)
+        check(claims.get("amr") == ["pwd", "mfa"], f"{what}: amr pwd+mfa", claims.get("amr"))
+        accounts = app.get_accounts()
+        check(len(accounts) == 1 and accounts[0].get("home_account_id") == f"{ERIN_OID}.{TENANT_ID}",
+              f"{what}: MSAL's account is her home account, from client_info", accounts)
+        silent = app.acquire_token_silent(scopes, account=accounts[0], force_refresh=True)
+        check(silent is not None, f"{what}: acquire_token_silent found no refresh token")
+        expect_token(silent, what + " (silent)")
+        check(jwt_claims(silent["access_token"]).get("oid") == guest_id, f"{what}: the refreshed token is hers", jwt_claims(silent["access_token"]))
+        print(f"PASS {what}: Fabrikam → Contoso's page → Fabrikam's factor → MSAL's token (tid Fabrikam, idp {claims.get('idp')}, acct 1); "
+              f"MSAL's account {accounts[0].get('home_account_id')}; silent refresh")
+    finally:
+        policy_id = created.json().get("id")
+        if policy_id:
+            session.delete(f"{base}/admin/v1/conditional-access/policies/{policy_id}", headers={**headers, "If-Match": "*"}, timeout=30)
+
+
 def test_sign_in_frequency(msal, authority, issuer, session, cafile, base, offset_file):
     """(i) PROTOCOL §13 against the real binary under a moved clock: a one-hour sign-in frequency for Alice (a policy of
     session controls only); within the hour MSAL's silent refresh works; with the server's clock an hour and a minute
@@ -1065,7 +1146,8 @@ def main():
     print(f"msal {msal.__version__}; authority {authority}; expected issuer {issuer}")
     session = make_session(args.cafile)
     failures = 0
-    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up, test_token_protection)
+    interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up, test_token_protection,
+                   test_b2b)
     timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
     gateway = (test_cae_gateway,) if args.binary else ()
     if not gateway:

@@ -187,7 +187,7 @@ struct ConditionalAccessValidationTests {
     func shippedPolicies() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let directory = try DirectoryDocument.parse(try Data(contentsOf: root.appendingPathComponent("Config/directory.json"))).snapshots(revision: 0)[0]
-        let folder = root.appendingPathComponent("Config/conditional-access")
+        let folder = root.appendingPathComponent("Config/conditional-access/contoso.example")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
         #expect(files.count >= 3)
         var states = Set<ConditionalAccessPolicy.State>()
