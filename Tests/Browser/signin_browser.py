@@ -16,7 +16,11 @@ What it does (each step fails the run with a message saying what was expected):
      the password, then the registration page (the key, the otpauth link, focus in the code field with
      autocomplete="one-time-code"), a code computed with pyotp; then a new browser session: the password,
      then the code page alone, the next code → the app gets its code; amr pwd+mfa in the tokens.
-  5. Throughout: every request the browser made went to the server (or the app's redirect URI), the
+  5. B2B collaboration (PROTOCOL §17): Fabrikam's admin invites Bob of Contoso; the authorize URL at Fabrikam, his
+     Contoso address on Fabrikam's page → Contoso's page (saying he signs in to Fabrikam as a guest; focus in the
+     password) → back to Fabrikam → the app's code; Fabrikam's tokens carry idp (Contoso's issuer) and acct 1. Carol,
+     not invited, gets Fabrikam's AADSTS50020 page after her home tenant signs her in.
+  6. Throughout: every request the browser made went to the server (or the app's redirect URI), the
      console shows no Content-Security-Policy violation, and the pages need no JavaScript.
 Screenshots (phone 390×844 and desktop 1280×800) of every page go to --output (default
 .build/test-output/browser).
@@ -46,6 +50,15 @@ PASSWORD = "Alice-dev-pass1"
 SCOPE = "api://contoso-mail/Mail.Read openid profile offline_access"
 DAVE = "dave@contoso.example"
 DAVE_PASSWORD = "Dave-dev-pass1"
+FABRIKAM = "fabrikam.example"
+FABRIKAM_ID = "f4b1c2d3-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+FABRIKAM_CLIENT = "f0ca0000-1111-4a2b-8c3d-4e5f6a7b8c01"
+FABRIKAM_SCOPE = "api://fabrikam-projects/Projects.Read openid profile offline_access"
+CONTOSO_ID = "7e1b0c54-2f6a-4c1e-9d3b-5a8f0e2c4b71"
+BOB = "bob@contoso.example"
+BOB_PASSWORD = "Bob-dev-pass1"
+CAROL = "carol@contoso.example"
+CAROL_PASSWORD = "Carol-dev-pass1"
 PHONE = (390, 844)
 DESKTOP = (1280, 800)
 
@@ -363,6 +376,75 @@ def mfa_flow(run):
     print("PASS MFA sign-in in a real browser: password → code page → the next code → the app's code; amr pwd+mfa")
 
 
+def b2b_flow(run):
+    """5. A Contoso user invited to Fabrikam signs in at Fabrikam: Fabrikam's page, Contoso's, back, the code."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+    import urllib.request
+    driver = run.driver
+    status, admin = post_form(f"{run.base}/{FABRIKAM}/oauth2/v2.0/token", {
+        "grant_type": "client_credentials", "client_id": "f0ca0000-3333-4a2b-8c3d-4e5f6a7b8c03",
+        "client_secret": "fabrikam-admin-dev-secret-change-me", "scope": "api://portcullis-admin/.default"})
+    check(status == 200, "Fabrikam's admin token", [status, admin])
+    request = urllib.request.Request(
+        f"{run.base}/admin/v1/invitations", method="POST",
+        data=json.dumps({"invitedUserEmailAddress": BOB, "inviteRedirectUrl": run.app_base + "/"}).encode(),
+        headers={"Authorization": f"Bearer {admin['access_token']}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        invited = json.loads(response.read())
+    guest_id = invited["invitedUser"]["id"]
+
+    def authorize(extra=None):
+        verifier, challenge = pkce()
+        query = urllib.parse.urlencode({
+            "response_type": "code", "client_id": FABRIKAM_CLIENT, "redirect_uri": f"{run.app_base}/", "scope": FABRIKAM_SCOPE,
+            "state": "b2b", "code_challenge": challenge, "code_challenge_method": "S256", **(extra or {})})
+        driver.get(f"{run.base}/{FABRIKAM}/oauth2/v2.0/authorize?{query}")
+        check(driver.title.startswith("Sign in") and "Fabrikam" in driver.page_source, "Fabrikam's sign-in page", driver.title)
+        return verifier
+
+    def go_home(address):
+        username = driver.find_element(By.ID, "username")
+        username.send_keys(address)
+        username.send_keys(Keys.ENTER)  # the name alone: its domain is another tenant's
+        WebDriverWait(driver, 15).until(lambda d: f"/{CONTOSO_ID}/oauth2/v2.0/authorize/home" in d.current_url)
+        check("Contoso" in driver.page_source and "as a guest" in driver.page_source, "Contoso's page says where the user goes",
+              driver.page_source[:1500])
+        check(driver.find_element(By.ID, "username").get_attribute("value") == address, "the typed name is kept at home")
+        check(driver.switch_to.active_element.get_attribute("id") == "password", "focus starts in the password at home",
+              driver.switch_to.active_element.get_attribute("outerHTML"))
+
+    verifier = authorize()
+    run.shoot("b2b-resource-signin")
+    go_home(BOB)
+    run.shoot("b2b-home-signin")
+    password = driver.find_element(By.ID, "password")
+    password.send_keys(BOB_PASSWORD)
+    password.send_keys(Keys.ENTER)
+    WebDriverWait(driver, 15).until(lambda d: d.current_url.startswith(run.app_base))
+    delivered = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(driver.current_url).query))
+    check(delivered.get("state") == "b2b" and delivered.get("code"), "the app gets Fabrikam's code", delivered)
+    status, tokens = post_form(f"{run.base}/{FABRIKAM}/oauth2/v2.0/token", {
+        "grant_type": "authorization_code", "client_id": FABRIKAM_CLIENT, "code": delivered["code"], "redirect_uri": f"{run.app_base}/",
+        "code_verifier": verifier})
+    check(status == 200, "the code redeems at Fabrikam", [status, tokens])
+    claims = json.loads(base64.urlsafe_b64decode(tokens["access_token"].split(".")[1] + "=="))
+    check(claims.get("tid") == FABRIKAM_ID and claims.get("oid") == guest_id and claims.get("acct") == 1
+          and claims.get("idp") == f"{run.base}/{CONTOSO_ID}/v2.0", "Fabrikam's token for the guest, idp and acct", claims)
+    print("PASS B2B in a real browser: Fabrikam's page → Contoso's (focus in the password) → back → code; idp and acct in the token")
+
+    authorize({"prompt": "login"})  # Bob's session at Fabrikam would sign him in again
+    go_home(CAROL)
+    password = driver.find_element(By.ID, "password")
+    password.send_keys(CAROL_PASSWORD)
+    password.send_keys(Keys.ENTER)
+    WebDriverWait(driver, 15).until(lambda d: "AADSTS50020" in d.page_source)
+    check(f"/{FABRIKAM_ID}/oauth2/v2.0/authorize/guest" in driver.current_url, "the refusal is Fabrikam's page", driver.current_url)
+    run.shoot("b2b-not-invited")
+    print("PASS B2B, not invited: her home tenant signed her in; Fabrikam's page says AADSTS50020")
+
+
 def report_failure(driver, output, name, failure):
     """Prints what failed, with a screenshot (failure.png) and the start of the page it happened on."""
     print(f"FAIL {type(failure).__name__}: {failure}", file=sys.stderr)
@@ -403,6 +485,8 @@ def main():
         device_flow(run)
         run.collect_network()
         mfa_flow(run)
+        run.collect_network()
+        b2b_flow(run)
         run.collect_network()
         outside = [url for url in run.requested
                    if not (url.startswith(base + "/") or url.startswith(run.app_base + "/") or url.startswith("data:"))]

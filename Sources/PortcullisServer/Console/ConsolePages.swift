@@ -76,6 +76,13 @@ struct ConsolePages: Sendable {
                     slug: "agreements", noun: "agreement", label: "Terms of use", nameKey: "displayName", back: "/admin/directory",
                     templates: ["basic": ConsoleDocumentTemplates.agreement], documents: documents.agreements),
                 Kind(
+                    slug: "invitations", noun: "invitation", label: "Invitation (B2B)", nameKey: "invitedUserEmailAddress", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.invitation], documents: documents.invitations),
+                Kind(
+                    slug: "cross-tenant-access", noun: "cross-tenant access setting", label: "Cross-tenant access setting", nameKey: "tenantId",
+                    back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.crossTenantAccessPartner],
+                    documents: documents.crossTenantAccessPartners),
+                Kind(
                     slug: "authentication-contexts", noun: "authentication context",
                     label: "Authentication context", nameKey: "displayName",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.authenticationContext],
@@ -912,6 +919,8 @@ struct ConsolePages: Sendable {
     // MARK: Directory and app configuration
 
     func directory(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
+        // The partners' names (tenants of this installation), for the cross-tenant access section.
+        let tenants = try await console.admin.tenants.snapshots()
         func section<Document: TenantDocument>(
             _ slug: String, _ title: String, _ resource: DocumentResource<Document>, detailTitle: String,
             name: (Document) -> String, detail: (Document) -> String, extra: (Document) -> [String: Any] = { _ in [:] }
@@ -926,7 +935,12 @@ struct ConsolePages: Sendable {
         }
         let sections = [
             try await section(
-                "users", "Users", documents.users, detailTitle: "Enabled", name: \.userPrincipalName, detail: { $0.accountEnabled ? "yes" : "no" },
+                "users", "Users", documents.users, detailTitle: "Enabled", name: \.userPrincipalName,
+                detail: { user in
+                    let enabled = user.accountEnabled ? "yes" : "no"
+                    guard let home = user.homeAccount else { return user.userType == .guest ? "\(enabled) (guest)" : enabled }
+                    return "\(enabled) (\(user.userType == .member ? "member" : "guest") from \(home.userPrincipalName))"
+                },
                 extra: { ["methodsHref": "\(basePath)/admin/users/\(Self.path($0.id))/methods"] }),
             try await section("groups", "Groups", documents.groups, detailTitle: "Members", name: \.displayName) { "\($0.members.count)" },
             try await section("applications", "Applications", documents.applications, detailTitle: "Kind", name: \.displayName) { app in
@@ -956,6 +970,15 @@ struct ConsolePages: Sendable {
                 let languages = agreement.files.map { "\($0.language) (\($0.format.rawValue))" }.joined(separator: ", ")
                 return languages + (agreement.userReacceptRequiredFrequency.map { ", accepted again every \($0)" } ?? "")
             },
+            try await section(
+                "invitations", "Invitations (B2B collaboration)", documents.invitations, detailTitle: "Invited as", name: \.invitedUserEmailAddress
+            ) {
+                "\($0.invitedUserType.rawValue), user \($0.invitedUser.id)"
+            },
+            try await section(
+                "cross-tenant-access", "Cross-tenant access (partners)", documents.crossTenantAccessPartners, detailTitle: "Inbound trust",
+                name: { partner in tenants[partner.tenantId].map { "\($0.tenant.displayName) (\(partner.tenantId))" } ?? partner.tenantId },
+                detail: { $0.inboundTrust.isMfaAccepted ? "MFA trusted" : "nothing trusted" }),
         ]
         return console.page(
             "directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
@@ -1071,6 +1094,22 @@ enum ConsoleDocumentTemplates {
               "fileData": { "data": "UmVwbGFjZSB0aGVzZSB0ZXJtcyB3aXRoIHlvdXIgb3JnYW5pemF0aW9uJ3Mu" }
             }
           ]
+        }
+        """
+    /// B2B collaboration (PROTOCOL §17): a user of another tenant of this installation, by address.
+    static let invitation = """
+        {
+          "invitedUserEmailAddress": "someone@partner.example",
+          "inviteRedirectUrl": "https://apps.example.com/",
+          "invitedUserType": "Guest",
+          "sendInvitationMessage": false
+        }
+        """
+    /// Trust in a partner tenant's multifactor authentication for its B2B users here.
+    static let crossTenantAccessPartner = """
+        {
+          "tenantId": "00000000-0000-0000-0000-000000000000",
+          "inboundTrust": { "isMfaAccepted": true }
         }
         """
     static let user = """

@@ -99,7 +99,7 @@ extension SignInRoutes {
         let app = resource?.directory.application(appId: ticket.request.clientId)?.displayName ?? ticket.request.clientId
         var values: [String: Any] = [
             "action": "\(basePath)/\(home.tenant.id)/oauth2/v2.0/authorize/home", "ticket": sealGuestTicket(ticket),
-            "csrf": csrf(request, purpose: "signin", headers: &headers), "appName": "\(app) (\(resourceName))", "loginHint": ticket.username,
+            "csrf": csrf(request, purpose: "signin", headers: &headers), "appName": "\(app) at \(resourceName)", "loginHint": ticket.username,
             "focusUsername": false, "submitLabel": "Sign in", "basePath": basePath,
             "note": "You are signing in to \(resourceName) as a guest, with your \(home.tenant.displayName) account.",
         ]
