@@ -99,7 +99,7 @@ public final class PublicClientApplication: Sendable {
             _ = try? await transport.send(
                 configuration.authority.appendingPathComponent("oauth2/v2.0/revoke"), method: "POST",
                 form: [("client_id", configuration.clientId), ("token", refreshToken), ("token_type_hint", "refresh_token")],
-                correlationId: UUID().uuidString.lowercased())
+                correlationId: UUID().identifierText)
         }
         try await cache.remove(homeAccountId: account.homeAccountId)
     }
@@ -135,7 +135,7 @@ public final class PublicClientApplication: Sendable {
                 ("scope", (scopes + Self.oidcScopes.filter { !scopes.contains($0) }).joined(separator: " ")),
             ]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: claimsChallenge) { form.append(("claims", claims)) }
-        let correlationId = UUID().uuidString.lowercased()
+        let correlationId = UUID().identifierText
         let reply = try await transport.token(form: form, correlationId: correlationId)
         guard reply.status == 200 else {
             guard let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) else {
@@ -191,7 +191,7 @@ public final class ConfidentialClientApplication: Sendable {
             ("grant_type", "client_credentials"), ("client_id", configuration.clientId), ("client_secret", secret), ("scope", scopes.joined(separator: " ")),
         ]
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: nil) { form.append(("claims", claims)) }
-        let correlationId = UUID().uuidString.lowercased()
+        let correlationId = UUID().identifierText
         let reply = try await transport.token(form: form, correlationId: correlationId)
         guard reply.status == 200, let response = try? JSONDecoder().decode(TokenResponse.self, from: reply.body) else {
             if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) {

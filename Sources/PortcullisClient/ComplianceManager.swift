@@ -408,7 +408,7 @@ public actor ComplianceManager: ComplianceRemediator {
             do {
                 reply = try await application.transport.send(
                     url, method: method, json: try body.map { try JSONEncoder().encode($0) }, bearer: token,
-                    correlationId: UUID().uuidString.lowercased())
+                    correlationId: UUID().identifierText)
             } catch {
                 return .failure(StatusFailure(networkFailure))
             }

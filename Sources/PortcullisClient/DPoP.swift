@@ -31,7 +31,7 @@ public final class DPoPProofMaker: Sendable {
         components?.fragment = nil
         let htu = components?.string ?? url.absoluteString
         let header = #"{"alg":"ES256","jwk":{"crv":"P-256","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"},"typ":"dpop+jwt"}"#
-        var claims: [String: Any] = ["jti": UUID().uuidString.lowercased(), "htm": method, "htu": htu, "iat": Int(now.timeIntervalSince1970)]
+        var claims: [String: Any] = ["jti": UUID().identifierText, "htm": method, "htu": htu, "iat": Int(now.timeIntervalSince1970)]
         if let nonce = nonce(for: url) { claims["nonce"] = nonce }
         if let accessToken { claims["ath"] = Base64URL.encode(SHA256Digest.hash(Array(accessToken.utf8))) }
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys, .withoutEscapingSlashes])

@@ -188,7 +188,7 @@ extension ComplianceManager {
             let reply: HTTPTransport.Reply
             do {
                 reply = try await application.transport.send(
-                    url, method: "GET", bearer: token, correlationId: UUID().uuidString.lowercased(),
+                    url, method: "GET", bearer: token, correlationId: UUID().identifierText,
                     headers: knownVersion.map { ["If-None-Match": "\"\($0)\""] } ?? [:], timeout: TimeInterval(wait + 30))
             } catch {
                 return .unavailable
@@ -252,7 +252,7 @@ extension ComplianceManager {
             }
             let reply: HTTPTransport.Reply
             do {
-                reply = try await application.transport.send(url, method: method, json: body, bearer: token, correlationId: UUID().uuidString.lowercased())
+                reply = try await application.transport.send(url, method: method, json: body, bearer: token, correlationId: UUID().identifierText)
             } catch {
                 throw PortcullisClientError.transport("cannot reach the compliance service")
             }

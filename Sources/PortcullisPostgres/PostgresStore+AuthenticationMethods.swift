@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStorage
 import PostgresNIO
 
@@ -7,7 +7,7 @@ extension PostgresStore {
     static let methodColumns = "id, tenant_id, user_id, kind, sealed_secret, created_at, last_used_step, last_used_at"
 
     static func authenticationMethod(_ row: PostgresRow) throws -> AuthenticationMethodRecord {
-        let (id, tenant, user, kind, sealed, created, step, used) = try row.decode((String, String, String, String, String, Double, Int64?, Double?).self)
+        let (id, tenant, user, kind, sealed, created, step, used) = try row.decode((RecordID, TenantID, ObjectID, String, String, Double, Int64?, Double?).self)
         return AuthenticationMethodRecord(
             id: id, tenantId: tenant, userId: user, kind: AuthenticationMethodRecord.Kind(rawValue: kind) ?? .totp,
             sealedSecret: Data(base64Encoded: sealed) ?? Data(), createdAt: Date(seconds: created), lastUsedStep: step,
@@ -30,21 +30,21 @@ extension PostgresStore {
         }
     }
 
-    public func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord] {
+    public func authenticationMethods(tenantId: TenantID, userId: ObjectID) async throws -> [AuthenticationMethodRecord] {
         try await rows(
             """
             SELECT \(unescaped: Self.methodColumns) FROM authentication_methods
-            WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) ORDER BY created_at, id
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) ORDER BY created_at, id
             """
         ).map(Self.authenticationMethod)
     }
 
-    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
+    public func deleteAuthenticationMethod(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let deleted =
                 !(try await db.query(
                     """
-                    DELETE FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased())
+                    DELETE FROM authentication_methods WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND id = \(id)
                     RETURNING id
                     """
                 ).isEmpty)
@@ -53,28 +53,28 @@ extension PostgresStore {
         }
     }
 
-    public func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool {
+    public func useAuthenticationMethod(id: RecordID, step: Int64, at: Date) async throws -> Bool {
         // One statement: the row lock orders concurrent uses of the same code on every node.
         !(try await rows(
             """
             UPDATE authentication_methods SET last_used_step = \(step), last_used_at = \(at.seconds)
-            WHERE id = \(id.lowercased()) AND (last_used_step IS NULL OR last_used_step < \(step)) RETURNING id
+            WHERE id = \(id) AND (last_used_step IS NULL OR last_used_step < \(step)) RETURNING id
             """
         ).isEmpty)
     }
 
-    public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
+    public func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<String> {
         Set(
             try await rows(
                 """
-                SELECT user_id FROM authentication_methods WHERE tenant_id = \(tenantId.lowercased())
-                UNION SELECT user_id FROM passkeys WHERE tenant_id = \(tenantId.lowercased())
+                SELECT user_id FROM authentication_methods WHERE tenant_id = \(tenantId)
+                UNION SELECT user_id FROM passkeys WHERE tenant_id = \(tenantId)
                 """
             )
             .map { try $0.decode(String.self) })
     }
 
-    public func usersWithPasskeys(tenantId: String) async throws -> Set<String> {
-        Set(try await rows("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = \(tenantId.lowercased())").map { try $0.decode(String.self) })
+    public func usersWithPasskeys(tenantId: TenantID) async throws -> Set<String> {
+        Set(try await rows("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = \(tenantId)").map { try $0.decode(String.self) })
     }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStorage
 import PostgresNIO
 
@@ -10,7 +10,8 @@ extension PostgresStore {
         """
 
     static func passkey(_ row: PostgresRow) throws -> PasskeyRecord {
-        let (id, tenant, user, credential, key, algorithm, count, aaguid) = try row.decode((String, String, String, String, String, Int, Int64, String).self)
+        let (id, tenant, user, credential, key, algorithm, count, aaguid) = try row.decode(
+            (RecordID, TenantID, ObjectID, String, String, Int, Int64, String).self)
         let columns = row.makeRandomAccess()
         guard let uuid = UUID(uuidString: aaguid), let attestation = AttestationType(rawValue: try columns["attestation"].decode(String.self)) else {
             throw StorageError(.corrupt, "stored passkey \(id) cannot be read")
@@ -35,7 +36,7 @@ extension PostgresStore {
                     """
                     INSERT INTO passkeys (\(unescaped: Self.passkeyColumns))
                     SELECT \(passkey.id), \(passkey.tenantId), \(passkey.userId), \(passkey.credentialId.base64EncodedString()),
-                           \(passkey.publicKey.base64EncodedString()), \(passkey.algorithm), \(passkey.signCount), \(passkey.aaguid.uuidString.lowercased()),
+                           \(passkey.publicKey.base64EncodedString()), \(passkey.algorithm), \(passkey.signCount), \(passkey.aaguid.identifierText),
                            \(passkey.backupEligible), \(passkey.backedUp), \(passkey.attestation.rawValue), \(passkey.transports.joined(separator: ",")),
                            \(passkey.displayName), \(passkey.createdAt.seconds), \(passkey.lastUsedAt?.seconds), \(passkey.suspectSince?.seconds)
                     WHERE (SELECT COUNT(*) FROM passkeys WHERE tenant_id = \(passkey.tenantId) AND user_id = \(passkey.userId)) < \(limit)
@@ -47,10 +48,10 @@ extension PostgresStore {
         }
     }
 
-    public func passkeys(tenantId: String, userId: String) async throws -> [PasskeyRecord] {
+    public func passkeys(tenantId: TenantID, userId: ObjectID) async throws -> [PasskeyRecord] {
         try await rows(
             """
-            SELECT \(unescaped: Self.passkeyColumns) FROM passkeys WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased())
+            SELECT \(unescaped: Self.passkeyColumns) FROM passkeys WHERE tenant_id = \(tenantId) AND user_id = \(userId)
             ORDER BY created_at, id
             """
         ).map(Self.passkey)
@@ -61,7 +62,7 @@ extension PostgresStore {
             .map(Self.passkey)
     }
 
-    public func usePasskey(id: String, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
+    public func usePasskey(id: RecordID, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
         // One statement: SET reads the row as it was, and the row lock orders concurrent uses on every node.
         let accepted = "suspect_since IS NULL AND (\(signCount) > sign_count OR (\(signCount) = 0 AND sign_count = 0))"
         let rows = try await rows(
@@ -71,37 +72,37 @@ extension PostgresStore {
                 backed_up = CASE WHEN \(unescaped: accepted) THEN \(backedUp) ELSE backed_up END,
                 last_used_at = CASE WHEN \(unescaped: accepted) THEN \(at.seconds) ELSE last_used_at END,
                 suspect_since = CASE WHEN \(unescaped: accepted) THEN NULL ELSE COALESCE(suspect_since, \(at.seconds)) END
-            WHERE id = \(id.lowercased()) RETURNING suspect_since
+            WHERE id = \(id) RETURNING suspect_since
             """)
         guard let row = rows.first else { return .unknown }
         return try row.decode(Double?.self) == nil ? .recorded : .refused
     }
 
-    public func renamePasskey(tenantId: String, userId: String, id: String, displayName: String) async throws -> Bool {
+    public func renamePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, displayName: String) async throws -> Bool {
         !(try await rows(
             """
             UPDATE passkeys SET display_name = \(displayName)
-            WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) RETURNING id
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND id = \(id) RETURNING id
             """
         ).isEmpty)
     }
 
-    public func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func clearPasskeySuspicion(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         !(try await rows(
             """
             UPDATE passkeys SET suspect_since = NULL
-            WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) AND suspect_since IS NOT NULL
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND id = \(id) AND suspect_since IS NOT NULL
             RETURNING id
             """
         ).isEmpty)
     }
 
-    public func deletePasskey(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
+    public func deletePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let deleted =
                 !(try await db.query(
                     """
-                    DELETE FROM passkeys WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased()) RETURNING id
+                    DELETE FROM passkeys WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND id = \(id) RETURNING id
                     """
                 ).isEmpty)
             if deleted { try await Self.commit(effects, revision: 0, db) }

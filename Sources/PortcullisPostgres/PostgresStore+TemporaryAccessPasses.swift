@@ -1,4 +1,5 @@
 public import Foundation
+public import PortcullisCore
 public import PortcullisStorage
 import PostgresNIO
 
@@ -7,7 +8,7 @@ extension PostgresStore {
 
     static func temporaryAccessPass(_ row: PostgresRow) throws -> TemporaryAccessPassRecord {
         let (id, tenant, user, hash, created, start, lifetime, once, used) = try row.decode(
-            (String, String, String, String, Double, Double, Int, Bool, Double?).self)
+            (RecordID, TenantID, ObjectID, String, Double, Double, Int, Bool, Double?).self)
         return TemporaryAccessPassRecord(
             id: id, tenantId: tenant, userId: user, passHash: hash, createdAt: Date(seconds: created), startAt: Date(seconds: start),
             lifetimeMinutes: lifetime, usableOnce: once, usedAt: used.map(Date.init(seconds:)))
@@ -33,29 +34,29 @@ extension PostgresStore {
         }
     }
 
-    public func temporaryAccessPass(tenantId: String, userId: String) async throws -> TemporaryAccessPassRecord? {
+    public func temporaryAccessPass(tenantId: TenantID, userId: ObjectID) async throws -> TemporaryAccessPassRecord? {
         try await rows(
             """
             SELECT \(unescaped: Self.temporaryAccessPassColumns) FROM temporary_access_passes
-            WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased())
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId)
             """
         ).first.map(Self.temporaryAccessPass)
     }
 
-    public func useTemporaryAccessPass(id: String, at: Date) async throws -> Bool {
+    public func useTemporaryAccessPass(id: RecordID, at: Date) async throws -> Bool {
         // One statement: the row lock orders two sign-ins with the same one-time pass on every node.
         !(try await rows(
             """
-            UPDATE temporary_access_passes SET used_at = \(at.seconds) WHERE id = \(id.lowercased()) AND (NOT usable_once OR used_at IS NULL)
+            UPDATE temporary_access_passes SET used_at = \(at.seconds) WHERE id = \(id) AND (NOT usable_once OR used_at IS NULL)
             RETURNING id
             """
         ).isEmpty)
     }
 
-    public func deleteTemporaryAccessPass(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func deleteTemporaryAccessPass(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         !(try await rows(
             """
-            DELETE FROM temporary_access_passes WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND id = \(id.lowercased())
+            DELETE FROM temporary_access_passes WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND id = \(id)
             RETURNING id
             """
         ).isEmpty)

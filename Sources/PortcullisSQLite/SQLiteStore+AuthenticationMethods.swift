@@ -1,12 +1,12 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
     static func authenticationMethod(from row: SQLiteRow) throws -> AuthenticationMethodRecord {
         AuthenticationMethodRecord(
-            id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+            id: try row.id("id"), tenantId: try row.id("tenant_id"), userId: try row.id("user_id"),
             kind: AuthenticationMethodRecord.Kind(rawValue: try row.string("kind")) ?? .totp,
             sealedSecret: Data(base64Encoded: try row.string("sealed_secret")) ?? Data(), createdAt: try row.date("created_at"),
             lastUsedStep: row.column("last_used_step").flatMap { $0.isNull ? nil : $0.integer }.map(Int64.init),
@@ -22,7 +22,7 @@ extension SQLiteStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
                     """,
                     [
-                        .text(method.id), .text(method.tenantId), .text(method.userId), .text(method.kind.rawValue),
+                        .id(method.id), .id(method.tenantId), .id(method.userId), .text(method.kind.rawValue),
                         .text(method.sealedSecret.base64EncodedString()),
                         .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt),
                     ]
@@ -32,47 +32,47 @@ extension SQLiteStore {
         }
     }
 
-    public func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord] {
+    public func authenticationMethods(tenantId: TenantID, userId: ObjectID) async throws -> [AuthenticationMethodRecord] {
         try await read(
             "SELECT * FROM authentication_methods WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id",
-            [.text(tenantId.lowercased()), .text(userId.lowercased())]
+            [.id(tenantId), .id(userId)]
         ).map(Self.authenticationMethod(from:))
     }
 
-    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
+    public func deleteAuthenticationMethod(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let deleted =
                 !(try await db.query(
                     "DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                    [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                    [.id(tenantId), .id(userId), .id(id)]
                 ).isEmpty)
             if deleted { try await Self.commit(effects, revision: 0, db) }
             return deleted
         }
     }
 
-    public func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool {
+    public func useAuthenticationMethod(id: RecordID, step: Int64, at: Date) async throws -> Bool {
         try await transaction { db in
             !(try await db.query(
                 """
                 UPDATE authentication_methods SET last_used_step = ?1, last_used_at = ?2
                 WHERE id = ?3 AND (last_used_step IS NULL OR last_used_step < ?1) RETURNING id
                 """,
-                [.integer(Int(step)), .date(at), .text(id.lowercased())]
+                [.integer(Int(step)), .date(at), .id(id)]
             ).isEmpty)
         }
     }
 
-    public func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String> {
+    public func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<String> {
         Set(
             try await read(
                 "SELECT user_id FROM authentication_methods WHERE tenant_id = ?1 UNION SELECT user_id FROM passkeys WHERE tenant_id = ?1",
-                [.text(tenantId.lowercased())]
+                [.id(tenantId)]
             )
             .map { try $0.string("user_id") })
     }
 
-    public func usersWithPasskeys(tenantId: String) async throws -> Set<String> {
-        Set(try await read("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = ?1", [.text(tenantId.lowercased())]).map { try $0.string("user_id") })
+    public func usersWithPasskeys(tenantId: TenantID) async throws -> Set<String> {
+        Set(try await read("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = ?1", [.id(tenantId)]).map { try $0.string("user_id") })
     }
 }

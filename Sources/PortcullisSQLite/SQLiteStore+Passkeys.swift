@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStorage
 import SQLiteNIO
 
@@ -11,7 +11,7 @@ extension SQLiteStore {
             throw StorageError(.corrupt, "stored passkey \(try row.string("id")) cannot be read")
         }
         return PasskeyRecord(
-            id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+            id: try row.id("id"), tenantId: try row.id("tenant_id"), userId: try row.id("user_id"),
             credentialId: Data(base64Encoded: try row.string("credential_id")) ?? Data(),
             publicKey: Data(base64Encoded: try row.string("public_key")) ?? Data(),
             algorithm: row.column("algorithm")?.integer ?? 0, signCount: Int64(row.column("sign_count")?.integer ?? 0), aaguid: aaguid,
@@ -32,9 +32,9 @@ extension SQLiteStore {
                     ON CONFLICT DO NOTHING RETURNING id
                     """,
                     [
-                        .text(passkey.id), .text(passkey.tenantId), .text(passkey.userId), .text(passkey.credentialId.base64EncodedString()),
+                        .id(passkey.id), .id(passkey.tenantId), .id(passkey.userId), .text(passkey.credentialId.base64EncodedString()),
                         .text(passkey.publicKey.base64EncodedString()), .integer(passkey.algorithm), .integer(Int(passkey.signCount)),
-                        .text(passkey.aaguid.uuidString.lowercased()),
+                        .text(passkey.aaguid.identifierText),
                         .integer(passkey.backupEligible ? 1 : 0), .integer(passkey.backedUp ? 1 : 0), .text(passkey.attestation.rawValue),
                         .text(passkey.transports.joined(separator: ",")), .text(passkey.displayName), .date(passkey.createdAt),
                         .optionalDate(passkey.lastUsedAt), .optionalDate(passkey.suspectSince), .integer(limit),
@@ -45,9 +45,9 @@ extension SQLiteStore {
         }
     }
 
-    public func passkeys(tenantId: String, userId: String) async throws -> [PasskeyRecord] {
+    public func passkeys(tenantId: TenantID, userId: ObjectID) async throws -> [PasskeyRecord] {
         try await read(
-            "SELECT * FROM passkeys WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id", [.text(tenantId.lowercased()), .text(userId.lowercased())]
+            "SELECT * FROM passkeys WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id", [.id(tenantId), .id(userId)]
         ).map(Self.passkey(from:))
     }
 
@@ -55,7 +55,7 @@ extension SQLiteStore {
         try await read("SELECT * FROM passkeys WHERE credential_id = ?", [.text(credentialId.base64EncodedString())]).first.map(Self.passkey(from:))
     }
 
-    public func usePasskey(id: String, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
+    public func usePasskey(id: RecordID, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
         // One statement: SET reads the row as it was, so the decision and its effect cannot be split by another use.
         let rows = try await transaction { db in
             try await db.query(
@@ -68,36 +68,36 @@ extension SQLiteStore {
                                          ELSE COALESCE(suspect_since, ?3) END
                 WHERE id = ?4 RETURNING suspect_since
                 """,
-                [.integer(Int(signCount)), .integer(backedUp ? 1 : 0), .date(at), .text(id.lowercased())])
+                [.integer(Int(signCount)), .integer(backedUp ? 1 : 0), .date(at), .id(id)])
         }
         guard let row = rows.first else { return .unknown }
         return row.optionalDate("suspect_since") == nil ? .recorded : .refused
     }
 
-    public func renamePasskey(tenantId: String, userId: String, id: String, displayName: String) async throws -> Bool {
+    public func renamePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, displayName: String) async throws -> Bool {
         try await transaction { db in
             !(try await db.query(
                 "UPDATE passkeys SET display_name = ? WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                [.text(displayName), .text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                [.text(displayName), .id(tenantId), .id(userId), .id(id)]
             ).isEmpty)
         }
     }
 
-    public func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func clearPasskeySuspicion(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         try await transaction { db in
             !(try await db.query(
                 "UPDATE passkeys SET suspect_since = NULL WHERE tenant_id = ? AND user_id = ? AND id = ? AND suspect_since IS NOT NULL RETURNING id",
-                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                [.id(tenantId), .id(userId), .id(id)]
             ).isEmpty)
         }
     }
 
-    public func deletePasskey(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool {
+    public func deletePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let deleted =
                 !(try await db.query(
                     "DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                    [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                    [.id(tenantId), .id(userId), .id(id)]
                 ).isEmpty)
             if deleted { try await Self.commit(effects, revision: 0, db) }
             return deleted

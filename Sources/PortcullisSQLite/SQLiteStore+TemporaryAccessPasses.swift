@@ -1,11 +1,12 @@
 public import Foundation
+public import PortcullisCore
 public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
     static func temporaryAccessPass(from row: SQLiteRow) throws -> TemporaryAccessPassRecord {
         TemporaryAccessPassRecord(
-            id: try row.string("id"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"), passHash: try row.string("pass_hash"),
+            id: try row.id("id"), tenantId: try row.id("tenant_id"), userId: try row.id("user_id"), passHash: try row.string("pass_hash"),
             createdAt: try row.date("created_at"), startAt: try row.date("start_at"), lifetimeMinutes: row.column("lifetime_minutes")?.integer ?? 0,
             usableOnce: row.column("usable_once")?.integer == 1, usedAt: row.optionalDate("used_at"))
     }
@@ -13,7 +14,7 @@ extension SQLiteStore {
     public func replaceTemporaryAccessPass(_ pass: TemporaryAccessPassRecord) async throws -> TemporaryAccessPassRecord? {
         try await transaction { db in
             let replaced = try await db.query(
-                "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? RETURNING *", [.text(pass.tenantId), .text(pass.userId)]
+                "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? RETURNING *", [.id(pass.tenantId), .id(pass.userId)]
             ).first.map(Self.temporaryAccessPass(from:))
             _ = try await db.query(
                 """
@@ -21,33 +22,33 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(pass.id), .text(pass.tenantId), .text(pass.userId), .text(pass.passHash), .date(pass.createdAt), .date(pass.startAt),
+                    .id(pass.id), .id(pass.tenantId), .id(pass.userId), .text(pass.passHash), .date(pass.createdAt), .date(pass.startAt),
                     .integer(pass.lifetimeMinutes), .integer(pass.usableOnce ? 1 : 0), .optionalDate(pass.usedAt),
                 ])
             return replaced
         }
     }
 
-    public func temporaryAccessPass(tenantId: String, userId: String) async throws -> TemporaryAccessPassRecord? {
+    public func temporaryAccessPass(tenantId: TenantID, userId: ObjectID) async throws -> TemporaryAccessPassRecord? {
         try await read(
-            "SELECT * FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ?", [.text(tenantId.lowercased()), .text(userId.lowercased())]
+            "SELECT * FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ?", [.id(tenantId), .id(userId)]
         ).first.map(Self.temporaryAccessPass(from:))
     }
 
-    public func useTemporaryAccessPass(id: String, at: Date) async throws -> Bool {
+    public func useTemporaryAccessPass(id: RecordID, at: Date) async throws -> Bool {
         try await transaction { db in
             !(try await db.query(
                 "UPDATE temporary_access_passes SET used_at = ? WHERE id = ? AND (usable_once = 0 OR used_at IS NULL) RETURNING id",
-                [.date(at), .text(id.lowercased())]
+                [.date(at), .id(id)]
             ).isEmpty)
         }
     }
 
-    public func deleteTemporaryAccessPass(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func deleteTemporaryAccessPass(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         try await transaction { db in
             !(try await db.query(
                 "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
-                [.text(tenantId.lowercased()), .text(userId.lowercased()), .text(id.lowercased())]
+                [.id(tenantId), .id(userId), .id(id)]
             ).isEmpty)
         }
     }

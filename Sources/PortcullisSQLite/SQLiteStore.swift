@@ -315,6 +315,9 @@ struct WriterStatements: Sendable {
 }
 
 extension SQLiteRow {
+    /// A stored identifier (stored in normal form; read through `Identifier`, which normalises anyway).
+    func id<Kind>(_ name: String) throws -> Identifier<Kind> { Identifier(try string(name)) }
+
     func string(_ name: String) throws -> String {
         guard let value = column(name)?.string else { throw StorageError(.corrupt, "column \(name) is missing") }
         return value
@@ -338,6 +341,7 @@ extension SQLiteRow {
 }
 
 extension SQLiteData {
+    static func id<Kind>(_ id: Identifier<Kind>) -> SQLiteData { .text(id.rawValue) }
     static func date(_ date: Date) -> SQLiteData { .float(date.timeIntervalSince1970) }
     static func optionalDate(_ date: Date?) -> SQLiteData { date.map { .float($0.timeIntervalSince1970) } ?? .null }
     static func optionalText(_ text: String?) -> SQLiteData { text.map { .text($0) } ?? .null }

@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 
 /// A user's registered second factor (PROTOCOL §10): today a TOTP authenticator. The secret is stored sealed
 /// (`FactorSecretBox`), never in clear.
@@ -8,9 +8,9 @@ public struct AuthenticationMethodRecord: Sendable, Equatable {
         case totp
     }
 
-    public var id: String
-    public var tenantId: String
-    public var userId: String
+    public var id: RecordID
+    public var tenantId: TenantID
+    public var userId: ObjectID
     public var kind: Kind
     public var sealedSecret: Data
     public var createdAt: Date
@@ -19,11 +19,12 @@ public struct AuthenticationMethodRecord: Sendable, Equatable {
     public var lastUsedAt: Date?
 
     public init(
-        id: String, tenantId: String, userId: String, kind: Kind, sealedSecret: Data, createdAt: Date, lastUsedStep: Int64? = nil, lastUsedAt: Date? = nil
+        id: RecordID, tenantId: TenantID, userId: ObjectID, kind: Kind, sealedSecret: Data, createdAt: Date, lastUsedStep: Int64? = nil,
+        lastUsedAt: Date? = nil
     ) {
-        self.id = id.lowercased()
-        self.tenantId = tenantId.lowercased()
-        self.userId = userId.lowercased()
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
         self.kind = kind
         self.sealedSecret = sealedSecret
         self.createdAt = createdAt
@@ -38,15 +39,15 @@ public protocol AuthenticationMethodStore: Sendable {
     /// registration never replaces the first (only an admin's reset does).
     /// `effects` (the registration's events, its audit record) commit with it, and only if it was stored.
     func insertAuthenticationMethod(_ method: AuthenticationMethodRecord, effects: CommittedEffects?) async throws -> Bool
-    func authenticationMethods(tenantId: String, userId: String) async throws -> [AuthenticationMethodRecord]
+    func authenticationMethods(tenantId: TenantID, userId: ObjectID) async throws -> [AuthenticationMethodRecord]
     /// Deletes one method; `false` when it does not exist. `effects` (what the removal voids, its events and audit record,
     /// PROTOCOL §14.1) commit with it, and only if it was deleted.
-    func deleteAuthenticationMethod(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool
+    func deleteAuthenticationMethod(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool
     /// Records that the code of `step` was accepted, atomically and only when `step` is later than every step
     /// accepted before (`false`: a replay, or a concurrent use of the same code).
-    func useAuthenticationMethod(id: String, step: Int64, at: Date) async throws -> Bool
+    func useAuthenticationMethod(id: RecordID, step: Int64, at: Date) async throws -> Bool
     /// The users of a tenant who have at least one method, TOTP or passkey (for the lock-out guard of policy validation).
-    func usersWithAuthenticationMethods(tenantId: String) async throws -> Set<String>
+    func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<String>
 }
 
 extension AuthenticationMethodStore {
@@ -54,7 +55,7 @@ extension AuthenticationMethodStore {
         try await insertAuthenticationMethod(method, effects: nil)
     }
 
-    public func deleteAuthenticationMethod(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func deleteAuthenticationMethod(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         try await deleteAuthenticationMethod(tenantId: tenantId, userId: userId, id: id, effects: nil)
     }
 }

@@ -4,9 +4,9 @@ public import PortcullisCore
 /// A user's passkey (PROTOCOL §12.1): what registration verified, and what each sign-in updates.
 public struct PasskeyRecord: Sendable, Equatable {
     /// The method ID the admin API and the security info page name (a lower-case UUID).
-    public var id: String
-    public var tenantId: String
-    public var userId: String
+    public var id: RecordID
+    public var tenantId: TenantID
+    public var userId: ObjectID
     /// The credential ID, unique across the installation.
     public var credentialId: Data
     /// The COSE public key exactly as the authenticator encoded it.
@@ -29,13 +29,13 @@ public struct PasskeyRecord: Sendable, Equatable {
     public var suspectSince: Date?
 
     public init(
-        id: String, tenantId: String, userId: String, credentialId: Data, publicKey: Data, algorithm: Int, signCount: Int64, aaguid: UUID,
+        id: RecordID, tenantId: TenantID, userId: ObjectID, credentialId: Data, publicKey: Data, algorithm: Int, signCount: Int64, aaguid: UUID,
         backupEligible: Bool, backedUp: Bool, attestation: AttestationType, transports: [String], displayName: String, createdAt: Date, lastUsedAt: Date? = nil,
         suspectSince: Date? = nil
     ) {
-        self.id = id.lowercased()
-        self.tenantId = tenantId.lowercased()
-        self.userId = userId.lowercased()
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
         self.credentialId = credentialId
         self.publicKey = publicKey
         self.algorithm = algorithm
@@ -68,20 +68,20 @@ public protocol PasskeyStore: Sendable {
     /// user has `limit` passkeys already.
     /// `effects` (the registration's events, its audit record) commit with it, and only if it was stored.
     func insertPasskey(_ passkey: PasskeyRecord, limit: Int, effects: CommittedEffects?) async throws -> Bool
-    func passkeys(tenantId: String, userId: String) async throws -> [PasskeyRecord]
+    func passkeys(tenantId: TenantID, userId: ObjectID) async throws -> [PasskeyRecord]
     /// The passkey with this credential ID, in whichever tenant (discoverable sign-in: the caller checks the tenant).
     func passkey(credentialId: Data) async throws -> PasskeyRecord?
     /// Records a verified assertion's counter in one statement: recorded only when the passkey is not suspect and the
     /// counter moved forward (or both counters are zero); otherwise the passkey is marked suspect (PROTOCOL §12.1).
-    func usePasskey(id: String, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse
-    func renamePasskey(tenantId: String, userId: String, id: String, displayName: String) async throws -> Bool
+    func usePasskey(id: RecordID, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse
+    func renamePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, displayName: String) async throws -> Bool
     /// An admin's decision that a suspect passkey may sign in again.
-    func clearPasskeySuspicion(tenantId: String, userId: String, id: String) async throws -> Bool
+    func clearPasskeySuspicion(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool
     /// Deletes one passkey; `effects` (what the removal voids, its events and audit record) commit with it, and only if
     /// it was deleted.
-    func deletePasskey(tenantId: String, userId: String, id: String, effects: CommittedEffects?) async throws -> Bool
+    func deletePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool
     /// The IDs of the tenant's users with at least one passkey (the lock-out guard of passkey-only strengths).
-    func usersWithPasskeys(tenantId: String) async throws -> Set<String>
+    func usersWithPasskeys(tenantId: TenantID) async throws -> Set<String>
 }
 
 extension PasskeyStore {
@@ -89,7 +89,7 @@ extension PasskeyStore {
         try await insertPasskey(passkey, limit: limit, effects: nil)
     }
 
-    public func deletePasskey(tenantId: String, userId: String, id: String) async throws -> Bool {
+    public func deletePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         try await deletePasskey(tenantId: tenantId, userId: userId, id: id, effects: nil)
     }
 }

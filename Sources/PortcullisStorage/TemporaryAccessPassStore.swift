@@ -1,12 +1,13 @@
 public import Foundation
+public import PortcullisCore
 
 /// A user's temporary access pass (PROTOCOL §12.3): issued by an admin, stored as a keyed hash (the pass itself is
 /// shown once, in the answer that created it), usable from `startAt` for `lifetimeMinutes`, once or many times.
 public struct TemporaryAccessPassRecord: Sendable, Equatable {
     /// The method ID the admin API names (a lower-case UUID).
-    public var id: String
-    public var tenantId: String
-    public var userId: String
+    public var id: RecordID
+    public var tenantId: TenantID
+    public var userId: ObjectID
     /// `CredentialHasher.hashSecret` of the pass as the user types it (upper-cased).
     public var passHash: String
     public var createdAt: Date
@@ -17,12 +18,12 @@ public struct TemporaryAccessPassRecord: Sendable, Equatable {
     public var usedAt: Date?
 
     public init(
-        id: String, tenantId: String, userId: String, passHash: String, createdAt: Date, startAt: Date, lifetimeMinutes: Int, usableOnce: Bool,
+        id: RecordID, tenantId: TenantID, userId: ObjectID, passHash: String, createdAt: Date, startAt: Date, lifetimeMinutes: Int, usableOnce: Bool,
         usedAt: Date? = nil
     ) {
-        self.id = id.lowercased()
-        self.tenantId = tenantId.lowercased()
-        self.userId = userId.lowercased()
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
         self.passHash = passHash
         self.createdAt = createdAt
         self.startAt = startAt
@@ -53,9 +54,9 @@ public struct TemporaryAccessPassRecord: Sendable, Equatable {
 public protocol TemporaryAccessPassStore: Sendable {
     /// Stores `pass` as the user's only pass; returns the one it replaced, if any.
     func replaceTemporaryAccessPass(_ pass: TemporaryAccessPassRecord) async throws -> TemporaryAccessPassRecord?
-    func temporaryAccessPass(tenantId: String, userId: String) async throws -> TemporaryAccessPassRecord?
+    func temporaryAccessPass(tenantId: TenantID, userId: ObjectID) async throws -> TemporaryAccessPassRecord?
     /// Records a sign-in with the pass in one statement: `false` — nothing recorded — when it is gone, or is one-time
     /// and was used already (two sign-ins racing with a one-time pass: one wins).
-    func useTemporaryAccessPass(id: String, at: Date) async throws -> Bool
-    func deleteTemporaryAccessPass(tenantId: String, userId: String, id: String) async throws -> Bool
+    func useTemporaryAccessPass(id: RecordID, at: Date) async throws -> Bool
+    func deleteTemporaryAccessPass(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PortcullisCore
 public import PortcullisPostgres
 import PostgresNIO
 
@@ -20,7 +21,7 @@ public enum PostgresTestDatabase {
     /// Creates an empty database and returns its URL.
     public static func create() async throws -> (name: String, url: String) {
         guard let server = serverURL, var components = URLComponents(string: server) else { throw PostgresURL.Invalid(description: "POSTGRES_URL is not set") }
-        let name = "portcullis_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        let name = "portcullis_test_\(UUID().identifierText.replacingOccurrences(of: "-", with: ""))"
         try await withAdminConnection { try await $0.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger) }
         components.path = "/\(name)"
         return (name, components.string ?? server)

@@ -896,13 +896,15 @@ public enum StoreConformance {
         ConformanceCase(name: "second factors: one per kind per user, metadata round-trip, a step used once (also under concurrency), delete, who has one") {
             store in
             func method(_ id: String, user: String) -> AuthenticationMethodRecord {
-                AuthenticationMethodRecord(id: id, tenantId: tenant, userId: user, kind: .totp, sealedSecret: Data([1, 2, 3, 250]), createdAt: now)
+                AuthenticationMethodRecord(
+                    id: RecordID(id), tenantId: TenantID(tenant), userId: ObjectID(user), kind: .totp, sealedSecret: Data([1, 2, 3, 250]), createdAt: now)
             }
             try expect(try await store.insertAuthenticationMethod(method("M-1", user: "U-1")), "stored")
             try expect(!(try await store.insertAuthenticationMethod(method("m-2", user: "u-1"))), "a second TOTP for the same user is refused, not replacing")
             try expect(try await store.insertAuthenticationMethod(method("m-3", user: "u-2")), "another user's")
-            try expect(try await store.authenticationMethods(tenantId: tenant, userId: "u-1") == [method("m-1", user: "u-1")], "round-trip, IDs lower-cased")
-            try expect(try await store.usersWithAuthenticationMethods(tenantId: tenant) == ["u-1", "u-2"], "who has one")
+            try expect(
+                try await store.authenticationMethods(tenantId: TenantID(tenant), userId: "u-1") == [method("m-1", user: "u-1")], "round-trip, IDs lower-cased")
+            try expect(try await store.usersWithAuthenticationMethods(tenantId: TenantID(tenant)) == ["u-1", "u-2"], "who has one")
             try expect(try await store.useAuthenticationMethod(id: "m-1", step: 100, at: now), "first use of a step")
             try expect(!(try await store.useAuthenticationMethod(id: "m-1", step: 100, at: now)), "the same step again is a replay")
             try expect(!(try await store.useAuthenticationMethod(id: "m-1", step: 99, at: now)), "an earlier step too")
@@ -911,10 +913,10 @@ public enum StoreConformance {
                 return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }
             try expect(used == 1, "one of six concurrent uses of a code wins: \(used)")
-            let stored = try await store.authenticationMethods(tenantId: tenant, userId: "u-1").first
+            let stored = try await store.authenticationMethods(tenantId: TenantID(tenant), userId: "u-1").first
             try expect(stored?.lastUsedStep == 101 && stored?.lastUsedAt == now, "last use recorded")
-            try expect(!(try await store.deleteAuthenticationMethod(tenantId: tenant, userId: "u-2", id: "m-1")), "only the owner's row")
-            try expect(try await store.deleteAuthenticationMethod(tenantId: tenant, userId: "u-1", id: "m-1"), "deleted")
+            try expect(!(try await store.deleteAuthenticationMethod(tenantId: TenantID(tenant), userId: "u-2", id: "m-1")), "only the owner's row")
+            try expect(try await store.deleteAuthenticationMethod(tenantId: TenantID(tenant), userId: "u-1", id: "m-1"), "deleted")
             try expect(try await store.insertAuthenticationMethod(method("m-4", user: "u-1")), "registers again after a reset")
         },
         ConformanceCase(
@@ -922,7 +924,8 @@ public enum StoreConformance {
         ) { store in
             func passkey(_ id: String, user: String, tenant: String = tenant, credential: UInt8, count: Int64 = 0) -> PasskeyRecord {
                 PasskeyRecord(
-                    id: id, tenantId: tenant, userId: user, credentialId: Data([credential, 0xfe, 0x01]), publicKey: Data([0xa5, 0x01, 0x02]),
+                    id: RecordID(id), tenantId: TenantID(tenant), userId: ObjectID(user), credentialId: Data([credential, 0xfe, 0x01]),
+                    publicKey: Data([0xa5, 0x01, 0x02]),
                     algorithm: -7, signCount: count, aaguid: UUID(uuidString: "ADCE0002-35BC-C60A-648B-0B25F1F05503")!, backupEligible: true, backedUp: false,
                     attestation: .none, transports: ["internal", "hybrid"], displayName: "Phone", createdAt: now)
             }
@@ -931,12 +934,12 @@ public enum StoreConformance {
                 !(try await store.insertPasskey(passkey("p-2", user: "u-2", tenant: "t-elsewhere", credential: 1), limit: 3)),
                 "a credential ID is registered once, in any tenant")
             try expect(
-                try await store.passkeys(tenantId: tenant, userId: "u-1") == [passkey("p-1", user: "u-1", credential: 1, count: 5)],
+                try await store.passkeys(tenantId: TenantID(tenant), userId: "u-1") == [passkey("p-1", user: "u-1", credential: 1, count: 5)],
                 "round trip, IDs lower-cased")
             try expect(try await store.passkey(credentialId: Data([1, 0xfe, 0x01]))?.id == "p-1", "found by credential ID")
             try expect(try await store.passkey(credentialId: Data([9])) == nil, "an unknown credential ID")
-            try expect(try await store.usersWithAuthenticationMethods(tenantId: tenant).contains("u-1"), "a passkey counts as a method")
-            try expect(try await store.usersWithPasskeys(tenantId: tenant) == ["u-1"], "who has a passkey")
+            try expect(try await store.usersWithAuthenticationMethods(tenantId: TenantID(tenant)).contains("u-1"), "a passkey counts as a method")
+            try expect(try await store.usersWithPasskeys(tenantId: TenantID(tenant)) == ["u-1"], "who has a passkey")
             // The limit holds when registrations race.
             let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<6 {
@@ -944,23 +947,23 @@ public enum StoreConformance {
                 }
                 return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }
-            let racers = try await store.passkeys(tenantId: tenant, userId: "u-race")
+            let racers = try await store.passkeys(tenantId: TenantID(tenant), userId: "u-race")
             let raced = racers.count
             try expect(stored == 3 && raced == 3, "three of six concurrent registrations: \(stored), \(raced) stored")
             // Which three won the race is the store's business: the counter checks below use one that did.
             let counterless = try unwrap(racers.first?.id, "a raced passkey")
             // The counter moves forward or the passkey becomes suspect.
             try expect(try await store.usePasskey(id: "p-1", signCount: 6, backedUp: true, at: now.addingTimeInterval(1)) == .recorded, "forward")
-            var current = try await store.passkeys(tenantId: tenant, userId: "u-1").first
+            var current = try await store.passkeys(tenantId: TenantID(tenant), userId: "u-1").first
             try expect(current?.signCount == 6 && current?.backedUp == true && current?.lastUsedAt == now.addingTimeInterval(1), "recorded")
             try expect(try await store.usePasskey(id: "p-1", signCount: 6, backedUp: true, at: now.addingTimeInterval(2)) == .refused, "the same count again")
-            current = try await store.passkeys(tenantId: tenant, userId: "u-1").first
+            current = try await store.passkeys(tenantId: TenantID(tenant), userId: "u-1").first
             try expect(current?.suspectSince == now.addingTimeInterval(2) && current?.signCount == 6, "marked suspect, counter kept")
             try expect(
                 try await store.usePasskey(id: "p-1", signCount: 50, backedUp: true, at: now.addingTimeInterval(3)) == .refused,
                 "a suspect passkey stays refused")
-            try expect(!(try await store.clearPasskeySuspicion(tenantId: tenant, userId: "u-2", id: "p-1")), "only the owner's")
-            try expect(try await store.clearPasskeySuspicion(tenantId: tenant, userId: "u-1", id: "p-1"), "an admin clears it")
+            try expect(!(try await store.clearPasskeySuspicion(tenantId: TenantID(tenant), userId: "u-2", id: "p-1")), "only the owner's")
+            try expect(try await store.clearPasskeySuspicion(tenantId: TenantID(tenant), userId: "u-1", id: "p-1"), "an admin clears it")
             try expect(try await store.usePasskey(id: "p-1", signCount: 51, backedUp: false, at: now) == .recorded, "and it signs in again")
             try expect(
                 try await store.usePasskey(id: counterless, signCount: 0, backedUp: false, at: now) == .recorded, "an authenticator that never counts")
@@ -971,24 +974,25 @@ public enum StoreConformance {
                 return try await group.reduce(into: [PasskeyUse]()) { $0.append($1) }
             }
             try expect(races.filter { $0 == .recorded }.count == 1, "one of six concurrent uses of one counter value: \(races)")
-            try expect(try await store.renamePasskey(tenantId: tenant, userId: "u-1", id: "p-1", displayName: "Laptop"), "renamed")
-            try expect(try await store.passkeys(tenantId: tenant, userId: "u-1").first?.displayName == "Laptop", "the new name")
-            try expect(!(try await store.deletePasskey(tenantId: tenant, userId: "u-2", id: "p-1")), "only the owner's")
-            try expect(try await store.deletePasskey(tenantId: tenant, userId: "u-1", id: "p-1"), "deleted")
+            try expect(try await store.renamePasskey(tenantId: TenantID(tenant), userId: "u-1", id: "p-1", displayName: "Laptop"), "renamed")
+            try expect(try await store.passkeys(tenantId: TenantID(tenant), userId: "u-1").first?.displayName == "Laptop", "the new name")
+            try expect(!(try await store.deletePasskey(tenantId: TenantID(tenant), userId: "u-2", id: "p-1")), "only the owner's")
+            try expect(try await store.deletePasskey(tenantId: TenantID(tenant), userId: "u-1", id: "p-1"), "deleted")
             try expect(try await store.insertPasskey(passkey("p-3", user: "u-1", credential: 1), limit: 3), "its credential ID is free again")
         },
         ConformanceCase(name: "temporary access passes: one per user (a new one replaces the old), a one-time pass used once even when sign-ins race") {
             store in
             func pass(_ id: String, user: String, once: Bool) -> TemporaryAccessPassRecord {
                 TemporaryAccessPassRecord(
-                    id: id, tenantId: tenant, userId: user, passHash: "hmac-sha256:\(id.lowercased())", createdAt: now, startAt: now.addingTimeInterval(60),
+                    id: RecordID(id), tenantId: TenantID(tenant), userId: ObjectID(user), passHash: "hmac-sha256:\(id.lowercased())", createdAt: now,
+                    startAt: now.addingTimeInterval(60),
                     lifetimeMinutes: 60, usableOnce: once)
             }
             try expect(try await store.replaceTemporaryAccessPass(pass("T-1", user: "U-1", once: true)) == nil, "the first replaces nothing")
-            try expect(try await store.temporaryAccessPass(tenantId: tenant, userId: "u-1") == pass("t-1", user: "u-1", once: true), "round trip")
+            try expect(try await store.temporaryAccessPass(tenantId: TenantID(tenant), userId: "u-1") == pass("t-1", user: "u-1", once: true), "round trip")
             try expect(try await store.temporaryAccessPass(tenantId: "t-elsewhere", userId: "u-1") == nil, "only in its tenant")
             let replaced = try await store.replaceTemporaryAccessPass(pass("t-2", user: "u-1", once: true))
-            let current = try await store.temporaryAccessPass(tenantId: tenant, userId: "u-1")
+            let current = try await store.temporaryAccessPass(tenantId: TenantID(tenant), userId: "u-1")
             try expect(replaced?.id == "t-1" && current?.id == "t-2", "replaced")
             try expect(!(try await store.useTemporaryAccessPass(id: "t-1", at: now)), "the replaced one is gone")
             let uses = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -996,15 +1000,15 @@ public enum StoreConformance {
                 return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }
             try expect(uses == 1, "one of six concurrent sign-ins with a one-time pass: \(uses)")
-            let used = try await store.temporaryAccessPass(tenantId: tenant, userId: "u-1")
+            let used = try await store.temporaryAccessPass(tenantId: TenantID(tenant), userId: "u-1")
             try expect(used?.usedAt != nil && used?.usability(at: now.addingTimeInterval(120)) == .oneTimePassUsed, "used up")
             _ = try await store.replaceTemporaryAccessPass(pass("t-3", user: "u-2", once: false))
             try expect(try await store.useTemporaryAccessPass(id: "t-3", at: now), "multi-use")
             try expect(try await store.useTemporaryAccessPass(id: "t-3", at: now.addingTimeInterval(5)), "multi-use, again")
-            try expect(try await store.temporaryAccessPass(tenantId: tenant, userId: "u-2")?.usedAt == now.addingTimeInterval(5), "the last use")
-            try expect(!(try await store.deleteTemporaryAccessPass(tenantId: tenant, userId: "u-1", id: "t-3")), "only the owner's")
-            try expect(try await store.deleteTemporaryAccessPass(tenantId: tenant, userId: "u-2", id: "t-3"), "deleted")
-            try expect(try await store.temporaryAccessPass(tenantId: tenant, userId: "u-2") == nil, "gone")
+            try expect(try await store.temporaryAccessPass(tenantId: TenantID(tenant), userId: "u-2")?.usedAt == now.addingTimeInterval(5), "the last use")
+            try expect(!(try await store.deleteTemporaryAccessPass(tenantId: TenantID(tenant), userId: "u-1", id: "t-3")), "only the owner's")
+            try expect(try await store.deleteTemporaryAccessPass(tenantId: TenantID(tenant), userId: "u-2", id: "t-3"), "deleted")
+            try expect(try await store.temporaryAccessPass(tenantId: TenantID(tenant), userId: "u-2") == nil, "gone")
         },
         ConformanceCase(name: "access token revocation by jti") { store in
             try expect(!(try await store.isAccessTokenRevoked(jti: "j1")), "not revoked before")

@@ -182,15 +182,17 @@ struct InteractiveSignInTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 _ = try await Passkeys.registerForBob(client, Browser(), env.clock, Passkeys.authenticator())
-                let passkey = try #require(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first)
+                let passkey = try #require(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).first)
                 let other = Browser()
                 _ = try await other.signIn(client, Authorize.query(client: Fixtures.mobileClientId, scope: "openid profile"), account: Fixtures.bob)
                 let page = try await other.get(client, "/\(Fixtures.tenantId)/securityinfo")
                 let rename = try await other.post(
                     client, "/\(Fixtures.tenantId)/securityinfo/methods",
-                    [("csrf", try #require(page.input("csrf"))), ("id", passkey.id), ("action", "rename"), ("displayName", "Attacker's key")])
+                    [("csrf", try #require(page.input("csrf"))), ("id", passkey.id.rawValue), ("action", "rename"), ("displayName", "Attacker's key")])
                 #expect(rename.status == .forbidden, "\(rename.html)")
-                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first?.displayName == passkey.displayName)
+                #expect(
+                    try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).first?.displayName
+                        == passkey.displayName)
             }
         }
     }
@@ -229,14 +231,14 @@ struct InteractiveSignInTests {
                 _ = try await other.signIn(client, account: Fixtures.bob, password: pass)
                 let stolen = try await other.post(client, action, try Self.registration(page, authenticator))
                 #expect(stolen.delivered["code"] == nil, "another browser: \(stolen.status)")
-                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty, "nothing registered")
+                #expect(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).isEmpty, "nothing registered")
 
                 let fresh = try await browser.signIn(client, account: Fixtures.bob, password: pass)
                 let done = try await browser.post(client, try #require(fresh.formAction), try Self.registration(fresh, authenticator))
                 let code = try #require(done.delivered["code"], "on to the app: \(done.status) \(done.html)")
                 let tokens = try await client.token(Authorize.redeem(code))
                 #expect(jwtClaims(try #require(tokens.string("access_token"), "\(tokens.text)"))["amr"] as? [String] == ["fido", "mfa"])
-                let held = try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let held = try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 #expect(held.count == 1 && held.first?.displayName == "Bob's phone")
 
                 // The same credential again (Security info now that Bob has a passkey session): refused by the route.
@@ -252,7 +254,7 @@ struct InteractiveSignInTests {
                         ("attestationObject", Base64URL.encode(authenticator.attestationObject(.none, clientData: clientData))),
                     ])
                 #expect(again.status == .badRequest && again.shownCode == 50012, "a duplicate credential ID: \(again.html)")
-                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).count == 1)
+                #expect(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).count == 1)
             }
         }
     }

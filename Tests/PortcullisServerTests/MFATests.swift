@@ -103,7 +103,7 @@ struct MFATests {
                 let wrong = try await browser.submit(client, page, [("otp", Factor.code(secret, env.clock, offset: 5))])
                 #expect(wrong.status == .badRequest && wrong.shownCode == 500121, "\(wrong.html)")
                 #expect(Factor.secret(wrong) == secret, "a wrong first code keeps the key the user already scanned")
-                #expect(try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty)
+                #expect(try await env.store.authenticationMethods(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).isEmpty)
 
                 let done = try await browser.submit(client, wrong, [("otp", Factor.code(secret, env.clock))])
                 #expect(done.status == .found, "\(done.html)")
@@ -113,7 +113,7 @@ struct MFATests {
                 #expect(jwtClaims(try #require(tokens.string("id_token")))["amr"] as? [String] == ["pwd", "mfa"])
                 #expect(jwtClaims(try #require(tokens.string("access_token")))["amr"] as? [String] == ["pwd", "mfa"])
 
-                let methods = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let methods = try await env.store.authenticationMethods(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 let method = try #require(methods.first)
                 #expect(methods.count == 1 && method.kind == .totp)
                 #expect(
@@ -121,10 +121,10 @@ struct MFATests {
                     "the secret is not stored in clear")
                 #expect(
                     FactorSecretBox(credentials: env.dependencies.credentials).open(
-                        method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, methodId: method.id) == secret)
+                        method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, methodId: method.id.rawValue) == secret)
                 #expect(
                     FactorSecretBox(credentials: env.dependencies.credentials).open(
-                        method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, methodId: method.id) == nil,
+                        method.sealedSecret, tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, methodId: method.id.rawValue) == nil,
                     "a sealed secret moved to another user's row does not open")
 
                 // The refresh-token family remembers the factor: a silent refresh satisfies mfa.
@@ -229,7 +229,7 @@ struct MFATests {
     func stepUp() async throws {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
-                let none = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let none = try await env.store.authenticationMethods(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 #expect(none.isEmpty, "without a policy requiring it, no factor is registered")
                 let browser = Browser()
                 let first = try await browser.signIn(client, account: Fixtures.bob)

@@ -81,10 +81,10 @@ struct PasskeyAttestationTests {
                 let strangers = try AttestationCA(name: "Unknown root").attestationCertificate(key: attestationKey, aaguid: stranger.aaguid)
                 _ = try await Passkeys.addOnSecurityInfo(client, browser, stranger, attestation: .packedX5C(certificate: strangers, key: attestationKey))
 
-                let passkeys = try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let passkeys = try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 let levels = try await Self.listed(client, admin)
                 func level(_ authenticator: SoftwareAuthenticator) -> String? {
-                    passkeys.first { Array($0.credentialId) == authenticator.credentialId }.flatMap { levels[$0.id]?.0 }
+                    passkeys.first { Array($0.credentialId) == authenticator.credentialId }.flatMap { levels[$0.id.rawValue]?.0 }
                 }
                 #expect(level(claiming) == "notAttested" && level(attested) == "attested" && level(stranger) == "notAttested", "\(levels)")
 
@@ -130,12 +130,12 @@ struct PasskeyAttestationTests {
                 _ = try await Passkeys.addOnSecurityInfo(
                     client, browser, distrusted, attestation: .packedX5C(certificate: revokedCertificate, key: attestationKey))
 
-                let passkeys = try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let passkeys = try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 let listed = try await Self.listed(client, admin)
                 let good = try #require(passkeys.first { Array($0.credentialId) == listedModel.credentialId })
                 let bad = try #require(passkeys.first { Array($0.credentialId) == distrusted.credentialId })
-                #expect(listed[good.id]?.0 == "attested" && listed[good.id]?.1 == "Test Key 5", "\(listed)")
-                #expect(listed[bad.id]?.0 == "notAttested" && listed[bad.id]?.1 == nil, "\(listed)")
+                #expect(listed[good.id.rawValue]?.0 == "attested" && listed[good.id.rawValue]?.1 == "Test Key 5", "\(listed)")
+                #expect(listed[bad.id.rawValue]?.0 == "notAttested" && listed[bad.id.rawValue]?.1 == nil, "\(listed)")
 
                 try await Self.requireModel(client, admin)
                 #expect(try await Self.signIn(client, &listedModel).delivered["code"] != nil)

@@ -170,7 +170,7 @@ struct PasskeyTests {
                 let authenticator = Passkeys.authenticator()
                 let added = try await Passkeys.registerForBob(client, Browser(), env.clock, authenticator)
                 #expect(added.status == .ok && added.html.contains("Passkey added"), "\(added.html)")
-                let stored = try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let stored = try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 #expect(stored.count == 1 && stored.first?.displayName == "Test key" && stored.first?.transports == ["internal"])
                 #expect(stored.first?.aaguid == UUID(uuidString: "adce0002-35bc-c60a-648b-0b25f1f05503"))
 
@@ -263,10 +263,10 @@ struct PasskeyTests {
                 good.signCount = 15
                 let cloned = try await attempt { try Passkeys.assertion($0, good) }
                 #expect(cloned.status == .badRequest && cloned.shownCode == 50053, "\(cloned.html)")
-                let passkey = try #require(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).first)
+                let passkey = try #require(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).first)
                 #expect(passkey.suspectSince != nil)
                 let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 20, before: nil)
-                #expect(audit.contains { $0.action == .passkeySuspect && $0.documentId == passkey.id })
+                #expect(audit.contains { $0.action == .passkeySuspect && $0.documentId == passkey.id.rawValue })
                 good.signCount = 30
                 #expect(try await attempt { try Passkeys.assertion($0, good) }.shownCode == 50053)
             }

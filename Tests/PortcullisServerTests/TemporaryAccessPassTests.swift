@@ -47,7 +47,7 @@ struct TemporaryAccessPassTests {
                 #expect(issued.string("@odata.type") == "#microsoft.graph.temporaryAccessPassAuthenticationMethod")
                 #expect(issued.headers[.location]?.hasSuffix("/authentication-methods/\(id)") == true, "\(issued.headers)")
                 // Stored as a keyed hash, never in clear.
-                let stored = try #require(try await env.store.temporaryAccessPass(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id))
+                let stored = try #require(try await env.store.temporaryAccessPass(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)))
                 #expect(stored.passHash.hasPrefix(CredentialHasher.prefix) && !stored.passHash.contains(pass))
 
                 let listed = try #require(try await client.admin(.get, Passes.path(Fixtures.bob), token: admin)["value"] as? [[String: Any]])
@@ -178,7 +178,7 @@ struct TemporaryAccessPassTests {
                 let secret = try #require(Factor.secret(setup), "\(setup.html)")
                 let added = try await browser.submit(client, setup, [("otp", Factor.code(secret, env.clock))])
                 #expect(added.status == .found, "\(added.html)")
-                let methods = try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id)
+                let methods = try await env.store.authenticationMethods(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id))
                 #expect(methods.count == 1)
                 let audit = try #require(try await client.admin(.get, "/audit?top=3", token: admin)["value"] as? [[String: Any]])
                 #expect(
@@ -195,9 +195,11 @@ struct TemporaryAccessPassTests {
                 #expect(!page.html.contains(">Remove<"), "no Remove button without mfa")
                 let removal = try await other.post(
                     client, "/\(Fixtures.tenantId)/securityinfo/methods",
-                    [("csrf", try #require(page.input("csrf"))), ("id", try #require(methods.first?.id)), ("action", "delete")])
+                    [("csrf", try #require(page.input("csrf"))), ("id", try #require(methods.first?.id.rawValue)), ("action", "delete")])
                 #expect(removal.status == .forbidden && removal.shownCode == 53003, "\(removal.html)")
-                #expect(try await env.store.authenticationMethods(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).count == 1, "nothing removed")
+                #expect(
+                    try await env.store.authenticationMethods(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).count == 1,
+                    "nothing removed")
             }
         }
     }
@@ -258,15 +260,16 @@ struct TemporaryAccessPassTests {
                 let id = try #require(created.string("id"), "\(created.text)")
                 #expect(try await client.admin(.post, "/users/\(id)/authentication-methods/temporaryAccessPass", token: admin).status == .created)
                 let passkey = PasskeyRecord(
-                    id: UUID().uuidString, tenantId: Fixtures.tenantId, userId: id, credentialId: Data([7, 7, 7]), publicKey: Data([1]), algorithm: -7,
+                    id: RecordID.generate(), tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(id), credentialId: Data([7, 7, 7]), publicKey: Data([1]),
+                    algorithm: -7,
                     signCount: 0, aaguid: UUID(), backupEligible: false, backedUp: false, attestation: .none, transports: [], displayName: "Key",
                     createdAt: env.clock.now())
                 #expect(try await env.store.insertPasskey(passkey, limit: 10))
                 let listed = try #require(try await client.admin(.get, "/users/\(id)/authentication-methods", token: admin)["value"] as? [[String: Any]])
                 #expect(listed.count == 2, "\(listed)")
                 #expect(try await client.admin(.delete, "/users/\(id)", token: admin, headers: [HTTPField.Name("If-Match")!: "*"]).status == .noContent)
-                #expect(try await env.store.temporaryAccessPass(tenantId: Fixtures.tenantId, userId: id) == nil)
-                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: id).isEmpty)
+                #expect(try await env.store.temporaryAccessPass(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(id)) == nil)
+                #expect(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(id)).isEmpty)
                 #expect(try await env.store.passkey(credentialId: Data([7, 7, 7])) == nil, "its credential ID is free again")
             }
         }
@@ -286,13 +289,13 @@ struct TemporaryAccessPassTests {
                 let id = try #require(passkey["id"] as? String)
                 let clear = Passes.path(Fixtures.bob) + "/\(id)/clearSuspicion"
                 #expect(try await client.admin(.post, clear, token: admin).status == .conflict, "not suspect")
-                #expect(try await env.store.usePasskey(id: id, signCount: 0, backedUp: false, at: env.clock.now()) == .refused)
+                #expect(try await env.store.usePasskey(id: RecordID(id), signCount: 0, backedUp: false, at: env.clock.now()) == .refused)
                 let cleared = try await client.admin(.post, clear, token: admin)
                 #expect(cleared.status == .ok && cleared["suspect"] as? Bool == false, "\(cleared.text)")
                 let audit = try await client.admin(.get, "/audit?top=1", token: admin)
                 #expect(audit.text.contains("clearSuspicion"), "\(audit.text)")
                 #expect(try await client.admin(.delete, Passes.path(Fixtures.bob) + "/\(id)", token: admin).status == .noContent)
-                #expect(try await env.store.passkeys(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id).isEmpty)
+                #expect(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).isEmpty)
                 #expect(try await client.admin(.post, clear, token: admin).status == .notFound)
             }
         }

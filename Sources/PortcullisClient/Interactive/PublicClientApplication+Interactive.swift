@@ -137,7 +137,7 @@ extension PublicClientApplication {
         if let claims = try ClaimsParameter.build(capabilities: configuration.capabilities, challenge: claimsChallenge) { form.append(("claims", claims)) }
         let reply = try await transport.send(
             configuration.authority.appendingPathComponent("oauth2/v2.0/devicecode"), method: "POST", form: form,
-            correlationId: UUID().uuidString.lowercased())
+            correlationId: UUID().identifierText)
         guard reply.status == 200 else {
             guard let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body) else {
                 throw PortcullisClientError.transport("the device authorization endpoint answered HTTP \(reply.status)")

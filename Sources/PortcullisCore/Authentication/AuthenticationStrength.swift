@@ -82,7 +82,7 @@ public struct AuthenticationStrengthPolicy: Codable, Sendable, Equatable {
         }
         guard allowedCombinations.contains(mode) else { return (false, "\(mode.label) is not one of: \(allowedList)") }
         if mode == .fido2, let configuration = fido2Configuration, !configuration.allowedAAGuids.isEmpty {
-            let model = authentication.authenticatorModel?.uuidString.lowercased()
+            let model = authentication.authenticatorModel?.identifierText
             guard let model, configuration.allowedAAGuids.contains(model) else {
                 return (false, "the passkey's authenticator model (AAGUID \(model ?? "unknown")) is not one this strength allows")
             }
@@ -109,7 +109,7 @@ extension AuthenticationContext {
     /// A passkey sign-in: multi-factor and phishing-resistant by itself. `model` is the authenticator's AAGUID only when
     /// its attestation verified to a trusted root (`nil`: unknown, which no `allowedAAGuids` strength accepts).
     public static func passkey(model: UUID?, at time: Date) -> AuthenticationContext {
-        AuthenticationContext(methods: ["fido", "mfa"] + (model.map { [modelPrefix + $0.uuidString.lowercased()] } ?? []), time: time)
+        AuthenticationContext(methods: ["fido", "mfa"] + (model.map { [modelPrefix + $0.identifierText] } ?? []), time: time)
     }
 
     /// A temporary access pass sign-in (PROTOCOL §12.3).

@@ -115,7 +115,7 @@ extension Agreement {
         if let given, !given.isGUID { problems.add(file.path("id"), "must be a GUID.") }
         guard let name, let language, let data else { return nil }
         return AgreementFile(
-            id: given.flatMap { $0.isGUID ? $0.lowercased() : nil } ?? UUID().uuidString.lowercased(), fileName: name, language: language,
+            id: given.flatMap { $0.isGUID ? $0.lowercased() : nil } ?? UUID().identifierText, fileName: name, language: language,
             isDefault: isDefault, data: data, displayName: displayName)
     }
 }

@@ -49,11 +49,11 @@ struct AdminDocuments: Sendable {
                     let policy = try ConditionalAccessPolicy.parse(
                         value, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths,
                         contexts: tenant.contents.authenticationContexts, agreements: tenant.contents.agreements,
-                        generatedId: UUID().uuidString.lowercased(), force: options.force, unenforceable: options.unenforceable)
+                        generatedId: UUID().identifierText, force: options.force, unenforceable: options.unenforceable)
                     if !options.force {
                         let registered = ConditionalAccessPolicy.RegisteredMethods(
-                            anyFactor: try await store.usersWithAuthenticationMethods(tenantId: tenant.tenant.id),
-                            passkey: try await store.usersWithPasskeys(tenantId: tenant.tenant.id))
+                            anyFactor: try await store.usersWithAuthenticationMethods(tenantId: TenantID(tenant.tenant.id)),
+                            passkey: try await store.usersWithPasskeys(tenantId: TenantID(tenant.tenant.id)))
                         let warnings = policy.lockoutWarnings(
                             directory: tenant.directory, registered: registered,
                             strength: policy.grantControls.authenticationStrength.flatMap { tenant.authenticationStrength(id: $0.id) },
@@ -68,7 +68,7 @@ struct AdminDocuments: Sendable {
             DocumentRegistration(
                 read: { value, tenant, _ in
                     try AuthenticationStrengthPolicy.parse(
-                        value, others: tenant.contents.authenticationStrengths, generatedId: UUID().uuidString.lowercased())
+                        value, others: tenant.contents.authenticationStrengths, generatedId: UUID().identifierText)
                 },
                 beforeDelete: { strength, tenant, _ in
                     try Self.refuseWhileUsed("The authentication strength is required by", tenant: tenant) { $0.refers(toStrength: strength.id) }
@@ -79,7 +79,7 @@ struct AdminDocuments: Sendable {
             DocumentRegistration(
                 read: { value, tenant, _ in
                     let existing = value["id"]?.stringValue.flatMap { tenant.agreement(id: $0) }
-                    let agreement = try Agreement.parse(value, existing: existing, generatedId: UUID().uuidString.lowercased())
+                    let agreement = try Agreement.parse(value, existing: existing, generatedId: UUID().identifierText)
                     // Their files live in every node's memory: a tenant holds a bounded number.
                     if existing == nil, tenant.contents.agreements.count >= Agreement.maximumPerTenant {
                         throw ValidationError(problems: [
@@ -111,7 +111,7 @@ struct AdminDocuments: Sendable {
             DocumentRegistration(
                 read: { value, tenant, _ in
                     try FidoAttestationRoot.parse(
-                        value, others: tenant.contents.attestationRoots, generatedId: UUID().uuidString.lowercased(), at: clock.now())
+                        value, others: tenant.contents.attestationRoots, generatedId: UUID().identifierText, at: clock.now())
                 },
                 present: { root, _ in
                     .object([
@@ -137,14 +137,14 @@ struct AdminDocuments: Sendable {
         appProtectionPolicies = resource(
             DocumentRegistration(
                 read: { value, tenant, _ in
-                    try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().uuidString.lowercased())
+                    try AppProtectionPolicy.parse(value, directory: tenant.directory, generatedId: UUID().identifierText)
                 }))
 
         appConfigurationPolicies = resource(
             DocumentRegistration(
                 read: { value, tenant, _ in
                     try AppConfigurationPolicy.parse(
-                        value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().uuidString.lowercased())
+                        value, directory: tenant.directory, others: tenant.appConfigurationPolicies, generatedId: UUID().identifierText)
                 },
                 afterWrite: { before, after, tenant, actor in
                     if let policyId = (before ?? after)?.id {
@@ -329,7 +329,7 @@ struct AdminDocuments: Sendable {
         if existing == nil, let other = tenant.directory.user(principalName: user.userPrincipalName) {
             throw refuse("would make the user \(user.userPrincipalName), a UPN \(other.id) already has.")
         }
-        let id = value["id"]?.stringValue ?? UUID().uuidString.lowercased()
+        let id = value["id"]?.stringValue ?? UUID().identifierText
         let invitation = Invitation(
             id: id, invitedUserEmailAddress: asked.emailAddress, invitedUserDisplayName: asked.displayName, inviteRedirectUrl: asked.redirectUrl,
             invitedUserType: existing?.userType ?? asked.userType, invitedUserId: user.id)

@@ -111,7 +111,7 @@ struct AdminRoutes: Sendable {
             ConditionalAccessPolicy.read(
                 draft, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths, contexts: tenant.contents.authenticationContexts,
                 agreements: tenant.contents.agreements,
-                generatedId: UUID().uuidString.lowercased(),
+                generatedId: UUID().identifierText,
                 force: true, pointer: pointer, problems: problems)
         }
     }

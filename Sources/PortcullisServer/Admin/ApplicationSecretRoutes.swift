@@ -57,7 +57,7 @@ struct ApplicationSecretRoutes: Sendable {
         do { try problems.check() } catch { throw APIError.validation(error) }
         let secretText = CredentialHasher.generateSecret()
         let secret = ClientSecret(
-            keyId: UUID().uuidString.lowercased(), secretHash: credentials.hashSecret(secretText), hint: String(secretText.prefix(3)),
+            keyId: UUID().identifierText, secretHash: credentials.hashSecret(secretText), hint: String(secretText.prefix(3)),
             displayName: displayName, startDateTime: resource.clock.now(), endDateTime: end)
         try await update(request, context, tenant, appId: appId) { application in
             guard !application.publicClient else {

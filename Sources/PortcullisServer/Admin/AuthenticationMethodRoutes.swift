@@ -58,12 +58,14 @@ struct AuthenticationMethodRoutes: Sendable {
     /// Every method of the user: TOTP, passkeys (oldest first), the temporary access pass.
     func methods(tenantId: String, userId: String) async throws -> [(id: String, method: Method)] {
         let now = clock.now()
-        var found: [(String, Method)] = try await store.authenticationMethods(tenantId: tenantId, userId: userId).map {
-            ($0.id, .totp(SoftwareOathMethod($0)))
+        var found: [(String, Method)] = try await store.authenticationMethods(tenantId: TenantID(tenantId), userId: ObjectID(userId)).map {
+            ($0.id.rawValue, .totp(SoftwareOathMethod($0)))
         }
-        found += try await store.passkeys(tenantId: tenantId, userId: userId).map { ($0.id, .passkey(PasskeyMethod($0, metadata: metadata))) }
-        if let pass = try await store.temporaryAccessPass(tenantId: tenantId, userId: userId) {
-            found.append((pass.id, .temporaryAccessPass(TemporaryAccessPassMethod(pass, now: now, secret: nil))))
+        found += try await store.passkeys(tenantId: TenantID(tenantId), userId: ObjectID(userId)).map {
+            ($0.id.rawValue, .passkey(PasskeyMethod($0, metadata: metadata)))
+        }
+        if let pass = try await store.temporaryAccessPass(tenantId: TenantID(tenantId), userId: ObjectID(userId)) {
+            found.append((pass.id.rawValue, .temporaryAccessPass(TemporaryAccessPassMethod(pass, now: now, secret: nil))))
         }
         return found
     }
@@ -148,12 +150,13 @@ struct AuthenticationMethodRoutes: Sendable {
         switch method {
         case .totp:
             committed = try await effects(.app, .authenticationMethod)
-            removed = try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed)
+            removed = try await store.deleteAuthenticationMethod(
+                tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: RecordID(id), effects: committed)
         case .passkey:
             committed = try await effects(.fido2, .passkey)
-            removed = try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed)
+            removed = try await store.deletePasskey(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: RecordID(id), effects: committed)
         case .temporaryAccessPass:
-            removed = try await store.deleteTemporaryAccessPass(tenantId: tenant.tenant.id, userId: user.id, id: id)
+            removed = try await store.deleteTemporaryAccessPass(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: RecordID(id))
             if removed { try await store.appendAudit(audit(.temporaryAccessPass)) }
         }
         guard removed else { throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)") }
@@ -172,7 +175,7 @@ struct AuthenticationMethodRoutes: Sendable {
         }
         let secret = TemporaryAccessPasses.generate()
         let pass = TemporaryAccessPassRecord(
-            id: UUID().uuidString, tenantId: tenant.tenant.id, userId: user.id, passHash: passes.hash(secret), createdAt: now,
+            id: RecordID.generate(), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), passHash: passes.hash(secret), createdAt: now,
             startAt: max(start.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) } ?? now, now), lifetimeMinutes: lifetime,
             usableOnce: usableOnce)
         let replaced = try await store.replaceTemporaryAccessPass(pass)
@@ -186,11 +189,11 @@ struct AuthenticationMethodRoutes: Sendable {
 
     /// An admin's decision that a passkey marked suspect (its counter went backwards, PROTOCOL §12.1) may sign in again.
     func clearSuspicion(tenant: TenantSnapshot, user: User, id rawId: String, actor: String) async throws -> PasskeyMethod {
-        let id = rawId.lowercased()
-        guard let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
-            throw APIError.notFound("The passkey \(id.prefix(64)) of \(user.userPrincipalName)")
+        let id = RecordID(rawId)
+        guard let passkey = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).first(where: { $0.id == id }) else {
+            throw APIError.notFound("The passkey \(id.rawValue.prefix(64)) of \(user.userPrincipalName)")
         }
-        guard passkey.suspectSince != nil, try await store.clearPasskeySuspicion(tenantId: tenant.tenant.id, userId: user.id, id: id) else {
+        guard passkey.suspectSince != nil, try await store.clearPasskeySuspicion(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: id) else {
             throw APIError(.conflict, "notSuspect", "The passkey \(passkey.displayName) is not marked suspect.")
         }
         var cleared = passkey
@@ -217,7 +220,7 @@ struct SoftwareOathMethod: Encodable {
     }
 
     init(_ record: AuthenticationMethodRecord) {
-        id = record.id
+        id = record.id.rawValue
         kind = record.kind.rawValue
         createdDateTime = record.createdAt
         lastUsedDateTime = record.lastUsedAt
@@ -245,9 +248,9 @@ struct PasskeyMethod: Encodable {
     }
 
     init(_ passkey: PasskeyRecord, metadata: FidoMetadata = .empty) {
-        id = passkey.id
+        id = passkey.id.rawValue
         displayName = passkey.displayName
-        aaGuid = passkey.aaguid.uuidString.lowercased()
+        aaGuid = passkey.aaguid.identifierText
         createdDateTime = passkey.createdAt
         lastUsedDateTime = passkey.lastUsedAt
         // Graph: `attested` when the attestation verified to a root the tenant trusts, else `notAttested` (PROTOCOL §12.1).
@@ -280,7 +283,7 @@ struct TemporaryAccessPassMethod: Encodable {
     }
 
     init(_ pass: TemporaryAccessPassRecord, now: Date, secret: String?) {
-        id = pass.id
+        id = pass.id.rawValue
         temporaryAccessPass = secret
         createdDateTime = pass.createdAt
         startDateTime = pass.startAt

@@ -366,7 +366,7 @@ enum DocumentBody {
     /// On a create, a document without an `id` (or `key`) gets a new GUID (a replace already has the path's).
     static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue {
         guard case .object(var object) = value, object[key] == nil else { return value }
-        object[key] = .string(UUID().uuidString.lowercased())
+        object[key] = .string(UUID().identifierText)
         return .object(object)
     }
 

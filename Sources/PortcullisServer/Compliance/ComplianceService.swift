@@ -110,7 +110,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 return .refused(unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
             }
             let outcome = EnrollmentMachine.enroll(
-                id: UUID().uuidString.lowercased(), tenantId: caller.tenant.tenant.id, userId: caller.user.id,
+                id: UUID().identifierText, tenantId: caller.tenant.tenant.id, userId: caller.user.id,
                 userPrincipalName: caller.user.userPrincipalName, clientId: caller.client.appId, deviceId: deviceId,
                 platform: platform.flatMap(DevicePlatform.init(caseInsensitive:)), osVersion: osVersion, appVersion: appVersion,
                 sdkVersion: sdkVersion, callbackUri: callbackUri, policy: policy, now: now)
@@ -438,13 +438,13 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
         guard !targets.isEmpty else { return [] }
         let iat = Int(now.wholeSeconds.timeIntervalSince1970)
-        let jti = UUID().uuidString.lowercased()
+        let jti = UUID().identifierText
         let token = try await signers.signer(tenantId: enrollment.tenantId).sign(
             securityEvent: ComplianceSecurityEvent(
                 iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti, events: events(iat)))
         return targets.map {
             OutboxMessage(
-                id: UUID().uuidString.lowercased(), tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
+                id: UUID().identifierText, tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
                 payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
         }
     }

@@ -84,7 +84,7 @@ public struct Seeder: Sendable {
             directory: configDirectory.appendingPathComponent("authentication-strengths"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
             let strength = try AuthenticationStrengthPolicy.parse(
-                value, others: strengths[directory.tenant.id] ?? [], generatedId: UUID().uuidString.lowercased())
+                value, others: strengths[directory.tenant.id] ?? [], generatedId: UUID().identifierText)
             strengths[directory.tenant.id, default: []].append(strength)
             return strength
         }
@@ -101,12 +101,12 @@ public struct Seeder: Sendable {
         ) { value, directory throws(ValidationError) in
             try ConditionalAccessPolicy.parse(
                 value, directory: directory, strengths: strengths[directory.tenant.id] ?? [], contexts: contexts[directory.tenant.id] ?? [],
-                generatedId: UUID().uuidString.lowercased())
+                generatedId: UUID().identifierText)
         }
         let appProtection = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("app-protection"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
-            try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().uuidString.lowercased())
+            try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().identifierText)
         }
         // App configuration policies are checked against each other too (equal priorities on one app are refused).
         var configurationPolicies: [String: [AppConfigurationPolicy]] = [:]
@@ -114,7 +114,7 @@ public struct Seeder: Sendable {
             directory: configDirectory.appendingPathComponent("app-configuration"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
             let policy = try AppConfigurationPolicy.parse(
-                value, directory: directory, others: configurationPolicies[directory.tenant.id] ?? [], generatedId: UUID().uuidString.lowercased())
+                value, directory: directory, others: configurationPolicies[directory.tenant.id] ?? [], generatedId: UUID().identifierText)
             configurationPolicies[directory.tenant.id, default: []].append(policy)
             return policy
         }

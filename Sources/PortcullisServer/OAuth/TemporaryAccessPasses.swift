@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 
@@ -30,7 +31,7 @@ struct TemporaryAccessPasses: Sendable {
 
     /// The user's pass when it is usable at `now` and `typed` is it (compared in constant time).
     func matching(_ typed: String, tenantId: String, userId: String, now: Date) async throws -> TemporaryAccessPassRecord? {
-        guard typed.count <= 64, let pass = try await store.temporaryAccessPass(tenantId: tenantId, userId: userId),
+        guard typed.count <= 64, let pass = try await store.temporaryAccessPass(tenantId: TenantID(tenantId), userId: ObjectID(userId)),
             pass.usability(at: now) == .enabledByPolicy, credentials.verifySecret(Self.normalized(typed), against: [pass.passHash])
         else { return nil }
         return pass

@@ -104,8 +104,8 @@ struct TokenService: Sendable {
     /// Identifiers fixed before the decision (an authorization code records what its redemption issues, so
     /// that a replay can revoke it).
     struct Prepared {
-        var tokenId = UUID().uuidString.lowercased()
-        var familyId = UUID().uuidString.lowercased()
+        var tokenId = UUID().identifierText
+        var familyId = UUID().identifierText
     }
 
     func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot, proof: DPoPProof?) async throws -> (GrantFacts, Prepared) {

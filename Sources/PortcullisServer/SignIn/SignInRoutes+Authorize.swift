@@ -348,8 +348,10 @@ extension SignInRoutes {
             request: request, context)
         if flow == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
         let methods = InteractiveDecision.Methods(
-            hasAuthenticatorApp: try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp },
-            passkeys: try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).filter { $0.suspectSince == nil }.count)
+            hasAuthenticatorApp: try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains {
+                $0.kind == .totp
+            },
+            passkeys: try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).filter { $0.suspectSince == nil }.count)
         return InteractiveDecision.Facts(
             flow: flow, signIn: signIn, now: clock.now(), silent: silent, maximumAge: maximumAge, methods: methods,
             passwordOnlyRegistration: tenant.tenant.passwordOnlyRegistration)

@@ -107,7 +107,9 @@ extension SignInRoutes {
             var ticket = ticket
             if error == .factorAlreadyRegistered {
                 // The user's app changed meanwhile (registered elsewhere, or reset by an admin): the step follows what they hold now.
-                let registered = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
+                let registered = try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains {
+                    $0.kind == .totp
+                }
                 ticket.newSecret = registered ? nil : Base32.encode(TOTP.newSecret())
             }
             return try await factorPage(ticket, user: user, tenant: tenant, error: error, request: request, context, status: .badRequest)
@@ -163,9 +165,9 @@ extension SignInRoutes {
             guard let secret = Base32.decode(newSecret), let step = TOTP.matchingStep(typed, secret: secret, at: now) else {
                 try await fail(.factorCodeInvalid)
             }
-            let id = UUID().uuidString.lowercased()
+            let id = UUID().identifierText
             let method = AuthenticationMethodRecord(
-                id: id, tenantId: tenant.tenant.id, userId: user.id, kind: .totp,
+                id: RecordID(id), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), kind: .totp,
                 sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step,
                 lastUsedAt: now)
             // Its events and audit record commit with it (PROTOCOL §14.1).
@@ -178,10 +180,14 @@ extension SignInRoutes {
             transmitter.didCommit(committed)
             logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])
         } else {
-            guard let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.kind == .totp }) else {
+            guard
+                let method = try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).first(where: {
+                    $0.kind == .totp
+                })
+            else {
                 throw TokenError.factorAlreadyRegistered  // reset meanwhile: the page registers one again
             }
-            guard let secret = factorBox.open(method.sealedSecret, tenantId: tenant.tenant.id, userId: user.id, methodId: method.id) else {
+            guard let secret = factorBox.open(method.sealedSecret, tenantId: tenant.tenant.id, userId: user.id, methodId: method.id.rawValue) else {
                 logger.error("a second-factor secret does not open (another pepper, or a damaged row)", metadata: [LogKeys.userId: .string(user.id)])
                 throw TokenError.factorUnusable
             }

@@ -118,7 +118,7 @@ extension SignInRoutes {
         if let notice { values["notice"] = notice }
         var held: [PasskeyRecord] = []
         if knownUser, let user = tenant.directory.user(principalName: username) {
-            held = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).filter { $0.suspectSince == nil }
+            held = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).filter { $0.suspectSince == nil }
         }
         if knownUser && held.isEmpty {
             values["notice"] = (notice.map { $0 + " " } ?? "") + "No passkey is registered for your account yet."
@@ -167,8 +167,9 @@ extension SignInRoutes {
             return Array(value)
         }
         let credentialId = try bytes("credentialId")
-        guard credentialId.count <= 1023, let passkey = try await store.passkey(credentialId: Data(credentialId)), passkey.tenantId == tenant.tenant.id,
-            let user = tenant.directory.user(id: passkey.userId), user.accountEnabled
+        guard credentialId.count <= 1023, let passkey = try await store.passkey(credentialId: Data(credentialId)),
+            passkey.tenantId == TenantID(tenant.tenant.id),
+            let user = tenant.directory.user(id: passkey.userId.rawValue), user.accountEnabled
         else { throw Self.passkeyUnknown }
         if let named = challenge.userId, named != user.id { throw Self.passkeyUnknown }
         if let handle = form["userHandle"], !handle.isEmpty {
@@ -202,14 +203,14 @@ extension SignInRoutes {
     }
 
     func auditPasskeySuspect(_ passkey: PasskeyRecord, tenant: TenantSnapshot, detail: String, now: Date) async throws {
-        logger.warning("passkey marked suspect: its signature counter went backwards", metadata: [LogKeys.userId: .string(passkey.userId)])
+        logger.warning("passkey marked suspect: its signature counter went backwards", metadata: [LogKeys.userId: .string(passkey.userId.rawValue)])
         try await store.appendAudit(
             AuditRecord(
                 tenantId: tenant.tenant.id, at: now, actor: "user:\(passkey.userId)", action: .passkeySuspect, kind: .passkey,
-                documentId: passkey.id,
+                documentId: passkey.id.rawValue,
                 before: nil,
                 after: .object([
-                    "userId": .string(passkey.userId), "aaGuid": .string(passkey.aaguid.uuidString.lowercased()), "reason": .string(detail),
+                    "userId": .string(passkey.userId.rawValue), "aaGuid": .string(passkey.aaguid.identifierText), "reason": .string(detail),
                 ])))
     }
 }

@@ -35,7 +35,7 @@ extension SignInRoutes {
             .filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) }
         let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let passkey = PasskeyRecord(
-            id: UUID().uuidString.lowercased(), tenantId: tenant.tenant.id, userId: user.id, credentialId: Data(credential.credentialId),
+            id: RecordID(UUID().identifierText), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), credentialId: Data(credential.credentialId),
             publicKey: Data(credential.publicKey), algorithm: credential.algorithm.rawValue, signCount: Int64(credential.signCount),
             aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: trusted,
             transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
@@ -63,7 +63,7 @@ extension SignInRoutes {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "signin", headers: &headers)
         let issued = issuePasskeyChallenge(.register, binding: sessionHash, userId: user.id)
-        let held = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id)
+        let held = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id))
         let what = strengths.isEmpty ? "Your organization" : strengths.joined(separator: ", ")
         var values: [String: Any] = [
             "upn": user.userPrincipalName, "appName": tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId,

@@ -66,8 +66,8 @@ extension SignInRoutes {
     ) async throws -> Response {
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: securityInfoPurpose, headers: &headers)
-        let passkeys = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id)
-        let totp = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).filter { $0.kind == .totp }
+        let passkeys = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id))
+        let totp = try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).filter { $0.kind == .totp }
         let base = securityInfoURL(tenant)
         let day = Date.ISO8601FormatStyle().year().month().day()
         var methods: [[String: Any]] = passkeys.map { passkey in
@@ -139,8 +139,8 @@ extension SignInRoutes {
             func page(_ error: TokenError) async throws -> Response {
                 try await securityInfoPage(session, user: user, tenant: tenant, notice: nil, error: error, request: request, context, status: .badRequest)
             }
-            let existing = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id)
-            let totp = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }
+            let existing = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id))
+            let totp = try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains { $0.kind == .totp }
             let permission = registrationAllowed(
                 AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: totp || !existing.isEmpty,
                 request: request, context: context)
@@ -178,7 +178,7 @@ extension SignInRoutes {
                         error: TokenError(.invalidRequest, aadsts: 900144, "A passkey's name must have 1 to 64 characters."), request: request, context,
                         status: .badRequest)
                 }
-                guard try await store.renamePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id, displayName: name) else {
+                guard try await store.renamePasskey(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: RecordID(id), displayName: name) else {
                     return redirect(securityInfoURL(tenant))
                 }
                 notice = "Passkey renamed."
@@ -200,16 +200,24 @@ extension SignInRoutes {
                             tenantId: tenant.tenant.id, at: now, actor: "user:\(user.id)", action: .delete, kind: kind, documentId: "\(user.id)/\(id)",
                             before: before, after: nil))
                 }
-                if let passkey = try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) {
+                if let passkey = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).first(where: {
+                    $0.id == RecordID(id)
+                }) {
                     let committed = try await effects(.fido2, .passkey, JSONValue(encoding: PasskeyMethod(passkey)))
-                    guard try await store.deletePasskey(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed) else {
+                    guard try await store.deletePasskey(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: RecordID(id), effects: committed)
+                    else {
                         return redirect(securityInfoURL(tenant))
                     }
                     transmitter.didCommit(committed)
                     notice = "Passkey removed."
-                } else if let method = try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) {
+                } else if let method = try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).first(where: {
+                    $0.id == RecordID(id)
+                }) {
                     let committed = try await effects(.app, .authenticationMethod, JSONValue(encoding: SoftwareOathMethod(method)))
-                    guard try await store.deleteAuthenticationMethod(tenantId: tenant.tenant.id, userId: user.id, id: id, effects: committed) else {
+                    guard
+                        try await store.deleteAuthenticationMethod(
+                            tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), id: RecordID(id), effects: committed)
+                    else {
                         return redirect(securityInfoURL(tenant))
                     }
                     transmitter.didCommit(committed)
@@ -230,8 +238,8 @@ extension SignInRoutes {
         try await securityInfoPost(request, context) { tenant, session, user, _ in
             var ticket = FactorTicket(
                 continuation: .securityInfo, tenantId: tenant.tenant.id, userId: user.id, sessionHash: session.idHash, newSecret: nil, issued: clock.now())
-            if !(try await store.authenticationMethods(tenantId: tenant.tenant.id, userId: user.id).contains { $0.kind == .totp }) {
-                let hasPasskey = !(try await store.passkeys(tenantId: tenant.tenant.id, userId: user.id).isEmpty)
+            if !(try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains { $0.kind == .totp }) {
+                let hasPasskey = !(try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).isEmpty)
                 let permission = registrationAllowed(
                     AuthenticationContext(methods: session.methods, time: session.authTime), user: user, tenant: tenant, hasFactor: hasPasskey,
                     request: request, context: context)

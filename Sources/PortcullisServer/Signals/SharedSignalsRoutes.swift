@@ -94,7 +94,7 @@ struct SharedSignalsRoutes: Sendable {
         guard owned.count < SharedSignalsStream.maximumStreamsPerReceiver else {
             throw APIError(.conflict, "tooManyStreams", "A receiver holds at most \(SharedSignalsStream.maximumStreamsPerReceiver) streams; delete one first.")
         }
-        let id = UUID().uuidString.lowercased()
+        let id = UUID().identifierText
         var stream = SharedSignalsStream(
             id: id, receiverAppId: appId, audience: appId, eventsRequested: asked.eventsRequested ?? [],
             delivery: .init(method: asked.method ?? .poll, endpointUrl: asked.method == .push ? asked.endpointUrl : nil), description: asked.description,

@@ -78,7 +78,7 @@ public final class SignalTransmitter: Sendable {
         for event in events {
             let subject = event.subject(issuer: issuer)
             let signals = event.signals
-            let txn = UUID().uuidString.lowercased()
+            let txn = UUID().identifierText
             for stream in streams {
                 for signal in signals where stream.wants(signal.type, subject: subject, userPrincipalName: event.userPrincipalName) {
                     messages.append(
@@ -95,13 +95,13 @@ public final class SignalTransmitter: Sendable {
     func message(
         for stream: SharedSignalsStream, tenantId: String, events: [String: JSONValue], subject: SignalSubject, txn: String?, now: Date
     ) -> OutboxMessage {
-        let jti = UUID().uuidString.lowercased()
+        let jti = UUID().identifierText
         let pending = SharedSignalsSecurityEvent(
             iss: endpoints.issuer(tenantId: tenantId), aud: stream.audience, iat: Int(now.timeIntervalSince1970), jti: jti, subId: subject.json,
             events: events, txn: txn)
         let payload = (try? Self.pendingEncoder.encode(pending)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return OutboxMessage(
-            id: UUID().uuidString.lowercased(), tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: payload, jti: jti,
+            id: UUID().identifierText, tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: payload, jti: jti,
             nextAttemptAt: Self.nextAttempt(for: stream, now: now), createdAt: now)
     }
 
@@ -150,8 +150,8 @@ public final class SignalTransmitter: Sendable {
         _ type: CriticalEvent.CredentialType, added: Bool, tenant: TenantSnapshot, user: User, initiator: CriticalEvent.Initiator, at: Date
     ) async throws -> ChangeEffects {
         let tenantId = tenant.tenant.id
-        var passkeys = try await store.passkeys(tenantId: tenantId, userId: user.id).count
-        var app = try await store.authenticationMethods(tenantId: tenantId, userId: user.id).contains { $0.kind == .totp }
+        var passkeys = try await store.passkeys(tenantId: TenantID(tenantId), userId: ObjectID(user.id)).count
+        var app = try await store.authenticationMethods(tenantId: TenantID(tenantId), userId: ObjectID(user.id)).contains { $0.kind == .totp }
         // Read before the change commits: what the user holds after it.
         switch (type, added) {
         case (.fido2, true): passkeys += 1

@@ -1,0 +1,58 @@
+public import Foundation
+
+/// An identifier that compares case-insensitively (a GUID, as Entra's object, tenant and application IDs are), normalised
+/// once where it enters — in its initialiser and its decoder — and compared, hashed and stored in that one form. `Kind`
+/// keeps a tenant ID from being passed where a user's object ID belongs. Its JSON is the plain string, so stored documents
+/// and wire formats are unchanged.
+public struct Identifier<Kind>: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    /// The normal (lower-case) form.
+    public let rawValue: String
+
+    public init(_ text: some StringProtocol) { rawValue = Self.normalize(text) }
+    public init(rawValue: String) { self.init(rawValue) }
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// A new random one (a lower-case UUID).
+    public static func generate() -> Self { Self(UUID().uuidString) }
+
+    /// The one place identifiers are normalised: ASCII letters lowered (GUIDs and the IDs of this system are ASCII; other
+    /// text is lowered as Swift lowers it), without allocating when the text is already in normal form.
+    static func normalize(_ text: some StringProtocol) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x41 || ($0 > 0x5A && $0 < 0x80) }) { return String(text) }
+        return text.lowercased()
+    }
+}
+
+/// What an identifier names (the `Kind` of `Identifier`).
+public enum IdentifierKind {
+    public enum Tenant {}
+    /// Users and groups: Entra's directory objects, one namespace.
+    public enum Object {}
+    /// Applications (`appId`, `client_id`).
+    public enum App {}
+    /// A stored record of this system: an authentication method, a passkey, a temporary access pass, an enrollment.
+    public enum Record {}
+}
+
+public typealias TenantID = Identifier<IdentifierKind.Tenant>
+public typealias ObjectID = Identifier<IdentifierKind.Object>
+public typealias AppID = Identifier<IdentifierKind.App>
+public typealias RecordID = Identifier<IdentifierKind.Record>
+
+extension UUID {
+    /// The UUID as this system writes identifiers: lower case.
+    public var identifierText: String { RecordID(uuidString).rawValue }
+}
