@@ -85,44 +85,44 @@ extension PostgresStore {
         }
     }
 
-    public func enrollment(id: String) async throws -> Enrollment? {
-        try await rows("SELECT document, revision FROM enrollments WHERE id = \(id.lowercased())").first.map(Self.enrollment)
+    public func enrollment(id: RecordID) async throws -> Enrollment? {
+        try await rows("SELECT document, revision FROM enrollments WHERE id = \(id)").first.map(Self.enrollment)
     }
 
-    public func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment? {
+    public func activeEnrollment(tenantId: TenantID, clientId: AppID, deviceId: DeviceID) async throws -> Enrollment? {
         try await rows(
             """
             SELECT document, revision FROM enrollments
-            WHERE tenant_id = \(tenantId) AND client_id = \(clientId.lowercased()) AND device_id = \(deviceId.lowercased()) AND state <> 'unenrolled'
+            WHERE tenant_id = \(tenantId) AND client_id = \(clientId) AND device_id = \(deviceId) AND state <> 'unenrolled'
             """
         ).first.map(Self.enrollment)
     }
 
-    public func activeEnrollments(tenantId: String, userId: String, clientId: String) async throws -> [Enrollment] {
+    public func activeEnrollments(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> [Enrollment] {
         try await rows(
             """
             SELECT document, revision FROM enrollments
-            WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND client_id = \(clientId.lowercased()) AND state <> 'unenrolled'
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND client_id = \(clientId) AND state <> 'unenrolled'
             ORDER BY updated_at DESC
             """
         ).map(Self.enrollment)
     }
 
-    public func compliantEnrollment(tenantId: String, userId: String, clientId: String, now: Date) async throws -> Enrollment? {
+    public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> Enrollment? {
         try await rows(
             """
             SELECT document, revision FROM enrollments
-            WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND client_id = \(clientId.lowercased())
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND client_id = \(clientId)
               AND state = 'compliant' AND lapses_at > \(now.seconds)
             ORDER BY updated_at DESC LIMIT 1
             """
         ).first.map(Self.enrollment)
     }
 
-    public func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool {
+    public func hasActiveEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> Bool {
         !(try await rows(
             """
-            SELECT 1 FROM enrollments WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND client_id = \(clientId.lowercased())
+            SELECT 1 FROM enrollments WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND client_id = \(clientId)
               AND state <> 'unenrolled' LIMIT 1
             """
         ).isEmpty)
@@ -131,9 +131,9 @@ extension PostgresStore {
     public func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment] {
         var conditions = Conditions()
         conditions.add(query.tenantId) { "tenant_id = \($0)" }
-        if let user = query.userId { conditions.add(user.lowercased()) { "user_id = \($0)" } }
-        if let client = query.clientId { conditions.add(client.lowercased()) { "client_id = \($0)" } }
-        if let device = query.deviceId { conditions.add(device.lowercased()) { "device_id = \($0)" } }
+        if let user = query.userId { conditions.add(user) { "user_id = \($0)" } }
+        if let client = query.clientId { conditions.add(client) { "client_id = \($0)" } }
+        if let device = query.deviceId { conditions.add(device) { "device_id = \($0)" } }
         if let state = query.state { conditions.add(state.rawValue) { "state = \($0)" } }
         let limit = conditions.bind(max(1, min(query.limit, 1000)))
         let offset = conditions.bind(max(0, query.offset))
@@ -141,8 +141,8 @@ extension PostgresStore {
         return try await rows(PostgresQuery(unsafeSQL: sql, binds: conditions.binds)).map(Self.enrollment)
     }
 
-    public func enrollmentHistory(id: String) async throws -> [EnrollmentHistoryEntry] {
-        try await rows("SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = \(id.lowercased()) ORDER BY seq").map {
+    public func enrollmentHistory(id: RecordID) async throws -> [EnrollmentHistoryEntry] {
+        try await rows("SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = \(id) ORDER BY seq").map {
             row in
             let (at, event, from, to, detail) = try row.decode((Double, String, String?, String?, String?).self)
             return EnrollmentHistoryEntry(at: Date(seconds: at), event: EnrollmentEvent(rawValue: event), fromStatus: from, toStatus: to, detail: detail)

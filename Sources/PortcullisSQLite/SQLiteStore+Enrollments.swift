@@ -96,56 +96,56 @@ extension SQLiteStore {
         }
     }
 
-    public func enrollment(id: String) async throws -> Enrollment? {
-        try await read("SELECT document, revision FROM enrollments WHERE id = ?", [.text(id.lowercased())]).first.map(Self.enrollment(from:))
+    public func enrollment(id: RecordID) async throws -> Enrollment? {
+        try await read("SELECT document, revision FROM enrollments WHERE id = ?", [.id(id)]).first.map(Self.enrollment(from:))
     }
 
-    public func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment? {
+    public func activeEnrollment(tenantId: TenantID, clientId: AppID, deviceId: DeviceID) async throws -> Enrollment? {
         try await read(
             "SELECT document, revision FROM enrollments WHERE tenant_id = ? AND client_id = ? AND device_id = ? AND state <> 'unenrolled'",
-            [.text(tenantId), .text(clientId.lowercased()), .text(deviceId.lowercased())]
+            [.id(tenantId), .id(clientId), .id(deviceId)]
         ).first.map(Self.enrollment(from:))
     }
 
-    public func activeEnrollments(tenantId: String, userId: String, clientId: String) async throws -> [Enrollment] {
+    public func activeEnrollments(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> [Enrollment] {
         try await read(
             "SELECT document, revision FROM enrollments WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state <> 'unenrolled' ORDER BY updated_at DESC",
-            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased())]
+            [.id(tenantId), .id(userId), .id(clientId)]
         ).map(Self.enrollment(from:))
     }
 
-    public func compliantEnrollment(tenantId: String, userId: String, clientId: String, now: Date) async throws -> Enrollment? {
+    public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> Enrollment? {
         try await read(
             """
             SELECT document, revision FROM enrollments
             WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state = 'compliant' AND lapses_at > ?
             ORDER BY updated_at DESC LIMIT 1
             """,
-            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased()), .date(now)]
+            [.id(tenantId), .id(userId), .id(clientId), .date(now)]
         ).first.map(Self.enrollment(from:))
     }
 
-    public func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool {
+    public func hasActiveEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> Bool {
         !(try await read(
             "SELECT 1 AS hit FROM enrollments WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state <> 'unenrolled' LIMIT 1",
-            [.text(tenantId), .text(userId.lowercased()), .text(clientId.lowercased())]
+            [.id(tenantId), .id(userId), .id(clientId)]
         ).isEmpty)
     }
 
     public func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment] {
         var clauses = ["tenant_id = ?"]
-        var binds: [SQLiteData] = [.text(query.tenantId)]
+        var binds: [SQLiteData] = [.id(query.tenantId)]
         if let user = query.userId {
             clauses.append("user_id = ?")
-            binds.append(.text(user.lowercased()))
+            binds.append(.id(user))
         }
         if let client = query.clientId {
             clauses.append("client_id = ?")
-            binds.append(.text(client.lowercased()))
+            binds.append(.id(client))
         }
         if let device = query.deviceId {
             clauses.append("device_id = ?")
-            binds.append(.text(device.lowercased()))
+            binds.append(.id(device))
         }
         if let state = query.state {
             clauses.append("state = ?")
@@ -159,9 +159,9 @@ extension SQLiteStore {
         ).map(Self.enrollment(from:))
     }
 
-    public func enrollmentHistory(id: String) async throws -> [EnrollmentHistoryEntry] {
+    public func enrollmentHistory(id: RecordID) async throws -> [EnrollmentHistoryEntry] {
         try await read(
-            "SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = ? ORDER BY seq", [.text(id.lowercased())]
+            "SELECT at, event, from_status, to_status, detail FROM enrollment_history WHERE enrollment_id = ? ORDER BY seq", [.id(id)]
         ).map { row in
             EnrollmentHistoryEntry(
                 at: try row.date("at"), event: EnrollmentEvent(rawValue: try row.string("event")), fromStatus: row.optionalString("from_status"),

@@ -68,17 +68,17 @@ extension EnrollmentStore {
 
 /// Filters of the enrollment listing.
 public struct EnrollmentQuery: Sendable, Equatable {
-    public var tenantId: String
-    public var userId: String?
-    public var clientId: String?
-    public var deviceId: String?
+    public var tenantId: TenantID
+    public var userId: ObjectID?
+    public var clientId: AppID?
+    public var deviceId: DeviceID?
     public var state: Enrollment.State?
     public var limit: Int
     /// How many of the matching enrollments (newest change first) to skip: the admin API's pages.
     public var offset: Int
 
     public init(
-        tenantId: String, userId: String? = nil, clientId: String? = nil, deviceId: String? = nil, state: Enrollment.State? = nil, limit: Int = 100,
+        tenantId: TenantID, userId: ObjectID? = nil, clientId: AppID? = nil, deviceId: DeviceID? = nil, state: Enrollment.State? = nil, limit: Int = 100,
         offset: Int = 0
     ) {
         self.tenantId = tenantId
@@ -108,18 +108,18 @@ public protocol EnrollmentStore: Sendable {
         _ enrollment: Enrollment, expectedRevision: Int64, history: EnrollmentHistoryEntry, outbox: [OutboxMessage],
         effects: CommittedEffects?
     ) async throws -> Enrollment?
-    func enrollment(id: String) async throws -> Enrollment?
+    func enrollment(id: RecordID) async throws -> Enrollment?
     /// The active enrollment holding an app instance's managed-account slot.
-    func activeEnrollment(tenantId: String, clientId: String, deviceId: String) async throws -> Enrollment?
+    func activeEnrollment(tenantId: TenantID, clientId: AppID, deviceId: DeviceID) async throws -> Enrollment?
     /// The most recently updated enrollment of an account in a client application that is compliant at `now`
     /// (the token path's question), decoding nothing else.
-    func compliantEnrollment(tenantId: String, userId: String, clientId: String, now: Date) async throws -> Enrollment?
+    func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> Enrollment?
     /// Whether the account has any active enrollment of the client application.
-    func hasActiveEnrollment(tenantId: String, userId: String, clientId: String) async throws -> Bool
+    func hasActiveEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> Bool
     /// An account's active enrollments of one client application (on every device).
-    func activeEnrollments(tenantId: String, userId: String, clientId: String) async throws -> [Enrollment]
+    func activeEnrollments(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> [Enrollment]
     func enrollments(_ query: EnrollmentQuery) async throws -> [Enrollment]
-    func enrollmentHistory(id: String) async throws -> [EnrollmentHistoryEntry]
+    func enrollmentHistory(id: RecordID) async throws -> [EnrollmentHistoryEntry]
     /// Compliant enrollments whose grace period ended before `now`.
     func lapsingEnrollments(now: Date, limit: Int) async throws -> [Enrollment]
     /// Deletes enrollments (with their history) not updated since `idleSince`; returns how many.

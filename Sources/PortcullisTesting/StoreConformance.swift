@@ -422,22 +422,24 @@ public enum StoreConformance {
                 _ = try await store.insertEnrollment(
                     enrollment("e2", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             }
-            try expect(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1"), "found case-insensitively")
-            try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now) == nil, "pending is not compliant")
+            try expect(try await store.hasActiveEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1"), "found case-insensitively")
+            try expect(
+                try await store.compliantEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1", now: now) == nil, "pending is not compliant")
             var compliant = first
             compliant.state = .compliant
             compliant.lapsesAt = now.addingTimeInterval(60)
             let updated = try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: [])
             try expect(updated?.revision == 2, "an update bumps the revision")
             try expect(try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: []) == nil, "a stale revision is refused")
-            try expect(try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now)?.id == "e1", "compliant now")
+            try expect(try await store.compliantEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1", now: now)?.id == "e1", "compliant now")
             try expect(
-                try await store.compliantEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1", now: now.addingTimeInterval(61)) == nil, "lapsed later")
+                try await store.compliantEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1", now: now.addingTimeInterval(61)) == nil,
+                "lapsed later")
             try expect(try await store.lapsingEnrollments(now: now.addingTimeInterval(61), limit: 10).map(\.id) == ["e1"], "the sweeper finds it")
             var gone = updated!
             gone.state = .unenrolled
             _ = try await store.updateEnrollment(gone, expectedRevision: 2, history: history, outbox: [])
-            try expect(!(try await store.hasActiveEnrollment(tenantId: tenant, userId: "u-1", clientId: "c-1")), "unenrolled is not active")
+            try expect(!(try await store.hasActiveEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1")), "unenrolled is not active")
             _ = try await store.insertEnrollment(enrollment("e3", user: "u-2", device: "d-1", state: .pending), history: history, outbox: [], keepingAtMost: 20)
             try expect(try await store.enrollmentHistory(id: "e1").count == 3, "history kept")
         },
@@ -676,7 +678,7 @@ public enum StoreConformance {
             }
             var seen: [String] = []
             for offset in stride(from: 0, to: 9, by: 3) {
-                seen += try await store.enrollments(EnrollmentQuery(tenantId: tenant, clientId: "c-p", limit: 3, offset: offset)).map(\.id)
+                seen += try await store.enrollments(EnrollmentQuery(tenantId: TenantID(tenant), clientId: "c-p", limit: 3, offset: offset)).map(\.id)
             }
             try expect(seen == (0..<7).reversed().map { "p\($0)" }, "three pages of enrollments, newest first: \(seen)")
             var messages: [String] = []
@@ -684,7 +686,8 @@ public enum StoreConformance {
                 messages += try await store.outboxMessages(tenantId: tenant, state: .pending, limit: 3, offset: offset).map(\.id)
             }
             try expect(messages == (0..<7).reversed().map { "pm\($0)" }, "three pages of callbacks, newest first: \(messages)")
-            try expect(try await store.enrollments(EnrollmentQuery(tenantId: tenant, clientId: "c-p", limit: 3, offset: 7)).isEmpty, "past the end: nothing")
+            try expect(
+                try await store.enrollments(EnrollmentQuery(tenantId: TenantID(tenant), clientId: "c-p", limit: 3, offset: 7)).isEmpty, "past the end: nothing")
         },
         ConformanceCase(name: "outbox: leases, per-receiver order, back-off, dead letters, redelivery, next attempt, retention") { store in
             func enrollment(_ id: String) -> Enrollment {

@@ -45,12 +45,15 @@ public enum IdentifierKind {
     public enum App {}
     /// A stored record of this system: an authentication method, a passkey, a temporary access pass, an enrollment.
     public enum Record {}
+    /// An app instance's device, as the app names it (enrollments).
+    public enum Device {}
 }
 
 public typealias TenantID = Identifier<IdentifierKind.Tenant>
 public typealias ObjectID = Identifier<IdentifierKind.Object>
 public typealias AppID = Identifier<IdentifierKind.App>
 public typealias RecordID = Identifier<IdentifierKind.Record>
+public typealias DeviceID = Identifier<IdentifierKind.Device>
 
 extension UUID {
     /// The UUID as this system writes identifiers: lower case.

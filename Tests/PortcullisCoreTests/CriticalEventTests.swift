@@ -135,6 +135,7 @@ struct CriticalEventChangeTests {
         #expect(event.userId == "u" && event.tenantId == "t" && event.userPrincipalName == "erin@contoso.example" && event.at == at)
     }
 
+    /// Its IDs as an app or admin may write them: the enrollment stores every one in normal form (its own ID included).
     func enrollment(_ status: ComplianceStatusValue) -> Enrollment {
         Enrollment(
             id: "E", tenantId: "T", userId: "U", userPrincipalName: "erin@contoso.example", clientId: "C", deviceId: "D", platform: nil,
@@ -149,13 +150,13 @@ struct CriticalEventChangeTests {
         let lost = enrollment(.notCompliant)
         #expect(
             kinds(CriticalEvent.enrollmentChanged(previous: compliant, current: lost, wiped: true, at: at)) == [
-                .enrollmentWiped(clientAppId: "c", enrollmentId: "E")
+                .enrollmentWiped(clientAppId: "c", enrollmentId: "e")
             ])
         let dropped = CriticalEvent.enrollmentChanged(previous: compliant, current: lost, wiped: false, at: at)
-        #expect(kinds(dropped) == [.complianceChanged(clientAppId: "c", enrollmentId: "E", compliant: false)] && dropped[0].endsAccess)
+        #expect(kinds(dropped) == [.complianceChanged(clientAppId: "c", enrollmentId: "e", compliant: false)] && dropped[0].endsAccess)
         #expect(
             kinds(CriticalEvent.enrollmentChanged(previous: lost, current: compliant, wiped: false, at: at)) == [
-                .complianceChanged(clientAppId: "c", enrollmentId: "E", compliant: true)
+                .complianceChanged(clientAppId: "c", enrollmentId: "e", compliant: true)
             ])
         #expect(CriticalEvent.enrollmentChanged(previous: compliant, current: compliant, wiped: false, at: at).isEmpty)
         #expect(CriticalEvent.enrollmentChanged(previous: lost, current: enrollment(.serviceFailure), wiped: false, at: at).isEmpty)

@@ -80,7 +80,7 @@ struct AppConfigurationTests {
                     (fresh["configuration"] as? [String: Any])?["serverUrl"] as? String == "https://mail2.fabrikam.test" && fresh.string("version") != version)
                 let quiet = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(nil))
                 #expect((quiet["commands"] as? [String])?.contains("refreshConfiguration") != true)
-                let history = try await env.store.enrollmentHistory(id: id).map(\.event)
+                let history = try await env.store.enrollmentHistory(id: RecordID(id)).map(\.event)
                 #expect(history.contains(.configurationDelivered) && history.contains(.configurationChanged), "\(history)")
             }
         }

@@ -128,8 +128,10 @@ struct CallbackTests {
                     let admin = try await client.adminToken()
                     let token = try await client.complianceToken()
                     let id = try #require(
-                        try await second.store.activeEnrollments(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, clientId: Fixtures.mobileClientId)
-                            .first?.id)
+                        try await second.store.activeEnrollments(
+                            tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.alice.id), clientId: AppID(Fixtures.mobileClientId)
+                        )
+                        .first?.id)
                     #expect(try await client.mam(.delete, "/enrollments/\(id)", token: token).status == .ok)
                     for step in 0..<3 {
                         second.clock.advance(by: 61)

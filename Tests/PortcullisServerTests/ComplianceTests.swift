@@ -233,9 +233,9 @@ struct ComplianceTests {
                 env.clock.advance(by: 61 * 60)
                 #expect(try await client.token(Grants.password()).errorCode == 53005, "lapsed at token time, before any sweep")
                 await env.server.sweeper.sweep()
-                #expect(try await env.store.enrollment(id: id)?.state == .lapsed)
+                #expect(try await env.store.enrollment(id: RecordID(id))?.state == .lapsed)
                 let token = try await client.complianceToken()
-                let enrollment = try #require(try await env.store.enrollment(id: id))
+                let enrollment = try #require(try await env.store.enrollment(id: RecordID(id)))
                 let checkIn = try await client.mam(.post, "/enrollments/\(id)/checkin", token: token, json: Device.checkIn(enrollment.policyVersion))
                 #expect(status(checkIn) == "compliant")
                 #expect(try await client.token(Grants.password()).status == .ok)
@@ -303,7 +303,7 @@ struct ComplianceTests {
                     for try await code in group { codes.append(code) }
                     return codes
                 }
-                let active = try await env.store.enrollments(EnrollmentQuery(tenantId: Fixtures.tenantId, deviceId: "contended")).filter(\.isActive)
+                let active = try await env.store.enrollments(EnrollmentQuery(tenantId: TenantID(Fixtures.tenantId), deviceId: "contended")).filter(\.isActive)
                 #expect(active.count == 1)
                 let winner = active.first?.userId == Fixtures.alice.id ? "alice" : "bob"
                 #expect(codes.filter { $0.0 == winner }.allSatisfy { [100, 208].contains($0.1) })
@@ -365,7 +365,7 @@ struct ComplianceTests {
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
                 let id = try await client.becomeCompliant()
-                let before = try #require(try await env.store.enrollment(id: id)?.policyVersion)
+                let before = try #require(try await env.store.enrollment(id: RecordID(id))?.policyVersion)
                 var policy = try #require(try JSONSerialization.jsonObject(with: Fixtures.salesMailPolicy) as? [String: Any])
                 var settings = try #require(policy["settings"] as? [String: Any])
                 settings["printingBlocked"] = true

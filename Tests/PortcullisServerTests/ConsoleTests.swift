@@ -103,7 +103,7 @@ struct ConsoleTests {
                 let csrf = try #require(landed.input("csrf"))
                 let wipe = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
                 #expect(wipe.status == .forbidden)
-                #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant, "nothing was wiped")
+                #expect(try await env.store.enrollment(id: RecordID(enrollment))?.state == .compliant, "nothing was wiped")
             }
         }
     }
@@ -142,7 +142,7 @@ struct ConsoleTests {
                         #expect(refused.status == .forbidden && refused.html.contains("Form expired"), "\(path) \(token ?? "no token"): \(refused.status)")
                     }
                 }
-                #expect(try await env.store.enrollment(id: enrollment)?.state == .compliant)
+                #expect(try await env.store.enrollment(id: RecordID(enrollment))?.state == .compliant)
 
                 // The editor: a deliberate error shows its pointer next to the text; a correct save lands.
                 let editor = try await browser.get(client, "/admin/edit/conditional-access/\(Policies.requireAppProtection)")
@@ -209,7 +209,7 @@ struct ConsoleTests {
                 // Wipe through the console: the enrollment is wiped.
                 let wiped = try await browser.post(client, "/admin/enrollments/\(enrollment)/wipe", [("csrf", csrf)])
                 #expect(wiped.status == .seeOther, "\(wiped.status) \(wiped.html.prefix(500))")
-                #expect(try await env.store.enrollment(id: enrollment)?.state == .wipePending)
+                #expect(try await env.store.enrollment(id: RecordID(enrollment))?.state == .wipePending)
                 let audit = try await browser.get(client, "/admin/audit")
                 #expect(audit.html.contains("/state") && audit.html.contains(Fixtures.alice.upn), "the audit shows who changed what, with the diff")
 

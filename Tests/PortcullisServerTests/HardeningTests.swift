@@ -374,9 +374,9 @@ struct HardeningTests {
                     let reply = try await client.mam(.post, "/enrollments", token: token, json: Device.body("device-\(device)"))
                     ids.append(try #require(reply.string("enrollmentId"), "\(reply.text)"))
                 }
-                let kept = try await env.store.enrollments(EnrollmentQuery(tenantId: Fixtures.tenantId, userId: Fixtures.alice.id))
+                let kept = try await env.store.enrollments(EnrollmentQuery(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.alice.id)))
                 #expect(Set(kept.map(\.id)) == Set(ids.suffix(5)))
-                #expect(try await env.store.enrollmentHistory(id: ids[0]).isEmpty, "history goes with it")
+                #expect(try await env.store.enrollmentHistory(id: RecordID(ids[0])).isEmpty, "history goes with it")
             }
         }
     }

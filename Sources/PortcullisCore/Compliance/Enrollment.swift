@@ -54,12 +54,14 @@ public struct Enrollment: Codable, Sendable, Equatable {
         complianceStatus: ComplianceStatus, policyVersion: String?, appliedPolicyVersion: String?, callbackUri: String?,
         enrolledAt: Date, lastCheckInAt: Date?, lapsesAt: Date?, updatedAt: Date, revision: Int64 = 0
     ) {
-        self.id = id
-        self.tenantId = tenantId
-        self.userId = userId.lowercased()
+        // Stored and looked up in their normal form (`Identifier`): every one of them, the enrollment's own ID and the
+        // tenant's included.
+        self.id = RecordID(id).rawValue
+        self.tenantId = TenantID(tenantId).rawValue
+        self.userId = ObjectID(userId).rawValue
         self.userPrincipalName = userPrincipalName
-        self.clientId = clientId.lowercased()
-        self.deviceId = deviceId.lowercased()
+        self.clientId = AppID(clientId).rawValue
+        self.deviceId = DeviceID(deviceId).rawValue
         self.platform = platform
         self.osVersion = osVersion
         self.appVersion = appVersion

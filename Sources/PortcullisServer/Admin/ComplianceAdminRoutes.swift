@@ -55,10 +55,10 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// The enrollment list's filter from its parameters (`account`, `app`, `device`, `status`).
     static func enrollmentQuery(tenant: TenantSnapshot, _ parameter: (String) -> String?) throws -> EnrollmentQuery {
-        var filter = EnrollmentQuery(tenantId: tenant.tenant.id)
-        if let account = parameter("account") { filter.userId = tenant.directory.user(identity: account)?.id ?? account.lowercased() }
-        filter.clientId = parameter("app")
-        filter.deviceId = parameter("device")
+        var filter = EnrollmentQuery(tenantId: TenantID(tenant.tenant.id))
+        if let account = parameter("account") { filter.userId = ObjectID(tenant.directory.user(identity: account)?.id ?? account) }
+        filter.clientId = parameter("app").map { AppID($0) }
+        filter.deviceId = parameter("device").map { DeviceID($0) }
         if let status = parameter("status") {
             guard let state = Enrollment.State(rawValue: status) else {
                 throw ValidationError(problems: [
@@ -85,10 +85,10 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// One enrollment of the tenant with its history.
     func detail(_ tenant: TenantSnapshot, id: String) async throws -> Detail {
-        guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == tenant.tenant.id else {
+        guard let enrollment = try await store.enrollment(id: RecordID(id)), enrollment.tenantId == tenant.tenant.id else {
             throw APIError.notFound("The enrollment \(id.prefix(64))")
         }
-        return Detail(enrollment: enrollment, history: try await store.enrollmentHistory(id: enrollment.id))
+        return Detail(enrollment: enrollment, history: try await store.enrollmentHistory(id: RecordID(enrollment.id)))
     }
 
     func wipe(_ context: PortcullisRequestContext) async throws -> Response {

@@ -38,16 +38,18 @@ public struct ComplianceService: AppProtectionStatusProvider {
     {
         if let enrollmentId {
             // A named enrollment must belong to the same tenant, account and client, else it is as if none existed.
-            guard let enrollment = try await store.enrollment(id: enrollmentId), enrollment.tenantId == tenantId,
+            guard let enrollment = try await store.enrollment(id: RecordID(enrollmentId)), enrollment.tenantId == tenantId,
                 enrollment.userId == userId.lowercased(), enrollment.clientId == clientId.lowercased(), enrollment.isActive
             else { return (.none, nil) }
             return (enrollment.isCompliant(at: now) ? .compliant(enrollmentId: enrollment.id) : .notCompliant, enrollment.platform)
         }
         // The common case reads one indexed row: the account's compliant enrollment of this client, if any.
-        if let compliant = try await store.compliantEnrollment(tenantId: tenantId, userId: userId, clientId: clientId, now: now) {
+        if let compliant = try await store.compliantEnrollment(tenantId: TenantID(tenantId), userId: ObjectID(userId), clientId: AppID(clientId), now: now) {
             return (.compliant(enrollmentId: compliant.id), compliant.platform)
         }
-        return (try await store.hasActiveEnrollment(tenantId: tenantId, userId: userId, clientId: clientId) ? .notCompliant : .none, nil)
+        return (
+            try await store.hasActiveEnrollment(tenantId: TenantID(tenantId), userId: ObjectID(userId), clientId: AppID(clientId)) ? .notCompliant : .none, nil
+        )
     }
 
     // MARK: /mam/v1
@@ -105,7 +107,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
         }
         for _ in 0..<3 {
             let now = clock.now()
-            if let existing = try await store.activeEnrollment(tenantId: caller.tenant.tenant.id, clientId: caller.client.appId, deviceId: deviceId) {
+            if let existing = try await store.activeEnrollment(
+                tenantId: TenantID(caller.tenant.tenant.id), clientId: AppID(caller.client.appId), deviceId: DeviceID(deviceId))
+            {
                 if existing.userId == caller.user.id { return .enrolled(try await registering(appKey, on: existing, now: now), created: false, policy: policy) }
                 return .refused(unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
             }
@@ -205,7 +209,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
     }
 
     func owned(_ caller: Caller, id: String) async throws -> Enrollment {
-        guard let enrollment = try await store.enrollment(id: id), enrollment.tenantId == caller.tenant.tenant.id,
+        guard let enrollment = try await store.enrollment(id: RecordID(id)), enrollment.tenantId == caller.tenant.tenant.id,
             enrollment.userId == caller.user.id, enrollment.clientId == caller.client.appId
         else { throw APIError.notFound("The enrollment \(id.prefix(64))") }
         return enrollment
@@ -293,7 +297,9 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let now = clock.now()
         for clientId in clientIds.sorted() {
             guard let client = tenant.directory.application(appId: clientId) else { continue }
-            for enrollment in try await store.enrollments(EnrollmentQuery(tenantId: tenantId, clientId: clientId, state: .compliant, limit: limit)) {
+            for enrollment in try await store.enrollments(
+                EnrollmentQuery(tenantId: TenantID(tenantId), clientId: AppID(clientId), state: .compliant, limit: limit))
+            {
                 guard announced < limit, enrollment.isCompliant(at: now) else { continue }
                 let merged = tenant.appConfiguration(userId: enrollment.userId, clientId: clientId)
                 let version = ConfigurationDelivery.version(merged)
@@ -332,7 +338,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// `nil` when there is nothing to wipe.
     func wipe(tenantId: String, id: String, actor: String) async throws -> Enrollment? {
         for _ in 0..<5 {
-            guard let current = try await store.enrollment(id: id), current.tenantId == tenantId else {
+            guard let current = try await store.enrollment(id: RecordID(id)), current.tenantId == tenantId else {
                 throw APIError.notFound("The enrollment \(id.prefix(64))")
             }
             let now = clock.now()

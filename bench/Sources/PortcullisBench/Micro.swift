@@ -212,7 +212,9 @@ enum Micro {
             let user = Dataset.guid(0xA, Int.random(in: 0..<users, using: &rng))
             let begin = ContinuousClock.now
             let found =
-                try await store.compliantEnrollment(tenantId: Dataset.tenantId, userId: user, clientId: Dataset.mobileClient, now: Date()).map { [$0] } ?? []
+                try await store.compliantEnrollment(
+                    tenantId: TenantID(Dataset.tenantId), userId: ObjectID(user), clientId: AppID(Dataset.mobileClient), now: Date()
+                ).map { [$0] } ?? []
             let elapsed = ContinuousClock.now - begin
             if index >= 1_000 { samples.append(microseconds(elapsed)) }
             if found.isEmpty { print("warning: no enrollment for \(user)") }
