@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStorage
 import PostgresNIO
 
@@ -44,7 +44,7 @@ extension PostgresStore {
                 try await db.query(
                     """
                     UPDATE refresh_token_families SET revoked_at = \(at)
-                    WHERE tenant_id = \(tenant) AND user_id = \(user) AND client_id = \(clientId.lowercased()) AND revoked_at IS NULL
+                    WHERE tenant_id = \(tenant) AND user_id = \(user) AND client_id = \(clientId) AND revoked_at IS NULL
                     """)
             }
             if revocation.voidsAccessTokens {
@@ -101,14 +101,14 @@ extension PostgresStore {
         try await transaction { db in try await Self.commit(effects, revision: 0, db) }
     }
 
-    public func isAccessTokenVoid(jti: String, tenantId: String, userId: String?, issuedAt: Date) async throws -> Bool {
+    public func isAccessTokenVoid(jti: String, tenantId: TenantID, userId: ObjectID?, issuedAt: Date) async throws -> Bool {
         guard let userId else { return try await isAccessTokenRevoked(jti: jti) }
         return
             !(try await rows(
                 """
                 SELECT 1 FROM revoked_access_tokens WHERE jti = \(jti)
                 UNION ALL SELECT 1 FROM access_voids
-                WHERE tenant_id = \(tenantId.lowercased()) AND user_id = \(userId.lowercased()) AND void_before_ms >= \(issuedAt.epochMilliseconds) LIMIT 1
+                WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND void_before_ms >= \(issuedAt.epochMilliseconds) LIMIT 1
                 """
             ).isEmpty)
     }

@@ -52,8 +52,8 @@ extension PostgresStore {
         _ = try await rows("DELETE FROM sessions WHERE id_hash = \(idHash) RETURNING id_hash")
     }
 
-    public func deleteSessions(tenantId: String, userId: String) async throws -> Int {
-        try await rows("DELETE FROM sessions WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) RETURNING id_hash").count
+    public func deleteSessions(tenantId: TenantID, userId: ObjectID) async throws -> Int {
+        try await rows("DELETE FROM sessions WHERE tenant_id = \(tenantId) AND user_id = \(userId) RETURNING id_hash").count
     }
 
     static let codeColumns = "code_hash, user_id, request, methods, auth_time, expires_at, used_at, family_id, access_jti, access_expires_at, silent"
@@ -174,10 +174,10 @@ extension PostgresStore {
         }
     }
 
-    public func decideDeviceCode(userCode: String, approve: Bool, userId: String?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
+    public func decideDeviceCode(userCode: String, approve: Bool, userId: ObjectID?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
         !(try await rows(
             """
-            UPDATE device_codes SET state = \(approve ? "approved" : "denied"), user_id = \(userId?.lowercased()), methods = \(StoredJSON.text(of: methods)),
+            UPDATE device_codes SET state = \(approve ? "approved" : "denied"), user_id = \(userId), methods = \(StoredJSON.text(of: methods)),
                 auth_time = \(authTime.seconds)
             WHERE user_code = \(userCode) AND state = 'pending' AND expires_at > \(now.seconds) RETURNING user_code
             """

@@ -90,7 +90,7 @@ extension PostgresStore {
             "UPDATE refresh_token_families SET revoked_at = \(at.seconds) WHERE family_id = \(familyId) AND revoked_at IS NULL RETURNING family_id")
     }
 
-    public func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int {
+    public func revokeFamilies(tenantId: TenantID, userId: ObjectID, clientId: AppID, at: Date) async throws -> Int {
         try await rows(
             """
             UPDATE refresh_token_families SET revoked_at = \(at.seconds)
@@ -99,11 +99,11 @@ extension PostgresStore {
         ).count
     }
 
-    public func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int {
+    public func revokeAllFamilies(tenantId: TenantID, userId: ObjectID, at: Date) async throws -> Int {
         try await rows(
             """
             UPDATE refresh_token_families SET revoked_at = \(at.seconds)
-            WHERE tenant_id = \(tenantId) AND user_id = \(userId.lowercased()) AND revoked_at IS NULL RETURNING family_id
+            WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND revoked_at IS NULL RETURNING family_id
             """
         ).count
     }
@@ -304,14 +304,14 @@ extension PostgresStore {
         var conditions = Conditions()
         conditions.add(query.tenantId) { "s.tenant_id = \($0)" }
         conditions.add(query.before ?? Int64.max) { "s.cursor < \($0)" }
-        if let user = query.userId { conditions.add(user.lowercased()) { "s.user_id = \($0)" } }
-        if let app = query.clientAppId { conditions.add(app.lowercased()) { "s.client_app_id = \($0)" } }
-        if let resource = query.resourceAppId { conditions.add(resource.lowercased()) { "s.resource_app_id = \($0)" } }
+        if let user = query.userId { conditions.add(user) { "s.user_id = \($0)" } }
+        if let app = query.clientAppId { conditions.add(app) { "s.client_app_id = \($0)" } }
+        if let resource = query.resourceAppId { conditions.add(resource) { "s.resource_app_id = \($0)" } }
         if let status = query.status { conditions.add(status.rawValue) { "s.status = \($0)" } }
         if let correlation = query.correlationId { conditions.add(correlation) { "(s.correlation_id = \($0) OR s.last_correlation_id = \($0))" } }
         if let from = query.from { conditions.add(from.seconds) { "COALESCE(s.last_at, s.created_at) >= \($0)" } }
         if let to = query.to { conditions.add(to.seconds) { "s.created_at < \($0)" } }
-        if let policy = query.policyId { conditions.add(policy.lowercased()) { "s.cursor IN (SELECT cursor FROM sign_in_policies WHERE policy_id = \($0))" } }
+        if let policy = query.policyId { conditions.add(policy) { "s.cursor IN (SELECT cursor FROM sign_in_policies WHERE policy_id = \($0))" } }
         let limit = conditions.bind(max(1, min(query.limit, 1000)))
         let sql = """
             SELECT s.cursor, s.id, s.tenant_id, s.created_at, s.correlation_id, s.user_id, s.client_app_id, s.resource_app_id, s.status, s.record,

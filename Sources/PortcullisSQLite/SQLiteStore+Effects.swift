@@ -1,5 +1,5 @@
 public import Foundation
-import PortcullisCore
+public import PortcullisCore
 public import PortcullisStorage
 import SQLiteNIO
 
@@ -28,7 +28,7 @@ extension SQLiteStore {
             case .application(let clientId):
                 _ = try await db.query(
                     "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL",
-                    [at, tenant, user, .text(clientId.lowercased())])
+                    [at, tenant, user, .id(clientId)])
             }
             if revocation.voidsAccessTokens {
                 _ = try await db.query(
@@ -94,7 +94,7 @@ extension SQLiteStore {
         try await transaction { db in try await Self.commit(effects, revision: 0, db) }
     }
 
-    public func isAccessTokenVoid(jti: String, tenantId: String, userId: String?, issuedAt: Date) async throws -> Bool {
+    public func isAccessTokenVoid(jti: String, tenantId: TenantID, userId: ObjectID?, issuedAt: Date) async throws -> Bool {
         guard let userId else { return try await isAccessTokenRevoked(jti: jti) }
         return
             !(try await read(
@@ -102,7 +102,7 @@ extension SQLiteStore {
                 SELECT 1 AS hit FROM revoked_access_tokens WHERE jti = ?
                 UNION ALL SELECT 1 FROM access_voids WHERE tenant_id = ? AND user_id = ? AND void_before_ms >= ? LIMIT 1
                 """,
-                [.text(jti), .text(tenantId.lowercased()), .text(userId.lowercased()), .integer(Int(issuedAt.epochMilliseconds))]
+                [.text(jti), .id(tenantId), .id(userId), .integer(Int(issuedAt.epochMilliseconds))]
             ).isEmpty)
     }
 

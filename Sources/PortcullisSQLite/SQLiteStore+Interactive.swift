@@ -52,9 +52,9 @@ extension SQLiteStore {
         try await transaction { db in _ = try await db.query("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)]) }
     }
 
-    public func deleteSessions(tenantId: String, userId: String) async throws -> Int {
+    public func deleteSessions(tenantId: TenantID, userId: ObjectID) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.text(tenantId), .text(userId.lowercased())])
+            try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.id(tenantId), .id(userId)])
                 .count
         }
     }
@@ -154,7 +154,7 @@ extension SQLiteStore {
         }
     }
 
-    public func decideDeviceCode(userCode: String, approve: Bool, userId: String?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
+    public func decideDeviceCode(userCode: String, approve: Bool, userId: ObjectID?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
         try await transaction { db in
             !(try await db.query(
                 """
@@ -162,7 +162,7 @@ extension SQLiteStore {
                 WHERE user_code = ? AND state = 'pending' AND expires_at > ? RETURNING user_code
                 """,
                 [
-                    .text(approve ? "approved" : "denied"), .optionalText(userId?.lowercased()), .text(StoredJSON.text(of: methods)),
+                    .text(approve ? "approved" : "denied"), (userId.map { .id($0) } ?? .null), .text(StoredJSON.text(of: methods)),
                     .optionalDate(authTime), .text(userCode), .date(now),
                 ]
             ).isEmpty)

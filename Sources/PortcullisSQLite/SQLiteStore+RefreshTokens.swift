@@ -117,23 +117,23 @@ extension SQLiteStore {
         }
     }
 
-    public func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int {
+    public func revokeFamilies(tenantId: TenantID, userId: ObjectID, clientId: AppID, at: Date) async throws -> Int {
         try await transaction { db in
             try await db.query(
                 """
                 UPDATE refresh_token_families SET revoked_at = ?
                 WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL RETURNING family_id
                 """,
-                [.date(at), .text(tenantId), .text(userId), .text(clientId)]
+                [.date(at), .id(tenantId), .id(userId), .id(clientId)]
             ).count
         }
     }
 
-    public func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int {
+    public func revokeAllFamilies(tenantId: TenantID, userId: ObjectID, at: Date) async throws -> Int {
         try await transaction { db in
             try await db.query(
                 "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL RETURNING family_id",
-                [.date(at), .text(tenantId), .text(userId.lowercased())]
+                [.date(at), .id(tenantId), .id(userId)]
             ).count
         }
     }

@@ -108,18 +108,18 @@ extension SQLiteStore {
     public func signIns(_ query: SignInQuery) async throws -> [(cursor: Int64, record: SignInRecord)] {
         // Fixed clauses chosen by which filters are present; every value is a bound parameter.
         var clauses = ["s.tenant_id = ?", "s.cursor < ?"]
-        var binds: [SQLiteData] = [.text(query.tenantId), .integer(Int(query.before ?? Int64.max))]
+        var binds: [SQLiteData] = [.id(query.tenantId), .integer(Int(query.before ?? Int64.max))]
         if let user = query.userId {
             clauses.append("s.user_id = ?")
-            binds.append(.text(user.lowercased()))
+            binds.append(.id(user))
         }
         if let app = query.clientAppId {
             clauses.append("s.client_app_id = ?")
-            binds.append(.text(app.lowercased()))
+            binds.append(.id(app))
         }
         if let resource = query.resourceAppId {
             clauses.append("s.resource_app_id = ?")
-            binds.append(.text(resource.lowercased()))
+            binds.append(.id(resource))
         }
         if let status = query.status {
             clauses.append("s.status = ?")
@@ -139,7 +139,7 @@ extension SQLiteStore {
         }
         if let policy = query.policyId {
             clauses.append("s.cursor IN (SELECT cursor FROM sign_in_policies WHERE policy_id = ?)")
-            binds.append(.text(policy.lowercased()))
+            binds.append(.id(policy))
         }
         binds.append(.integer(max(1, min(query.limit, 1000))))
         let sql =

@@ -68,7 +68,7 @@ public protocol EffectStore: Sendable {
     func commit(_ effects: CommittedEffects) async throws
     /// Whether an access token no longer counts: revoked by `jti` (RFC 7009), or issued at or before its user's "void
     /// before" time (`userId` `nil`: an app-only token, which only its `jti` revokes).
-    func isAccessTokenVoid(jti: String, tenantId: String, userId: String?, issuedAt: Date) async throws -> Bool
+    func isAccessTokenVoid(jti: String, tenantId: TenantID, userId: ObjectID?, issuedAt: Date) async throws -> Bool
     /// Leases the oldest due replay to `owner` until `leaseUntil`; `nil` when none is due.
     func claimPolicyReplay(now: Date, leaseUntil: Date, owner: String) async throws -> PolicyReplayJob?
     /// Ends a leased replay, committing what it found in the same transaction; `false` (and nothing written) when the

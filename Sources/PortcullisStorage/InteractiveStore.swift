@@ -16,8 +16,8 @@ public struct SessionRecord: Sendable, Equatable {
 
     public init(idHash: String, tenantId: String, userId: String, methods: [String], authTime: Date, createdAt: Date, lastSeenAt: Date, expiresAt: Date) {
         self.idHash = idHash
-        self.tenantId = tenantId
-        self.userId = userId.lowercased()
+        self.tenantId = TenantID(tenantId).rawValue
+        self.userId = ObjectID(userId).rawValue
         self.methods = methods
         self.authTime = authTime
         self.createdAt = createdAt
@@ -49,7 +49,7 @@ public struct AuthorizationCodeRecord: Sendable, Equatable {
         self.silent = silent
         self.codeHash = codeHash
         self.request = request
-        self.userId = userId.lowercased()
+        self.userId = ObjectID(userId).rawValue
         self.methods = methods
         self.authTime = authTime
         self.expiresAt = expiresAt
@@ -91,8 +91,8 @@ public struct DeviceCodeRecord: Sendable, Equatable {
         self.clientAddress = clientAddress
         self.deviceCodeHash = deviceCodeHash
         self.userCode = userCode
-        self.tenantId = tenantId
-        self.clientId = clientId.lowercased()
+        self.tenantId = TenantID(tenantId).rawValue
+        self.clientId = AppID(clientId).rawValue
         self.scope = scope
         self.claims = claims
         self.interval = interval
@@ -128,7 +128,7 @@ public protocol InteractiveStore: Sendable {
     func deleteSession(idHash: String) async throws
     /// Ends every session of a user (disabled, deleted); returns how many.
     @discardableResult
-    func deleteSessions(tenantId: String, userId: String) async throws -> Int
+    func deleteSessions(tenantId: TenantID, userId: ObjectID) async throws -> Int
 
     func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws
     /// The code as stored, without changing it (checked before it is redeemed).
@@ -148,7 +148,7 @@ public protocol InteractiveStore: Sendable {
     /// Records a poll (its time) and returns the code with whether the poll came too early.
     func pollDeviceCode(deviceCodeHash: String, at: Date) async throws -> DevicePoll?
     /// Approves or denies a pending code; `false` when it is not pending (or expired) any more.
-    func decideDeviceCode(userCode: String, approve: Bool, userId: String?, methods: [String], authTime: Date?, now: Date) async throws -> Bool
+    func decideDeviceCode(userCode: String, approve: Bool, userId: ObjectID?, methods: [String], authTime: Date?, now: Date) async throws -> Bool
     /// Moves an approved code to consumed; `false` when another poll consumed it first.
     func consumeDeviceCode(deviceCodeHash: String) async throws -> Bool
     /// How many device codes of a tenant are pending and not expired.

@@ -20,10 +20,10 @@ public protocol RefreshTokenStore: Sendable {
     func revokeFamily(familyId: String, at: Date) async throws
     /// Revokes every family of an account at a client (selective wipe). Returns how many were revoked.
     @discardableResult
-    func revokeFamilies(tenantId: String, userId: String, clientId: String, at: Date) async throws -> Int
+    func revokeFamilies(tenantId: TenantID, userId: ObjectID, clientId: AppID, at: Date) async throws -> Int
     /// Revokes every family of a user, of every client (the user was disabled or deleted); returns how many.
     @discardableResult
-    func revokeAllFamilies(tenantId: String, userId: String, at: Date) async throws -> Int
+    func revokeAllFamilies(tenantId: TenantID, userId: ObjectID, at: Date) async throws -> Int
     /// Removes tokens expired before `before` (and revoked access tokens and DPoP proofs past their time). Returns how many
     /// refresh tokens.
     @discardableResult

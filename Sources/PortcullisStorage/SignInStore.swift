@@ -25,7 +25,7 @@ public protocol SignInStore: Sendable {
 extension SignInStore {
     /// The newest `limit` records of a tenant that overlap [from, to], page by page (a store answers at most 1,000 at a
     /// time): what impact analysis and a conditional-access change replay.
-    public func newestSignIns(tenantId: String, from: Date, to: Date?, limit: Int) async throws -> [SignInRecord] {
+    public func newestSignIns(tenantId: TenantID, from: Date, to: Date?, limit: Int) async throws -> [SignInRecord] {
         var records: [SignInRecord] = []
         var cursor: Int64?
         while records.count < limit {

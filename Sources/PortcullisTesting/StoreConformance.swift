@@ -202,12 +202,13 @@ public enum StoreConformance {
             try await store.revokeFamily(familyId: "fam-a", at: now)
             try expect(try await store.find(tokenHash: "k1")?.familyRevokedAt != nil, "revoked family is visible on its tokens")
             try expect(!(try await store.rotate(oldHash: "k1", usedAt: now, successor: record("k1b", family: "fam-a"))), "a revoked family cannot rotate")
-            let revoked = try await store.revokeFamilies(tenantId: tenant, userId: "u-9", clientId: "c-9", at: now)
-            try expect(revoked == 1, "only the still-live family of that account and client is revoked, got \(revoked)")
+            let revoked = try await store.revokeFamilies(tenantId: TenantID(tenant), userId: "U-9", clientId: "C-9", at: now)
+            try expect(revoked == 1, "only the still-live family of that account and client is revoked (its IDs in any case), got \(revoked)")
             try expect(try await store.find(tokenHash: "k2")?.familyRevokedAt != nil, "account revocation reaches every family")
             try expect(try await store.find(tokenHash: "k3")?.familyRevokedAt == nil, "other clients are untouched")
             try await store.insert(record("k4", family: "fam-d", user: "u-10", client: "c-9"))
-            try expect(try await store.revokeAllFamilies(tenantId: tenant, userId: "U-9", at: now) == 1, "a user's families at every client (the one left)")
+            try expect(
+                try await store.revokeAllFamilies(tenantId: TenantID(tenant), userId: "U-9", at: now) == 1, "a user's families at every client (the one left)")
             try expect(try await store.find(tokenHash: "k3")?.familyRevokedAt != nil, "the other client's family too")
             try expect(try await store.find(tokenHash: "k4")?.familyRevokedAt == nil, "another user's family is untouched")
         },
@@ -290,14 +291,16 @@ public enum StoreConformance {
             }
             try await store.appendSignIns((0..<250).map(record))
             try await store.appendSignIns((250..<260).map(record))
-            let newest = try await store.signIns(SignInQuery(tenantId: tenant, limit: 5))
+            let newest = try await store.signIns(SignInQuery(tenantId: TenantID(tenant), limit: 5))
             try expect(newest.map(\.record.id) == ["s259", "s258", "s257", "s256", "s255"], "newest first: \(newest.map(\.record.id))")
-            let page = try await store.signIns(SignInQuery(tenantId: tenant, limit: 5, before: newest.last?.cursor))
+            let page = try await store.signIns(SignInQuery(tenantId: TenantID(tenant), limit: 5, before: newest.last?.cursor))
             try expect(page.first?.record.id == "s254", "paging continues")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, userId: "u-a", limit: 1000)).count == 87, "by user")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, status: .failure, limit: 1000)).count == 130, "by status")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p0", limit: 1000)).count == 156, "by policy")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "c42", limit: 10)).map(\.record.id) == ["s42"], "by correlation ID")
+            try expect(try await store.signIns(SignInQuery(tenantId: TenantID(tenant), userId: "u-a", limit: 1000)).count == 87, "by user")
+            try expect(try await store.signIns(SignInQuery(tenantId: TenantID(tenant), status: .failure, limit: 1000)).count == 130, "by status")
+            try expect(try await store.signIns(SignInQuery(tenantId: TenantID(tenant), policyId: "p0", limit: 1000)).count == 156, "by policy")
+            try expect(
+                try await store.signIns(SignInQuery(tenantId: TenantID(tenant), correlationId: "c42", limit: 10)).map(\.record.id) == ["s42"],
+                "by correlation ID")
             try expect(try await store.purgeSignIns(before: now.addingTimeInterval(100)) == 100, "retention")
         },
         ConformanceCase(name: "sign-ins (issue 42): a batch of many tenants' aggregates, new and growing, in sets; new ones indexed and counted once") {
@@ -321,12 +324,13 @@ public enum StoreConformance {
             let second = (0..<500).map { refresh(1000 + $0, tenantId: "m-\($0)", at: 2) }
             try await store.appendSignIns(SignInAggregation.aggregate(second, window: 3600) { "k-\($0.tenantId)" })
             for tenantId in ["m-0", "m-199", "m-200", "m-449"] {
-                let found = try await store.signIns(SignInQuery(tenantId: tenantId, limit: 10))
+                let found = try await store.signIns(SignInQuery(tenantId: TenantID(tenantId), limit: 10))
                 try expect(found.count == 1 && found.first?.record.count == 2, "\(tenantId): one aggregate of two: \(found.map(\.record.count))")
-                try expect(try await store.signIns(SignInQuery(tenantId: tenantId, policyId: "p-m", limit: 10)).count == 1, "\(tenantId) indexed once")
+                try expect(
+                    try await store.signIns(SignInQuery(tenantId: TenantID(tenantId), policyId: "p-m", limit: 10)).count == 1, "\(tenantId) indexed once")
             }
             for tenantId in ["m-450", "m-499"] {
-                let found = try await store.signIns(SignInQuery(tenantId: tenantId, policyId: "p-m", limit: 10))
+                let found = try await store.signIns(SignInQuery(tenantId: TenantID(tenantId), policyId: "p-m", limit: 10))
                 try expect(found.count == 1 && found.first?.record.count == 1, "\(tenantId): a new one, indexed")
             }
             let grown = try await store.signInBytes()
@@ -358,7 +362,7 @@ public enum StoreConformance {
             // Two batches into one window add up; the first sign-in stays the record's, the last one's time and ID are kept.
             try await store.appendSignIns(pending((0..<5).map { refresh($0, at: Double($0)) }))
             try await store.appendSignIns(pending((5..<8).map { refresh($0, at: Double($0)) }))
-            var found = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10))
+            var found = try await store.signIns(SignInQuery(tenantId: TenantID(tenant), limit: 10))
             try expect(found.count == 1, "one aggregate, got \(found.count)")
             let aggregate = try unwrap(found.first?.record, "the aggregate")
             try expect(aggregate.count == 8 && aggregate.id == "r0" && aggregate.correlationId == "rc0", "count and first: \(aggregate)")
@@ -367,14 +371,17 @@ public enum StoreConformance {
             var expected = SignInAggregation.compacted(refresh(0, at: 0))
             expected.aggregate = aggregate.aggregate
             try expect(aggregate == expected, "compact round trip:\n\(aggregate)\n\(expected)")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p-applied", limit: 10)).count == 1, "found by its policy")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, policyId: "p-other", limit: 10)).isEmpty, "not by one that did not apply")
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, correlationId: "rc7", limit: 10)).count == 1, "found by its last correlation ID")
+            try expect(try await store.signIns(SignInQuery(tenantId: TenantID(tenant), policyId: "p-applied", limit: 10)).count == 1, "found by its policy")
+            try expect(
+                try await store.signIns(SignInQuery(tenantId: TenantID(tenant), policyId: "p-other", limit: 10)).isEmpty, "not by one that did not apply")
+            try expect(
+                try await store.signIns(SignInQuery(tenantId: TenantID(tenant), correlationId: "rc7", limit: 10)).count == 1, "found by its last correlation ID"
+            )
             // Another window, another key, another tenant: other records.
             try await store.appendSignIns(pending([refresh(8, at: 3600)]))
             try await store.appendSignIns(pending([refresh(9, at: 10, user: "u-b")], key: "k-2"))
             try await store.appendSignIns(pending([refresh(10, at: 10, tenantId: "t-2")]))
-            try expect(try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).count == 3, "three aggregates in the tenant")
+            try expect(try await store.signIns(SignInQuery(tenantId: TenantID(tenant), limit: 10)).count == 3, "three aggregates in the tenant")
             // Writers on several nodes counting into one aggregate at once: the counts add up.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<8 {
@@ -384,20 +391,21 @@ public enum StoreConformance {
                 }
                 try await group.waitForAll()
             }
-            found = try await store.signIns(SignInQuery(tenantId: tenant, userId: "u-a", limit: 10))
+            found = try await store.signIns(SignInQuery(tenantId: TenantID(tenant), userId: "u-a", limit: 10))
             try expect(found.map(\.record.count).sorted() == [1, 8, 80], "concurrent counts add up: \(found.map(\.record.count))")
             // Individual records beside them; `from` finds an aggregate by its last sign-in.
             try await store.appendSignIns([refresh(500, at: 30)])
             try expect(
-                try await store.signIns(SignInQuery(tenantId: tenant, from: now.addingTimeInterval(6), limit: 10)).count == 5, "from: overlapping records")
+                try await store.signIns(SignInQuery(tenantId: TenantID(tenant), from: now.addingTimeInterval(6), limit: 10)).count == 5,
+                "from: overlapping records")
             // Retention by age goes by the last sign-in: the aggregate whose last one is at +7 s stays past a bound of +5 s.
             try expect(try await store.purgeSignIns(before: now.addingTimeInterval(5)) == 0, "an aggregate still in use stays")
             // The size is counted and trimmed oldest first.
             let bytes = try await store.signInBytes()
             try expect(bytes > 0, "the log's size is counted")
-            let before = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).map(\.record.id)
+            let before = try await store.signIns(SignInQuery(tenantId: TenantID(tenant), limit: 10)).map(\.record.id)
             let trimmed = try await store.trimSignIns(toBytes: bytes - 1, limit: 100)
-            let after = try await store.signIns(SignInQuery(tenantId: tenant, limit: 10)).map(\.record.id)
+            let after = try await store.signIns(SignInQuery(tenantId: TenantID(tenant), limit: 10)).map(\.record.id)
             try expect(trimmed == 1 && after == Array(before.dropLast()), "the oldest one went: \(before) → \(after)")
             try expect(try await store.signInBytes() < bytes, "its bytes went with it")
             try expect(try await store.trimSignIns(toBytes: .max, limit: 100) == 0, "nothing goes under the bound")
@@ -504,7 +512,7 @@ public enum StoreConformance {
             try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt == nil, "nor revoked a family")
             try expect(try await store.session(idHash: "s-pwd") != nil, "nor ended a session")
             try expect(
-                !(try await store.isAccessTokenVoid(jti: "j", tenantId: tenant, userId: "u-e", issuedAt: now)), "nor set a void-before time")
+                !(try await store.isAccessTokenVoid(jti: "j", tenantId: TenantID(tenant), userId: "u-e", issuedAt: now)), "nor set a void-before time")
             try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "nor audited")
             // The write and its effects, together.
             try await store.put(
@@ -523,15 +531,15 @@ public enum StoreConformance {
             // Void before: to the millisecond, per user; app-only tokens answer to their jti alone.
             let issuedBefore = later.addingTimeInterval(-0.001)
             let issuedAfter = Date(epochMilliseconds: later.epochMilliseconds + 1)
-            try expect(try await store.isAccessTokenVoid(jti: "j1", tenantId: tenant, userId: "u-e", issuedAt: issuedBefore), "issued before: void")
-            try expect(try await store.isAccessTokenVoid(jti: "j2", tenantId: tenant, userId: "U-E", issuedAt: later), "issued at the time: void")
+            try expect(try await store.isAccessTokenVoid(jti: "j1", tenantId: TenantID(tenant), userId: "u-e", issuedAt: issuedBefore), "issued before: void")
+            try expect(try await store.isAccessTokenVoid(jti: "j2", tenantId: TenantID(tenant), userId: "U-E", issuedAt: later), "issued at the time: void")
             try expect(
-                !(try await store.isAccessTokenVoid(jti: "j3", tenantId: tenant, userId: "u-e", issuedAt: issuedAfter)),
+                !(try await store.isAccessTokenVoid(jti: "j3", tenantId: TenantID(tenant), userId: "u-e", issuedAt: issuedAfter)),
                 "issued a millisecond after, in the same second: honoured")
-            try expect(!(try await store.isAccessTokenVoid(jti: "j4", tenantId: tenant, userId: "u-o", issuedAt: now)), "another user: honoured")
+            try expect(!(try await store.isAccessTokenVoid(jti: "j4", tenantId: TenantID(tenant), userId: "u-o", issuedAt: now)), "another user: honoured")
             try await store.revokeAccessToken(jti: "app", expiresAt: later.addingTimeInterval(60))
-            try expect(try await store.isAccessTokenVoid(jti: "app", tenantId: tenant, userId: nil, issuedAt: later), "by jti")
-            try expect(!(try await store.isAccessTokenVoid(jti: "app2", tenantId: tenant, userId: nil, issuedAt: now)), "app-only: jti alone")
+            try expect(try await store.isAccessTokenVoid(jti: "app", tenantId: TenantID(tenant), userId: nil, issuedAt: later), "by jti")
+            try expect(!(try await store.isAccessTokenVoid(jti: "app2", tenantId: TenantID(tenant), userId: nil, issuedAt: now)), "app-only: jti alone")
             // The other reaches: everything of a user, and one application's families (sessions stay).
             try await store.commit(
                 CommittedEffects(
@@ -555,7 +563,7 @@ public enum StoreConformance {
                         tenantId: tenant, at: later, revocations: [ChangeEffects.Revocation(userId: "u-o", reach: .everything, voidsAccessTokens: true)])))
             try expect(try await store.find(tokenHash: "o-pwd")?.familyRevokedAt != nil, "every family")
             try expect(try await store.session(idHash: "s-other") == nil, "every session")
-            try expect(try await store.isAccessTokenVoid(jti: "j5", tenantId: tenant, userId: "u-o", issuedAt: now), "and their tokens void")
+            try expect(try await store.isAccessTokenVoid(jti: "j5", tenantId: TenantID(tenant), userId: "u-o", issuedAt: now), "and their tokens void")
         },
         ConformanceCase(name: "conditional-access replays: one per policy (the oldest before kept), leased, completed with their effects") { store in
             let directory = DirectorySnapshot(
@@ -778,7 +786,7 @@ public enum StoreConformance {
             for kept in ["s1", "s3", "s4"] { try expect(try await store.session(idHash: kept) != nil, "\(kept) kept") }
             try await store.deleteSession(idHash: "s4")
             try expect(try await store.session(idHash: "s4") == nil, "deleted")
-            try expect(try await store.deleteSessions(tenantId: tenant, userId: "U-1") == 1, "a user's sessions, by ID in any case")
+            try expect(try await store.deleteSessions(tenantId: TenantID(tenant), userId: "U-1") == 1, "a user's sessions, by ID in any case")
             try await store.insertSession(session("s5", user: "u-3", lifetime: 10), keepingAtMost: 5)
             try expect(try await store.purgeInteractive(before: now.addingTimeInterval(11)) == 1, "expired session purged")
             try expect(try await store.session(idHash: "s3") != nil, "live session kept")

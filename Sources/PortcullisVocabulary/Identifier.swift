@@ -47,6 +47,8 @@ public enum IdentifierKind {
     public enum Record {}
     /// An app instance's device, as the app names it (enrollments).
     public enum Device {}
+    /// Policies and other documents named by a GUID (conditional access, app protection, strengths, agreements).
+    public enum Policy {}
 }
 
 public typealias TenantID = Identifier<IdentifierKind.Tenant>
@@ -54,6 +56,7 @@ public typealias ObjectID = Identifier<IdentifierKind.Object>
 public typealias AppID = Identifier<IdentifierKind.App>
 public typealias RecordID = Identifier<IdentifierKind.Record>
 public typealias DeviceID = Identifier<IdentifierKind.Device>
+public typealias PolicyID = Identifier<IdentifierKind.Policy>
 
 extension UUID {
     /// The UUID as this system writes identifiers: lower case.

@@ -38,10 +38,17 @@ struct PolicyCommand: AsyncParsableCommand {
             let directory: DirectorySnapshot?
             if let tenant {
                 directory = snapshots.first { $0.matches(tenantSegment: tenant) }
+            } else if snapshots.count == 1 {
+                directory = snapshots.first
             } else {
-                directory = snapshots.count == 1 ? snapshots.first : nil
+                // Files kept as the seeder reads them, in a folder named by their tenant (`conditional-access/contoso.example/`).
+                let folders = Set(files.map { URL(fileURLWithPath: $0).deletingLastPathComponent().lastPathComponent })
+                directory = folders.count == 1 ? snapshots.first { $0.matches(tenantSegment: folders.first!) } : nil
             }
-            guard let directory else { throw ArgumentParser.ValidationError("name the tenant with --tenant (the directory has \(snapshots.count)).") }
+            guard let directory else {
+                throw ArgumentParser.ValidationError(
+                    "name the tenant with --tenant (the directory has \(snapshots.count)), or keep the files in a folder named by it.")
+            }
             var failures = 0
             var configurations: [AppConfigurationPolicy] = []
             let table = try PolicyImportFiles.map(map)

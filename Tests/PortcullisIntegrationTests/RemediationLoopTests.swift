@@ -62,7 +62,8 @@ struct RemediationLoopTests {
                     username: Fixtures.bob.upn, password: Fixtures.bob.password, scopes: [Client.mailScope], remediation: .automatic)
                 #expect(bob.account?.objectId == Fixtures.bob.id)
                 await env.server.signIns.flush()
-                let signIns = try await env.store.signIns(SignInQuery(tenantId: Fixtures.tenantId, userId: Fixtures.bob.id, resourceAppId: Fixtures.mailApiId))
+                let signIns = try await env.store.signIns(
+                    SignInQuery(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id), resourceAppId: AppID(Fixtures.mailApiId)))
                 #expect(signIns.map(\.record.conditionalAccessStatus) == [.success, .failure], "exactly one refusal then one success")
             }
         }
@@ -110,7 +111,7 @@ struct RemediationLoopTests {
                 }
                 await env.server.signIns.flush()
                 let attempts = try await env.store.signIns(
-                    SignInQuery(tenantId: Fixtures.tenantId, userId: Fixtures.carol.id, resourceAppId: Fixtures.mailApiId))
+                    SignInQuery(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.carol.id), resourceAppId: AppID(Fixtures.mailApiId)))
                 #expect(attempts.count == 1, "remediation failed, so the token request was not retried")
             }
         }

@@ -293,9 +293,10 @@ struct PolicyCommandTests {
     func validate() async throws {
         let executable = try portcullisExecutable()
         let config = packageRoot.appendingPathComponent("Config")
+        // The demo's tenant's files, in the folder named by it (the folder says which tenant they are for).
         let shipped = try ["conditional-access", "app-protection", "app-configuration"].flatMap { folder in
-            try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent(folder).path).map {
-                config.appendingPathComponent("\(folder)/\($0)").path
+            try FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent("\(folder)/contoso.example").path).map {
+                config.appendingPathComponent("\(folder)/contoso.example/\($0)").path
             }
         }
         let good = try await run(executable, ["policy", "validate", "--config", config.path] + shipped)
@@ -309,7 +310,7 @@ struct PolicyCommandTests {
                 .utf8
         ).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }
-        let result = try await run(executable, ["policy", "validate", "--config", config.path, bad.path])
+        let result = try await run(executable, ["policy", "validate", "--config", config.path, "--tenant", "contoso.example", bad.path])
         #expect(result.status == 1)
         #expect(result.stdout.contains("\(bad.path):/grantControls/builtInControls/0: 'compliantDevice' cannot be enforced"))
     }

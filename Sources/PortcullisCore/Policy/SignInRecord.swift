@@ -129,12 +129,12 @@ public struct SignInRecord: Codable, Sendable, Equatable {
 
 /// Filters of the sign-in log query.
 public struct SignInQuery: Sendable, Equatable {
-    public var tenantId: String
-    public var userId: String?
-    public var clientAppId: String?
-    public var resourceAppId: String?
+    public var tenantId: TenantID
+    public var userId: ObjectID?
+    public var clientAppId: AppID?
+    public var resourceAppId: AppID?
     public var status: Decision.Status?
-    public var policyId: String?
+    public var policyId: PolicyID?
     public var correlationId: String?
     /// Records with a sign-in at or after `from` (an aggregate's last one counts) and before `to` (its first one counts):
     /// those that overlap the window.
@@ -146,8 +146,8 @@ public struct SignInQuery: Sendable, Equatable {
     public var before: Int64?
 
     public init(
-        tenantId: String, userId: String? = nil, clientAppId: String? = nil, resourceAppId: String? = nil, status: Decision.Status? = nil,
-        policyId: String? = nil, correlationId: String? = nil, from: Date? = nil, to: Date? = nil, limit: Int = 50, before: Int64? = nil
+        tenantId: TenantID, userId: ObjectID? = nil, clientAppId: AppID? = nil, resourceAppId: AppID? = nil, status: Decision.Status? = nil,
+        policyId: PolicyID? = nil, correlationId: String? = nil, from: Date? = nil, to: Date? = nil, limit: Int = 50, before: Int64? = nil
     ) {
         self.tenantId = tenantId
         self.userId = userId

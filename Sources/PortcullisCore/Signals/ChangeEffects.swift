@@ -16,7 +16,7 @@ public struct ChangeEffects: Sendable, Equatable {
             case credential(CriticalEvent.CredentialType)
             /// The user's families at one client application (an enrollment wiped or out of compliance, a
             /// conditional-access change that now refuses the app). Sessions stay: a browser session is not the app.
-            case application(clientId: String)
+            case application(clientId: AppID)
         }
 
         public var userId: String
@@ -174,7 +174,7 @@ extension ChangeEffects {
         let events = CriticalEvent.enrollmentChanged(previous: previous, current: current, wiped: wiped, at: at)
         var effects = ChangeEffects(tenantId: current.tenantId, at: at, events: events)
         if wiped {
-            effects.revocations.append(Revocation(userId: current.userId, reach: .application(clientId: current.clientId), voidsAccessTokens: false))
+            effects.revocations.append(Revocation(userId: current.userId, reach: .application(clientId: AppID(current.clientId)), voidsAccessTokens: false))
         }
         return effects
     }
@@ -199,7 +199,7 @@ extension ChangeEffects {
             continuousAccessTokenLifetime: continuousAccessTokenLifetime, at: at)
         let revocations = events.compactMap { event -> Revocation? in
             guard let clientId = event.revokedApplication else { return nil }
-            return Revocation(userId: event.userId, reach: .application(clientId: clientId), voidsAccessTokens: false)
+            return Revocation(userId: event.userId, reach: .application(clientId: AppID(clientId)), voidsAccessTokens: false)
         }
         return ChangeEffects(tenantId: tenantId, at: at, revocations: revocations, events: events)
     }

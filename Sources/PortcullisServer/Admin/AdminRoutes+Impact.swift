@@ -43,7 +43,7 @@ extension AdminRoutes {
 
     /// The newest `top` stored sign-ins of [from, to] replayed with the tenant's policies and with the drafts applied.
     func impact(_ drafts: [ConditionalAccessPolicy], from: Date, to: Date?, top: Int, tenant: TenantSnapshot) async throws -> ImpactAnalysis.Report {
-        let records = try await store.newestSignIns(tenantId: tenant.tenant.id, from: from, to: to, limit: top)
+        let records = try await store.newestSignIns(tenantId: TenantID(tenant.tenant.id), from: from, to: to, limit: top)
         let current = tenant.conditionalAccess
         let drafted = tenant.compile(ImpactAnalysis.applying(drafts, to: current.policies))
         return ImpactAnalysis.replay(records, directory: tenant.directory, current: current, drafted: drafted)

@@ -167,20 +167,20 @@ struct AdminRoutes: Sendable {
     /// The sign-in log's filter from its parameters (`user`, `app`, `resource`, `status`, `policy`, `correlationId`, `from`,
     /// `to`, `top`, `before`), every bad one a problem at `?name`.
     static func signInQuery(tenant: TenantSnapshot, _ parameter: (String) -> String?) throws -> SignInQuery {
-        var filter = SignInQuery(tenantId: tenant.tenant.id)
+        var filter = SignInQuery(tenantId: TenantID(tenant.tenant.id))
         var problems: [ValidationProblem] = []
         if let user = parameter("user") {
-            filter.userId = tenant.directory.user(identity: user)?.id ?? user.lowercased()
+            filter.userId = ObjectID(tenant.directory.user(identity: user)?.id ?? user)
         }
-        filter.clientAppId = parameter("app")
+        filter.clientAppId = parameter("app").map { AppID($0) }
         if let resource = parameter("resource") {
-            filter.resourceAppId = (tenant.directory.resource(identifier: resource) ?? tenant.directory.application(appId: resource))?.appId ?? resource
+            filter.resourceAppId = AppID((tenant.directory.resource(identifier: resource) ?? tenant.directory.application(appId: resource))?.appId ?? resource)
         }
         if let status = parameter("status") {
             filter.status = Decision.Status(rawValue: status)
             if filter.status == nil { problems.append(ValidationProblem(pointer: "?status", message: "must be success, failure or notApplied.")) }
         }
-        filter.policyId = parameter("policy")
+        filter.policyId = parameter("policy").map { PolicyID($0) }
         filter.correlationId = parameter("correlationId")
         for (name, keyPath) in [("from", \SignInQuery.from), ("to", \SignInQuery.to)] {
             if let text = parameter(name) {

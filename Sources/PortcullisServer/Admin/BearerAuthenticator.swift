@@ -125,7 +125,7 @@ struct BearerAuthenticator: RouterMiddleware {
             directoryRoles = held
         }
         if try await revocations.isAccessTokenVoid(
-            jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? principalId : nil,
+            jti: claims.jti, tenantId: TenantID(tenant.tenant.id), userId: claims.isDelegated ? ObjectID(principalId) : nil,
             issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds))
         {
             throw APIError.unauthenticated

@@ -95,7 +95,7 @@ public final class PolicyReplayRunner: Service, Sendable {
         await recorder.flush()
         let now = clock.now()
         let lifetime = max(transmitter.accessTokenLifetime, transmitter.continuousAccessTokenLifetime)
-        let records = try await store.newestSignIns(tenantId: job.tenantId, from: now.addingTimeInterval(-lifetime), to: nil, limit: Self.replayLimit)
+        let records = try await store.newestSignIns(tenantId: TenantID(job.tenantId), from: now.addingTimeInterval(-lifetime), to: nil, limit: Self.replayLimit)
         if records.count == Self.replayLimit {
             logger.warning(
                 "a conditional-access change was replayed over the newest sign-ins only",

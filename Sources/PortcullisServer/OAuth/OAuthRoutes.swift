@@ -163,7 +163,7 @@ struct OAuthRoutes: Sendable {
             // A user's token issued at or before their "void before" time (disabled, sessions revoked, a new password…,
             // PROTOCOL §14.1) is inactive, as Portcullis's own APIs judge it.
             if try await store.isAccessTokenVoid(
-                jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? claims.oid : nil,
+                jti: claims.jti, tenantId: TenantID(tenant.tenant.id), userId: claims.isDelegated ? claims.oid.map { ObjectID($0) } : nil,
                 issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds))
             {
                 return inactive

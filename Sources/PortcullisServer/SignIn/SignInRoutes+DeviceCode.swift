@@ -224,7 +224,8 @@ extension SignInRoutes {
         }
         guard
             try await store.decideDeviceCode(
-                userCode: record.userCode, approve: true, userId: user.id, methods: authentication.methods, authTime: authentication.time ?? now, now: now)
+                userCode: record.userCode, approve: true, userId: ObjectID(user.id), methods: authentication.methods, authTime: authentication.time ?? now,
+                now: now)
         else {
             return errorPage(
                 TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)

@@ -138,7 +138,7 @@ extension SignInRoutes {
         case .device(let userCode):
             guard let record = try await store.deviceCode(userCode: userCode), record.state == .pending, record.expiresAt > now,
                 try await store.decideDeviceCode(
-                    userCode: userCode, approve: true, userId: user.id, methods: methods, authTime: primaryTime, now: now)
+                    userCode: userCode, approve: true, userId: ObjectID(user.id), methods: methods, authTime: primaryTime, now: now)
             else {
                 return errorPage(
                     TokenError(.expiredToken, aadsts: 70019, "This code has expired or was already used. Start again on your device."), tenant: tenant, context)
