@@ -47,6 +47,8 @@ public enum IdentifierKind {
     public enum Record {}
     /// An app instance's device, as the app names it (enrollments).
     public enum Device {}
+    /// Whoever holds a grant: a user's or group's object ID, or a client's app ID (one GUID namespace in Entra).
+    public enum Principal {}
     /// Policies and other documents named by a GUID (conditional access, app protection, strengths, agreements).
     public enum Policy {}
 }

@@ -13,17 +13,25 @@ public struct DirectorySnapshot: Sendable {
     /// Directory roles held by users and groups (PROTOCOL §17).
     public let directoryRoleAssignments: [DirectoryRoleAssignment]
 
-    private let usersById: [String: User]
+    // Keyed by typed identifiers (normalised once, in `Identifier`): a lookup in any case finds what a document in any case
+    // named, whatever path the document came in by.
+    private let usersById: [ObjectID: User]
     private let userIdByUPN: [String: String]
     /// B2B collaboration users by their home account's object ID (PROTOCOL §17).
-    private let userIdByHomeUser: [String: String]
-    private let groupsById: [String: Group]
-    private let groupIdsByMember: [String: [String]]
-    private let applicationsById: [String: Application]
+    private let userIdByHomeUser: [ObjectID: String]
+    private let groupsById: [ObjectID: Group]
+    private let groupIdsByMember: [ObjectID: [String]]
+    private let applicationsById: [AppID: Application]
     private let resourcesByIdentifier: [String: Application]
-    private let rolesByPrincipalAndResource: [String: [String]]
-    private let namedLocationsById: [String: NamedLocation]
-    private let roleIdsByPrincipal: [String: [String]]
+    private let rolesByPrincipalAndResource: [PrincipalResource: [String]]
+    private let namedLocationsById: [PolicyID: NamedLocation]
+    private let roleIdsByPrincipal: [ObjectID: [String]]
+
+    /// An app role grant's key: who (a user's object ID or a client's app ID) on which resource (its app ID).
+    private struct PrincipalResource: Hashable {
+        let principal: Identifier<IdentifierKind.Principal>
+        let resource: AppID
+    }
 
     public init(
         tenant: Tenant, revision: Int64, users: [User], groups: [Group], applications: [Application],
@@ -37,43 +45,43 @@ public struct DirectorySnapshot: Sendable {
         self.appRoleAssignments = appRoleAssignments
         self.namedLocations = namedLocations
 
-        var usersById: [String: User] = [:]
+        var usersById: [ObjectID: User] = [:]
         var userIdByUPN: [String: String] = [:]
-        var userIdByHomeUser: [String: String] = [:]
+        var userIdByHomeUser: [ObjectID: String] = [:]
         for user in users {
-            usersById[user.id] = user
+            usersById[ObjectID(user.id)] = user
             userIdByUPN[user.userPrincipalName.lowercased()] = user.id
-            if let home = user.homeAccount { userIdByHomeUser[home.userId] = user.id }
+            if let home = user.homeAccount { userIdByHomeUser[ObjectID(home.userId)] = user.id }
         }
         self.usersById = usersById
         self.userIdByUPN = userIdByUPN
         self.userIdByHomeUser = userIdByHomeUser
 
-        var groupsById: [String: Group] = [:]
-        var groupIdsByMember: [String: [String]] = [:]
+        var groupsById: [ObjectID: Group] = [:]
+        var groupIdsByMember: [ObjectID: [String]] = [:]
         for group in groups {
-            groupsById[group.id] = group
-            for member in group.members { groupIdsByMember[member, default: []].append(group.id) }
+            groupsById[ObjectID(group.id)] = group
+            for member in group.members { groupIdsByMember[ObjectID(member), default: []].append(group.id) }
         }
         self.groupsById = groupsById
         self.groupIdsByMember = groupIdsByMember
 
-        var applicationsById: [String: Application] = [:]
-        for app in BuiltInResources.reserved + applications { applicationsById[app.appId] = app }
+        var applicationsById: [AppID: Application] = [:]
+        for app in BuiltInResources.reserved + applications { applicationsById[AppID(app.appId)] = app }
         let resources = Self.resourceIndex(BuiltInResources.reserved + applications)
         self.applicationsById = applicationsById
         self.resourcesByIdentifier = resources
 
-        var roles: [String: [String]] = [:]
+        var roles: [PrincipalResource: [String]] = [:]
         for assignment in appRoleAssignments {
             guard let resource = resources[assignment.resource.lowercased()] else { continue }
-            roles["\(assignment.principalId)|\(resource.appId)", default: []].append(assignment.role)
+            roles[PrincipalResource(principal: Identifier(assignment.principalId), resource: AppID(resource.appId)), default: []].append(assignment.role)
         }
         self.rolesByPrincipalAndResource = roles
-        self.namedLocationsById = Dictionary(namedLocations.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        self.namedLocationsById = Dictionary(namedLocations.map { (PolicyID($0.id), $0) }, uniquingKeysWith: { a, _ in a })
         self.directoryRoleAssignments = directoryRoleAssignments
-        var roleIds: [String: [String]] = [:]
-        for assignment in directoryRoleAssignments { roleIds[assignment.principalId, default: []].append(assignment.roleDefinitionId) }
+        var roleIds: [ObjectID: [String]] = [:]
+        for assignment in directoryRoleAssignments { roleIds[ObjectID(assignment.principalId), default: []].append(assignment.roleDefinitionId) }
         self.roleIdsByPrincipal = roleIds
     }
 
@@ -82,16 +90,16 @@ public struct DirectorySnapshot: Sendable {
     public func roleIds(ofUser userId: String) -> [String] {
         // Every grant asks (SignInFacts); a tenant that assigns no directory role answers without allocating.
         guard !roleIdsByPrincipal.isEmpty else { return [] }
-        let id = userId.lowercased()
+        let id = ObjectID(userId)
         var found = Set(roleIdsByPrincipal[id] ?? [])
-        for group in groupIds(ofUser: id) { found.formUnion(roleIdsByPrincipal[group] ?? []) }
+        for group in groupIds(ofUser: id) { found.formUnion(roleIdsByPrincipal[ObjectID(group)] ?? []) }
         return found.sorted()
     }
 
     /// The directory role assignments of a user or group.
     public func directoryRoleAssignments(ofPrincipal principalId: String) -> [DirectoryRoleAssignment] {
-        let id = principalId.lowercased()
-        return directoryRoleAssignments.filter { $0.principalId == id }
+        let id = ObjectID(principalId)
+        return directoryRoleAssignments.filter { ObjectID($0.principalId) == id }
     }
 
     /// Resources by app ID and by each identifier URI, lower-cased (the first application to claim one keeps it).
@@ -111,24 +119,26 @@ public struct DirectorySnapshot: Sendable {
         return copy
     }
 
-    public func user(id: String) -> User? { usersById[id.lowercased()] }
+    public func user(id: String) -> User? { user(id: ObjectID(id)) }
+    public func user(id: ObjectID) -> User? { usersById[id] }
 
     public func user(principalName: String) -> User? {
-        userIdByUPN[principalName.lowercased()].flatMap { usersById[$0] }
+        userIdByUPN[principalName.lowercased()].flatMap { usersById[ObjectID($0)] }
     }
 
     /// The B2B collaboration user of this tenant whose home account is `homeUserId` (an object ID of another tenant).
-    public func user(homeUserId: String) -> User? { userIdByHomeUser[homeUserId.lowercased()].flatMap { usersById[$0] } }
+    public func user(homeUserId: String) -> User? { userIdByHomeUser[ObjectID(homeUserId)].flatMap { user(id: $0) } }
 
     /// A user by object ID or by UPN, case-insensitively.
     public func user(identity: String) -> User? { user(id: identity) ?? user(principalName: identity) }
 
-    public func group(id: String) -> Group? { groupsById[id.lowercased()] }
+    public func group(id: String) -> Group? { groupsById[ObjectID(id)] }
 
     /// The IDs of the groups the user is a direct member of.
-    public func groupIds(ofUser userId: String) -> [String] { groupIdsByMember[userId.lowercased()] ?? [] }
+    public func groupIds(ofUser userId: String) -> [String] { groupIds(ofUser: ObjectID(userId)) }
+    public func groupIds(ofUser userId: ObjectID) -> [String] { groupIdsByMember[userId] ?? [] }
 
-    public func application(appId: String) -> Application? { applicationsById[appId.lowercased()] }
+    public func application(appId: String) -> Application? { applicationsById[AppID(appId)] }
 
     /// A resource by identifier URI or app ID, case-insensitively.
     public func resource(identifier: String) -> Application? { resourcesByIdentifier[identifier.lowercased()] }
@@ -145,11 +155,11 @@ public struct DirectorySnapshot: Sendable {
             principalId: assignment.principalId, resourceAppId: resource(identifier: assignment.resource)?.appId ?? assignment.resource, role: assignment.role)
     }
 
-    public func namedLocation(id: String) -> NamedLocation? { namedLocationsById[id.lowercased()] }
+    public func namedLocation(id: String) -> NamedLocation? { namedLocationsById[PolicyID(id)] }
 
     /// The app roles of `resource` granted to a principal (user object ID or client app ID).
     public func roles(ofPrincipal principalId: String, on resource: Application) -> [String] {
-        rolesByPrincipalAndResource["\(principalId.lowercased())|\(resource.appId)"] ?? []
+        rolesByPrincipalAndResource[PrincipalResource(principal: Identifier(principalId), resource: AppID(resource.appId))] ?? []
     }
 
     /// Whether a tenant path segment (tenant ID or verified domain) names this tenant.
