@@ -60,6 +60,9 @@ struct B2BCollaborationTests {
                     let refused = try await client.admin(.post, "/invitations", token: admin, json: body)
                     #expect(refused.status == .badRequest && refused.text.contains("\"\(pointer)\""), "\(pointer): \(refused.text)")
                 }
+                let badId = try await client.admin(
+                    .put, "/invitations/not-a-guid", token: admin, json: Self.invitation, headers: [HTTPField.Name.ifNoneMatch: "*"])
+                #expect(badId.status == .badRequest && badId.text.contains("\"/id\""), "\(badId.text)")
                 let created = try await client.admin(.post, "/invitations", token: admin, json: Self.invitation)
                 #expect(created.status == .created && created.string("status") == "Completed", "\(created.text)")
                 let guestId = try #require((created["invitedUser"] as? [String: Any])?["id"] as? String)

@@ -329,7 +329,9 @@ struct AdminDocuments: Sendable {
         if existing == nil, let other = tenant.directory.user(principalName: user.userPrincipalName) {
             throw refuse("would make the user \(user.userPrincipalName), a UPN \(other.id) already has.")
         }
-        let id = value["id"]?.stringValue ?? UUID().identifierText
+        let given = value["id"]?.stringValue
+        if let given, !given.isGUID { throw ValidationError(problems: [ValidationProblem(pointer: "/id", message: "must be a GUID.")]) }
+        let id = given ?? UUID().identifierText
         let invitation = Invitation(
             id: id, invitedUserEmailAddress: asked.emailAddress, invitedUserDisplayName: asked.displayName, inviteRedirectUrl: asked.redirectUrl,
             invitedUserType: existing?.userType ?? asked.userType, invitedUserId: user.id)
