@@ -18,8 +18,8 @@ public struct Invitation: Codable, Sendable, Equatable {
     public var sendInvitationMessage: Bool
 
     public struct InvitedUser: Codable, Sendable, Equatable {
-        public var id: String
-        public init(id: String) { self.id = id.lowercased() }
+        public var id: ObjectID
+        public init(id: ObjectID) { self.id = id }
     }
 
     public init(
@@ -32,7 +32,7 @@ public struct Invitation: Codable, Sendable, Equatable {
         self.inviteRedirectUrl = inviteRedirectUrl
         self.inviteRedeemUrl = inviteRedirectUrl
         self.invitedUserType = invitedUserType
-        self.invitedUser = InvitedUser(id: invitedUserId)
+        self.invitedUser = InvitedUser(id: ObjectID(invitedUserId))
         self.status = "Completed"
         self.sendInvitationMessage = false
     }
@@ -89,7 +89,7 @@ public struct Invitation: Codable, Sendable, Equatable {
             id: id, userPrincipalName: User.externalPrincipalName(homePrincipalName: home.userPrincipalName, resourceDomain: resourceTenant.domain),
             displayName: request.displayName ?? home.displayName)
         user.userType = request.userType
-        user.homeAccount = User.HomeAccount(tenantId: homeTenant.id, userId: home.id, userPrincipalName: home.userPrincipalName)
+        user.homeAccount = User.HomeAccount(tenantId: TenantID(homeTenant.id), userId: ObjectID(home.id), userPrincipalName: home.userPrincipalName)
         return user
     }
 }
@@ -98,7 +98,7 @@ public struct Invitation: Codable, Sendable, Equatable {
 /// PROTOCOL §17): whether the partner's multifactor authentication counts here for its users who sign in as B2B
 /// collaboration users. Without one, nothing of the home tenant's is trusted (Entra's default).
 public struct CrossTenantAccessPartner: Codable, Sendable, Equatable {
-    public var tenantId: String
+    public var tenantId: TenantID
     public var inboundTrust: InboundTrust
 
     /// Graph's `crossTenantAccessPolicyInboundTrust`. The device claims wait for devices (§18): `true` is refused.
@@ -114,8 +114,8 @@ public struct CrossTenantAccessPartner: Codable, Sendable, Equatable {
         }
     }
 
-    public init(tenantId: String, inboundTrust: InboundTrust) {
-        self.tenantId = tenantId.lowercased()
+    public init(tenantId: TenantID, inboundTrust: InboundTrust) {
+        self.tenantId = tenantId
         self.inboundTrust = inboundTrust
     }
 
@@ -132,7 +132,7 @@ public struct CrossTenantAccessPartner: Codable, Sendable, Equatable {
         if let tenantId {
             if !tenantId.isGUID {
                 problems.add("/tenantId", "must be a GUID (8-4-4-4-12 hexadecimal digits).")
-            } else if tenantId.lowercased() == ownTenantId {
+            } else if TenantID(tenantId) == TenantID(ownTenantId) {
                 problems.add("/tenantId", "is this tenant: a partner is another tenant.")
             }
         }
@@ -146,7 +146,7 @@ public struct CrossTenantAccessPartner: Codable, Sendable, Equatable {
         }
         try problems.check()
         guard let tenantId else { throw ValidationError(problems: [ValidationProblem(pointer: "", message: "is not a partner configuration.")]) }
-        return CrossTenantAccessPartner(tenantId: tenantId, inboundTrust: trust)
+        return CrossTenantAccessPartner(tenantId: TenantID(tenantId), inboundTrust: trust)
     }
 }
 

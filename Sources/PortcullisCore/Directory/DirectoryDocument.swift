@@ -286,7 +286,9 @@ public struct DirectoryDocument: Sendable {
             } else if let homeName, let domain, homeName.split(separator: "@").last.map({ $0.lowercased() }) == domain {
                 problems.add(home.path("userPrincipalName"), "is in this tenant's own domain: a home account is another tenant's.")
             }
-            if let tenantId, let userId, let homeName { homeAccount = User.HomeAccount(tenantId: tenantId, userId: userId, userPrincipalName: homeName) }
+            if let tenantId, let userId, let homeName {
+                homeAccount = User.HomeAccount(tenantId: TenantID(tenantId), userId: ObjectID(userId), userPrincipalName: homeName)
+            }
             if user.has("password") || user.has("passwordHash") {
                 problems.add(user.path("password"), "a B2B collaboration user signs in with its home tenant's credentials: it has no password here.")
             }

@@ -51,7 +51,7 @@ public struct DirectorySnapshot: Sendable {
         for user in users {
             usersById[ObjectID(user.id)] = user
             userIdByUPN[user.userPrincipalName.lowercased()] = user.id
-            if let home = user.homeAccount { userIdByHomeUser[ObjectID(home.userId)] = user.id }
+            if let home = user.homeAccount { userIdByHomeUser[home.userId] = user.id }
         }
         self.usersById = usersById
         self.userIdByUPN = userIdByUPN

@@ -62,15 +62,15 @@ public struct User: Codable, Sendable, Equatable {
     /// Where a B2B collaboration user's account lives.
     public struct HomeAccount: Codable, Sendable, Equatable {
         /// The home tenant's ID.
-        public var tenantId: String
+        public var tenantId: TenantID
         /// The account's object ID in its home tenant.
-        public var userId: String
+        public var userId: ObjectID
         /// Its UPN there, as it was when invited (what the user types).
         public var userPrincipalName: String
 
-        public init(tenantId: String, userId: String, userPrincipalName: String) {
-            self.tenantId = tenantId.lowercased()
-            self.userId = userId.lowercased()
+        public init(tenantId: TenantID, userId: ObjectID, userPrincipalName: String) {
+            self.tenantId = tenantId
+            self.userId = userId
             self.userPrincipalName = userPrincipalName
         }
     }
@@ -91,7 +91,7 @@ public struct User: Codable, Sendable, Equatable {
     /// `client_info`'s `uid` and `utid`: the home account — in its home tenant for a B2B collaboration user, as Entra's
     /// (so MSAL keeps one account across tenants) — else this user in `tenantId`.
     public func clientInfo(tenantId: String) -> (uid: String, utid: String) {
-        homeAccount.map { ($0.userId, $0.tenantId) } ?? (id, tenantId)
+        homeAccount.map { ($0.userId.rawValue, $0.tenantId.rawValue) } ?? (id, tenantId)
     }
 
     /// The UPN a B2B collaboration user gets in the resource tenant, as Entra makes it: `alice_contoso.example#EXT#@fabrikam.example`.

@@ -266,7 +266,7 @@ extension Invitation: TenantDocument {
 extension CrossTenantAccessPartner: TenantDocument {
     public static let kind = DocumentKind.crossTenantAccessPartner
     public static var idMember: String { "tenantId" }
-    public var documentId: String { tenantId }
+    public var documentId: String { tenantId.rawValue }
     public static var list: WritableKeyPath<TenantContents, [CrossTenantAccessPartner]>? { \.crossTenantAccessPartners }
 }
 

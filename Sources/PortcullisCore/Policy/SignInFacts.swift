@@ -144,7 +144,7 @@ extension SignInFacts {
         roleIds = input.userId.map { directory.roleIds(ofUser: $0) } ?? []
         let user = input.userId.flatMap { directory.user(id: $0) }
         guestType = user?.guestType
-        homeTenantId = user?.homeAccount?.tenantId
+        homeTenantId = user?.homeAccount?.tenantId.rawValue
         resourceApplicationGroups = directory.application(appId: input.resourceAppId)?.applicationGroups ?? []
         authenticationContexts = input.capabilities.authenticationContexts
         country = input.country

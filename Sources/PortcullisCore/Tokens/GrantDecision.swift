@@ -305,7 +305,7 @@ public enum GrantDecision {
                 name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId,
                 methods: facts.authentication.amr, authTime: authTime)
             access.authenticationContexts = decision.acrs(authTime: facts.authentication.time, now: facts.now)
-            access.homeTenantId = user.homeAccount?.tenantId
+            access.homeTenantId = user.homeAccount?.tenantId.rawValue
             access.account = user.account
         } else {
             access = MintPlan.AccessToken(
@@ -335,7 +335,7 @@ public enum GrantDecision {
                     preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
                     email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.amr,
                     authTime: authTime, acr: facts.acrValues.first(where: access.authenticationContexts.contains))
-                idToken?.homeTenantId = user.homeAccount?.tenantId
+                idToken?.homeTenantId = user.homeAccount?.tenantId.rawValue
                 idToken?.account = user.account
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)

@@ -977,7 +977,7 @@ struct ConsolePages: Sendable {
             },
             try await section(
                 "cross-tenant-access", "Cross-tenant access (partners)", documents.crossTenantAccessPartners, detailTitle: "Inbound trust",
-                name: { partner in tenants[partner.tenantId].map { "\($0.tenant.displayName) (\(partner.tenantId))" } ?? partner.tenantId },
+                name: { partner in tenants[partner.tenantId.rawValue].map { "\($0.tenant.displayName) (\(partner.tenantId))" } ?? partner.tenantId.rawValue },
                 detail: { $0.inboundTrust.isMfaAccepted ? "MFA trusted" : "nothing trusted" }),
         ]
         return console.page(

@@ -74,7 +74,7 @@ public final class TenantCache: Service, Sendable {
     /// account is gone or disabled signs in nowhere. Every other user: yes.
     public func homeAccountUsable(_ user: User) async throws -> Bool {
         guard let home = user.homeAccount else { return true }
-        guard let tenant = try await snapshot(tenantSegment: home.tenantId), let account = tenant.directory.user(id: home.userId) else { return false }
+        guard let tenant = try await snapshot(tenantSegment: home.tenantId.rawValue), let account = tenant.directory.user(id: home.userId) else { return false }
         return account.accountEnabled
     }
 

@@ -166,7 +166,7 @@ extension SignInRoutes {
         guard let ticket = openGuestTicket(Self.queryValue(request, "ticket"), leg: .back, tenant: tenant, request: request),
             let homeUserId = ticket.homeUserId, let methods = ticket.methods, let authTime = ticket.authTime
         else { return errorPage(Self.guestTicketInvalid, tenant: tenant, context) }
-        guard let guest = tenant.directory.user(homeUserId: homeUserId), guest.homeAccount?.tenantId == ticket.homeTenantId else {
+        guard let guest = tenant.directory.user(homeUserId: homeUserId), guest.homeAccount?.tenantId == TenantID(ticket.homeTenantId) else {
             return errorPage(Self.notInvited(tenant), tenant: tenant, context, status: .forbidden)
         }
         guard guest.accountEnabled else { return errorPage(.userDisabled, tenant: tenant, context, status: .forbidden) }
