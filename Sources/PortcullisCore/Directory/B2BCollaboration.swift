@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An invitation of a user of another tenant of this installation (Graph `invitation`, PROTOCOL §17): who was invited,
 /// as what, and the B2B collaboration user it made in the inviting tenant. This server sends no mail; the guest
