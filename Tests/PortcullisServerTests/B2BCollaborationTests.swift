@@ -105,8 +105,21 @@ struct B2BCollaborationTests {
                 // The home leg is bound to the browser that began it.
                 let begun = Browser()
                 let sent = try await begun.signIn(client, account: Fixtures.olga)
-                let stranger = try await Browser().get(client, try #require(sent.headers[.location]))
+                let homeLeg = try #require(sent.headers[.location])
+                let stranger = try await Browser().get(client, homeLeg)
                 #expect(stranger.status == .badRequest && stranger.shownCode == 900144, "\(stranger.html.prefix(300))")
+                // A ticket serves its own leg at its own tenant: the home leg's is no return ticket, and the return ticket
+                // opens nowhere but at the tenant that sent the user home.
+                let asReturn = homeLeg.replacingOccurrences(
+                    of: "/\(Fixtures.otherTenantId)/oauth2/v2.0/authorize/home", with: "/\(Fixtures.tenantId)/oauth2/v2.0/authorize/guest")
+                let misused = try await begun.get(client, asReturn)
+                #expect(misused.status == .badRequest && misused.shownCode == 900144, "\(misused.html.prefix(300))")
+                let homePage = try await begun.get(client, homeLeg)
+                let back = try await begun.submit(client, homePage, [("username", Fixtures.olga.upn), ("password", Fixtures.olga.password)])
+                let returnLeg = try #require(back.headers[.location])
+                let elsewhere = try await begun.get(
+                    client, returnLeg.replacingOccurrences(of: "/\(Fixtures.tenantId)/", with: "/\(Fixtures.otherTenantId)/"))
+                #expect(elsewhere.status == .badRequest && elsewhere.shownCode == 900144, "\(elsewhere.html.prefix(300))")
 
                 let browser = Browser()
                 let done = try await Self.signInAsGuest(client, browser)
