@@ -23,6 +23,10 @@ struct GatewayConnectionStateMachine {
         /// Once `bodyGrace` has passed, a body must have come at this many bytes a second on average.
         var minimumBodyRate: Int
         var bodyGrace: TimeAmount
+        /// How long, after its last answer, a connection the gateway closes goes on reading (and dropping) what the client
+        /// still sends (RFC 9112 §9.6: closing at once, with unread bytes, resets the connection and the client may lose
+        /// the answer — a 408 to a client still trickling its head, say). The client's own close ends it sooner.
+        var lingerTimeout: TimeAmount = .seconds(2)
 
         /// The shortest of the deadlines: the connection's timer never waits longer, so no event ever has to move it earlier.
         var shortest: TimeAmount { min(clientTimeout, upstreamTimeout, headTimeout, bodyGrace) }
@@ -43,7 +47,8 @@ struct GatewayConnectionStateMachine {
         /// Ask the channel for more bytes.
         case read
         case write(ByteBuffer)
-        /// Write, then close the connection.
+        /// Write, then close the connection's output (its FIN after the answer); the client's bytes are still read, and
+        /// dropped, until it closes or the timer closes the connection (`lingerTimeout`, RFC 9112 §9.6).
         case writeAndClose(ByteBuffer)
         /// Decide the request (its token): the answer comes back as `decided`.
         case decide(Request.Summary)
@@ -62,7 +67,9 @@ struct GatewayConnectionStateMachine {
         case respond(status: Int, fields: [(String, String)], body: ByteBuffer)
     }
 
-    enum Phase: Equatable { case head, body, waiting, closing }
+    /// `draining`: the last answer is written and the output closed; what the client still sends is dropped until it
+    /// closes or `lingerTimeout` passes. `closing`: closed, or about to be.
+    enum Phase: Equatable { case head, body, waiting, draining, closing }
 
     struct Request {
         let head: GatewayWire.Head
@@ -106,6 +113,8 @@ struct GatewayConnectionStateMachine {
     /// When the head being read began (its first byte), and when its body began.
     private var headStarted: NIODeadline?
     private var bodyStarted: NIODeadline?
+    /// When a draining connection is closed whatever the client does.
+    private var drainDeadline: NIODeadline?
 
     init(limits: Limits, forwarding: Forwarding, now: NIODeadline) {
         self.limits = limits
@@ -116,6 +125,7 @@ struct GatewayConnectionStateMachine {
     // MARK: The client's events
 
     mutating func read(_ bytes: ByteBuffer, now: NIODeadline) -> [Action] {
+        if phase == .draining { return [] }  // after the last answer: dropped, and reads go on until the client closes
         lastRead = now
         var bytes = bytes
         if inbound.readableBytes == 0 {
@@ -141,6 +151,7 @@ struct GatewayConnectionStateMachine {
     /// A graceful shutdown: an idle connection closes now, a busy one after its answer.
     mutating func quiesce() -> [Action] {
         quiescing = true
+        guard phase != .draining else { return [] }  // closes by itself within lingerTimeout
         guard phase == .head, inbound.readableBytes == 0 else { return [] }
         phase = .closing
         return [.close]
@@ -221,6 +232,8 @@ struct GatewayConnectionStateMachine {
         switch phase {
         case .closing:
             return nil
+        case .draining:
+            return drainDeadline
         case .waiting:
             return upstreamDeadline
         case .head:
@@ -244,6 +257,9 @@ struct GatewayConnectionStateMachine {
         switch phase {
         case .closing:
             return []
+        case .draining:
+            phase = .closing
+            return [.close]
         case .waiting:
             return badGateway("The upstream did not answer.\n", now: now, upstreamOpen: true)
         case .head where headStarted == nil && inbound.readableBytes == 0:
@@ -270,7 +286,7 @@ struct GatewayConnectionStateMachine {
                     phase = .waiting
                     bodyStarted = nil
                     return actions + [.decide(summary())]
-                case .waiting, .closing:
+                case .waiting, .draining, .closing:
                     return actions
                 }
             }
@@ -525,9 +541,13 @@ struct GatewayConnectionStateMachine {
             out.writeBuffer(&body)
         }
         guard keepAlive else {
-            phase = .closing
-            inbound.clear()
-            return [.writeAndClose(out)]
+            phase = .draining
+            drainDeadline = now + limits.lingerTimeout
+            inbound = ByteBuffer()
+            holdingReads = false
+            let read = readPending
+            readPending = false
+            return [.writeAndClose(out)] + (read ? [.read] : [])
         }
         phase = .head
         headStarted = nil

@@ -200,8 +200,14 @@ final class GatewayConnection: ChannelDuplexHandler {
             case .write(let bytes):
                 context.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
             case .writeAndClose(let bytes):
+                // The output closed after the answer, the input still read: see `Limits.lingerTimeout`. A channel that
+                // cannot close its output alone is closed whole.
                 let channel = context.channel
-                context.writeAndFlush(wrapOutboundOut(bytes)).whenComplete { _ in channel.close(promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(bytes)).whenComplete { written in
+                    guard case .success = written else { return channel.close(promise: nil) }
+                    channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+                }
+                arm(context, now: .now())  // the drain's deadline may come before the one the timer waits for
             case .decide(let request):
                 decide(context, request)
             case .forward(let bytes):
@@ -329,6 +335,7 @@ final class GatewayConnection: ChannelDuplexHandler {
     /// timeouts from now, so that no event ever needs to move it earlier (a busy connection's timer fires about once per
     /// shortest timeout, and a request costs no timer of its own).
     private func arm(_ context: ChannelHandlerContext, now: NIODeadline) {
+        timer?.cancel()
         var deadline = now + machine.limits.shortest
         if let next = machine.nextDeadline { deadline = min(deadline, max(next, now + .milliseconds(1))) }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)

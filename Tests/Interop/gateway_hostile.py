@@ -8,7 +8,8 @@
      `X-Forwarded-For`, `X_Forwarded_Host`, `Forwarded` never reach the upstream; the token's roles and the gateway's own
      `X-Forwarded-For` (the client's address), `-Host` and `-Proto` do.
   4. Dot segments: with `--upstream http://…/api`, `/../secret`, `/%2e%2e/secret`, `/api/%2E%2E/x`, `/a%2f..` and
-     `/a\\b` are refused (400) and the upstream sees nothing; `/a/b..c` passes.
+     `/a\\b` are refused (400) and the upstream sees nothing; `/a/b..c` passes. A 400 with a megabyte behind it reaches
+     the client whole: the gateway closes its output and reads on (RFC 9112 §9.6) rather than resetting the connection.
   3. Slowloris: a head sent a byte a second is answered 408 and closed within --head-timeout (3 s here), long before the
      client timeout (60 s); 2,000 idle connections from 127.0.0.1 are capped (--max-connections-per-address 256: the
      rest closed on accept) while a request from 127.0.0.2 is answered 200 at once; the gateway's RSS before, during and
@@ -158,6 +159,25 @@ def main():
         answer = exchange(gateway.port, b"GET /a/b..c?x=../.. HTTP/1.1\r\nHost: g\r\n" + auth + b"Connection: close\r\n\r\n")
         seen = upstream.last() or {}
         checks.check("4: /a/b..c passes, under the base", status_of(answer) == 200 and seen.get("PATH_INFO") == "/api/a/b..c", (answer[:100], seen))
+
+        # 4b. A refusal with more bytes behind it: the gateway answers, closes its output and reads on (RFC 9112 §9.6), so
+        # the client reads the whole 400 instead of a reset that drops it.
+        outcome = None
+        try:
+            with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as s:
+                s.sendall(b"GET /../secret HTTP/1.1\r\nHost: g\r\n\r\n" + b"X" * (1 << 20))
+                s.shutdown(socket.SHUT_WR)
+                answer = b""
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    answer += chunk
+            outcome = answer[:60]
+            whole = status_of(answer) == 400 and answer.endswith(b"\n")
+        except OSError as error:
+            outcome, whole = repr(error), False
+        checks.check("4: a 400 with a megabyte behind it reaches the client whole, then the close", whole, outcome)
 
         # 3a. Slowloris: a byte a second.
         started = time.monotonic()

@@ -90,7 +90,7 @@ struct GatewayConnectionStateMachineTests {
         ] {
             var machine = Self.machine()
             #expect(Self.words(machine.read(Self.bytes(request), now: Self.at(0))) == [first], "\(request.debugDescription)")
-            #expect(machine.phase == .closing)
+            #expect(machine.phase == .draining)
         }
         var machine = Self.machine()
         #expect(
@@ -109,6 +109,16 @@ struct GatewayConnectionStateMachineTests {
         #expect(machine.nextDeadline == Self.at(10), "the head's deadline does not move with each byte")
         #expect(Self.words(machine.timerFired(now: Self.at(9.9))).isEmpty)
         #expect(Self.words(machine.timerFired(now: Self.at(10))) == ["write+close HTTP/1.1 408 Request Timeout"])
+        // Then the connection lingers (RFC 9112 §9.6): the client's next bytes are read and dropped, so that closing does
+        // not reset the connection under the 408 it has not read yet; the timer closes it after lingerTimeout.
+        #expect(machine.phase == .draining)
+        #expect(Self.words(machine.read(Self.bytes("X"), now: Self.at(10.5))).isEmpty)
+        #expect(Self.words(machine.readRequested()) == ["read"], "still reading, to drop")
+        #expect(machine.nextDeadline == Self.at(12), "a byte does not extend the linger")
+        #expect(Self.words(machine.timerFired(now: Self.at(11.9))).isEmpty)
+        #expect(Self.words(machine.quiesce()).isEmpty, "a shutdown waits for the linger, which is short")
+        #expect(Self.words(machine.timerFired(now: Self.at(12))) == ["close"])
+        #expect(machine.phase == .closing)
 
         var slow = Self.machine()
         #expect(Self.words(slow.read(Self.bytes("POST /u HTTP/1.1\r\nHost: gw\r\nContent-Length: 1000\r\n\r\n"), now: Self.at(0))).isEmpty)
