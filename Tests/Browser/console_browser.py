@@ -640,7 +640,9 @@ def import_policies(run):
     driver.execute_script("document.getElementById('import-policies').value = arguments[0];"
                           "document.getElementById('import-map').value = arguments[1];", export, mapping)
     driver.find_element(By.CSS_SELECTOR, "form[action$='/admin/policies/import'] button[type=submit]").click()
-    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#main table"))
+    # The policies page has a table too: wait for the import's answer itself (its URL and its rows), not any table.
+    WebDriverWait(driver, 15).until(
+        lambda d: d.current_url.endswith("/admin/policies/import") and d.find_elements(By.CSS_SELECTOR, "#main table tbody tr"))
     rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#main table tbody tr")]
     check(len(rows) == 2 and "created" in rows[0] and "refused" in rows[1] and "/value/1/conditions/users/includeGroups/0" in rows[1],
           "the mapped policy created, the unmapped one refused at its pointer", rows)
