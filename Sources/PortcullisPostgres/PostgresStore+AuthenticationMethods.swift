@@ -63,7 +63,7 @@ extension PostgresStore {
         ).isEmpty)
     }
 
-    public func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<String> {
+    public func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<ObjectID> {
         Set(
             try await rows(
                 """
@@ -71,10 +71,10 @@ extension PostgresStore {
                 UNION SELECT user_id FROM passkeys WHERE tenant_id = \(tenantId)
                 """
             )
-            .map { try $0.decode(String.self) })
+            .map { ObjectID(try $0.decode(String.self)) })
     }
 
-    public func usersWithPasskeys(tenantId: TenantID) async throws -> Set<String> {
-        Set(try await rows("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = \(tenantId)").map { try $0.decode(String.self) })
+    public func usersWithPasskeys(tenantId: TenantID) async throws -> Set<ObjectID> {
+        Set(try await rows("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = \(tenantId)").map { ObjectID(try $0.decode(String.self)) })
     }
 }

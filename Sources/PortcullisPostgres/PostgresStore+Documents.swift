@@ -44,13 +44,13 @@ extension PostgresStore {
         }
     }
 
-    public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
+    public func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID) async throws -> IdentifierOwner? {
         guard let query = Self.identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
         return try Self.identifierOwner(try await rows(query).first)
     }
 
     /// Who else holds `id` in `kind`'s installation-wide namespace: the query (`nil` when the kind has none).
-    static func identifierOwnerQuery(kind: DocumentKind, id: String, tenantId: String) -> PostgresQuery? {
+    static func identifierOwnerQuery(kind: DocumentKind, id: String, tenantId: TenantID) -> PostgresQuery? {
         guard let namespace = kind.installationWideNamespace else { return nil }
         let kinds = DocumentKind.kinds(inNamespace: namespace).map(\.rawValue)
         return """
@@ -71,13 +71,13 @@ extension PostgresStore {
             tenantId: tenant, kind: DocumentKind(rawValue: kind), id: id, body: Data(body.utf8), version: version, updatedAt: Date(seconds: updated))
     }
 
-    public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
+    public func documents(tenantId: TenantID, kind: DocumentKind) async throws -> [StoredDocument] {
         try await rows(
             "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) ORDER BY id"
         ).map(Self.document)
     }
 
-    public func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument? {
+    public func document(tenantId: TenantID, kind: DocumentKind, id: String) async throws -> StoredDocument? {
         try await rows(
             "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = \(tenantId) AND kind = \(kind.rawValue) AND id = \(id)"
         ).first.map(Self.document)
@@ -85,11 +85,11 @@ extension PostgresStore {
 
     /// Bumps the store-wide revision (its row lock serialises every document writer), records it as the tenant's
     /// revision, and tells every node through `pg_notify` — delivered only if the transaction commits.
-    static func bumpRevision(_ db: Statements, tenantId: String, kind: DocumentKind?, id: String?) async throws -> Int64 {
+    static func bumpRevision(_ db: Statements, tenantId: TenantID, kind: DocumentKind?, id: String?) async throws -> Int64 {
         guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.decode(Int64.self) else {
             throw StorageError(.corrupt, "the revision row is missing")
         }
-        try await recordTenantRevision(db, DocumentChange(tenantId: tenantId, revision: value, kind: kind, id: id))
+        try await recordTenantRevision(db, DocumentChange(tenantId: tenantId.rawValue, revision: value, kind: kind, id: id))
         return value
     }
 
@@ -105,7 +105,7 @@ extension PostgresStore {
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object). Document writers are serialised by the revision row, so the check and the write are one step;
     /// the unique index `documents_installation_ids` is the backstop.
-    static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: Statements) async throws -> IdentifierOwner? {
+    static func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID, _ db: Statements) async throws -> IdentifierOwner? {
         guard let query = identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
         return try identifierOwner(try await db.query(query).first)
     }
@@ -120,7 +120,7 @@ extension PostgresStore {
     }
 
     public func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
+        tenantId: TenantID, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
         effects: CommittedEffects?
     ) async throws -> StoredDocument {
         let text = String(decoding: body, as: UTF8.self)
@@ -139,13 +139,13 @@ extension PostgresStore {
                 """)
             if let audit { try await Self.insertAudit(audit, db) }
             try await Self.commit(effects, revision: version, db)
-            return StoredDocument(tenantId: tenantId, kind: kind, id: id, body: body, version: version, updatedAt: at)
+            return StoredDocument(tenantId: tenantId.rawValue, kind: kind, id: id, body: body, version: version, updatedAt: at)
         }
     }
 
     @discardableResult
     public func delete(
-        tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
+        tenantId: TenantID, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
     ) async throws -> Int64 {
         try await transaction { db in
             let revision = try await Self.bumpRevision(db, tenantId: tenantId, kind: kind, id: id)
@@ -182,7 +182,7 @@ extension PostgresStore {
         try await transaction { db in try await Self.insertAudit(record, db) }
     }
 
-    public func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord] {
+    public func auditRecords(tenantId: TenantID, limit: Int, before: Int64?) async throws -> [AuditRecord] {
         try await rows(
             """
             SELECT id, tenant_id, at, actor, action, kind, document_id, before, after FROM audit_log
@@ -192,7 +192,8 @@ extension PostgresStore {
             let (id, tenant, at, actor, action, kind, documentId, before, after) = try row.decode(
                 (Int64, String, Double, String, String, String, String, String?, String?).self)
             return AuditRecord(
-                id: id, tenantId: tenant, at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action), kind: AuditSubject(rawValue: kind),
+                id: id, tenantId: TenantID(tenant), at: Date(seconds: at), actor: actor, action: AuditAction(rawValue: action),
+                kind: AuditSubject(rawValue: kind),
                 documentId: documentId, before: AuditRecord.value(of: before), after: AuditRecord.value(of: after))
         }
     }

@@ -11,7 +11,7 @@ extension PostgresStore {
         return enrollment
     }
 
-    static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: Statements) async throws {
+    static func appendHistory(_ id: RecordID, _ entry: EnrollmentHistoryEntry, _ db: Statements) async throws {
         try await db.query(
             """
             INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail)

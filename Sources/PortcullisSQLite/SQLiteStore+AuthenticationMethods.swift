@@ -63,16 +63,16 @@ extension SQLiteStore {
         }
     }
 
-    public func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<String> {
+    public func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<ObjectID> {
         Set(
             try await read(
                 "SELECT user_id FROM authentication_methods WHERE tenant_id = ?1 UNION SELECT user_id FROM passkeys WHERE tenant_id = ?1",
                 [.id(tenantId)]
             )
-            .map { try $0.string("user_id") })
+            .map { try $0.id("user_id") })
     }
 
-    public func usersWithPasskeys(tenantId: TenantID) async throws -> Set<String> {
-        Set(try await read("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = ?1", [.id(tenantId)]).map { try $0.string("user_id") })
+    public func usersWithPasskeys(tenantId: TenantID) async throws -> Set<ObjectID> {
+        Set(try await read("SELECT DISTINCT user_id FROM passkeys WHERE tenant_id = ?1", [.id(tenantId)]).map { try $0.id("user_id") })
     }
 }

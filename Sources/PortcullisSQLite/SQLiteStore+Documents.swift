@@ -33,19 +33,19 @@ extension SQLiteStore {
             .map { try $0.string("id") }
     }
 
-    public func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner? {
+    public func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID) async throws -> IdentifierOwner? {
         guard let query = Self.identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
         return try Self.identifierOwner(try await read(query.sql, query.binds).first)
     }
 
     /// Who else holds `id` in `kind`'s installation-wide namespace: the query (`nil` when the kind has none).
-    static func identifierOwnerQuery(kind: DocumentKind, id: String, tenantId: String) -> (sql: String, binds: [SQLiteData])? {
+    static func identifierOwnerQuery(kind: DocumentKind, id: String, tenantId: TenantID) -> (sql: String, binds: [SQLiteData])? {
         guard let namespace = kind.installationWideNamespace else { return nil }
         let kinds = DocumentKind.kinds(inNamespace: namespace)
         let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
         return (
             "SELECT tenant_id, kind FROM documents WHERE id = ? AND kind IN (\(placeholders)) AND NOT (tenant_id = ? AND kind = ?) LIMIT 1",
-            [.text(id)] + kinds.map { .text($0.rawValue) } + [.text(tenantId), .text(kind.rawValue)]
+            [.text(id)] + kinds.map { .text($0.rawValue) } + [.id(tenantId), .text(kind.rawValue)]
         )
     }
 
@@ -53,17 +53,17 @@ extension SQLiteStore {
         try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
     }
 
-    public func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument] {
+    public func documents(tenantId: TenantID, kind: DocumentKind) async throws -> [StoredDocument] {
         try await read(
             "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = ? AND kind = ? ORDER BY id",
-            [.text(tenantId), .text(kind.rawValue)]
+            [.id(tenantId), .text(kind.rawValue)]
         ).map(Self.document(from:))
     }
 
-    public func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument? {
+    public func document(tenantId: TenantID, kind: DocumentKind, id: String) async throws -> StoredDocument? {
         try await read(
             "SELECT tenant_id, kind, id, body, version, updated_at FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
-            [.text(tenantId), .text(kind.rawValue), .text(id)]
+            [.id(tenantId), .text(kind.rawValue), .text(id)]
         ).first.map(Self.document(from:))
     }
 
@@ -75,7 +75,7 @@ extension SQLiteStore {
     }
 
     /// Bumps the store-wide revision inside a transaction, records it as `tenantId`'s revision, and returns it.
-    private static func bumpRevision(_ db: WriterStatements, tenantId: String) async throws -> Int64 {
+    private static func bumpRevision(_ db: WriterStatements, tenantId: TenantID) async throws -> Int64 {
         guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
             throw StorageError(.corrupt, "the revision row is missing")
         }
@@ -83,15 +83,15 @@ extension SQLiteStore {
         return value
     }
 
-    private static func recordTenantRevision(_ db: WriterStatements, tenantId: String, revision: Int64) async throws {
+    private static func recordTenantRevision(_ db: WriterStatements, tenantId: TenantID, revision: Int64) async throws {
         _ = try await db.query(
             "INSERT INTO tenant_revisions (tenant_id, revision) VALUES (?, ?) ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision",
-            [.text(tenantId), .integer(Int(revision))])
+            [.id(tenantId), .integer(Int(revision))])
     }
 
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object): the one writer makes this check and the write one step; the unique index is the backstop.
-    static func identifierOwner(kind: DocumentKind, id: String, tenantId: String, _ db: WriterStatements) async throws -> IdentifierOwner? {
+    static func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID, _ db: WriterStatements) async throws -> IdentifierOwner? {
         guard let query = identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
         return try identifierOwner(try await db.query(query.sql, query.binds).first)
     }
@@ -100,20 +100,20 @@ extension SQLiteStore {
         _ = try await db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                .text(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
+                .id(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
                 .text(audit.documentId), .optionalText(AuditRecord.text(of: audit.before)), .optionalText(AuditRecord.text(of: audit.after)),
             ])
     }
 
     public func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
+        tenantId: TenantID, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
         effects: CommittedEffects?
     ) async throws -> StoredDocument {
         let text = String(decoding: body, as: UTF8.self)
         return try await transaction { db in
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
-                [.text(tenantId), .text(kind.rawValue), .text(id)]
+                [.id(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
             try precondition.check(current: current)
             if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
@@ -123,27 +123,27 @@ extension SQLiteStore {
                 INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at
                 """,
-                [.text(tenantId), .text(kind.rawValue), .text(id), .text(text), .integer(Int(version)), .date(at)])
+                [.id(tenantId), .text(kind.rawValue), .text(id), .text(text), .integer(Int(version)), .date(at)])
             if let audit { try await Self.insertAudit(audit, db) }
             try await Self.commit(effects, revision: version, db)
-            return StoredDocument(tenantId: tenantId, kind: kind, id: id, body: body, version: version, updatedAt: at)
+            return StoredDocument(tenantId: tenantId.rawValue, kind: kind, id: id, body: body, version: version, updatedAt: at)
         }
     }
 
     @discardableResult
     public func delete(
-        tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
+        tenantId: TenantID, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
     ) async throws -> Int64 {
         try await transaction { db in
             let current = try await db.query(
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
-                [.text(tenantId), .text(kind.rawValue), .text(id)]
+                [.id(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
             try (precondition == .none ? .mustExist : precondition).check(current: current)
             let revision = try await Self.bumpRevision(db, tenantId: tenantId)
             _ = try await db.query(
                 "DELETE FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
-                [.text(tenantId), .text(kind.rawValue), .text(id)])
+                [.id(tenantId), .text(kind.rawValue), .text(id)])
             if let audit { try await Self.insertAudit(audit, db) }
             try await Self.commit(effects, revision: revision, db)
             return revision
@@ -156,7 +156,7 @@ extension SQLiteStore {
             guard let version = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
                 throw StorageError(.corrupt, "the revision row is missing")
             }
-            for tenantId in Set(documents.map(\.tenantId)) { try await Self.recordTenantRevision(db, tenantId: tenantId, revision: version) }
+            for tenantId in Set(documents.map { TenantID($0.tenantId) }) { try await Self.recordTenantRevision(db, tenantId: tenantId, revision: version) }
             for document in documents {
                 _ = try await db.query(
                     "INSERT OR IGNORE INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -172,16 +172,16 @@ extension SQLiteStore {
         try await transaction { db in try await Self.insertAudit(record, db) }
     }
 
-    public func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord] {
+    public func auditRecords(tenantId: TenantID, limit: Int, before: Int64?) async throws -> [AuditRecord] {
         try await read(
             """
             SELECT id, tenant_id, at, actor, action, kind, document_id, before, after FROM audit_log
             WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?
             """,
-            [.text(tenantId), .integer(Int(before ?? Int64.max)), .integer(limit)]
+            [.id(tenantId), .integer(Int(before ?? Int64.max)), .integer(limit)]
         ).map { row in
             AuditRecord(
-                id: try row.int("id"), tenantId: try row.string("tenant_id"), at: try row.date("at"),
+                id: try row.int("id"), tenantId: try row.id("tenant_id"), at: try row.date("at"),
                 actor: try row.string("actor"), action: AuditAction(rawValue: try row.string("action")), kind: AuditSubject(rawValue: try row.string("kind")),
                 documentId: try row.string("document_id"), before: AuditRecord.value(of: row.optionalString("before")),
                 after: AuditRecord.value(of: row.optionalString("after")))

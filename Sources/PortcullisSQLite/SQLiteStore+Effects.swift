@@ -10,10 +10,10 @@ extension SQLiteStore {
     static func commit(_ committed: CommittedEffects?, revision: Int64, _ db: WriterStatements) async throws {
         guard let committed else { return }
         let effects = committed.effects
-        let tenant = SQLiteData.text(effects.tenantId)
+        let tenant = SQLiteData.id(effects.tenantId)
         let at = SQLiteData.date(effects.at)
         for revocation in effects.revocations {
-            let user = SQLiteData.text(revocation.userId)
+            let user = SQLiteData.id(revocation.userId)
             switch revocation.reach {
             case .everything:
                 _ = try await db.query(
@@ -41,7 +41,7 @@ extension SQLiteStore {
             }
         }
         for userId in effects.forgetMethodsOf {
-            let binds: [SQLiteData] = [tenant, .text(userId)]
+            let binds: [SQLiteData] = [tenant, .id(userId)]
             _ = try await db.query("DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ?", binds)
             _ = try await db.query("DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ?", binds)
             _ = try await db.query("DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ?", binds)
@@ -55,7 +55,7 @@ extension SQLiteStore {
                 ON CONFLICT (tenant_id, policy_id) DO UPDATE SET revision = max(revision, excluded.revision), generation = generation + 1,
                     next_attempt_at = min(next_attempt_at, excluded.next_attempt_at)
                 """,
-                [tenant, .text(replay.policyId), .optionalText(before), .integer(Int(revision)), at, at])
+                [tenant, .id(replay.policyId), .optionalText(before), .integer(Int(revision)), at, at])
         }
         if !committed.signals.isEmpty {
             try await enqueue(committed.signals, db)

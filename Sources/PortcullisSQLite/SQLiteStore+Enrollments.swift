@@ -12,11 +12,11 @@ extension SQLiteStore {
 
     static let enrollmentColumns = "document, revision"
 
-    private static func appendHistory(_ id: String, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) async throws {
+    private static func appendHistory(_ id: RecordID, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) async throws {
         _ = try await db.query(
             "INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                .text(id), .date(entry.at), .text(entry.event.rawValue), .optionalText(entry.fromStatus), .optionalText(entry.toStatus),
+                .id(id), .date(entry.at), .text(entry.event.rawValue), .optionalText(entry.fromStatus), .optionalText(entry.toStatus),
                 .optionalText(entry.detail),
             ])
     }
@@ -49,7 +49,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
                 """,
                 [
-                    .text(stored.id), .text(stored.tenantId), .text(stored.userId), .text(stored.clientId), .text(stored.deviceId),
+                    .id(stored.id), .id(stored.tenantId), .id(stored.userId), .id(stored.clientId), .id(stored.deviceId),
                     .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
                 ])
             try await Self.appendHistory(stored.id, history, db)
@@ -62,7 +62,7 @@ extension SQLiteStore {
                     LIMIT max(0, (SELECT COUNT(*) FROM enrollments WHERE tenant_id = ?1 AND user_id = ?2 AND client_id = ?3) - ?5)
                 ) RETURNING id
                 """,
-                [.text(stored.tenantId), .text(stored.userId), .text(stored.clientId), .text(stored.id), .integer(max(1, keepingAtMost))])
+                [.id(stored.tenantId), .id(stored.userId), .id(stored.clientId), .id(stored.id), .integer(max(1, keepingAtMost))])
             for row in pruned {
                 _ = try await db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
             }
@@ -86,7 +86,7 @@ extension SQLiteStore {
                 """,
                 [
                     .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
-                    .text(stored.id), .integer(Int(expectedRevision)),
+                    .id(stored.id), .integer(Int(expectedRevision)),
                 ])
             guard !updated.isEmpty else { return nil }
             try await Self.appendHistory(stored.id, history, db)

@@ -47,7 +47,7 @@ public protocol AuthenticationMethodStore: Sendable {
     /// accepted before (`false`: a replay, or a concurrent use of the same code).
     func useAuthenticationMethod(id: RecordID, step: Int64, at: Date) async throws -> Bool
     /// The users of a tenant who have at least one method, TOTP or passkey (for the lock-out guard of policy validation).
-    func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<String>
+    func usersWithAuthenticationMethods(tenantId: TenantID) async throws -> Set<ObjectID>
 }
 
 extension AuthenticationMethodStore {

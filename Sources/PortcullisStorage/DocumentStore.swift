@@ -35,9 +35,9 @@ public struct StoredDocument: Sendable, Equatable {
     }
 
     /// A typed document as every writer stores it (`TenantDocuments.encoder`).
-    public init<Document: TenantDocument>(tenantId: String, document: Document, version: Int64 = 0, updatedAt: Date) throws {
+    public init<Document: TenantDocument>(tenantId: TenantID, document: Document, version: Int64 = 0, updatedAt: Date) throws {
         self.init(
-            tenantId: tenantId, kind: Document.kind, id: document.documentId, body: try TenantDocuments.encoder.encode(document),
+            tenantId: tenantId.rawValue, kind: Document.kind, id: document.documentId, body: try TenantDocuments.encoder.encode(document),
             version: version, updatedAt: updatedAt)
     }
 }
@@ -86,7 +86,7 @@ public struct AuditSubject: RawRepresentable, Sendable, Hashable, Codable {
 /// An audit record: who changed what, when, and the before and after documents.
 public struct AuditRecord: Sendable, Equatable, Codable {
     public var id: Int64?
-    public var tenantId: String
+    public var tenantId: TenantID
     public var at: Date
     public var actor: String
     public var action: AuditAction
@@ -97,7 +97,7 @@ public struct AuditRecord: Sendable, Equatable, Codable {
     public var after: JSONValue?
 
     public init(
-        id: Int64? = nil, tenantId: String, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: JSONValue?,
+        id: Int64? = nil, tenantId: TenantID, at: Date, actor: String, action: AuditAction, kind: AuditSubject, documentId: String, before: JSONValue?,
         after: JSONValue?
     ) {
         self.id = id
@@ -152,45 +152,45 @@ public protocol DocumentStore: Sendable {
     /// or throws when the feed breaks (the caller then re-reads the tenants' revisions and follows again). A store
     /// that only one node writes (SQLite) has nothing to tell: it waits until cancelled.
     func followDocumentChanges(_ changed: @escaping @Sendable (DocumentChange) async -> Void) async throws
-    func documents(tenantId: String, kind: DocumentKind) async throws -> [StoredDocument]
-    func document(tenantId: String, kind: DocumentKind, id: String) async throws -> StoredDocument?
+    func documents(tenantId: TenantID, kind: DocumentKind) async throws -> [StoredDocument]
+    func document(tenantId: TenantID, kind: DocumentKind, id: String) async throws -> StoredDocument?
     /// All tenant IDs.
     func tenantIds() async throws -> [String]
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object), if anyone. `put` makes the same check atomically and throws `StorageError.identifierTaken`.
-    func identifierOwner(kind: DocumentKind, id: String, tenantId: String) async throws -> IdentifierOwner?
+    func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID) async throws -> IdentifierOwner?
     /// Creates or replaces a document if `precondition` holds; appends `audit` (with the stored version) and commits
     /// `effects` (PROTOCOL §14.1) in the same transaction. Returns the stored document.
     @discardableResult
     func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
+        tenantId: TenantID, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?,
         effects: CommittedEffects?
     ) async throws -> StoredDocument
     /// Deletes a document if `precondition` holds; appends `audit` and commits `effects` in the same transaction.
     /// Returns the tenant's revision after the delete.
     @discardableResult
     func delete(
-        tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
+        tenantId: TenantID, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
     ) async throws -> Int64
     /// Writes many documents in one transaction (seeding). Existing documents are left alone.
     func seed(_ documents: [StoredDocument]) async throws
     /// Appends an audit record for an action that changes no document (a wipe, a redelivery).
     func appendAudit(_ record: AuditRecord) async throws
     /// The audit log of a tenant, newest first.
-    func auditRecords(tenantId: String, limit: Int, before: Int64?) async throws -> [AuditRecord]
+    func auditRecords(tenantId: TenantID, limit: Int, before: Int64?) async throws -> [AuditRecord]
 }
 
 extension DocumentStore {
     /// A write with nothing to commit beside its audit record.
     @discardableResult
     public func put(
-        tenantId: String, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
+        tenantId: TenantID, kind: DocumentKind, id: String, body: Data, precondition: WritePrecondition, at: Date, audit: AuditRecord?
     ) async throws -> StoredDocument {
         try await put(tenantId: tenantId, kind: kind, id: id, body: body, precondition: precondition, at: at, audit: audit, effects: nil)
     }
 
     @discardableResult
-    public func delete(tenantId: String, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
+    public func delete(tenantId: TenantID, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?) async throws -> Int64 {
         try await delete(tenantId: tenantId, kind: kind, id: id, precondition: precondition, audit: audit, effects: nil)
     }
 }

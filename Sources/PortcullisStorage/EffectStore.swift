@@ -27,7 +27,7 @@ public struct CommittedEffects: Sendable, Equatable {
 
     /// Only an audit record (a change with no effects).
     public static func audit(_ record: AuditRecord) -> CommittedEffects {
-        CommittedEffects(effects: .none(tenantId: record.tenantId, at: record.at), audit: [record])
+        CommittedEffects(effects: .none(tenantId: TenantID(record.tenantId), at: record.at), audit: [record])
     }
 
     public var isEmpty: Bool { effects.isEmpty && signals.isEmpty && audit.isEmpty }

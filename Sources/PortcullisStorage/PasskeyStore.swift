@@ -81,7 +81,7 @@ public protocol PasskeyStore: Sendable {
     /// it was deleted.
     func deletePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool
     /// The IDs of the tenant's users with at least one passkey (the lock-out guard of passkey-only strengths).
-    func usersWithPasskeys(tenantId: TenantID) async throws -> Set<String>
+    func usersWithPasskeys(tenantId: TenantID) async throws -> Set<ObjectID>
 }
 
 extension PasskeyStore {

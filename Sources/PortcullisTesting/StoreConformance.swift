@@ -82,27 +82,29 @@ public enum StoreConformance {
         ConformanceCase(name: "documents: create, read, replace with version, delete, revision grows") { store in
             let r0 = try await store.revision()
             let created = try await store.put(
-                tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":1}"#.utf8), precondition: .mustNotExist, at: now, audit: nil)
+                tenantId: TenantID(tenant), kind: .user, id: "u1", body: Data(#"{"a":1}"#.utf8), precondition: .mustNotExist, at: now, audit: nil)
             try expect(created.version > r0, "version must come from the growing revision")
-            let read = try await store.document(tenantId: tenant, kind: .user, id: "u1")
+            let read = try await store.document(tenantId: TenantID(tenant), kind: .user, id: "u1")
             try expect(read?.body == Data(#"{"a":1}"#.utf8), "body must round-trip")
             try expect(read?.version == created.version, "version must round-trip")
             let replaced = try await store.put(
-                tenantId: tenant, kind: .user, id: "u1", body: Data(#"{"a":2}"#.utf8), precondition: .version(created.version), at: now, audit: nil)
+                tenantId: TenantID(tenant), kind: .user, id: "u1", body: Data(#"{"a":2}"#.utf8), precondition: .version(created.version), at: now, audit: nil)
             try expect(replaced.version > created.version, "a replace must bump the version")
             try await expectError(.preconditionFailed) {
                 _ = try await store.put(
-                    tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .version(created.version), at: now, audit: nil)
+                    tenantId: TenantID(tenant), kind: .user, id: "u1", body: Data("{}".utf8), precondition: .version(created.version), at: now, audit: nil)
             }
             try await expectError(.duplicate) {
-                _ = try await store.put(tenantId: tenant, kind: .user, id: "u1", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
+                _ = try await store.put(
+                    tenantId: TenantID(tenant), kind: .user, id: "u1", body: Data("{}".utf8), precondition: .mustNotExist, at: now, audit: nil)
             }
             try await expectError(.notFound) {
-                _ = try await store.put(tenantId: tenant, kind: .user, id: "nope", body: Data("{}".utf8), precondition: .mustExist, at: now, audit: nil)
+                _ = try await store.put(
+                    tenantId: TenantID(tenant), kind: .user, id: "nope", body: Data("{}".utf8), precondition: .mustExist, at: now, audit: nil)
             }
-            try await store.delete(tenantId: tenant, kind: .user, id: "u1", precondition: .version(replaced.version), audit: nil)
-            try expect(try await store.document(tenantId: tenant, kind: .user, id: "u1") == nil, "deleted documents are gone")
-            try await expectError(.notFound) { try await store.delete(tenantId: tenant, kind: .user, id: "u1", precondition: .none, audit: nil) }
+            try await store.delete(tenantId: TenantID(tenant), kind: .user, id: "u1", precondition: .version(replaced.version), audit: nil)
+            try expect(try await store.document(tenantId: TenantID(tenant), kind: .user, id: "u1") == nil, "deleted documents are gone")
+            try await expectError(.notFound) { try await store.delete(tenantId: TenantID(tenant), kind: .user, id: "u1", precondition: .none, audit: nil) }
             try expect(try await store.revision() > replaced.version, "a delete bumps the revision")
         },
         ConformanceCase(name: "documents: listing is per tenant and kind; tenants are listed") { store in
@@ -121,7 +123,7 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "documents: object IDs and application IDs are unique across the installation (PROTOCOL §11)") { store in
             func put(_ tenant: String, _ kind: DocumentKind, _ id: String, _ precondition: WritePrecondition = .mustNotExist) async throws {
-                try await store.put(tenantId: tenant, kind: kind, id: id, body: Data("{}".utf8), precondition: precondition, at: now, audit: nil)
+                try await store.put(tenantId: TenantID(tenant), kind: kind, id: id, body: Data("{}".utf8), precondition: precondition, at: now, audit: nil)
             }
             try await put("t-x", .user, "obj-1")
             try await expectError(.identifierTaken) { try await put("t-y", .user, "obj-1") }
@@ -141,7 +143,8 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "documents: every write moves its own tenant's revision only; several tenants are read at once") { store in
             func put(_ tenant: String, _ kind: DocumentKind, _ id: String) async throws -> Int64 {
-                let written = try await store.put(tenantId: tenant, kind: kind, id: id, body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
+                let written = try await store.put(
+                    tenantId: TenantID(tenant), kind: kind, id: id, body: Data("{}".utf8), precondition: .none, at: now, audit: nil)
                 return written.version
             }
             try await store.seed([
@@ -417,7 +420,8 @@ public enum StoreConformance {
         ConformanceCase(name: "enrollments: one active per app instance, the compliant one found by account, revisions") { store in
             func enrollment(_ id: String, user: String, device: String, state: Enrollment.State, lapses: TimeInterval? = nil) -> Enrollment {
                 Enrollment(
-                    id: id, tenantId: tenant, userId: user, userPrincipalName: user + "@t", clientId: "C-1", deviceId: device, platform: .iOS,
+                    id: RecordID(id), tenantId: TenantID(tenant), userId: ObjectID(user), userPrincipalName: user + "@t", clientId: "C-1",
+                    deviceId: DeviceID(device), platform: .iOS,
                     osVersion: "17", appVersion: "1", sdkVersion: "1", state: state, complianceStatus: state == .compliant ? .compliant : .policyNotApplied,
                     policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil,
                     lapsesAt: lapses.map { now.addingTimeInterval($0) }, updatedAt: now)
@@ -480,7 +484,7 @@ public enum StoreConformance {
                 target: stream, keepingAtMost: 10)
             let later = now.addingTimeInterval(10)
             let effects = ChangeEffects(
-                tenantId: tenant, at: later,
+                tenantId: TenantID(tenant), at: later,
                 revocations: [ChangeEffects.Revocation(userId: "U-E", reach: .credential(.password), voidsAccessTokens: true)],
                 replays: [ChangeEffects.PolicyReplay(policyId: "P-1", before: nil)])
             let signals = (1...2).map { index in
@@ -488,12 +492,13 @@ public enum StoreConformance {
                     id: "n\(index)", tenantId: tenant, enrollmentId: nil, targetUri: stream, payload: "{}", jti: "n\(index)", nextAttemptAt: later,
                     createdAt: later)
             }
-            let audit = AuditRecord(tenantId: tenant, at: later, actor: "admin", action: .replace, kind: .user, documentId: "u-e", before: nil, after: nil)
+            let audit = AuditRecord(
+                tenantId: TenantID(tenant), at: later, actor: "admin", action: .replace, kind: .user, documentId: "u-e", before: nil, after: nil)
             let body = Data(#"{"id":"u-e"}"#.utf8)
             // A write refused on its precondition commits none of its effects.
             try await expectError(.notFound) {
                 _ = try await store.put(
-                    tenantId: tenant, kind: .user, id: "u-e", body: body, precondition: .version(42), at: later, audit: nil,
+                    tenantId: TenantID(tenant), kind: .user, id: "u-e", body: body, precondition: .version(42), at: later, audit: nil,
                     effects: CommittedEffects(effects: effects, signals: signals, pendingPerStream: 2, audit: [audit]))
             }
             try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt == nil, "a refused write revokes nothing")
@@ -504,19 +509,19 @@ public enum StoreConformance {
                 id: "old", tenantId: tenant, enrollmentId: nil, targetUri: stream, payload: "{}", jti: "x", nextAttemptAt: later, createdAt: later)
             do {
                 _ = try await store.put(
-                    tenantId: tenant, kind: .user, id: "u-e", body: body, precondition: .none, at: later, audit: audit,
+                    tenantId: TenantID(tenant), kind: .user, id: "u-e", body: body, precondition: .none, at: later, audit: audit,
                     effects: CommittedEffects(effects: effects, signals: [clash], audit: [audit]))
                 try expect(false, "a clashing message fails the write")
             } catch is StorageError {}
-            try expect(try await store.document(tenantId: tenant, kind: .user, id: "u-e") == nil, "the failed write stored no document")
+            try expect(try await store.document(tenantId: TenantID(tenant), kind: .user, id: "u-e") == nil, "the failed write stored no document")
             try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt == nil, "nor revoked a family")
             try expect(try await store.session(idHash: "s-pwd") != nil, "nor ended a session")
             try expect(
                 !(try await store.isAccessTokenVoid(jti: "j", tenantId: TenantID(tenant), userId: "u-e", issuedAt: now)), "nor set a void-before time")
-            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "nor audited")
+            try expect(try await store.auditRecords(tenantId: TenantID(tenant), limit: 10, before: nil).isEmpty, "nor audited")
             // The write and its effects, together.
             try await store.put(
-                tenantId: tenant, kind: .user, id: "u-e", body: body, precondition: .none, at: later, audit: nil,
+                tenantId: TenantID(tenant), kind: .user, id: "u-e", body: body, precondition: .none, at: later, audit: nil,
                 effects: CommittedEffects(effects: effects, signals: signals, pendingPerStream: 2, audit: [audit]))
             try expect(try await store.find(tokenHash: "e-pwd")?.familyRevokedAt != nil, "the password's family is revoked")
             try expect(try await store.find(tokenHash: "e-app")?.familyRevokedAt != nil, "password and app code used the password too")
@@ -527,7 +532,7 @@ public enum StoreConformance {
             try expect(try await store.session(idHash: "s-fido") != nil, "the passkey's session stays")
             try expect(try await store.session(idHash: "s-other") != nil, "another user's session stays")
             try expect(try await store.pendingSignals(target: stream, limit: 10).map(\.jti) == ["n1", "n2"], "signals queued within the bound")
-            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).map(\.documentId) == ["u-e"], "audited with it")
+            try expect(try await store.auditRecords(tenantId: TenantID(tenant), limit: 10, before: nil).map(\.documentId) == ["u-e"], "audited with it")
             // Void before: to the millisecond, per user; app-only tokens answer to their jti alone.
             let issuedBefore = later.addingTimeInterval(-0.001)
             let issuedAfter = Date(epochMilliseconds: later.epochMilliseconds + 1)
@@ -544,7 +549,7 @@ public enum StoreConformance {
             try await store.commit(
                 CommittedEffects(
                     effects: ChangeEffects(
-                        tenantId: tenant, at: later,
+                        tenantId: TenantID(tenant), at: later,
                         revocations: [ChangeEffects.Revocation(userId: "u-e", reach: .application(clientId: "c-3"), voidsAccessTokens: false)])))
             try expect(try await store.find(tokenHash: "e-tap")?.familyRevokedAt != nil, "the app's family is revoked")
             try expect(try await store.find(tokenHash: "e-fido")?.familyRevokedAt == nil, "not the others")
@@ -552,7 +557,7 @@ public enum StoreConformance {
             try await store.commit(
                 CommittedEffects(
                     effects: ChangeEffects(
-                        tenantId: tenant, at: later,
+                        tenantId: TenantID(tenant), at: later,
                         revocations: [ChangeEffects.Revocation(userId: "u-e", reach: .credential(.fido2), voidsAccessTokens: false)])
                 ))
             try expect(try await store.find(tokenHash: "e-fido")?.familyRevokedAt != nil, "the passkey's family")
@@ -560,14 +565,15 @@ public enum StoreConformance {
             try await store.commit(
                 CommittedEffects(
                     effects: ChangeEffects(
-                        tenantId: tenant, at: later, revocations: [ChangeEffects.Revocation(userId: "u-o", reach: .everything, voidsAccessTokens: true)])))
+                        tenantId: TenantID(tenant), at: later,
+                        revocations: [ChangeEffects.Revocation(userId: "u-o", reach: .everything, voidsAccessTokens: true)])))
             try expect(try await store.find(tokenHash: "o-pwd")?.familyRevokedAt != nil, "every family")
             try expect(try await store.session(idHash: "s-other") == nil, "every session")
             try expect(try await store.isAccessTokenVoid(jti: "j5", tenantId: TenantID(tenant), userId: "u-o", issuedAt: now), "and their tokens void")
         },
         ConformanceCase(name: "conditional-access replays: one per policy (the oldest before kept), leased, completed with their effects") { store in
             let directory = DirectorySnapshot(
-                tenant: Tenant(id: tenant, domain: "t.test", displayName: "T"), revision: 1, users: [], groups: [], applications: [],
+                tenant: Tenant(id: TenantID(tenant), domain: "t.test", displayName: "T"), revision: 1, users: [], groups: [], applications: [],
                 appRoleAssignments: [], namedLocations: [])
             let text = #"""
                 {"id": "a1000000-0000-4000-8000-0000000000e1", "displayName": "First", "state": "enabled",
@@ -579,11 +585,12 @@ public enum StoreConformance {
             )
             func change(_ before: ConditionalAccessPolicy?, at offset: TimeInterval) async throws {
                 try await store.put(
-                    tenantId: tenant, kind: .conditionalAccessPolicy, id: "a1000000-0000-4000-8000-0000000000e1", body: Data("{}".utf8), precondition: .none,
+                    tenantId: TenantID(tenant), kind: .conditionalAccessPolicy, id: "a1000000-0000-4000-8000-0000000000e1", body: Data("{}".utf8),
+                    precondition: .none,
                     at: now.addingTimeInterval(offset), audit: nil,
                     effects: CommittedEffects(
                         effects: ChangeEffects(
-                            tenantId: tenant, at: now.addingTimeInterval(offset),
+                            tenantId: TenantID(tenant), at: now.addingTimeInterval(offset),
                             replays: [ChangeEffects.PolicyReplay(policyId: "a1000000-0000-4000-8000-0000000000e1", before: before)])))
             }
             try await change(first, at: 0)
@@ -599,7 +606,7 @@ public enum StoreConformance {
             try await family("r1")
             let found = CommittedEffects(
                 effects: ChangeEffects(
-                    tenantId: tenant, at: now.addingTimeInterval(4),
+                    tenantId: TenantID(tenant), at: now.addingTimeInterval(4),
                     revocations: [ChangeEffects.Revocation(userId: "u-r", reach: .application(clientId: "c-r"), voidsAccessTokens: false)]))
             // A change while it ran: its findings are not committed, and it runs again.
             try await change(nil, at: 3)
@@ -626,7 +633,7 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "a wipe is one transaction: state, history, callbacks, token families and audit; a stale one writes nothing") { store in
             let enrollment = Enrollment(
-                id: "w1", tenantId: tenant, userId: "u-w", userPrincipalName: "u-w@t", clientId: "c-w", deviceId: "d-w", platform: .iOS,
+                id: "w1", tenantId: TenantID(tenant), userId: "u-w", userPrincipalName: "u-w@t", clientId: "c-w", deviceId: "d-w", platform: .iOS,
                 osVersion: "17", appVersion: "1", sdkVersion: "1", state: .compliant, complianceStatus: .compliant, policyVersion: "v",
                 appliedPolicyVersion: "v", callbackUri: nil, enrolledAt: now, lastCheckInAt: now, lapsesAt: now.addingTimeInterval(600), updatedAt: now)
             let stored = try await store.insertEnrollment(
@@ -642,10 +649,10 @@ public enum StoreConformance {
                 id: "mw1", tenantId: tenant, enrollmentId: "w1", targetUri: "https://r.example/c", payload: "p", jti: "jw1",
                 nextAttemptAt: now, createdAt: now)
             let audit = AuditRecord(
-                tenantId: tenant, at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: .object([:]))
+                tenantId: TenantID(tenant), at: now, actor: "admin", action: .wipe, kind: .enrollment, documentId: "w1", before: nil, after: .object([:]))
             let wipeEffects = CommittedEffects(
                 effects: ChangeEffects(
-                    tenantId: tenant, at: now,
+                    tenantId: TenantID(tenant), at: now,
                     revocations: [ChangeEffects.Revocation(userId: "u-w", reach: .application(clientId: "c-w"), voidsAccessTokens: false)]),
                 audit: [audit])
             // A stale revision changes nothing at all: no families revoked, no audit, no callback.
@@ -654,7 +661,7 @@ public enum StoreConformance {
                     wiped, expectedRevision: 99, history: EnrollmentHistoryEntry(at: now, event: .wipeRequested, fromStatus: nil, toStatus: nil),
                     outbox: [message], effects: wipeEffects) == nil, "stale")
             try expect(try await store.find(tokenHash: "tw1")?.familyRevokedAt == nil, "a refused wipe revokes nothing")
-            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).isEmpty, "a refused wipe audits nothing")
+            try expect(try await store.auditRecords(tenantId: TenantID(tenant), limit: 10, before: nil).isEmpty, "a refused wipe audits nothing")
             try expect(try await store.outboxMessages(tenantId: tenant, state: nil, limit: 10).isEmpty, "a refused wipe queues nothing")
             let done = try await store.updateEnrollment(
                 wiped, expectedRevision: stored.revision,
@@ -665,7 +672,7 @@ public enum StoreConformance {
             let tw2 = try await store.find(tokenHash: "tw2")
             try expect(tw1?.familyRevokedAt != nil && tw2?.familyRevokedAt != nil, "the account's families at the client are revoked")
             try expect(try await store.find(tokenHash: "tw3")?.familyRevokedAt == nil, "other clients' families are not")
-            try expect(try await store.auditRecords(tenantId: tenant, limit: 10, before: nil).map(\.action) == [.wipe], "audited with it")
+            try expect(try await store.auditRecords(tenantId: TenantID(tenant), limit: 10, before: nil).map(\.action) == [.wipe], "audited with it")
             try expect(try await store.enrollmentHistory(id: "w1").map(\.event) == [.enrolled, .wipeRequested], "history")
             try expect(try await store.outboxMessages(tenantId: tenant, state: .pending, limit: 10).map(\.id) == ["mw1"], "callback queued")
         },
@@ -673,7 +680,8 @@ public enum StoreConformance {
             for index in 0..<7 {
                 let at = now.addingTimeInterval(TimeInterval(index))
                 let enrollment = Enrollment(
-                    id: "p\(index)", tenantId: tenant, userId: "u-p\(index)", userPrincipalName: "p@t", clientId: "c-p", deviceId: "d-p\(index)",
+                    id: RecordID("p\(index)"), tenantId: TenantID(tenant), userId: ObjectID("u-p\(index)"), userPrincipalName: "p@t", clientId: "c-p",
+                    deviceId: DeviceID("d-p\(index)"),
                     platform: .iOS,
                     osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
                     appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: at, lastCheckInAt: nil, lapsesAt: nil, updatedAt: at)
@@ -686,7 +694,7 @@ public enum StoreConformance {
             }
             var seen: [String] = []
             for offset in stride(from: 0, to: 9, by: 3) {
-                seen += try await store.enrollments(EnrollmentQuery(tenantId: TenantID(tenant), clientId: "c-p", limit: 3, offset: offset)).map(\.id)
+                seen += try await store.enrollments(EnrollmentQuery(tenantId: TenantID(tenant), clientId: "c-p", limit: 3, offset: offset)).map(\.id.rawValue)
             }
             try expect(seen == (0..<7).reversed().map { "p\($0)" }, "three pages of enrollments, newest first: \(seen)")
             var messages: [String] = []
@@ -700,7 +708,8 @@ public enum StoreConformance {
         ConformanceCase(name: "outbox: leases, per-receiver order, back-off, dead letters, redelivery, next attempt, retention") { store in
             func enrollment(_ id: String) -> Enrollment {
                 Enrollment(
-                    id: id, tenantId: tenant, userId: "u-\(id)", userPrincipalName: "u@t", clientId: "c-o", deviceId: "d-\(id)", platform: .iOS,
+                    id: RecordID(id), tenantId: TenantID(tenant), userId: ObjectID("u-\(id)"), userPrincipalName: "u@t", clientId: "c-o",
+                    deviceId: DeviceID("d-\(id)"), platform: .iOS,
                     osVersion: "17", appVersion: "1", sdkVersion: "1", state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v",
                     appliedPolicyVersion: nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now)
             }

@@ -39,7 +39,7 @@ public final class TestEnvironment: Sendable {
         let clock = ManualClock(Date())
         let keys = root.appendingPathComponent("Keys")
         let signers = try TenantKeyRings(keysDirectory: keys, algorithm: algorithm, accessTokenType: accessTokenType, retiringWindow: 3600 + 300, clock: clock)
-        let signer = try await signers.signer(tenantId: Fixtures.tenantId)
+        let signer = try await signers.signer(tenantId: TenantID(Fixtures.tenantId))
         let credentials = try CredentialHasher.loadOrCreate(file: keys.appendingPathComponent("credential-pepper.key"))
         // A generous store deadline: these tests are about behaviour, on a loaded machine (deadlines have tests of their own).
         let store = try await SQLiteStore.open(

@@ -31,7 +31,7 @@ public final class IssuingAuthority: Sendable {
     }
 
     func load(tenant: Tenant, now: Date) throws -> Loaded {
-        let tenantId = tenant.id.lowercased()
+        let tenantId = tenant.id.rawValue
         if let cached = loaded.withLock({ $0[tenantId] }) { return cached }
         try PrivateFile.createDirectory(directory)
         let keyURL = directory.appendingPathComponent("\(tenantId).key.pem")
@@ -66,7 +66,7 @@ public final class IssuingAuthority: Sendable {
     static func makeCA(key: P256.Signing.PrivateKey, tenant: Tenant, now: Date) throws -> Certificate {
         let name = try DistinguishedName {
             OrganizationName(tenant.displayName.isEmpty ? tenant.domain : tenant.displayName)
-            OrganizationalUnitName(tenant.id.lowercased())
+            OrganizationalUnitName(tenant.id.rawValue)
             CommonName("Portcullis issuing CA")
         }
         let extensions = try Certificate.Extensions {
@@ -110,12 +110,12 @@ public final class IssuingAuthority: Sendable {
     /// A leaf certificate for a verified request: subject naming the account (CN: UPN), the enrollment (OU) and
     /// the tenant (O: its ID); a client-authentication key; `validityDays` long, never beyond the CA.
     public func issue(
-        _ csr: CertificateSigningRequest, tenant: Tenant, userPrincipalName: String, userId: String, enrollmentId: String,
+        _ csr: CertificateSigningRequest, tenant: Tenant, userPrincipalName: String, userId: ObjectID, enrollmentId: String,
         validityDays: Int, now: Date
     ) throws -> Issued {
         let ca = try load(tenant: tenant, now: now)
         let subject = try DistinguishedName {
-            OrganizationName(tenant.id.lowercased())
+            OrganizationName(tenant.id.rawValue)
             OrganizationalUnitName(enrollmentId)
             CommonName(userPrincipalName)
         }
@@ -126,7 +126,7 @@ public final class IssuingAuthority: Sendable {
             SubjectKeyIdentifier(hash: csr.publicKey)
             AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: ca.certificate.publicKey).keyIdentifier)
             SubjectAlternativeNames([
-                .uniformResourceIdentifier("urn:portcullis:tenant:\(tenant.id.lowercased()):user:\(userId.lowercased()):enrollment:\(enrollmentId)")
+                .uniformResourceIdentifier("urn:portcullis:tenant:\(tenant.id):user:\(userId):enrollment:\(enrollmentId)")
             ])
         }
         let notAfter = min(now.addingTimeInterval(TimeInterval(validityDays) * 86400), ca.certificate.notValidAfter)

@@ -17,19 +17,19 @@ public struct SecretMaterialBox: Sendable {
 
     private let fingerprintKey: SymmetricKey
 
-    static func associatedData(tenantId: String, policyId: String, identifier: String, version: String) -> Data {
-        Data("portcullis-app-secret|\(tenantId.lowercased())|\(policyId.lowercased())|\(identifier)|\(version)".utf8)
+    static func associatedData(tenantId: TenantID, policyId: PolicyID, identifier: String, version: String) -> Data {
+        Data("portcullis-app-secret|\(tenantId)|\(policyId)|\(identifier)|\(version)".utf8)
     }
 
     /// The sealed material, base64 (nonce, ciphertext and tag).
-    public func seal(_ material: Data, tenantId: String, policyId: String, identifier: String, version: String) throws -> String {
+    public func seal(_ material: Data, tenantId: TenantID, policyId: PolicyID, identifier: String, version: String) throws -> String {
         let aad = Self.associatedData(tenantId: tenantId, policyId: policyId, identifier: identifier, version: version)
         guard let combined = try AES.GCM.seal(material, using: key, authenticating: aad).combined else { throw CryptoKitError.incorrectParameterSize }
         return combined.base64EncodedString()
     }
 
     /// The material, or `nil` when it does not open (another key, another secret or version, damaged).
-    public func open(_ stored: StoredSecretMaterial, tenantId: String) -> Data? {
+    public func open(_ stored: StoredSecretMaterial, tenantId: TenantID) -> Data? {
         guard let combined = Data(base64Encoded: stored.sealed), let box = try? AES.GCM.SealedBox(combined: combined) else { return nil }
         let aad = Self.associatedData(tenantId: tenantId, policyId: stored.policyId, identifier: stored.identifier, version: stored.version)
         return try? AES.GCM.open(box, using: key, authenticating: aad)

@@ -62,44 +62,43 @@ public final class TenantKeyRings: Sendable {
 
     /// The signer of a tenant, loading (or, on its first use, creating) its ring. `tenantId` must name a tenant
     /// the caller found in the directory; anything but a GUID is refused (it becomes a directory name).
-    public func signer(tenantId: String) async throws -> TokenSigner {
-        let id = tenantId.lowercased()
-        if let ring = rings.withLock({ $0[id] }) { return ring }
-        guard id.isGUID else { throw KeyFileError(file: directory.path, problem: "'\(id.prefix(64))' is not a tenant ID") }
-        let loaded = try SigningKeyStore(directory: directory.appendingPathComponent(id)).load(algorithm: algorithm, now: clock.now())
+    public func signer(tenantId id: TenantID) async throws -> TokenSigner {
+        if let ring = rings.withLock({ $0[id.rawValue] }) { return ring }
+        guard id.rawValue.isGUID else { throw KeyFileError(file: directory.path, problem: "'\(id.rawValue.prefix(64))' is not a tenant ID") }
+        let loaded = try SigningKeyStore(directory: directory.appendingPathComponent(id.rawValue)).load(algorithm: algorithm, now: clock.now())
         let retiring = self.retiring.flatMap { clock.now() < $0.until ? $0 : nil }
         let signer = try await TokenSigner(loaded: loaded, retiring: retiring, accessTokenType: accessTokenType, clock: clock)
         return rings.withLock { rings in
-            if let first = rings[id] { return first }
-            rings[id] = signer
+            if let first = rings[id.rawValue] { return first }
+            rings[id.rawValue] = signer
             return signer
         }
     }
 
     /// Loads (or creates) the rings of these tenants; returns the files generated, for the start-up log.
     @discardableResult
-    public func preload(tenantIds: [String]) async throws -> [String] {
+    public func preload(tenantIds: [TenantID]) async throws -> [String] {
         var generated: [String] = []
         for id in tenantIds {
-            let before = Set((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(id.lowercased()).path)) ?? [])
+            let folder = directory.appendingPathComponent(id.rawValue).path
+            let before = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
             _ = try await signer(tenantId: id)
-            let after = Set((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(id.lowercased()).path)) ?? [])
-            generated += after.subtracting(before).filter { $0.hasSuffix(".pem") }.map { "tenants/\(id.lowercased())/\($0)" }
+            let after = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            generated += after.subtracting(before).filter { $0.hasSuffix(".pem") }.map { "tenants/\(id)/\($0)" }
         }
         return generated
     }
 
     /// The tenants that have a ring on disk (for `portcullis keys generate`).
-    public static func tenantIds(keysDirectory: URL) -> [String] {
+    public static func tenantIds(keysDirectory: URL) -> [TenantID] {
         let directory = keysDirectory.appendingPathComponent("tenants")
-        return ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter(\.isGUID).sorted()
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).compactMap { TenantID(guid: $0) }.sorted()
     }
 
     /// Adds a key to a tenant's ring that starts signing at `activatesAt` (rotation); returns its path under `Keys/`.
-    public static func generate(keysDirectory: URL, tenantId: String, algorithm: SigningAlgorithm, activatesAt: Date) throws -> String {
-        let id = tenantId.lowercased()
-        guard id.isGUID else { throw KeyFileError(file: keysDirectory.path, problem: "'\(id.prefix(64))' is not a tenant ID") }
-        let name = try SigningKeyStore(directory: keysDirectory.appendingPathComponent("tenants").appendingPathComponent(id))
+    public static func generate(keysDirectory: URL, tenantId id: TenantID, algorithm: SigningAlgorithm, activatesAt: Date) throws -> String {
+        guard id.rawValue.isGUID else { throw KeyFileError(file: keysDirectory.path, problem: "'\(id.rawValue.prefix(64))' is not a tenant ID") }
+        let name = try SigningKeyStore(directory: keysDirectory.appendingPathComponent("tenants").appendingPathComponent(id.rawValue))
             .generate(algorithm: algorithm, activatesAt: activatesAt)
         return "tenants/\(id)/\(name)"
     }

@@ -14,3 +14,15 @@ public enum ASCII {
         }
     }
 }
+
+extension StringProtocol {
+    /// Whether the two spell the same text in any ASCII case (other characters compared exactly): how keywords, scope
+    /// names and other protocol tokens compare, without lower-casing a copy of either.
+    @inlinable
+    public func equalsIgnoringCase(_ other: some StringProtocol) -> Bool {
+        let a = utf8
+        let b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { ASCII.lowercased($0) == ASCII.lowercased($1) }
+    }
+}

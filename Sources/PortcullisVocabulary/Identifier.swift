@@ -51,6 +51,13 @@ public enum IdentifierKind {
     public enum Principal {}
     /// Policies and other documents named by a GUID (conditional access, app protection, strengths, agreements).
     public enum Policy {}
+    /// A directory role's definition (Entra's template IDs).
+    public enum Role {}
+    /// What a resource is named by in a token request or a grant: its app ID or one of its identifier URIs (compared
+    /// case-insensitively, as Entra does).
+    public enum Resource {}
+    /// What an admin names an account by: its UPN or its object ID (both compared case-insensitively).
+    public enum Account {}
 }
 
 public typealias TenantID = Identifier<IdentifierKind.Tenant>
@@ -59,6 +66,16 @@ public typealias AppID = Identifier<IdentifierKind.App>
 public typealias RecordID = Identifier<IdentifierKind.Record>
 public typealias DeviceID = Identifier<IdentifierKind.Device>
 public typealias PolicyID = Identifier<IdentifierKind.Policy>
+public typealias PrincipalID = Identifier<IdentifierKind.Principal>
+public typealias RoleID = Identifier<IdentifierKind.Role>
+public typealias ResourceIdentifier = Identifier<IdentifierKind.Resource>
+public typealias AccountName = Identifier<IdentifierKind.Account>
+
+extension Identifier {
+    /// The same identifier text as another kind's: a user's object ID as a grant's principal, say. Only between kinds
+    /// that share a namespace (Entra's object IDs and app IDs are both principals).
+    public init<Other>(_ other: Identifier<Other>) { rawValue = other.rawValue }
+}
 
 extension UUID {
     /// The UUID as this system writes identifiers: lower case.

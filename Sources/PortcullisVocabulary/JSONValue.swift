@@ -70,3 +70,17 @@ extension JSONValue: Codable {
 extension JSONValue: ExpressibleByStringLiteral {
     public init(stringLiteral value: String) { self = .string(value) }
 }
+
+extension JSONValue {
+    /// A value as the admin API writes it (sorted keys, slashes unescaped, dates in ISO 8601), as a JSON value.
+    public init<Value: Encodable>(encoding value: Value) {
+        self = (try? Self.documentEncoder.encode(value)).flatMap(JSONValue.parse) ?? .null
+    }
+
+    private static let documentEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+}

@@ -110,7 +110,7 @@ enum DocumentKindPath: Int, CaseIterable {
         case .appRoleAssignment:
             "\(document["principalId"] as? String ?? "?") has \(document["role"] as? String ?? "?") on \(document["resource"] as? String ?? "?")"
         case .directoryRoleAssignment:
-            "\(document["principalId"] as? String ?? "?") holds \(DirectoryRoleDefinition.builtIn(id: document["roleDefinitionId"] as? String ?? "")?.displayName ?? "?")"
+            "\(document["principalId"] as? String ?? "?") holds \(DirectoryRoleDefinition.builtIn(id: RoleID(document["roleDefinitionId"] as? String ?? ""))?.displayName ?? "?")"
         case .tenant: document["domain"] as? String ?? document["displayName"] as? String ?? "tenant"
         default: document["displayName"] as? String ?? "?"
         }
@@ -144,7 +144,7 @@ enum DesiredState {
         }
         let raw = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         let rawTenants = raw?["tenants"] as? [[String: Any]] ?? []
-        guard let index = parsed.tenants.firstIndex(where: { $0.tenant.id == tenantId.lowercased() || $0.tenant.domain == domain.lowercased() }),
+        guard let index = parsed.tenants.firstIndex(where: { $0.tenant.id == TenantID(tenantId) || $0.tenant.domain.equalsIgnoringCase(domain) }),
             index < rawTenants.count
         else {
             throw Invalid(lines: ["\(file.path): holds no tenant \(domain) (\(tenantId)), the tenant of these admin credentials."])
@@ -202,7 +202,7 @@ enum DesiredState {
                         let label = name + (pointer.isEmpty ? "" : "#\(pointer)")
                         do {
                             _ = try ConditionalAccessPolicy.parse(
-                                mapped, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: "(new)", force: force,
+                                mapped, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: PolicyID("(new)"), force: force,
                                 unenforceable: unenforceable)
                         } catch {
                             problems += error.problems.map { "\(label):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }
@@ -215,7 +215,7 @@ enum DesiredState {
                 do {
                     switch kind {
                     case .authenticationStrength:
-                        strengths.append(try AuthenticationStrengthPolicy.parse(value, others: strengths, generatedId: "(new \(strengths.count))"))
+                        strengths.append(try AuthenticationStrengthPolicy.parse(value, others: strengths, generatedId: PolicyID("(new \(strengths.count))")))
                     case .authenticationContext:
                         contexts.append(try AuthenticationContextClassReference.parse(value, others: contexts))
                     case .conditionalAccess:
@@ -225,7 +225,7 @@ enum DesiredState {
                     default:
                         configurationPolicies.append(
                             try AppConfigurationPolicy.parse(
-                                value, directory: snapshot, others: configurationPolicies, generatedId: "(new \(configurationPolicies.count))"))
+                                value, directory: snapshot, others: configurationPolicies, generatedId: PolicyID("(new \(configurationPolicies.count))")))
                     }
                 } catch {
                     problems += error.problems.map { "\(name):\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }

@@ -33,13 +33,13 @@ struct KeysCommand: AsyncParsableCommand {
                 } ?? settings.signingAlgorithm
             let activation = Date().addingTimeInterval(TimeInterval(max(0, activateIn)))
             let keys = URL(fileURLWithPath: settings.keysDirectory)
-            let tenants = tenant.map { [$0.lowercased()] } ?? TenantKeyRings.tenantIds(keysDirectory: keys)
+            let tenants = tenant.map { [TenantID($0)] } ?? TenantKeyRings.tenantIds(keysDirectory: keys)
             guard !tenants.isEmpty else {
                 throw ValidationError(
                     "no tenant key ring under \(settings.keysDirectory)/tenants yet: each tenant's ring is created when the server first starts with it")
             }
             for id in tenants {
-                guard id.isGUID else { throw ValidationError("--tenant must be a tenant ID (a GUID)") }
+                guard id.rawValue.isGUID else { throw ValidationError("--tenant must be a tenant ID (a GUID)") }
                 let name = try TenantKeyRings.generate(keysDirectory: keys, tenantId: id, algorithm: algorithm, activatesAt: activation)
                 print(
                     "generated \(settings.keysDirectory)/\(name); it signs from \(activation.formatted(.iso8601)) on every node restarted before then"

@@ -61,11 +61,11 @@ struct PolicyCommand: AsyncParsableCommand {
                 do {
                     // The kind follows from the document: app protection has `settings`, app configuration `configuration`.
                     if value["settings"] != nil {
-                        let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: "(generated)")
+                        let policy = try AppProtectionPolicy.parse(value, directory: directory, generatedId: PolicyID("(generated)"))
                         print("\(file): ok (app protection: \(policy.displayName))")
                     } else if value["configuration"] != nil {
                         let policy = try AppConfigurationPolicy.parse(
-                            value, directory: directory, others: configurations, generatedId: "(generated \(configurations.count))")
+                            value, directory: directory, others: configurations, generatedId: PolicyID("(generated \(configurations.count))"))
                         configurations.append(policy)
                         print("\(file): ok (app configuration: \(policy.displayName), priority \(policy.priority))")
                     } else {
@@ -74,7 +74,7 @@ struct PolicyCommand: AsyncParsableCommand {
                         for (element, pointer) in PolicyImport.policies(in: value) {
                             do {
                                 let policy = try ConditionalAccessPolicy.parse(
-                                    PolicyImport.mapping(element, with: table), directory: directory, generatedId: "(generated)", unenforceable: keep,
+                                    PolicyImport.mapping(element, with: table), directory: directory, generatedId: PolicyID("(generated)"), unenforceable: keep,
                                     pointer: pointer)
                                 print("\(file)\(pointer.isEmpty ? "" : "#\(pointer)"): ok (\(policy.displayName), \(policy.state.rawValue))")
                             } catch {

@@ -129,7 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
                     throw ValidationError("the configuration cannot seed the store:\n\(error.description)")
                 }
                 // Every tenant's key ring exists before the first request (created under the keys lock on first start).
-                for name in try await signers.preload(tenantIds: try await store.tenantIds()) {
+                for name in try await signers.preload(tenantIds: try await store.tenantIds().map { TenantID($0) }) {
                     logger.notice("generated a signing key", metadata: ["portcullis.file": .string(keysURL.appendingPathComponent(name).path)])
                 }
                 let server = PortcullisServer(dependencies: dependencies)

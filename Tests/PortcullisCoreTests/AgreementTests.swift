@@ -72,7 +72,7 @@ struct AgreementTests {
             CA.json([
                 "id": CA.id(1), "displayName": "ToU", "state": "enabled",
                 "conditions": ["users": ["includeUsers": ["All"]], "applications": ["includeApplications": ["All"]]],
-                "grantControls": ["operator": op, "builtInControls": controls, "termsOfUse": [agreement.id.uppercased()]],
+                "grantControls": ["operator": op, "builtInControls": controls, "termsOfUse": [agreement.id.rawValue.uppercased()]],
             ])
         }
         let parsed = try ConditionalAccessPolicy.parse(policy("AND", controls: []), directory: CA.directory, agreements: [agreement], generatedId: "x")

@@ -23,22 +23,22 @@ struct AppConfigurationPolicyTests {
             "a0000000-0000-4000-8000-0000000000a2", priority: 10, groups: [CA.gA], ["serverUrl": "https://a", "signature": ["text": "A"]])
         let other = try Self.policy("a0000000-0000-4000-8000-0000000000a3", priority: 5, app: CA.plainClient, ["serverUrl": "https://plain"])
         let policies = [everyone, groupA, other]
-        let inA = MergedAppConfiguration.resolve(policies, groupIds: [CA.gA], clientId: CA.approvedClient)
+        let inA = MergedAppConfiguration.resolve(policies, groupIds: [ObjectID(CA.gA)], clientId: AppID(CA.approvedClient))
         #expect(
             inA.configuration == ["serverUrl": .string("https://a"), "syncDays": .number(7), "signature": .object(["text": .string("A")])],
             "a whole top-level value wins, never merged deeper")
         #expect(inA.policyIds == [groupA.id, everyone.id])
-        let inB = MergedAppConfiguration.resolve(policies, groupIds: [CA.gB], clientId: CA.approvedClient)
+        let inB = MergedAppConfiguration.resolve(policies, groupIds: [ObjectID(CA.gB)], clientId: AppID(CA.approvedClient))
         #expect(inB.configuration?["serverUrl"] == .string("https://all"))
         let excluded = try Self.policy("a0000000-0000-4000-8000-0000000000a4", priority: 1, exclude: [CA.gB], ["serverUrl": "https://not-b"])
-        #expect(MergedAppConfiguration.resolve([excluded], groupIds: [CA.gB], clientId: CA.approvedClient).configuration == nil)
-        #expect(MergedAppConfiguration.resolve(policies, groupIds: [], clientId: CA.daemon).configuration == nil, "no policy for the app: unmanaged")
+        #expect(MergedAppConfiguration.resolve([excluded], groupIds: [ObjectID(CA.gB)], clientId: AppID(CA.approvedClient)).configuration == nil)
+        #expect(MergedAppConfiguration.resolve(policies, groupIds: [], clientId: AppID(CA.daemon)).configuration == nil, "no policy for the app: unmanaged")
         // The canonical form (what the version fingerprints) does not depend on the order keys were written in.
         let reordered = try Self.policy("a0000000-0000-4000-8000-0000000000a5", priority: 1, ["b": 2, "a": 1])
         let again = try Self.policy("a0000000-0000-4000-8000-0000000000a5", priority: 1, ["a": 1, "b": 2])
         #expect(
-            MergedAppConfiguration.resolve([reordered], groupIds: [], clientId: CA.approvedClient).canonical
-                == MergedAppConfiguration.resolve([again], groupIds: [], clientId: CA.approvedClient).canonical)
+            MergedAppConfiguration.resolve([reordered], groupIds: [], clientId: AppID(CA.approvedClient)).canonical
+                == MergedAppConfiguration.resolve([again], groupIds: [], clientId: AppID(CA.approvedClient)).canonical)
     }
 
     @Test("every problem with its pointer: size, priority range and conflicts, targets, secret declarations, unknown members")

@@ -40,11 +40,11 @@ struct ConditionalAccessCorpusTests {
         }
         return DirectorySnapshot(
             tenant: Tenant(id: "f0000000-0000-4000-8000-0000000000c0", domain: "corpus.test", displayName: "Corpus"), revision: 1,
-            users: users.sorted().map { User(id: $0, userPrincipalName: "\($0)@corpus.test", displayName: $0) },
-            groups: groups.sorted().map { Group(id: $0, displayName: $0, members: []) },
-            applications: applications.sorted().map { Application(appId: $0, displayName: $0, identifierUris: ["api://\($0)"], scopes: ["Read"]) },
+            users: users.sorted().map { User(id: ObjectID($0), userPrincipalName: "\($0)@corpus.test", displayName: $0) },
+            groups: groups.sorted().map { Group(id: ObjectID($0), displayName: $0, members: []) },
+            applications: applications.sorted().map { Application(appId: AppID($0), displayName: $0, identifierUris: ["api://\($0)"], scopes: ["Read"]) },
             appRoleAssignments: [],
-            namedLocations: locations.sorted().map { NamedLocation(id: $0, displayName: $0, ipRanges: ["192.0.2.0/24"], isTrusted: false) })
+            namedLocations: locations.sorted().map { NamedLocation(id: PolicyID($0), displayName: $0, ipRanges: ["192.0.2.0/24"], isTrusted: false) })
     }
 
     /// The agreements (terms of use) the policies name, made under those IDs.
@@ -52,8 +52,11 @@ struct ConditionalAccessCorpusTests {
         let ids = Set(documents.flatMap { ($0["grantControls"]?["termsOfUse"]?.arrayValue ?? []).compactMap(\.stringValue).map { $0.lowercased() } })
         return ids.sorted().map {
             Agreement(
-                id: $0, displayName: $0,
-                files: [AgreementFile(id: UUID().uuidString.lowercased(), fileName: "terms.txt", language: "en", isDefault: true, data: Data("Terms".utf8))])
+                id: PolicyID($0), displayName: $0,
+                files: [
+                    AgreementFile(
+                        id: RecordID(UUID().uuidString.lowercased()), fileName: "terms.txt", language: "en", isDefault: true, data: Data("Terms".utf8))
+                ])
         }
     }
 
@@ -207,19 +210,22 @@ struct ConditionalAccessCorpusTests {
             ])
         }
         do {
-            _ = try ConditionalAccessPolicy.parse(policy(state: "enabled"), directory: CA.directory, generatedId: CA.id(1))
+            _ = try ConditionalAccessPolicy.parse(policy(state: "enabled"), directory: CA.directory, generatedId: PolicyID(CA.id(1)))
             Issue.record("cloudAppSecurity accepted")
         } catch {
             #expect(error.problems.map(\.pointer) == ["/sessionControls/cloudAppSecurity"])
             #expect(error.problems.first?.message.contains("--unenforceable report-only") == true)
         }
-        let kept = try ConditionalAccessPolicy.parse(policy(state: "enabled"), directory: CA.directory, generatedId: CA.id(1), unenforceable: .reportOnly)
+        let kept = try ConditionalAccessPolicy.parse(
+            policy(state: "enabled"), directory: CA.directory, generatedId: PolicyID(CA.id(1)), unenforceable: .reportOnly)
         #expect(kept.state == .reportOnly && kept.sessionControls?.cloudAppSecurity?.cloudAppSecurityType == .blockDownloads)
-        let off = try ConditionalAccessPolicy.parse(policy(state: "disabled"), directory: CA.directory, generatedId: CA.id(1), unenforceable: .reportOnly)
+        let off = try ConditionalAccessPolicy.parse(
+            policy(state: "disabled"), directory: CA.directory, generatedId: PolicyID(CA.id(1)), unenforceable: .reportOnly)
         #expect(off.state == .disabled, "a policy turned off stays off")
         do {
             _ = try ConditionalAccessPolicy.parse(
-                policy(state: "enabled", control: ["isEnabled": true, "cloudAppSecurityType": "teleport"]), directory: CA.directory, generatedId: CA.id(1),
+                policy(state: "enabled", control: ["isEnabled": true, "cloudAppSecurityType": "teleport"]), directory: CA.directory,
+                generatedId: PolicyID(CA.id(1)),
                 unenforceable: .reportOnly)
             Issue.record("a bad type accepted")
         } catch {

@@ -20,21 +20,22 @@ enum CA {
     static let directory = DirectorySnapshot(
         tenant: Tenant(id: "f0000000-0000-4000-8000-000000000000", domain: "ca.test", displayName: "CA"), revision: 1,
         users: [
-            User(id: u1, userPrincipalName: "u1@ca.test", displayName: "U1"), User(id: u2, userPrincipalName: "u2@ca.test", displayName: "U2"),
-            User(id: u3, userPrincipalName: "u3@ca.test", displayName: "U3"),
+            User(id: ObjectID(u1), userPrincipalName: "u1@ca.test", displayName: "U1"),
+            User(id: ObjectID(u2), userPrincipalName: "u2@ca.test", displayName: "U2"),
+            User(id: ObjectID(u3), userPrincipalName: "u3@ca.test", displayName: "U3"),
         ],
-        groups: [Group(id: gA, displayName: "A", members: [u1]), Group(id: gB, displayName: "B", members: [u2])],
+        groups: [Group(id: ObjectID(gA), displayName: "A", members: [ObjectID(u1)]), Group(id: ObjectID(gB), displayName: "B", members: [ObjectID(u2)])],
         applications: [
-            Application(appId: approvedClient, displayName: "approved", publicClient: true, approvedClientApp: true),
-            Application(appId: plainClient, displayName: "plain", publicClient: true),
-            Application(appId: daemon, displayName: "daemon"),
-            Application(appId: r1, displayName: "r1", identifierUris: ["api://r1"], scopes: ["Read"]),
-            Application(appId: r2, displayName: "r2", identifierUris: ["api://r2"], scopes: ["Read"]),
+            Application(appId: AppID(approvedClient), displayName: "approved", publicClient: true, approvedClientApp: true),
+            Application(appId: AppID(plainClient), displayName: "plain", publicClient: true),
+            Application(appId: AppID(daemon), displayName: "daemon"),
+            Application(appId: AppID(r1), displayName: "r1", identifierUris: ["api://r1"], scopes: ["Read"]),
+            Application(appId: AppID(r2), displayName: "r2", identifierUris: ["api://r2"], scopes: ["Read"]),
         ],
         appRoleAssignments: [],
         namedLocations: [
-            NamedLocation(id: hq, displayName: "HQ", ipRanges: ["203.0.113.0/24"], isTrusted: true),
-            NamedLocation(id: branch, displayName: "Branch", ipRanges: ["198.51.100.0/24", "2001:db8:b::/48"], isTrusted: false),
+            NamedLocation(id: PolicyID(hq), displayName: "HQ", ipRanges: ["203.0.113.0/24"], isTrusted: true),
+            NamedLocation(id: PolicyID(branch), displayName: "Branch", ipRanges: ["198.51.100.0/24", "2001:db8:b::/48"], isTrusted: false),
         ])
 
     static func json(_ value: Any) -> JSONValue { JSONValue.parse(try! JSONSerialization.data(withJSONObject: value))! }
@@ -72,11 +73,12 @@ enum CA {
         platform: DevicePlatform? = .iOS, ip: String? = "192.0.2.10", capabilities: [String] = [], protection: SignInFacts.AppProtection = .none,
         mfa: Bool = false
     ) -> SignInFacts {
-        let groups = user.map { directory.groupIds(ofUser: $0) } ?? []
+        let groups = user.map { directory.groupIds(ofUser: ObjectID($0)) } ?? []
         return SignInFacts(
-            userId: user, groupIds: groups, clientAppId: client, resourceAppId: resource, clientAppType: type, platform: platform,
+            userId: user.map { ObjectID($0) }, groupIds: groups, clientAppId: AppID(client), resourceAppId: AppID(resource), clientAppType: type,
+            platform: platform,
             ipAddress: ip.flatMap(IPAddress.init), capabilities: capabilities, appProtection: protection,
-            approvedClientApp: directory.application(appId: client)?.approvedClientApp ?? false,
+            approvedClientApp: directory.application(appId: AppID(client))?.approvedClientApp ?? false,
             authentication: AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: nil))
     }
 }
@@ -269,16 +271,16 @@ let semanticsCases: [SemanticsCase] = [
     // The compliance resource is exempt from app controls, not from block or mfa.
     SemanticsCase(
         name: "compliance resource exempt from compliantApplication", policies: [CA.policy(1, controls: ["compliantApplication"])],
-        facts: CA.facts(resource: BuiltInResources.complianceAppId), status: .success, refusal: nil),
+        facts: CA.facts(resource: BuiltInResources.complianceAppId.rawValue), status: .success, refusal: nil),
     SemanticsCase(
         name: "compliance resource exempt from approvedApplication", policies: [CA.policy(1, controls: ["approvedApplication"])],
-        facts: CA.facts(client: CA.plainClient, resource: BuiltInResources.complianceAppId), status: .success, refusal: nil),
+        facts: CA.facts(client: CA.plainClient, resource: BuiltInResources.complianceAppId.rawValue), status: .success, refusal: nil),
     SemanticsCase(
         name: "compliance resource still blocked", policies: [CA.policy(1, controls: ["block"])],
-        facts: CA.facts(resource: BuiltInResources.complianceAppId), status: .failure, refusal: "block"),
+        facts: CA.facts(resource: BuiltInResources.complianceAppId.rawValue), status: .failure, refusal: "block"),
     SemanticsCase(
         name: "admin resource is not exempt", policies: [CA.policy(1, controls: ["compliantApplication"])],
-        facts: CA.facts(resource: BuiltInResources.adminAppId), status: .failure, refusal: "compliant"),
+        facts: CA.facts(resource: BuiltInResources.adminAppId.rawValue), status: .failure, refusal: "compliant"),
     // Workload identities (service principals).
     SemanticsCase(
         name: "user policies do not apply to app-only sign-ins", policies: [CA.policy(1, controls: ["block"])],

@@ -209,7 +209,7 @@ struct CriticalEventChangeTests {
     ) -> SignInRecord {
         var record = SignInRecord(
             id: "s\(n)", createdDateTime: Date(timeIntervalSince1970: 1_800_000_000 - ageMinutes * 60), correlationId: "c\(n)",
-            tenantId: CA.directory.tenant.id, userId: user, userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: client,
+            tenantId: CA.directory.tenant.id.rawValue, userId: user, userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: client,
             resourceAppId: resource, resource: nil, grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: capabilities,
             ipAddress: "192.0.2.10", platform: "iOS", appProtection: "none", conditionalAccessStatus: status, appliedConditionalAccessPolicies: [],
             errorCode: errorCode)
@@ -240,14 +240,14 @@ struct CriticalEventChangeTests {
             Self.signIn(8, user: nil),  // a workload identity: no user to revoke
         ]
         let events = try Self.changed(records, before: [], after: [blockGroupA])
-        #expect(events.map(\.userId) == [CA.u1, CA.u1])
+        #expect(events.map(\.userId.rawValue) == [CA.u1, CA.u1])
         #expect(
             events.map(\.kind) == [
-                .conditionalAccessRefuses(clientAppId: CA.approvedClient, policyIds: [CA.id(1)]),
-                .conditionalAccessRefuses(clientAppId: CA.plainClient, policyIds: [CA.id(1)]),
+                .conditionalAccessRefuses(clientAppId: AppID(CA.approvedClient), policyIds: [CA.id(1)]),
+                .conditionalAccessRefuses(clientAppId: AppID(CA.plainClient), policyIds: [CA.id(1)]),
             ])
         #expect(events.allSatisfy { $0.endsAccess && $0.initiator == .policy && $0.reason?.contains(CA.id(1)) == true })
-        #expect(events.map(\.revokedApplication) == [CA.approvedClient, CA.plainClient])
+        #expect(events.map(\.revokedApplication?.rawValue) == [CA.approvedClient, CA.plainClient])
         let subject = events[0].subject(issuer: "https://issuer")
         #expect(subject.json["application"] == ["format": "opaque", "id": .string(CA.approvedClient)], "\(subject.json)")
 
@@ -268,7 +268,7 @@ struct CriticalEventChangeTests {
             tenant: directory.tenant, revision: 2, users: directory.users, groups: directory.groups,
             applications: directory.applications.map { application in
                 var application = application
-                if application.appId == CA.r1 { application.continuousAccessEvaluation = true }
+                if application.appId.rawValue == CA.r1 { application.continuousAccessEvaluation = true }
                 return application
             }, appRoleAssignments: [], namedLocations: directory.namedLocations)
         let old = [
@@ -277,6 +277,6 @@ struct CriticalEventChangeTests {
             Self.signIn(3, resource: CA.r2, ageMinutes: 600, capabilities: ["cp1"]),  // cp1 at a resource without CAE: expired
         ]
         let events = try Self.changed(old, before: [], after: [CA.policy(1, controls: ["block"])], directory: directory)
-        #expect(events.map(\.kind) == [.conditionalAccessRefuses(clientAppId: CA.approvedClient, policyIds: [CA.id(1)])])
+        #expect(events.map(\.kind) == [.conditionalAccessRefuses(clientAppId: AppID(CA.approvedClient), policyIds: [CA.id(1)])])
     }
 }

@@ -6,16 +6,16 @@ import Testing
 /// directly or through a group, in the index as in a full scan.
 @Suite("directory roles in conditional access")
 struct DirectoryRoleTests {
-    static let globalAdmin = DirectoryRoleDefinition.globalAdministrator
-    static let securityAdmin = DirectoryRoleDefinition.securityAdministrator
+    static let globalAdmin = DirectoryRoleDefinition.globalAdministrator.rawValue
+    static let securityAdmin = DirectoryRoleDefinition.securityAdministrator.rawValue
 
     /// u1 holds Global Administrator; group B (u2) holds Security Administrator; u3 holds nothing.
     static let directory = DirectorySnapshot(
         tenant: CA.directory.tenant, revision: 1, users: CA.directory.users, groups: CA.directory.groups, applications: CA.directory.applications,
         appRoleAssignments: [], namedLocations: CA.directory.namedLocations,
         directoryRoleAssignments: [
-            DirectoryRoleAssignment(principalId: CA.u1.uppercased(), roleDefinitionId: globalAdmin),
-            DirectoryRoleAssignment(principalId: CA.gB, roleDefinitionId: securityAdmin.uppercased()),
+            DirectoryRoleAssignment(principalId: ObjectID(CA.u1.uppercased()), roleDefinitionId: RoleID(globalAdmin)),
+            DirectoryRoleAssignment(principalId: ObjectID(CA.gB), roleDefinitionId: RoleID(securityAdmin.uppercased())),
         ])
 
     static func policy(include: [String], exclude: [String] = [], users: [String] = []) -> JSONValue {
@@ -32,7 +32,7 @@ struct DirectoryRoleTests {
     static func applies(_ document: JSONValue, to user: String) throws -> Bool {
         let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "00000000-0000-4000-8000-0000000000r1")
         let set = CompiledPolicySet(policies: [policy], namedLocations: [])
-        let input = SignInFacts.Input(userId: user, clientAppId: CA.plainClient, resourceAppId: CA.r1, authentication: .none)
+        let input = SignInFacts.Input(userId: ObjectID(user), clientAppId: AppID(CA.plainClient), resourceAppId: AppID(CA.r1), authentication: .none)
         let facts = SignInFacts(input, directory: directory)
         let indexed = set.evaluate(facts).policies.contains { $0.result == .failure }
         let scanned = set.evaluate(facts, explain: true).policies.contains { $0.result == .failure }
@@ -42,9 +42,9 @@ struct DirectoryRoleTests {
 
     @Test("a user holds roles assigned to them and to their groups")
     func holders() {
-        #expect(Self.directory.roleIds(ofUser: CA.u1) == [Self.globalAdmin])
-        #expect(Self.directory.roleIds(ofUser: CA.u2.uppercased()) == [Self.securityAdmin])
-        #expect(Self.directory.roleIds(ofUser: CA.u3).isEmpty)
+        #expect(Self.directory.roleIds(ofUser: ObjectID(CA.u1)) == [RoleID(Self.globalAdmin)])
+        #expect(Self.directory.roleIds(ofUser: ObjectID(CA.u2.uppercased())) == [RoleID(Self.securityAdmin)])
+        #expect(Self.directory.roleIds(ofUser: ObjectID(CA.u3)).isEmpty)
     }
 
     @Test("includeRoles applies to the holders only; excludeRoles exempts holders from All")
@@ -63,7 +63,7 @@ struct DirectoryRoleTests {
     func validation() throws {
         let parsed = try ConditionalAccessPolicy.parse(
             Self.policy(include: [Self.globalAdmin.uppercased(), Self.globalAdmin]), directory: Self.directory, generatedId: "g")
-        #expect(parsed.conditions.users?.includeRoles == [Self.globalAdmin])
+        #expect(parsed.conditions.users?.includeRoles == [RoleID(Self.globalAdmin)])
         do {
             _ = try ConditionalAccessPolicy.parse(
                 Self.policy(include: [Self.globalAdmin, "00000000-0000-4000-8000-00000000dead"]), directory: Self.directory, generatedId: "g")
@@ -81,8 +81,8 @@ struct DirectoryRoleTests {
     func builtIns() {
         #expect(DirectoryRoleDefinition.builtIns.count >= 120)
         #expect(Set(DirectoryRoleDefinition.builtIns.map(\.id)).count == DirectoryRoleDefinition.builtIns.count)
-        #expect(DirectoryRoleDefinition.builtIn(id: Self.globalAdmin.uppercased())?.displayName == "Global Administrator")
-        #expect(DirectoryRoleDefinition.builtIns.allSatisfy { $0.id.isGUID && $0.id == $0.id.lowercased() })
+        #expect(DirectoryRoleDefinition.builtIn(id: RoleID(Self.globalAdmin.uppercased()))?.displayName == "Global Administrator")
+        #expect(DirectoryRoleDefinition.builtIns.allSatisfy { $0.id.rawValue.isGUID && $0.id.rawValue == $0.id.rawValue.lowercased() })
     }
 }
 
@@ -92,7 +92,7 @@ struct DirectoryRoleTests {
 struct ApplicationGroupTests {
     static let directory: DirectorySnapshot = {
         var applications = CA.directory.applications
-        if let index = applications.firstIndex(where: { $0.appId == CA.r1 }) { applications[index].tags = ["office365"] }
+        if let index = applications.firstIndex(where: { $0.appId.rawValue == CA.r1 }) { applications[index].tags = ["office365"] }
         return DirectorySnapshot(
             tenant: CA.directory.tenant, revision: 1, users: CA.directory.users, groups: CA.directory.groups, applications: applications,
             appRoleAssignments: [], namedLocations: [])
@@ -107,7 +107,8 @@ struct ApplicationGroupTests {
         let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "g")
         let set = CompiledPolicySet(policies: [policy], namedLocations: [])
         let facts = SignInFacts(
-            SignInFacts.Input(userId: CA.u1, clientAppId: CA.plainClient, resourceAppId: resource, authentication: .none), directory: directory)
+            SignInFacts.Input(userId: ObjectID(CA.u1), clientAppId: AppID(CA.plainClient), resourceAppId: AppID(resource), authentication: .none),
+            directory: directory)
         let indexed = set.evaluate(facts).policies.contains { $0.result == .failure }
         #expect(indexed == set.evaluate(facts, explain: true).policies.contains { $0.result == .failure }, "the index and a full scan agree")
         return indexed
@@ -117,11 +118,11 @@ struct ApplicationGroupTests {
     func groups() throws {
         #expect(try Self.applies(include: ["office365"], resource: CA.r1))
         #expect(try !Self.applies(include: ["Office365"], resource: CA.r2))
-        #expect(try Self.applies(include: ["MicrosoftAdminPortals"], resource: BuiltInResources.adminAppId))
+        #expect(try Self.applies(include: ["MicrosoftAdminPortals"], resource: BuiltInResources.adminAppId.rawValue))
         #expect(try !Self.applies(include: ["MicrosoftAdminPortals"], resource: CA.r1))
         #expect(try !Self.applies(include: ["All"], exclude: ["Office365"], resource: CA.r1))
         #expect(try Self.applies(include: ["All"], exclude: ["Office365"], resource: CA.r2))
-        #expect(try !Self.applies(include: ["All"], exclude: ["MicrosoftAdminPortals"], resource: BuiltInResources.adminAppId))
+        #expect(try !Self.applies(include: ["All"], exclude: ["MicrosoftAdminPortals"], resource: BuiltInResources.adminAppId.rawValue))
         let stored = try ConditionalAccessPolicy.parse(
             CA.json([
                 "displayName": "x", "state": "enabled",
@@ -140,7 +141,7 @@ struct ApplicationGroupTests {
 struct GuestConditionTests {
     static let guest = "a0000000-0000-4000-8000-0000000000f0"
     static let directory: DirectorySnapshot = {
-        var visitor = User(id: guest, userPrincipalName: "visitor@ca.test", displayName: "Visitor")
+        var visitor = User(id: ObjectID(guest), userPrincipalName: "visitor@ca.test", displayName: "Visitor")
         visitor.userType = .guest
         return DirectorySnapshot(
             tenant: CA.directory.tenant, revision: 1, users: CA.directory.users + [visitor], groups: CA.directory.groups,
@@ -156,7 +157,8 @@ struct GuestConditionTests {
         let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "g")
         let set = CompiledPolicySet(policies: [policy], namedLocations: [])
         let facts = SignInFacts(
-            SignInFacts.Input(userId: user, clientAppId: CA.plainClient, resourceAppId: CA.r1, authentication: .none), directory: directory)
+            SignInFacts.Input(userId: ObjectID(user), clientAppId: AppID(CA.plainClient), resourceAppId: AppID(CA.r1), authentication: .none),
+            directory: directory)
         let indexed = set.evaluate(facts).policies.contains { $0.result == .failure }
         #expect(indexed == set.evaluate(facts, explain: true).policies.contains { $0.result == .failure }, "the index and a full scan agree")
         return indexed
@@ -210,7 +212,7 @@ struct GuestConditionTests {
                             "guestOrExternalUserTypes": "b2bCollaborationGuest, internalGuest",
                             "externalTenants": [
                                 "@odata.type": "#microsoft.graph.conditionalAccessEnumeratedExternalTenants", "membershipKind": "enumerated",
-                                "members": [CA.directory.tenant.id.uppercased()],
+                                "members": [CA.directory.tenant.id.rawValue.uppercased()],
                             ],
                         ]
                     ], "applications": ["includeApplications": ["All"]],
@@ -222,7 +224,7 @@ struct GuestConditionTests {
             encoded["conditions"]?["users"]?["includeGuestsOrExternalUsers"]
                 == CA.json([
                     "guestOrExternalUserTypes": "internalGuest,b2bCollaborationGuest",
-                    "externalTenants": ["membershipKind": "enumerated", "members": [CA.directory.tenant.id]],
+                    "externalTenants": ["membershipKind": "enumerated", "members": [CA.directory.tenant.id.rawValue]],
                 ]))
         #expect(try JSONDecoder().decode(ConditionalAccessPolicy.self, from: JSONEncoder().encode(parsed)) == parsed)
     }

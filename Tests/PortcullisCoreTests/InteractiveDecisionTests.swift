@@ -61,26 +61,26 @@ struct InteractiveDecisionTests {
             policies: [CA.policy(1, controls: ["mfa"])], flow: .deviceCode, passkeys: 1, step: .registrationRefused(.verifyFirst)),
         Case(
             name: "a passkey strength, the user has one: the passkey",
-            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id)],
+            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id.rawValue)],
             passkeys: 2, step: .usePasskey(strengths: ["Phishing-resistant MFA"])),
         Case(
             name: "a passkey strength, a temporary access pass and no passkey: register one here",
-            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id)], methods: ["tap", "mfa", "tap=once"],
+            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id.rawValue)], methods: ["tap", "mfa", "tap=once"],
             step: .registerPasskey(strengths: ["Phishing-resistant MFA"])),
         Case(
             name: "a passkey strength, a password only and no passkey (password-only registration allowed): register one here",
-            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id)],
+            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id.rawValue)],
             step: .registerPasskey(strengths: ["Phishing-resistant MFA"])),
         Case(
             name: "a passkey strength, password and app code, no passkey, may not add a second method: asked for a passkey, told how",
-            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id)], methods: ["pwd"], hasApp: true,
+            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id.rawValue)], methods: ["pwd"], hasApp: true,
             passwordOnly: .never, step: .usePasskey(strengths: ["Phishing-resistant MFA"])),
         Case(
             name: "a passkey strength on the device page: enforced at redemption",
-            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id)], flow: .deviceCode, step: .issue),
+            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id.rawValue)], flow: .deviceCode, step: .issue),
         Case(
             name: "a passkey strength, silently: interaction_required",
-            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id)], silent: true, passkeys: 1,
+            policies: [strengthPolicy(1, strength: AuthenticationStrengthPolicy.phishingResistant.id.rawValue)], silent: true, passkeys: 1,
             step: .interactionRequired),
         Case(name: "a control for redemption (compliant app): the code", policies: [CA.policy(1, controls: ["compliantApplication"])], step: .issue),
         Case(name: "sign-in frequency met", policies: [frequencyPolicy(1, hours: 1)], age: 1800, step: .issue),
@@ -121,8 +121,10 @@ struct InteractiveDecisionTests {
             var signIn = CA.facts(user: CA.u1)
             signIn.authentication = authentication
             let facts = GrantFacts(
-                grantType: .authorizationCode, tenant: CA.directory, client: CA.directory.application(appId: CA.approvedClient)!, clientAuthenticated: false,
-                user: CA.directory.user(id: CA.u1), scope: ScopeRequest(resource: nil, audience: nil, resourceScopes: [], isDefault: false, oidc: [.openid]),
+                grantType: .authorizationCode, tenant: CA.directory, client: CA.directory.application(appId: AppID(CA.approvedClient))!,
+                clientAuthenticated: false,
+                user: CA.directory.user(id: ObjectID(CA.u1)),
+                scope: ScopeRequest(resource: nil, audience: nil, resourceScopes: [], isDefault: false, oidc: [.openid]),
                 scopeText: "openid", capabilities: ClaimsRequest(), signIn: signIn, authentication: authentication, clientInfoRequested: false, now: Self.now)
             let result = GrantDecision.decide(facts, policies: policies, settings: GrantSettings())
             if refused {

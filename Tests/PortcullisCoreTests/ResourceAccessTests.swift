@@ -18,7 +18,7 @@ struct ResourceAccessTests {
     static let directory = DirectorySnapshot(
         tenant: Tenant(id: "11111111-2222-4333-8444-555555555555", domain: "fabrikam.test", displayName: "F"), revision: 1, users: [], groups: [],
         applications: [api, listing, rolesOnly, preAuthorized, stranger],
-        appRoleAssignments: [AppRoleAssignment(principalId: rolesOnly.appId, resource: "api://mail", role: "Mail.ReadAll")], namedLocations: [])
+        appRoleAssignments: [AppRoleAssignment(principalId: PrincipalID(rolesOnly.appId), resource: "api://mail", role: "Mail.ReadAll")], namedLocations: [])
 
     enum Outcome: Equatable {
         case success([String])
@@ -85,7 +85,7 @@ struct ResourceAccessTests {
             requiredResourceAccess: [
                 RequiredResourceAccess(resourceAppId: "api://nowhere"),
                 RequiredResourceAccess(resourceAppId: "api://mail", scopes: ["Mail.Read", "Mail.Delete"], appRoles: ["Nope"]),
-                RequiredResourceAccess(resourceAppId: Self.api.appId),
+                RequiredResourceAccess(resourceAppId: Self.api.appId.rawValue),
             ],
             preAuthorizedApplications: [Self.stranger.appId, "a0000000-0000-4000-8000-000000000999"])
         let problems = ProblemCollector()

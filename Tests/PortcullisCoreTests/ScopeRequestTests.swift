@@ -24,7 +24,7 @@ struct ScopeRequestTests {
         let byURI = try ScopeRequest.parse("api://mail/.default", in: snapshot)
         #expect(byURI.isDefault && byURI.resourceScopes == ["Mail.Read", "Mail.Send"])
         let byAppId = try ScopeRequest.parse("\(mail.appId)/.default", in: snapshot)
-        #expect(byAppId.resource?.appId == mail.appId && byAppId.audience == mail.appId)
+        #expect(byAppId.resource?.appId == mail.appId && byAppId.audience == mail.appId.rawValue)
     }
 
     @Test("only OIDC scopes name no resource")

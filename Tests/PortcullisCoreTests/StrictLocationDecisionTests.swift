@@ -55,12 +55,12 @@ struct StrictLocationDecisionTests {
     @Test("the token carries xms_sle and ipaddr only when a strict policy applied; too many ranges hold it to its address")
     func plan() throws {
         func token(_ documents: [JSONValue], ip: String = "203.0.113.5", capabilities: [String] = [], cae: Bool = false) throws -> MintPlan {
-            var resource = try #require(CA.directory.application(appId: CA.r1))
+            var resource = try #require(CA.directory.application(appId: AppID(CA.r1)))
             resource.continuousAccessEvaluation = cae
             let signIn = CA.facts(ip: ip)
             let facts = GrantFacts(
-                grantType: .authorizationCode, tenant: CA.directory, client: try #require(CA.directory.application(appId: CA.approvedClient)),
-                clientAuthenticated: false, user: CA.directory.user(id: CA.u1),
+                grantType: .authorizationCode, tenant: CA.directory, client: try #require(CA.directory.application(appId: AppID(CA.approvedClient))),
+                clientAuthenticated: false, user: CA.directory.user(id: ObjectID(CA.u1)),
                 scope: ScopeRequest(resource: resource, audience: nil, resourceScopes: ["Read"], isDefault: false, oidc: []),
                 scopeText: "Read", capabilities: ClaimsRequest(capabilities: capabilities), signIn: signIn, authentication: signIn.authentication,
                 clientInfoRequested: false, now: Date(timeIntervalSince1970: 1_800_000_000))

@@ -222,7 +222,7 @@ struct SharedSignalsTests {
         }
 
         // SETs the receiver must not believe: another typ, another issuer under this tenant's key, another tenant's key.
-        let signer = try await env.server.dependencies.signers.signer(tenantId: Fixtures.tenantId)
+        let signer = try await env.server.dependencies.signers.signer(tenantId: TenantID(Fixtures.tenantId))
         // A token dated ahead (PROTOCOL §14.1) would count as issued after revocations that come before it: refused.
         var ahead = before
         ahead.iat += 600
@@ -241,7 +241,7 @@ struct SharedSignalsTests {
         _ = try await validator.validateSecurityEvent(try await signer.sign(sharedSignal: good), audience: Self.receiver.0, now: Date())
         var otherIssuer = good
         otherIssuer.iss = "https://elsewhere.example/\(Fixtures.tenantId)/v2.0"
-        let otherSigner = try await env.server.dependencies.signers.signer(tenantId: Fixtures.otherTenantId)
+        let otherSigner = try await env.server.dependencies.signers.signer(tenantId: TenantID(Fixtures.otherTenantId))
         for (forged, why) in [
             (try await signer.sign(good, type: "JWT"), "typ JWT"), (try await signer.sign(sharedSignal: otherIssuer), "another issuer"),
             (try await otherSigner.sign(sharedSignal: good), "another tenant's key"), (carol, "an access token"),

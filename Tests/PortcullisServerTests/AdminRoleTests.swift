@@ -30,7 +30,7 @@ struct AdminRoleTests {
             !AdminAuthorization.allows(
                 roles: [DirectoryRoleDefinition.userAdministrator], method: "POST", path: "users/x/authentication-methods/temporaryAccessPass"))
         #expect(!AdminAuthorization.allows(roles: [DirectoryRoleDefinition.applicationAdministrator], method: "POST", path: "app-role-assignments"))
-        let reports = ["4a5d8f65-41da-4de4-8968-e035b65339cf"]
+        let reports: [RoleID] = ["4a5d8f65-41da-4de4-8968-e035b65339cf"]
         #expect(AdminAuthorization.allows(roles: reports, method: "GET", path: "sign-ins"))
         #expect(!AdminAuthorization.allows(roles: reports, method: "GET", path: "users"))
         #expect(
@@ -54,7 +54,8 @@ struct AdminRoleTests {
                     (Fixtures.carol, DirectoryRoleDefinition.userAdministrator),
                 ] {
                     let assigned = try await client.admin(
-                        .post, "/role-management/directory/role-assignments", token: admin, json: ["principalId": account.id, "roleDefinitionId": role])
+                        .post, "/role-management/directory/role-assignments", token: admin,
+                        json: ["principalId": account.id, "roleDefinitionId": role.rawValue])
                     assignments[account.id] = try #require(assigned.string("id"), "\(assigned.text)")
                 }
                 func token(_ account: Fixtures.Account) async throws -> String {
@@ -103,7 +104,7 @@ struct AdminRoleTests {
                 // An Application Administrator manages applications, but not one that holds Portcullis.Admin.
                 let appAdmin = try await client.admin(
                     .post, "/role-management/directory/role-assignments", token: admin,
-                    json: ["principalId": Fixtures.bob.id, "roleDefinitionId": DirectoryRoleDefinition.applicationAdministrator])
+                    json: ["principalId": Fixtures.bob.id, "roleDefinitionId": DirectoryRoleDefinition.applicationAdministrator.rawValue])
                 #expect(appAdmin.status == .created, "\(appAdmin.text)")
                 let bobAgain = try await token(Fixtures.bob)
                 let ordinary = try await client.admin(.post, "/applications/\(Fixtures.daemonClientId)/secrets", token: bobAgain, json: [String: Any]())

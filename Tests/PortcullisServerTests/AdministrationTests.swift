@@ -115,7 +115,7 @@ struct ApplicationAdminTests {
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
                 for (body, pointer) in [
-                    (["appId": BuiltInResources.adminAppId, "displayName": "x"] as [String: Any], "/appId"),
+                    (["appId": BuiltInResources.adminAppId.rawValue, "displayName": "x"] as [String: Any], "/appId"),
                     (["appId": Self.appId, "displayName": "x", "identifierUris": [Fixtures.mailResource]], "/identifierUris/0"),
                     (["appId": Self.appId, "displayName": "x", "allowedGrantTypes": ["magic"]], "/allowedGrantTypes/0"),
                     (["appId": Self.appId, "displayName": "x", "publicClient": true, "secrets": [["secret": "s"]]], "/secrets"),
@@ -257,7 +257,7 @@ struct RoleAssignmentAndTenantTests {
                     #expect(refused.status == .badRequest && refused.text.contains("\"\(pointer)\""), "\(body): \(refused.text)")
                 }
                 // Bob becomes an administrator: his next token for the admin API works.
-                let grant: [String: Any] = ["principalId": Fixtures.bob.id, "resource": BuiltInResources.adminAppId, "role": "Portcullis.Admin"]
+                let grant: [String: Any] = ["principalId": Fixtures.bob.id, "resource": BuiltInResources.adminAppId.rawValue, "role": "Portcullis.Admin"]
                 let granted = try await client.admin(.post, "/app-role-assignments", token: admin, json: grant)
                 #expect(granted.status == .created, "\(granted.text)")
                 let grantId = try #require(granted.string("id"))

@@ -177,7 +177,7 @@ struct AppSecretTests {
                     #expect(bytes.range(of: Data(Self.password.utf8)) == nil, "\(file) holds the password in clear")
                     #expect(bytes.range(of: Data(vpn.key.split(separator: "\n")[1].utf8)) == nil, "\(file) holds the private key in clear")
                 }
-                let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 100, before: nil)
+                let audit = try await env.store.auditRecords(tenantId: TenantID(Fixtures.tenantId), limit: 100, before: nil)
                 let trail = audit.filter { $0.kind == AuditSubject(.appSecretMaterial) }
                 #expect(trail.contains { $0.action == .create && $0.documentId == "\(Self.policyId):com.fabrikam.mail.smtp" })
                 #expect(
@@ -204,7 +204,8 @@ struct AppSecretTests {
                         json: Self.policy(secrets: Array(Self.declared.dropFirst())), headers: [.ifMatch: "*"]
                     ).status == .ok)
                 #expect(
-                    try await env.store.document(tenantId: Fixtures.tenantId, kind: .appSecretMaterial, id: "\(Self.policyId):com.fabrikam.mail.smtp") == nil)
+                    try await env.store.document(tenantId: TenantID(Fixtures.tenantId), kind: .appSecretMaterial, id: "\(Self.policyId):com.fabrikam.mail.smtp")
+                        == nil)
                 #expect(try await client.admin(.post, "/enrollments/\(id)/wipe", token: admin).status == .accepted)
                 let wiped = try await client.mam(.get, "/enrollments/\(id)/secrets/com.fabrikam.mail.vpn", token: token)
                 #expect(wiped.status == .forbidden && wiped["sealed"] == nil && (wiped["commands"] as? [String]) == ["wipe"], "\(wiped.text)")
@@ -244,7 +245,7 @@ struct AppSecretTests {
                 #expect(
                     notIdentity.status == .conflict || notIdentity.status == .notFound,
                     "an uploaded identity (no material yet) is not issued: \(notIdentity.text)")
-                let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 100, before: nil)
+                let audit = try await env.store.auditRecords(tenantId: TenantID(Fixtures.tenantId), limit: 100, before: nil)
                 #expect(audit.contains { $0.action == .issue && $0.afterText.contains(id) })
                 #expect(try await client.admin(.post, "/enrollments/\(id)/wipe", token: admin).status == .accepted)
                 #expect(

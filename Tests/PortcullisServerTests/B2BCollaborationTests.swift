@@ -151,12 +151,13 @@ struct B2BCollaborationTests {
                 #expect(refreshed.status == .ok, "\(refreshed.text)")
 
                 // Her home tenant disables her: Fabrikam's session and refresh tokens no longer serve her.
-                var disabled = User(id: Fixtures.olga.id, userPrincipalName: Fixtures.olga.upn, displayName: "Olga")
+                var disabled = User(id: ObjectID(Fixtures.olga.id), userPrincipalName: Fixtures.olga.upn, displayName: "Olga")
                 disabled.accountEnabled = false
                 let stored = try await env.store.put(
-                    tenantId: Fixtures.otherTenantId, kind: .user, id: Fixtures.olga.id, body: try TenantDocuments.encoder.encode(disabled),
+                    tenantId: TenantID(Fixtures.otherTenantId), kind: .user, id: Fixtures.olga.id, body: try TenantDocuments.encoder.encode(disabled),
                     precondition: .mustExist, at: env.clock.now(), audit: nil)
-                try await env.server.tenants.documentChanged(tenantId: Fixtures.otherTenantId, kind: .user, id: Fixtures.olga.id, revision: stored.version)
+                try await env.server.tenants.documentChanged(
+                    tenantId: TenantID(Fixtures.otherTenantId), kind: .user, id: Fixtures.olga.id, revision: stored.version)
                 let afterRefresh = try await client.token(Grants.refresh(try #require(refreshed.string("refresh_token")), claims: nil))
                 #expect(afterRefresh.status == .badRequest && afterRefresh.errorCode == TokenError.userDisabled.aadsts, "\(afterRefresh.text)")
                 let afterSSO = try await browser.get(client, Authorize.query())

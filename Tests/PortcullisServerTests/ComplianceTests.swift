@@ -305,7 +305,7 @@ struct ComplianceTests {
                 }
                 let active = try await env.store.enrollments(EnrollmentQuery(tenantId: TenantID(Fixtures.tenantId), deviceId: "contended")).filter(\.isActive)
                 #expect(active.count == 1)
-                let winner = active.first?.userId == Fixtures.alice.id ? "alice" : "bob"
+                let winner = active.first?.userId == ObjectID(Fixtures.alice.id) ? "alice" : "bob"
                 #expect(codes.filter { $0.0 == winner }.allSatisfy { [100, 208].contains($0.1) })
                 #expect(codes.filter { $0.0 != winner }.allSatisfy { $0.1 == 227 })
                 #expect(codes.filter { $0.1 == 100 }.count == 1)
@@ -331,7 +331,8 @@ struct ComplianceTests {
                 let now = Int(env.clock.now().timeIntervalSince1970)
                 let appOnly = try await env.signer.sign(
                     accessToken: AccessTokenClaims(
-                        iss: "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.complianceAppId, sub: Fixtures.daemonClientId, oid: nil,
+                        iss: "http://portcullis.test/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.complianceAppId.rawValue, sub: Fixtures.daemonClientId,
+                        oid: nil,
                         tid: Fixtures.tenantId, azp: Fixtures.daemonClientId, azpacr: "1", iat: now, nbf: now, exp: now + 600, jti: UUID().uuidString, scp: nil,
                         roles: nil, upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
                 #expect(try await client.mam(.post, "/enrollments", token: appOnly, json: Device.body()).status == .forbidden)

@@ -323,7 +323,7 @@ struct ConsoleTests {
                 #expect(revoked.status == .seeOther && revoked.headers[.location]?.hasSuffix("methods?done=revoked") == true, "\(revoked.status)")
                 let refused = try await client.token(Grants.refresh(newer, claims: nil))
                 #expect(refused.status == .badRequest && refused.string("error") == "invalid_grant", "\(refused.text)")
-                let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 5, before: nil)
+                let audit = try await env.store.auditRecords(tenantId: TenantID(Fixtures.tenantId), limit: 5, before: nil)
                 #expect(audit.contains { $0.action == .revokeSignInSessions && $0.documentId == Fixtures.carol.id && $0.actor.contains(Fixtures.alice.upn) })
 
                 let list = try await browser.get(client, "/admin/signals")
@@ -366,7 +366,7 @@ struct ConsoleTests {
                 #expect(callback.status == .badRequest && !callback.html.contains("Fabrikam"))
                 let admin = try await client.adminToken()
                 let taken = try await client.admin(
-                    .post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId, "displayName": "Mine", "publicClient": true])
+                    .post, "/applications", token: admin, json: ["appId": BuiltInResources.consoleAppId.rawValue, "displayName": "Mine", "publicClient": true])
                 #expect(taken.status == .badRequest, "the console's app ID is reserved: \(taken.text)")
             }
         }

@@ -77,7 +77,7 @@ struct ExportedPolicyTests {
                 let definitions = try await client.admin(.get, "/role-management/directory/role-definitions", token: admin)
                 let roles = definitions["value"] as? [[String: Any]] ?? []
                 #expect(roles.count >= 120, "\(definitions.text.prefix(200))")
-                let globalAdmin = DirectoryRoleDefinition.globalAdministrator
+                let globalAdmin = DirectoryRoleDefinition.globalAdministrator.rawValue
                 let one = try await client.admin(.get, "/role-management/directory/role-definitions/\(globalAdmin.uppercased())", token: admin)
                 #expect(one.string("displayName") == "Global Administrator" && one.string("templateId") == globalAdmin && one["isBuiltIn"] as? Bool == true)
 

@@ -218,24 +218,25 @@ struct HardeningTests {
                 // The app's role assignment is removed: a fresh token signed before the removal stops at once.
                 let second = try await client.adminToken()
                 #expect(try await client.admin(.get, "/audit", token: second).status == .ok)
-                let assignments = try await env.store.documents(tenantId: Fixtures.tenantId, kind: .appRoleAssignment)
+                let assignments = try await env.store.documents(tenantId: TenantID(Fixtures.tenantId), kind: .appRoleAssignment)
                 let adminApp = try #require(assignments.first { String(decoding: $0.body, as: UTF8.self).contains(Fixtures.adminClientId) })
                 let revision = try await env.store.delete(
-                    tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
-                try await env.server.tenants.documentChanged(tenantId: Fixtures.tenantId, kind: .appRoleAssignment, id: adminApp.id, revision: revision)
+                    tenantId: TenantID(Fixtures.tenantId), kind: .appRoleAssignment, id: adminApp.id, precondition: .mustExist, audit: nil)
+                try await env.server.tenants.documentChanged(
+                    tenantId: TenantID(Fixtures.tenantId), kind: .appRoleAssignment, id: adminApp.id, revision: revision)
                 #expect(try await client.admin(.get, "/audit", token: second).status == .forbidden, "role no longer assigned")
             }
         }
     }
 
     static func editUser(_ env: TestEnvironment, _ id: String, _ change: (inout [String: JSONValue]) -> Void) async throws {
-        let stored = try #require(try await env.store.document(tenantId: Fixtures.tenantId, kind: .user, id: id))
+        let stored = try #require(try await env.store.document(tenantId: TenantID(Fixtures.tenantId), kind: .user, id: id))
         guard case .object(var object) = try #require(JSONValue.parse(stored.body)) else { throw InteropSetupError(message: "user is not an object") }
         change(&object)
         let written = try await env.store.put(
-            tenantId: Fixtures.tenantId, kind: .user, id: id, body: try JSONEncoder().encode(JSONValue.object(object)),
+            tenantId: TenantID(Fixtures.tenantId), kind: .user, id: id, body: try JSONEncoder().encode(JSONValue.object(object)),
             precondition: .version(stored.version), at: env.clock.now(), audit: nil)
-        try await env.server.tenants.documentChanged(tenantId: Fixtures.tenantId, kind: .user, id: id, revision: written.version)
+        try await env.server.tenants.documentChanged(tenantId: TenantID(Fixtures.tenantId), kind: .user, id: id, revision: written.version)
     }
 
     // MARK: 4. Callback destinations
@@ -377,7 +378,7 @@ struct HardeningTests {
                     ids.append(try #require(reply.string("enrollmentId"), "\(reply.text)"))
                 }
                 let kept = try await env.store.enrollments(EnrollmentQuery(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.alice.id)))
-                #expect(Set(kept.map(\.id)) == Set(ids.suffix(5)))
+                #expect(Set(kept.map(\.id.rawValue)) == Set(ids.suffix(5)))
                 #expect(try await env.store.enrollmentHistory(id: RecordID(ids[0])).isEmpty, "history goes with it")
             }
         }
@@ -390,8 +391,10 @@ struct HardeningTests {
             for index in 0..<3 {
                 _ = try await env.store.insertEnrollment(
                     Enrollment(
-                        id: "e\(index)", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: Fixtures.alice.upn,
-                        clientId: Fixtures.mobileClientId, deviceId: "d\(index)", platform: .iOS, osVersion: "17", appVersion: "1", sdkVersion: "1",
+                        id: RecordID("e\(index)"), tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.alice.id),
+                        userPrincipalName: Fixtures.alice.upn,
+                        clientId: AppID(Fixtures.mobileClientId), deviceId: DeviceID("d\(index)"), platform: .iOS, osVersion: "17", appVersion: "1",
+                        sdkVersion: "1",
                         state: .pending, complianceStatus: .policyNotApplied, policyVersion: "v", appliedPolicyVersion: nil, callbackUri: nil,
                         enrolledAt: now, lastCheckInAt: nil, lapsesAt: nil, updatedAt: now),
                     history: EnrollmentHistoryEntry(at: now, event: .enrolled, fromStatus: nil, toStatus: nil),

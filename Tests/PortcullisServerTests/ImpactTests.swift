@@ -86,9 +86,10 @@ struct ImpactTests {
         for mfa in [false, true] {
             for protection in [SignInFacts.AppProtection.none, .notCompliant, .compliant(enrollmentId: "e")] {
                 let facts = SignInFacts(
-                    userId: Fixtures.alice.id, groupIds: directory.groupIds(ofUser: Fixtures.alice.id), clientAppId: Fixtures.mobileClientId,
-                    resourceAppId: Fixtures.mailApiId, platform: .iOS, ipAddress: IPAddress("203.0.113.9"), capabilities: ["protapp"],
-                    appProtection: protection, approvedClientApp: directory.application(appId: Fixtures.mobileClientId)?.approvedClientApp ?? false,
+                    userId: ObjectID(Fixtures.alice.id), groupIds: directory.groupIds(ofUser: ObjectID(Fixtures.alice.id)),
+                    clientAppId: AppID(Fixtures.mobileClientId),
+                    resourceAppId: AppID(Fixtures.mailApiId), platform: .iOS, ipAddress: IPAddress("203.0.113.9"), capabilities: ["protapp"],
+                    appProtection: protection, approvedClientApp: directory.application(appId: AppID(Fixtures.mobileClientId))?.approvedClientApp ?? false,
                     authentication: AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: nil))
                 let decision = set.evaluate(facts)
                 let record = SignInRecord(

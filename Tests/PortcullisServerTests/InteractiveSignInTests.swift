@@ -217,7 +217,8 @@ struct InteractiveSignInTests {
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
                 #expect(
-                    try await Passkeys.requireStrength(client, admin, strengthId: AuthenticationStrengthPolicy.phishingResistant.id).status == .created)
+                    try await Passkeys.requireStrength(client, admin, strengthId: AuthenticationStrengthPolicy.phishingResistant.id.rawValue).status == .created
+                )
                 let pass = try #require(try await Passes.issue(client, admin).string("temporaryAccessPass"))
                 let browser = Browser()
                 let page = try await browser.signIn(client, account: Fixtures.bob, password: pass)

@@ -185,7 +185,7 @@ struct LiveHardeningTests {
             let clock = SystemWallClock()
             // The live server created the tenant's ring under the shared Keys/ at start-up: the test signs with it.
             let signer = try await TenantKeyRings(keysDirectory: root.appendingPathComponent("Keys"), algorithm: .es256, retiringWindow: 3600, clock: clock)
-                .signer(tenantId: Fixtures.tenantId)
+                .signer(tenantId: TenantID(Fixtures.tenantId))
             let issuer = "\(server.baseURL)/\(Fixtures.tenantId)/v2.0"
             func event(aud: String = Fixtures.mobileClientId, iat: Date = Date(), jti: String = UUID().uuidString) async throws -> String {
                 try await signer.sign(

@@ -183,7 +183,7 @@ struct LiveServerTests {
             let now = Int(Date().timeIntervalSince1970)
             let old = try await legacy.sign(
                 accessToken: AccessTokenClaims(
-                    iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId, sub: Fixtures.adminClientId, oid: nil,
+                    iss: "\(server.baseURL)/\(Fixtures.tenantId)/v2.0", aud: BuiltInResources.adminAppId.rawValue, sub: Fixtures.adminClientId, oid: nil,
                     tid: Fixtures.tenantId,
                     azp: Fixtures.adminClientId, azpacr: "1", iat: now - 60, nbf: now - 60, exp: now + 3000, jti: UUID().uuidString, scp: nil,
                     roles: [BuiltInResources.adminRole], upn: nil, preferredUsername: nil, name: nil, xmsCC: nil, idtyp: "app"))
@@ -525,7 +525,7 @@ struct PolicyCommandTests {
             tenants[0]["namedLocations"] = []
             // Frank administers conditional access (a directory role, PROTOCOL §17).
             tenants[0]["roleAssignments"] = [
-                ["principalId": frank.id, "roleDefinitionId": DirectoryRoleDefinition.conditionalAccessAdministrator, "directoryScopeId": "/"]
+                ["principalId": frank.id, "roleDefinitionId": DirectoryRoleDefinition.conditionalAccessAdministrator.rawValue, "directoryScopeId": "/"]
             ]
             document["tenants"] = tenants
             try JSONSerialization.data(withJSONObject: document).write(to: file)

@@ -265,7 +265,7 @@ struct PasskeyTests {
                 #expect(cloned.status == .badRequest && cloned.shownCode == 50053, "\(cloned.html)")
                 let passkey = try #require(try await env.store.passkeys(tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.bob.id)).first)
                 #expect(passkey.suspectSince != nil)
-                let audit = try await env.store.auditRecords(tenantId: Fixtures.tenantId, limit: 20, before: nil)
+                let audit = try await env.store.auditRecords(tenantId: TenantID(Fixtures.tenantId), limit: 20, before: nil)
                 #expect(audit.contains { $0.action == .passkeySuspect && $0.documentId == passkey.id.rawValue })
                 good.signCount = 30
                 #expect(try await attempt { try Passkeys.assertion($0, good) }.shownCode == 50053)

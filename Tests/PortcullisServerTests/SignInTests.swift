@@ -168,7 +168,7 @@ struct SignInTests {
                 // A code is redeemed only by its client: another public client that may redeem codes (the console's) is
                 // refused by the binding itself (70000), not earlier for lacking the grant type.
                 let foreign = try #require(try await browser.get(client, Authorize.query()).delivered["code"])
-                let wrongClient = try await client.token(Authorize.redeem(foreign, client: BuiltInResources.consoleAppId))
+                let wrongClient = try await client.token(Authorize.redeem(foreign, client: BuiltInResources.consoleAppId.rawValue))
                 #expect(wrongClient.status == .badRequest && wrongClient.errorCode == 70000, "a code is redeemed only by its client: \(wrongClient.text)")
                 #expect(try await client.token(Authorize.redeem(foreign)).status == .ok, "the refused attempt did not spoil the code for its client")
             }
@@ -189,7 +189,7 @@ struct SignInTests {
                 #expect(wrongVerifier.errorCode == 501481, "\(wrongVerifier.text)")
                 let otherRedirect = try await client.token(Authorize.redeem(code, redirect: "http://localhost:8400/"))
                 #expect(otherRedirect.errorCode == 70000, "\(otherRedirect.text)")
-                let otherClient = try await client.token(Authorize.redeem(code, client: BuiltInResources.consoleAppId))
+                let otherClient = try await client.token(Authorize.redeem(code, client: BuiltInResources.consoleAppId.rawValue))
                 #expect(otherClient.errorCode == 70000, "\(otherClient.text)")
                 let owner = try await client.token(Authorize.redeem(code))
                 #expect(owner.status == .ok, "the owner's redemption still succeeds: \(owner.text)")

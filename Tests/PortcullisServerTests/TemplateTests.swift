@@ -77,7 +77,7 @@ struct TemplateTests {
                 #expect(created.string("state") == "enabledForReportingButNotEnforced")
                 let users = (created["conditions"] as? [String: Any])?["users"] as? [String: Any]
                 #expect(users?["excludeUsers"] as? [String] == [Fixtures.bob.id], "\(created.text)")
-                #expect((users?["includeRoles"] as? [String])?.contains(DirectoryRoleDefinition.globalAdministrator) == true)
+                #expect((users?["includeRoles"] as? [String])?.contains(DirectoryRoleDefinition.globalAdministrator.rawValue) == true)
                 #expect(created.headers[.location]?.hasPrefix("/admin/v1/conditional-access/policies/") == true)
                 let stored = try await client.admin(.get, "/conditional-access/policies/\(try #require(created.string("id")))", token: admin)
                 #expect(stored.status == .ok)
@@ -85,7 +85,7 @@ struct TemplateTests {
                 // A Conditional Access Administrator signed in: she is the one excluded, and may enable it at once.
                 let assigned = try await client.admin(
                     .post, "/role-management/directory/role-assignments", token: admin,
-                    json: ["principalId": Fixtures.alice.id, "roleDefinitionId": DirectoryRoleDefinition.conditionalAccessAdministrator])
+                    json: ["principalId": Fixtures.alice.id, "roleDefinitionId": DirectoryRoleDefinition.conditionalAccessAdministrator.rawValue])
                 #expect(assigned.status == .created, "\(assigned.text)")
                 #expect(try await client.listAdminAPI(for: Fixtures.mobileClientId, admin: admin).status == .ok)
                 let answer = try await client.token(Grants.password(Fixtures.alice, scope: "api://portcullis-admin/Admin.ReadWrite", claims: nil))
@@ -98,7 +98,7 @@ struct TemplateTests {
                 // A Global Reader reads the templates but creates nothing from them.
                 _ = try await client.admin(
                     .post, "/role-management/directory/role-assignments", token: admin,
-                    json: ["principalId": Fixtures.bob.id, "roleDefinitionId": DirectoryRoleDefinition.globalReader])
+                    json: ["principalId": Fixtures.bob.id, "roleDefinitionId": DirectoryRoleDefinition.globalReader.rawValue])
                 let readerAnswer = try await client.token(Grants.password(Fixtures.bob, scope: "api://portcullis-admin/Admin.ReadWrite", claims: nil))
                 let reader = try #require(readerAnswer.string("access_token"), "\(readerAnswer.text)")
                 #expect(try await client.admin(.get, "/conditional-access/templates", token: reader).status == .ok)

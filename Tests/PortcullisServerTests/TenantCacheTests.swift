@@ -65,7 +65,8 @@ struct TenantCacheTests {
                 for (id, domain) in [(Fixtures.tenantId, Fixtures.domain), (Fixtures.otherTenantId, Fixtures.otherDomain)] {
                     seed.append(
                         StoredDocument(
-                            tenantId: id, kind: .tenant, id: id, body: try encoder.encode(Tenant(id: id, domain: domain, displayName: domain)), version: 0,
+                            tenantId: id, kind: .tenant, id: id, body: try encoder.encode(Tenant(id: TenantID(id), domain: domain, displayName: domain)),
+                            version: 0,
                             updatedAt: now))
                 }
                 try await storeA.seed(seed)
@@ -75,15 +76,17 @@ struct TenantCacheTests {
                 let follower = Task { await cacheB.follow() }
                 defer { follower.cancel() }
                 func write(_ name: String) async throws {
-                    let location = NamedLocation(id: Fixtures.hqLocationId, displayName: name, ipRanges: ["203.0.113.0/24"], isTrusted: true)
+                    let location = NamedLocation(id: PolicyID(Fixtures.hqLocationId), displayName: name, ipRanges: ["203.0.113.0/24"], isTrusted: true)
                     _ = try await storeA.put(
-                        tenantId: Fixtures.tenantId, kind: .namedLocation, id: location.id, body: try encoder.encode(location), precondition: .none, at: now,
+                        tenantId: TenantID(Fixtures.tenantId), kind: .namedLocation, id: location.id.rawValue, body: try encoder.encode(location),
+                        precondition: .none, at: now,
                         audit: nil)
                 }
                 func seen(_ name: String) async throws -> Bool {
                     let deadline = ContinuousClock.now + .seconds(10)
                     while ContinuousClock.now < deadline {
-                        if try await cacheB.snapshot(tenantSegment: Fixtures.tenantId)?.directory.namedLocation(id: Fixtures.hqLocationId)?.displayName == name
+                        if try await cacheB.snapshot(tenantSegment: Fixtures.tenantId)?.directory.namedLocation(id: PolicyID(Fixtures.hqLocationId))?
+                            .displayName == name
                         {
                             return true
                         }

@@ -82,7 +82,7 @@ struct TenantIsolationTests {
                         .badRequest, ["/id"]
                     ))
                 #expect(try await post("groups", ["id": Fixtures.alice.id, "displayName": "Alice"]) == (.badRequest, ["/id"]))
-                #expect(try await env.store.document(tenantId: Fixtures.otherTenantId, kind: .user, id: Fixtures.alice.id) == nil)
+                #expect(try await env.store.document(tenantId: TenantID(Fixtures.otherTenantId), kind: .user, id: Fixtures.alice.id) == nil)
 
                 // What the other tenant may do — an API of its own under the same identifier URI, with a role it assigns
                 // itself — gives tokens that Fabrikam's JWKS does not verify (their own tenant's JWKS does).

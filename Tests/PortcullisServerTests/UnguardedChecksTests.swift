@@ -27,7 +27,8 @@ struct UnguardedChecksTests {
 
                 let admin = try await client.adminToken()
                 #expect(
-                    try await Passkeys.requireStrength(client, admin, strengthId: AuthenticationStrengthPolicy.phishingResistant.id).status == .created)
+                    try await Passkeys.requireStrength(client, admin, strengthId: AuthenticationStrengthPolicy.phishingResistant.id.rawValue).status == .created
+                )
                 let refused = try await client.token(Grants.refresh(refresh))
                 #expect(refused.status == .badRequest && refused.errorCode == 50076, "password + TOTP under a passkey strength: \(refused.text)")
             }

@@ -123,7 +123,9 @@ struct SecretCryptoTests {
         #expect(ca.publicKey.isValidSignature(chain[0].signature, for: chain[0]), "the leaf is signed by the CA")
         #expect(chain[0].publicKey == verified.publicKey)
         #expect(abs(chain[0].notValidAfter.timeIntervalSince(now) - 7 * 86400) < 5)
-        #expect("\(chain[0].subject)".contains("alice@contoso.example") && "\(chain[0].subject)".contains("e1") && "\(chain[0].subject)".contains(tenant.id))
+        #expect(
+            "\(chain[0].subject)".contains("alice@contoso.example") && "\(chain[0].subject)".contains("e1")
+                && "\(chain[0].subject)".contains(tenant.id.rawValue))
         // A second authority over the same directory (another node) loads the same CA; the key file is 0600.
         #expect(
             try IssuingAuthority(keysDirectory: directory).certificatePEM(tenant: tenant, now: now) == (try authority.certificatePEM(tenant: tenant, now: now)))

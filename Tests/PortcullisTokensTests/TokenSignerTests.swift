@@ -251,8 +251,8 @@ struct TenantKeyRingTests {
         let keys = keysDirectory()
         let now = Date()
         let rings = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600)
-        let a = try await rings.signer(tenantId: Self.tenantA)
-        let b = try await rings.signer(tenantId: Self.tenantB)
+        let a = try await rings.signer(tenantId: TenantID(Self.tenantA))
+        let b = try await rings.signer(tenantId: TenantID(Self.tenantB))
         #expect(a.active.kid != b.active.kid)
         #expect(try kids(a.jwksJSON) == [a.active.kid])
         #expect(try kids(b.jwksJSON) == [b.active.kid])
@@ -260,16 +260,17 @@ struct TenantKeyRingTests {
         if case .failure(let rejection) = await a.verifyAccessToken(fromA, issuer: nil, audiences: nil, now: now) { Issue.record("\(rejection)") }
         #expect(rejection(await b.verifyAccessToken(fromA, issuer: nil, audiences: nil, now: now)) == .malformedOrBadSignature)
         // The rings live under Keys/tenants/{id}, 0600, and a second process on the same directory loads the same ones.
-        let reopened = try await TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600).signer(tenantId: Self.tenantA.uppercased())
+        let reopened = try await TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600).signer(
+            tenantId: TenantID(Self.tenantA.uppercased()))
         #expect(reopened.active.kid == a.active.kid)
-        #expect(TenantKeyRings.tenantIds(keysDirectory: keys) == [Self.tenantA, Self.tenantB])
+        #expect(TenantKeyRings.tenantIds(keysDirectory: keys) == [TenantID(Self.tenantA), TenantID(Self.tenantB)])
         #expect(try FileManager.default.contentsOfDirectory(atPath: keys.path).allSatisfy { !$0.hasPrefix("signing-") }, "no installation-wide key")
     }
 
     @Test("a tenant ID that is not a GUID never becomes a path", arguments: ["../x", "t", "", "aaaaaaaa-1111-4111-8111-111111111111/../b"])
     func pathSafety(_ id: String) async throws {
         let rings = try TenantKeyRings(keysDirectory: keysDirectory(), algorithm: .es256, retiringWindow: 3600)
-        await #expect(throws: KeyFileError.self) { try await rings.signer(tenantId: id) }
+        await #expect(throws: KeyFileError.self) { try await rings.signer(tenantId: TenantID(id)) }
     }
 
     @Test("installation-wide keys of earlier releases never sign again, verify and are published until the window after the upgrade, then are ignored")
@@ -282,7 +283,7 @@ struct TenantKeyRingTests {
         let clock = ManualWallClock(upgrade)
         let rings = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock)
         #expect(rings.retiringUntil == upgrade.addingTimeInterval(3600))
-        let a = try await rings.signer(tenantId: Self.tenantA)
+        let a = try await rings.signer(tenantId: TenantID(Self.tenantA))
         #expect(a.active.kid != legacy.active.kid, "the old key never signs")
         #expect(try kids(a.jwksJSON) == [a.active.kid, legacy.active.kid])
         if case .failure(let rejection) = await a.verifyAccessToken(old, issuer: nil, audiences: nil, now: upgrade) { Issue.record("\(rejection)") }
@@ -294,7 +295,8 @@ struct TenantKeyRingTests {
         clock.date = upgrade.addingTimeInterval(3601)
         #expect(try kids(a.jwksJSON) == [a.active.kid])
         #expect(rejection(await a.verifyAccessToken(old, issuer: nil, audiences: nil, now: upgrade)) == .malformedOrBadSignature)
-        let restarted = try await TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock).signer(tenantId: Self.tenantB)
+        let restarted = try await TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600, clock: clock).signer(
+            tenantId: TenantID(Self.tenantB))
         #expect(try kids(restarted.jwksJSON) == [restarted.active.kid])
     }
 
@@ -302,11 +304,12 @@ struct TenantKeyRingTests {
     func rotation() async throws {
         let keys = keysDirectory()
         let rings = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600)
-        try await rings.preload(tenantIds: [Self.tenantA, Self.tenantB])
-        let name = try TenantKeyRings.generate(keysDirectory: keys, tenantId: Self.tenantB, algorithm: .es256, activatesAt: Date().addingTimeInterval(60))
+        try await rings.preload(tenantIds: [TenantID(Self.tenantA), TenantID(Self.tenantB)])
+        let name = try TenantKeyRings.generate(
+            keysDirectory: keys, tenantId: TenantID(Self.tenantB), algorithm: .es256, activatesAt: Date().addingTimeInterval(60))
         #expect(name.hasPrefix("tenants/\(Self.tenantB)/signing-"))
         let reopened = try TenantKeyRings(keysDirectory: keys, algorithm: .es256, retiringWindow: 3600)
-        #expect(try await reopened.signer(tenantId: Self.tenantB).keys.count == 2)
-        #expect(try await reopened.signer(tenantId: Self.tenantA).keys.count == 1)
+        #expect(try await reopened.signer(tenantId: TenantID(Self.tenantB)).keys.count == 2)
+        #expect(try await reopened.signer(tenantId: TenantID(Self.tenantA)).keys.count == 1)
     }
 }

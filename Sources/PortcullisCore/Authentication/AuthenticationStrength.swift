@@ -29,17 +29,17 @@ public struct AuthenticationStrengthPolicy: Codable, Sendable, Equatable {
 
     /// Graph's `fido2CombinationConfiguration`: the authenticator models a passkey must be.
     public struct Fido2Configuration: Codable, Sendable, Equatable {
-        public var id: String
+        public var id: PolicyID
         /// Lower-case AAGUIDs.
         public var allowedAAGuids: [String]
 
-        public init(id: String, allowedAAGuids: [String]) {
+        public init(id: PolicyID, allowedAAGuids: [String]) {
             self.id = id
             self.allowedAAGuids = allowedAAGuids
         }
     }
 
-    public var id: String
+    public var id: PolicyID
     public var displayName: String
     public var description: String
     public var policyType: PolicyType
@@ -48,7 +48,7 @@ public struct AuthenticationStrengthPolicy: Codable, Sendable, Equatable {
     public var fido2Configuration: Fido2Configuration?
 
     public init(
-        id: String, displayName: String, description: String = "", policyType: PolicyType = .custom, allowedCombinations: [AuthenticationMethodMode],
+        id: PolicyID, displayName: String, description: String = "", policyType: PolicyType = .custom, allowedCombinations: [AuthenticationMethodMode],
         fido2Configuration: Fido2Configuration? = nil
     ) {
         self.id = id
@@ -195,7 +195,7 @@ extension AuthenticationStrengthPolicy {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(String.self, forKey: .id)
+        id = try container.decode(PolicyID.self, forKey: .id)
         displayName = try container.decode(String.self, forKey: .displayName)
         description = try container.decodeIfPresent(String.self, forKey: .description) ?? ""
         policyType = try container.decodeIfPresent(PolicyType.self, forKey: .policyType) ?? .custom
@@ -205,14 +205,14 @@ extension AuthenticationStrengthPolicy {
         while !configurations.isAtEnd {
             let item = try configurations.nestedContainer(keyedBy: ConfigurationKeys.self)
             fido2Configuration = Fido2Configuration(
-                id: try item.decode(String.self, forKey: .id), allowedAAGuids: try item.decode([String].self, forKey: .allowedAAGuids))
+                id: try item.decode(PolicyID.self, forKey: .id), allowedAAGuids: try item.decode([String].self, forKey: .allowedAAGuids))
         }
     }
 
     /// Reads and validates a custom strength (the admin API's body), every problem at its JSON Pointer. `others` are
     /// the tenant's other custom strengths (names are unique, as in Entra).
     public static func parse(
-        _ value: JSONValue, others: [AuthenticationStrengthPolicy], generatedId: @autoclosure () -> String
+        _ value: JSONValue, others: [AuthenticationStrengthPolicy], generatedId: @autoclosure () -> PolicyID
     ) throws(ValidationError) -> AuthenticationStrengthPolicy {
         let problems = ProblemCollector()
         guard let reader = JSONObjectReader(value, at: "", problems: problems) else { throw ValidationError(problems: problems.problems) }
@@ -221,19 +221,17 @@ extension AuthenticationStrengthPolicy {
             "createdDateTime", "modifiedDateTime", "@odata.type", "@odata.context",
         ])
         var id = generatedId()
-        if let given = reader.string("id") {
-            if !given.isGUID {
-                problems.add(reader.path("id"), "must be a GUID.")
-            } else if builtIns.contains(where: { $0.id == given.lowercased() }) {
+        if reader.has("id"), let given: PolicyID = reader.guid("id") {
+            if builtIns.contains(where: { $0.id == given }) {
                 problems.add(reader.path("id"), "names a built-in strength, which cannot be changed; create a custom one with another ID.")
             } else {
-                id = given.lowercased()
+                id = given
             }
         }
         let displayName = reader.string("displayName", required: true)
         if let displayName {
             if displayName.count > 256 { problems.add(reader.path("displayName"), "must be at most 256 characters.") }
-            let taken = (builtIns + others.filter { $0.id != id }).first { $0.displayName.lowercased() == displayName.lowercased() }
+            let taken = (builtIns + others.filter { $0.id != id }).first { $0.displayName.caseInsensitiveCompare(displayName) == .orderedSame }
             if let taken { problems.add(reader.path("displayName"), "is already the name of strength \(taken.id); names are unique.") }
         }
         let description = reader.string("description", nonEmpty: false) ?? ""
@@ -244,7 +242,7 @@ extension AuthenticationStrengthPolicy {
         if let items = reader.strings("allowedCombinations", required: true) {
             if items.isEmpty { problems.add(reader.path("allowedCombinations"), "must name at least one combination.") }
             for (name, pointer) in items {
-                if let mode = AuthenticationMethodMode.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+                if let mode = AuthenticationMethodMode.allCases.first(where: { $0.rawValue.equalsIgnoringCase(name) }) {
                     if !combinations.contains(mode) { combinations.append(mode) }
                 } else {
                     problems.add(
@@ -261,7 +259,7 @@ extension AuthenticationStrengthPolicy {
                 problems.add(configuration.path("@odata.type"), "only \(fido2ConfigurationType) is supported.")
             }
             let applies = configuration.strings("appliesToCombinations", required: true) ?? []
-            if applies.map({ $0.value.lowercased() }) != ["fido2"] {
+            if applies.count != 1 || applies.first?.value.equalsIgnoringCase("fido2") != true {
                 problems.add(configuration.path("appliesToCombinations"), "must be [\"fido2\"] (AAGUID restrictions apply to passkeys).")
             } else if !combinations.contains(.fido2) {
                 problems.add(configuration.path("appliesToCombinations"), "names fido2, which allowedCombinations does not allow.")
@@ -276,7 +274,7 @@ extension AuthenticationStrengthPolicy {
             // Absent: the strength's own ID (a re-applied document without one stays the same document).
             var configurationId = id
             if let given = configuration.string("id") {
-                if given.isGUID { configurationId = given.lowercased() } else { problems.add(configuration.path("id"), "must be a GUID.") }
+                if let given = PolicyID(guid: given) { configurationId = given } else { problems.add(configuration.path("id"), "must be a GUID.") }
             }
             fido2 = Fido2Configuration(id: configurationId, allowedAAGuids: Array(Set(aaguids)).sorted())
         }

@@ -3,7 +3,7 @@
 extension CompiledPolicySet {
     /// The strengths the policies require (a policy without one adds nothing).
     public func strengths(ofPolicies policyIds: [String]) -> [AuthenticationStrengthPolicy] {
-        let ids = Set(policyIds)
+        let ids = Set(policyIds.map { PolicyID($0) })
         return entries.filter { ids.contains($0.policy.id) }.compactMap(\.strength)
     }
 

@@ -4,7 +4,7 @@ public import Foundation
 /// object delivered to enrolled, compliant instances of the targeted apps for the targeted users (Apple's
 /// ManagedApp configuration, Intune's targeted app configuration).
 public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
-    public var id: String
+    public var id: PolicyID
     public var displayName: String
     public var targets: AppProtectionPolicy.Targets
     /// Lower wins: where several policies give the same top-level key, the lowest priority number's value applies.
@@ -18,7 +18,7 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
     public static let priorities = 0...1_000_000
 
     public init(
-        id: String, displayName: String, targets: AppProtectionPolicy.Targets, priority: Int, configuration: [String: JSONValue],
+        id: PolicyID, displayName: String, targets: AppProtectionPolicy.Targets, priority: Int, configuration: [String: JSONValue],
         secrets: [SecretDeclaration]? = nil
     ) {
         self.id = id
@@ -37,7 +37,7 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
     /// Parses and validates a policy as strictly as the other policies. `others` are the tenant's other app
     /// configuration policies: an equal priority on an overlapping app is refused (the merge would have no winner).
     public static func parse(
-        _ value: JSONValue, directory: DirectorySnapshot, others: [AppConfigurationPolicy], generatedId: @autoclosure () -> String, pointer: String = ""
+        _ value: JSONValue, directory: DirectorySnapshot, others: [AppConfigurationPolicy], generatedId: @autoclosure () -> PolicyID, pointer: String = ""
     ) throws(ValidationError) -> AppConfigurationPolicy {
         let problems = ProblemCollector()
         let policy = read(value, directory: directory, others: others, generatedId: generatedId(), pointer: pointer, problems: problems)
@@ -47,14 +47,11 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
     }
 
     static func read(
-        _ value: JSONValue, directory: DirectorySnapshot, others: [AppConfigurationPolicy], generatedId: String, pointer: String, problems: ProblemCollector
+        _ value: JSONValue, directory: DirectorySnapshot, others: [AppConfigurationPolicy], generatedId: PolicyID, pointer: String, problems: ProblemCollector
     ) -> AppConfigurationPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         root.rejectUnknownMembers(allowed: ["id", "displayName", "description", "targets", "priority", "configuration", "secrets"])
-        var id = generatedId
-        if let given = root.string("id") {
-            if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
-        }
+        let id = root.has("id") ? root.guid("id") ?? generatedId : generatedId
         let displayName = root.string("displayName", required: true)
         let targets = AppProtectionPolicy.readTargets(root, directory: directory)
         let priority = root.integer("priority", in: priorities, required: true)
@@ -73,7 +70,7 @@ public struct AppConfigurationPolicy: Codable, Sendable, Equatable {
                 if !shared.isEmpty {
                     problems.add(
                         root.path("priority"),
-                        "\(priority) is also the priority of '\(other.displayName)' (\(other.id)), which targets the same app (\(shared.sorted().joined(separator: ", "))): overlapping policies need distinct priorities, the lower one winning."
+                        "\(priority) is also the priority of '\(other.displayName)' (\(other.id)), which targets the same app (\(shared.sorted().map(\.rawValue).joined(separator: ", "))): overlapping policies need distinct priorities, the lower one winning."
                     )
                 }
             }
@@ -89,7 +86,7 @@ public struct MergedAppConfiguration: Sendable, Equatable {
     /// `nil` when no policy targets the account and app (the app is unmanaged).
     public let configuration: [String: JSONValue]?
     /// The IDs of the policies that contributed, by priority.
-    public let policyIds: [String]
+    public let policyIds: [PolicyID]
     /// The secrets provisioned, by identifier: each identifier's declaration from the lowest priority number
     /// declaring it, listed once its material is written with the declared kind (a device identity at once).
     public let secrets: [ProvisionedSecret]
@@ -99,8 +96,8 @@ public struct MergedAppConfiguration: Sendable, Equatable {
 
     /// `materials` are the tenant's stored secret material, by `StoredSecretMaterial.documentId`.
     public static func resolve(
-        _ policies: [AppConfigurationPolicy], materials: [String: StoredSecretMaterial] = [:], groupIds: [String],
-        clientId: String
+        _ policies: [AppConfigurationPolicy], materials: [String: StoredSecretMaterial] = [:], groupIds: [ObjectID],
+        clientId: AppID
     ) -> MergedAppConfiguration {
         let applying = policies.filter { $0.targets.cover(groupIds: groupIds, clientId: clientId) }.sorted { $0.priority < $1.priority }
         guard !applying.isEmpty else { return MergedAppConfiguration(configuration: nil, policyIds: [], secrets: [], canonical: Data("null".utf8)) }

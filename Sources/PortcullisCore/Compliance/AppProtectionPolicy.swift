@@ -4,31 +4,31 @@ public import Foundation
 /// settings the client SDK must enforce.
 public struct AppProtectionPolicy: Codable, Sendable, Equatable {
     public struct Targets: Codable, Sendable, Equatable {
-        public var applications: [String]
-        public var includeGroups: [String]
-        public var excludeGroups: [String]
+        public var applications: [AppID]
+        /// Groups, or `All`.
+        public var includeGroups: Selection<IdentifierKind.Object>
+        public var excludeGroups: [ObjectID]
 
-        public init(applications: [String], includeGroups: [String], excludeGroups: [String]) {
-            self.applications = applications.map { $0.lowercased() }
-            self.includeGroups = includeGroups.map { $0.lowercased() == "all" ? "All" : $0.lowercased() }
-            self.excludeGroups = excludeGroups.map { $0.lowercased() }
+        public init(applications: [AppID], includeGroups: Selection<IdentifierKind.Object>, excludeGroups: [ObjectID]) {
+            self.applications = applications
+            self.includeGroups = includeGroups
+            self.excludeGroups = excludeGroups
         }
 
         /// Whether a user in these (direct) groups, signing in with this client application, is targeted.
-        public func cover(groupIds: [String], clientId: String) -> Bool {
-            guard applications.contains(clientId.lowercased()) else { return false }
-            let groups = groupIds.map { $0.lowercased() }
+        public func cover(groupIds groups: [ObjectID], clientId: AppID) -> Bool {
+            guard applications.contains(clientId) else { return false }
             if groups.contains(where: { excludeGroups.contains($0) }) { return false }
-            return includeGroups.contains("All") || groups.contains(where: { includeGroups.contains($0) })
+            return includeGroups.contains(.all) || groups.contains(where: { includeGroups.contains(id: $0) })
         }
     }
 
-    public var id: String
+    public var id: PolicyID
     public var displayName: String
     public var targets: Targets
     public var settings: AppProtectionSettings
 
-    public init(id: String, displayName: String, targets: Targets, settings: AppProtectionSettings) {
+    public init(id: PolicyID, displayName: String, targets: Targets, settings: AppProtectionSettings) {
         self.id = id
         self.displayName = displayName
         self.targets = targets
@@ -36,13 +36,13 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
     }
 
     /// Whether the policy targets this user (object ID and direct groups) in this client application.
-    public func targets(userId: String, groupIds: [String], clientId: String) -> Bool {
+    public func targets(userId: ObjectID, groupIds: [ObjectID], clientId: AppID) -> Bool {
         targets.cover(groupIds: groupIds, clientId: clientId)
     }
 
     /// Parses and validates a policy document as strictly as conditional-access policies.
     public static func parse(
-        _ value: JSONValue, directory: DirectorySnapshot, generatedId: @autoclosure () -> String, pointer: String = ""
+        _ value: JSONValue, directory: DirectorySnapshot, generatedId: @autoclosure () -> PolicyID, pointer: String = ""
     ) throws(ValidationError) -> AppProtectionPolicy {
         let problems = ProblemCollector()
         let policy = read(value, directory: directory, generatedId: generatedId(), pointer: pointer, problems: problems)
@@ -51,14 +51,12 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
         return policy
     }
 
-    static func read(_ value: JSONValue, directory: DirectorySnapshot, generatedId: String, pointer: String, problems: ProblemCollector) -> AppProtectionPolicy?
-    {
+    static func read(
+        _ value: JSONValue, directory: DirectorySnapshot, generatedId: PolicyID, pointer: String, problems: ProblemCollector
+    ) -> AppProtectionPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         root.rejectUnknownMembers(allowed: ["id", "displayName", "description", "targets", "settings", "version"])
-        var id = generatedId
-        if let given = root.string("id") {
-            if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
-        }
+        let id = root.has("id") ? root.guid("id") ?? generatedId : generatedId
         let displayName = root.string("displayName", required: true)
         let targets = readTargets(root, directory: directory)
         var settings: AppProtectionSettings?
@@ -76,22 +74,22 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
         var targets: Targets?
         if let t = root.object("targets", required: true) {
             t.rejectUnknownMembers(allowed: ["applications", "includeGroups", "excludeGroups"])
-            var apps: [String] = []
+            var apps: [AppID] = []
             for (app, appPointer) in t.strings("applications", required: true) ?? [] {
-                if let found = directory.application(appId: app), !BuiltInResources.all.contains(where: { $0.appId == found.appId }) {
+                if let found = directory.application(appId: AppID(app)), !BuiltInResources.all.contains(where: { $0.appId == found.appId }) {
                     apps.append(found.appId)
                 } else {
                     problems.add(appPointer, "'\(app)' names no client application of this tenant.")
                 }
             }
             if t.object["applications"]?.arrayValue?.isEmpty == true { problems.add(t.path("applications"), "name at least one client application.") }
-            func groups(_ key: String, allowAll: Bool) -> [String] {
-                var result: [String] = []
+            func groups(_ key: String, allowAll: Bool) -> Selection<IdentifierKind.Object> {
+                var result = Selection<IdentifierKind.Object>()
                 for (group, groupPointer) in t.strings(key) ?? [] {
-                    if allowAll && group.lowercased() == "all" {
-                        result.append("All")
-                    } else if directory.group(id: group) != nil {
-                        result.append(group.lowercased())
+                    if allowAll && ConditionKeyword(caseInsensitive: group) == .all {
+                        result.insert(.all)
+                    } else if directory.group(id: ObjectID(group)) != nil {
+                        result.insert(id: ObjectID(group))
                     } else {
                         problems.add(groupPointer, "'\(group)' names no group of this tenant\(allowAll ? " (or use All)" : "").")
                     }
@@ -102,7 +100,7 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
             if !t.has("includeGroups") || t.object["includeGroups"]?.arrayValue?.isEmpty == true {
                 problems.add(t.path("includeGroups"), "name the groups the policy is for, or All.")
             }
-            targets = Targets(applications: apps, includeGroups: include, excludeGroups: groups("excludeGroups", allowAll: false))
+            targets = Targets(applications: apps, includeGroups: include, excludeGroups: groups("excludeGroups", allowAll: false).ids)
         }
         return targets
     }
@@ -135,7 +133,7 @@ public struct AppProtectionPolicy: Codable, Sendable, Equatable {
             let blocked = r.bool("blocked", required: true)
             var allowed: [L] = []
             for (name, namePointer) in r.strings("allowedLocations") ?? [] {
-                if let location = L.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+                if let location = L.allCases.first(where: { $0.rawValue.equalsIgnoringCase(name) }) {
                     if !allowed.contains(location) { allowed.append(location) }
                 } else {
                     problems.add(namePointer, "'\(name)' is not one of: \(L.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -166,10 +164,10 @@ public struct MergedAppProtectionPolicy: Codable, Sendable, Equatable {
     public var version: String
     public var settings: AppProtectionSettings
     /// The policies it was merged from.
-    public var policyIds: [String]
+    public var policyIds: [PolicyID]
 
     /// `nil` when no policy targets the account in this application (the account is unmanaged there).
-    public static func resolve(_ policies: [AppProtectionPolicy], userId: String, groupIds: [String], clientId: String) -> MergedAppProtectionPolicy? {
+    public static func resolve(_ policies: [AppProtectionPolicy], userId: ObjectID, groupIds: [ObjectID], clientId: AppID) -> MergedAppProtectionPolicy? {
         let targeting = policies.filter { $0.targets(userId: userId, groupIds: groupIds, clientId: clientId) }.sorted { $0.id < $1.id }
         guard !targeting.isEmpty else { return nil }
         let settings = AppProtectionSettings.merge(targeting.map(\.settings))

@@ -16,12 +16,12 @@ public struct Enrollment: Codable, Sendable, Equatable {
         case unenrolled
     }
 
-    public var id: String
-    public var tenantId: String
-    public var userId: String
+    public var id: RecordID
+    public var tenantId: TenantID
+    public var userId: ObjectID
     public var userPrincipalName: String
-    public var clientId: String
-    public var deviceId: String
+    public var clientId: AppID
+    public var deviceId: DeviceID
     public var platform: DevicePlatform?
     public var osVersion: String?
     public var appVersion: String?
@@ -49,19 +49,17 @@ public struct Enrollment: Codable, Sendable, Equatable {
     public var appKey: AppKeyJWK? = nil
 
     public init(
-        id: String, tenantId: String, userId: String, userPrincipalName: String, clientId: String, deviceId: String,
+        id: RecordID, tenantId: TenantID, userId: ObjectID, userPrincipalName: String, clientId: AppID, deviceId: DeviceID,
         platform: DevicePlatform?, osVersion: String?, appVersion: String?, sdkVersion: String?, state: State,
         complianceStatus: ComplianceStatus, policyVersion: String?, appliedPolicyVersion: String?, callbackUri: String?,
         enrolledAt: Date, lastCheckInAt: Date?, lapsesAt: Date?, updatedAt: Date, revision: Int64 = 0
     ) {
-        // Stored and looked up in their normal form (`Identifier`): every one of them, the enrollment's own ID and the
-        // tenant's included.
-        self.id = RecordID(id).rawValue
-        self.tenantId = TenantID(tenantId).rawValue
-        self.userId = ObjectID(userId).rawValue
+        self.id = id
+        self.tenantId = tenantId
+        self.userId = userId
         self.userPrincipalName = userPrincipalName
-        self.clientId = AppID(clientId).rawValue
-        self.deviceId = DeviceID(deviceId).rawValue
+        self.clientId = clientId
+        self.deviceId = deviceId
         self.platform = platform
         self.osVersion = osVersion
         self.appVersion = appVersion
@@ -121,8 +119,8 @@ public struct CheckInReport: Sendable, Equatable {
 
 /// Whether an account may enroll under the tenant's `allowedAccounts` (UPN or object ID, case-insensitive).
 public enum AllowedAccounts {
-    public static func permits(_ tenant: Tenant, userId: String, userPrincipalName: String) -> Bool {
+    public static func permits(_ tenant: Tenant, userId: ObjectID, userPrincipalName: String) -> Bool {
         guard let allowed = tenant.allowedAccounts else { return true }
-        return allowed.contains { $0.lowercased() == userId.lowercased() || $0.lowercased() == userPrincipalName.lowercased() }
+        return allowed.contains(AccountName(userId.rawValue)) || allowed.contains(AccountName(userPrincipalName))
     }
 }

@@ -38,7 +38,7 @@ public enum EnrollmentMachine {
 
     /// A new enrollment of a targeted account: pending until a good check-in acknowledges `policy`.
     public static func enroll(
-        id: String, tenantId: String, userId: String, userPrincipalName: String, clientId: String, deviceId: String,
+        id: RecordID, tenantId: TenantID, userId: ObjectID, userPrincipalName: String, clientId: AppID, deviceId: DeviceID,
         platform: DevicePlatform?, osVersion: String?, appVersion: String?, sdkVersion: String?, callbackUri: String?,
         policy: MergedAppProtectionPolicy, now: Date
     ) -> Outcome {

@@ -85,7 +85,7 @@ public struct SecretDeclaration: Codable, Sendable, Equatable {
 /// Secret material as stored (PROTOCOL §8.1): metadata in the clear, the material itself sealed with AES-256-GCM
 /// under the key-encryption key in `Keys/` (`sealed`, base64), bound to the tenant, policy, identifier and version.
 public struct StoredSecretMaterial: Codable, Sendable, Equatable {
-    public var policyId: String
+    public var policyId: PolicyID
     public var identifier: String
     public var kind: ManagedSecretKind
     /// Grows on every write; part of the sealing's `info` and of the configuration's version.
@@ -98,7 +98,7 @@ public struct StoredSecretMaterial: Codable, Sendable, Equatable {
     public var sealed: String
 
     public init(
-        policyId: String, identifier: String, kind: ManagedSecretKind, version: String, fingerprint: String, notAfter: Date?, updatedAt: Date, sealed: String
+        policyId: PolicyID, identifier: String, kind: ManagedSecretKind, version: String, fingerprint: String, notAfter: Date?, updatedAt: Date, sealed: String
     ) {
         self.policyId = policyId
         self.identifier = identifier
@@ -111,7 +111,7 @@ public struct StoredSecretMaterial: Codable, Sendable, Equatable {
     }
 
     /// The stored document's ID: identifiers contain no ':'.
-    public static func documentId(policyId: String, identifier: String) -> String { "\(policyId.lowercased()):\(identifier)" }
+    public static func documentId(policyId: PolicyID, identifier: String) -> String { "\(policyId):\(identifier)" }
     public var documentId: String { Self.documentId(policyId: policyId, identifier: identifier) }
 
     /// What reads answer (never the material).
@@ -138,6 +138,6 @@ public struct ProvisionedSecret: Sendable, Equatable, Codable {
     public var issuance: IdentityIssuance?
     public var version: String?
     /// The policy that declares it (not shown to apps).
-    public var policyId: String
+    public var policyId: PolicyID
     public var validityDays: Int?
 }

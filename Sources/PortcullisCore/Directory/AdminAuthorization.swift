@@ -77,7 +77,7 @@ public enum AdminAuthorization {
     }
 
     /// The areas each role writes; holding any of these roles lets a user read every area but `appSecrets`.
-    public static let writes: [String: Set<Area>] = [
+    public static let writes: [RoleID: Set<Area>] = [
         DirectoryRoleDefinition.globalAdministrator: Set(Area.allCases),
         DirectoryRoleDefinition.conditionalAccessAdministrator: [.conditionalAccess],
         DirectoryRoleDefinition.securityAdministrator: [.conditionalAccess, .authenticationPolicy, .risk, .signals, .crossTenantAccess],
@@ -97,7 +97,7 @@ public enum AdminAuthorization {
 
     /// Whether a user holding `roles` (template IDs) may make this request (`method`, the path under `/admin/v1/`).
     /// Reads are GET and HEAD, and the policy questions; a Reports Reader reads only the logs.
-    public static func allows(roles: [String], method: String, path: String) -> Bool {
+    public static func allows(roles: [RoleID], method: String, path: String) -> Bool {
         let held = roles.compactMap { writes[$0] }
         guard !held.isEmpty, let area = area(ofPath: path) else { return false }
         if roles.contains(DirectoryRoleDefinition.globalAdministrator) { return true }
@@ -109,5 +109,5 @@ public enum AdminAuthorization {
     }
 
     /// Whether the roles give any access to the admin API at all.
-    public static func isAdministrative(_ roles: [String]) -> Bool { roles.contains { writes[$0] != nil } }
+    public static func isAdministrative(_ roles: [RoleID]) -> Bool { roles.contains { writes[$0] != nil } }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// as what, and the B2B collaboration user it made in the inviting tenant. This server sends no mail; the guest
 /// redeems just in time, by signing in at the inviting tenant with the home tenant's credentials.
 public struct Invitation: Codable, Sendable, Equatable {
-    public var id: String
+    public var id: PolicyID
     public var invitedUserEmailAddress: String
     public var invitedUserDisplayName: String?
     /// Where the guest goes after redeeming (Graph requires it).
@@ -23,16 +23,16 @@ public struct Invitation: Codable, Sendable, Equatable {
     }
 
     public init(
-        id: String, invitedUserEmailAddress: String, invitedUserDisplayName: String?, inviteRedirectUrl: String, invitedUserType: User.UserType,
-        invitedUserId: String
+        id: PolicyID, invitedUserEmailAddress: String, invitedUserDisplayName: String?, inviteRedirectUrl: String, invitedUserType: User.UserType,
+        invitedUserId: ObjectID
     ) {
-        self.id = id.lowercased()
+        self.id = id
         self.invitedUserEmailAddress = invitedUserEmailAddress
         self.invitedUserDisplayName = invitedUserDisplayName
         self.inviteRedirectUrl = inviteRedirectUrl
         self.inviteRedeemUrl = inviteRedirectUrl
         self.invitedUserType = invitedUserType
-        self.invitedUser = InvitedUser(id: ObjectID(invitedUserId))
+        self.invitedUser = InvitedUser(id: invitedUserId)
         self.status = "Completed"
         self.sendInvitationMessage = false
     }
@@ -84,12 +84,12 @@ public struct Invitation: Codable, Sendable, Equatable {
         _ request: Request, home: User, homeTenant: Tenant, resourceTenant: Tenant, existing: User?
     ) -> User {
         if let existing { return existing }
-        let id = StableGUID.make(from: "b2b:\(resourceTenant.id):\(home.id)")
+        let id = ObjectID(StableGUID.make(from: "b2b:\(resourceTenant.id):\(home.id)"))
         var user = User(
             id: id, userPrincipalName: User.externalPrincipalName(homePrincipalName: home.userPrincipalName, resourceDomain: resourceTenant.domain),
             displayName: request.displayName ?? home.displayName)
         user.userType = request.userType
-        user.homeAccount = User.HomeAccount(tenantId: TenantID(homeTenant.id), userId: ObjectID(home.id), userPrincipalName: home.userPrincipalName)
+        user.homeAccount = User.HomeAccount(tenantId: homeTenant.id, userId: home.id, userPrincipalName: home.userPrincipalName)
         return user
     }
 }
@@ -121,7 +121,7 @@ public struct CrossTenantAccessPartner: Codable, Sendable, Equatable {
 
     /// Reads Graph's partner configuration (`tenantId`, `inboundTrust`), every problem at its pointer; `ownTenantId` may
     /// not be its own partner.
-    public static func parse(_ value: JSONValue, ownTenantId: String) throws -> CrossTenantAccessPartner {
+    public static func parse(_ value: JSONValue, ownTenantId: TenantID) throws -> CrossTenantAccessPartner {
         let problems = ProblemCollector()
         guard let reader = JSONObjectReader(value, at: "", problems: problems) else {
             try problems.check()
@@ -132,7 +132,7 @@ public struct CrossTenantAccessPartner: Codable, Sendable, Equatable {
         if let tenantId {
             if !tenantId.isGUID {
                 problems.add("/tenantId", "must be a GUID (8-4-4-4-12 hexadecimal digits).")
-            } else if TenantID(tenantId) == TenantID(ownTenantId) {
+            } else if TenantID(tenantId) == ownTenantId {
                 problems.add("/tenantId", "is this tenant: a partner is another tenant.")
             }
         }

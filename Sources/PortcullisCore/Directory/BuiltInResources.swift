@@ -1,9 +1,9 @@
 /// Resources that exist in every tenant.
 public enum BuiltInResources {
     public static let complianceIdentifier = "api://portcullis-compliance"
-    public static let complianceAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c01"
+    public static let complianceAppId: AppID = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c01"
     public static let adminIdentifier = "api://portcullis-admin"
-    public static let adminAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c02"
+    public static let adminAppId: AppID = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c02"
     public static let adminRole = "Portcullis.Admin"
 
     public static let compliance = Application(
@@ -17,7 +17,7 @@ public enum BuiltInResources {
     )
     /// The Shared Signals transmitter (PROTOCOL §14.2): receivers hold `SSF.Receiver` on it.
     public static let sharedSignalsIdentifier = SharedSignalsEventType.transmitterResource
-    public static let sharedSignalsAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c05"
+    public static let sharedSignalsAppId: AppID = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c05"
     public static let sharedSignalsReceiverRole = "SSF.Receiver"
     public static let sharedSignals = Application(
         appId: sharedSignalsAppId, displayName: "Portcullis shared signals", identifierUris: [sharedSignalsIdentifier],
@@ -26,7 +26,7 @@ public enum BuiltInResources {
 
     /// The admin console's public client (PROTOCOL §11; the console at `GET /admin`): authorization code + PKCE,
     /// its one redirect URI `{baseURL}/admin/callback` given by the server (`consoleRedirectPath`).
-    public static let consoleAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c03"
+    public static let consoleAppId: AppID = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c03"
     public static let consoleRedirectPath = "/admin/callback"
     public static let console = Application(
         appId: consoleAppId, displayName: "Portcullis admin console", publicClient: true,
@@ -35,7 +35,7 @@ public enum BuiltInResources {
     /// The security info page's public client (PROTOCOL §12.1): a user without a session signs in through the
     /// authorization endpoint like any app, redirected back to `{baseURL}/{tenantId}/securityinfo`; conditional access
     /// applies to it as to any app.
-    public static let securityInfoAppId = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c04"
+    public static let securityInfoAppId: AppID = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c04"
     public static let securityInfo = Application(
         appId: securityInfoAppId, displayName: "Security info", publicClient: true, allowedGrantTypes: [GrantType.authorizationCode.rawValue]
     )

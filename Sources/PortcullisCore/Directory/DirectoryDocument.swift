@@ -29,7 +29,7 @@ public struct DirectoryDocument: Sendable {
         /// `{"secretHash": "…"}`: an already-hashed secret.
         case hashed(ClientSecret)
         /// `{"keyId": "…"}` (what the admin API shows): keep the stored secret of that key ID; its other members are ignored.
-        case existing(keyId: String, pointer: String)
+        case existing(keyId: RecordID, pointer: String)
     }
 
     public struct TenantEntry: Sendable {
@@ -70,7 +70,7 @@ public struct DirectoryDocument: Sendable {
             let claimed = InstallationIdentifiers()
             for (value, pointer) in reader.array("tenants", required: true) ?? [] {
                 guard let entry = parseTenant(value, at: pointer, problems: problems, claimed: claimed) else { continue }
-                if !seenTenants.insert(entry.tenant.id).inserted || !seenTenants.insert("domain:" + entry.tenant.domain).inserted {
+                if !seenTenants.insert(entry.tenant.id.rawValue).inserted || !seenTenants.insert("domain:" + entry.tenant.domain).inserted {
                     problems.add(pointer, "repeats the ID or domain of another tenant.")
                 }
                 tenants.append(entry)
@@ -80,26 +80,17 @@ public struct DirectoryDocument: Sendable {
         return DirectoryDocument(tenants: tenants)
     }
 
-    private static func guid(_ reader: JSONObjectReader, _ key: String) -> String? {
-        guard let value = reader.string(key, required: true) else { return nil }
-        guard value.isGUID else {
-            reader.problems.add(reader.path(key), "must be a GUID (8-4-4-4-12 hexadecimal digits).")
-            return nil
-        }
-        return value.lowercased()
-    }
-
     /// Object IDs (users and groups share them) and application IDs met so far in the document, with where: they
     /// are unique across the installation (PROTOCOL §11), not only within a tenant.
     final class InstallationIdentifiers {
-        var objects: [String: String] = [:]
-        var applications: [String: String] = [:]
+        var objects: [ObjectID: String] = [:]
+        var applications: [AppID: String] = [:]
 
         /// Records `id` at `pointer`; reports where it was met first when it was.
-        func claim(object id: String, at pointer: String) -> String? { claim(&objects, id, pointer) }
-        func claim(application id: String, at pointer: String) -> String? { claim(&applications, id, pointer) }
+        func claim(object id: ObjectID, at pointer: String) -> String? { claim(&objects, id, pointer) }
+        func claim(application id: AppID, at pointer: String) -> String? { claim(&applications, id, pointer) }
 
-        private func claim(_ table: inout [String: String], _ id: String, _ pointer: String) -> String? {
+        private func claim<Kind>(_ table: inout [Identifier<Kind>: String], _ id: Identifier<Kind>, _ pointer: String) -> String? {
             if let first = table[id] { return first }
             table[id] = pointer
             return nil
@@ -112,17 +103,17 @@ public struct DirectoryDocument: Sendable {
             "id", "domain", "displayName", "allowedAccounts", "passwordOnlyRegistration", "users", "groups", "applications",
             "appRoleAssignments", "namedLocations", "roleAssignments",
         ])
-        let id = guid(reader, "id")
+        let id: TenantID? = reader.guid("id", required: true)
         let domain = reader.string("domain", required: true)
         if let domain, domain.contains("/") || domain.contains(" ") || !domain.contains(".") {
             problems.add(reader.path("domain"), "must be a domain name such as contoso.example.")
         }
         let displayName = reader.string("displayName") ?? domain ?? ""
-        let allowedAccounts = reader.strings("allowedAccounts")?.map(\.value)
+        let allowedAccounts = reader.strings("allowedAccounts")?.map { AccountName($0.value) }
         let registration = reader.enumeration("passwordOnlyRegistration", allowed: Tenant.PasswordOnlyRegistration.allCases.map(\.rawValue))
 
         var users: [UserEntry] = []
-        var userIds = Set<String>()
+        var userIds = Set<ObjectID>()
         var upns = Set<String>()
         for (value, pointer) in reader.array("users") ?? [] {
             guard let entry = parseUser(value, at: pointer, problems: problems, domain: domain?.lowercased()) else { continue }
@@ -139,7 +130,7 @@ public struct DirectoryDocument: Sendable {
         }
 
         var groups: [Group] = []
-        var groupIds = Set<String>()
+        var groupIds = Set<ObjectID>()
         for (value, pointer) in reader.array("groups") ?? [] {
             guard let group = parseGroup(value, at: pointer, problems: problems, isUser: { userIds.contains($0) }) else { continue }
             groupIds.insert(group.id)
@@ -154,7 +145,7 @@ public struct DirectoryDocument: Sendable {
         var applications: [ApplicationEntry] = []
         var applicationPointers: [String] = []
         var appIds = Set(BuiltInResources.reserved.map(\.appId))
-        var identifierUris = Set(BuiltInResources.all.flatMap(\.identifierUris).map { $0.lowercased() })
+        var identifierUris = Set(BuiltInResources.all.flatMap(\.identifierUris).map { ResourceIdentifier($0) })
         for (value, pointer) in reader.array("applications") ?? [] {
             guard let entry = parseApplication(value, at: pointer, problems: problems) else { continue }
             if !appIds.insert(entry.application.appId).inserted {
@@ -162,7 +153,7 @@ public struct DirectoryDocument: Sendable {
             } else if let first = claimed.claim(application: entry.application.appId, at: JSONPointer.appending(pointer, "appId")) {
                 problems.add(JSONPointer.appending(pointer, "appId"), "repeats the appId at \(first) (application IDs are unique across the installation).")
             }
-            for (index, uri) in entry.application.identifierUris.enumerated() where !identifierUris.insert(uri.lowercased()).inserted {
+            for (index, uri) in entry.application.identifierUris.enumerated() where !identifierUris.insert(ResourceIdentifier(uri)).inserted {
                 problems.add(
                     JSONPointer.appending(JSONPointer.appending(pointer, "identifierUris"), index),
                     "'\(uri)' is already the identifier of another application.")
@@ -175,20 +166,20 @@ public struct DirectoryDocument: Sendable {
         let byIdentifier = DirectorySnapshot.resourceIndex(allApps)
         for (entry, entryPointer) in zip(applications, applicationPointers) {
             entry.application.accessProblems(
-                at: entryPointer, resource: { byIdentifier[$0.lowercased()] }, isApplication: { appIds.contains($0.lowercased()) }, problems: problems)
+                at: entryPointer, resource: { byIdentifier[ResourceIdentifier($0)] }, isApplication: { appIds.contains($0) }, problems: problems)
         }
         var assignments: [AppRoleAssignment] = []
         for (value, pointer) in reader.array("appRoleAssignments") ?? [] {
             guard let item = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
             item.rejectUnknownMembers(allowed: ["principalId", "resource", "role"])
-            let principal = item.string("principalId", required: true)
+            let principal = item.string("principalId", required: true).map { PrincipalID($0) }
             let resource = item.string("resource", required: true)
             let role = item.string("role", required: true)
             guard let principal, let resource, let role else { continue }
-            if !userIds.contains(principal.lowercased()) && !appIds.contains(principal.lowercased()) {
+            if !userIds.contains(ObjectID(principal)) && !appIds.contains(AppID(principal)) {
                 problems.add(item.path("principalId"), "'\(principal)' names no user or application of this tenant.")
             }
-            let target = allApps.first { $0.appId == resource.lowercased() || $0.identifierUris.contains { $0.lowercased() == resource.lowercased() } }
+            let target = byIdentifier[ResourceIdentifier(resource)]
             if let target {
                 if !target.appRoles.contains(role) {
                     problems.add(item.path("role"), "'\(role)' is not an app role of \(resource).")
@@ -206,7 +197,7 @@ public struct DirectoryDocument: Sendable {
 
         // Directory roles: read against the users and groups just read.
         let members = DirectorySnapshot(
-            tenant: Tenant(id: id ?? "", domain: domain ?? "", displayName: displayName), revision: 0, users: users.map(\.user), groups: groups,
+            tenant: Tenant(id: id ?? TenantID(""), domain: domain ?? "", displayName: displayName), revision: 0, users: users.map(\.user), groups: groups,
             applications: [], appRoleAssignments: [], namedLocations: [])
         var directoryRoles: [DirectoryRoleAssignment] = []
         for (value, pointer) in reader.array("roleAssignments") ?? [] {
@@ -231,19 +222,20 @@ public struct DirectoryDocument: Sendable {
         return entry
     }
 
-    /// One group, as `directory.json` and the admin API write it: every member must name a user (`isUser`
-    /// gets lower-cased IDs); a member listed twice is kept once.
-    public static func parseGroup(_ value: JSONValue, at pointer: String, problems: ProblemCollector, isUser: (String) -> Bool) -> Group? {
+    /// One group, as `directory.json` and the admin API write it: every member must name a user; a member listed twice is
+    /// kept once.
+    public static func parseGroup(_ value: JSONValue, at pointer: String, problems: ProblemCollector, isUser: (ObjectID) -> Bool) -> Group? {
         guard let group = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         group.rejectUnknownMembers(allowed: ["id", "displayName", "members"])
-        let gid = guid(group, "id")
+        let gid: ObjectID? = group.guid("id", required: true)
         let name = group.string("displayName", required: true)
-        var members: [String] = []
-        for (member, memberPointer) in group.strings("members") ?? [] {
-            if isUser(member.lowercased()) {
-                if !members.contains(member.lowercased()) { members.append(member.lowercased()) }
+        var members: [ObjectID] = []
+        for (text, memberPointer) in group.strings("members") ?? [] {
+            let member = ObjectID(text)
+            if isUser(member) {
+                if !members.contains(member) { members.append(member) }
             } else {
-                problems.add(memberPointer, "'\(member)' names no user of this tenant.")
+                problems.add(memberPointer, "'\(text)' names no user of this tenant.")
             }
         }
         guard let gid, let name else { return nil }
@@ -258,11 +250,11 @@ public struct DirectoryDocument: Sendable {
             "id", "userPrincipalName", "displayName", "password", "passwordHash", "accountEnabled", "userType", "homeAccount",
         ])
         let userType = user.enumeration("userType", allowed: User.UserType.allCases.map(\.rawValue)).flatMap(User.UserType.init(rawValue:))
-        let uid = guid(user, "id")
+        let uid: ObjectID? = user.guid("id", required: true)
         let upn = user.string("userPrincipalName", required: true)
         if let upn, !upn.contains("@") || upn.count > 256 {
             problems.add(user.path("userPrincipalName"), "must look like name@domain (at most 256 characters).")
-        } else if let upn, let domain, upn.split(separator: "@").last.map({ $0.lowercased() }) != domain {
+        } else if let upn, let domain, !Self.isInDomain(upn, domain) {
             problems.add(user.path("userPrincipalName"), "must be in the tenant's verified domain: name@\(domain).")
         }
         let password = user.string("password")
@@ -278,16 +270,16 @@ public struct DirectoryDocument: Sendable {
         var homeAccount: User.HomeAccount?
         if let home = user.object("homeAccount") {
             home.rejectUnknownMembers(allowed: ["tenantId", "userId", "userPrincipalName"])
-            let tenantId = guid(home, "tenantId")
-            let userId = guid(home, "userId")
+            let tenantId: TenantID? = home.guid("tenantId", required: true)
+            let userId: ObjectID? = home.guid("userId", required: true)
             let homeName = home.string("userPrincipalName", required: true)
             if let homeName, !homeName.contains("@") || homeName.count > 256 {
                 problems.add(home.path("userPrincipalName"), "must look like name@domain (at most 256 characters).")
-            } else if let homeName, let domain, homeName.split(separator: "@").last.map({ $0.lowercased() }) == domain {
+            } else if let homeName, let domain, Self.isInDomain(homeName, domain) {
                 problems.add(home.path("userPrincipalName"), "is in this tenant's own domain: a home account is another tenant's.")
             }
             if let tenantId, let userId, let homeName {
-                homeAccount = User.HomeAccount(tenantId: TenantID(tenantId), userId: ObjectID(userId), userPrincipalName: homeName)
+                homeAccount = User.HomeAccount(tenantId: tenantId, userId: userId, userPrincipalName: homeName)
             }
             if user.has("password") || user.has("passwordHash") {
                 problems.add(user.path("password"), "a B2B collaboration user signs in with its home tenant's credentials: it has no password here.")
@@ -306,6 +298,11 @@ public struct DirectoryDocument: Sendable {
         return UserEntry(user: parsed, plaintextPassword: password)
     }
 
+    /// Whether a UPN's domain is `domain` (domains compare case-insensitively).
+    static func isInDomain(_ principalName: String, _ domain: String) -> Bool {
+        principalName.split(separator: "@").last.map { $0.equalsIgnoringCase(domain) } ?? false
+    }
+
     public static func parseApplication(_ value: JSONValue, at pointer: String, problems: ProblemCollector) -> ApplicationEntry? {
         guard let app = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
         app.rejectUnknownMembers(allowed: [
@@ -313,7 +310,7 @@ public struct DirectoryDocument: Sendable {
             "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles", "requiredResourceAccess",
             "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation", "tags",
         ])
-        let appId = guid(app, "appId")
+        let appId: AppID? = app.guid("appId", required: true)
         var tags: [String] = []
         if let items = app.strings("tags") {
             if items.count > Application.maximumTags { problems.add(app.path("tags"), "holds \(items.count) tags; at most \(Application.maximumTags).") }
@@ -339,6 +336,7 @@ public struct DirectoryDocument: Sendable {
                 let plain = secret.string("secret")
                 let hash = secret.string("secretHash")
                 let keyId = secret.string("keyId")
+                let recordId = keyId.flatMap { RecordID(guid: $0) }
                 let displayName = secret.string("displayName")
                 var end: Date?
                 if let text = secret.string("endDateTime") {
@@ -349,10 +347,11 @@ public struct DirectoryDocument: Sendable {
                 case (let plain?, nil):
                     entries?.append(.plaintext(plain, displayName: displayName, endDateTime: end))
                 case (nil, let hash?):
-                    entries?.append(.hashed(ClientSecret(keyId: keyId, secretHash: hash, displayName: displayName, endDateTime: end)))
+                    if keyId != nil && recordId == nil { problems.add(secret.path("keyId"), "must be a GUID.") }
+                    entries?.append(.hashed(ClientSecret(keyId: recordId, secretHash: hash, displayName: displayName, endDateTime: end)))
                 case (nil, nil) where keyId != nil:
-                    if let keyId, keyId.isGUID {
-                        entries?.append(.existing(keyId: keyId.lowercased(), pointer: secretPointer))
+                    if let recordId {
+                        entries?.append(.existing(keyId: recordId, pointer: secretPointer))
                     } else {
                         problems.add(secret.path("keyId"), "must be a GUID.")
                     }
@@ -406,14 +405,15 @@ public struct DirectoryDocument: Sendable {
                         appRoles: (item.strings("appRoles") ?? []).map(\.value)))
             }
         }
-        var preAuthorized: [String] = []
+        var preAuthorized: [AppID] = []
         if let items = app.strings("preAuthorizedApplications") {
             if items.count > Application.maximumPreAuthorized {
                 problems.add(app.path("preAuthorizedApplications"), "lists \(items.count) applications; at most \(Application.maximumPreAuthorized).")
             }
             for (client, clientPointer) in items {
+                // Kept when not a GUID, too (with its problem), so later problems point at the right position.
                 if !client.isGUID { problems.add(clientPointer, "must be a client application's appId (a GUID).") }
-                preAuthorized.append(client.lowercased())
+                preAuthorized.append(AppID(client))
             }
         }
         guard let appId, let name else { return nil }
@@ -441,7 +441,7 @@ public struct DirectoryDocument: Sendable {
         if type == countryType || item.has("countriesAndRegions") {
             return parseCountryLocation(item, problems: problems)
         }
-        let id = guid(item, "id")
+        let id: PolicyID? = item.guid("id", required: true)
         let name = item.string("displayName", required: true)
         var ranges: [String] = []
         for (range, rangePointer) in item.strings("ipRanges", required: true) ?? [] {
@@ -459,7 +459,7 @@ public struct DirectoryDocument: Sendable {
     /// Graph's `countryNamedLocation`: `countriesAndRegions` (ISO 3166-1 alpha-2), `includeUnknownCountriesAndRegions`,
     /// `countryLookupMethod` `clientIpAddress` (the GPS of an authenticator app is not something this server has).
     static func parseCountryLocation(_ item: JSONObjectReader, problems: ProblemCollector) -> NamedLocation? {
-        let id = guid(item, "id")
+        let id: PolicyID? = item.guid("id", required: true)
         let name = item.string("displayName", required: true)
         var countries: [String] = []
         let given = item.strings("countriesAndRegions", required: true)

@@ -4,19 +4,19 @@ import Foundation
 /// ID every Entra tenant shares — which is how exported policies name them (`includeRoles`) and how a role
 /// assignment names its role (`roleDefinitionId`). Portcullis has no custom roles.
 public struct DirectoryRoleDefinition: Sendable, Equatable, Codable {
-    public let id: String
+    public let id: RoleID
     public let displayName: String
 
     enum CodingKeys: String, CodingKey { case id, displayName, templateId, isBuiltIn, isEnabled }
 
-    init(id: String, displayName: String) {
+    init(id: RoleID, displayName: String) {
         self.id = id
         self.displayName = displayName
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(String.self, forKey: .id).lowercased()
+        id = try container.decode(RoleID.self, forKey: .id)
         displayName = try container.decode(String.self, forKey: .displayName)
     }
 
@@ -30,13 +30,13 @@ public struct DirectoryRoleDefinition: Sendable, Equatable, Codable {
         try container.encode(true, forKey: .isEnabled)
     }
 
-    public static let globalAdministrator = "62e90394-69f5-4237-9190-012177145e10"
-    public static let globalReader = "f2ef992c-3afb-46b9-b7cf-a126ee74c451"
-    public static let conditionalAccessAdministrator = "b1be1c3e-b65d-4f19-8427-f6fa0d97feb9"
-    public static let securityAdministrator = "194ae4cb-b126-40b2-bd5b-6091b380977d"
-    public static let securityReader = "5d6b6bb7-de71-4623-b4af-96380a352509"
-    public static let userAdministrator = "fe930be7-5e62-47db-91af-98c3a49a38b1"
-    public static let applicationAdministrator = "9b895d92-2cd3-44c7-9d02-a6ac2d5ea5c3"
+    public static let globalAdministrator: RoleID = "62e90394-69f5-4237-9190-012177145e10"
+    public static let globalReader: RoleID = "f2ef992c-3afb-46b9-b7cf-a126ee74c451"
+    public static let conditionalAccessAdministrator: RoleID = "b1be1c3e-b65d-4f19-8427-f6fa0d97feb9"
+    public static let securityAdministrator: RoleID = "194ae4cb-b126-40b2-bd5b-6091b380977d"
+    public static let securityReader: RoleID = "5d6b6bb7-de71-4623-b4af-96380a352509"
+    public static let userAdministrator: RoleID = "fe930be7-5e62-47db-91af-98c3a49a38b1"
+    public static let applicationAdministrator: RoleID = "9b895d92-2cd3-44c7-9d02-a6ac2d5ea5c3"
 
     /// Entra's built-in roles and their template IDs, as Microsoft's permissions reference lists them (2026).
     public static let builtIns: [DirectoryRoleDefinition] = [
@@ -165,12 +165,12 @@ public struct DirectoryRoleDefinition: Sendable, Equatable, Codable {
         ("11451d60-acb2-45eb-a7d6-43d0f0125c13", "Windows 365 Administrator"),
         ("32696413-001a-46ae-978c-ce0f6b3620d2", "Windows Update Deployment Administrator"),
         ("810a2642-a034-447f-a5e8-41beaa378541", "Yammer Administrator"),
-    ].map { DirectoryRoleDefinition(id: $0.0, displayName: $0.1) }
+    ].map { DirectoryRoleDefinition(id: RoleID($0.0), displayName: $0.1) }
 
     private static let byId = Dictionary(builtIns.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
 
     /// A built-in role by its template ID, case-insensitively.
-    public static func builtIn(id: String) -> DirectoryRoleDefinition? { byId[id.lowercased()] }
+    public static func builtIn(id: RoleID) -> DirectoryRoleDefinition? { byId[id] }
 }
 
 /// A directory role held by a user or a group (Graph's `unifiedRoleAssignment`), for the whole tenant
@@ -178,25 +178,25 @@ public struct DirectoryRoleDefinition: Sendable, Equatable, Codable {
 /// one grant cannot be stored twice.
 public struct DirectoryRoleAssignment: Codable, Sendable, Equatable {
     public var id: String
-    public var principalId: String
-    public var roleDefinitionId: String
+    public var principalId: ObjectID
+    public var roleDefinitionId: RoleID
     public var directoryScopeId: String
 
     public static let tenantScope = "/"
 
-    public init(principalId: String, roleDefinitionId: String) {
-        self.principalId = principalId.lowercased()
-        self.roleDefinitionId = roleDefinitionId.lowercased()
+    public init(principalId: ObjectID, roleDefinitionId: RoleID) {
+        self.principalId = principalId
+        self.roleDefinitionId = roleDefinitionId
         self.directoryScopeId = Self.tenantScope
         self.id = Self.documentId(principalId: principalId, roleDefinitionId: roleDefinitionId)
     }
 
     /// The ID an assignment is stored under.
-    public static func documentId(principalId: String, roleDefinitionId: String) -> String {
-        StableGUID.make(from: "directoryRole|\(principalId.lowercased())|\(roleDefinitionId.lowercased())")
+    public static func documentId(principalId: ObjectID, roleDefinitionId: RoleID) -> String {
+        StableGUID.make(from: "directoryRole|\(principalId)|\(roleDefinitionId)")
     }
 
-    public var roleDisplayName: String { DirectoryRoleDefinition.builtIn(id: roleDefinitionId)?.displayName ?? roleDefinitionId }
+    public var roleDisplayName: String { DirectoryRoleDefinition.builtIn(id: roleDefinitionId)?.displayName ?? roleDefinitionId.rawValue }
 }
 
 extension DirectoryRoleAssignment {
@@ -206,8 +206,8 @@ extension DirectoryRoleAssignment {
     public static func read(_ item: JSONObjectReader, directory: DirectorySnapshot) -> DirectoryRoleAssignment? {
         let problems = item.problems
         item.rejectUnknownGraphMembers(allowed: ["id", "principalId", "roleDefinitionId", "directoryScopeId"], readOnly: ["appScopeId", "condition"])
-        let principal = item.string("principalId", required: true)
-        let role = item.string("roleDefinitionId", required: true)
+        let principal = item.string("principalId", required: true).map { ObjectID($0) }
+        let role = item.string("roleDefinitionId", required: true).map { RoleID($0) }
         if let principal, directory.user(id: principal) == nil, directory.group(id: principal) == nil {
             problems.add(item.path("principalId"), "'\(principal)' names no user or group of this tenant.")
         }
@@ -221,7 +221,7 @@ extension DirectoryRoleAssignment {
         }
         guard let principal, let role, DirectoryRoleDefinition.builtIn(id: role) != nil else { return nil }
         let assignment = DirectoryRoleAssignment(principalId: principal, roleDefinitionId: role)
-        if let given = item.string("id"), given.lowercased() != assignment.id {
+        if let given = item.string("id"), PolicyID(given) != PolicyID(assignment.id) {
             problems.add(item.path("id"), "an assignment's ID follows from what it grants: \(assignment.id) for this principal and role.")
         }
         return assignment

@@ -16,20 +16,20 @@ public struct DirectorySnapshot: Sendable {
     // Keyed by typed identifiers (normalised once, in `Identifier`): a lookup in any case finds what a document in any case
     // named, whatever path the document came in by.
     private let usersById: [ObjectID: User]
-    private let userIdByUPN: [String: String]
+    private let userIdByUPN: [String: ObjectID]
     /// B2B collaboration users by their home account's object ID (PROTOCOL §17).
-    private let userIdByHomeUser: [ObjectID: String]
+    private let userIdByHomeUser: [ObjectID: ObjectID]
     private let groupsById: [ObjectID: Group]
-    private let groupIdsByMember: [ObjectID: [String]]
+    private let groupIdsByMember: [ObjectID: [ObjectID]]
     private let applicationsById: [AppID: Application]
-    private let resourcesByIdentifier: [String: Application]
+    private let resourcesByIdentifier: [ResourceIdentifier: Application]
     private let rolesByPrincipalAndResource: [PrincipalResource: [String]]
     private let namedLocationsById: [PolicyID: NamedLocation]
-    private let roleIdsByPrincipal: [ObjectID: [String]]
+    private let roleIdsByPrincipal: [ObjectID: [RoleID]]
 
     /// An app role grant's key: who (a user's object ID or a client's app ID) on which resource (its app ID).
     private struct PrincipalResource: Hashable {
-        let principal: Identifier<IdentifierKind.Principal>
+        let principal: PrincipalID
         let resource: AppID
     }
 
@@ -46,10 +46,10 @@ public struct DirectorySnapshot: Sendable {
         self.namedLocations = namedLocations
 
         var usersById: [ObjectID: User] = [:]
-        var userIdByUPN: [String: String] = [:]
-        var userIdByHomeUser: [ObjectID: String] = [:]
+        var userIdByUPN: [String: ObjectID] = [:]
+        var userIdByHomeUser: [ObjectID: ObjectID] = [:]
         for user in users {
-            usersById[ObjectID(user.id)] = user
+            usersById[user.id] = user
             userIdByUPN[user.userPrincipalName.lowercased()] = user.id
             if let home = user.homeAccount { userIdByHomeUser[home.userId] = user.id }
         }
@@ -58,56 +58,58 @@ public struct DirectorySnapshot: Sendable {
         self.userIdByHomeUser = userIdByHomeUser
 
         var groupsById: [ObjectID: Group] = [:]
-        var groupIdsByMember: [ObjectID: [String]] = [:]
+        var groupIdsByMember: [ObjectID: [ObjectID]] = [:]
         for group in groups {
-            groupsById[ObjectID(group.id)] = group
-            for member in group.members { groupIdsByMember[ObjectID(member), default: []].append(group.id) }
+            groupsById[group.id] = group
+            for member in group.members { groupIdsByMember[member, default: []].append(group.id) }
         }
         self.groupsById = groupsById
         self.groupIdsByMember = groupIdsByMember
 
         var applicationsById: [AppID: Application] = [:]
-        for app in BuiltInResources.reserved + applications { applicationsById[AppID(app.appId)] = app }
+        for app in BuiltInResources.reserved + applications { applicationsById[app.appId] = app }
         let resources = Self.resourceIndex(BuiltInResources.reserved + applications)
         self.applicationsById = applicationsById
         self.resourcesByIdentifier = resources
 
         var roles: [PrincipalResource: [String]] = [:]
         for assignment in appRoleAssignments {
-            guard let resource = resources[assignment.resource.lowercased()] else { continue }
-            roles[PrincipalResource(principal: Identifier(assignment.principalId), resource: AppID(resource.appId)), default: []].append(assignment.role)
+            guard let resource = resources[ResourceIdentifier(assignment.resource)] else { continue }
+            roles[PrincipalResource(principal: assignment.principalId, resource: resource.appId), default: []].append(assignment.role)
         }
         self.rolesByPrincipalAndResource = roles
-        self.namedLocationsById = Dictionary(namedLocations.map { (PolicyID($0.id), $0) }, uniquingKeysWith: { a, _ in a })
+        self.namedLocationsById = Dictionary(namedLocations.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         self.directoryRoleAssignments = directoryRoleAssignments
-        var roleIds: [ObjectID: [String]] = [:]
-        for assignment in directoryRoleAssignments { roleIds[ObjectID(assignment.principalId), default: []].append(assignment.roleDefinitionId) }
+        var roleIds: [ObjectID: [RoleID]] = [:]
+        for assignment in directoryRoleAssignments { roleIds[assignment.principalId, default: []].append(assignment.roleDefinitionId) }
         self.roleIdsByPrincipal = roleIds
     }
 
     /// The directory roles a user holds, assigned to them or to a group they are a direct member of (as Entra's
     /// role-assignable groups), each once, sorted.
-    public func roleIds(ofUser userId: String) -> [String] {
+    public func roleIds(ofUser id: ObjectID) -> [RoleID] {
         // Every grant asks (SignInFacts); a tenant that assigns no directory role answers without allocating.
         guard !roleIdsByPrincipal.isEmpty else { return [] }
-        let id = ObjectID(userId)
         var found = Set(roleIdsByPrincipal[id] ?? [])
-        for group in groupIds(ofUser: id) { found.formUnion(roleIdsByPrincipal[ObjectID(group)] ?? []) }
+        for group in groupIds(ofUser: id) { found.formUnion(roleIdsByPrincipal[group] ?? []) }
         return found.sorted()
     }
 
     /// The directory role assignments of a user or group.
-    public func directoryRoleAssignments(ofPrincipal principalId: String) -> [DirectoryRoleAssignment] {
-        let id = ObjectID(principalId)
-        return directoryRoleAssignments.filter { ObjectID($0.principalId) == id }
+    public func directoryRoleAssignments(ofPrincipal id: ObjectID) -> [DirectoryRoleAssignment] {
+        directoryRoleAssignments.filter { $0.principalId == id }
     }
 
-    /// Resources by app ID and by each identifier URI, lower-cased (the first application to claim one keeps it).
-    public static func resourceIndex(_ applications: [Application]) -> [String: Application] {
-        var resources: [String: Application] = [:]
+    /// Resources by app ID and by each identifier URI (the first application to claim one keeps it).
+    public static func resourceIndex(_ applications: [Application]) -> [ResourceIdentifier: Application] {
+        var resources: [ResourceIdentifier: Application] = [:]
         for app in applications where app.isResource {
-            if resources[app.appId] == nil { resources[app.appId] = app }
-            for uri in app.identifierUris where resources[uri.lowercased()] == nil { resources[uri.lowercased()] = app }
+            let id = ResourceIdentifier(app.appId)
+            if resources[id] == nil { resources[id] = app }
+            for uri in app.identifierUris {
+                let key = ResourceIdentifier(uri)
+                if resources[key] == nil { resources[key] = app }
+            }
         }
         return resources
     }
@@ -119,29 +121,27 @@ public struct DirectorySnapshot: Sendable {
         return copy
     }
 
-    public func user(id: String) -> User? { user(id: ObjectID(id)) }
     public func user(id: ObjectID) -> User? { usersById[id] }
 
     public func user(principalName: String) -> User? {
-        userIdByUPN[principalName.lowercased()].flatMap { usersById[ObjectID($0)] }
+        userIdByUPN[principalName.lowercased()].flatMap { usersById[$0] }
     }
 
     /// The B2B collaboration user of this tenant whose home account is `homeUserId` (an object ID of another tenant).
-    public func user(homeUserId: String) -> User? { userIdByHomeUser[ObjectID(homeUserId)].flatMap { user(id: $0) } }
+    public func user(homeUserId: ObjectID) -> User? { userIdByHomeUser[homeUserId].flatMap { user(id: $0) } }
 
-    /// A user by object ID or by UPN, case-insensitively.
-    public func user(identity: String) -> User? { user(id: identity) ?? user(principalName: identity) }
+    /// A user by object ID or by UPN, case-insensitively: what a person or a request names a user by.
+    public func user(identity: String) -> User? { user(id: ObjectID(identity)) ?? user(principalName: identity) }
 
-    public func group(id: String) -> Group? { groupsById[ObjectID(id)] }
+    public func group(id: ObjectID) -> Group? { groupsById[id] }
 
     /// The IDs of the groups the user is a direct member of.
-    public func groupIds(ofUser userId: String) -> [String] { groupIds(ofUser: ObjectID(userId)) }
-    public func groupIds(ofUser userId: ObjectID) -> [String] { groupIdsByMember[userId] ?? [] }
+    public func groupIds(ofUser userId: ObjectID) -> [ObjectID] { groupIdsByMember[userId] ?? [] }
 
-    public func application(appId: String) -> Application? { applicationsById[AppID(appId)] }
+    public func application(appId: AppID) -> Application? { applicationsById[appId] }
 
     /// A resource by identifier URI or app ID, case-insensitively.
-    public func resource(identifier: String) -> Application? { resourcesByIdentifier[identifier.lowercased()] }
+    public func resource(identifier: String) -> Application? { resourcesByIdentifier[ResourceIdentifier(identifier)] }
 
     /// The assignments of the admin API's role: who can administer the tenant (the last one is never removed
     /// unless forced).
@@ -152,19 +152,20 @@ public struct DirectorySnapshot: Sendable {
     /// The ID an app role assignment is stored under (`AppRoleAssignment.documentId`), its resource resolved to an app ID here.
     public func documentId(of assignment: AppRoleAssignment) -> String {
         AppRoleAssignment.documentId(
-            principalId: assignment.principalId, resourceAppId: resource(identifier: assignment.resource)?.appId ?? assignment.resource, role: assignment.role)
+            principalId: assignment.principalId, resourceAppId: resource(identifier: assignment.resource)?.appId ?? AppID(assignment.resource),
+            role: assignment.role)
     }
 
-    public func namedLocation(id: String) -> NamedLocation? { namedLocationsById[PolicyID(id)] }
+    public func namedLocation(id: PolicyID) -> NamedLocation? { namedLocationsById[id] }
 
     /// The app roles of `resource` granted to a principal (user object ID or client app ID).
-    public func roles(ofPrincipal principalId: String, on resource: Application) -> [String] {
-        rolesByPrincipalAndResource[PrincipalResource(principal: Identifier(principalId), resource: AppID(resource.appId))] ?? []
+    public func roles(ofPrincipal principalId: PrincipalID, on resource: Application) -> [String] {
+        rolesByPrincipalAndResource[PrincipalResource(principal: principalId, resource: resource.appId)] ?? []
     }
 
     /// Whether a tenant path segment (tenant ID or verified domain) names this tenant.
     public func matches(tenantSegment: String) -> Bool {
         let segment = tenantSegment.lowercased()
-        return segment == tenant.id || segment == tenant.domain
+        return segment == tenant.id.rawValue || segment == tenant.domain
     }
 }

@@ -2,13 +2,13 @@ public import Foundation
 
 /// A tenant: the unit of isolation. Everything else in the directory belongs to exactly one tenant.
 public struct Tenant: Codable, Sendable, Equatable {
-    /// The tenant ID, a lower-case GUID.
-    public var id: String
+    /// The tenant ID (a GUID).
+    public var id: TenantID
     /// The tenant's verified domain, lower-case (e.g. `contoso.example`).
     public var domain: String
     public var displayName: String
     /// When set, only these accounts (UPNs or object IDs, case-insensitive) may enroll in the compliance service.
-    public var allowedAccounts: [String]?
+    public var allowedAccounts: [AccountName]?
     /// Where a user with no sign-in method yet may register a first one with a password alone (PROTOCOL §12.3); `nil`
     /// is the default, `trustedLocations`. A temporary access pass is always enough.
     public var passwordOnlyRegistration: PasswordOnlyRegistration?
@@ -26,9 +26,9 @@ public struct Tenant: Codable, Sendable, Equatable {
     public static let maximumAllowedAccounts = 10_000
 
     public init(
-        id: String, domain: String, displayName: String, allowedAccounts: [String]? = nil, passwordOnlyRegistration: PasswordOnlyRegistration? = nil
+        id: TenantID, domain: String, displayName: String, allowedAccounts: [AccountName]? = nil, passwordOnlyRegistration: PasswordOnlyRegistration? = nil
     ) {
-        self.id = id.lowercased()
+        self.id = id
         self.domain = domain.lowercased()
         self.displayName = displayName
         self.allowedAccounts = allowedAccounts
@@ -38,8 +38,8 @@ public struct Tenant: Codable, Sendable, Equatable {
 
 /// A user account of a tenant.
 public struct User: Codable, Sendable, Equatable {
-    /// The object ID, a lower-case GUID.
-    public var id: String
+    /// The object ID (a GUID).
+    public var id: ObjectID
     public var userPrincipalName: String
     public var displayName: String
     /// A bcrypt hash; `nil` for an account that cannot sign in with a password.
@@ -90,8 +90,8 @@ public struct User: Codable, Sendable, Equatable {
 
     /// `client_info`'s `uid` and `utid`: the home account — in its home tenant for a B2B collaboration user, as Entra's
     /// (so MSAL keeps one account across tenants) — else this user in `tenantId`.
-    public func clientInfo(tenantId: String) -> (uid: String, utid: String) {
-        homeAccount.map { ($0.userId.rawValue, $0.tenantId.rawValue) } ?? (id, tenantId)
+    public func clientInfo(tenantId: TenantID) -> (uid: ObjectID, utid: TenantID) {
+        homeAccount.map { ($0.userId, $0.tenantId) } ?? (id, tenantId)
     }
 
     /// The UPN a B2B collaboration user gets in the resource tenant, as Entra makes it: `alice_contoso.example#EXT#@fabrikam.example`.
@@ -99,8 +99,8 @@ public struct User: Codable, Sendable, Equatable {
         "\(homePrincipalName.replacingOccurrences(of: "@", with: "_"))#EXT#@\(resourceDomain)"
     }
 
-    public init(id: String, userPrincipalName: String, displayName: String, passwordHash: String? = nil, accountEnabled: Bool = true) {
-        self.id = id.lowercased()
+    public init(id: ObjectID, userPrincipalName: String, displayName: String, passwordHash: String? = nil, accountEnabled: Bool = true) {
+        self.id = id
         self.userPrincipalName = userPrincipalName
         self.displayName = displayName
         self.passwordHash = passwordHash
@@ -110,22 +110,22 @@ public struct User: Codable, Sendable, Equatable {
 
 /// A security group with direct members (user object IDs).
 public struct Group: Codable, Sendable, Equatable {
-    public var id: String
+    public var id: ObjectID
     public var displayName: String
-    public var members: [String]
+    public var members: [ObjectID]
 
-    public init(id: String, displayName: String, members: [String]) {
-        self.id = id.lowercased()
+    public init(id: ObjectID, displayName: String, members: [ObjectID]) {
+        self.id = id
         self.displayName = displayName
-        self.members = members.map { $0.lowercased() }
+        self.members = members
     }
 }
 
 /// A client secret of a confidential application: its keyed hash (see `CredentialHasher`), never the
 /// secret itself, with the metadata the admin API shows (Microsoft Graph's `passwordCredential` names).
 public struct ClientSecret: Codable, Sendable, Equatable {
-    /// A lower-case GUID naming the secret (for `DELETE /admin/v1/applications/{appId}/secrets/{keyId}`).
-    public var keyId: String
+    /// A GUID naming the secret (for `DELETE /admin/v1/applications/{appId}/secrets/{keyId}`).
+    public var keyId: RecordID
     public var secretHash: String
     /// The first three characters of the secret, so an admin can tell secrets apart; `nil` for imported hashes.
     public var hint: String?
@@ -134,9 +134,10 @@ public struct ClientSecret: Codable, Sendable, Equatable {
     /// After this instant the secret no longer authenticates; `nil` for one that does not expire.
     public var endDateTime: Date?
 
-    public init(keyId: String? = nil, secretHash: String, hint: String? = nil, displayName: String? = nil, startDateTime: Date? = nil, endDateTime: Date? = nil)
-    {
-        self.keyId = keyId?.lowercased() ?? Self.keyId(forHash: secretHash)
+    public init(
+        keyId: RecordID? = nil, secretHash: String, hint: String? = nil, displayName: String? = nil, startDateTime: Date? = nil, endDateTime: Date? = nil
+    ) {
+        self.keyId = keyId ?? Self.keyId(forHash: secretHash)
         self.secretHash = secretHash
         self.hint = hint
         self.displayName = displayName
@@ -150,7 +151,7 @@ public struct ClientSecret: Codable, Sendable, Equatable {
     /// The key ID of a secret known only by its hash (`directory.json`'s `secret` / `secretHash`, and stores
     /// written before secrets had IDs): a GUID made of the hash's bytes, so importing the same secret twice
     /// names it the same way (re-applying a folder changes nothing).
-    public static func keyId(forHash hash: String) -> String { StableGUID.make(from: hash) }
+    public static func keyId(forHash hash: String) -> RecordID { RecordID(StableGUID.make(from: hash)) }
 
     enum CodingKeys: String, CodingKey { case keyId, secretHash, hint, displayName, startDateTime, endDateTime }
 
@@ -158,7 +159,7 @@ public struct ClientSecret: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         secretHash = try container.decode(String.self, forKey: .secretHash)
-        keyId = try container.decodeIfPresent(String.self, forKey: .keyId)?.lowercased() ?? Self.keyId(forHash: secretHash)
+        keyId = try container.decodeIfPresent(RecordID.self, forKey: .keyId) ?? Self.keyId(forHash: secretHash)
         hint = try container.decodeIfPresent(String.self, forKey: .hint)
         displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
         startDateTime = try container.decodeIfPresent(String.self, forKey: .startDateTime).flatMap(ISO8601.date)
@@ -213,7 +214,7 @@ public struct RequiredResourceAccess: Codable, Sendable, Equatable {
 
 /// A client application, a resource (API), or both.
 public struct Application: Codable, Sendable, Equatable {
-    public var appId: String
+    public var appId: AppID
     public var displayName: String
     /// Public clients (mobile, desktop) cannot keep a secret and authenticate with `client_id` only.
     public var publicClient: Bool
@@ -229,7 +230,7 @@ public struct Application: Codable, Sendable, Equatable {
     /// The resources (and their scopes) this application may request (PROTOCOL §11).
     public var requiredResourceAccess: [RequiredResourceAccess]
     /// As a resource: client applications that may request any of its scopes without listing them.
-    public var preAuthorizedApplications: [String]
+    public var preAuthorizedApplications: [AppID]
     /// Every token request of this client must carry a DPoP proof (PROTOCOL §15; Keycloak's "DPoP bound tokens").
     public var requireDPoP: Bool
     /// As a resource: it enforces continuous access evaluation (PROTOCOL §14.1), so clients that declare `cp1` get
@@ -251,17 +252,17 @@ public struct Application: Codable, Sendable, Equatable {
     public static let maximumPreAuthorized = 100
 
     public init(
-        appId: String, displayName: String, publicClient: Bool = false, secretHashes: [String] = [], secrets: [ClientSecret] = [],
+        appId: AppID, displayName: String, publicClient: Bool = false, secretHashes: [String] = [], secrets: [ClientSecret] = [],
         allowedGrantTypes: [String] = [], redirectUris: [String] = [], complianceCallbackUris: [String] = [],
         approvedClientApp: Bool = false, identifierUris: [String] = [], scopes: [String] = [], appRoles: [String] = [],
-        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [String] = [], requireDPoP: Bool = false,
+        requiredResourceAccess: [RequiredResourceAccess] = [], preAuthorizedApplications: [AppID] = [], requireDPoP: Bool = false,
         continuousAccessEvaluation: Bool = false
     ) {
         self.requireDPoP = requireDPoP
         self.continuousAccessEvaluation = continuousAccessEvaluation
         self.requiredResourceAccess = requiredResourceAccess
-        self.preAuthorizedApplications = preAuthorizedApplications.map { $0.lowercased() }
-        self.appId = appId.lowercased()
+        self.preAuthorizedApplications = preAuthorizedApplications
+        self.appId = appId
         self.displayName = displayName
         self.publicClient = publicClient
         self.secrets = secrets + secretHashes.map { ClientSecret(secretHash: $0) }
@@ -283,7 +284,7 @@ public struct Application: Codable, Sendable, Equatable {
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        appId = try container.decode(String.self, forKey: .appId)
+        appId = try container.decode(AppID.self, forKey: .appId)
         displayName = try container.decode(String.self, forKey: .displayName)
         publicClient = try container.decode(Bool.self, forKey: .publicClient)
         secrets =
@@ -297,7 +298,7 @@ public struct Application: Codable, Sendable, Equatable {
         scopes = try container.decode([String].self, forKey: .scopes)
         appRoles = try container.decode([String].self, forKey: .appRoles)
         requiredResourceAccess = try container.decodeIfPresent([RequiredResourceAccess].self, forKey: .requiredResourceAccess) ?? []
-        preAuthorizedApplications = try container.decodeIfPresent([String].self, forKey: .preAuthorizedApplications) ?? []
+        preAuthorizedApplications = try container.decodeIfPresent([AppID].self, forKey: .preAuthorizedApplications) ?? []
         requireDPoP = try container.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false
         continuousAccessEvaluation = try container.decodeIfPresent(Bool.self, forKey: .continuousAccessEvaluation) ?? false
         tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
@@ -328,7 +329,7 @@ public struct Application: Codable, Sendable, Equatable {
     /// tagged so, `MicrosoftAdminPortals` for Portcullis's own admin API (which the console and Graph tools call).
     public var applicationGroups: Set<ConditionKeyword> {
         var groups: Set<ConditionKeyword> = []
-        if tags.contains(where: { $0.caseInsensitiveCompare(Self.office365Tag) == .orderedSame }) { groups.insert(.office365) }
+        if tags.contains(where: { $0.equalsIgnoringCase(Self.office365Tag) }) { groups.insert(.office365) }
         if appId == BuiltInResources.adminAppId { groups.insert(.microsoftAdminPortals) }
         return groups
     }
@@ -340,33 +341,33 @@ public struct Application: Codable, Sendable, Equatable {
     public var isResource: Bool { !identifierUris.isEmpty || !scopes.isEmpty || !appRoles.isEmpty }
 
     /// The identifier a token's `aud` carries for this resource: its first identifier URI, else its app ID.
-    public var primaryIdentifier: String { identifierUris.first ?? appId }
+    public var primaryIdentifier: String { identifierUris.first ?? appId.rawValue }
 }
 
 /// Grants an app role of a resource to a user or to a client application (app-only).
 public struct AppRoleAssignment: Codable, Sendable, Equatable, Hashable {
     /// A user object ID or a client app ID.
-    public var principalId: String
+    public var principalId: PrincipalID
     /// The resource's identifier URI or app ID.
     public var resource: String
     public var role: String
 
-    public init(principalId: String, resource: String, role: String) {
-        self.principalId = principalId.lowercased()
+    public init(principalId: PrincipalID, resource: String, role: String) {
+        self.principalId = principalId
         self.resource = resource
         self.role = role
     }
 
     /// The ID an assignment is stored and addressed under: a GUID made of what it grants (the principal, the
     /// resource's app ID and the role), so one grant cannot be stored twice and a folder re-applied finds it.
-    public static func documentId(principalId: String, resourceAppId: String, role: String) -> String {
-        StableGUID.make(from: "\(principalId.lowercased())|\(resourceAppId.lowercased())|\(role)")
+    public static func documentId(principalId: PrincipalID, resourceAppId: AppID, role: String) -> String {
+        StableGUID.make(from: "\(principalId)|\(resourceAppId)|\(role)")
     }
 }
 
 /// A named location: IP ranges (CIDR) an admin can refer to in conditional-access policies.
 public struct NamedLocation: Codable, Sendable, Equatable {
-    public var id: String
+    public var id: PolicyID
     public var displayName: String
     public var ipRanges: [String]
     public var isTrusted: Bool
@@ -376,8 +377,8 @@ public struct NamedLocation: Codable, Sendable, Equatable {
     /// Whether an address in no range of the table (or with no table) is in this location.
     public var includeUnknownCountriesAndRegions: Bool?
 
-    public init(id: String, displayName: String, ipRanges: [String], isTrusted: Bool) {
-        self.id = id.lowercased()
+    public init(id: PolicyID, displayName: String, ipRanges: [String], isTrusted: Bool) {
+        self.id = id
         self.displayName = displayName
         self.ipRanges = ipRanges
         self.isTrusted = isTrusted

@@ -94,30 +94,29 @@ public struct TenantSnapshot: Sendable {
     }
 
     /// The merged app configuration for an account in a client application (PROTOCOL §8.1).
-    public func appConfiguration(userId: String, clientId: String) -> MergedAppConfiguration {
+    public func appConfiguration(userId: ObjectID, clientId: AppID) -> MergedAppConfiguration {
         MergedAppConfiguration.resolve(appConfigurationPolicies, materials: secretMaterials, groupIds: directory.groupIds(ofUser: userId), clientId: clientId)
     }
 
     /// The merged app protection policy for an account in a client application (`nil`: unmanaged there).
-    public func appProtectionPolicy(userId: String, clientId: String) -> MergedAppProtectionPolicy? {
+    public func appProtectionPolicy(userId: ObjectID, clientId: AppID) -> MergedAppProtectionPolicy? {
         MergedAppProtectionPolicy.resolve(appProtectionPolicies, userId: userId, groupIds: directory.groupIds(ofUser: userId), clientId: clientId)
     }
 
     /// Whether any app protection policy targets the client application at all.
-    public func appProtectionTargets(clientId: String) -> Bool {
-        appProtectionPolicies.contains { $0.targets.applications.contains(clientId.lowercased()) }
+    public func appProtectionTargets(clientId: AppID) -> Bool {
+        appProtectionPolicies.contains { $0.targets.applications.contains(clientId) }
     }
 
     /// The strength with this ID: built-in or one of the tenant's.
-    public func authenticationStrength(id: String) -> AuthenticationStrengthPolicy? {
-        let id = id.lowercased()
-        return AuthenticationStrengthPolicy.builtIns.first { $0.id == id } ?? contents.authenticationStrengths.first { $0.id == id }
+    public func authenticationStrength(id: PolicyID) -> AuthenticationStrengthPolicy? {
+        AuthenticationStrengthPolicy.builtIns.first { $0.id == id } ?? contents.authenticationStrengths.first { $0.id == id }
     }
 
     /// The agreements among those the policies require whose acceptance by `userId` is current at `now` (PROTOCOL §17).
-    public func acceptedAgreements(userId: String?, now: Date) -> Set<String> {
+    public func acceptedAgreements(userId: ObjectID?, now: Date) -> Set<PolicyID> {
         guard let userId, !conditionalAccess.termsOfUseAgreements.isEmpty else { return [] }
-        var accepted = Set<String>()
+        var accepted = Set<PolicyID>()
         for agreementId in conditionalAccess.termsOfUseAgreements {
             guard let agreement = agreement(id: agreementId), let acceptance = acceptance(agreementId: agreementId, userId: userId),
                 agreement.isCurrent(acceptance, at: now)
@@ -128,16 +127,16 @@ public struct TenantSnapshot: Sendable {
     }
 
     /// This tenant's trust in a partner tenant's authentication (`nil`: none, Entra's default).
-    public func crossTenantAccess(partner tenantId: String) -> CrossTenantAccessPartner? {
-        Self.find(tenantId.lowercased(), in: contents.crossTenantAccessPartners)
+    public func crossTenantAccess(partner tenantId: TenantID) -> CrossTenantAccessPartner? {
+        Self.find(tenantId.rawValue, in: contents.crossTenantAccessPartners)
     }
 
     /// An agreement by ID.
-    public func agreement(id: String) -> Agreement? { Self.find(id.lowercased(), in: contents.agreements) }
+    public func agreement(id: PolicyID) -> Agreement? { Self.find(id.rawValue, in: contents.agreements) }
 
     /// A user's latest answer to an agreement.
-    public func acceptance(agreementId: String, userId: String) -> AgreementAcceptance? {
-        Self.find(AgreementAcceptance.id(agreementId: agreementId.lowercased(), userId: userId.lowercased()), in: contents.agreementAcceptances)
+    public func acceptance(agreementId: PolicyID, userId: ObjectID) -> AgreementAcceptance? {
+        Self.find(AgreementAcceptance.id(agreementId: agreementId, userId: userId), in: contents.agreementAcceptances)
     }
 
     /// A document by ID in a list sorted by ID.

@@ -20,13 +20,13 @@ public protocol TenantDocument: Codable, Sendable, Equatable {
     static func apply(_ document: Self?, id: String, to contents: inout TenantContents)
     /// What a change of a document of this kind ends and announces (PROTOCOL §14.1), committed with it: `before` `nil` for
     /// a create, `after` `nil` for a delete. Most kinds: nothing.
-    static func effects(before: Self?, after: Self?, tenantId: String, at: Date) -> ChangeEffects
+    static func effects(before: Self?, after: Self?, tenantId: TenantID, at: Date) -> ChangeEffects
 }
 
 extension TenantDocument {
     public static var idMember: String { "id" }
 
-    public static func effects(before: Self?, after: Self?, tenantId: String, at: Date) -> ChangeEffects { .none(tenantId: tenantId, at: at) }
+    public static func effects(before: Self?, after: Self?, tenantId: TenantID, at: Date) -> ChangeEffects { .none(tenantId: tenantId, at: at) }
 
     public static func apply(_ document: Self?, id: String, to contents: inout TenantContents) {
         guard let list else { return }
@@ -124,7 +124,7 @@ public struct TenantContents: Sendable {
 /// (`AppRoleAssignment.documentId`), so one grant cannot be stored twice however its resource is spelled.
 public struct RoleAssignmentDocument: Codable, Sendable, Equatable {
     public var id: String
-    public var principalId: String
+    public var principalId: PrincipalID
     public var resource: String
     public var role: String
 
@@ -141,7 +141,7 @@ public struct RoleAssignmentDocument: Codable, Sendable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        principalId = try container.decode(String.self, forKey: .principalId).lowercased()
+        principalId = try container.decode(PrincipalID.self, forKey: .principalId)
         resource = try container.decode(String.self, forKey: .resource)
         role = try container.decode(String.self, forKey: .role)
         // Stores from before assignments had GUIDs keep theirs as the document ID (rekeyed at start-up).
@@ -151,7 +151,7 @@ public struct RoleAssignmentDocument: Codable, Sendable, Equatable {
 
 extension Tenant: TenantDocument {
     public static let kind = DocumentKind.tenant
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Tenant]>? { nil }
     public static func apply(_ document: Tenant?, id: String, to contents: inout TenantContents) {
         if let document { contents.tenant = document }  // a tenant is never removed through its own documents
@@ -160,20 +160,20 @@ extension Tenant: TenantDocument {
 
 extension User: TenantDocument {
     public static let kind = DocumentKind.user
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [User]>? { \.users }
 }
 
 extension Group: TenantDocument {
     public static let kind = DocumentKind.group
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Group]>? { \.groups }
 }
 
 extension Application: TenantDocument {
     public static let kind = DocumentKind.application
     public static var idMember: String { "appId" }
-    public var documentId: String { appId }
+    public var documentId: String { appId.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Application]>? { \.applications }
 }
 
@@ -200,25 +200,25 @@ extension RoleAssignmentDocument: TenantDocument {
 
 extension NamedLocation: TenantDocument {
     public static let kind = DocumentKind.namedLocation
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [NamedLocation]>? { \.namedLocations }
 }
 
 extension ConditionalAccessPolicy: TenantDocument {
     public static let kind = DocumentKind.conditionalAccessPolicy
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [ConditionalAccessPolicy]>? { \.conditionalAccessPolicies }
 }
 
 extension AppProtectionPolicy: TenantDocument {
     public static let kind = DocumentKind.appProtectionPolicy
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [AppProtectionPolicy]>? { \.appProtectionPolicies }
 }
 
 extension AppConfigurationPolicy: TenantDocument {
     public static let kind = DocumentKind.appConfigurationPolicy
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [AppConfigurationPolicy]>? { \.appConfigurationPolicies }
 }
 
@@ -229,7 +229,7 @@ extension StoredSecretMaterial: TenantDocument {
 
 extension AuthenticationStrengthPolicy: TenantDocument {
     public static let kind = DocumentKind.authenticationStrength
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [AuthenticationStrengthPolicy]>? { \.authenticationStrengths }
 }
 
@@ -247,19 +247,19 @@ extension FidoAttestationRoot: TenantDocument {
 
 extension SharedSignalsStream: TenantDocument {
     public static let kind = DocumentKind.sharedSignalsStream
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [SharedSignalsStream]>? { \.sharedSignalsStreams }
 }
 
 extension Agreement: TenantDocument {
     public static let kind = DocumentKind.agreement
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Agreement]>? { \.agreements }
 }
 
 extension Invitation: TenantDocument {
     public static let kind = DocumentKind.invitation
-    public var documentId: String { id }
+    public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Invitation]>? { \.invitations }
 }
 

@@ -93,14 +93,14 @@ extension AuthorizationRequest {
         }
         func value(_ name: String) -> String? { parameters[name].flatMap { $0.isEmpty ? nil : $0 } }
         guard let clientId = value("client_id") else { return .failure(.page(.missingParameter("client_id"))) }
-        guard let client = tenant.application(appId: clientId), !BuiltInResources.all.contains(where: { $0.appId == client.appId }) else {
+        guard let client = tenant.application(appId: AppID(clientId)), !BuiltInResources.all.contains(where: { $0.appId == client.appId }) else {
             return .failure(.page(.unknownApplication(clientId)))
         }
         guard let redirectUri = value("redirect_uri") else { return .failure(.page(.missingParameter("redirect_uri"))) }
         let registered: [String] =
             switch client.appId {
             case BuiltInResources.consoleAppId: baseURL.map { [$0 + BuiltInResources.consoleRedirectPath] } ?? []
-            case BuiltInResources.securityInfoAppId: baseURL.map { [$0 + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id)] } ?? []
+            case BuiltInResources.securityInfoAppId: baseURL.map { [$0 + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id.rawValue)] } ?? []
             default: client.redirectUris
             }
         guard registered.contains(where: { RedirectURI.matches(redirectUri, registered: $0) }) else {
@@ -168,7 +168,7 @@ extension AuthorizationRequest {
         // Voluntary (OIDC Core §5.5.1.1): what is not an authentication context's ID is ignored, as an unknown value would be.
         let acrValues = (value("acr_values") ?? "").split(separator: " ").map { $0.lowercased() }.filter(AuthenticationContextClassReference.isValidId)
         var request = AuthorizationRequest(
-            tenantId: tenant.tenant.id, clientId: client.appId, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),
+            tenantId: tenant.tenant.id.rawValue, clientId: client.appId.rawValue, redirectUri: redirectUri, scope: scope, state: state, nonce: value("nonce"),
             codeChallenge: challenge, responseMode: mode, prompt: prompt, loginHint: value("login_hint"), domainHint: value("domain_hint"),
             claims: claims, platform: DevicePlatform.detect(sku: value("x-client-SKU"), os: value("x-client-OS")))
         request.maxAge = maxAge

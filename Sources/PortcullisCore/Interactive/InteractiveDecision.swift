@@ -75,7 +75,7 @@ public enum InteractiveDecision {
         /// now (a temporary access pass, a sign-in allowed to register) — Entra's onboarding, then on to the app.
         case registerPasskey(strengths: [String])
         /// Terms of use to accept (PROTOCOL §17): the agreements, in the policies' order, not yet accepted or expired.
-        case acceptTerms(agreementIds: [String])
+        case acceptTerms(agreementIds: [PolicyID])
         /// What is asked needs a method the user does not have and may not register here: why.
         case registrationRefused(MethodRegistration.Refusal)
         /// Issue the code (or approve the device code). Controls decided at redemption (app protection, approved apps, token
@@ -131,7 +131,7 @@ public enum InteractiveDecision {
             return Result(decision: decision, step: .usePasskey(strengths: names))
         case .termsOfUse(let policyIds):
             if facts.silent { return Result(decision: decision, step: .interactionRequired) }
-            let missing = policies.agreements(ofPolicies: policyIds).filter { !facts.signIn.acceptedAgreements.contains($0) }
+            let missing = policies.agreements(ofPolicies: policyIds.map { PolicyID($0) }).filter { !facts.signIn.acceptedAgreements.contains($0) }
             return Result(decision: decision, step: missing.isEmpty ? .issue : .acceptTerms(agreementIds: missing))
         case .some:
             return Result(decision: decision, step: .issue)
@@ -145,8 +145,9 @@ public enum InteractiveDecision {
     ) -> SignInRecord {
         let signIn = facts.signIn
         var record = SignInRecord(
-            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: tenantId, userId: user.id,
-            userPrincipalName: user.userPrincipalName, clientAppId: signIn.clientAppId, resourceAppId: signIn.resourceAppId, resource: signIn.resourceAppId,
+            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: tenantId, userId: user.id.rawValue,
+            userPrincipalName: user.userPrincipalName, clientAppId: signIn.clientAppId.rawValue, resourceAppId: signIn.resourceAppId.rawValue,
+            resource: signIn.resourceAppId.rawValue,
             grantType: facts.flow == .deviceCode ? GrantType.deviceCode.rawValue : GrantType.authorizationCode.rawValue,
             clientAppType: signIn.clientAppType.rawValue, capabilities: signIn.capabilities, ipAddress: signIn.ipAddress?.description,
             platform: signIn.platform?.rawValue, appProtection: signIn.appProtection.label, conditionalAccessStatus: decision.status,

@@ -4,7 +4,7 @@ extension Agreement {
     /// Reads Graph's `agreement` (PROTOCOL §17) with every problem at its JSON Pointer. A file given with the `id` of one
     /// of `existing`'s files and no `fileData` keeps that file's bytes (what answers show has sizes, not bytes, so an
     /// answer sent back unchanged is the same agreement).
-    public static func parse(_ value: JSONValue, existing: Agreement? = nil, generatedId: @autoclosure () -> String) throws(ValidationError) -> Agreement {
+    public static func parse(_ value: JSONValue, existing: Agreement? = nil, generatedId: @autoclosure () -> PolicyID) throws(ValidationError) -> Agreement {
         let problems = ProblemCollector()
         guard let root = JSONObjectReader(value, at: "", problems: problems) else {
             throw ValidationError(problems: [ValidationProblem(pointer: "", message: "must be a JSON object.")])
@@ -14,10 +14,7 @@ extension Agreement {
                 "id", "displayName", "isViewingBeforeAcceptanceRequired", "isPerDeviceAcceptanceRequired", "userReacceptRequiredFrequency",
                 "termsExpiration", "files",
             ])
-        var id = generatedId()
-        if let given = root.string("id") {
-            if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
-        }
+        let id = root.has("id") ? root.guid("id") ?? generatedId() : generatedId()
         let displayName = root.string("displayName", required: true)
         if let displayName, displayName.count > 256 { problems.add(root.path("displayName"), "must be at most 256 characters.") }
         let viewing = root.bool("isViewingBeforeAcceptanceRequired") ?? false
@@ -98,7 +95,7 @@ extension Agreement {
                     problems.add(fileData.path("data"), "must be base64.")
                 }
             }
-        } else if let given, let kept = existing?.files.first(where: { $0.id == given.lowercased() }) {
+        } else if let given, let kept = existing?.files.first(where: { $0.id == RecordID(given) }) {
             data = kept.data
         } else {
             problems.add(file.path("fileData"), "is required (the file's bytes in base64) for a new file.")
@@ -115,7 +112,7 @@ extension Agreement {
         if let given, !given.isGUID { problems.add(file.path("id"), "must be a GUID.") }
         guard let name, let language, let data else { return nil }
         return AgreementFile(
-            id: given.flatMap { $0.isGUID ? $0.lowercased() : nil } ?? UUID().identifierText, fileName: name, language: language,
+            id: given.flatMap { RecordID(guid: $0) } ?? RecordID.generate(), fileName: name, language: language,
             isDefault: isDefault, data: data, displayName: displayName)
     }
 }

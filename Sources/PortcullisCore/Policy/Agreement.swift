@@ -5,7 +5,7 @@ public import Foundation
 /// records the acceptance (`AgreementAcceptance`). An acceptance lasts until `userReacceptRequiredFrequency` has passed,
 /// and never across a boundary of `termsExpiration`.
 public struct Agreement: Codable, Sendable, Equatable {
-    public var id: String
+    public var id: PolicyID
     public var displayName: String
     /// The user must open the file before accepting (a PDF; a text shown whole on the page is viewed).
     public var isViewingBeforeAcceptanceRequired: Bool
@@ -53,7 +53,7 @@ public struct Agreement: Codable, Sendable, Equatable {
     }
 
     public init(
-        id: String, displayName: String, files: [AgreementFile], isViewingBeforeAcceptanceRequired: Bool = false,
+        id: PolicyID, displayName: String, files: [AgreementFile], isViewingBeforeAcceptanceRequired: Bool = false,
         userReacceptRequiredFrequency: String? = nil, termsExpiration: TermsExpiration? = nil
     ) {
         self.id = id
@@ -96,7 +96,7 @@ public struct Agreement: Codable, Sendable, Equatable {
     /// As answers show it (Graph's shape): each file with its size and format, never its bytes.
     public var presented: JSONValue {
         var object: [String: JSONValue] = [
-            "id": .string(id), "displayName": .string(displayName), "isViewingBeforeAcceptanceRequired": .bool(isViewingBeforeAcceptanceRequired),
+            "id": .string(id.rawValue), "displayName": .string(displayName), "isViewingBeforeAcceptanceRequired": .bool(isViewingBeforeAcceptanceRequired),
             "isPerDeviceAcceptanceRequired": .bool(isPerDeviceAcceptanceRequired),
             "userReacceptRequiredFrequency": userReacceptRequiredFrequency.map(JSONValue.string) ?? .null,
             "termsExpiration": termsExpiration.map {
@@ -106,7 +106,7 @@ public struct Agreement: Codable, Sendable, Equatable {
         object["files"] = .array(
             files.map { file in
                 .object([
-                    "id": .string(file.id), "fileName": .string(file.fileName), "displayName": file.displayName.map(JSONValue.string) ?? .null,
+                    "id": .string(file.id.rawValue), "fileName": .string(file.fileName), "displayName": file.displayName.map(JSONValue.string) ?? .null,
                     "language": .string(file.language), "isDefault": .bool(file.isDefault), "format": .string(file.format.rawValue),
                     "size": .number(Double(file.data.count)),
                 ])
@@ -126,7 +126,7 @@ public struct AgreementFile: Codable, Sendable, Equatable {
         case pdf, text
     }
 
-    public var id: String
+    public var id: RecordID
     public var fileName: String
     public var displayName: String?
     /// BCP 47 (`en`, `en-US`, `fr`).
@@ -135,7 +135,7 @@ public struct AgreementFile: Codable, Sendable, Equatable {
     public var format: Format
     public var data: Data
 
-    public init(id: String, fileName: String, language: String, isDefault: Bool, data: Data, displayName: String? = nil) {
+    public init(id: RecordID, fileName: String, language: String, isDefault: Bool, data: Data, displayName: String? = nil) {
         self.id = id
         self.fileName = fileName
         self.language = language
@@ -167,9 +167,9 @@ public struct AgreementAcceptance: Codable, Sendable, Equatable {
     }
 
     public var id: String
-    public var agreementId: String
-    public var agreementFileId: String
-    public var userId: String
+    public var agreementId: PolicyID
+    public var agreementFileId: RecordID
+    public var userId: ObjectID
     public var userPrincipalName: String
     public var recordedDateTime: Date
     public var state: State
@@ -186,7 +186,7 @@ public struct AgreementAcceptance: Codable, Sendable, Equatable {
         self.expirationDateTime = state == .accepted ? agreement.expiration(ofAcceptanceAt: time) : nil
     }
 
-    public static func id(agreementId: String, userId: String) -> String { "\(agreementId)_\(userId)" }
+    public static func id(agreementId: PolicyID, userId: ObjectID) -> String { "\(agreementId)_\(userId)" }
 
     enum CodingKeys: String, CodingKey {
         case id, agreementId, agreementFileId, userId, userPrincipalName, recordedDateTime, state, expirationDateTime
@@ -195,9 +195,9 @@ public struct AgreementAcceptance: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
-        agreementId = try container.decode(String.self, forKey: .agreementId)
-        agreementFileId = try container.decode(String.self, forKey: .agreementFileId)
-        userId = try container.decode(String.self, forKey: .userId)
+        agreementId = try container.decode(PolicyID.self, forKey: .agreementId)
+        agreementFileId = try container.decode(RecordID.self, forKey: .agreementFileId)
+        userId = try container.decode(ObjectID.self, forKey: .userId)
         userPrincipalName = try container.decode(String.self, forKey: .userPrincipalName)
         state = try container.decode(State.self, forKey: .state)
         func date(_ key: CodingKeys) throws -> Date? {

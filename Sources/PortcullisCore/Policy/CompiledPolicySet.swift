@@ -67,7 +67,7 @@ public struct CompiledPolicySet: Sendable {
         /// The strength `authenticationStrength` names (resolved when compiled).
         let strength: AuthenticationStrengthPolicy?
         /// The agreements `termsOfUse` names (PROTOCOL §17).
-        let agreements: [String]
+        let agreements: [PolicyID]
 
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
@@ -79,7 +79,7 @@ public struct CompiledPolicySet: Sendable {
             transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
-            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?, agreements: [String] = []
+            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?, agreements: [PolicyID] = []
         ) {
             self.policy = policy
             self.isWorkload = isWorkload
@@ -115,7 +115,9 @@ public struct CompiledPolicySet: Sendable {
     }
 
     let entries: [Entry]
-    /// Every user, group and application ID that some policy names, as a small integer.
+    /// Every user, group and application ID that some policy names, as a small integer (keyed by the identifiers' normal
+    /// text: users, groups and applications share Entra's one GUID namespace; roles and groups of applications are
+    /// prefixed).
     let symbols: [String: Int32]
     /// (resource symbol or `anyKey`) << 32 | (subject symbol or `anyKey`) → entry indices. Subjects are users
     /// and groups for user policies, client applications for workload-identity policies.
@@ -145,8 +147,8 @@ public struct CompiledPolicySet: Sendable {
     ) {
         let strengthsById = Dictionary((AuthenticationStrengthPolicy.builtIns + strengths).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let sorted = policies.sorted { $0.id < $1.id }
-        var rangesByLocation: [String: [IPRange]] = [:]
-        var countriesByLocation: [String: (countries: [String], unknown: Bool)] = [:]
+        var rangesByLocation: [PolicyID: [IPRange]] = [:]
+        var countriesByLocation: [PolicyID: (countries: [String], unknown: Bool)] = [:]
         var trusted: [IPRange] = []
         for location in namedLocations {
             let ranges = location.ipRanges.compactMap(IPRange.init)
@@ -156,7 +158,7 @@ public struct CompiledPolicySet: Sendable {
             }
             if location.isTrusted { trusted += ranges }
         }
-        func locationSet(_ selection: Selection?) -> LocationSet {
+        func locationSet(_ selection: LocationSelection?) -> LocationSet {
             var set = LocationSet()
             guard let selection else { return set }
             set.all = selection.contains(.all)
@@ -180,6 +182,7 @@ public struct CompiledPolicySet: Sendable {
                     return next
                 })
         }
+        func intern<Kind>(_ ids: [Identifier<Kind>]) -> Set<Int32> { intern(ids.map(\.rawValue)) }
 
         var entries: [Entry] = []
         var userIndex: [UInt64: [Int32]] = [:]
@@ -257,12 +260,12 @@ public struct CompiledPolicySet: Sendable {
 
     /// The agreements some policy that is not off requires (PROTOCOL §17): the only ones whose acceptances a sign-in's
     /// facts need (none, for most tenants: the token path then reads no acceptance).
-    public let termsOfUseAgreements: Set<String>
+    public let termsOfUseAgreements: Set<PolicyID>
 
     /// The agreements the policies `policyIds` require, in their order, without repeats.
-    public func agreements(ofPolicies policyIds: [String]) -> [String] {
+    public func agreements(ofPolicies policyIds: [PolicyID]) -> [PolicyID] {
         let ids = Set(policyIds)
-        var seen = Set<String>()
+        var seen = Set<PolicyID>()
         return entries.filter { ids.contains($0.policy.id) }.flatMap(\.agreements).filter { seen.insert($0).inserted }
     }
 
@@ -303,7 +306,7 @@ public struct CompiledPolicySet: Sendable {
     }
 
     /// A directory role's symbol key: roles share the symbol table with object IDs, under a prefix of their own.
-    static func roleSymbol(_ roleId: String) -> String { "role:" + roleId }
+    static func roleSymbol(_ roleId: RoleID) -> String { "role:" + roleId.rawValue }
 
     /// The symbol under which policies that include guests are indexed, and a guest's sign-in looks.
     static let guestSymbol = "guests:any"
@@ -314,12 +317,12 @@ public struct CompiledPolicySet: Sendable {
 
     func subject(_ facts: SignInFacts) -> Subject {
         Subject(
-            user: facts.userId.map { symbols[$0] ?? Self.unknown },
-            groups: facts.groupIds.compactMap { symbols[$0] },
+            user: facts.userId.map { symbols[$0.rawValue] ?? Self.unknown },
+            groups: facts.groupIds.compactMap { symbols[$0.rawValue] },
             roles: facts.roleIds.compactMap { symbols[Self.roleSymbol($0)] } + (facts.guestType == nil ? [] : [symbols[Self.guestSymbol]].compactMap { $0 }),
             resourceGroups: facts.resourceApplicationGroups.compactMap { symbols[Self.applicationGroupSymbol($0)] },
-            client: symbols[facts.clientAppId] ?? Self.unknown,
-            resource: symbols[facts.resourceAppId] ?? Self.unknown)
+            client: symbols[facts.clientAppId.rawValue] ?? Self.unknown,
+            resource: symbols[facts.resourceAppId.rawValue] ?? Self.unknown)
     }
 
     /// Evaluates a sign-in. With `explain`, every policy is reported (what-if); otherwise only the policies
@@ -364,7 +367,7 @@ public struct CompiledPolicySet: Sendable {
                 {
                     constraints.append(
                         Decision.LocationConstraint(
-                            policyId: entry.policy.id, include: locations.addressRanges(trustedRanges: trustedRanges),
+                            policyId: entry.policy.id.rawValue, include: locations.addressRanges(trustedRanges: trustedRanges),
                             exclude: entry.excludedLocations.addressRanges(trustedRanges: trustedRanges)))
                 }
             } else {
@@ -390,16 +393,16 @@ public struct CompiledPolicySet: Sendable {
                     result = granted ? .success : .failure
                     if let controls = entry.policy.sessionControls { session.add(controls) }
                     if policyUnmet.contains(.block) {
-                        blocking.append(entry.policy.id)
+                        blocking.append(entry.policy.id.rawValue)
                     } else {
-                        for control in policyUnmet { unmet[control, default: []].append(entry.policy.id) }
-                        if unbound { unboundPolicies.append(entry.policy.id) }
+                        for control in policyUnmet { unmet[control, default: []].append(entry.policy.id.rawValue) }
+                        if unbound { unboundPolicies.append(entry.policy.id.rawValue) }
                     }
                 }
             }
             applied.append(
                 Decision.AppliedPolicy(
-                    id: entry.policy.id, displayName: entry.policy.displayName, result: result,
+                    id: entry.policy.id.rawValue, displayName: entry.policy.displayName, result: result,
                     enforcedGrantControls: applies && entry.policy.state != .disabled ? entry.controlNames : [],
                     conditionsNotSatisfied: entry.policy.state == .disabled ? [] : notSatisfied, grantControlResults: controlResults,
                     enforcedSessionControls: applies && entry.policy.state != .disabled ? entry.policy.sessionControls?.enforcedNames.nilIfEmpty : nil))
@@ -491,7 +494,7 @@ public struct CompiledPolicySet: Sendable {
 
     /// Whether a sign-in meets one grant control, and the reason in words (what-if and the sign-in log show it).
     static func check(
-        _ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, strength: AuthenticationStrengthPolicy?, agreements: [String] = [],
+        _ control: ConditionalAccessPolicy.Control, _ facts: SignInFacts, strength: AuthenticationStrengthPolicy?, agreements: [PolicyID] = [],
         exempt: Bool
     ) -> (Bool, String) {
         switch control {
@@ -513,8 +516,8 @@ public struct CompiledPolicySet: Sendable {
             guard facts.userId != nil else { return (false, "an app-only sign-in accepts no terms of use") }
             let missing = agreements.filter { !facts.acceptedAgreements.contains($0) }
             return missing.isEmpty
-                ? (true, "the user accepted the terms of use (\(agreements.joined(separator: ", ")))")
-                : (false, "the user has not accepted the terms of use \(missing.joined(separator: ", ")), or the acceptance has expired")
+                ? (true, "the user accepted the terms of use (\(agreements.map(\.rawValue).joined(separator: ", ")))")
+                : (false, "the user has not accepted the terms of use \(missing.map(\.rawValue).joined(separator: ", ")), or the acceptance has expired")
         case .approvedApplication:
             if exempt { return (true, "the compliance service is always allowed") }
             return facts.approvedClientApp ? (true, "the client app is an approved app") : (false, "the client app is not an approved app")

@@ -14,7 +14,7 @@ public enum ConditionKeyword: String, Codable, Sendable, CaseIterable, Comparabl
     case guestsOrExternalUsers = "GuestsOrExternalUsers"
 
     public init?(caseInsensitive text: String) {
-        guard let match = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(text) == .orderedSame }) else { return nil }
+        guard let match = Self.allCases.first(where: { $0.rawValue.equalsIgnoringCase(text) }) else { return nil }
         self = match
     }
 
@@ -24,18 +24,19 @@ public enum ConditionKeyword: String, Codable, Sendable, CaseIterable, Comparabl
 }
 
 /// A condition's list (`includeUsers`, `includeApplications`, `includeLocations`, …): keywords and object IDs,
-/// told apart once, where the document is read. IDs are lower-case, in the order given, without repeats.
-/// On the wire it stays Graph's array of strings, keywords first.
-public struct Selection: Sendable, Equatable, Codable, ExpressibleByArrayLiteral {
+/// told apart once, where the document is read. IDs are identifiers of the list's kind (users' object IDs, applications'
+/// app IDs, locations' IDs), in the order given, without repeats. On the wire it stays Graph's array of strings, keywords
+/// first.
+public struct Selection<Kind>: Sendable, Equatable, Codable, ExpressibleByArrayLiteral {
     public private(set) var keywords: Set<ConditionKeyword>
-    public private(set) var ids: [String]
+    public private(set) var ids: [Identifier<Kind>]
 
     public init() {
         keywords = []
         ids = []
     }
 
-    public init(keywords: Set<ConditionKeyword>, ids: [String]) {
+    public init(keywords: Set<ConditionKeyword>, ids: [Identifier<Kind>]) {
         self.keywords = keywords
         self.ids = []
         for id in ids { insert(id: id) }
@@ -46,7 +47,7 @@ public struct Selection: Sendable, Equatable, Codable, ExpressibleByArrayLiteral
         keywords = []
         ids = []
         for string in strings {
-            if let keyword = ConditionKeyword(caseInsensitive: string) { insert(keyword) } else { insert(id: string) }
+            if let keyword = ConditionKeyword(caseInsensitive: string) { insert(keyword) } else { insert(id: Identifier(string)) }
         }
     }
 
@@ -54,16 +55,15 @@ public struct Selection: Sendable, Equatable, Codable, ExpressibleByArrayLiteral
 
     mutating func insert(_ keyword: ConditionKeyword) { keywords.insert(keyword) }
 
-    mutating func insert(id: String) {
-        let id = id.lowercased()
+    mutating func insert(id: Identifier<Kind>) {
         if !ids.contains(id) { ids.append(id) }
     }
 
     public func contains(_ keyword: ConditionKeyword) -> Bool { keywords.contains(keyword) }
-    public func contains(id: String) -> Bool { ids.contains(id.lowercased()) }
+    public func contains(id: Identifier<Kind>) -> Bool { ids.contains(id) }
     public var isEmpty: Bool { keywords.isEmpty && ids.isEmpty }
     /// Graph's array of strings.
-    public var strings: [String] { keywords.sorted().map(\.rawValue) + ids }
+    public var strings: [String] { keywords.sorted().map(\.rawValue) + ids.map(\.rawValue) }
 
     public init(from decoder: any Decoder) throws {
         self.init(try [String](from: decoder))
@@ -73,6 +73,13 @@ public struct Selection: Sendable, Equatable, Codable, ExpressibleByArrayLiteral
         try strings.encode(to: encoder)
     }
 }
+
+/// Users (`includeUsers`, `excludeUsers`): object IDs and keywords.
+public typealias UserSelection = Selection<IdentifierKind.Object>
+/// Applications (`includeApplications`, client service principals): app IDs and keywords.
+public typealias ApplicationSelection = Selection<IdentifierKind.App>
+/// Named locations: their IDs and `All`, `AllTrusted`.
+public typealias LocationSelection = Selection<IdentifierKind.Policy>
 
 /// A value a condition names as `all` or as a set of cases: `includePlatforms` and `clientAppTypes`. On the
 /// wire, Graph's array: `["all"]`, or the case names in declaration order.

@@ -15,7 +15,7 @@ extension ConditionalAccessPolicy {
     /// strengths (a policy may name those and the built-in ones); `contexts` its authentication contexts.
     public static func parse(
         _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
-        contexts: [AuthenticationContextClassReference] = [], agreements: [Agreement]? = [], generatedId: @autoclosure () -> String,
+        contexts: [AuthenticationContextClassReference] = [], agreements: [Agreement]? = [], generatedId: @autoclosure () -> PolicyID,
         force: Bool = false, unenforceable: UnenforceableControls = .refuse, pointer: String = ""
     ) throws(ValidationError) -> ConditionalAccessPolicy {
         let problems = ProblemCollector()
@@ -29,7 +29,7 @@ extension ConditionalAccessPolicy {
 
     public static func read(
         _ value: JSONValue, directory: DirectorySnapshot, strengths: [AuthenticationStrengthPolicy] = [],
-        contexts: [AuthenticationContextClassReference] = [], agreements: [Agreement]? = [], generatedId: String, force: Bool,
+        contexts: [AuthenticationContextClassReference] = [], agreements: [Agreement]? = [], generatedId: PolicyID, force: Bool,
         unenforceable: UnenforceableControls = .refuse, pointer: String, problems: ProblemCollector
     ) -> ConditionalAccessPolicy? {
         guard let root = JSONObjectReader(value, at: pointer, problems: problems) else { return nil }
@@ -44,10 +44,7 @@ extension ConditionalAccessPolicy {
         if let description = root.string("description", nonEmpty: false), description.count > 1024 {
             problems.add(root.path("description"), "must be at most 1024 characters.")
         }
-        var id = generatedId
-        if let given = root.string("id") {
-            if given.isGUID { id = given.lowercased() } else { problems.add(root.path("id"), "must be a GUID.") }
-        }
+        let id = root.has("id") ? root.guid("id") ?? generatedId : generatedId
         let displayName = root.string("displayName", required: true)
         var state = root.enumeration("state", allowed: State.allCases.map(\.rawValue), required: true).flatMap(State.init(rawValue:))
         // Kept although it cannot be enforced (`unenforceable: .reportOnly`): the policy enforces nothing.
@@ -68,9 +65,9 @@ extension ConditionalAccessPolicy {
                 problems.add(reader.path("customAuthenticationFactors"), "cannot be enforced by this server.")
             }
             // Terms of use (PROTOCOL §17): agreements of this tenant (`agreements` `nil`: not known here, as offline).
-            var terms: [String] = []
+            var terms: [PolicyID] = []
             for (id, itemPointer) in reader.strings("termsOfUse") ?? [] {
-                let normalized = id.lowercased()
+                let normalized = PolicyID(id)
                 if let agreements, !agreements.contains(where: { $0.id == normalized }) {
                     problems.add(itemPointer, "'\(id)' names no agreement (terms of use) of this tenant.")
                 } else if !id.isGUID {
@@ -91,12 +88,12 @@ extension ConditionalAccessPolicy {
                     ])
                 if let id = s.string("id", required: true) {
                     let known = AuthenticationStrengthPolicy.builtIns + strengths
-                    if let found = known.first(where: { $0.id == id.lowercased() }) {
+                    if let found = known.first(where: { $0.id == PolicyID(id) }) {
                         strength = StrengthReference(id: found.id)
                     } else {
                         problems.add(
                             s.path("id"),
-                            "'\(id)' names no authentication strength of this tenant (built-in: \(AuthenticationStrengthPolicy.builtIns.map(\.id).joined(separator: ", ")))."
+                            "'\(id)' names no authentication strength of this tenant (built-in: \(AuthenticationStrengthPolicy.builtIns.map(\.id.rawValue).joined(separator: ", ")))."
                         )
                     }
                 }
@@ -108,11 +105,11 @@ extension ConditionalAccessPolicy {
                     problems.add(reader.path("builtInControls"), "must name at least one control (or set authenticationStrength or termsOfUse).")
                 }
                 for (name, itemPointer) in items {
-                    if let control = Control.builtIn.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+                    if let control = Control.builtIn.first(where: { $0.rawValue.equalsIgnoringCase(name) }) {
                         if !controls.contains(control) { controls.append(control) }
-                    } else if name.lowercased() == "termsofuse" {
+                    } else if name.equalsIgnoringCase("termsOfUse") {
                         problems.add(itemPointer, "terms of use are not a built-in control: list the agreements' IDs in grantControls.termsOfUse.")
-                    } else if unenforceableControls.contains(where: { $0.lowercased() == name.lowercased() }) {
+                    } else if unenforceableControls.contains(where: { $0.equalsIgnoringCase(name) }) {
                         problems.add(itemPointer, "'\(name)' cannot be enforced by this server; a policy that silently skipped it would be a security hole.")
                     } else {
                         problems.add(itemPointer, "'\(name)' is not one of: \(Control.builtIn.map(\.rawValue).joined(separator: ", ")).")
@@ -299,14 +296,16 @@ extension ConditionalAccessPolicy {
         }
 
         /// A list of keywords (those `keywords` allows) and IDs that `exists` knows.
-        func selection(_ list: JSONObjectReader, _ key: String, keywords: [ConditionKeyword], exists: (String) -> Bool, noun: String) -> Selection {
-            var found = Selection()
+        func selection<Kind>(
+            _ list: JSONObjectReader, _ key: String, keywords: [ConditionKeyword], exists: (Identifier<Kind>) -> Bool, noun: String
+        ) -> Selection<Kind> {
+            var found = Selection<Kind>()
             for (item, itemPointer) in list.strings(key) ?? [] {
                 if let keyword = ConditionKeyword(caseInsensitive: item), keywords.contains(keyword) {
                     found.insert(keyword)
-                } else if exists(item) {
-                    found.insert(id: item)
-                } else if let meaning = unsupportedKeywords.first(where: { $0.key.caseInsensitiveCompare(item) == .orderedSame })?.value {
+                } else if exists(Identifier(item)) {
+                    found.insert(id: Identifier(item))
+                } else if let meaning = unsupportedKeywords.first(where: { $0.key.equalsIgnoringCase(item) })?.value {
                     problems.add(itemPointer, "'\(item)' is Graph's keyword for \(meaning), which this server does not support.")
                 } else {
                     let or = keywords.isEmpty ? "" : " (or use \(keywords.map(\.rawValue).joined(separator: ", ")))"
@@ -315,7 +314,7 @@ extension ConditionalAccessPolicy {
             }
             return found
         }
-        func ids(_ list: JSONObjectReader, _ key: String, exists: (String) -> Bool, noun: String) -> [String] {
+        func ids<Kind>(_ list: JSONObjectReader, _ key: String, exists: (Identifier<Kind>) -> Bool, noun: String) -> [Identifier<Kind>] {
             selection(list, key, keywords: [], exists: exists, noun: noun).ids
         }
 
@@ -325,10 +324,10 @@ extension ConditionalAccessPolicy {
                 "includeUsers", "excludeUsers", "includeGroups", "excludeGroups", "includeRoles", "excludeRoles", "includeGuestsOrExternalUsers",
                 "excludeGuestsOrExternalUsers",
             ])
-            func roles(_ key: String) -> [String] {
-                var found: [String] = []
+            func roles(_ key: String) -> [RoleID] {
+                var found: [RoleID] = []
                 for (item, itemPointer) in u.strings(key) ?? [] {
-                    if let role = DirectoryRoleDefinition.builtIn(id: item) {
+                    if let role = DirectoryRoleDefinition.builtIn(id: RoleID(item)) {
                         if !found.contains(role.id) { found.append(role.id) }
                     } else {
                         problems.add(
@@ -345,7 +344,7 @@ extension ConditionalAccessPolicy {
                 var types = Set<GuestOrExternalUserType>()
                 if let text = g.string("guestOrExternalUserTypes", required: true) {
                     for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                        if let type = GuestOrExternalUserType.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) {
+                        if let type = GuestOrExternalUserType.allCases.first(where: { $0.rawValue.equalsIgnoringCase(name) }) {
                             types.insert(type)
                         } else {
                             problems.add(
@@ -355,13 +354,13 @@ extension ConditionalAccessPolicy {
                         }
                     }
                 }
-                var tenants: [String]?
+                var tenants: [TenantID]?
                 if let t = g.object("externalTenants") {
                     t.rejectUnknownGraphMembers(allowed: ["membershipKind", "members"])
                     if t.enumeration("membershipKind", allowed: ["all", "enumerated"], required: true) == "enumerated" {
-                        var members: [String] = []
+                        var members: [TenantID] = []
                         for (member, memberPointer) in t.strings("members", required: true) ?? [] {
-                            if member.isGUID { members.append(member.lowercased()) } else { problems.add(memberPointer, "must be a tenant ID (a GUID).") }
+                            if let id = TenantID(guid: member) { members.append(id) } else { problems.add(memberPointer, "must be a tenant ID (a GUID).") }
                         }
                         if members.isEmpty { problems.add(t.path("members"), "name at least one tenant (or membershipKind all).") }
                         tenants = members
@@ -373,8 +372,8 @@ extension ConditionalAccessPolicy {
             }
             let includeGuests = guests("includeGuestsOrExternalUsers")
             let excludeGuests = guests("excludeGuestsOrExternalUsers")
-            let userExists = { (id: String) in directory.user(id: id) != nil }
-            let groupExists = { (id: String) in directory.group(id: id) != nil }
+            let userExists = { (id: ObjectID) in directory.user(id: id) != nil }
+            let groupExists = { (id: ObjectID) in directory.group(id: id) != nil }
             users = Users(
                 includeUsers: selection(u, "includeUsers", keywords: [.all, .none, .guestsOrExternalUsers], exists: userExists, noun: "user"),
                 excludeUsers: selection(u, "excludeUsers", keywords: [.guestsOrExternalUsers], exists: userExists, noun: "user"),
@@ -397,22 +396,23 @@ extension ConditionalAccessPolicy {
             if let value = a.object["applicationFilter"], value != .null { problems.add(a.path("applicationFilter"), "cannot be evaluated by this server.") }
             var userActions: [String] = []
             for (action, actionPointer) in a.strings("includeUserActions") ?? [] {
-                if !UserAction.all.contains(action.lowercased()) {
+                // User actions are URNs, compared case-insensitively (RFC 8141 §3.1 for the namespace; Entra for the rest).
+                guard let known = UserAction.all.first(where: { $0.equalsIgnoringCase(action) }) else {
                     problems.add(actionPointer, "is not a user action this server knows; known: \(UserAction.all.sorted().joined(separator: ", ")).")
-                } else if !userActions.contains(action.lowercased()) {
-                    userActions.append(action.lowercased())
+                    continue
                 }
+                if !userActions.contains(known) { userActions.append(known) }
             }
             var contextIds: [String] = []
             for (context, contextPointer) in a.strings("includeAuthenticationContextClassReferences") ?? [] {
-                if !contexts.contains(where: { $0.id == context.lowercased() }) {
+                guard let known = contexts.first(where: { $0.id.equalsIgnoringCase(context) }) else {
                     let known = contexts.isEmpty ? "it has none" : "it has " + contexts.map(\.id).joined(separator: ", ")
                     problems.add(contextPointer, "names no authentication context of this tenant (\(known)); create it first.")
-                } else if !contextIds.contains(context.lowercased()) {
-                    contextIds.append(context.lowercased())
+                    continue
                 }
+                if !contextIds.contains(known.id) { contextIds.append(known.id) }
             }
-            let appExists = { (id: String) in directory.application(appId: id) != nil }
+            let appExists = { (id: AppID) in directory.application(appId: id) != nil }
             let include = selection(
                 a, "includeApplications", keywords: [.all, .none, .office365, .microsoftAdminPortals], exists: appExists, noun: "application")
             let exclude = selection(a, "excludeApplications", keywords: [.office365, .microsoftAdminPortals], exists: appExists, noun: "application")
@@ -450,7 +450,7 @@ extension ConditionalAccessPolicy {
             if let value = c.object["servicePrincipalFilter"], value != .null {
                 problems.add(c.path("servicePrincipalFilter"), "cannot be evaluated by this server.")
             }
-            let appExists = { (id: String) in directory.application(appId: id) != nil }
+            let appExists = { (id: AppID) in directory.application(appId: id) != nil }
             let include = selection(c, "includeServicePrincipals", keywords: [.servicePrincipalsInMyTenant], exists: appExists, noun: "application")
             let namesAgents = c.object["includeAgentIdServicePrincipals"].map { !$0.isNullOrEmpty } ?? false
             if include.isEmpty && !namesAgents {
@@ -469,9 +469,9 @@ extension ConditionalAccessPolicy {
             var all = false
             var found = Set<Element>()
             for (item, itemPointer) in list.strings(key) ?? [] {
-                if allowAll && item.lowercased() == AllOr<Element>.keyword {
+                if allowAll && item.equalsIgnoringCase(AllOr<Element>.keyword) {
                     all = true
-                } else if let element = Element.allCases.first(where: { $0.rawValue.lowercased() == item.lowercased() }) {
+                } else if let element = Element.allCases.first(where: { $0.rawValue.equalsIgnoringCase(item) }) {
                     found.insert(element)
                 } else {
                     problems.add(itemPointer, "'\(item)' is not one of: \(names.joined(separator: ", ")).")
@@ -495,7 +495,7 @@ extension ConditionalAccessPolicy {
         var locations: Locations?
         if let l = reader.object("locations") {
             l.rejectUnknownGraphMembers(allowed: ["includeLocations", "excludeLocations"])
-            let locationExists = { (id: String) in directory.namedLocation(id: id) != nil }
+            let locationExists = { (id: PolicyID) in directory.namedLocation(id: id) != nil }
             let include = selection(l, "includeLocations", keywords: [.all, .allTrusted], exists: locationExists, noun: "named location")
             if include.isEmpty { problems.add(l.path("includeLocations"), "name at least one location (All, AllTrusted, or named location IDs).") }
             locations = Locations(
@@ -509,7 +509,7 @@ extension ConditionalAccessPolicy {
             var methods = Set<TransferMethod>()
             if let text = f.string("transferMethods", required: true) {
                 for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                    if let method = TransferMethod.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) {
+                    if let method = TransferMethod.allCases.first(where: { $0.rawValue.equalsIgnoringCase(name) }) {
                         methods.insert(method)
                     } else {
                         problems.add(
@@ -533,10 +533,10 @@ extension ConditionalAccessPolicy {
 
     /// Who has registered what (the lock-out guard's facts): user IDs with any factor (TOTP or passkey), and with a passkey.
     public struct RegisteredMethods: Sendable {
-        public var anyFactor: Set<String>
-        public var passkey: Set<String>
+        public var anyFactor: Set<ObjectID>
+        public var passkey: Set<ObjectID>
 
-        public init(anyFactor: Set<String>, passkey: Set<String>) {
+        public init(anyFactor: Set<ObjectID>, passkey: Set<ObjectID>) {
             self.anyFactor = anyFactor
             self.passkey = passkey
         }
@@ -567,7 +567,7 @@ extension ConditionalAccessPolicy {
         let excludedRoles = Set(users.excludeRoles)
         let covered = directory.users.filter { user in
             user.accountEnabled && !excludedUsers.contains(user.id)
-                && directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0.lowercased()) }
+                && directory.groupIds(ofUser: user.id).allSatisfy { !excludedGroups.contains($0) }
                 && directory.roleIds(ofUser: user.id).allSatisfy { !excludedRoles.contains($0) }
                 && !users.names(guest: user.guestType, homeTenant: nil, include: false)
         }
@@ -587,7 +587,7 @@ extension ConditionalAccessPolicy {
     /// none. `protectedApps` are the client app IDs some app protection policy targets (no other client can
     /// ever hold a compliant enrollment). Each is a warning that `force` passes.
     public func lockoutWarnings(
-        directory: DirectorySnapshot, registered: RegisteredMethods, strength: AuthenticationStrengthPolicy? = nil, protectedApps: Set<String>
+        directory: DirectorySnapshot, registered: RegisteredMethods, strength: AuthenticationStrengthPolicy? = nil, protectedApps: Set<AppID>
     ) -> [ValidationProblem] {
         var warnings: [ValidationProblem] = []
         if let factor = factorLockoutWarning(directory: directory, registered: registered, strength: strength) { warnings.append(factor) }
@@ -611,7 +611,7 @@ extension ConditionalAccessPolicy {
 
     /// An enabled All-users, All-applications policy whose only way through is `approvedApplication` or
     /// `compliantApplication`, on every platform, while some client apps users sign in with can never meet it.
-    func appLockoutWarning(directory: DirectorySnapshot, protectedApps: Set<String>) -> ValidationProblem? {
+    func appLockoutWarning(directory: DirectorySnapshot, protectedApps: Set<AppID>) -> ValidationProblem? {
         let grant = grantControls
         let appControls = grant.builtInControls.filter { $0 == .approvedApplication || $0 == .compliantApplication }
         let mandatory = grant.operator == .and ? appControls : (grant.builtInControls.count == appControls.count ? appControls : [])
@@ -642,32 +642,31 @@ extension ConditionalAccessPolicy {
     }
 
     /// Whether this policy names the application, as a resource or as a workload identity (deleting it would break the policy).
-    public func refers(toApplication appId: String) -> Bool {
-        let id = appId.lowercased()
+    public func refers(toApplication id: AppID) -> Bool {
         let apps = conditions.applications
         let clients = conditions.clientApplications.map { $0.includeServicePrincipals.ids + $0.excludeServicePrincipals } ?? []
         return (apps.includeApplications.ids + apps.excludeApplications.ids + clients).contains(id)
     }
 
     /// Whether this policy refers to the group (deleting it would break the policy).
-    public func refers(toGroup id: String) -> Bool {
+    public func refers(toGroup id: ObjectID) -> Bool {
         guard let users = conditions.users else { return false }
-        return (users.includeGroups + users.excludeGroups).contains(id.lowercased())
+        return (users.includeGroups + users.excludeGroups).contains(id)
     }
 
     /// Whether this policy requires the authentication strength (deleting it would break the policy).
-    public func refers(toStrength id: String) -> Bool { grantControls.authenticationStrength?.id == id.lowercased() }
+    public func refers(toStrength id: PolicyID) -> Bool { grantControls.authenticationStrength?.id == id }
 
     /// Whether the policy requires the agreement (terms of use) `id`.
-    public func refers(toAgreement id: String) -> Bool { grantControls.termsOfUse?.contains(id.lowercased()) ?? false }
+    public func refers(toAgreement id: PolicyID) -> Bool { grantControls.termsOfUse?.contains(id) ?? false }
 
     /// Whether the policy targets the authentication context `id`.
     public func refers(toContext id: String) -> Bool {
-        conditions.applications.includeAuthenticationContextClassReferences?.contains(id.lowercased()) ?? false
+        conditions.applications.includeAuthenticationContextClassReferences?.contains { $0.equalsIgnoringCase(id) } ?? false
     }
 
     /// Whether this policy refers to the named location (deleting it would break the policy).
-    public func refers(toLocation id: String) -> Bool {
+    public func refers(toLocation id: PolicyID) -> Bool {
         guard let locations = conditions.locations else { return false }
         return locations.includeLocations.contains(id: id) || locations.excludeLocations.contains(id: id)
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A conditional-access policy in the shape of Microsoft Graph's `conditionalAccessPolicy` (the members
 /// Portcullis enforces). Built only through `ConditionalAccessPolicy.parse`, which validates strictly.
 public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
@@ -37,21 +39,21 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 
     public struct Users: Codable, Sendable, Equatable {
         /// `All`, `None`, user IDs.
-        public var includeUsers: Selection
+        public var includeUsers: UserSelection
         /// User IDs, and `GuestsOrExternalUsers`.
-        public var excludeUsers: Selection
-        public var includeGroups: [String]
-        public var excludeGroups: [String]
+        public var excludeUsers: UserSelection
+        public var includeGroups: [ObjectID]
+        public var excludeGroups: [ObjectID]
         /// Directory roles (Entra's template IDs, PROTOCOL §17): the users holding them.
-        public var includeRoles: [String]
-        public var excludeRoles: [String]
+        public var includeRoles: [RoleID]
+        public var excludeRoles: [RoleID]
         /// Graph's `conditionalAccessGuestsOrExternalUsers` (PROTOCOL §17).
         public var includeGuestsOrExternalUsers: GuestsOrExternalUsers?
         public var excludeGuestsOrExternalUsers: GuestsOrExternalUsers?
 
         public init(
-            includeUsers: Selection, excludeUsers: Selection, includeGroups: [String], excludeGroups: [String], includeRoles: [String] = [],
-            excludeRoles: [String] = [], includeGuestsOrExternalUsers: GuestsOrExternalUsers? = nil, excludeGuestsOrExternalUsers: GuestsOrExternalUsers? = nil
+            includeUsers: UserSelection, excludeUsers: UserSelection, includeGroups: [ObjectID], excludeGroups: [ObjectID], includeRoles: [RoleID] = [],
+            excludeRoles: [RoleID] = [], includeGuestsOrExternalUsers: GuestsOrExternalUsers? = nil, excludeGuestsOrExternalUsers: GuestsOrExternalUsers? = nil
         ) {
             self.includeGuestsOrExternalUsers = includeGuestsOrExternalUsers
             self.excludeGuestsOrExternalUsers = excludeGuestsOrExternalUsers
@@ -71,19 +73,19 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         /// Policies stored before roles have none.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            includeUsers = try container.decode(Selection.self, forKey: .includeUsers)
-            excludeUsers = try container.decode(Selection.self, forKey: .excludeUsers)
-            includeGroups = try container.decode([String].self, forKey: .includeGroups)
-            excludeGroups = try container.decode([String].self, forKey: .excludeGroups)
-            includeRoles = try container.decodeIfPresent([String].self, forKey: .includeRoles) ?? []
-            excludeRoles = try container.decodeIfPresent([String].self, forKey: .excludeRoles) ?? []
+            includeUsers = try container.decode(UserSelection.self, forKey: .includeUsers)
+            excludeUsers = try container.decode(UserSelection.self, forKey: .excludeUsers)
+            includeGroups = try container.decode([ObjectID].self, forKey: .includeGroups)
+            excludeGroups = try container.decode([ObjectID].self, forKey: .excludeGroups)
+            includeRoles = try container.decodeIfPresent([RoleID].self, forKey: .includeRoles) ?? []
+            excludeRoles = try container.decodeIfPresent([RoleID].self, forKey: .excludeRoles) ?? []
             includeGuestsOrExternalUsers = try container.decodeIfPresent(GuestsOrExternalUsers.self, forKey: .includeGuestsOrExternalUsers)
             excludeGuestsOrExternalUsers = try container.decodeIfPresent(GuestsOrExternalUsers.self, forKey: .excludeGuestsOrExternalUsers)
         }
 
         /// Whether a user of this guest type (`nil`: a member) from `homeTenant` is among the guests these conditions name,
         /// by the keyword or the guest conditions; `include` chooses which side.
-        public func names(guest type: GuestOrExternalUserType?, homeTenant: String?, include: Bool) -> Bool {
+        public func names(guest type: GuestOrExternalUserType?, homeTenant: TenantID?, include: Bool) -> Bool {
             guard let type else { return false }
             if (include ? includeUsers : excludeUsers).contains(.guestsOrExternalUsers) { return true }
             return (include ? includeGuestsOrExternalUsers : excludeGuestsOrExternalUsers)?.contains(type, homeTenant: homeTenant) ?? false
@@ -92,9 +94,9 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 
     public struct Applications: Codable, Sendable, Equatable {
         /// `All`, `None`, application IDs.
-        public var includeApplications: Selection
+        public var includeApplications: ApplicationSelection
         /// Application IDs, and the groups `Office365` and `MicrosoftAdminPortals`.
-        public var excludeApplications: Selection
+        public var excludeApplications: ApplicationSelection
         /// User actions instead of applications (PROTOCOL §12.3): `urn:user:registersecurityinfo`. A policy targets
         /// applications or user actions, never both.
         public var includeUserActions: [String]?
@@ -103,7 +105,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var includeAuthenticationContextClassReferences: [String]?
 
         public init(
-            includeApplications: Selection, excludeApplications: Selection, includeUserActions: [String]? = nil,
+            includeApplications: ApplicationSelection, excludeApplications: ApplicationSelection, includeUserActions: [String]? = nil,
             includeAuthenticationContextClassReferences: [String]? = nil
         ) {
             self.includeApplications = includeApplications
@@ -122,8 +124,8 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 
     /// Workload identities (app-only sign-ins): client app IDs or `ServicePrincipalsInMyTenant`.
     public struct ClientApplications: Codable, Sendable, Equatable {
-        public var includeServicePrincipals: Selection
-        public var excludeServicePrincipals: [String]
+        public var includeServicePrincipals: ApplicationSelection
+        public var excludeServicePrincipals: [AppID]
     }
 
     public struct Platforms: Codable, Sendable, Equatable {
@@ -152,9 +154,9 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
 
     public struct Locations: Codable, Sendable, Equatable {
         /// `All`, `AllTrusted`, named location IDs.
-        public var includeLocations: Selection
+        public var includeLocations: LocationSelection
         /// `AllTrusted`, named location IDs.
-        public var excludeLocations: Selection
+        public var excludeLocations: LocationSelection
     }
 
     public struct Conditions: Codable, Sendable, Equatable {
@@ -189,7 +191,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     }
     /// Graph's `authenticationStrength` member of grant controls, as stored: the strength's ID (reads show it expanded).
     public struct StrengthReference: Codable, Sendable, Equatable {
-        public var id: String
+        public var id: PolicyID
     }
 
     public struct GrantControls: Codable, Sendable, Equatable {
@@ -197,7 +199,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var builtInControls: [Control]
         public var authenticationStrength: StrengthReference?
         /// Graph's `termsOfUse`: the IDs of agreements the user must have accepted (`nil` or empty: none).
-        public var termsOfUse: [String]?
+        public var termsOfUse: [PolicyID]?
 
         /// Every control the policy demands: the built-in ones, then the strength, then the terms of use.
         public var controls: [Control] {
@@ -205,7 +207,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         }
     }
 
-    public var id: String
+    public var id: PolicyID
     public var displayName: String
     public var state: State
     public var conditions: Conditions
@@ -228,20 +230,20 @@ public enum GuestOrExternalUserType: String, Codable, Sendable, CaseIterable {
 /// "members": [tenant IDs]}` (absent or null: all).
 public struct GuestsOrExternalUsers: Codable, Sendable, Equatable {
     public var guestOrExternalUserTypes: Set<GuestOrExternalUserType>
-    /// `nil`: every external tenant; otherwise the home tenants (IDs, lower-case) named.
-    public var externalTenants: [String]?
+    /// `nil`: every external tenant; otherwise the home tenants named.
+    public var externalTenants: [TenantID]?
 
-    public init(guestOrExternalUserTypes: Set<GuestOrExternalUserType>, externalTenants: [String]? = nil) {
+    public init(guestOrExternalUserTypes: Set<GuestOrExternalUserType>, externalTenants: [TenantID]? = nil) {
         self.guestOrExternalUserTypes = guestOrExternalUserTypes
         self.externalTenants = externalTenants
     }
 
     /// Whether a user of `type` from `homeTenant` is named. An internal guest has no other home tenant, so the tenant list
     /// does not apply to it (as in Entra).
-    public func contains(_ type: GuestOrExternalUserType, homeTenant: String?) -> Bool {
+    public func contains(_ type: GuestOrExternalUserType, homeTenant: TenantID?) -> Bool {
         guard guestOrExternalUserTypes.contains(type) else { return false }
         guard type != .internalGuest, let externalTenants else { return true }
-        return homeTenant.map { externalTenants.contains($0.lowercased()) } ?? false
+        return homeTenant.map { externalTenants.contains($0) } ?? false
     }
 
     enum CodingKeys: String, CodingKey { case guestOrExternalUserTypes, externalTenants }
@@ -254,7 +256,7 @@ public struct GuestsOrExternalUsers: Codable, Sendable, Equatable {
         if container.contains(.externalTenants), try !container.decodeNil(forKey: .externalTenants) {
             let tenants = try container.nestedContainer(keyedBy: TenantKeys.self, forKey: .externalTenants)
             externalTenants =
-                try tenants.decode(String.self, forKey: .membershipKind) == "enumerated" ? try tenants.decode([String].self, forKey: .members) : nil
+                try tenants.decode(String.self, forKey: .membershipKind) == "enumerated" ? try tenants.decode([TenantID].self, forKey: .members) : nil
         }
     }
 
@@ -314,7 +316,7 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
     }
 
     public init?(caseInsensitive text: String) {
-        guard let match = DevicePlatform.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+        guard let match = DevicePlatform.allCases.first(where: { $0.rawValue.equalsIgnoringCase(text) }) else { return nil }
         self = match
     }
 }

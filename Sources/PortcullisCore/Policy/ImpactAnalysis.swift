@@ -84,7 +84,7 @@ public enum ImpactAnalysis {
 
     /// The facts a record kept, as the evaluation takes them.
     public static func facts(of record: SignInRecord, directory: DirectorySnapshot) -> SignInFacts {
-        let client = directory.application(appId: record.clientAppId)
+        let client = directory.application(appId: AppID(record.clientAppId))
         let protection: SignInFacts.AppProtection =
             switch record.appProtection {
             case "compliant": .compliant(enrollmentId: "recorded")
@@ -92,7 +92,7 @@ public enum ImpactAnalysis {
             default: .none
             }
         var input = SignInFacts.Input(
-            userId: record.userId, clientAppId: record.clientAppId, resourceAppId: record.resourceAppId,
+            userId: record.userId.map { ObjectID($0) }, clientAppId: AppID(record.clientAppId), resourceAppId: AppID(record.resourceAppId),
             authentication: AuthenticationContext(methods: record.authenticationMethods ?? [], time: nil),
             capabilities: ClaimsRequest(
                 capabilities: record.capabilities,
@@ -111,8 +111,8 @@ public enum ImpactAnalysis {
 
     /// The current policies with the drafts applied: a draft replaces the policy with its ID, or is added.
     public static func applying(_ drafts: [ConditionalAccessPolicy], to current: [ConditionalAccessPolicy]) -> [ConditionalAccessPolicy] {
-        let draftIds = Set(drafts.map { $0.id.lowercased() })
-        return current.filter { !draftIds.contains($0.id.lowercased()) } + drafts
+        let draftIds = Set(drafts.map(\.id))
+        return current.filter { !draftIds.contains($0.id) } + drafts
     }
 
     public static func replay(

@@ -25,17 +25,17 @@ public struct SignInFacts: Sendable, Equatable {
     }
 
     /// The user's object ID; `nil` for an app-only (client credentials) sign-in.
-    public var userId: String?
+    public var userId: ObjectID?
     /// The user's direct groups.
-    public var groupIds: [String]
+    public var groupIds: [ObjectID]
     /// The directory roles the user holds (template IDs, PROTOCOL §17), directly or through a group.
-    public var roleIds: [String] = []
+    public var roleIds: [RoleID] = []
     /// What kind of guest the user is (`nil`: a member), and their home tenant when it is another (PROTOCOL §17).
     public var guestType: GuestOrExternalUserType?
-    public var homeTenantId: String?
-    public var clientAppId: String
+    public var homeTenantId: TenantID?
+    public var clientAppId: AppID
     /// The resource (cloud app) the token is for.
-    public var resourceAppId: String
+    public var resourceAppId: AppID
     /// The application groups the resource is in (`Office365`, `MicrosoftAdminPortals`; PROTOCOL §17).
     public var resourceApplicationGroups: Set<ConditionKeyword> = []
     public var clientAppType: ClientAppType
@@ -63,20 +63,20 @@ public struct SignInFacts: Sendable, Equatable {
     public var proofOfPossession = false
     /// The agreements (terms of use) the user has accepted and whose acceptance is current (PROTOCOL §17): gathered only
     /// for those some policy requires (`CompiledPolicySet.termsOfUseAgreements`).
-    public var acceptedAgreements: Set<String> = []
+    public var acceptedAgreements: Set<PolicyID> = []
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 
     public init(
-        userId: String?, groupIds: [String], clientAppId: String, resourceAppId: String,
+        userId: ObjectID?, groupIds: [ObjectID], clientAppId: AppID, resourceAppId: AppID,
         clientAppType: ClientAppType = .mobileAppsAndDesktopClients, platform: DevicePlatform? = nil, ipAddress: IPAddress? = nil,
         capabilities: [String] = [], appProtection: AppProtection = .none, approvedClientApp: Bool = false,
         authentication: AuthenticationContext = .none
     ) {
-        self.userId = userId?.lowercased()
-        self.groupIds = groupIds.map { $0.lowercased() }
-        self.clientAppId = clientAppId.lowercased()
-        self.resourceAppId = resourceAppId.lowercased()
+        self.userId = userId
+        self.groupIds = groupIds
+        self.clientAppId = clientAppId
+        self.resourceAppId = resourceAppId
         self.clientAppType = clientAppType
         self.platform = platform
         self.ipAddress = ipAddress
@@ -93,9 +93,9 @@ extension SignInFacts {
     /// What one surface knows of a sign-in — the token endpoint, the sign-in pages, what-if, the replay of a recorded
     /// sign-in — for the one builder (`SignInFacts(_:directory:)`).
     public struct Input: Sendable {
-        public var userId: String?
-        public var clientAppId: String
-        public var resourceAppId: String
+        public var userId: ObjectID?
+        public var clientAppId: AppID
+        public var resourceAppId: AppID
         public var authentication: AuthenticationContext
         public var platform: DevicePlatform?
         public var ipAddress: IPAddress?
@@ -111,7 +111,7 @@ extension SignInFacts {
         public var userAction: String?
 
         public init(
-            userId: String?, clientAppId: String, resourceAppId: String, authentication: AuthenticationContext, capabilities: ClaimsRequest = ClaimsRequest()
+            userId: ObjectID?, clientAppId: AppID, resourceAppId: AppID, authentication: AuthenticationContext, capabilities: ClaimsRequest = ClaimsRequest()
         ) {
             self.userId = userId
             self.clientAppId = clientAppId
@@ -144,7 +144,7 @@ extension SignInFacts {
         roleIds = input.userId.map { directory.roleIds(ofUser: $0) } ?? []
         let user = input.userId.flatMap { directory.user(id: $0) }
         guestType = user?.guestType
-        homeTenantId = user?.homeAccount?.tenantId.rawValue
+        homeTenantId = user?.homeAccount?.tenantId
         resourceApplicationGroups = directory.application(appId: input.resourceAppId)?.applicationGroups ?? []
         authenticationContexts = input.capabilities.authenticationContexts
         country = input.country

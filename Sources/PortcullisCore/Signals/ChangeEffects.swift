@@ -19,14 +19,14 @@ public struct ChangeEffects: Sendable, Equatable {
             case application(clientId: AppID)
         }
 
-        public var userId: String
+        public var userId: ObjectID
         public var reach: Reach
         /// Whether the user's access tokens issued up to the change's time stop counting at Portcullis's own APIs (admin,
         /// compliance, Shared Signals, console) and at `/introspect`: the per-user "void before" time.
         public var voidsAccessTokens: Bool
 
-        public init(userId: String, reach: Reach, voidsAccessTokens: Bool) {
-            self.userId = userId.lowercased()
+        public init(userId: ObjectID, reach: Reach, voidsAccessTokens: Bool) {
+            self.userId = userId
             self.reach = reach
             self.voidsAccessTokens = voidsAccessTokens
         }
@@ -51,44 +51,44 @@ public struct ChangeEffects: Sendable, Equatable {
     /// policies, off the request path, by a durable job enqueued with the change (the replay's findings are effects in
     /// their own right, `conditionalAccessReplayed`).
     public struct PolicyReplay: Sendable, Equatable {
-        public var policyId: String
+        public var policyId: PolicyID
         /// The policy as it was before the change (`nil`: it was created).
         public var before: ConditionalAccessPolicy?
 
-        public init(policyId: String, before: ConditionalAccessPolicy?) {
-            self.policyId = policyId.lowercased()
+        public init(policyId: PolicyID, before: ConditionalAccessPolicy?) {
+            self.policyId = policyId
             self.before = before
         }
     }
 
-    public var tenantId: String
+    public var tenantId: TenantID
     /// When it happened: what it voids was issued up to and including this time.
     public var at: Date
     public var revocations: [Revocation]
     public var events: [CriticalEvent]
     public var replays: [PolicyReplay]
     /// Users whose sign-in methods (authenticator app, passkeys, temporary access pass) go with them (deleted users).
-    public var forgetMethodsOf: [String]
+    public var forgetMethodsOf: [ObjectID]
 
     public init(
-        tenantId: String, at: Date, revocations: [Revocation] = [], events: [CriticalEvent] = [], replays: [PolicyReplay] = [],
-        forgetMethodsOf: [String] = []
+        tenantId: TenantID, at: Date, revocations: [Revocation] = [], events: [CriticalEvent] = [], replays: [PolicyReplay] = [],
+        forgetMethodsOf: [ObjectID] = []
     ) {
-        self.tenantId = tenantId.lowercased()
+        self.tenantId = tenantId
         self.at = at
         self.revocations = revocations
         self.events = events
         self.replays = replays
-        self.forgetMethodsOf = forgetMethodsOf.map { $0.lowercased() }
+        self.forgetMethodsOf = forgetMethodsOf
     }
 
-    public static func none(tenantId: String, at: Date) -> ChangeEffects { ChangeEffects(tenantId: tenantId, at: at) }
+    public static func none(tenantId: TenantID, at: Date) -> ChangeEffects { ChangeEffects(tenantId: tenantId, at: at) }
 
     public var isEmpty: Bool { revocations.isEmpty && events.isEmpty && replays.isEmpty && forgetMethodsOf.isEmpty }
 
     /// The users whose access tokens issued up to `at` no longer count at Portcullis's own APIs.
-    public var voidedUsers: [String] {
-        var seen = Set<String>()
+    public var voidedUsers: [ObjectID] {
+        var seen = Set<ObjectID>()
         return revocations.filter(\.voidsAccessTokens).map(\.userId).filter { seen.insert($0).inserted }
     }
 
@@ -126,7 +126,7 @@ public struct CredentialUse: Sendable, Equatable {
 extension ChangeEffects {
     /// A user's document changed (PROTOCOL §14.1): disabled or deleted voids everything of theirs; a new password voids
     /// what the old one signed in (and their access tokens at Portcullis's own APIs); the events tell receivers.
-    public static func userChanged(before: User?, after: User?, tenantId: String, at: Date) -> ChangeEffects {
+    public static func userChanged(before: User?, after: User?, tenantId: TenantID, at: Date) -> ChangeEffects {
         var effects = ChangeEffects(tenantId: tenantId, at: at, events: CriticalEvent.userChanged(before: before, after: after, tenantId: tenantId, at: at))
         guard let before else { return effects }
         if before.accountEnabled, after?.accountEnabled != true {
@@ -140,7 +140,7 @@ extension ChangeEffects {
 
     /// An admin ended every session of the user (`revokeSignInSessions`) or reported their credentials compromised
     /// (`confirmCompromised`, RISC `credential-compromise` first): everything of theirs is void.
-    public static func sessionsRevoked(user: User, tenantId: String, compromised: Bool, at: Date) -> ChangeEffects {
+    public static func sessionsRevoked(user: User, tenantId: TenantID, compromised: Bool, at: Date) -> ChangeEffects {
         ChangeEffects(
             tenantId: tenantId, at: at, revocations: [Revocation(userId: user.id, reach: .everything, voidsAccessTokens: true)],
             events: [
@@ -154,7 +154,7 @@ extension ChangeEffects {
     /// and sessions that used the method, and the user's access tokens at Portcullis's own APIs — as the
     /// `session-revoked` it raises ends them at every resource server (docs/decisions.md).
     public static func methodChanged(
-        _ type: CriticalEvent.CredentialType, added: Bool, tenantId: String, user: User, initiator: CriticalEvent.Initiator, at: Date,
+        _ type: CriticalEvent.CredentialType, added: Bool, tenantId: TenantID, user: User, initiator: CriticalEvent.Initiator, at: Date,
         passkeysAfter: Int, authenticatorAppAfter: Bool
     ) -> ChangeEffects {
         var effects = ChangeEffects(
@@ -174,7 +174,7 @@ extension ChangeEffects {
         let events = CriticalEvent.enrollmentChanged(previous: previous, current: current, wiped: wiped, at: at)
         var effects = ChangeEffects(tenantId: current.tenantId, at: at, events: events)
         if wiped {
-            effects.revocations.append(Revocation(userId: current.userId, reach: .application(clientId: AppID(current.clientId)), voidsAccessTokens: false))
+            effects.revocations.append(Revocation(userId: current.userId, reach: .application(clientId: current.clientId), voidsAccessTokens: false))
         }
         return effects
     }
@@ -182,7 +182,7 @@ extension ChangeEffects {
     /// A conditional-access policy written: only an enabled policy can refuse more than before (a delete, a report-only
     /// or disabled policy refuses nothing new), so only then are the live sign-ins replayed.
     public static func conditionalAccessChanged(
-        before: ConditionalAccessPolicy?, after: ConditionalAccessPolicy?, tenantId: String, at: Date
+        before: ConditionalAccessPolicy?, after: ConditionalAccessPolicy?, tenantId: TenantID, at: Date
     ) -> ChangeEffects {
         guard let after, after.state == .enabled, before != after else { return .none(tenantId: tenantId, at: at) }
         return ChangeEffects(tenantId: tenantId, at: at, replays: [PolicyReplay(policyId: after.id, before: before)])
@@ -191,7 +191,7 @@ extension ChangeEffects {
     /// What a replay found (`CriticalEvent.conditionalAccessChanged`): for each user and client application the policies
     /// now refuse, the app's families for the user and its tokens at resource servers.
     public static func conditionalAccessReplayed(
-        signIns: [SignInRecord], directory: DirectorySnapshot, before: CompiledPolicySet, after: CompiledPolicySet, tenantId: String,
+        signIns: [SignInRecord], directory: DirectorySnapshot, before: CompiledPolicySet, after: CompiledPolicySet, tenantId: TenantID,
         accessTokenLifetime: TimeInterval, continuousAccessTokenLifetime: TimeInterval, at: Date
     ) -> ChangeEffects {
         let events = CriticalEvent.conditionalAccessChanged(
@@ -199,20 +199,20 @@ extension ChangeEffects {
             continuousAccessTokenLifetime: continuousAccessTokenLifetime, at: at)
         let revocations = events.compactMap { event -> Revocation? in
             guard let clientId = event.revokedApplication else { return nil }
-            return Revocation(userId: event.userId, reach: .application(clientId: AppID(clientId)), voidsAccessTokens: false)
+            return Revocation(userId: event.userId, reach: .application(clientId: clientId), voidsAccessTokens: false)
         }
         return ChangeEffects(tenantId: tenantId, at: at, revocations: revocations, events: events)
     }
 }
 
 extension User {
-    public static func effects(before: User?, after: User?, tenantId: String, at: Date) -> ChangeEffects {
+    public static func effects(before: User?, after: User?, tenantId: TenantID, at: Date) -> ChangeEffects {
         ChangeEffects.userChanged(before: before, after: after, tenantId: tenantId, at: at)
     }
 }
 
 extension ConditionalAccessPolicy {
-    public static func effects(before: ConditionalAccessPolicy?, after: ConditionalAccessPolicy?, tenantId: String, at: Date) -> ChangeEffects {
+    public static func effects(before: ConditionalAccessPolicy?, after: ConditionalAccessPolicy?, tenantId: TenantID, at: Date) -> ChangeEffects {
         ChangeEffects.conditionalAccessChanged(before: before, after: after, tenantId: tenantId, at: at)
     }
 }

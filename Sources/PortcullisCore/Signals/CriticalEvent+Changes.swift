@@ -4,7 +4,7 @@ public import Foundation
 /// the server only stores the change and hands these to the transmitter.
 extension CriticalEvent {
     /// A user's change: disabled, enabled, deleted, a new password, changed claims (`upn`, `name`).
-    public static func userChanged(before: User?, after: User?, tenantId: String, at: Date) -> [CriticalEvent] {
+    public static func userChanged(before: User?, after: User?, tenantId: TenantID, at: Date) -> [CriticalEvent] {
         guard let before else { return [] }
         func event(_ kind: Kind) -> CriticalEvent {
             CriticalEvent(kind, tenantId: tenantId, userId: before.id, userPrincipalName: before.userPrincipalName, at: at)
@@ -26,17 +26,19 @@ extension CriticalEvent {
         func event(_ kind: Kind, initiator: Initiator) -> CriticalEvent {
             CriticalEvent(kind, tenantId: current.tenantId, userId: current.userId, userPrincipalName: current.userPrincipalName, at: at, initiator: initiator)
         }
-        if wiped { return [event(.enrollmentWiped(clientAppId: current.clientId, enrollmentId: current.id), initiator: .admin)] }
+        let app = current.clientId
+        let enrollment = current.id
+        if wiped { return [event(.enrollmentWiped(clientAppId: app, enrollmentId: enrollment), initiator: .admin)] }
         let was = previous.complianceStatus.status == .compliant
         let now = current.complianceStatus.status == .compliant
         guard was != now else { return [] }
-        return [event(.complianceChanged(clientAppId: current.clientId, enrollmentId: current.id, compliant: now), initiator: .policy)]
+        return [event(.complianceChanged(clientAppId: app, enrollmentId: enrollment, compliant: now), initiator: .policy)]
     }
 
     /// A sign-in method added or removed, given what the user holds after the change: `credential-change`, and
     /// `assurance-level-change` when the highest level the user's methods reach moved.
     public static func methodChanged(
-        _ type: CredentialType, added: Bool, tenantId: String, user: User, initiator: Initiator, at: Date, passkeysAfter: Int, authenticatorAppAfter: Bool
+        _ type: CredentialType, added: Bool, tenantId: TenantID, user: User, initiator: Initiator, at: Date, passkeysAfter: Int, authenticatorAppAfter: Bool
     ) -> [CriticalEvent] {
         func event(_ kind: Kind) -> CriticalEvent {
             CriticalEvent(kind, tenantId: tenantId, userId: user.id, userPrincipalName: user.userPrincipalName, at: at, initiator: initiator)
@@ -60,32 +62,38 @@ extension CriticalEvent {
     /// The app's tokens for the user end at resource servers; a token for a resource the policies still allow is
     /// renewed silently through the claims challenge, one they refuse is not.
     public static func conditionalAccessChanged(
-        signIns: [SignInRecord], directory: DirectorySnapshot, before: CompiledPolicySet, after: CompiledPolicySet, tenantId: String,
+        signIns: [SignInRecord], directory: DirectorySnapshot, before: CompiledPolicySet, after: CompiledPolicySet, tenantId: TenantID,
         accessTokenLifetime: TimeInterval, continuousAccessTokenLifetime: TimeInterval, at: Date
     ) -> [CriticalEvent] {
-        var refused: [String: (record: SignInRecord, policyIds: Set<String>)] = [:]
-        var order: [String] = []
+        var refused: [UserAtClient: (record: SignInRecord, policyIds: Set<String>)] = [:]
+        var order: [UserAtClient] = []
         for record in signIns {
             guard let userId = record.userId, record.conditionalAccessStatus != .failure, record.errorCode == nil else { continue }
             let continuous =
-                record.capabilities.contains { $0.lowercased() == "cp1" }
-                && directory.application(appId: record.resourceAppId)?.continuousAccessEvaluation == true
+                record.capabilities.contains { $0.equalsIgnoringCase(ClientCapability.cp1) }
+                && directory.application(appId: AppID(record.resourceAppId))?.continuousAccessEvaluation == true
             let lifetime = continuous ? max(accessTokenLifetime, continuousAccessTokenLifetime) : accessTokenLifetime
             guard record.lastDateTime.addingTimeInterval(lifetime) > at else { continue }
             let facts = ImpactAnalysis.facts(of: record, directory: directory)
             guard !ImpactAnalysis.Outcome(before.evaluate(facts)).refused else { continue }
             let now = ImpactAnalysis.Outcome(after.evaluate(facts))
             guard now.refused else { continue }
-            let key = "\(userId.lowercased())|\(record.clientAppId.lowercased())"
+            let key = UserAtClient(user: ObjectID(userId), client: AppID(record.clientAppId))
             if refused[key] == nil { order.append(key) }
             refused[key, default: (record, [])].policyIds.formUnion(now.policyIds)
         }
         return order.compactMap { key in
-            guard let (record, policyIds) = refused[key], let userId = record.userId else { return nil }
+            guard let (record, policyIds) = refused[key] else { return nil }
             return CriticalEvent(
-                .conditionalAccessRefuses(clientAppId: record.clientAppId, policyIds: policyIds.sorted()), tenantId: tenantId, userId: userId,
+                .conditionalAccessRefuses(clientAppId: key.client, policyIds: policyIds.sorted()), tenantId: tenantId, userId: key.user,
                 userPrincipalName: record.userPrincipalName, at: at, initiator: .policy,
                 reason: "Conditional access now refuses this application's sign-in (policies \(policyIds.sorted().joined(separator: ", "))).")
         }
     }
+}
+
+/// A user at a client application: whose tokens one conditional-access refusal ends.
+struct UserAtClient: Hashable {
+    let user: ObjectID
+    let client: AppID
 }

@@ -25,14 +25,14 @@ public struct CriticalEvent: Sendable, Equatable {
         /// The strongest assurance the user's methods can reach changed (NIST AAL, after a method was added or removed).
         case assuranceLevelChanged(from: AssuranceLevel, to: AssuranceLevel)
         /// The app's enrollment for this user was wiped: the app's tokens for the user end.
-        case enrollmentWiped(clientAppId: String, enrollmentId: String)
+        case enrollmentWiped(clientAppId: AppID, enrollmentId: RecordID)
         /// The enrollment's compliance changed; losing it ends the app's tokens for the user.
-        case complianceChanged(clientAppId: String, enrollmentId: String, compliant: Bool)
+        case complianceChanged(clientAppId: AppID, enrollmentId: RecordID, compliant: Bool)
         /// Claims the user's tokens carry changed (`upn`, `name`).
         case claimsChanged([String: String])
         /// A conditional-access change now refuses what the user's tokens at this client application were issued for
         /// (the policies that refuse it): the app's tokens for the user end, and its next request is evaluated afresh.
-        case conditionalAccessRefuses(clientAppId: String, policyIds: [String])
+        case conditionalAccessRefuses(clientAppId: AppID, policyIds: [String])
     }
 
     /// CAEP's `credential_type` values for the methods Portcullis has.
@@ -72,8 +72,8 @@ public struct CriticalEvent: Sendable, Equatable {
     }
 
     public var kind: Kind
-    public var tenantId: String
-    public var userId: String
+    public var tenantId: TenantID
+    public var userId: ObjectID
     public var userPrincipalName: String?
     /// When it happened (`event_timestamp`); tokens issued before this end when the event ends access.
     public var at: Date
@@ -82,12 +82,12 @@ public struct CriticalEvent: Sendable, Equatable {
     public var reason: String?
 
     public init(
-        _ kind: Kind, tenantId: String, userId: String, userPrincipalName: String? = nil, at: Date, initiator: Initiator = .admin,
+        _ kind: Kind, tenantId: TenantID, userId: ObjectID, userPrincipalName: String? = nil, at: Date, initiator: Initiator = .admin,
         reason: String? = nil
     ) {
         self.kind = kind
-        self.tenantId = tenantId.lowercased()
-        self.userId = userId.lowercased()
+        self.tenantId = tenantId
+        self.userId = userId
         self.userPrincipalName = userPrincipalName
         self.at = at
         self.initiator = initiator
@@ -106,10 +106,10 @@ public struct CriticalEvent: Sendable, Equatable {
     }
 
     /// Whose tokens end: every token of the user, or only those one client application holds (`azp`).
-    public var revokedApplication: String? {
+    public var revokedApplication: AppID? {
         switch kind {
         case .enrollmentWiped(let clientAppId, _), .complianceChanged(let clientAppId, _, _), .conditionalAccessRefuses(let clientAppId, _):
-            clientAppId.lowercased()
+            clientAppId
         default: nil
         }
     }
@@ -174,15 +174,15 @@ public struct CriticalEvent: Sendable, Equatable {
     /// tenant, and — for an app-scoped event — the application and its enrollment as the device.
     public func subject(issuer: String) -> SignalSubject {
         var subject = SignalSubject.complex(
-            user: .issuerSubject(issuer: issuer, subject: userId), tenant: .opaque(tenantId), application: nil, device: nil)
+            user: .issuerSubject(issuer: issuer, subject: userId.rawValue), tenant: .opaque(tenantId.rawValue), application: nil, device: nil)
         switch kind {
         case .enrollmentWiped(let clientAppId, let enrollmentId), .complianceChanged(let clientAppId, let enrollmentId, _):
             subject = .complex(
-                user: .issuerSubject(issuer: issuer, subject: userId), tenant: .opaque(tenantId), application: .opaque(clientAppId.lowercased()),
-                device: .opaque(enrollmentId.lowercased()))
+                user: .issuerSubject(issuer: issuer, subject: userId.rawValue), tenant: .opaque(tenantId.rawValue), application: .opaque(clientAppId.rawValue),
+                device: .opaque(enrollmentId.rawValue))
         case .conditionalAccessRefuses(let clientAppId, _):
             subject = .complex(
-                user: .issuerSubject(issuer: issuer, subject: userId), tenant: .opaque(tenantId), application: .opaque(clientAppId.lowercased()),
+                user: .issuerSubject(issuer: issuer, subject: userId.rawValue), tenant: .opaque(tenantId.rawValue), application: .opaque(clientAppId.rawValue),
                 device: nil)
         default: break
         }

@@ -35,9 +35,9 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
     }
 
     /// `stream_id`.
-    public var id: String
+    public var id: RecordID
     /// The client application (`azp` of the receiver's token) that owns the stream.
-    public var receiverAppId: String
+    public var receiverAppId: AppID
     /// The SETs' `aud`.
     public var audience: String
     public var eventsRequested: [String]
@@ -50,11 +50,11 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
     public var createdAt: Date
 
     public init(
-        id: String, receiverAppId: String, audience: String, eventsRequested: [String], delivery: Delivery, status: Status = .enabled,
+        id: RecordID, receiverAppId: AppID, audience: String, eventsRequested: [String], delivery: Delivery, status: Status = .enabled,
         statusReason: String? = nil, description: String? = nil, removedSubjects: [SignalSubject] = [], createdAt: Date
     ) {
-        self.id = id.lowercased()
-        self.receiverAppId = receiverAppId.lowercased()
+        self.id = id
+        self.receiverAppId = receiverAppId
         self.audience = audience
         self.eventsRequested = eventsRequested
         self.delivery = delivery
@@ -82,12 +82,12 @@ public struct SharedSignalsStream: Codable, Sendable, Equatable {
 
     /// Where the outbox routes this stream's SETs: a stream's messages share it, so they are delivered in order.
     public var outboxTarget: String { Self.outboxTarget(streamId: id) }
-    public static func outboxTarget(streamId: String) -> String { outboxTargetPrefix + streamId.lowercased() }
+    public static func outboxTarget(streamId: RecordID) -> String { outboxTargetPrefix + streamId.rawValue }
     static let outboxTargetPrefix = "ssf:"
 
     /// The stream an outbox message's target routes to, when it is a stream's (not a compliance callback URI).
-    public static func streamId(ofOutboxTarget target: String) -> String? {
-        target.hasPrefix(outboxTargetPrefix) ? String(target.dropFirst(outboxTargetPrefix.count)) : nil
+    public static func streamId(ofOutboxTarget target: String) -> RecordID? {
+        target.hasPrefix(outboxTargetPrefix) ? RecordID(target.dropFirst(outboxTargetPrefix.count)) : nil
     }
 
     // MARK: Limits

@@ -178,11 +178,32 @@ public struct JSONObjectReader {
     /// A string member that must be one of `allowed` (compared case-insensitively; the canonical spelling is returned).
     public func enumeration(_ key: String, allowed: [String], required: Bool = false) -> String? {
         guard let string = string(key, required: required) else { return nil }
-        guard let canonical = allowed.first(where: { $0.lowercased() == string.lowercased() }) else {
+        guard let canonical = allowed.first(where: { $0.equalsIgnoringCase(string) }) else {
             problems.add(path(key), "'\(string)' is not one of: \(allowed.joined(separator: ", ")).")
             return nil
         }
         return canonical
+    }
+}
+
+extension JSONObjectReader {
+    /// A member that must be a GUID, as the identifier of its kind it names (normalised here, once); a problem at its
+    /// pointer when it is something else.
+    public func guid<Kind>(_ key: String, required: Bool = false) -> Identifier<Kind>? {
+        guard let value = string(key, required: required) else { return nil }
+        guard let id = Identifier<Kind>(guid: value) else {
+            problems.add(path(key), "must be a GUID (8-4-4-4-12 hexadecimal digits).")
+            return nil
+        }
+        return id
+    }
+}
+
+extension Identifier {
+    /// The identifier a GUID names; `nil` for text that is not one.
+    public init?(guid text: String) {
+        guard text.isGUID else { return nil }
+        self.init(text)
     }
 }
 

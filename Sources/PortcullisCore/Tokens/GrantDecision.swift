@@ -223,7 +223,7 @@ public struct GrantRefusal: Sendable, Equatable {
     public var refusal: Decision.Refusal
     public var declaresProtApp: Bool
     public var user: User?
-    public var tenantId: String
+    public var tenantId: TenantID
 
     public func tokenError(baseURL: String) -> TokenError {
         switch refusal {
@@ -237,7 +237,7 @@ public struct GrantRefusal: Sendable, Equatable {
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }
             return .protectionPolicyRequired(
                 RemediationRequirement(
-                    objectId: user.id, tenantId: tenantId, userPrincipalName: user.userPrincipalName, policyIds: policyIds,
+                    objectId: user.id.rawValue, tenantId: tenantId.rawValue, userPrincipalName: user.userPrincipalName, policyIds: policyIds,
                     endpoint: "\(baseURL)/mam/v1/remediations"))
         }
     }
@@ -288,9 +288,9 @@ public enum GrantDecision {
         let exp = iat + lifetime
         let audience: String
         switch (settings.audience, resource) {
-        case (_, nil): audience = client.appId
-        case (.applicationId, let resource?): audience = resource.appId
-        case (.identifierUri, let resource?): audience = facts.scope.audience ?? resource.appId
+        case (_, nil): audience = client.appId.rawValue
+        case (.applicationId, let resource?): audience = resource.appId.rawValue
+        case (.identifierUri, let resource?): audience = facts.scope.audience ?? resource.appId.rawValue
         }
         let enrollmentId: String? = if case .compliant(let id) = facts.signIn.appProtection { id } else { nil }
         let authTime = facts.authentication.time.map { Int($0.timeIntervalSince1970.rounded(.down)) }
@@ -299,9 +299,9 @@ public enum GrantDecision {
             var scopes = facts.scope.resourceScopes
             if resource == nil { scopes = OIDCScope.allCases.filter { facts.scope.oidc.contains($0) }.map(\.rawValue) }
             access = MintPlan.AccessToken(
-                audience: audience, subject: user.id, objectId: user.id, tenantId: tenant.tenant.id, clientId: client.appId,
+                audience: audience, subject: user.id.rawValue, objectId: user.id.rawValue, tenantId: tenant.tenant.id.rawValue, clientId: client.appId.rawValue,
                 clientAuthenticated: facts.clientAuthenticated, issuedAt: iat, expiresAt: exp, scopes: scopes,
-                roles: resource.map { tenant.roles(ofPrincipal: user.id, on: $0) } ?? [], userPrincipalName: user.userPrincipalName,
+                roles: resource.map { tenant.roles(ofPrincipal: PrincipalID(user.id), on: $0) } ?? [], userPrincipalName: user.userPrincipalName,
                 name: user.displayName, capabilities: facts.capabilities.capabilities, delegated: true, enrollmentId: enrollmentId,
                 methods: facts.authentication.amr, authTime: authTime)
             access.authenticationContexts = decision.acrs(authTime: facts.authentication.time, now: facts.now)
@@ -309,9 +309,9 @@ public enum GrantDecision {
             access.account = user.account
         } else {
             access = MintPlan.AccessToken(
-                audience: audience, subject: client.appId, objectId: nil, tenantId: tenant.tenant.id, clientId: client.appId,
+                audience: audience, subject: client.appId.rawValue, objectId: nil, tenantId: tenant.tenant.id.rawValue, clientId: client.appId.rawValue,
                 clientAuthenticated: true, issuedAt: iat, expiresAt: exp, scopes: [],
-                roles: resource.map { tenant.roles(ofPrincipal: client.appId, on: $0) } ?? [], userPrincipalName: nil, name: nil,
+                roles: resource.map { tenant.roles(ofPrincipal: PrincipalID(client.appId), on: $0) } ?? [], userPrincipalName: nil, name: nil,
                 capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil, methods: [], authTime: nil)
         }
         access.confirmation = facts.proofThumbprint
@@ -331,7 +331,8 @@ public enum GrantDecision {
             let oidc = facts.scope.oidc
             if oidc.contains(.openid) {
                 idToken = MintPlan.IDToken(
-                    audience: client.appId, subject: user.id, tenantId: tenant.tenant.id, issuedAt: iat, expiresAt: iat + Int(settings.idTokenLifetime),
+                    audience: client.appId.rawValue, subject: user.id.rawValue, tenantId: tenant.tenant.id.rawValue, issuedAt: iat,
+                    expiresAt: iat + Int(settings.idTokenLifetime),
                     preferredUsername: user.userPrincipalName, name: oidc.contains(.profile) ? user.displayName : nil,
                     email: oidc.contains(.email) ? user.userPrincipalName : nil, nonce: facts.nonce, methods: facts.authentication.amr,
                     authTime: authTime, acr: facts.acrValues.first(where: access.authenticationContexts.contains))
@@ -344,7 +345,10 @@ public enum GrantDecision {
             } else if oidc.contains(.offlineAccess) {
                 refresh = .startFamily(scope: facts.scopeText, expiresAt: refreshExpiry, dpopThumbprint: refreshBinding)
             }
-            if facts.clientInfoRequested { clientInfo = user.clientInfo(tenantId: tenant.tenant.id) }
+            if facts.clientInfoRequested {
+                let (uid, utid) = user.clientInfo(tenantId: tenant.tenant.id)
+                clientInfo = (uid.rawValue, utid.rawValue)
+            }
         }
         return MintPlan(
             accessToken: access, idToken: idToken, refreshToken: refresh, clientInfo: clientInfo,
@@ -375,9 +379,9 @@ public enum GrantDecision {
         _ facts: GrantFacts, decision: Decision, errorCode: Int?, id: String, correlationId: String, grantLabel: String? = nil
     ) -> SignInRecord {
         var record = SignInRecord(
-            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: facts.tenant.tenant.id,
-            userId: facts.user?.id, userPrincipalName: facts.user?.userPrincipalName, clientAppId: facts.client.appId,
-            resourceAppId: facts.signIn.resourceAppId, resource: facts.scope.audience ?? facts.client.appId,
+            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: facts.tenant.tenant.id.rawValue,
+            userId: facts.user?.id.rawValue, userPrincipalName: facts.user?.userPrincipalName, clientAppId: facts.client.appId.rawValue,
+            resourceAppId: facts.signIn.resourceAppId.rawValue, resource: facts.scope.audience ?? facts.client.appId.rawValue,
             grantType: grantLabel ?? facts.grantType.rawValue, clientAppType: facts.signIn.clientAppType.rawValue,
             capabilities: facts.signIn.capabilities, ipAddress: facts.signIn.ipAddress?.description,
             platform: facts.signIn.platform?.rawValue, appProtection: facts.signIn.appProtection.label,

@@ -16,22 +16,22 @@ public enum ResourceAccess {
     ) throws(TokenError) -> ScopeRequest {
         guard let resource = scope.resource, resource.appId != client.appId else { return scope }
         guard delegated else {
-            if directory.roles(ofPrincipal: client.appId, on: resource).isEmpty {
-                throw .resourceNotPermitted(client: client, resource: scope.audience ?? resource.appId)
+            if directory.roles(ofPrincipal: PrincipalID(client.appId), on: resource).isEmpty {
+                throw .resourceNotPermitted(client: client, resource: scope.audience ?? resource.appId.rawValue)
             }
             return scope
         }
         if resource.appId == BuiltInResources.complianceAppId || resource.preAuthorizedApplications.contains(client.appId) { return scope }
         guard let entry = client.requiredResourceAccess.first(where: { directory.resource(identifier: $0.resourceAppId)?.appId == resource.appId }) else {
-            throw .consentRequired(client: client, resource: scope.audience ?? resource.appId, scope: nil)
+            throw .consentRequired(client: client, resource: scope.audience ?? resource.appId.rawValue, scope: nil)
         }
-        let listed = resource.scopes.filter { scope in entry.scopes.contains { $0.lowercased() == scope.lowercased() } }
+        let listed = resource.scopes.filter { scope in entry.scopes.contains { $0.equalsIgnoringCase(scope) } }
         if scope.isDefault {
-            guard !listed.isEmpty else { throw .consentRequired(client: client, resource: scope.audience ?? resource.appId, scope: ".default") }
+            guard !listed.isEmpty else { throw .consentRequired(client: client, resource: scope.audience ?? resource.appId.rawValue, scope: ".default") }
             return ScopeRequest(resource: resource, audience: scope.audience, resourceScopes: listed, isDefault: true, oidc: scope.oidc)
         }
         if let missing = scope.resourceScopes.first(where: { !listed.contains($0) }) {
-            throw .consentRequired(client: client, resource: scope.audience ?? resource.appId, scope: missing)
+            throw .consentRequired(client: client, resource: scope.audience ?? resource.appId.rawValue, scope: missing)
         }
         return scope
     }

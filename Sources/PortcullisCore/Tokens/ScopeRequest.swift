@@ -41,12 +41,13 @@ public struct ScopeRequest: Sendable, Equatable {
             resource = found
             audience =
                 audience
-                ?? (found.appId == identifier.lowercased()
-                    ? found.appId : (found.identifierUris.first { $0.lowercased() == identifier.lowercased() } ?? found.primaryIdentifier))
+                ?? (found.appId == AppID(identifier)
+                    ? found.appId.rawValue
+                    : (found.identifierUris.first { $0.equalsIgnoringCase(identifier) } ?? found.primaryIdentifier))
             if name == ".default" {
                 isDefault = true
             } else {
-                guard let canonical = found.scopes.first(where: { $0.lowercased() == name.lowercased() }) else {
+                guard let canonical = found.scopes.first(where: { $0.equalsIgnoringCase(name) }) else {
                     throw .invalidScope(token)
                 }
                 if !named.contains(canonical) { named.append(canonical) }

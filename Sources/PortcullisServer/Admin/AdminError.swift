@@ -43,6 +43,16 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         APIError(.badRequest, "validationFailed", "The document is not valid: \(error.problems.count) problem(s).", details: error.problems)
     }
 
+    /// A write or delete a document kind's rules refuse (`AdministeredDocument`).
+    init(_ refusal: DocumentRefusal) {
+        switch refusal.reason {
+        case .inUse: self.init(.conflict, "inUse", refusal.message)
+        case .lastAdministrator: self.init(.conflict, "lastAdministrator", refusal.message)
+        case .notWritable: self.init(.methodNotAllowed, "methodNotAllowed", refusal.message)
+        case .malformed: self = .malformedJSON()
+        }
+    }
+
     static func malformedJSON() -> APIError {
         APIError(
             .badRequest, "malformedJSON", "The request body is not a JSON document.", details: [ValidationProblem(pointer: "", message: "is not valid JSON.")])

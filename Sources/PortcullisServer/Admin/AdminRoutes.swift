@@ -72,10 +72,10 @@ struct AdminRoutes: Sendable {
     func acceptances(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let id = (context.parameters.get("id") ?? "").lowercased()
-        guard tenant.agreement(id: id) != nil else { throw APIError.notFound("The agreement \(id)") }
+        guard tenant.agreement(id: PolicyID(id)) != nil else { throw APIError.notFound("The agreement \(id)") }
         let top = try Paging.top(request, default: 1000, range: 1...1000)
         let skip = try Paging.skip(request)
-        let all = tenant.contents.agreementAcceptances.filter { $0.agreementId == id }
+        let all = tenant.contents.agreementAcceptances.filter { $0.agreementId.rawValue == id }
         let page = Array(all.dropFirst(skip).prefix(top))
         return JSONResponse.make(
             status: .ok,
@@ -111,7 +111,7 @@ struct AdminRoutes: Sendable {
             ConditionalAccessPolicy.read(
                 draft, directory: tenant.directory, strengths: tenant.contents.authenticationStrengths, contexts: tenant.contents.authenticationContexts,
                 agreements: tenant.contents.agreements,
-                generatedId: UUID().identifierText,
+                generatedId: PolicyID.generate(),
                 force: true, pointer: pointer, problems: problems)
         }
     }
@@ -170,11 +170,12 @@ struct AdminRoutes: Sendable {
         var filter = SignInQuery(tenantId: TenantID(tenant.tenant.id))
         var problems: [ValidationProblem] = []
         if let user = parameter("user") {
-            filter.userId = ObjectID(tenant.directory.user(identity: user)?.id ?? user)
+            filter.userId = tenant.directory.user(identity: user)?.id ?? ObjectID(user)
         }
         filter.clientAppId = parameter("app").map { AppID($0) }
         if let resource = parameter("resource") {
-            filter.resourceAppId = AppID((tenant.directory.resource(identifier: resource) ?? tenant.directory.application(appId: resource))?.appId ?? resource)
+            filter.resourceAppId =
+                (tenant.directory.resource(identifier: resource) ?? tenant.directory.application(appId: AppID(resource)))?.appId ?? AppID(resource)
         }
         if let status = parameter("status") {
             filter.status = Decision.Status(rawValue: status)
@@ -213,7 +214,7 @@ struct AdminRoutes: Sendable {
     /// policy names (issue 32): each is shown with the tenant's current name, or "(deleted policy)".
     func signIns(_ filter: SignInQuery, tenant: TenantSnapshot) async throws -> [(cursor: Int64, record: SignInRecord)] {
         await recorder.flush()
-        let names = Dictionary(tenant.conditionalAccess.policies.map { ($0.id.lowercased(), $0.displayName) }, uniquingKeysWith: { a, _ in a })
+        let names = Dictionary(tenant.conditionalAccess.policies.map { ($0.id.rawValue, $0.displayName) }, uniquingKeysWith: { a, _ in a })
         return try await store.signIns(filter).map { entry in
             var record = entry.record
             for index in record.appliedConditionalAccessPolicies.indices where record.appliedConditionalAccessPolicies[index].displayName.isEmpty {

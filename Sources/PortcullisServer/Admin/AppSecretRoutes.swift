@@ -28,9 +28,9 @@ struct AppSecretRoutes: Sendable {
 
     func located(_ context: PortcullisRequestContext) async throws -> (tenant: TenantSnapshot, policy: AppConfigurationPolicy) {
         guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
-        let id = (context.parameters.get("id") ?? "").lowercased()
+        let id = PolicyID(context.parameters.get("id") ?? "")
         guard let policy = tenant.appConfigurationPolicies.first(where: { $0.id == id }) else {
-            throw APIError.notFound("The app configuration policy \(id.prefix(64))")
+            throw APIError.notFound("The app configuration policy \(id.rawValue.prefix(64))")
         }
         return (tenant, policy)
     }
@@ -134,13 +134,14 @@ struct AppSecretRoutes: Sendable {
         tenants: TenantCache
     ) async throws {
         let metadata = (try? JSONDecoder().decode(StoredSecretMaterial.self, from: document.body)).flatMap { JSONValue.parse(Self.metadata($0)) }
+        let tenantId = TenantID(document.tenantId)
         do {
             let revision = try await store.delete(
-                tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, precondition: precondition,
+                tenantId: tenantId, kind: .appSecretMaterial, id: document.id, precondition: precondition,
                 audit: AuditRecord(
-                    tenantId: document.tenantId, at: now, actor: actor, action: .delete, kind: AuditSubject(.appSecretMaterial),
+                    tenantId: tenantId, at: now, actor: actor, action: .delete, kind: AuditSubject(.appSecretMaterial),
                     documentId: document.id, before: metadata, after: nil))
-            try await tenants.documentChanged(tenantId: document.tenantId, kind: .appSecretMaterial, id: document.id, revision: revision)
+            try await tenants.documentChanged(tenantId: tenantId, kind: .appSecretMaterial, id: document.id, revision: revision)
         } catch let error as StorageError {
             throw APIError.from(error, what: "Material for the secret \(document.id)") ?? error
         }
@@ -149,12 +150,12 @@ struct AppSecretRoutes: Sendable {
     /// After a policy write: the material of secrets it no longer declares (or of a deleted policy) goes, so
     /// nothing undeclared is kept — and a secret declared again later starts without material.
     static func removeUndeclared(
-        policyId: String, declared: [SecretDeclaration], tenantId: String, actor: String, at now: Date, store: any PortcullisStore,
+        policyId: PolicyID, declared: [SecretDeclaration], tenantId: TenantID, actor: String, at now: Date, store: any PortcullisStore,
         tenants: TenantCache
     ) async throws {
         let keep = Set(declared.map { StoredSecretMaterial.documentId(policyId: policyId, identifier: $0.identifier) })
         for document in try await store.documents(tenantId: tenantId, kind: .appSecretMaterial)
-        where document.id.hasPrefix(policyId.lowercased() + ":") && !keep.contains(document.id) {
+        where document.id.hasPrefix(policyId.rawValue + ":") && !keep.contains(document.id) {
             try await delete(document, precondition: .version(document.version), actor: actor, at: now, store: store, tenants: tenants)
         }
     }

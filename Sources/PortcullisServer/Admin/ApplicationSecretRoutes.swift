@@ -57,7 +57,7 @@ struct ApplicationSecretRoutes: Sendable {
         do { try problems.check() } catch { throw APIError.validation(error) }
         let secretText = CredentialHasher.generateSecret()
         let secret = ClientSecret(
-            keyId: UUID().identifierText, secretHash: credentials.hashSecret(secretText), hint: String(secretText.prefix(3)),
+            keyId: RecordID.generate(), secretHash: credentials.hashSecret(secretText), hint: String(secretText.prefix(3)),
             displayName: displayName, startDateTime: resource.clock.now(), endDateTime: end)
         try await update(request, context, tenant, appId: appId) { application in
             guard !application.publicClient else {
@@ -70,7 +70,7 @@ struct ApplicationSecretRoutes: Sendable {
             application.secrets.append(secret)
         }
         let body = Created(
-            keyId: secret.keyId, hint: secret.hint, displayName: displayName, startDateTime: secret.startDateTime.map(ISO8601.string),
+            keyId: secret.keyId.rawValue, hint: secret.hint, displayName: displayName, startDateTime: secret.startDateTime.map(ISO8601.string),
             endDateTime: end.map(ISO8601.string), secretText: secretText)
         return JSONResponse.make(status: .created, body, headers: [.location: "\(request.uri.path)/\(secret.keyId)", .cacheControl: "no-store"])
     }
@@ -80,7 +80,7 @@ struct ApplicationSecretRoutes: Sendable {
         let appId = (context.parameters.get("id") ?? "").lowercased()
         let keyId = (context.parameters.get("keyId") ?? "").lowercased()
         try await update(request, context, tenant, appId: appId) { application in
-            guard let index = application.secrets.firstIndex(where: { $0.keyId == keyId }) else {
+            guard let index = application.secrets.firstIndex(where: { $0.keyId.rawValue == keyId }) else {
                 throw APIError.notFound("The secret \(keyId) of application \(appId)")
             }
             application.secrets.remove(at: index)
@@ -96,7 +96,7 @@ struct ApplicationSecretRoutes: Sendable {
     ) async throws {
         let given = try request.headers[.ifMatch] == nil ? nil : DocumentETag.precondition(request)
         for attempt in 1...5 {
-            guard let stored = try await resource.read(tenant, id: appId), !BuiltInResources.reserved.contains(where: { $0.appId == appId })
+            guard let stored = try await resource.read(tenant, id: appId), !BuiltInResources.reserved.contains(where: { $0.appId.rawValue == appId })
             else { throw APIError.notFound("The application \(appId)") }
             var application = stored.document
             try change(&application)

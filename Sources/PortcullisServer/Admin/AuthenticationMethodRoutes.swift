@@ -72,7 +72,7 @@ struct AuthenticationMethodRoutes: Sendable {
 
     func list(_ context: PortcullisRequestContext) async throws -> Response {
         let (tenant, user) = try await user(context)
-        return JSONResponse.make(status: .ok, Page(value: try await methods(tenantId: tenant.tenant.id, userId: user.id).map(\.method)))
+        return JSONResponse.make(status: .ok, Page(value: try await methods(tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue).map(\.method)))
     }
 
     /// `DELETE …/{methodId}`.
@@ -131,7 +131,7 @@ struct AuthenticationMethodRoutes: Sendable {
     /// Removes a method of any kind (PROTOCOL §10, §12.1, §12.3); audited with what it was.
     func removeMethod(tenant: TenantSnapshot, user: User, id rawId: String, actor: String) async throws {
         let id = rawId.lowercased()
-        guard let (_, method) = try await methods(tenantId: tenant.tenant.id, userId: user.id).first(where: { $0.id == id }) else {
+        guard let (_, method) = try await methods(tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue).first(where: { $0.id == id }) else {
             throw APIError.notFound("The authentication method \(id.prefix(64)) of \(user.userPrincipalName)")
         }
         let now = clock.now()

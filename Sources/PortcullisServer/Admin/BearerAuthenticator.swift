@@ -63,7 +63,7 @@ struct BearerAuthenticator: RouterMiddleware {
     /// holds now (`nil`: the app role itself, every right).
     struct Verified {
         let claims: AccessTokenClaims
-        let directoryRoles: [String]?
+        let directoryRoles: [RoleID]?
         let directory: DirectorySnapshot
     }
 
@@ -72,7 +72,7 @@ struct BearerAuthenticator: RouterMiddleware {
     /// a Global Administrator: otherwise a User Administrator could reset a Global Administrator's password or join a
     /// role-holding group, or an Application Administrator add a secret to an application holding `Portcullis.Admin`,
     /// and take those rights (as Entra protects privileged accounts).
-    static func authorize(roles: [String], method: String, path: String, directory: DirectorySnapshot) throws {
+    static func authorize(roles: [RoleID], method: String, path: String, directory: DirectorySnapshot) throws {
         guard AdminAuthorization.allows(roles: roles, method: method, path: path) else {
             throw APIError(.forbidden, "forbidden", "Your directory roles do not allow \(method) on this part of the admin API.")
         }
@@ -84,13 +84,13 @@ struct BearerAuthenticator: RouterMiddleware {
         let target = segments[1]
         let directoryRoles =
             switch segments[0] {
-            case "users": directory.roleIds(ofUser: target)
-            case "groups": directory.directoryRoleAssignments(ofPrincipal: target).map(\.roleDefinitionId)
-            default: [String]()
+            case "users": directory.roleIds(ofUser: ObjectID(target))
+            case "groups": directory.directoryRoleAssignments(ofPrincipal: ObjectID(target)).map(\.roleDefinitionId)
+            default: [RoleID]()
             }
         let privileged =
             AdminAuthorization.isAdministrative(directoryRoles)
-            || directory.roles(ofPrincipal: target, on: BuiltInResources.admin).contains(BuiltInResources.adminRole)
+            || directory.roles(ofPrincipal: PrincipalID(target), on: BuiltInResources.admin).contains(BuiltInResources.adminRole)
         if privileged {
             throw APIError(.forbidden, "forbidden", "This account or group holds administrative rights: only a Global Administrator changes it.")
         }
@@ -100,32 +100,33 @@ struct BearerAuthenticator: RouterMiddleware {
         // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
         // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
         guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
-            tenant.tenant.id == claimedTenant.lowercased(),
+            tenant.tenant.id.rawValue == claimedTenant.lowercased(),
             case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
-                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: resource.identifierUris + [resource.appId], now: clock.now(), leeway: 60
+                token, issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), audiences: resource.identifierUris + [resource.appId.rawValue],
+                now: clock.now(), leeway: 60
             ),
-            claims.tid.lowercased() == tenant.tenant.id
+            TenantID(claims.tid) == tenant.tenant.id
         else { throw APIError.unauthenticated }
         let directory = tenant.directory
-        guard directory.application(appId: claims.azp) != nil else { throw APIError.unauthenticated }
-        let principalId: String
+        guard directory.application(appId: AppID(claims.azp)) != nil else { throw APIError.unauthenticated }
+        let principalId: PrincipalID
         if claims.isDelegated {
-            guard let oid = claims.oid, let user = directory.user(id: oid), user.accountEnabled else { throw APIError.unauthenticated }
-            principalId = user.id
+            guard let oid = claims.oid, let user = directory.user(id: ObjectID(oid)), user.accountEnabled else { throw APIError.unauthenticated }
+            principalId = PrincipalID(user.id)
         } else {
-            principalId = claims.azp
+            principalId = PrincipalID(claims.azp)
         }
-        var directoryRoles: [String]?
+        var directoryRoles: [RoleID]?
         if let requiredRole, !((claims.roles ?? []).contains(requiredRole) && directory.roles(ofPrincipal: principalId, on: resource).contains(requiredRole)) {
             // Directory roles, read from the directory now (PROTOCOL §17), stand in where the routes allow them.
-            let held = claims.isDelegated ? directory.roleIds(ofUser: principalId) : []
+            let held = claims.isDelegated ? directory.roleIds(ofUser: ObjectID(principalId)) : []
             guard allowDirectoryRoles, AdminAuthorization.isAdministrative(held) else {
                 throw APIError(.forbidden, "forbidden", "The token does not carry the \(requiredRole) app role, or the role is no longer assigned.")
             }
             directoryRoles = held
         }
         if try await revocations.isAccessTokenVoid(
-            jti: claims.jti, tenantId: TenantID(tenant.tenant.id), userId: claims.isDelegated ? ObjectID(principalId) : nil,
+            jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? ObjectID(principalId) : nil,
             issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds))
         {
             throw APIError.unauthenticated

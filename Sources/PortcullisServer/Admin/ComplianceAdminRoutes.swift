@@ -56,7 +56,7 @@ struct ComplianceAdminRoutes: Sendable {
     /// The enrollment list's filter from its parameters (`account`, `app`, `device`, `status`).
     static func enrollmentQuery(tenant: TenantSnapshot, _ parameter: (String) -> String?) throws -> EnrollmentQuery {
         var filter = EnrollmentQuery(tenantId: TenantID(tenant.tenant.id))
-        if let account = parameter("account") { filter.userId = ObjectID(tenant.directory.user(identity: account)?.id ?? account) }
+        if let account = parameter("account") { filter.userId = tenant.directory.user(identity: account)?.id ?? ObjectID(account) }
         filter.clientId = parameter("app").map { AppID($0) }
         filter.deviceId = parameter("device").map { DeviceID($0) }
         if let status = parameter("status") {
@@ -99,7 +99,7 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// Selective wipe of one enrollment (PROTOCOL §6).
     func wipe(_ tenant: TenantSnapshot, id: String, actor: String) async throws -> Enrollment {
-        guard let wiped = try await compliance.wipe(tenantId: tenant.tenant.id, id: id, actor: actor) else {
+        guard let wiped = try await compliance.wipe(tenantId: tenant.tenant.id.rawValue, id: id, actor: actor) else {
             throw APIError(.conflict, "nothingToWipe", "The enrollment is already wiped or unenrolled.")
         }
         return wiped
@@ -124,7 +124,7 @@ struct ComplianceAdminRoutes: Sendable {
     }
 
     func outbox(_ tenant: TenantSnapshot, state: OutboxMessage.State?, limit: Int, skip: Int) async throws -> [OutboxMessage] {
-        try await store.outboxMessages(tenantId: tenant.tenant.id, state: state, limit: limit, offset: skip)
+        try await store.outboxMessages(tenantId: tenant.tenant.id.rawValue, state: state, limit: limit, offset: skip)
     }
 
     func redeliver(_ context: PortcullisRequestContext) async throws -> Response {
@@ -136,7 +136,7 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// A dead letter delivered again (with its audit record).
     func redeliver(_ tenant: TenantSnapshot, id: String, actor: String) async throws {
-        guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id, now: clock.now()) else {
+        guard try await store.redeliverOutbox(id: id, tenantId: tenant.tenant.id.rawValue, now: clock.now()) else {
             throw APIError.notFound("The outbox message \(id.prefix(64))")
         }
         outboxSignal.signal()

@@ -36,14 +36,14 @@ struct DirectoryRoutes: Sendable {
         }
         group.get("role-management/directory/role-definitions/:id") { _, context in
             let id = context.parameters.get("id") ?? ""
-            guard let role = DirectoryRoleDefinition.builtIn(id: id) else { throw APIError.notFound("The directory role \(id.prefix(64))") }
+            guard let role = DirectoryRoleDefinition.builtIn(id: RoleID(id)) else { throw APIError.notFound("The directory role \(id.prefix(64))") }
             return JSONResponse.make(status: .ok, role)
         }
         let tenantResource = documents.tenant
         group.get("tenant") { _, context in try await tenantResource.readResponse(context, id: try context.requirePrincipal().tid) }
         group.put("tenant") { request, context in
             guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
-            return try await tenantResource.writeResponse(request, context, pathId: tenant.tenant.id)
+            return try await tenantResource.writeResponse(request, context, pathId: tenant.tenant.id.rawValue)
         }
     }
 }

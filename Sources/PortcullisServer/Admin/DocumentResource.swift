@@ -10,24 +10,12 @@ import PortcullisTokens
 /// (PROTOCOL §7, §11). Everything else — listing with paging, reading, creating, replacing and deleting with
 /// `If-Match`, dry runs, the audit log with the documents as JSON values, "no change" decided by comparing values,
 /// and the tenant cache following the change — is `DocumentResource`'s, the same for every kind.
-struct DocumentRegistration<Document: TenantDocument>: Sendable {
+struct DocumentRegistration<Document: AdministeredDocument>: Sendable {
     /// What people call one ("conditional-access policy"): the kind's, from `DocumentKind.registry`.
     var noun: String { Document.kind.noun }
-    /// Reads and validates a body into the document to store (with every problem at its JSON Pointer). On a replace
-    /// the body's ID is already the path's. `options` are the request's `?force=true` and `?unenforceable=reportOnly`.
-    let read: @Sendable (_ body: JSONValue, _ tenant: TenantSnapshot, _ options: WriteOptions) async throws -> Document
-    /// How answers, dry runs and the audit log show a document (users without their password hash, applications'
-    /// secrets without hashes, policies with the strength they name expanded).
-    var present: @Sendable (Document, TenantSnapshot) -> JSONValue = { document, _ in JSONValue(encoding: document) }
-    /// Refuses a delete that would leave something broken.
-    var beforeDelete: @Sendable (_ document: Document, _ tenant: TenantSnapshot, _ force: Bool) throws -> Void = { _, _, _ in }
-    /// What follows a stored change (`after` is `nil` for a delete); `actor` made it.
+    /// What follows a stored change outside the document (`after` is `nil` for a delete); `actor` made it. The kind's
+    /// own rules — reading, showing, delete guards — are its `AdministeredDocument` conformance.
     var afterWrite: @Sendable (_ before: Document?, _ after: Document?, _ tenant: TenantSnapshot, _ actor: String) async throws -> Void = { _, _, _, _ in }
-    /// The largest body a write accepts (`nil`: the server's usual limit).
-    var maximumBody: Int? = nil
-    /// Documents every tenant has, never stored and read-only (the built-in authentication strengths): listed first,
-    /// readable by ID, refused to writes and deletes.
-    var builtIns: [Document] = []
 }
 
 /// What a write's query asks beside the body: `force=true` (past the lock-out guards) and `unenforceable=reportOnly`
@@ -65,8 +53,11 @@ struct Versioned<Document: TenantDocument>: Sendable {
 
 /// CRUD over one kind of tenant document, for the admin API and the console alike (the console calls the typed
 /// functions; the routes parse HTTP around them).
-struct DocumentResource<Document: TenantDocument>: Sendable {
+struct DocumentResource<Document: AdministeredDocument>: Sendable {
     let registration: DocumentRegistration<Document>
+    /// What the kind's rules need of the server (`DocumentServices`); `nil` for a kind the admin API only reads and
+    /// deletes (Shared Signals streams, which receivers write).
+    let services: (any DocumentServices)?
     let store: any PortcullisStore
     let tenants: TenantCache
     let clock: any WallClock
@@ -90,13 +81,13 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
 
     /// One page of the tenant's documents of this kind: the built-in ones first, then the stored ones in ID order.
     func list(_ tenant: TenantSnapshot, top: Int, skip: Int) async throws -> [Versioned<Document>] {
-        let builtIn = registration.builtIns.map { Versioned(document: $0, version: 0) }
+        let builtIn = Document.builtIns.map { Versioned(document: $0, version: 0) }
         let stored = try await store.documents(tenantId: tenant.tenant.id, kind: Document.kind).map(decode)
         return Array((builtIn + stored).dropFirst(skip).prefix(top))
     }
 
     /// The built-in document with this ID, if any.
-    func builtIn(id: String) -> Document? { registration.builtIns.first { $0.documentId == id.lowercased() } }
+    func builtIn(id: String) -> Document? { Document.builtIns.first { PolicyID($0.documentId) == PolicyID(id) } }
 
     /// One document, or `nil`.
     func read(_ tenant: TenantSnapshot, id: String) async throws -> Versioned<Document>? {
@@ -135,10 +126,14 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         if let pathId, builtIn(id: pathId) != nil { throw Self.readOnly(pathId.lowercased()) }
         let identified = try DocumentBody.identified(value, pathId: pathId?.lowercased(), key: Document.idMember)
         let document: Document
+        guard let services else { throw APIError(DocumentRefusal(.notWritable, "The admin API does not write \(noun)s.")) }
         do {
-            document = try await registration.read(identified, tenant, options)
+            document = try await Document.read(
+                identified, in: DocumentWrite(tenant: tenant, force: options.force, unenforceable: options.unenforceable, services: services))
         } catch let error as ValidationError {
             throw APIError.validation(error)
+        } catch let refusal as DocumentRefusal {
+            throw APIError(refusal)
         }
         let id = document.documentId
         // Unique across the installation (PROTOCOL §11): said here, for dry runs too; the store's write checks it atomically.
@@ -179,7 +174,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
             at: now,
             audit: AuditRecord(
                 tenantId: tenant.tenant.id, at: now, actor: actor, action: before == nil ? .create : .replace, kind: AuditSubject(Document.kind),
-                documentId: id, before: before.map { registration.present($0.document, tenant) }, after: registration.present(document, tenant)),
+                documentId: id, before: before.map { $0.document.presented(in: tenant) }, after: document.presented(in: tenant)),
             effects: committed)
         if let committed { effects?.didCommit(committed) }
         try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: id, revision: stored.version)
@@ -198,7 +193,11 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
     func delete(id: String, precondition: WritePrecondition, force: Bool, tenant: TenantSnapshot, actor: String) async throws {
         if builtIn(id: id) != nil { throw Self.readOnly(id.lowercased()) }
         guard let before = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id.lowercased())") }
-        try registration.beforeDelete(before.document, tenant, force)
+        do {
+            try before.document.checkDelete(in: tenant, force: force)
+        } catch {
+            throw APIError(error)
+        }
         do {
             let now = clock.now()
             let committed = committedEffects(before: before.document, after: nil, tenant: tenant, at: now)
@@ -206,7 +205,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
                 tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, precondition: precondition,
                 audit: AuditRecord(
                     tenantId: tenant.tenant.id, at: now, actor: actor, action: .delete, kind: AuditSubject(Document.kind),
-                    documentId: before.document.documentId, before: registration.present(before.document, tenant), after: nil),
+                    documentId: before.document.documentId, before: before.document.presented(in: tenant), after: nil),
                 effects: committed)
             if let committed { effects?.didCommit(committed) }
             try await tenants.documentChanged(tenantId: tenant.tenant.id, kind: Document.kind, id: before.document.documentId, revision: revision)
@@ -233,7 +232,7 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let skip = try Paging.skip(request)
         let page = try await list(tenant, top: top, skip: skip)
         let body = ListBody(
-            value: page.map { registration.present($0.document, tenant) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
+            value: page.map { $0.document.presented(in: tenant) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count))
         return JSONResponse.make(status: .ok, body)
     }
 
@@ -246,12 +245,12 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         let tenant = try await tenant(context)
         let id = (given ?? context.parameters.get("id") ?? "").lowercased()
         guard let found = try await read(tenant, id: id) else { throw APIError.notFound("The \(noun) \(id)") }
-        return JSONResponse.make(status: .ok, registration.present(found.document, tenant), headers: [.eTag: DocumentETag.etag(found.version)])
+        return JSONResponse.make(status: .ok, found.document.presented(in: tenant), headers: [.eTag: DocumentETag.etag(found.version)])
     }
 
     func writeResponse(_ request: Request, _ context: PortcullisRequestContext, pathId: String?) async throws -> Response {
         let tenant = try await tenant(context)
-        let value = try await DocumentBody.body(request, context, limit: registration.maximumBody)
+        let value = try await DocumentBody.body(request, context, limit: Document.maximumBody)
         let dryRun = DocumentBody.flag(request, "dryRun")
         let precondition: WritePrecondition? = pathId == nil || dryRun ? nil : try DocumentETag.precondition(request)
         let outcome = try await write(
@@ -266,16 +265,16 @@ struct DocumentResource<Document: TenantDocument>: Sendable {
         case .created(let stored):
             var headers: HTTPFields = [.eTag: DocumentETag.etag(stored.version)]
             if let collection { headers[.location] = "\(collection)/\(stored.document.documentId)" }
-            return JSONResponse.make(status: .created, registration.present(stored.document, tenant), headers: headers)
+            return JSONResponse.make(status: .created, stored.document.presented(in: tenant), headers: headers)
         case .replaced(let stored), .unchanged(let stored):
-            return JSONResponse.make(status: .ok, registration.present(stored.document, tenant), headers: [.eTag: DocumentETag.etag(stored.version)])
+            return JSONResponse.make(status: .ok, stored.document.presented(in: tenant), headers: [.eTag: DocumentETag.etag(stored.version)])
         case .dryRun(let before, let after):
             // `?dryRun=true` (PROTOCOL §11, policy as code): the write validated exactly as it would be, and what it would
             // do — `create`, `change` or `unchanged` — with the stored and the resulting documents as answers show them.
             let action = before == nil ? "create" : before?.document == after ? "unchanged" : "change"
             let body = DryRunBody(
-                action: action, id: after.documentId, before: before.map { registration.present($0.document, tenant) } ?? .null,
-                after: registration.present(after, tenant))
+                action: action, id: after.documentId, before: before.map { $0.document.presented(in: tenant) } ?? .null,
+                after: after.presented(in: tenant))
             return JSONResponse.make(status: .ok, body, headers: before.map { [.eTag: DocumentETag.etag($0.version)] } ?? [:])
         }
     }
@@ -315,7 +314,7 @@ extension DocumentResource: EditableDocuments {
     var kind: DocumentKind { Document.kind }
 
     func presented(_ tenant: TenantSnapshot, id: String) async throws -> (document: JSONValue, version: Int64)? {
-        try await read(tenant, id: id).map { (registration.present($0.document, tenant), $0.version) }
+        try await read(tenant, id: id).map { ($0.document.presented(in: tenant), $0.version) }
     }
 
     func store(
@@ -363,13 +362,6 @@ enum DocumentETag {
 
 /// Reading a document body off a request.
 enum DocumentBody {
-    /// On a create, a document without an `id` (or `key`) gets a new GUID (a replace already has the path's).
-    static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue {
-        guard case .object(var object) = value, object[key] == nil else { return value }
-        object[key] = .string(UUID().identifierText)
-        return .object(object)
-    }
-
     /// On a replace, the document's ID is the path's (a different one in the body is a validation error).
     static func identified(_ value: JSONValue, pathId: String?, key: String = "id") throws -> JSONValue {
         guard let pathId, case .object(var object) = value else { return value }
@@ -409,12 +401,5 @@ enum EntityTags {
             tags.append((weak, String(opaque)))
         }
         return tags.isEmpty ? nil : tags
-    }
-}
-
-extension JSONValue {
-    /// A value as the admin API writes it (sorted keys, slashes unescaped), as a JSON value.
-    init<Value: Encodable>(encoding value: Value) {
-        self = (try? JSONResponse.encoder.encode(value)).flatMap(JSONValue.parse) ?? .null
     }
 }

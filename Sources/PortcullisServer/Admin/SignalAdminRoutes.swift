@@ -107,20 +107,20 @@ struct SignalAdminRoutes: Sendable {
             audit: [
                 AuditRecord(
                     tenantId: tenant.tenant.id, at: now, actor: actor, action: compromised ? .confirmCompromised : .revokeSignInSessions, kind: .user,
-                    documentId: user.id, before: nil,
+                    documentId: user.id.rawValue, before: nil,
                     after: ["refreshTokens": "revoked", "sessions": "ended", "accessTokensIssuedBefore": .string(now.formatted(.iso8601))])
             ])
         try await store.commit(committed)
         transmitter.didCommit(committed)
         logger.notice(
             compromised ? "user's credentials reported compromised: sessions revoked" : "user's sign-in sessions revoked",
-            metadata: [LogKeys.userId: .string(user.id)])
+            metadata: [LogKeys.userId: .string(user.id.rawValue)])
     }
 
     /// A stream as the admin API and console show it: its settings (never its credential), how many events wait, and
     /// (`deliveries` > 0) its newest messages.
     func summary(_ stream: SharedSignalsStream, tenant: TenantSnapshot, deliveries: Int) async throws -> JSONValue {
-        guard case .object(var object) = SignalTransmitter.presentForAdmin(stream) else { return .null }
+        guard case .object(var object) = stream.presentedForAdmin else { return .null }
         object["pending"] = .number(Double(try await store.pendingSignalCount(target: stream.outboxTarget)))
         object["eventsDelivered"] = .array(stream.eventsDelivered.map { .string($0.rawValue) })
         if deliveries > 0 {

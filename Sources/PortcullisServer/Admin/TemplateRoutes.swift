@@ -54,7 +54,7 @@ struct TemplateRoutes: Sendable {
             ConditionalAccessPolicy.State.init(rawValue:))
         var administrator: String?
         if let named = body.string("currentAdministrator") {
-            administrator = tenant.directory.user(identity: named)?.id
+            administrator = tenant.directory.user(identity: named)?.id.rawValue
             if administrator == nil { problems.add(body.path("currentAdministrator"), "names no user of this tenant.") }
         } else if let principal = try? context.requirePrincipal(), principal.isDelegated {
             administrator = principal.oid

@@ -73,9 +73,9 @@ struct WhatIfSignIn: Sendable {
             user = directory.user(identity: userId)
             if user == nil { problems.add(path("userId"), "'\(userId)' names no user of this tenant.") }
         }
-        let client = directory.application(appId: clientAppId)
+        let client = directory.application(appId: AppID(clientAppId))
         if client == nil { problems.add(path("clientAppId"), "'\(clientAppId)' names no application of this tenant.") }
-        let resource = directory.resource(identifier: resourceAppId) ?? directory.application(appId: resourceAppId)
+        let resource = directory.resource(identifier: resourceAppId) ?? directory.application(appId: AppID(resourceAppId))
         if resource == nil { problems.add(path("resourceAppId"), "'\(resourceAppId)' names no resource of this tenant.") }
         var platform: DevicePlatform?
         if let name = self.platform {

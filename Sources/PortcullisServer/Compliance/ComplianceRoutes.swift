@@ -79,7 +79,7 @@ struct ComplianceRoutes: Sendable {
     /// (PROTOCOL §16: the SDK refuses a new account that is not allowed before asking).
     static func reply(_ status: HTTPResponse.Status, _ response: EnrollmentResponse, for request: Request, caller: ComplianceService.Caller) -> Response {
         var response = response
-        response.allowedAccounts = AllowedAccountsList(accounts: caller.tenant.tenant.allowedAccounts)
+        response.allowedAccounts = AllowedAccountsList(accounts: caller.tenant.tenant.allowedAccounts?.map(\.rawValue))
         response.complianceStatus = response.complianceStatus.localized(MessageLanguage(acceptLanguage: request.headers[.acceptLanguage]))
         return JSONResponse.make(status: status, data: (try? encoder.encode(response)) ?? Data("{}".utf8))
     }
@@ -90,8 +90,8 @@ struct ComplianceRoutes: Sendable {
         guard principal.isDelegated, let oid = principal.oid else {
             throw APIError(.forbidden, "userTokenRequired", "Compliance calls act for a user: present a delegated token (not an app-only one).")
         }
-        guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid), let user = tenant.directory.user(id: oid), user.accountEnabled,
-            let client = tenant.directory.application(appId: principal.azp)
+        guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid), let user = tenant.directory.user(id: ObjectID(oid)), user.accountEnabled,
+            let client = tenant.directory.application(appId: AppID(principal.azp))
         else { throw APIError.unauthenticated }
         return ComplianceService.Caller(tenant: tenant, user: user, client: client)
     }

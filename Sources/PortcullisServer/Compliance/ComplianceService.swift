@@ -32,23 +32,23 @@ public struct ComplianceService: AppProtectionStatusProvider {
     // MARK: Token endpoint
 
     public func appProtection(
-        tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date
+        tenantId: TenantID, userId: ObjectID, clientId: AppID, enrollmentId: String?, now: Date
     ) async throws
         -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?)
     {
         if let enrollmentId {
             // A named enrollment must belong to the same tenant, account and client, else it is as if none existed.
             guard let enrollment = try await store.enrollment(id: RecordID(enrollmentId)), enrollment.tenantId == tenantId,
-                enrollment.userId == userId.lowercased(), enrollment.clientId == clientId.lowercased(), enrollment.isActive
+                enrollment.userId == userId, enrollment.clientId == clientId, enrollment.isActive
             else { return (.none, nil) }
-            return (enrollment.isCompliant(at: now) ? .compliant(enrollmentId: enrollment.id) : .notCompliant, enrollment.platform)
+            return (enrollment.isCompliant(at: now) ? .compliant(enrollmentId: enrollment.id.rawValue) : .notCompliant, enrollment.platform)
         }
         // The common case reads one indexed row: the account's compliant enrollment of this client, if any.
-        if let compliant = try await store.compliantEnrollment(tenantId: TenantID(tenantId), userId: ObjectID(userId), clientId: AppID(clientId), now: now) {
-            return (.compliant(enrollmentId: compliant.id), compliant.platform)
+        if let compliant = try await store.compliantEnrollment(tenantId: tenantId, userId: userId, clientId: clientId, now: now) {
+            return (.compliant(enrollmentId: compliant.id.rawValue), compliant.platform)
         }
         return (
-            try await store.hasActiveEnrollment(tenantId: TenantID(tenantId), userId: ObjectID(userId), clientId: AppID(clientId)) ? .notCompliant : .none, nil
+            try await store.hasActiveEnrollment(tenantId: tenantId, userId: userId, clientId: clientId) ? .notCompliant : .none, nil
         )
     }
 
@@ -59,17 +59,17 @@ public struct ComplianceService: AppProtectionStatusProvider {
         commands: [EnrollmentCommand] = [], missing: [RemediationGap]? = nil, now: Date
     ) -> EnrollmentResponse {
         EnrollmentResponse(
-            enrollmentId: enrollment.id, statusCode: code,
+            enrollmentId: enrollment.id.rawValue, statusCode: code,
             policy: deliver ? policy.map { PolicyDocument(version: $0.version, settings: $0.settings) } : nil,
             complianceStatus: EnrollmentMachine.effectiveStatus(enrollment, now: now), commands: commands.isEmpty ? nil : commands.map(\.rawValue),
-            missing: missing?.map(\.rawValue), accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
+            missing: missing?.map(\.rawValue), accountId: enrollment.userId.rawValue, tenantId: enrollment.tenantId.rawValue, upn: enrollment.userPrincipalName,
             recheckIntervalMinutes: policy?.settings.recheckIntervalMinutes)
     }
 
     func unenrolledResponse(_ caller: Caller, code: EnrollmentStatusCode, status: ComplianceStatus, missing: [RemediationGap]) -> EnrollmentResponse {
         EnrollmentResponse(
             enrollmentId: nil, statusCode: code, policy: nil, complianceStatus: status, missing: missing.map(\.rawValue),
-            accountId: caller.user.id, tenantId: caller.tenant.tenant.id, upn: caller.user.userPrincipalName)
+            accountId: caller.user.id.rawValue, tenantId: caller.tenant.tenant.id.rawValue, upn: caller.user.userPrincipalName)
     }
 
     /// What enrolling an account on an app instance came to.
@@ -84,7 +84,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// Why an account cannot hold an enrollment of this app, if it cannot.
     func refusal(_ caller: Caller) -> (code: EnrollmentStatusCode, status: ComplianceStatus, missing: RemediationGap)? {
         if !AllowedAccounts.permits(caller.tenant.tenant, userId: caller.user.id, userPrincipalName: caller.user.userPrincipalName) {
-            logger.notice("enrollment refused: the account is not in the tenant's allowedAccounts", metadata: [LogKeys.clientId: .string(caller.client.appId)])
+            logger.notice(
+                "enrollment refused: the account is not in the tenant's allowedAccounts", metadata: [LogKeys.clientId: .string(caller.client.appId.rawValue)])
             return (.accountNotAllowed, .accountNotAllowed, .allowedAccount)
         }
         if caller.tenant.appProtectionPolicy(userId: caller.user.id, clientId: caller.client.appId) == nil {
@@ -114,8 +115,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
                 return .refused(unenrolledResponse(caller, code: .singleManagedAccountMode, status: .anotherAccountManaged, missing: [.singleManagedAccount]))
             }
             let outcome = EnrollmentMachine.enroll(
-                id: UUID().identifierText, tenantId: caller.tenant.tenant.id, userId: caller.user.id,
-                userPrincipalName: caller.user.userPrincipalName, clientId: caller.client.appId, deviceId: deviceId,
+                id: RecordID.generate(), tenantId: caller.tenant.tenant.id, userId: caller.user.id,
+                userPrincipalName: caller.user.userPrincipalName, clientId: caller.client.appId, deviceId: DeviceID(deviceId),
                 platform: platform.flatMap(DevicePlatform.init(caseInsensitive:)), osVersion: osVersion, appVersion: appVersion,
                 sdkVersion: sdkVersion, callbackUri: callbackUri, policy: policy, now: now)
             var enrollment = outcome.enrollment
@@ -291,8 +292,8 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// `limit` per call — the others learn at their next check-in (`refreshConfiguration`) or long poll.
     /// Returns how many were announced.
     @discardableResult
-    func announceConfiguration(tenantId: String, clientIds: Set<String>, limit: Int = 1000) async throws -> Int {
-        guard let tenant = try await tenants.snapshot(tenantSegment: tenantId) else { return 0 }
+    func announceConfiguration(tenantId: TenantID, clientIds: Set<AppID>, limit: Int = 1000) async throws -> Int {
+        guard let tenant = try await tenants.snapshot(id: tenantId) else { return 0 }
         var announced = 0
         let now = clock.now()
         for clientId in clientIds.sorted() {
@@ -326,7 +327,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         try await outbox(enrollment: enrollment, client: client, now: now) { _ in
             .init(
                 deviceComplianceChange: nil, complianceStatus: nil,
-                configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id, version: version))
+                configurationChanged: ConfigurationChangedEvent(enrollmentId: enrollment.id.rawValue, version: version))
         }
     }
 
@@ -338,7 +339,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// `nil` when there is nothing to wipe.
     func wipe(tenantId: String, id: String, actor: String) async throws -> Enrollment? {
         for _ in 0..<5 {
-            guard let current = try await store.enrollment(id: RecordID(id)), current.tenantId == tenantId else {
+            guard let current = try await store.enrollment(id: RecordID(id)), current.tenantId.rawValue == tenantId else {
                 throw APIError.notFound("The enrollment \(id.prefix(64))")
             }
             let now = clock.now()
@@ -347,14 +348,14 @@ public struct ComplianceService: AppProtectionStatusProvider {
             var after = outcome.enrollment
             after.revision = current.revision + 1
             let audit = AuditRecord(
-                tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id,
+                tenantId: TenantID(tenantId), at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id.rawValue,
                 // As the admin API shows enrollments (dates ISO 8601).
                 before: JSONValue(encoding: current), after: JSONValue(encoding: after))
             if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {
                 logger.notice(
                     "selective wipe requested",
                     metadata: [
-                        LogKeys.clientId: .string(current.clientId), "portcullis.enrollment_id": .string(current.id),
+                        LogKeys.clientId: .string(current.clientId.rawValue), "portcullis.enrollment_id": .string(current.id.rawValue),
                     ])
                 return stored
             }
@@ -375,7 +376,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         var lapsed = 0
         for enrollment in try await store.lapsingEnrollments(now: now, limit: 500) {
             guard let outcome = EnrollmentMachine.lapse(enrollment, now: now),
-                let client = try await tenants.snapshot(tenantSegment: enrollment.tenantId)?.directory.application(appId: enrollment.clientId)
+                let client = try await tenants.snapshot(tenantSegment: enrollment.tenantId.rawValue)?.directory.application(appId: enrollment.clientId)
             else { continue }
             if try await persist(outcome, previous: enrollment, event: .lapsed, client: client, now: now) != nil { lapsed += 1 }
         }
@@ -403,7 +404,7 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let effects = ChangeEffects.enrollmentChanged(previous: previous, current: outcome.enrollment, wiped: event == .wipeRequested, at: now)
         if !effects.isEmpty || audit != nil {
             let audits = audit.map { [$0] } ?? []
-            if let tenant = try await tenants.snapshot(tenantSegment: outcome.enrollment.tenantId) {
+            if let tenant = try await tenants.snapshot(tenantSegment: outcome.enrollment.tenantId.rawValue) {
                 committed = transmitter.committed(effects, tenant: tenant, audit: audits)
             } else {
                 committed = CommittedEffects(effects: effects, audit: audits)
@@ -426,10 +427,12 @@ public struct ComplianceService: AppProtectionStatusProvider {
             .init(
                 deviceComplianceChange: flipped && previous != nil
                     ? DeviceComplianceChangeEvent(
-                        subject: SubjectIdentifier(id: enrollment.id), previousStatus: caep(previous), currentStatus: caep(current), eventTimestamp: iat)
+                        subject: SubjectIdentifier(id: enrollment.id.rawValue), previousStatus: caep(previous), currentStatus: caep(current),
+                        eventTimestamp: iat)
                     : nil,
                 complianceStatus: ComplianceStatusEvent(
-                    enrollmentId: enrollment.id, accountId: enrollment.userId, tenantId: enrollment.tenantId, upn: enrollment.userPrincipalName,
+                    enrollmentId: enrollment.id.rawValue, accountId: enrollment.userId.rawValue, tenantId: enrollment.tenantId.rawValue,
+                    upn: enrollment.userPrincipalName,
                     status: current.status, errorTitle: current.errorTitle, errorMessage: current.errorMessage, reason: current.reason,
                     reasonArgument: current.reasonArgument))
         }
@@ -447,10 +450,10 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let jti = UUID().identifierText
         let token = try await signers.signer(tenantId: enrollment.tenantId).sign(
             securityEvent: ComplianceSecurityEvent(
-                iss: endpoints.issuer(tenantId: enrollment.tenantId), aud: client.appId, iat: iat, jti: jti, events: events(iat)))
+                iss: endpoints.issuer(tenantId: enrollment.tenantId.rawValue), aud: client.appId.rawValue, iat: iat, jti: jti, events: events(iat)))
         return targets.map {
             OutboxMessage(
-                id: UUID().identifierText, tenantId: enrollment.tenantId, enrollmentId: enrollment.id, targetUri: $0,
+                id: UUID().identifierText, tenantId: enrollment.tenantId.rawValue, enrollmentId: enrollment.id.rawValue, targetUri: $0,
                 payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
         }
     }

@@ -67,7 +67,7 @@ struct ConfigurationDelivery: Sendable {
                 return Response(status: .notModified, headers: headers)
             }
             // Woken or due: read the tenant (and the enrollment) again.
-            guard let tenant = try await tenants.snapshot(tenantSegment: caller.tenant.tenant.id) else { throw APIError.unauthenticated }
+            guard let tenant = try await tenants.snapshot(tenantSegment: caller.tenant.tenant.id.rawValue) else { throw APIError.unauthenticated }
             guard let user = tenant.directory.user(id: caller.user.id), user.accountEnabled,
                 let client = tenant.directory.application(appId: caller.client.appId)
             else { throw APIError.unauthenticated }

@@ -76,12 +76,12 @@ struct SecretDelivery: Sendable {
                 ])
             throw APIError(.serviceUnavailable, "secretUnavailable", "The secret cannot be delivered now; the administrator has been told.")
         }
-        let info = SealedSecretResponse.info(enrollmentId: found.enrollment.id, identifier: secret.identifier, version: version)
+        let info = SealedSecretResponse.info(enrollmentId: found.enrollment.id.rawValue, identifier: secret.identifier, version: version)
         let sealed = try SecretSealing.seal(plaintext, to: found.key, info: info)
         try await audit(
             caller, context, action: .deliver, secret: secret,
             detail: [
-                "enrollmentId": found.enrollment.id, "version": version,
+                "enrollmentId": found.enrollment.id.rawValue, "version": version,
                 "appKey": Self.thumbprint(found.enrollment.appKey!),
             ])
         let body = SealedSecretResponse(identifier: secret.identifier, kind: secret.kind.rawValue, version: version, sealed: sealed)
@@ -102,13 +102,14 @@ struct SecretDelivery: Sendable {
         let body = try await ComplianceRoutes.decode(IdentityRequest.self, request, context)
         let csr = try IssuingAuthority.verifiedRequest(body.csr, appKey: found.key)
         let issued = try authority.issue(
-            csr, tenant: caller.tenant.tenant, userPrincipalName: caller.user.userPrincipalName, userId: caller.user.id, enrollmentId: found.enrollment.id,
+            csr, tenant: caller.tenant.tenant, userPrincipalName: caller.user.userPrincipalName, userId: caller.user.id,
+            enrollmentId: found.enrollment.id.rawValue,
             validityDays: found.secret.validityDays ?? SecretDeclaration.defaultValidityDays, now: clock.now())
         let notAfter = issued.notAfter.formatted(.iso8601)
         try await audit(
             caller, context, action: .issue, secret: found.secret,
             detail: [
-                "enrollmentId": found.enrollment.id, "serialNumber": issued.serialNumber,
+                "enrollmentId": found.enrollment.id.rawValue, "serialNumber": issued.serialNumber,
                 "notAfter": notAfter,
             ])
         let answer = IdentityResponse(certificatesPem: issued.certificatesPem, notAfter: notAfter)

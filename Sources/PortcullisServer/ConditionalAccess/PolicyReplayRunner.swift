@@ -85,12 +85,13 @@ public final class PolicyReplayRunner: Service, Sendable {
         // The tenant as the change left it, at least.
         if (tenants.cachedRevisions()[job.tenantId] ?? 0) < job.revision { try await tenants.reload(tenantId: job.tenantId) }
         guard let tenant = try await tenants.snapshot(tenantSegment: job.tenantId) else {
-            _ = try await store.completePolicyReplay(job, owner: owner, effects: CommittedEffects(effects: .none(tenantId: job.tenantId, at: clock.now())))
+            _ = try await store.completePolicyReplay(
+                job, owner: owner, effects: CommittedEffects(effects: .none(tenantId: TenantID(job.tenantId), at: clock.now())))
             return
         }
         let before = try job.before.map { try TenantDocuments.decoder.decode(ConditionalAccessPolicy.self, from: $0) }
         let current = tenant.conditionalAccess
-        let previous = tenant.compile(current.policies.filter { $0.id.lowercased() != job.policyId } + (before.map { [$0] } ?? []))
+        let previous = tenant.compile(current.policies.filter { $0.id != PolicyID(job.policyId) } + (before.map { [$0] } ?? []))
         // Sign-ins this node has buffered count too (the newest are the likeliest to hold live tokens).
         await recorder.flush()
         let now = clock.now()

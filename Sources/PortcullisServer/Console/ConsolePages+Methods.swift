@@ -36,8 +36,8 @@ extension ConsolePages {
         _ user: User, _ admin: Admin, _ context: PortcullisRequestContext, notice: String? = nil, issued: TemporaryAccessPassMethod? = nil,
         error: String? = nil, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
-        let base = "\(basePath)/admin/users/\(Self.path(user.id))/methods"
-        let rows: [[String: Any]] = try await methodRoutes.methods(tenantId: admin.tenant.tenant.id, userId: user.id).map { id, method in
+        let base = "\(basePath)/admin/users/\(Self.path(user.id.rawValue))/methods"
+        let rows: [[String: Any]] = try await methodRoutes.methods(tenantId: admin.tenant.tenant.id.rawValue, userId: user.id.rawValue).map { id, method in
             var row: [String: Any] = ["id": id]
             switch method {
             case .totp(let totp):
@@ -64,7 +64,7 @@ extension ConsolePages {
         }
         var values: [String: Any] = [
             "upn": user.userPrincipalName, "methods": rows, "removeAction": "\(base)/remove", "clearAction": "\(base)/clear", "passAction": "\(base)/pass",
-            "revokeAction": "\(basePath)/admin/users/\(Self.path(user.id))/revoke",
+            "revokeAction": "\(basePath)/admin/users/\(Self.path(user.id.rawValue))/revoke",
             "defaultLifetime": String(TemporaryAccessPasses.defaultLifetime), "minimumLifetime": String(TemporaryAccessPasses.lifetimeRange.lowerBound),
             "maximumLifetime": String(TemporaryAccessPasses.lifetimeRange.upperBound), "backHref": "\(basePath)/admin/directory",
         ]
@@ -93,7 +93,7 @@ extension ConsolePages {
         if case .failure(let refusal) = outcome {
             return try await methodsPage(user, admin, context, error: refusal.message, status: refusal.status)
         }
-        return ConsoleRoutes.redirect("\(basePath)/admin/users/\(Self.path(user.id))/methods?done=\(remove ? "removed" : "cleared")")
+        return ConsoleRoutes.redirect("\(basePath)/admin/users/\(Self.path(user.id.rawValue))/methods?done=\(remove ? "removed" : "cleared")")
     }
 
     func issuePass(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {

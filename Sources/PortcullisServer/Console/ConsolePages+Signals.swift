@@ -30,7 +30,7 @@ extension ConsolePages {
         let fields = try await form(request, context, admin)
         let compromised = fields["compromised"] == "true"
         try await signalRoutes.revokeSessions(tenant: admin.tenant, user: user, actor: admin.actor, compromised: compromised)
-        return ConsoleRoutes.redirect("\(basePath)/admin/users/\(Self.path(user.id))/methods?done=\(compromised ? "compromised" : "revoked")")
+        return ConsoleRoutes.redirect("\(basePath)/admin/users/\(Self.path(user.id.rawValue))/methods?done=\(compromised ? "compromised" : "revoked")")
     }
 
     func streams(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
@@ -55,7 +55,7 @@ extension ConsolePages {
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let stream = found.document
-        let base = "\(basePath)/admin/signals/\(Self.path(stream.id))"
+        let base = "\(basePath)/admin/signals/\(Self.path(stream.id.rawValue))"
         var values = streamValues(stream, admin)
         values["pending"] = try await signalRoutes.store.pendingSignalCount(target: stream.outboxTarget)
         values["events"] = stream.eventsDelivered.map(\.rawValue)
@@ -87,7 +87,7 @@ extension ConsolePages {
             try await signalRoutes.setStatus(found, to: status, reason: reason.isEmpty ? nil : reason, tenant: admin.tenant, actor: admin.actor)
         }
         if case .failure(let refusal) = outcome { return try await streamPage(found, admin, context, error: refusal.message, status: refusal.status) }
-        return ConsoleRoutes.redirect("\(basePath)/admin/signals/\(Self.path(found.document.id))?done=state")
+        return ConsoleRoutes.redirect("\(basePath)/admin/signals/\(Self.path(found.document.id.rawValue))?done=state")
     }
 
     func deleteStream(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
@@ -110,7 +110,7 @@ extension ConsolePages {
     func streamValues(_ stream: SharedSignalsStream, _ admin: Admin) -> [String: Any] {
         let receiver = admin.tenant.directory.application(appId: stream.receiverAppId)
         return [
-            "id": stream.id, "href": "\(basePath)/admin/signals/\(Self.path(stream.id))",
+            "id": stream.id, "href": "\(basePath)/admin/signals/\(Self.path(stream.id.rawValue))",
             "receiver": receiver?.displayName ?? stream.receiverAppId, "receiverAppId": stream.receiverAppId, "audience": stream.audience,
             "delivery": stream.delivery.method == .push ? "Push to \(stream.delivery.endpointUrl ?? "")" : "Poll",
             "status": stream.status.rawValue.capitalized, "statusReason": stream.statusReason ?? "", "description": stream.description ?? "",

@@ -155,7 +155,7 @@ struct ConsolePages: Sendable {
                     }
                     try BearerAuthenticator.authorize(roles: roles, method: method, path: path, directory: verified.directory)
                 } catch let refusal as APIError {
-                    let names = roles.compactMap { DirectoryRoleDefinition.builtIn(id: $0)?.displayName }.sorted().joined(separator: ", ")
+                    let names = roles.compactMap { DirectoryRoleDefinition.builtIn(id: RoleID($0))?.displayName }.sorted().joined(separator: ", ")
                     return console.page(
                         "failure", title: "Not allowed", session: session, context,
                         values: [
@@ -304,15 +304,15 @@ struct ConsolePages: Sendable {
             let grant = policy.grantControls
             let controls = grant.builtInControls.map(\.rawValue).joined(separator: grant.operator == .and ? " and " : " or ")
             return [
-                "id": policy.id, "displayName": policy.displayName, "href": "\(basePath)/admin/edit/conditional-access/\(Self.path(policy.id))",
+                "id": policy.id, "displayName": policy.displayName, "href": "\(basePath)/admin/edit/conditional-access/\(Self.path(policy.id.rawValue))",
                 "state": state, "stateLabel": Self.states.first { $0.0 == state }?.1 ?? state, "controls": controls.isEmpty ? "—" : controls,
                 "states": Self.options(Self.states, selected: state), "csrf": csrf,
             ]
         }
         let apRows: [[String: Any]] = ap.map(\.document).map { policy in
             [
-                "displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-protection/\(Self.path(policy.id))",
-                "apps": "\(policy.targets.applications.count)", "groups": policy.targets.includeGroups.joined(separator: ", "),
+                "displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-protection/\(Self.path(policy.id.rawValue))",
+                "apps": "\(policy.targets.applications.count)", "groups": policy.targets.includeGroups.strings.joined(separator: ", "),
             ]
         }
         let templates = ConsoleDocumentTemplates.conditionalAccessLabels.map { ["value": $0.0, "label": $0.1] }
@@ -371,13 +371,13 @@ struct ConsolePages: Sendable {
                     }
                 var row: [String: Any] = ["name": name, "outcome": label]
                 if let document {
-                    row["href"] = "\(basePath)/admin/edit/conditional-access/\(Self.path(document.id))"
+                    row["href"] = "\(basePath)/admin/edit/conditional-access/\(Self.path(document.id.rawValue))"
                     if label != "unchanged", document.state == .reportOnly, mapped["state"]?.stringValue == ConditionalAccessPolicy.State.enabled.rawValue {
                         row["outcome"] = "\(label) report-only"
                     }
                 }
                 rows.append(row)
-                tenant = try await console.tenants.snapshot(tenantSegment: tenant.tenant.id) ?? tenant
+                tenant = try await console.tenants.snapshot(tenantSegment: tenant.tenant.id.rawValue) ?? tenant
             case .failure(let refusal):
                 let problems =
                     refusal.details.isEmpty
@@ -505,7 +505,8 @@ struct ConsolePages: Sendable {
             // As the portal makes it: report-only, the signed-in administrator excluded.
             let administrator = admin.tenant.directory.user(principalName: admin.session.upn)?.id
             return editorPage(
-                kind, id: nil, document: ConsoleJSON.pretty(microsoft.policy(administrator: administrator)), etag: "", problems: [], conflict: false, admin,
+                kind, id: nil, document: ConsoleJSON.pretty(microsoft.policy(administrator: administrator?.rawValue)), etag: "", problems: [], conflict: false,
+                admin,
                 context)
         }
         guard let text = kind.templates[template] ?? kind.templates.values.first else { return notFound(context, session: admin.session) }
@@ -574,7 +575,7 @@ struct ConsolePages: Sendable {
         let resources = applications.filter { !$0.identifierUris.isEmpty }
         var values: [String: Any] = [
             "users": Self.options(users.map { ($0.userPrincipalName, $0.userPrincipalName) }, selected: form?["user"]),
-            "apps": Self.options(applications.map { ($0.appId, "\($0.displayName) (\($0.appId))") }, selected: form?["app"]),
+            "apps": Self.options(applications.map { ($0.appId.rawValue, "\($0.displayName) (\($0.appId))") }, selected: form?["app"]),
             "resources": Self.options(
                 resources.map { ($0.identifierUris.first ?? "", $0.displayName) }
                     + [(BuiltInResources.adminIdentifier, "Portcullis admin API"), (BuiltInResources.complianceIdentifier, "Portcullis compliance service")],
@@ -767,7 +768,7 @@ struct ConsolePages: Sendable {
         }
         let rows: [[String: Any]] = found.map { enrollment in
             [
-                "href": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))", "upn": enrollment.userPrincipalName, "app": enrollment.clientId,
+                "href": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id.rawValue))", "upn": enrollment.userPrincipalName, "app": enrollment.clientId,
                 "device": enrollment.deviceId, "state": enrollment.state.rawValue, "lastCheckIn": Self.date(enrollment.lastCheckInAt),
             ]
         }
@@ -810,7 +811,7 @@ struct ConsolePages: Sendable {
                 "platform": enrollment.platform?.rawValue ?? "", "osVersion": enrollment.osVersion ?? "", "state": state.rawValue,
                 "status": enrollment.complianceStatus.errorTitle ?? enrollment.complianceStatus.status.rawValue, "enrolledAt": Self.date(enrollment.enrolledAt),
                 "lastCheckIn": Self.date(enrollment.lastCheckInAt), "appliedPolicyVersion": enrollment.appliedPolicyVersion ?? "—",
-                "canWipe": state != .unenrolled && state != .wipePending, "wipeHref": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id))/wipe",
+                "canWipe": state != .unenrolled && state != .wipePending, "wipeHref": "\(basePath)/admin/enrollments/\(Self.path(enrollment.id.rawValue))/wipe",
                 "history": history,
             ], current: "/admin/enrollments", notice: notice(request))
     }
@@ -823,8 +824,8 @@ struct ConsolePages: Sendable {
             values: [
                 "question": "Wipe the work data of \(enrollment.userPrincipalName) from app \(enrollment.clientId) on device \(enrollment.deviceId)?",
                 "detail": "The account's tokens for this app stop at once; the app removes the account's data at its next check-in. This cannot be undone.",
-                "action": "\(basePath)/admin/enrollments/\(Self.path(id))/wipe", "confirmLabel": "Wipe",
-                "backHref": "\(basePath)/admin/enrollments/\(Self.path(id))",
+                "action": "\(basePath)/admin/enrollments/\(Self.path(id.rawValue))/wipe", "confirmLabel": "Wipe",
+                "backHref": "\(basePath)/admin/enrollments/\(Self.path(id.rawValue))",
             ], current: "/admin/enrollments")
     }
 
@@ -941,7 +942,7 @@ struct ConsolePages: Sendable {
                     guard let home = user.homeAccount else { return user.userType == .guest ? "\(enabled) (guest)" : enabled }
                     return "\(enabled) (\(user.userType == .member ? "member" : "guest") from \(home.userPrincipalName))"
                 },
-                extra: { ["methodsHref": "\(basePath)/admin/users/\(Self.path($0.id))/methods"] }),
+                extra: { ["methodsHref": "\(basePath)/admin/users/\(Self.path($0.id.rawValue))/methods"] }),
             try await section("groups", "Groups", documents.groups, detailTitle: "Members", name: \.displayName) { "\($0.members.count)" },
             try await section("applications", "Applications", documents.applications, detailTitle: "Kind", name: \.displayName) { app in
                 var kinds: [String] = [app.publicClient ? "public client" : "confidential client"]
@@ -990,7 +991,7 @@ struct ConsolePages: Sendable {
         let rows: [[String: Any]] = policies.map(\.document).map { policy in
             let secrets = (policy.secrets ?? []).map(\.identifier)
             return [
-                "displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-configuration/\(Self.path(policy.id))",
+                "displayName": policy.displayName, "href": "\(basePath)/admin/edit/app-configuration/\(Self.path(policy.id.rawValue))",
                 "priority": policy.priority, "apps": "\(policy.targets.applications.count)", "secrets": secrets.isEmpty ? "—" : secrets.joined(separator: ", "),
             ]
         }

@@ -139,7 +139,8 @@ struct ConsoleRoutes: Sendable {
         let ids = Set(all.values.map(\.tenant.id))
         if ids.count == 1, let only = all.values.first {
             return Self.redirect(
-                basePath + "/admin/signin?tenant=" + (only.tenant.domain.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? only.tenant.id))
+                basePath + "/admin/signin?tenant="
+                    + (only.tenant.domain.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? only.tenant.id.rawValue))
         }
         return page("start", title: "Sign in to the console", session: nil, context, values: [:])
     }
@@ -155,11 +156,11 @@ struct ConsoleRoutes: Sendable {
         var returnTo = query.get("returnTo") ?? basePath + "/admin/policies"
         if !returnTo.hasPrefix(basePath + "/admin") || returnTo.hasPrefix("//") || returnTo.contains("\\") { returnTo = basePath + "/admin/policies" }
         let pending = Pending(
-            tenantId: tenant.tenant.id, verifier: CredentialHasher.randomToken(bytes: 32), state: CredentialHasher.randomToken(bytes: 16),
+            tenantId: tenant.tenant.id.rawValue, verifier: CredentialHasher.randomToken(bytes: 32), state: CredentialHasher.randomToken(bytes: 16),
             returnTo: returnTo, createdAt: clock.now())
         var components = URLComponents(string: endpoints.baseURL + "/\(tenant.tenant.id)/oauth2/v2.0/authorize")
         components?.queryItems = [
-            URLQueryItem(name: "client_id", value: BuiltInResources.consoleAppId),
+            URLQueryItem(name: "client_id", value: BuiltInResources.consoleAppId.rawValue),
             URLQueryItem(name: "response_type", value: "code"),
             URLQueryItem(name: "redirect_uri", value: redirectUri),
             URLQueryItem(name: "scope", value: "\(BuiltInResources.adminIdentifier)/.default openid profile"),
@@ -191,7 +192,7 @@ struct ConsoleRoutes: Sendable {
                 values: ["message": String(reason.prefix(300)), "href": basePath + "/admin", "link": "Try again"], status: .forbidden)
         }
         let form = FormBody(fields: [
-            "grant_type": "authorization_code", "client_id": BuiltInResources.consoleAppId, "code": code, "redirect_uri": redirectUri,
+            "grant_type": "authorization_code", "client_id": BuiltInResources.consoleAppId.rawValue, "code": code, "redirect_uri": redirectUri,
             "code_verifier": pending.verifier,
         ])
         let inputs = TokenRequestInputs(
@@ -216,7 +217,7 @@ struct ConsoleRoutes: Sendable {
         }
         let tenant = try await tenants.snapshot(tenantSegment: pending.tenantId)
         let expiresIn = issued.expiresIn
-        let roles = (claims["oid"] as? String).map { tenant?.directory.roleIds(ofUser: $0) ?? [] } ?? []
+        let roles = (claims["oid"] as? String).map { tenant?.directory.roleIds(ofUser: ObjectID($0)) ?? [] } ?? []
         let appRole = ((claims["roles"] as? [String]) ?? []).contains(BuiltInResources.adminRole)
         var session = Session(
             tenantId: pending.tenantId, tenantName: tenant?.tenant.displayName ?? pending.tenantId,

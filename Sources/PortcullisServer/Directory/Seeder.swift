@@ -79,16 +79,16 @@ public struct Seeder: Sendable {
         var documents = try await documents(for: document)
         let snapshots = document.snapshots(revision: 0)
         // What policies may name comes first: custom authentication strengths and authentication contexts, per tenant.
-        var strengths: [String: [AuthenticationStrengthPolicy]] = [:]
+        var strengths: [TenantID: [AuthenticationStrengthPolicy]] = [:]
         let strengthDocuments = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("authentication-strengths"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
             let strength = try AuthenticationStrengthPolicy.parse(
-                value, others: strengths[directory.tenant.id] ?? [], generatedId: UUID().identifierText)
+                value, others: strengths[directory.tenant.id] ?? [], generatedId: PolicyID.generate())
             strengths[directory.tenant.id, default: []].append(strength)
             return strength
         }
-        var contexts: [String: [AuthenticationContextClassReference]] = [:]
+        var contexts: [TenantID: [AuthenticationContextClassReference]] = [:]
         let contextDocuments = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("authentication-contexts"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
@@ -101,20 +101,20 @@ public struct Seeder: Sendable {
         ) { value, directory throws(ValidationError) in
             try ConditionalAccessPolicy.parse(
                 value, directory: directory, strengths: strengths[directory.tenant.id] ?? [], contexts: contexts[directory.tenant.id] ?? [],
-                generatedId: UUID().identifierText)
+                generatedId: PolicyID.generate())
         }
         let appProtection = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("app-protection"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
-            try AppProtectionPolicy.parse(value, directory: directory, generatedId: UUID().identifierText)
+            try AppProtectionPolicy.parse(value, directory: directory, generatedId: PolicyID.generate())
         }
         // App configuration policies are checked against each other too (equal priorities on one app are refused).
-        var configurationPolicies: [String: [AppConfigurationPolicy]] = [:]
+        var configurationPolicies: [TenantID: [AppConfigurationPolicy]] = [:]
         let appConfiguration = try PolicyFiles.load(
             directory: configDirectory.appendingPathComponent("app-configuration"), tenants: snapshots, now: clock.now()
         ) { value, directory throws(ValidationError) in
             let policy = try AppConfigurationPolicy.parse(
-                value, directory: directory, others: configurationPolicies[directory.tenant.id] ?? [], generatedId: UUID().identifierText)
+                value, directory: directory, others: configurationPolicies[directory.tenant.id] ?? [], generatedId: PolicyID.generate())
             configurationPolicies[directory.tenant.id, default: []].append(policy)
             return policy
         }
@@ -135,7 +135,7 @@ public struct Seeder: Sendable {
     func documents(for document: DirectoryDocument) async throws -> [StoredDocument] {
         let now = clock.now()
         var documents: [StoredDocument] = []
-        func add(_ tenantId: String, _ document: some TenantDocument) throws {
+        func add(_ tenantId: TenantID, _ document: some TenantDocument) throws {
             documents.append(try StoredDocument(tenantId: tenantId, document: document, updatedAt: now))
         }
         for entry in document.tenants {
@@ -154,7 +154,7 @@ public struct Seeder: Sendable {
             for appEntry in entry.applications {
                 let app: Application
                 do {
-                    app = try ApplicationSecrets.resolve(appEntry, stored: nil, credentials: credentials, now: now)
+                    app = try ApplicationSecrets.resolve(appEntry, stored: nil, hash: credentials.hashSecret, now: now)
                 } catch {
                     throw SeedError(file: "directory.json", problems: error.problems)
                 }
@@ -165,7 +165,7 @@ public struct Seeder: Sendable {
                 logger.warning(
                     "the directory holds plaintext credentials; they were hashed on import. Use passwordHash/secretHash outside development.",
                     metadata: [
-                        LogKeys.tenantId: .string(tid), "portcullis.passwords": .stringConvertible(plaintextPasswords),
+                        LogKeys.tenantId: .string(tid.rawValue), "portcullis.passwords": .stringConvertible(plaintextPasswords),
                         "portcullis.secrets": .stringConvertible(plaintextSecrets),
                     ])
             }
@@ -175,7 +175,7 @@ public struct Seeder: Sendable {
                 appRoleAssignments: [], namedLocations: [])
             for assignment in entry.appRoleAssignments {
                 let stored = RoleAssignmentDocument(assignment, in: directory)
-                if !documents.contains(where: { $0.kind == .appRoleAssignment && $0.tenantId == tid && $0.id == stored.id }) {
+                if !documents.contains(where: { $0.kind == .appRoleAssignment && $0.tenantId == tid.rawValue && $0.id == stored.id }) {
                     try add(tid, stored)
                 }
             }
@@ -191,10 +191,10 @@ extension Seeder {
     /// path can carry; at start-up each is stored again under its GUID (`RoleAssignmentDocument`) and the old
     /// one removed. Interrupted, the next start finishes it.
     func rekeyRoleAssignments() async throws {
-        for tenantId in try await store.tenantIds() {
+        for tenantId in try await store.tenantIds().map({ TenantID($0) }) {
             let legacy = try await store.documents(tenantId: tenantId, kind: .appRoleAssignment).filter { !$0.id.isGUID }
             guard !legacy.isEmpty else { continue }
-            guard let snapshot = try await TenantCache.load(tenantId: tenantId, from: store) else { continue }
+            guard let snapshot = try await TenantCache.load(tenantId: tenantId.rawValue, from: store) else { continue }
             for document in legacy {
                 let assignment = try JSONDecoder().decode(AppRoleAssignment.self, from: document.body)
                 let stored = RoleAssignmentDocument(assignment, in: snapshot.directory)
@@ -206,7 +206,8 @@ extension Seeder {
                 try await store.delete(tenantId: tenantId, kind: .appRoleAssignment, id: document.id, precondition: .none, audit: nil)
             }
             logger.notice(
-                "role assignments stored under GUIDs", metadata: [LogKeys.tenantId: .string(tenantId), "portcullis.count": .stringConvertible(legacy.count)])
+                "role assignments stored under GUIDs",
+                metadata: [LogKeys.tenantId: .string(tenantId.rawValue), "portcullis.count": .stringConvertible(legacy.count)])
         }
     }
 }
@@ -266,7 +267,7 @@ public enum PolicyFiles {
             }
             do {
                 let document = try parse(value, tenant)
-                if !ids.insert(tenant.tenant.id + "/" + document.documentId).inserted {
+                if !ids.insert("\(tenant.tenant.id)/\(document.documentId)").inserted {
                     problems.append(
                         Seeder.SeedError(file: file.path, problems: [ValidationProblem(pointer: "/id", message: "another file has the same policy ID.")]))
                 }

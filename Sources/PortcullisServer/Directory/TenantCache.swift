@@ -70,11 +70,17 @@ public final class TenantCache: Service, Sendable {
         return state.withLock { state in (state.entries[key] ?? state.domains[key].flatMap { state.entries[$0] })?.snapshot }
     }
 
+    /// The snapshot of the tenant with this ID, or `nil`.
+    public func snapshot(id: TenantID) async throws -> TenantSnapshot? {
+        try await loadIfNeeded()
+        return state.withLock { $0.entries[id.rawValue]?.snapshot }
+    }
+
     /// Whether a B2B collaboration user's home account still exists and is enabled (PROTOCOL §17): a guest whose home
     /// account is gone or disabled signs in nowhere. Every other user: yes.
     public func homeAccountUsable(_ user: User) async throws -> Bool {
         guard let home = user.homeAccount else { return true }
-        guard let tenant = try await snapshot(tenantSegment: home.tenantId.rawValue), let account = tenant.directory.user(id: home.userId) else { return false }
+        guard let tenant = try await snapshot(id: home.tenantId), let account = tenant.directory.user(id: home.userId) else { return false }
         return account.accountEnabled
     }
 
@@ -107,17 +113,17 @@ public final class TenantCache: Service, Sendable {
     /// A document of a tenant changed (a write through this node, or another node's through the feed): its latest
     /// committed state is read back and applied to that tenant alone. `revision` is the tenant's revision after the
     /// change, when known.
-    public func documentChanged(tenantId: String, kind: DocumentKind, id: String, revision: Int64?) async throws {
+    public func documentChanged(tenantId: TenantID, kind: DocumentKind, id: String, revision: Int64?) async throws {
         guard state.withLock({ $0.loaded }) else { return }  // not loaded yet: the first load reads it
         let stored = try await store.document(tenantId: tenantId, kind: kind, id: id)
         while true {
-            guard let entry = state.withLock({ $0.entries[tenantId] }) else {
-                try await reload(tenantId: tenantId)  // a tenant this node has not seen yet
+            guard let entry = state.withLock({ $0.entries[tenantId.rawValue] }) else {
+                try await reload(tenantId: tenantId.rawValue)  // a tenant this node has not seen yet
                 break
             }
             let newRevision = max(entry.revision, revision ?? stored?.version ?? entry.revision)
             let next = try Self.applying(entry.snapshot, kind: kind, id: id, body: stored?.body, revision: newRevision)
-            if swap(tenantId, expected: entry.serial, with: next, revision: newRevision) { break }
+            if swap(tenantId.rawValue, expected: entry.serial, with: next, revision: newRevision) { break }
         }
         changes.signal()
     }
@@ -135,7 +141,7 @@ public final class TenantCache: Service, Sendable {
             if let current = state.entries[tenantId], current.revision > revision { return }  // a newer change got here first
             state.serial += 1
             state.entries[tenantId] = Entry(snapshot: built, revision: revision, serial: state.serial)
-            state.domains[built.tenant.domain] = tenantId
+            state.domains[built.tenant.domain] = built.tenant.id.rawValue
         }
         changes.signal()
     }
@@ -187,7 +193,7 @@ public final class TenantCache: Service, Sendable {
                 try await store.followDocumentChanges { change in
                     do {
                         if let kind = change.kind, let id = change.id {
-                            try await self.documentChanged(tenantId: change.tenantId, kind: kind, id: id, revision: change.revision)
+                            try await self.documentChanged(tenantId: TenantID(change.tenantId), kind: kind, id: id, revision: change.revision)
                         } else {
                             try await self.reload(tenantId: change.tenantId)
                         }
@@ -268,7 +274,8 @@ public final class TenantCache: Service, Sendable {
         state.withLock { state in
             guard !state.loaded else { return }
             state.entries = entries
-            state.domains = Dictionary(entries.values.map { ($0.snapshot.tenant.domain, $0.snapshot.tenant.id) }, uniquingKeysWith: { first, _ in first })
+            state.domains = Dictionary(
+                entries.values.map { ($0.snapshot.tenant.domain, $0.snapshot.tenant.id.rawValue) }, uniquingKeysWith: { first, _ in first })
             state.loaded = true
         }
         logger.debug(

@@ -32,7 +32,7 @@ struct ClientAuthenticator: Sendable {
         if basic != nil && form["client_secret"] != nil { throw .multipleClientAuthentications }
         if let basic, let bodyId = form["client_id"], bodyId.lowercased() != basic.id.lowercased() { throw .mismatchedClientId }
         guard let clientId = basic?.id ?? form["client_id"] else { throw .missingParameter("client_id") }
-        guard let application = directory.application(appId: clientId), !BuiltInResources.all.contains(where: { $0.appId == application.appId }) else {
+        guard let application = directory.application(appId: AppID(clientId)), !BuiltInResources.all.contains(where: { $0.appId == application.appId }) else {
             throw .unknownApplication(clientId)
         }
         let secret = basic?.secret ?? form["client_secret"]

@@ -42,7 +42,7 @@ struct OAuthRoutes: Sendable {
         let base = endpoints.baseURL
         let path = "\(base)/\(tenant.tenant.id)"
         var document = DiscoveryDocument(
-            issuer: endpoints.issuer(tenantId: tenant.tenant.id),
+            issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue),
             tokenEndpoint: "\(path)/oauth2/v2.0/token",
             jwksUri: "\(path)/discovery/v2.0/keys",
             revocationEndpoint: "\(path)/oauth2/v2.0/revoke",
@@ -128,12 +128,12 @@ struct OAuthRoutes: Sendable {
         let now = clock.now()
         // RFC 7009 §2.2: the answer is 200 whether or not the token was known, valid or ours to revoke.
         if let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)) {
-            if record.clientId == client.application.appId && record.tenantId == tenant.tenant.id {
+            if record.clientId == client.application.appId.rawValue && record.tenantId == tenant.tenant.id.rawValue {
                 try await store.revokeFamily(familyId: record.familyId, at: now)
             }
         } else if case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
-            token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now),
-            claims.azp == client.application.appId
+            token, issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), audiences: nil, now: now),
+            claims.azp == client.application.appId.rawValue
         {
             try await store.revokeAccessToken(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)))
         }
@@ -155,11 +155,11 @@ struct OAuthRoutes: Sendable {
         if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
             guard
                 case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
-                    token, issuer: endpoints.issuer(tenantId: tenant.tenant.id), audiences: nil, now: now)
+                    token, issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), audiences: nil, now: now)
             else { return inactive }
             // Only the token's audience (the resource) or the client it was issued to may learn about it.
-            guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: claims.aud) else { return inactive }
-            guard resource.appId == caller.appId || claims.azp == caller.appId else { return inactive }
+            guard let resource = tenant.resource(identifier: claims.aud) ?? tenant.application(appId: AppID(claims.aud)) else { return inactive }
+            guard resource.appId == caller.appId || claims.azp == caller.appId.rawValue else { return inactive }
             // A user's token issued at or before their "void before" time (disabled, sessions revoked, a new password…,
             // PROTOCOL §14.1) is inactive, as Portcullis's own APIs judge it.
             if try await store.isAccessTokenVoid(
@@ -177,15 +177,15 @@ struct OAuthRoutes: Sendable {
                     jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles, cnf: claims.cnf))
         }
         guard let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)),
-            RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
+            RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id.rawValue, clientId: caller.appId.rawValue, now: now) == .redeem
         else { return inactive }
         return JSONResponse.make(
             status: .ok,
             IntrospectionResponse(
                 active: true, scope: record.scope, clientId: record.clientId,
-                username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
+                username: tenant.user(id: ObjectID(record.userId))?.userPrincipalName, tokenType: "refresh_token",
                 exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
-                sub: record.userId, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id), jti: nil,
+                sub: record.userId, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), jti: nil,
                 tid: record.tenantId, oid: record.userId, roles: nil))
     }
 

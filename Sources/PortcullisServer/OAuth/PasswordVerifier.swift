@@ -35,9 +35,9 @@ struct PasswordVerifier: Sendable {
     ) async throws -> (user: User, pass: TemporaryAccessPassRecord?) {
         let user = tenant.user(principalName: username)
         var subjects: [LockoutPolicy.Subject] = [.address(clientIP)]
-        if let user { subjects.append(.account(tenantId: tenant.tenant.id, userId: user.id)) }
+        if let user { subjects.append(.account(tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue)) }
         try await beginAttempt(subjects, now: now, locked: { $0.isAddress ? .addressLocked : .accountLocked })
-        if let passes, let user, let pass = try await passes.matching(secret, tenantId: tenant.tenant.id, userId: user.id, now: now) {
+        if let passes, let user, let pass = try await passes.matching(secret, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, now: now) {
             // A one-time pass two sign-ins raced for is the loser's wrong answer: it stays counted.
             guard try await passes.store.useTemporaryAccessPass(id: pass.id, at: now) else { throw TokenError.badCredentials }
             try await attemptSucceeded(subjects, now: now)

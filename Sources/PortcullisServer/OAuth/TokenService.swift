@@ -25,7 +25,7 @@ public protocol AppProtectionStatusProvider: Sendable {
     /// The app-protection fact for (tenant, user, client), restricted to `enrollmentId` when the client named
     /// one (`microsoft_enrollment_id`), and the platform that enrollment recorded.
     func appProtection(
-        tenantId: String, userId: String, clientId: String, enrollmentId: String?, now: Date
+        tenantId: TenantID, userId: ObjectID, clientId: AppID, enrollmentId: String?, now: Date
     ) async throws
         -> (fact: SignInFacts.AppProtection, platform: DevicePlatform?)
 }
@@ -69,7 +69,7 @@ struct TokenService: Sendable {
             logger.info(
                 "conditional access refused the grant",
                 metadata: [
-                    LogKeys.decision: .string("AADSTS\(error.aadsts)"), LogKeys.clientId: .string(facts.client.appId),
+                    LogKeys.decision: .string("AADSTS\(error.aadsts)"), LogKeys.clientId: .string(facts.client.appId.rawValue),
                     LogKeys.policyId: .string(result.decision.policies.filter { $0.result == .failure }.map(\.id).joined(separator: ",")),
                 ])
             throw error
@@ -151,7 +151,7 @@ struct TokenService: Sendable {
             // the answer is "try again", never a replay that would revoke the family (PROTOCOL §2.4).
             if store.isRotationInDoubt(tokenHash: presentedHash) { throw TokenError.temporarilyUnavailable }
             let record = try await store.find(tokenHash: presentedHash)
-            switch RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: client.application.appId, now: now) {
+            switch RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id.rawValue, clientId: client.application.appId.rawValue, now: now) {
             case .reject(let error):
                 throw error
             case .revokeFamilyAndReject(let error):
@@ -159,12 +159,12 @@ struct TokenService: Sendable {
                 // another node: "try again" while that node settles it, rather than revoking the family.
                 if let record, try await store.rotationMayBeInDoubt(record) { throw TokenError.temporarilyUnavailable }
                 if let record { try await store.revokeFamily(familyId: record.familyId, at: now) }
-                logger.warning("refresh token replayed; family revoked", metadata: [LogKeys.clientId: .string(client.application.appId)])
+                logger.warning("refresh token replayed; family revoked", metadata: [LogKeys.clientId: .string(client.application.appId.rawValue)])
                 throw error
             case .redeem:
                 break
             }
-            guard let record, let found = tenant.user(id: record.userId) else { throw TokenError.unknownUser }
+            guard let record, let found = tenant.user(id: ObjectID(record.userId)) else { throw TokenError.unknownUser }
             // A family bound to a key is redeemed only with a proof by that key (RFC 9449 §5); nothing is consumed otherwise.
             if let bound = record.dpopThumbprint, bound != proof?.thumbprint { throw TokenError.dpopKeyMismatch }
             guard found.accountEnabled else { throw TokenError.userDisabled }
@@ -175,7 +175,7 @@ struct TokenService: Sendable {
             transferMethod = record.transferMethod
         case .authorizationCode:
             let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared, proof: proof)
-            guard let found = tenant.user(id: code.userId), found.accountEnabled else { throw TokenError.userDisabled }
+            guard let found = tenant.user(id: ObjectID(code.userId)), found.accountEnabled else { throw TokenError.userDisabled }
             user = found
             scopeText = code.request.scope
             authentication = AuthenticationContext(methods: code.methods, time: code.authTime)
@@ -186,7 +186,7 @@ struct TokenService: Sendable {
             interactive = !code.silent
         case .deviceCode:
             let device = try await redeemDeviceCode(form: form, client: client, tenant: tenant, now: now)
-            guard let userId = device.userId, let found = tenant.user(id: userId), found.accountEnabled else { throw TokenError.userDisabled }
+            guard let userId = device.userId, let found = tenant.user(id: ObjectID(userId)), found.accountEnabled else { throw TokenError.userDisabled }
             user = found
             scopeText = device.scope
             authentication = AuthenticationContext(methods: device.methods, time: device.authTime)
@@ -245,7 +245,7 @@ struct TokenService: Sendable {
         let redirectUri = try form.required("redirect_uri")
         let hash = CredentialHasher.hashToken(code)
         guard let found = try await store.authorizationCode(codeHash: hash),
-            found.request.tenantId == tenant.tenant.id, found.request.clientId == client.application.appId
+            found.request.tenantId == tenant.tenant.id.rawValue, found.request.clientId == client.application.appId.rawValue
         else { throw TokenError.authorizationCodeInvalid }
         guard redirectUri == found.request.redirectUri else { throw TokenError.authorizationCodeRedirectMismatch }
         if let challenge = found.request.codeChallenge {
@@ -272,7 +272,7 @@ struct TokenService: Sendable {
     func revokeReplayed(_ record: AuthorizationCodeRecord, client: AuthenticatedClient, now: Date) async throws -> Never {
         if let family = record.familyId { try await store.revokeFamily(familyId: family, at: now) }
         if let jti = record.accessTokenId, let expiry = record.accessTokenExpiresAt { try await store.revokeAccessToken(jti: jti, expiresAt: expiry) }
-        logger.warning("authorization code replayed; its tokens were revoked", metadata: [LogKeys.clientId: .string(client.application.appId)])
+        logger.warning("authorization code replayed; its tokens were revoked", metadata: [LogKeys.clientId: .string(client.application.appId.rawValue)])
         throw TokenError.authorizationCodeRedeemed
     }
 
@@ -281,7 +281,7 @@ struct TokenService: Sendable {
         let code = try form.required("device_code")
         let hash = CredentialHasher.hashToken(code)
         guard let poll = try await store.pollDeviceCode(deviceCodeHash: hash, at: now),
-            poll.record.tenantId == tenant.tenant.id, poll.record.clientId == client.application.appId
+            poll.record.tenantId == tenant.tenant.id.rawValue, poll.record.clientId == client.application.appId.rawValue
         else { throw TokenError.deviceCodeInvalid }
         let record = poll.record
         guard record.expiresAt > now else { throw TokenError.deviceCodeExpired }
@@ -327,7 +327,7 @@ struct TokenService: Sendable {
             refreshToken = token
         }
         let issuer = endpoints.issuer(tenantId: plan.accessToken.tenantId)
-        let signer = try await signers.signer(tenantId: plan.accessToken.tenantId)
+        let signer = try await signers.signer(tenantId: TenantID(plan.accessToken.tenantId))
         let home = plan.accessToken.homeTenantId.map(endpoints.issuer(tenantId:))
         let claims = AccessTokenClaims(plan.accessToken, issuer: issuer, tokenId: prepared.tokenId, identityProvider: home)
         var response = TokenResponse(

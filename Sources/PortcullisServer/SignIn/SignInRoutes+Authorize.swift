@@ -77,7 +77,7 @@ extension SignInRoutes {
         let key = browserKey(request, headers: &headers)
         let csrf = sealer.csrfToken(cookie: key, purpose: "signin")
         let ticket = sealTicket(authorization)
-        let app = tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId
+        let app = tenant.directory.application(appId: AppID(authorization.clientId))?.displayName ?? authorization.clientId
         var values: [String: Any] = [
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": ticket, "csrf": csrf, "appName": app,
             "loginHint": username ?? "", "focusUsername": (username ?? "").isEmpty, "submitLabel": "Sign in", "basePath": basePath,
@@ -102,7 +102,7 @@ extension SignInRoutes {
         let csrf = csrf(request, purpose: "signin", headers: &headers)
         let values: [String: Any] = [
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": sealTicket(authorization), "csrf": csrf,
-            "appName": tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId,
+            "appName": tenant.directory.application(appId: AppID(authorization.clientId))?.displayName ?? authorization.clientId,
             "userName": user.displayName, "upn": user.userPrincipalName,
         ]
         return pages.render("account", frame: frame("Pick an account", tenant: tenant, context), values: values, headers: headers)
@@ -116,7 +116,7 @@ extension SignInRoutes {
     /// tenant, within the form's lifetime, and the form's CSRF token this browser's.
     func openSignInForm(_ form: FormBody, request: Request, tenant: TenantSnapshot) -> Result<AuthorizationRequest, TokenError> {
         guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(Ticket.self, from: payload),
-            ticket.request.tenantId == tenant.tenant.id
+            ticket.request.tenantId == tenant.tenant.id.rawValue
         else {
             return .failure(TokenError(.invalidRequest, aadsts: 900144, "The sign-in form is not valid. Start the sign-in again from the app."))
         }
@@ -212,7 +212,8 @@ extension SignInRoutes {
         let sessionHash = CredentialHasher.hashToken(token)
         try await store.insertSession(
             SessionRecord(
-                idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: authentication.methods, authTime: now, createdAt: now,
+                idHash: sessionHash, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, methods: authentication.methods, authTime: now,
+                createdAt: now,
                 lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
         return try await complete(
             authorization, user: user, methods: authentication.methods, authTime: now, sessionHash: sessionHash, tenant: tenant, request: request,
@@ -242,7 +243,7 @@ extension SignInRoutes {
         _ authorization: AuthorizationRequest, user: User, methods: [String], authTime: Date, sessionHash: String?, tenant: TenantSnapshot,
         request: Request, _ context: PortcullisRequestContext, newSession: String? = nil, silent: Bool = false
     ) async throws -> Response {
-        guard let client = tenant.directory.application(appId: authorization.clientId) else {
+        guard let client = tenant.directory.application(appId: AppID(authorization.clientId)) else {
             return errorPage(.unknownApplication(authorization.clientId), tenant: tenant, context)
         }
         let authentication = AuthenticationContext(methods: methods, time: authTime)
@@ -285,14 +286,15 @@ extension SignInRoutes {
             return with(errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden))
         case .enterCode, .registerAuthenticatorApp:
             var ticket = FactorTicket(
-                continuation: .authorize(authorization), tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash,
+                continuation: .authorize(authorization), tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, sessionHash: sessionHash,
                 newSecret: nil, issued: clock.now(), primaryTime: authTime)
             if result.step == .registerAuthenticatorApp { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
             return with(try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context))
         case .acceptTerms(let agreementIds):
             return with(
                 termsPage(
-                    .authorize(authorization), agreementIds: agreementIds, user: user, methods: methods, authTime: authTime, sessionHash: sessionHash,
+                    .authorize(authorization), agreementIds: agreementIds.map(\.rawValue), user: user, methods: methods, authTime: authTime,
+                    sessionHash: sessionHash,
                     tenant: tenant, request: request, context))
         case .registrationRefused(let refusal):
             return with(
@@ -314,12 +316,12 @@ extension SignInRoutes {
             let now = clock.now()
             try await store.insertAuthorizationCode(
                 AuthorizationCodeRecord(
-                    codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
+                    codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id.rawValue, methods: methods, authTime: authTime,
                     expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime), silent: silent))
             var fields = [("code", code)]
             if let state = authorization.state { fields.append(("state", state)) }
             let info = user.clientInfo(tenantId: tenant.tenant.id)
-            fields.append(("client_info", ClientInfo(uid: info.uid, utid: info.utid).encoded))
+            fields.append(("client_info", ClientInfo(uid: info.uid.rawValue, utid: info.utid.rawValue).encoded))
             return with(deliver(authorization.redirectUri, mode: authorization.responseMode, fields: fields, tenant: tenant, context))
         }
     }
@@ -330,7 +332,7 @@ extension SignInRoutes {
     ) {
         recorder.record(
             InteractiveDecision.signInRecord(
-                facts, decision: decision, user: user, tenantId: tenant.tenant.id, errorCode: error.aadsts, id: RequestID.next(),
+                facts, decision: decision, user: user, tenantId: tenant.tenant.id.rawValue, errorCode: error.aadsts, id: RequestID.next(),
                 correlationId: context.correlationId))
     }
 

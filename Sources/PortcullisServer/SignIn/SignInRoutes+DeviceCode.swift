@@ -48,7 +48,8 @@ extension SignInRoutes {
         let address = LockoutPolicy.Subject.address(clientIP(request, context)).key
         if let quota = try await store.insertDeviceCode(
             DeviceCodeRecord(
-                deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id, clientId: client.application.appId,
+                deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id.rawValue,
+                clientId: client.application.appId.rawValue,
                 scope: scope, claims: claims, interval: configuration.signIn.deviceCodeInterval, expiresAt: now.addingTimeInterval(lifetime),
                 clientAddress: address), limits: configuration.signIn.deviceCodeLimits, now: now)
         {
@@ -123,7 +124,7 @@ extension SignInRoutes {
         let ticket = sealer.seal((try? Self.ticketCoder.0.encode(DeviceTicket(userCode: record.userCode, issued: clock.now()))) ?? Data())
         var values: [String: Any] = [
             "action": "\(basePath)/devicelogin/signin", "ticket": ticket, "csrf": csrf,
-            "appName": tenant.directory.application(appId: record.clientId)?.displayName ?? record.clientId, "loginHint": username ?? "",
+            "appName": tenant.directory.application(appId: AppID(record.clientId))?.displayName ?? record.clientId, "loginHint": username ?? "",
             "focusUsername": (username ?? "").isEmpty, "submitLabel": "Sign in and allow", "canDeny": true,
             "note": "Only continue if you started this sign-in on your own device (code \(Self.displayUserCode(record.userCode))).",
         ]
@@ -184,7 +185,7 @@ extension SignInRoutes {
         _ context: PortcullisRequestContext, username: String? = nil
     ) async throws -> Response {
         let now = clock.now()
-        if let client = tenant.directory.application(appId: record.clientId) {
+        if let client = tenant.directory.application(appId: AppID(record.clientId)) {
             let resource: PortcullisCore.Application
             do {
                 resource = try ScopeRequest.parse(record.scope, in: tenant.directory).resource ?? client
@@ -204,13 +205,13 @@ extension SignInRoutes {
                 return errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Sign-in blocked", status: .forbidden)
             case .enterCode, .registerAuthenticatorApp:
                 var ticket = FactorTicket(
-                    continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id, userId: user.id, sessionHash: nil,
+                    continuation: .device(userCode: record.userCode), tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, sessionHash: nil,
                     newSecret: nil, issued: now, primaryTime: authentication.time ?? now)
                 if facts.methods.hasAuthenticatorApp == false { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
                 return try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context)
             case .acceptTerms(let agreementIds):
                 return termsPage(
-                    .device(userCode: record.userCode), agreementIds: agreementIds, user: user, methods: authentication.methods,
+                    .device(userCode: record.userCode), agreementIds: agreementIds.map(\.rawValue), user: user, methods: authentication.methods,
                     authTime: authentication.time ?? now, sessionHash: nil, tenant: tenant, request: request, context)
             case .registrationRefused(let refusal):
                 return errorPage(
@@ -234,7 +235,7 @@ extension SignInRoutes {
     }
 
     func deviceApproved(_ record: DeviceCodeRecord, tenant: TenantSnapshot, _ context: PortcullisRequestContext) -> Response {
-        let app = tenant.directory.application(appId: record.clientId)?.displayName ?? record.clientId
+        let app = tenant.directory.application(appId: AppID(record.clientId))?.displayName ?? record.clientId
         return pages.render(
             "message", frame: frame("You're signed in", tenant: tenant, context),
             values: ["text": "You have signed in to \(app) on your device.", "detail": "You can close this window and return to the device."])

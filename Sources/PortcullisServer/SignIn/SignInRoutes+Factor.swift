@@ -77,8 +77,8 @@ extension SignInRoutes {
         let now = clock.now()
         guard let sealed = form["ticket"], let payload = sealer.openPrivately(sealed),
             let ticket = try? Self.ticketCoder.1.decode(FactorTicket.self, from: payload),
-            ticket.tenantId == tenant.tenant.id, now.timeIntervalSince(ticket.issued) < Self.factorStepLifetime,
-            let user = tenant.directory.user(id: ticket.userId), user.accountEnabled
+            ticket.tenantId == tenant.tenant.id.rawValue, now.timeIntervalSince(ticket.issued) < Self.factorStepLifetime,
+            let user = tenant.directory.user(id: ObjectID(ticket.userId)), user.accountEnabled
         else {
             return errorPage(
                 TokenError(.invalidRequest, aadsts: 50132, "The verification form is not valid or has expired. Start the sign-in again from the app."),
@@ -94,7 +94,7 @@ extension SignInRoutes {
         var session: SessionRecord?
         if let hash = ticket.sessionHash {
             session = try await currentSession(request, tenant: tenant)?.record
-            guard session?.idHash == hash, session?.userId == user.id else {
+            guard session?.idHash == hash, session?.userId == user.id.rawValue else {
                 return errorPage(
                     TokenError(
                         .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),
@@ -151,12 +151,12 @@ extension SignInRoutes {
     /// a locked factor is refused without a look at the code), then the code against the secret being registered or
     /// the registered one, then its single use.
     func verifyFactor(_ typed: String, ticket: FactorTicket, user: User, tenant: TenantSnapshot, clientIP: IPAddress?, now: Date) async throws {
-        let subjects: [LockoutPolicy.Subject] = [.factor(tenantId: tenant.tenant.id, userId: user.id), .address(clientIP)]
+        let subjects: [LockoutPolicy.Subject] = [.factor(tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue), .address(clientIP)]
         try await passwords.beginAttempt(subjects, now: now, locked: { $0.isAddress ? .addressLocked : .factorLocked })
         func fail(_ error: TokenError) async throws -> Never {
             // The attempt that reached the threshold already says so (the user learns why the next one fails).
             if let lock = passwords.policy.lockedUntil(try await store.throttles(keys: subjects.map(\.key)), now: now) {
-                logger.notice("second factor locked after repeated wrong codes", metadata: [LogKeys.userId: .string(user.id)])
+                logger.notice("second factor locked after repeated wrong codes", metadata: [LogKeys.userId: .string(user.id.rawValue)])
                 throw lock.key == subjects[0].key ? TokenError.factorLocked : TokenError.addressLocked
             }
             throw error
@@ -168,7 +168,8 @@ extension SignInRoutes {
             let id = UUID().identifierText
             let method = AuthenticationMethodRecord(
                 id: RecordID(id), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), kind: .totp,
-                sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id, userId: user.id, methodId: id), createdAt: now, lastUsedStep: step,
+                sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, methodId: id), createdAt: now,
+                lastUsedStep: step,
                 lastUsedAt: now)
             // Its events and audit record commit with it (PROTOCOL §14.1).
             let committed = try await transmitter.methodChangeEffects(
@@ -178,7 +179,7 @@ extension SignInRoutes {
                     documentId: "\(user.id)/\(id)", before: nil, after: JSONValue(encoding: SoftwareOathMethod(method))))
             guard try await store.insertAuthenticationMethod(method, effects: committed) else { throw TokenError.factorAlreadyRegistered }
             transmitter.didCommit(committed)
-            logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id)])
+            logger.notice("second factor registered", metadata: [LogKeys.userId: .string(user.id.rawValue)])
         } else {
             guard
                 let method = try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).first(where: {
@@ -187,8 +188,9 @@ extension SignInRoutes {
             else {
                 throw TokenError.factorAlreadyRegistered  // reset meanwhile: the page registers one again
             }
-            guard let secret = factorBox.open(method.sealedSecret, tenantId: tenant.tenant.id, userId: user.id, methodId: method.id.rawValue) else {
-                logger.error("a second-factor secret does not open (another pepper, or a damaged row)", metadata: [LogKeys.userId: .string(user.id)])
+            guard let secret = factorBox.open(method.sealedSecret, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, methodId: method.id.rawValue)
+            else {
+                logger.error("a second-factor secret does not open (another pepper, or a damaged row)", metadata: [LogKeys.userId: .string(user.id.rawValue)])
                 throw TokenError.factorUnusable
             }
             guard let step = TOTP.matchingStep(typed, secret: secret, at: now) else { try await fail(.factorCodeInvalid) }

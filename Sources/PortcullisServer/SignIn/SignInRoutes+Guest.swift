@@ -50,7 +50,7 @@ extension SignInRoutes {
     /// The ticket of this leg for `tenant` (home: the home tenant; back: the resource tenant), intact, fresh and this browser's.
     func openGuestTicket(_ sealed: String?, leg: GuestTicket.Leg, tenant: TenantSnapshot, request: Request) -> GuestTicket? {
         guard let sealed, let payload = sealer.openPrivately(sealed), let ticket = try? Self.ticketCoder.1.decode(GuestTicket.self, from: payload),
-            ticket.leg == leg, (leg == .home ? ticket.homeTenantId : ticket.resourceTenantId) == tenant.tenant.id,
+            ticket.leg == leg, (leg == .home ? ticket.homeTenantId : ticket.resourceTenantId) == tenant.tenant.id.rawValue,
             clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime,
             checkCSRF(request, token: ticket.browser, purpose: Self.guestPurpose)
         else { return nil }
@@ -65,7 +65,7 @@ extension SignInRoutes {
     ) -> Response {
         var headers: HTTPFields = [:]
         let ticket = GuestTicket(
-            leg: .home, request: authorization, resourceTenantId: tenant.tenant.id, homeTenantId: home.tenant.id, username: username,
+            leg: .home, request: authorization, resourceTenantId: tenant.tenant.id.rawValue, homeTenantId: home.tenant.id.rawValue, username: username,
             browser: csrf(request, purpose: Self.guestPurpose, headers: &headers), issued: clock.now())
         headers[.location] = "\(basePath)/\(home.tenant.id)/oauth2/v2.0/authorize/home?\(FormEncoding.encode([("ticket", sealGuestTicket(ticket))]))"
         Pages.secure(&headers)
@@ -96,7 +96,7 @@ extension SignInRoutes {
         var headers: HTTPFields = [:]
         let resource = try await tenants.snapshot(tenantSegment: ticket.resourceTenantId)
         let resourceName = resource?.tenant.displayName ?? ticket.resourceTenantId
-        let app = resource?.directory.application(appId: ticket.request.clientId)?.displayName ?? ticket.request.clientId
+        let app = resource?.directory.application(appId: AppID(ticket.request.clientId))?.displayName ?? ticket.request.clientId
         var values: [String: Any] = [
             "action": "\(basePath)/\(home.tenant.id)/oauth2/v2.0/authorize/home", "ticket": sealGuestTicket(ticket),
             "csrf": csrf(request, purpose: "signin", headers: &headers), "appName": "\(app) at \(resourceName)", "loginHint": ticket.username,
@@ -134,7 +134,8 @@ extension SignInRoutes {
         let token = CredentialHasher.randomToken()
         try await store.insertSession(
             SessionRecord(
-                idHash: CredentialHasher.hashToken(token), tenantId: home.tenant.id, userId: signedIn.user.id, methods: signedIn.authentication.methods,
+                idHash: CredentialHasher.hashToken(token), tenantId: home.tenant.id.rawValue, userId: signedIn.user.id.rawValue,
+                methods: signedIn.authentication.methods,
                 authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)),
             keepingAtMost: configuration.signIn.sessionsPerUser)
         var cookies: HTTPFields = [:]
@@ -147,7 +148,7 @@ extension SignInRoutes {
         var back = ticket
         back.leg = .back
         back.issued = clock.now()
-        back.homeUserId = user.id
+        back.homeUserId = user.id.rawValue
         back.methods = methods
         back.authTime = authTime
         var headers = cookies
@@ -166,11 +167,11 @@ extension SignInRoutes {
         guard let ticket = openGuestTicket(Self.queryValue(request, "ticket"), leg: .back, tenant: tenant, request: request),
             let homeUserId = ticket.homeUserId, let methods = ticket.methods, let authTime = ticket.authTime
         else { return errorPage(Self.guestTicketInvalid, tenant: tenant, context) }
-        guard let guest = tenant.directory.user(homeUserId: homeUserId), guest.homeAccount?.tenantId == TenantID(ticket.homeTenantId) else {
+        guard let guest = tenant.directory.user(homeUserId: ObjectID(homeUserId)), guest.homeAccount?.tenantId == TenantID(ticket.homeTenantId) else {
             return errorPage(Self.notInvited(tenant), tenant: tenant, context, status: .forbidden)
         }
         guard guest.accountEnabled else { return errorPage(.userDisabled, tenant: tenant, context, status: .forbidden) }
-        let trust = tenant.crossTenantAccess(partner: ticket.homeTenantId)?.inboundTrust
+        let trust = tenant.crossTenantAccess(partner: TenantID(ticket.homeTenantId))?.inboundTrust
         let counted = CrossTenantAccessPartner.counted(AuthenticationContext(methods: methods, time: authTime), trust: trust)
         return try await startSession(ticket.request, user: guest, authentication: counted, tenant: tenant, request: request, context)
     }

@@ -96,7 +96,7 @@ extension SignInRoutes {
     /// The account a user-name-first challenge is bound to: the named user's, or — for a name that is nobody's — one no
     /// passkey belongs to, so that the page and the answer are the same as for a user without passkeys.
     func passkeyBinding(username: String, tenant: TenantSnapshot) -> String {
-        tenant.directory.user(principalName: username)?.id ?? "nobody:" + CredentialHasher.hashToken(username.lowercased())
+        tenant.directory.user(principalName: username)?.id.rawValue ?? "nobody:" + CredentialHasher.hashToken(username.lowercased())
     }
 
     /// User-name-first: the page that asks for a passkey of this user's, the same for every user name. `knownUser`: the
@@ -109,7 +109,7 @@ extension SignInRoutes {
         let key = browserKey(request, headers: &headers)
         let csrf = sealer.csrfToken(cookie: key, purpose: "signin")
         var values: [String: Any] = [
-            "upn": username, "appName": tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId,
+            "upn": username, "appName": tenant.directory.application(appId: AppID(authorization.clientId))?.displayName ?? authorization.clientId,
             "back": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/signin", "ticket": sealTicket(authorization), "csrf": csrf,
         ]
         values["passkey"] = passkeySignInValues(
@@ -143,7 +143,7 @@ extension SignInRoutes {
                 let (user, passkey) = try await verifyPasskeyAssertion(form, challenge: challenge, tenant: tenant, now: now)
                 try await passwords.attemptSucceeded(subjects, now: now)
                 let authentication = AuthenticationContext.passkey(model: passkey.attestedModel, at: now)
-                logger.info("passkey sign-in", metadata: [LogKeys.userId: .string(user.id)])
+                logger.info("passkey sign-in", metadata: [LogKeys.userId: .string(user.id.rawValue)])
                 return try await startSession(authorization, user: user, authentication: authentication, tenant: tenant, request: request, context)
             } catch let error as TokenError {
                 if let named = form["username"], !named.isEmpty {
@@ -169,11 +169,11 @@ extension SignInRoutes {
         let credentialId = try bytes("credentialId")
         guard credentialId.count <= 1023, let passkey = try await store.passkey(credentialId: Data(credentialId)),
             passkey.tenantId == TenantID(tenant.tenant.id),
-            let user = tenant.directory.user(id: passkey.userId.rawValue), user.accountEnabled
+            let user = tenant.directory.user(id: passkey.userId), user.accountEnabled
         else { throw Self.passkeyUnknown }
-        if let named = challenge.userId, named != user.id { throw Self.passkeyUnknown }
+        if let named = challenge.userId, named != user.id.rawValue { throw Self.passkeyUnknown }
         if let handle = form["userHandle"], !handle.isEmpty {
-            guard Base64URL.decode(handle) == Data(user.id.utf8) else {
+            guard Base64URL.decode(handle) == Data(user.id.rawValue.utf8) else {
                 throw Self.passkeyRefused("the passkey's user handle is not its account's")
             }
         }

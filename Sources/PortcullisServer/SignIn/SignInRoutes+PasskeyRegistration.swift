@@ -18,7 +18,7 @@ extension SignInRoutes {
     func storeRegisteredPasskey(_ form: FormBody, binding: String, user: User, tenant: TenantSnapshot, now: Date) async throws -> PasskeyRecord {
         guard let relyingParty else { throw Self.passkeyRefused("this server's base URL has no host") }
         let challenge = try await consumePasskeyChallenge(form["challenge"], purpose: .register, binding: binding)
-        guard challenge.userId == user.id else { throw Self.challengeInvalid }
+        guard challenge.userId == user.id.rawValue else { throw Self.challengeInvalid }
         guard let clientData = form["clientDataJSON"].flatMap(Base64URL.decode), let attestation = form["attestationObject"].flatMap(Base64URL.decode)
         else { throw Self.passkeyRefused("the browser's answer is incomplete") }
         let credential: RegisteredCredential
@@ -49,7 +49,7 @@ extension SignInRoutes {
             throw TokenError(.invalidRequest, aadsts: 50012, "This passkey is already registered, or you have the most passkeys allowed.")
         }
         transmitter.didCommit(committed)
-        logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id)])
+        logger.notice("passkey registered", metadata: [LogKeys.userId: .string(user.id.rawValue)])
         return passkey
     }
 
@@ -62,15 +62,15 @@ extension SignInRoutes {
         guard let relyingParty else { return errorPage(Self.passkeyRefused("this server's base URL has no host"), tenant: tenant, context) }
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "signin", headers: &headers)
-        let issued = issuePasskeyChallenge(.register, binding: sessionHash, userId: user.id)
+        let issued = issuePasskeyChallenge(.register, binding: sessionHash, userId: user.id.rawValue)
         let held = try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id))
         let what = strengths.isEmpty ? "Your organization" : strengths.joined(separator: ", ")
         var values: [String: Any] = [
-            "upn": user.userPrincipalName, "appName": tenant.directory.application(appId: authorization.clientId)?.displayName ?? authorization.clientId,
+            "upn": user.userPrincipalName, "appName": tenant.directory.application(appId: AppID(authorization.clientId))?.displayName ?? authorization.clientId,
             "requirement": "\(what) requires a passkey to sign in to this app, and you have none yet.",
             "action": "\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize/passkey/register", "ticket": sealTicket(authorization), "csrf": csrf,
             "challenge": issued.challenge, "sealedChallenge": issued.sealed, "rpId": relyingParty.id, "rpName": tenant.tenant.displayName,
-            "userId": Base64URL.encode(Array(user.id.utf8)), "userName": user.userPrincipalName, "userDisplayName": user.displayName,
+            "userId": Base64URL.encode(Array(user.id.rawValue.utf8)), "userName": user.userPrincipalName, "userDisplayName": user.displayName,
             "exclude": held.map { Base64URL.encode(Array($0.credentialId)) }.joined(separator: ","),
         ]
         if let error { values["error"] = ["message": error.message, "code": String(error.aadsts)] }
@@ -85,7 +85,7 @@ extension SignInRoutes {
     func passkeyRegistered(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         try await signInPost(request, context) { tenant, form, authorization in
             guard let session = try await currentSession(request, tenant: tenant),
-                let client = tenant.directory.application(appId: authorization.clientId)
+                let client = tenant.directory.application(appId: AppID(authorization.clientId))
             else {
                 return errorPage(
                     TokenError(

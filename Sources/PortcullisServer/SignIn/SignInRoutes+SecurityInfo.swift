@@ -15,7 +15,7 @@ import PortcullisWebAuthnFormat
 extension SignInRoutes {
     var securityInfoPurpose: String { "securityinfo" }
 
-    func securityInfoURL(_ tenant: TenantSnapshot) -> String { basePath + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id) }
+    func securityInfoURL(_ tenant: TenantSnapshot) -> String { basePath + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id.rawValue) }
 
     /// `GET /{tenant}/securityinfo`: the page for the browser's session; without one, a sign-in through the
     /// authorization endpoint (the built-in Security info client) that comes back here.
@@ -25,8 +25,8 @@ extension SignInRoutes {
         guard let session = try await currentSession(request, tenant: tenant) else {
             let verifier = CredentialHasher.randomToken()
             let query = FormEncoding.encode([
-                ("client_id", BuiltInResources.securityInfoAppId), ("response_type", "code"), ("scope", "openid profile"),
-                ("redirect_uri", endpoints.baseURL + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id)),
+                ("client_id", BuiltInResources.securityInfoAppId.rawValue), ("response_type", "code"), ("scope", "openid profile"),
+                ("redirect_uri", endpoints.baseURL + BuiltInResources.securityInfoPath(tenantId: tenant.tenant.id.rawValue)),
                 ("code_challenge", PKCE.challenge(of: verifier)), ("code_challenge_method", "S256"),
             ])
             return redirect("\(basePath)/\(tenant.tenant.id)/oauth2/v2.0/authorize?\(query)")
@@ -96,10 +96,10 @@ extension SignInRoutes {
             request: request, context: context)
         if permission.allowed && totp.isEmpty { values["addAuthenticator"] = "\(base)/verify" }
         if permission.allowed, let relyingParty, passkeys.count < Self.passkeysPerUser {
-            let issued = issuePasskeyChallenge(.register, binding: session.idHash, userId: user.id)
+            let issued = issuePasskeyChallenge(.register, binding: session.idHash, userId: user.id.rawValue)
             values["registration"] = [
                 "action": "\(base)/passkeys", "challenge": issued.challenge, "sealedChallenge": issued.sealed, "rpId": relyingParty.id,
-                "rpName": tenant.tenant.displayName, "userId": Base64URL.encode(Array(user.id.utf8)), "userName": user.userPrincipalName,
+                "rpName": tenant.tenant.displayName, "userId": Base64URL.encode(Array(user.id.rawValue.utf8)), "userName": user.userPrincipalName,
                 "userDisplayName": user.displayName, "exclude": passkeys.map { Base64URL.encode(Array($0.credentialId)) }.joined(separator: ","),
                 "csrf": csrf,
             ]
@@ -237,7 +237,8 @@ extension SignInRoutes {
     func securityInfoVerify(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         try await securityInfoPost(request, context) { tenant, session, user, _ in
             var ticket = FactorTicket(
-                continuation: .securityInfo, tenantId: tenant.tenant.id, userId: user.id, sessionHash: session.idHash, newSecret: nil, issued: clock.now())
+                continuation: .securityInfo, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, sessionHash: session.idHash, newSecret: nil,
+                issued: clock.now())
             if !(try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains { $0.kind == .totp }) {
                 let hasPasskey = !(try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).isEmpty)
                 let permission = registrationAllowed(

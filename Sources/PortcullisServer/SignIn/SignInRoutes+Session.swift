@@ -21,11 +21,11 @@ extension SignInRoutes {
     /// The browser's live session for this tenant, if any (expired, idle or disabled ones do not count).
     func currentSession(_ request: Request, tenant: TenantSnapshot) async throws -> (record: SessionRecord, user: User)? {
         guard let token = Self.cookies(request)[Self.sessionCookie], token.count >= 20,
-            let record = try await store.session(idHash: CredentialHasher.hashToken(token)), record.tenantId == tenant.tenant.id
+            let record = try await store.session(idHash: CredentialHasher.hashToken(token)), record.tenantId == tenant.tenant.id.rawValue
         else { return nil }
         let now = clock.now()
         guard record.expiresAt > now, now.timeIntervalSince(record.lastSeenAt) < configuration.signIn.sessionIdleTimeout,
-            let user = tenant.directory.user(id: record.userId), user.accountEnabled, try await tenants.homeAccountUsable(user)
+            let user = tenant.directory.user(id: ObjectID(record.userId)), user.accountEnabled, try await tenants.homeAccountUsable(user)
         else { return nil }
         return (record, user)
     }
@@ -40,9 +40,10 @@ extension SignInRoutes {
         // Only to a URI registered for the client named by client_id or by the ID token hint (whose signature is checked).
         var clientId = query("client_id")
         if clientId == nil, let hint = query("id_token_hint") {
-            clientId = await (try? signers.signer(tenantId: tenant.tenant.id))?.idTokenAudience(hint, issuer: endpoints.issuer(tenantId: tenant.tenant.id))
+            clientId = await (try? signers.signer(tenantId: tenant.tenant.id))?.idTokenAudience(
+                hint, issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue))
         }
-        if let target = query("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: clientId),
+        if let target = query("post_logout_redirect_uri"), let clientId, let client = tenant.directory.application(appId: AppID(clientId)),
             client.redirectUris.contains(target), var components = URLComponents(string: target)
         {
             if let state = query("state") {

@@ -48,15 +48,16 @@ extension SignInRoutes {
         _ continuation: TermsTicket.Continuation, agreementIds: [String], user: User, methods: [String], authTime: Date, sessionHash: String?,
         tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext, error: String? = nil, status: HTTPResponse.Status = .ok
     ) -> Response {
-        guard let agreement = agreementIds.lazy.compactMap({ tenant.agreement(id: $0) }).first,
+        guard let agreement = agreementIds.lazy.compactMap({ tenant.agreement(id: PolicyID($0)) }).first,
             let file = agreement.file(for: Self.languages(request.headers[.acceptLanguage]))
         else {
             // A policy names an agreement deleted since (a store edited by hand): nothing to accept, so nothing passes.
             return errorPage(.termsOfUseRequired, tenant: tenant, context, title: "Terms of use unavailable", status: .forbidden)
         }
         let ticket = TermsTicket(
-            continuation: continuation, tenantId: tenant.tenant.id, userId: user.id, sessionHash: sessionHash, methods: methods, authTime: authTime,
-            agreementId: agreement.id, fileId: file.id, issued: clock.now())
+            continuation: continuation, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, sessionHash: sessionHash, methods: methods,
+            authTime: authTime,
+            agreementId: agreement.id.rawValue, fileId: file.id.rawValue, issued: clock.now())
         var headers: HTTPFields = [:]
         let csrf = csrf(request, purpose: "terms", headers: &headers)
         let sealed = sealer.sealPrivately((try? Self.ticketCoder.0.encode(ticket)) ?? Data())
@@ -78,8 +79,8 @@ extension SignInRoutes {
     /// Opens a sealed terms step (valid, this tenant's, not too old, its user still enabled).
     func openTermsTicket(_ sealed: String?, tenant: TenantSnapshot) -> (TermsTicket, User)? {
         guard let sealed, let payload = sealer.openPrivately(sealed), let ticket = try? Self.ticketCoder.1.decode(TermsTicket.self, from: payload),
-            ticket.tenantId == tenant.tenant.id, clock.now().timeIntervalSince(ticket.issued) < Self.factorStepLifetime,
-            let user = tenant.directory.user(id: ticket.userId), user.accountEnabled
+            ticket.tenantId == tenant.tenant.id.rawValue, clock.now().timeIntervalSince(ticket.issued) < Self.factorStepLifetime,
+            let user = tenant.directory.user(id: ObjectID(ticket.userId)), user.accountEnabled
         else { return nil }
         return (ticket, user)
     }
@@ -92,9 +93,9 @@ extension SignInRoutes {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
         guard let (ticket, user) = openTermsTicket(request.uri.queryParameters.get("ticket").map { String($0) }, tenant: tenant),
-            let agreement = tenant.agreement(id: ticket.agreementId), let file = agreement.files.first(where: { $0.id == ticket.fileId })
+            let agreement = tenant.agreement(id: PolicyID(ticket.agreementId)), let file = agreement.files.first(where: { $0.id.rawValue == ticket.fileId })
         else { return errorPage(Self.termsFormInvalid, tenant: tenant, context) }
-        let viewed = TermsViewed(agreementId: agreement.id, userId: user.id, issued: clock.now())
+        let viewed = TermsViewed(agreementId: agreement.id.rawValue, userId: user.id.rawValue, issued: clock.now())
         var headers: HTTPFields = [
             .contentType: file.contentType, .cacheControl: "no-store", .contentDisposition: "inline; filename=\"\(Self.safeFileName(file.fileName))\"",
         ]
@@ -118,8 +119,8 @@ extension SignInRoutes {
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
         let form: FormBody
         do { form = try await OAuthRoutes.form(request, context) } catch let error as TokenError { return errorPage(error, tenant: tenant, context) }
-        guard let (ticket, user) = openTermsTicket(form["ticket"], tenant: tenant), let agreement = tenant.agreement(id: ticket.agreementId),
-            let file = agreement.files.first(where: { $0.id == ticket.fileId })
+        guard let (ticket, user) = openTermsTicket(form["ticket"], tenant: tenant), let agreement = tenant.agreement(id: PolicyID(ticket.agreementId)),
+            let file = agreement.files.first(where: { $0.id.rawValue == ticket.fileId })
         else { return errorPage(Self.termsFormInvalid, tenant: tenant, context) }
         guard checkCSRF(request, token: form["csrf"], purpose: "terms") else {
             return errorPage(
@@ -130,7 +131,7 @@ extension SignInRoutes {
         }
         if let hash = ticket.sessionHash {
             let session = try await currentSession(request, tenant: tenant)?.record
-            guard session?.idHash == hash, session?.userId == user.id else {
+            guard session?.idHash == hash, session?.userId == user.id.rawValue else {
                 return errorPage(
                     TokenError(
                         .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),
@@ -147,9 +148,9 @@ extension SignInRoutes {
             let viewed = Self.cookies(request)[Self.termsViewedCookie].flatMap { sealer.openPrivately($0) }.flatMap {
                 try? Self.ticketCoder.1.decode(TermsViewed.self, from: $0)
             }
-            guard viewed?.agreementId == agreement.id, viewed?.userId == user.id else {
+            guard viewed?.agreementId == agreement.id.rawValue, viewed?.userId == user.id.rawValue else {
                 return termsPage(
-                    ticket.continuation, agreementIds: [agreement.id], user: user, methods: ticket.methods, authTime: ticket.authTime,
+                    ticket.continuation, agreementIds: [agreement.id.rawValue], user: user, methods: ticket.methods, authTime: ticket.authTime,
                     sessionHash: ticket.sessionHash, tenant: tenant, request: request, context,
                     error: "Open the terms of use and read them before you accept.", status: .badRequest)
             }
@@ -187,6 +188,6 @@ extension SignInRoutes {
     func recordAcceptance(_ acceptance: AgreementAcceptance, tenant: TenantSnapshot, at now: Date) async throws -> TenantSnapshot {
         let before = try await acceptances.read(tenant, id: acceptance.id)
         let saved = try await acceptances.save(acceptance, before: before, precondition: .none, tenant: tenant, actor: "user:\(acceptance.userId)")
-        return try await tenants.snapshot(tenantSegment: tenant.tenant.id) ?? tenant.applying(acceptance, id: acceptance.id, revision: saved.version)
+        return try await tenants.snapshot(tenantSegment: tenant.tenant.id.rawValue) ?? tenant.applying(acceptance, id: acceptance.id, revision: saved.version)
     }
 }

@@ -50,7 +50,7 @@ struct SharedSignalsRoutes: Sendable {
         let id = tenant.tenant.id
         let base = "\(endpoints.baseURL)/\(id)/ssf"
         let metadata: JSONValue = [
-            "spec_version": "1_0", "issuer": .string(endpoints.issuer(tenantId: id)),
+            "spec_version": "1_0", "issuer": .string(endpoints.issuer(tenantId: id.rawValue)),
             "jwks_uri": .string("\(endpoints.baseURL)/\(id)/discovery/v2.0/keys"),
             "delivery_methods_supported": .array([.string(SharedSignalsEventType.pushDelivery), .string(SharedSignalsEventType.pollDelivery)]),
             "configuration_endpoint": .string("\(base)/stream"), "status_endpoint": .string("\(base)/status"),
@@ -68,7 +68,7 @@ struct SharedSignalsRoutes: Sendable {
     func receiver(_ context: PortcullisRequestContext) async throws -> (tenant: TenantSnapshot, appId: String) {
         let principal = try context.requirePrincipal()
         guard let tenant = try await tenants.snapshot(tenantSegment: context.parameters.get("tenant") ?? ""),
-            tenant.tenant.id == principal.tid.lowercased()
+            tenant.tenant.id.rawValue == principal.tid.lowercased()
         else { throw APIError(.forbidden, "forbidden", "A receiver sees only its own tenant's streams.") }
         return (tenant, principal.azp.lowercased())
     }
@@ -79,7 +79,7 @@ struct SharedSignalsRoutes: Sendable {
             throw APIError(
                 .badRequest, "validationFailed", "stream_id is required.", details: [ValidationProblem(pointer: "/stream_id", message: "is required.")])
         }
-        guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id.lowercased()), found.document.receiverAppId == appId else {
+        guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id.lowercased()), found.document.receiverAppId.rawValue == appId else {
             throw APIError.notFound("The stream \(id.prefix(64))")
         }
         return found
@@ -90,21 +90,21 @@ struct SharedSignalsRoutes: Sendable {
         let body = try await DocumentBody.body(request, context)
         let asked: SharedSignalsStream.Request
         do { asked = try SharedSignalsStream.parseRequest(body) } catch { throw APIError.validation(error) }
-        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId == appId }
+        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId.rawValue == appId }
         guard owned.count < SharedSignalsStream.maximumStreamsPerReceiver else {
             throw APIError(.conflict, "tooManyStreams", "A receiver holds at most \(SharedSignalsStream.maximumStreamsPerReceiver) streams; delete one first.")
         }
         let id = UUID().identifierText
         var stream = SharedSignalsStream(
-            id: id, receiverAppId: appId, audience: appId, eventsRequested: asked.eventsRequested ?? [],
+            id: RecordID(id), receiverAppId: AppID(appId), audience: appId, eventsRequested: asked.eventsRequested ?? [],
             delivery: .init(method: asked.method ?? .poll, endpointUrl: asked.method == .push ? asked.endpointUrl : nil), description: asked.description,
             createdAt: clock.now())
         if stream.delivery.method == .push, let header = asked.authorizationHeader {
-            stream.delivery.sealedAuthorizationHeader = try transmitter.seal(authorizationHeader: header, tenantId: tenant.tenant.id, streamId: id)
+            stream.delivery.sealedAuthorizationHeader = try transmitter.seal(authorizationHeader: header, tenantId: tenant.tenant.id.rawValue, streamId: id)
         }
         try await checkEndpoint(stream)
         let saved = try await transmitter.save(stream, before: nil, tenant: tenant, actor: "app \(appId)")
-        return JSONResponse.make(status: .created, transmitter.configuration(saved, tenantId: tenant.tenant.id))
+        return JSONResponse.make(status: .created, transmitter.configuration(saved, tenantId: tenant.tenant.id.rawValue))
     }
 
     /// A push endpoint must be one delivery may reach: `https` to a public address (loopback and private networks only
@@ -129,10 +129,10 @@ struct SharedSignalsRoutes: Sendable {
         let (tenant, appId) = try await receiver(context)
         if let id = request.uri.queryParameters.get("stream_id") {
             let found = try await stream(id, tenant: tenant, appId: appId)
-            return JSONResponse.make(status: .ok, transmitter.configuration(found.document, tenantId: tenant.tenant.id))
+            return JSONResponse.make(status: .ok, transmitter.configuration(found.document, tenantId: tenant.tenant.id.rawValue))
         }
-        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId == appId }
-        return JSONResponse.make(status: .ok, JSONValue.array(owned.map { transmitter.configuration($0, tenantId: tenant.tenant.id) }))
+        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId.rawValue == appId }
+        return JSONResponse.make(status: .ok, JSONValue.array(owned.map { transmitter.configuration($0, tenantId: tenant.tenant.id.rawValue) }))
     }
 
     /// PATCH changes the members sent; PUT replaces what a receiver may set (members left out go back to their defaults).
@@ -156,11 +156,12 @@ struct SharedSignalsRoutes: Sendable {
             }
         }
         if stream.delivery.method == .push, let header = asked.authorizationHeader {
-            stream.delivery.sealedAuthorizationHeader = try transmitter.seal(authorizationHeader: header, tenantId: tenant.tenant.id, streamId: stream.id)
+            stream.delivery.sealedAuthorizationHeader = try transmitter.seal(
+                authorizationHeader: header, tenantId: tenant.tenant.id.rawValue, streamId: stream.id.rawValue)
         }
         if stream.delivery.endpointUrl != found.document.delivery.endpointUrl { try await checkEndpoint(stream) }
         let saved = stream == found.document ? stream : try await transmitter.save(stream, before: found, tenant: tenant, actor: "app \(appId)")
-        return JSONResponse.make(status: .ok, transmitter.configuration(saved, tenantId: tenant.tenant.id))
+        return JSONResponse.make(status: .ok, transmitter.configuration(saved, tenantId: tenant.tenant.id.rawValue))
     }
 
     func delete(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
@@ -173,7 +174,7 @@ struct SharedSignalsRoutes: Sendable {
     // MARK: Status (SSF §8.1.2)
 
     func statusBody(_ stream: SharedSignalsStream) -> JSONValue {
-        var body: [String: JSONValue] = ["stream_id": .string(stream.id), "status": .string(stream.status.rawValue)]
+        var body: [String: JSONValue] = ["stream_id": .string(stream.id.rawValue), "status": .string(stream.status.rawValue)]
         if let reason = stream.statusReason { body["reason"] = .string(reason) }
         return .object(body)
     }
@@ -247,7 +248,7 @@ struct SharedSignalsRoutes: Sendable {
         guard found.document.status != .disabled else {
             throw APIError(.conflict, "streamDisabled", "The stream is disabled: it delivers nothing, verification included.")
         }
-        try await transmitter.verify(found.document, tenantId: tenant.tenant.id, state: state)
+        try await transmitter.verify(found.document, tenantId: tenant.tenant.id.rawValue, state: state)
         return Response(status: .noContent)
     }
 
@@ -289,7 +290,7 @@ struct SharedSignalsRoutes: Sendable {
         }
         let deadline = ContinuousClock.now + transmitter.settings.longestPoll
         while true {
-            let generation = transmitter.polls.generation(found.document.id)
+            let generation = transmitter.polls.generation(found.document.id.rawValue)
             let pending = try await transmitter.store.pendingSignals(target: target, limit: maximum + 1)
             if !pending.isEmpty || immediately || transmitter.polls.isClosed {
                 return try await pollResponse(Array(pending.prefix(maximum)), more: pending.count > maximum)
@@ -299,7 +300,7 @@ struct SharedSignalsRoutes: Sendable {
             // Events raised on this node wake the poll; with a shared store, those raised on other nodes are looked for
             // every `sharedStorePollInterval`.
             let wait = transmitter.settings.sharedStorePollInterval.map { min($0, remaining) } ?? remaining
-            guard await transmitter.polls.wait(found.document.id, after: generation, timeout: wait) else {
+            guard await transmitter.polls.wait(found.document.id.rawValue, after: generation, timeout: wait) else {
                 throw APIError(.tooManyRequests, "tooManyPolls", "Too many polls wait on this stream at once.")
             }
             if Task.isCancelled { return try await pollResponse([], more: false) }

@@ -45,13 +45,8 @@ public final class SignalTransmitter: Sendable {
         self.box = box
         self.clock = clock
         self.logger = logger
-        self.streams = DocumentResource(
-            registration: DocumentRegistration(
-                read: { _, _, _ in
-                    throw APIError(.methodNotAllowed, "methodNotAllowed", "Streams are created by receivers through the Shared Signals API.")
-                },
-                present: { stream, _ in Self.presentForAdmin(stream) }),
-            store: store, tenants: tenants, clock: clock)
+        // Streams are written by receivers through the Shared Signals API, never through the admin API: no services.
+        self.streams = DocumentResource(registration: DocumentRegistration(), services: nil, store: store, tenants: tenants, clock: clock)
     }
 
     // MARK: Effects and their events
@@ -73,7 +68,7 @@ public final class SignalTransmitter: Sendable {
     func route(_ events: [CriticalEvent], tenant: TenantSnapshot, now: Date) -> [OutboxMessage] {
         let streams = tenant.contents.sharedSignalsStreams
         guard !streams.isEmpty else { return [] }
-        let issuer = endpoints.issuer(tenantId: tenant.tenant.id)
+        let issuer = endpoints.issuer(tenantId: tenant.tenant.id.rawValue)
         var messages: [OutboxMessage] = []
         for event in events {
             let subject = event.subject(issuer: issuer)
@@ -83,7 +78,8 @@ public final class SignalTransmitter: Sendable {
                 for signal in signals where stream.wants(signal.type, subject: subject, userPrincipalName: event.userPrincipalName) {
                     messages.append(
                         message(
-                            for: stream, tenantId: tenant.tenant.id, events: [signal.type.rawValue: .object(signal.members)], subject: subject, txn: txn,
+                            for: stream, tenantId: tenant.tenant.id.rawValue, events: [signal.type.rawValue: .object(signal.members)], subject: subject,
+                            txn: txn,
                             now: now))
                 }
             }
@@ -117,7 +113,7 @@ public final class SignalTransmitter: Sendable {
         guard message.payload.hasPrefix("{") else { return message.payload }
         var event = try JSONDecoder().decode(SharedSignalsSecurityEvent.self, from: Data(message.payload.utf8))
         event.iat = Int(clock.now().timeIntervalSince1970)
-        return try await signers.signer(tenantId: message.tenantId).sign(sharedSignal: event)
+        return try await signers.signer(tenantId: TenantID(message.tenantId)).sign(sharedSignal: event)
     }
 
     /// After a change with its effects committed: wake the dispatcher for pushed messages, the long polls of the streams
@@ -127,7 +123,7 @@ public final class SignalTransmitter: Sendable {
         guard !committed.signals.isEmpty else { return }
         if committed.signals.contains(where: { $0.nextAttemptAt != OutboxMessage.held }) { outboxSignal.signal() }
         for target in Set(committed.signals.map(\.targetUri)) {
-            if let streamId = SharedSignalsStream.streamId(ofOutboxTarget: target) { polls.wake(streamId) }
+            if let streamId = SharedSignalsStream.streamId(ofOutboxTarget: target) { polls.wake(streamId.rawValue) }
         }
     }
 
@@ -139,10 +135,10 @@ public final class SignalTransmitter: Sendable {
         if dropped > 0 {
             logger.warning(
                 "a stream's undelivered events passed its bound; the oldest were dropped",
-                metadata: ["portcullis.stream_id": .string(stream.id), "portcullis.dropped": .stringConvertible(dropped)])
+                metadata: ["portcullis.stream_id": .string(stream.id.rawValue), "portcullis.dropped": .stringConvertible(dropped)])
         }
         if stream.pushesNow { outboxSignal.signal() }
-        polls.wake(stream.id)
+        polls.wake(stream.id.rawValue)
     }
 
     /// A sign-in method added or removed (PROTOCOL §14.1): Core's effects from what the user holds after the change.
@@ -202,7 +198,7 @@ public final class SignalTransmitter: Sendable {
         var members: [String: JSONValue] = [:]
         if let state { members["state"] = .string(state) }
         let message = message(
-            for: stream, tenantId: tenantId, events: [SharedSignalsEventType.verification.rawValue: .object(members)], subject: .opaque(stream.id),
+            for: stream, tenantId: tenantId, events: [SharedSignalsEventType.verification.rawValue: .object(members)], subject: .opaque(stream.id.rawValue),
             txn: nil, now: clock.now())
         try await enqueue([message], for: stream)
     }
@@ -232,18 +228,18 @@ public final class SignalTransmitter: Sendable {
             try await store.rescheduleSignals(target: target, nextAttemptAt: Self.nextAttempt(for: stream, now: clock.now()))
             if stream.pushesNow { outboxSignal.signal() }
         }
-        polls.wake(stream.id)
+        polls.wake(stream.id.rawValue)
         return saved.document
     }
 
     func delete(_ stream: Versioned<SharedSignalsStream>, tenant: TenantSnapshot, actor: String) async throws {
         do {
-            try await streams.delete(id: stream.document.id, precondition: .version(stream.version), force: false, tenant: tenant, actor: actor)
+            try await streams.delete(id: stream.document.id.rawValue, precondition: .version(stream.version), force: false, tenant: tenant, actor: actor)
         } catch let error as APIError where error.status == .preconditionFailed {
             throw APIError(.conflict, "streamChanged", "The stream changed while this request was handled; read it and try again.")
         }
         try await store.dropSignals(target: stream.document.outboxTarget)
-        polls.forget(stream.document.id)
+        polls.forget(stream.document.id.rawValue)
     }
 
     /// What a sealed push `Authorization` value is bound to besides the tenant and the stream (the box's "user" slot).
@@ -256,7 +252,7 @@ public final class SignalTransmitter: Sendable {
 
     func authorizationHeader(of stream: SharedSignalsStream, tenantId: String) -> String? {
         guard let sealed = stream.delivery.sealedAuthorizationHeader,
-            let bytes = box.open(sealed, tenantId: tenantId, userId: Self.sealedHeaderOwner, methodId: stream.id)
+            let bytes = box.open(sealed, tenantId: tenantId, userId: Self.sealedHeaderOwner, methodId: stream.id.rawValue)
         else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -270,7 +266,7 @@ public final class SignalTransmitter: Sendable {
             stream.delivery.method == .push, let url = stream.delivery.endpointUrl
         else { return nil }
         return OutboxDispatcher.StreamDelivery(
-            url: url, authorization: authorizationHeader(of: stream, tenantId: tenant.tenant.id), payload: try await signedPayload(message))
+            url: url, authorization: authorizationHeader(of: stream, tenantId: tenant.tenant.id.rawValue), payload: try await signedPayload(message))
     }
 
     // MARK: Presentation
@@ -280,10 +276,10 @@ public final class SignalTransmitter: Sendable {
         var delivery: [String: JSONValue] = ["method": .string(stream.delivery.method.uri)]
         switch stream.delivery.method {
         case .push: delivery["endpoint_url"] = stream.delivery.endpointUrl.map(JSONValue.string)
-        case .poll: delivery["endpoint_url"] = .string(pollURL(tenantId: tenantId, streamId: stream.id))
+        case .poll: delivery["endpoint_url"] = .string(pollURL(tenantId: tenantId, streamId: stream.id.rawValue))
         }
         var object: [String: JSONValue] = [
-            "stream_id": .string(stream.id), "iss": .string(endpoints.issuer(tenantId: tenantId)), "aud": .string(stream.audience),
+            "stream_id": .string(stream.id.rawValue), "iss": .string(endpoints.issuer(tenantId: tenantId)), "aud": .string(stream.audience),
             "events_supported": .array(SharedSignalsEventType.requestable.map { .string($0.rawValue) }),
             "events_requested": .array(stream.eventsRequested.map(JSONValue.string)),
             "events_delivered": .array(stream.eventsDelivered.map { .string($0.rawValue) }), "delivery": .object(delivery),
@@ -296,17 +292,6 @@ public final class SignalTransmitter: Sendable {
     func pollURL(tenantId: String, streamId: String) -> String { "\(endpoints.baseURL)/\(tenantId)/ssf/poll/\(streamId)" }
 
     /// How the admin API and the audit log show a stream: everything but the sealed credential.
-    static func presentForAdmin(_ stream: SharedSignalsStream) -> JSONValue {
-        var shown = stream
-        let hasHeader = shown.delivery.sealedAuthorizationHeader != nil
-        shown.delivery.sealedAuthorizationHeader = nil
-        guard case .object(var object) = JSONValue(encoding: shown) else { return JSONValue(encoding: shown) }
-        if hasHeader, case .object(var delivery)? = object["delivery"] {
-            delivery["authorizationHeader"] = "(set; never shown)"
-            object["delivery"] = .object(delivery)
-        }
-        return .object(object)
-    }
 }
 
 extension SignalTransmitter: EffectRouter {}

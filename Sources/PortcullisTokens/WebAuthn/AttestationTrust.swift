@@ -215,3 +215,17 @@ extension FidoAttestationRoot {
         return (["-----BEGIN CERTIFICATE-----"] + lines + ["-----END CERTIFICATE-----"]).joined(separator: "\n") + "\n"
     }
 }
+
+extension FidoAttestationRoot: AdministeredDocument {
+    public static func read(_ body: JSONValue, in write: DocumentWrite) async throws -> FidoAttestationRoot {
+        try parse(body, others: write.tenant.contents.attestationRoots, generatedId: UUID().identifierText, at: write.services.now)
+    }
+
+    /// The certificate as PEM with what an admin checks it by; never stored fields beside.
+    public func presented(in tenant: TenantSnapshot) -> JSONValue {
+        .object([
+            "id": .string(id), "displayName": .string(displayName), "certificate": .string(pem), "subject": .string(subject),
+            "sha256Thumbprint": .string(sha256Thumbprint), "notAfter": .string(ISO8601.string(notAfter)),
+        ])
+    }
+}

@@ -177,15 +177,17 @@ enum Dataset {
                 }
                 let compliant = userIndex < compliantUsers && index < users
                 let enrollment = Enrollment(
-                    id: guid(0xF, index), tenantId: tenantId, userId: guid(0xA, userIndex), userPrincipalName: "user\(userIndex)@\(domain)",
-                    clientId: mobileClient, deviceId: "device-\(index)", platform: .iOS, osVersion: "17.4", appVersion: "3.1", sdkVersion: "1",
+                    id: RecordID(guid(0xF, index)), tenantId: TenantID(tenantId), userId: ObjectID(guid(0xA, userIndex)),
+                    userPrincipalName: "user\(userIndex)@\(domain)",
+                    clientId: AppID(mobileClient), deviceId: DeviceID("device-\(index)"), platform: .iOS, osVersion: "17.4", appVersion: "3.1", sdkVersion: "1",
                     state: compliant ? .compliant : .pending, complianceStatus: compliant ? .compliant : .policyNotApplied, policyVersion: policyVersion,
                     appliedPolicyVersion: compliant ? policyVersion : nil, callbackUri: nil, enrolledAt: now, lastCheckInAt: compliant ? now : nil,
                     lapsesAt: compliant ? now.addingTimeInterval(86400 * 30) : nil, updatedAt: now, revision: 1)
                 _ = try await connection.query(
                     "INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
                     [
-                        .text(enrollment.id), .text(tenantId), .text(enrollment.userId), .text(mobileClient), .text(enrollment.deviceId),
+                        .text(enrollment.id.rawValue), .text(tenantId), .text(enrollment.userId.rawValue), .text(mobileClient),
+                        .text(enrollment.deviceId.rawValue),
                         .text(enrollment.state.rawValue), enrollment.lapsesAt.map { .float($0.timeIntervalSince1970) } ?? .null,
                         .float(now.timeIntervalSince1970), .text(try StoredJSON.text(of: enrollment)),
                     ])
@@ -200,9 +202,9 @@ enum Dataset {
 /// Reads the merged app protection policy the bench users get.
 enum TenantCacheLoader {
     static func mergedPolicy(store: SQLiteStore) async throws -> MergedAppProtectionPolicy? {
-        let documents = try await store.documents(tenantId: Dataset.tenantId, kind: .appProtectionPolicy)
+        let documents = try await store.documents(tenantId: TenantID(Dataset.tenantId), kind: .appProtectionPolicy)
         let policies = try documents.map { try JSONDecoder().decode(AppProtectionPolicy.self, from: $0.body) }
-        return MergedAppProtectionPolicy.resolve(policies, userId: Dataset.guid(0xA, 0), groupIds: [], clientId: Dataset.mobileClient)
+        return MergedAppProtectionPolicy.resolve(policies, userId: ObjectID(Dataset.guid(0xA, 0)), groupIds: [], clientId: AppID(Dataset.mobileClient))
     }
 }
 

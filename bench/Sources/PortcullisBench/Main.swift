@@ -74,26 +74,26 @@ struct PortcullisBench {
     /// 10,000 users in 200 groups, 100 applications, 20 named locations; `count` policies of realistic shapes.
     static func tenant(policies count: Int) throws -> (CompiledPolicySet, [SignInFacts]) {
         var rng = SeededGenerator(seed: 42)
-        let users = (0..<10_000).map { User(id: guid(0xA, $0), userPrincipalName: "u\($0)@bench.test", displayName: "U\($0)") }
-        var members = Array(repeating: [String](), count: 200)
-        var userGroups: [[String]] = []
+        let users = (0..<10_000).map { User(id: ObjectID(guid(0xA, $0)), userPrincipalName: "u\($0)@bench.test", displayName: "U\($0)") }
+        var members = Array(repeating: [ObjectID](), count: 200)
+        var userGroups: [[ObjectID]] = []
         for (index, user) in users.enumerated() {
-            var groups: [String] = []
+            var groups: [ObjectID] = []
             for _ in 0..<Int.random(in: 1...3, using: &rng) {
                 let g = Int.random(in: 0..<200, using: &rng)
                 members[g].append(user.id)
-                groups.append(guid(0xB, g))
+                groups.append(ObjectID(guid(0xB, g)))
             }
             userGroups.append(groups)
             _ = index
         }
-        let groups = (0..<200).map { Group(id: guid(0xB, $0), displayName: "G\($0)", members: members[$0]) }
-        let apps = (0..<100).map { Application(appId: guid(0xC, $0), displayName: "App\($0)", identifierUris: ["api://app\($0)"], scopes: ["Read"]) }
+        let groups = (0..<200).map { Group(id: ObjectID(guid(0xB, $0)), displayName: "G\($0)", members: members[$0]) }
+        let apps = (0..<100).map { Application(appId: AppID(guid(0xC, $0)), displayName: "App\($0)", identifierUris: ["api://app\($0)"], scopes: ["Read"]) }
         let locations = (0..<20).map {
-            NamedLocation(id: guid(0xE, $0), displayName: "L\($0)", ipRanges: ["10.\($0).0.0/16", "2001:db8:\($0)::/48"], isTrusted: $0 < 5)
+            NamedLocation(id: PolicyID(guid(0xE, $0)), displayName: "L\($0)", ipRanges: ["10.\($0).0.0/16", "2001:db8:\($0)::/48"], isTrusted: $0 < 5)
         }
         let directory = DirectorySnapshot(
-            tenant: Tenant(id: guid(0xF, 0), domain: "bench.test", displayName: "Bench"), revision: 1, users: users, groups: groups,
+            tenant: Tenant(id: TenantID(guid(0xF, 0)), domain: "bench.test", displayName: "Bench"), revision: 1, users: users, groups: groups,
             applications: apps, appRoleAssignments: [], namedLocations: locations)
 
         var policies: [ConditionalAccessPolicy] = []
@@ -126,7 +126,8 @@ struct PortcullisBench {
             let u = Int.random(in: 0..<10_000, using: &rng)
             facts.append(
                 SignInFacts(
-                    userId: users[u].id, groupIds: userGroups[u], clientAppId: guid(0xC, 99), resourceAppId: guid(0xC, Int.random(in: 0..<100, using: &rng)),
+                    userId: users[u].id, groupIds: userGroups[u], clientAppId: AppID(guid(0xC, 99)),
+                    resourceAppId: AppID(guid(0xC, Int.random(in: 0..<100, using: &rng))),
                     platform: [.iOS, .android, .windows][Int.random(in: 0..<3, using: &rng)],
                     ipAddress: IPAddress("10.\(Int.random(in: 0..<30, using: &rng)).1.2"), capabilities: ["protapp"],
                     appProtection: Bool.random(using: &rng) ? .compliant(enrollmentId: "e") : .none, approvedClientApp: true))

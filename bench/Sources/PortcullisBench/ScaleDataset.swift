@@ -42,44 +42,45 @@ enum ScaleDataset {
         var batch: [StoredDocument] = []
         // Stored as the server stores them (`TenantDocuments.encoder`).
         func add(_ tenant: String, _ document: some TenantDocument) throws {
-            batch.append(try StoredDocument(tenantId: tenant, document: document, updatedAt: now))
+            batch.append(try StoredDocument(tenantId: TenantID(tenant), document: document, updatedAt: now))
         }
         for t in 0..<tenants {
             let tid = tenantId(t)
-            try add(tid, Tenant(id: tid, domain: "t\(t).scale.example", displayName: "Tenant \(t)"))
-            var groupMembers = Array(repeating: [String](), count: 10)
+            try add(tid, Tenant(id: TenantID(tid), domain: "t\(t).scale.example", displayName: "Tenant \(t)"))
+            var groupMembers = Array(repeating: [ObjectID](), count: 10)
             var tenantUsers: [User] = []
             for u in 0..<users {
                 let uid = Dataset.guid(0xB000_0000 + UInt32(t), u)
-                let user = User(id: uid, userPrincipalName: "u\(u)@t\(t).scale.example", displayName: "User \(u)", passwordHash: passwordHash)
+                let user = User(id: ObjectID(uid), userPrincipalName: "u\(u)@t\(t).scale.example", displayName: "User \(u)", passwordHash: passwordHash)
                 tenantUsers.append(user)
                 try add(tid, user)
-                groupMembers[u % 10].append(uid)
+                groupMembers[u % 10].append(ObjectID(uid))
             }
             var tenantGroups: [Group] = []
             for (g, members) in groupMembers.enumerated() {
-                let group = Group(id: Dataset.guid(0xC000_0000 + UInt32(t), g), displayName: "Group \(g)", members: members)
+                let group = Group(id: ObjectID(Dataset.guid(0xC000_0000 + UInt32(t), g)), displayName: "Group \(g)", members: members)
                 tenantGroups.append(group)
                 try add(tid, group)
             }
             let apiApp = Application(
-                appId: api(t), displayName: "Scale mail API", identifierUris: [resource], scopes: ["Mail.Read"], appRoles: ["Mail.ReadAll"])
+                appId: AppID(api(t)), displayName: "Scale mail API", identifierUris: [resource], scopes: ["Mail.Read"], appRoles: ["Mail.ReadAll"])
             let daemonApp = Application(
-                appId: daemon(t), displayName: "Scale daemon", secrets: [ClientSecret(secretHash: credentials.hashSecret(secret(t)))],
+                appId: AppID(daemon(t)), displayName: "Scale daemon", secrets: [ClientSecret(secretHash: credentials.hashSecret(secret(t)))],
                 allowedGrantTypes: [GrantType.clientCredentials.rawValue],
                 requiredResourceAccess: [RequiredResourceAccess(resourceAppId: resource, appRoles: ["Mail.ReadAll"])])
             try add(tid, apiApp)
             try add(tid, daemonApp)
-            var grants = [AppRoleAssignment(principalId: daemonApp.appId, resource: resource, role: "Mail.ReadAll")]
+            var grants = [AppRoleAssignment(principalId: PrincipalID(daemonApp.appId), resource: resource, role: "Mail.ReadAll")]
             if t == 0 {
                 let admin = Application(
-                    appId: adminClient, displayName: "Scale admin", secrets: [ClientSecret(secretHash: credentials.hashSecret(adminSecret))],
+                    appId: AppID(adminClient), displayName: "Scale admin", secrets: [ClientSecret(secretHash: credentials.hashSecret(adminSecret))],
                     allowedGrantTypes: [GrantType.clientCredentials.rawValue])
                 try add(tid, admin)
-                grants.append(AppRoleAssignment(principalId: adminClient, resource: BuiltInResources.adminIdentifier, role: BuiltInResources.adminRole))
+                grants.append(
+                    AppRoleAssignment(principalId: PrincipalID(adminClient), resource: BuiltInResources.adminIdentifier, role: BuiltInResources.adminRole))
             }
             let directory = DirectorySnapshot(
-                tenant: Tenant(id: tid, domain: "t\(t).scale.example", displayName: ""), revision: 0, users: tenantUsers,
+                tenant: Tenant(id: TenantID(tid), domain: "t\(t).scale.example", displayName: ""), revision: 0, users: tenantUsers,
                 groups: tenantGroups, applications: [apiApp, daemonApp], appRoleAssignments: [], namedLocations: [])
             for grant in grants { try add(tid, RoleAssignmentDocument(grant, in: directory)) }
             for p in 0..<policies {

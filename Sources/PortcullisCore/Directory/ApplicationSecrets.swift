@@ -1,15 +1,13 @@
-import Foundation
-import PortcullisCore
-import PortcullisTokens
+public import Foundation
 
 /// How an application document's `secrets` become stored secrets, for the seeder and the admin API alike.
-enum ApplicationSecrets {
+public enum ApplicationSecrets {
     /// The application with its secrets resolved against the stored one: a plaintext `secret` is hashed (its
     /// key ID follows from the hash, so the same secret imported twice is the same secret), a `keyId` keeps the
     /// stored secret of that ID, and a secret already stored keeps its creation time. Without a `secrets`
-    /// member the stored secrets stay.
-    static func resolve(
-        _ entry: DirectoryDocument.ApplicationEntry, stored: Application?, credentials: CredentialHasher, now: Date
+    /// member the stored secrets stay. `hash` is the server's keyed hash of a secret (`CredentialHasher`).
+    public static func resolve(
+        _ entry: DirectoryDocument.ApplicationEntry, stored: Application?, hash: (String) -> String, now: Date
     ) throws(ValidationError) -> Application {
         var application = entry.application
         guard let entries = entry.secretEntries else {
@@ -22,7 +20,7 @@ enum ApplicationSecrets {
             var secret: ClientSecret
             switch item {
             case .plaintext(let text, let displayName, let end):
-                secret = ClientSecret(secretHash: credentials.hashSecret(text), hint: String(text.prefix(3)), displayName: displayName, endDateTime: end)
+                secret = ClientSecret(secretHash: hash(text), hint: String(text.prefix(3)), displayName: displayName, endDateTime: end)
             case .hashed(let hashed):
                 secret = hashed
             case .existing(let keyId, let pointer):
@@ -48,7 +46,7 @@ enum ApplicationSecrets {
     }
 
     /// A stored application as answers and the audit log show it: every secret without its hash.
-    static func withoutHashes(_ body: Data) -> Data {
+    public static func withoutHashes(_ body: Data) -> Data {
         guard var object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return body }
         if let secrets = object["secrets"] as? [[String: Any]] {
             object["secrets"] = secrets.map { $0.filter { $0.key != "secretHash" } }
