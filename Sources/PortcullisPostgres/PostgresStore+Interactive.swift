@@ -10,7 +10,7 @@ extension PostgresStore {
         let (id, tenant, user, methods, authTime, created, seen, expires) = try row.decode(
             (String, String, String, String, Double, Double, Double, Double).self)
         return SessionRecord(
-            idHash: id, tenantId: tenant, userId: user, methods: StoredJSON.methods(from: methods), authTime: Date(seconds: authTime),
+            idHash: id, tenantId: TenantID(tenant), userId: ObjectID(user), methods: StoredJSON.methods(from: methods), authTime: Date(seconds: authTime),
             createdAt: Date(seconds: created), lastSeenAt: Date(seconds: seen), expiresAt: Date(seconds: expires))
     }
 
@@ -62,7 +62,7 @@ extension PostgresStore {
         let (hash, user, request, methods, authTime, expires, used, family, jti, accessExpires, silent) =
             try row.decode((String, String, String, String, Double, Double, Double?, String?, String?, Double?, Bool).self)
         return AuthorizationCodeRecord(
-            codeHash: hash, request: try StoredJSON.authorizationRequest(from: request), userId: user, methods: StoredJSON.methods(from: methods),
+            codeHash: hash, request: try StoredJSON.authorizationRequest(from: request), userId: ObjectID(user), methods: StoredJSON.methods(from: methods),
             authTime: Date(seconds: authTime), expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyId: family,
             accessTokenId: jti, accessTokenExpiresAt: accessExpires.map(Date.init(seconds:)), silent: silent)
     }
@@ -109,16 +109,17 @@ extension PostgresStore {
         let (hash, userCode, tenant, client, scope, claims, interval, expires, polled, state, user, methods, authTime, address) =
             try row.decode((String, String, String, String, String, String?, Int, Double, Double?, String, String?, String?, Double?, String?).self)
         return DeviceCodeRecord(
-            deviceCodeHash: hash, userCode: userCode, tenantId: tenant, clientId: client, scope: scope, claims: claims.flatMap { try? ClaimsRequest.parse($0) },
+            deviceCodeHash: hash, userCode: userCode, tenantId: TenantID(tenant), clientId: AppID(client), scope: scope,
+            claims: claims.flatMap { try? ClaimsRequest.parse($0) },
             interval: interval,
             expiresAt: Date(seconds: expires), lastPolledAt: polled.map(Date.init(seconds:)), state: DeviceCodeRecord.State(rawValue: state) ?? .denied,
-            userId: user, methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), clientAddress: address)
+            userId: user.map { ObjectID($0) }, methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), clientAddress: address)
     }
 
     public func insertDeviceCode(_ code: DeviceCodeRecord, limits: DeviceCodeLimits, now: Date) async throws -> DeviceCodeQuota? {
         try await transaction { db in
             // Every node's inserts for this tenant queue on one lock, so the counts below and the insert are one step.
-            try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("device-codes:" + code.tenantId)))")
+            try await db.query("SELECT pg_advisory_xact_lock(hashtext(\("device-codes:" + code.tenantId.rawValue)))")
             let count = { (rows: [PostgresRow]) throws -> Int in try rows.first?.decode(Int.self) ?? 0 }
             if try count(
                 try await db.query(

@@ -39,7 +39,8 @@ extension PostgresStore {
             let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt, transfer) =
                 try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?, String?).self)
             return RefreshTokenRecord(
-                tokenHash: hash, familyId: family, tenantId: tenant, userId: user, clientId: client, scope: scope, issuedAt: Date(seconds: issued),
+                tokenHash: hash, familyId: family, tenantId: TenantID(tenant), userId: ObjectID(user), clientId: AppID(client), scope: scope,
+                issuedAt: Date(seconds: issued),
                 expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)),
                 methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), dpopThumbprint: jkt,
                 transferMethod: transfer.flatMap(TransferMethod.init))

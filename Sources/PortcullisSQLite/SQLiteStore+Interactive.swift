@@ -6,7 +6,7 @@ import SQLiteNIO
 extension SQLiteStore {
     static func session(from row: SQLiteRow) throws -> SessionRecord {
         SessionRecord(
-            idHash: try row.string("id_hash"), tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
+            idHash: try row.string("id_hash"), tenantId: try TenantID(row.string("tenant_id")), userId: try ObjectID(row.string("user_id")),
             methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
             createdAt: try row.date("created_at"), lastSeenAt: try row.date("last_seen_at"), expiresAt: try row.date("expires_at"))
     }
@@ -19,7 +19,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(session.idHash), .text(session.tenantId), .text(session.userId), .text(StoredJSON.text(of: session.methods)),
+                    .text(session.idHash), .text(session.tenantId.rawValue), .text(session.userId.rawValue), .text(StoredJSON.text(of: session.methods)),
                     .date(session.authTime), .date(session.createdAt), .date(session.lastSeenAt), .date(session.expiresAt),
                 ])
             _ = try await db.query(
@@ -28,7 +28,7 @@ extension SQLiteStore {
                     SELECT id_hash FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id_hash <> ?3 ORDER BY last_seen_at ASC
                     LIMIT max(0, (SELECT COUNT(*) FROM sessions WHERE tenant_id = ?1 AND user_id = ?2) - ?4))
                 """,
-                [.text(session.tenantId), .text(session.userId), .text(session.idHash), .integer(max(1, keepingAtMost))])
+                [.text(session.tenantId.rawValue), .text(session.userId.rawValue), .text(session.idHash), .integer(max(1, keepingAtMost))])
         }
     }
 
@@ -68,7 +68,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(code.codeHash), .text(code.request.tenantId), .text(code.userId), .text(request), .text(StoredJSON.text(of: code.methods)),
+                    .text(code.codeHash), .text(code.request.tenantId), .text(code.userId.rawValue), .text(request), .text(StoredJSON.text(of: code.methods)),
                     .date(code.authTime), .date(code.expiresAt), .integer(code.silent ? 1 : 0),
                 ])
         }
@@ -77,7 +77,7 @@ extension SQLiteStore {
     static func authorizationCode(from row: SQLiteRow) throws -> AuthorizationCodeRecord {
         AuthorizationCodeRecord(
             codeHash: try row.string("code_hash"), request: try StoredJSON.authorizationRequest(from: try row.string("request")),
-            userId: try row.string("user_id"), methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
+            userId: try ObjectID(row.string("user_id")), methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
             expiresAt: try row.date("expires_at"), usedAt: row.optionalDate("used_at"), familyId: row.optionalString("family_id"),
             accessTokenId: row.optionalString("access_jti"), accessTokenExpiresAt: row.optionalDate("access_expires_at"),
             silent: row.column("silent")?.integer == 1)
@@ -105,11 +105,11 @@ extension SQLiteStore {
 
     static func deviceCode(from row: SQLiteRow) throws -> DeviceCodeRecord {
         DeviceCodeRecord(
-            deviceCodeHash: try row.string("device_code_hash"), userCode: try row.string("user_code"), tenantId: try row.string("tenant_id"),
-            clientId: try row.string("client_id"), scope: try row.string("scope"),
+            deviceCodeHash: try row.string("device_code_hash"), userCode: try row.string("user_code"), tenantId: try TenantID(row.string("tenant_id")),
+            clientId: try AppID(row.string("client_id")), scope: try row.string("scope"),
             claims: row.optionalString("claims").flatMap { try? ClaimsRequest.parse($0) },
             interval: Int(try row.int("interval_seconds")), expiresAt: try row.date("expires_at"), lastPolledAt: row.optionalDate("last_polled_at"),
-            state: DeviceCodeRecord.State(rawValue: try row.string("state")) ?? .denied, userId: row.optionalString("user_id"),
+            state: DeviceCodeRecord.State(rawValue: try row.string("state")) ?? .denied, userId: row.optionalString("user_id").map { ObjectID($0) },
             methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"),
             clientAddress: row.optionalString("client_address"))
     }
@@ -124,8 +124,10 @@ extension SQLiteStore {
                         [.date(now)] + binds
                     ).first?.int("n") ?? 0)
             }
-            if try await pending("tenant_id = ?", [.text(code.tenantId)]) >= limits.perTenant { return .tenant }
-            if try await pending("tenant_id = ? AND client_id = ?", [.text(code.tenantId), .text(code.clientId)]) >= limits.perClient { return .client }
+            if try await pending("tenant_id = ?", [.text(code.tenantId.rawValue)]) >= limits.perTenant { return .tenant }
+            if try await pending("tenant_id = ? AND client_id = ?", [.text(code.tenantId.rawValue), .text(code.clientId.rawValue)]) >= limits.perClient {
+                return .client
+            }
             if let address = code.clientAddress, try await pending("client_address = ?", [.text(address)]) >= limits.perAddress { return .address }
             _ = try await db.query(
                 """
@@ -133,7 +135,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
                 """,
                 [
-                    .text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId), .text(code.clientId), .text(code.scope),
+                    .text(code.deviceCodeHash), .text(code.userCode), .text(code.tenantId.rawValue), .text(code.clientId.rawValue), .text(code.scope),
                     .optionalText(code.claims?.text), .integer(code.interval), .date(code.expiresAt), .optionalText(code.clientAddress),
                 ])
             return nil

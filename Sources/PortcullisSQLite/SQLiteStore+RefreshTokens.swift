@@ -13,8 +13,8 @@ extension SQLiteStore {
 
     private static func binds(_ record: RefreshTokenRecord) -> [SQLiteData] {
         [
-            .text(record.tokenHash), .text(record.familyId), .text(record.tenantId), .text(record.userId),
-            .text(record.clientId), .text(record.scope), .date(record.issuedAt), .date(record.expiresAt),
+            .text(record.tokenHash), .text(record.familyId), .id(record.tenantId), .id(record.userId),
+            .id(record.clientId), .text(record.scope), .date(record.issuedAt), .date(record.expiresAt),
         ]
     }
 
@@ -27,7 +27,7 @@ extension SQLiteStore {
                 ) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?) ON CONFLICT (family_id) DO NOTHING
                 """,
                 [
-                    .text(record.familyId), .text(record.tenantId), .text(record.userId), .text(record.clientId), .date(record.issuedAt),
+                    .text(record.familyId), .id(record.tenantId), .id(record.userId), .id(record.clientId), .date(record.issuedAt),
                     .text(StoredJSON.text(of: record.methods)), .optionalDate(record.authTime),
                     record.dpopThumbprint.map(SQLiteData.text) ?? .null, .optionalText(record.transferMethod?.rawValue),
                 ])
@@ -47,8 +47,8 @@ extension SQLiteStore {
         ).first.map { row in
             RefreshTokenRecord(
                 tokenHash: try row.string("token_hash"), familyId: try row.string("family_id"),
-                tenantId: try row.string("tenant_id"), userId: try row.string("user_id"),
-                clientId: try row.string("client_id"), scope: try row.string("scope"),
+                tenantId: try row.id("tenant_id"), userId: try row.id("user_id"),
+                clientId: try row.id("client_id"), scope: try row.string("scope"),
                 issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"),
                 usedAt: row.optionalDate("used_at"), familyRevokedAt: row.optionalDate("revoked_at"),
                 methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"),

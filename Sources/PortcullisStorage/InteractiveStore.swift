@@ -4,8 +4,8 @@ public import PortcullisCore
 /// A signed-in browser (PROTOCOL §9.3): stored by the hash of its cookie, so every node sees it.
 public struct SessionRecord: Sendable, Equatable {
     public var idHash: String
-    public var tenantId: String
-    public var userId: String
+    public var tenantId: TenantID
+    public var userId: ObjectID
     /// How the user authenticated (`amr`): `pwd`, later `mfa`.
     public var methods: [String]
     public var authTime: Date
@@ -14,10 +14,12 @@ public struct SessionRecord: Sendable, Equatable {
     /// The absolute end of the session.
     public var expiresAt: Date
 
-    public init(idHash: String, tenantId: String, userId: String, methods: [String], authTime: Date, createdAt: Date, lastSeenAt: Date, expiresAt: Date) {
+    public init(
+        idHash: String, tenantId: TenantID, userId: ObjectID, methods: [String], authTime: Date, createdAt: Date, lastSeenAt: Date, expiresAt: Date
+    ) {
         self.idHash = idHash
-        self.tenantId = TenantID(tenantId).rawValue
-        self.userId = ObjectID(userId).rawValue
+        self.tenantId = tenantId
+        self.userId = userId
         self.methods = methods
         self.authTime = authTime
         self.createdAt = createdAt
@@ -30,7 +32,7 @@ public struct SessionRecord: Sendable, Equatable {
 public struct AuthorizationCodeRecord: Sendable, Equatable {
     public var codeHash: String
     public var request: AuthorizationRequest
-    public var userId: String
+    public var userId: ObjectID
     public var methods: [String]
     public var authTime: Date
     public var expiresAt: Date
@@ -43,13 +45,13 @@ public struct AuthorizationCodeRecord: Sendable, Equatable {
     public var silent: Bool
 
     public init(
-        codeHash: String, request: AuthorizationRequest, userId: String, methods: [String], authTime: Date, expiresAt: Date,
+        codeHash: String, request: AuthorizationRequest, userId: ObjectID, methods: [String], authTime: Date, expiresAt: Date,
         usedAt: Date? = nil, familyId: String? = nil, accessTokenId: String? = nil, accessTokenExpiresAt: Date? = nil, silent: Bool = false
     ) {
         self.silent = silent
         self.codeHash = codeHash
         self.request = request
-        self.userId = ObjectID(userId).rawValue
+        self.userId = userId
         self.methods = methods
         self.authTime = authTime
         self.expiresAt = expiresAt
@@ -69,30 +71,30 @@ public struct DeviceCodeRecord: Sendable, Equatable {
     public var deviceCodeHash: String
     /// Normalised: upper case, no dash.
     public var userCode: String
-    public var tenantId: String
-    public var clientId: String
+    public var tenantId: TenantID
+    public var clientId: AppID
     public var scope: String
     public var claims: ClaimsRequest?
     public var interval: Int
     public var expiresAt: Date
     public var lastPolledAt: Date?
     public var state: State
-    public var userId: String?
+    public var userId: ObjectID?
     public var methods: [String]
     public var authTime: Date?
     /// Who asked for it (`LockoutPolicy.Subject.address(…).key`: an IPv6 client by its /64), for per-address quotas.
     public var clientAddress: String?
 
     public init(
-        deviceCodeHash: String, userCode: String, tenantId: String, clientId: String, scope: String, claims: ClaimsRequest?, interval: Int,
-        expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: String? = nil, methods: [String] = [], authTime: Date? = nil,
+        deviceCodeHash: String, userCode: String, tenantId: TenantID, clientId: AppID, scope: String, claims: ClaimsRequest?, interval: Int,
+        expiresAt: Date, lastPolledAt: Date? = nil, state: State = .pending, userId: ObjectID? = nil, methods: [String] = [], authTime: Date? = nil,
         clientAddress: String? = nil
     ) {
         self.clientAddress = clientAddress
         self.deviceCodeHash = deviceCodeHash
         self.userCode = userCode
-        self.tenantId = TenantID(tenantId).rawValue
-        self.clientId = AppID(clientId).rawValue
+        self.tenantId = tenantId
+        self.clientId = clientId
         self.scope = scope
         self.claims = claims
         self.interval = interval

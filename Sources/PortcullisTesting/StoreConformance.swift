@@ -39,7 +39,7 @@ public enum StoreConformance {
 
     static func record(_ hash: String, family: String, user: String = "u-1", client: String = "c-1", expires: TimeInterval = 3600) -> RefreshTokenRecord {
         RefreshTokenRecord(
-            tokenHash: hash, familyId: family, tenantId: tenant, userId: user, clientId: client, scope: "openid offline_access",
+            tokenHash: hash, familyId: family, tenantId: TenantID(tenant), userId: ObjectID(user), clientId: AppID(client), scope: "openid offline_access",
             issuedAt: now, expiresAt: now.addingTimeInterval(expires))
     }
 
@@ -464,7 +464,7 @@ public enum StoreConformance {
             func session(_ id: String, _ user: String, methods: [String]) async throws {
                 try await store.insertSession(
                     SessionRecord(
-                        idHash: id, tenantId: tenant, userId: user, methods: methods, authTime: now, createdAt: now, lastSeenAt: now,
+                        idHash: id, tenantId: TenantID(tenant), userId: ObjectID(user), methods: methods, authTime: now, createdAt: now, lastSeenAt: now,
                         expiresAt: now.addingTimeInterval(3600)), keepingAtMost: 10)
             }
             try await family("e-pwd", "u-e", "c-1", methods: ["pwd"])
@@ -776,7 +776,7 @@ public enum StoreConformance {
         ConformanceCase(name: "sessions: insert, read, touch, per-user cap, delete, delete a user's, purge") { store in
             func session(_ id: String, user: String = "u-1", seen offset: TimeInterval = 0, lifetime: TimeInterval = 3600) -> SessionRecord {
                 SessionRecord(
-                    idHash: id, tenantId: tenant, userId: user, methods: ["pwd"], authTime: now, createdAt: now,
+                    idHash: id, tenantId: TenantID(tenant), userId: ObjectID(user), methods: ["pwd"], authTime: now, createdAt: now,
                     lastSeenAt: now.addingTimeInterval(offset), expiresAt: now.addingTimeInterval(lifetime))
             }
             try await store.insertSession(session("s1", seen: 1), keepingAtMost: 2)
@@ -835,14 +835,14 @@ public enum StoreConformance {
         },
         ConformanceCase(name: "device codes: pending, poll pacing, decide once, consume once, count, purge") { store in
             let code = DeviceCodeRecord(
-                deviceCodeHash: "d1", userCode: "BCDFGHJK", tenantId: tenant, clientId: "c-1", scope: "openid", claims: nil,
+                deviceCodeHash: "d1", userCode: "BCDFGHJK", tenantId: TenantID(tenant), clientId: "c-1", scope: "openid", claims: nil,
                 interval: 5, expiresAt: now.addingTimeInterval(900), clientAddress: "ip:192.0.2.1")
             let roomy = DeviceCodeLimits(perTenant: 10, perClient: 10, perAddress: 10)
             try expect(try await store.insertDeviceCode(code, limits: roomy, now: now) == nil, "inserted")
             try expect(
                 try await store.insertDeviceCode(
                     DeviceCodeRecord(
-                        deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: tenant, clientId: "c-1", scope: "openid",
+                        deviceCodeHash: "d2", userCode: "LMNPQRST", tenantId: TenantID(tenant), clientId: "c-1", scope: "openid",
                         claims: nil, interval: 5, expiresAt: now.addingTimeInterval(10)), limits: roomy, now: now) == nil,
                 "inserted without an address")
             try expect(try await store.pendingDeviceCodes(tenantId: tenant, now: now) == 2, "two pending")
@@ -874,7 +874,7 @@ public enum StoreConformance {
         ConformanceCase(name: "device codes: tenant, client and address quotas are exact under concurrency; expired codes free their places") { store in
             func code(_ index: Int, tenant: String = "t-q", client: String = "c-1", address: String, expires: TimeInterval = 900) -> DeviceCodeRecord {
                 DeviceCodeRecord(
-                    deviceCodeHash: "q\(tenant)\(index)", userCode: "Q\(tenant)\(index)", tenantId: tenant, clientId: client, scope: "openid",
+                    deviceCodeHash: "q\(tenant)\(index)", userCode: "Q\(tenant)\(index)", tenantId: TenantID(tenant), clientId: AppID(client), scope: "openid",
                     claims: nil, interval: 5, expiresAt: now.addingTimeInterval(expires), clientAddress: address)
             }
             func concurrently(_ codes: [DeviceCodeRecord], _ limits: DeviceCodeLimits) async throws -> [DeviceCodeQuota?] {

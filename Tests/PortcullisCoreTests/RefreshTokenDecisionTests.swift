@@ -9,7 +9,7 @@ struct RefreshTokenDecisionTests {
         used: Bool = false, revoked: Bool = false, expiresIn: TimeInterval = 60, client: String = "c", tenant: String = "t"
     ) -> RefreshTokenRecord {
         RefreshTokenRecord(
-            tokenHash: "h", familyId: "f", tenantId: tenant, userId: "u", clientId: client, scope: "openid",
+            tokenHash: "h", familyId: "f", tenantId: TenantID(tenant), userId: "u", clientId: AppID(client), scope: "openid",
             issuedAt: now.addingTimeInterval(-10), expiresAt: now.addingTimeInterval(expiresIn),
             usedAt: used ? now.addingTimeInterval(-5) : nil, familyRevokedAt: revoked ? now.addingTimeInterval(-1) : nil)
     }

@@ -202,7 +202,8 @@ struct B2BCollaborationTests {
                     let now = env.clock.now()
                     try await env.store.insertSession(
                         SessionRecord(
-                            idHash: CredentialHasher.hashToken(token), tenantId: Fixtures.otherTenantId, userId: Fixtures.olga.id, methods: ["pwd", "mfa"],
+                            idHash: CredentialHasher.hashToken(token), tenantId: TenantID(Fixtures.otherTenantId), userId: ObjectID(Fixtures.olga.id),
+                            methods: ["pwd", "mfa"],
                             authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(3600)), keepingAtMost: 10)
                     browser.cookies.append(Browser.Cookie(name: "portcullis_session", value: token, path: "/\(Fixtures.otherTenantId)"))
                     return browser

@@ -4,9 +4,9 @@ public import Foundation
 public struct RefreshTokenRecord: Sendable, Equatable {
     public var tokenHash: String
     public var familyId: String
-    public var tenantId: String
-    public var userId: String
-    public var clientId: String
+    public var tenantId: TenantID
+    public var userId: ObjectID
+    public var clientId: AppID
     /// The OIDC scopes of the original sign-in (`openid profile offline_access`), space-separated.
     public var scope: String
     public var issuedAt: Date
@@ -26,7 +26,7 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     public var transferMethod: TransferMethod?
 
     public init(
-        tokenHash: String, familyId: String, tenantId: String, userId: String, clientId: String, scope: String,
+        tokenHash: String, familyId: String, tenantId: TenantID, userId: ObjectID, clientId: AppID, scope: String,
         issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil, methods: [String] = [], authTime: Date? = nil,
         dpopThumbprint: String? = nil, transferMethod: TransferMethod? = nil
     ) {
@@ -56,9 +56,9 @@ public enum RefreshTokenDecision: Sendable, Equatable {
     /// A replay of a used token: revoke the whole family, then refuse.
     case revokeFamilyAndReject(TokenError)
 
-    public static func decide(record: RefreshTokenRecord?, tenantId: String, clientId: String, now: Date) -> RefreshTokenDecision {
+    public static func decide(record: RefreshTokenRecord?, tenantId: TenantID, clientId: AppID, now: Date) -> RefreshTokenDecision {
         guard let record, record.tenantId == tenantId else { return .reject(.refreshTokenInvalid) }
-        guard record.clientId == clientId.lowercased() else { return .reject(.refreshTokenWrongClient) }
+        guard record.clientId == clientId else { return .reject(.refreshTokenWrongClient) }
         if record.familyRevokedAt != nil { return .reject(.refreshTokenRevoked) }
         if record.usedAt != nil { return .revokeFamilyAndReject(.refreshTokenReused) }
         if record.expiresAt <= now { return .reject(.refreshTokenExpired) }

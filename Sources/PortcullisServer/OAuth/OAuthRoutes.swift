@@ -128,7 +128,7 @@ struct OAuthRoutes: Sendable {
         let now = clock.now()
         // RFC 7009 §2.2: the answer is 200 whether or not the token was known, valid or ours to revoke.
         if let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)) {
-            if record.clientId == client.application.appId.rawValue && record.tenantId == tenant.tenant.id.rawValue {
+            if record.clientId == client.application.appId && record.tenantId == tenant.tenant.id {
                 try await store.revokeFamily(familyId: record.familyId, at: now)
             }
         } else if case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
@@ -177,16 +177,16 @@ struct OAuthRoutes: Sendable {
                     jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles, cnf: claims.cnf))
         }
         guard let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)),
-            RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id.rawValue, clientId: caller.appId.rawValue, now: now) == .redeem
+            RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
         else { return inactive }
         return JSONResponse.make(
             status: .ok,
             IntrospectionResponse(
-                active: true, scope: record.scope, clientId: record.clientId,
-                username: tenant.user(id: ObjectID(record.userId))?.userPrincipalName, tokenType: "refresh_token",
+                active: true, scope: record.scope, clientId: record.clientId.rawValue,
+                username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
                 exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
-                sub: record.userId, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), jti: nil,
-                tid: record.tenantId, oid: record.userId, roles: nil))
+                sub: record.userId.rawValue, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), jti: nil,
+                tid: record.tenantId.rawValue, oid: record.userId.rawValue, roles: nil))
     }
 
     func userRealm(_ context: PortcullisRequestContext) async throws -> Response {

@@ -151,7 +151,7 @@ struct TokenService: Sendable {
             // the answer is "try again", never a replay that would revoke the family (PROTOCOL §2.4).
             if store.isRotationInDoubt(tokenHash: presentedHash) { throw TokenError.temporarilyUnavailable }
             let record = try await store.find(tokenHash: presentedHash)
-            switch RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id.rawValue, clientId: client.application.appId.rawValue, now: now) {
+            switch RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: client.application.appId, now: now) {
             case .reject(let error):
                 throw error
             case .revokeFamilyAndReject(let error):
@@ -164,7 +164,7 @@ struct TokenService: Sendable {
             case .redeem:
                 break
             }
-            guard let record, let found = tenant.user(id: ObjectID(record.userId)) else { throw TokenError.unknownUser }
+            guard let record, let found = tenant.user(id: record.userId) else { throw TokenError.unknownUser }
             // A family bound to a key is redeemed only with a proof by that key (RFC 9449 §5); nothing is consumed otherwise.
             if let bound = record.dpopThumbprint, bound != proof?.thumbprint { throw TokenError.dpopKeyMismatch }
             guard found.accountEnabled else { throw TokenError.userDisabled }
@@ -175,7 +175,7 @@ struct TokenService: Sendable {
             transferMethod = record.transferMethod
         case .authorizationCode:
             let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared, proof: proof)
-            guard let found = tenant.user(id: ObjectID(code.userId)), found.accountEnabled else { throw TokenError.userDisabled }
+            guard let found = tenant.user(id: code.userId), found.accountEnabled else { throw TokenError.userDisabled }
             user = found
             scopeText = code.request.scope
             authentication = AuthenticationContext(methods: code.methods, time: code.authTime)
@@ -281,7 +281,7 @@ struct TokenService: Sendable {
         let code = try form.required("device_code")
         let hash = CredentialHasher.hashToken(code)
         guard let poll = try await store.pollDeviceCode(deviceCodeHash: hash, at: now),
-            poll.record.tenantId == tenant.tenant.id.rawValue, poll.record.clientId == client.application.appId.rawValue
+            poll.record.tenantId == tenant.tenant.id, poll.record.clientId == client.application.appId
         else { throw TokenError.deviceCodeInvalid }
         let record = poll.record
         guard record.expiresAt > now else { throw TokenError.deviceCodeExpired }
@@ -307,8 +307,8 @@ struct TokenService: Sendable {
             let token = CredentialHasher.randomToken()
             try await store.insert(
                 RefreshTokenRecord(
-                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: plan.accessToken.tenantId,
-                    userId: plan.accessToken.subject, clientId: plan.accessToken.clientId, scope: scope, issuedAt: facts.now.wholeSeconds,
+                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: TenantID(plan.accessToken.tenantId),
+                    userId: ObjectID(plan.accessToken.subject), clientId: AppID(plan.accessToken.clientId), scope: scope, issuedAt: facts.now.wholeSeconds,
                     expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint,
                     transferMethod: facts.signIn.transferMethod))
             refreshToken = token

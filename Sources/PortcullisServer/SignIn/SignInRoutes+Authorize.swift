@@ -212,7 +212,7 @@ extension SignInRoutes {
         let sessionHash = CredentialHasher.hashToken(token)
         try await store.insertSession(
             SessionRecord(
-                idHash: sessionHash, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, methods: authentication.methods, authTime: now,
+                idHash: sessionHash, tenantId: tenant.tenant.id, userId: user.id, methods: authentication.methods, authTime: now,
                 createdAt: now,
                 lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)), keepingAtMost: configuration.signIn.sessionsPerUser)
         return try await complete(
@@ -316,7 +316,7 @@ extension SignInRoutes {
             let now = clock.now()
             try await store.insertAuthorizationCode(
                 AuthorizationCodeRecord(
-                    codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id.rawValue, methods: methods, authTime: authTime,
+                    codeHash: CredentialHasher.hashToken(code), request: authorization, userId: user.id, methods: methods, authTime: authTime,
                     expiresAt: now.addingTimeInterval(configuration.signIn.codeLifetime), silent: silent))
             var fields = [("code", code)]
             if let state = authorization.state { fields.append(("state", state)) }

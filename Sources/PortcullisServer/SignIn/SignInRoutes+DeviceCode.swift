@@ -48,8 +48,8 @@ extension SignInRoutes {
         let address = LockoutPolicy.Subject.address(clientIP(request, context)).key
         if let quota = try await store.insertDeviceCode(
             DeviceCodeRecord(
-                deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id.rawValue,
-                clientId: client.application.appId.rawValue,
+                deviceCodeHash: CredentialHasher.hashToken(deviceCode), userCode: userCode, tenantId: tenant.tenant.id,
+                clientId: client.application.appId,
                 scope: scope, claims: claims, interval: configuration.signIn.deviceCodeInterval, expiresAt: now.addingTimeInterval(lifetime),
                 clientAddress: address), limits: configuration.signIn.deviceCodeLimits, now: now)
         {
@@ -105,7 +105,7 @@ extension SignInRoutes {
             return deviceLoginPage(request, context, error: error, userCode: typed, status: .badRequest)
         }
         guard let record = try await store.deviceCode(userCode: typed), record.state == .pending, record.expiresAt > now,
-            let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
+            let tenant = try await tenants.snapshot(tenantSegment: record.tenantId.rawValue)
         else {
             return deviceLoginPage(
                 request, context, error: TokenError(.invalidRequest, aadsts: 70000, "That code is not valid or has expired. Check the code on your device."),
@@ -124,7 +124,7 @@ extension SignInRoutes {
         let ticket = sealer.seal((try? Self.ticketCoder.0.encode(DeviceTicket(userCode: record.userCode, issued: clock.now()))) ?? Data())
         var values: [String: Any] = [
             "action": "\(basePath)/devicelogin/signin", "ticket": ticket, "csrf": csrf,
-            "appName": tenant.directory.application(appId: AppID(record.clientId))?.displayName ?? record.clientId, "loginHint": username ?? "",
+            "appName": tenant.directory.application(appId: record.clientId)?.displayName ?? record.clientId, "loginHint": username ?? "",
             "focusUsername": (username ?? "").isEmpty, "submitLabel": "Sign in and allow", "canDeny": true,
             "note": "Only continue if you started this sign-in on your own device (code \(Self.displayUserCode(record.userCode))).",
         ]
@@ -140,7 +140,7 @@ extension SignInRoutes {
         guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(DeviceTicket.self, from: payload),
             clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime,
             let record = try await store.deviceCode(userCode: ticket.userCode),
-            let tenant = try await tenants.snapshot(tenantSegment: record.tenantId)
+            let tenant = try await tenants.snapshot(tenantSegment: record.tenantId.rawValue)
         else {
             return deviceLoginPage(
                 request, context, error: TokenError(.invalidRequest, aadsts: 70000, "The sign-in form is not valid or has expired. Enter the code again."),
@@ -185,7 +185,7 @@ extension SignInRoutes {
         _ context: PortcullisRequestContext, username: String? = nil
     ) async throws -> Response {
         let now = clock.now()
-        if let client = tenant.directory.application(appId: AppID(record.clientId)) {
+        if let client = tenant.directory.application(appId: record.clientId) {
             let resource: PortcullisCore.Application
             do {
                 resource = try ScopeRequest.parse(record.scope, in: tenant.directory).resource ?? client
@@ -235,7 +235,7 @@ extension SignInRoutes {
     }
 
     func deviceApproved(_ record: DeviceCodeRecord, tenant: TenantSnapshot, _ context: PortcullisRequestContext) -> Response {
-        let app = tenant.directory.application(appId: AppID(record.clientId))?.displayName ?? record.clientId
+        let app = tenant.directory.application(appId: record.clientId)?.displayName ?? record.clientId.rawValue
         return pages.render(
             "message", frame: frame("You're signed in", tenant: tenant, context),
             values: ["text": "You have signed in to \(app) on your device.", "detail": "You can close this window and return to the device."])

@@ -94,7 +94,7 @@ extension SignInRoutes {
         var session: SessionRecord?
         if let hash = ticket.sessionHash {
             session = try await currentSession(request, tenant: tenant)?.record
-            guard session?.idHash == hash, session?.userId == user.id.rawValue else {
+            guard session?.idHash == hash, session?.userId == user.id else {
                 return errorPage(
                     TokenError(
                         .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),

@@ -134,7 +134,7 @@ extension SignInRoutes {
         let token = CredentialHasher.randomToken()
         try await store.insertSession(
             SessionRecord(
-                idHash: CredentialHasher.hashToken(token), tenantId: home.tenant.id.rawValue, userId: signedIn.user.id.rawValue,
+                idHash: CredentialHasher.hashToken(token), tenantId: home.tenant.id, userId: signedIn.user.id,
                 methods: signedIn.authentication.methods,
                 authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(configuration.signIn.sessionLifetime)),
             keepingAtMost: configuration.signIn.sessionsPerUser)

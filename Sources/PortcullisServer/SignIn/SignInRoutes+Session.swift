@@ -21,11 +21,11 @@ extension SignInRoutes {
     /// The browser's live session for this tenant, if any (expired, idle or disabled ones do not count).
     func currentSession(_ request: Request, tenant: TenantSnapshot) async throws -> (record: SessionRecord, user: User)? {
         guard let token = Self.cookies(request)[Self.sessionCookie], token.count >= 20,
-            let record = try await store.session(idHash: CredentialHasher.hashToken(token)), record.tenantId == tenant.tenant.id.rawValue
+            let record = try await store.session(idHash: CredentialHasher.hashToken(token)), record.tenantId == tenant.tenant.id
         else { return nil }
         let now = clock.now()
         guard record.expiresAt > now, now.timeIntervalSince(record.lastSeenAt) < configuration.signIn.sessionIdleTimeout,
-            let user = tenant.directory.user(id: ObjectID(record.userId)), user.accountEnabled, try await tenants.homeAccountUsable(user)
+            let user = tenant.directory.user(id: record.userId), user.accountEnabled, try await tenants.homeAccountUsable(user)
         else { return nil }
         return (record, user)
     }

@@ -131,7 +131,7 @@ extension SignInRoutes {
         }
         if let hash = ticket.sessionHash {
             let session = try await currentSession(request, tenant: tenant)?.record
-            guard session?.idHash == hash, session?.userId == user.id.rawValue else {
+            guard session?.idHash == hash, session?.userId == user.id else {
                 return errorPage(
                     TokenError(
                         .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),

@@ -146,8 +146,9 @@ enum Dataset {
             let token = CredentialHasher.randomToken()
             try await store.insert(
                 RefreshTokenRecord(
-                    tokenHash: CredentialHasher.hashToken(token), familyId: UUID().uuidString.lowercased(), tenantId: tenantId, userId: guid(0xA, index),
-                    clientId: mobileClient, scope: "api://bench-mail/Mail.Read openid profile offline_access", issuedAt: now,
+                    tokenHash: CredentialHasher.hashToken(token), familyId: UUID().uuidString.lowercased(), tenantId: TenantID(tenantId),
+                    userId: ObjectID(guid(0xA, index)),
+                    clientId: AppID(mobileClient), scope: "api://bench-mail/Mail.Read openid profile offline_access", issuedAt: now,
                     expiresAt: now.addingTimeInterval(86400 * 30)))
             if index < options.refreshTokens { success.append(token) } else { refused.append(token) }
         }
