@@ -239,9 +239,9 @@ extension PostgresStore {
                     """
                     INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size)
                     SELECT n, i, t, c, r, NULLIF(u, ''), a, s, st, d, z
-                    FROM UNNEST(\(Array(cursors[..<individual]))::int8[], \(slice.map(\.id))::text[], \(slice.map(\.tenantId))::text[], \(slice.map(\.createdDateTime.seconds))::float8[],
-                                \(slice.map(\.correlationId))::text[], \(slice.map { $0.userId ?? "" })::text[], \(slice.map(\.clientAppId))::text[],
-                                \(slice.map(\.resourceAppId))::text[], \(slice.map(\.conditionalAccessStatus.rawValue))::text[],
+                    FROM UNNEST(\(Array(cursors[..<individual]))::int8[], \(slice.map(\.id))::text[], \(slice.map(\.tenantId.rawValue))::text[], \(slice.map(\.createdDateTime.seconds))::float8[],
+                                \(slice.map(\.correlationId))::text[], \(slice.map { $0.userId?.rawValue ?? "" })::text[], \(slice.map(\.clientAppId.rawValue))::text[],
+                                \(slice.map(\.resourceAppId.rawValue))::text[], \(slice.map(\.conditionalAccessStatus.rawValue))::text[],
                                 \(Array(documents[..<individual]))::text[], \(Array(sizes[..<individual]))::int8[])
                          AS batch(n, i, t, c, r, u, a, s, st, d, z)
                     RETURNING cursor, id
@@ -260,10 +260,10 @@ extension PostgresStore {
                     INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record,
                                           size, count, last_at, last_correlation_id, aggregate_key, window_start)
                     SELECT n, i, t, c, r, NULLIF(u, ''), a, s, st, d, z, k, l, lc, ak, w
-                    FROM UNNEST(\(Array(cursors[individual...]))::int8[], \(aggregates.map(\.first.id))::text[], \(aggregates.map(\.first.tenantId))::text[],
+                    FROM UNNEST(\(Array(cursors[individual...]))::int8[], \(aggregates.map(\.first.id))::text[], \(aggregates.map(\.first.tenantId.rawValue))::text[],
                                 \(aggregates.map(\.first.createdDateTime.seconds))::float8[], \(aggregates.map(\.first.correlationId))::text[],
-                                \(aggregates.map { $0.first.userId ?? "" })::text[], \(aggregates.map(\.first.clientAppId))::text[],
-                                \(aggregates.map(\.first.resourceAppId))::text[], \(aggregates.map(\.first.conditionalAccessStatus.rawValue))::text[],
+                                \(aggregates.map { $0.first.userId?.rawValue ?? "" })::text[], \(aggregates.map(\.first.clientAppId.rawValue))::text[],
+                                \(aggregates.map(\.first.resourceAppId.rawValue))::text[], \(aggregates.map(\.first.conditionalAccessStatus.rawValue))::text[],
                                 \(Array(documents[individual...]))::text[], \(Array(sizes[individual...]))::int8[],
                                 \(aggregates.map { Int64($0.count) })::int8[], \(aggregates.map(\.lastDateTime.seconds))::float8[],
                                 \(aggregates.map(\.lastCorrelationId))::text[], \(aggregates.map(\.key))::text[],

@@ -31,8 +31,8 @@ extension SQLiteStore {
                     let size = json.utf8.count + StoredJSON.signInRowOverhead
                     added += size
                     binds += [
-                        .integer(cursor), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
-                        .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
+                        .integer(cursor), .text(record.id), .text(record.tenantId.rawValue), .date(record.createdDateTime), .text(record.correlationId),
+                        .optionalText(record.userId?.rawValue), .text(record.clientAppId.rawValue), .text(record.resourceAppId.rawValue),
                         .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size),
                     ]
                     for policy in Self.indexedPolicies(record) { policyBinds += [.integer(cursor), .text(policy)] }
@@ -58,8 +58,8 @@ extension SQLiteStore {
                     let cursor = Int(base) + position + 1
                     sizes[Int64(cursor)] = (record, size)
                     binds += [
-                        .integer(cursor), .text(record.id), .text(record.tenantId), .date(record.createdDateTime), .text(record.correlationId),
-                        .optionalText(record.userId), .text(record.clientAppId), .text(record.resourceAppId),
+                        .integer(cursor), .text(record.id), .text(record.tenantId.rawValue), .date(record.createdDateTime), .text(record.correlationId),
+                        .optionalText(record.userId?.rawValue), .text(record.clientAppId.rawValue), .text(record.resourceAppId.rawValue),
                         .text(record.conditionalAccessStatus.rawValue), .text(json), .integer(size), .integer(aggregate.count),
                         .date(aggregate.lastDateTime), .text(aggregate.lastCorrelationId), .text(aggregate.key), .date(aggregate.windowStart),
                     ]

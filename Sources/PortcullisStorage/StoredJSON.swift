@@ -115,12 +115,12 @@ public enum StoredJSON {
         }
         var record = try signIn(from: whole)
         record.id = columns.id
-        record.tenantId = columns.tenantId
+        record.tenantId = TenantID(columns.tenantId)
         record.createdDateTime = columns.createdAt
         record.correlationId = columns.correlationId
-        record.userId = columns.userId
-        record.clientAppId = columns.clientAppId
-        record.resourceAppId = columns.resourceAppId
+        record.userId = columns.userId.map { ObjectID($0) }
+        record.clientAppId = AppID(columns.clientAppId)
+        record.resourceAppId = AppID(columns.resourceAppId)
         if let status = Decision.Status(rawValue: columns.status) { record.conditionalAccessStatus = status }
         if let count = columns.count, let lastAt = columns.lastAt {
             record.aggregate = SignInRecord.Aggregate(count: count, lastDateTime: lastAt, lastCorrelationId: columns.lastCorrelationId ?? columns.correlationId)

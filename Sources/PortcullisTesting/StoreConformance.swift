@@ -282,7 +282,7 @@ public enum StoreConformance {
         ConformanceCase(name: "sign-ins: large batches, filters by user, status, policy and correlation ID") { store in
             func record(_ index: Int) -> SignInRecord {
                 SignInRecord(
-                    id: "s\(index)", createdDateTime: now.addingTimeInterval(Double(index)), correlationId: "c\(index)", tenantId: tenant,
+                    id: "s\(index)", createdDateTime: now.addingTimeInterval(Double(index)), correlationId: "c\(index)", tenantId: TenantID(tenant),
                     userId: index % 3 == 0 ? "u-a" : "u-b", userPrincipalName: nil, clientAppId: "app", resourceAppId: "res", resource: nil,
                     grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: nil, platform: nil,
                     appProtection: "none", conditionalAccessStatus: index % 2 == 0 ? .success : .failure,
@@ -310,7 +310,7 @@ public enum StoreConformance {
             store in
             func refresh(_ index: Int, tenantId: String, at offset: TimeInterval) -> SignInRecord {
                 var record = SignInRecord(
-                    id: "m\(index)", createdDateTime: now.addingTimeInterval(offset), correlationId: "mc\(index)", tenantId: tenantId, userId: nil,
+                    id: "m\(index)", createdDateTime: now.addingTimeInterval(offset), correlationId: "mc\(index)", tenantId: TenantID(tenantId), userId: nil,
                     userPrincipalName: nil, clientAppId: "daemon", resourceAppId: "res", resource: "api://res", grantType: "client_credentials",
                     clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: "192.0.2.9", platform: nil, appProtection: "none",
                     conditionalAccessStatus: .success,
@@ -345,7 +345,8 @@ public enum StoreConformance {
         ) { store in
             func refresh(_ index: Int, at offset: TimeInterval, user: String = "u-a", tenantId: String = tenant) -> SignInRecord {
                 var record = SignInRecord(
-                    id: "r\(index)", createdDateTime: now.addingTimeInterval(offset), correlationId: "rc\(index)", tenantId: tenantId, userId: user,
+                    id: "r\(index)", createdDateTime: now.addingTimeInterval(offset), correlationId: "rc\(index)", tenantId: TenantID(tenantId),
+                    userId: ObjectID(user),
                     userPrincipalName: "\(user)@t", clientAppId: "app", resourceAppId: "res", resource: "api://res", grantType: "refresh_token",
                     clientAppType: "mobileAppsAndDesktopClients", capabilities: ["cp1"], ipAddress: "192.0.2.1", platform: "iOS", appProtection: "none",
                     conditionalAccessStatus: .success,

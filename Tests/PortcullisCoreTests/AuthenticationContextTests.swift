@@ -219,8 +219,9 @@ struct AuthenticationContextTests {
     @Test("what a sign-in record keeps: asked-for contexts as required, the others as previously satisfied; impact replays the ask")
     func record() throws {
         let record = SignInRecord(
-            id: "r", createdDateTime: Date(), correlationId: "c", tenantId: CA.directory.tenant.id.rawValue, userId: CA.u1, userPrincipalName: nil,
-            clientAppId: CA.approvedClient, resourceAppId: CA.r1, resource: nil, grantType: "refresh_token", clientAppType: "mobileAppsAndDesktopClients",
+            id: "r", createdDateTime: Date(), correlationId: "c", tenantId: CA.directory.tenant.id, userId: ObjectID(CA.u1), userPrincipalName: nil,
+            clientAppId: AppID(CA.approvedClient), resourceAppId: AppID(CA.r1), resource: nil, grantType: "refresh_token",
+            clientAppType: "mobileAppsAndDesktopClients",
             capabilities: [], ipAddress: nil, platform: nil, appProtection: "none", conditionalAccessStatus: .success, appliedConditionalAccessPolicies: [],
             errorCode: nil, authenticationMethods: ["pwd", "mfa"], authenticationContexts: ["c2"], met: ["c1", "c2"])
         #expect(

@@ -209,8 +209,8 @@ struct CriticalEventChangeTests {
     ) -> SignInRecord {
         var record = SignInRecord(
             id: "s\(n)", createdDateTime: Date(timeIntervalSince1970: 1_800_000_000 - ageMinutes * 60), correlationId: "c\(n)",
-            tenantId: CA.directory.tenant.id.rawValue, userId: user, userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: client,
-            resourceAppId: resource, resource: nil, grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: capabilities,
+            tenantId: CA.directory.tenant.id, userId: user.map { ObjectID($0) }, userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: AppID(client),
+            resourceAppId: AppID(resource), resource: nil, grantType: "password", clientAppType: "mobileAppsAndDesktopClients", capabilities: capabilities,
             ipAddress: "192.0.2.10", platform: "iOS", appProtection: "none", conditionalAccessStatus: status, appliedConditionalAccessPolicies: [],
             errorCode: errorCode)
         record.authenticationMethods = methods

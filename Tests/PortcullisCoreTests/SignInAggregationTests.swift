@@ -13,8 +13,9 @@ struct SignInAggregationTests {
         errorCode: Int? = nil, policies: [Decision.AppliedPolicy] = [], interactive: Bool? = nil
     ) -> SignInRecord {
         var record = SignInRecord(
-            id: "s\(n)", createdDateTime: at.addingTimeInterval(offset), correlationId: "c\(n)", tenantId: CA.directory.tenant.id.rawValue, userId: user,
-            userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: CA.approvedClient, resourceAppId: CA.r1, resource: "api://r1",
+            id: "s\(n)", createdDateTime: at.addingTimeInterval(offset), correlationId: "c\(n)", tenantId: CA.directory.tenant.id,
+            userId: user.map { ObjectID($0) },
+            userPrincipalName: user.map { "\($0)@ca.test" }, clientAppId: AppID(CA.approvedClient), resourceAppId: AppID(CA.r1), resource: "api://r1",
             grantType: grant.rawValue, clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: "192.0.2.10", platform: "iOS",
             appProtection: "none", conditionalAccessStatus: status, appliedConditionalAccessPolicies: policies, errorCode: errorCode,
             authenticationMethods: ["pwd"])
@@ -139,8 +140,8 @@ struct SignInAggregationTests {
             let decision = policies.evaluate(facts)
             var record = SignInRecord(
                 id: "s\(n)", createdDateTime: at.addingTimeInterval(Double(Int.random(in: 0..<(3 * 3600), using: &generator))), correlationId: "c\(n)",
-                tenantId: CA.directory.tenant.id.rawValue, userId: user, userPrincipalName: nil, clientAppId: facts.clientAppId.rawValue,
-                resourceAppId: facts.resourceAppId.rawValue, resource: nil, grantType: grant.rawValue, clientAppType: facts.clientAppType.rawValue,
+                tenantId: CA.directory.tenant.id, userId: user.map { ObjectID($0) }, userPrincipalName: nil, clientAppId: facts.clientAppId,
+                resourceAppId: facts.resourceAppId, resource: nil, grantType: grant.rawValue, clientAppType: facts.clientAppType.rawValue,
                 capabilities: [], ipAddress: facts.ipAddress?.description, platform: facts.platform?.rawValue, appProtection: "none",
                 conditionalAccessStatus: decision.status, appliedConditionalAccessPolicies: decision.policies,
                 errorCode: decision.refusal == nil ? nil : 53003, authenticationMethods: user == nil ? nil : facts.authentication.methods)

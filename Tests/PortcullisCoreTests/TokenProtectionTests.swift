@@ -81,8 +81,8 @@ struct TokenProtectionTests {
     @Test("impact replays whether a recorded sign-in was bound")
     func impactReplay() throws {
         let record = SignInRecord(
-            id: "s1", createdDateTime: Date(timeIntervalSince1970: 0), correlationId: "c", tenantId: CA.directory.tenant.id.rawValue, userId: CA.u1,
-            userPrincipalName: nil, clientAppId: CA.approvedClient, resourceAppId: CA.r1, resource: nil, grantType: "password",
+            id: "s1", createdDateTime: Date(timeIntervalSince1970: 0), correlationId: "c", tenantId: CA.directory.tenant.id, userId: ObjectID(CA.u1),
+            userPrincipalName: nil, clientAppId: AppID(CA.approvedClient), resourceAppId: AppID(CA.r1), resource: nil, grantType: "password",
             clientAppType: "mobileAppsAndDesktopClients", capabilities: [], ipAddress: nil, platform: nil, appProtection: "none",
             conditionalAccessStatus: .notApplied, appliedConditionalAccessPolicies: [], errorCode: nil)
         var bound = record

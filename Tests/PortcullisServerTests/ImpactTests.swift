@@ -93,8 +93,9 @@ struct ImpactTests {
                     authentication: AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: nil))
                 let decision = set.evaluate(facts)
                 let record = SignInRecord(
-                    id: "r", createdDateTime: Date(), correlationId: "c", tenantId: Fixtures.tenantId, userId: Fixtures.alice.id, userPrincipalName: nil,
-                    clientAppId: Fixtures.mobileClientId, resourceAppId: Fixtures.mailApiId, resource: nil, grantType: "password",
+                    id: "r", createdDateTime: Date(), correlationId: "c", tenantId: TenantID(Fixtures.tenantId), userId: ObjectID(Fixtures.alice.id),
+                    userPrincipalName: nil,
+                    clientAppId: AppID(Fixtures.mobileClientId), resourceAppId: AppID(Fixtures.mailApiId), resource: nil, grantType: "password",
                     clientAppType: facts.clientAppType.rawValue, capabilities: facts.capabilities, ipAddress: facts.ipAddress?.description,
                     platform: facts.platform?.rawValue, appProtection: protection.label, conditionalAccessStatus: decision.status,
                     appliedConditionalAccessPolicies: decision.policies, errorCode: nil, authenticationMethods: mfa ? ["pwd", "mfa"] : ["pwd"])

@@ -145,8 +145,8 @@ public enum InteractiveDecision {
     ) -> SignInRecord {
         let signIn = facts.signIn
         var record = SignInRecord(
-            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: tenantId, userId: user.id.rawValue,
-            userPrincipalName: user.userPrincipalName, clientAppId: signIn.clientAppId.rawValue, resourceAppId: signIn.resourceAppId.rawValue,
+            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: TenantID(tenantId), userId: user.id,
+            userPrincipalName: user.userPrincipalName, clientAppId: signIn.clientAppId, resourceAppId: signIn.resourceAppId,
             resource: signIn.resourceAppId.rawValue,
             grantType: facts.flow == .deviceCode ? GrantType.deviceCode.rawValue : GrantType.authorizationCode.rawValue,
             clientAppType: signIn.clientAppType.rawValue, capabilities: signIn.capabilities, ipAddress: signIn.ipAddress?.description,

@@ -143,8 +143,8 @@ public enum ImpactAnalysis {
             }
             changes.append(
                 Change(
-                    signInId: record.id, createdDateTime: record.createdDateTime, userId: record.userId, userPrincipalName: record.userPrincipalName,
-                    clientAppId: record.clientAppId, resourceAppId: record.resourceAppId, before: before, after: after, count: count))
+                    signInId: record.id, createdDateTime: record.createdDateTime, userId: record.userId?.rawValue, userPrincipalName: record.userPrincipalName,
+                    clientAppId: record.clientAppId.rawValue, resourceAppId: record.resourceAppId.rawValue, before: before, after: after, count: count))
         }
         return Report(evaluated: evaluated, summary: summary, changes: changes, truncated: truncated)
     }

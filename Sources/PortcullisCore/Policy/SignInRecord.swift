@@ -5,11 +5,11 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     public var id: String
     public var createdDateTime: Date
     public var correlationId: String
-    public var tenantId: String
-    public var userId: String?
+    public var tenantId: TenantID
+    public var userId: ObjectID?
     public var userPrincipalName: String?
-    public var clientAppId: String
-    public var resourceAppId: String
+    public var clientAppId: AppID
+    public var resourceAppId: AppID
     public var resource: String?
     public var grantType: String
     public var clientAppType: String
@@ -95,8 +95,8 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     }
 
     public init(
-        id: String, createdDateTime: Date, correlationId: String, tenantId: String, userId: String?, userPrincipalName: String?,
-        clientAppId: String, resourceAppId: String, resource: String?, grantType: String, clientAppType: String,
+        id: String, createdDateTime: Date, correlationId: String, tenantId: TenantID, userId: ObjectID?, userPrincipalName: String?,
+        clientAppId: AppID, resourceAppId: AppID, resource: String?, grantType: String, clientAppType: String,
         capabilities: [String], ipAddress: String?, platform: String?, appProtection: String,
         conditionalAccessStatus: Decision.Status, appliedConditionalAccessPolicies: [Decision.AppliedPolicy], errorCode: Int?,
         authenticationMethods: [String]? = nil, authenticationContexts requested: [String] = [], met: [String] = []

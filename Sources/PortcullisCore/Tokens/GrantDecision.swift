@@ -379,9 +379,9 @@ public enum GrantDecision {
         _ facts: GrantFacts, decision: Decision, errorCode: Int?, id: String, correlationId: String, grantLabel: String? = nil
     ) -> SignInRecord {
         var record = SignInRecord(
-            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: facts.tenant.tenant.id.rawValue,
-            userId: facts.user?.id.rawValue, userPrincipalName: facts.user?.userPrincipalName, clientAppId: facts.client.appId.rawValue,
-            resourceAppId: facts.signIn.resourceAppId.rawValue, resource: facts.scope.audience ?? facts.client.appId.rawValue,
+            id: id, createdDateTime: facts.now, correlationId: correlationId, tenantId: facts.tenant.tenant.id,
+            userId: facts.user?.id, userPrincipalName: facts.user?.userPrincipalName, clientAppId: facts.client.appId,
+            resourceAppId: facts.signIn.resourceAppId, resource: facts.scope.audience ?? facts.client.appId.rawValue,
             grantType: grantLabel ?? facts.grantType.rawValue, clientAppType: facts.signIn.clientAppType.rawValue,
             capabilities: facts.signIn.capabilities, ipAddress: facts.signIn.ipAddress?.description,
             platform: facts.signIn.platform?.rawValue, appProtection: facts.signIn.appProtection.label,
