@@ -100,7 +100,7 @@ struct BearerAuthenticator: RouterMiddleware {
         // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
         // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
         guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
-            tenant.tenant.id.rawValue == claimedTenant.lowercased(),
+            tenant.tenant.id == TenantID(claimedTenant),
             case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
                 token, issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), audiences: resource.identifierUris + [resource.appId.rawValue],
                 now: clock.now(), leeway: 60

@@ -99,7 +99,7 @@ struct ComplianceAdminRoutes: Sendable {
 
     /// Selective wipe of one enrollment (PROTOCOL §6).
     func wipe(_ tenant: TenantSnapshot, id: String, actor: String) async throws -> Enrollment {
-        guard let wiped = try await compliance.wipe(tenantId: tenant.tenant.id.rawValue, id: id, actor: actor) else {
+        guard let wiped = try await compliance.wipe(tenantId: tenant.tenant.id, id: id, actor: actor) else {
             throw APIError(.conflict, "nothingToWipe", "The enrollment is already wiped or unenrolled.")
         }
         return wiped

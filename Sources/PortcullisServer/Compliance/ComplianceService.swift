@@ -337,18 +337,18 @@ public struct ComplianceService: AppProtectionStatusProvider {
     /// `wipe` command waiting for the next check-in — the enrollment, its history, its callbacks, the token
     /// revocation (the state machine's `revokeTokens` action) and the audit record in one transaction.
     /// `nil` when there is nothing to wipe.
-    func wipe(tenantId: String, id: String, actor: String) async throws -> Enrollment? {
+    func wipe(tenantId: TenantID, id: String, actor: String) async throws -> Enrollment? {
         for _ in 0..<5 {
-            guard let current = try await store.enrollment(id: RecordID(id)), current.tenantId.rawValue == tenantId else {
+            guard let current = try await store.enrollment(id: RecordID(id)), current.tenantId == tenantId else {
                 throw APIError.notFound("The enrollment \(id.prefix(64))")
             }
             let now = clock.now()
             guard let outcome = EnrollmentMachine.wipe(current, now: now) else { return nil }
-            guard let client = try await tenants.snapshot(tenantSegment: tenantId)?.directory.application(appId: current.clientId) else { return nil }
+            guard let client = try await tenants.snapshot(id: tenantId)?.directory.application(appId: current.clientId) else { return nil }
             var after = outcome.enrollment
             after.revision = current.revision + 1
             let audit = AuditRecord(
-                tenantId: TenantID(tenantId), at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id.rawValue,
+                tenantId: tenantId, at: now, actor: actor, action: .wipe, kind: .enrollment, documentId: current.id.rawValue,
                 // As the admin API shows enrollments (dates ISO 8601).
                 before: JSONValue(encoding: current), after: JSONValue(encoding: after))
             if let stored = try await persist(outcome, previous: current, event: .wipeRequested, client: client, now: now, detail: actor, audit: audit) {

@@ -65,21 +65,21 @@ struct SharedSignalsRoutes: Sendable {
     // MARK: Streams
 
     /// The receiver's tenant (the path's, which must be its token's) and its client application.
-    func receiver(_ context: PortcullisRequestContext) async throws -> (tenant: TenantSnapshot, appId: String) {
+    func receiver(_ context: PortcullisRequestContext) async throws -> (tenant: TenantSnapshot, appId: AppID) {
         let principal = try context.requirePrincipal()
         guard let tenant = try await tenants.snapshot(tenantSegment: context.parameters.get("tenant") ?? ""),
-            tenant.tenant.id.rawValue == principal.tid.lowercased()
+            tenant.tenant.id == TenantID(principal.tid)
         else { throw APIError(.forbidden, "forbidden", "A receiver sees only its own tenant's streams.") }
-        return (tenant, principal.azp.lowercased())
+        return (tenant, AppID(principal.azp))
     }
 
     /// The receiver's stream named `id`; 404 for another receiver's, as for none.
-    func stream(_ id: String?, tenant: TenantSnapshot, appId: String) async throws -> Versioned<SharedSignalsStream> {
+    func stream(_ id: String?, tenant: TenantSnapshot, appId: AppID) async throws -> Versioned<SharedSignalsStream> {
         guard let id, !id.isEmpty else {
             throw APIError(
                 .badRequest, "validationFailed", "stream_id is required.", details: [ValidationProblem(pointer: "/stream_id", message: "is required.")])
         }
-        guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id.lowercased()), found.document.receiverAppId.rawValue == appId else {
+        guard id.count <= 64, let found = try await transmitter.streams.read(tenant, id: id.lowercased()), found.document.receiverAppId == appId else {
             throw APIError.notFound("The stream \(id.prefix(64))")
         }
         return found
@@ -90,13 +90,13 @@ struct SharedSignalsRoutes: Sendable {
         let body = try await DocumentBody.body(request, context)
         let asked: SharedSignalsStream.Request
         do { asked = try SharedSignalsStream.parseRequest(body) } catch { throw APIError.validation(error) }
-        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId.rawValue == appId }
+        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId == appId }
         guard owned.count < SharedSignalsStream.maximumStreamsPerReceiver else {
             throw APIError(.conflict, "tooManyStreams", "A receiver holds at most \(SharedSignalsStream.maximumStreamsPerReceiver) streams; delete one first.")
         }
         let id = UUID().identifierText
         var stream = SharedSignalsStream(
-            id: RecordID(id), receiverAppId: AppID(appId), audience: appId, eventsRequested: asked.eventsRequested ?? [],
+            id: RecordID(id), receiverAppId: appId, audience: appId.rawValue, eventsRequested: asked.eventsRequested ?? [],
             delivery: .init(method: asked.method ?? .poll, endpointUrl: asked.method == .push ? asked.endpointUrl : nil), description: asked.description,
             createdAt: clock.now())
         if stream.delivery.method == .push, let header = asked.authorizationHeader {
@@ -131,7 +131,7 @@ struct SharedSignalsRoutes: Sendable {
             let found = try await stream(id, tenant: tenant, appId: appId)
             return JSONResponse.make(status: .ok, transmitter.configuration(found.document, tenantId: tenant.tenant.id.rawValue))
         }
-        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId.rawValue == appId }
+        let owned = tenant.contents.sharedSignalsStreams.filter { $0.receiverAppId == appId }
         return JSONResponse.make(status: .ok, JSONValue.array(owned.map { transmitter.configuration($0, tenantId: tenant.tenant.id.rawValue) }))
     }
 
