@@ -183,6 +183,14 @@ public struct PortcullisServer: Sendable {
             documents: documents
         )
         admin.register(on: router)
+        // The same documents in Microsoft Graph's shape, for admins' Graph tools (PROTOCOL §20).
+        GraphRoutes(
+            endpoints: endpoints, tenants: tenants, clock: deps.clock,
+            authenticator: BearerAuthenticator(
+                resource: BuiltInResources.graph, requiredRole: nil, signers: deps.signers, endpoints: endpoints, tenants: tenants,
+                revocations: deps.store, clock: deps.clock),
+            sets: GraphCatalogue.sets(documents: documents, signals: admin.signals, methods: admin.authenticationMethods)
+        ).register(on: router)
         // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
         ConsoleRoutes(
             endpoints: endpoints, tenants: tenants, sealer: sealer, admin: admin, authenticator: admin.authenticator, oauth: oauth,

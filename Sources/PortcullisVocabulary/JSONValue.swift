@@ -84,3 +84,9 @@ extension JSONValue {
         return encoder
     }()
 }
+
+extension JSONValue: ExpressibleByArrayLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral {
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+}

@@ -22,7 +22,15 @@ public enum BuiltInResources {
     public static let sharedSignals = Application(
         appId: sharedSignalsAppId, displayName: "Portcullis shared signals", identifierUris: [sharedSignalsIdentifier],
         appRoles: [sharedSignalsReceiverRole])
-    public static let all: [Application] = [compliance, admin, sharedSignals]
+    /// Microsoft Graph's shape of the admin API (PROTOCOL §20): Graph's own app ID and identifier URI, so that the Graph
+    /// SDKs' default scope (`https://graph.microsoft.com/.default`) names it; Graph's permission names are its app roles
+    /// and delegated scopes.
+    public static let graphAppId: AppID = "00000003-0000-0000-c000-000000000000"
+    public static let graphIdentifier = "https://graph.microsoft.com"
+    public static let graph = Application(
+        appId: graphAppId, displayName: "Microsoft Graph", identifierUris: [graphIdentifier], scopes: GraphPermission.all,
+        appRoles: GraphPermission.all)
+    public static let all: [Application] = [compliance, admin, sharedSignals, graph]
 
     /// The admin console's public client (PROTOCOL §11; the console at `GET /admin`): authorization code + PKCE,
     /// its one redirect URI `{baseURL}/admin/callback` given by the server (`consoleRedirectPath`).

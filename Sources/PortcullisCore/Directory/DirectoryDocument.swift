@@ -444,7 +444,19 @@ public struct DirectoryDocument: Sendable {
         let id: PolicyID? = item.guid("id", required: true)
         let name = item.string("displayName", required: true)
         var ranges: [String] = []
-        for (range, rangePointer) in item.strings("ipRanges", required: true) ?? [] {
+        // A range is CIDR text, or Graph's `iPv4CidrRange`/`iPv6CidrRange` object (`cidrAddress`), as Graph shows and exports them.
+        for (given, rangePointer) in item.array("ipRanges", required: true) ?? [] {
+            var text = given.stringValue
+            if case .object(let object) = given, let cidr = object["cidrAddress"]?.stringValue,
+                object.keys.allSatisfy({ $0 == "cidrAddress" || $0 == "@odata.type" }),
+                object["@odata.type"].map({ ["#microsoft.graph.iPv4CidrRange", "#microsoft.graph.iPv6CidrRange"].contains($0.stringValue ?? "") }) ?? true
+            {
+                text = cidr
+            }
+            guard let range = text else {
+                problems.add(rangePointer, "must be a CIDR range, as text or as Graph's {\"cidrAddress\": …}.")
+                continue
+            }
             if IPRange(range) != nil {
                 ranges.append(range)
             } else {

@@ -29,14 +29,24 @@ struct BearerAuthenticator: RouterMiddleware {
     var directoryRolesUnder: String? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let presented = ProtectedResourceRequest(authorization: request.headers[.authorization]) else { throw APIError.unauthenticated }
         var context = context
-        let verified = try await verify(presented.token, directoryRoles: directoryRolesUnder != nil)
-        let claims = verified.claims
+        let verified = try await admit(request, directoryRoles: directoryRolesUnder != nil)
         if let roles = verified.directoryRoles, let prefix = directoryRolesUnder {
             try Self.authorize(
                 roles: roles, method: request.method.rawValue, path: String(request.uri.path.dropFirst(prefix.count)), directory: verified.directory)
         }
+        context.principal = verified.claims
+        return try await next(request, context)
+    }
+
+    /// A request's token verified (`verify`) and its binding checked: a DPoP-bound token only with a proof by its key for
+    /// this request. `revoked` is what a revoked token throws (the Graph API challenges for a new one, PROTOCOL §14.3).
+    func admit(
+        _ request: Request, directoryRoles: Bool, revoked: @Sendable (AccessTokenClaims) -> any Error = { _ in APIError.unauthenticated }
+    ) async throws -> Verified {
+        guard let presented = ProtectedResourceRequest(authorization: request.headers[.authorization]) else { throw APIError.unauthenticated }
+        let verified = try await verify(presented.token, directoryRoles: directoryRoles, revoked: revoked)
+        let claims = verified.claims
         // A DPoP-bound token (PROTOCOL §15) only with a proof by its key for this request, each proof once on every node.
         let now = clock.now()
         do {
@@ -51,8 +61,7 @@ struct BearerAuthenticator: RouterMiddleware {
         } catch let refusal as ProtectedResourceRequest.Refusal {
             throw APIError(.unauthorized, refusal.error, refusal.message, headers: [.wwwAuthenticate: refusal.challenge])
         }
-        context.principal = claims
-        return try await next(request, context)
+        return verified
     }
 
     /// The token's verified claims, or `APIError.unauthenticated` (401) / `forbidden` (403). The console asks this of
@@ -96,7 +105,10 @@ struct BearerAuthenticator: RouterMiddleware {
         }
     }
 
-    func verify(_ token: String, directoryRoles allowDirectoryRoles: Bool) async throws -> Verified {
+    func verify(
+        _ token: String, directoryRoles allowDirectoryRoles: Bool,
+        revoked: @Sendable (AccessTokenClaims) -> any Error = { _ in APIError.unauthenticated }
+    ) async throws -> Verified {
         // The tenant the token claims to be from chooses the key ring; only that tenant's keys may have signed it,
         // and its issuer must be that tenant's (PROTOCOL §11: no tenant's token verifies as another's).
         guard let claimedTenant = UnverifiedClaims.tenantId(of: token), let tenant = try await tenants.snapshot(tenantSegment: claimedTenant),
@@ -129,7 +141,7 @@ struct BearerAuthenticator: RouterMiddleware {
             jti: claims.jti, tenantId: tenant.tenant.id, userId: claims.isDelegated ? ObjectID(principalId) : nil,
             issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds))
         {
-            throw APIError.unauthenticated
+            throw revoked(claims)
         }
         return Verified(claims: claims, directoryRoles: directoryRoles, directory: directory)
     }

@@ -1,0 +1,429 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import PortcullisCore
+import PortcullisStorage
+
+/// The Graph API's collections (PROTOCOL §20), each one registration over what `/admin/v1` already serves: the kinds of
+/// tenant documents through their `DocumentResource`, and the read-only views (applications, service principals, roles,
+/// the organization, its domain and licence).
+enum GraphCatalogue {
+    static func sets(documents: AdminDocuments, signals: SignalAdminRoutes, methods: AuthenticationMethodRoutes) -> [GraphEntitySet] {
+        var sets: [GraphEntitySet] = [
+            .documents(
+                documents.conditionalAccessPolicies, path: "identity/conditionalAccess/policies", type: "conditionalAccessPolicy",
+                permissions: GraphPermission.conditionalAccess, adminPath: "conditional-access/policies"),
+            .documents(
+                documents.namedLocations, path: "identity/conditionalAccess/namedLocations", type: "ipNamedLocation",
+                permissions: GraphPermission.conditionalAccess, adminPath: "named-locations", typeOf: NamedLocations.type,
+                toGraph: { value, _ in NamedLocations.graph(value) }),
+            .documents(
+                documents.authenticationContexts, path: "identity/conditionalAccess/authenticationContextClassReferences",
+                type: "authenticationContextClassReference", permissions: GraphPermission.conditionalAccess,
+                adminPath: "authentication-context-class-references"),
+            GraphEntitySet(
+                path: "identity/conditionalAccess/templates", type: "conditionalAccessTemplate", permissions: GraphPermission.conditionalAccess,
+                adminPath: "conditional-access/templates", list: { _ in TemplateRoutes.catalogue.map(\.document) }),
+            .documents(
+                documents.directoryRoleAssignments, path: "roleManagement/directory/roleAssignments", type: "unifiedRoleAssignment",
+                permissions: GraphPermission.roles, adminPath: "role-management/directory/role-assignments"),
+            GraphEntitySet(
+                path: "roleManagement/directory/roleDefinitions", type: "unifiedRoleDefinition", permissions: GraphPermission.roles,
+                adminPath: "role-management/directory/role-definitions",
+                list: { _ in DirectoryRoleDefinition.builtIns.map(Roles.definition) }),
+            .documents(
+                documents.invitations, path: "invitations", type: "invitation", permissions: GraphPermission.invitations, adminPath: "invitations"),
+            .documents(
+                documents.agreements, path: "identityGovernance/termsOfUse/agreements", type: "agreement", permissions: GraphPermission.agreements,
+                adminPath: "agreements"),
+            GraphEntitySet(
+                path: "organization", type: "organization", permissions: GraphPermission.organization, adminPath: "tenant",
+                list: { call in [Organization.organization(call.tenant)] }),
+            GraphEntitySet(
+                path: "domains", type: "domain", permissions: GraphPermission.organization, adminPath: "tenant",
+                list: { call in [Organization.domain(call.tenant)] }),
+            GraphEntitySet(
+                path: "subscribedSkus", type: "subscribedSku", permissions: GraphPermission.organization, adminPath: "tenant",
+                list: { call in [Organization.sku(call.tenant)] }),
+        ]
+        // Authentication strengths: `policies/authenticationStrengthPolicies` in v1.0, under conditional access in beta.
+        for path in ["policies/authenticationStrengthPolicies", "identity/conditionalAccess/authenticationStrength/policies"] {
+            sets.append(
+                .documents(
+                    documents.authenticationStrengths, path: path, type: "authenticationStrengthPolicy", permissions: GraphPermission.authenticationStrengths,
+                    adminPath: "authentication-strengths"))
+        }
+        sets.append(users(documents: documents, signals: signals, methods: methods))
+        sets.append(groups(documents: documents))
+        var applications = GraphEntitySet(
+            path: "applications", type: "application", permissions: GraphPermission.applications, adminPath: "applications",
+            list: { call in call.tenant.directory.applications.map(Applications.application) })
+        applications.isDirectoryObject = true
+        applications.read = { call, key in
+            let id = AppID(key)
+            return call.tenant.directory.applications.first { $0.appId == id || AppID(Applications.objectId($0)) == id }.map {
+                (Applications.application($0), nil)
+            }
+        }
+        sets.append(applications)
+        var principals = GraphEntitySet(
+            path: "servicePrincipals", type: "servicePrincipal", permissions: GraphPermission.applications, adminPath: "applications",
+            list: { call in (BuiltInResources.all + call.tenant.directory.applications).map(Applications.servicePrincipal) })
+        principals.isDirectoryObject = true
+        principals.read = { call, key in
+            let id = AppID(key)
+            return (BuiltInResources.all + call.tenant.directory.applications).first { $0.appId == id || AppID(Applications.principalId($0)) == id }
+                .map { (Applications.servicePrincipal($0), nil) }
+        }
+        sets.append(principals)
+        var roles = GraphEntitySet(
+            path: "directoryRoles", type: "directoryRole", permissions: GraphPermission.roles, adminPath: "role-management/directory/role-assignments",
+            list: { call in Roles.activated(call.tenant) })
+        roles.isDirectoryObject = true
+        roles.below["members"] = { call, id, rest in
+            guard rest.isEmpty, call.method == .get else {
+                throw GraphError(
+                    .methodNotAllowed, "Request_BadRequest", "Role members are read here; assign roles through roleManagement/directory/roleAssignments.")
+            }
+            let members = call.tenant.contents.directoryRoleAssignments.filter { $0.roleDefinitionId == RoleID(id) }.map(\.principalId)
+            return .json(.ok, .object(["value": .array(members.compactMap { Directory.object($0, tenant: call.tenant) })]))
+        }
+        sets.append(roles)
+        return sets
+    }
+
+    // MARK: Users
+
+    static func users(documents: AdminDocuments, signals: SignalAdminRoutes, methods: AuthenticationMethodRoutes) -> GraphEntitySet {
+        var set = GraphEntitySet.documents(
+            documents.users, path: "users", type: "user", permissions: GraphPermission.users, adminPath: "users",
+            toGraph: { value, _ in Directory.user(value) },
+            fromGraph: { value, _ in try Directory.userFromGraph(value) })
+        set.isDirectoryObject = true
+        set.below["revokeSignInSessions"] = { call, id, rest in
+            guard rest.isEmpty, call.method == .post else { throw GraphError(.methodNotAllowed, "Request_BadRequest", "revokeSignInSessions is a POST.") }
+            guard let user = call.tenant.directory.user(identity: id) else { throw GraphError.notFound(id) }
+            try await signals.revokeSessions(tenant: call.tenant, user: user, actor: call.caller.actor, compromised: false)
+            return .json(.ok, .object(["@odata.context": .string("\(call.root)/$metadata#Edm.Boolean"), "value": .bool(true)]))
+        }
+        set.below["authentication"] = { call, id, rest in
+            guard rest == ["methods"], call.method == .get else {
+                throw GraphError(.badRequest, "BadRequest", "authentication/methods is read here; the admin API issues and removes methods.")
+            }
+            guard let user = call.tenant.directory.user(identity: id) else { throw GraphError.notFound(id) }
+            let found = try await methods.methods(tenantId: call.tenant.tenant.id.rawValue, userId: user.id.rawValue).map { JSONValue(encoding: $0.method) }
+            // Every user has a password method in Graph's list (its fixed ID), when they have a password.
+            let password: [JSONValue] =
+                user.passwordHash == nil
+                ? [] : [["@odata.type": "#microsoft.graph.passwordAuthenticationMethod", "id": "28c10230-6103-485e-b985-444c60001490", "password": .null]]
+            return .json(
+                .ok,
+                .object(["@odata.context": .string("\(call.root)/$metadata#users('\(user.id)')/authentication/methods"), "value": .array(password + found)]))
+        }
+        set.belowPermissions = ["revokeSignInSessions": GraphPermission.sessions, "authentication": GraphPermission.authenticationMethods]
+        return set
+    }
+
+    // MARK: Groups
+
+    static func groups(documents: AdminDocuments) -> GraphEntitySet {
+        let resource = documents.groups
+        var set = GraphEntitySet.documents(
+            resource, path: "groups", type: "group", permissions: GraphPermission.groups, adminPath: "groups",
+            toGraph: { value, _ in Directory.group(value) },
+            fromGraph: { value, _ in try Directory.groupFromGraph(value) })
+        set.isDirectoryObject = true
+        set.expandable = ["members"]
+        set.below["members"] = { call, id, rest in
+            guard let stored = try await resource.read(call.tenant, id: id) else { throw GraphError.notFound(id) }
+            var group = stored.document
+            switch (call.method, rest) {
+            case (.get, []):
+                let query = try ODataQuery.read(type: nil) { call.query[$0] }
+                let all = group.members.compactMap { Directory.object($0, tenant: call.tenant) }
+                let page = query.page(all, pageSize: 100)
+                var body: [String: JSONValue] = [
+                    "@odata.context": .string("\(call.root)/$metadata#directoryObjects"), "value": .array(page.value.map(query.selected)),
+                ]
+                if query.count { body["@odata.count"] = .number(Double(page.count)) }
+                return .json(.ok, .object(body))
+            case (.post, ["$ref"]):
+                guard let reference = call.body?["@odata.id"]?.stringValue, let member = GraphBody.objectId(reference) else {
+                    throw GraphError(.badRequest, "BadRequest", "Add a member with {\"@odata.id\": \"…/directoryObjects/{id}\"}.")
+                }
+                guard !group.members.contains(ObjectID(member)) else {
+                    throw GraphError(
+                        .badRequest, "Request_BadRequest", "One or more added object references already exist for the following modified properties: 'members'."
+                    )
+                }
+                group.members.append(ObjectID(member))
+            case (.delete, let path) where path.count == 2 && path[1] == "$ref":
+                let member = path[0]
+                guard group.members.contains(ObjectID(member)) else { throw GraphError.notFound(member) }
+                group.members.removeAll { $0 == ObjectID(member) }
+            default:
+                throw GraphError(
+                    .methodNotAllowed, "Request_BadRequest",
+                    "Group members are listed (GET members), added (POST members/$ref) and removed (DELETE members/{id}/$ref).")
+            }
+            _ = try await resource.write(
+                group.presented(in: call.tenant), pathId: group.id.rawValue, precondition: .version(stored.version), options: WriteOptions(),
+                dryRun: false, tenant: call.tenant, actor: call.caller.actor)
+            return .noContent
+        }
+        return set
+    }
+}
+
+/// Directory objects in Graph's shapes.
+enum Directory {
+    static func user(_ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        if object["userType"] == nil { object["userType"] = "Member" }
+        return .object(object)
+    }
+
+    /// A Graph `user` body as the admin API reads it: `passwordProfile.password` is the password; `mailNickname` (which
+    /// Graph requires) and members Graph shows empty are read and ignored.
+    static func userFromGraph(_ value: JSONValue) throws -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        if let profile = object.removeValue(forKey: "passwordProfile") {
+            if let password = profile["password"], password != .null { object["password"] = password }
+        }
+        object.removeValue(forKey: "mailNickname")
+        return .object(droppingEmpty(object, type: "user", keeping: ["id", "userPrincipalName", "displayName", "accountEnabled", "userType", "password"]))
+    }
+
+    static func group(_ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        object.removeValue(forKey: "members")
+        object["securityEnabled"] = .bool(true)
+        object["mailEnabled"] = .bool(false)
+        object["groupTypes"] = .array([])
+        return .object(object)
+    }
+
+    /// A Graph `group` body as the admin API reads it: a security group (`securityEnabled` true, `mailEnabled` false, no
+    /// `groupTypes`), `members@odata.bind` its members; `mailNickname` read and ignored.
+    static func groupFromGraph(_ value: JSONValue) throws -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        var problems: [ValidationProblem] = []
+        if let enabled = object.removeValue(forKey: "securityEnabled"), enabled != .bool(true) {
+            problems.append(ValidationProblem(pointer: "/securityEnabled", message: "must be true: the directory keeps security groups only."))
+        }
+        if let mail = object.removeValue(forKey: "mailEnabled"), mail != .bool(false) {
+            problems.append(ValidationProblem(pointer: "/mailEnabled", message: "must be false: the directory keeps security groups only."))
+        }
+        if let types = object.removeValue(forKey: "groupTypes"), types != .array([]), types != .null {
+            problems.append(ValidationProblem(pointer: "/groupTypes", message: "must be empty: Microsoft 365 and dynamic groups are not kept here."))
+        }
+        object.removeValue(forKey: "mailNickname")
+        if let binds = object.removeValue(forKey: "members@odata.bind") {
+            var members = object["members"]?.arrayValue ?? []
+            for (index, reference) in (binds.arrayValue ?? []).enumerated() {
+                if let id = reference.stringValue.flatMap(GraphBody.objectId) {
+                    members.append(.string(id))
+                } else {
+                    problems.append(ValidationProblem(pointer: "/members@odata.bind/\(index)", message: "must be a …/directoryObjects/{id} URL."))
+                }
+            }
+            object["members"] = .array(members)
+        }
+        if !problems.isEmpty { throw ValidationError(problems: problems) }
+        return .object(droppingEmpty(object, type: "group", keeping: ["id", "displayName", "members"]))
+    }
+
+    /// Members of `type` that a Graph body leaves empty (`null`, `[]`, `""`) and the admin API does not keep: read and ignored.
+    static func droppingEmpty(_ object: [String: JSONValue], type: String, keeping: Set<String>) -> [String: JSONValue] {
+        let graphOnly = Set((GraphSchema.members(of: type) ?? []).map(\.name)).subtracting(keeping)
+        return object.filter { key, value in
+            guard graphOnly.contains(key) else { return true }
+            return !(value == .null || value == .array([]) || value == .string(""))
+        }
+    }
+
+    /// A user or group as a `directoryObject` (group members, role members), or `nil` when it is neither.
+    static func object(_ id: ObjectID, tenant: TenantSnapshot) -> JSONValue? {
+        if let found = tenant.directory.user(id: id), case .object(var object) = Directory.user(JSONValue(encoding: found)) {
+            object.removeValue(forKey: "passwordHash")
+            object["@odata.type"] = "#microsoft.graph.user"
+            return .object(object)
+        }
+        if let group = tenant.directory.group(id: id) {
+            return ["@odata.type": "#microsoft.graph.group", "id": .string(group.id.rawValue), "displayName": .string(group.displayName)]
+        }
+        return nil
+    }
+}
+
+/// Named locations in Graph's shape: `@odata.type` says which, IP ranges are `iPv4CidrRange`/`iPv6CidrRange` objects.
+enum NamedLocations {
+    static func type(_ value: JSONValue) -> String { value["countriesAndRegions"] != nil ? "countryNamedLocation" : "ipNamedLocation" }
+
+    static func graph(_ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        object["@odata.type"] = .string("#microsoft.graph.\(type(value))")
+        if let ranges = object["ipRanges"]?.arrayValue {
+            object["ipRanges"] = .array(
+                ranges.map { range in
+                    let text = range.stringValue ?? ""
+                    return [
+                        "@odata.type": .string(text.contains(":") ? "#microsoft.graph.iPv6CidrRange" : "#microsoft.graph.iPv4CidrRange"), "cidrAddress": range,
+                    ]
+                })
+        }
+        if type(value) == "countryNamedLocation" {
+            object.removeValue(forKey: "ipRanges")
+            object.removeValue(forKey: "isTrusted")
+            if object["countryLookupMethod"] == nil { object["countryLookupMethod"] = "clientIpAddress" }
+        }
+        return .object(object)
+    }
+}
+
+/// Applications and service principals, read-only views of the directory's applications in Graph's shapes. Their object
+/// IDs, and the IDs of app roles and scopes, are derived from the app ID and the value's name (stable, never stored).
+enum Applications {
+    static func uuid(_ parts: String...) -> String {
+        var bytes = Array(Insecure.SHA1.hash(data: Data(parts.joined(separator: "\u{0}").utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+
+    static func objectId(_ app: PortcullisCore.Application) -> String { uuid("application", app.appId.rawValue) }
+    static func principalId(_ app: PortcullisCore.Application) -> String { uuid("servicePrincipal", app.appId.rawValue) }
+
+    static func appRoles(_ app: PortcullisCore.Application) -> JSONValue {
+        .array(
+            app.appRoles.map { role in
+                [
+                    "id": .string(uuid("appRole", app.appId.rawValue, role)), "value": .string(role), "displayName": .string(role),
+                    "description": .string(role), "isEnabled": true, "allowedMemberTypes": ["Application", "User"], "origin": "Application",
+                ]
+            })
+    }
+
+    static func scopes(_ app: PortcullisCore.Application) -> JSONValue {
+        .array(
+            app.scopes.map { scope in
+                [
+                    "id": .string(uuid("scope", app.appId.rawValue, scope)), "value": .string(scope), "adminConsentDisplayName": .string(scope),
+                    "adminConsentDescription": .string(scope), "isEnabled": true, "type": "Admin",
+                ]
+            })
+    }
+
+    static func passwords(_ app: PortcullisCore.Application) -> JSONValue {
+        .array(
+            app.secrets.map { secret in
+                [
+                    "keyId": .string(secret.keyId.rawValue), "displayName": secret.displayName.map(JSONValue.string) ?? .null,
+                    "hint": secret.hint.map(JSONValue.string) ?? .null, "startDateTime": secret.startDateTime.map { .string($0.formatted(.iso8601)) } ?? .null,
+                    "endDateTime": secret.endDateTime.map { .string($0.formatted(.iso8601)) } ?? .null,
+                ]
+            })
+    }
+
+    static func application(_ app: PortcullisCore.Application) -> JSONValue {
+        let access: [JSONValue] = app.requiredResourceAccess.map { entry in
+            [
+                "resourceAppId": .string(entry.resourceAppId),
+                "resourceAccess": .array(
+                    entry.scopes.map { ["id": .string(uuid("scope", entry.resourceAppId, $0)), "type": "Scope"] }
+                        + entry.appRoles.map { ["id": .string(uuid("appRole", entry.resourceAppId, $0)), "type": "Role"] }),
+            ]
+        }
+        return [
+            "id": .string(objectId(app)), "appId": .string(app.appId.rawValue), "displayName": .string(app.displayName),
+            "signInAudience": "AzureADMyOrg", "identifierUris": .array(app.identifierUris.map(JSONValue.string)),
+            "tags": .array(app.tags.map(JSONValue.string)), "isFallbackPublicClient": .bool(app.publicClient),
+            "publicClient": ["redirectUris": .array(app.publicClient ? app.redirectUris.map(JSONValue.string) : [])],
+            "web": ["redirectUris": .array(app.publicClient ? [] : app.redirectUris.map(JSONValue.string))],
+            "api": ["requestedAccessTokenVersion": 2, "oauth2PermissionScopes": scopes(app)], "appRoles": appRoles(app),
+            "passwordCredentials": passwords(app), "requiredResourceAccess": .array(access),
+        ]
+    }
+
+    static func servicePrincipal(_ app: PortcullisCore.Application) -> JSONValue {
+        [
+            "id": .string(principalId(app)), "appId": .string(app.appId.rawValue), "displayName": .string(app.displayName),
+            "appDisplayName": .string(app.displayName), "accountEnabled": true, "servicePrincipalType": "Application",
+            "servicePrincipalNames": .array(([app.appId.rawValue] + app.identifierUris).map(JSONValue.string)),
+            "tags": .array(app.tags.map(JSONValue.string)), "appRoles": appRoles(app), "oauth2PermissionScopes": scopes(app),
+            "appRoleAssignmentRequired": false, "passwordCredentials": passwords(app), "signInAudience": "AzureADMyOrg",
+        ]
+    }
+}
+
+/// Directory roles in Graph's shapes: Entra's built-in definitions (`unifiedRoleDefinition`) and the roles held in this
+/// tenant (`directoryRole`, "activated" by their first assignment; their ID the template's).
+enum Roles {
+    static func definition(_ role: DirectoryRoleDefinition) -> JSONValue {
+        var value = JSONValue(encoding: role)
+        if case .object(var object) = value {
+            object["rolePermissions"] = .array([])
+            object["resourceScopes"] = ["/"]
+            value = .object(object)
+        }
+        return value
+    }
+
+    static func activated(_ tenant: TenantSnapshot) -> [JSONValue] {
+        let held = Set(tenant.contents.directoryRoleAssignments.map(\.roleDefinitionId))
+        return DirectoryRoleDefinition.builtIns.filter { held.contains($0.id) }.map { role in
+            [
+                "id": .string(role.id.rawValue), "displayName": .string(role.displayName), "roleTemplateId": .string(role.id.rawValue),
+                "description": definition(role)["description"] ?? .null,
+            ]
+        }
+    }
+}
+
+/// The tenant as Graph's `organization`, its domain, and its one licence (Entra ID P1 and P2's service plans, so that
+/// tools checking licences before reading conditional access run, PROTOCOL §20).
+enum Organization {
+    static func organization(_ tenant: TenantSnapshot) -> JSONValue {
+        [
+            "id": .string(tenant.tenant.id.rawValue), "displayName": .string(tenant.tenant.displayName), "tenantType": "AAD",
+            "verifiedDomains": [["name": .string(tenant.tenant.domain), "type": "Managed", "isDefault": true, "isInitial": true, "capabilities": "None"]],
+            "assignedPlans": .array(
+                sku(tenant)["servicePlans"]?.arrayValue?.map { plan in
+                    [
+                        "assignedDateTime": "2026-01-01T00:00:00Z", "capabilityStatus": "Enabled", "service": "AADPremiumService",
+                        "servicePlanId": plan["servicePlanId"] ?? .null,
+                    ]
+                } ?? []),
+        ]
+    }
+
+    static func domain(_ tenant: TenantSnapshot) -> JSONValue {
+        [
+            "id": .string(tenant.tenant.domain), "authenticationType": "Managed", "isAdminManaged": true, "isDefault": true, "isInitial": true,
+            "isRoot": true, "isVerified": true, "supportedServices": ["Email", "OrgIdAuthentication"],
+        ]
+    }
+
+    /// Microsoft Entra ID P2 (`AAD_PREMIUM_P2`), whose service plans include P1's: as many seats as users.
+    static func sku(_ tenant: TenantSnapshot) -> JSONValue {
+        let users = Double(tenant.directory.users.count)
+        return [
+            "id": .string("\(tenant.tenant.id.rawValue)_84a661c4-e949-4bd2-a560-ed7766fcaf2b"), "accountId": .string(tenant.tenant.id.rawValue),
+            "accountName": .string(tenant.tenant.displayName), "appliesTo": "User", "capabilityStatus": "Enabled", "consumedUnits": .number(users),
+            "skuId": "84a661c4-e949-4bd2-a560-ed7766fcaf2b", "skuPartNumber": "AAD_PREMIUM_P2",
+            "prepaidUnits": ["enabled": .number(max(users, 1_000_000)), "lockedOut": 0, "suspended": 0, "warning": 0],
+            "servicePlans": [
+                [
+                    "servicePlanId": "41781fb2-bc02-4b7c-bd55-b576c07bb09d", "servicePlanName": "AAD_PREMIUM", "provisioningStatus": "Success",
+                    "appliesTo": "User",
+                ],
+                [
+                    "servicePlanId": "eec0eb4f-6444-4f95-aba0-50c24d67f998", "servicePlanName": "AAD_PREMIUM_P2", "provisioningStatus": "Success",
+                    "appliesTo": "User",
+                ],
+            ],
+        ]
+    }
+}
