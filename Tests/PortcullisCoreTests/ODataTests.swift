@@ -47,7 +47,9 @@ struct ODataTests {
         ] {
             #expect(throws: ODataFilter.SyntaxError.self, "\(bad)") { try ODataFilter.parse(bad) }
         }
-        #expect(throws: ODataFilter.SyntaxError.self) { try ODataFilter.parse(String(repeating: "(", count: 40) + "a eq 1" + String(repeating: ")", count: 40)) }
+        #expect(throws: ODataFilter.SyntaxError.self) {
+            try ODataFilter.parse(String(repeating: "(", count: 40) + "a eq 1" + String(repeating: ")", count: 40))
+        }
         #expect(throws: ODataFilter.SyntaxError.self) { try ODataFilter.parse("a eq '" + String(repeating: "x", count: 5000) + "'") }
         #expect(throws: ODataFilter.SyntaxError.self) {
             try ODataFilter.parse("a in (" + (0...100).map(String.init).joined(separator: ",") + ")")
@@ -113,7 +115,8 @@ struct ODataTests {
     func permissions() {
         let policies = GraphPermission.conditionalAccess
         #expect(policies.allows(["Policy.Read.All"], writing: false) && !policies.allows(["Policy.Read.All"], writing: true))
-        #expect(policies.allows(["Policy.ReadWrite.ConditionalAccess"], writing: false) && policies.allows(["Policy.ReadWrite.ConditionalAccess"], writing: true))
+        #expect(
+            policies.allows(["Policy.ReadWrite.ConditionalAccess"], writing: false) && policies.allows(["Policy.ReadWrite.ConditionalAccess"], writing: true))
         #expect(!policies.allows(["Directory.ReadWrite.All"], writing: true), "directory permissions do not write conditional access, as in Graph")
         #expect(GraphPermission.all.contains("IdentityRiskyUser.ReadWrite.All") && BuiltInResources.graph.appRoles == GraphPermission.all)
     }
