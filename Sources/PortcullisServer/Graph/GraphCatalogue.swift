@@ -86,7 +86,12 @@ enum GraphCatalogue {
                     .methodNotAllowed, "Request_BadRequest", "Role members are read here; assign roles through roleManagement/directory/roleAssignments.")
             }
             let members = call.tenant.contents.directoryRoleAssignments.filter { $0.roleDefinitionId == RoleID(id) }.map(\.principalId)
-            return .json(.ok, .object(["value": .array(members.compactMap { Directory.object($0, tenant: call.tenant) })]))
+            return .json(
+                .ok,
+                .object([
+                    "@odata.context": .string("\(call.root)/$metadata#directoryObjects"),
+                    "value": .array(members.compactMap { Directory.object($0, tenant: call.tenant) }),
+                ]))
         }
         sets.append(roles)
         return sets

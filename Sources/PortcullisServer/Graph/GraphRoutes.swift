@@ -25,7 +25,7 @@ struct GraphRoutes: Sendable {
     func register(on router: Router<PortcullisRequestContext>) {
         for version in Self.versions {
             let group = router.group(RouterPath(version))
-            for method: HTTPRequest.Method in [.get, .post, .patch, .put, .delete] {
+            for method: HTTPRequest.Method in [.get, .post, .patch, .delete] {
                 group.on("**", method: method) { request, context in await handle(request, context, version: version) }
             }
         }
@@ -85,7 +85,7 @@ struct GraphRoutes: Sendable {
             guard let tenant = try await tenants.snapshot(id: TenantID(caller.claims.tid)) else { throw APIError.unauthenticated }
             var request = request
             var body: JSONValue?
-            if request.method == .post || request.method == .patch || request.method == .put {
+            if request.method == .post || request.method == .patch {
                 let buffer = try await request.collectBody(upTo: context.maxUploadSize)
                 if buffer.readableBytes > 0 {
                     guard let value = JSONValue.parse(Data(buffer.readableBytesView)) else { throw APIError.malformedJSON() }
@@ -133,7 +133,7 @@ struct GraphRoutes: Sendable {
     static func query(_ text: String) -> [String: String] {
         var query: [String: String] = [:]
         for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = (parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? parts[0])
             let value = parts.count > 1 ? (parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? parts[1]) : ""
             if query[name] == nil, query.count < 32 { query[name] = value }
