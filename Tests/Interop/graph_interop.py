@@ -232,6 +232,37 @@ async def phase_sdk(base, corpus):
     organization = await client.organization.get()
     check(organization.value[0].id == TENANT and organization.value[0].verified_domains[0].name == "contoso.example", "organization")
 
+    print("Intune's shapes")
+    ios = await client.device_app_management.ios_managed_app_protections.get()
+    android = await client.device_app_management.android_managed_app_protections.get()
+    status, protections = admin.get("app-protection/policies")
+    names = sorted(p["displayName"] for p in protections["value"])
+    check(sorted(p.display_name for p in ios.value) == names and sorted(p.display_name for p in android.value) == names,
+          "every app protection policy reads as an iOS and an Android managed app protection", names)
+    first_ios = ios.value[0]
+    stored = next(p for p in protections["value"] if p["id"] == first_ios.id)
+    check(first_ios.pin_required == stored["settings"].get("pinRequired", False)
+          and first_ios.minimum_required_os_version == stored["settings"].get("minimumOsVersion")
+          and first_ios.period_offline_before_access_check is not None, "its settings in Intune's names (pin, minimum OS, offline period)")
+    apps = await client.device_app_management.ios_managed_app_protections.by_ios_managed_app_protection_id(first_ios.id).apps.get()
+    check(any(a.mobile_app_identifier.bundle_id == "com.contoso.mail" for a in apps.value), "its apps by bundle ID (from the MSAL redirect URI)",
+          [a.mobile_app_identifier.bundle_id for a in apps.value])
+    # Alice's mail app enrolls (the compliance API, as the Intune SDK would), and Intune's list shows it.
+    compliance = requests.post(
+        f"{base}/{TENANT}/oauth2/v2.0/token",
+        data={"grant_type": "password", "client_id": "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01", "username": "alice@contoso.example",
+              "password": "Alice-dev-pass1", "scope": "api://portcullis-compliance/.default"},
+    ).json()["access_token"]
+    enrolled = requests.post(f"{base}/mam/v1/remediations", headers={"Authorization": f"Bearer {compliance}"},
+                             json={"deviceId": "graph-interop-phone", "platform": "iOS", "osVersion": "17.4", "appVersion": "3.1", "silent": True})
+    check(enrolled.status_code in (200, 201), "Alice's app enrolled", [enrolled.status_code, enrolled.text[:300]])
+    registrations = await client.device_app_management.managed_app_registrations.get()
+    status, enrollments = admin.get("enrollments")
+    mine = [r for r in registrations.value if r.device_tag == "graph-interop-phone"]
+    check(len(registrations.value) == len(enrollments["value"]) >= 1 and len(mine) == 1 and mine[0].user_id == ALICE
+          and mine[0].platform_version == "17.4" and mine[0].app_identifier.bundle_id == "com.contoso.mail",
+          "managedAppRegistrations: an enrollment each, in Intune's names", [(r.device_tag, r.platform_version) for r in registrations.value])
+
     print("errors")
     await expect_odata_error(
         client.identity.conditional_access.policies.by_conditional_access_policy_id("00000000-0000-4000-8000-000000000000").get(),

@@ -137,6 +137,22 @@ public enum GraphSchema {
         prepaidUnits:licenseUnitsDetail servicePlans:servicePlanInfo[]
         """,
         "licenseUnitsDetail": "enabled lockedOut suspended warning",
+        "iosManagedAppProtection": """
+        id displayName description createdDateTime lastModifiedDateTime version isAssigned deployedAppCount pinRequired \
+        minimumRequiredOsVersion minimumRequiredAppVersion periodOnlineBeforeAccessCheck periodOfflineBeforeAccessCheck \
+        allowedOutboundDataTransferDestinations allowedInboundDataTransferSources saveAsBlocked allowedDataStorageLocations[] \
+        printBlocked deviceComplianceRequired notificationRestriction appDataEncryptionType allowedDataIngestionLocations[]
+        """,
+        "androidManagedAppProtection": """
+        id displayName description createdDateTime lastModifiedDateTime version isAssigned deployedAppCount pinRequired \
+        minimumRequiredOsVersion minimumRequiredAppVersion periodOnlineBeforeAccessCheck periodOfflineBeforeAccessCheck \
+        allowedOutboundDataTransferDestinations allowedInboundDataTransferSources saveAsBlocked allowedDataStorageLocations[] \
+        printBlocked deviceComplianceRequired notificationRestriction encryptAppData screenCaptureBlocked
+        """,
+        "managedAppRegistration": """
+        id userId deviceTag deviceType deviceName platformVersion applicationVersion managementSdkVersion createdDateTime \
+        lastSyncDateTime appIdentifier version flaggedReasons[]
+        """,
         "servicePlanInfo": "servicePlanId servicePlanName provisioningStatus appliesTo",
     ]
 

@@ -8,7 +8,9 @@ import PortcullisStorage
 /// tenant documents through their `DocumentResource`, and the read-only views (applications, service principals, roles,
 /// the organization, its domain and licence).
 enum GraphCatalogue {
-    static func sets(documents: AdminDocuments, signals: SignalAdminRoutes, methods: AuthenticationMethodRoutes) -> [GraphEntitySet] {
+    static func sets(
+        documents: AdminDocuments, signals: SignalAdminRoutes, methods: AuthenticationMethodRoutes, store: any PortcullisStore
+    ) -> [GraphEntitySet] {
         var sets: [GraphEntitySet] = [
             .documents(
                 documents.conditionalAccessPolicies, path: "identity/conditionalAccess/policies", type: "conditionalAccessPolicy",
@@ -94,6 +96,7 @@ enum GraphCatalogue {
                 ]))
         }
         sets.append(roles)
+        sets += GraphIntune.sets(documents: documents, store: store)
         return sets
     }
 
