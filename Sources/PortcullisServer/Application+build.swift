@@ -189,7 +189,7 @@ public struct PortcullisServer: Sendable {
             authenticator: BearerAuthenticator(
                 resource: BuiltInResources.graph, requiredRole: nil, signers: deps.signers, endpoints: endpoints, tenants: tenants,
                 revocations: deps.store, clock: deps.clock),
-            sets: GraphCatalogue.sets(documents: documents, signals: admin.signals, methods: admin.authenticationMethods, store: deps.store)
+            sets: GraphCatalogue.sets(documents: documents, admin: admin, store: deps.store)
         ).register(on: router)
         // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
         ConsoleRoutes(

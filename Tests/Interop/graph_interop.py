@@ -298,6 +298,9 @@ async def phase_sdk(base, corpus):
     statuses = answered.get_response_status_codes()
     check(statuses == {"alice": 200, "sales": 200, "missing": 404}, "$batch answers each request", statuses)
 
+    print("what-if (beta identity/conditionalAccess/evaluate)")
+    await what_if(base)
+
     print("the corpus through the SDK's typed models (beta)")
     await corpus_round_trip(base, corpus, admin)
 
@@ -315,6 +318,34 @@ async def phase_sdk(base, corpus):
     check(raw.status_code == 401 and 'error="insufficient_claims"' in challenge and "claims=" in challenge, "a revoked token is challenged for claims", challenge)
     again = await client.organization.get()
     check(again.value[0].id == TENANT, "the SDK retried with a new token after the challenge")
+
+
+async def what_if(base):
+    """Graph's what-if through the beta SDK: Alice on iOS to the mail API meets the app-protection policy; on Windows the
+    policy does not apply, for its platform condition. Decided as the token endpoint decides (the admin API's what-if)."""
+    from msgraph_beta.generated.identity.conditional_access.evaluate.evaluate_post_request_body import EvaluatePostRequestBody
+    from msgraph_beta.generated.models.application_context import ApplicationContext
+    from msgraph_beta.generated.models.conditional_access_client_app import ConditionalAccessClientApp
+    from msgraph_beta.generated.models.conditional_access_device_platform import ConditionalAccessDevicePlatform
+    from msgraph_beta.generated.models.sign_in_conditions import SignInConditions
+    from msgraph_beta.generated.models.user_sign_in import UserSignIn
+
+    client, _, _ = sdk_client(base, beta=True)
+    protection = "Require app protection for the mail API on every platform but desktops (no or an unknown platform included)"
+    answers = {}
+    for platform in (ConditionalAccessDevicePlatform.IOS, ConditionalAccessDevicePlatform.Windows):
+        body = EvaluatePostRequestBody(
+            sign_in_identity=UserSignIn(odata_type="#microsoft.graph.userSignIn", user_id=ALICE),
+            sign_in_context=ApplicationContext(odata_type="#microsoft.graph.applicationContext", include_applications=[MAIL_API]),
+            sign_in_conditions=SignInConditions(device_platform=platform, client_app_type=ConditionalAccessClientApp.MobileAppsAndDesktopClients),
+            applied_policies_only=False,
+        )
+        result = await client.identity.conditional_access.evaluate.post(body)
+        answers[platform] = {r.display_name: r for r in result.value}
+    ios, windows = answers[ConditionalAccessDevicePlatform.IOS].get(protection), answers[ConditionalAccessDevicePlatform.Windows].get(protection)
+    check(ios is not None and ios.policy_applies, "what-if: on iOS the app-protection policy applies", ios and ios.analysis_reasons)
+    check(windows is not None and not windows.policy_applies and "devicePlatform" in [r.value for r in (windows.analysis_reasons or [])],
+          "what-if: on Windows it does not, for its platform", windows and windows.analysis_reasons)
 
 
 def comparable(value):

@@ -9,8 +9,10 @@ import PortcullisStorage
 /// the organization, its domain and licence).
 enum GraphCatalogue {
     static func sets(
-        documents: AdminDocuments, signals: SignalAdminRoutes, methods: AuthenticationMethodRoutes, store: any PortcullisStore
+        documents: AdminDocuments, admin: AdminRoutes, store: any PortcullisStore
     ) -> [GraphEntitySet] {
+        let signals = admin.signals
+        let methods = admin.authenticationMethods
         var sets: [GraphEntitySet] = [
             .documents(
                 documents.conditionalAccessPolicies, path: "identity/conditionalAccess/policies", type: "conditionalAccessPolicy",
@@ -97,6 +99,7 @@ enum GraphCatalogue {
         }
         sets.append(roles)
         sets += GraphIntune.sets(documents: documents, store: store)
+        sets.append(WhatIf.set(admin: admin))
         return sets
     }
 
@@ -433,5 +436,90 @@ enum Organization {
                 ],
             ],
         ]
+    }
+}
+
+/// Graph's what-if (`identity/conditionalAccess/evaluate`, beta): its sign-in described in Graph's terms, decided exactly
+/// as the admin API's what-if decides it (the token endpoint's decision; nothing issued), and every policy answered as a
+/// `whatIfAnalysisResult`: the policy, whether it applies, and which conditions it did not match.
+enum WhatIf {
+    static func set(admin: AdminRoutes) -> GraphEntitySet {
+        var set = GraphEntitySet(
+            path: "identity/conditionalAccess/evaluate", type: "conditionalAccessPolicy", permissions: GraphPermission.conditionalAccess,
+            adminPath: "conditional-access/evaluate", list: { _ in [] })
+        set.postIsRead = true
+        let policies = admin.documents.conditionalAccessPolicies
+        set.action = { call in
+            let (signIn, onlyApplied) = try read(call.body ?? .null)
+            let answer = try admin.whatIf(signIn, drafts: nil, tenant: call.tenant, correlationId: RecordID.generate().rawValue)
+            var results: [JSONValue] = []
+            for applied in answer.signIn.appliedConditionalAccessPolicies {
+                let applies = [.success, .failure, .reportOnlySuccess, .reportOnlyFailure].contains(applied.result)
+                if onlyApplied && !applies { continue }
+                guard let stored = try await policies.read(call.tenant, id: applied.id), case .object(var object) = stored.document.presented(in: call.tenant)
+                else { continue }
+                object["policyApplies"] = .bool(applies)
+                let reasons = applied.result == .notEnabled ? ["policyNotEnabled"] : applied.conditionsNotSatisfied.map(reason)
+                object["analysisReasons"] = .string(reasons.isEmpty ? "notSet" : reasons.joined(separator: ","))
+                results.append(GraphSchema.complete(.object(object), type: "conditionalAccessPolicy"))
+            }
+            return .json(.ok, ["@odata.context": .string("\(call.root)/$metadata#Collection(microsoft.graph.whatIfAnalysisResult)"), "value": .array(results)])
+        }
+        return set
+    }
+
+    static func reason(_ condition: Decision.Condition) -> String {
+        switch condition {
+        case .users: "users"
+        case .servicePrincipals: "workloadIdentities"
+        case .application: "application"
+        case .clientType: "clientApps"
+        case .devicePlatform: "devicePlatform"
+        case .location: "location"
+        case .authenticationFlows: "authenticationFlow"
+        }
+    }
+
+    /// Graph's evaluate body: `signInIdentity` (`userSignIn` or `servicePrincipalSignIn`), `signInContext`
+    /// (`applicationContext` or `authContext`), `signInConditions` (platform, client app type, IP address, authentication
+    /// flow), `appliedPoliciesOnly`. Conditions this server cannot know yet (risk, device state) are refused at their pointers.
+    static func read(_ body: JSONValue) throws -> (WhatIfSignIn, Bool) {
+        let problems = ProblemCollector()
+        guard let root = JSONObjectReader(body, at: "", problems: problems) else { throw ValidationError(problems: problems.problems) }
+        root.rejectUnknownMembers(allowed: ["signInIdentity", "signInContext", "signInConditions", "appliedPoliciesOnly"])
+        let identity = root.object("signInIdentity", required: true)
+        identity?.rejectUnknownMembers(allowed: ["@odata.type", "userId", "servicePrincipalId", "externalTenantId", "externalUserType"])
+        let userId = identity?.string("userId")
+        let principalId = identity?.string("servicePrincipalId")
+        if identity != nil, (userId == nil) == (principalId == nil) {
+            problems.add("/signInIdentity", "names a user (userId, #microsoft.graph.userSignIn) or a service principal (servicePrincipalId).")
+        }
+        let context = root.object("signInContext", required: true)
+        context?.rejectUnknownMembers(allowed: ["@odata.type", "includeApplications", "authenticationContextValue"])
+        let applications = (context?.strings("includeApplications") ?? []).map(\.value)
+        let authenticationContext = context?.string("authenticationContextValue")
+        if context != nil, applications.count != 1, authenticationContext == nil {
+            problems.add("/signInContext/includeApplications", "names the one application signed in to (#microsoft.graph.applicationContext).")
+        }
+        let conditions = root.object("signInConditions")
+        conditions?.rejectUnknownMembers(allowed: ["@odata.type", "devicePlatform", "clientAppType", "ipAddress", "country", "authenticationFlow"])
+        let platform = conditions?.string("devicePlatform")
+        let type = conditions?.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.modern.map(\.rawValue)).flatMap(
+            SignInFacts.ClientAppType.init(rawValue:))
+        let address = conditions?.string("ipAddress")
+        let flow = conditions?.object("authenticationFlow")
+        flow?.rejectUnknownMembers(allowed: ["@odata.type", "transferMethod"])
+        let transfer = flow?.enumeration("transferMethod", allowed: TransferMethod.allCases.map(\.rawValue)).flatMap(TransferMethod.init(rawValue:))
+        let onlyApplied = root.bool("appliedPoliciesOnly") ?? false
+        try problems.check()
+        // The application signed in to is the resource; Graph's what-if names no separate client, so it is its own client.
+        let application = applications.first ?? BuiltInResources.graphAppId.rawValue
+        var signIn = WhatIfSignIn(
+            userId: userId, clientAppId: application, resourceAppId: application, platform: platform, ipAddress: address,
+            clientAppType: type ?? .mobileAppsAndDesktopClients)
+        signIn.transferMethod = transfer
+        if let principalId { signIn.clientAppId = principalId }
+        if let authenticationContext { signIn.authenticationContexts = [authenticationContext] }
+        return (signIn, onlyApplied)
     }
 }

@@ -33,6 +33,8 @@ struct GraphEntitySet: Sendable {
     var remove: (@Sendable (GraphRoutes.Call, String, WritePrecondition?) async throws -> Void)? = nil
     /// What lies under one member: navigation properties and actions (`members`, `revokeSignInSessions`), by name.
     var below: [String: @Sendable (GraphRoutes.Call, String, [String]) async throws -> GraphRoutes.Answer] = [:]
+    /// An action at the set's own path (`identity/conditionalAccess/evaluate`): it answers every request there.
+    var action: (@Sendable (GraphRoutes.Call) async throws -> GraphRoutes.Answer)? = nil
     /// What a navigation or action needs, where it is not what the collection needs.
     var belowPermissions: [String: GraphPermission.Requirement] = [:]
 
@@ -66,6 +68,10 @@ struct GraphEntitySet: Sendable {
 
     func answer(_ call: GraphRoutes.Call, rest: [String], routes: GraphRoutes) async throws -> GraphRoutes.Answer {
         let context = "\(call.root)/$metadata#\(pathText)"
+        if let action {
+            guard rest.isEmpty, call.method == .post else { throw GraphError(.methodNotAllowed, "Request_BadRequest", "\(pathText) is a POST.") }
+            return try await action(call)
+        }
         switch (call.method, rest.count) {
         case (.get, 0):
             let query = try ODataQuery.read(type: type, expandable: expandable) { call.query[$0] }
