@@ -216,6 +216,14 @@ async def phase_sdk(base, corpus):
     check(users.value[0].user_principal_name is None and users.value[0].display_name, "$select leaves the other members out")
     no_header = RequestConfiguration(query_parameters=UsersRequestBuilder.UsersRequestBuilderGetQueryParameters(count=True))
     await expect_odata_error(client.users.get(request_configuration=no_header), 400, "Request_BadRequest", "$count without ConsistencyLevel is refused as in Graph")
+    by_name = await client.users.by_user_id("alice@contoso.example").get()
+    check(by_name.id == ALICE, "a user read by UPN, as Graph allows", by_name.id)
+    from msgraph.generated.groups.groups_request_builder import GroupsRequestBuilder
+
+    expanded = await client.groups.get(request_configuration=RequestConfiguration(
+        query_parameters=GroupsRequestBuilder.GroupsRequestBuilderGetQueryParameters(expand=["members"], filter=f"id eq '{SALES}'")))
+    check(len(expanded.value) == 1 and sorted(m.id for m in expanded.value[0].members) == sorted([ALICE, "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"]),
+          "groups with $expand=members and $filter on id")
     members = await client.groups.by_group_id(SALES).members.get()
     check(sorted(m.id for m in members.value) == sorted([ALICE, "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"]), "group members", [m.id for m in members.value])
     await client.groups.by_group_id(SALES).members.ref.post(ReferenceCreate(odata_id=f"{base}/v1.0/directoryObjects/{CAROL}"))

@@ -111,6 +111,7 @@ enum GraphCatalogue {
             toGraph: { value, _ in Directory.user(value) },
             fromGraph: { value, _ in try Directory.userFromGraph(value) })
         set.isDirectoryObject = true
+        set.resolveKey = { call, key in call.tenant.directory.user(identity: key)?.id.rawValue ?? key }
         set.below["revokeSignInSessions"] = { call, id, rest in
             guard rest.isEmpty, call.method == .post else { throw GraphError(.methodNotAllowed, "Request_BadRequest", "revokeSignInSessions is a POST.") }
             guard let user = call.tenant.directory.user(identity: id) else { throw GraphError.notFound(id) }

@@ -35,6 +35,8 @@ struct GraphEntitySet: Sendable {
     var below: [String: @Sendable (GraphRoutes.Call, String, [String]) async throws -> GraphRoutes.Answer] = [:]
     /// An action at the set's own path (`identity/conditionalAccess/evaluate`): it answers every request there.
     var action: (@Sendable (GraphRoutes.Call) async throws -> GraphRoutes.Answer)? = nil
+    /// Another name for a member's key (a user's UPN) resolved to its ID, as Graph accepts `users/{upn}`.
+    var resolveKey: (@Sendable (GraphRoutes.Call, String) -> String)? = nil
     /// What a navigation or action needs, where it is not what the collection needs.
     var belowPermissions: [String: GraphPermission.Requirement] = [:]
 
@@ -80,9 +82,15 @@ struct GraphEntitySet: Sendable {
             }
             let all = try await list(call).map { shown($0, call: call, query: nil) }
             let page = query.page(all, pageSize: 100)
-            var body: [String: JSONValue] = [
-                "@odata.context": .string(context), "value": .array(page.value.map { query.selected($0) }),
-            ]
+            var value: [JSONValue] = []
+            for document in page.value {
+                guard case .object(var object) = query.selected(document) else { continue }
+                if let id = document["id"]?.stringValue {
+                    for name in query.expand { object[name] = try await below[name]?(call.expanding, id, []).body?["value"] ?? .array([]) }
+                }
+                value.append(.object(object))
+            }
+            var body: [String: JSONValue] = ["@odata.context": .string(context), "value": .array(value)]
             if query.count { body["@odata.count"] = .number(Double(page.count)) }
             if let next = page.next { body["@odata.nextLink"] = .string(nextLink(call, position: next)) }
             return .json(.ok, .object(body))
@@ -95,12 +103,12 @@ struct GraphEntitySet: Sendable {
             return GraphRoutes.Answer(status: .ok, body: nil, text: String(query.page(all, pageSize: Int.max).count))
         case (.get, 1):
             let query = try ODataQuery.read(type: type, expandable: expandable) { call.query[$0] }
-            guard let found = try await read(call, key(rest[0])) else { throw notFound(rest[0]) }
+            guard let found = try await read(call, key(rest[0], call)) else { throw notFound(rest[0]) }
             guard case .object(var object) = shown(found.document, call: call, query: query) else { throw notFound(rest[0]) }
             object["@odata.context"] = .string("\(context)/$entity")
             for name in query.expand {
                 if let navigation = below[name] {
-                    object[name] = try await navigation(call, key(rest[0]), []).body?["value"] ?? .array([])
+                    object[name] = try await navigation(call.expanding, key(rest[0], call), []).body?["value"] ?? .array([])
                 }
             }
             return .json(.ok, .object(object), headers: found.version.map { [.eTag: DocumentETag.etag($0)] } ?? [:])
@@ -117,15 +125,15 @@ struct GraphEntitySet: Sendable {
         case (.patch, 1):
             guard let update else { throw notWritable() }
             guard let body = call.body, body.objectValue != nil else { throw GraphError(.badRequest, "BadRequest", "PATCH takes a JSON object.") }
-            try await update(call, key(rest[0]), body, try precondition(call))
+            try await update(call, key(rest[0], call), body, try precondition(call))
             return .noContent
         case (.delete, 1):
             guard let remove else { throw notWritable() }
-            try await remove(call, key(rest[0]), try precondition(call))
+            try await remove(call, key(rest[0], call), try precondition(call))
             return .noContent
         default:
             if rest.count >= 2, let navigation = below[rest[1]] {
-                return try await navigation(call, key(rest[0]), Array(rest.dropFirst(2)))
+                return try await navigation(call, key(rest[0], call), Array(rest.dropFirst(2)))
             }
             throw GraphError(.methodNotAllowed, "Request_BadRequest", "\(call.method.rawValue) is not supported on this resource.")
         }
@@ -137,12 +145,17 @@ struct GraphEntitySet: Sendable {
         return try DocumentETag.precondition(ifMatch: header)
     }
 
-    /// The key in a path segment: an ID, or `(appId='…')` / `(id='…')` alternate keys.
-    func key(_ segment: String) -> String {
-        guard segment.hasPrefix("("), segment.hasSuffix(")") else { return segment }
-        let inner = segment.dropFirst().dropLast()
-        guard let equals = inner.firstIndex(of: "=") else { return String(inner) }
-        return String(inner[inner.index(after: equals)...]).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+    /// The key in a path segment: an ID, or `(appId='…')` / `(id='…')` alternate keys; `resolveKey` may turn another
+    /// name for a member (a user's UPN) into its ID.
+    func key(_ segment: String, _ call: GraphRoutes.Call) -> String {
+        var key = segment
+        if segment.hasPrefix("("), segment.hasSuffix(")") {
+            let inner = segment.dropFirst().dropLast()
+            key =
+                inner.firstIndex(of: "=").map { String(inner[inner.index(after: $0)...]).trimmingCharacters(in: CharacterSet(charactersIn: "'")) }
+                ?? String(inner)
+        }
+        return resolveKey?(call, key) ?? key
     }
 
     func notFound(_ id: String) -> GraphError { GraphError.notFound(id) }

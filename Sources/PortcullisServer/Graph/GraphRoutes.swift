@@ -48,6 +48,10 @@ struct GraphRoutes: Sendable {
         let root: String
 
         var writing: Bool { method != .get && method != .head }
+        /// The same request as a GET without query options: what `$expand` asks of a navigation.
+        var expanding: Call {
+            Call(version: version, method: .get, segments: segments, query: [:], headers: headers, body: nil, caller: caller, tenant: tenant, root: root)
+        }
         /// `Prefer: include-unknown-enum-members`: the client reads evolvable enumerations' late members.
         var includesLateEnumMembers: Bool {
             headers[values: HTTPField.Name("Prefer")!].contains { $0.range(of: "include-unknown-enum-members", options: .caseInsensitive) != nil }
