@@ -34,6 +34,18 @@ extension TestClientProtocol {
     }
 }
 
+extension TestClientProtocol {
+    /// The daemon's app-only Graph token, after `roles` are assigned to it.
+    func daemonGraphToken(roles: [String], admin: String) async throws -> String {
+        try await allowGraph(Fixtures.daemonClientId, roles: roles, admin: admin)
+        let answer = try await token([
+            ("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
+            ("scope", "https://graph.microsoft.com/.default"),
+        ])
+        return try #require(answer.string("access_token"), "\(answer.text)")
+    }
+}
+
 /// The Graph API's checks (PROTOCOL §20): Graph's permission names held now, a delegated caller's directory roles, the
 /// audience, `$batch`'s bounds, and paths that reach nothing else. The SDKs' own run is Tests/Interop/graph_interop.py.
 @Suite("the Graph API's authorisation (PROTOCOL §20)")
@@ -49,12 +61,7 @@ struct GraphRouteTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                try await client.allowGraph(Fixtures.daemonClientId, roles: ["Policy.Read.All"], admin: admin)
-                let answer = try await client.token([
-                    ("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
-                    ("scope", "https://graph.microsoft.com/.default"),
-                ])
-                let token = try #require(answer.string("access_token"), "\(answer.text)")
+                let token = try await client.daemonGraphToken(roles: ["Policy.Read.All"], admin: admin)
                 let listed = try await client.graph(.get, "/v1.0/identity/conditionalAccess/policies", token: token)
                 #expect(listed.status == .ok && listed.json["value"] is [Any], "\(listed.text)")
                 let write = try await client.graph(.post, "/v1.0/identity/conditionalAccess/policies", token: token, json: Self.policy)
@@ -123,12 +130,7 @@ struct GraphRouteTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                try await client.allowGraph(Fixtures.daemonClientId, roles: ["Policy.Read.All"], admin: admin)
-                let answer = try await client.token([
-                    ("grant_type", "client_credentials"), ("client_id", Fixtures.daemonClientId), ("client_secret", Fixtures.daemonSecret),
-                    ("scope", "https://graph.microsoft.com/.default"),
-                ])
-                let token = try #require(answer.string("access_token"))
+                let token = try await client.daemonGraphToken(roles: ["Policy.Read.All"], admin: admin)
                 let many = (0...20).map { ["id": "\($0)", "method": "GET", "url": "/organization"] }
                 #expect(try await client.graph(.post, "/v1.0/$batch", token: token, json: ["requests": many]).status == .badRequest)
                 let mixed: [[String: Any]] = [
