@@ -125,6 +125,36 @@ struct GraphRouteTests {
         }
     }
 
+    @Test("an object holding administrative rights: neither an app with User.ReadWrite.All nor a User Administrator changes it, by ID or by UPN")
+    func privilegedTargets() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let token = try await client.daemonGraphToken(roles: ["User.ReadWrite.All"], admin: admin)
+                // Erin holds Portcullis.Admin: her password would be the admin API's.
+                for key in [Fixtures.admin.id, Fixtures.admin.upn] {
+                    let patched = try await client.graph(
+                        .patch, "/v1.0/users/\(key)", token: token, json: ["passwordProfile": ["password": "Taken-over-1!"]])
+                    #expect(patched.status == .forbidden, "app-only, \(key): \(patched.text)")
+                }
+                #expect(try await client.graph(.patch, "/v1.0/users/\(Fixtures.bob.upn)", token: token, json: ["displayName": "Bob B."]).status == .noContent)
+                // A User Administrator, delegated, by UPN as by ID.
+                try await client.allowGraph(Fixtures.mobileClientId, scopes: ["User.ReadWrite.All"], admin: admin)
+                let assigned = try await client.admin(
+                    .post, "/role-management/directory/role-assignments", token: admin,
+                    json: ["principalId": Fixtures.carol.id, "roleDefinitionId": DirectoryRoleDefinition.userAdministrator.rawValue])
+                #expect(assigned.status == .created, "\(assigned.text)")
+                let answer = try await client.token(Grants.password(Fixtures.carol, scope: "https://graph.microsoft.com/User.ReadWrite.All", claims: nil))
+                let carol = try #require(answer.string("access_token"), "\(answer.text)")
+                for key in [Fixtures.admin.id, Fixtures.admin.upn] {
+                    let disabled = try await client.graph(.patch, "/v1.0/users/\(key)", token: carol, json: ["accountEnabled": false])
+                    #expect(disabled.status == .forbidden, "delegated, \(key): \(disabled.text)")
+                }
+                #expect(try await client.graph(.patch, "/v1.0/users/\(Fixtures.bob.upn)", token: carol, json: ["displayName": "Bob C."]).status == .noContent)
+            }
+        }
+    }
+
     @Test("$batch: at most 20 requests, ids unique, no batch inside a batch; each answered on its own")
     func batch() async throws {
         try await withTestEnvironment { env in

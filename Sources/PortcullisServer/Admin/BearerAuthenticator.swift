@@ -85,11 +85,17 @@ struct BearerAuthenticator: RouterMiddleware {
         guard AdminAuthorization.allows(roles: roles, method: method, path: path) else {
             throw APIError(.forbidden, "forbidden", "Your directory roles do not allow \(method) on this part of the admin API.")
         }
-        let segments = path.split(separator: "/").map(String.init)
         let writing = method != "GET" && method != "HEAD"
-        guard writing, !roles.contains(DirectoryRoleDefinition.globalAdministrator), segments.count > 1,
-            ["users", "groups", "applications"].contains(segments[0])
-        else { return }
+        if writing, !roles.contains(DirectoryRoleDefinition.globalAdministrator), isPrivilegedTarget(path: path, directory: directory) {
+            throw APIError(.forbidden, "forbidden", "This account or group holds administrative rights: only a Global Administrator changes it.")
+        }
+    }
+
+    /// Whether `path` (under `/admin/v1/`) names a user, group or application that holds administrative rights: the app
+    /// role `Portcullis.Admin`, or an administrative directory role (a group's own, a user's own or through groups).
+    static func isPrivilegedTarget(path: String, directory: DirectorySnapshot) -> Bool {
+        let segments = path.split(separator: "/").map(String.init)
+        guard segments.count > 1, ["users", "groups", "applications"].contains(segments[0]) else { return false }
         let target = segments[1]
         let directoryRoles =
             switch segments[0] {
@@ -97,12 +103,8 @@ struct BearerAuthenticator: RouterMiddleware {
             case "groups": directory.directoryRoleAssignments(ofPrincipal: ObjectID(target)).map(\.roleDefinitionId)
             default: [RoleID]()
             }
-        let privileged =
-            AdminAuthorization.isAdministrative(directoryRoles)
+        return AdminAuthorization.isAdministrative(directoryRoles)
             || directory.roles(ofPrincipal: PrincipalID(target), on: BuiltInResources.admin).contains(BuiltInResources.adminRole)
-        if privileged {
-            throw APIError(.forbidden, "forbidden", "This account or group holds administrative rights: only a Global Administrator changes it.")
-        }
     }
 
     func verify(

@@ -90,12 +90,7 @@ enum GraphCatalogue {
                     .methodNotAllowed, "Request_BadRequest", "Role members are read here; assign roles through roleManagement/directory/roleAssignments.")
             }
             let members = call.tenant.contents.directoryRoleAssignments.filter { $0.roleDefinitionId == RoleID(id) }.map(\.principalId)
-            return .json(
-                .ok,
-                .object([
-                    "@odata.context": .string("\(call.root)/$metadata#directoryObjects"),
-                    "value": .array(members.compactMap { Directory.object($0, tenant: call.tenant) }),
-                ]))
+            return .collection(call, context: "directoryObjects", members.compactMap { Directory.object($0, tenant: call.tenant) })
         }
         sets.append(roles)
         sets += GraphIntune.sets(documents: documents, store: store)
@@ -128,9 +123,7 @@ enum GraphCatalogue {
             let password: [JSONValue] =
                 user.passwordHash == nil
                 ? [] : [["@odata.type": "#microsoft.graph.passwordAuthenticationMethod", "id": "28c10230-6103-485e-b985-444c60001490", "password": .null]]
-            return .json(
-                .ok,
-                .object(["@odata.context": .string("\(call.root)/$metadata#users('\(user.id)')/authentication/methods"), "value": .array(password + found)]))
+            return .collection(call, context: "users('\(user.id)')/authentication/methods", password + found)
         }
         set.belowPermissions = ["revokeSignInSessions": GraphPermission.sessions, "authentication": GraphPermission.authenticationMethods]
         return set
@@ -464,7 +457,7 @@ enum WhatIf {
                 object["analysisReasons"] = .string(reasons.isEmpty ? "notSet" : reasons.joined(separator: ","))
                 results.append(GraphSchema.complete(.object(object), type: "conditionalAccessPolicy"))
             }
-            return .json(.ok, ["@odata.context": .string("\(call.root)/$metadata#Collection(microsoft.graph.whatIfAnalysisResult)"), "value": .array(results)])
+            return .collection(call, context: "Collection(microsoft.graph.whatIfAnalysisResult)", results)
         }
         return set
     }

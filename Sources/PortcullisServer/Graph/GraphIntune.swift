@@ -21,11 +21,11 @@ enum GraphIntune {
             set.expandable = ["apps", "assignments"]
             set.below["apps"] = { call, id, rest in
                 guard rest.isEmpty, let stored = try await policies.read(call.tenant, id: id) else { throw GraphError.notFound(id) }
-                return .json(.ok, ["value": .array(apps(stored.document, platform, call.tenant))])
+                return .collection(call, context: "deviceAppManagement/\(platform.collection)('\(id)')/apps", apps(stored.document, platform, call.tenant))
             }
             set.below["assignments"] = { call, id, rest in
                 guard rest.isEmpty, let stored = try await policies.read(call.tenant, id: id) else { throw GraphError.notFound(id) }
-                return .json(.ok, ["value": .array(assignments(stored.document))])
+                return .collection(call, context: "deviceAppManagement/\(platform.collection)('\(id)')/assignments", assignments(stored.document))
             }
             sets.append(set)
         }

@@ -19,6 +19,8 @@ struct GraphRoutes: Sendable {
     let sets: [GraphEntitySet]
 
     static let versions = ["v1.0", "beta"]
+    /// The application permission that may change objects holding administrative rights (it can grant roles itself).
+    static let privilegedPermission = "RoleManagement.ReadWrite.Directory"
     /// The most requests one `$batch` carries, as Graph.
     static let batchLimit = 20
 
@@ -80,6 +82,11 @@ struct GraphRoutes: Sendable {
             Answer(status: status, body: body, headers: headers)
         }
         static let noContent = Answer(status: .noContent, body: nil)
+
+        /// A collection that is not an entity set (a navigation, an action's results): `@odata.context` and `value`.
+        static func collection(_ call: Call, context: String, _ values: [JSONValue]) -> Answer {
+            .json(.ok, ["@odata.context": .string("\(call.root)/$metadata#\(context)"), "value": .array(values)])
+        }
     }
 
     func handle(_ request: Request, _ context: PortcullisRequestContext, version: String) async -> Response {
@@ -221,14 +228,24 @@ struct GraphRoutes: Sendable {
                 .forbidden, "Authorization_RequestDenied",
                 "Insufficient privileges to complete the operation. This request needs one of: \(permissions.needed(writing: writing)).")
         }
+        // The object the request is about, by its ID (a user named by UPN too), in the admin API's terms.
+        let path = ([set.adminPath] + rest.prefix(1).map { set.key($0, call) }).joined(separator: "/")
         if let roles = call.caller.directoryRoles {
-            let path = ([set.adminPath] + rest.prefix(1)).joined(separator: "/")
             do {
                 try BearerAuthenticator.authorize(roles: roles, method: writing ? call.method.rawValue : "GET", path: path, directory: call.caller.directory)
             } catch {
                 throw GraphError(
                     .forbidden, "Authorization_RequestDenied", "Insufficient privileges to complete the operation: your directory roles do not allow this.")
             }
+        } else if writing, BearerAuthenticator.isPrivilegedTarget(path: path, directory: call.caller.directory),
+            !call.caller.permissions.contains(Self.privilegedPermission)
+        {
+            // An application may not take administrative rights by changing who holds them (a Global Administrator's
+            // password, a role-holding group's members) with a directory permission: that needs the permission that
+            // grants roles anyway, as Entra protects privileged accounts from User.ReadWrite.All.
+            throw GraphError(
+                .forbidden, "Authorization_RequestDenied",
+                "Insufficient privileges to complete the operation: this object holds administrative rights; changing it needs \(Self.privilegedPermission).")
         }
     }
 
@@ -293,6 +310,8 @@ struct GraphRoutes: Sendable {
         case let error as ValidationError: graph = GraphError(APIError.validation(error))
         case let error as ODataQuery.Refusal: graph = GraphError(.badRequest, error.code, error.message)
         case let error as DocumentRefusal: graph = GraphError(APIError(error))
+        case let error as any HTTPResponseError where error.status.code < 500:
+            graph = GraphError(error.status, error.status == .contentTooLarge ? "RequestEntityTooLarge" : "BadRequest", error.status.reasonPhrase)
         case let error as StorageError:
             graph = APIError.from(error, what: "The object").map(GraphError.init) ?? GraphError(.internalServerError, "generalException", "An error occurred.")
         default: graph = GraphError(.internalServerError, "generalException", "An error occurred; the request ID identifies it in the server's log.")
