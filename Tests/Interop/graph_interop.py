@@ -232,6 +232,13 @@ async def phase_sdk(base, corpus):
     await client.groups.by_group_id(SALES).members.by_directory_object_id(CAROL).ref.delete()
     status, group = admin.get(f"groups/{SALES}")
     check(CAROL not in group["members"], "a member removed by reference is gone", group)
+    from msgraph.generated.models.invitation import Invitation
+
+    invited = await client.invitations.post(Invitation(
+        invited_user_email_address="frank@fabrikam.example", invite_redirect_url="https://myapps.microsoft.com", send_invitation_message=False))
+    status, guest = admin.get(f"users/{invited.invited_user.id}") if invited and invited.invited_user else (0, None)
+    check(invited.status == "Completed" and status == 200 and guest.get("userType") == "Guest",
+          "an invitation through Graph makes the B2B guest (the users' write path)", [invited.status if invited else None, guest])
     definitions = await client.role_management.directory.role_definitions.get()
     check(any(d.display_name == "Conditional Access Administrator" and d.is_built_in for d in definitions.value), "role definitions", len(definitions.value))
     skus = await client.subscribed_skus.get()
