@@ -258,7 +258,9 @@ async def phase_sdk(base, corpus):
     stored = next(p for p in protections["value"] if p["id"] == first_ios.id)
     check(first_ios.pin_required == stored["settings"].get("pinRequired", False)
           and first_ios.minimum_required_os_version == stored["settings"].get("minimumOsVersion")
-          and first_ios.period_offline_before_access_check is not None, "its settings in Intune's names (pin, minimum OS, offline period)")
+          and first_ios.period_offline_before_access_check is not None
+          and first_ios.allowed_data_storage_locations and None not in first_ios.allowed_data_storage_locations,
+          "its settings in Intune's names and values (pin, minimum OS, offline period, storage locations)", first_ios.allowed_data_storage_locations)
     apps = await client.device_app_management.ios_managed_app_protections.by_ios_managed_app_protection_id(first_ios.id).apps.get()
     check(any(a.mobile_app_identifier.bundle_id == "com.contoso.mail" for a in apps.value), "its apps by bundle ID (from the MSAL redirect URI)",
           [a.mobile_app_identifier.bundle_id for a in apps.value])

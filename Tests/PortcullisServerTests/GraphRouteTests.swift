@@ -138,6 +138,9 @@ struct GraphRouteTests {
                     #expect(patched.status == .forbidden, "app-only, \(key): \(patched.text)")
                 }
                 #expect(try await client.graph(.patch, "/v1.0/users/\(Fixtures.bob.upn)", token: token, json: ["displayName": "Bob B."]).status == .noContent)
+                // A user's sign-in methods need UserAuthenticationMethod.Read.All, not what reads and writes users.
+                let methods = try await client.graph(.get, "/v1.0/users/\(Fixtures.alice.id)/authentication/methods", token: token)
+                #expect(methods.status == .forbidden, "\(methods.text)")
                 // A User Administrator, delegated, by UPN as by ID.
                 try await client.allowGraph(Fixtures.mobileClientId, scopes: ["User.ReadWrite.All"], admin: admin)
                 let assigned = try await client.admin(

@@ -3,7 +3,7 @@ import Foundation
 /// A collection request's OData query options as Microsoft Graph reads them (PROTOCOL §20): `$filter`, `$select`,
 /// `$orderby` (on `displayName`), `$top`, `$skiptoken` (the position of the next page, in links this server made),
 /// `$count=true`, `$expand`, `$search` refused. Read once with the type's members, so a misspelt member is a 400 at once.
-public struct ODataQuery: Sendable, Equatable {
+public struct ODataQuery: Sendable {
     public var filter: ODataFilter?
     public var select: [String]?
     public var orderBy: (member: String, descending: Bool)?
@@ -13,11 +13,6 @@ public struct ODataQuery: Sendable, Equatable {
     public var expand: [String] = []
 
     public init() {}
-
-    public static func == (a: ODataQuery, b: ODataQuery) -> Bool {
-        a.filter == b.filter && a.select == b.select && a.orderBy?.member == b.orderBy?.member && a.orderBy?.descending == b.orderBy?.descending
-            && a.top == b.top && a.skip == b.skip && a.count == b.count && a.expand == b.expand
-    }
 
     /// A query option Portcullis cannot honour: Graph's 400 (`code`, `message`).
     public struct Refusal: Error, Sendable, Equatable {

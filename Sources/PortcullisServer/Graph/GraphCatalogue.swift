@@ -13,54 +13,55 @@ enum GraphCatalogue {
     ) -> [GraphEntitySet] {
         let signals = admin.signals
         let methods = admin.authenticationMethods
+        // The read-only views' admin API paths (a delegated caller's roles are checked against them), from the kinds they show.
+        let tenantPath = DocumentKind.tenant.adminPath ?? "tenant"
+        let applicationsPath = DocumentKind.application.adminPath ?? "applications"
+        let roleAssignmentsPath = DocumentKind.directoryRoleAssignment.adminPath ?? "role-management/directory/role-assignments"
         var sets: [GraphEntitySet] = [
             .documents(
                 documents.conditionalAccessPolicies, path: "identity/conditionalAccess/policies", type: "conditionalAccessPolicy",
-                permissions: GraphPermission.conditionalAccess, adminPath: "conditional-access/policies"),
+                permissions: GraphPermission.conditionalAccess),
             .documents(
                 documents.namedLocations, path: "identity/conditionalAccess/namedLocations", type: "ipNamedLocation",
-                permissions: GraphPermission.conditionalAccess, adminPath: "named-locations", typeOf: NamedLocations.type,
+                permissions: GraphPermission.conditionalAccess, typeOf: NamedLocations.type,
                 toGraph: { value, _ in NamedLocations.graph(value) }),
             .documents(
                 documents.authenticationContexts, path: "identity/conditionalAccess/authenticationContextClassReferences",
-                type: "authenticationContextClassReference", permissions: GraphPermission.conditionalAccess,
-                adminPath: "authentication-context-class-references"),
+                type: "authenticationContextClassReference", permissions: GraphPermission.conditionalAccess),
             GraphEntitySet(
                 path: "identity/conditionalAccess/templates", type: "conditionalAccessTemplate", permissions: GraphPermission.conditionalAccess,
                 adminPath: "conditional-access/templates", list: { _ in TemplateRoutes.catalogue.map(\.document) }),
             .documents(
                 documents.directoryRoleAssignments, path: "roleManagement/directory/roleAssignments", type: "unifiedRoleAssignment",
-                permissions: GraphPermission.roles, adminPath: "role-management/directory/role-assignments"),
+                permissions: GraphPermission.roles),
             GraphEntitySet(
                 path: "roleManagement/directory/roleDefinitions", type: "unifiedRoleDefinition", permissions: GraphPermission.roles,
                 adminPath: "role-management/directory/role-definitions",
                 list: { _ in DirectoryRoleDefinition.builtIns.map(Roles.definition) }),
             .documents(
-                documents.invitations, path: "invitations", type: "invitation", permissions: GraphPermission.invitations, adminPath: "invitations"),
+                documents.invitations, path: "invitations", type: "invitation", permissions: GraphPermission.invitations),
             .documents(
-                documents.agreements, path: "identityGovernance/termsOfUse/agreements", type: "agreement", permissions: GraphPermission.agreements,
-                adminPath: "agreements"),
+                documents.agreements, path: "identityGovernance/termsOfUse/agreements", type: "agreement", permissions: GraphPermission.agreements),
             GraphEntitySet(
-                path: "organization", type: "organization", permissions: GraphPermission.organization, adminPath: "tenant",
+                path: "organization", type: "organization", permissions: GraphPermission.organization, adminPath: tenantPath,
                 list: { call in [Organization.organization(call.tenant)] }),
             GraphEntitySet(
-                path: "domains", type: "domain", permissions: GraphPermission.organization, adminPath: "tenant",
+                path: "domains", type: "domain", permissions: GraphPermission.organization, adminPath: tenantPath,
                 list: { call in [Organization.domain(call.tenant)] }),
             GraphEntitySet(
-                path: "subscribedSkus", type: "subscribedSku", permissions: GraphPermission.organization, adminPath: "tenant",
+                path: "subscribedSkus", type: "subscribedSku", permissions: GraphPermission.organization, adminPath: tenantPath,
                 list: { call in [Organization.sku(call.tenant)] }),
         ]
         // Authentication strengths: `policies/authenticationStrengthPolicies` in v1.0, under conditional access in beta.
         for path in ["policies/authenticationStrengthPolicies", "identity/conditionalAccess/authenticationStrength/policies"] {
             sets.append(
                 .documents(
-                    documents.authenticationStrengths, path: path, type: "authenticationStrengthPolicy", permissions: GraphPermission.authenticationStrengths,
-                    adminPath: "authentication-strengths"))
+                    documents.authenticationStrengths, path: path, type: "authenticationStrengthPolicy", permissions: GraphPermission.authenticationStrengths))
         }
         sets.append(users(documents: documents, signals: signals, methods: methods))
         sets.append(groups(documents: documents))
         var applications = GraphEntitySet(
-            path: "applications", type: "application", permissions: GraphPermission.applications, adminPath: "applications",
+            path: "applications", type: "application", permissions: GraphPermission.applications, adminPath: applicationsPath,
             list: { call in call.tenant.directory.applications.map(Applications.application) })
         applications.isDirectoryObject = true
         applications.read = { call, key in
@@ -71,7 +72,7 @@ enum GraphCatalogue {
         }
         sets.append(applications)
         var principals = GraphEntitySet(
-            path: "servicePrincipals", type: "servicePrincipal", permissions: GraphPermission.applications, adminPath: "applications",
+            path: "servicePrincipals", type: "servicePrincipal", permissions: GraphPermission.applications, adminPath: applicationsPath,
             list: { call in (BuiltInResources.all + call.tenant.directory.applications).map(Applications.servicePrincipal) })
         principals.isDirectoryObject = true
         principals.read = { call, key in
@@ -81,7 +82,7 @@ enum GraphCatalogue {
         }
         sets.append(principals)
         var roles = GraphEntitySet(
-            path: "directoryRoles", type: "directoryRole", permissions: GraphPermission.roles, adminPath: "role-management/directory/role-assignments",
+            path: "directoryRoles", type: "directoryRole", permissions: GraphPermission.roles, adminPath: roleAssignmentsPath,
             list: { call in Roles.activated(call.tenant) })
         roles.isDirectoryObject = true
         roles.below["members"] = { call, id, rest in
@@ -102,7 +103,7 @@ enum GraphCatalogue {
 
     static func users(documents: AdminDocuments, signals: SignalAdminRoutes, methods: AuthenticationMethodRoutes) -> GraphEntitySet {
         var set = GraphEntitySet.documents(
-            documents.users, path: "users", type: "user", permissions: GraphPermission.users, adminPath: "users",
+            documents.users, path: "users", type: "user", permissions: GraphPermission.users,
             toGraph: { value, _ in Directory.user(value) },
             fromGraph: { value, _ in try Directory.userFromGraph(value) })
         set.isDirectoryObject = true
@@ -134,7 +135,7 @@ enum GraphCatalogue {
     static func groups(documents: AdminDocuments) -> GraphEntitySet {
         let resource = documents.groups
         var set = GraphEntitySet.documents(
-            resource, path: "groups", type: "group", permissions: GraphPermission.groups, adminPath: "groups",
+            resource, path: "groups", type: "group", permissions: GraphPermission.groups,
             toGraph: { value, _ in Directory.group(value) },
             fromGraph: { value, _ in try Directory.groupFromGraph(value) })
         set.isDirectoryObject = true

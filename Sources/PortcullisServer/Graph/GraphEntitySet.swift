@@ -68,7 +68,7 @@ struct GraphEntitySet: Sendable {
         return query?.selected(shown) ?? shown
     }
 
-    func answer(_ call: GraphRoutes.Call, rest: [String], routes: GraphRoutes) async throws -> GraphRoutes.Answer {
+    func answer(_ call: GraphRoutes.Call, rest: [String]) async throws -> GraphRoutes.Answer {
         let context = "\(call.root)/$metadata#\(pathText)"
         if let action {
             guard rest.isEmpty, call.method == .post else { throw GraphError(.methodNotAllowed, "Request_BadRequest", "\(pathText) is a POST.") }
@@ -186,16 +186,17 @@ extension GraphEntitySet {
 
 extension GraphEntitySet {
     /// A kind of tenant document through its `DocumentResource`: the same list, read, validation, write path, audit and
-    /// effects as `/admin/v1`. `toGraph` turns a document as the admin API shows it into Graph's shape, `fromGraph` a
+    /// effects as `/admin/v1` (whose path, from `DocumentKind.registry`, a delegated caller's roles are checked against).
+    /// `toGraph` turns a document as the admin API shows it into Graph's shape, `fromGraph` a
     /// Graph body into the admin API's (a PATCH's members go over the stored document's first).
     static func documents<Document: AdministeredDocument>(
-        _ resource: DocumentResource<Document>, path: String, type: String, permissions: GraphPermission.Requirement, adminPath: String,
+        _ resource: DocumentResource<Document>, path: String, type: String, permissions: GraphPermission.Requirement,
         typeOf: (@Sendable (JSONValue) -> String)? = nil,
         toGraph: @escaping @Sendable (JSONValue, TenantSnapshot) -> JSONValue = { value, _ in value },
         fromGraph: @escaping @Sendable (JSONValue, TenantSnapshot) throws -> JSONValue = { value, _ in value }
     ) -> GraphEntitySet {
         var set = GraphEntitySet(
-            path: path, type: type, permissions: permissions, adminPath: adminPath, typeOf: typeOf,
+            path: path, type: type, permissions: permissions, adminPath: Document.kind.adminPath ?? Document.kind.rawValue, typeOf: typeOf,
             list: { call in
                 try await resource.list(call.tenant, top: Int.max, skip: 0).map { toGraph($0.document.presented(in: call.tenant), call.tenant) }
             },

@@ -14,7 +14,7 @@ enum GraphIntune {
         for platform in [Platform.iOS, .android] {
             var set = GraphEntitySet(
                 path: "deviceAppManagement/\(platform.collection)", type: platform.type, permissions: GraphPermission.appManagement,
-                adminPath: "app-protection/policies",
+                adminPath: DocumentKind.appProtectionPolicy.adminPath ?? "app-protection/policies",
                 list: { call in
                     try await policies.list(call.tenant, top: Int.max, skip: 0).map { protection($0.document, version: $0.version, platform, call.tenant) }
                 })
@@ -36,7 +36,6 @@ enum GraphIntune {
                 // The newest 1,000 (the admin API pages through the rest).
                 try await store.enrollments(EnrollmentQuery(tenantId: call.tenant.tenant.id, limit: 1000)).map { registration($0, call.tenant) }
             })
-        registrations.isDirectoryObject = false
         sets.append(registrations)
         return sets
     }
@@ -60,6 +59,29 @@ enum GraphIntune {
         }
     }
 
+    /// A save location in Intune's `managedAppDataStorageLocation` (beta's members: `cameraRoll` is its `photoLibrary`);
+    /// account documents and "other" have no Intune member and are left out.
+    static func storage(_ location: AppProtectionSettings.SaveLocation) -> JSONValue? {
+        switch location {
+        case .oneDriveForBusiness: "oneDriveForBusiness"
+        case .sharePoint: "sharePoint"
+        case .localDrive: "localStorage"
+        case .cameraRoll: "photoLibrary"
+        case .accountDocument, .other: nil
+        }
+    }
+
+    /// An open-from location in Intune's `managedAppDataIngestionLocation` (beta); the rest have no Intune member.
+    static func ingestion(_ location: AppProtectionSettings.OpenLocation) -> JSONValue? {
+        switch location {
+        case .oneDriveForBusiness: "oneDriveForBusiness"
+        case .sharePoint: "sharePoint"
+        case .camera: "camera"
+        case .photos: "photoLibrary"
+        case .localStorage, .accountDocument, .other: nil
+        }
+    }
+
     static func protection(_ policy: AppProtectionPolicy, version: Int64, _ platform: Platform, _ tenant: TenantSnapshot) -> JSONValue {
         let settings = policy.settings
         var object: [String: JSONValue] = [
@@ -74,7 +96,8 @@ enum GraphIntune {
             "allowedOutboundDataTransferDestinations": transfer(settings.dataTransfer?.sendOrgData),
             "allowedInboundDataTransferSources": transfer(settings.dataTransfer?.receiveData),
             "saveAsBlocked": settings.saveAs.map { .bool($0.blocked) } ?? false,
-            "allowedDataStorageLocations": .array((settings.saveAs?.allowedLocations ?? []).map { .string($0.rawValue) }),
+            "allowedDataStorageLocations": .array((settings.saveAs?.allowedLocations ?? []).compactMap(storage)),
+            "allowedDataIngestionLocations": .array((settings.openFrom?.allowedLocations ?? []).compactMap(ingestion)),
             "printBlocked": settings.printingBlocked.map(JSONValue.bool) ?? false,
             "deviceComplianceRequired": settings.blockJailbrokenDevices.map(JSONValue.bool) ?? false,
             "notificationRestriction": settings.notificationPolicy.map {
@@ -88,7 +111,6 @@ enum GraphIntune {
         switch platform {
         case .iOS:
             object["appDataEncryptionType"] = settings.fileEncryptionRequired == true ? "whenDeviceLocked" : "useDeviceSettings"
-            object["allowedDataIngestionLocations"] = .array((settings.openFrom?.allowedLocations ?? []).map { .string($0.rawValue) })
         case .android:
             object["encryptAppData"] = .bool(settings.fileEncryptionRequired == true)
             object["screenCaptureBlocked"] = .bool(settings.screenCaptureBlocked == true)

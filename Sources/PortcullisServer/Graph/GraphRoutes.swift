@@ -141,6 +141,8 @@ struct GraphRoutes: Sendable {
         raw.filter { !$0.isEmpty }.map { $0.removingPercentEncoding ?? $0 }
     }
 
+    /// The query's options by name, names and values percent-decoded: the SDKs send `%24filter` (Hummingbird's
+    /// `queryParameters` leaves names encoded). The first of a repeated name counts; at most 32 names are read.
     static func query(_ text: String) -> [String: String] {
         var query: [String: String] = [:]
         for pair in text.split(separator: "&") {
@@ -193,7 +195,7 @@ struct GraphRoutes: Sendable {
                 .badRequest, "BadRequest", "Resource not found for the segment '\(call.segments.first?.prefix(64) ?? "")'.")
         }
         try authorize(call, set: set, rest: rest)
-        return try await set.answer(call, rest: rest, routes: self)
+        return try await set.answer(call, rest: rest)
     }
 
     /// The entity set the path names (the longest match), and the segments after it. `name(appId='…')` is an alternate key.
