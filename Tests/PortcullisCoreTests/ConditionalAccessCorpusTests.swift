@@ -63,7 +63,6 @@ struct ConditionalAccessCorpusTests {
     /// Why a member stays refused.
     enum Reason: String {
         case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
-        case devices = "device state, filters and device controls (devices, §18)"
         case risk = "risk levels and passwordChange (risk, §19)"
         case agents = "Entra Agent ID targeting (refused, §17)"
         case preview = "controls in preview at Microsoft: verifiedID, urn:user:accountrecovery (refused, §17)"
@@ -77,27 +76,8 @@ struct ConditionalAccessCorpusTests {
         "j0eyv-baseline/CA003-Global-BaseProtection-RegisterOrJoin-AnyPlatform-MFA.json": [
             "/conditions/applications/includeUserActions/0": .registerDevice
         ],
-        "j0eyv-baseline/CA005-Global-DataProtection-Office365-iOSenAndroid-ClientApps-Unmanaged-AppEnforcedRestrictions.json": [
-            "/conditions/devices": .devices
-        ],
-        "j0eyv-baseline/CA006-Global-DataProtection-Office365-AnyPlatform-Browser-Unmanaged-AppEnforceRestrictions.json": [
-            "/conditions/devices": .devices
-        ],
         "j0eyv-baseline/CA201-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskUser.json": [
             "/conditions/userRiskLevels": .risk
-        ],
-        "j0eyv-baseline/CA202-Internals-IdentityProtection-AllApps-WindowsMacOS-SigninFrequency-UnmanagedDevices.json": [
-            "/conditions/devices": .devices
-        ],
-        "j0eyv-baseline/CA205-Internals-BaseProtection-AnyApp-Windows-CompliantorAADHJ.json": [
-            "/grantControls/builtInControls/0": .devices,
-            "/grantControls/builtInControls/1": .devices,
-        ],
-        "j0eyv-baseline/CA206-Internals-IdentityProtection-AllApps-AnyPlatform-PersistentBrowser.json": [
-            "/conditions/devices": .devices
-        ],
-        "j0eyv-baseline/CA208-Internals-BaseProtection-AnyApp-MacOS-Compliant.json": [
-            "/grantControls/builtInControls/0": .devices
         ],
         "j0eyv-baseline/CA210-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskSignIn.json": [
             "/conditions/signInRiskLevels": .risk
@@ -113,7 +93,6 @@ struct ConditionalAccessCorpusTests {
         "j0eyv-baseline/CA503-Agents-BaseProtection-AllAgentUsers-RequireCompliantDevice.json": [
             "/conditions/agentContext": .agents,
             "/conditions/agents": .agents,
-            "/grantControls/builtInControls/0": .devices,
         ],
         "j0eyv-baseline/CA504-Agents-IdentityProtection-AllAgentUsers-AllResources-BlockRiskyAgents.json": [
             "/conditions/agentIdRiskLevels": .agents,
@@ -136,20 +115,6 @@ struct ConditionalAccessCorpusTests {
             "/conditions/agentIdRiskLevels": .agents,
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents,
         ],
-        "ms-ca-templates/No-persistent-browser-session.json": [
-            "/conditions/devices": .devices
-        ],
-        "ms-ca-templates/Require-MDM-enrolled-and-compliant-device-to-access-cloud-apps-for-all-users-Preview.json": [
-            "/grantControls/builtInControls/0": .devices
-        ],
-        "ms-ca-templates/Require-compliant-or-hybrid-Azure-AD-joined-device-for-admins.json": [
-            "/grantControls/builtInControls/0": .devices,
-            "/grantControls/builtInControls/1": .devices,
-        ],
-        "ms-ca-templates/Require-compliant-or-hybrid-Azure-AD-joined-device-or-multifactor-authentication-for-all-users.json": [
-            "/grantControls/builtInControls/1": .devices,
-            "/grantControls/builtInControls/2": .devices,
-        ],
         "ms-ca-templates/Require-multifactor-authentication-for-risky-sign-ins.json": [
             "/conditions/signInRiskLevels": .risk
         ],
@@ -164,8 +129,6 @@ struct ConditionalAccessCorpusTests {
         "msgraph-docs-examples/Example-3-Use-all-conditions-and-controls.json": [
             "/sessionControls/cloudAppSecurity": .cloudAppSecurity,
             "/conditions/signInRiskLevels": .risk,
-            "/grantControls/builtInControls/1": .devices,
-            "/grantControls/builtInControls/2": .devices,
         ],
     ]
 
@@ -198,6 +161,87 @@ struct ConditionalAccessCorpusTests {
         }
         print("CORPUS accepted \(accepted) of \(files.count)")
         #expect(accepted == files.count - Self.refusals.count)
+    }
+
+    /// The devices of what-if for the corpus's device policies (PROTOCOL §18): Entra-joined and compliant, registered and
+    /// not compliant (personal), hybrid joined and not compliant, hybrid joined and compliant, and unregistered.
+    static let devices: [(String, DeviceFacts?)] = [
+        ("compliant", DeviceFacts(deviceId: "c", trustType: .azureAd, isCompliant: true, isManaged: true, deviceOwnership: "Company")),
+        ("notCompliant", DeviceFacts(deviceId: "n", trustType: .workplace, isCompliant: false, isManaged: false, deviceOwnership: "Personal")),
+        ("joined", DeviceFacts(deviceId: "j", trustType: .serverAd, isCompliant: false, isManaged: false, deviceOwnership: "Company")),
+        ("joinedCompliant", DeviceFacts(deviceId: "jc", trustType: .serverAd, isCompliant: true, isManaged: true, deviceOwnership: "Company")),
+        ("unregistered", nil),
+    ]
+
+    /// What Entra decides for each device of `devices`, in order, for the corpus's policies on device state and filters
+    /// (a template is created report-only, as the portal creates it). A sign-in the policy otherwise covers: in its group
+    /// or role, on its platform and client type, to its application, with a password only.
+    static let deviceAnswers: [String: [Decision.PolicyResult]] = [
+        // Windows: compliant or hybrid joined.
+        "j0eyv-baseline/CA205-Internals-BaseProtection-AnyApp-Windows-CompliantorAADHJ.json": [.success, .failure, .success, .success, .failure],
+        // Excludes compliant company devices, then requires a protected app.
+        "j0eyv-baseline/CA005-Global-DataProtection-Office365-iOSenAndroid-ClientApps-Unmanaged-AppEnforcedRestrictions.json": [
+            .notApplied, .failure, .failure, .notApplied, .failure,
+        ],
+        // Excludes compliant company devices; session controls only.
+        "j0eyv-baseline/CA006-Global-DataProtection-Office365-AnyPlatform-Browser-Unmanaged-AppEnforceRestrictions.json": [
+            .notApplied, .success, .success, .notApplied, .success,
+        ],
+        // Excludes company-owned or compliant devices; a sign-in frequency for the rest.
+        "j0eyv-baseline/CA202-Internals-IdentityProtection-AllApps-WindowsMacOS-SigninFrequency-UnmanagedDevices.json": [
+            .notApplied, .success, .notApplied, .notApplied, .success,
+        ],
+        "j0eyv-baseline/CA206-Internals-IdentityProtection-AllApps-AnyPlatform-PersistentBrowser.json": [
+            .notApplied, .success, .notApplied, .notApplied, .success,
+        ],
+        "j0eyv-baseline/CA208-Internals-BaseProtection-AnyApp-MacOS-Compliant.json": [.success, .failure, .failure, .success, .failure],
+        "ms-ca-templates/Require-compliant-or-hybrid-Azure-AD-joined-device-for-admins.json": [
+            .reportOnlySuccess, .reportOnlyFailure, .reportOnlySuccess, .reportOnlySuccess, .reportOnlyFailure,
+        ],
+        // Includes devices that are not hybrid joined or not compliant: only a compliant hybrid-joined device escapes.
+        "ms-ca-templates/No-persistent-browser-session.json": [
+            .reportOnlySuccess, .reportOnlySuccess, .reportOnlySuccess, .reportOnlyNotApplied, .reportOnlySuccess,
+        ],
+        "ms-ca-templates/Require-compliant-or-hybrid-Azure-AD-joined-device-or-multifactor-authentication-for-all-users.json": [
+            .reportOnlySuccess, .reportOnlyFailure, .reportOnlySuccess, .reportOnlySuccess, .reportOnlyFailure,
+        ],
+        "ms-ca-templates/Require-MDM-enrolled-and-compliant-device-to-access-cloud-apps-for-all-users-Preview.json": [
+            .reportOnlySuccess, .reportOnlyFailure, .reportOnlyFailure, .reportOnlySuccess, .reportOnlyFailure,
+        ],
+    ]
+
+    @Test("the corpus's device policies answer, for a compliant, a non-compliant, a joined and an unregistered device, as Entra documents")
+    func deviceWhatIf() throws {
+        let root = try #require(Self.root, "the shared corpus is not at ../shared/ca-corpus (set PORTCULLIS_CA_CORPUS)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: root.path).filter { $0.hasSuffix(".json") }.sorted()
+        let documents = try files.map { try Self.document(root.appendingPathComponent($0)) }
+        let directory = Self.directory(for: documents)
+        // Every accepted corpus policy that names device state or a filter has its answers here.
+        let named = zip(files, documents).filter { file, document in
+            Self.refusals[file] == nil
+                && (document["conditions"]?["devices"]?["deviceFilter"] != nil
+                    || (document["grantControls"]?["builtInControls"]?.arrayValue ?? []).contains { $0.stringValue?.hasSuffix("Device") == true })
+        }.map(\.0)
+        #expect(Set(named) == Set(Self.deviceAnswers.keys))
+        for (file, answers) in Self.deviceAnswers.sorted(by: { $0.key < $1.key }) {
+            let document = try #require(zip(files, documents).first { $0.0 == file }?.1)
+            let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "00000000-0000-4000-8000-000000000000", force: true)
+            let set = CompiledPolicySet(policies: [policy], namedLocations: directory.namedLocations)
+            let c = policy.conditions
+            let app = c.applications.includeApplications.ids.first ?? AppID("d0000000-0000-4000-8000-0000000000a1")
+            var facts = SignInFacts(
+                userId: ObjectID("a0000000-0000-4000-8000-0000000000b1"), groupIds: c.users?.includeGroups ?? [], clientAppId: app, resourceAppId: app,
+                clientAppType: c.clientAppTypes.contains(.mobileAppsAndDesktopClients) ? .mobileAppsAndDesktopClients : .browser,
+                platform: c.platforms.flatMap { p in DevicePlatform.detectable.first { p.includePlatforms.contains($0) } } ?? .windows,
+                ipAddress: IPAddress("192.0.2.1"))
+            facts.roleIds = Array(c.users?.includeRoles.prefix(1) ?? [])
+            facts.resourceApplicationGroups = c.applications.includeApplications.keywords.intersection([.office365])
+            for ((name, device), expected) in zip(Self.devices, answers) {
+                facts.device = device
+                let result = set.evaluate(facts, explain: true).policies.first?.result
+                #expect(result == expected, "\(file): \(name)")
+            }
+        }
     }
 
     @Test("cloudAppSecurity: refused, saying how to import it; kept report-only when asked, an enabled policy reporting only")

@@ -104,6 +104,8 @@ func kind(_ refusal: Decision.Refusal?) -> String? {
     case .tokenProtection: "tokenProtection"
     case .signInFrequency: "signInFrequency"
     case .termsOfUse: "termsOfUse"
+    case .compliantDevice: "compliantDevice"
+    case .domainJoinedDevice: "domainJoinedDevice"
     case nil: nil
     }
 }

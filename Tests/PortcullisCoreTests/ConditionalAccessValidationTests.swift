@@ -129,7 +129,7 @@ struct ConditionalAccessValidationTests {
                     "locations": ["includeLocations": ["e0000000-0000-4000-8000-0000000000ff"]],
                     "signInRiskLevels": ["high"],
                 ],
-                "grantControls": ["operator": "XOR", "builtInControls": ["compliantDevice", "mfa", "magic"]],
+                "grantControls": ["operator": "XOR", "builtInControls": ["passwordChange", "mfa", "magic"]],
             ]))
         for pointer in [
             "/id", "/displayName", "/state", "/colour", "/conditions/users/includeUsers/1", "/conditions/users/excludeGroups/0",

@@ -20,6 +20,9 @@ public struct AuthenticationContextClassReference: Codable, Sendable, Equatable 
     /// Whether `text` is a context ID: `c1`…`c99`, as Entra allows (lower-case; `C1` is read as `c1`).
     public static func isValidId(_ text: String) -> Bool { number(of: text) != nil }
 
+    /// A context ID in its one spelling (`C7` → `c7`), `nil` when it is none.
+    public static func normalized(_ text: String) -> String? { number(of: text).map { "c\($0)" } }
+
     /// The number of a context ID (`c7` → 7), for ordering `c2` before `c10`.
     public static func number(of text: String) -> Int? {
         let lower = text.lowercased()
@@ -46,7 +49,7 @@ public struct AuthenticationContextClassReference: Codable, Sendable, Equatable 
         reader.rejectUnknownMembers(allowed: ["id", "displayName", "description", "isAvailable", "@odata.type", "@odata.context"])
         var id = (1...99).map { "c\($0)" }.first { candidate in !others.contains { $0.id == candidate } } ?? ""
         if let given = reader.string("id") {
-            if isValidId(given) { id = given.lowercased() } else { problems.add(reader.path("id"), "must be c1 to c99 (as in Entra).") }
+            if let normal = normalized(given) { id = normal } else { problems.add(reader.path("id"), "must be c1 to c99 (as in Entra).") }
         } else if id.isEmpty {
             problems.add(reader.path("id"), "every ID from c1 to c99 is taken; a tenant has at most 99 authentication contexts.")
         }

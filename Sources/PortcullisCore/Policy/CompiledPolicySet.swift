@@ -68,6 +68,8 @@ public struct CompiledPolicySet: Sendable {
         let strength: AuthenticationStrengthPolicy?
         /// The agreements `termsOfUse` names (PROTOCOL §17).
         let agreements: [PolicyID]
+        /// The filter for devices (PROTOCOL §18).
+        let deviceFilter: DeviceFilter?
 
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
@@ -79,7 +81,8 @@ public struct CompiledPolicySet: Sendable {
             transferMethods: Set<TransferMethod>?,
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
-            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?, agreements: [PolicyID] = []
+            controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?, agreements: [PolicyID] = [],
+            deviceFilter: DeviceFilter? = nil
         ) {
             self.policy = policy
             self.isWorkload = isWorkload
@@ -111,6 +114,7 @@ public struct CompiledPolicySet: Sendable {
             self.controlNames = controlNames
             self.strength = strength
             self.agreements = agreements
+            self.deviceFilter = deviceFilter
         }
     }
 
@@ -223,7 +227,7 @@ public struct CompiledPolicySet: Sendable {
                 // A reference to a strength that no longer exists (a store edited by hand) is unmet: nothing satisfies it.
                 strength: policy.grantControls.authenticationStrength.map {
                     strengthsById[$0.id] ?? AuthenticationStrengthPolicy(id: $0.id, displayName: "(missing strength \($0.id))", allowedCombinations: [])
-                }, agreements: policy.grantControls.termsOfUse ?? [])
+                }, agreements: policy.grantControls.termsOfUse ?? [], deviceFilter: c.devices?.deviceFilter)
             let index = Int32(entries.count)
             entries.append(entry)
             let resourceKeys =
@@ -420,6 +424,8 @@ public struct CompiledPolicySet: Sendable {
             case .approvedApplication: refusal = .approvedApplication(policyIds: ids)
             case .compliantApplication: refusal = .compliantApplication(policyIds: ids)
             case .termsOfUse: refusal = .termsOfUse(policyIds: ids)
+            case .compliantDevice: refusal = .compliantDevice(policyIds: ids)
+            case .domainJoinedDevice: refusal = .domainJoinedDevice(policyIds: ids)
             }
         } else if !unboundPolicies.isEmpty {
             refusal = .tokenProtection(policyIds: unboundPolicies)
@@ -528,6 +534,16 @@ public struct CompiledPolicySet: Sendable {
             case .notCompliant: return (false, "the app instance's enrollment is not compliant")
             case .none: return (false, "no compliant enrollment of this app for the account")
             }
+        case .compliantDevice:
+            if exempt { return (true, "the compliance service is always allowed") }
+            guard let device = facts.device else { return (false, "the device is not registered (no device proof)") }
+            return device.isCompliant ? (true, "device \(device.deviceId) is compliant") : (false, "device \(device.deviceId) is not compliant")
+        case .domainJoinedDevice:
+            if exempt { return (true, "the compliance service is always allowed") }
+            guard let device = facts.device else { return (false, "the device is not registered (no device proof)") }
+            return device.trustType == .serverAd
+                ? (true, "device \(device.deviceId) is hybrid joined (ServerAd)")
+                : (false, "device \(device.deviceId) is not hybrid joined (trust type \(device.trustType.rawValue))")
         }
     }
 
@@ -618,6 +634,7 @@ public struct CompiledPolicySet: Sendable {
             let excluded = entry.excludedLocations.contains(facts.ipAddress, country: facts.country, trustedRanges: trustedRanges)
             if !included || excluded { failed.append(.location) }
         }
+        if let filter = entry.deviceFilter, !filter.admits(facts.device) { failed.append(.deviceState) }
         return failed
     }
 }

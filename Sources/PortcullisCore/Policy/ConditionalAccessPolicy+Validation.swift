@@ -291,7 +291,7 @@ extension ConditionalAccessPolicy {
         for key in ["signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels"] {
             if let items = reader.array(key), !items.isEmpty { problems.add(reader.path(key), "risk conditions cannot be evaluated by this server.") }
         }
-        for key in ["devices", "times", "insiderRiskLevels"] {
+        for key in ["times", "insiderRiskLevels"] {
             if let value = reader.object[key], value != .null { problems.add(reader.path(key), "this condition cannot be evaluated by this server.") }
         }
 
@@ -525,10 +525,36 @@ extension ConditionalAccessPolicy {
             authenticationFlows = AuthenticationFlows(transferMethods: methods)
         }
 
+        var devices: Devices?
+        if let d = reader.object("devices") {
+            // Graph beta's device states (`excludeDevices: ["Compliant", "DomainJoined"]`) are the deprecated form of a filter.
+            d.rejectUnknownGraphMembers(
+                allowed: ["deviceFilter"], ignoredWhenEmpty: ["includeDevices", "excludeDevices", "includeDeviceStates", "excludeDeviceStates"])
+            if let f = d.object("deviceFilter") {
+                f.rejectUnknownGraphMembers(allowed: ["mode", "rule"])
+                let mode = f.enumeration("mode", allowed: DeviceFilter.Mode.allCases.map(\.rawValue), required: true).flatMap(DeviceFilter.Mode.init(rawValue:))
+                var rule: DeviceFilterRule?
+                let text = f.string("rule", required: true)
+                if let text {
+                    do {
+                        rule = try DeviceFilterRule.parse(text)
+                    } catch {
+                        problems.add(f.path("rule"), "\(error.description) (the rule: \(text.prefix(200)))")
+                    }
+                }
+                if clientApplications != nil {
+                    problems.add(d.path("deviceFilter"), "a workload identity signs in from no device; a workload-identity policy cannot filter devices.")
+                }
+                if let mode, let rule, let text { devices = Devices(deviceFilter: DeviceFilter(mode: mode, rule: rule, text: text)) }
+            }
+        }
+
         guard let applications else { return nil }
-        return Conditions(
+        var conditions = Conditions(
             users: users, applications: applications, clientApplications: clientApplications,
             clientAppTypes: clientAppTypes, platforms: platforms, locations: locations, authenticationFlows: authenticationFlows)
+        conditions.devices = devices
+        return conditions
     }
 
     /// Who has registered what (the lock-out guard's facts): user IDs with any factor (TOTP or passkey), and with a passkey.
@@ -593,7 +619,43 @@ extension ConditionalAccessPolicy {
         if let factor = factorLockoutWarning(directory: directory, registered: registered, strength: strength) { warnings.append(factor) }
         if let app = appLockoutWarning(directory: directory, protectedApps: protectedApps) { warnings.append(app) }
         if let binding = tokenProtectionLockoutWarning() { warnings.append(binding) }
+        if let device = deviceLockoutWarning(directory: directory) { warnings.append(device) }
         return warnings
+    }
+
+    /// An enabled policy whose only way through is a device (`compliantDevice`, `domainJoinedDevice`, PROTOCOL §18) on
+    /// every application, covering administrators (users holding a directory role) on every platform: each of them is
+    /// refused (53000, 53001) everywhere, the admin console included, until a device of theirs is registered and proven.
+    func deviceLockoutWarning(directory: DirectorySnapshot) -> ValidationProblem? {
+        let grant = grantControls
+        let deviceControls = grant.controls.filter(Control.device.contains)
+        let deviceOnly = !deviceControls.isEmpty && (grant.operator == .and || deviceControls.count == grant.controls.count)
+        let apps = conditions.applications
+        guard state == .enabled, deviceOnly, let users = conditions.users, conditions.platforms == nil,
+            apps.includeApplications.contains(.all) || apps.includeApplications.contains(.microsoftAdminPortals)
+        else { return nil }
+        let admins = directory.users.filter { user in
+            let roles = directory.roleIds(ofUser: user.id)
+            let groups = directory.groupIds(ofUser: user.id)
+            guard user.accountEnabled, !roles.isEmpty else { return false }
+            let included =
+                users.includeUsers.contains(.all) || users.includeUsers.ids.contains(user.id) || groups.contains(where: users.includeGroups.contains)
+                || roles.contains(where: users.includeRoles.contains)
+            let excluded =
+                users.excludeUsers.ids.contains(user.id) || groups.contains(where: users.excludeGroups.contains)
+                || roles.contains(where: users.excludeRoles.contains)
+            return included && !excluded
+        }
+        guard !admins.isEmpty, admins.count == directory.users.filter({ $0.accountEnabled && !directory.roleIds(ofUser: $0.id).isEmpty }).count else {
+            return nil
+        }
+        let names = admins.prefix(3).map(\.userPrincipalName).joined(separator: ", ") + (admins.count > 3 ? ", …" : "")
+        let what = deviceControls.map(\.rawValue).joined(separator: grant.operator == .and ? " and " : " or ")
+        return ValidationProblem(
+            pointer: "/grantControls/builtInControls",
+            message:
+                "this policy requires \(what) of every administrator of the tenant (\(names)) on every application: each would be refused (AADSTS53000, 53001), the admin console included, until a device of theirs is registered and proven at sign-in. Exclude a break-glass administrator, use report-only first, or force it."
+        )
     }
 
     /// An enabled token-protection policy (PROTOCOL §15) for All users and All applications: every client that cannot

@@ -19,9 +19,14 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         case block, mfa, authenticationStrength, approvedApplication, compliantApplication
         /// Terms of use (`grantControls.termsOfUse`, PROTOCOL §17): every named agreement accepted and current.
         case termsOfUse
+        /// A proven device that is compliant; a proven device joined to an on-premises domain (hybrid, `ServerAd`). PROTOCOL §18.
+        case compliantDevice, domainJoinedDevice
 
         /// The values `builtInControls` takes.
-        public static let builtIn: [Control] = [.block, .mfa, .approvedApplication, .compliantApplication]
+        public static let builtIn: [Control] = [.block, .mfa, .approvedApplication, .compliantApplication, .compliantDevice, .domainJoinedDevice]
+
+        /// The controls only a device meets.
+        public static let device: Set<Control> = [.compliantDevice, .domainJoinedDevice]
 
         /// Unmet controls are reported in this order (PROTOCOL §3).
         var reportOrder: Int {
@@ -32,6 +37,9 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
             case .termsOfUse: 3
             case .approvedApplication: 4
             case .compliantApplication: 5
+            // After the app's controls: a client that can enroll its app (53005) remediates, a device cannot on its own.
+            case .compliantDevice: 6
+            case .domainJoinedDevice: 7
             }
         }
         public static func < (a: Control, b: Control) -> Bool { a.reportOrder < b.reportOrder }
@@ -168,6 +176,15 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var locations: Locations?
         /// How the sign-in was transferred (PROTOCOL §13): a policy with it applies only to those sign-ins.
         public var authenticationFlows: AuthenticationFlows?
+        /// The filter for devices (PROTOCOL §18): a policy with it applies only to the devices it admits.
+        public var devices: Devices?
+    }
+
+    /// Graph's `conditionalAccessDevices`: the filter for devices.
+    public struct Devices: Codable, Sendable, Equatable {
+        public var deviceFilter: DeviceFilter?
+
+        public init(deviceFilter: DeviceFilter?) { self.deviceFilter = deviceFilter }
     }
 
     /// Graph's `conditionalAccessAuthenticationFlows`: `transferMethods` is one string of comma-separated values
@@ -217,7 +234,7 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public var sessionControls: SessionControls?
 
     /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
-    public static let unenforceableControls = ["compliantDevice", "domainJoinedDevice", "passwordChange"]
+    public static let unenforceableControls = ["passwordChange"]
 }
 
 /// Graph's `conditionalAccessGuestOrExternalUserTypes` (a flags enumeration).

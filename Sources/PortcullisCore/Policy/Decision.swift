@@ -14,6 +14,8 @@ public struct Decision: Sendable, Equatable {
     /// A condition of a policy that a sign-in did not meet (Graph's `conditionsNotSatisfied` values).
     public enum Condition: String, Sendable, Codable, CaseIterable {
         case users, servicePrincipals, application, clientType, devicePlatform, location, authenticationFlows
+        /// The filter for devices did not admit the device (PROTOCOL §18).
+        case deviceState
     }
 
     /// Whether one grant control of an applying policy was met by this sign-in, and why.
@@ -69,6 +71,9 @@ public struct Decision: Sendable, Equatable {
         case compliantApplication(policyIds: [String])
         /// Terms of use the user has not accepted (or whose acceptance expired), PROTOCOL §17: the page asks for them.
         case termsOfUse(policyIds: [String])
+        /// A device that is not compliant, not hybrid joined, or not proven at all (PROTOCOL §18): 53000, 53001.
+        case compliantDevice(policyIds: [String])
+        case domainJoinedDevice(policyIds: [String])
         /// Token protection (`secureSignInSession`) and a request without a DPoP proof (PROTOCOL §15).
         case tokenProtection(policyIds: [String])
         /// A sign-in frequency of the applying policies that the authentication no longer meets (PROTOCOL §13): the user

@@ -34,6 +34,12 @@ public enum ImpactAnalysis {
             case .compliantApplication(let ids):
                 refusal = "compliantApplication"
                 policyIds = ids
+            case .compliantDevice(let ids):
+                refusal = "compliantDevice"
+                policyIds = ids
+            case .domainJoinedDevice(let ids):
+                refusal = "domainJoinedDevice"
+                policyIds = ids
             case .tokenProtection(let ids):
                 refusal = "secureSignInSession"
                 policyIds = ids

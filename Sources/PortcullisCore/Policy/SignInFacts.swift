@@ -64,6 +64,8 @@ public struct SignInFacts: Sendable, Equatable {
     /// The agreements (terms of use) the user has accepted and whose acceptance is current (PROTOCOL §17): gathered only
     /// for those some policy requires (`CompiledPolicySet.termsOfUseAgreements`).
     public var acceptedAgreements: Set<PolicyID> = []
+    /// The device the sign-in proved it came from (PROTOCOL §18); `nil`: an unregistered device.
+    public var device: DeviceFacts?
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 
@@ -109,6 +111,8 @@ extension SignInFacts {
         public var transferMethod: TransferMethod?
         public var proofOfPossession = false
         public var userAction: String?
+        /// The device proven at sign-in (PROTOCOL §18), `nil` when none was.
+        public var device: DeviceFacts?
 
         public init(
             userId: ObjectID?, clientAppId: AppID, resourceAppId: AppID, authentication: AuthenticationContext, capabilities: ClaimsRequest = ClaimsRequest()
@@ -151,6 +155,7 @@ extension SignInFacts {
         transferMethod = input.transferMethod
         proofOfPossession = input.proofOfPossession
         userAction = input.userAction
+        device = input.device
     }
 }
 

@@ -232,6 +232,8 @@ public struct GrantRefusal: Sendable, Equatable {
         case .approvedApplication: return .approvedClientAppRequired
         case .tokenProtection: return .tokenProtectionRequired
         case .termsOfUse: return .termsOfUseRequired
+        case .compliantDevice: return .deviceNotCompliant
+        case .domainJoinedDevice: return .deviceNotDomainJoined
         case .signInFrequency: return .signInFrequency
         case .compliantApplication(let policyIds):
             guard declaresProtApp, let user else { return .protAppCapabilityRequired }

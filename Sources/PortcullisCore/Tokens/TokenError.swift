@@ -316,6 +316,16 @@ extension TokenError {
     public static let termsOfUseDeclined = TokenError(
         .accessDenied, aadsts: 50158, "The user declined the organization's terms of use, which conditional access requires for this application."
     )
+    /// A policy requires a compliant (or hybrid-joined) device, and the sign-in's device is not, or was not proven
+    /// (PROTOCOL §18). Entra answers `interaction_required`: a broker can register the device interactively.
+    public static let deviceNotCompliant = TokenError(
+        .interactionRequired, aadsts: 53000,
+        "Device is not in required device state: compliant. Conditional Access policy requires a compliant device, and the device is not compliant (or is not registered). Register the device and bring it into compliance."
+    )
+    public static let deviceNotDomainJoined = TokenError(
+        .interactionRequired, aadsts: 53001,
+        "Device is not in required device state: domain_joined. Conditional Access policy requires a hybrid joined device, and the device is not (or is not registered)."
+    )
     public static let approvedClientAppRequired = TokenError(
         .invalidGrant, aadsts: 53002, "Application used is not an approved application."
     )

@@ -21,10 +21,12 @@ struct WhatIfSignIn: Sendable {
     var authenticationContexts: [String] = []
     /// The request carries a DPoP proof, so its tokens would be bound (PROTOCOL §15, `secureSignInSession`).
     var dpop = false
+    /// The device proven at sign-in, in Graph's `deviceInfo` shape (PROTOCOL §18); `nil`: unregistered.
+    var device: DeviceFacts?
 
     static let members: Set<String> = [
         "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
-        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts", "dpop",
+        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts", "dpop", "device",
     ]
 
     /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
@@ -49,8 +51,8 @@ struct WhatIfSignIn: Sendable {
         let transfer = reader.enumeration("transferMethod", allowed: TransferMethod.allCases.map(\.rawValue)).flatMap(TransferMethod.init(rawValue:))
         var contexts: [String] = []
         for (id, pointer) in reader.strings("authenticationContexts") ?? [] {
-            if AuthenticationContextClassReference.isValidId(id) {
-                contexts.append(id.lowercased())
+            if let normal = AuthenticationContextClassReference.normalized(id) {
+                contexts.append(normal)
             } else {
                 reader.problems.add(pointer, "must be c1 to c99.")
             }
@@ -62,6 +64,7 @@ struct WhatIfSignIn: Sendable {
             approvedClientApp: approved, mfa: mfa, transferMethod: transfer)
         signIn.authenticationContexts = AuthenticationContextClassReference.sorted(contexts)
         signIn.dpop = reader.bool("dpop") ?? false
+        signIn.device = reader.object("device").flatMap(DeviceFacts.read(info:))
         return signIn
     }
 
@@ -107,6 +110,8 @@ struct WhatIfSignIn: Sendable {
         input.clientAppType = clientAppType
         input.transferMethod = transferMethod
         input.proofOfPossession = dpop
+        if device != nil && user == nil { problems.add(path("device"), "describes a user's sign-in: name the user (userId).") }
+        input.device = user == nil ? nil : device
         let signIn = SignInFacts(input, directory: directory)
         var facts = GrantFacts(
             grantType: user == nil ? .clientCredentials : (transferMethod == .deviceCodeFlow ? .deviceCode : .password), tenant: directory, client: client,

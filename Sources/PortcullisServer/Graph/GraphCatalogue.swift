@@ -472,12 +472,13 @@ enum WhatIf {
         case .devicePlatform: "devicePlatform"
         case .location: "location"
         case .authenticationFlows: "authenticationFlow"
+        case .deviceState: "devices"
         }
     }
 
     /// Graph's evaluate body: `signInIdentity` (`userSignIn` or `servicePrincipalSignIn`), `signInContext`
     /// (`applicationContext` or `authContext`), `signInConditions` (platform, client app type, IP address, authentication
-    /// flow), `appliedPoliciesOnly`. Conditions this server cannot know yet (risk, device state) are refused at their pointers.
+    /// flow, `deviceInfo`), `appliedPoliciesOnly`. Conditions this server cannot know yet (risk) are refused at their pointers.
     static func read(_ body: JSONValue) throws -> (WhatIfSignIn, Bool) {
         let problems = ProblemCollector()
         guard let root = JSONObjectReader(body, at: "", problems: problems) else { throw ValidationError(problems: problems.problems) }
@@ -497,7 +498,10 @@ enum WhatIf {
             problems.add("/signInContext/includeApplications", "names the one application signed in to (#microsoft.graph.applicationContext).")
         }
         let conditions = root.object("signInConditions")
-        conditions?.rejectUnknownMembers(allowed: ["@odata.type", "devicePlatform", "clientAppType", "ipAddress", "country", "authenticationFlow"])
+        conditions?.rejectUnknownMembers(allowed: [
+            "@odata.type", "devicePlatform", "clientAppType", "ipAddress", "country", "authenticationFlow", "deviceInfo",
+        ])
+        let device = conditions?.object("deviceInfo").flatMap(DeviceFacts.read(info:))
         let platform = conditions?.string("devicePlatform")
         let type = conditions?.enumeration("clientAppType", allowed: SignInFacts.ClientAppType.modern.map(\.rawValue)).flatMap(
             SignInFacts.ClientAppType.init(rawValue:))
@@ -513,6 +517,7 @@ enum WhatIf {
             userId: userId, clientAppId: application, resourceAppId: application, platform: platform, ipAddress: address,
             clientAppType: type ?? .mobileAppsAndDesktopClients)
         signIn.transferMethod = transfer
+        signIn.device = device
         if let principalId { signIn.clientAppId = principalId }
         if let authenticationContext { signIn.authenticationContexts = [authenticationContext] }
         return (signIn, onlyApplied)
