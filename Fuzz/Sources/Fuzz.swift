@@ -2,14 +2,25 @@ import Foundation
 
 #if !FUZZING
 // scripts/fuzz compiles the formats' sources and this file as one module; SwiftPM builds the replayer against the modules.
+import PortcullisCore
 import PortcullisGatewayWire
 import PortcullisWebAuthnFormat
 #endif
 
-/// One input through every reader: the WebAuthn formats and the gateway's HTTP framing.
+/// One input through every reader: the WebAuthn formats, the gateway's HTTP framing and device filter rules.
 func check(_ bytes: [UInt8]) {
     checkWebAuthn(bytes)
     checkWire(bytes)
+    checkDeviceFilter(bytes)
+}
+
+/// One input as a rule of the filter for devices (PROTOCOL §18): read or refused, never a crash or a hang; a rule that is
+/// read prints to text that reads back to the same rule, and evaluates on an unregistered and a registered device.
+func checkDeviceFilter(_ bytes: [UInt8]) {
+    guard let rule = try? DeviceFilterRule.parse(String(decoding: bytes, as: UTF8.self)) else { return }
+    guard let again = try? DeviceFilterRule.parse(rule.description), again == rule else { fatalError("print then parse changed \(rule)") }
+    _ = rule.matches(nil)
+    _ = rule.matches(DeviceFilterRule.Subject(strings: [.model: ["Surface"], .extensionAttribute(1): ["SAW"]], isCompliant: true, managementCounts: true))
 }
 
 /// One input through every WebAuthn reader. None may crash, hang or allocate what the input cannot hold; CBOR that
