@@ -96,7 +96,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "portcullis-fuzz", dependencies: ["PortcullisWebAuthnFormat", "PortcullisGatewayWire", "PortcullisCore"], path: "Fuzz/Sources", swiftSettings: swiftSettings),
+            name: "portcullis-fuzz", dependencies: ["PortcullisWebAuthnFormat", "PortcullisGatewayWire", "PortcullisCore"], path: "Fuzz/Sources",
+            swiftSettings: swiftSettings),
         .target(
             name: "PortcullisTokens",
             dependencies: [
