@@ -347,6 +347,7 @@ let package = Package(
                 .server("HummingbirdTesting", "hummingbird"),
                 .server("JWTKit", "jwt-kit"),
                 .server("Crypto", "swift-crypto"),
+                .server("CryptoExtras", "swift-crypto"),
                 .server("X509", "swift-certificates"),
                 .server("SwiftASN1", "swift-asn1"),
             ],

@@ -158,6 +158,7 @@ public struct PortcullisServer: Sendable {
             clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries,
             dpop: DPoPGate(
                 nonces: DPoPNonces(credentials: deps.credentials), replays: deps.store, requireNonce: deps.configuration.dpopNonceRequired),
+            devices: DeviceAuthentication(authority: deps.issuingAuthority, nonces: PKeyAuth.Nonces(credentials: deps.credentials), replays: deps.store),
             clock: deps.clock, logger: deps.logger)
         let oauth = OAuthRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
@@ -166,7 +167,7 @@ public struct PortcullisServer: Sendable {
         let sealer = PageSealer(credentials: deps.credentials)
         let documents = AdminDocuments(
             store: deps.store, tenants: tenants, clock: deps.clock, passwords: deps.passwords, credentials: deps.credentials, compliance: compliance,
-            transmitter: transmitter, logger: deps.logger)
+            transmitter: transmitter, authority: deps.issuingAuthority, logger: deps.logger)
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
@@ -190,6 +191,14 @@ public struct PortcullisServer: Sendable {
                 resource: BuiltInResources.graph, requiredRole: nil, signers: deps.signers, endpoints: endpoints, tenants: tenants,
                 revocations: deps.store, clock: deps.clock),
             sets: GraphCatalogue.sets(documents: documents, admin: admin, store: deps.store)
+        ).register(on: router)
+        // Device registration (PROTOCOL §18).
+        DeviceRoutes(
+            devices: documents.devices, authority: deps.issuingAuthority, tenants: tenants,
+            authenticator: BearerAuthenticator(
+                resource: BuiltInResources.devices, requiredRole: nil, signers: deps.signers, endpoints: endpoints, tenants: tenants,
+                revocations: deps.store, clock: deps.clock),
+            clock: deps.clock
         ).register(on: router)
         // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
         ConsoleRoutes(

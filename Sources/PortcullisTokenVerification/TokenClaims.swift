@@ -52,6 +52,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var idp: String?
     /// `acct`: `1` for a guest, `0` for a member; present for B2B collaboration users and guests.
     public var acct: Int?
+    /// `deviceid`: the device the sign-in proved it came from (PROTOCOL §18); absent when none was.
+    public var deviceid: String?
 
     /// The token's issue time in milliseconds: `xms_iat_ms`, or — for a token without it — the start of its `iat` second
     /// (so that a revocation in that second voids it: the safe side).
@@ -109,7 +111,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case xmsIatMs = "xms_iat_ms"
         case xmsAppRes = "xms_app_res"
         case xmsSle = "xms_sle"
-        case ipaddr, idp, acct
+        case ipaddr, idp, acct, deviceid
     }
 
     /// Time and audience are checked by `TokenVerifier` against the injected clock, not here.
@@ -169,6 +171,8 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     /// `idp` and `acct`, as in the access token (B2B collaboration users, PROTOCOL §17).
     public var idp: String?
     public var acct: Int?
+    /// `deviceid`, as in the access token (PROTOCOL §18).
+    public var deviceid: String?
 
     public init(
         iss: String, aud: String, sub: String, oid: String, tid: String, iat: Int, nbf: Int, exp: Int,
@@ -194,7 +198,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr, acr, idp, acct
+        case iss, aud, sub, oid, tid, iat, nbf, exp, ver, name, email, nonce, amr, acr, idp, acct, deviceid
         case preferredUsername = "preferred_username"
         case authTime = "auth_time"
     }

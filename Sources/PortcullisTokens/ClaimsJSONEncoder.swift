@@ -54,6 +54,7 @@ extension AccessTokenClaims {
         writer.string("ipaddr", ipaddr)
         writer.string("idp", idp)
         writer.integer("acct", acct)
+        writer.string("deviceid", deviceid)
         return writer.finish()
     }
 }

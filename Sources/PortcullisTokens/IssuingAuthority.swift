@@ -4,6 +4,7 @@ public import PortcullisCore
 import SwiftASN1
 import Synchronization
 public import X509
+import _CryptoExtras
 
 /// Each tenant's issuing CA for device identities (PROTOCOL §8.1): ECDSA P-256, created on first use in
 /// `Keys/ca/` under the keys directory's lock (nodes sharing `Keys/` create one), never replaced. It certifies
@@ -139,5 +140,97 @@ public final class IssuingAuthority: Sendable {
         return Issued(
             certificatesPem: try leaf.serializeAsPEM().pemString + "\n" + ca.pem, notAfter: leaf.notValidAfter,
             serialNumber: serial.bytes.map { String(format: "%02x", $0) }.joined())
+    }
+}
+
+// MARK: Devices (PROTOCOL §18)
+
+extension IssuingAuthority {
+    /// Checks a device's PKCS #10 request: PEM, for an RSA key of 2,048 bits or more signed with SHA-256 (as MSAL for .NET
+    /// signs PKeyAuth answers, RS256) or a P-256 key signed with ECDSA and SHA-256, and signed by the key it names.
+    /// Problems point at `/csr`.
+    public static func verifiedDeviceRequest(_ pem: String) throws -> CertificateSigningRequest {
+        func problem(_ message: String) -> ValidationError { ValidationError(problems: [ValidationProblem(pointer: "/csr", message: message)]) }
+        guard pem.utf8.count <= 16 * 1024, let csr = try? CertificateSigningRequest(pemEncoded: pem) else {
+            throw problem("must be a PEM PKCS #10 certificate request (-----BEGIN CERTIFICATE REQUEST-----).")
+        }
+        if let rsa = _RSA.Signing.PublicKey(csr.publicKey) {
+            guard rsa.keySizeInBits >= 2048 else { throw problem("must be for an RSA key of at least 2048 bits (found \(rsa.keySizeInBits)).") }
+            guard csr.signatureAlgorithm == .sha256WithRSAEncryption else {
+                throw problem("must be signed with RSA and SHA-256 (found \(csr.signatureAlgorithm)).")
+            }
+        } else if P256.Signing.PublicKey(csr.publicKey) != nil {
+            guard csr.signatureAlgorithm == .ecdsaWithSHA256 else { throw problem("must be signed with ECDSA and SHA-256 (found \(csr.signatureAlgorithm)).") }
+        } else {
+            throw problem("must be for an RSA (2048 bits or more) or a P-256 key.")
+        }
+        guard csr.publicKey.isValidSignature(csr.signature, for: csr) else { throw problem("is not signed by the key it names.") }
+        return csr
+    }
+
+    /// The subject of a device's certificate: the tenant (O), the device's object ID (OU), its device ID (CN).
+    static func deviceSubject(tenantId: TenantID, objectId: ObjectID, deviceId: DeviceID) throws -> DistinguishedName {
+        try DistinguishedName {
+            OrganizationName(tenantId.rawValue)
+            OrganizationalUnitName(objectId.rawValue)
+            CommonName(deviceId.rawValue)
+        }
+    }
+
+    /// How long a device's certificate lives: five years, never beyond the CA (the device record, not the date, is what
+    /// voids it early).
+    public static let deviceCertificateDays = 5 * 365
+
+    /// A certificate for a verified device request, from the tenant's CA.
+    public func issueDevice(_ csr: CertificateSigningRequest, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID, now: Date) throws -> Device.Certificate {
+        let ca = try load(tenant: tenant, now: now)
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+            try ExtendedKeyUsage([.clientAuth])
+            SubjectKeyIdentifier(hash: csr.publicKey)
+            AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: ca.certificate.publicKey).keyIdentifier)
+        }
+        let notAfter = min(now.addingTimeInterval(TimeInterval(Self.deviceCertificateDays) * 86400), ca.certificate.notValidAfter)
+        let serial = Certificate.SerialNumber()
+        let leaf = try Certificate(
+            version: .v3, serialNumber: serial, publicKey: csr.publicKey, notValidBefore: now.addingTimeInterval(-60), notValidAfter: notAfter,
+            issuer: ca.certificate.subject, subject: try Self.deviceSubject(tenantId: tenant.id, objectId: objectId, deviceId: deviceId),
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: Certificate.PrivateKey(ca.key))
+        var serializer = DER.Serializer()
+        try serializer.serialize(leaf)
+        return Device.Certificate(
+            pem: try leaf.serializeAsPEM().pemString + "\n", thumbprint: Self.thumbprint(serializer.serializedBytes),
+            serialNumber: serial.bytes.map { String(format: "%02x", $0) }.joined(), notAfter: leaf.notValidAfter)
+    }
+
+    /// The CA's subject as a challenge names it (`CertAuthorities`: the issuer the device's certificate must have).
+    public func subjectName(tenant: Tenant, now: Date) throws -> String { try load(tenant: tenant, now: now).certificate.subject.description }
+
+    /// SHA-256 of a certificate's DER, lower-case hex: how a device's certificate is recorded and recognised.
+    public static func thumbprint(_ der: [UInt8]) -> String { SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined() }
+
+    /// A device certificate presented at sign-in (DER), if the tenant's CA issued it and it is valid `now`: its device's
+    /// object ID and device ID (from the subject), its thumbprint, and its key. Whether the device still has this
+    /// certificate is the caller's to check against the device record.
+    public func verifyDevice(
+        certificate der: [UInt8], tenant: Tenant, now: Date
+    ) throws -> (
+        objectId: ObjectID, deviceId: DeviceID, thumbprint: String, publicKey: Certificate.PublicKey
+    )? {
+        let ca = try load(tenant: tenant, now: now)
+        guard der.count <= 8192, let leaf = try? Certificate(derEncoded: der), leaf.issuer == ca.certificate.subject,
+            ca.certificate.publicKey.isValidSignature(leaf.signature, for: leaf), leaf.notValidBefore <= now, now <= leaf.notValidAfter
+        else { return nil }
+        var objectId: String?
+        var deviceId: String?
+        for rdn in leaf.subject {
+            for attribute in rdn {
+                if attribute.type == .RDNAttributeType.organizationalUnitName { objectId = String(describing: attribute.value) }
+                if attribute.type == .RDNAttributeType.commonName { deviceId = String(describing: attribute.value) }
+            }
+        }
+        guard let objectId, let deviceId else { return nil }
+        return (ObjectID(objectId), DeviceID(deviceId), Self.thumbprint(der), leaf.publicKey)
     }
 }

@@ -20,6 +20,7 @@ extension AccessTokenClaims {
         ipaddr = plan.ipAddress
         idp = identityProvider
         acct = plan.account
+        deviceid = plan.deviceId
     }
 }
 
@@ -32,5 +33,6 @@ extension IDTokenClaims {
             authTime: plan.authTime, amr: plan.methods.isEmpty ? nil : plan.methods, acr: plan.acr)
         idp = identityProvider
         acct = plan.account
+        deviceid = plan.deviceId
     }
 }

@@ -21,6 +21,9 @@ struct AdministeredDocumentTests {
         func secretHash(_ secret: String) -> String { "hashed:\(secret)" }
         func registeredMethods(tenantId: TenantID) async throws -> ConditionalAccessPolicy.RegisteredMethods { .init(anyFactor: [], passkey: []) }
         func tenant(segment: String) async throws -> TenantSnapshot? { nil }
+        func deviceCertificate(csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID) throws -> Device.Certificate {
+            Device.Certificate(pem: "certificate for \(csr)", thumbprint: "t-\(deviceId)", serialNumber: "1", notAfter: now)
+        }
     }
 
     static func tenant(_ edit: (inout TenantContents) -> Void = { _ in }) -> TenantSnapshot {

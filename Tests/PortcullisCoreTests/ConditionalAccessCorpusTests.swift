@@ -62,7 +62,6 @@ struct ConditionalAccessCorpusTests {
 
     /// Why a member stays refused.
     enum Reason: String {
-        case registerDevice = "the user action urn:user:registerdevice (devices, §18)"
         case risk = "risk levels and passwordChange (risk, §19)"
         case agents = "Entra Agent ID targeting (refused, §17)"
         case preview = "controls in preview at Microsoft: verifiedID, urn:user:accountrecovery (refused, §17)"
@@ -73,9 +72,6 @@ struct ConditionalAccessCorpusTests {
 
     /// Each file that is refused, with the pointers it is refused at and why; every other file is accepted.
     static let refusals: [String: [String: Reason]] = [
-        "j0eyv-baseline/CA003-Global-BaseProtection-RegisterOrJoin-AnyPlatform-MFA.json": [
-            "/conditions/applications/includeUserActions/0": .registerDevice
-        ],
         "j0eyv-baseline/CA201-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskUser.json": [
             "/conditions/userRiskLevels": .risk
         ],

@@ -236,7 +236,7 @@ struct TemporaryAccessPassTests {
                 #expect(wrongControl.status == .badRequest && wrongControl.text.contains("\"/grantControls\""), "\(wrongControl.text)")
                 var unknown = policy
                 unknown["id"] = "a1000000-0000-4000-8000-0000000000f9"
-                conditions["applications"] = ["includeUserActions": ["urn:user:registerdevice"]]
+                conditions["applications"] = ["includeUserActions": ["urn:user:accountrecovery"]]
                 unknown["conditions"] = conditions
                 let unknownAction = try await client.admin(.post, "/conditional-access/policies", token: admin, json: unknown)
                 #expect(

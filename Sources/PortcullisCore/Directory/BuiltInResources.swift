@@ -30,7 +30,14 @@ public enum BuiltInResources {
     public static let graph = Application(
         appId: graphAppId, displayName: "Microsoft Graph", identifierUris: [graphIdentifier], scopes: GraphPermission.all,
         appRoles: GraphPermission.all)
-    public static let all: [Application] = [compliance, admin, sharedSignals, graph]
+    /// The device registration service (PROTOCOL §18): a user's token with `Device.Register` registers a device. A token for
+    /// it is the user action `urn:user:registerdevice` in conditional access.
+    public static let devicesIdentifier = "api://portcullis-devices"
+    public static let devicesAppId: AppID = "5e3c5a5c-0c6b-4d6c-9f3e-6f7a1c0b0c06"
+    public static let deviceRegisterScope = "Device.Register"
+    public static let devices = Application(
+        appId: devicesAppId, displayName: "Portcullis device registration", identifierUris: [devicesIdentifier], scopes: [deviceRegisterScope])
+    public static let all: [Application] = [compliance, admin, sharedSignals, graph, devices]
 
     /// The admin console's public client (PROTOCOL §11; the console at `GET /admin`): authorization code + PKCE,
     /// its one redirect URI `{baseURL}/admin/callback` given by the server (`consoleRedirectPath`).

@@ -63,7 +63,7 @@ public struct TenantSnapshot: Sendable {
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance,
-            .invitation, .crossTenantAccessPartner:
+            .invitation, .crossTenantAccessPartner, .device:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)
@@ -133,6 +133,12 @@ public struct TenantSnapshot: Sendable {
 
     /// An agreement by ID.
     public func agreement(id: PolicyID) -> Agreement? { Self.find(id.rawValue, in: contents.agreements) }
+
+    /// A device by its object ID.
+    public func device(id: ObjectID) -> Device? { Self.find(id.rawValue, in: contents.devices) }
+
+    /// A device by its device ID (its certificate's subject).
+    public func device(deviceId: DeviceID) -> Device? { contents.devices.first { $0.deviceId == deviceId } }
 
     /// A user's latest answer to an agreement.
     public func acceptance(agreementId: PolicyID, userId: ObjectID) -> AgreementAcceptance? {

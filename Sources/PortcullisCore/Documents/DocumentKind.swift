@@ -32,6 +32,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let invitation = DocumentKind(rawValue: "invitation")
     /// Trust in a partner tenant's authentication (Graph `crossTenantAccessPolicyConfigurationPartner`), ID the partner's tenant ID.
     public static let crossTenantAccessPartner = DocumentKind(rawValue: "crossTenantAccessPartner")
+    /// A device of the tenant (Graph `device`, PROTOCOL §18).
+    public static let device = DocumentKind(rawValue: "device")
 }
 
 extension DocumentKind {
@@ -56,6 +58,7 @@ extension DocumentKind {
         .invitation: ("invitations", "invitation"),
         .crossTenantAccessPartner: ("cross-tenant-access/partners", "cross-tenant access setting"),
         .sharedSignalsStream: ("ssf-streams", "stream"),
+        .device: ("devices", "device"),
     ]
 
     /// The kind's path under `/admin/v1/` (`nil`: not served as documents).

@@ -61,6 +61,8 @@ public struct TenantContents: Sendable {
     /// B2B collaboration (PROTOCOL §17): invitations made, and trust in partner tenants.
     public var invitations: [Invitation] = []
     public var crossTenantAccessPartners: [CrossTenantAccessPartner] = []
+    /// Devices (PROTOCOL §18).
+    public var devices: [Device] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -86,6 +88,7 @@ public struct TenantContents: Sendable {
         Self.sort(&agreementAcceptances)
         Self.sort(&invitations)
         Self.sort(&crossTenantAccessPartners)
+        Self.sort(&devices)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -293,7 +296,7 @@ public enum TenantDocuments {
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, DirectoryRoleAssignment.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
-        Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self,
+        Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self, Device.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

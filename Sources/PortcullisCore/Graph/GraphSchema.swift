@@ -75,6 +75,16 @@ public enum GraphSchema {
         id displayName createdDateTime modifiedDateTime countriesAndRegions[] countryLookupMethod includeUnknownCountriesAndRegions
         """,
         "ipRange": "cidrAddress",
+        "device": """
+        id accountEnabled approximateLastSignInDateTime complianceExpirationDateTime deviceId deviceOwnership displayName \
+        enrollmentProfileName extensionAttributes:onPremisesExtensionAttributes isCompliant isManaged manufacturer mdmAppId model \
+        operatingSystem operatingSystemVersion physicalIds[] profileType registrationDateTime systemLabels[] trustType
+        """,
+        "onPremisesExtensionAttributes": """
+        extensionAttribute1 extensionAttribute2 extensionAttribute3 extensionAttribute4 extensionAttribute5 extensionAttribute6 \
+        extensionAttribute7 extensionAttribute8 extensionAttribute9 extensionAttribute10 extensionAttribute11 extensionAttribute12 \
+        extensionAttribute13 extensionAttribute14 extensionAttribute15
+        """,
         "user": """
         id accountEnabled businessPhones[] createdDateTime creationType displayName givenName jobTitle mail mobilePhone \
         officeLocation preferredLanguage surname userPrincipalName userType externalUserState identities:objectIdentity[] \

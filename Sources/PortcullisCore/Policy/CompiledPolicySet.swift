@@ -547,6 +547,17 @@ public struct CompiledPolicySet: Sendable {
         }
     }
 
+    /// Whether the device could change a refusal (PROTOCOL §18): a refusing policy demands a device control or filters
+    /// devices. The token endpoint then challenges a client that can prove its device (PKeyAuth) before refusing.
+    public func deviceMatters(_ decision: Decision) -> Bool {
+        guard decision.refusal != nil else { return false }
+        let refusing = Set(decision.policies.filter { $0.result == .failure }.map(\.id))
+        return entries.contains { entry in
+            refusing.contains(entry.policy.id.rawValue)
+                && (entry.deviceFilter != nil || !ConditionalAccessPolicy.Control.device.isDisjoint(with: entry.controls))
+        }
+    }
+
     /// Whether the compliance state of the account's app matters to this sign-in: an enabled candidate policy
     /// that demands `compliantApplication` applies to it — or would apply, once the platform is known, when
     /// the client named none (the enrollment records the platform). The token path asks this before it

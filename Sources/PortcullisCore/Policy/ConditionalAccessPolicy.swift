@@ -127,7 +127,9 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     public enum UserAction {
         /// Registering a sign-in method (a passkey, a TOTP authenticator) on the sign-in page or Security info.
         public static let registerSecurityInfo = "urn:user:registersecurityinfo"
-        public static let all: Set<String> = [registerSecurityInfo]
+        /// Registering a device (PROTOCOL §18): a token for the device registration service (`api://portcullis-devices`).
+        public static let registerDevice = "urn:user:registerdevice"
+        public static let all: Set<String> = [registerSecurityInfo, registerDevice]
     }
 
     /// Workload identities (app-only sign-ins): client app IDs or `ServicePrincipalsInMyTenant`.

@@ -111,6 +111,7 @@ public enum ImpactAnalysis {
         input.transferMethod = record.originalTransferMethod ?? (record.grantType == GrantType.deviceCode.rawValue ? .deviceCodeFlow : nil)
         input.country = record.countryOrRegion
         input.proofOfPossession = record.tokenProtectionStatusDetails?.signInSessionStatus == .bound
+        input.device = record.deviceDetail?.facts
         let facts = SignInFacts(input, directory: directory)
         return facts
     }

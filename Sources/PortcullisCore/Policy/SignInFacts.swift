@@ -154,7 +154,9 @@ extension SignInFacts {
         country = input.country
         transferMethod = input.transferMethod
         proofOfPossession = input.proofOfPossession
-        userAction = input.userAction
+        // A token for the device registration service is the user action of registering a device (PROTOCOL §18), as in Entra:
+        // the policies for that action apply to it, and no others.
+        userAction = input.userAction ?? (input.resourceAppId == BuiltInResources.devicesAppId ? ConditionalAccessPolicy.UserAction.registerDevice : nil)
         device = input.device
     }
 }

@@ -39,6 +39,8 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     /// Graph's `originalTransferMethod`: the authentication flow the sign-in's session began with (`deviceCodeFlow` for
     /// a device code and every later refresh of its family, PROTOCOL §13); absent for none.
     public var originalTransferMethod: TransferMethod?
+    /// Graph's `deviceDetail`: the device the sign-in proved it came from (PROTOCOL §18); absent for an unregistered one.
+    public var deviceDetail: DeviceDetail?
     /// A record that stands for several non-interactive sign-ins of one window with the same facts (issue 32, as Entra's
     /// non-interactive log aggregates them): how many, and the last one's time and correlation ID. The record's own
     /// `createdDateTime` and `correlationId` are the first one's.
@@ -66,6 +68,32 @@ public struct SignInRecord: Codable, Sendable, Equatable {
 
     /// The last sign-in it stands for.
     public var lastDateTime: Date { aggregate?.lastDateTime ?? createdDateTime }
+
+    /// Graph's `deviceDetail` of a proven device: what conditional access decided on (replayed as a device with these).
+    public struct DeviceDetail: Codable, Sendable, Equatable {
+        public var deviceId: String
+        public var displayName: String?
+        public var operatingSystem: String?
+        public var isCompliant: Bool
+        public var isManaged: Bool
+        public var trustType: DeviceFacts.TrustType
+
+        public init(_ device: DeviceFacts) {
+            deviceId = device.deviceId
+            displayName = device.displayName
+            operatingSystem = device.operatingSystem
+            isCompliant = device.isCompliant
+            isManaged = device.isManaged
+            trustType = device.trustType
+        }
+
+        /// The device as a replay sees it: the properties recorded, no others.
+        public var facts: DeviceFacts {
+            DeviceFacts(
+                deviceId: deviceId, displayName: displayName, trustType: trustType, isCompliant: isCompliant, isManaged: isManaged,
+                operatingSystem: operatingSystem)
+        }
+    }
 
     /// Graph's `tokenProtectionStatusDetails`: `bound` when the request carried a valid DPoP proof.
     public struct TokenProtectionStatus: Codable, Sendable, Equatable {

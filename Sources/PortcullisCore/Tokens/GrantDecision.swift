@@ -136,6 +136,8 @@ public struct MintPlan: Sendable, Equatable {
         /// A B2B collaboration user's home tenant (its issuer is the token's `idp`) and `acct` (PROTOCOL §17).
         public var homeTenantId: String?
         public var account: Int?
+        /// `deviceid`: the device proven at sign-in (PROTOCOL §18).
+        public var deviceId: String?
     }
 
     /// One entry of `xms_sle`: CIDR ranges where the resource must not accept the token unless also in `exclude`.
@@ -190,6 +192,8 @@ public struct MintPlan: Sendable, Equatable {
         public var acr: String?
         public var homeTenantId: String?
         public var account: Int?
+        /// `deviceid`: the device proven at sign-in (PROTOCOL §18).
+        public var deviceId: String?
     }
 
     public enum RefreshToken: Sendable, Equatable {
@@ -309,6 +313,7 @@ public enum GrantDecision {
             access.authenticationContexts = decision.acrs(authTime: facts.authentication.time, now: facts.now)
             access.homeTenantId = user.homeAccount?.tenantId.rawValue
             access.account = user.account
+            access.deviceId = facts.signIn.device?.deviceId
         } else {
             access = MintPlan.AccessToken(
                 audience: audience, subject: client.appId.rawValue, objectId: nil, tenantId: tenant.tenant.id.rawValue, clientId: client.appId.rawValue,
@@ -340,6 +345,7 @@ public enum GrantDecision {
                     authTime: authTime, acr: facts.acrValues.first(where: access.authenticationContexts.contains))
                 idToken?.homeTenantId = user.homeAccount?.tenantId.rawValue
                 idToken?.account = user.account
+                idToken?.deviceId = facts.signIn.device?.deviceId
             }
             let refreshExpiry = Date(timeIntervalSince1970: TimeInterval(iat)).addingTimeInterval(settings.refreshTokenLifetime)
             if let redeeming = facts.redeeming {
@@ -392,6 +398,7 @@ public enum GrantDecision {
             authenticationContexts: facts.signIn.authenticationContexts, met: decision.acrs(authTime: facts.authentication.time, now: facts.now))
         record.countryOrRegion = facts.signIn.country
         record.originalTransferMethod = facts.signIn.transferMethod
+        record.deviceDetail = facts.signIn.device.map(SignInRecord.DeviceDetail.init)
         record.isInteractive = facts.user != nil && facts.interactive && facts.grantType != .refreshToken
         // Kept when it says something (a bound token, or a policy that demanded one): every bearer grant of every tenant
         // would otherwise carry "unbound" into the log, and an absent one replays as unbound anyway.

@@ -62,6 +62,9 @@ public struct TokenError: Error, Sendable, Equatable {
     public var retryAfter: Int?
     /// For `use_dpop_nonce`: the nonce to put in the next proof (`DPoP-Nonce`).
     public var dpopNonce: String?
+    /// A PKeyAuth challenge (PROTOCOL §18): answered 401 with this `WWW-Authenticate` value; the client answers on the
+    /// same request.
+    public var pkeyAuthChallenge: String?
 
     public init(_ code: Code, aadsts: Int, _ message: String, suberror: String? = nil, remediation: RemediationRequirement? = nil) {
         self.code = code
@@ -326,6 +329,16 @@ extension TokenError {
         .interactionRequired, aadsts: 53001,
         "Device is not in required device state: domain_joined. Conditional Access policy requires a hybrid joined device, and the device is not (or is not registered)."
     )
+    /// A PKeyAuth answer that proves no device of this tenant (PROTOCOL §18): `reason` says which check failed.
+    public static func deviceAuthenticationFailed(_ reason: String) -> TokenError {
+        TokenError(.invalidGrant, aadsts: 50097, "Device authentication failed: \(reason).")
+    }
+    /// The challenge itself: conditional access needs to know the device, and the client said it can prove one.
+    public static func deviceAuthenticationRequired(challenge: String) -> TokenError {
+        var error = TokenError(.invalidGrant, aadsts: 50097, "Device authentication is required: answer the PKeyAuth challenge.")
+        error.pkeyAuthChallenge = challenge
+        return error
+    }
     public static let approvedClientAppRequired = TokenError(
         .invalidGrant, aadsts: 53002, "Application used is not an approved application."
     )

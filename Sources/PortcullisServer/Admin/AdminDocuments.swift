@@ -31,6 +31,8 @@ struct AdminDocuments: Sendable {
     /// partner tenants.
     let invitations: DocumentResource<Invitation>
     let crossTenantAccessPartners: DocumentResource<CrossTenantAccessPartner>
+    /// Devices (PROTOCOL §18): created by admins here, registered by users at `/{tenant}/devices/v1/register`.
+    let devices: DocumentResource<Device>
     /// What the kinds' rules need of the server.
     let services: AdminDocumentServices
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
@@ -39,11 +41,12 @@ struct AdminDocuments: Sendable {
 
     init(
         store: any PortcullisStore, tenants: TenantCache, clock: any WallClock, passwords: PasswordHasher, credentials: CredentialHasher,
-        compliance: ComplianceService, transmitter: SignalTransmitter, logger: Logger
+        compliance: ComplianceService, transmitter: SignalTransmitter, authority: IssuingAuthority, logger: Logger
     ) {
         self.transmitter = transmitter
         self.logger = logger
-        let services = AdminDocumentServices(store: store, tenants: tenants, clock: clock, passwords: passwords, credentials: credentials)
+        let services = AdminDocumentServices(
+            store: store, tenants: tenants, clock: clock, passwords: passwords, credentials: credentials, authority: authority)
         self.services = services
         func resource<Document: AdministeredDocument>(
             _ registration: DocumentRegistration<Document> = DocumentRegistration()
@@ -82,6 +85,7 @@ struct AdminDocuments: Sendable {
                 _ = try await users.save(made, before: nil, precondition: .mustNotExist, tenant: current, actor: actor)
             }))
         crossTenantAccessPartners = resource()
+        devices = resource()
         groups = resource(
             DocumentRegistration(afterWrite: { _, _, tenant, _ in
                 // A membership change can move a member's app configuration: announce it (best effort, PROTOCOL §8.2).
@@ -102,8 +106,13 @@ struct AdminDocumentServices: DocumentServices {
     let clock: any WallClock
     let passwords: PasswordHasher
     let credentials: CredentialHasher
+    let authority: IssuingAuthority
 
     var now: Date { clock.now() }
+
+    func deviceCertificate(csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID) throws -> Device.Certificate {
+        try authority.issueDevice(IssuingAuthority.verifiedDeviceRequest(csr), tenant: tenant, objectId: objectId, deviceId: deviceId, now: clock.now())
+    }
 
     func passwordHash(_ password: String, keeping stored: String?) async throws -> String {
         if let stored, try await passwords.verify(password, hash: stored) { return stored }

@@ -28,6 +28,8 @@ struct DirectoryRoutes: Sendable {
         // B2B collaboration (PROTOCOL §17): invitations of other tenants' users, and trust in partner tenants.
         documents.invitations.register(on: group)
         documents.crossTenantAccessPartners.register(on: group)
+        // Devices (PROTOCOL §18): users register theirs at /{tenant}/devices/v1/register.
+        documents.devices.register(on: group)
         // Directory roles as Graph's role management spells them (PROTOCOL §17): Entra's built-in definitions, read-only,
         // and who holds them.
         documents.directoryRoleAssignments.register(on: group)

@@ -8,6 +8,28 @@ import PortcullisStorage
 /// tenant documents through their `DocumentResource`, and the read-only views (applications, service principals, roles,
 /// the organization, its domain and licence).
 enum GraphCatalogue {
+    /// `devices` (PROTOCOL §18): the tenant's devices, their owners as a navigation; a write through Graph keeps the
+    /// owners and the certificate the device has.
+    static func devices(documents: AdminDocuments) -> GraphEntitySet {
+        let resource = documents.devices
+        var set = GraphEntitySet.documents(
+            resource, path: "devices", type: "device", permissions: GraphPermission.devices, toGraph: { value, _ in Directory.device(value) },
+            fromGraph: { value, tenant in
+                guard case .object(var object) = value, let id = object["id"]?.stringValue, let stored = tenant.device(id: ObjectID(id)) else { return value }
+                object["registeredOwners"] = JSONValue(encoding: stored.registeredOwners)
+                return .object(object)
+            })
+        set.isDirectoryObject = true
+        set.below["registeredOwners"] = { call, id, rest in
+            guard rest.isEmpty, call.method == .get else {
+                throw GraphError(.methodNotAllowed, "Request_BadRequest", "A device's owners are read here; they are the users who registered it.")
+            }
+            guard let device = call.tenant.device(id: ObjectID(id)) else { throw GraphError.notFound(id) }
+            return .collection(call, context: "directoryObjects", device.registeredOwners.compactMap { Directory.object($0, tenant: call.tenant) })
+        }
+        return set
+    }
+
     static func sets(
         documents: AdminDocuments, admin: AdminRoutes, store: any PortcullisStore
     ) -> [GraphEntitySet] {
@@ -81,6 +103,7 @@ enum GraphCatalogue {
                 .map { (Applications.servicePrincipal($0), nil) }
         }
         sets.append(principals)
+        sets.append(devices(documents: documents))
         var roles = GraphEntitySet(
             path: "directoryRoles", type: "directoryRole", permissions: GraphPermission.roles, adminPath: roleAssignmentsPath,
             list: { call in Roles.activated(call.tenant) })
@@ -249,6 +272,15 @@ enum Directory {
     }
 
     /// A user or group as a `directoryObject` (group members, role members), or `nil` when it is neither.
+    /// Graph's `device`: the stored device without what only Portcullis keeps (its certificate); `registeredOwners` is
+    /// a navigation, as in Graph.
+    static func device(_ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        object.removeValue(forKey: "certificate")
+        object.removeValue(forKey: "registeredOwners")
+        return .object(object)
+    }
+
     static func object(_ id: ObjectID, tenant: TenantSnapshot) -> JSONValue? {
         if let found = tenant.directory.user(id: id), case .object(var object) = Directory.user(JSONValue(encoding: found)) {
             object.removeValue(forKey: "passwordHash")

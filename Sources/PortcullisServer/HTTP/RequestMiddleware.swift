@@ -109,6 +109,8 @@ extension HTTPField.Name {
     static let clientRequestId = Self("client-request-id")!
     static let msRequestId = Self("x-ms-request-id")!
     static let xClientOS = Self("x-client-OS")!
+    /// A client that can answer a PKeyAuth challenge (PROTOCOL §18) says so.
+    static let xMsPKeyAuth = Self("x-ms-PKeyAuth")!
     static let xClientSKU = Self("x-client-SKU")!
     static let xForwardedFor = Self("X-Forwarded-For")!
     static let pragma = Self("Pragma")!

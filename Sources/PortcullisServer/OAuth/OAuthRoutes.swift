@@ -84,14 +84,17 @@ struct OAuthRoutes: Sendable {
 
     func token(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let form = try await Self.form(request, context)
-        let inputs = TokenRequestInputs(
+        let pkeyAuth = DeviceAuthentication.Presented(supportHeader: request.headers[.xMsPKeyAuth], authorization: request.headers[.authorization])
+        var inputs = TokenRequestInputs(
             tenantSegment: context.parameters.get("tenant") ?? "", form: form,
-            authorization: request.headers[.authorization],
+            // A PKeyAuth answer takes the Authorization field: the client then authenticates in the body.
+            authorization: pkeyAuth.answer == nil ? request.headers[.authorization] : nil,
             clientIP: ClientAddress.resolve(
                 peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor], trustedProxies: configuration.trustedProxies),
             clientOS: request.headers[.xClientOS], clientSKU: request.headers[.xClientSKU], userAgent: request.headers[.userAgent],
             correlationId: context.correlationId,
             dpopProofs: request.headers[values: .dpop])
+        inputs.pkeyAuth = pkeyAuth
         let response = try await issue(inputs, logger: context.logger)
         // RFC 9449 §8.2: a DPoP client gets the nonce for its next proof with every answer.
         var headers: HTTPFields = [:]

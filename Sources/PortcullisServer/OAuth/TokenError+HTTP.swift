@@ -9,7 +9,7 @@ public import PortcullisCore
 /// `Cache-Control: no-store`, and the Microsoft-shaped body of PROTOCOL §2.4/§2.5.
 extension TokenError: HTTPResponseError {
     public var status: HTTPResponse.Status {
-        code == .invalidClient ? .unauthorized : (code == .temporarilyUnavailable ? .serviceUnavailable : .badRequest)
+        code == .invalidClient || pkeyAuthChallenge != nil ? .unauthorized : (code == .temporarilyUnavailable ? .serviceUnavailable : .badRequest)
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
@@ -41,6 +41,7 @@ extension TokenError: HTTPResponseError {
         if code == .invalidClient { headers[.wwwAuthenticate] = #"Basic realm="portcullis""# }
         if status == .serviceUnavailable || retryAfter != nil { headers[.retryAfter] = String(retryAfter ?? 1) }
         if let dpopNonce { headers[.dpopNonce] = dpopNonce }
+        if let pkeyAuthChallenge { headers[.wwwAuthenticate] = pkeyAuthChallenge }
         return JSONResponse.make(status: status, body(correlationId: correlationId, traceId: traceId, now: now), headers: headers)
     }
 }

@@ -18,6 +18,8 @@ struct TokenRequestInputs: Sendable {
     var correlationId: String
     /// The `DPoP` header values (PROTOCOL §15): none, or one proof.
     var dpopProofs: [String] = []
+    /// What the client says of PKeyAuth (PROTOCOL §18): whether it can answer a challenge, and its answer.
+    var pkeyAuth = DeviceAuthentication.Presented(supportHeader: nil, authorization: nil)
 }
 
 /// What the compliance service knows about an account's use of a client application.
@@ -48,6 +50,7 @@ struct TokenService: Sendable {
     let passwords: PasswordVerifier
     let countries: CountryTableSource
     let dpop: DPoPGate
+    let devices: DeviceAuthentication
     let clock: any WallClock
     let logger: Logger
 
@@ -60,9 +63,15 @@ struct TokenService: Sendable {
         }
         let proof = try await dpop.check(
             inputs.dpopProofs, method: "POST", url: tokenEndpoint(tenantSegment: inputs.tenantSegment), now: clock.now())
-        let (facts, prepared) = try await gather(inputs, snapshot: snapshot, proof: proof)
+        let submitURL = tokenEndpoint(tenantSegment: inputs.tenantSegment)
+        var device: DeviceFacts?
+        if let answer = inputs.pkeyAuth.answer { device = try await devices.verify(answer, snapshot: snapshot, submitURL: submitURL, now: clock.now()) }
+        let (facts, prepared) = try await gather(inputs, snapshot: snapshot, proof: proof, device: device)
         let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
         switch result.outcome {
+        case .refuse where inputs.pkeyAuth.supported && inputs.pkeyAuth.answer == nil && snapshot.conditionalAccess.deviceMatters(result.decision):
+            // The device could change the answer, and the client can prove one: it answers on the same request.
+            throw TokenError.deviceAuthenticationRequired(challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()))
         case .refuse(let refusal):
             let error = refusal.tokenError(baseURL: endpoints.baseURL)
             record(facts, result.decision, errorCode: error.aadsts, correlationId: inputs.correlationId)
@@ -108,7 +117,7 @@ struct TokenService: Sendable {
         var familyId = UUID().identifierText
     }
 
-    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot, proof: DPoPProof?) async throws -> (GrantFacts, Prepared) {
+    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot, proof: DPoPProof?, device: DeviceFacts? = nil) async throws -> (GrantFacts, Prepared) {
         let tenant = snapshot.directory
         let form = inputs.form
         let grantName = try form.required("grant_type")
@@ -213,6 +222,7 @@ struct TokenService: Sendable {
             capabilities: capabilitiesInForce)
         input.transferMethod = transferMethod
         input.proofOfPossession = proof != nil
+        input.device = user == nil ? nil : device
         input.country = countries.country(of: inputs.clientIP)
         var signIn = SignInFacts(input, directory: tenant)
         // Terms of use (PROTOCOL §17): nothing is read for tenants whose policies require none.

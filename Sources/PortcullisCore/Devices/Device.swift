@@ -1,0 +1,217 @@
+public import Foundation
+
+/// A device of the tenant (Graph's `device`, PROTOCOL §18): registered by a user with a key it holds, or created by an
+/// admin as joined and handed to the device. Its certificate, from the tenant's issuing CA, is what it proves itself with
+/// at sign-in (PKeyAuth); only the certificate recorded here counts, so disabling or deleting the device, or registering
+/// it again, voids the one before at once.
+public struct Device: Codable, Sendable, Equatable {
+    /// The certificate the device proves itself with: the leaf only (the CA is the tenant's).
+    public struct Certificate: Codable, Sendable, Equatable {
+        /// The leaf in PEM.
+        public var pem: String
+        /// SHA-256 of the leaf's DER, lower-case hex.
+        public var thumbprint: String
+        public var serialNumber: String
+        public var notAfter: Date
+
+        public init(pem: String, thumbprint: String, serialNumber: String, notAfter: Date) {
+            self.pem = pem
+            self.thumbprint = thumbprint
+            self.serialNumber = serialNumber
+            self.notAfter = notAfter
+        }
+    }
+
+    /// The directory object's ID (Graph `id`).
+    public var id: ObjectID
+    /// The device's own ID (Graph `deviceId`): its certificate's subject, what tokens carry in `deviceid`.
+    public var deviceId: DeviceID
+    public var displayName: String
+    public var operatingSystem: String?
+    public var operatingSystemVersion: String?
+    public var trustType: DeviceFacts.TrustType
+    public var isCompliant: Bool
+    public var isManaged: Bool
+    public var mdmAppId: String?
+    public var manufacturer: String?
+    public var model: String?
+    public var profileType: String?
+    public var enrollmentProfileName: String?
+    public var deviceOwnership: String?
+    /// `extensionAttribute1` … `extensionAttribute15` (Graph's `onPremisesExtensionAttributes`): only those set.
+    public var extensionAttributes: [String: String]
+    public var physicalIds: [String]
+    public var systemLabels: [String]
+    /// The users who registered the device (a joined device created by an admin may have none).
+    public var registeredOwners: [ObjectID]
+    public var accountEnabled: Bool
+    public var registrationDateTime: Date?
+    public var certificate: Certificate?
+
+    public init(
+        id: ObjectID, deviceId: DeviceID, displayName: String, trustType: DeviceFacts.TrustType, operatingSystem: String? = nil,
+        operatingSystemVersion: String? = nil, registeredOwners: [ObjectID] = [], registrationDateTime: Date? = nil
+    ) {
+        self.id = id
+        self.deviceId = deviceId
+        self.displayName = displayName
+        self.trustType = trustType
+        self.operatingSystem = operatingSystem
+        self.operatingSystemVersion = operatingSystemVersion
+        self.isCompliant = false
+        self.isManaged = false
+        self.extensionAttributes = [:]
+        self.physicalIds = []
+        self.systemLabels = []
+        self.registeredOwners = registeredOwners
+        self.accountEnabled = true
+        self.registrationDateTime = registrationDateTime
+    }
+
+    /// A user may register at most this many devices (Entra's default device limit per user).
+    public static let maximumPerUser = 50
+    /// A tenant holds at most this many (every node keeps them in memory).
+    public static let maximumPerTenant = 100_000
+
+    /// What conditional access sees of the device, once it is proven.
+    public var facts: DeviceFacts {
+        var attributes: [Int: String] = [:]
+        for (name, value) in extensionAttributes {
+            if let n = Int(name.dropFirst("extensionAttribute".count)) { attributes[n] = value }
+        }
+        return DeviceFacts(
+            deviceId: deviceId.rawValue, displayName: displayName, trustType: trustType, isCompliant: isCompliant, isManaged: isManaged,
+            operatingSystem: operatingSystem, operatingSystemVersion: operatingSystemVersion, manufacturer: manufacturer, model: model, mdmAppId: mdmAppId,
+            profileType: profileType, enrollmentProfileName: enrollmentProfileName, deviceOwnership: deviceOwnership, extensionAttributes: attributes,
+            physicalIds: physicalIds, systemLabels: systemLabels)
+    }
+
+    /// The members an admin writes; `certificate` and `registrationDateTime` are the server's (read-only), `csr` asks for
+    /// a certificate for the device's key.
+    static let writable: Set<String> = [
+        "id", "deviceId", "displayName", "operatingSystem", "operatingSystemVersion", "trustType", "isCompliant", "isManaged", "mdmAppId", "manufacturer",
+        "model", "profileType", "enrollmentProfileName", "deviceOwnership", "extensionAttributes", "physicalIds", "systemLabels", "registeredOwners",
+        "accountEnabled", "csr",
+    ]
+
+    /// Reads a device an admin writes (Graph's `device` members), every problem at its JSON Pointer. `existing` is the
+    /// stored device of the same `id` (a replace keeps its certificate and registration time unless `csr` asks anew).
+    public static func parse(
+        _ value: JSONValue, existing: Device?, directory: DirectorySnapshot, generatedId: @autoclosure () -> ObjectID, now: Date
+    ) throws(ValidationError) -> (device: Device, csr: String?) {
+        let problems = ProblemCollector()
+        guard let root = JSONObjectReader(value, at: "", problems: problems) else {
+            throw ValidationError(problems: [ValidationProblem(pointer: "", message: "must be a JSON object.")])
+        }
+        root.rejectUnknownGraphMembers(
+            allowed: writable,
+            readOnly: ["certificate", "registrationDateTime", "approximateLastSignInDateTime", "deletedDateTime", "complianceExpirationDateTime"])
+        let given: ObjectID? = root.has("id") ? root.guid("id") : nil
+        let id = given ?? generatedId()
+        var deviceId = existing?.deviceId ?? DeviceID.generate()
+        if let given: DeviceID = root.guid("deviceId") {
+            if let existing, given != existing.deviceId {
+                problems.add(root.path("deviceId"), "a device's ID does not change (it is its certificate's subject); delete the device and create another.")
+            }
+            deviceId = given
+        }
+        let displayName = root.string("displayName", required: true)
+        if let displayName, displayName.count > 256 { problems.add(root.path("displayName"), "must be at most 256 characters.") }
+        var trustType = DeviceFacts.TrustType.workplace
+        if let text = root.string("trustType") {
+            if let found = DeviceFacts.TrustType(caseInsensitive: text) {
+                trustType = found
+            } else {
+                problems.add(root.path("trustType"), "'\(text)' is not one of: \(DeviceFacts.TrustType.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+        }
+        func text(_ key: String) -> String? {
+            guard let value = root.string(key, nonEmpty: false) else { return nil }
+            if value.count > 256 { problems.add(root.path(key), "must be at most 256 characters.") }
+            return value.isEmpty ? nil : value
+        }
+        var device = Device(
+            id: id, deviceId: deviceId, displayName: displayName ?? "", trustType: trustType, operatingSystem: text("operatingSystem"),
+            operatingSystemVersion: text("operatingSystemVersion"), registrationDateTime: existing?.registrationDateTime ?? now)
+        device.isCompliant = root.bool("isCompliant") ?? false
+        device.isManaged = root.bool("isManaged") ?? false
+        device.accountEnabled = root.bool("accountEnabled") ?? true
+        device.mdmAppId = text("mdmAppId")
+        device.manufacturer = text("manufacturer")
+        device.model = text("model")
+        device.enrollmentProfileName = text("enrollmentProfileName")
+        if let ownership = root.enumeration("deviceOwnership", allowed: ["Company", "Personal", "unknown"]) {
+            device.deviceOwnership = ownership == "unknown" ? nil : ownership
+        }
+        if let profile = root.enumeration("profileType", allowed: ["RegisteredDevice", "SecureVM", "Printer", "Shared", "IoT"]) {
+            device.profileType = profile
+        }
+        if let attributes = root.object("extensionAttributes") {
+            let names = Set((1...15).map { "extensionAttribute\($0)" })
+            attributes.rejectUnknownGraphMembers(allowed: names)
+            for name in names.sorted() {
+                guard let value = attributes.string(name, nonEmpty: false) else { continue }
+                if value.count > 1024 { problems.add(attributes.path(name), "must be at most 1024 characters.") }
+                if !value.isEmpty { device.extensionAttributes[name] = value }
+            }
+        }
+        for (key, path) in [("physicalIds", \Device.physicalIds), ("systemLabels", \Device.systemLabels)] {
+            let items = root.strings(key) ?? []
+            if items.count > 100 { problems.add(root.path(key), "holds at most 100 values.") }
+            device[keyPath: path] = items.prefix(100).map(\.value)
+        }
+        for (owner, pointer) in root.strings("registeredOwners") ?? [] {
+            if let user = directory.user(identity: owner) {
+                if !device.registeredOwners.contains(user.id) { device.registeredOwners.append(user.id) }
+            } else {
+                problems.add(pointer, "'\(owner)' names no user of this tenant.")
+            }
+        }
+        if device.registeredOwners.count > 10 { problems.add(root.path("registeredOwners"), "names at most 10 users.") }
+        let csr = root.string("csr")
+        device.certificate = existing?.certificate
+        try problems.check()
+        return (device, csr)
+    }
+
+    /// As Graph and the admin API show a device: its members with `extensionAttributes` complete (unset ones null).
+    public var presented: JSONValue {
+        guard case .object(var object) = JSONValue(encoding: self) else { return .null }
+        var attributes: [String: JSONValue] = [:]
+        for n in 1...15 {
+            let name = "extensionAttribute\(n)"
+            attributes[name] = extensionAttributes[name].map(JSONValue.string) ?? .null
+        }
+        object["extensionAttributes"] = .object(attributes)
+        return .object(object)
+    }
+}
+
+extension Device: TenantDocument {
+    public static let kind = DocumentKind.device
+    public var documentId: String { id.rawValue }
+    public static var list: WritableKeyPath<TenantContents, [Device]>? { \.devices }
+}
+
+extension Device: AdministeredDocument {
+    /// An admin's write: a `csr` asks the tenant's issuing CA for the device's certificate (the answer carries it); the
+    /// certificate of a device written without one stays as it was.
+    public static func read(_ body: JSONValue, in write: DocumentWrite) async throws -> Device {
+        let tenant = write.tenant
+        let existing = body["id"]?.stringValue.flatMap { tenant.device(id: ObjectID($0)) }
+        var (device, csr) = try parse(body, existing: existing, directory: tenant.directory, generatedId: ObjectID.generate(), now: write.services.now)
+        if existing == nil, tenant.contents.devices.count >= maximumPerTenant {
+            throw ValidationError(problems: [ValidationProblem(pointer: "", message: "this tenant holds \(maximumPerTenant) devices already, the most it may.")]
+            )
+        }
+        if let other = tenant.device(deviceId: device.deviceId), other.id != device.id {
+            throw ValidationError(problems: [ValidationProblem(pointer: "/deviceId", message: "device \(other.id) has this device ID already.")])
+        }
+        if let csr {
+            device.certificate = try write.services.deviceCertificate(csr: csr, tenant: tenant.tenant, objectId: device.id, deviceId: device.deviceId)
+        }
+        return device
+    }
+
+    public func presented(in tenant: TenantSnapshot) -> JSONValue { presented }
+}

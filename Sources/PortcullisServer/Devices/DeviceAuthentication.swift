@@ -1,0 +1,65 @@
+import Foundation
+import PortcullisCore
+import PortcullisStorage
+import PortcullisTokens
+
+/// PKeyAuth at the token endpoint (PROTOCOL §18): the challenge, when conditional access needs to know the device and
+/// the client said it can prove one, and the answer checked — a certificate from the tenant's issuing CA, still the one
+/// its device record holds (a device disabled, deleted or registered again is refused at once), signing a JWT whose
+/// `aud` is the token endpoint, whose `iat` is now and whose nonce this installation made for this tenant and nobody
+/// used before.
+struct DeviceAuthentication: Sendable {
+    let authority: IssuingAuthority
+    let nonces: PKeyAuth.Nonces
+    let replays: any ProofReplayStore
+
+    /// What a token request's headers say: whether the client can answer a challenge, and its answer if it gave one.
+    struct Presented: Sendable {
+        var supported: Bool
+        /// The `Authorization: PKeyAuth …` parameters; `AuthToken` absent when the client has no device certificate.
+        var answer: [String: String]?
+
+        init(supportHeader: String?, authorization: String?) {
+            answer = authorization.flatMap(PKeyAuth.parameters)
+            supported = supportHeader == PKeyAuth.version || answer != nil
+        }
+    }
+
+    /// The challenge's `WWW-Authenticate` value for the tenant's token endpoint.
+    func challenge(tenant: Tenant, submitURL: String, now: Date) throws -> String {
+        let certAuthorities = try authority.subjectName(tenant: tenant, now: now)
+        return PKeyAuth.challenge(
+            context: UUID().identifierText, nonce: nonces.make(tenantId: tenant.id, now: now), certAuthorities: certAuthorities, submitURL: submitURL)
+    }
+
+    /// The device an answer proves, or the refusal (50097) naming the check that failed.
+    func verify(_ answer: [String: String], snapshot: TenantSnapshot, submitURL: String, now: Date) async throws -> DeviceFacts? {
+        guard let text = answer["AuthToken"] else { return nil }  // "no device certificate": an unregistered device
+        let token: PKeyAuth.AuthToken
+        switch PKeyAuth.AuthToken.read(text) {
+        case .success(let read): token = read
+        case .failure(let unreadable): throw TokenError.deviceAuthenticationFailed(unreadable.reason)
+        }
+        guard let expiry = nonces.expiry(of: token.nonce, tenantId: snapshot.tenant.id, now: now) else {
+            throw TokenError.deviceAuthenticationFailed("the nonce is not one this server gave in a challenge for this tenant, or it expired")
+        }
+        guard token.audience == submitURL else { throw TokenError.deviceAuthenticationFailed("the AuthToken's aud is not this token endpoint") }
+        guard abs(token.issuedAt.timeIntervalSince(now)) <= PKeyAuth.clockSkew else {
+            throw TokenError.deviceAuthenticationFailed("the AuthToken's iat is not now")
+        }
+        guard let proven = try authority.verifyDevice(certificate: token.certificate, tenant: snapshot.tenant, now: now) else {
+            throw TokenError.deviceAuthenticationFailed("the device certificate was not issued by this tenant's CA, or it is not valid now")
+        }
+        guard token.isSigned(by: proven.publicKey) else {
+            throw TokenError.deviceAuthenticationFailed("the AuthToken is not signed by the device certificate's key")
+        }
+        guard let device = snapshot.device(id: proven.objectId), device.deviceId == proven.deviceId,
+            device.certificate?.thumbprint == proven.thumbprint
+        else { throw TokenError.deviceAuthenticationFailed("the device no longer holds this certificate (deleted, or registered again)") }
+        guard device.accountEnabled else { throw TokenError.deviceAuthenticationFailed("the device is disabled") }
+        guard try await replays.claimProof(key: "pkeyauth:" + token.nonce, expiresAt: expiry, now: now) else {
+            throw TokenError.deviceAuthenticationFailed("the nonce was used already")
+        }
+        return device.facts
+    }
+}

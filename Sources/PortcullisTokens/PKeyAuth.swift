@@ -1,0 +1,137 @@
+import Crypto
+public import Foundation
+import PortcullisAPI
+public import PortcullisCore
+public import X509
+import _CryptoExtras
+
+/// Entra's PKeyAuth device proof (PROTOCOL §18), as MSAL for .NET, iOS and Android speak it: the server challenges
+/// (`WWW-Authenticate: PKeyAuth Context="…", Version="1.0", nonce="…", CertAuthorities="…", SubmitUrl="…"`), the client
+/// answers on the same request with `Authorization: PKeyAuth AuthToken="<JWT>", Context="…", Version="…"` — the JWT's
+/// header carrying the device certificate (`x5c`), its payload `aud` (the submit URL), `nonce` and `iat`, signed with
+/// the device's key (RS256 as MSAL for .NET signs, or ES256) — or without `AuthToken` when it has no device certificate.
+public enum PKeyAuth {
+    public static let version = "1.0"
+    /// The header a client sends to say it can answer a challenge.
+    public static let supportHeader = "x-ms-PKeyAuth"
+    /// How long a challenge's nonce is good for (single use within it).
+    public static let nonceLifetime: TimeInterval = 300
+    /// An answer's `iat` may differ from the server's clock by this much.
+    public static let clockSkew: TimeInterval = 300
+
+    /// The parameters of a `PKeyAuth` Authorization or WWW-Authenticate value: `key="value"` pairs separated by commas
+    /// (quotes protect commas and `=`; MSAL drops every quote). `nil` when the value is not PKeyAuth or not well formed.
+    public static func parameters(_ value: String) -> [String: String]? {
+        guard value.utf8.count <= 32 * 1024, value.count > 8, value.prefix(8).caseInsensitiveCompare("PKeyAuth") == .orderedSame else { return nil }
+        var pairs: [String: String] = [:]
+        var pieces: [String] = []
+        var current = ""
+        var quoted = false
+        for character in value.dropFirst(8) {
+            if character == "\"" { quoted.toggle() }
+            if character == "," && !quoted {
+                pieces.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        pieces.append(current)
+        for piece in pieces {
+            guard let equals = piece.firstIndex(of: "=") else { continue }
+            let key = piece[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "")
+            guard !key.isEmpty, pairs[key] == nil else { return nil }
+            pairs[key] = value
+        }
+        return pairs
+    }
+
+    /// The challenge's value: one `WWW-Authenticate` value, every parameter quoted.
+    public static func challenge(context: String, nonce: String, certAuthorities: String, submitURL: String) -> String {
+        #"PKeyAuth Context="\#(context)", Version="\#(version)", nonce="\#(nonce)", CertAuthorities="\#(certAuthorities)", SubmitUrl="\#(submitURL)""#
+    }
+
+    /// Single-use nonces without server state until they are used: the expiry and the tenant under a MAC with a key every
+    /// node derives from the shared credential pepper, plus random bytes (so two challenges never share one). Single use
+    /// is the replay store's (`ProofReplayStore`), keyed by the nonce until it expires.
+    public struct Nonces: Sendable {
+        let key: SymmetricKey
+
+        public init(credentials: CredentialHasher) { key = credentials.derivedKey(purpose: "pkeyauth-nonce-v1") }
+
+        public func make(tenantId: TenantID, now: Date) -> String {
+            let expiry = UInt64(now.addingTimeInterval(PKeyAuth.nonceLifetime).timeIntervalSince1970)
+            let body = (0..<8).map { UInt8(truncatingIfNeeded: expiry >> (8 * (7 - $0))) } + (0..<16).map { _ in UInt8.random(in: 0...255) }
+            return Base64URL.encode(body + tag(body, tenantId: tenantId))
+        }
+
+        /// When the nonce expires, if this installation made it for `tenantId` and it has not expired at `now`.
+        public func expiry(of nonce: String, tenantId: TenantID, now: Date) -> Date? {
+            guard nonce.utf8.count <= 64, let data = Base64URL.decode(nonce), data.count == 40 else { return nil }
+            let bytes = Array(data)
+            let body = Array(bytes[0..<24])
+            guard CredentialHasher.constantTimeEquals(Array(bytes[24...]), tag(body, tenantId: tenantId)) else { return nil }
+            let expiry = Date(timeIntervalSince1970: TimeInterval(body[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }))
+            return now < expiry ? expiry : nil
+        }
+
+        func tag(_ body: [UInt8], tenantId: TenantID) -> [UInt8] {
+            Array(HMAC<SHA256>.authenticationCode(for: body + Array(tenantId.rawValue.utf8), using: key)).prefix(16).map { $0 }
+        }
+    }
+
+    /// An answer's `AuthToken`, read (not yet trusted): the device certificate, the claims, and what was signed.
+    public struct AuthToken: Sendable {
+        public let certificate: [UInt8]
+        public let algorithm: String
+        public let audience: String
+        public let nonce: String
+        public let issuedAt: Date
+        let signingInput: [UInt8]
+        let signature: [UInt8]
+
+        /// Why a token is not a PKeyAuth answer at all.
+        public struct Unreadable: Error, Sendable {
+            public let reason: String
+        }
+
+        /// The token read, or why it is not a PKeyAuth answer at all.
+        public static func read(_ token: String) -> Result<AuthToken, Unreadable> {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            guard token.utf8.count <= 16 * 1024, parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
+                let payloadData = Base64URL.decode(String(parts[1])), let signature = Base64URL.decode(String(parts[2])),
+                let header = JSONValue.parse(headerData)?.objectValue, let payload = JSONValue.parse(payloadData)?.objectValue
+            else { return .failure(Unreadable(reason: "the AuthToken is not a signed JWT")) }
+            guard let algorithm = header["alg"]?.stringValue, ["RS256", "ES256"].contains(algorithm) else {
+                return .failure(Unreadable(reason: "the AuthToken must be signed with RS256 or ES256"))
+            }
+            guard let chain = header["x5c"]?.arrayValue, let first = chain.first?.stringValue, chain.count <= 4,
+                let certificate = Data(base64Encoded: first)
+            else { return .failure(Unreadable(reason: "the AuthToken's header carries no device certificate (x5c)")) }
+            guard let audience = payload["aud"]?.stringValue, let nonce = payload["nonce"]?.stringValue, case .number(let iat)? = payload["iat"] else {
+                return .failure(Unreadable(reason: "the AuthToken must carry aud, nonce and iat"))
+            }
+            return .success(
+                AuthToken(
+                    certificate: Array(certificate), algorithm: algorithm, audience: audience, nonce: nonce, issuedAt: Date(timeIntervalSince1970: iat),
+                    signingInput: Array("\(parts[0]).\(parts[1])".utf8), signature: Array(signature)))
+        }
+
+        /// Whether the token is signed by `key` (the device certificate's), with its algorithm.
+        public func isSigned(by key: Certificate.PublicKey) -> Bool {
+            switch algorithm {
+            case "RS256":
+                guard let rsa = _RSA.Signing.PublicKey(key), rsa.keySizeInBits >= 2048 else { return false }
+                return rsa.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
+            case "ES256":
+                guard let p256 = P256.Signing.PublicKey(key), let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
+                    return false
+                }
+                return p256.isValidSignature(ecdsa, for: signingInput)
+            default:
+                return false
+            }
+        }
+    }
+}

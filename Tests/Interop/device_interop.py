@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Devices (PROTOCOL §18) against a real Portcullis binary, with a PKeyAuth client written here the way MSAL for .NET's
+DeviceAuthHelper / DeviceAuthManager answer (an RSA 2048 device key, RS256), and `cryptography` for keys, requests and
+certificates.
+
+    python3 Tests/Interop/device_interop.py [--binary .build/debug/portcullis] [--keep]
+
+What it does
+  setup     Config/ copied with the device registration service (api://portcullis-devices, Device.Register) in the
+            Contoso Mail app's API permissions; `portcullis serve`.
+  register  Erin's token for Device.Register (password grant), a PKCS #10 request for a new RSA 2048 key, POST
+            /{tenant}/devices/v1/register: 201, the device (Workplace, not compliant) and a certificate that chains to the
+            tenant's CA (/{tenant}/pki/ca.pem), subject CN = the device ID.
+  policy    the admin API: a policy requiring a compliant device for Erin at the mail API (forced past the lock-out
+            warning).
+  pkeyauth  the token request as MSAL for .NET makes it: `x-ms-PKeyAuth: 1.0`; the 401 challenge parsed as
+            DeviceAuthHelper.ParseChallengeData does (one WWW-Authenticate value, `PKeyAuth ` then key="value" pairs split on
+            commas outside quotes, every quote dropped); Context, Version, nonce, CertAuthorities (naming the CA the
+            certificate was issued by) and SubmitUrl present; the answer `PKeyAuth AuthToken="<JWT>", Context="…",
+            Version="…"`, the JWT's header {x5c: [base64 DER], typ, alg RS256} and payload {iat, aud = SubmitUrl, nonce},
+            re-POSTed with the same body:
+            - not compliant yet: AADSTS53000 (interaction_required); a client without the header: 53000 directly; the
+              bypass answer (no AuthToken, as MSAL sends without a certificate): 53000;
+            - the admin marks the device compliant: the answer gets tokens, `deviceid` in the access and ID tokens;
+            - forged answers refused with AADSTS50097: another key, the nonce used twice, a stale iat, a wrong aud, a
+              certificate for the same device from another CA, the device disabled, the device deleted.
+Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
+"""
+
+import argparse
+import base64
+import datetime
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dpop_interop import Abort, Checks, Server, free_port, short  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TENANT = "contoso.example"
+ADMIN = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")
+MAIL = "c0ffee00-1111-4a2b-8c3d-4e5f6a7b8c01"
+MAIL_API = "c0ffee00-4444-4a2b-8c3d-4e5f6a7b8c04"
+ERIN = ("erin@contoso.example", "Erin-dev-pass1", "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05")
+DEVICES = "api://portcullis-devices"
+POLICY_ID = "d0d0d0d0-0000-4000-8000-00000000d001"
+
+
+def prepare_config(workdir):
+    config = os.path.join(workdir, "config")
+    shutil.copytree(os.path.join(REPO, "Config"), config)
+    path = os.path.join(config, "directory.json")
+    with open(path) as f:
+        directory = json.load(f)
+    tenant = next(t for t in directory["tenants"] if t["domain"] == TENANT)
+    mail = next(a for a in tenant["applications"] if a["appId"] == MAIL)
+    mail.setdefault("requiredResourceAccess", []).append({"resourceAppId": DEVICES, "scopes": ["Device.Register"]})
+    with open(path, "w") as f:
+        json.dump(directory, f, indent=2)
+    return config
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def parse_challenge(value):
+    """DeviceAuthHelper.ParseChallengeData: drop "PKeyAuth ", split on ',' outside quotes, then on '=' outside quotes; keep
+    pairs of exactly two parts; trim, and remove every quote from values."""
+    def split(text, separator):
+        parts, current, quoted = [], "", False
+        for ch in text:
+            if ch == '"':
+                quoted = not quoted
+            if ch == separator and not quoted:
+                parts.append(current)
+                current = ""
+            else:
+                current += ch
+        parts.append(current)
+        return parts
+    pairs = {}
+    for piece in split(value[len("PKeyAuth") + 1:], ","):
+        kv = split(piece, "=")
+        if len(kv) == 2:
+            pairs[kv[0].strip()] = kv[1].strip().replace('"', "")
+    return pairs
+
+
+class Device:
+    """A device key and its certificate, answering challenges as MSAL for .NET does (RS256)."""
+
+    def __init__(self):
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.certificate = None
+
+    def csr(self):
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.x509.oid import NameOID
+        request = x509.CertificateSigningRequestBuilder().subject_name(
+            x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "device")])).sign(self.key, hashes.SHA256())
+        return request.public_bytes(serialization.Encoding.PEM).decode()
+
+    def answer(self, challenge, key=None, certificate=None, nonce=None, aud=None, iat=None):
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import padding
+        certificate = certificate or self.certificate
+        der = certificate.public_bytes(serialization.Encoding.DER)
+        header = {"x5c": [base64.b64encode(der).decode()], "typ": "JWT", "alg": "RS256"}
+        payload = {"iat": int(iat if iat is not None else time.time()), "aud": aud or challenge.get("SubmitUrl"),
+                   "nonce": nonce or challenge["nonce"]}
+        signing_input = b64url(json.dumps(header, separators=(",", ":")).encode()) + "." + \
+            b64url(json.dumps(payload, separators=(",", ":")).encode())
+        signature = (key or self.key).sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+        token = signing_input + "." + b64url(signature)
+        return f'PKeyAuth AuthToken="{token}", Context="{challenge["Context"]}", Version="{challenge["Version"]}"'
+
+
+class Run:
+    def __init__(self, base, checks):
+        import requests
+        self.base, self.checks = base, checks
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.token_url = f"{base}/{TENANT}/oauth2/v2.0/token"
+        self.admin_token = None
+        self.device = Device()
+        self.device_object = None
+
+    def admin(self, method, path, body=None, headers=None):
+        if self.admin_token is None:
+            reply = self.session.post(self.token_url, data={
+                "grant_type": "client_credentials", "client_id": ADMIN[0], "client_secret": ADMIN[1],
+                "scope": "api://portcullis-admin/.default"}, timeout=30)
+            self.admin_token = reply.json()["access_token"]
+        all_headers = {"Authorization": "Bearer " + self.admin_token, **(headers or {})}
+        return self.session.request(method, f"{self.base}/admin/v1{path}", json=body, headers=all_headers, timeout=30)
+
+    def mail_grant(self, headers=None):
+        return self.session.post(self.token_url, data={
+            "grant_type": "password", "client_id": MAIL, "username": ERIN[0], "password": ERIN[1],
+            "scope": "api://contoso-mail/Mail.Read openid offline_access"}, headers=headers or {}, timeout=30)
+
+    def expect_code(self, name, response, status, code):
+        body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+        self.checks.check(name, response.status_code == status and code in body.get("error_codes", []),
+                          f"{response.status_code} {short(response.text, 400)}")
+
+    def challenge(self):
+        """The token request MSAL for .NET makes on a Windows it can sign on: x-ms-PKeyAuth announced."""
+        reply = self.mail_grant({"x-ms-PKeyAuth": "1.0"})
+        values = reply.raw.headers.getlist("WWW-Authenticate") if hasattr(reply.raw.headers, "getlist") else [reply.headers.get("WWW-Authenticate")]
+        ok = reply.status_code == 401 and len(values) == 1 and values[0].lower().startswith("pkeyauth")
+        self.checks.require("a token request with x-ms-PKeyAuth is challenged: 401, one WWW-Authenticate PKeyAuth value", ok,
+                            f"{reply.status_code} {reply.headers}")
+        return parse_challenge(values[0])
+
+    def set_device(self, **members):
+        current = self.admin("GET", f"/devices/{self.device_object['id']}")
+        document = current.json()
+        document.update(members)
+        return self.admin("PUT", f"/devices/{self.device_object['id']}", document, {"If-Match": current.headers.get("ETag", "*")})
+
+    def register(self):
+        reply = self.session.post(self.token_url, data={
+            "grant_type": "password", "client_id": MAIL, "username": ERIN[0], "password": ERIN[1],
+            "scope": f"{DEVICES}/Device.Register"}, timeout=30)
+        token = reply.json().get("access_token")
+        self.checks.require("Erin's token for the device registration service (Device.Register)", token, reply.text)
+        registered = self.session.post(
+            f"{self.base}/{TENANT}/devices/v1/register", headers={"Authorization": "Bearer " + token},
+            json={"csr": self.device.csr(), "displayName": "Erin's Surface", "operatingSystem": "Windows",
+                  "operatingSystemVersion": "10.0.22631"}, timeout=30)
+        self.checks.require("registration answers 201 with the device and its certificate", registered.status_code == 201, registered.text)
+        body = registered.json()
+        self.device_object = body["device"]
+        from cryptography import x509
+        from cryptography.hazmat.primitives.asymmetric import ec
+        self.device.certificate = x509.load_pem_x509_certificate(body["certificate"].encode())
+        ca = x509.load_pem_x509_certificate(self.session.get(f"{self.base}/{TENANT}/pki/ca.pem", timeout=30).content)
+        try:
+            ca.public_key().verify(self.device.certificate.signature, self.device.certificate.tbs_certificate_bytes,
+                                   ec.ECDSA(self.device.certificate.signature_hash_algorithm))
+            chained = self.device.certificate.issuer == ca.subject
+        except Exception:
+            chained = False
+        self.checks.check("the certificate chains to the tenant's CA (/{tenant}/pki/ca.pem)", chained)
+        cn = self.device.certificate.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
+        self.checks.check("its subject names the device ID", cn == self.device_object["deviceId"], cn)
+        self.checks.check("the device is registered (Workplace), not compliant",
+                          self.device_object["trustType"] == "Workplace" and self.device_object["isCompliant"] is False, self.device_object)
+
+    def policy(self):
+        policy = {
+            "id": POLICY_ID, "displayName": "Compliant device for mail (device_interop)", "state": "enabled",
+            "conditions": {"users": {"includeUsers": [ERIN[2]]}, "applications": {"includeApplications": [MAIL_API]}, "clientAppTypes": ["all"]},
+            "grantControls": {"operator": "OR", "builtInControls": ["compliantDevice"]},
+        }
+        reply = self.admin("POST", "/conditional-access/policies?force=true", policy)
+        self.checks.require("a policy requiring a compliant device for Erin at the mail API", reply.status_code == 201, reply.text)
+
+    def pkeyauth(self):
+        self.expect_code("a client without x-ms-PKeyAuth: 53000 as from an unregistered device", self.mail_grant(), 400, 53000)
+        challenge = self.challenge()
+        for member in ["Context", "Version", "nonce", "CertAuthorities", "SubmitUrl"]:
+            self.checks.check(f"the challenge carries {member}", challenge.get(member), challenge)
+        self.checks.check("CertAuthorities names the CA that issued the device's certificate",
+                          challenge.get("CertAuthorities") == self.device.certificate.issuer.rfc4514_string()
+                          or "Portcullis issuing CA" in challenge.get("CertAuthorities", ""), challenge.get("CertAuthorities"))
+        self.checks.check("SubmitUrl is the token endpoint", challenge.get("SubmitUrl") == self.token_url, challenge.get("SubmitUrl"))
+        self.expect_code("an answer from a device that is not compliant: 53000", self.mail_grant({"Authorization": self.device.answer(challenge)}),
+                         400, 53000)
+        challenge = self.challenge()
+        bypass = f'PKeyAuth Context="{challenge["Context"]}",Version="{challenge["Version"]}"'
+        self.expect_code("the bypass answer (no device certificate): 53000", self.mail_grant({"Authorization": bypass}), 400, 53000)
+
+        marked = self.set_device(isCompliant=True)
+        self.checks.require("the admin marks the device compliant", marked.status_code == 200, marked.text)
+        challenge = self.challenge()
+        answer = self.device.answer(challenge)
+        granted = self.mail_grant({"Authorization": answer})
+        self.checks.require("the answer from the compliant device gets tokens", granted.status_code == 200, granted.text)
+        claims = json.loads(base64.urlsafe_b64decode(granted.json()["access_token"].split(".")[1] + "=="))
+        id_claims = json.loads(base64.urlsafe_b64decode(granted.json()["id_token"].split(".")[1] + "=="))
+        self.checks.check("the access token's deviceid is the device's", claims.get("deviceid") == self.device_object["deviceId"], claims)
+        self.checks.check("the ID token's deviceid is the device's", id_claims.get("deviceid") == self.device_object["deviceId"], id_claims)
+        self.expect_code("the same answer again (nonce used): 50097", self.mail_grant({"Authorization": answer}), 400, 50097)
+
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        challenge = self.challenge()
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.expect_code("an answer signed by another key: 50097", self.mail_grant({"Authorization": self.device.answer(challenge, key=other)}), 400, 50097)
+        self.expect_code("a stale iat: 50097", self.mail_grant({"Authorization": self.device.answer(challenge, iat=time.time() - 3600)}), 400, 50097)
+        self.expect_code("another aud: 50097", self.mail_grant({"Authorization": self.device.answer(challenge, aud="https://elsewhere/token")}), 400, 50097)
+        self.expect_code("a nonce this server never gave: 50097", self.mail_grant({"Authorization": self.device.answer(challenge, nonce=b64url(os.urandom(40)))}),
+                         400, 50097)
+        self.expect_code("a certificate for the same device from another CA: 50097",
+                         self.mail_grant({"Authorization": self.device.answer(challenge, certificate=self.foreign_certificate())}), 400, 50097)
+        disabled = self.set_device(accountEnabled=False)
+        self.checks.check("the admin disables the device", disabled.status_code == 200, disabled.text)
+        self.expect_code("the disabled device's answer: 50097", self.mail_grant({"Authorization": self.device.answer(challenge)}), 400, 50097)
+        deleted = self.admin("DELETE", f"/devices/{self.device_object['id']}", headers={"If-Match": "*"})
+        self.checks.check("the admin deletes the device", deleted.status_code == 204, deleted.text)
+        challenge = self.challenge()
+        self.expect_code("the deleted device's answer: 50097", self.mail_grant({"Authorization": self.device.answer(challenge)}), 400, 50097)
+
+    def foreign_certificate(self):
+        """A CA of our own (another tenant's, say) certifying the device's key under the device's own subject."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+        ca_key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.timezone.utc)
+        return (x509.CertificateBuilder().subject_name(self.device.certificate.subject).issuer_name(self.device.certificate.issuer)
+                .public_key(self.device.key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+                .sign(ca_key, hashes.SHA256()))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
+    args = parser.parse_args()
+    try:
+        import requests  # noqa: F401
+        import cryptography  # noqa: F401
+    except ImportError as error:
+        print(f"device_interop: {error}; install with: python3 -m pip install requests cryptography", file=sys.stderr)
+        return 2
+    binary = os.path.abspath(args.binary)
+    if not os.access(binary, os.X_OK):
+        print(f"device_interop: no executable at {binary} (build it, or pass --binary PATH)", file=sys.stderr)
+        return 2
+    workdir = tempfile.mkdtemp(prefix="portcullis-device.")
+    server = Server(binary, workdir, free_port())
+    checks = Checks()
+    try:
+        ready = server.start(prepare_config(workdir))
+        print(f"device_interop: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
+        run = Run(server.base, checks)
+        for group in [run.register, run.policy, run.pkeyauth]:
+            try:
+                group()
+            except Abort as abort:
+                print(f"     ({group.__name__}: the rest was not run after {abort})", flush=True)
+                break
+            except Exception:
+                checks.check(f"{group.__name__} ran to the end", False, traceback.format_exc())
+                break
+    finally:
+        server.stop()
+        if checks.failed:
+            print(server.tail(40))
+        if args.keep:
+            print(f"device_interop: kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"device_interop: {len(checks.passed)} passed, {len(checks.failed)} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
