@@ -6,8 +6,8 @@ certificates.
     python3 Tests/Interop/device_interop.py [--binary .build/debug/portcullis] [--keep]
 
 What it does
-  setup     Config/ copied with the device registration service (api://portcullis-devices, Device.Register) in the
-            Contoso Mail app's API permissions; `portcullis serve`.
+  setup     Config/ copied (the Contoso Mail app lists the device registration service, api://portcullis-devices,
+            Device.Register, in its API permissions); `portcullis serve`.
   register  Erin's token for Device.Register (password grant), a PKCS #10 request for a new RSA 2048 key, POST
             /{tenant}/devices/v1/register: 201, the device (Workplace, not compliant) and a certificate that chains to the
             tenant's CA (/{tenant}/pki/ca.pem), subject CN = the device ID.
@@ -60,7 +60,9 @@ def prepare_config(workdir):
         directory = json.load(f)
     tenant = next(t for t in directory["tenants"] if t["domain"] == TENANT)
     mail = next(a for a in tenant["applications"] if a["appId"] == MAIL)
-    mail.setdefault("requiredResourceAccess", []).append({"resourceAppId": DEVICES, "scopes": ["Device.Register"]})
+    access = mail.setdefault("requiredResourceAccess", [])
+    if not any(entry.get("resourceAppId") == DEVICES for entry in access):
+        access.append({"resourceAppId": DEVICES, "scopes": ["Device.Register"]})
     with open(path, "w") as f:
         json.dump(directory, f, indent=2)
     return config
