@@ -265,6 +265,64 @@ struct DeviceTests {
         }
     }
 
+    @Test("the device in the sign-in log, in what-if (admin API and Graph's beta evaluate), and in Graph's devices")
+    func visibility() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                try await Self.allowRegistration(client, admin: admin)
+                let key = Key.p256()
+                let registered = try await Self.register(client, token: try await Self.userToken(client), key: key)
+                let device = try #require(registered["device"] as? [String: Any])
+                let id = try #require(device["id"] as? String)
+                let pem = try #require(registered.string("certificate"))
+                try await Self.requireCompliantDevice(client, admin: admin)
+                let stored = try await client.admin(.get, "/devices/\(id)", token: admin)
+                var document = stored.json
+                document["isCompliant"] = true
+                document["isManaged"] = true
+                _ = try await client.admin(
+                    .put, "/devices/\(id)", token: admin, json: document, headers: [HTTPField.Name("If-Match")!: stored.headers[.eTag] ?? "*"])
+                let challenge = try await Self.challenge(client)
+                let granted = try await client.token(
+                    Self.mailGrant, headers: [.authorization: try Self.answer(certificate: pem, key: key, challenge: challenge)])
+                #expect(granted.status == .ok, "\(granted.text)")
+                // The sign-in log's deviceDetail (what the decision saw).
+                let log = try await client.admin(.get, "/sign-ins", token: admin)
+                let records = try #require(log["value"] as? [[String: Any]], "\(log.text)")
+                let detail = records.compactMap { $0["deviceDetail"] as? [String: Any] }.first
+                #expect(detail?["deviceId"] as? String == device["deviceId"] as? String && detail?["isCompliant"] as? Bool == true, "\(log.text.prefix(2000))")
+                // What-if: a compliant device passes, an unregistered one does not, a malformed one is refused at its pointer.
+                var signIn: [String: Any] = ["userId": Fixtures.alice.upn, "clientAppId": Fixtures.mobileClientId, "resourceAppId": Fixtures.mailResource]
+                let unregistered = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: ["signIn": signIn])
+                #expect((unregistered["signIn"] as? [String: Any])?["errorCode"] as? Int == 53000, "\(unregistered.text)")
+                signIn["device"] = ["deviceId": device["deviceId"] ?? "", "isCompliant": true, "trustType": "AzureAd"]
+                let compliant = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: ["signIn": signIn])
+                #expect((compliant["signIn"] as? [String: Any])?["errorCode"] == nil, "\(compliant.text)")
+                signIn["device"] = ["trustType": "Cloud"]
+                let bad = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: ["signIn": signIn])
+                #expect(bad.status == .badRequest && bad.text.contains("/signIn/device/trustType"), "\(bad.text)")
+                // Graph: the device as Graph shows it (no certificate), its owners a navigation; beta what-if reads deviceInfo.
+                let graph = try await client.daemonGraphToken(roles: ["Device.Read.All", "Policy.Read.All"], admin: admin)
+                let listed = try await client.graph(.get, "/v1.0/devices?$filter=isCompliant eq true", token: graph)
+                let shown = try #require((listed["value"] as? [[String: Any]])?.first, "\(listed.text)")
+                #expect(shown["id"] as? String == id && shown["certificate"] == nil && shown["registeredOwners"] == nil, "\(listed.text)")
+                let owners = try await client.graph(.get, "/v1.0/devices/\(id)/registeredOwners", token: graph)
+                #expect((owners["value"] as? [[String: Any]])?.first?["id"] as? String == Fixtures.alice.id, "\(owners.text)")
+                let evaluate: [String: Any] = [
+                    "signInIdentity": ["@odata.type": "#microsoft.graph.userSignIn", "userId": Fixtures.alice.id],
+                    "signInContext": ["@odata.type": "#microsoft.graph.applicationContext", "includeApplications": [Fixtures.mailApiId]],
+                    "signInConditions": ["deviceInfo": ["isCompliant": false, "trustType": "Workplace"]],
+                ]
+                let whatIf = try await client.graph(.post, "/beta/identity/conditionalAccess/evaluate", token: graph, json: evaluate)
+                let results = try #require(whatIf["value"] as? [[String: Any]], "\(whatIf.text)")
+                #expect(
+                    results.contains { $0["id"] as? String == "a1000000-0000-4000-8000-0000000000d1" && $0["policyApplies"] as? Bool == true }, "\(whatIf.text)"
+                )
+            }
+        }
+    }
+
     @Test("an admin creates a joined device with the device's request and hands it the certificate; a hybrid-joined device meets domainJoinedDevice")
     func adminDevices() async throws {
         try await withTestEnvironment { env in
