@@ -198,7 +198,7 @@ public struct PortcullisServer: Sendable {
             authenticator: BearerAuthenticator(
                 resource: BuiltInResources.devices, requiredRole: nil, signers: deps.signers, endpoints: endpoints, tenants: tenants,
                 revocations: deps.store, clock: deps.clock),
-            clock: deps.clock
+            proofs: tokens.devices, endpoints: endpoints, clock: deps.clock
         ).register(on: router)
         // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
         ConsoleRoutes(

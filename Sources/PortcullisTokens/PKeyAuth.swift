@@ -81,41 +81,43 @@ public enum PKeyAuth {
         }
     }
 
-    /// An answer's `AuthToken`, read (not yet trusted): the device certificate, the claims, and what was signed.
-    public struct AuthToken: Sendable {
+    /// Why a device's token proves nothing: which check failed, in words.
+    public struct Failure: Error, Sendable {
+        public let reason: String
+        public init(reason: String) { self.reason = reason }
+    }
+
+    /// A compact JWS a device signs with its key, its certificate in the header (`x5c`): a PKeyAuth `AuthToken`, a
+    /// check-in. Read, not yet trusted.
+    public struct DeviceSignedToken: Sendable {
         public let certificate: [UInt8]
         public let algorithm: String
-        public let audience: String
-        public let nonce: String
-        public let issuedAt: Date
+        public let payload: [String: JSONValue]
         let signingInput: [UInt8]
         let signature: [UInt8]
 
-        /// Why a token is not a PKeyAuth answer at all.
-        public struct Unreadable: Error, Sendable {
-            public let reason: String
-        }
-
-        /// The token read, or why it is not a PKeyAuth answer at all.
-        public static func read(_ token: String) -> Result<AuthToken, Unreadable> {
+        public static func read(_ token: String) -> Result<DeviceSignedToken, Failure> {
             let parts = token.split(separator: ".", omittingEmptySubsequences: false)
             guard token.utf8.count <= 16 * 1024, parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
                 let payloadData = Base64URL.decode(String(parts[1])), let signature = Base64URL.decode(String(parts[2])),
                 let header = JSONValue.parse(headerData)?.objectValue, let payload = JSONValue.parse(payloadData)?.objectValue
-            else { return .failure(Unreadable(reason: "the AuthToken is not a signed JWT")) }
+            else { return .failure(Failure(reason: "the token is not a signed JWT")) }
             guard let algorithm = header["alg"]?.stringValue, ["RS256", "ES256"].contains(algorithm) else {
-                return .failure(Unreadable(reason: "the AuthToken must be signed with RS256 or ES256"))
+                return .failure(Failure(reason: "the token must be signed with RS256 or ES256"))
             }
             guard let chain = header["x5c"]?.arrayValue, let first = chain.first?.stringValue, chain.count <= 4,
                 let certificate = Data(base64Encoded: first)
-            else { return .failure(Unreadable(reason: "the AuthToken's header carries no device certificate (x5c)")) }
-            guard let audience = payload["aud"]?.stringValue, let nonce = payload["nonce"]?.stringValue, case .number(let iat)? = payload["iat"] else {
-                return .failure(Unreadable(reason: "the AuthToken must carry aud, nonce and iat"))
-            }
+            else { return .failure(Failure(reason: "the token's header carries no device certificate (x5c)")) }
             return .success(
-                AuthToken(
-                    certificate: Array(certificate), algorithm: algorithm, audience: audience, nonce: nonce, issuedAt: Date(timeIntervalSince1970: iat),
-                    signingInput: Array("\(parts[0]).\(parts[1])".utf8), signature: Array(signature)))
+                DeviceSignedToken(
+                    certificate: Array(certificate), algorithm: algorithm, payload: payload, signingInput: Array("\(parts[0]).\(parts[1])".utf8),
+                    signature: Array(signature)))
+        }
+
+        /// `iat` as a date, when it is a number.
+        public var issuedAt: Date? {
+            guard case .number(let iat)? = payload["iat"], iat.isFinite, abs(iat) < 1e11 else { return nil }
+            return Date(timeIntervalSince1970: iat)
         }
 
         /// Whether the token is signed by `key` (the device certificate's), with its algorithm.
@@ -131,6 +133,25 @@ public enum PKeyAuth {
                 return p256.isValidSignature(ecdsa, for: signingInput)
             default:
                 return false
+            }
+        }
+    }
+
+    /// An answer's `AuthToken`: a device-signed token whose payload carries `aud`, `nonce` and `iat`.
+    public struct AuthToken: Sendable {
+        public let token: DeviceSignedToken
+        public let audience: String
+        public let nonce: String
+        public let issuedAt: Date
+
+        public static func read(_ text: String) -> Result<AuthToken, Failure> {
+            switch DeviceSignedToken.read(text) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let token):
+                guard let audience = token.payload["aud"]?.stringValue, let nonce = token.payload["nonce"]?.stringValue, let iat = token.issuedAt else {
+                    return .failure(Failure(reason: "the AuthToken must carry aud, nonce and iat"))
+                }
+                return .success(AuthToken(token: token, audience: audience, nonce: nonce, issuedAt: iat))
             }
         }
     }

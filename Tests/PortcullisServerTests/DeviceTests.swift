@@ -265,6 +265,90 @@ struct DeviceTests {
         }
     }
 
+    /// A check-in as the device signs it (PROTOCOL §18): a compact JWS, the certificate in `x5c`.
+    static func checkIn(
+        _ client: some TestClientProtocol, device: [String: Any], certificate pem: String, key: Key, now: Date, jti: String = UUID().uuidString,
+        report: [String: Any]
+    ) async throws -> JSONReply {
+        let deviceId = device["deviceId"] as? String ?? ""
+        let path = "/\(Fixtures.domain)/devices/v1/\(deviceId)/checkin"
+        let der = try PEMDocument(pemString: pem).derBytes
+        let header = try JSONSerialization.data(withJSONObject: ["x5c": [Data(der).base64EncodedString()], "typ": "JWT", "alg": key.algorithm])
+        var claims: [String: Any] = ["aud": "http://portcullis.test\(path)", "iat": Int(now.timeIntervalSince1970), "jti": jti, "deviceId": deviceId]
+        claims.merge(report) { $1 }
+        let input = Base64URL.encode(header) + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
+        let jws = input + "." + Base64URL.encode(try key.sign(Array(input.utf8)))
+        return try await client.execute(uri: path, method: .post, headers: [.contentType: "application/jwt"], body: ByteBuffer(string: jws)) {
+            JSONReply($0)
+        }
+    }
+
+    @Test("check-ins: an iOS compliance policy decides, the device signs; a failed check-in refuses the next sign-in; forged check-ins refused")
+    func checkIns() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                try await Self.allowRegistration(client, admin: admin)
+                let key = Key.p256()
+                let registered = try await Self.register(client, token: try await Self.userToken(client), key: key)
+                let device = try #require(registered["device"] as? [String: Any])
+                let pem = try #require(registered.string("certificate"))
+                let policy: [String: Any] = [
+                    "@odata.type": "#microsoft.graph.iosCompliancePolicy", "displayName": "iOS baseline", "osMinimumVersion": "17.0",
+                    "passcodeRequired": true, "securityBlockJailbrokenDevices": true,
+                ]
+                let created = try await client.admin(.post, "/device-compliance/policies", token: admin, json: policy)
+                #expect(created.status == .created && created.string("@odata.type") == "#microsoft.graph.iosCompliancePolicy", "\(created.text)")
+                try await Self.requireCompliantDevice(client, admin: admin)
+                let good: [String: Any] = [
+                    "operatingSystem": "iOS", "operatingSystemVersion": "17.4", "passcodeSet": true, "storageEncrypted": true, "jailbroken": false,
+                ]
+                let passed = try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), report: good)
+                #expect(passed.status == .ok && passed["isCompliant"] as? Bool == true && passed["isManaged"] as? Bool == true, "\(passed.text)")
+                var challenge = try await Self.challenge(client)
+                let granted = try await client.token(
+                    Self.mailGrant, headers: [.authorization: try Self.answer(certificate: pem, key: key, challenge: challenge)])
+                #expect(granted.status == .ok, "\(granted.text)")
+                // Too soon, then a jailbroken report: not compliant (no grace), and the next sign-in is refused.
+                let soon = try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), report: good)
+                #expect(soon.status == .tooManyRequests && soon.headers[.retryAfter] != nil, "\(soon.text)")
+                env.clock.advance(by: 61)
+                var bad = good
+                bad["jailbroken"] = true
+                let jti = UUID().uuidString
+                let failed = try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), jti: jti, report: bad)
+                #expect(failed.status == .ok && failed["isCompliant"] as? Bool == false, "\(failed.text)")
+                #expect((failed["complianceFailures"] as? [String])?.first?.contains("jailbroken") == true, "\(failed.text)")
+                challenge = try await Self.challenge(client)
+                let refused = try await client.token(
+                    Self.mailGrant, headers: [.authorization: try Self.answer(certificate: pem, key: key, challenge: challenge)])
+                #expect(refused.errorCode == 53000, "\(refused.text)")
+                let stored = try await client.admin(.get, "/devices/\(try #require(device["id"] as? String))", token: admin)
+                #expect(stored["isCompliant"] as? Bool == false && stored["lastSyncDateTime"] != nil, "\(stored.text)")
+                // Forged: replayed, another key, another device's path, a stale iat, no JWS at all.
+                env.clock.advance(by: 61)
+                let replayed = try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), jti: jti, report: good)
+                #expect(replayed.status == .unauthorized && replayed.text.contains("sent already"), "\(replayed.text)")
+                let otherKey = try await Self.checkIn(client, device: device, certificate: pem, key: .p256(), now: env.clock.now(), report: good)
+                #expect(otherKey.status == .unauthorized && otherKey.text.contains("not signed"), "\(otherKey.text)")
+                var elsewhere = device
+                elsewhere["deviceId"] = UUID().uuidString.lowercased()
+                let wrongPath = try await Self.checkIn(client, device: elsewhere, certificate: pem, key: key, now: env.clock.now(), report: good)
+                #expect(wrongPath.status == .unauthorized && wrongPath.text.contains("another device"), "\(wrongPath.text)")
+                let stale = try await Self.checkIn(
+                    client, device: device, certificate: pem, key: key, now: env.clock.now().addingTimeInterval(-3600), report: good)
+                #expect(stale.status == .unauthorized && stale.text.contains("iat"), "\(stale.text)")
+                let garbage = try await client.execute(
+                    uri: "/\(Fixtures.domain)/devices/v1/\(device["deviceId"] as? String ?? "")/checkin", method: .post, body: ByteBuffer(string: "nope")
+                ) { JSONReply($0) }
+                #expect(garbage.status == .badRequest, "\(garbage.text)")
+                // Still not compliant: none of those changed it; a good check-in brings it back.
+                let back = try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), report: good)
+                #expect(back["isCompliant"] as? Bool == true, "\(back.text)")
+            }
+        }
+    }
+
     @Test("the device in the sign-in log, in what-if (admin API and Graph's beta evaluate), and in Graph's devices")
     func visibility() async throws {
         try await withTestEnvironment { env in

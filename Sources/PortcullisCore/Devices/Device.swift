@@ -47,6 +47,13 @@ public struct Device: Codable, Sendable, Equatable {
     public var accountEnabled: Bool
     public var registrationDateTime: Date?
     public var certificate: Certificate?
+    /// The last signed check-in (Intune's `lastSyncDateTime`).
+    public var lastSyncDateTime: Date?
+    /// A device that failed a compliance policy stays compliant until then (Intune's
+    /// `complianceGracePeriodExpirationDateTime`); `nil` when it is not in a grace period.
+    public var complianceGracePeriodExpirationDateTime: Date?
+    /// What the last check-in failed, in words (the admin API shows it; Graph's device does not have it).
+    public var complianceFailures: [String]?
 
     public init(
         id: ObjectID, deviceId: DeviceID, displayName: String, trustType: DeviceFacts.TrustType, operatingSystem: String? = nil,
@@ -73,14 +80,15 @@ public struct Device: Codable, Sendable, Equatable {
     /// A tenant holds at most this many (every node keeps them in memory).
     public static let maximumPerTenant = 100_000
 
-    /// What conditional access sees of the device, once it is proven.
-    public var facts: DeviceFacts {
+    /// What conditional access sees of the device at `now`, once it is proven (compliance as of `now`: a grace period may
+    /// have ended since the last check-in).
+    public func facts(at now: Date) -> DeviceFacts {
         var attributes: [Int: String] = [:]
         for (name, value) in extensionAttributes {
             if let n = Int(name.dropFirst("extensionAttribute".count)) { attributes[n] = value }
         }
         return DeviceFacts(
-            deviceId: deviceId.rawValue, displayName: displayName, trustType: trustType, isCompliant: isCompliant, isManaged: isManaged,
+            deviceId: deviceId.rawValue, displayName: displayName, trustType: trustType, isCompliant: isCompliant(at: now), isManaged: isManaged,
             operatingSystem: operatingSystem, operatingSystemVersion: operatingSystemVersion, manufacturer: manufacturer, model: model, mdmAppId: mdmAppId,
             profileType: profileType, enrollmentProfileName: enrollmentProfileName, deviceOwnership: deviceOwnership, extensionAttributes: attributes,
             physicalIds: physicalIds, systemLabels: systemLabels)
@@ -105,7 +113,10 @@ public struct Device: Codable, Sendable, Equatable {
         }
         root.rejectUnknownGraphMembers(
             allowed: writable,
-            readOnly: ["certificate", "registrationDateTime", "approximateLastSignInDateTime", "deletedDateTime", "complianceExpirationDateTime"])
+            readOnly: [
+                "certificate", "registrationDateTime", "approximateLastSignInDateTime", "deletedDateTime", "complianceExpirationDateTime", "lastSyncDateTime",
+                "complianceGracePeriodExpirationDateTime", "complianceFailures",
+            ])
         let given: ObjectID? = root.has("id") ? root.guid("id") : nil
         let id = given ?? generatedId()
         var deviceId = existing?.deviceId ?? DeviceID.generate()
@@ -170,6 +181,9 @@ public struct Device: Codable, Sendable, Equatable {
         if device.registeredOwners.count > 10 { problems.add(root.path("registeredOwners"), "names at most 10 users.") }
         let csr = root.string("csr")
         device.certificate = existing?.certificate
+        // An admin's word on compliance holds until the next check-in: no grace period runs under it.
+        device.lastSyncDateTime = existing?.lastSyncDateTime
+        device.complianceFailures = existing?.complianceFailures
         try problems.check()
         return (device, csr)
     }
@@ -191,6 +205,21 @@ extension Device: TenantDocument {
     public static let kind = DocumentKind.device
     public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Device]>? { \.devices }
+
+    /// A device that stops being compliant — a failed check-in past its grace, an admin's word, disabled or deleted while
+    /// compliant — raises CAEP `device-compliance-change` (and `session-revoked`) for each of its owners: resource servers
+    /// end the tokens they hold. Its refresh families are not revoked: a refresh proves the device again and is refused
+    /// (53000) until it is compliant again, as an app's enrollment is (docs/decisions.md). Back in compliance: the event
+    /// says so.
+    public static func effects(before: Device?, after: Device?, tenantId: TenantID, at: Date) -> ChangeEffects {
+        let was = before.map { $0.accountEnabled && $0.isCompliant(at: at) } ?? false
+        let now = after.map { $0.accountEnabled && $0.isCompliant(at: at) } ?? false
+        guard was != now, let device = after ?? before else { return .none(tenantId: tenantId, at: at) }
+        let events = device.registeredOwners.map {
+            CriticalEvent(.deviceComplianceChanged(deviceId: device.deviceId, compliant: now), tenantId: tenantId, userId: $0, at: at, initiator: .system)
+        }
+        return ChangeEffects(tenantId: tenantId, at: at, events: events)
+    }
 }
 
 extension Device: AdministeredDocument {

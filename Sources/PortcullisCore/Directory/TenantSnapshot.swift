@@ -63,7 +63,7 @@ public struct TenantSnapshot: Sendable {
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance,
-            .invitation, .crossTenantAccessPartner, .device:
+            .invitation, .crossTenantAccessPartner, .device, .deviceCompliancePolicy:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)

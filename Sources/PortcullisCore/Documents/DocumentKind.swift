@@ -34,6 +34,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let crossTenantAccessPartner = DocumentKind(rawValue: "crossTenantAccessPartner")
     /// A device of the tenant (Graph `device`, PROTOCOL §18).
     public static let device = DocumentKind(rawValue: "device")
+    /// A device compliance policy (Intune's `deviceCompliancePolicy`, PROTOCOL §18).
+    public static let deviceCompliancePolicy = DocumentKind(rawValue: "deviceCompliancePolicy")
 }
 
 extension DocumentKind {
@@ -59,6 +61,7 @@ extension DocumentKind {
         .crossTenantAccessPartner: ("cross-tenant-access/partners", "cross-tenant access setting"),
         .sharedSignalsStream: ("ssf-streams", "stream"),
         .device: ("devices", "device"),
+        .deviceCompliancePolicy: ("device-compliance/policies", "device compliance policy"),
     ]
 
     /// The kind's path under `/admin/v1/` (`nil`: not served as documents).

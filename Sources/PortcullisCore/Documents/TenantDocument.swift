@@ -63,6 +63,7 @@ public struct TenantContents: Sendable {
     public var crossTenantAccessPartners: [CrossTenantAccessPartner] = []
     /// Devices (PROTOCOL §18).
     public var devices: [Device] = []
+    public var deviceCompliancePolicies: [DeviceCompliancePolicy] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -89,6 +90,7 @@ public struct TenantContents: Sendable {
         Self.sort(&invitations)
         Self.sort(&crossTenantAccessPartners)
         Self.sort(&devices)
+        Self.sort(&deviceCompliancePolicies)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -296,7 +298,7 @@ public enum TenantDocuments {
         Tenant.self, User.self, Group.self, Application.self, RoleAssignmentDocument.self, DirectoryRoleAssignment.self, NamedLocation.self,
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
-        Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self, Device.self,
+        Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self, Device.self, DeviceCompliancePolicy.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

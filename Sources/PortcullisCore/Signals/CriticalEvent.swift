@@ -28,6 +28,8 @@ public struct CriticalEvent: Sendable, Equatable {
         case enrollmentWiped(clientAppId: AppID, enrollmentId: RecordID)
         /// The enrollment's compliance changed; losing it ends the app's tokens for the user.
         case complianceChanged(clientAppId: AppID, enrollmentId: RecordID, compliant: Bool)
+        /// A device of the user became compliant, or stopped being so (PROTOCOL §18).
+        case deviceComplianceChanged(deviceId: DeviceID, compliant: Bool)
         /// Claims the user's tokens carry changed (`upn`, `name`).
         case claimsChanged([String: String])
         /// A conditional-access change now refuses what the user's tokens at this client application were issued for
@@ -100,7 +102,7 @@ public struct CriticalEvent: Sendable, Equatable {
         case .accountDisabled, .accountDeleted, .passwordChanged, .sessionsRevoked, .credentialCompromised, .methodRemoved, .enrollmentWiped,
             .conditionalAccessRefuses:
             true
-        case .complianceChanged(_, _, let compliant): !compliant
+        case .complianceChanged(_, _, let compliant), .deviceComplianceChanged(_, let compliant): !compliant
         case .accountEnabled, .methodAdded, .assuranceLevelChanged, .claimsChanged: false
         }
     }
@@ -145,7 +147,7 @@ public struct CriticalEvent: Sendable, Equatable {
                         "namespace": "NIST-AAL", "previous_level": .string(from.rawValue), "current_level": .string(to.rawValue),
                         "change_direction": from < to ? "increase" : "decrease",
                     ]))
-        case .complianceChanged(_, _, let compliant):
+        case .complianceChanged(_, _, let compliant), .deviceComplianceChanged(_, let compliant):
             found.append(
                 Signal(
                     type: .deviceComplianceChange,
@@ -184,6 +186,10 @@ public struct CriticalEvent: Sendable, Equatable {
             subject = .complex(
                 user: .issuerSubject(issuer: issuer, subject: userId.rawValue), tenant: .opaque(tenantId.rawValue), application: .opaque(clientAppId.rawValue),
                 device: nil)
+        case .deviceComplianceChanged(let deviceId, _):
+            subject = .complex(
+                user: .issuerSubject(issuer: issuer, subject: userId.rawValue), tenant: .opaque(tenantId.rawValue), application: nil,
+                device: .opaque(deviceId.rawValue))
         default: break
         }
         return subject

@@ -33,6 +33,8 @@ struct AdminDocuments: Sendable {
     let crossTenantAccessPartners: DocumentResource<CrossTenantAccessPartner>
     /// Devices (PROTOCOL §18): created by admins here, registered by users at `/{tenant}/devices/v1/register`.
     let devices: DocumentResource<Device>
+    /// Device compliance policies (PROTOCOL §18): what a device's check-in is held to.
+    let deviceCompliancePolicies: DocumentResource<DeviceCompliancePolicy>
     /// What the kinds' rules need of the server.
     let services: AdminDocumentServices
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
@@ -86,6 +88,7 @@ struct AdminDocuments: Sendable {
             }))
         crossTenantAccessPartners = resource()
         devices = resource()
+        deviceCompliancePolicies = resource()
         groups = resource(
             DocumentRegistration(afterWrite: { _, _, tenant, _ in
                 // A membership change can move a member's app configuration: announce it (best effort, PROTOCOL §8.2).

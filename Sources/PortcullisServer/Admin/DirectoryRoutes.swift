@@ -30,6 +30,7 @@ struct DirectoryRoutes: Sendable {
         documents.crossTenantAccessPartners.register(on: group)
         // Devices (PROTOCOL §18): users register theirs at /{tenant}/devices/v1/register.
         documents.devices.register(on: group)
+        documents.deviceCompliancePolicies.register(on: group)
         // Directory roles as Graph's role management spells them (PROTOCOL §17): Entra's built-in definitions, read-only,
         // and who holds them.
         documents.directoryRoleAssignments.register(on: group)

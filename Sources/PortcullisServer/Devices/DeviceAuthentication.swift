@@ -38,7 +38,7 @@ struct DeviceAuthentication: Sendable {
         let token: PKeyAuth.AuthToken
         switch PKeyAuth.AuthToken.read(text) {
         case .success(let read): token = read
-        case .failure(let unreadable): throw TokenError.deviceAuthenticationFailed(unreadable.reason)
+        case .failure(let failure): throw TokenError.deviceAuthenticationFailed(failure.reason)
         }
         guard let expiry = nonces.expiry(of: token.nonce, tenantId: snapshot.tenant.id, now: now) else {
             throw TokenError.deviceAuthenticationFailed("the nonce is not one this server gave in a challenge for this tenant, or it expired")
@@ -47,19 +47,30 @@ struct DeviceAuthentication: Sendable {
         guard abs(token.issuedAt.timeIntervalSince(now)) <= PKeyAuth.clockSkew else {
             throw TokenError.deviceAuthenticationFailed("the AuthToken's iat is not now")
         }
-        guard let proven = try authority.verifyDevice(certificate: token.certificate, tenant: snapshot.tenant, now: now) else {
-            throw TokenError.deviceAuthenticationFailed("the device certificate was not issued by this tenant's CA, or it is not valid now")
+        let device: Device
+        switch try prove(token.token, snapshot: snapshot, now: now) {
+        case .success(let proven): device = proven
+        case .failure(let refusal): throw TokenError.deviceAuthenticationFailed(refusal.reason)
         }
-        guard token.isSigned(by: proven.publicKey) else {
-            throw TokenError.deviceAuthenticationFailed("the AuthToken is not signed by the device certificate's key")
-        }
-        guard let device = snapshot.device(id: proven.objectId), device.deviceId == proven.deviceId,
-            device.certificate?.thumbprint == proven.thumbprint
-        else { throw TokenError.deviceAuthenticationFailed("the device no longer holds this certificate (deleted, or registered again)") }
-        guard device.accountEnabled else { throw TokenError.deviceAuthenticationFailed("the device is disabled") }
         guard try await replays.claimProof(key: "pkeyauth:" + token.nonce, expiresAt: expiry, now: now) else {
             throw TokenError.deviceAuthenticationFailed("the nonce was used already")
         }
-        return device.facts
+        return device.facts(at: now)
+    }
+
+    /// The device a token signed by a device proves: its certificate from this tenant's CA and valid now, the token signed
+    /// by that certificate's key, and the certificate still the one the device's record holds, the device enabled.
+    func prove(_ token: PKeyAuth.DeviceSignedToken, snapshot: TenantSnapshot, now: Date) throws -> Result<Device, PKeyAuth.Failure> {
+        guard let proven = try authority.verifyDevice(certificate: token.certificate, tenant: snapshot.tenant, now: now) else {
+            return .failure(PKeyAuth.Failure(reason: "the device certificate was not issued by this tenant's CA, or it is not valid now"))
+        }
+        guard token.isSigned(by: proven.publicKey) else {
+            return .failure(PKeyAuth.Failure(reason: "the token is not signed by the device certificate's key"))
+        }
+        guard let device = snapshot.device(id: proven.objectId), device.deviceId == proven.deviceId,
+            device.certificate?.thumbprint == proven.thumbprint
+        else { return .failure(PKeyAuth.Failure(reason: "the device no longer holds this certificate (deleted, or registered again)")) }
+        guard device.accountEnabled else { return .failure(PKeyAuth.Failure(reason: "the device is disabled")) }
+        return .success(device)
     }
 }

@@ -15,11 +15,77 @@ struct DeviceRoutes: Sendable {
     let authority: IssuingAuthority
     let tenants: TenantCache
     let authenticator: BearerAuthenticator
+    let proofs: DeviceAuthentication
+    let endpoints: ServerEndpoints
     let clock: any WallClock
 
     func register(on router: Router<PortcullisRequestContext>) {
         let group = router.group(":tenant/devices/v1").add(middleware: authenticator)
         group.post("register") { request, context in try await register(request, context) }
+        // A check-in is signed by the device's key: no bearer token.
+        router.post(":tenant/devices/v1/:deviceId/checkin") { request, context in try await checkIn(request, context) }
+    }
+
+    /// A device checks in at most once a minute (each check-in is a stored, audited change).
+    static let checkInInterval: TimeInterval = 60
+
+    /// `POST /{tenant}/devices/v1/{deviceId}/checkin` (PROTOCOL §18): a compact JWS signed with the device's key, its
+    /// certificate in `x5c`, the payload `{aud: this URL, iat, jti, deviceId, operatingSystem, operatingSystemVersion,
+    /// passcodeSet, storageEncrypted, jailbroken}` (`jti` single use). The tenant's compliance policies of the device's
+    /// platform decide `isCompliant` (with their grace period); the device is managed from now on. The change is stored
+    /// through the devices' write path, with its effects (CAEP `device-compliance-change` when compliance changes).
+    func checkIn(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        guard let segment = context.parameters.get("tenant"), let tenant = try await tenants.snapshot(tenantSegment: segment) else {
+            throw APIError.notFound("The tenant")
+        }
+        let pathDevice = context.parameters.get("deviceId") ?? ""
+        var request = request
+        let buffer = try await request.collectBody(upTo: Self.maximumBody)
+        let text = String(decoding: buffer.readableBytesView, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        func refused(_ reason: String) -> APIError { APIError(.unauthorized, "deviceAuthenticationFailed", "The check-in proves no device: \(reason).") }
+        let token: PKeyAuth.DeviceSignedToken
+        switch PKeyAuth.DeviceSignedToken.read(text) {
+        case .success(let read): token = read
+        case .failure(let failure): throw APIError(.badRequest, "invalidCheckIn", "The body must be a compact JWS signed by the device: \(failure.reason).")
+        }
+        let now = clock.now()
+        let device: Device
+        switch try proofs.prove(token, snapshot: tenant, now: now) {
+        case .success(let proven): device = proven
+        case .failure(let failure): throw refused(failure.reason)
+        }
+        let payload = token.payload
+        let url = "\(endpoints.baseURL)/\(segment)/devices/v1/\(pathDevice)/checkin"
+        guard DeviceID(pathDevice) == device.deviceId, payload["deviceId"]?.stringValue.map { DeviceID($0) } == device.deviceId else {
+            throw refused("the certificate is another device's")
+        }
+        guard payload["aud"]?.stringValue == url else { throw refused("aud is not this check-in URL") }
+        guard let iat = token.issuedAt, abs(iat.timeIntervalSince(now)) <= PKeyAuth.clockSkew else { throw refused("iat is not now") }
+        guard let jti = payload["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 128 else { throw refused("jti is missing") }
+        if let last = device.lastSyncDateTime, now.timeIntervalSince(last) < Self.checkInInterval {
+            let wait = Int((Self.checkInInterval - now.timeIntervalSince(last)).rounded(.up))
+            throw APIError(
+                .tooManyRequests, "checkInTooSoon", "A device checks in at most once a minute; try again in \(wait) s.",
+                headers: [.retryAfter: String(wait)])
+        }
+        guard
+            try await proofs.replays.claimProof(
+                key: "checkin:\(device.deviceId.rawValue):\(jti)", expiresAt: iat.addingTimeInterval(2 * PKeyAuth.clockSkew), now: now)
+        else { throw refused("this check-in (its jti) was sent already") }
+        func flag(_ key: String) -> Bool { payload[key]?.boolValue ?? false }
+        let report = DeviceCompliancePolicy.Report(
+            operatingSystem: payload["operatingSystem"]?.stringValue, operatingSystemVersion: payload["operatingSystemVersion"]?.stringValue,
+            passcodeSet: flag("passcodeSet"), storageEncrypted: flag("storageEncrypted"), jailbroken: flag("jailbroken"))
+        let updated = device.checkedIn(report, policies: tenant.contents.deviceCompliancePolicies, now: now)
+        guard let before = try await devices.read(tenant, id: device.id.rawValue) else { throw refused("the device no longer exists") }
+        _ = try await devices.save(
+            updated, before: before, precondition: .version(before.version), tenant: tenant, actor: "device \(device.deviceId.rawValue) (check-in)")
+        var answer: [String: JSONValue] = [
+            "deviceId": .string(updated.deviceId.rawValue), "isCompliant": .bool(updated.isCompliant(at: now)), "isManaged": .bool(updated.isManaged),
+            "complianceFailures": JSONValue(encoding: updated.complianceFailures ?? []),
+        ]
+        answer["complianceGracePeriodExpirationDateTime"] = updated.complianceGracePeriodExpirationDateTime.map { .string(ISO8601.string($0)) } ?? .null
+        return JSONResponse.make(status: .ok, JSONValue.object(answer))
     }
 
     static let maximumBody = 32 * 1024
