@@ -24,6 +24,10 @@ What it does
             - the admin marks the device compliant: the answer gets tokens, `deviceid` in the access and ID tokens;
             - forged answers refused with AADSTS50097: another key, the nonce used twice, a stale iat, a wrong aud, a
               certificate for the same device from another CA, the device disabled, the device deleted.
+  checkins  a Windows compliance policy (encryption required) in Intune's Graph shape; a second device checks in with a
+            JWS signed by its RSA key (x5c, aud = the check-in URL, iat, jti): compliant, and its PKeyAuth answer gets
+            tokens; a third device's check-in with its disk unencrypted: not compliant (the failure named), its sign-in
+            refused 53000; the same check-in again (jti used) refused 401.
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
@@ -254,6 +258,56 @@ class Run:
         challenge = self.challenge()
         self.expect_code("the deleted device's answer: 50097", self.mail_grant({"Authorization": self.device.answer(challenge)}), 400, 50097)
 
+    def new_device(self, name):
+        """Registers another device of Erin's; returns it with its certificate."""
+        from cryptography import x509
+        device = Device()
+        token = self.session.post(self.token_url, data={
+            "grant_type": "password", "client_id": MAIL, "username": ERIN[0], "password": ERIN[1],
+            "scope": f"{DEVICES}/Device.Register"}, timeout=30).json()["access_token"]
+        registered = self.session.post(
+            f"{self.base}/{TENANT}/devices/v1/register", headers={"Authorization": "Bearer " + token},
+            json={"csr": device.csr(), "displayName": name, "operatingSystem": "Windows"}, timeout=30)
+        self.checks.require(f"{name} registered", registered.status_code == 201, registered.text)
+        device.certificate = x509.load_pem_x509_certificate(registered.json()["certificate"].encode())
+        device.object = registered.json()["device"]
+        return device
+
+    def check_in(self, device, encrypted, jti=None):
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import padding
+        url = f"{self.base}/{TENANT}/devices/v1/{device.object['deviceId']}/checkin"
+        der = device.certificate.public_bytes(serialization.Encoding.DER)
+        header = {"x5c": [base64.b64encode(der).decode()], "typ": "JWT", "alg": "RS256"}
+        payload = {"aud": url, "iat": int(time.time()), "jti": jti or str(uuid.uuid4()), "deviceId": device.object["deviceId"],
+                   "operatingSystem": "Windows", "operatingSystemVersion": "10.0.22631", "passcodeSet": True,
+                   "storageEncrypted": encrypted, "jailbroken": False}
+        text = b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(payload).encode())
+        jws = text + "." + b64url(device.key.sign(text.encode(), padding.PKCS1v15(), hashes.SHA256()))
+        return self.session.post(url, data=jws, headers={"Content-Type": "application/jwt"}, timeout=30)
+
+    def checkins(self):
+        policy = {"@odata.type": "#microsoft.graph.windows10CompliancePolicy", "displayName": "Windows baseline (device_interop)",
+                  "osMinimumVersion": "10.0.19045", "passwordRequired": True, "storageRequireEncryption": True}
+        created = self.admin("POST", "/device-compliance/policies", policy)
+        self.checks.require("a Windows compliance policy in Intune's Graph shape", created.status_code == 201, created.text)
+        good = self.new_device("Erin's desktop")
+        passed = self.check_in(good, encrypted=True)
+        self.checks.check("a signed check-in that meets the policy: compliant and managed",
+                          passed.status_code == 200 and passed.json().get("isCompliant") is True and passed.json().get("isManaged") is True, passed.text)
+        granted = self.mail_grant({"Authorization": good.answer(self.challenge())})
+        self.checks.check("the checked-in device's PKeyAuth answer gets tokens", granted.status_code == 200, granted.text)
+        bad = self.new_device("Erin's old laptop")
+        jti = str(uuid.uuid4())
+        failed = self.check_in(bad, encrypted=False, jti=jti)
+        failures = failed.json().get("complianceFailures", []) if failed.status_code == 200 else []
+        self.checks.check("a check-in with the disk unencrypted: not compliant, the failure named",
+                          failed.status_code == 200 and failed.json().get("isCompliant") is False
+                          and any("storageRequireEncryption" in f for f in failures), failed.text)
+        self.expect_code("that device's sign-in: 53000", self.mail_grant({"Authorization": bad.answer(self.challenge())}), 400, 53000)
+        again = self.check_in(bad, encrypted=True, jti=jti)
+        self.checks.check("the same check-in sent again is refused (429 too soon, or 401 jti used)", again.status_code in (401, 429), again.text)
+
     def foreign_certificate(self):
         """A CA of our own (another tenant's, say) certifying the device's key under the device's own subject."""
         from cryptography import x509
@@ -289,7 +343,7 @@ def main():
         ready = server.start(prepare_config(workdir))
         print(f"device_interop: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
         run = Run(server.base, checks)
-        for group in [run.register, run.policy, run.pkeyauth]:
+        for group in [run.register, run.policy, run.pkeyauth, run.checkins]:
             try:
                 group()
             except Abort as abort:
