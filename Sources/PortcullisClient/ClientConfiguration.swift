@@ -16,6 +16,9 @@ public struct ClientConfiguration: Sendable {
     public var timeout: TimeInterval
     /// When set, every token request carries a DPoP proof by its key, and the tokens are bound to it (PROTOCOL §15).
     public var dpop: DPoPProofMaker?
+    /// When set, token requests say they can prove the device (`x-ms-PKeyAuth: 1.0`) and answer the server's PKeyAuth
+    /// challenge with the device's registration (PROTOCOL §18); `registerDevice` registers it.
+    public var device: (any DeviceKey)?
     /// The user's languages, best first (BCP 47): sent as `Accept-Language`, and the language of the titles and messages
     /// of the compliance statuses the SDK reports (English, Spanish, Portuguese, Italian or Chinese; PROTOCOL §16).
     public var languages: [String]

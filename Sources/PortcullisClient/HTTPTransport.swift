@@ -18,11 +18,13 @@ struct HTTPTransport: Sendable {
         var etag: String? = nil
         /// `DPoP-Nonce`: the nonce for the next proof to this server (RFC 9449 §8).
         var dpopNonce: String? = nil
+        /// `WWW-Authenticate`: a PKeyAuth challenge at the token endpoint (PROTOCOL §18).
+        var wwwAuthenticate: String? = nil
     }
 
     func send(
         _ url: URL, method: String, form: [(String, String)]? = nil, json: Data? = nil, bearer: String? = nil, correlationId: String,
-        headers: [String: String] = [:], timeout: TimeInterval? = nil
+        headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval? = nil
     ) async throws -> Reply {
         var request = URLRequest(url: url, timeoutInterval: timeout ?? configuration.timeout)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -41,6 +43,8 @@ struct HTTPTransport: Sendable {
         } else if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = json
+        } else if let body {
+            request.httpBody = body
         }
         do {
             let (data, response) = try await session.data(for: request)
@@ -48,7 +52,8 @@ struct HTTPTransport: Sendable {
             return Reply(
                 status: http?.statusCode ?? 0, body: data,
                 retryAfter: (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init),
-                etag: http?.value(forHTTPHeaderField: "ETag"), dpopNonce: http?.value(forHTTPHeaderField: "DPoP-Nonce"))
+                etag: http?.value(forHTTPHeaderField: "ETag"), dpopNonce: http?.value(forHTTPHeaderField: "DPoP-Nonce"),
+                wwwAuthenticate: http?.value(forHTTPHeaderField: "WWW-Authenticate"))
         } catch {
             throw PortcullisClientError.transport("\(method) \(url.path): \(error.localizedDescription)")
         }
@@ -57,16 +62,31 @@ struct HTTPTransport: Sendable {
     static func encode(_ fields: [(String, String)]) -> String { FormEncoding.encode(fields) }
 
     /// A token request: with a DPoP proof when the configuration has a proof key, once more with the server's nonce when
-    /// it asks for one (`use_dpop_nonce`, RFC 9449 §8).
+    /// it asks for one (`use_dpop_nonce`, RFC 9449 §8); with a device key, saying it can prove the device and answering the
+    /// server's PKeyAuth challenge once, on the same request (PROTOCOL §18).
     func token(form: [(String, String)], correlationId: String) async throws -> Reply {
         let endpoint = configuration.tokenEndpoint
-        guard let dpop = configuration.dpop else { return try await send(endpoint, method: "POST", form: form, correlationId: correlationId) }
+        var headers: [String: String] = [:]
+        if configuration.device != nil { headers["x-ms-PKeyAuth"] = "1.0" }
+        var reply = try await token(form: form, correlationId: correlationId, headers: headers)
+        if reply.status == 401, let device = configuration.device, let challenge = reply.wwwAuthenticate.flatMap(PKeyAuthAnswer.parameters) {
+            headers = ["Authorization": try await PKeyAuthAnswer.answer(challenge, endpoint: endpoint, device: device)]
+            reply = try await token(form: form, correlationId: correlationId, headers: headers)
+        }
+        return reply
+    }
+
+    private func token(form: [(String, String)], correlationId: String, headers: [String: String]) async throws -> Reply {
+        let endpoint = configuration.tokenEndpoint
+        guard let dpop = configuration.dpop else { return try await send(endpoint, method: "POST", form: form, correlationId: correlationId, headers: headers) }
         var reply = try await send(
-            endpoint, method: "POST", form: form, correlationId: correlationId, headers: ["DPoP": try await dpop.proof(method: "POST", url: endpoint)])
+            endpoint, method: "POST", form: form, correlationId: correlationId,
+            headers: headers.merging(["DPoP": try await dpop.proof(method: "POST", url: endpoint)]) { $1 })
         dpop.remember(nonce: reply.dpopNonce, for: endpoint)
         if reply.status == 400, reply.dpopNonce != nil, (try? JSONDecoder().decode(OAuthErrorBody.self, from: reply.body))?.error == "use_dpop_nonce" {
             reply = try await send(
-                endpoint, method: "POST", form: form, correlationId: correlationId, headers: ["DPoP": try await dpop.proof(method: "POST", url: endpoint)])
+                endpoint, method: "POST", form: form, correlationId: correlationId,
+                headers: headers.merging(["DPoP": try await dpop.proof(method: "POST", url: endpoint)]) { $1 })
             dpop.remember(nonce: reply.dpopNonce, for: endpoint)
         }
         return reply

@@ -13,7 +13,7 @@ import X509
 /// in a 0700 directory): for Linux and development. On Apple platforms keep the key in the Secure Enclave
 /// instead (an `InstanceKeyStore` of your own over CryptoKit's `SecureEnclave.P256` and `HPKE`), so that it
 /// cannot be copied off the device. It is also the app instance's DPoP proof key (`ProofKey`, a key of its own).
-public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey {
+public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey, DeviceKey {
     public nonisolated let directory: URL
     public static let ciphersuite = HPKE.Ciphersuite(kem: .P256_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_256)
 
@@ -88,6 +88,37 @@ public actor FileInstanceKeyStore: InstanceKeyStore, ProofKey {
 
     public func signProof(_ message: Data) throws -> Data {
         try proofSigningKey().signature(for: message).rawRepresentation
+    }
+
+    /// The device's key (PROTOCOL §18): one per instance's directory, as a device has one.
+    func deviceSigningKey() throws -> P256.Signing.PrivateKey {
+        try P256.Signing.PrivateKey(rawRepresentation: try key(at: directory.appendingPathComponent("device.pem")).rawRepresentation)
+    }
+
+    public func deviceCertificateRequest() throws -> String {
+        try CertificateSigningRequest(
+            version: .v1, subject: try DistinguishedName { CommonName("device") }, privateKey: Certificate.PrivateKey(try deviceSigningKey()),
+            attributes: CertificateSigningRequest.Attributes(), signatureAlgorithm: .ecdsaWithSHA256
+        ).serializeAsPEM().pemString
+    }
+
+    public func signAsDevice(_ message: Data) throws -> Data { try deviceSigningKey().signature(for: message).rawRepresentation }
+
+    var registrationFile: URL { directory.appendingPathComponent("device-registration.json") }
+
+    public func deviceRegistration() throws -> DeviceRegistration? {
+        guard let data = try? Data(contentsOf: registrationFile) else { return nil }
+        return try JSONDecoder().decode(DeviceRegistration.self, from: data)
+    }
+
+    public func storeDeviceRegistration(_ registration: DeviceRegistration?) throws {
+        guard let registration else {
+            try? FileManager.default.removeItem(at: registrationFile)
+            return
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try JSONEncoder().encode(registration).write(to: registrationFile, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: registrationFile.path)
     }
 
     func dataKeyFile(_ account: Account) -> URL {

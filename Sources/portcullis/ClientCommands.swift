@@ -34,7 +34,10 @@ struct ClientOptions: ParsableArguments {
         var configuration = ClientConfiguration(
             authority: url, clientId: clientId, capabilities: capabilities, sku: "PortcullisClient.\(platform)",
             osDescription: platform)
-        if dpop { configuration.dpop = DPoPProofMaker(key: FileInstanceKeyStore(directory: stateURL.appendingPathComponent("keys"))) }
+        let keys = FileInstanceKeyStore(directory: stateURL.appendingPathComponent("keys"))
+        if dpop { configuration.dpop = DPoPProofMaker(key: keys) }
+        // The instance's device key (PROTOCOL §18): token requests answer PKeyAuth with it once `device register` ran.
+        configuration.device = keys
         return PublicClientApplication(configuration: configuration, cache: FileTokenCache(url: stateURL.appendingPathComponent("tokens.json")))
     }
 }

@@ -28,6 +28,9 @@ What it does
             JWS signed by its RSA key (x5c, aud = the check-in URL, iat, jti): compliant, and its PKeyAuth answer gets
             tokens; a third device's check-in with its disk unencrypted: not compliant (the failure named), its sign-in
             refused 53000; the same check-in again (jti used) refused 401.
+  cli       the CLI as a device: `portcullis device register` (Erin's password; a P-256 key under --state), `device checkin`
+            (iOS, no iOS policy: compliant), then `portcullis token` silently for the mail API: the SDK answers the
+            challenge and the token names the device (deviceid).
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
@@ -308,6 +311,27 @@ class Run:
         again = self.check_in(bad, encrypted=True, jti=jti)
         self.checks.check("the same check-in sent again is refused (429 too soon, or 401 jti used)", again.status_code in (401, 429), again.text)
 
+    def cli(self, binary, workdir):
+        import subprocess
+        state = os.path.join(workdir, "cli-state")
+        common = ["--authority", f"{self.base}/{TENANT}", "--client-id", MAIL, "--state", state, "--platform", "iOS"]
+
+        def run(*arguments):
+            done = subprocess.run([binary, *arguments, *common], capture_output=True, text=True, timeout=120)
+            try:
+                return done.returncode, json.loads(done.stdout)
+            except ValueError:
+                return done.returncode, {"stdout": done.stdout, "stderr": done.stderr[-800:]}
+        code, registered = run("device", "register", "--username", ERIN[0], "--password", ERIN[1], "--name", "Erin's phone (CLI)",
+                               "--os", "iOS", "--os-version", "17.4")
+        self.checks.require("portcullis device register", code == 0 and registered.get("deviceId"), registered)
+        code, checked = run("device", "checkin", "--os", "iOS", "--os-version", "17.4")
+        self.checks.check("portcullis device checkin: compliant (no iOS policy)", code == 0 and checked.get("isCompliant") is True, checked)
+        code, token = run("token", "--scope", "api://contoso-mail/Mail.Read", "--username", ERIN[0])
+        claims = token.get("claims", {}) if isinstance(token, dict) else {}
+        self.checks.check("portcullis token answers the challenge: the token names the CLI's device",
+                          code == 0 and claims.get("deviceid") == registered.get("deviceId"), token)
+
     def foreign_certificate(self):
         """A CA of our own (another tenant's, say) certifying the device's key under the device's own subject."""
         from cryptography import x509
@@ -343,14 +367,14 @@ def main():
         ready = server.start(prepare_config(workdir))
         print(f"device_interop: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
         run = Run(server.base, checks)
-        for group in [run.register, run.policy, run.pkeyauth, run.checkins]:
+        for group in [run.register, run.policy, run.pkeyauth, run.checkins, lambda: run.cli(binary, workdir)]:
             try:
                 group()
             except Abort as abort:
-                print(f"     ({group.__name__}: the rest was not run after {abort})", flush=True)
+                print(f"     ({getattr(group, '__name__', 'cli')}: the rest was not run after {abort})", flush=True)
                 break
             except Exception:
-                checks.check(f"{group.__name__} ran to the end", False, traceback.format_exc())
+                checks.check(f"{getattr(group, '__name__', 'cli')} ran to the end", False, traceback.format_exc())
                 break
     finally:
         server.stop()
