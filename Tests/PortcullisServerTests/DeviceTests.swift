@@ -387,7 +387,8 @@ struct DeviceTests {
                 let bad = try await client.admin(.post, "/conditional-access/evaluate", token: admin, json: ["signIn": signIn])
                 #expect(bad.status == .badRequest && bad.text.contains("/signIn/device/trustType"), "\(bad.text)")
                 // Graph: the device as Graph shows it (no certificate), its owners a navigation; beta what-if reads deviceInfo.
-                let graph = try await client.daemonGraphToken(roles: ["Device.Read.All", "Policy.Read.All"], admin: admin)
+                let graph = try await client.daemonGraphToken(
+                    roles: ["Device.Read.All", "Policy.Read.All", "DeviceManagementConfiguration.ReadWrite.All"], admin: admin)
                 let listed = try await client.graph(.get, "/v1.0/devices?$filter=isCompliant eq true", token: graph)
                 let shown = try #require((listed["value"] as? [[String: Any]])?.first, "\(listed.text)")
                 #expect(shown["id"] as? String == id && shown["certificate"] == nil && shown["registeredOwners"] == nil, "\(listed.text)")
@@ -398,6 +399,19 @@ struct DeviceTests {
                     "signInContext": ["@odata.type": "#microsoft.graph.applicationContext", "includeApplications": [Fixtures.mailApiId]],
                     "signInConditions": ["deviceInfo": ["isCompliant": false, "trustType": "Workplace"]],
                 ]
+                // Intune's compliance policies through Graph, each in its platform's type.
+                let intune = graph
+                let made = try await client.graph(
+                    .post, "/v1.0/deviceManagement/deviceCompliancePolicies", token: intune,
+                    json: ["@odata.type": "#microsoft.graph.androidCompliancePolicy", "displayName": "Android", "passwordRequired": true])
+                #expect(made.status == .created && made.string("@odata.type") == "#microsoft.graph.androidCompliancePolicy", "\(made.text)")
+                let policies = try await client.graph(.get, "/v1.0/deviceManagement/deviceCompliancePolicies", token: intune)
+                let android = (policies["value"] as? [[String: Any]])?.first { $0["displayName"] as? String == "Android" }
+                #expect(android?["passwordRequired"] as? Bool == true && android?.keys.contains("lastModifiedDateTime") == true, "\(policies.text)")
+                let wrong = try await client.graph(
+                    .post, "/v1.0/deviceManagement/deviceCompliancePolicies", token: intune,
+                    json: ["@odata.type": "#microsoft.graph.androidCompliancePolicy", "displayName": "x", "passcodeRequired": true])
+                #expect(wrong.status == .badRequest, "iOS's member on Android: \(wrong.text)")
                 let whatIf = try await client.graph(.post, "/beta/identity/conditionalAccess/evaluate", token: graph, json: evaluate)
                 let results = try #require(whatIf["value"] as? [[String: Any]], "\(whatIf.text)")
                 #expect(

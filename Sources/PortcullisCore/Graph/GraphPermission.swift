@@ -50,12 +50,15 @@ public enum GraphPermission {
     public static let riskyUsers = Requirement(read: ["IdentityRiskyUser.Read.All"], write: ["IdentityRiskyUser.ReadWrite.All"])
     public static let riskEvents = Requirement(read: ["IdentityRiskEvent.Read.All"], write: ["IdentityRiskEvent.ReadWrite.All"])
     public static let devices = Requirement(read: ["Device.Read.All", "Directory.Read.All"], write: ["Device.ReadWrite.All", "Directory.ReadWrite.All"])
+    /// Intune's device compliance policies (`deviceManagement/deviceCompliancePolicies`).
+    public static let deviceConfiguration = Requirement(
+        read: ["DeviceManagementConfiguration.Read.All"], write: ["DeviceManagementConfiguration.ReadWrite.All"])
 
     /// Every permission name, sorted: the Graph resource's app roles and scopes.
     public static let all: [String] = {
         let requirements = [
             conditionalAccess, authenticationStrengths, users, groups, applications, roles, organization, agreements, invitations,
-            authenticationMethods, sessions, appManagement, riskyUsers, riskEvents, devices,
+            authenticationMethods, sessions, appManagement, riskyUsers, riskEvents, devices, deviceConfiguration,
         ]
         return Set(requirements.flatMap { $0.read + $0.write }).sorted()
     }()

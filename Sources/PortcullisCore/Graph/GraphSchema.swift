@@ -80,6 +80,24 @@ public enum GraphSchema {
         enrollmentProfileName extensionAttributes:onPremisesExtensionAttributes isCompliant isManaged manufacturer mdmAppId model \
         operatingSystem operatingSystemVersion physicalIds[] profileType registrationDateTime systemLabels[] trustType
         """,
+        "iosCompliancePolicy": """
+        id displayName description createdDateTime lastModifiedDateTime version osMinimumVersion osMaximumVersion passcodeRequired \
+        securityBlockJailbrokenDevices scheduledActionsForRule:deviceComplianceScheduledActionForRule[]
+        """,
+        "androidCompliancePolicy": """
+        id displayName description createdDateTime lastModifiedDateTime version osMinimumVersion osMaximumVersion passwordRequired \
+        storageRequireEncryption securityBlockJailbrokenDevices scheduledActionsForRule:deviceComplianceScheduledActionForRule[]
+        """,
+        "macOSCompliancePolicy": """
+        id displayName description createdDateTime lastModifiedDateTime version osMinimumVersion osMaximumVersion passwordRequired \
+        storageRequireEncryption scheduledActionsForRule:deviceComplianceScheduledActionForRule[]
+        """,
+        "windows10CompliancePolicy": """
+        id displayName description createdDateTime lastModifiedDateTime version osMinimumVersion osMaximumVersion passwordRequired \
+        storageRequireEncryption scheduledActionsForRule:deviceComplianceScheduledActionForRule[]
+        """,
+        "deviceComplianceScheduledActionForRule": "id ruleName scheduledActionConfigurations:deviceComplianceActionItem[]",
+        "deviceComplianceActionItem": "id actionType gracePeriodHours notificationTemplateId notificationMessageCCList[]",
         "onPremisesExtensionAttributes": """
         extensionAttribute1 extensionAttribute2 extensionAttribute3 extensionAttribute4 extensionAttribute5 extensionAttribute6 \
         extensionAttribute7 extensionAttribute8 extensionAttribute9 extensionAttribute10 extensionAttribute11 extensionAttribute12 \

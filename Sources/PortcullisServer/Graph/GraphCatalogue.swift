@@ -104,6 +104,12 @@ enum GraphCatalogue {
         }
         sets.append(principals)
         sets.append(devices(documents: documents))
+        // Intune's device compliance policies: each is its platform's type (#microsoft.graph.iosCompliancePolicy…).
+        sets.append(
+            .documents(
+                documents.deviceCompliancePolicies, path: "deviceManagement/deviceCompliancePolicies", type: "deviceCompliancePolicy",
+                permissions: GraphPermission.deviceConfiguration,
+                typeOf: { value in value["@odata.type"]?.stringValue.map { String($0.dropFirst("#microsoft.graph.".count)) } ?? "deviceCompliancePolicy" }))
         var roles = GraphEntitySet(
             path: "directoryRoles", type: "directoryRole", permissions: GraphPermission.roles, adminPath: roleAssignmentsPath,
             list: { call in Roles.activated(call.tenant) })
