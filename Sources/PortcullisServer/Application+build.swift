@@ -129,11 +129,20 @@ public struct PortcullisServer: Sendable {
         self.replays = PolicyReplayRunner(
             store: dependencies.store, tenants: tenants, transmitter: transmitter, recorder: signIns, clock: dependencies.clock,
             pollInterval: configuration.outbox.pollInterval, logger: dependencies.logger)
+        // Devices' grace periods that end without a check-in (PROTOCOL §18), through the devices' own write path.
+        let deviceSweep = DeviceGraceSweep(
+            devices: DocumentResource(
+                registration: DocumentRegistration(),
+                services: AdminDocumentServices(
+                    store: dependencies.store, tenants: tenants, clock: dependencies.clock, passwords: dependencies.passwords,
+                    credentials: dependencies.credentials, authority: dependencies.issuingAuthority),
+                store: dependencies.store, tenants: tenants, clock: dependencies.clock, effects: transmitter),
+            tenants: tenants, clock: dependencies.clock)
         self.sweeper = ComplianceSweeper(
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
             signInMaximumBytes: configuration.signInMaximumBytes,
-            outboxRetention: configuration.outboxRetention, logger: dependencies.logger)
+            outboxRetention: configuration.outboxRetention, devices: deviceSweep, logger: dependencies.logger)
         self.drain = Drain(
             delay: configuration.shutdownDrain, logger: dependencies.logger,
             onStart: {

@@ -349,6 +349,54 @@ struct DeviceTests {
         }
     }
 
+    @Test("a grace period: a failing device stays compliant for its hours, is refused once they pass (before any sweep), and the sweep stores it")
+    func gracePeriod() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                try await Self.allowRegistration(client, admin: admin)
+                let key = Key.p256()
+                let registered = try await Self.register(client, token: try await Self.userToken(client), key: key)
+                let device = try #require(registered["device"] as? [String: Any])
+                let id = try #require(device["id"] as? String)
+                let pem = try #require(registered.string("certificate"))
+                let policy: [String: Any] = [
+                    "@odata.type": "#microsoft.graph.iosCompliancePolicy", "displayName": "iOS", "passcodeRequired": true,
+                    "scheduledActionsForRule": [
+                        ["ruleName": "PasswordRequired", "scheduledActionConfigurations": [["actionType": "block", "gracePeriodHours": 1]]]
+                    ],
+                ]
+                #expect(try await client.admin(.post, "/device-compliance/policies", token: admin, json: policy).status == .created)
+                try await Self.requireCompliantDevice(client, admin: admin)
+                var report: [String: Any] = ["operatingSystem": "iOS", "operatingSystemVersion": "17.4", "passcodeSet": true]
+                #expect(
+                    try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), report: report)["isCompliant"] as? Bool
+                        == true)
+                env.clock.advance(by: 61)
+                report["passcodeSet"] = false
+                let failing = try await Self.checkIn(client, device: device, certificate: pem, key: key, now: env.clock.now(), report: report)
+                #expect(
+                    failing["isCompliant"] as? Bool == true && failing["complianceGracePeriodExpirationDateTime"] is String, "in its grace: \(failing.text)")
+                var challenge = try await Self.challenge(client)
+                let inGrace = try await client.token(
+                    Self.mailGrant, headers: [.authorization: try Self.answer(certificate: pem, key: key, challenge: challenge)])
+                #expect(inGrace.status == .ok, "\(inGrace.text)")
+                env.clock.advance(by: 3600)
+                challenge = try await Self.challenge(client)
+                let answer = try Self.answer(certificate: pem, key: key, challenge: challenge, iat: env.clock.now())
+                let lapsed = try await client.token(Self.mailGrant, headers: [.authorization: answer])
+                #expect(lapsed.errorCode == 53000, "the grace over, before any sweep: \(lapsed.text)")
+                let later = try await client.adminToken()  // the first one expired with the hour
+                #expect(try await client.admin(.get, "/devices/\(id)", token: later)["isCompliant"] as? Bool == true, "not stored yet")
+                await env.server.sweeper.sweep()
+                let stored = try await client.admin(.get, "/devices/\(id)", token: later)
+                #expect(stored["isCompliant"] as? Bool == false, "the sweep stores it: \(stored.text)")
+                let audit = try await client.admin(.get, "/audit", token: later)
+                #expect(audit.text.contains("grace period ended"), "\(audit.text.prefix(1500))")
+            }
+        }
+    }
+
     @Test("the device in the sign-in log, in what-if (admin API and Graph's beta evaluate), and in Graph's devices")
     func visibility() async throws {
         try await withTestEnvironment { env in

@@ -206,14 +206,16 @@ extension Device: TenantDocument {
     public var documentId: String { id.rawValue }
     public static var list: WritableKeyPath<TenantContents, [Device]>? { \.devices }
 
-    /// A device that stops being compliant — a failed check-in past its grace, an admin's word, disabled or deleted while
-    /// compliant — raises CAEP `device-compliance-change` (and `session-revoked`) for each of its owners: resource servers
+    /// A device that stops being compliant — a failed check-in past its grace, a grace period that ran out (the sweep), an
+    /// admin's word, disabled or deleted while compliant — raises CAEP `device-compliance-change` (and `session-revoked`) for each of its owners: resource servers
     /// end the tokens they hold. Its refresh families are not revoked: a refresh proves the device again and is refused
     /// (53000) until it is compliant again, as an app's enrollment is (docs/decisions.md). Back in compliance: the event
     /// says so.
     public static func effects(before: Device?, after: Device?, tenantId: TenantID, at: Date) -> ChangeEffects {
-        let was = before.map { $0.accountEnabled && $0.isCompliant(at: at) } ?? false
-        let now = after.map { $0.accountEnabled && $0.isCompliant(at: at) } ?? false
+        // The stored marks, not compliance as of `at`: a grace period that ended is stored (a check-in, the sweep) and raises
+        // the event then.
+        let was = before.map { $0.accountEnabled && $0.isCompliant } ?? false
+        let now = after.map { $0.accountEnabled && $0.isCompliant } ?? false
         guard was != now, let device = after ?? before else { return .none(tenantId: tenantId, at: at) }
         let events = device.registeredOwners.map {
             CriticalEvent(.deviceComplianceChanged(deviceId: device.deviceId, compliant: now), tenantId: tenantId, userId: $0, at: at, initiator: .system)

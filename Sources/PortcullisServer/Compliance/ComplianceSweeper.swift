@@ -20,13 +20,16 @@ public final class ComplianceSweeper: Service, Sendable {
     static let signInTrimBatch = 10_000
     static let signInTrimPerPass = 100_000
     let outboxRetention: TimeInterval
+    /// Ends devices' grace periods that ran out without a check-in (`DeviceGraceSweep`); set once the documents exist.
+    let devices: DeviceGraceSweep?
     let logger: Logger
 
     init(
         compliance: ComplianceService, store: any PortcullisStore, clock: any WallClock, interval: Duration,
         idleEnrollmentRetention: TimeInterval, signInRetention: TimeInterval, signInMaximumBytes: Int64 = 0, outboxRetention: TimeInterval,
-        logger: Logger
+        devices: DeviceGraceSweep? = nil, logger: Logger
     ) {
+        self.devices = devices
         self.signInMaximumBytes = signInMaximumBytes
         self.outboxRetention = outboxRetention
         self.compliance = compliance
@@ -55,7 +58,7 @@ public final class ComplianceSweeper: Service, Sendable {
     private func sweepNow() async {
         let now = clock.now()
         do {
-            let lapsed = try await compliance.lapseOverdue()
+            let lapsed = try await compliance.lapseOverdue() + (devices?.lapse() ?? 0)
             let pruned = try await store.deleteIdleEnrollments(idleSince: now.addingTimeInterval(-idleEnrollmentRetention))
             var signIns = try await store.purgeSignIns(before: now.addingTimeInterval(-signInRetention))
             if signInMaximumBytes > 0 {
