@@ -62,29 +62,8 @@ public struct DeviceCheckInResult: Decodable, Sendable, Equatable {
 
 /// Entra's PKeyAuth as the SDK answers it: a challenge's parameters read, the answer signed with the device key.
 enum PKeyAuthAnswer {
-    /// The `key="value"` pairs of a `PKeyAuth …` value (commas outside quotes separate them; quotes dropped), as MSAL does.
-    static func parameters(_ value: String) -> [String: String]? {
-        guard value.count > 8, value.prefix(8).caseInsensitiveCompare("PKeyAuth") == .orderedSame else { return nil }
-        var pairs: [String: String] = [:]
-        var current = ""
-        var quoted = false
-        func flush() {
-            guard let equals = current.firstIndex(of: "=") else { return }
-            let key = current[..<equals].trimmingCharacters(in: .whitespaces)
-            pairs[key] = current[current.index(after: equals)...].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "")
-        }
-        for character in value.dropFirst(8) {
-            if character == "\"" { quoted.toggle() }
-            if character == "," && !quoted {
-                flush()
-                current = ""
-            } else {
-                current.append(character)
-            }
-        }
-        flush()
-        return pairs
-    }
+    /// The challenge's parameters, read as MSAL reads them.
+    static func parameters(_ value: String) -> [String: String]? { PKeyAuthParameters.parse(value) }
 
     /// A JWS the device signs: its certificate in `x5c`, ES256.
     static func signed(_ claims: [String: Any], device: any DeviceKey, registration: DeviceRegistration) async throws -> String {

@@ -19,33 +19,8 @@ public enum PKeyAuth {
     /// An answer's `iat` may differ from the server's clock by this much.
     public static let clockSkew: TimeInterval = 300
 
-    /// The parameters of a `PKeyAuth` Authorization or WWW-Authenticate value: `key="value"` pairs separated by commas
-    /// (quotes protect commas and `=`; MSAL drops every quote). `nil` when the value is not PKeyAuth or not well formed.
-    public static func parameters(_ value: String) -> [String: String]? {
-        guard value.utf8.count <= 32 * 1024, value.count > 8, value.prefix(8).caseInsensitiveCompare("PKeyAuth") == .orderedSame else { return nil }
-        var pairs: [String: String] = [:]
-        var pieces: [String] = []
-        var current = ""
-        var quoted = false
-        for character in value.dropFirst(8) {
-            if character == "\"" { quoted.toggle() }
-            if character == "," && !quoted {
-                pieces.append(current)
-                current = ""
-            } else {
-                current.append(character)
-            }
-        }
-        pieces.append(current)
-        for piece in pieces {
-            guard let equals = piece.firstIndex(of: "=") else { continue }
-            let key = piece[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "")
-            guard !key.isEmpty, pairs[key] == nil else { return nil }
-            pairs[key] = value
-        }
-        return pairs
-    }
+    /// The parameters of a `PKeyAuth` Authorization or WWW-Authenticate value (`nil` when it is not one).
+    public static func parameters(_ value: String) -> [String: String]? { PKeyAuthParameters.parse(value) }
 
     /// The challenge's value: one `WWW-Authenticate` value, every parameter quoted.
     public static func challenge(context: String, nonce: String, certAuthorities: String, submitURL: String) -> String {

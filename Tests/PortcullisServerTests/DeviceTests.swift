@@ -92,6 +92,17 @@ struct DeviceTests {
         ) { JSONReply($0) }
     }
 
+    /// Alice's device, registered with `key` (the mobile app allowed to register first): the device as Graph shows it, its
+    /// object ID and its certificate.
+    static func registeredDevice(
+        _ client: some TestClientProtocol, admin: String, key: Key
+    ) async throws -> (device: [String: Any], id: String, pem: String) {
+        try await allowRegistration(client, admin: admin)
+        let registered = try await register(client, token: try await userToken(client), key: key)
+        let device = try #require(registered["device"] as? [String: Any], "\(registered.text)")
+        return (device, try #require(device["id"] as? String), try #require(registered.string("certificate")))
+    }
+
     static func userToken(_ client: some TestClientProtocol, scope: String = devicesScope) async throws -> String {
         let reply = try await client.token(Grants.password(scope: scope, claims: nil))
         return try #require(reply.string("access_token"), "\(reply.text)")
@@ -288,11 +299,8 @@ struct DeviceTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                try await Self.allowRegistration(client, admin: admin)
                 let key = Key.p256()
-                let registered = try await Self.register(client, token: try await Self.userToken(client), key: key)
-                let device = try #require(registered["device"] as? [String: Any])
-                let pem = try #require(registered.string("certificate"))
+                let (device, _, pem) = try await Self.registeredDevice(client, admin: admin, key: key)
                 let policy: [String: Any] = [
                     "@odata.type": "#microsoft.graph.iosCompliancePolicy", "displayName": "iOS baseline", "osMinimumVersion": "17.0",
                     "passcodeRequired": true, "securityBlockJailbrokenDevices": true,
@@ -354,12 +362,8 @@ struct DeviceTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                try await Self.allowRegistration(client, admin: admin)
                 let key = Key.p256()
-                let registered = try await Self.register(client, token: try await Self.userToken(client), key: key)
-                let device = try #require(registered["device"] as? [String: Any])
-                let id = try #require(device["id"] as? String)
-                let pem = try #require(registered.string("certificate"))
+                let (device, id, pem) = try await Self.registeredDevice(client, admin: admin, key: key)
                 let policy: [String: Any] = [
                     "@odata.type": "#microsoft.graph.iosCompliancePolicy", "displayName": "iOS", "passcodeRequired": true,
                     "scheduledActionsForRule": [
@@ -402,12 +406,8 @@ struct DeviceTests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let admin = try await client.adminToken()
-                try await Self.allowRegistration(client, admin: admin)
                 let key = Key.p256()
-                let registered = try await Self.register(client, token: try await Self.userToken(client), key: key)
-                let device = try #require(registered["device"] as? [String: Any])
-                let id = try #require(device["id"] as? String)
-                let pem = try #require(registered.string("certificate"))
+                let (device, id, pem) = try await Self.registeredDevice(client, admin: admin, key: key)
                 try await Self.requireCompliantDevice(client, admin: admin)
                 let stored = try await client.admin(.get, "/devices/\(id)", token: admin)
                 var document = stored.json

@@ -29,7 +29,7 @@ enum GraphIntune {
             }
             sets.append(set)
         }
-        var registrations = GraphEntitySet(
+        let registrations = GraphEntitySet(
             path: "deviceAppManagement/managedAppRegistrations", type: "managedAppRegistration", permissions: GraphPermission.appManagement,
             adminPath: "enrollments",
             list: { call in
