@@ -56,7 +56,8 @@ struct DeviceRoutes: Sendable {
         }
         let payload = token.payload
         let url = "\(endpoints.baseURL)/\(segment)/devices/v1/\(pathDevice)/checkin"
-        guard DeviceID(pathDevice) == device.deviceId, payload["deviceId"]?.stringValue.map { DeviceID($0) } == device.deviceId else {
+        let reported = payload["deviceId"]?.stringValue.map { DeviceID($0) }
+        guard DeviceID(pathDevice) == device.deviceId, reported == device.deviceId else {
             throw refused("the certificate is another device's")
         }
         guard payload["aud"]?.stringValue == url else { throw refused("aud is not this check-in URL") }
