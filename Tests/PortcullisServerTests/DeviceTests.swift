@@ -469,6 +469,38 @@ struct DeviceTests {
         }
     }
 
+    @Test("a code is challenged before it is redeemed: the answer on the same request redeems it once, naming the device")
+    func codeRedemption() async throws {
+        try await withTestEnvironment { env in
+            try await env.application().test(.router) { client in
+                let admin = try await client.adminToken()
+                let key = Key.p256()
+                let (_, id, pem) = try await Self.registeredDevice(client, admin: admin, key: key)
+                let stored = try await client.admin(.get, "/devices/\(id)", token: admin)
+                var document = stored.json
+                document["isCompliant"] = true
+                _ = try await client.admin(
+                    .put, "/devices/\(id)", token: admin, json: document, headers: [HTTPField.Name("If-Match")!: stored.headers[.eTag] ?? "*"])
+                try await Self.requireCompliantDevice(client, admin: admin)
+                // The page issues the code (device controls are decided where the device can be proven: at redemption).
+                let browser = Browser()
+                let signedIn = try await browser.signIn(client)
+                let location = try #require(signedIn.headers[.location], "\(signedIn.status) \(signedIn.html.prefix(300))")
+                let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value, "\(location)")
+                let support: HTTPFields = [HTTPField.Name("x-ms-PKeyAuth")!: "1.0"]
+                let challenged = try await client.token(Authorize.redeem(code), headers: support)
+                #expect(challenged.status == .unauthorized && challenged.errorCode == 50097, "\(challenged.text)")
+                let challenge = try #require(challenged.headers[.wwwAuthenticate].flatMap(PKeyAuth.parameters))
+                let redeemed = try await client.token(
+                    Authorize.redeem(code), headers: [.authorization: try Self.answer(certificate: pem, key: key, challenge: challenge)])
+                #expect(redeemed.status == .ok, "the code was not consumed by the challenge: \(redeemed.text)")
+                #expect(jwtClaims(redeemed.string("access_token") ?? "")["deviceid"] != nil)
+                let again = try await client.token(Authorize.redeem(code))
+                #expect(again.status == .badRequest, "then it is used: \(again.text)")
+            }
+        }
+    }
+
     @Test("an admin creates a joined device with the device's request and hands it the certificate; a hybrid-joined device meets domainJoinedDevice")
     func adminDevices() async throws {
         try await withTestEnvironment { env in

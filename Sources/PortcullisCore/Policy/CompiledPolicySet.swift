@@ -260,7 +260,13 @@ public struct CompiledPolicySet: Sendable {
         self.availableContexts = Set(contexts.filter(\.isAvailable).map(\.id))
         self.contextEntries = entries.indices.filter { !entries[$0].contexts.isEmpty }.map { Int32($0) }
         self.termsOfUseAgreements = Set(entries.filter { $0.policy.state != .disabled }.flatMap(\.agreements))
+        self.usesDevices = entries.contains { entry in
+            entry.policy.state != .disabled && (entry.deviceFilter != nil || !ConditionalAccessPolicy.Control.device.isDisjoint(with: entry.controls))
+        }
     }
+
+    /// Whether some policy that is not off looks at the device (a device control or a filter, PROTOCOL §18).
+    public let usesDevices: Bool
 
     /// The agreements some policy that is not off requires (PROTOCOL §17): the only ones whose acceptances a sign-in's
     /// facts need (none, for most tenants: the token path then reads no acceptance).

@@ -64,6 +64,13 @@ struct TokenService: Sendable {
         let proof = try await dpop.check(
             inputs.dpopProofs, method: "POST", url: tokenEndpoint(tenantSegment: inputs.tenantSegment), now: clock.now())
         let submitURL = tokenEndpoint(tenantSegment: inputs.tenantSegment)
+        // A grant that consumes what it redeems (a code, a device code) is challenged before it consumes it — the answer comes
+        // on the same request again, which would otherwise be a replay — when the client can prove a device and the tenant's
+        // policies look at devices at all. Other grants are challenged only when the device would change their refusal.
+        let consuming = inputs.form["grant_type"] == GrantType.authorizationCode.rawValue || inputs.form["grant_type"] == GrantType.deviceCode.rawValue
+        if consuming, inputs.pkeyAuth.supported, inputs.pkeyAuth.answer == nil, snapshot.conditionalAccess.usesDevices {
+            throw TokenError.deviceAuthenticationRequired(challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()))
+        }
         var device: DeviceFacts?
         if let answer = inputs.pkeyAuth.answer { device = try await devices.verify(answer, snapshot: snapshot, submitURL: submitURL, now: clock.now()) }
         let (facts, prepared) = try await gather(inputs, snapshot: snapshot, proof: proof, device: device)
