@@ -63,7 +63,11 @@ struct DeviceRoutes: Sendable {
         guard payload["aud"]?.stringValue == url else { throw refused("aud is not this check-in URL") }
         guard let iat = token.issuedAt, abs(iat.timeIntervalSince(now)) <= PKeyAuth.clockSkew else { throw refused("iat is not now") }
         guard let jti = payload["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 128 else { throw refused("jti is missing") }
-        if let last = device.lastSyncDateTime, now.timeIntervalSince(last) < Self.checkInInterval {
+        // The store's record, not this node's copy, is what the check-in changes: still this certificate's, still enabled.
+        guard let before = try await devices.read(tenant, id: device.id.rawValue), before.document.certificate == device.certificate,
+            before.document.accountEnabled
+        else { throw refused("the device no longer holds this certificate, or is disabled") }
+        if let last = before.document.lastSyncDateTime, now.timeIntervalSince(last) < Self.checkInInterval {
             let wait = Int((Self.checkInInterval - now.timeIntervalSince(last)).rounded(.up))
             throw APIError(
                 .tooManyRequests, "checkInTooSoon", "A device checks in at most once a minute; try again in \(wait) s.",
@@ -77,10 +81,13 @@ struct DeviceRoutes: Sendable {
         let report = DeviceCompliancePolicy.Report(
             operatingSystem: payload["operatingSystem"]?.stringValue, operatingSystemVersion: payload["operatingSystemVersion"]?.stringValue,
             passcodeSet: flag("passcodeSet"), storageEncrypted: flag("storageEncrypted"), jailbroken: flag("jailbroken"))
-        let updated = device.checkedIn(report, policies: tenant.contents.deviceCompliancePolicies, now: now)
-        guard let before = try await devices.read(tenant, id: device.id.rawValue) else { throw refused("the device no longer exists") }
-        _ = try await devices.save(
-            updated, before: before, precondition: .version(before.version), tenant: tenant, actor: "device \(device.deviceId.rawValue) (check-in)")
+        let updated = before.document.checkedIn(report, policies: tenant.contents.deviceCompliancePolicies, now: now)
+        do {
+            _ = try await devices.save(
+                updated, before: before, precondition: .version(before.version), tenant: tenant, actor: "device \(device.deviceId.rawValue) (check-in)")
+        } catch let error as StorageError where error.code == .preconditionFailed {
+            throw APIError(.conflict, "checkInConflict", "The device changed while it checked in (another check-in, an admin); check in again.")
+        }
         var answer: [String: JSONValue] = [
             "deviceId": .string(updated.deviceId.rawValue), "isCompliant": .bool(updated.isCompliant(at: now)), "isManaged": .bool(updated.isManaged),
             "complianceFailures": JSONValue(encoding: updated.complianceFailures ?? []),
