@@ -81,6 +81,13 @@ struct DeviceComplianceTests {
         return device
     }
 
+    /// A device as an admin sends it back: as shown, with `changes`.
+    static func presented(_ device: Device, _ changes: [String: JSONValue]) -> JSONValue {
+        guard case .object(var object) = device.presented else { return .null }
+        for (key, value) in changes { object[key] = value }
+        return .object(object)
+    }
+
     @Test("a check-in: managed from then on; compliant when every policy of its platform passes (none: compliant, Intune's default)")
     func checkIn() throws {
         let policy = try Self.policy(Self.ios)
@@ -105,6 +112,15 @@ struct DeviceComplianceTests {
         #expect(again.complianceGracePeriodExpirationDateTime == failing.complianceGracePeriodExpirationDateTime, "a later failure does not extend it")
         let late = failing.checkedIn(Self.report(jailbroken: true), policies: [policy], now: Self.now.addingTimeInterval(25 * 3600))
         #expect(!late.isCompliant)
+        // An admin renaming the device in its grace does not restart the grace; an admin's word on compliance ends it.
+        let renamed = try Device.parse(
+            Self.presented(failing, ["displayName": "Renamed"]), existing: failing, directory: CA.directory, generatedId: "x", now: Self.now
+        ).device
+        #expect(renamed.complianceGracePeriodExpirationDateTime == failing.complianceGracePeriodExpirationDateTime)
+        let vouched = try Device.parse(
+            Self.presented(late, ["isCompliant": true]), existing: late, directory: CA.directory, generatedId: "x", now: Self.now
+        ).device
+        #expect(vouched.isCompliant && vouched.complianceGracePeriodExpirationDateTime == nil)
         let fixed = late.checkedIn(Self.report(), policies: [policy], now: Self.now.addingTimeInterval(26 * 3600))
         #expect(fixed.isCompliant && fixed.complianceGracePeriodExpirationDateTime == nil)
     }

@@ -181,9 +181,13 @@ public struct Device: Codable, Sendable, Equatable {
         if device.registeredOwners.count > 10 { problems.add(root.path("registeredOwners"), "names at most 10 users.") }
         let csr = root.string("csr")
         device.certificate = existing?.certificate
-        // An admin's word on compliance holds until the next check-in: no grace period runs under it.
         device.lastSyncDateTime = existing?.lastSyncDateTime
         device.complianceFailures = existing?.complianceFailures
+        // An admin's word on compliance holds until the next check-in, with no grace period running under it; a write that
+        // leaves compliance as it was (a new name) leaves a running grace period as it was too.
+        if let existing, device.isCompliant == existing.isCompliant {
+            device.complianceGracePeriodExpirationDateTime = existing.complianceGracePeriodExpirationDateTime
+        }
         try problems.check()
         return (device, csr)
     }
