@@ -162,13 +162,14 @@ public struct PortcullisServer: Sendable {
         let passes = TemporaryAccessPasses(store: deps.store, credentials: deps.credentials)
         let passwords = PasswordVerifier(
             store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, temporaryAccessPasses: passes, logger: deps.logger)
+        let devices = DeviceAuthentication(
+            authority: deps.issuingAuthority, nonces: PKeyAuth.Nonces(credentials: deps.credentials), replays: deps.store)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries,
             dpop: DPoPGate(
                 nonces: DPoPNonces(credentials: deps.credentials), replays: deps.store, requireNonce: deps.configuration.dpopNonceRequired),
-            devices: DeviceAuthentication(authority: deps.issuingAuthority, nonces: PKeyAuth.Nonces(credentials: deps.credentials), replays: deps.store),
-            clock: deps.clock, logger: deps.logger)
+            devices: devices, clock: deps.clock, logger: deps.logger)
         let oauth = OAuthRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
             tokens: tokens, clients: clients, clock: deps.clock, metrics: deps.metrics)
@@ -180,8 +181,8 @@ public struct PortcullisServer: Sendable {
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
-            countries: deps.countries, transmitter: transmitter, recorder: signIns, acceptances: documents.agreementAcceptances, clock: deps.clock,
-            logger: deps.logger
+            countries: deps.countries, transmitter: transmitter, recorder: signIns, acceptances: documents.agreementAcceptances, devices: devices,
+            clock: deps.clock, logger: deps.logger
         ).register(on: router)
         let admin = AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns,
@@ -207,7 +208,7 @@ public struct PortcullisServer: Sendable {
             authenticator: BearerAuthenticator(
                 resource: BuiltInResources.devices, requiredRole: nil, signers: deps.signers, endpoints: endpoints, tenants: tenants,
                 revocations: deps.store, clock: deps.clock),
-            proofs: tokens.devices, endpoints: endpoints, clock: deps.clock
+            proofs: devices, endpoints: endpoints, clock: deps.clock
         ).register(on: router)
         // The console calls the admin API's functions and checks its session's token as the API checks a bearer token.
         ConsoleRoutes(

@@ -14,6 +14,9 @@ public enum PKeyAuth {
     public static let version = "1.0"
     /// The header a client sends to say it can answer a challenge.
     public static let supportHeader = "x-ms-PKeyAuth"
+    /// The page's challenge is a redirect to this URN, the challenge's parameters its query; MSAL's web views intercept it
+    /// and load the `SubmitUrl` with the answer in an `Authorization` header.
+    public static let redirectPrefix = "urn:http-auth:PKeyAuth?"
     /// How long a challenge's nonce is good for (single use within it).
     public static let nonceLifetime: TimeInterval = 300
     /// An answer's `iat` may differ from the server's clock by this much.
@@ -27,32 +30,40 @@ public enum PKeyAuth {
         #"PKeyAuth Context="\#(context)", Version="\#(version)", nonce="\#(nonce)", CertAuthorities="\#(certAuthorities)", SubmitUrl="\#(submitURL)""#
     }
 
-    /// Single-use nonces without server state until they are used: the expiry and the tenant under a MAC with a key every
-    /// node derives from the shared credential pepper, plus random bytes (so two challenges never share one). Single use
-    /// is the replay store's (`ProofReplayStore`), keyed by the nonce until it expires.
+    /// Single-use nonces without server state until they are used: the expiry, the tenant and the challenge's `Context`
+    /// under a MAC with a key every node derives from the shared credential pepper, plus random bytes (so two challenges
+    /// never share one). Bound to the Context, a device's answer proves nothing for another sign-in (a page's Context is
+    /// its sealed authorization request). Single use is the replay store's (`ProofReplayStore`), keyed by the nonce until
+    /// it expires.
     public struct Nonces: Sendable {
         let key: SymmetricKey
 
         public init(credentials: CredentialHasher) { key = credentials.derivedKey(purpose: "pkeyauth-nonce-v1") }
 
-        public func make(tenantId: TenantID, now: Date) -> String {
+        public func make(tenantId: TenantID, context: String, now: Date) -> String {
             let expiry = UInt64(now.addingTimeInterval(PKeyAuth.nonceLifetime).timeIntervalSince1970)
             let body = (0..<8).map { UInt8(truncatingIfNeeded: expiry >> (8 * (7 - $0))) } + (0..<16).map { _ in UInt8.random(in: 0...255) }
-            return Base64URL.encode(body + tag(body, tenantId: tenantId))
+            return Base64URL.encode(body + tag(body, tenantId: tenantId, context: context))
         }
 
-        /// When the nonce expires, if this installation made it for `tenantId` and it has not expired at `now`.
-        public func expiry(of nonce: String, tenantId: TenantID, now: Date) -> Date? {
+        /// When the nonce expires, if this installation made it for `tenantId` in the challenge whose Context is `context`,
+        /// and it has not expired at `now`.
+        public func expiry(of nonce: String, tenantId: TenantID, context: String, now: Date) -> Date? {
             guard nonce.utf8.count <= 64, let data = Base64URL.decode(nonce), data.count == 40 else { return nil }
             let bytes = Array(data)
             let body = Array(bytes[0..<24])
-            guard CredentialHasher.constantTimeEquals(Array(bytes[24...]), tag(body, tenantId: tenantId)) else { return nil }
+            guard CredentialHasher.constantTimeEquals(Array(bytes[24...]), tag(body, tenantId: tenantId, context: context)) else { return nil }
             let expiry = Date(timeIntervalSince1970: TimeInterval(body[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }))
             return now < expiry ? expiry : nil
         }
 
-        func tag(_ body: [UInt8], tenantId: TenantID) -> [UInt8] {
-            Array(HMAC<SHA256>.authenticationCode(for: body + Array(tenantId.rawValue.utf8), using: key)).prefix(16).map { $0 }
+        func tag(_ body: [UInt8], tenantId: TenantID, context: String) -> [UInt8] {
+            // The tenant and the Context, each length-prefixed, so that no two pairs MAC the same bytes.
+            var message = body
+            for part in [Array(tenantId.rawValue.utf8), Array(SHA256.hash(data: Array(context.utf8)))] {
+                message += (0..<4).map { UInt8(truncatingIfNeeded: part.count >> (8 * (3 - $0))) } + part
+            }
+            return Array(HMAC<SHA256>.authenticationCode(for: message, using: key)).prefix(16).map { $0 }
         }
     }
 

@@ -28,6 +28,12 @@ What it does
             JWS signed by its RSA key (x5c, aud = the check-in URL, iat, jti): compliant, and its PKeyAuth answer gets
             tokens; a third device's check-in with its disk unencrypted: not compliant (the failure named), its sign-in
             refused 53000; the same check-in again (jti used) refused 401.
+  page      PKeyAuth on the sign-in page as MSAL's web views answer it: /authorize with `x-ms-PKeyAuth: 1.0` → 302 to
+            `urn:http-auth:PKeyAuth?CertAuthorities&Version&Context&nonce&SubmitUrl`; the SubmitUrl loaded with the answer
+            (aud = SubmitUrl) → the sign-in page → the code, redeemed with no proof of its own → `deviceid` of the device
+            proven on the page. Refused: the nonce used again, the answer moved to another sign-in's Context, a Context
+            not sealed here (the 50097 page); the bypass answer → the page's 53000 refusal; the device disabled between
+            the page and the redemption → 50097. A browser that offers no PKeyAuth gets the page, unchallenged.
   cli       the CLI as a device: `portcullis device register` (Erin's password; a P-256 key under --state), `device checkin`
             (iOS, no iOS policy: compliant), then `portcullis token` silently for the mail API: the SDK answers the
             challenge and the token names the device (deviceid).
@@ -300,6 +306,7 @@ class Run:
                           passed.status_code == 200 and passed.json().get("isCompliant") is True and passed.json().get("isManaged") is True, passed.text)
         granted = self.mail_grant({"Authorization": good.answer(self.challenge())})
         self.checks.check("the checked-in device's PKeyAuth answer gets tokens", granted.status_code == 200, granted.text)
+        self.good = good
         bad = self.new_device("Erin's old laptop")
         jti = str(uuid.uuid4())
         failed = self.check_in(bad, encrypted=False, jti=jti)
@@ -310,6 +317,104 @@ class Run:
         self.expect_code("that device's sign-in: 53000", self.mail_grant({"Authorization": bad.answer(self.challenge())}), 400, 53000)
         again = self.check_in(bad, encrypted=True, jti=jti)
         self.checks.check("the same check-in sent again is refused (429 too soon, or 401 jti used)", again.status_code in (401, 429), again.text)
+
+    def browser(self):
+        """A browser of its own: cookies (its session after a sign-in), no proxies."""
+        import requests
+        browser = requests.Session()
+        browser.trust_env = False
+        return browser
+
+    def page_challenge(self, browser, answer_header=True):
+        """GET /authorize as MSAL's web views load it (x-ms-PKeyAuth: 1.0): the urn:http-auth:PKeyAuth redirect, its query
+        read as MSAL for Android reads it (URL-decoded pairs). Returns the challenge and the PKCE verifier."""
+        import hashlib
+        import urllib.parse
+        verifier = b64url(os.urandom(32))
+        query = urllib.parse.urlencode({
+            "response_type": "code", "client_id": MAIL, "redirect_uri": "http://localhost", "scope": "api://contoso-mail/Mail.Read openid",
+            "code_challenge": b64url(hashlib.sha256(verifier.encode()).digest()), "code_challenge_method": "S256", "state": "s1"})
+        headers = {"x-ms-PKeyAuth": "1.0"} if answer_header else {}
+        reply = browser.get(f"{self.base}/{TENANT}/oauth2/v2.0/authorize?{query}", headers=headers, allow_redirects=False, timeout=30)
+        location = reply.headers.get("Location", "")
+        if not answer_header:
+            return reply, verifier
+        self.checks.require("/authorize with x-ms-PKeyAuth: 302 to urn:http-auth:PKeyAuth?…", reply.status_code == 302
+                            and location.startswith("urn:http-auth:PKeyAuth?"), [reply.status_code, location[:300]])
+        return dict(urllib.parse.parse_qsl(location.split("?", 1)[1])), verifier
+
+    def page_sign_in(self, browser, page):
+        """The sign-in page's form, posted with Erin's password: the reply (a 302 to the app, or a page)."""
+        from pageform import PageForm
+        form = PageForm(page.text)
+        self.checks.require("the sign-in page (a form with its ticket)", page.status_code == 200 and form.action and form.fields.get("ticket"),
+                            [page.status_code, page.text[:400]])
+        action = form.action if form.action.startswith("http") else self.base + form.action
+        return browser.post(action, data=dict(form.fields, username=ERIN[0], password=ERIN[1]), allow_redirects=False, timeout=30)
+
+    def page(self):
+        """PKeyAuth on the sign-in page, as MSAL's web views (Android, iOS) answer it: the SubmitUrl loaded with the answer
+        in an Authorization header; the code then redeemed by the app with no device proof of its own."""
+        import urllib.parse
+        browser = self.browser()
+        challenge, verifier = self.page_challenge(browser)
+        for member in ["CertAuthorities", "Version", "Context", "nonce", "SubmitUrl"]:
+            self.checks.check(f"the page's challenge carries {member}", challenge.get(member), challenge)
+        submit = challenge.get("SubmitUrl", "")
+        self.checks.check("its SubmitUrl is the tenant's authorize/pkeyauth", submit.endswith("/oauth2/v2.0/authorize/pkeyauth"), submit)
+        page = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
+        signed = self.page_sign_in(browser, page)
+        location = signed.headers.get("Location", "")
+        self.checks.require("the compliant device's answer, then the password: 302 to the app with a code",
+                            signed.status_code == 302 and "code=" in location, [signed.status_code, location, signed.text[:400]])
+        code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))["code"]
+        redeemed = self.session.post(self.token_url, data={
+            "grant_type": "authorization_code", "client_id": MAIL, "code": code, "redirect_uri": "http://localhost", "code_verifier": verifier},
+            timeout=30)
+        claims = json.loads(base64.urlsafe_b64decode(redeemed.json()["access_token"].split(".")[1] + "==")) if redeemed.status_code == 200 else {}
+        self.checks.check("the code redeems with no proof of its own: the device proven on the page is in the token (deviceid)",
+                          claims.get("deviceid") == self.good.object["deviceId"], [redeemed.status_code, redeemed.text[:300]])
+        replayed = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
+        self.checks.check("the same challenge answered again (nonce used): the 50097 page", replayed.status_code == 403
+                          and "50097" in replayed.text, [replayed.status_code, replayed.text[:300]])
+
+        challenge, _ = self.page_challenge(browser)
+        other, _ = self.page_challenge(browser)
+        crossed = dict(challenge, Context=other["Context"])
+        spliced = browser.get(submit, headers={"Authorization": self.good.answer(challenge).replace(challenge["Context"], other["Context"])},
+                              allow_redirects=False, timeout=30)
+        self.checks.check("an answer moved to another sign-in (its nonce with another Context): the 50097 page",
+                          spliced.status_code == 403 and "50097" in spliced.text and crossed, [spliced.status_code, spliced.text[:300]])
+        forged = browser.get(submit, headers={"Authorization": f'PKeyAuth AuthToken="x", Context="forged", Version="1.0"'},
+                             allow_redirects=False, timeout=30)
+        self.checks.check("a Context this server did not seal: refused, no sign-in page", forged.status_code in (400, 403)
+                          and 'name="ticket"' not in forged.text, [forged.status_code, forged.text[:300]])
+
+        browser = self.browser()  # no single sign-on from the sign-in above: the page again
+        challenge, _ = self.page_challenge(browser)
+        bypass = f'PKeyAuth Context="{challenge["Context"]}",Version="{challenge["Version"]}"'
+        refused = self.page_sign_in(browser, browser.get(submit, headers={"Authorization": bypass}, allow_redirects=False, timeout=30))
+        self.checks.check("the bypass answer (no device certificate), then the password: the page refuses, AADSTS53000",
+                          refused.status_code == 403 and "53000" in refused.text, [refused.status_code, refused.text[:400]])
+
+        browser = self.browser()
+        challenge, verifier = self.page_challenge(browser)
+        page = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
+        signed = self.page_sign_in(browser, page)
+        code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(signed.headers.get("Location", "")).query)).get("code")
+        self.checks.require("proven again: a code", code, [signed.status_code, signed.text[:300]])
+        current = self.admin("GET", f"/devices/{self.good.object['id']}")
+        document = dict(current.json(), accountEnabled=False)
+        disabled = self.admin("PUT", f"/devices/{self.good.object['id']}", document, {"If-Match": current.headers.get("ETag", "*")})
+        self.checks.check("the admin disables that device", disabled.status_code == 200, disabled.text)
+        late = self.session.post(self.token_url, data={
+            "grant_type": "authorization_code", "client_id": MAIL, "code": code, "redirect_uri": "http://localhost", "code_verifier": verifier},
+            timeout=30)
+        self.expect_code("its code redeemed after the device was disabled: 50097", late, 400, 50097)
+
+        reply, _ = self.page_challenge(self.browser(), answer_header=False)
+        self.checks.check("a browser that does not offer PKeyAuth gets the sign-in page, no challenge", reply.status_code == 200
+                          and 'name="ticket"' in reply.text, [reply.status_code, reply.headers.get("Location")])
 
     def cli(self, binary, workdir):
         import subprocess
@@ -367,7 +472,7 @@ def main():
         ready = server.start(prepare_config(workdir))
         print(f"device_interop: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
         run = Run(server.base, checks)
-        for group in [run.register, run.policy, run.pkeyauth, run.checkins, lambda: run.cli(binary, workdir)]:
+        for group in [run.register, run.policy, run.pkeyauth, run.checkins, run.page, lambda: run.cli(binary, workdir)]:
             try:
                 group()
             except Abort as abort:

@@ -73,6 +73,26 @@ struct DeviceConditionalAccessTests {
         #expect(try Self.decide(appOrDevice, Self.facts(Self.compliant)).status == .success)
     }
 
+    @Test("the page: a device refusal is its own when the device is settled there, the redemption's otherwise; MFA first")
+    func page() throws {
+        let policies = try CA.compile([Self.policy(["compliantDevice"])])
+        func step(_ device: DeviceFacts?, settled: Bool, mfa: Bool = false, silent: Bool = false) -> InteractiveDecision.Step {
+            var facts = InteractiveDecision.Facts(
+                flow: .authorize, signIn: Self.facts(device, mfa: mfa), now: Date(), silent: silent, methods: .init(hasAuthenticatorApp: true, passkeys: 0))
+            facts.deviceSettled = settled
+            return InteractiveDecision.decide(facts, policies: policies).step
+        }
+        #expect(step(nil, settled: true) == .deviceRefused, "the browser answered without a device, or a web app")
+        #expect(step(Self.notCompliant, settled: true) == .deviceRefused)
+        #expect(step(nil, settled: true, silent: true) == .deviceRefused, "prompt=none: the refusal goes to the app")
+        #expect(step(nil, settled: false) == .issue, "an app on the device may still prove it when it redeems the code")
+        #expect(step(Self.compliant, settled: true) == .issue)
+        let either = try CA.compile([Self.policy(["mfa", "compliantDevice"])])
+        var facts = InteractiveDecision.Facts(flow: .authorize, signIn: Self.facts(nil), now: Date(), methods: .init(hasAuthenticatorApp: true, passkeys: 0))
+        facts.deviceSettled = true
+        #expect(InteractiveDecision.decide(facts, policies: either).step == .enterCode, "compliant or MFA: the page asks for the code")
+    }
+
     @Test("the filter for devices: include and exclude modes, deviceState when it does not admit the device")
     func filter() throws {
         let include = Self.policy(["block"], filter: ["mode": "include", "rule": #"device.trustType -ne "ServerAD" -or device.isCompliant -ne True"#])

@@ -37,6 +37,19 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public var maxAge: Int?
     /// `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a DPoP proof by this key.
     public var dpopJkt: String?
+    /// What the browser answered to the page's PKeyAuth challenge (PROTOCOL §18), set by the server, never a parameter:
+    /// the device it proved, or that it has no device certificate. Absent: not asked (the browser did not offer PKeyAuth,
+    /// or the tenant's policies never look at devices).
+    public var device: DeviceProof?
+
+    /// A browser's answer to the page's PKeyAuth challenge.
+    public enum DeviceProof: Sendable, Equatable, Codable {
+        /// No device certificate (MSAL's answer without an `AuthToken`): an unregistered device.
+        case unregistered
+        /// The device (its object ID) proved with the certificate of this SHA-256 thumbprint; a redemption checks that it
+        /// still holds it and is enabled.
+        case proven(objectId: String, thumbprint: String)
+    }
 
     public init(
         tenantId: String, clientId: String, redirectUri: String, scope: String, state: String?, nonce: String?, codeChallenge: String?,

@@ -39,6 +39,11 @@ public enum InteractiveDecision {
         public var methods: Methods
         /// The tenant's rule for a first method with a password alone (PROTOCOL §12.3).
         public var passwordOnlyRegistration: Tenant.PasswordOnlyRegistration?
+        /// Whether the page knows the device for good (PROTOCOL §18): the browser answered the page's PKeyAuth challenge
+        /// (a device, or none), or the client is a web app, whose code is redeemed by its server and not by the device.
+        /// Otherwise an app on the device may still prove it when it redeems the code, so a refusal for the device waits
+        /// for that, as app protection does.
+        public var deviceSettled = false
 
         public init(
             flow: Flow, signIn: SignInFacts, now: Date, silent: Bool = false, maximumAge: Int? = nil, methods: Methods,
@@ -78,8 +83,11 @@ public enum InteractiveDecision {
         case acceptTerms(agreementIds: [PolicyID])
         /// What is asked needs a method the user does not have and may not register here: why.
         case registrationRefused(MethodRegistration.Refusal)
+        /// The device does not meet a device control (53000 compliant, 53001 hybrid joined) and nothing later can prove
+        /// another: the page says so (`prompt=none`: the error goes to the app).
+        case deviceRefused
         /// Issue the code (or approve the device code). Controls decided at redemption (app protection, approved apps, token
-        /// protection) are enforced there.
+        /// protection, a device the app proves then) are enforced there.
         case issue
     }
 
@@ -133,6 +141,8 @@ public enum InteractiveDecision {
             if facts.silent { return Result(decision: decision, step: .interactionRequired) }
             let missing = policies.agreements(ofPolicies: policyIds.map { PolicyID($0) }).filter { !facts.signIn.acceptedAgreements.contains($0) }
             return Result(decision: decision, step: missing.isEmpty ? .issue : .acceptTerms(agreementIds: missing))
+        case .compliantDevice, .domainJoinedDevice:
+            return Result(decision: decision, step: facts.deviceSettled ? .deviceRefused : .issue)
         case .some:
             return Result(decision: decision, step: .issue)
         }
@@ -156,6 +166,7 @@ public enum InteractiveDecision {
         record.countryOrRegion = signIn.country
         record.isInteractive = true
         record.originalTransferMethod = signIn.transferMethod
+        record.deviceDetail = signIn.device.map(SignInRecord.DeviceDetail.init)
         return record
     }
 

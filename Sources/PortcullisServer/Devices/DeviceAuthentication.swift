@@ -1,13 +1,14 @@
 import Foundation
+import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 
-/// PKeyAuth at the token endpoint (PROTOCOL §18): the challenge, when conditional access needs to know the device and
-/// the client said it can prove one, and the answer checked — a certificate from the tenant's issuing CA, still the one
-/// its device record holds (a device disabled, deleted or registered again is refused at once), signing a JWT whose
-/// `aud` is the token endpoint, whose `iat` is now and whose nonce this installation made for this tenant and nobody
-/// used before.
+/// PKeyAuth at the token endpoint and on the sign-in page (PROTOCOL §18): the challenge, when conditional access needs to
+/// know the device and the client said it can prove one, and the answer checked — a certificate from the tenant's
+/// issuing CA, still the one its device record holds (a device disabled, deleted or registered again is refused at
+/// once), signing a JWT whose `aud` is the submit URL, whose `iat` is now and whose nonce this installation made for
+/// this tenant and this challenge's Context, and nobody used before.
 struct DeviceAuthentication: Sendable {
     let authority: IssuingAuthority
     let nonces: PKeyAuth.Nonces
@@ -25,25 +26,46 @@ struct DeviceAuthentication: Sendable {
         }
     }
 
-    /// The challenge's `WWW-Authenticate` value for the tenant's token endpoint.
-    func challenge(tenant: Tenant, submitURL: String, now: Date) throws -> String {
-        let certAuthorities = try authority.subjectName(tenant: tenant, now: now)
-        return PKeyAuth.challenge(
-            context: UUID().identifierText, nonce: nonces.make(tenantId: tenant.id, now: now), certAuthorities: certAuthorities, submitURL: submitURL)
+    /// A challenge: what the answer must send back (`context` — at the token endpoint a fresh identifier, on the page the
+    /// sealed authorization request), a nonce made for it, the CA a device certificate must come from, where to answer.
+    struct Challenge {
+        var context: String
+        var nonce: String
+        var certAuthorities: String
+        var submitURL: String
+
+        /// The token endpoint's form: one `WWW-Authenticate` value.
+        var header: String { PKeyAuth.challenge(context: context, nonce: nonce, certAuthorities: certAuthorities, submitURL: submitURL) }
+
+        /// The page's form: the redirect MSAL's web views intercept (`urn:http-auth:PKeyAuth?…`), the parameters as a query.
+        var redirect: String {
+            let fields = [
+                ("CertAuthorities", certAuthorities), ("Version", PKeyAuth.version), ("Context", context), ("nonce", nonce), ("SubmitUrl", submitURL),
+            ]
+            return PKeyAuth.redirectPrefix + FormEncoding.encode(fields)
+        }
     }
 
-    /// The device an answer proves, or the refusal (50097) naming the check that failed.
-    func verify(_ answer: [String: String], snapshot: TenantSnapshot, submitURL: String, now: Date) async throws -> DeviceFacts? {
+    func challenge(tenant: Tenant, submitURL: String, context: String = UUID().identifierText, now: Date) throws -> Challenge {
+        Challenge(
+            context: context, nonce: nonces.make(tenantId: tenant.id, context: context, now: now),
+            certAuthorities: try authority.subjectName(tenant: tenant, now: now), submitURL: submitURL)
+    }
+
+    /// The device an answer proves (nil: the client has no device certificate, an unregistered device), or the refusal
+    /// (50097) naming the check that failed.
+    func verify(_ answer: [String: String], snapshot: TenantSnapshot, submitURL: String, now: Date) async throws -> Device? {
         guard let text = answer["AuthToken"] else { return nil }  // "no device certificate": an unregistered device
         let token: PKeyAuth.AuthToken
         switch PKeyAuth.AuthToken.read(text) {
         case .success(let read): token = read
         case .failure(let failure): throw TokenError.deviceAuthenticationFailed(failure.reason)
         }
-        guard let expiry = nonces.expiry(of: token.nonce, tenantId: snapshot.tenant.id, now: now) else {
-            throw TokenError.deviceAuthenticationFailed("the nonce is not one this server gave in a challenge for this tenant, or it expired")
+        guard let expiry = nonces.expiry(of: token.nonce, tenantId: snapshot.tenant.id, context: answer["Context"] ?? "", now: now) else {
+            throw TokenError.deviceAuthenticationFailed(
+                "the nonce is not one this server gave in this challenge (its Context) for this tenant, or it expired")
         }
-        guard token.audience == submitURL else { throw TokenError.deviceAuthenticationFailed("the AuthToken's aud is not this token endpoint") }
+        guard token.audience == submitURL else { throw TokenError.deviceAuthenticationFailed("the AuthToken's aud is not the challenge's SubmitUrl") }
         guard abs(token.issuedAt.timeIntervalSince(now)) <= PKeyAuth.clockSkew else {
             throw TokenError.deviceAuthenticationFailed("the AuthToken's iat is not now")
         }
@@ -55,6 +77,17 @@ struct DeviceAuthentication: Sendable {
         guard try await replays.claimProof(key: "pkeyauth:" + token.nonce, expiresAt: expiry, now: now) else {
             throw TokenError.deviceAuthenticationFailed("the nonce was used already")
         }
+        return device
+    }
+
+    /// The facts of the device a sign-in proved earlier (on the page, carried in its authorization request and code), as
+    /// the directory has it now: still enabled, still holding the certificate that proved it — otherwise 50097.
+    func current(_ proof: AuthorizationRequest.DeviceProof?, snapshot: TenantSnapshot, now: Date) throws -> DeviceFacts? {
+        guard case .proven(let objectId, let thumbprint)? = proof else { return nil }
+        guard let device = snapshot.device(id: ObjectID(objectId)), device.certificate?.thumbprint == thumbprint else {
+            throw TokenError.deviceAuthenticationFailed("the device proven at sign-in no longer holds its certificate (deleted, or registered again)")
+        }
+        guard device.accountEnabled else { throw TokenError.deviceAuthenticationFailed("the device proven at sign-in is disabled") }
         return device.facts(at: now)
     }
 

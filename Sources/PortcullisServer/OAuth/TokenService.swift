@@ -69,16 +69,20 @@ struct TokenService: Sendable {
         // policies look at devices at all. Other grants are challenged only when the device would change their refusal.
         let consuming = inputs.form["grant_type"] == GrantType.authorizationCode.rawValue || inputs.form["grant_type"] == GrantType.deviceCode.rawValue
         if consuming, inputs.pkeyAuth.supported, inputs.pkeyAuth.answer == nil, snapshot.conditionalAccess.usesDevices {
-            throw TokenError.deviceAuthenticationRequired(challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()))
+            throw TokenError.deviceAuthenticationRequired(
+                challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()).header)
         }
         var device: DeviceFacts?
-        if let answer = inputs.pkeyAuth.answer { device = try await devices.verify(answer, snapshot: snapshot, submitURL: submitURL, now: clock.now()) }
+        if let answer = inputs.pkeyAuth.answer {
+            device = try await devices.verify(answer, snapshot: snapshot, submitURL: submitURL, now: clock.now())?.facts(at: clock.now())
+        }
         let (facts, prepared) = try await gather(inputs, snapshot: snapshot, proof: proof, device: device)
         let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
         switch result.outcome {
         case .refuse where inputs.pkeyAuth.supported && inputs.pkeyAuth.answer == nil && snapshot.conditionalAccess.deviceMatters(result.decision):
             // The device could change the answer, and the client can prove one: it answers on the same request.
-            throw TokenError.deviceAuthenticationRequired(challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()))
+            throw TokenError.deviceAuthenticationRequired(
+                challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()).header)
         case .refuse(let refusal):
             let error = refusal.tokenError(baseURL: endpoints.baseURL)
             record(facts, result.decision, errorCode: error.aadsts, correlationId: inputs.correlationId)
@@ -148,6 +152,8 @@ struct TokenService: Sendable {
         var interactive = true
         // The flow the family began with (PROTOCOL §13): a device code's refreshes are device code sign-ins too.
         var transferMethod: TransferMethod?
+        // What the browser proved on the page, for a code (PROTOCOL §18).
+        var provenOnPage: AuthorizationRequest.DeviceProof?
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -200,6 +206,7 @@ struct TokenService: Sendable {
             authorizedClaims = code.request.claims
             authorizedPlatform = code.request.platform
             interactive = !code.silent
+            provenOnPage = code.request.device
         case .deviceCode:
             let device = try await redeemDeviceCode(form: form, client: client, tenant: tenant, now: now)
             guard let userId = device.userId, let found = tenant.user(id: ObjectID(userId)), found.accountEnabled else { throw TokenError.userDisabled }
@@ -229,7 +236,9 @@ struct TokenService: Sendable {
             capabilities: capabilitiesInForce)
         input.transferMethod = transferMethod
         input.proofOfPossession = proof != nil
-        input.device = user == nil ? nil : device
+        // A device proven on the page holds for its code unless the token request proves one itself — as the directory has
+        // it now: a device disabled or re-keyed since is 50097.
+        input.device = user == nil ? nil : try device ?? devices.current(provenOnPage, snapshot: snapshot, now: now)
         input.country = countries.country(of: inputs.clientIP)
         var signIn = SignInFacts(input, directory: tenant)
         // Terms of use (PROTOCOL §17): nothing is read for tenants whose policies require none.

@@ -39,6 +39,55 @@ extension SignInRoutes {
                 authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context), tenant: tenant,
                 context)
         }
+        // PKeyAuth on the page (PROTOCOL §18): a web view that offers it (`x-ms-PKeyAuth: 1.0`, as MSAL's do) is asked for
+        // its device first, when the tenant's policies look at devices; the answer comes back to `pkeyAuthAnswered`.
+        if request.headers[.xMsPKeyAuth] == PKeyAuth.version, tenant.conditionalAccess.usesDevices {
+            let challenge = try devices.challenge(
+                tenant: tenant.tenant, submitURL: pkeyAuthSubmitURL(tenant), context: sealTicket(authorization), now: clock.now())
+            var headers: HTTPFields = [.location: challenge.redirect]
+            Pages.secure(&headers)
+            return Response(status: .found, headers: headers)
+        }
+        return try await proceed(authorization, tenant: tenant, request: request, context)
+    }
+
+    /// Where a web view answers the page's PKeyAuth challenge.
+    func pkeyAuthSubmitURL(_ tenant: TenantSnapshot) -> String { "\(endpoints.baseURL)/\(tenant.tenant.id)/oauth2/v2.0/authorize/pkeyauth" }
+
+    /// The answer to the page's PKeyAuth challenge (PROTOCOL §18): the web view loads the challenge's `SubmitUrl` with
+    /// `Authorization: PKeyAuth AuthToken="…", Context="…", Version="…"` (no `AuthToken`: it has no device certificate).
+    /// The Context is the sealed authorization request; the sign-in goes on with the device proven, or as unregistered.
+    /// An answer that proves nothing is the 50097 page, naming the check that failed.
+    func pkeyAuthAnswered(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
+        let segment = context.parameters.get("tenant") ?? ""
+        guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { return errorPage(.unknownTenant(segment), tenant: nil, context) }
+        guard let answer = request.headers[.authorization].flatMap(PKeyAuth.parameters), let sealed = answer["Context"] else {
+            return errorPage(.deviceAuthenticationFailed("the request carries no PKeyAuth answer"), tenant: tenant, context)
+        }
+        var authorization: AuthorizationRequest
+        switch openTicket(sealed, tenant: tenant) {
+        case .success(let found): authorization = found
+        case .failure(let error): return errorPage(error, tenant: tenant, context)
+        }
+        do {
+            let device = try await devices.verify(answer, snapshot: tenant, submitURL: pkeyAuthSubmitURL(tenant), now: clock.now())
+            authorization.device =
+                if let device, let certificate = device.certificate {
+                    .proven(objectId: device.id.rawValue, thumbprint: certificate.thumbprint)
+                } else {
+                    .unregistered
+                }
+        } catch let error as TokenError {
+            return errorPage(error, tenant: tenant, context, title: "This device could not be verified", status: .forbidden)
+        }
+        return try await proceed(authorization, tenant: tenant, request: request, context)
+    }
+
+    /// The authorization request, checked (and its device asked for, if it was): single sign-on with a live session, or
+    /// the sign-in page.
+    func proceed(
+        _ authorization: AuthorizationRequest, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext
+    ) async throws -> Response {
         if !authorization.forcesLogin, let session = try await currentSession(request, tenant: tenant) {
             if authorization.prompt == .selectAccount { return accountPage(authorization, user: session.user, tenant: tenant, request: request, context) }
             try await store.touchSession(idHash: session.record.idHash, at: clock.now())
@@ -112,10 +161,10 @@ extension SignInRoutes {
         sealer.seal((try? Self.ticketCoder.0.encode(Ticket(request: authorization, issued: clock.now()))) ?? Data())
     }
 
-    /// The pending authorization request of a posted sign-in form (password or passkey): its ticket intact, for this
-    /// tenant, within the form's lifetime, and the form's CSRF token this browser's.
-    func openSignInForm(_ form: FormBody, request: Request, tenant: TenantSnapshot) -> Result<AuthorizationRequest, TokenError> {
-        guard let sealed = form["ticket"], let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(Ticket.self, from: payload),
+    /// A sealed pending authorization request (a form's ticket, a PKeyAuth Context): intact, for this tenant, within the
+    /// form's lifetime.
+    func openTicket(_ sealed: String?, tenant: TenantSnapshot) -> Result<AuthorizationRequest, TokenError> {
+        guard let sealed, let payload = sealer.open(sealed), let ticket = try? Self.ticketCoder.1.decode(Ticket.self, from: payload),
             ticket.request.tenantId == tenant.tenant.id.rawValue
         else {
             return .failure(TokenError(.invalidRequest, aadsts: 900144, "The sign-in form is not valid. Start the sign-in again from the app."))
@@ -123,13 +172,21 @@ extension SignInRoutes {
         guard clock.now().timeIntervalSince(ticket.issued) < configuration.signIn.formLifetime else {
             return .failure(TokenError(.invalidRequest, aadsts: 50132, "The sign-in form has expired. Start the sign-in again from the app."))
         }
+        return .success(ticket.request)
+    }
+
+    /// The pending authorization request of a posted sign-in form (password or passkey): its ticket intact, for this
+    /// tenant, within the form's lifetime, and the form's CSRF token this browser's.
+    func openSignInForm(_ form: FormBody, request: Request, tenant: TenantSnapshot) -> Result<AuthorizationRequest, TokenError> {
+        let opened = openTicket(form["ticket"], tenant: tenant)
+        guard case .success = opened else { return opened }
         guard checkCSRF(request, token: form["csrf"], purpose: "signin") else {
             return .failure(
                 TokenError(
                     .invalidRequest, aadsts: 90014,
                     "The sign-in form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."))
         }
-        return .success(ticket.request)
+        return opened
     }
 
     /// Runs `body` with a posted sign-in form (password or passkey) opened: its tenant, fields and pending
@@ -257,10 +314,16 @@ extension SignInRoutes {
                 authorization.redirectUri, mode: authorization.responseMode, fields: errorFields(error, state: authorization.state, context), tenant: tenant,
                 context)
         }
+        let device: PageDevice
+        do {
+            device = try pageDevice(authorization, client: client, tenant: tenant)
+        } catch let error as TokenError {
+            return errorPage(error, tenant: tenant, context, title: "This device could not be verified", status: .forbidden)
+        }
         let facts = try await interactiveFacts(
             .authorize, user: user, client: client, resource: resource, claims: authorization.claims, platform: authorization.platform,
             authentication: authentication, tenant: tenant, request: request, context, silent: authorization.prompt == .silent,
-            maximumAge: authorization.maxAge)
+            maximumAge: authorization.maxAge, device: device)
         let result = InteractiveDecision.decide(facts, policies: tenant.conditionalAccess)
         let headers = newSession.map { sessionCookies($0, decision: result.decision, tenant: tenant) } ?? [:]
         func with(_ response: Response) -> Response {
@@ -281,6 +344,17 @@ extension SignInRoutes {
             return redirectError(.loginRequired)
         case .interactionRequired:
             return redirectError(.factorRequiredSilently)
+        case .deviceRefused:
+            let error: TokenError = if case .domainJoinedDevice = result.decision.refusal { .deviceNotDomainJoined } else { .deviceNotCompliant }
+            recordRefusal(facts, result.decision, user: user, tenant: tenant, error: error, context)
+            if authorization.prompt == .silent { return redirectError(error) }
+            return with(
+                errorPage(
+                    error, tenant: tenant, context, title: "This device can't be used here", status: .forbidden,
+                    detail: facts.signIn.device == nil
+                        ? "This app is open only to devices your organization knows. Sign in from a registered device that meets your organization's requirements, or ask your administrator how to register this one."
+                        : "Your organization's requirements for this device are not met yet. Check in the device (portcullis device checkin) or ask your administrator, then try again."
+                ))
         case .blocked:
             recordRefusal(facts, result.decision, user: user, tenant: tenant, error: .blockedByConditionalAccess, context)
             return with(errorPage(.blockedByConditionalAccess, tenant: tenant, context, title: "Access blocked", status: .forbidden))
@@ -343,20 +417,37 @@ extension SignInRoutes {
     func interactiveFacts(
         _ flow: InteractiveDecision.Flow, user: User, client: PortcullisCore.Application, resource: PortcullisCore.Application, claims: ClaimsRequest?,
         platform: DevicePlatform?, authentication: AuthenticationContext, tenant: TenantSnapshot, request: Request, _ context: PortcullisRequestContext,
-        silent: Bool = false, maximumAge: Int? = nil
+        silent: Bool = false, maximumAge: Int? = nil, device: PageDevice = PageDevice()
     ) async throws -> InteractiveDecision.Facts {
         var signIn = pageFacts(
             user: user, client: client, resource: resource, claims: claims, platform: platform, authentication: authentication, tenant: tenant,
             request: request, context)
+        signIn.device = device.facts
         if flow == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
         let methods = InteractiveDecision.Methods(
             hasAuthenticatorApp: try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains {
                 $0.kind == .totp
             },
             passkeys: try await store.passkeys(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).filter { $0.suspectSince == nil }.count)
-        return InteractiveDecision.Facts(
+        var facts = InteractiveDecision.Facts(
             flow: flow, signIn: signIn, now: clock.now(), silent: silent, maximumAge: maximumAge, methods: methods,
             passwordOnlyRegistration: tenant.tenant.passwordOnlyRegistration)
+        facts.deviceSettled = device.settled
+        return facts
+    }
+
+    /// The device of a sign-in on the page (PROTOCOL §18): the one the browser proved (as the directory has it now), or
+    /// none; `settled` when no later proof can change that — the browser answered the page's challenge, or the client is
+    /// a web app, whose code its server redeems.
+    struct PageDevice {
+        var facts: DeviceFacts?
+        var settled = false
+    }
+
+    func pageDevice(_ authorization: AuthorizationRequest, client: PortcullisCore.Application, tenant: TenantSnapshot) throws -> PageDevice {
+        PageDevice(
+            facts: try devices.current(authorization.device, snapshot: tenant, now: clock.now()),
+            settled: authorization.device != nil || !client.publicClient)
     }
 
     /// The conditional-access facts of a sign-in on a page (`SignInFacts.Input`).

@@ -219,7 +219,9 @@ extension SignInRoutes {
             case .signInAgain, .loginRequired, .interactionRequired, .usePasskey, .registerPasskey:
                 // Not for a password given just now on this page (no prompt, no passkey ceremony here): signed in again.
                 return deviceSignInPage(record, tenant: tenant, error: nil, username: username ?? user.userPrincipalName, request: request, context)
-            case .issue:
+            case .issue, .deviceRefused:
+                // The device is the one that redeems the code (never settled here, where the browser may be another):
+                // its proof, or its absence, is decided at redemption.
                 break
             }
         }

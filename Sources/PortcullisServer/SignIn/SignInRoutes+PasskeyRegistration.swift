@@ -97,7 +97,7 @@ extension SignInRoutes {
             let facts = try await interactiveFacts(
                 .authorize, user: user, client: client, resource: resource, claims: authorization.claims, platform: authorization.platform,
                 authentication: AuthenticationContext(methods: session.record.methods, time: session.record.authTime), tenant: tenant, request: request,
-                context)
+                context, device: (try? pageDevice(authorization, client: client, tenant: tenant)) ?? PageDevice())
             guard case .registerPasskey(let strengths) = InteractiveDecision.decide(facts, policies: tenant.conditionalAccess).step else {
                 return errorPage(Self.registrationRefused("A passkey cannot be added in this sign-in now."), tenant: tenant, context, status: .forbidden)
             }

@@ -31,6 +31,8 @@ struct SignInRoutes: Sendable {
     let recorder: SignInRecorder
     /// Users' answers to terms of use (PROTOCOL §17), stored through the tenant documents' one write path.
     let acceptances: DocumentResource<AgreementAcceptance>
+    /// PKeyAuth on the page (PROTOCOL §18): the challenge a web view that offers it gets, and its answer checked.
+    let devices: DeviceAuthentication
     let clock: any WallClock
     let logger: Logger
 
@@ -42,6 +44,7 @@ struct SignInRoutes: Sendable {
         router.post("/:tenant/oauth2/v2.0/authorize") { request, context in
             try await authorize(request, context, parameters: try await Self.formParameters(request, context))
         }
+        router.get("/:tenant/oauth2/v2.0/authorize/pkeyauth") { request, context in try await pkeyAuthAnswered(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/signin") { request, context in try await signIn(request, context) }
         router.get("/:tenant/oauth2/v2.0/authorize/home") { request, context in try await homeSignIn(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/home") { request, context in try await homeSignInPosted(request, context) }
@@ -139,7 +142,8 @@ struct SignInRoutes: Sendable {
 
     func errorPage(
         _ error: TokenError, tenant: TenantSnapshot?, _ context: PortcullisRequestContext, title: String = "Sign-in failed",
-        status: HTTPResponse.Status = .badRequest
+        status: HTTPResponse.Status = .badRequest,
+        detail: String = "Go back to the app and start again. If it keeps happening, give your administrator the correlation ID below."
     ) -> Response {
         var headers: HTTPFields = [:]
         if error.code == .temporarilyUnavailable { headers[.retryAfter] = String(error.retryAfter ?? 1) }
@@ -147,7 +151,7 @@ struct SignInRoutes: Sendable {
             "message", frame: frame(title, tenant: tenant, context),
             values: [
                 "alert": ["text": error.message, "code": String(error.aadsts)],
-                "detail": "Go back to the app and start again. If it keeps happening, give your administrator the correlation ID below.",
+                "detail": detail,
             ],
             status: error.code == .temporarilyUnavailable ? .serviceUnavailable : status, headers: headers)
     }
