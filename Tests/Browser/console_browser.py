@@ -17,7 +17,9 @@ What it does (each step fails the run with a message saying what was expected):
      it; the daemon's three app-only tokens are one record counting three.
   6. Enrollments: Alice's enrollment (made over HTTP after step 3) → detail with history → Wipe… →
      confirm; then her refresh token for the mail app no longer works.
-  7. Callbacks, Audit (the edit with its diff), Directory and App configuration render.
+  7. Callbacks, Audit (the edit with its diff), Directory and App configuration render. Devices: a joined device from
+     the directory's template with a certificate request made here (the saved device carries its certificate), a
+     Windows compliance policy, both listed in the directory, the device disabled in the editor and listed so.
   8. Throughout: every request the browser made went to the server, the browser console shows no CSP
      violation, and no page needs JavaScript. Screenshots of every page at phone (390×844) and desktop
      (1280×800) widths go to --output; with --docs, a few are copied there for the README.
@@ -595,6 +597,58 @@ def terms_of_use(run):
     print("PASS terms of use: created from the template, listed in the directory with its file")
 
 
+def save_document(run, path, shot, edit):
+    """The JSON editor at `path` (a new document from its template, or one to change): its text edited, saved, and the
+    notice that says so."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+    go(run, path, shot)
+    editor = driver.find_element(By.ID, "document")
+    text = edit(editor.get_attribute("value"))
+    # Long JSON is set directly (typing it key by key is slow); the form is submitted as a person would.
+    driver.execute_script("arguments[0].value = arguments[1];", editor, text)
+    driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice") or d.find_elements(By.CSS_SELECTOR, ".alert"))
+    check(driver.find_elements(By.CSS_SELECTOR, ".notice"), f"{path}: saved", driver.page_source[-2500:])
+
+
+def devices(run):
+    """PROTOCOL §18 in the console: a joined device created from the directory's template with the device's certificate
+    request (its key made here, P-256), the saved device carrying the certificate from the tenant's CA; a Windows
+    compliance policy from its template; both listed in the directory (joined, not compliant, never checked in; what the
+    policy requires); the device disabled in the editor, and listed so."""
+    import re
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from selenium.webdriver.common.by import By
+    driver = run.driver
+    key = ec.generate_private_key(ec.SECP256R1())
+    csr = (x509.CertificateSigningRequestBuilder().subject_name(x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "reception")]))
+           .sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode())
+    save_document(run, "/admin/new/devices", "console-new-device",
+                  lambda text: re.sub(r'"csr": "[^"]*"', lambda _: '"csr": ' + json.dumps(csr), text))
+    saved = driver.find_element(By.ID, "document").get_attribute("value")
+    check("BEGIN CERTIFICATE" in saved and '"trustType": "AzureAd"' in saved, "the saved device carries its certificate, joined", saved[:800])
+    run.shoot("console-device-saved")
+    save_document(run, "/admin/new/device-compliance", "console-new-device-compliance", lambda text: text)
+    go(run, "/admin/directory", "console-directory-devices")
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tr")]
+    device_rows = [row for row in rows if "Reception desktop" in row]
+    check(device_rows and "joined" in device_rows[0] and "Windows 10.0.22631" in device_rows[0] and "not compliant" in device_rows[0]
+          and "never checked in" in device_rows[0], "the directory lists the device: joined, Windows, not compliant, never checked in", rows)
+    check(any("Windows baseline" in row and "Windows: OS 10.0.19045 or later, a passcode, encryption" in row for row in rows),
+          "the directory lists the compliance policy and what it requires", rows)
+    link = driver.find_element(By.XPATH, "//tr[contains(., 'Reception desktop')]//a").get_attribute("href")
+    save_document(run, link[len(run.base):], "console-edit-device", lambda text: text.replace('"accountEnabled": true', '"accountEnabled": false'))
+    go(run, "/admin/directory", "console-directory-device-disabled")
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tr") if "Reception desktop" in row.text]
+    check(rows and "disabled" in rows[0], "the disabled device is listed as disabled", rows)
+    print("PASS devices: a joined device from the template (its certificate in the saved document), a Windows compliance policy; "
+          "both in the directory; the device disabled in the editor")
+
+
 def invitations(run):
     """PROTOCOL §17 in the console: Fabrikam's Frank invited from the directory's template (his address typed in), the
     B2B user it made listed among the users as a guest from Fabrikam, and Fabrikam trusted for MFA."""
@@ -603,14 +657,7 @@ def invitations(run):
     driver = run.driver
 
     def save(path, shot, edit):
-        go(run, path, shot)
-        editor = driver.find_element(By.ID, "document")
-        text = edit(editor.get_attribute("value"))
-        editor.clear()
-        editor.send_keys(text)
-        driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
-        WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice") or d.find_elements(By.CSS_SELECTOR, ".alert"))
-        check(driver.find_elements(By.CSS_SELECTOR, ".notice"), f"{path}: saved", driver.page_source[-2500:])
+        save_document(run, path, shot, edit)
 
     save("/admin/new/invitations", "console-new-invitation", lambda text: text.replace("someone@partner.example", "frank@fabrikam.example"))
     save("/admin/new/cross-tenant-access", "console-new-cross-tenant-access",
@@ -688,6 +735,7 @@ def main():
         the_rest(run)
         terms_of_use(run)
         invitations(run)
+        devices(run)
         import_policies(run)
         sign_in_methods(run)
         signals(run)

@@ -6,8 +6,8 @@ import PortcullisCore
 import PortcullisStorage
 import PortcullisTokens
 
-/// The console's pages (navigation: Policies, What if, Sign-ins, Enrollments, Callbacks, Audit, Directory,
-/// App configuration). Each checks the signed-in admin's token as the API does, then calls the admin API's typed
+/// The console's pages (navigation: Policies, What if, Sign-ins, Enrollments, Callbacks, Audit, Directory — devices
+/// and their compliance policies among it —, App configuration). Each checks the signed-in admin's token as the API does, then calls the admin API's typed
 /// functions (`AdminRoutes`, `ComplianceAdminRoutes`, `AdminDocuments`) for the token's tenant.
 struct ConsolePages: Sendable {
     let console: ConsoleRoutes
@@ -82,6 +82,16 @@ struct ConsolePages: Sendable {
                     slug: "cross-tenant-access", noun: "cross-tenant access setting", label: "Cross-tenant access setting", nameKey: "tenantId",
                     back: "/admin/directory", templates: ["basic": ConsoleDocumentTemplates.crossTenantAccessPartner],
                     documents: documents.crossTenantAccessPartners),
+                Kind(
+                    slug: "devices", noun: "device", label: "Device", nameKey: "displayName", back: "/admin/directory",
+                    templates: ["basic": ConsoleDocumentTemplates.joinedDevice], documents: documents.devices),
+                Kind(
+                    slug: "device-compliance", noun: "device compliance policy", label: "Device compliance policy", nameKey: "displayName",
+                    back: "/admin/directory",
+                    templates: [
+                        "basic": ConsoleDocumentTemplates.windowsCompliance, "ios": ConsoleDocumentTemplates.iosCompliance,
+                    ],
+                    documents: documents.deviceCompliancePolicies),
                 Kind(
                     slug: "authentication-contexts", noun: "authentication context",
                     label: "Authentication context", nameKey: "displayName",
@@ -976,6 +986,12 @@ struct ConsolePages: Sendable {
             ) {
                 "\($0.invitedUserType.rawValue), user \($0.invitedUser.id)"
             },
+            try await section("devices", "Devices", documents.devices, detailTitle: "State", name: \.displayName) { device in
+                Self.deviceState(device, owners: admin.tenant, now: console.clock.now())
+            },
+            try await section(
+                "device-compliance", "Device compliance policies", documents.deviceCompliancePolicies, detailTitle: "Requires",
+                name: \.displayName, detail: Self.requirements),
             try await section(
                 "cross-tenant-access", "Cross-tenant access (partners)", documents.crossTenantAccessPartners, detailTitle: "Inbound trust",
                 name: { partner in tenants[partner.tenantId.rawValue].map { "\($0.tenant.displayName) (\(partner.tenantId))" } ?? partner.tenantId.rawValue },
@@ -984,6 +1000,50 @@ struct ConsolePages: Sendable {
         return console.page(
             "directory", title: "Directory", session: admin.session, context, values: ["sections": sections], current: "/admin/directory",
             notice: notice(request))
+    }
+
+    /// A device in a line (PROTOCOL §18): how it is joined, its operating system, whether conditional access takes it as
+    /// compliant now (a grace period named), enabled, its owners, its last check-in.
+    static func deviceState(_ device: Device, owners tenant: TenantSnapshot, now: Date) -> String {
+        let trust =
+            switch device.trustType {
+            case .azureAd: "joined"
+            case .serverAd: "hybrid joined"
+            case .workplace: "registered"
+            }
+        var parts = [trust]
+        if let os = device.operatingSystem { parts.append([os, device.operatingSystemVersion].compactMap { $0 }.joined(separator: " ")) }
+        if !device.accountEnabled {
+            parts.append("disabled")
+        } else if device.isCompliant(at: now) {
+            parts.append(device.complianceGracePeriodExpirationDateTime.map { "compliant (grace until \(Self.date($0)))" } ?? "compliant")
+        } else {
+            parts.append("not compliant")
+        }
+        if device.isManaged { parts.append("managed") }
+        let owners = device.registeredOwners.map { tenant.directory.user(id: $0)?.userPrincipalName ?? $0.rawValue }
+        if !owners.isEmpty { parts.append("owner \(owners.joined(separator: ", "))") }
+        parts.append(device.lastSyncDateTime.map { "checked in \(Self.date($0))" } ?? "never checked in")
+        return parts.joined(separator: " · ")
+    }
+
+    /// A device compliance policy in a line: its platform and what it requires.
+    static func requirements(_ policy: DeviceCompliancePolicy) -> String {
+        let platform =
+            switch policy.platform {
+            case .iOS: "iOS"
+            case .android: "Android"
+            case .macOS: "macOS"
+            case .windows: "Windows"
+            }
+        var parts: [String] = []
+        if let minimum = policy.osMinimumVersion { parts.append("OS \(minimum) or later") }
+        if let maximum = policy.osMaximumVersion { parts.append("OS \(maximum) at most") }
+        if policy.passcodeRequired { parts.append("a passcode") }
+        if policy.storageRequireEncryption { parts.append("encryption") }
+        if policy.securityBlockJailbrokenDevices { parts.append("not jailbroken") }
+        let grace = policy.gracePeriodHours > 0 ? "; \(policy.gracePeriodHours) h grace" : ""
+        return "\(platform): " + (parts.isEmpty ? "nothing" : parts.joined(separator: ", ")) + grace
     }
 
     func appConfiguration(_ request: Request, _ context: PortcullisRequestContext, _ admin: Admin) async throws -> Response {
@@ -1159,6 +1219,38 @@ enum ConsoleDocumentTemplates {
           "displayName": "Sensitive actions",
           "description": "Asked for by resources before a sensitive action (step-up)",
           "isAvailable": true
+        }
+        """
+
+    /// A device an admin joins (PROTOCOL §18): the device's certificate request goes in `csr` (its key never leaves it);
+    /// the saved device carries the certificate to hand to it.
+    static let joinedDevice = """
+        {
+          "displayName": "Reception desktop",
+          "trustType": "AzureAd",
+          "operatingSystem": "Windows",
+          "operatingSystemVersion": "10.0.22631",
+          "deviceOwnership": "Company",
+          "accountEnabled": true,
+          "csr": "-----BEGIN CERTIFICATE REQUEST-----\\n(the device's PKCS #10 request: RSA 2048 or larger, or P-256)\\n-----END CERTIFICATE REQUEST-----"
+        }
+        """
+    static let windowsCompliance = """
+        {
+          "@odata.type": "#microsoft.graph.windows10CompliancePolicy",
+          "displayName": "Windows baseline",
+          "osMinimumVersion": "10.0.19045",
+          "passwordRequired": true,
+          "storageRequireEncryption": true
+        }
+        """
+    static let iosCompliance = """
+        {
+          "@odata.type": "#microsoft.graph.iosCompliancePolicy",
+          "displayName": "iOS baseline",
+          "osMinimumVersion": "17.0",
+          "passcodeRequired": true,
+          "securityBlockJailbrokenDevices": true
         }
         """
 
