@@ -149,6 +149,12 @@ extension IssuingAuthority {
     /// Checks a device's PKCS #10 request: PEM, for an RSA key of 2,048 bits or more signed with SHA-256 (as MSAL for .NET
     /// signs PKeyAuth answers, RS256) or a P-256 key signed with ECDSA and SHA-256, and signed by the key it names.
     /// Problems point at `/csr`.
+    /// Whether a device's certificate is for the key a request is for.
+    public static func certificate(_ certificate: Device.Certificate, isFor request: CertificateSigningRequest) -> Bool {
+        guard let held = try? Certificate(pemEncoded: certificate.pem) else { return false }
+        return held.publicKey == request.publicKey
+    }
+
     public static func verifiedDeviceRequest(_ pem: String) throws -> CertificateSigningRequest {
         func problem(_ message: String) -> ValidationError { ValidationError(problems: [ValidationProblem(pointer: "/csr", message: message)]) }
         guard pem.utf8.count <= 16 * 1024, let csr = try? CertificateSigningRequest(pemEncoded: pem) else {

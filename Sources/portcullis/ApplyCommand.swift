@@ -5,16 +5,19 @@ import PortcullisServer
 
 /// `portcullis apply DIR` (PROTOCOL §11, policy as code): a whole configuration folder — `directory.json`
 /// (users, groups, applications, app role assignments, named locations, the tenant's `allowedAccounts`),
-/// `authentication-strengths/`, `authentication-contexts/`, `conditional-access/`, `app-protection/` and
-/// `app-configuration/` — through the admin API. It checks the folder offline, asks the
+/// `authentication-strengths/`, `authentication-contexts/`, `conditional-access/`, `app-protection/`,
+/// `app-configuration/`, `device-compliance/` and `devices/` (the devices admins join, PROTOCOL §18) — through the admin
+/// API. It checks the folder offline, asks the
 /// server what each document would change (`?dryRun=true`: the server's own validation and normal form),
 /// prints the plan with a diff per document, and applies it in dependency order. What the folder no longer
-/// holds is deleted only with `--prune`. A second run finds nothing to do.
+/// holds is deleted only with `--prune` — never a device a user registered (`Workplace`): those are the users', as
+/// enrollments are. A second run finds nothing to do (a device's `csr` for the key it holds keeps its certificate).
 struct ApplyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
         abstract:
-            "Apply a whole configuration folder (directory, conditional access, app protection, app configuration) through the admin API: plan, then apply.")
+            "Apply a whole configuration folder (directory, conditional access, app protection, app configuration, devices) through the admin API: plan, then apply."
+    )
     @OptionGroup var connection: AdminConnectionOptions
     @Flag(help: "Print the plan and change nothing.") var plan = false
     @Flag(help: "Also delete what the folder no longer holds.") var prune = false
@@ -79,6 +82,7 @@ enum DocumentKindPath: Int, CaseIterable {
     case tenant, user, group, application, appRoleAssignment, directoryRoleAssignment, namedLocation, authenticationStrength, authenticationContext
     case conditionalAccess
     case appProtection, appConfiguration
+    case deviceCompliancePolicy, device
 
     var order: Int { rawValue }
 
@@ -97,6 +101,8 @@ enum DocumentKindPath: Int, CaseIterable {
         case .conditionalAccess: .conditionalAccessPolicy
         case .appProtection: .appProtectionPolicy
         case .appConfiguration: .appConfigurationPolicy
+        case .deviceCompliancePolicy: .deviceCompliancePolicy
+        case .device: .device
         }
     }
     var collection: String { "/" + (kind.adminPath ?? kind.rawValue) }
@@ -185,6 +191,7 @@ enum DesiredState {
         for (kind, folderName) in [
             (DocumentKindPath.authenticationStrength, "authentication-strengths"), (.authenticationContext, "authentication-contexts"),
             (.conditionalAccess, "conditional-access"), (.appProtection, "app-protection"), (.appConfiguration, "app-configuration"),
+            (.deviceCompliancePolicy, "device-compliance"), (.device, "devices"),
         ] {
             for (file, segment) in PolicyFiles.list(directory: folder.appendingPathComponent(folderName)) {
                 if let segment, !snapshot.matches(tenantSegment: segment) { continue }
@@ -222,6 +229,9 @@ enum DesiredState {
                         _ = try ConditionalAccessPolicy.parse(
                             value, directory: snapshot, strengths: strengths, contexts: contexts, generatedId: "(new)", force: force)
                     case .appProtection: _ = try AppProtectionPolicy.parse(value, directory: snapshot, generatedId: "(new)")
+                    case .deviceCompliancePolicy: _ = try DeviceCompliancePolicy.parse(value, generatedId: "(new)")
+                    case .device:
+                        _ = try Device.parse(value, existing: nil, directory: snapshot, generatedId: ObjectID("(new)"), now: Date())
                     default:
                         configurationPolicies.append(
                             try AppConfigurationPolicy.parse(
@@ -310,6 +320,8 @@ struct Planner {
         }
         for kind in DocumentKindPath.allCases where kind != .tenant {
             for (id, document) in (current[kind] ?? [:]).sorted(by: { $0.key < $1.key }) where !(claimed[kind]?.contains(id) ?? false) {
+                // A device a user registered is the user's, not the folder's (as an enrollment is): never pruned.
+                if kind == .device, document["trustType"] as? String == DeviceFacts.TrustType.workplace.rawValue { continue }
                 steps.append(
                     PlanStep(
                         kind: kind, id: id, action: .delete, label: kind.label(document), body: nil, etag: nil,

@@ -535,6 +535,19 @@ struct DeviceTests {
                 let renewed = try await client.token(
                     Self.mailGrant, headers: [.authorization: try Self.answer(certificate: newPem, key: newKey, challenge: next)])
                 #expect(renewed.status == .ok, "\(renewed.text)")
+                // The same key's request again (a folder applied twice): the certificate stays; compliance the write does not
+                // name stays as it was.
+                var marked = rekeyed.json
+                marked["isCompliant"] = true
+                marked.removeValue(forKey: "csr")
+                let compliant = try await client.admin(.put, "/devices/\(id)", token: admin, json: marked, headers: [HTTPField.Name("If-Match")!: "*"])
+                #expect(compliant.status == .ok && compliant["isCompliant"] as? Bool == true, "\(compliant.text)")
+                var again = compliant.json
+                again.removeValue(forKey: "isCompliant")
+                again["csr"] = try newKey.csr()
+                let same = try await client.admin(.put, "/devices/\(id)", token: admin, json: again, headers: [HTTPField.Name("If-Match")!: "*"])
+                #expect(same.status == .ok && (same["certificate"] as? [String: Any])?["pem"] as? String == newPem, "\(same.text)")
+                #expect(same["isCompliant"] as? Bool == true, "\(same.text)")
                 // Bad documents at their pointers.
                 for (body, pointer) in [
                     (["displayName": "x", "trustType": "Cloud"], "/trustType"),

@@ -493,6 +493,65 @@ struct PolicyCommandTests {
         }
     }
 
+    @Test(
+        "apply DIR with devices and device compliance: the joined device gets its certificate, re-apply changes nothing (the same key keeps it), --prune leaves users' registered devices; compliance policies seed a new server"
+    )
+    func applyDevices() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-dev-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("Config")
+        let kioskId = "de000000-0000-4000-8000-0000000000d7"
+        try await withServerProcess(root: root) { server in
+            func write(_ path: String, _ json: [String: Any]) throws {
+                let file = folder.appendingPathComponent(path)
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).write(to: file)
+            }
+            try write(
+                "device-compliance/\(Fixtures.domain)/windows.json",
+                [
+                    "@odata.type": "#microsoft.graph.windows10CompliancePolicy", "id": "dc000000-0000-4000-8000-0000000000c1",
+                    "displayName": "Windows baseline", "osMinimumVersion": "10.0.19045", "storageRequireEncryption": true,
+                ])
+            try write(
+                "devices/\(Fixtures.domain)/kiosk.json",
+                [
+                    "id": kioskId, "displayName": "Kiosk 7", "trustType": "AzureAd", "operatingSystem": "Windows", "registeredOwners": [],
+                    "csr": try DeviceTests.Key.p256().csr(),
+                ])
+            let admin = try await MultiNodeTests.adminToken(server)
+            // A device a user registered (Workplace): the users', not the folder's.
+            let (registered, usersDevice) = try await server.request(
+                "/admin/v1/devices", json: ["displayName": "Bob's phone", "registeredOwners": [Fixtures.bob.upn]], bearer: admin)
+            #expect(registered == 201 && usersDevice["trustType"] as? String == "Workplace", "\(usersDevice)")
+            let arguments = [
+                "apply", "--authority", "\(server.baseURL)/\(Fixtures.domain)", "--client-id", Fixtures.adminClientId,
+                "--client-secret", Fixtures.adminSecret, folder.path,
+            ]
+            let applied = try await run(try portcullisExecutable(), arguments + ["--prune"])
+            #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+            for line in ["+ create  device compliance policy Windows baseline", "+ create  device Kiosk 7", "deleted 0"] {
+                #expect(applied.stdout.contains(line), "\(line) in:\n\(applied.stdout)")
+            }
+            #expect(!applied.stdout.contains("Bob's phone"), "a registered device is not the folder's to prune: \(applied.stdout)")
+            let (_, kiosk) = try await server.request("/admin/v1/devices/\(kioskId)", bearer: admin)
+            let pem = (kiosk["certificate"] as? [String: Any])?["pem"] as? String
+            #expect(pem?.contains("BEGIN CERTIFICATE") == true, "the joined device holds a certificate from the tenant's CA: \(kiosk)")
+            let again = try await run(try portcullisExecutable(), arguments + ["--prune", "--plan"])
+            #expect(again.stdout.contains("Plan: 0 to create, 0 to change, 0 to delete"), "the same key's request keeps the certificate: \(again.stdout)")
+            let (_, still) = try await server.request("/admin/v1/devices/\(kioskId)", bearer: admin)
+            #expect((still["certificate"] as? [String: Any])?["pem"] as? String == pem)
+        }
+        // The same folder seeds a fresh server: the compliance policy (devices need the running server's CA: apply).
+        let second = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-dev2-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: second) }
+        try await withServerProcess(root: second, configDirectory: folder) { server in
+            let admin = try await MultiNodeTests.adminToken(server)
+            let (policy, _) = try await server.request("/admin/v1/device-compliance/policies/dc000000-0000-4000-8000-0000000000c1", bearer: admin)
+            #expect(policy == 200)
+        }
+    }
+
     @Test("apply DIR: plan (nothing stored), apply in dependency order, re-apply changes nothing, --prune deletes what the folder dropped")
     func applyFolder() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-apply-dir-\(UUID().uuidString)")

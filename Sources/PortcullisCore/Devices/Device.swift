@@ -144,8 +144,9 @@ public struct Device: Codable, Sendable, Equatable {
         var device = Device(
             id: id, deviceId: deviceId, displayName: displayName ?? "", trustType: trustType, operatingSystem: text("operatingSystem"),
             operatingSystemVersion: text("operatingSystemVersion"), registrationDateTime: existing?.registrationDateTime ?? now)
-        device.isCompliant = root.bool("isCompliant") ?? false
-        device.isManaged = root.bool("isManaged") ?? false
+        // Compliance is the check-ins' (or an admin's explicit word): a write that does not name it keeps it.
+        device.isCompliant = root.bool("isCompliant") ?? existing?.isCompliant ?? false
+        device.isManaged = root.bool("isManaged") ?? existing?.isManaged ?? false
         device.accountEnabled = root.bool("accountEnabled") ?? true
         device.mdmAppId = text("mdmAppId")
         device.manufacturer = text("manufacturer")
@@ -230,7 +231,7 @@ extension Device: TenantDocument {
 
 extension Device: AdministeredDocument {
     /// An admin's write: a `csr` asks the tenant's issuing CA for the device's certificate (the answer carries it); the
-    /// certificate of a device written without one stays as it was.
+    /// certificate of a device written without one, or with a request for the key it already holds, stays as it was.
     public static func read(_ body: JSONValue, in write: DocumentWrite) async throws -> Device {
         let tenant = write.tenant
         let existing = body["id"]?.stringValue.flatMap { tenant.device(id: ObjectID($0)) }
@@ -243,7 +244,8 @@ extension Device: AdministeredDocument {
             throw ValidationError(problems: [ValidationProblem(pointer: "/deviceId", message: "device \(other.id) has this device ID already.")])
         }
         if let csr {
-            device.certificate = try write.services.deviceCertificate(csr: csr, tenant: tenant.tenant, objectId: device.id, deviceId: device.deviceId)
+            device.certificate = try write.services.deviceCertificate(
+                csr: csr, tenant: tenant.tenant, objectId: device.id, deviceId: device.deviceId, current: existing?.certificate)
         }
         return device
     }

@@ -67,7 +67,11 @@ public protocol DocumentServices: Sendable {
     func tenant(segment: String) async throws -> TenantSnapshot?
     /// A certificate from the tenant's issuing CA for the key of a PKCS #10 request (PROTOCOL §18: RSA 2048 or larger, or
     /// P-256), subject the device (its object ID and device ID); a request that is not one is a `ValidationError` at `/csr`.
-    func deviceCertificate(csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID) throws -> Device.Certificate
+    /// `current`: the certificate the device holds; a request for the same key keeps it (the device is not re-keyed).
+    func deviceCertificate(
+        csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID, current: Device.Certificate?
+    ) throws
+        -> Device.Certificate
 }
 
 /// A write or delete a kind's rules refuse, beside a document that is not valid (`ValidationError`).

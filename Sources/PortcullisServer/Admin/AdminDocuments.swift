@@ -113,8 +113,11 @@ struct AdminDocumentServices: DocumentServices {
 
     var now: Date { clock.now() }
 
-    func deviceCertificate(csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID) throws -> Device.Certificate {
-        try authority.issueDevice(IssuingAuthority.verifiedDeviceRequest(csr), tenant: tenant, objectId: objectId, deviceId: deviceId, now: clock.now())
+    func deviceCertificate(csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID, current: Device.Certificate?) throws -> Device.Certificate {
+        let request = try IssuingAuthority.verifiedDeviceRequest(csr)
+        // The same key asked for again (a folder applied twice): the certificate it holds stays, and so does the device.
+        if let current, IssuingAuthority.certificate(current, isFor: request) { return current }
+        return try authority.issueDevice(request, tenant: tenant, objectId: objectId, deviceId: deviceId, now: clock.now())
     }
 
     func passwordHash(_ password: String, keeping stored: String?) async throws -> String {

@@ -118,7 +118,16 @@ public struct Seeder: Sendable {
             configurationPolicies[directory.tenant.id, default: []].append(policy)
             return policy
         }
-        documents += strengthDocuments + contextDocuments + conditionalAccess + appProtection + appConfiguration
+        let deviceCompliance = try PolicyFiles.load(
+            directory: configDirectory.appendingPathComponent("device-compliance"), tenants: snapshots, now: clock.now()
+        ) { value, _ throws(ValidationError) in
+            try DeviceCompliancePolicy.parse(value, generatedId: PolicyID.generate())
+        }
+        // Devices need the running server's issuing CA for their certificates: `portcullis apply` creates them.
+        if !PolicyFiles.list(directory: configDirectory.appendingPathComponent("devices")).isEmpty {
+            logger.notice("devices/ is not seeded (a device's certificate comes from the running server's CA): `portcullis apply` creates them")
+        }
+        documents += strengthDocuments + contextDocuments + conditionalAccess + appProtection + appConfiguration + deviceCompliance
         try await StoreDeadline.forMaintenance { try await store.seed(documents) }
         logger.info(
             "seeded the store",
@@ -127,6 +136,7 @@ public struct Seeder: Sendable {
                 "portcullis.conditional_access_policies": .stringConvertible(conditionalAccess.count),
                 "portcullis.app_protection_policies": .stringConvertible(appProtection.count),
                 "portcullis.app_configuration_policies": .stringConvertible(appConfiguration.count),
+                "portcullis.device_compliance_policies": .stringConvertible(deviceCompliance.count),
             ])
         return true
     }
