@@ -436,10 +436,19 @@ struct DeviceTests {
                 #expect(bad.status == .badRequest && bad.text.contains("/signIn/device/trustType"), "\(bad.text)")
                 // Graph: the device as Graph shows it (no certificate), its owners a navigation; beta what-if reads deviceInfo.
                 let graph = try await client.daemonGraphToken(
-                    roles: ["Device.Read.All", "Policy.Read.All", "DeviceManagementConfiguration.ReadWrite.All"], admin: admin)
+                    roles: ["Device.ReadWrite.All", "Policy.Read.All", "DeviceManagementConfiguration.ReadWrite.All"], admin: admin)
                 let listed = try await client.graph(.get, "/v1.0/devices?$filter=isCompliant eq true", token: graph)
                 let shown = try #require((listed["value"] as? [[String: Any]])?.first, "\(listed.text)")
                 #expect(shown["id"] as? String == id && shown["certificate"] == nil && shown["registeredOwners"] == nil, "\(listed.text)")
+                // Every member of Graph's device, those Portcullis does not keep null (or []); selectable; a write through Graph
+                // (which merges the shown device) keeps working, and a value in one of them is refused at its pointer.
+                #expect(shown.keys.contains("isRooted") && shown["isRooted"] is NSNull && shown["alternativeSecurityIds"] as? [Any] != nil, "\(listed.text)")
+                let selected = try await client.graph(.get, "/v1.0/devices/\(id)?$select=deviceCategory,onPremisesSyncEnabled", token: graph)
+                #expect(selected.status == .ok && selected.json.keys.contains("deviceCategory"), "\(selected.text)")
+                let renamed = try await client.graph(.patch, "/v1.0/devices/\(id)", token: graph, json: ["displayName": "Alice's laptop (renamed)"])
+                #expect(renamed.status == .noContent, "\(renamed.text)")
+                let refused = try await client.graph(.patch, "/v1.0/devices/\(id)", token: graph, json: ["deviceCategory": "Kiosk"])
+                #expect(refused.status == .badRequest && refused.text.contains("/deviceCategory"), "\(refused.text)")
                 let owners = try await client.graph(.get, "/v1.0/devices/\(id)/registeredOwners", token: graph)
                 #expect((owners["value"] as? [[String: Any]])?.first?["id"] as? String == Fixtures.alice.id, "\(owners.text)")
                 let evaluate: [String: Any] = [

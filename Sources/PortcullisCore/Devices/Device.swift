@@ -102,6 +102,13 @@ public struct Device: Codable, Sendable, Equatable {
         "accountEnabled", "csr",
     ]
 
+    /// Graph `device` members Portcullis does not keep (shown null, or `[]`): a Graph write, which merges the shown device,
+    /// may send them back as they were shown; a value in one is refused, not dropped.
+    static let graphOnly: Set<String> = [
+        "alternativeSecurityIds", "deviceCategory", "deviceMetadata", "deviceVersion", "enrollmentType", "isManagementRestricted", "isRooted",
+        "managementType", "onPremisesLastSyncDateTime", "onPremisesSecurityIdentifier", "onPremisesSyncEnabled",
+    ]
+
     /// Reads a device an admin writes (Graph's `device` members), every problem at its JSON Pointer. `existing` is the
     /// stored device of the same `id` (a replace keeps its certificate and registration time unless `csr` asks anew).
     public static func parse(
@@ -116,7 +123,7 @@ public struct Device: Codable, Sendable, Equatable {
             readOnly: [
                 "certificate", "registrationDateTime", "approximateLastSignInDateTime", "deletedDateTime", "complianceExpirationDateTime", "lastSyncDateTime",
                 "complianceGracePeriodExpirationDateTime", "complianceFailures",
-            ])
+            ], ignoredWhenEmpty: graphOnly)
         let given: ObjectID? = root.has("id") ? root.guid("id") : nil
         let id = given ?? generatedId()
         var deviceId = existing?.deviceId ?? DeviceID.generate()

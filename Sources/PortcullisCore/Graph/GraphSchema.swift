@@ -76,10 +76,13 @@ public enum GraphSchema {
         """,
         "ipRange": "cidrAddress",
         "device": """
-        id accountEnabled approximateLastSignInDateTime complianceExpirationDateTime deviceId deviceOwnership displayName \
-        enrollmentProfileName extensionAttributes:onPremisesExtensionAttributes isCompliant isManaged manufacturer mdmAppId model \
-        operatingSystem operatingSystemVersion physicalIds[] profileType registrationDateTime systemLabels[] trustType
+        id accountEnabled alternativeSecurityIds:alternativeSecurityId[] approximateLastSignInDateTime complianceExpirationDateTime \
+        deviceCategory deviceId deviceMetadata deviceOwnership deviceVersion displayName enrollmentProfileName enrollmentType \
+        extensionAttributes:onPremisesExtensionAttributes isCompliant isManaged isManagementRestricted isRooted managementType \
+        manufacturer mdmAppId model onPremisesLastSyncDateTime onPremisesSecurityIdentifier onPremisesSyncEnabled operatingSystem \
+        operatingSystemVersion physicalIds[] profileType registrationDateTime systemLabels[] trustType
         """,
+        "alternativeSecurityId": "type identityProvider key",
         "iosCompliancePolicy": """
         id displayName description createdDateTime lastModifiedDateTime version osMinimumVersion osMaximumVersion passcodeRequired \
         securityBlockJailbrokenDevices scheduledActionsForRule:deviceComplianceScheduledActionForRule[]
