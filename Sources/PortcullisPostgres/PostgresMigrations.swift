@@ -256,5 +256,13 @@ enum PostgresMigrations {
                 "CREATE INDEX policy_replays_due ON policy_replays (next_attempt_at)",
             ]
         ),
+        (
+            15,
+            [
+                // Devices (PROTOCOL §18): the device a family's sign-in proved, `objectId thumbprint`; a refresh that proves none
+                // itself is from that device, as the directory has it then.
+                "ALTER TABLE refresh_token_families ADD COLUMN device TEXT"
+            ]
+        ),
     ]
 }

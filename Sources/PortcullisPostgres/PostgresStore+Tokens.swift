@@ -19,9 +19,10 @@ extension PostgresStore {
             try await db.query(
                 """
                 INSERT INTO refresh_token_families (
-                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method
+                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method, device
                 ) VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL,
-                        \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds), \(record.dpopThumbprint), \(record.transferMethod?.rawValue))
+                        \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds), \(record.dpopThumbprint), \(record.transferMethod?.rawValue),
+                        \(record.device?.stored))
                 ON CONFLICT (family_id) DO NOTHING
                 """)
             try await Self.insertToken(record, db)
@@ -32,18 +33,19 @@ extension PostgresStore {
         try await rows(
             """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at,
-                   f.methods, f.auth_time, f.dpop_jkt, f.transfer_method
+                   f.methods, f.auth_time, f.dpop_jkt, f.transfer_method, f.device
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id WHERE t.token_hash = \(tokenHash)
             """
         ).first.map { row in
-            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt, transfer) =
-                try row.decode((String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?, String?).self)
+            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt, transfer, device) =
+                try row.decode(
+                    (String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?, String?, String?).self)
             return RefreshTokenRecord(
                 tokenHash: hash, familyId: family, tenantId: TenantID(tenant), userId: ObjectID(user), clientId: AppID(client), scope: scope,
                 issuedAt: Date(seconds: issued),
                 expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)),
                 methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), dpopThumbprint: jkt,
-                transferMethod: transfer.flatMap(TransferMethod.init))
+                transferMethod: transfer.flatMap(TransferMethod.init), device: ProvenDevice(stored: device))
         }
     }
 

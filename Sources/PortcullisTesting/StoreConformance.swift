@@ -632,6 +632,17 @@ public enum StoreConformance {
             try await store.insert(record("plain", family: "f-plain"))
             try expect(try await store.find(tokenHash: "plain")?.transferMethod == nil, "none for others")
         },
+        ConformanceCase(name: "a family keeps the device its sign-in proved") { store in
+            var token = record("dv1", family: "f-dv")
+            let device = ProvenDevice(objectId: "d0000000-0000-4000-8000-000000000001", thumbprint: String(repeating: "ab", count: 32))
+            token.device = device
+            try await store.insert(token)
+            try expect(try await store.find(tokenHash: "dv1")?.device == device, "kept")
+            try expect(try await store.rotate(oldHash: "dv1", usedAt: now, successor: record("dv2", family: "f-dv")), "rotated")
+            try expect(try await store.find(tokenHash: "dv2")?.device == device, "its successors keep it")
+            try await store.insert(record("nodevice", family: "f-nodevice"))
+            try expect(try await store.find(tokenHash: "nodevice")?.device == nil, "none for others")
+        },
         ConformanceCase(name: "a wipe is one transaction: state, history, callbacks, token families and audit; a stale one writes nothing") { store in
             let enrollment = Enrollment(
                 id: "w1", tenantId: TenantID(tenant), userId: "u-w", userPrincipalName: "u-w@t", clientId: "c-w", deviceId: "d-w", platform: .iOS,

@@ -31,7 +31,8 @@ What it does
   page      PKeyAuth on the sign-in page as MSAL's web views answer it: /authorize with `x-ms-PKeyAuth: 1.0` → 302 to
             `urn:http-auth:PKeyAuth?CertAuthorities&Version&Context&nonce&SubmitUrl`; the SubmitUrl loaded with the answer
             (aud = SubmitUrl) → the sign-in page → the code, redeemed with no proof of its own → `deviceid` of the device
-            proven on the page. Refused: the nonce used again, the answer moved to another sign-in's Context, a Context
+            proven on the page; its refresh, with no proof of its own, too (the family keeps the device), refused 53000
+            once the admin marks the device not compliant. Refused: the nonce used again, the answer moved to another sign-in's Context, a Context
             not sealed here (the 50097 page); the bypass answer → the page's 53000 refusal; the device disabled between
             the page and the redemption → 50097. A browser that offers no PKeyAuth gets the page, unchallenged.
   cli       the CLI as a device: `portcullis device register` (Erin's password; a P-256 key under --state), `device checkin`
@@ -179,10 +180,13 @@ class Run:
         return parse_challenge(values[0])
 
     def set_device(self, **members):
-        current = self.admin("GET", f"/devices/{self.device_object['id']}")
+        return self.update_device(self.device_object["id"], **members)
+
+    def update_device(self, object_id, **members):
+        current = self.admin("GET", f"/devices/{object_id}")
         document = current.json()
         document.update(members)
-        return self.admin("PUT", f"/devices/{self.device_object['id']}", document, {"If-Match": current.headers.get("ETag", "*")})
+        return self.admin("PUT", f"/devices/{object_id}", document, {"If-Match": current.headers.get("ETag", "*")})
 
     def register(self):
         reply = self.session.post(self.token_url, data={
@@ -332,7 +336,7 @@ class Run:
         import urllib.parse
         verifier = b64url(os.urandom(32))
         query = urllib.parse.urlencode({
-            "response_type": "code", "client_id": MAIL, "redirect_uri": "http://localhost", "scope": "api://contoso-mail/Mail.Read openid",
+            "response_type": "code", "client_id": MAIL, "redirect_uri": "http://localhost", "scope": "api://contoso-mail/Mail.Read openid offline_access",
             "code_challenge": b64url(hashlib.sha256(verifier.encode()).digest()), "code_challenge_method": "S256", "state": "s1"})
         headers = {"x-ms-PKeyAuth": "1.0"} if answer_header else {}
         reply = browser.get(f"{self.base}/{TENANT}/oauth2/v2.0/authorize?{query}", headers=headers, allow_redirects=False, timeout=30)
@@ -374,6 +378,19 @@ class Run:
         claims = json.loads(base64.urlsafe_b64decode(redeemed.json()["access_token"].split(".")[1] + "==")) if redeemed.status_code == 200 else {}
         self.checks.check("the code redeems with no proof of its own: the device proven on the page is in the token (deviceid)",
                           claims.get("deviceid") == self.good.object["deviceId"], [redeemed.status_code, redeemed.text[:300]])
+        refresh = {"grant_type": "refresh_token", "client_id": MAIL, "refresh_token": redeemed.json().get("refresh_token", ""),
+                    "scope": "api://contoso-mail/Mail.Read"}
+        refreshed = self.session.post(self.token_url, data=refresh, timeout=30)
+        claims = json.loads(base64.urlsafe_b64decode(refreshed.json()["access_token"].split(".")[1] + "==")) if refreshed.status_code == 200 else {}
+        self.checks.check("its refresh, with no proof of its own, is from the same device (the family keeps it): deviceid",
+                          claims.get("deviceid") == self.good.object["deviceId"], [refreshed.status_code, refreshed.text[:300]])
+        marked = self.update_device(self.good.object["id"], isCompliant=False)
+        self.checks.check("the admin marks that device not compliant", marked.status_code == 200, marked.text)
+        refresh["refresh_token"] = refreshed.json().get("refresh_token", "")
+        self.expect_code("the family's next refresh: 53000 (the device's compliance as of now)",
+                         self.session.post(self.token_url, data=refresh, timeout=30), 400, 53000)
+        marked = self.update_device(self.good.object["id"], isCompliant=True)
+        self.checks.check("compliant again", marked.status_code == 200, marked.text)
         replayed = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
         self.checks.check("the same challenge answered again (nonce used): the 50097 page", replayed.status_code == 403
                           and "50097" in replayed.text, [replayed.status_code, replayed.text[:300]])

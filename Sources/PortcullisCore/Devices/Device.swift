@@ -259,3 +259,30 @@ extension Device: AdministeredDocument {
 
     public func presented(in tenant: TenantSnapshot) -> JSONValue { presented }
 }
+
+/// A device a sign-in proved (PROTOCOL §18): its object ID and the SHA-256 thumbprint of the certificate that proved it.
+/// A code and a refresh family carry it; each later use finds the device as the directory has it then (still enabled,
+/// still holding that certificate), and its compliance as of that moment.
+public struct ProvenDevice: Sendable, Equatable, Codable {
+    public var objectId: ObjectID
+    public var thumbprint: String
+
+    public init(objectId: ObjectID, thumbprint: String) {
+        self.objectId = objectId
+        self.thumbprint = thumbprint
+    }
+
+    /// The device a certificate of this device's proved, when it holds one.
+    public init?(_ device: Device) {
+        guard let certificate = device.certificate else { return nil }
+        self.init(objectId: device.id, thumbprint: certificate.thumbprint)
+    }
+
+    /// As a store keeps it: `objectId thumbprint`.
+    public var stored: String { "\(objectId.rawValue) \(thumbprint)" }
+
+    public init?(stored: String?) {
+        guard let parts = stored?.split(separator: " "), parts.count == 2 else { return nil }
+        self.init(objectId: ObjectID(String(parts[0])), thumbprint: String(parts[1]))
+    }
+}

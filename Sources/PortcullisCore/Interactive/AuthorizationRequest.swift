@@ -46,9 +46,8 @@ public struct AuthorizationRequest: Sendable, Equatable, Codable {
     public enum DeviceProof: Sendable, Equatable, Codable {
         /// No device certificate (MSAL's answer without an `AuthToken`): an unregistered device.
         case unregistered
-        /// The device (its object ID) proved with the certificate of this SHA-256 thumbprint; a redemption checks that it
-        /// still holds it and is enabled.
-        case proven(objectId: String, thumbprint: String)
+        /// The device proved there; a redemption checks that it still holds the certificate and is enabled.
+        case proven(ProvenDevice)
     }
 
     public init(

@@ -45,6 +45,9 @@ public struct GrantFacts: Sendable {
     public var acrValues: [String] = []
     /// The thumbprint of the request's valid DPoP proof key: the tokens are bound to it (PROTOCOL §15).
     public var proofThumbprint: String?
+    /// The device the sign-in proved (PROTOCOL §18), now or before (on the page, by the family's sign-in): a new refresh
+    /// family keeps it.
+    public var provenDevice: ProvenDevice?
     /// Whether the user took part in this sign-in (the sign-in log's `isInteractive`): a password grant, a device code,
     /// a code from the sign-in page — not a refresh, a client's own token, or a code issued silently from a session.
     public var interactive = true

@@ -24,12 +24,16 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     /// How the family began, when it began with an authentication flow conditional access tracks (a device code): every
     /// refresh of the family is that flow's sign-in too (PROTOCOL §13, Entra's protocol tracking).
     public var transferMethod: TransferMethod?
+    /// The device the family's sign-in proved (PROTOCOL §18): a refresh that proves none itself is from that device, as
+    /// the directory has it then.
+    public var device: ProvenDevice?
 
     public init(
         tokenHash: String, familyId: String, tenantId: TenantID, userId: ObjectID, clientId: AppID, scope: String,
         issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, familyRevokedAt: Date? = nil, methods: [String] = [], authTime: Date? = nil,
-        dpopThumbprint: String? = nil, transferMethod: TransferMethod? = nil
+        dpopThumbprint: String? = nil, transferMethod: TransferMethod? = nil, device: ProvenDevice? = nil
     ) {
+        self.device = device
         self.transferMethod = transferMethod
         self.dpopThumbprint = dpopThumbprint
         self.methods = methods

@@ -80,11 +80,16 @@ struct DeviceAuthentication: Sendable {
         return device
     }
 
-    /// The facts of the device a sign-in proved earlier (on the page, carried in its authorization request and code), as
-    /// the directory has it now: still enabled, still holding the certificate that proved it — otherwise 50097.
-    func current(_ proof: AuthorizationRequest.DeviceProof?, snapshot: TenantSnapshot, now: Date) throws -> DeviceFacts? {
-        guard case .proven(let objectId, let thumbprint)? = proof else { return nil }
-        guard let device = snapshot.device(id: ObjectID(objectId)), device.certificate?.thumbprint == thumbprint else {
+    /// The device a page's answer proved, if it did.
+    static func proven(_ proof: AuthorizationRequest.DeviceProof?) -> ProvenDevice? {
+        if case .proven(let device)? = proof { device } else { nil }
+    }
+
+    /// The facts of the device a sign-in proved earlier (on the page, carried in its code; in a refresh family), as the
+    /// directory has it now: still enabled, still holding the certificate that proved it — otherwise 50097.
+    func current(_ proven: ProvenDevice?, snapshot: TenantSnapshot, now: Date) throws -> DeviceFacts? {
+        guard let proven else { return nil }
+        guard let device = snapshot.device(id: proven.objectId), device.certificate?.thumbprint == proven.thumbprint else {
             throw TokenError.deviceAuthenticationFailed("the device proven at sign-in no longer holds its certificate (deleted, or registered again)")
         }
         guard device.accountEnabled else { throw TokenError.deviceAuthenticationFailed("the device proven at sign-in is disabled") }

@@ -72,10 +72,8 @@ struct TokenService: Sendable {
             throw TokenError.deviceAuthenticationRequired(
                 challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()).header)
         }
-        var device: DeviceFacts?
-        if let answer = inputs.pkeyAuth.answer {
-            device = try await devices.verify(answer, snapshot: snapshot, submitURL: submitURL, now: clock.now())?.facts(at: clock.now())
-        }
+        var device: Device?
+        if let answer = inputs.pkeyAuth.answer { device = try await devices.verify(answer, snapshot: snapshot, submitURL: submitURL, now: clock.now()) }
         let (facts, prepared) = try await gather(inputs, snapshot: snapshot, proof: proof, device: device)
         let result = GrantDecision.decide(facts, policies: snapshot.conditionalAccess, settings: configuration.grant)
         switch result.outcome {
@@ -128,7 +126,8 @@ struct TokenService: Sendable {
         var familyId = UUID().identifierText
     }
 
-    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot, proof: DPoPProof?, device: DeviceFacts? = nil) async throws -> (GrantFacts, Prepared) {
+    /// `device`: the device this request proved (PKeyAuth), if it did.
+    func gather(_ inputs: TokenRequestInputs, snapshot: TenantSnapshot, proof: DPoPProof?, device: Device? = nil) async throws -> (GrantFacts, Prepared) {
         let tenant = snapshot.directory
         let form = inputs.form
         let grantName = try form.required("grant_type")
@@ -152,8 +151,8 @@ struct TokenService: Sendable {
         var interactive = true
         // The flow the family began with (PROTOCOL §13): a device code's refreshes are device code sign-ins too.
         var transferMethod: TransferMethod?
-        // What the browser proved on the page, for a code (PROTOCOL §18).
-        var provenOnPage: AuthorizationRequest.DeviceProof?
+        // A device proven before this request (PROTOCOL §18): on the page, for a code; by the family's sign-in, for a refresh.
+        var provenEarlier: ProvenDevice?
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -195,6 +194,7 @@ struct TokenService: Sendable {
             scopeText = form["scope"] ?? record.scope
             authentication = AuthenticationContext(methods: record.methods.isEmpty ? ["pwd"] : record.methods, time: record.authTime)
             transferMethod = record.transferMethod
+            provenEarlier = record.device
         case .authorizationCode:
             let code = try await redeemCode(form: form, client: client, tenant: tenant, now: now, prepared: prepared, proof: proof)
             guard let found = tenant.user(id: code.userId), found.accountEnabled else { throw TokenError.userDisabled }
@@ -206,7 +206,7 @@ struct TokenService: Sendable {
             authorizedClaims = code.request.claims
             authorizedPlatform = code.request.platform
             interactive = !code.silent
-            provenOnPage = code.request.device
+            provenEarlier = DeviceAuthentication.proven(code.request.device)
         case .deviceCode:
             let device = try await redeemDeviceCode(form: form, client: client, tenant: tenant, now: now)
             guard let userId = device.userId, let found = tenant.user(id: ObjectID(userId)), found.accountEnabled else { throw TokenError.userDisabled }
@@ -236,9 +236,10 @@ struct TokenService: Sendable {
             capabilities: capabilitiesInForce)
         input.transferMethod = transferMethod
         input.proofOfPossession = proof != nil
-        // A device proven on the page holds for its code unless the token request proves one itself — as the directory has
-        // it now: a device disabled or re-keyed since is 50097.
-        input.device = user == nil ? nil : try device ?? devices.current(provenOnPage, snapshot: snapshot, now: now)
+        // A device proven earlier holds for the code and the family unless this request proves one itself — as the directory
+        // has it now (a device disabled or re-keyed since: 50097), its compliance as of now.
+        let provenDevice = user == nil ? nil : device.flatMap(ProvenDevice.init) ?? provenEarlier
+        input.device = try devices.current(provenDevice, snapshot: snapshot, now: now)
         input.country = countries.country(of: inputs.clientIP)
         var signIn = SignInFacts(input, directory: tenant)
         // Terms of use (PROTOCOL §17): nothing is read for tenants whose policies require none.
@@ -256,6 +257,7 @@ struct TokenService: Sendable {
             clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
         facts.acrValues = acrValues
         facts.proofThumbprint = proof?.thumbprint
+        facts.provenDevice = provenDevice
         facts.interactive = interactive
         return (facts, prepared)
     }
@@ -336,7 +338,7 @@ struct TokenService: Sendable {
                     tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: TenantID(plan.accessToken.tenantId),
                     userId: ObjectID(plan.accessToken.subject), clientId: AppID(plan.accessToken.clientId), scope: scope, issuedAt: facts.now.wholeSeconds,
                     expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint,
-                    transferMethod: facts.signIn.transferMethod))
+                    transferMethod: facts.signIn.transferMethod, device: facts.provenDevice))
             refreshToken = token
         case .rotate(let redeeming, let scope, let expiresAt, let thumbprint):
             let token = CredentialHasher.randomToken()

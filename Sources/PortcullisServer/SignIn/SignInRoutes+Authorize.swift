@@ -71,12 +71,7 @@ extension SignInRoutes {
         }
         do {
             let device = try await devices.verify(answer, snapshot: tenant, submitURL: pkeyAuthSubmitURL(tenant), now: clock.now())
-            authorization.device =
-                if let device, let certificate = device.certificate {
-                    .proven(objectId: device.id.rawValue, thumbprint: certificate.thumbprint)
-                } else {
-                    .unregistered
-                }
+            authorization.device = device.flatMap(ProvenDevice.init).map { .proven($0) } ?? .unregistered
         } catch let error as TokenError {
             return errorPage(error, tenant: tenant, context, title: "This device could not be verified", status: .forbidden)
         }
@@ -446,7 +441,7 @@ extension SignInRoutes {
 
     func pageDevice(_ authorization: AuthorizationRequest, client: PortcullisCore.Application, tenant: TenantSnapshot) throws -> PageDevice {
         PageDevice(
-            facts: try devices.current(authorization.device, snapshot: tenant, now: clock.now()),
+            facts: try devices.current(DeviceAuthentication.proven(authorization.device), snapshot: tenant, now: clock.now()),
             settled: authorization.device != nil || !client.publicClient)
     }
 
