@@ -15,7 +15,9 @@ What it does (each step fails the run with a message saying what was expected):
   3. Carol: after her password the page asks for a second factor (registering an authenticator app: she has none) —
      MFA is the way through for an unregistered device; a code from pyotp, the app's redirect URI gets its code, and the
      web app's server redeems it (client secret): amr has mfa, no deviceid.
-  4. Throughout: every request went to the server or the app; the console shows no CSP violation.
+  4. The web app's server refreshes Carol's tokens; the sign-in log has the redemption and the refresh as `browser`
+     sign-ins (Entra's client app type of a web app). A policy blocking Dave's `browser` sign-ins blocks him on the page.
+  5. Throughout: every request went to the server or the app; the console shows no CSP violation.
 Screenshots (phone 390×844 and desktop 1280×800) go to --output (default .build/test-output/devices).
 """
 import argparse
@@ -37,6 +39,7 @@ TENANT = common.TENANT
 WEB_APP = "c0ffee00-d0d0-4a2b-8c3d-4e5f6a7b8c0d"
 ADMIN_CLI = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")
 BOB, BOB_PASSWORD = common.BOB, common.BOB_PASSWORD
+DAVE, DAVE_PASSWORD = common.DAVE, common.DAVE_PASSWORD
 CAROL, CAROL_PASSWORD = common.CAROL, common.CAROL_PASSWORD
 check = common.check
 
@@ -65,7 +68,7 @@ def set_up(base, app_base):
     check(status == 200, "the admin CLI's token", issued)
     token = issued["access_token"]
     status, app = admin_call(base, "POST", "/applications", {
-        "appId": WEB_APP, "displayName": "Contoso Expenses (web)", "publicClient": False, "allowedGrantTypes": ["authorization_code"],
+        "appId": WEB_APP, "displayName": "Contoso Expenses (web)", "publicClient": False, "allowedGrantTypes": ["authorization_code", "refresh_token"],
         "redirectUris": ["http://localhost/"]}, token)
     check(status == 201, "the web app is created", app)
     status, secret = admin_call(base, "POST", f"/applications/{WEB_APP}/secrets", {"displayName": "web"}, token)
@@ -79,6 +82,13 @@ def set_up(base, app_base):
                            "clientAppTypes": ["all"]},
             "grantControls": {"operator": "OR", "builtInControls": controls}}, token)
         check(status == 201, f"the policy '{name}'", policy)
+    # Entra's client app types: a web app's sign-in through the page is "browser" (Dave's is blocked there).
+    status, policy = admin_call(base, "POST", "/conditional-access/policies", {
+        "displayName": "Block browser sign-ins for Dave", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [user_id(base, token, DAVE)]}, "applications": {"includeApplications": ["All"]},
+                       "clientAppTypes": ["browser"]},
+        "grantControls": {"operator": "OR", "builtInControls": ["block"]}}, token)
+    check(status == 201, "the policy blocking Dave's browser sign-ins", policy)
     return token, web_secret
 
 
@@ -86,7 +96,7 @@ def authorize(run):
     verifier, challenge = common.pkce()
     run.verifier = verifier
     query = urllib.parse.urlencode({
-        "response_type": "code", "client_id": WEB_APP, "redirect_uri": f"{run.app_base}/", "scope": "openid profile",
+        "response_type": "code", "client_id": WEB_APP, "redirect_uri": f"{run.app_base}/", "scope": "openid profile offline_access",
         "state": "s", "code_challenge": challenge, "code_challenge_method": "S256"})
     run.driver.get(f"{run.base}/{TENANT}/oauth2/v2.0/authorize?{query}")
 
@@ -143,6 +153,23 @@ def flows(run, token):
     check(status == 200 and "mfa" in claims.get("amr", []) and "deviceid" not in claims,
           "after the code, the web app's server redeems: tokens with amr mfa and no device", [status, tokens, claims])
     print("PASS Carol: compliant device or MFA, from an unregistered device — the page asked for the second factor, then the app got tokens")
+
+    # The web app's server refreshes; the sign-in log has the redemption and the refresh as browser sign-ins.
+    status, refreshed = common.post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "refresh_token", "client_id": WEB_APP, "client_secret": run.web_secret, "refresh_token": tokens.get("refresh_token", "")})
+    check(status == 200, "the web app refreshes Carol's tokens", refreshed)
+    status, log = admin_call(run.base, "GET", f"/sign-ins?app={WEB_APP}", token=token)
+    carol = [r for r in log.get("value", []) if r.get("userPrincipalName") == CAROL and r.get("errorCode") in (None, 0)]
+    kinds = {(r.get("grantType"), r.get("clientAppType")) for r in carol}
+    check(("authorization_code", "browser") in kinds and ("refresh_token", "browser") in kinds,
+          "the web app's redemption and refresh are browser sign-ins in the log", carol)
+    print("PASS the web app's code and refresh: clientAppType browser in the sign-in log")
+
+    sign_in(run, DAVE, DAVE_PASSWORD)
+    check(driver.title.startswith("Access blocked") and "53003" in driver.find_element(By.TAG_NAME, "main").text,
+          "a policy on browser sign-ins blocks Dave's sign-in to the web app on the page (53003)", driver.title)
+    run.shoot("browser-blocked")
+    print("PASS a policy on clientAppTypes browser applies to the web app's page sign-in: Dave blocked (53003)")
 
 
 def main():

@@ -10,6 +10,18 @@ public struct SignInFacts: Sendable, Equatable {
 
         /// The client types a sign-in here can have.
         public static let modern: [ClientAppType] = [.browser, .mobileAppsAndDesktopClients]
+
+        /// A sign-in's type, as Entra tells them apart: a web app (a confidential client) signing a user in through the
+        /// page — the page itself (`grant` nil), its code, and the refreshes of that sign-in — is `browser`; a native app
+        /// (a public client) is `mobileAppsAndDesktopClients` even where a browser shows the page, and so is any other
+        /// grant (a password, a device code).
+        public static func of(client: Application, grant: GrantType?) -> ClientAppType {
+            guard !client.publicClient else { return .mobileAppsAndDesktopClients }
+            switch grant {
+            case nil, .authorizationCode?, .refreshToken?: return .browser
+            default: return .mobileAppsAndDesktopClients
+            }
+        }
     }
 
     /// What the compliance service says about this account and client application.

@@ -235,6 +235,7 @@ struct TokenService: Sendable {
                 ?? DevicePlatform.detect(userAgent: inputs.userAgent), ipAddress: inputs.clientIP,
             capabilities: capabilitiesInForce)
         input.transferMethod = transferMethod
+        input.clientAppType = .of(client: client.application, grant: grantType)
         input.proofOfPossession = proof != nil
         // A device proven earlier holds for the code and the family unless this request proves one itself — as the directory
         // has it now (a device disabled or re-keyed since: 50097), its compliance as of now.

@@ -418,7 +418,10 @@ extension SignInRoutes {
             user: user, client: client, resource: resource, claims: claims, platform: platform, authentication: authentication, tenant: tenant,
             request: request, context)
         signIn.device = device.facts
-        if flow == .deviceCode { signIn.transferMethod = .deviceCodeFlow }
+        if flow == .deviceCode {
+            signIn.transferMethod = .deviceCodeFlow
+            signIn.clientAppType = .of(client: client, grant: .deviceCode)
+        }
         let methods = InteractiveDecision.Methods(
             hasAuthenticatorApp: try await store.authenticationMethods(tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id)).contains {
                 $0.kind == .totp
@@ -455,6 +458,7 @@ extension SignInRoutes {
             user: user, client: client, resource: resource, authentication: authentication, platform: platform, ipAddress: address,
             capabilities: claims ?? ClaimsRequest())
         input.country = countries.country(of: address)
+        input.clientAppType = .of(client: client, grant: nil)
         var facts = SignInFacts(input, directory: tenant.directory)
         facts.acceptedAgreements = tenant.acceptedAgreements(userId: user.id, now: clock.now())
         return facts
