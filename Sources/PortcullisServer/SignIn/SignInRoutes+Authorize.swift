@@ -348,7 +348,7 @@ extension SignInRoutes {
                     error, tenant: tenant, context, title: "This device can't be used here", status: .forbidden,
                     detail: facts.signIn.device == nil
                         ? "This app is open only to devices your organization knows. Sign in from a registered device that meets your organization's requirements, or ask your administrator how to register this one."
-                        : "Your organization's requirements for this device are not met yet. Check in the device (portcullis device checkin) or ask your administrator, then try again."
+                        : "Your organization's requirements for this device are not met yet. Let your organization's device management check the device in again, or ask your administrator, then try again."
                 ))
         case .blocked:
             recordRefusal(facts, result.decision, user: user, tenant: tenant, error: .blockedByConditionalAccess, context)
