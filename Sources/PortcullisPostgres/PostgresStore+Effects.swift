@@ -57,6 +57,10 @@ extension PostgresStore {
                     """)
             }
         }
+        for device in effects.endsFamiliesOfDevices {
+            try await db.query(
+                "UPDATE refresh_token_families SET revoked_at = \(at) WHERE tenant_id = \(tenant) AND device_id = \(device) AND revoked_at IS NULL")
+        }
         for userId in effects.forgetMethodsOf {
             try await db.query("DELETE FROM authentication_methods WHERE tenant_id = \(tenant) AND user_id = \(userId)")
             try await db.query("DELETE FROM passkeys WHERE tenant_id = \(tenant) AND user_id = \(userId)")

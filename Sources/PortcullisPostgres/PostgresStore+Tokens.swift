@@ -19,10 +19,10 @@ extension PostgresStore {
             try await db.query(
                 """
                 INSERT INTO refresh_token_families (
-                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method, device
+                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method, device_id, device_thumbprint
                 ) VALUES (\(record.familyId), \(record.tenantId), \(record.userId), \(record.clientId), \(record.issuedAt.seconds), NULL,
                         \(StoredJSON.text(of: record.methods)), \(record.authTime.seconds), \(record.dpopThumbprint), \(record.transferMethod?.rawValue),
-                        \(record.device?.stored))
+                        \(record.device?.objectId.rawValue), \(record.device?.thumbprint))
                 ON CONFLICT (family_id) DO NOTHING
                 """)
             try await Self.insertToken(record, db)
@@ -33,19 +33,20 @@ extension PostgresStore {
         try await rows(
             """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at, t.used_at, f.revoked_at,
-                   f.methods, f.auth_time, f.dpop_jkt, f.transfer_method, f.device
+                   f.methods, f.auth_time, f.dpop_jkt, f.transfer_method, f.device_id, f.device_thumbprint
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id WHERE t.token_hash = \(tokenHash)
             """
         ).first.map { row in
-            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt, transfer, device) =
+            let (hash, family, tenant, user, client, scope, issued, expires, used, revoked, methods, authTime, jkt, transfer, deviceId, thumbprint) =
                 try row.decode(
-                    (String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?, String?, String?).self)
+                    (String, String, String, String, String, String, Double, Double, Double?, Double?, String?, Double?, String?, String?, String?, String?)
+                        .self)
             return RefreshTokenRecord(
                 tokenHash: hash, familyId: family, tenantId: TenantID(tenant), userId: ObjectID(user), clientId: AppID(client), scope: scope,
                 issuedAt: Date(seconds: issued),
                 expiresAt: Date(seconds: expires), usedAt: used.map(Date.init(seconds:)), familyRevokedAt: revoked.map(Date.init(seconds:)),
                 methods: StoredJSON.methods(from: methods), authTime: authTime.map(Date.init(seconds:)), dpopThumbprint: jkt,
-                transferMethod: transfer.flatMap(TransferMethod.init), device: ProvenDevice(stored: device))
+                transferMethod: transfer.flatMap(TransferMethod.init), device: ProvenDevice(objectId: deviceId, thumbprint: thumbprint))
         }
     }
 

@@ -268,9 +268,12 @@ enum SQLiteMigrations {
         (
             15,
             [
-                // Devices (PROTOCOL §18): the device a family's sign-in proved, `objectId thumbprint`; a refresh that proves none
-                // itself is from that device, as the directory has it then.
-                "ALTER TABLE refresh_token_families ADD COLUMN device TEXT"
+                // Devices (PROTOCOL §18): the device a family's sign-in proved (its object ID and certificate thumbprint); a refresh
+                // that proves none itself is from that device, as the directory has it then, and the device's loss of
+                // compliance ends the families granted on it (found by the index).
+                "ALTER TABLE refresh_token_families ADD COLUMN device_id TEXT",
+                "ALTER TABLE refresh_token_families ADD COLUMN device_thumbprint TEXT",
+                "CREATE INDEX refresh_token_families_device ON refresh_token_families (tenant_id, device_id) WHERE device_id IS NOT NULL",
             ]
         ),
     ]

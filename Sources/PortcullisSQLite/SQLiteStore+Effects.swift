@@ -40,6 +40,10 @@ extension SQLiteStore {
                     [tenant, user, .integer(Int(effects.at.epochMilliseconds)), .date(committed.voidsExpireAt)])
             }
         }
+        for device in effects.endsFamiliesOfDevices {
+            _ = try await db.query(
+                "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND device_id = ? AND revoked_at IS NULL", [at, tenant, .id(device)])
+        }
         for userId in effects.forgetMethodsOf {
             let binds: [SQLiteData] = [tenant, .id(userId)]
             _ = try await db.query("DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ?", binds)

@@ -23,14 +23,14 @@ extension SQLiteStore {
             _ = try await db.query(
                 """
                 INSERT INTO refresh_token_families (
-                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method, device
-                ) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?) ON CONFLICT (family_id) DO NOTHING
+                    family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method, device_id, device_thumbprint
+                ) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?) ON CONFLICT (family_id) DO NOTHING
                 """,
                 [
                     .text(record.familyId), .id(record.tenantId), .id(record.userId), .id(record.clientId), .date(record.issuedAt),
                     .text(StoredJSON.text(of: record.methods)), .optionalDate(record.authTime),
                     record.dpopThumbprint.map(SQLiteData.text) ?? .null, .optionalText(record.transferMethod?.rawValue),
-                    .optionalText(record.device?.stored),
+                    .optionalText(record.device?.objectId.rawValue), .optionalText(record.device?.thumbprint),
                 ])
             _ = try await db.query(Self.insertToken, Self.binds(record))
         }
@@ -40,7 +40,7 @@ extension SQLiteStore {
         try await read(
             """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at,
-                   t.used_at, f.revoked_at, f.methods, f.auth_time, f.dpop_jkt, f.transfer_method, f.device
+                   t.used_at, f.revoked_at, f.methods, f.auth_time, f.dpop_jkt, f.transfer_method, f.device_id, f.device_thumbprint
             FROM refresh_tokens t JOIN refresh_token_families f ON f.family_id = t.family_id
             WHERE t.token_hash = ?
             """,
@@ -54,7 +54,7 @@ extension SQLiteStore {
                 usedAt: row.optionalDate("used_at"), familyRevokedAt: row.optionalDate("revoked_at"),
                 methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: row.optionalDate("auth_time"),
                 dpopThumbprint: row.optionalString("dpop_jkt"), transferMethod: row.optionalString("transfer_method").flatMap(TransferMethod.init),
-                device: ProvenDevice(stored: row.optionalString("device")))
+                device: ProvenDevice(objectId: row.optionalString("device_id"), thumbprint: row.optionalString("device_thumbprint")))
         }
     }
 

@@ -632,7 +632,7 @@ public enum StoreConformance {
             try await store.insert(record("plain", family: "f-plain"))
             try expect(try await store.find(tokenHash: "plain")?.transferMethod == nil, "none for others")
         },
-        ConformanceCase(name: "a family keeps the device its sign-in proved") { store in
+        ConformanceCase(name: "a family keeps the device its sign-in proved; the device's effects end the families granted on it") { store in
             var token = record("dv1", family: "f-dv")
             let device = ProvenDevice(objectId: "d0000000-0000-4000-8000-000000000001", thumbprint: String(repeating: "ab", count: 32))
             token.device = device
@@ -642,6 +642,20 @@ public enum StoreConformance {
             try expect(try await store.find(tokenHash: "dv2")?.device == device, "its successors keep it")
             try await store.insert(record("nodevice", family: "f-nodevice"))
             try expect(try await store.find(tokenHash: "nodevice")?.device == nil, "none for others")
+            // The device falls out of compliance: the families granted on it end, whoever's, in the change's transaction.
+            var shared = record("dv-other-user", family: "f-dv-other", user: "u-2")
+            shared.device = device
+            try await store.insert(shared)
+            var elsewhere = record("dv-elsewhere", family: "f-dv-elsewhere")
+            elsewhere.device = ProvenDevice(objectId: "d0000000-0000-4000-8000-000000000002", thumbprint: String(repeating: "cd", count: 32))
+            try await store.insert(elsewhere)
+            try await store.put(
+                tenantId: TenantID(tenant), kind: .device, id: device.objectId.rawValue, body: Data("{}".utf8), precondition: .none, at: now, audit: nil,
+                effects: CommittedEffects(effects: ChangeEffects(tenantId: TenantID(tenant), at: now, endsFamiliesOfDevices: [device.objectId])))
+            try expect(try await store.find(tokenHash: "dv2")?.familyRevokedAt != nil, "the device's family ends")
+            try expect(try await store.find(tokenHash: "dv-other-user")?.familyRevokedAt != nil, "another user's on the same device too")
+            try expect(try await store.find(tokenHash: "dv-elsewhere")?.familyRevokedAt == nil, "another device's stays")
+            try expect(try await store.find(tokenHash: "nodevice")?.familyRevokedAt == nil, "a family without a device stays")
         },
         ConformanceCase(name: "a wipe is one transaction: state, history, callbacks, token families and audit; a stale one writes nothing") { store in
             let enrollment = Enrollment(

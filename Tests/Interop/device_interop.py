@@ -31,8 +31,8 @@ What it does
   page      PKeyAuth on the sign-in page as MSAL's web views answer it: /authorize with `x-ms-PKeyAuth: 1.0` → 302 to
             `urn:http-auth:PKeyAuth?CertAuthorities&Version&Context&nonce&SubmitUrl`; the SubmitUrl loaded with the answer
             (aud = SubmitUrl) → the sign-in page → the code, redeemed with no proof of its own → `deviceid` of the device
-            proven on the page; its refresh, with no proof of its own, too (the family keeps the device), refused 53000
-            once the admin marks the device not compliant. Refused: the nonce used again, the answer moved to another sign-in's Context, a Context
+            proven on the page; its refresh, with no proof of its own, too (the family keeps the device); the admin
+            marks the device not compliant: the family ends (70008), and stays ended when it is compliant again. Refused: the nonce used again, the answer moved to another sign-in's Context, a Context
             not sealed here (the 50097 page); the bypass answer → the page's 53000 refusal; the device disabled between
             the page and the redemption → 50097. A browser that offers no PKeyAuth gets the page, unchallenged.
   cli       the CLI as a device: `portcullis device register` (Erin's password; a P-256 key under --state), `device checkin`
@@ -387,10 +387,12 @@ class Run:
         marked = self.update_device(self.good.object["id"], isCompliant=False)
         self.checks.check("the admin marks that device not compliant", marked.status_code == 200, marked.text)
         refresh["refresh_token"] = refreshed.json().get("refresh_token", "")
-        self.expect_code("the family's next refresh: 53000 (the device's compliance as of now)",
-                         self.session.post(self.token_url, data=refresh, timeout=30), 400, 53000)
+        self.expect_code("the families granted on that device end with it: the next refresh is refused, 70008 (revoked)",
+                         self.session.post(self.token_url, data=refresh, timeout=30), 400, 70008)
         marked = self.update_device(self.good.object["id"], isCompliant=True)
         self.checks.check("compliant again", marked.status_code == 200, marked.text)
+        self.expect_code("an ended family stays ended when the device is compliant again (70008)",
+                         self.session.post(self.token_url, data=refresh, timeout=30), 400, 70008)
         replayed = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
         self.checks.check("the same challenge answered again (nonce used): the 50097 page", replayed.status_code == 403
                           and "50097" in replayed.text, [replayed.status_code, replayed.text[:300]])

@@ -125,7 +125,7 @@ struct DeviceComplianceTests {
         #expect(fixed.isCompliant && fixed.complianceGracePeriodExpirationDateTime == nil)
     }
 
-    @Test("falling out of compliance tells each owner's receivers: device-compliance-change and session-revoked, the device the subject")
+    @Test("falling out of compliance tells each owner's receivers (device-compliance-change, session-revoked) and ends the families granted on the device")
     func effects() throws {
         let compliant = Self.device(compliant: true)
         var lost = compliant
@@ -140,13 +140,29 @@ struct DeviceComplianceTests {
         } else {
             Issue.record("not a complex subject")
         }
-        #expect(effects.revocations.isEmpty, "a refresh proves the device again and is refused; nothing is revoked")
+        #expect(effects.revocations.isEmpty, "no user's every family: only those granted on the device")
+        #expect(effects.endsFamiliesOfDevices == [compliant.id], "the families granted on the device end (PROTOCOL §18)")
+        let tenant: TenantID = "f0000000-0000-4000-8000-000000000001"
         var disabled = compliant
         disabled.accountEnabled = false
-        #expect(Device.effects(before: compliant, after: disabled, tenantId: "f0000000-0000-4000-8000-000000000001", at: Self.now).events.count == 1)
-        #expect(Device.effects(before: compliant, after: nil, tenantId: "f0000000-0000-4000-8000-000000000001", at: Self.now).events.count == 1)
-        let back = Device.effects(before: lost, after: compliant, tenantId: "f0000000-0000-4000-8000-000000000001", at: Self.now)
+        let off = Device.effects(before: compliant, after: disabled, tenantId: tenant, at: Self.now)
+        #expect(off.events.count == 1 && off.endsFamiliesOfDevices == [compliant.id])
+        let gone = Device.effects(before: compliant, after: nil, tenantId: tenant, at: Self.now)
+        #expect(gone.events.count == 1 && gone.endsFamiliesOfDevices == [compliant.id])
+        let back = Device.effects(before: lost, after: compliant, tenantId: tenant, at: Self.now)
         #expect(back.events.first?.endsAccess == false && back.events.first?.signals.map(\.type) == [.deviceComplianceChange])
-        #expect(Device.effects(before: compliant, after: compliant, tenantId: "f0000000-0000-4000-8000-000000000001", at: Self.now).isEmpty)
+        #expect(back.endsFamiliesOfDevices.isEmpty, "back in compliance ends nothing")
+        #expect(Device.effects(before: compliant, after: compliant, tenantId: tenant, at: Self.now).isEmpty)
+        // Its proof void without a change of compliance: a non-compliant device disabled, or given a new certificate.
+        var lostAndDisabled = lost
+        lostAndDisabled.accountEnabled = false
+        let voided = Device.effects(before: lost, after: lostAndDisabled, tenantId: tenant, at: Self.now)
+        #expect(voided.events.isEmpty && voided.endsFamiliesOfDevices == [compliant.id])
+        var rekeyed = compliant
+        rekeyed.certificate = Device.Certificate(pem: "", thumbprint: "another", serialNumber: "2", notAfter: Self.now)
+        #expect(Device.effects(before: compliant, after: rekeyed, tenantId: tenant, at: Self.now).endsFamiliesOfDevices == [compliant.id])
+        var renamed = compliant
+        renamed.displayName = "Renamed"
+        #expect(Device.effects(before: compliant, after: renamed, tenantId: tenant, at: Self.now).isEmpty, "a new name ends nothing")
     }
 }

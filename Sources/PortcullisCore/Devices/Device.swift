@@ -219,20 +219,31 @@ extension Device: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [Device]>? { \.devices }
 
     /// A device that stops being compliant — a failed check-in past its grace, a grace period that ran out (the sweep), an
-    /// admin's word, disabled or deleted while compliant — raises CAEP `device-compliance-change` (and `session-revoked`) for each of its owners: resource servers
-    /// end the tokens they hold. Its refresh families are not revoked: a refresh proves the device again and is refused
-    /// (53000) until it is compliant again, as an app's enrollment is (docs/decisions.md). Back in compliance: the event
-    /// says so.
+    /// admin's word, disabled or deleted while compliant — raises CAEP `device-compliance-change` (and `session-revoked`)
+    /// for each of its owners: resource servers end the tokens they hold. The refresh families granted on its proof end
+    /// with the change (PROTOCOL §18), and so do they when its proof is void (deleted, disabled, re-keyed); browser
+    /// sessions stay, since the page proves the device again. Back in compliance: the event says so.
     public static func effects(before: Device?, after: Device?, tenantId: TenantID, at: Date) -> ChangeEffects {
         // The stored marks, not compliance as of `at`: a grace period that ended is stored (a check-in, the sweep) and raises
         // the event then.
         let was = before.map { $0.accountEnabled && $0.isCompliant } ?? false
         let now = after.map { $0.accountEnabled && $0.isCompliant } ?? false
-        guard was != now, let device = after ?? before else { return .none(tenantId: tenantId, at: at) }
-        let events = device.registeredOwners.map {
-            CriticalEvent(.deviceComplianceChanged(deviceId: device.deviceId, compliant: now), tenantId: tenantId, userId: $0, at: at, initiator: .system)
+        guard let device = after ?? before else { return .none(tenantId: tenantId, at: at) }
+        var effects = ChangeEffects.none(tenantId: tenantId, at: at)
+        if was != now {
+            effects.events = device.registeredOwners.map {
+                CriticalEvent(.deviceComplianceChanged(deviceId: device.deviceId, compliant: now), tenantId: tenantId, userId: $0, at: at, initiator: .system)
+            }
         }
-        return ChangeEffects(tenantId: tenantId, at: at, events: events)
+        // The families granted on the device's proof end when it falls out of compliance, or when its proof is void (deleted,
+        // disabled, given a new certificate): PROTOCOL §18, whoever's they are (a shared or joined device has several users).
+        if let before {
+            let proofVoid =
+                after == nil || (before.accountEnabled && after?.accountEnabled == false)
+                || after?.certificate?.thumbprint != before.certificate?.thumbprint
+            if (was && !now) || proofVoid { effects.endsFamiliesOfDevices = [device.id] }
+        }
+        return effects
     }
 }
 
@@ -278,11 +289,9 @@ public struct ProvenDevice: Sendable, Equatable, Codable {
         self.init(objectId: device.id, thumbprint: certificate.thumbprint)
     }
 
-    /// As a store keeps it: `objectId thumbprint`.
-    public var stored: String { "\(objectId.rawValue) \(thumbprint)" }
-
-    public init?(stored: String?) {
-        guard let parts = stored?.split(separator: " "), parts.count == 2 else { return nil }
-        self.init(objectId: ObjectID(String(parts[0])), thumbprint: String(parts[1]))
+    /// As a store keeps it: two columns, both set or neither.
+    public init?(objectId: String?, thumbprint: String?) {
+        guard let objectId, let thumbprint else { return nil }
+        self.init(objectId: ObjectID(objectId), thumbprint: thumbprint)
     }
 }

@@ -69,11 +69,15 @@ public struct ChangeEffects: Sendable, Equatable {
     public var replays: [PolicyReplay]
     /// Users whose sign-in methods (authenticator app, passkeys, temporary access pass) go with them (deleted users).
     public var forgetMethodsOf: [ObjectID]
+    /// Devices (object IDs) whose proof no longer counts (PROTOCOL §18: out of compliance, disabled, deleted): the refresh
+    /// families granted on it end, whoever's they are.
+    public var endsFamiliesOfDevices: [ObjectID]
 
     public init(
         tenantId: TenantID, at: Date, revocations: [Revocation] = [], events: [CriticalEvent] = [], replays: [PolicyReplay] = [],
-        forgetMethodsOf: [ObjectID] = []
+        forgetMethodsOf: [ObjectID] = [], endsFamiliesOfDevices: [ObjectID] = []
     ) {
+        self.endsFamiliesOfDevices = endsFamiliesOfDevices
         self.tenantId = tenantId
         self.at = at
         self.revocations = revocations
@@ -84,7 +88,9 @@ public struct ChangeEffects: Sendable, Equatable {
 
     public static func none(tenantId: TenantID, at: Date) -> ChangeEffects { ChangeEffects(tenantId: tenantId, at: at) }
 
-    public var isEmpty: Bool { revocations.isEmpty && events.isEmpty && replays.isEmpty && forgetMethodsOf.isEmpty }
+    public var isEmpty: Bool {
+        revocations.isEmpty && events.isEmpty && replays.isEmpty && forgetMethodsOf.isEmpty && endsFamiliesOfDevices.isEmpty
+    }
 
     /// The users whose access tokens issued up to `at` no longer count at Portcullis's own APIs.
     public var voidedUsers: [ObjectID] {
@@ -96,7 +102,8 @@ public struct ChangeEffects: Sendable, Equatable {
     public func merging(_ other: ChangeEffects) -> ChangeEffects {
         ChangeEffects(
             tenantId: tenantId, at: max(at, other.at), revocations: revocations + other.revocations, events: events + other.events,
-            replays: replays + other.replays, forgetMethodsOf: forgetMethodsOf + other.forgetMethodsOf)
+            replays: replays + other.replays, forgetMethodsOf: forgetMethodsOf + other.forgetMethodsOf,
+            endsFamiliesOfDevices: endsFamiliesOfDevices + other.endsFamiliesOfDevices)
     }
 }
 
