@@ -739,12 +739,7 @@ def main():
         import_policies(run)
         sign_in_methods(run)
         signals(run)
-        run.collect_network()
-        outside = [url for url in run.requested if not (url.startswith(base + "/") or url.startswith("data:"))]
-        check(not outside, "every request the browser made should go to the server", outside)
-        problems = run.console_problems()
-        check(not problems, "the browser console should show no CSP violation or error", problems)
-        print(f"PASS {len(run.requested)} browser requests, all to the server; no console errors")
+        run.check_hygiene()
         print(f"console_browser: {len(run.shots)} screenshots in {args.output}")
         if args.docs:
             os.makedirs(args.docs, exist_ok=True)

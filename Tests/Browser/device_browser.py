@@ -193,12 +193,7 @@ def main():
         run.web_secret = web_secret
         print(f"device_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
         flows(run, token)
-        run.collect_network()
-        outside = [url for url in run.requested
-                   if not (url.startswith(base + "/") or url.startswith(run.app_base + "/") or url.startswith("data:"))]
-        check(not outside, "every request the browser made should go to the server or the app", outside)
-        problems = run.console_problems()
-        check(not problems, "the console should show no CSP violation or error", problems)
+        run.check_hygiene()
         print(f"device_browser: {len(run.shots)} screenshots in {args.output}")
     except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
         status = 1

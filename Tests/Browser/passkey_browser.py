@@ -440,8 +440,7 @@ def main():
         driver = base.make_driver()
         run = base.Run(driver, server, args.output, f"http://localhost:{app_port}")
         run_flows(run)
-        problems = [p for p in run.console_problems() if "NotAllowedError" not in p]
-        check(not problems, "the console should show no CSP violation or error", problems)
+        run.check_hygiene(ignore=("NotAllowedError",))
         print(f"passkey_browser: {len(run.shots)} screenshots in {args.output}")
     except Failure as failure:
         status = 1

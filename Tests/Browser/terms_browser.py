@@ -187,12 +187,7 @@ def main():
         run = common.Run(driver, base, args.output, f"http://localhost:{app_port}")
         print(f"terms_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
         flows(run, offset_file)
-        run.collect_network()
-        outside = [url for url in run.requested
-                   if not (url.startswith(base + "/") or url.startswith(run.app_base + "/") or url.startswith("data:"))]
-        check(not outside, "every request the browser made should go to the server or the app", outside)
-        problems = run.console_problems()
-        check(not problems, "the console should show no CSP violation or error", problems)
+        run.check_hygiene()
         print(f"terms_browser: {len(run.shots)} screenshots in {args.output}")
     except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
         status = 1
