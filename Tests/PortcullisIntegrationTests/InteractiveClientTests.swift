@@ -14,9 +14,13 @@ import Testing
 /// cooperative thread pool.
 final class CurlBrowser: Sendable {
     let jar: URL
+    /// The authenticator app's clock: the server's (a test environment's clock stands still), so that a code is for the
+    /// step the server checks however long the run has taken to get here.
+    let now: @Sendable () -> Date
 
-    init() {
+    init(now: @escaping @Sendable () -> Date = { Date() }) {
         jar = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-jar-\(UUID().uuidString).txt")
+        self.now = now
     }
 
     deinit { try? FileManager.default.removeItem(at: jar) }
@@ -61,7 +65,7 @@ final class CurlBrowser: Sendable {
             factorSecret.withLock { $0 = Base32.decode(text) }
         }
         guard let secret = factorSecret.withLock({ $0 }) else { return answer }
-        let code = TOTP.code(secret: secret, step: TOTP.step(at: Date()))
+        let code = TOTP.code(secret: secret, step: TOTP.step(at: now()))
         return try await fetch(
             origin + (factorForm.action ?? ""), form: [("ticket", factorForm.fields["ticket"] ?? ""), ("csrf", factorForm.fields["csrf"] ?? ""), ("otp", code)])
     }
@@ -182,7 +186,7 @@ struct InteractiveClientTests {
                 } catch let error as PortcullisClientError {
                     #expect(error.kind == .interactionRequired && error.errorCode == 50076 && error.oauth?.suberror == "basic_action", "\(error)")
                 }
-                let browser = CurlBrowser()
+                let browser = CurlBrowser(now: { [clock = env.clock] in clock.now() })
                 let presenter = LoopbackPresenter { url in _ = try? await browser.signIn(url, as: Fixtures.bob) }
                 let result = try await app.acquireTokenInteractive(scopes: [Client.mailScope], presenter: presenter, loginHint: Fixtures.bob.upn)
                 #expect(result.claims["amr"] as? [String] == ["pwd", "mfa"])
@@ -222,7 +226,7 @@ struct InteractiveClientTests {
                     ClaimsChallenge(
                         wwwAuthenticate:
                             #"Bearer realm="", authorization_uri="\#(authority)/oauth2/v2.0/authorize", error="insufficient_claims", claims="\#(claims)""#))
-                let browser = CurlBrowser()
+                let browser = CurlBrowser(now: { [clock = env.clock] in clock.now() })
                 let pages = Mutex(0)
                 let presenter = LoopbackPresenter { url in
                     pages.withLock { $0 += 1 }
