@@ -4,7 +4,8 @@ import Synchronization
 
 /// What a resource server knows of revocations (PROTOCOL §14.3): for each user, the time (to the millisecond) up to which
 /// their tokens no longer count — and, for an app's enrollment wiped or out of compliance, the same for the tokens that
-/// app holds for the user. Fed by the Shared Signals receiver; asked on every request. Whether it is current — its
+/// app holds for the user; for a device out of compliance (PROTOCOL §18), the same for the user's tokens that name that
+/// device (`deviceid`). Fed by the Shared Signals receiver; asked on every request. Whether it is current — its
 /// stream connected — is said by the receiver (`isCurrent`): while it is not, revocations may be missing, and a resource
 /// limits how old a token it accepts (`ResourceGuard.maximumTokenAge`).
 ///
@@ -41,11 +42,21 @@ public final class RevocationView: Sendable {
     static func appKey(tenantId: String, userId: String, clientId: String) -> String {
         "a|\(tenantId.lowercased())|\(userId.lowercased())|\(clientId.lowercased())"
     }
+    static func deviceKey(tenantId: String, userId: String, deviceId: String) -> String {
+        "d|\(tenantId.lowercased())|\(userId.lowercased())|\(deviceId.lowercased())"
+    }
 
-    /// Records that the user's tokens (only those `clientId` holds, when given) issued at or before `at` (milliseconds since
-    /// 1970) no longer count.
-    public func revoke(tenantId: String, userId: String, clientId: String? = nil, at: Int64, now: Date) {
-        let key = clientId.map { Self.appKey(tenantId: tenantId, userId: userId, clientId: $0) } ?? Self.userKey(tenantId: tenantId, userId: userId)
+    /// Records that the user's tokens (only those `clientId` holds, or only those naming `deviceId`, when given) issued at
+    /// or before `at` (milliseconds since 1970) no longer count.
+    public func revoke(tenantId: String, userId: String, clientId: String? = nil, deviceId: String? = nil, at: Int64, now: Date) {
+        let key =
+            if let clientId {
+                Self.appKey(tenantId: tenantId, userId: userId, clientId: clientId)
+            } else if let deviceId {
+                Self.deviceKey(tenantId: tenantId, userId: userId, deviceId: deviceId)
+            } else {
+                Self.userKey(tenantId: tenantId, userId: userId)
+            }
         state.withLock { state in
             prune(&state, now: now)
             if let existing = state.revokedAt[key], existing >= at { return }
@@ -61,9 +72,10 @@ public final class RevocationView: Sendable {
         // Asked on every request; most of the time nothing is revoked.
         if state.withLock({ $0.revokedAt.isEmpty }) { return nil }
         let subject = claims.oid ?? claims.sub
-        let keys = [
+        var keys = [
             Self.userKey(tenantId: claims.tid, userId: subject), Self.appKey(tenantId: claims.tid, userId: subject, clientId: claims.azp),
         ]
+        if let device = claims.deviceid { keys.append(Self.deviceKey(tenantId: claims.tid, userId: subject, deviceId: device)) }
         let issued = claims.issuedAtMilliseconds
         return state.withLock { state in
             keys.compactMap { state.revokedAt[$0] }.filter { issued <= $0 }.max()

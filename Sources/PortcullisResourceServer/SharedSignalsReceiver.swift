@@ -25,6 +25,8 @@ public struct SharedSignalsReceiver: Sendable {
             case .object(let tenant)? = subject["tenant"], let tenantId = tenant["id"]?.stringValue
         else { return false }
         let clientId: String? = if case .object(let application)? = subject["application"] { application["id"]?.stringValue } else { nil }
+        // A device in the subject (a device out of compliance, PROTOCOL §18): only the user's tokens from that device.
+        let deviceId: String? = if case .object(let device)? = subject["device"] { device["id"]?.stringValue } else { nil }
         var revoked = false
         for (type, members) in event.events where SharedSignalsEventType.endsAccess(type: type, members: members) {
             // `event_timestamp` to the millisecond (a JSON number; PROTOCOL §14.1), else the SET's own `iat`.
@@ -34,7 +36,7 @@ public struct SharedSignalsReceiver: Sendable {
             } else {
                 at = Int64(event.iat) * 1000
             }
-            view.revoke(tenantId: tenantId, userId: userId, clientId: clientId, at: at, now: now)
+            view.revoke(tenantId: tenantId, userId: userId, clientId: clientId, deviceId: deviceId, at: at, now: now)
             revoked = true
         }
         return revoked

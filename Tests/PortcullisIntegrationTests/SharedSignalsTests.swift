@@ -297,6 +297,31 @@ struct RevocationViewTests {
         #expect(ResourceGuard.notBeforeClaims(revokedAt: 1_800_000_000_000).contains(#""value":"1800000000""#), "or the revocation's own")
     }
 
+    @Test("a device in the subject (out of compliance): only the user's tokens naming that device are refused")
+    func device() {
+        let view = RevocationView(capacity: 10)
+        let receiver = SharedSignalsReceiver(view: view)
+        let event = SharedSignalsSecurityEvent(
+            iss: "i", aud: "a", iat: 1_800_000_001, jti: "j",
+            subId: [
+                "format": "complex", "user": ["format": "iss_sub", "iss": "i", "sub": "u"], "tenant": ["format": "opaque", "id": "t"],
+                "device": ["format": "opaque", "id": "D1"],
+            ],
+            events: [SharedSignalsEventType.sessionRevoked.rawValue: ["event_timestamp": .number(1_800_000_000)]])
+        #expect(receiver.apply(event, now: Date(timeIntervalSince1970: 1_800_000_001)))
+        var fromDevice = Self.claims(iat: 1_799_999_999)
+        fromDevice.deviceid = "d1"
+        #expect(view.revocation(of: fromDevice) == 1_800_000_000_000, "a token from the device")
+        var fromAnother = fromDevice
+        fromAnother.deviceid = "d2"
+        #expect(view.revocation(of: fromAnother) == nil, "from another device")
+        #expect(view.revocation(of: Self.claims(iat: 1_799_999_999)) == nil, "from no device")
+        var later = fromDevice
+        later.iat = 1_800_000_001
+        later.nbf = 1_800_000_001
+        #expect(view.revocation(of: later) == nil, "issued after")
+    }
+
     @Test("a SET's event_timestamp is read to the millisecond")
     func eventTimestamp() {
         let view = RevocationView(capacity: 10)
