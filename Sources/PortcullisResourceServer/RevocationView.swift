@@ -38,13 +38,13 @@ public final class RevocationView: Sendable {
         self.retention = retention
     }
 
-    static func userKey(tenantId: String, userId: String) -> String { "u|\(tenantId.lowercased())|\(userId.lowercased())" }
-    static func appKey(tenantId: String, userId: String, clientId: String) -> String {
-        "a|\(tenantId.lowercased())|\(userId.lowercased())|\(clientId.lowercased())"
+    /// A revocation's key: its kind, then its identifiers in any case (GUIDs arrive in either).
+    static func key(_ kind: Character, _ identifiers: String...) -> String {
+        identifiers.reduce(String(kind)) { $0 + "|" + $1.lowercased() }
     }
-    static func deviceKey(tenantId: String, userId: String, deviceId: String) -> String {
-        "d|\(tenantId.lowercased())|\(userId.lowercased())|\(deviceId.lowercased())"
-    }
+    static func userKey(tenantId: String, userId: String) -> String { key("u", tenantId, userId) }
+    static func appKey(tenantId: String, userId: String, clientId: String) -> String { key("a", tenantId, userId, clientId) }
+    static func deviceKey(tenantId: String, userId: String, deviceId: String) -> String { key("d", tenantId, userId, deviceId) }
 
     /// Records that the user's tokens (only those `clientId` holds, or only those naming `deviceId`, when given) issued at
     /// or before `at` (milliseconds since 1970) no longer count.
