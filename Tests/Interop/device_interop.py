@@ -33,8 +33,8 @@ What it does
             (aud = SubmitUrl) → the sign-in page → the code, redeemed with no proof of its own → `deviceid` of the device
             proven on the page; its refresh, with no proof of its own, too (the family keeps the device); the admin
             marks the device not compliant: the family ends (70008), and stays ended when it is compliant again. Refused: the nonce used again, the answer moved to another sign-in's Context, a Context
-            not sealed here (the 50097 page); the bypass answer → the page's 53000 refusal; the device disabled between
-            the page and the redemption → 50097. A browser that offers no PKeyAuth gets the page, unchallenged.
+            not sealed here (the 50097 page); the bypass answer → the page's 53000 refusal; the device re-keyed, then disabled,
+            between the page and the redemption → 50097. A browser that offers no PKeyAuth gets the page, unchallenged.
   cli       the CLI as a device: `portcullis device register` (Erin's password; a P-256 key under --state), `device checkin`
             (iOS, no iOS policy: compliant), then `portcullis token` silently for the mail API: the SDK answers the
             challenge and the token names the device (deviceid).
@@ -416,20 +416,36 @@ class Run:
         self.checks.check("the bypass answer (no device certificate), then the password: the page refuses, AADSTS53000",
                           refused.status_code == 403 and "53000" in refused.text, [refused.status_code, refused.text[:400]])
 
-        browser = self.browser()
-        challenge, verifier = self.page_challenge(browser)
-        page = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
-        signed = self.page_sign_in(browser, page)
-        code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(signed.headers.get("Location", "")).query)).get("code")
-        self.checks.require("proven again: a code", code, [signed.status_code, signed.text[:300]])
+        def proven_code():
+            browser = self.browser()
+            challenge, verifier = self.page_challenge(browser)
+            page = browser.get(submit, headers={"Authorization": self.good.answer(challenge)}, allow_redirects=False, timeout=30)
+            signed = self.page_sign_in(browser, page)
+            code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(signed.headers.get("Location", "")).query)).get("code")
+            self.checks.require("proven again: a code", code, [signed.status_code, signed.text[:300]])
+            return code, verifier
+
+        def redeem(code, verifier):
+            return self.session.post(self.token_url, data={
+                "grant_type": "authorization_code", "client_id": MAIL, "code": code, "redirect_uri": "http://localhost", "code_verifier": verifier},
+                timeout=30)
+
+        # Re-keyed between the page and the redemption (another key's request): the certificate that proved it is void.
+        code, verifier = proven_code()
+        new_key = Device()
+        rekeyed = self.update_device(self.good.object["id"], csr=new_key.csr())
+        self.checks.check("the admin re-keys that device (a request for another key)", rekeyed.status_code == 200, rekeyed.text)
+        self.expect_code("its code redeemed after the device was re-keyed: 50097", redeem(code, verifier), 400, 50097)
+        self.good.key = new_key.key
+        from cryptography import x509
+        self.good.certificate = x509.load_pem_x509_certificate(rekeyed.json()["certificate"]["pem"].encode())
+
+        code, verifier = proven_code()
         current = self.admin("GET", f"/devices/{self.good.object['id']}")
         document = dict(current.json(), accountEnabled=False)
         disabled = self.admin("PUT", f"/devices/{self.good.object['id']}", document, {"If-Match": current.headers.get("ETag", "*")})
         self.checks.check("the admin disables that device", disabled.status_code == 200, disabled.text)
-        late = self.session.post(self.token_url, data={
-            "grant_type": "authorization_code", "client_id": MAIL, "code": code, "redirect_uri": "http://localhost", "code_verifier": verifier},
-            timeout=30)
-        self.expect_code("its code redeemed after the device was disabled: 50097", late, 400, 50097)
+        self.expect_code("its code redeemed after the device was disabled: 50097", redeem(code, verifier), 400, 50097)
 
         reply, _ = self.page_challenge(self.browser(), answer_header=False)
         self.checks.check("a browser that does not offer PKeyAuth gets the sign-in page, no challenge", reply.status_code == 200

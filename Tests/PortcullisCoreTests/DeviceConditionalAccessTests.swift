@@ -91,6 +91,12 @@ struct DeviceConditionalAccessTests {
         var facts = InteractiveDecision.Facts(flow: .authorize, signIn: Self.facts(nil), now: Date(), methods: .init(hasAuthenticatorApp: true, passkeys: 0))
         facts.deviceSettled = true
         #expect(InteractiveDecision.decide(facts, policies: either).step == .enterCode, "compliant or MFA: the page asks for the code")
+        // Who settles it: an answer on the page (a device or none), or a web app; a native app without an answer does not.
+        let web = Application(appId: "a1", displayName: "Web", publicClient: false)
+        let native = Application(appId: "a2", displayName: "Native", publicClient: true)
+        #expect(InteractiveDecision.Facts.deviceSettled(answered: nil, client: web))
+        #expect(InteractiveDecision.Facts.deviceSettled(answered: .unregistered, client: native))
+        #expect(!InteractiveDecision.Facts.deviceSettled(answered: nil, client: native))
     }
 
     @Test("the filter for devices: include and exclude modes, deviceState when it does not admit the device")

@@ -45,6 +45,12 @@ public enum InteractiveDecision {
         /// for that, as app protection does.
         public var deviceSettled = false
 
+        /// Whether the page knows the device for good (`deviceSettled`): the browser answered the page's PKeyAuth challenge,
+        /// or `client` is a web app (a confidential client: its server redeems the code, no device can prove itself later).
+        public static func deviceSettled(answered: AuthorizationRequest.DeviceProof?, client: Application) -> Bool {
+            answered != nil || !client.publicClient
+        }
+
         public init(
             flow: Flow, signIn: SignInFacts, now: Date, silent: Bool = false, maximumAge: Int? = nil, methods: Methods,
             passwordOnlyRegistration: Tenant.PasswordOnlyRegistration? = nil

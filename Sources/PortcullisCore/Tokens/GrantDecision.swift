@@ -232,6 +232,13 @@ public struct GrantRefusal: Sendable, Equatable {
     public var user: User?
     public var tenantId: TenantID
 
+    public init(refusal: Decision.Refusal, declaresProtApp: Bool, user: User?, tenantId: TenantID) {
+        self.refusal = refusal
+        self.declaresProtApp = declaresProtApp
+        self.user = user
+        self.tenantId = tenantId
+    }
+
     public func tokenError(baseURL: String) -> TokenError {
         switch refusal {
         case .block: return .blockedByConditionalAccess

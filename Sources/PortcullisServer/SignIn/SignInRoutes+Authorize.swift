@@ -340,7 +340,8 @@ extension SignInRoutes {
         case .interactionRequired:
             return redirectError(.factorRequiredSilently)
         case .deviceRefused:
-            let error: TokenError = if case .domainJoinedDevice = result.decision.refusal { .deviceNotDomainJoined } else { .deviceNotCompliant }
+            let refusal = result.decision.refusal ?? .compliantDevice(policyIds: [])
+            let error = GrantRefusal(refusal: refusal, declaresProtApp: false, user: user, tenantId: tenant.tenant.id).tokenError(baseURL: endpoints.baseURL)
             recordRefusal(facts, result.decision, user: user, tenant: tenant, error: error, context)
             if authorization.prompt == .silent { return redirectError(error) }
             return with(
@@ -445,7 +446,7 @@ extension SignInRoutes {
     func pageDevice(_ authorization: AuthorizationRequest, client: PortcullisCore.Application, tenant: TenantSnapshot) throws -> PageDevice {
         PageDevice(
             facts: try devices.current(DeviceAuthentication.proven(authorization.device), snapshot: tenant, now: clock.now()),
-            settled: authorization.device != nil || !client.publicClient)
+            settled: InteractiveDecision.Facts.deviceSettled(answered: authorization.device, client: client))
     }
 
     /// The conditional-access facts of a sign-in on a page (`SignInFacts.Input`).
