@@ -26,15 +26,18 @@ public struct ServerDependencies: Sendable {
     public var issuingAuthority: IssuingAuthority
     /// The IP-to-country table for country named locations (PROTOCOL §13).
     public var countries: CountryTableSource
+    /// The operator's anonymizer and malicious address lists (PROTOCOL §19).
+    public var riskLists: RiskListSource
 
     /// `keysDirectory` holds the issuing CAs; without one (tests), a directory of this process under the
     /// temporary directory, shared by every server the process runs (as nodes share `Keys/`).
     public init(
         configuration: ServerConfiguration, store: any PortcullisStore, signers: TenantKeyRings, credentials: CredentialHasher,
         passwords: PasswordHasher, clock: any WallClock = SystemWallClock(), metrics: ServerMetrics = ServerMetrics(), logger: Logger,
-        keysDirectory: URL? = nil, countries: CountryTableSource? = nil
+        keysDirectory: URL? = nil, countries: CountryTableSource? = nil, riskLists: RiskListSource? = nil
     ) {
         self.countries = countries ?? .none(logger: logger)
+        self.riskLists = riskLists ?? .none(logger: logger)
         self.configuration = configuration
         self.store = store
         self.signers = signers
@@ -89,6 +92,8 @@ public struct PortcullisServer: Sendable {
     public let dependencies: ServerDependencies
     public let tenants: TenantCache
     public let signIns: SignInRecorder
+    /// Risk (PROTOCOL §19): detections, users' risk, remediation.
+    public let risk: RiskEngine
     public let compliance: ComplianceService
     public let outboxSignal: OutboxSignal
     /// The Shared Signals transmitter (PROTOCOL §14.2).
@@ -106,8 +111,6 @@ public struct PortcullisServer: Sendable {
         self.dependencies = dependencies
         let tenants = TenantCache(store: dependencies.store, validation: dependencies.configuration.tenantCacheValidation, logger: dependencies.logger)
         self.tenants = tenants
-        self.signIns = SignInRecorder(
-            store: dependencies.store, aggregationWindow: dependencies.configuration.signInAggregationWindow, logger: dependencies.logger)
         let endpoints = ServerEndpoints(baseURL: dependencies.configuration.baseURL)
         self.endpoints = endpoints
         let signal = OutboxSignal()
@@ -119,6 +122,13 @@ public struct PortcullisServer: Sendable {
             accessTokenLifetime: configuration.accessTokenLifetime, continuousAccessTokenLifetime: configuration.continuousAccessTokenLifetime,
             logger: dependencies.logger)
         self.transmitter = transmitter
+        let risk = RiskEngine(
+            store: dependencies.store, tenants: tenants, transmitter: transmitter, lists: dependencies.riskLists, clock: dependencies.clock,
+            logger: dependencies.logger)
+        self.risk = risk
+        self.signIns = SignInRecorder(
+            store: dependencies.store, aggregationWindow: dependencies.configuration.signInAggregationWindow, logger: dependencies.logger,
+            observer: { risk.observe($0) })
         self.compliance = ComplianceService(
             configuration: configuration, endpoints: endpoints, store: dependencies.store, tenants: tenants, signers: dependencies.signers,
             clock: dependencies.clock,
@@ -166,7 +176,7 @@ public struct PortcullisServer: Sendable {
             authority: deps.issuingAuthority, nonces: PKeyAuth.Nonces(credentials: deps.credentials), replays: deps.store)
         let tokens = TokenService(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers,
-            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries,
+            clients: clients, compliance: compliance, recorder: signIns, passwords: passwords, countries: deps.countries, risk: risk,
             dpop: DPoPGate(
                 nonces: DPoPNonces(credentials: deps.credentials), replays: deps.store, requireNonce: deps.configuration.dpopNonceRequired),
             devices: devices, clock: deps.clock, logger: deps.logger)
@@ -181,8 +191,8 @@ public struct PortcullisServer: Sendable {
         SignInRoutes(
             configuration: deps.configuration, endpoints: endpoints, tenants: tenants, store: deps.store, signers: deps.signers, clients: clients,
             passwords: passwords, sealer: sealer, factorBox: FactorSecretBox(credentials: deps.credentials), pages: Pages(),
-            countries: deps.countries, transmitter: transmitter, recorder: signIns, acceptances: documents.agreementAcceptances, devices: devices,
-            clock: deps.clock, logger: deps.logger
+            countries: deps.countries, transmitter: transmitter, recorder: signIns, acceptances: documents.agreementAcceptances,
+            users: documents.users, devices: devices, risk: risk, clock: deps.clock, logger: deps.logger
         ).register(on: router)
         let admin = AdminRoutes(
             configuration: deps.configuration, endpoints: endpoints, store: deps.store, tenants: tenants, signers: deps.signers, recorder: signIns,
@@ -191,7 +201,7 @@ public struct PortcullisServer: Sendable {
                 store: deps.store, tenants: tenants, compliance: compliance, outboxSignal: outboxSignal, box: SecretMaterialBox(credentials: deps.credentials),
                 clock: deps.clock, documents: documents),
             directory: DirectoryRoutes(documents: documents, credentials: deps.credentials, tenants: tenants),
-            documents: documents
+            documents: documents, risk: risk
         )
         admin.register(on: router)
         // The same documents in Microsoft Graph's shape, for admins' Graph tools (PROTOCOL §20).
@@ -230,7 +240,7 @@ public struct PortcullisServer: Sendable {
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [signIns, dispatcher, replays, sweeper, tenants, dependencies.countries] }
+    public func services() -> [any Service] { [signIns, risk, dispatcher, replays, sweeper, tenants, dependencies.countries, dependencies.riskLists] }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

@@ -30,6 +30,7 @@ public final class TestEnvironment: Sendable {
         configFiles: [String: Data] = Fixtures.configFiles,
         passwords customPasswords: PasswordHasher? = nil,
         countries: CountryTableSource? = nil,
+        riskLists: RiskListSource? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestEnvironment {
         let root = existingRoot ?? FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-test-\(UUID().uuidString)")
@@ -68,7 +69,8 @@ public final class TestEnvironment: Sendable {
         }
         let dependencies = ServerDependencies(
             configuration: configuration, store: store, signers: signers, credentials: credentials, passwords: passwords,
-            clock: clock, logger: logger, keysDirectory: root.appendingPathComponent("Keys"), countries: countries)
+            clock: clock, logger: logger, keysDirectory: root.appendingPathComponent("Keys"), countries: countries,
+            riskLists: riskLists)
         return TestEnvironment(
             root: root, store: store, server: PortcullisServer(dependencies: dependencies), clock: clock, signer: signer, configuration: configuration)
     }
@@ -123,12 +125,13 @@ public func withTestEnvironment<Result>(
     configFiles: [String: Data] = Fixtures.configFiles,
     passwords: PasswordHasher? = nil,
     countries: CountryTableSource? = nil,
+    riskLists: RiskListSource? = nil,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestEnvironment) async throws -> Result
 ) async throws -> Result {
     let env = try await TestEnvironment.make(
         root: root, baseURL: baseURL, algorithm: algorithm, accessTokenType: accessTokenType, directoryJSON: directoryJSON, configFiles: configFiles,
-        passwords: passwords, countries: countries, configure: configure)
+        passwords: passwords, countries: countries, riskLists: riskLists, configure: configure)
     do {
         let result = try await body(env)
         await env.close()

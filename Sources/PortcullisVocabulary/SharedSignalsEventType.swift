@@ -5,6 +5,8 @@ public enum SharedSignalsEventType: String, Sendable, CaseIterable, Codable {
     case assuranceLevelChange = "https://schemas.openid.net/secevent/caep/event-type/assurance-level-change"
     case deviceComplianceChange = "https://schemas.openid.net/secevent/caep/event-type/device-compliance-change"
     case tokenClaimsChange = "https://schemas.openid.net/secevent/caep/event-type/token-claims-change"
+    /// CAEP 1.0 §3.8: a user's risk changed (PROTOCOL §19).
+    case riskLevelChange = "https://schemas.openid.net/secevent/caep/event-type/risk-level-change"
     case accountDisabled = "https://schemas.openid.net/secevent/risc/event-type/account-disabled"
     case accountEnabled = "https://schemas.openid.net/secevent/risc/event-type/account-enabled"
     case accountPurged = "https://schemas.openid.net/secevent/risc/event-type/account-purged"

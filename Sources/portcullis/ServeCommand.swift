@@ -110,10 +110,18 @@ struct ServeCommand: AsyncParsableCommand {
                 } catch let error as CountryTableError {
                     throw ValidationError("the country table (network.countryTable) cannot be read:\n\(error.description)")
                 }
+                let riskLists: RiskListSource
+                do {
+                    riskLists = try RiskListSource(
+                        anonymizerPath: settings.anonymizerList, maliciousPath: settings.maliciousList,
+                        interval: .seconds(settings.countryTableReloadSeconds), logger: logger)
+                } catch let error as AddressList.Problem {
+                    throw ValidationError("a risk address list (risk.anonymizerList, risk.maliciousList) cannot be read: \(error.description)")
+                }
                 let dependencies = ServerDependencies(
                     configuration: configuration, store: store, signers: signers, credentials: credentials,
                     passwords: passwords, clock: clock, logger: logger, keysDirectory: URL(fileURLWithPath: settings.keysDirectory),
-                    countries: countries)
+                    countries: countries, riskLists: riskLists)
                 let loopback = CallbackURI.isLoopback(host: settings.host)
                 if settings.demo && !loopback {
                     logger.warning(

@@ -58,6 +58,9 @@ struct Settings {
     /// The IP-to-country table (PROTOCOL §13) and how often it is looked at for changes.
     var countryTable: String?
     var countryTableReloadSeconds = 10
+    /// The operator's address lists for risk (PROTOCOL §19): one CIDR per line, reloaded as the country table is.
+    var anonymizerList: String?
+    var maliciousList: String?
     /// Whether DPoP proofs must carry a server nonce (`tokens.dpopNonce`: `required` or `off`; PROTOCOL §15).
     var dpopNonceRequired = true
     /// `tokens.continuousAccessTokenLifetimeSeconds` (PROTOCOL §14.1).
@@ -85,8 +88,13 @@ struct Settings {
         reader.rejectUnknownMembers(allowed: [
             "$schema", "baseURL", "host", "port", "dataDirectory", "keysDirectory", "tls", "storage", "tokens", "passwords",
             "logLevel", "trustedProxies", "signIns", "compliance", "callbacks", "shutdownGraceSeconds",
-            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network", "signals", "passkeys",
+            "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network", "signals", "passkeys", "risk",
         ])
+        if let risk = reader.object("risk") {
+            risk.rejectUnknownMembers(allowed: ["anonymizerList", "maliciousList"])
+            anonymizerList = risk.string("anonymizerList") ?? anonymizerList
+            maliciousList = risk.string("maliciousList") ?? maliciousList
+        }
         if let passkeys = reader.object("passkeys") {
             passkeys.rejectUnknownMembers(allowed: ["metadataBlob", "metadataRoot"])
             passkeyMetadataBlob = passkeys.string("metadataBlob") ?? passkeyMetadataBlob
@@ -280,6 +288,8 @@ struct Settings {
         }
         if let v = value("LOG_LEVEL") { logLevel = v }
         if let v = value("COUNTRY_TABLE") { countryTable = v }
+        if let v = value("ANONYMIZER_LIST") { anonymizerList = v }
+        if let v = value("MALICIOUS_LIST") { maliciousList = v }
         if let v = value("PASSKEY_METADATA_BLOB") { passkeyMetadataBlob = v }
         if let v = value("PASSKEY_METADATA_ROOT") { passkeyMetadataRoot = v }
         if let v = value("BCRYPT_COST") {

@@ -62,22 +62,14 @@ struct ConditionalAccessCorpusTests {
 
     /// Why a member stays refused.
     enum Reason: String {
-        case risk = "risk levels and passwordChange (risk, §19)"
         case agents = "Entra Agent ID targeting (refused, §17)"
         case preview = "controls in preview at Microsoft: verifiedID, urn:user:accountrecovery (refused, §17)"
         case cloudAppSecurity = "cloudAppSecurity: no session proxy (refused, §17)"
-        case insiderRisk = "insider risk (refused: no signal source)"
         case typo = "a typo as published (refused, §17)"
     }
 
     /// Each file that is refused, with the pointers it is refused at and why; every other file is accepted.
     static let refusals: [String: [String: Reason]] = [
-        "j0eyv-baseline/CA201-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskUser.json": [
-            "/conditions/userRiskLevels": .risk
-        ],
-        "j0eyv-baseline/CA210-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskSignIn.json": [
-            "/conditions/signInRiskLevels": .risk
-        ],
         "j0eyv-baseline/CA501-Agents-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskAgent.json": [
             "/conditions/agentIdRiskLevels": .agents,
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents,
@@ -98,9 +90,6 @@ struct ConditionalAccessCorpusTests {
             "/conditions/agents": .agents,
             "/conditions/applications/includeApplications/0": .agents,
         ],
-        "ms-ca-templates/Block-access-to-Office365-apps-for-users-with-insider-risk.json": [
-            "/conditions/insiderRiskLevels": .insiderRisk
-        ],
         "ms-ca-templates/Block-all-agent-identities-from-accessing-resources.json": [
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents
         ],
@@ -111,20 +100,12 @@ struct ConditionalAccessCorpusTests {
             "/conditions/agentIdRiskLevels": .agents,
             "/conditions/clientApplications/includeAgentIdServicePrincipals": .agents,
         ],
-        "ms-ca-templates/Require-multifactor-authentication-for-risky-sign-ins.json": [
-            "/conditions/signInRiskLevels": .risk
-        ],
-        "ms-ca-templates/Require-password-change-for-high-risk-users.json": [
-            "/conditions/userRiskLevels": .risk,
-            "/grantControls/builtInControls/1": .risk,
-        ],
         "ms-ca-templates/Secure-account-recovery-with-identity-verification-Preview.json": [
             "/conditions/applications/includeUserActions/0": .preview,
             "/grantControls/builtInControls/0": .preview,
         ],
         "msgraph-docs-examples/Example-3-Use-all-conditions-and-controls.json": [
-            "/sessionControls/cloudAppSecurity": .cloudAppSecurity,
-            "/conditions/signInRiskLevels": .risk,
+            "/sessionControls/cloudAppSecurity": .cloudAppSecurity
         ],
     ]
 
@@ -236,6 +217,78 @@ struct ConditionalAccessCorpusTests {
                 facts.device = device
                 let result = set.evaluate(facts, explain: true).policies.first?.result
                 #expect(result == expected, "\(file): \(name)")
+            }
+        }
+    }
+
+    /// The risk each what-if describes (PROTOCOL §19): none; a medium-risk sign-in; a high-risk sign-in; a high-risk user;
+    /// a high-risk user after a second factor; an elevated insider.
+    static let risks: [(String, RiskFacts, Bool)] = [
+        ("none", RiskFacts(), false), ("signIn medium", RiskFacts(signIn: .medium), false), ("signIn high", RiskFacts(signIn: .high), false),
+        ("user high", RiskFacts(user: .high), false), ("user high, mfa", RiskFacts(user: .high), true),
+        ("insider elevated", RiskFacts(insider: .elevated), false),
+    ]
+
+    /// What Entra decides for each of `risks`, in order, for the corpus's risk policies (a template report-only, as the
+    /// portal creates it), and the control refused when enforced.
+    static let riskAnswers: [String: [Decision.PolicyResult]] = [
+        // Block high-risk users.
+        "j0eyv-baseline/CA201-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskUser.json": [
+            .notApplied, .notApplied, .notApplied, .failure, .failure, .notApplied,
+        ],
+        // Block high-risk sign-ins.
+        "j0eyv-baseline/CA210-Internals-IdentityProtection-AnyApp-AnyPlatform-BLOCK-HighRiskSignIn.json": [
+            .notApplied, .notApplied, .failure, .notApplied, .notApplied, .notApplied,
+        ],
+        // MFA for medium and high sign-in risk.
+        "ms-ca-templates/Require-multifactor-authentication-for-risky-sign-ins.json": [
+            .reportOnlyNotApplied, .reportOnlyFailure, .reportOnlyFailure, .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyNotApplied,
+        ],
+        // MFA and a password change for high user risk: after MFA the password change is still owed.
+        "ms-ca-templates/Require-password-change-for-high-risk-users.json": [
+            .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyFailure, .reportOnlyFailure, .reportOnlyNotApplied,
+        ],
+        // Block Office 365 for elevated insider risk.
+        "ms-ca-templates/Block-access-to-Office365-apps-for-users-with-insider-risk.json": [
+            .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyNotApplied, .reportOnlyFailure,
+        ],
+    ]
+
+    @Test("the corpus's risk policies are accepted and answer, for each kind and level of risk, as Entra documents")
+    func riskWhatIf() throws {
+        let root = try #require(Self.root, "the shared corpus is not at ../shared/ca-corpus (set PORTCULLIS_CA_CORPUS)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: root.path).filter { $0.hasSuffix(".json") }.sorted()
+        let documents = try files.map { try Self.document(root.appendingPathComponent($0)) }
+        let directory = Self.directory(for: documents)
+        // Every accepted corpus policy with a risk condition has its answers here.
+        let named = zip(files, documents).filter { file, document in
+            Self.refusals[file] == nil
+                && ["signInRiskLevels", "userRiskLevels", "insiderRiskLevels"].contains { key in
+                    let value = document["conditions"]?[key]
+                    return value?.arrayValue.map { !$0.isEmpty } ?? (value?.stringValue != nil)
+                }
+        }.map(\.0)
+        #expect(Set(named) == Set(Self.riskAnswers.keys))
+        for (file, answers) in Self.riskAnswers.sorted(by: { $0.key < $1.key }) {
+            let document = try #require(zip(files, documents).first { $0.0 == file }?.1)
+            let policy = try ConditionalAccessPolicy.parse(document, directory: directory, generatedId: "00000000-0000-4000-8000-000000000000", force: true)
+            let set = CompiledPolicySet(policies: [policy], namedLocations: directory.namedLocations)
+            let c = policy.conditions
+            let app = c.applications.includeApplications.ids.first ?? AppID("d0000000-0000-4000-8000-0000000000a1")
+            for ((name, risk, mfa), expected) in zip(Self.risks, answers) {
+                var facts = SignInFacts(
+                    userId: ObjectID("a0000000-0000-4000-8000-0000000000b1"), groupIds: c.users?.includeGroups ?? [], clientAppId: app, resourceAppId: app,
+                    platform: .windows, ipAddress: IPAddress("192.0.2.1"),
+                    authentication: AuthenticationContext(methods: mfa ? ["pwd", "mfa"] : ["pwd"], time: Date()))
+                facts.resourceApplicationGroups = c.applications.includeApplications.keywords.intersection([.office365])
+                facts.risk = risk
+                let decision = set.evaluate(facts, explain: true)
+                #expect(decision.policies.first?.result == expected, "\(file): \(name)")
+                // As enforced: what the sign-in is refused for.
+                var enforced = policy
+                enforced.state = .enabled
+                let refusal = CompiledPolicySet(policies: [enforced], namedLocations: directory.namedLocations).evaluate(facts).refusal
+                if file.contains("password-change"), name.hasPrefix("user high") { #expect(refusal?.name == (mfa ? "passwordChange" : "mfa"), "\(name)") }
             }
         }
     }

@@ -106,6 +106,8 @@ func kind(_ refusal: Decision.Refusal?) -> String? {
     case .termsOfUse: "termsOfUse"
     case .compliantDevice: "compliantDevice"
     case .domainJoinedDevice: "domainJoinedDevice"
+    case .passwordChange: "passwordChange"
+    case .riskRemediation: "riskRemediation"
     case nil: nil
     }
 }

@@ -230,7 +230,7 @@ struct AdminAPITests {
         try await withTestEnvironment { env in
             try await env.application().test(.router) { client in
                 let token = try await client.adminToken()
-                var bad = Policies.document(controls: ["passwordChange"])
+                var bad = Policies.document(controls: ["passwordChanges"])
                 bad["state"] = "sometimes"
                 let reply = try await client.admin(.post, "/conditional-access/policies", token: token, json: bad)
                 #expect(reply.status == .badRequest)

@@ -306,13 +306,13 @@ struct PolicyCommandTests {
         )
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
         try Data(
-            #"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["passwordChange"]}}"#
+            #"{"displayName":"x","state":"enabled","conditions":{"users":{"includeUsers":["All"]},"applications":{"includeApplications":["All"]}},"grantControls":{"operator":"OR","builtInControls":["approve"]}}"#
                 .utf8
         ).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }
         let result = try await run(executable, ["policy", "validate", "--config", config.path, "--tenant", "contoso.example", bad.path])
         #expect(result.status == 1)
-        #expect(result.stdout.contains("\(bad.path):/grantControls/builtInControls/0: 'passwordChange' cannot be enforced"))
+        #expect(result.stdout.contains("\(bad.path):/grantControls/builtInControls/0: 'approve' is not one of"), "\(result.stdout)")
     }
 
     @Test("policy apply --map: a Graph list exported from another tenant, its group IDs mapped; what stays unknown is refused with its pointer")

@@ -13,7 +13,7 @@ extension CompiledPolicySet {
     public func codeMissing(_ facts: SignInFacts, refusal: Decision.Refusal?) -> Bool {
         guard !facts.multiFactorAuthenticated else { return false }
         switch refusal {
-        case .mfa: return true
+        case .mfa, .riskRemediation: return true
         case .authenticationStrength(let policyIds):
             return strengths(ofPolicies: policyIds).allSatisfy { $0.allowedCombinations.contains(.passwordSoftwareOath) }
         default: return false

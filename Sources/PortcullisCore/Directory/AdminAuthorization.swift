@@ -15,7 +15,7 @@ public enum AdminAuthorization {
         case usersAndGroups
         /// A user's sign-in methods (temporary access passes, removal, suspicion).
         case authenticationMethods
-        /// Marking a user compromised (risk).
+        /// Users' risk (PROTOCOL §19): confirming compromise, dismissing, reporting detections.
         case risk
         /// Applications and their secrets.
         case applications
@@ -70,6 +70,7 @@ public enum AdminAuthorization {
         case "app-configuration": return segments.count > 3 && segments[3] == "secrets" ? .appSecrets : .appManagement
         case "sign-ins", "audit": return .logs
         case "ssf-streams": return .signals
+        case "identityProtection": return .risk
         case "invitations": return .invitations
         case "cross-tenant-access": return .crossTenantAccess
         default: return nil

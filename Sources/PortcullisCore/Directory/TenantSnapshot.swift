@@ -63,7 +63,7 @@ public struct TenantSnapshot: Sendable {
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance,
-            .invitation, .crossTenantAccessPartner, .device, .deviceCompliancePolicy:
+            .invitation, .crossTenantAccessPartner, .device, .deviceCompliancePolicy, .riskyUser:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)
@@ -139,6 +139,9 @@ public struct TenantSnapshot: Sendable {
 
     /// A device by its device ID (its certificate's subject).
     public func device(deviceId: DeviceID) -> Device? { contents.devices.first { $0.deviceId == deviceId } }
+
+    /// A user's risk as kept (PROTOCOL §19), `nil` for a user never seen by the risk engine.
+    public func riskyUser(id: ObjectID) -> RiskyUser? { Self.find(id.rawValue, in: contents.riskyUsers) }
 
     /// A user's latest answer to an agreement.
     public func acceptance(agreementId: PolicyID, userId: ObjectID) -> AgreementAcceptance? {

@@ -36,6 +36,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let device = DocumentKind(rawValue: "device")
     /// A device compliance policy (Intune's `deviceCompliancePolicy`, PROTOCOL §18).
     public static let deviceCompliancePolicy = DocumentKind(rawValue: "deviceCompliancePolicy")
+    /// A user's risk, detections, history and sign-in profile (Graph `riskyUser`, PROTOCOL §19), ID the user's object ID.
+    public static let riskyUser = DocumentKind(rawValue: "riskyUser")
 }
 
 extension DocumentKind {

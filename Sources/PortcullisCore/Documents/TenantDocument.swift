@@ -64,6 +64,8 @@ public struct TenantContents: Sendable {
     /// Devices (PROTOCOL §18).
     public var devices: [Device] = []
     public var deviceCompliancePolicies: [DeviceCompliancePolicy] = []
+    /// Users' risk (PROTOCOL §19).
+    public var riskyUsers: [RiskyUser] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -91,6 +93,7 @@ public struct TenantContents: Sendable {
         Self.sort(&crossTenantAccessPartners)
         Self.sort(&devices)
         Self.sort(&deviceCompliancePolicies)
+        Self.sort(&riskyUsers)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -299,6 +302,7 @@ public enum TenantDocuments {
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
         Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self, Device.self, DeviceCompliancePolicy.self,
+        RiskyUser.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

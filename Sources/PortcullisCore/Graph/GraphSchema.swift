@@ -75,6 +75,18 @@ public enum GraphSchema {
         id displayName createdDateTime modifiedDateTime countriesAndRegions[] countryLookupMethod includeUnknownCountriesAndRegions
         """,
         "ipRange": "cidrAddress",
+        "riskyUser": "id isDeleted isProcessing riskLastUpdatedDateTime riskLevel riskState riskDetail userDisplayName userPrincipalName",
+        "riskyUserHistoryItem": """
+        id userId initiatedBy isDeleted isProcessing riskLastUpdatedDateTime riskLevel riskState riskDetail userDisplayName userPrincipalName \
+        activity:riskUserActivity
+        """,
+        "riskUserActivity": "eventTypes[] riskEventTypes[] detail",
+        "riskDetection": """
+        id requestId correlationId riskType riskEventType riskState riskLevel riskDetail source detectionTimingType activity tokenIssuerType \
+        ipAddress location:signInLocation activityDateTime detectedDateTime lastUpdatedDateTime userId userDisplayName userPrincipalName \
+        additionalInfo
+        """,
+        "signInLocation": "city state countryOrRegion geoCoordinates",
         "device": """
         id accountEnabled alternativeSecurityIds:alternativeSecurityId[] approximateLastSignInDateTime complianceExpirationDateTime \
         deviceCategory deviceId deviceMetadata deviceOwnership deviceVersion displayName enrollmentProfileName enrollmentType \

@@ -87,6 +87,8 @@ public enum InteractiveDecision {
         case registerPasskey(strengths: [String])
         /// Terms of use to accept (PROTOCOL §17): the agreements, in the policies' order, not yet accepted or expired.
         case acceptTerms(agreementIds: [PolicyID])
+        /// A secure password change (PROTOCOL §19): every other control is met, and the user's risk asks for a new password.
+        case changePassword
         /// What is asked needs a method the user does not have and may not register here: why.
         case registrationRefused(MethodRegistration.Refusal)
         /// The device does not meet a device control (53000 compliant, 53001 hybrid joined) and nothing later can prove
@@ -149,6 +151,11 @@ public enum InteractiveDecision {
             return Result(decision: decision, step: missing.isEmpty ? .issue : .acceptTerms(agreementIds: missing))
         case .compliantDevice, .domainJoinedDevice:
             return Result(decision: decision, step: facts.deviceSettled ? .deviceRefused : .issue)
+        case .riskRemediation:
+            // Multi-factor already, but from before the risk was raised (a session's): a new sign-in remediates.
+            return Result(decision: decision, step: facts.silent ? .loginRequired : .signInAgain)
+        case .passwordChange:
+            return Result(decision: decision, step: facts.silent ? .interactionRequired : .changePassword)
         case .some:
             return Result(decision: decision, step: .issue)
         }
@@ -173,6 +180,7 @@ public enum InteractiveDecision {
         record.isInteractive = true
         record.originalTransferMethod = signIn.transferMethod
         record.deviceDetail = signIn.device.map(SignInRecord.DeviceDetail.init)
+        record.record(risk: signIn.risk)
         return record
     }
 

@@ -70,6 +70,11 @@ public struct CompiledPolicySet: Sendable {
         let agreements: [PolicyID]
         /// The filter for devices (PROTOCOL §18).
         let deviceFilter: DeviceFilter?
+        /// The risk levels the policy is limited to, by kind (`nil`: any), PROTOCOL §19.
+        let signInRisk: Set<RiskLevel>?
+        let userRisk: Set<RiskLevel>?
+        let servicePrincipalRisk: Set<RiskLevel>?
+        let insiderRisk: Set<InsiderRiskLevel>?
 
         init(
             policy: ConditionalAccessPolicy, isWorkload: Bool, allUsers: Bool, users: Set<Int32>, groups: Set<Int32>, excludedUsers: Set<Int32>,
@@ -82,8 +87,12 @@ public struct CompiledPolicySet: Sendable {
             clientAppTypes: Set<SignInFacts.ClientAppType>?,
             platforms: AllOr<DevicePlatform>?, excludedPlatforms: Set<DevicePlatform>, locations: LocationSet?, excludedLocations: LocationSet,
             controls: [ConditionalAccessPolicy.Control], controlNames: [String], strength: AuthenticationStrengthPolicy?, agreements: [PolicyID] = [],
-            deviceFilter: DeviceFilter? = nil
+            deviceFilter: DeviceFilter? = nil, risk conditions: ConditionalAccessPolicy.Conditions? = nil
         ) {
+            self.signInRisk = conditions?.signInRiskLevels.map(Set.init)
+            self.userRisk = conditions?.userRiskLevels.map(Set.init)
+            self.servicePrincipalRisk = conditions?.servicePrincipalRiskLevels.map(Set.init)
+            self.insiderRisk = conditions?.insiderRiskLevels?.levels
             self.policy = policy
             self.isWorkload = isWorkload
             self.allUsers = allUsers
@@ -227,7 +236,7 @@ public struct CompiledPolicySet: Sendable {
                 // A reference to a strength that no longer exists (a store edited by hand) is unmet: nothing satisfies it.
                 strength: policy.grantControls.authenticationStrength.map {
                     strengthsById[$0.id] ?? AuthenticationStrengthPolicy(id: $0.id, displayName: "(missing strength \($0.id))", allowedCombinations: [])
-                }, agreements: policy.grantControls.termsOfUse ?? [], deviceFilter: c.devices?.deviceFilter)
+                }, agreements: policy.grantControls.termsOfUse ?? [], deviceFilter: c.devices?.deviceFilter, risk: c)
             let index = Int32(entries.count)
             entries.append(entry)
             let resourceKeys =
@@ -432,6 +441,8 @@ public struct CompiledPolicySet: Sendable {
             case .termsOfUse: refusal = .termsOfUse(policyIds: ids)
             case .compliantDevice: refusal = .compliantDevice(policyIds: ids)
             case .domainJoinedDevice: refusal = .domainJoinedDevice(policyIds: ids)
+            case .passwordChange: refusal = .passwordChange(policyIds: ids)
+            case .riskRemediation: refusal = .riskRemediation(policyIds: ids)
             }
         } else if !unboundPolicies.isEmpty {
             refusal = .tokenProtection(policyIds: unboundPolicies)
@@ -544,6 +555,16 @@ public struct CompiledPolicySet: Sendable {
             if exempt { return (true, "the compliance service is always allowed") }
             guard let device = facts.device else { return (false, "the device is not registered (no device proof)") }
             return device.isCompliant ? (true, "device \(device.deviceId) is compliant") : (false, "device \(device.deviceId) is not compliant")
+        case .passwordChange:
+            guard facts.userId != nil else { return (false, "an app-only sign-in has no password") }
+            return (false, "the user's risk (\(facts.risk.user.rawValue)) asks for a secure password change, which remediates it")
+        case .riskRemediation:
+            guard facts.userId != nil else { return (false, "an app-only sign-in cannot remediate user risk") }
+            guard facts.multiFactorAuthenticated else { return (false, "remediating the user's risk takes a multi-factor sign-in") }
+            if let raised = facts.risk.userRiskUpdated, facts.authentication.time.map({ $0 < raised }) ?? true {
+                return (false, "the authentication was before the user's risk was raised; sign in again")
+            }
+            return (true, "a multi-factor sign-in after the user's risk was raised remediates it")
         case .domainJoinedDevice:
             if exempt { return (true, "the compliance service is always allowed") }
             guard let device = facts.device else { return (false, "the device is not registered (no device proof)") }
@@ -652,6 +673,10 @@ public struct CompiledPolicySet: Sendable {
             if !included || excluded { failed.append(.location) }
         }
         if let filter = entry.deviceFilter, !filter.admits(facts.device) { failed.append(.deviceState) }
+        if let levels = entry.signInRisk, !levels.contains(facts.risk.signIn) { failed.append(.signInRisk) }
+        if let levels = entry.userRisk, !levels.contains(facts.risk.user) { failed.append(.userRisk) }
+        if let levels = entry.servicePrincipalRisk, !levels.contains(facts.risk.servicePrincipal) { failed.append(.servicePrincipalRisk) }
+        if let levels = entry.insiderRisk, !(facts.risk.insider.map(levels.contains) ?? false) { failed.append(.insiderRisk) }
         return failed
     }
 }

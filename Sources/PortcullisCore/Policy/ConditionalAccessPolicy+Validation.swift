@@ -109,8 +109,6 @@ extension ConditionalAccessPolicy {
                         if !controls.contains(control) { controls.append(control) }
                     } else if name.equalsIgnoringCase("termsOfUse") {
                         problems.add(itemPointer, "terms of use are not a built-in control: list the agreements' IDs in grantControls.termsOfUse.")
-                    } else if unenforceableControls.contains(where: { $0.equalsIgnoringCase(name) }) {
-                        problems.add(itemPointer, "'\(name)' cannot be enforced by this server; a policy that silently skipped it would be a security hole.")
                     } else {
                         problems.add(itemPointer, "'\(name)' is not one of: \(Control.builtIn.map(\.rawValue).joined(separator: ", ")).")
                     }
@@ -127,6 +125,21 @@ extension ConditionalAccessPolicy {
                     reader.path("authenticationStrength"),
                     "mfa and an authentication strength cannot both be required (as in Entra); the built-in strength 00000000-0000-0000-0000-000000000002 is mfa."
                 )
+            }
+            if let remediation = controls.first(where: Control.remediation.contains) {
+                if controls.contains(.block) { problems.add(reader.path("builtInControls"), "block cannot be combined with other controls.") }
+                if op == .or {
+                    problems.add(reader.path("operator"), "\(remediation.rawValue) is required with the other controls (AND), as in Entra.")
+                }
+                if remediation == .passwordChange && !controls.contains(.mfa) && strength == nil {
+                    problems.add(
+                        reader.path("builtInControls"),
+                        "passwordChange needs mfa (or an authentication strength) beside it: a password change is secure only after a second factor, as in Entra."
+                    )
+                }
+                if controls.contains(.passwordChange) && controls.contains(.riskRemediation) {
+                    problems.add(reader.path("builtInControls"), "riskRemediation already covers a password change; use one of them.")
+                }
             }
             if controls.contains(.block) && !terms.isEmpty {
                 problems.add(reader.path("termsOfUse"), "block cannot be combined with terms of use.")
@@ -161,6 +174,11 @@ extension ConditionalAccessPolicy {
                 problems.add(
                     JSONPointer.appending(pointer, "conditions/clientApplications"),
                     "user actions are a user's; a policy for them cannot target workload identities.")
+            }
+            if let remediation = grant.controls.first(where: Control.remediation.contains), conditions.userRiskLevels == nil {
+                problems.add(
+                    pointer + "/conditions/userRiskLevels",
+                    "\(remediation.rawValue) remediates user risk, so the policy must be for user risk (userRiskLevels), as in Entra.")
             }
             if conditions.clientApplications != nil && grant.controls != [.block] {
                 problems.add(
@@ -288,11 +306,36 @@ extension ConditionalAccessPolicy {
                 "signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels", "devices", "times", "insiderRiskLevels", "authenticationFlows",
             ],
             ignoredWhenEmpty: ["deviceStates", "clients", "agents", "agentIdRiskLevels", "agentContext"])
-        for key in ["signInRiskLevels", "userRiskLevels", "servicePrincipalRiskLevels"] {
-            if let items = reader.array(key), !items.isEmpty { problems.add(reader.path(key), "risk conditions cannot be evaluated by this server.") }
+        if let value = reader.object["times"], value != .null { problems.add(reader.path("times"), "this condition cannot be evaluated by this server.") }
+        /// A list of risk levels (PROTOCOL §19), `nil` when absent or empty (no condition).
+        func riskLevels(_ key: String) -> [RiskLevel]? {
+            var found: [RiskLevel] = []
+            for (item, itemPointer) in reader.strings(key) ?? [] {
+                guard let level = RiskLevel.allCases.first(where: { $0.rawValue.equalsIgnoringCase(item) }) else {
+                    problems.add(itemPointer, "'\(item)' is not a risk level; one of: \(RiskLevel.allCases.map(\.rawValue).joined(separator: ", ")).")
+                    continue
+                }
+                if !found.contains(level) { found.append(level) }
+            }
+            return found.isEmpty ? nil : RiskLevel.allCases.filter(found.contains)
         }
-        for key in ["times", "insiderRiskLevels"] {
-            if let value = reader.object[key], value != .null { problems.add(reader.path(key), "this condition cannot be evaluated by this server.") }
+        let signInRisk = riskLevels("signInRiskLevels")
+        let userRisk = riskLevels("userRiskLevels")
+        let servicePrincipalRisk = riskLevels("servicePrincipalRiskLevels")
+        var insiderRisk: InsiderRiskLevels?
+        if let text = reader.string("insiderRiskLevels", nonEmpty: false), !text.isEmpty {
+            var levels = Set<InsiderRiskLevel>()
+            for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.equalsIgnoringCase("unknownFutureValue") {
+                if let level = InsiderRiskLevel.allCases.first(where: { $0.rawValue.equalsIgnoringCase(name) }) {
+                    levels.insert(level)
+                } else {
+                    problems.add(
+                        reader.path("insiderRiskLevels"),
+                        "'\(name)' is not an insider risk level; a comma-separated list of: \(InsiderRiskLevel.allCases.map(\.rawValue).joined(separator: ", "))."
+                    )
+                }
+            }
+            if !levels.isEmpty { insiderRisk = InsiderRiskLevels(levels: levels) }
         }
 
         /// A list of keywords (those `keywords` allows) and IDs that `exists` knows.
@@ -554,6 +597,19 @@ extension ConditionalAccessPolicy {
             users: users, applications: applications, clientApplications: clientApplications,
             clientAppTypes: clientAppTypes, platforms: platforms, locations: locations, authenticationFlows: authenticationFlows)
         conditions.devices = devices
+        conditions.signInRiskLevels = signInRisk
+        conditions.userRiskLevels = userRisk
+        conditions.servicePrincipalRiskLevels = servicePrincipalRisk
+        conditions.insiderRiskLevels = insiderRisk
+        // A workload identity has its own risk and no user's; a user's sign-in has no service principal risk.
+        if clientApplications != nil {
+            for key in ["signInRiskLevels", "userRiskLevels"] where reader.array(key)?.isEmpty == false {
+                problems.add(reader.path(key), "a workload identity has no user or sign-in risk; use servicePrincipalRiskLevels.")
+            }
+            if insiderRisk != nil { problems.add(reader.path("insiderRiskLevels"), "a workload identity has no insider risk.") }
+        } else if servicePrincipalRisk != nil {
+            problems.add(reader.path("servicePrincipalRiskLevels"), "is for workload identities (conditions.clientApplications), not users.")
+        }
         return conditions
     }
 
@@ -582,8 +638,11 @@ extension ConditionalAccessPolicy {
         let factorOnly = !factorControls.isEmpty && (grant.operator == .and || factorControls.count == all.count)
         // A policy for authentication contexts touches only the sign-ins that ask for one, on the page where a factor
         // can be registered: it locks nobody out of anything else.
-        guard policy.state == .enabled, factorOnly, let users = policy.conditions.users, users.includeUsers.contains(.all),
-            policy.conditions.applications.includeAuthenticationContextClassReferences == nil
+        // Nor does a policy for risk (PROTOCOL §19): it touches only the risky sign-ins and users, whom a page must see anyway.
+        let c = policy.conditions
+        let forRisk = c.signInRiskLevels != nil || c.userRiskLevels != nil || c.insiderRiskLevels != nil
+        guard policy.state == .enabled, factorOnly, !forRisk, let users = c.users, users.includeUsers.contains(.all),
+            c.applications.includeAuthenticationContextClassReferences == nil
         else { return nil }
         // A strength that a password and code cannot meet needs a passkey (temporary passes are not a way to live).
         let passkeyOnly = strength.map { !$0.allowedCombinations.contains(.passwordSoftwareOath) } ?? false

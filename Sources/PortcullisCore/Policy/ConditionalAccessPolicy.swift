@@ -21,9 +21,19 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         case termsOfUse
         /// A proven device that is compliant; a proven device joined to an on-premises domain (hybrid, `ServerAd`). PROTOCOL §18.
         case compliantDevice, domainJoinedDevice
+        /// A secure password change (PROTOCOL §19): only in a policy for user risk; never met by a sign-in as such — the
+        /// page asks for a new password after the other controls, and the change remediates the risk the policy is for.
+        case passwordChange
+        /// Secure remediation (PROTOCOL §19): a multi-factor sign-in made after the user's risk was raised; it remediates it.
+        case riskRemediation
 
         /// The values `builtInControls` takes.
-        public static let builtIn: [Control] = [.block, .mfa, .approvedApplication, .compliantApplication, .compliantDevice, .domainJoinedDevice]
+        public static let builtIn: [Control] = [
+            .block, .mfa, .approvedApplication, .compliantApplication, .compliantDevice, .domainJoinedDevice, .passwordChange, .riskRemediation,
+        ]
+
+        /// The controls that remediate user risk, and so only mean something in a policy for it (`userRiskLevels`).
+        public static let remediation: Set<Control> = [.passwordChange, .riskRemediation]
 
         /// The controls only a device meets.
         public static let device: Set<Control> = [.compliantDevice, .domainJoinedDevice]
@@ -34,12 +44,15 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
             case .block: 0
             case .mfa: 1
             case .authenticationStrength: 2
-            case .termsOfUse: 3
-            case .approvedApplication: 4
-            case .compliantApplication: 5
+            case .riskRemediation: 3
+            case .termsOfUse: 4
+            case .approvedApplication: 5
+            case .compliantApplication: 6
             // After the app's controls: a client that can enroll its app (53005) remediates, a device cannot on its own.
-            case .compliantDevice: 6
-            case .domainJoinedDevice: 7
+            case .compliantDevice: 7
+            case .domainJoinedDevice: 8
+            // Last, as Entra asks for it: after every other control the page asks for the new password.
+            case .passwordChange: 9
             }
         }
         public static func < (a: Control, b: Control) -> Bool { a.reportOrder < b.reportOrder }
@@ -180,6 +193,27 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
         public var authenticationFlows: AuthenticationFlows?
         /// The filter for devices (PROTOCOL §18): a policy with it applies only to the devices it admits.
         public var devices: Devices?
+        /// Risk (PROTOCOL §19): a policy with a list applies only to sign-ins whose risk of that kind is one of its levels.
+        public var signInRiskLevels: [RiskLevel]?
+        public var userRiskLevels: [RiskLevel]?
+        public var servicePrincipalRiskLevels: [RiskLevel]?
+        public var insiderRiskLevels: InsiderRiskLevels?
+    }
+
+    /// Graph's `insiderRiskLevels`: one comma-separated string of `conditionalAccessInsiderRiskLevels` (a flags enumeration).
+    public struct InsiderRiskLevels: Codable, Sendable, Equatable {
+        public var levels: Set<InsiderRiskLevel>
+
+        public init(levels: Set<InsiderRiskLevel>) { self.levels = levels }
+
+        public init(from decoder: any Decoder) throws {
+            levels = InsiderRiskLevel.set(from: try decoder.singleValueContainer().decode(String.self))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(InsiderRiskLevel.text(of: levels))
+        }
     }
 
     /// Graph's `conditionalAccessDevices`: the filter for devices.
@@ -235,8 +269,6 @@ public struct ConditionalAccessPolicy: Codable, Sendable, Equatable {
     /// PROTOCOL §13; `nil` (absent or Graph's `null`) in most policies.
     public var sessionControls: SessionControls?
 
-    /// Graph controls that exist but that this server cannot enforce: refused, never ignored.
-    public static let unenforceableControls = ["passwordChange"]
 }
 
 /// Graph's `conditionalAccessGuestOrExternalUserTypes` (a flags enumeration).

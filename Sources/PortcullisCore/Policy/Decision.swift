@@ -16,6 +16,8 @@ public struct Decision: Sendable, Equatable {
         case users, servicePrincipals, application, clientType, devicePlatform, location, authenticationFlows
         /// The filter for devices did not admit the device (PROTOCOL §18).
         case deviceState
+        /// The sign-in's, the user's, the workload identity's or the insider risk is not one of the policy's levels (PROTOCOL §19).
+        case signInRisk, userRisk, servicePrincipalRisk, insiderRisk
     }
 
     /// Whether one grant control of an applying policy was met by this sign-in, and why.
@@ -74,11 +76,44 @@ public struct Decision: Sendable, Equatable {
         /// A device that is not compliant, not hybrid joined, or not proven at all (PROTOCOL §18): 53000, 53001.
         case compliantDevice(policyIds: [String])
         case domainJoinedDevice(policyIds: [String])
+        /// The user's risk asks for a secure password change (PROTOCOL §19): 50142 on a grant, the page asks for it.
+        case passwordChange(policyIds: [String])
+        /// The user's risk asks for a multi-factor sign-in made after it was raised (PROTOCOL §19).
+        case riskRemediation(policyIds: [String])
         /// Token protection (`secureSignInSession`) and a request without a DPoP proof (PROTOCOL §15).
         case tokenProtection(policyIds: [String])
         /// A sign-in frequency of the applying policies that the authentication no longer meets (PROTOCOL §13): the user
         /// signs in again. Decided with the time of the grant (`GrantDecision`, `InteractiveDecision`), not by `evaluate`.
         case signInFrequency
+
+        /// The refusal's name as impact analysis and the sign-in log show it: the control unmet (Graph's name).
+        public var name: String {
+            switch self {
+            case .block: "block"
+            case .mfa: "mfa"
+            case .authenticationStrength: "authenticationStrength"
+            case .approvedApplication: "approvedApplication"
+            case .compliantApplication: "compliantApplication"
+            case .termsOfUse: "termsOfUse"
+            case .compliantDevice: "compliantDevice"
+            case .domainJoinedDevice: "domainJoinedDevice"
+            case .passwordChange: "passwordChange"
+            case .riskRemediation: "riskRemediation"
+            case .tokenProtection: "secureSignInSession"
+            case .signInFrequency: "signInFrequency"
+            }
+        }
+
+        /// The policies that refused (none for a sign-in frequency, decided over every applying policy).
+        public var policyIds: [String] {
+            switch self {
+            case .block(let ids), .mfa(let ids), .authenticationStrength(let ids), .approvedApplication(let ids), .compliantApplication(let ids),
+                .termsOfUse(let ids), .compliantDevice(let ids), .domainJoinedDevice(let ids), .passwordChange(let ids), .riskRemediation(let ids),
+                .tokenProtection(let ids):
+                ids
+            case .signInFrequency: []
+            }
+        }
     }
 
     /// An authentication context a granted sign-in met (PROTOCOL §13).

@@ -15,41 +15,8 @@ public enum ImpactAnalysis {
 
         init(_ decision: Decision) {
             status = decision.status
-            switch decision.refusal {
-            case .block(let ids):
-                refusal = "block"
-                policyIds = ids
-            case .mfa(let ids):
-                refusal = "mfa"
-                policyIds = ids
-            case .authenticationStrength(let ids):
-                refusal = "authenticationStrength"
-                policyIds = ids
-            case .approvedApplication(let ids):
-                refusal = "approvedApplication"
-                policyIds = ids
-            case .termsOfUse(let ids):
-                refusal = "termsOfUse"
-                policyIds = ids
-            case .compliantApplication(let ids):
-                refusal = "compliantApplication"
-                policyIds = ids
-            case .compliantDevice(let ids):
-                refusal = "compliantDevice"
-                policyIds = ids
-            case .domainJoinedDevice(let ids):
-                refusal = "domainJoinedDevice"
-                policyIds = ids
-            case .tokenProtection(let ids):
-                refusal = "secureSignInSession"
-                policyIds = ids
-            case .signInFrequency:
-                refusal = "signInFrequency"
-                policyIds = []
-            case nil:
-                refusal = nil
-                policyIds = []
-            }
+            refusal = decision.refusal?.name
+            policyIds = decision.refusal?.policyIds ?? []
         }
 
         var refused: Bool { refusal != nil }
@@ -112,6 +79,7 @@ public enum ImpactAnalysis {
         input.country = record.countryOrRegion
         input.proofOfPossession = record.tokenProtectionStatusDetails?.signInSessionStatus == .bound
         input.device = record.deviceDetail?.facts
+        input.risk = record.risk
         let facts = SignInFacts(input, directory: directory)
         return facts
     }

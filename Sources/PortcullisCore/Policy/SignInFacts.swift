@@ -78,6 +78,8 @@ public struct SignInFacts: Sendable, Equatable {
     public var acceptedAgreements: Set<PolicyID> = []
     /// The device the sign-in proved it came from (PROTOCOL §18); `nil`: an unregistered device.
     public var device: DeviceFacts?
+    /// The sign-in's, the user's, the insider and the workload identity's risk (PROTOCOL §19).
+    public var risk = RiskFacts.none
     /// Whether the sign-in carried multi-factor authentication.
     public var multiFactorAuthenticated: Bool { authentication.includesSecondFactor }
 
@@ -125,6 +127,8 @@ extension SignInFacts {
         public var userAction: String?
         /// The device proven at sign-in (PROTOCOL §18), `nil` when none was.
         public var device: DeviceFacts?
+        /// The risk the surface found or was told (PROTOCOL §19).
+        public var risk = RiskFacts.none
 
         public init(
             userId: ObjectID?, clientAppId: AppID, resourceAppId: AppID, authentication: AuthenticationContext, capabilities: ClaimsRequest = ClaimsRequest()
@@ -170,6 +174,7 @@ extension SignInFacts {
         // the policies for that action apply to it, and no others.
         userAction = input.userAction ?? (input.resourceAppId == BuiltInResources.devicesAppId ? ConditionalAccessPolicy.UserAction.registerDevice : nil)
         device = input.device
+        risk = input.risk
     }
 }
 

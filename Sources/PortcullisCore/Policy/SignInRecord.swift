@@ -41,6 +41,11 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     public var originalTransferMethod: TransferMethod?
     /// Graph's `deviceDetail`: the device the sign-in proved it came from (PROTOCOL §18); absent for an unregistered one.
     public var deviceDetail: DeviceDetail?
+    /// Graph's risk members (PROTOCOL §19): the sign-in's own risk (`riskLevelDuringSignIn`), the user's as it stood
+    /// (`riskLevelAggregated`), the real-time detections (`riskEventTypes_v2`); absent when all are none.
+    public var riskLevelDuringSignIn: RiskLevel?
+    public var riskLevelAggregated: RiskLevel?
+    public var riskEventTypes_v2: [RiskEventType]?
     /// A record that stands for several non-interactive sign-ins of one window with the same facts (issue 32, as Entra's
     /// non-interactive log aggregates them): how many, and the last one's time and correlation ID. The record's own
     /// `createdDateTime` and `correlationId` are the first one's.
@@ -56,6 +61,19 @@ public struct SignInRecord: Codable, Sendable, Equatable {
             self.lastDateTime = lastDateTime
             self.lastCorrelationId = lastCorrelationId
         }
+    }
+
+    /// Records the risk a sign-in was decided with (nothing when there was none).
+    public mutating func record(risk: RiskFacts) {
+        guard risk != .none, risk.signIn != .none || risk.user != .none || !risk.detections.isEmpty else { return }
+        riskLevelDuringSignIn = risk.signIn
+        riskLevelAggregated = risk.user
+        riskEventTypes_v2 = risk.detections.isEmpty ? nil : risk.detections
+    }
+
+    /// The risk a replay decides with: what was recorded.
+    public var risk: RiskFacts {
+        RiskFacts(signIn: riskLevelDuringSignIn ?? .none, user: riskLevelAggregated ?? .none, detections: riskEventTypes_v2 ?? [])
     }
 
     /// Whether the user took part (`isInteractive`, or — for older records — what the grant type implies).

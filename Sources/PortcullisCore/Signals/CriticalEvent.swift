@@ -30,6 +30,8 @@ public struct CriticalEvent: Sendable, Equatable {
         case complianceChanged(clientAppId: AppID, enrollmentId: RecordID, compliant: Bool)
         /// A device of the user became compliant, or stopped being so (PROTOCOL §18).
         case deviceComplianceChanged(deviceId: DeviceID, compliant: Bool)
+        /// The user's risk changed (PROTOCOL §19): CAEP `risk-level-change`. Ends nothing by itself: policies decide.
+        case riskLevelChanged(from: RiskLevel, to: RiskLevel, reason: String?)
         /// Claims the user's tokens carry changed (`upn`, `name`).
         case claimsChanged([String: String])
         /// A conditional-access change now refuses what the user's tokens at this client application were issued for
@@ -103,7 +105,7 @@ public struct CriticalEvent: Sendable, Equatable {
             .conditionalAccessRefuses:
             true
         case .complianceChanged(_, _, let compliant), .deviceComplianceChanged(_, let compliant): !compliant
-        case .accountEnabled, .methodAdded, .assuranceLevelChanged, .claimsChanged: false
+        case .accountEnabled, .methodAdded, .assuranceLevelChanged, .claimsChanged, .riskLevelChanged: false
         }
     }
 
@@ -156,6 +158,12 @@ public struct CriticalEvent: Sendable, Equatable {
                     ]))
         case .claimsChanged(let claims):
             found.append(Signal(type: .tokenClaimsChange, members: ["claims": .object(claims.mapValues(JSONValue.string))]))
+        case .riskLevelChanged(let from, let to, let reason):
+            // CAEP 1.0 §3.8: levels in upper case; `none` is no level at all (the previous one omitted).
+            var members: [String: JSONValue] = ["principal": "USER", "current_level": .string(to == .none ? "LOW" : to.rawValue.uppercased())]
+            if from != .none { members["previous_level"] = .string(from.rawValue.uppercased()) }
+            if let reason { members["risk_reason"] = .string(reason) }
+            found.append(Signal(type: .riskLevelChange, members: members))
         }
         if endsAccess { found.append(Signal(type: .sessionRevoked, members: [:])) }
         let common: [String: JSONValue] = {

@@ -246,6 +246,8 @@ public struct GrantRefusal: Sendable, Equatable {
         case .approvedApplication: return .approvedClientAppRequired
         case .tokenProtection: return .tokenProtectionRequired
         case .termsOfUse: return .termsOfUseRequired
+        case .passwordChange: return .passwordChangeRequired
+        case .riskRemediation: return .riskRemediationRequired
         case .compliantDevice: return .deviceNotCompliant
         case .domainJoinedDevice: return .deviceNotDomainJoined
         case .signInFrequency: return .signInFrequency
@@ -409,6 +411,7 @@ public enum GrantDecision {
         record.countryOrRegion = facts.signIn.country
         record.originalTransferMethod = facts.signIn.transferMethod
         record.deviceDetail = facts.signIn.device.map(SignInRecord.DeviceDetail.init)
+        record.record(risk: facts.signIn.risk)
         record.isInteractive = facts.user != nil && facts.interactive && facts.grantType != .refreshToken
         // Kept when it says something (a bound token, or a policy that demanded one): every bearer grant of every tenant
         // would otherwise carry "unbound" into the log, and an absent one replays as unbound anyway.

@@ -315,6 +315,17 @@ extension TokenError {
         .interactionRequired, aadsts: 50158,
         "Conditional access requires the user to accept the organization's terms of use. Sign in interactively to accept them."
     )
+    /// A policy for the user's risk asks for a secure password change (PROTOCOL §19): only the sign-in page can, so the client
+    /// is told to go interactive (MSAL: `MsalUiRequiredException`), as Entra's 50142.
+    public static let passwordChangeRequired = TokenError(
+        .interactionRequired, aadsts: 50142, "Password change is required due to a conditional access policy. Sign in interactively to change it."
+    )
+    /// A policy for the user's risk asks for a multi-factor sign-in made after the risk was raised (`riskRemediation`,
+    /// PROTOCOL §19): a refresh of an older sign-in cannot be one; the user signs in again.
+    public static let riskRemediationRequired = TokenError(
+        .interactionRequired, aadsts: 50142,
+        "Conditional access requires the user to remediate their sign-in risk with a new multi-factor sign-in. Sign in interactively."
+    )
     /// The user declined terms of use on the sign-in page.
     public static let termsOfUseDeclined = TokenError(
         .accessDenied, aadsts: 50158, "The user declined the organization's terms of use, which conditional access requires for this application."

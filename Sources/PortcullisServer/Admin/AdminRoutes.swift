@@ -22,6 +22,8 @@ struct AdminRoutes: Sendable {
     let directory: DirectoryRoutes
     /// Every kind of tenant document the admin API serves.
     let documents: AdminDocuments
+    /// Risk (PROTOCOL §19).
+    let risk: RiskEngine
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -37,7 +39,7 @@ struct AdminRoutes: Sendable {
     }
 
     var signals: SignalAdminRoutes {
-        SignalAdminRoutes(store: store, tenants: tenants, transmitter: documents.transmitter, clock: clock, logger: documents.logger)
+        SignalAdminRoutes(store: store, tenants: tenants, transmitter: documents.transmitter, risk: risk, clock: clock, logger: documents.logger)
     }
 
     var authenticator: BearerAuthenticator {
@@ -62,6 +64,7 @@ struct AdminRoutes: Sendable {
         directory.register(on: group)
         authenticationMethods.register(on: group)
         signals.register(on: group)
+        RiskRoutes(tenants: tenants, risk: risk).register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
         group.post("conditional-access/impact") { request, context in try await impact(request, context) }
         group.get("sign-ins") { request, context in try await signIns(request, context) }
@@ -123,7 +126,7 @@ struct AdminRoutes: Sendable {
         _ signIn: WhatIfSignIn, drafts: [ConditionalAccessPolicy]?, tenant: TenantSnapshot, correlationId: String,
         problems: ProblemCollector = ProblemCollector()
     ) throws -> WhatIfResponse {
-        var facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems)
+        var facts = signIn.facts(tenant: tenant.directory, at: "/signIn", now: clock.now(), problems: problems, kept: { tenant.riskyUser(id: $0) })
         let country = countries.country(of: facts?.signIn.ipAddress)
         facts?.signIn.country = country
         let accepted = tenant.acceptedAgreements(userId: facts?.user?.id, now: clock.now())

@@ -13,6 +13,8 @@ struct SignalAdminRoutes: Sendable {
     let store: any PortcullisStore
     let tenants: TenantCache
     let transmitter: SignalTransmitter
+    /// A user confirmed compromised is a risk decision (PROTOCOL §19), made there.
+    let risk: RiskEngine
     let clock: any WallClock
     let logger: Logger
 
@@ -97,24 +99,27 @@ struct SignalAdminRoutes: Sendable {
     }
 
     /// Ends every refresh token and session of the user now and voids their access tokens at Portcullis's own APIs, tells
-    /// receivers (`session-revoked`; with `compromised`, RISC `credential-compromise` first), audited — all in one
-    /// transaction (PROTOCOL §14.1). Typed: the console calls it too.
+    /// receivers (`session-revoked`), audited — all in one transaction (PROTOCOL §14.1). With `compromised`, the admin
+    /// confirms the user compromised, a risk decision (PROTOCOL §19) whose effects are the same and RISC
+    /// `credential-compromise` first. Typed: the console calls it too.
     func revokeSessions(tenant: TenantSnapshot, user: User, actor: String, compromised: Bool) async throws {
+        if compromised {
+            try await risk.confirmCompromised(user, in: tenant, actor: actor)
+            logger.notice("user's credentials reported compromised: sessions revoked", metadata: [LogKeys.userId: .string(user.id.rawValue)])
+            return
+        }
         let now = clock.now()
-        let effects = ChangeEffects.sessionsRevoked(user: user, tenantId: tenant.tenant.id, compromised: compromised, at: now)
+        let effects = ChangeEffects.sessionsRevoked(user: user, tenantId: tenant.tenant.id, compromised: false, at: now)
         let committed = transmitter.committed(
             effects, tenant: tenant,
             audit: [
                 AuditRecord(
-                    tenantId: tenant.tenant.id, at: now, actor: actor, action: compromised ? .confirmCompromised : .revokeSignInSessions, kind: .user,
-                    documentId: user.id.rawValue, before: nil,
+                    tenantId: tenant.tenant.id, at: now, actor: actor, action: .revokeSignInSessions, kind: .user, documentId: user.id.rawValue, before: nil,
                     after: ["refreshTokens": "revoked", "sessions": "ended", "accessTokensIssuedBefore": .string(now.formatted(.iso8601))])
             ])
         try await store.commit(committed)
         transmitter.didCommit(committed)
-        logger.notice(
-            compromised ? "user's credentials reported compromised: sessions revoked" : "user's sign-in sessions revoked",
-            metadata: [LogKeys.userId: .string(user.id.rawValue)])
+        logger.notice("user's sign-in sessions revoked", metadata: [LogKeys.userId: .string(user.id.rawValue)])
     }
 
     /// A stream as the admin API and console show it: its settings (never its credential), how many events wait, and

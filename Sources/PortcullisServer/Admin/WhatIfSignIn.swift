@@ -23,11 +23,26 @@ struct WhatIfSignIn: Sendable {
     var dpop = false
     /// The device proven at sign-in, in Graph's `deviceInfo` shape (PROTOCOL §18); `nil`: unregistered.
     var device: DeviceFacts?
+    /// Risk (PROTOCOL §19): as described; the user's and the insider level default to what is kept for the user now.
+    var signInRiskLevel: RiskLevel?
+    var userRiskLevel: RiskLevel?
+    var insiderRiskLevel: InsiderRiskLevel?
+    var servicePrincipalRiskLevel: RiskLevel?
 
     static let members: Set<String> = [
         "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
-        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts", "dpop", "device",
+        "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts", "dpop", "device", "signInRiskLevel", "userRiskLevel",
+        "insiderRiskLevel", "servicePrincipalRiskLevel",
     ]
+
+    /// Reads the risk members (the admin API's and Graph's `signInConditions` spell them alike).
+    mutating func readRisk(_ reader: JSONObjectReader) {
+        let levels = RiskLevel.computed.map(\.rawValue)
+        signInRiskLevel = reader.enumeration("signInRiskLevel", allowed: levels).flatMap(RiskLevel.init)
+        userRiskLevel = reader.enumeration("userRiskLevel", allowed: levels).flatMap(RiskLevel.init)
+        servicePrincipalRiskLevel = reader.enumeration("servicePrincipalRiskLevel", allowed: levels).flatMap(RiskLevel.init)
+        insiderRiskLevel = reader.enumeration("insiderRiskLevel", allowed: InsiderRiskLevel.allCases.map(\.rawValue)).flatMap(InsiderRiskLevel.init)
+    }
 
     /// The API's `signIn` object, its shape checked (types, enumerations, unknown members).
     static func read(_ reader: JSONObjectReader) -> WhatIfSignIn? {
@@ -65,11 +80,14 @@ struct WhatIfSignIn: Sendable {
         signIn.authenticationContexts = AuthenticationContextClassReference.sorted(contexts)
         signIn.dpop = reader.bool("dpop") ?? false
         signIn.device = reader.object("device").flatMap(DeviceFacts.read(info:))
+        signIn.readRisk(reader)
         return signIn
     }
 
     /// The facts the token endpoint would have gathered, described instead; `nil` with problems at `pointer`'s members.
-    func facts(tenant directory: DirectorySnapshot, at pointer: String, now: Date, problems: ProblemCollector) -> GrantFacts? {
+    func facts(
+        tenant directory: DirectorySnapshot, at pointer: String, now: Date, problems: ProblemCollector, kept: (ObjectID) -> RiskyUser? = { _ in nil }
+    ) -> GrantFacts? {
         func path(_ member: String) -> String { JSONPointer.appending(pointer, member) }
         var user: User?
         if let userId {
@@ -112,6 +130,12 @@ struct WhatIfSignIn: Sendable {
         input.proofOfPossession = dpop
         if device != nil && user == nil { problems.add(path("device"), "describes a user's sign-in: name the user (userId).") }
         input.device = user == nil ? nil : device
+        let risky = user.flatMap { kept($0.id) }
+        input.risk = RiskFacts(
+            signIn: user == nil ? .none : signInRiskLevel ?? .none, user: user == nil ? .none : userRiskLevel ?? risky?.riskLevel ?? .none,
+            userRiskUpdated: userRiskLevel == nil ? risky?.riskLastUpdatedDateTime : nil,
+            insider: user == nil ? nil : insiderRiskLevel ?? risky?.insiderRiskLevel, servicePrincipal: user == nil ? servicePrincipalRiskLevel ?? .none : .none
+        )
         let signIn = SignInFacts(input, directory: directory)
         var facts = GrantFacts(
             grantType: user == nil ? .clientCredentials : (transferMethod == .deviceCodeFlow ? .deviceCode : .password), tenant: directory, client: client,

@@ -46,11 +46,14 @@ public final class SignInRecorder: Service, Sendable {
     private let capacity: Int
     private let aggregationWindow: TimeInterval
     private let logger: Logger
+    /// Told of every record as it is made (the risk engine learns from sign-ins, PROTOCOL §19); must not block.
+    private let observer: (@Sendable (SignInRecord) -> Void)?
 
     public init(
         store: any SignInStore, interval: Duration = .milliseconds(250), capacity: Int = 100_000, aggregationWindow: TimeInterval = 3600,
-        logger: Logger
+        logger: Logger, observer: (@Sendable (SignInRecord) -> Void)? = nil
     ) {
+        self.observer = observer
         self.store = store
         self.aggregationWindow = aggregationWindow
         self.interval = interval
@@ -59,6 +62,7 @@ public final class SignInRecorder: Service, Sendable {
     }
 
     public func record(_ record: SignInRecord) {
+        observer?(record)
         let dropped = pending.withLock { records -> Int in
             var dropped = 0
             if records.count >= capacity {

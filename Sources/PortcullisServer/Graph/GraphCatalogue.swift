@@ -125,7 +125,52 @@ enum GraphCatalogue {
         sets.append(roles)
         sets += GraphIntune.sets(documents: documents, store: store)
         sets.append(WhatIf.set(admin: admin))
+        sets += risk(admin: admin)
         return sets
+    }
+
+    // MARK: Identity protection
+
+    /// `identityProtection/riskyUsers` (with `history`, and the actions `confirmCompromised` and `dismiss`, which take
+    /// `{"userIds": […]}` and answer 204) and `identityProtection/riskDetections` (PROTOCOL §19): the admin API's, in Graph's shape.
+    static func risk(admin: AdminRoutes) -> [GraphEntitySet] {
+        let engine = admin.risk
+        var users = GraphEntitySet(
+            path: "identityProtection/riskyUsers", type: "riskyUser", permissions: GraphPermission.riskyUsers,
+            adminPath: "identityProtection/riskyUsers", list: { call in call.tenant.riskyUsers.map(\.graph) })
+        users.below["history"] = { call, id, rest in
+            guard rest.isEmpty, call.method == .get else { throw GraphError(.methodNotAllowed, "Request_BadRequest", "A risky user's history is read here.") }
+            guard let risky = call.tenant.riskyUser(id: ObjectID(id)), risky.hasRisk else { throw GraphError.notFound(id) }
+            return .collection(call, context: "identityProtection/riskyUsers('\(id)')/history", risky.graphHistory)
+        }
+        func action(_ name: String, _ decide: @escaping @Sendable (User, TenantSnapshot, String) async throws -> Void) -> GraphEntitySet {
+            var set = GraphEntitySet(
+                path: "identityProtection/riskyUsers/\(name)", type: "riskyUser", permissions: GraphPermission.riskyUsers,
+                adminPath: "identityProtection/riskyUsers/\(name)", list: { _ in [] })
+            set.action = { call in
+                guard let ids = call.body?["userIds"]?.arrayValue, !ids.isEmpty, ids.count <= RiskRoutes.maximumUserIds else {
+                    throw GraphError(.badRequest, "BadRequest", "\(name) takes {\"userIds\": [...]}, 1 to \(RiskRoutes.maximumUserIds) user IDs.")
+                }
+                var users: [User] = []
+                for id in ids {
+                    guard let text = id.stringValue, let user = call.tenant.directory.user(identity: text) else {
+                        throw GraphError(.badRequest, "BadRequest", "\(id.stringValue?.prefix(64) ?? "A userIds item") names no user of this tenant.")
+                    }
+                    users.append(user)
+                }
+                for user in users { try await decide(user, call.tenant, call.caller.actor) }
+                return GraphRoutes.Answer(status: .noContent, body: nil)
+            }
+            return set
+        }
+        let detections = GraphEntitySet(
+            path: "identityProtection/riskDetections", type: "riskDetection", permissions: GraphPermission.riskEvents,
+            adminPath: "identityProtection/riskDetections", list: { call in call.tenant.riskDetections })
+        return [
+            users, detections,
+            action("confirmCompromised") { user, tenant, actor in try await engine.confirmCompromised(user, in: tenant, actor: actor) },
+            action("dismiss") { user, tenant, actor in try await engine.dismiss(user, in: tenant, actor: actor) },
+        ]
     }
 
     // MARK: Users
@@ -511,6 +556,10 @@ enum WhatIf {
         case .location: "location"
         case .authenticationFlows: "authenticationFlow"
         case .deviceState: "devices"
+        case .signInRisk: "signInRisk"
+        case .userRisk: "userRisk"
+        case .servicePrincipalRisk: "servicePrincipalRisk"
+        case .insiderRisk: "insiderRisk"
         }
     }
 
@@ -537,7 +586,8 @@ enum WhatIf {
         }
         let conditions = root.object("signInConditions")
         conditions?.rejectUnknownMembers(allowed: [
-            "@odata.type", "devicePlatform", "clientAppType", "ipAddress", "country", "authenticationFlow", "deviceInfo",
+            "@odata.type", "devicePlatform", "clientAppType", "ipAddress", "country", "authenticationFlow", "deviceInfo", "signInRiskLevel", "userRiskLevel",
+            "servicePrincipalRiskLevel", "insiderRiskLevel",
         ])
         let device = conditions?.object("deviceInfo").flatMap(DeviceFacts.read(info:))
         let platform = conditions?.string("devicePlatform")
@@ -556,6 +606,7 @@ enum WhatIf {
             clientAppType: type ?? .mobileAppsAndDesktopClients)
         signIn.transferMethod = transfer
         signIn.device = device
+        if let conditions { signIn.readRisk(conditions) }
         if let principalId { signIn.clientAppId = principalId }
         if let authenticationContext { signIn.authenticationContexts = [authenticationContext] }
         return (signIn, onlyApplied)

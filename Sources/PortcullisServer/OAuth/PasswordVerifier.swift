@@ -52,9 +52,33 @@ struct PasswordVerifier: Sendable {
             logger.warning("password check refused: the hashing queue is full")
             throw TokenError.busy(retryAfter: busy.retryAfter)
         }
-        guard matched, let user else { throw user == nil ? TokenError.unknownUser : TokenError.badCredentials }
+        guard matched, let user else {
+            if let user { await countSpray(tenantId: tenant.tenant.id, address: clientIP, userId: user.id, now: now) }
+            throw user == nil ? TokenError.unknownUser : TokenError.badCredentials
+        }
         try await attemptSucceeded(subjects, now: now)
         return (user, nil)
+    }
+
+    /// A wrong password for an existing account (PROTOCOL §19, password spray): the account is marked under the address for
+    /// the window, and the address's count of such accounts goes up the first time. Failures to count are logged, never the
+    /// sign-in's answer.
+    func countSpray(tenantId: TenantID, address: IPAddress?, userId: ObjectID, now: Date) async {
+        let mark = RiskDetector.sprayedAccountKey(tenantId: tenantId, address: address, userId: userId)
+        let fresh = Mutex(false)
+        do {
+            try await store.updateThrottles(keys: [mark]) { key, current in
+                let (counter, new) = RiskDetector.markSprayed(current, key: key, now: now)
+                if new { fresh.withLock { $0 = true } }
+                return counter
+            }
+            guard fresh.withLock({ $0 }) else { return }
+            try await store.updateThrottles(keys: [RiskDetector.sprayKey(tenantId: tenantId, address: address)]) { key, current in
+                RiskDetector.countSprayed(current, key: key, now: now)
+            }
+        } catch {
+            logger.warning("a wrong password could not be counted for password spray", metadata: ["portcullis.error": .string("\(type(of: error))")])
+        }
     }
 
     /// Counts one attempt for each subject before it is checked, atomically; throws `locked(subject)` — without

@@ -49,6 +49,7 @@ struct TokenService: Sendable {
     let recorder: SignInRecorder
     let passwords: PasswordVerifier
     let countries: CountryTableSource
+    let risk: RiskEngine
     let dpop: DPoPGate
     let devices: DeviceAuthentication
     let clock: any WallClock
@@ -242,6 +243,11 @@ struct TokenService: Sendable {
         let provenDevice = user == nil ? nil : device.flatMap(ProvenDevice.init) ?? provenEarlier
         input.device = try devices.current(provenDevice, snapshot: snapshot, now: now)
         input.country = countries.country(of: inputs.clientIP)
+        input.risk = risk.facts(
+            userId: user?.id,
+            signIn: RiskDetector.SignIn(
+                at: now, ipAddress: inputs.clientIP, country: input.country, platform: input.platform, clientAppId: client.application.appId),
+            snapshot: snapshot)
         var signIn = SignInFacts(input, directory: tenant)
         // Terms of use (PROTOCOL §17): nothing is read for tenants whose policies require none.
         signIn.acceptedAgreements = snapshot.acceptedAgreements(userId: user?.id, now: now)

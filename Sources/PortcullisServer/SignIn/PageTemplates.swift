@@ -5,6 +5,7 @@ enum PageTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("signin", signIn), ("message", message), ("formPost", formPost), ("deviceCode", deviceCode), ("account", account),
         ("factor", factor), ("passkey", passkey), ("securityInfo", securityInfo), ("passkeyRegistration", passkeyRegistration), ("terms", terms),
+        ("changePassword", changePassword),
     ]
 
     static let layout = """
@@ -94,6 +95,23 @@ enum PageTemplates {
         <input type="hidden" name="csrf" value="{{csrf}}">
         <div class="actions"><button type="submit" name="decision" value="accept" id="accept">Accept</button>
         <button type="submit" name="decision" value="decline" id="decline" class="secondary">Decline</button></div>
+        </form>
+
+        """
+
+    /// The secure password change of a risk policy (PROTOCOL §19).
+    static let changePassword = """
+        <p class="lead">{{upn}}</p>
+        {{#error}}<div class="alert" role="alert" id="error"><p>{{message}}</p></div>{{/error}}
+        <p>Your organization asks you to update your password: your account may be at risk. Choose a new password you have not used here.</p>
+        <form method="post" action="{{action}}" id="password-form">
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="new-password">New password</label>
+        <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="{{minimum}}" required autofocus{{#error}} aria-describedby="error"{{/error}}>
+        <label for="confirm-password">Confirm the new password</label>
+        <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="{{minimum}}" required>
+        <div class="actions"><button type="submit" id="change">Update password</button></div>
         </form>
 
         """

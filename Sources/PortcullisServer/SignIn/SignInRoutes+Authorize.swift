@@ -360,6 +360,9 @@ extension SignInRoutes {
                 newSecret: nil, issued: clock.now(), primaryTime: authTime)
             if result.step == .registerAuthenticatorApp { ticket.newSecret = Base32.encode(TOTP.newSecret()) }
             return with(try await factorPage(ticket, user: user, tenant: tenant, error: nil, request: request, context))
+        case .changePassword:
+            return with(
+                passwordChangePage(authorization, user: user, methods: methods, sessionHash: sessionHash, tenant: tenant, request: request, context))
         case .acceptTerms(let agreementIds):
             return with(
                 termsPage(
@@ -460,6 +463,10 @@ extension SignInRoutes {
             capabilities: claims ?? ClaimsRequest())
         input.country = countries.country(of: address)
         input.clientAppType = .of(client: client, grant: nil)
+        input.risk = risk.facts(
+            userId: user.id,
+            signIn: RiskDetector.SignIn(at: clock.now(), ipAddress: address, country: input.country, platform: platform, clientAppId: client.appId),
+            snapshot: tenant)
         var facts = SignInFacts(input, directory: tenant.directory)
         facts.acceptedAgreements = tenant.acceptedAgreements(userId: user.id, now: clock.now())
         return facts

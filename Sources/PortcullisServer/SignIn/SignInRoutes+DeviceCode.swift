@@ -216,6 +216,10 @@ extension SignInRoutes {
             case .registrationRefused(let refusal):
                 return errorPage(
                     Self.registrationRefused(refusal.message), tenant: tenant, context, title: "You can't add a sign-in method here", status: .forbidden)
+            case .changePassword:
+                // A password change belongs to a browser sign-in of the user's own (the device may be anyone's screen).
+                recordRefusal(facts, result.decision, user: user, tenant: tenant, error: .passwordChangeRequired, context)
+                return errorPage(.passwordChangeRequired, tenant: tenant, context, title: "Change your password first", status: .forbidden)
             case .signInAgain, .loginRequired, .interactionRequired, .usePasskey, .registerPasskey:
                 // Not for a password given just now on this page (no prompt, no passkey ceremony here): signed in again.
                 return deviceSignInPage(record, tenant: tenant, error: nil, username: username ?? user.userPrincipalName, request: request, context)

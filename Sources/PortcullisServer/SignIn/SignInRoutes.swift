@@ -31,8 +31,12 @@ struct SignInRoutes: Sendable {
     let recorder: SignInRecorder
     /// Users' answers to terms of use (PROTOCOL §17), stored through the tenant documents' one write path.
     let acceptances: DocumentResource<AgreementAcceptance>
+    /// Users, written through their one write path when a user changes their password on the page (PROTOCOL §19).
+    let users: DocumentResource<User>
     /// PKeyAuth on the page (PROTOCOL §18): the challenge a web view that offers it gets, and its answer checked.
     let devices: DeviceAuthentication
+    /// Risk (PROTOCOL §19): the sign-in's detections and the user's risk; a password change remediates it.
+    let risk: RiskEngine
     let clock: any WallClock
     let logger: Logger
 
@@ -51,6 +55,7 @@ struct SignInRoutes: Sendable {
         router.get("/:tenant/oauth2/v2.0/authorize/guest") { request, context in try await guestReturned(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/mfa") { request, context in try await factorSubmitted(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/terms") { request, context in try await termsAnswered(request, context) }
+        router.post("/:tenant/oauth2/v2.0/authorize/password") { request, context in try await passwordChanged(request, context) }
         router.get("/:tenant/oauth2/v2.0/authorize/terms/file") { request, context in try await termsFile(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/passkey") { request, context in try await passkeySignIn(request, context) }
         router.post("/:tenant/oauth2/v2.0/authorize/passkey/register") { request, context in try await passkeyRegistered(request, context) }

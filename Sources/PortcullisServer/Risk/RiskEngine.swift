@@ -1,0 +1,275 @@
+import Foundation
+public import Logging
+public import PortcullisCore
+public import PortcullisStorage
+public import ServiceLifecycle
+import Synchronization
+
+/// Risk (PROTOCOL §19), the server's side of it. The token path and the pages ask `facts(…)`: pure, from the tenant's
+/// snapshot (the user's `RiskyUser`, in memory) and the operator's lists — no store round trip. Every recorded sign-in is
+/// handed here (`observe`, a bounded queue) and worked off the request path: the real-time detections it carried become
+/// the user's, the offline ones (atypical travel, password spray) are found, the profile learns, and a policy's secure
+/// remediation closes the risk. Admins' and users' changes (confirm compromised, dismiss, a report, a password change)
+/// come through `change(…)`. Every write is the user's `riskyUser` document through the documents' write path: read
+/// back, changed, stored on its version (retried when another node wrote meanwhile), audited when the risk changed, its
+/// effects (`risk-level-change`, a compromise's revocation) committed with it.
+public final class RiskEngine: Service, Sendable {
+    let store: any PortcullisStore
+    let tenants: TenantCache
+    let transmitter: SignalTransmitter
+    public let lists: RiskListSource
+    let clock: any WallClock
+    let logger: Logger
+    private let queue = Mutex<[SignInRecord]>([])
+    private let interval: Duration
+    /// Observations beyond this wait nowhere: the oldest are dropped (a store away for long), logged.
+    static let capacity = 10_000
+
+    init(
+        store: any PortcullisStore, tenants: TenantCache, transmitter: SignalTransmitter, lists: RiskListSource, clock: any WallClock,
+        interval: Duration = .milliseconds(250), logger: Logger
+    ) {
+        self.store = store
+        self.tenants = tenants
+        self.transmitter = transmitter
+        self.lists = lists
+        self.clock = clock
+        self.interval = interval
+        self.logger = logger
+    }
+
+    // MARK: The sign-in's facts
+
+    /// The risk a sign-in carries into conditional access: its real-time detections and the user's kept risk (an app's
+    /// own sign-in: none yet).
+    public func facts(userId: ObjectID?, signIn: RiskDetector.SignIn, snapshot: TenantSnapshot) -> RiskFacts {
+        guard let userId else { return .none }
+        return RiskDetector.facts(signIn, user: snapshot.riskyUser(id: userId), lists: lists.lists)
+    }
+
+    // MARK: After the sign-in
+
+    /// A recorded sign-in, to be learned from off the request path.
+    public func observe(_ record: SignInRecord) {
+        guard record.userId != nil else { return }
+        let dropped = queue.withLock { records -> Bool in
+            records.append(record)
+            guard records.count > Self.capacity else { return false }
+            records.removeFirst(records.count - Self.capacity)
+            return true
+        }
+        if dropped { logger.warning("risk engine queue full; the oldest sign-ins were not learned from") }
+    }
+
+    /// Works off every sign-in observed so far (tests call it to wait for the engine).
+    public func drain() async {
+        let batch = queue.withLock { records -> [SignInRecord] in
+            defer { records.removeAll(keepingCapacity: true) }
+            return records
+        }
+        for record in batch {
+            do {
+                try await learn(from: record)
+            } catch {
+                logger.error("risk engine could not learn from a sign-in", metadata: [LogKeys.error: .string("\(type(of: error))")])
+            }
+        }
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: self.interval)
+                } catch {
+                    break
+                }
+                await self.drain()
+            }
+        }
+        await drain()
+    }
+
+    func learn(from record: SignInRecord) async throws {
+        guard let userId = record.userId, let snapshot = try await tenants.snapshot(id: record.tenantId),
+            let user = snapshot.directory.user(id: userId)
+        else { return }
+        let succeeded = record.errorCode == nil && record.conditionalAccessStatus != .failure
+        let address = record.ipAddress.flatMap(IPAddress.init)
+        // Password spray: a successful password sign-in from an address that tried many accounts (read off the request path).
+        var sprayed = false
+        if succeeded, record.interactive, (record.authenticationMethods ?? []).contains("pwd"), address != nil {
+            let key = RiskDetector.sprayKey(tenantId: record.tenantId, address: address)
+            sprayed = RiskDetector.sprayed(try await store.throttles(keys: [key]).first, at: record.createdDateTime)
+        }
+        let remediates =
+            succeeded
+            && record.appliedConditionalAccessPolicies.contains { policy in
+                policy.result == .success
+                    && (policy.grantControlResults ?? []).contains { $0.control == ConditionalAccessPolicy.Control.riskRemediation.rawValue && $0.satisfied }
+            }
+        let signIn = RiskDetector.SignIn(
+            at: record.createdDateTime, ipAddress: address, country: record.countryOrRegion,
+            platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), clientAppId: record.clientAppId)
+        let multiFactor = (record.authenticationMethods ?? []).contains("mfa")
+        try await change(user: user, in: snapshot, actor: nil, action: .riskDetected) { risky, now in
+            var changed = false
+            if remediates {
+                changed = risky.close(.remediated, detail: .userPassedMFADrivenByRiskBasedPolicy, at: now, initiatedBy: user.id.rawValue) || changed
+            }
+            var found: [RiskDetection] = []
+            for type in record.riskEventTypes_v2 ?? []
+            where !risky.detections.contains(where: { $0.riskEventType == type && $0.riskState.isActive && $0.ipAddress == record.ipAddress }) {
+                // A risky sign-in that went through with a second factor remediated its own risk (as a sign-in risk policy's MFA does).
+                var detection = RiskDetection(
+                    type: type, state: succeeded && multiFactor ? .remediated : .atRisk, activity: record.createdDateTime, detected: now,
+                    requestId: record.id, correlationId: record.correlationId, ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion)
+                if detection.riskState == .remediated { detection.riskDetail = .userPassedMFADrivenByRiskBasedPolicy }
+                found.append(detection)
+            }
+            if succeeded {
+                if let travel = RiskDetector.travel(signIn, profile: risky.profile) {
+                    found.append(
+                        RiskDetection(
+                            type: .unlikelyTravel, activity: record.createdDateTime, detected: now, requestId: record.id, correlationId: record.correlationId,
+                            ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion,
+                            additionalInfo: "from \(travel.from): \(Int(travel.kilometres)) km in \(String(format: "%.1f", travel.hours)) h"))
+                }
+                if sprayed,
+                    !risky.detections.contains(where: { $0.riskEventType == .passwordSpray && $0.riskState.isActive && $0.ipAddress == record.ipAddress })
+                {
+                    found.append(
+                        RiskDetection(
+                            type: .passwordSpray, activity: record.createdDateTime, detected: now, requestId: record.id, correlationId: record.correlationId,
+                            ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion))
+                }
+                if let learned = RiskDetector.learn(signIn, profile: risky.profile) {
+                    risky.profile = learned
+                    changed = true
+                }
+            }
+            if !found.isEmpty {
+                risky.add(found, at: now, initiatedBy: nil)
+                changed = true
+            }
+            return changed
+        }
+    }
+
+    // MARK: Changes
+
+    /// Changes a user's `riskyUser` document with `apply` (which says whether it changed anything) and stores it: read back
+    /// from the store, stored on its version, retried a few times when another node wrote it meanwhile. Audited (as
+    /// `action`, by `actor`; the system's when `nil`) when the risk itself changed, not when only the profile learned; its
+    /// effects committed with it. Returns the document as stored, or as it was when nothing changed.
+    @discardableResult
+    func change(
+        user: User, in snapshot: TenantSnapshot, actor: String?, action: AuditAction, _ apply: (inout RiskyUser, Date) -> Bool
+    ) async throws -> RiskyUser {
+        // Most sign-ins change nothing: decided on the snapshot first, with no store round trip.
+        var probe = snapshot.riskyUser(id: user.id) ?? RiskyUser(user: user)
+        if !apply(&probe, clock.now()) { return probe }
+        let tenantId = snapshot.tenant.id
+        for attempt in 1...5 {
+            let now = clock.now()
+            let stored = try await store.document(tenantId: tenantId, kind: .riskyUser, id: user.id.rawValue)
+            let before = try stored.map { try TenantDocuments.decoder.decode(RiskyUser.self, from: $0.body) }
+            var after = before ?? RiskyUser(user: user)
+            after.userPrincipalName = user.userPrincipalName
+            after.userDisplayName = user.displayName
+            guard apply(&after, now) else { return after }
+            let riskChanged =
+                before.map {
+                    $0.riskLevel != after.riskLevel || $0.riskState != after.riskState || $0.detections != after.detections
+                        || $0.insiderRiskLevel != after.insiderRiskLevel
+                }
+                ?? after.hasRisk
+            let effects = RiskyUser.effects(before: before, after: after, tenantId: tenantId, at: now)
+            let committed = effects.isEmpty ? nil : transmitter.committed(effects, tenant: snapshot)
+            do {
+                let written = try await store.put(
+                    tenantId: tenantId, kind: .riskyUser, id: user.id.rawValue, body: try TenantDocuments.encoder.encode(after),
+                    precondition: stored.map { .version($0.version) } ?? .mustNotExist, at: now,
+                    audit: riskChanged
+                        ? AuditRecord(
+                            tenantId: tenantId, at: now, actor: actor ?? "system (identity protection)", action: action, kind: AuditSubject(.riskyUser),
+                            documentId: user.id.rawValue, before: before.map(\.presentedForAudit), after: after.presentedForAudit) : nil,
+                    effects: committed)
+                if let committed { transmitter.didCommit(committed) }
+                try await tenants.documentChanged(tenantId: tenantId, kind: .riskyUser, id: user.id.rawValue, revision: written.version)
+                return after
+            } catch let error as StorageError where (error.code == .preconditionFailed || error.code == .duplicate) && attempt < 5 {
+                continue
+            }
+        }
+        return probe
+    }
+}
+
+extension RiskyUser {
+    /// The audit log's view: the risk, not the profile.
+    var presentedForAudit: JSONValue {
+        var object: [String: JSONValue] = [
+            "riskLevel": .string(riskLevel.rawValue), "riskState": .string(riskState.rawValue), "riskDetail": .string(riskDetail.rawValue),
+            "detections": .number(Double(detections.count)),
+        ]
+        if let insiderRiskLevel { object["insiderRiskLevel"] = .string(insiderRiskLevel.rawValue) }
+        return .object(object)
+    }
+}
+
+extension AuditAction {
+    /// The risk engine found a detection, or learned (PROTOCOL §19).
+    public static let riskDetected = AuditAction(rawValue: "riskDetected")
+    /// An admin dismissed a user's risk.
+    public static let dismissRisk = AuditAction(rawValue: "dismiss")
+    /// A user's risk was remediated (a secure password change, a strong sign-in).
+    public static let remediateRisk = AuditAction(rawValue: "remediate")
+    /// A detection reported (leaked credentials, threat intelligence) or an insider risk level set.
+    public static let reportRisk = AuditAction(rawValue: "reportRisk")
+}
+
+// MARK: Admins' and users' decisions
+
+extension RiskEngine {
+    /// An admin confirmed the user compromised (PROTOCOL §19): risk high, `confirmedCompromised`, and — committed with it —
+    /// everything of theirs void and RISC `credential-compromise` on the tenant's streams (§14.1).
+    func confirmCompromised(_ user: User, in snapshot: TenantSnapshot, actor: String) async throws {
+        try await change(user: user, in: snapshot, actor: actor, action: .confirmCompromised) { risky, now in
+            risky.add(
+                [RiskDetection(type: .adminConfirmedUserCompromised, state: .confirmedCompromised, activity: now, detected: now, reportedBy: actor)], at: now,
+                initiatedBy: actor)
+            return true
+        }
+    }
+
+    /// An admin dismissed the user's risk: every active detection and the user's risk closed as `dismissed`.
+    func dismiss(_ user: User, in snapshot: TenantSnapshot, actor: String) async throws {
+        try await change(user: user, in: snapshot, actor: actor, action: .dismissRisk) { risky, now in
+            risky.close(.dismissed, detail: .adminDismissedAllRiskForUser, at: now, initiatedBy: actor)
+        }
+    }
+
+    /// A detection reported about the user (leaked credentials, threat intelligence): it raises their risk, and revokes
+    /// nothing by itself (policies decide, PROTOCOL §19).
+    @discardableResult
+    func report(
+        _ type: RiskEventType, user: User, in snapshot: TenantSnapshot, actor: String, level: RiskLevel? = nil, additionalInfo: String? = nil
+    ) async throws -> RiskyUser {
+        try await change(user: user, in: snapshot, actor: actor, action: .reportRisk) { risky, now in
+            risky.add(
+                [RiskDetection(type: type, level: level, activity: now, detected: now, reportedBy: actor, additionalInfo: additionalInfo)], at: now,
+                initiatedBy: actor)
+            return true
+        }
+    }
+
+    /// Sets (or, `nil`, clears) the user's insider risk level (PROTOCOL §19).
+    func setInsiderRisk(_ level: InsiderRiskLevel?, user: User, in snapshot: TenantSnapshot, actor: String) async throws {
+        try await change(user: user, in: snapshot, actor: actor, action: .reportRisk) { risky, _ in
+            guard risky.insiderRiskLevel != level else { return false }
+            risky.insiderRiskLevel = level
+            return true
+        }
+    }
+}
