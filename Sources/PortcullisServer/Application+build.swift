@@ -124,7 +124,7 @@ public struct PortcullisServer: Sendable {
         self.transmitter = transmitter
         let risk = RiskEngine(
             store: dependencies.store, tenants: tenants, transmitter: transmitter, lists: dependencies.riskLists, clock: dependencies.clock,
-            logger: dependencies.logger)
+            detections: configuration.riskDetections, logger: dependencies.logger)
         self.risk = risk
         self.signIns = SignInRecorder(
             store: dependencies.store, aggregationWindow: dependencies.configuration.signInAggregationWindow, logger: dependencies.logger,

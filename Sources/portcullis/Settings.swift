@@ -61,6 +61,7 @@ struct Settings {
     /// The operator's address lists for risk (PROTOCOL §19): one CIDR per line, reloaded as the country table is.
     var anonymizerList: String?
     var maliciousList: String?
+    var riskDetections = true
     /// Whether DPoP proofs must carry a server nonce (`tokens.dpopNonce`: `required` or `off`; PROTOCOL §15).
     var dpopNonceRequired = true
     /// `tokens.continuousAccessTokenLifetimeSeconds` (PROTOCOL §14.1).
@@ -91,7 +92,8 @@ struct Settings {
             "shutdownDrainMilliseconds", "interactiveSignIn", "maximumBodyBytes", "network", "signals", "passkeys", "risk",
         ])
         if let risk = reader.object("risk") {
-            risk.rejectUnknownMembers(allowed: ["anonymizerList", "maliciousList"])
+            risk.rejectUnknownMembers(allowed: ["anonymizerList", "maliciousList", "detections"])
+            riskDetections = risk.bool("detections") ?? riskDetections
             anonymizerList = risk.string("anonymizerList") ?? anonymizerList
             maliciousList = risk.string("maliciousList") ?? maliciousList
         }
@@ -290,6 +292,7 @@ struct Settings {
         if let v = value("COUNTRY_TABLE") { countryTable = v }
         if let v = value("ANONYMIZER_LIST") { anonymizerList = v }
         if let v = value("MALICIOUS_LIST") { maliciousList = v }
+        if let v = value("RISK_DETECTIONS") { riskDetections = !["0", "false", "no", "off"].contains(v) }
         if let v = value("PASSKEY_METADATA_BLOB") { passkeyMetadataBlob = v }
         if let v = value("PASSKEY_METADATA_ROOT") { passkeyMetadataRoot = v }
         if let v = value("BCRYPT_COST") {
@@ -343,6 +346,7 @@ struct Settings {
             lockout: lockout, shutdownDrain: .milliseconds(shutdownDrainMilliseconds),
             audienceFormat: audienceFormat, signIn: interactive)
         configuration.dpopNonceRequired = dpopNonceRequired
+        configuration.riskDetections = riskDetections
         configuration.signInAggregationWindow = TimeInterval(signInAggregationSeconds)
         configuration.signInMaximumBytes = Int64(signInMaximumMegabytes) * 1_048_576
         configuration.continuousAccessTokenLifetime = continuousAccessTokenLifetime

@@ -321,6 +321,9 @@ async def phase_sdk(base, corpus):
     print("the corpus through the SDK's typed models (beta)")
     await corpus_round_trip(base, corpus, admin)
 
+    print("identity protection: risky users, dismiss, confirmCompromised, detections, history")
+    await identity_protection(client, admin)
+
     print("continuous access evaluation: a revoked token, the challenge, the SDK's retry")
     token = credential.get_token(f"{GRAPH}/.default", enable_cae=True).token
     claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
@@ -335,6 +338,38 @@ async def phase_sdk(base, corpus):
     check(raw.status_code == 401 and 'error="insufficient_claims"' in challenge and "claims=" in challenge, "a revoked token is challenged for claims", challenge)
     again = await client.organization.get()
     check(again.value[0].id == TENANT, "the SDK retried with a new token after the challenge")
+
+
+async def identity_protection(client, admin):
+    from msgraph.generated.identity_protection.risky_users.confirm_compromised.confirm_compromised_post_request_body import (
+        ConfirmCompromisedPostRequestBody,
+    )
+    from msgraph.generated.identity_protection.risky_users.dismiss.dismiss_post_request_body import DismissPostRequestBody
+    from msgraph.generated.models.risk_level import RiskLevel
+    from msgraph.generated.models.risk_state import RiskState
+
+    status, reported = admin.send("POST", "identityProtection/riskDetections", {"userId": CAROL, "riskEventType": "leakedCredentials"})
+    check(status == 201, "leaked credentials reported for Carol (admin API)", reported)
+    risky = await client.identity_protection.risky_users.get()
+    carol = next((u for u in risky.value if u.id == CAROL), None)
+    check(carol is not None and carol.risk_level == RiskLevel.High and carol.risk_state == RiskState.AtRisk,
+          "riskyUsers lists Carol at high risk, at risk (typed model)", carol and (carol.risk_level, carol.risk_state))
+    await client.identity_protection.risky_users.dismiss.post(DismissPostRequestBody(user_ids=[CAROL]))
+    carol = await client.identity_protection.risky_users.by_risky_user_id(CAROL).get()
+    check(carol.risk_state == RiskState.Dismissed and carol.risk_level == RiskLevel.None_, "dismiss: her risk dismissed", (carol.risk_state, carol.risk_level))
+    await client.identity_protection.risky_users.confirm_compromised.post(ConfirmCompromisedPostRequestBody(user_ids=[CAROL]))
+    carol = await client.identity_protection.risky_users.by_risky_user_id(CAROL).get()
+    check(carol.risk_state == RiskState.ConfirmedCompromised and carol.risk_level == RiskLevel.High,
+          "confirmCompromised: confirmed compromised, high", (carol.risk_state, carol.risk_level))
+    history = await client.identity_protection.risky_users.by_risky_user_id(CAROL).history.get()
+    check([h.risk_state for h in history.value] == [RiskState.ConfirmedCompromised, RiskState.Dismissed, RiskState.AtRisk],
+          "her history, newest first", [h.risk_state for h in history.value])
+    detections = await client.identity_protection.risk_detections.get()
+    mine = sorted(d.risk_event_type for d in detections.value if d.user_id == CAROL)
+    check(mine == ["adminConfirmedUserCompromised", "leakedCredentials"], "riskDetections: the report and the admin's confirmation", mine)
+    await expect_odata_error(
+        client.identity_protection.risky_users.dismiss.post(DismissPostRequestBody(user_ids=["00000000-0000-4000-8000-00000000dead"])), 400,
+        "BadRequest", "dismiss of a user who does not exist is a 400")
 
 
 async def what_if(base):

@@ -283,5 +283,9 @@ struct RiskConditionalAccessTests {
         #expect(Self.problems(Self.policy(["mfa"], conditions: ["insiderRiskLevels": "minor,huge"])) == ["/conditions/insiderRiskLevels"])
         #expect(Self.problems(Self.policy(["mfa"], conditions: ["servicePrincipalRiskLevels": ["high"]])) == ["/conditions/servicePrincipalRiskLevels"])
         #expect(Self.problems(Self.policy(["mfa"], conditions: ["signInRiskLevels": [], "userRiskLevels": []])).isEmpty, "empty lists: no condition")
+        // The lock-out guard: blocking every user everywhere needs an exclusion, unless only risky users or sign-ins are blocked.
+        #expect(Self.problems(Self.policy(["block"], op: "OR")) == ["/conditions/users/excludeUsers"])
+        #expect(Self.problems(Self.policy(["block"], op: "OR", conditions: ["userRiskLevels": ["high"]])).isEmpty)
+        #expect(Self.problems(Self.policy(["block"], op: "OR", conditions: ["signInRiskLevels": ["high"]])).isEmpty)
     }
 }

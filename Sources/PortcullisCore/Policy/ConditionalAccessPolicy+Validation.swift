@@ -191,7 +191,10 @@ extension ConditionalAccessPolicy {
                 (conditions.users?.excludeUsers.isEmpty ?? true) && (conditions.users?.excludeGroups.isEmpty ?? true)
                 && (conditions.users?.excludeRoles.isEmpty ?? true) && conditions.users?.excludeGuestsOrExternalUsers == nil
             // A policy for transferred sign-ins only (Microsoft's "block device code flow") leaves every other way in.
-            let everySignIn = conditions.authenticationFlows == nil
+            // So does a policy for risky sign-ins or users (PROTOCOL §19).
+            let everySignIn =
+                conditions.authenticationFlows == nil && conditions.signInRiskLevels == nil && conditions.userRiskLevels == nil
+                && conditions.insiderRiskLevels == nil
             if usersAll && appsAll && noExclusions && everySignIn && grant.builtInControls.contains(.block) && state == .enabled && !force {
                 problems.add(
                     pointer + "/conditions/users/excludeUsers",

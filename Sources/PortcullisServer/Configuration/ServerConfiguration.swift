@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var signIn: SignInSettings
     /// DPoP proofs must carry a server nonce (PROTOCOL §15; `tokens.dpopNonce`).
     public var dpopNonceRequired = true
+    /// Whether Portcullis computes risk detections itself (PROTOCOL §19, `risk.detections`): off, users' risk comes only
+    /// from admins' reports and confirmations; the sign-ins' own detections, the learning and the offline ones stop.
+    public var riskDetections = true
     /// CAE-capable clients' access tokens for resources that enforce CAE live this long (PROTOCOL §14.1;
     /// `tokens.continuousAccessTokenLifetimeSeconds`).
     public var continuousAccessTokenLifetime: TimeInterval = 24 * 3600

@@ -22,13 +22,16 @@ public final class RiskEngine: Service, Sendable {
     let logger: Logger
     private let queue = Mutex<[SignInRecord]>([])
     private let interval: Duration
+    /// Whether detections are computed here (`risk.detections`); off, only reported and confirmed risk counts.
+    let detections: Bool
     /// Observations beyond this wait nowhere: the oldest are dropped (a store away for long), logged.
     static let capacity = 10_000
 
     init(
         store: any PortcullisStore, tenants: TenantCache, transmitter: SignalTransmitter, lists: RiskListSource, clock: any WallClock,
-        interval: Duration = .milliseconds(250), logger: Logger
+        detections: Bool = true, interval: Duration = .milliseconds(250), logger: Logger
     ) {
+        self.detections = detections
         self.store = store
         self.tenants = tenants
         self.transmitter = transmitter
@@ -44,14 +47,18 @@ public final class RiskEngine: Service, Sendable {
     /// own sign-in: none yet).
     public func facts(userId: ObjectID?, signIn: RiskDetector.SignIn, snapshot: TenantSnapshot) -> RiskFacts {
         guard let userId else { return .none }
-        return RiskDetector.facts(signIn, user: snapshot.riskyUser(id: userId), lists: lists.lists)
+        let kept = snapshot.riskyUser(id: userId)
+        guard detections else {
+            return RiskFacts(user: kept?.riskLevel ?? .none, userRiskUpdated: kept?.riskLastUpdatedDateTime, insider: kept?.insiderRiskLevel)
+        }
+        return RiskDetector.facts(signIn, user: kept, lists: lists.lists)
     }
 
     // MARK: After the sign-in
 
     /// A recorded sign-in, to be learned from off the request path.
     public func observe(_ record: SignInRecord) {
-        guard record.userId != nil else { return }
+        guard detections, record.userId != nil else { return }
         let dropped = queue.withLock { records -> Bool in
             records.append(record)
             guard records.count > Self.capacity else { return false }

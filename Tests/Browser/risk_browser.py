@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""A risky user remediated on the sign-in page (PROTOCOL §19) in a real browser: headless Chromium driven by Selenium,
+against a real Portcullis binary.
+
+    python3 Tests/Browser/risk_browser.py --binary .build/debug/portcullis [--output DIR]
+
+What it does (each step fails the run with a message saying what was expected):
+  1. Through the admin API: Microsoft's "Require password change for high-risk users" (MFA and a password change for
+     high user risk), enforced; Carol's credentials reported leaked (her risk goes high).
+  2. Blocked: Carol's password grant is refused (AADSTS50076: the policy's second factor first; an app without a page
+     cannot remediate).
+  3. On the page: her password, then a second factor (she registers an authenticator app; a code from pyotp), then the
+     page asks for a new password; two that differ are refused with the form again; the old one is refused; a new one
+     is taken and the app's redirect URI receives a code that redeems for tokens.
+  4. Remediated: the admin API shows her risk remediated by a secure password change, with its history; the old
+     password no longer signs in; the new one does, through the password grant the policy refused before.
+  5. Throughout: every request the browser made went to the server or the app; the console shows no CSP violation.
+Screenshots (phone 390×844 and desktop 1280×800) go to --output (default .build/test-output/risk).
+"""
+import argparse
+import http.server
+import json
+import os
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import signin_browser as common  # noqa: E402  (the server, the driver, screenshots, the app's redirect URI)
+
+TENANT = common.TENANT
+CLIENT = common.CLIENT
+SCOPE = common.SCOPE
+ADMIN_CLI = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")
+CAROL, CAROL_PASSWORD = common.CAROL, common.CAROL_PASSWORD
+NEW_PASSWORD = "Carol-remediated-2026"
+check = common.check
+
+
+def admin_call(base, method, path, body=None, token=None):
+    request = urllib.request.Request(f"{base}/admin/v1{path}", method=method, data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def password_grant(base, password):
+    return common.post_form(f"{base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "password", "client_id": CLIENT, "username": CAROL, "password": password, "scope": SCOPE})
+
+
+def set_up(base):
+    status, issued = common.post_form(f"{base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "client_credentials", "client_id": ADMIN_CLI[0], "client_secret": ADMIN_CLI[1], "scope": "api://portcullis-admin/.default"})
+    check(status == 200, "the admin CLI's token", issued)
+    token = issued["access_token"]
+    status, policy = admin_call(base, "POST", "/conditional-access/policies", {
+        "displayName": "Require password change for high-risk users", "state": "enabled",
+        "conditions": {"users": {"includeUsers": ["All"]}, "applications": {"includeApplications": ["All"]}, "userRiskLevels": ["high"]},
+        "grantControls": {"operator": "AND", "builtInControls": ["mfa", "passwordChange"]}}, token)
+    check(status == 201, "Microsoft's password-change policy is created, enforced", policy)
+    status, detection = admin_call(base, "POST", "/identityProtection/riskDetections",
+                                   {"userId": CAROL, "riskEventType": "leakedCredentials", "additionalInfo": "found in a paste"}, token)
+    check(status == 201 and detection.get("riskLevel") == "high", "Carol's credentials reported leaked", detection)
+    return token
+
+
+def flows(run, token):
+    import pyotp
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = run.driver
+
+    status, refused = password_grant(run.base, CAROL_PASSWORD)
+    check(status == 400 and 50076 in refused.get("error_codes", []), "blocked: the password grant is refused for the policy's second factor",
+          [status, refused])
+    print("PASS blocked: Carol's password grant refused (AADSTS50076) while her risk is high")
+
+    verifier, challenge = common.pkce()
+    query = urllib.parse.urlencode({
+        "response_type": "code", "client_id": CLIENT, "redirect_uri": f"{run.app_base}/", "scope": SCOPE, "state": "risky",
+        "code_challenge": challenge, "code_challenge_method": "S256"})
+    driver.get(f"{run.base}/{TENANT}/oauth2/v2.0/authorize?{query}")
+    driver.find_element(By.ID, "username").send_keys(CAROL)
+    driver.find_element(By.ID, "password").send_keys(CAROL_PASSWORD)
+    driver.find_element(By.ID, "password").submit()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "otp"))
+    secret = driver.find_element(By.ID, "secret").text.replace(" ", "")
+    driver.find_element(By.ID, "otp").send_keys(pyotp.TOTP(secret).now())
+    driver.find_element(By.ID, "otp").submit()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "new-password"))
+    check(driver.title.startswith("Update your password") and "may be at risk" in driver.find_element(By.TAG_NAME, "main").text,
+          "after the second factor the page asks for a new password, saying why", driver.title)
+    fields = [driver.find_element(By.ID, "new-password"), driver.find_element(By.ID, "confirm-password")]
+    check(all(f.get_attribute("autocomplete") == "new-password" and f.get_attribute("type") == "password" for f in fields),
+          "both fields are new-password fields (a password manager offers a new one)")
+    check(driver.find_element(By.CSS_SELECTOR, "label[for=new-password]").text and driver.find_element(By.CSS_SELECTOR, "label[for=confirm-password]").text,
+          "each field has its label")
+    run.shoot("password-change")
+
+    fields[0].send_keys(NEW_PASSWORD)
+    fields[1].send_keys(NEW_PASSWORD + "x")
+    driver.find_element(By.ID, "change").click()
+    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "error"))
+    check("not the same" in driver.find_element(By.ID, "error").text, "two different passwords: the form again, saying so",
+          driver.find_element(By.ID, "error").text)
+    run.shoot("password-change-mismatch")
+    driver.find_element(By.ID, "new-password").send_keys(CAROL_PASSWORD)
+    driver.find_element(By.ID, "confirm-password").send_keys(CAROL_PASSWORD)
+    driver.find_element(By.ID, "change").click()
+    WebDriverWait(driver, 15).until(lambda d: "have not used" in (d.find_elements(By.ID, "error") or [None])[0].text
+                                    if d.find_elements(By.ID, "error") else False)
+    print("PASS refused on the page: two different passwords, then the old password again")
+
+    driver.find_element(By.ID, "new-password").send_keys(NEW_PASSWORD)
+    driver.find_element(By.ID, "confirm-password").send_keys(NEW_PASSWORD)
+    driver.find_element(By.ID, "change").click()
+    WebDriverWait(driver, 15).until(lambda d: d.current_url.startswith(run.app_base))
+    landed = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(driver.current_url).query))
+    check(landed.get("code") and landed.get("state") == "risky", "changed: the app receives its code", landed)
+    status, tokens = common.post_form(f"{run.base}/{TENANT}/oauth2/v2.0/token", {
+        "grant_type": "authorization_code", "client_id": CLIENT, "code": landed["code"], "redirect_uri": f"{run.app_base}/", "code_verifier": verifier})
+    check(status == 200 and tokens.get("access_token") and tokens.get("refresh_token"), "the code redeems for tokens", [status, tokens])
+    print("PASS remediated on the page: password, second factor, a new password, and the app got tokens")
+
+    status, users = admin_call(run.base, "GET", "/users", token=token)
+    carol = next(u for u in users.get("value", []) if u.get("userPrincipalName") == CAROL)
+    status, risky = admin_call(run.base, "GET", f"/identityProtection/riskyUsers/{carol['id']}", token=token)
+    check(status == 200 and risky.get("riskState") == "remediated" and risky.get("riskDetail") == "userPerformedSecuredPasswordChange"
+          and risky.get("riskLevel") == "none", "the admin API: remediated by a secure password change", risky)
+    status, history = admin_call(run.base, "GET", f"/identityProtection/riskyUsers/{carol['id']}/history", token=token)
+    check([h.get("riskState") for h in history.get("value", [])] == ["remediated", "atRisk"], "the history: at risk, then remediated", history)
+    status, old = password_grant(run.base, CAROL_PASSWORD)
+    check(status == 400 and old.get("error") == "invalid_grant", "the old password signs in no more", [status, old])
+    status, allowed = password_grant(run.base, NEW_PASSWORD)
+    check(status == 200 and allowed.get("access_token"), "allowed: the new password's grant goes through (the policy no longer applies)",
+          [status, allowed])
+    print("PASS allowed: risk remediated in the admin API; the old password refused, the new one's grant issued")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
+    parser.add_argument("--output", default=os.path.join(common.ROOT, ".build/test-output/risk"))
+    args = parser.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="portcullis-risk.")
+    app_port = common.free_port()
+    capture = http.server.ThreadingHTTPServer(("127.0.0.1", app_port), common.Capture)
+    threading.Thread(target=capture.serve_forever, daemon=True).start()
+    process = driver = None
+    status = 0
+    try:
+        process, base = common.start_server(os.path.abspath(args.binary), work)
+        token = set_up(base)
+        driver = common.make_driver()
+        run = common.Run(driver, base, args.output, f"http://localhost:{app_port}")
+        print(f"risk_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
+        flows(run, token)
+        run.check_hygiene()
+        print(f"risk_browser: {len(run.shots)} screenshots in {args.output}")
+    except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
+        status = 1
+        common.report_failure(driver, args.output, "risk_browser", failure)
+    finally:
+        if driver is not None:
+            driver.quit()
+        capture.shutdown()
+        common.stop_server(process, work, failed=status != 0)
+    if status == 0:
+        print("risk_browser: all risk checks passed")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
