@@ -118,6 +118,26 @@ def flows(run, token):
                                     if d.find_elements(By.ID, "error") else False)
     print("PASS refused on the page: two different passwords, then the old password again")
 
+    # The form is bound to this browser: posted from elsewhere (no CSRF cookie), or without the sign-in's session, it is refused.
+    form = driver.find_element(By.ID, "password-form")
+    action = form.get_attribute("action")
+    fields = {f.get_attribute("name"): f.get_attribute("value") for f in form.find_elements(By.CSS_SELECTOR, "input[type=hidden]")}
+    fields.update({"password": "Mallory-chose-this-1", "confirm": "Mallory-chose-this-1"})
+    cookies = {c["name"]: c["value"] for c in driver.get_cookies()}
+    body = urllib.parse.urlencode(fields).encode()
+    short = urllib.parse.urlencode({**fields, "password": "short", "confirm": "short"}).encode()
+    for sent, expected, data in (({}, "could not be verified", body), ({k: v for k, v in cookies.items() if "session" not in k}, "another browser", body),
+                                 (cookies, "8 to 256 characters", short)):
+        request = urllib.request.Request(action, data=data, method="POST", headers={
+            "Content-Type": "application/x-www-form-urlencoded", "Cookie": "; ".join(f"{k}={v}" for k, v in sent.items())})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, page = response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            status, page = error.code, error.read().decode()
+        check(status == 400 and expected in page, f"the password form refused: {expected}", [status, page[:300]])
+    print("PASS the password form is refused without this browser's CSRF cookie, without its session, and for a password too short")
+
     driver.find_element(By.ID, "new-password").send_keys(NEW_PASSWORD)
     driver.find_element(By.ID, "confirm-password").send_keys(NEW_PASSWORD)
     driver.find_element(By.ID, "change").click()

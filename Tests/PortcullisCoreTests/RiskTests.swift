@@ -151,7 +151,37 @@ struct RiskTests {
             risky.add([RiskDetection(type: .passwordSpray, activity: Self.start, detected: Self.start)], at: Self.start, initiatedBy: nil)
             risky.close(.dismissed, detail: .adminDismissedAllRiskForUser, at: Self.start, initiatedBy: "admin")
         }
-        #expect(risky.detections.count == RiskyUser.maximumDetections && risky.history.count == RiskyUser.maximumHistory)
+        #expect(risky.detections.count == RiskDetection.kept && risky.history.count == RiskyUserHistoryItem.kept)
+    }
+
+    @Test("a workload identity's networks: unusual only after learning; an IPv4 /24 and an IPv6 /64 are one network; bounded")
+    func addressProfile() {
+        var profile = AddressProfile()
+        for day in 0..<10 {
+            let (next, unusual) = profile.learning(IPAddress("198.51.100.\(day)"), at: Self.start.addingTimeInterval(Double(day) * 15 * 3600))
+            #expect(!unusual, "still learning")
+            profile = next ?? profile
+        }
+        #expect(profile.networks.keys.sorted() == ["198.51.100.0/24"] && profile.learned(at: Self.start.addingTimeInterval(136 * 3600)))
+        let at = Self.start.addingTimeInterval(140 * 3600)
+        #expect(profile.learning(IPAddress("198.51.100.200"), at: at).unusual == false, "the same /24")
+        #expect(profile.learning(IPAddress("198.51.100.200"), at: Self.start.addingTimeInterval(135.5 * 3600)).profile == nil, "seen within the hour")
+        let (learned, unusual) = profile.learning(IPAddress("203.0.113.5"), at: at)
+        #expect(unusual && learned?.networks["203.0.113.0/24"] == at)
+        #expect(AddressProfile.network(of: IPAddress("2001:db8:1:2:3::4")!) == AddressProfile.network(of: IPAddress("2001:db8:1:2:ffff::1")!))
+        var many = profile
+        for index in 0..<40 { many = many.learning(IPAddress("10.\(index).0.1"), at: at.addingTimeInterval(Double(index))).profile ?? many }
+        #expect(many.networks.count == AddressProfile.maximumNetworks && many.networks["198.51.100.0/24"] == nil, "the oldest forgotten")
+        // A workload identity's risk: reported, confirmed (its own detail), dismissed.
+        var risky = RiskyServicePrincipal(application: Application(appId: "a1", displayName: "Daemon", publicClient: false))
+        let reported = risky.add([RiskDetection(type: .leakedCredentials, activity: at, detected: at)], at: at, initiatedBy: "admin")
+        #expect(reported && risky.riskLevel == .high && RiskDetector.facts(servicePrincipal: risky).servicePrincipal == .high)
+        risky.add(
+            [RiskDetection(type: .adminConfirmedServicePrincipalCompromised, state: .confirmedCompromised, activity: at, detected: at)], at: at,
+            initiatedBy: "admin")
+        #expect(risky.riskState == .confirmedCompromised && risky.riskDetail == .adminConfirmedServicePrincipalCompromised)
+        let dismissed = risky.close(.dismissed, detail: .adminDismissedAllRiskForServicePrincipal, at: at, initiatedBy: "admin")
+        #expect(dismissed && risky.riskLevel == .none && risky.graph["riskState"] == "dismissed")
     }
 
     @Test("effects: a change of level is CAEP risk-level-change; an admin's confirmation voids everything, each time; learning is nothing")
@@ -270,6 +300,19 @@ struct RiskConditionalAccessTests {
         }
         #expect(step(Self.facts(user: .high)) == .enterCode)
         #expect(step(old) == .signInAgain)
+    }
+
+    @Test("who decides risk: Security Administrators write identityProtection; Conditional Access Administrators and readers only read it")
+    func authorization() {
+        #expect(AdminAuthorization.area(ofPath: "identityProtection/riskyUsers/dismiss") == .risk)
+        #expect(AdminAuthorization.area(ofPath: "identityProtection/servicePrincipalRiskDetections") == .risk)
+        let security = DirectoryRoleDefinition.securityAdministrator
+        let conditionalAccess = DirectoryRoleDefinition.conditionalAccessAdministrator
+        #expect(AdminAuthorization.allows(roles: [security], method: "POST", path: "identityProtection/riskyUsers/confirmCompromised"))
+        #expect(!AdminAuthorization.allows(roles: [conditionalAccess], method: "POST", path: "identityProtection/riskyUsers/dismiss"))
+        #expect(AdminAuthorization.allows(roles: [conditionalAccess], method: "GET", path: "identityProtection/riskyUsers"))
+        #expect(
+            !AdminAuthorization.allows(roles: [DirectoryRoleDefinition.globalReader], method: "PUT", path: "identityProtection/riskyUsers/u/insiderRiskLevel"))
     }
 
     @Test("validation: levels spelled as Graph does; remediation only for user risk, with AND, and passwordChange with MFA")

@@ -209,4 +209,59 @@ struct RiskServerTests {
             }
         }
     }
+
+    @Test(
+        "a workload identity: a leaked secret reported raises its risk and a servicePrincipalRiskLevels policy refuses its grant; after learning, a network it has not used is suspicious; dismissed, it is allowed"
+    )
+    func workloadIdentity() async throws {
+        try await withTestEnvironment(configure: { $0.trustedProxies = [IPRange("127.0.0.0/8")!, IPRange("::1/128")!] }) { env in
+            try await env.application().test(.live) { client in
+                var admin = try await client.adminToken()
+                let daemon = Fixtures.daemonClientId
+                let grant = Grants.clientCredentials()
+                func token(from address: String) async throws -> JSONReply { try await client.token(grant, headers: Self.from(address)) }
+                let policy: [String: Any] = [
+                    "id": "a1000000-0000-4000-8000-00000000f004", "displayName": "Block risky workload identities", "state": "enabled",
+                    "conditions": [
+                        "clientApplications": ["includeServicePrincipals": [daemon]], "applications": ["includeApplications": ["All"]],
+                        "servicePrincipalRiskLevels": ["high", "medium"],
+                    ],
+                    "grantControls": ["operator": "OR", "builtInControls": ["block"]],
+                ]
+                let created = try await client.admin(.post, "/conditional-access/policies", token: admin, json: policy)
+                #expect(created.status == .created, "\(created.text)")
+                // Learning: ten grants over five days from one /24.
+                for day in 0..<10 {
+                    #expect(try await token(from: "198.51.100.\(day + 1)").status == .ok)
+                    await env.server.signIns.flush()
+                    await env.server.risk.drain()
+                    env.clock.advance(by: 15 * 3600)
+                }
+                admin = try await client.adminToken()  // the first one expired while the clock moved
+                let quiet = try await client.admin(.get, "/identityProtection/riskyServicePrincipals", token: admin).json["value"] as? [Any]
+                #expect(quiet?.isEmpty == true, "learning from one network: nothing unusual")
+                // A network it has not used: this grant goes through (offline), the next is refused.
+                #expect(try await token(from: "203.0.113.50").status == .ok)
+                await env.server.risk.drain()
+                let detections =
+                    try await client.admin(.get, "/identityProtection/servicePrincipalRiskDetections", token: admin).json["value"] as? [[String: Any]]
+                #expect(detections?.compactMap { $0["riskEventType"] as? String } == ["suspiciousSignins"], "\(String(describing: detections))")
+                #expect(try await token(from: "198.51.100.1").errorCode == 53003)
+                // Dismissed: allowed again. Then its secret is reported leaked: high, refused.
+                let dismissed = try await client.admin(
+                    .post, "/identityProtection/riskyServicePrincipals/dismiss", token: admin, json: ["servicePrincipalIds": [daemon]])
+                #expect(dismissed.status == .noContent, "\(dismissed.text)")
+                #expect(try await token(from: "198.51.100.1").status == .ok)
+                let reported = try await client.admin(
+                    .post, "/identityProtection/servicePrincipalRiskDetections", token: admin, json: ["appId": daemon, "riskEventType": "leakedCredentials"])
+                #expect(reported.status == .created && reported.string("riskLevel") == "high", "\(reported.text)")
+                #expect(try await token(from: "198.51.100.1").errorCode == 53003)
+                let state = try await client.admin(.get, "/identityProtection/riskyServicePrincipals/\(daemon)", token: admin)
+                #expect(state.string("riskLevel") == "high" && state.string("riskState") == "atRisk", "\(state.text)")
+                let unknown = try await client.admin(
+                    .post, "/identityProtection/riskyServicePrincipals/confirmCompromised", token: admin, json: ["servicePrincipalIds": ["nope"]])
+                #expect(unknown.status == .badRequest && unknown.text.contains("/servicePrincipalIds/0"), "\(unknown.text)")
+            }
+        }
+    }
 }

@@ -63,7 +63,8 @@ public struct TenantSnapshot: Sendable {
             return TenantSnapshot(
                 contents: contents, directory: directory.at(revision: revision), conditionalAccess: Self.conditionalAccess(contents, directory: directory))
         case .appProtectionPolicy, .appConfigurationPolicy, .appSecretMaterial, .sharedSignalsStream, .fidoAttestationRoot, .agreement, .agreementAcceptance,
-            .invitation, .crossTenantAccessPartner, .device, .deviceCompliancePolicy, .riskyUser:
+            .invitation, .crossTenantAccessPartner, .device, .deviceCompliancePolicy, .riskyUser,
+            .riskyServicePrincipal:
             return TenantSnapshot(contents: contents, directory: directory.at(revision: revision), conditionalAccess: conditionalAccess)
         case .namedLocation:
             let directory = Self.directory(contents, revision: revision)

@@ -38,6 +38,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let deviceCompliancePolicy = DocumentKind(rawValue: "deviceCompliancePolicy")
     /// A user's risk, detections, history and sign-in profile (Graph `riskyUser`, PROTOCOL §19), ID the user's object ID.
     public static let riskyUser = DocumentKind(rawValue: "riskyUser")
+    /// A workload identity's risk (Graph `riskyServicePrincipal`, PROTOCOL §19), ID the application's app ID.
+    public static let riskyServicePrincipal = DocumentKind(rawValue: "riskyServicePrincipal")
 }
 
 extension DocumentKind {

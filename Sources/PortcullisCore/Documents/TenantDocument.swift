@@ -66,6 +66,7 @@ public struct TenantContents: Sendable {
     public var deviceCompliancePolicies: [DeviceCompliancePolicy] = []
     /// Users' risk (PROTOCOL §19).
     public var riskyUsers: [RiskyUser] = []
+    public var riskyServicePrincipals: [RiskyServicePrincipal] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -94,6 +95,7 @@ public struct TenantContents: Sendable {
         Self.sort(&devices)
         Self.sort(&deviceCompliancePolicies)
         Self.sort(&riskyUsers)
+        Self.sort(&riskyServicePrincipals)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -302,7 +304,7 @@ public enum TenantDocuments {
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
         Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self, Device.self, DeviceCompliancePolicy.self,
-        RiskyUser.self,
+        RiskyUser.self, RiskyServicePrincipal.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

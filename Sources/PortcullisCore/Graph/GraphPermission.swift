@@ -49,6 +49,8 @@ public enum GraphPermission {
         read: ["DeviceManagementApps.Read.All"], write: ["DeviceManagementApps.ReadWrite.All"])
     public static let riskyUsers = Requirement(read: ["IdentityRiskyUser.Read.All"], write: ["IdentityRiskyUser.ReadWrite.All"])
     public static let riskEvents = Requirement(read: ["IdentityRiskEvent.Read.All"], write: ["IdentityRiskEvent.ReadWrite.All"])
+    public static let riskyServicePrincipals = Requirement(
+        read: ["IdentityRiskyServicePrincipal.Read.All"], write: ["IdentityRiskyServicePrincipal.ReadWrite.All"])
     public static let devices = Requirement(read: ["Device.Read.All", "Directory.Read.All"], write: ["Device.ReadWrite.All", "Directory.ReadWrite.All"])
     /// Intune's device compliance policies (`deviceManagement/deviceCompliancePolicies`).
     public static let deviceConfiguration = Requirement(
@@ -58,7 +60,7 @@ public enum GraphPermission {
     public static let all: [String] = {
         let requirements = [
             conditionalAccess, authenticationStrengths, users, groups, applications, roles, organization, agreements, invitations,
-            authenticationMethods, sessions, appManagement, riskyUsers, riskEvents, devices, deviceConfiguration,
+            authenticationMethods, sessions, appManagement, riskyUsers, riskEvents, riskyServicePrincipals, devices, deviceConfiguration,
         ]
         return Set(requirements.flatMap { $0.read + $0.write }).sorted()
     }()

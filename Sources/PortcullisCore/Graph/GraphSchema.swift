@@ -87,6 +87,14 @@ public enum GraphSchema {
         additionalInfo
         """,
         "signInLocation": "city state countryOrRegion geoCoordinates",
+        "riskyServicePrincipal": """
+        id appId displayName isEnabled isProcessing servicePrincipalType riskLastUpdatedDateTime riskLevel riskState riskDetail
+        """,
+        "servicePrincipalRiskDetection": """
+        id requestId correlationId riskEventType riskState riskLevel riskDetail source detectionTimingType activity tokenIssuerType \
+        ipAddresses[] location:signInLocation activityDateTime detectedDateTime lastUpdatedDateTime servicePrincipalId \
+        servicePrincipalDisplayName appId keyIds[] additionalInfo
+        """,
         "device": """
         id accountEnabled alternativeSecurityIds:alternativeSecurityId[] approximateLastSignInDateTime complianceExpirationDateTime \
         deviceCategory deviceId deviceMetadata deviceOwnership deviceVersion displayName enrollmentProfileName enrollmentType \

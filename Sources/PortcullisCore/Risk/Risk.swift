@@ -61,6 +61,11 @@ public enum RiskEventType: String, Codable, Sendable, CaseIterable {
     case investigationsThreatIntelligence
     /// An admin confirmed the user compromised.
     case adminConfirmedUserCompromised
+    /// A workload identity signed in from an address it has not used during its learning period (Entra's
+    /// `suspiciousSignins` for service principals).
+    case suspiciousSignins
+    /// An admin confirmed the workload identity compromised.
+    case adminConfirmedServicePrincipalCompromised
 
     /// Graph's `riskDetectionTimingType`.
     public enum Timing: String, Codable, Sendable {
@@ -72,7 +77,9 @@ public enum RiskEventType: String, Codable, Sendable, CaseIterable {
     public var timing: Timing {
         switch self {
         case .anonymizedIPAddress, .maliciousIPAddress, .unfamiliarFeatures: .realtime
-        case .unlikelyTravel, .passwordSpray, .leakedCredentials, .investigationsThreatIntelligence, .adminConfirmedUserCompromised: .offline
+        case .unlikelyTravel, .passwordSpray, .leakedCredentials, .investigationsThreatIntelligence, .adminConfirmedUserCompromised, .suspiciousSignins,
+            .adminConfirmedServicePrincipalCompromised:
+            .offline
         }
     }
 
@@ -80,8 +87,10 @@ public enum RiskEventType: String, Codable, Sendable, CaseIterable {
     /// docs/decisions.md): reports of compromise and known-bad addresses high, the behavioural detections medium.
     public var level: RiskLevel {
         switch self {
-        case .maliciousIPAddress, .passwordSpray, .leakedCredentials, .investigationsThreatIntelligence, .adminConfirmedUserCompromised: .high
-        case .anonymizedIPAddress, .unlikelyTravel, .unfamiliarFeatures: .medium
+        case .maliciousIPAddress, .passwordSpray, .leakedCredentials, .investigationsThreatIntelligence, .adminConfirmedUserCompromised,
+            .adminConfirmedServicePrincipalCompromised:
+            .high
+        case .anonymizedIPAddress, .unlikelyTravel, .unfamiliarFeatures, .suspiciousSignins: .medium
         }
     }
 
@@ -89,6 +98,7 @@ public enum RiskEventType: String, Codable, Sendable, CaseIterable {
     public var activity: String {
         switch self {
         case .leakedCredentials, .investigationsThreatIntelligence, .adminConfirmedUserCompromised: "user"
+        case .adminConfirmedServicePrincipalCompromised: "servicePrincipal"
         default: "signin"
         }
     }
@@ -96,7 +106,7 @@ public enum RiskEventType: String, Codable, Sendable, CaseIterable {
     /// Graph's `source` of a detection.
     public var source: String {
         switch self {
-        case .adminConfirmedUserCompromised: "AdminConfirmed"
+        case .adminConfirmedUserCompromised, .adminConfirmedServicePrincipalCompromised: "AdminConfirmed"
         default: "IdentityProtection"
         }
     }

@@ -124,6 +124,11 @@ public enum RiskDetector {
         return found
     }
 
+    /// The risk an application's own sign-in carries into conditional access: its kept risk (its detections are offline).
+    public static func facts(servicePrincipal: RiskyServicePrincipal?) -> RiskFacts {
+        RiskFacts(servicePrincipal: servicePrincipal?.riskLevel ?? .none)
+    }
+
     /// The risk a user's sign-in carries into conditional access: its real-time detections (the sign-in's level is the
     /// highest of theirs) and the user's kept risk.
     public static func facts(_ signIn: SignIn, user: RiskyUser?, lists: Lists) -> RiskFacts {

@@ -55,6 +55,81 @@ public struct RiskyUserHistoryItem: Codable, Sendable, Equatable {
     public var eventTypes: [RiskEventType]
 }
 
+/// Something that carries risk (PROTOCOL §19) — a user, a workload identity: its level, state and detail, the newest
+/// detections and changes, and the one way they change (`add`, `close`).
+public protocol RiskBearing {
+    var riskLevel: RiskLevel { get set }
+    var riskState: RiskState { get set }
+    var riskDetail: RiskDetail { get set }
+    var riskLastUpdatedDateTime: Date? { get set }
+    /// The newest detections, newest last (at most `RiskDetection.kept`).
+    var detections: [RiskDetection] { get set }
+    /// The newest changes, newest last (at most `RiskyUserHistoryItem.kept`).
+    var history: [RiskyUserHistoryItem] { get set }
+}
+
+extension RiskDetection {
+    /// How many detections a user or workload identity keeps.
+    public static let kept = 50
+}
+
+extension RiskyUserHistoryItem {
+    /// How many changes of risk are kept.
+    public static let kept = 50
+}
+
+extension RiskBearing {
+    /// Adds detections; each active one raises the level to at least its own (a confirmed compromise stays so). Returns
+    /// whether the risk changed.
+    @discardableResult
+    public mutating func add(_ found: [RiskDetection], at now: Date, initiatedBy: String?) -> Bool {
+        guard !found.isEmpty else { return false }
+        detections.append(contentsOf: found)
+        if detections.count > RiskDetection.kept { detections.removeFirst(detections.count - RiskDetection.kept) }
+        let active = found.filter { $0.riskState.isActive }
+        guard !active.isEmpty else { return false }
+        let level = max(riskLevel, RiskLevel.highest(active.map(\.riskLevel)))
+        let compromised = riskState == .confirmedCompromised || active.contains { $0.riskState == .confirmedCompromised }
+        let state: RiskState = compromised ? .confirmedCompromised : .atRisk
+        let detail: RiskDetail = compromised ? (riskState == .confirmedCompromised ? riskDetail : confirmedDetail(active)) : .none
+        guard level != riskLevel || state != riskState || detail != riskDetail else { return false }
+        set(level: level, state: state, detail: detail, at: now, initiatedBy: initiatedBy, eventTypes: active.map(\.riskEventType))
+        return true
+    }
+
+    /// The detail of a confirmation: the workload identity's, or the user's.
+    func confirmedDetail(_ active: [RiskDetection]) -> RiskDetail {
+        active.contains { $0.riskEventType == .adminConfirmedServicePrincipalCompromised }
+            ? .adminConfirmedServicePrincipalCompromised : .adminConfirmedUserCompromised
+    }
+
+    /// Closes every active detection and the risk: `remediated` (a secure password change, a strong sign-in) or
+    /// `dismissed` (an admin). Returns whether anything changed.
+    @discardableResult
+    public mutating func close(_ state: RiskState, detail: RiskDetail, at now: Date, initiatedBy: String?) -> Bool {
+        guard riskState.isActive || riskLevel != .none else { return false }
+        for index in detections.indices where detections[index].riskState.isActive {
+            detections[index].riskState = state
+            detections[index].riskDetail = detail
+            detections[index].lastUpdatedDateTime = now
+        }
+        set(level: .none, state: state, detail: detail, at: now, initiatedBy: initiatedBy, eventTypes: [])
+        return true
+    }
+
+    mutating func set(level: RiskLevel, state: RiskState, detail: RiskDetail, at now: Date, initiatedBy: String?, eventTypes: [RiskEventType]) {
+        riskLevel = level
+        riskState = state
+        riskDetail = detail
+        riskLastUpdatedDateTime = now
+        history.append(
+            RiskyUserHistoryItem(
+                id: UUID().identifierText, riskLevel: level, riskState: state, riskDetail: detail, riskLastUpdatedDateTime: now, initiatedBy: initiatedBy,
+                eventTypes: eventTypes))
+        if history.count > RiskyUserHistoryItem.kept { history.removeFirst(history.count - RiskyUserHistoryItem.kept) }
+    }
+}
+
 /// What Portcullis has learned of where and how a user signs in (PROTOCOL §19): the familiar countries, platforms and
 /// clients that unfamiliar-properties detection compares against, and the last place per country that atypical travel
 /// measures from. Bounded: a few of each, the oldest forgotten first.
@@ -86,7 +161,7 @@ public struct SignInProfile: Codable, Sendable, Equatable {
 /// A user's risk (Graph's `riskyUser`, PROTOCOL §19), its detections and history, and the sign-in profile the detections
 /// compare against: one document per user who has signed in or been at risk, ID the user's object ID. Written by the
 /// risk engine after sign-ins, by admins (`confirmCompromised`, `dismiss`), by remediation and by received signals.
-public struct RiskyUser: Codable, Sendable, Equatable {
+public struct RiskyUser: RiskBearing, Codable, Sendable, Equatable {
     public var id: ObjectID
     public var userPrincipalName: String
     public var userDisplayName: String
@@ -96,14 +171,11 @@ public struct RiskyUser: Codable, Sendable, Equatable {
     public var riskLastUpdatedDateTime: Date?
     /// The insider risk level an admin, Graph or a transmitter set (`nil`: none).
     public var insiderRiskLevel: InsiderRiskLevel?
-    /// The newest detections, newest last (at most `maximumDetections`).
+    /// The newest detections, newest last (at most `RiskDetection.kept`).
     public var detections: [RiskDetection]
-    /// The newest changes of risk, newest last (at most `maximumHistory`).
+    /// The newest changes of risk, newest last (at most `RiskyUserHistoryItem.kept`).
     public var history: [RiskyUserHistoryItem]
     public var profile: SignInProfile
-
-    public static let maximumDetections = 50
-    public static let maximumHistory = 50
 
     public init(user: User) {
         id = user.id
@@ -120,52 +192,6 @@ public struct RiskyUser: Codable, Sendable, Equatable {
     /// Whether anything about the user's risk was ever recorded (the Graph list shows only these users).
     public var hasRisk: Bool { riskState != .none || !history.isEmpty || insiderRiskLevel != nil }
 
-    /// Adds detections; each active one raises the user's level to at least its own (a user confirmed compromised stays
-    /// so). Returns whether the risk changed.
-    @discardableResult
-    public mutating func add(_ found: [RiskDetection], at now: Date, initiatedBy: String?) -> Bool {
-        guard !found.isEmpty else { return false }
-        detections.append(contentsOf: found)
-        if detections.count > Self.maximumDetections { detections.removeFirst(detections.count - Self.maximumDetections) }
-        let active = found.filter { $0.riskState.isActive }
-        guard !active.isEmpty else { return false }
-        let level = max(riskLevel, RiskLevel.highest(active.map(\.riskLevel)))
-        let compromised = riskState == .confirmedCompromised || active.contains { $0.riskState == .confirmedCompromised }
-        let state: RiskState = compromised ? .confirmedCompromised : .atRisk
-        let detail: RiskDetail = compromised ? .adminConfirmedUserCompromised : .none
-        guard level != riskLevel || state != riskState || detail != riskDetail else { return false }
-        set(level: level, state: state, detail: detail, at: now, initiatedBy: initiatedBy, eventTypes: active.map(\.riskEventType))
-        return true
-    }
-
-    /// Closes every active detection and the user's risk: `remediated` (a secure password change, a strong sign-in) or
-    /// `dismissed` (an admin). Returns whether anything changed.
-    @discardableResult
-    public mutating func close(_ state: RiskState, detail: RiskDetail, at now: Date, initiatedBy: String?) -> Bool {
-        guard riskState.isActive || riskLevel != .none else { return false }
-        for index in detections.indices where detections[index].riskState.isActive {
-            detections[index].riskState = state
-            detections[index].riskDetail = detail
-            detections[index].lastUpdatedDateTime = now
-        }
-        set(level: .none, state: state, detail: detail, at: now, initiatedBy: initiatedBy, eventTypes: [])
-        return true
-    }
-
-    mutating func set(level: RiskLevel, state: RiskState, detail: RiskDetail, at now: Date, initiatedBy: String?, eventTypes: [RiskEventType]) {
-        riskLevel = level
-        riskState = state
-        riskDetail = detail
-        riskLastUpdatedDateTime = now
-        history.append(
-            RiskyUserHistoryItem(
-                id: UUID().identifierText, riskLevel: level, riskState: state, riskDetail: detail, riskLastUpdatedDateTime: now, initiatedBy: initiatedBy,
-                eventTypes: eventTypes))
-        if history.count > Self.maximumHistory { history.removeFirst(history.count - Self.maximumHistory) }
-    }
-
-    /// What conditional access reads of the user's risk.
-    public var facts: (level: RiskLevel, updated: Date?, insider: InsiderRiskLevel?) { (riskLevel, riskLastUpdatedDateTime, insiderRiskLevel) }
 }
 
 extension RiskyUser: TenantDocument {

@@ -166,10 +166,40 @@ enum GraphCatalogue {
         let detections = GraphEntitySet(
             path: "identityProtection/riskDetections", type: "riskDetection", permissions: GraphPermission.riskEvents,
             adminPath: "identityProtection/riskDetections", list: { call in call.tenant.riskDetections })
+        // Workload identities: `servicePrincipalIds` are Graph's service principal IDs (app IDs are accepted too).
+        let principals = GraphEntitySet(
+            path: "identityProtection/riskyServicePrincipals", type: "riskyServicePrincipal", permissions: GraphPermission.riskyServicePrincipals,
+            adminPath: "identityProtection/riskyServicePrincipals", list: { call in call.tenant.riskyServicePrincipals.map(\.graph) })
+        func principalAction(_ name: String, _ decision: RiskEngine.ServicePrincipalDecision) -> GraphEntitySet {
+            var set = GraphEntitySet(
+                path: "identityProtection/riskyServicePrincipals/\(name)", type: "riskyServicePrincipal", permissions: GraphPermission.riskyServicePrincipals,
+                adminPath: "identityProtection/riskyServicePrincipals/\(name)", list: { _ in [] })
+            set.action = { call in
+                guard let ids = call.body?["servicePrincipalIds"]?.arrayValue, !ids.isEmpty, ids.count <= RiskRoutes.maximumUserIds else {
+                    throw GraphError(.badRequest, "BadRequest", "\(name) takes {\"servicePrincipalIds\": [...]}, 1 to \(RiskRoutes.maximumUserIds) IDs.")
+                }
+                let applications = try ids.map { id in
+                    guard let text = id.stringValue, let application = RiskRoutes.application(text, in: call.tenant) else {
+                        throw GraphError(
+                            .badRequest, "BadRequest",
+                            "\(id.stringValue?.prefix(64) ?? "A servicePrincipalIds item") names no service principal of this tenant.")
+                    }
+                    return application
+                }
+                for application in applications { try await engine.decide(decision, application: application, in: call.tenant, actor: call.caller.actor) }
+                return GraphRoutes.Answer(status: .noContent, body: nil)
+            }
+            return set
+        }
+        let principalDetections = GraphEntitySet(
+            path: "identityProtection/servicePrincipalRiskDetections", type: "servicePrincipalRiskDetection",
+            permissions: GraphPermission.riskyServicePrincipals, adminPath: "identityProtection/servicePrincipalRiskDetections",
+            list: { call in call.tenant.servicePrincipalRiskDetections })
         return [
             users, detections,
             action("confirmCompromised") { user, tenant, actor in try await engine.confirmCompromised(user, in: tenant, actor: actor) },
             action("dismiss") { user, tenant, actor in try await engine.dismiss(user, in: tenant, actor: actor) },
+            principals, principalDetections, principalAction("confirmCompromised", .confirmCompromised), principalAction("dismiss", .dismiss),
         ]
     }
 

@@ -43,10 +43,10 @@ public final class RiskEngine: Service, Sendable {
 
     // MARK: The sign-in's facts
 
-    /// The risk a sign-in carries into conditional access: its real-time detections and the user's kept risk (an app's
-    /// own sign-in: none yet).
+    /// The risk a sign-in carries into conditional access: its real-time detections and the user's kept risk; for an
+    /// application's own sign-in, its kept risk as a workload identity.
     public func facts(userId: ObjectID?, signIn: RiskDetector.SignIn, snapshot: TenantSnapshot) -> RiskFacts {
-        guard let userId else { return .none }
+        guard let userId else { return RiskDetector.facts(servicePrincipal: snapshot.riskyServicePrincipal(appId: signIn.clientAppId)) }
         let kept = snapshot.riskyUser(id: userId)
         guard detections else {
             return RiskFacts(user: kept?.riskLevel ?? .none, userRiskUpdated: kept?.riskLastUpdatedDateTime, insider: kept?.insiderRiskLevel)
@@ -58,7 +58,7 @@ public final class RiskEngine: Service, Sendable {
 
     /// A recorded sign-in, to be learned from off the request path.
     public func observe(_ record: SignInRecord) {
-        guard detections, record.userId != nil else { return }
+        guard detections, record.userId != nil || record.grantType == GrantType.clientCredentials.rawValue else { return }
         let dropped = queue.withLock { records -> Bool in
             records.append(record)
             guard records.count > Self.capacity else { return false }
@@ -98,7 +98,8 @@ public final class RiskEngine: Service, Sendable {
     }
 
     func learn(from record: SignInRecord) async throws {
-        guard let userId = record.userId, let snapshot = try await tenants.snapshot(id: record.tenantId),
+        guard let userId = record.userId else { return try await learnApplication(from: record) }
+        guard let snapshot = try await tenants.snapshot(id: record.tenantId),
             let user = snapshot.directory.user(id: userId)
         else { return }
         let succeeded = record.errorCode == nil && record.conditionalAccessStatus != .failure
@@ -163,6 +164,33 @@ public final class RiskEngine: Service, Sendable {
         }
     }
 
+    /// A workload identity's own sign-in (PROTOCOL §19): after its learning period, a network it has not used is
+    /// `suspiciousSignins` (offline: its risk rises, which its next grant sees).
+    func learnApplication(from record: SignInRecord) async throws {
+        guard record.errorCode == nil, record.conditionalAccessStatus != .failure, let snapshot = try await tenants.snapshot(id: record.tenantId),
+            let application = snapshot.directory.application(appId: record.clientAppId)
+        else { return }
+        let address = record.ipAddress.flatMap(IPAddress.init)
+        try await change(application: application, in: snapshot, actor: nil, action: .riskDetected) { risky, now in
+            let (learned, unusual) = risky.profile.learning(address, at: record.createdDateTime)
+            guard let learned else { return false }
+            risky.profile = learned
+            if unusual,
+                !risky.detections.contains(where: { $0.riskEventType == .suspiciousSignins && $0.riskState.isActive && $0.ipAddress == record.ipAddress })
+            {
+                risky.add(
+                    [
+                        RiskDetection(
+                            type: .suspiciousSignins, activity: record.createdDateTime, detected: now, requestId: record.id,
+                            correlationId: record.correlationId,
+                            ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion,
+                            additionalInfo: address.map { "a network it had not used: \(AddressProfile.network(of: $0))" })
+                    ], at: now, initiatedBy: nil)
+            }
+            return true
+        }
+    }
+
     // MARK: Changes
 
     /// Changes a user's `riskyUser` document with `apply` (which says whether it changed anything) and stores it: read back
@@ -173,37 +201,61 @@ public final class RiskEngine: Service, Sendable {
     func change(
         user: User, in snapshot: TenantSnapshot, actor: String?, action: AuditAction, _ apply: (inout RiskyUser, Date) -> Bool
     ) async throws -> RiskyUser {
-        // Most sign-ins change nothing: decided on the snapshot first, with no store round trip.
-        var probe = snapshot.riskyUser(id: user.id) ?? RiskyUser(user: user)
+        try await change(
+            id: user.id.rawValue, kept: snapshot.riskyUser(id: user.id), made: RiskyUser(user: user), in: snapshot, actor: actor, action: action
+        ) { risky, now in
+            risky.userPrincipalName = user.userPrincipalName
+            risky.userDisplayName = user.displayName
+            return apply(&risky, now)
+        }
+    }
+
+    /// The same for a workload identity (PROTOCOL §19).
+    @discardableResult
+    func change(
+        application: PortcullisCore.Application, in snapshot: TenantSnapshot, actor: String?, action: AuditAction,
+        _ apply: (inout RiskyServicePrincipal, Date) -> Bool
+    ) async throws -> RiskyServicePrincipal {
+        try await change(
+            id: application.appId.rawValue, kept: snapshot.riskyServicePrincipal(appId: application.appId),
+            made: RiskyServicePrincipal(application: application),
+            in: snapshot, actor: actor, action: action
+        ) { risky, now in
+            risky.displayName = application.displayName
+            return apply(&risky, now)
+        }
+    }
+
+    /// One risk document changed: `kept` is the snapshot's (or `made`, for a subject never seen), `apply` says whether it
+    /// changed anything — decided on the snapshot first, so most sign-ins change nothing with no store round trip.
+    func change<Document: RiskDocument>(
+        id: String, kept: Document?, made: @autoclosure () -> Document, in snapshot: TenantSnapshot, actor: String?, action: AuditAction,
+        _ apply: (inout Document, Date) -> Bool
+    ) async throws -> Document {
+        var probe = kept ?? made()
         if !apply(&probe, clock.now()) { return probe }
         let tenantId = snapshot.tenant.id
         for attempt in 1...5 {
             let now = clock.now()
-            let stored = try await store.document(tenantId: tenantId, kind: .riskyUser, id: user.id.rawValue)
-            let before = try stored.map { try TenantDocuments.decoder.decode(RiskyUser.self, from: $0.body) }
-            var after = before ?? RiskyUser(user: user)
-            after.userPrincipalName = user.userPrincipalName
-            after.userDisplayName = user.displayName
+            let stored = try await store.document(tenantId: tenantId, kind: Document.kind, id: id)
+            let before = try stored.map { try TenantDocuments.decoder.decode(Document.self, from: $0.body) }
+            var after = before ?? made()
             guard apply(&after, now) else { return after }
-            let riskChanged =
-                before.map {
-                    $0.riskLevel != after.riskLevel || $0.riskState != after.riskState || $0.detections != after.detections
-                        || $0.insiderRiskLevel != after.insiderRiskLevel
-                }
-                ?? after.hasRisk
-            let effects = RiskyUser.effects(before: before, after: after, tenantId: tenantId, at: now)
+            // Audited when the risk changed, not when only the profile learned.
+            let riskChanged = before.map { $0.presentedForAudit != after.presentedForAudit } ?? after.hasRisk
+            let effects = Document.effects(before: before, after: after, tenantId: tenantId, at: now)
             let committed = effects.isEmpty ? nil : transmitter.committed(effects, tenant: snapshot)
             do {
                 let written = try await store.put(
-                    tenantId: tenantId, kind: .riskyUser, id: user.id.rawValue, body: try TenantDocuments.encoder.encode(after),
+                    tenantId: tenantId, kind: Document.kind, id: id, body: try TenantDocuments.encoder.encode(after),
                     precondition: stored.map { .version($0.version) } ?? .mustNotExist, at: now,
                     audit: riskChanged
                         ? AuditRecord(
-                            tenantId: tenantId, at: now, actor: actor ?? "system (identity protection)", action: action, kind: AuditSubject(.riskyUser),
-                            documentId: user.id.rawValue, before: before.map(\.presentedForAudit), after: after.presentedForAudit) : nil,
+                            tenantId: tenantId, at: now, actor: actor ?? "system (identity protection)", action: action, kind: AuditSubject(Document.kind),
+                            documentId: id, before: before.map(\.presentedForAudit), after: after.presentedForAudit) : nil,
                     effects: committed)
                 if let committed { transmitter.didCommit(committed) }
-                try await tenants.documentChanged(tenantId: tenantId, kind: .riskyUser, id: user.id.rawValue, revision: written.version)
+                try await tenants.documentChanged(tenantId: tenantId, kind: Document.kind, id: id, revision: written.version)
                 return after
             } catch let error as StorageError where (error.code == .preconditionFailed || error.code == .duplicate) && attempt < 5 {
                 continue
@@ -212,6 +264,25 @@ public final class RiskEngine: Service, Sendable {
         return probe
     }
 }
+
+/// A risk document the engine writes: a user's or a workload identity's.
+protocol RiskDocument: TenantDocument, RiskBearing {
+    /// Whether any risk was ever recorded.
+    var hasRisk: Bool { get }
+    /// The audit log's view: the risk, not the profile.
+    var presentedForAudit: JSONValue { get }
+}
+
+extension RiskyServicePrincipal: RiskDocument {
+    var presentedForAudit: JSONValue {
+        .object([
+            "riskLevel": .string(riskLevel.rawValue), "riskState": .string(riskState.rawValue), "riskDetail": .string(riskDetail.rawValue),
+            "detections": .number(Double(detections.count)),
+        ])
+    }
+}
+
+extension RiskyUser: RiskDocument {}
 
 extension RiskyUser {
     /// The audit log's view: the risk, not the profile.
@@ -268,6 +339,43 @@ extension RiskEngine {
                 [RiskDetection(type: type, level: level, activity: now, detected: now, reportedBy: actor, additionalInfo: additionalInfo)], at: now,
                 initiatedBy: actor)
             return true
+        }
+    }
+
+    /// A workload identity's risk as an admin decides it: a leaked secret reported, a confirmation, a dismissal.
+    func decide(
+        _ decision: ServicePrincipalDecision, application: PortcullisCore.Application, in snapshot: TenantSnapshot, actor: String,
+        additionalInfo: String? = nil
+    ) async throws {
+        try await change(application: application, in: snapshot, actor: actor, action: decision.action) { risky, now in
+            switch decision {
+            case .leakedCredentials:
+                risky.add(
+                    [RiskDetection(type: .leakedCredentials, activity: now, detected: now, reportedBy: actor, additionalInfo: additionalInfo)], at: now,
+                    initiatedBy: actor)
+                return true
+            case .confirmCompromised:
+                risky.add(
+                    [
+                        RiskDetection(
+                            type: .adminConfirmedServicePrincipalCompromised, state: .confirmedCompromised, activity: now, detected: now, reportedBy: actor)
+                    ], at: now, initiatedBy: actor)
+                return true
+            case .dismiss:
+                return risky.close(.dismissed, detail: .adminDismissedAllRiskForServicePrincipal, at: now, initiatedBy: actor)
+            }
+        }
+    }
+
+    enum ServicePrincipalDecision {
+        case leakedCredentials, confirmCompromised, dismiss
+
+        var action: AuditAction {
+            switch self {
+            case .leakedCredentials: .reportRisk
+            case .confirmCompromised: .confirmCompromised
+            case .dismiss: .dismissRisk
+            }
         }
     }
 

@@ -54,6 +54,48 @@ struct RiskRoutes: Sendable {
             try await risk.setInsiderRisk(level, user: user, in: tenant, actor: context.actor)
             return Response(status: .noContent)
         }
+        // Workload identities (PROTOCOL §19), by app ID (or Graph's service principal ID).
+        group.get("identityProtection/riskyServicePrincipals") { _, context in
+            let tenant = try await tenant(context)
+            return JSONResponse.make(status: .ok, JSONValue.object(["value": .array(tenant.riskyServicePrincipals.map(\.graph))]))
+        }
+        group.get("identityProtection/riskyServicePrincipals/:id") { _, context in
+            let tenant = try await tenant(context)
+            let given = context.parameters.get("id") ?? ""
+            guard let application = Self.application(given, in: tenant), let risky = tenant.riskyServicePrincipal(appId: application.appId), risky.hasRisk
+            else { throw APIError.notFound("The risky service principal \(given.prefix(64))") }
+            return JSONResponse.make(status: .ok, risky.graph)
+        }
+        group.post("identityProtection/riskyServicePrincipals/confirmCompromised") { request, context in
+            try await decideServicePrincipals(request, context, .confirmCompromised)
+        }
+        group.post("identityProtection/riskyServicePrincipals/dismiss") { request, context in
+            try await decideServicePrincipals(request, context, .dismiss)
+        }
+        group.get("identityProtection/servicePrincipalRiskDetections") { _, context in
+            let tenant = try await tenant(context)
+            return JSONResponse.make(status: .ok, JSONValue.object(["value": .array(tenant.servicePrincipalRiskDetections)]))
+        }
+        group.post("identityProtection/servicePrincipalRiskDetections") { request, context in
+            let tenant = try await tenant(context)
+            let body = try await DocumentBody.body(request, context)
+            let problems = ProblemCollector()
+            guard let reader = JSONObjectReader(body, at: "", problems: problems) else {
+                throw APIError.validation(ValidationError(problems: problems.problems))
+            }
+            reader.rejectUnknownMembers(allowed: ["appId", "riskEventType", "additionalInfo"])
+            let appId = reader.string("appId", required: true)
+            _ = reader.enumeration("riskEventType", allowed: [RiskEventType.leakedCredentials.rawValue], required: true)
+            let info = reader.string("additionalInfo", nonEmpty: false)
+            if let info, info.count > 512 { problems.add("/additionalInfo", "may be at most 512 characters.") }
+            let application = appId.flatMap { Self.application($0, in: tenant) }
+            if appId != nil, application == nil { problems.add("/appId", "names no application of this tenant.") }
+            try Self.check(problems)
+            guard let application else { throw APIError.validation(ValidationError(problems: problems.problems)) }
+            try await risk.decide(.leakedCredentials, application: application, in: tenant, actor: context.actor, additionalInfo: info)
+            let stored = try await tenants.snapshot(id: tenant.tenant.id)?.riskyServicePrincipal(appId: application.appId)
+            return JSONResponse.make(status: .created, stored?.graphDetections.first ?? .null)
+        }
         group.get("identityProtection/riskDetections") { _, context in
             let tenant = try await tenant(context)
             return JSONResponse.make(status: .ok, JSONValue.object(["value": .array(tenant.riskDetections)]))
@@ -99,6 +141,38 @@ struct RiskRoutes: Sendable {
         try Self.check(problems)
         for user in users { try await each(user, try await tenants.snapshot(id: tenant.tenant.id) ?? tenant) }
         return Response(status: .noContent)
+    }
+
+    /// `{"servicePrincipalIds": [...]}` (app IDs, or Graph's service principal IDs), as `decide` for users.
+    func decideServicePrincipals(
+        _ request: Request, _ context: PortcullisRequestContext, _ decision: RiskEngine.ServicePrincipalDecision
+    ) async throws -> Response {
+        let tenant = try await tenant(context)
+        let body = try await DocumentBody.body(request, context)
+        let problems = ProblemCollector()
+        guard let reader = JSONObjectReader(body, at: "", problems: problems) else { throw APIError.validation(ValidationError(problems: problems.problems)) }
+        reader.rejectUnknownMembers(allowed: ["servicePrincipalIds"])
+        var applications: [PortcullisCore.Application] = []
+        let ids = reader.strings("servicePrincipalIds", required: true) ?? []
+        if ids.isEmpty && reader.has("servicePrincipalIds") { problems.add("/servicePrincipalIds", "name at least one service principal.") }
+        if ids.count > Self.maximumUserIds { problems.add("/servicePrincipalIds", "name at most \(Self.maximumUserIds) at once.") }
+        for (id, pointer) in ids.prefix(Self.maximumUserIds) {
+            if let application = Self.application(id, in: tenant) {
+                applications.append(application)
+            } else {
+                problems.add(pointer, "names no application of this tenant.")
+            }
+        }
+        try Self.check(problems)
+        for application in applications {
+            try await risk.decide(decision, application: application, in: try await tenants.snapshot(id: tenant.tenant.id) ?? tenant, actor: context.actor)
+        }
+        return Response(status: .noContent)
+    }
+
+    /// An application of the tenant by its app ID or its service principal's ID in Graph.
+    static func application(_ id: String, in tenant: TenantSnapshot) -> PortcullisCore.Application? {
+        tenant.directory.application(appId: AppID(id)) ?? tenant.directory.applications.first { Applications.principalId($0).equalsIgnoringCase(id) }
     }
 
     /// The problems found, as the admin API's validation error.
