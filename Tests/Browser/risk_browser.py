@@ -14,7 +14,8 @@ What it does (each step fails the run with a message saying what was expected):
      is taken and the app's redirect URI receives a code that redeems for tokens.
   4. Remediated: the admin API shows her risk remediated by a secure password change, with its history; the old
      password no longer signs in; the new one does, through the password grant the policy refused before.
-  5. Throughout: every request the browser made went to the server or the app; the console shows no CSP violation.
+  5. The console's Risk page: Carol remediated, Bob (reported) at high risk with the detections; Erin dismisses Bob's.
+  6. Throughout: every request the browser made went to the server or the app; the console shows no CSP violation.
 Screenshots (phone 390×844 and desktop 1280×800) go to --output (default .build/test-output/risk).
 """
 import argparse
@@ -36,6 +37,8 @@ CLIENT = common.CLIENT
 SCOPE = common.SCOPE
 ADMIN_CLI = ("c0ffee00-3333-4a2b-8c3d-4e5f6a7b8c03", "admin-dev-secret-change-me")
 CAROL, CAROL_PASSWORD = common.CAROL, common.CAROL_PASSWORD
+BOB = common.BOB
+ERIN, ERIN_PASSWORD = "erin@contoso.example", "Erin-dev-pass1"
 NEW_PASSWORD = "Carol-remediated-2026"
 check = common.check
 
@@ -162,6 +165,28 @@ def flows(run, token):
     check(status == 200 and allowed.get("access_token"), "allowed: the new password's grant goes through (the policy no longer applies)",
           [status, allowed])
     print("PASS allowed: risk remediated in the admin API; the old password refused, the new one's grant issued")
+
+    # The console: Bob's credentials reported too; Erin sees both, and dismisses Bob's risk.
+    status, _ = admin_call(run.base, "POST", "/identityProtection/riskDetections", {"userId": BOB, "riskEventType": "leakedCredentials"}, token)
+    check(status == 201, "Bob's credentials reported leaked")
+    import console_browser  # noqa: E402  (its sign-in to the console)
+    console_browser.sign_in(run, ERIN, ERIN_PASSWORD)
+    driver.get(f"{run.base}/admin/risk")
+    check(driver.find_element(By.CSS_SELECTOR, "nav a[aria-current=page]").text == "Risk", "the console's navigation has Risk, current")
+    rows = {row.find_element(By.CSS_SELECTOR, "td").text.split("\n")[-1]: row for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
+            if row.find_elements(By.CSS_SELECTOR, "td small.mono")}
+    check(set(rows) >= {CAROL, BOB}, "the risky users: Carol and Bob", list(rows))
+    check("remediated" in rows[CAROL].text and not rows[CAROL].find_elements(By.CSS_SELECTOR, "button[value=dismiss]"),
+          "Carol remediated: nothing to dismiss", rows[CAROL].text)
+    check("high" in rows[BOB].text and "atRisk" in rows[BOB].text, "Bob at risk, high", rows[BOB].text)
+    check("leakedCredentials" in driver.find_element(By.TAG_NAME, "main").text and "userPerformedSecuredPasswordChange" in rows[CAROL].text,
+          "the detections and why Carol's risk closed")
+    run.shoot("console-risk")
+    rows[BOB].find_element(By.CSS_SELECTOR, "button[value=dismiss]").click()
+    WebDriverWait(driver, 15).until(lambda d: "Risk dismissed." in d.page_source)
+    status, bob = admin_call(run.base, "GET", f"/identityProtection/riskyUsers/{BOB}", token=token)
+    check(status == 200 and bob.get("riskState") == "dismissed", "dismissed in the console: the admin API agrees", bob)
+    print("PASS the console: risky users with their state and detections; Bob's risk dismissed from the page")
 
 
 def main():

@@ -109,6 +109,7 @@ struct ConsolePages: Sendable {
         "redelivered": "Queued for delivery again.", "removed": "Removed.", "cleared": "Cleared: the passkey signs in again.",
         "revoked": "Sign-in sessions revoked: the user's refresh tokens and browser sessions ended, and the receivers of Shared Signals were told.",
         "compromised": "Reported compromised: the user's sessions ended, and the receivers of Shared Signals were told.",
+        "dismissed": "Risk dismissed.", "confirmed": "Confirmed compromised: the workload identity's risk is high.",
     ]
 
     var basePath: String { console.basePath }
@@ -137,6 +138,7 @@ struct ConsolePages: Sendable {
         router.get("admin/directory") { request, context in try await signedIn(request, context) { try await directory(request, context, $0) } }
         registerMethods(on: router)
         registerSignals(on: router)
+        registerRisk(on: router)
         router.get("admin/app-configuration") { request, context in try await signedIn(request, context) { try await appConfiguration(request, context, $0) } }
     }
 

@@ -284,7 +284,7 @@ struct ConsoleRoutes: Sendable {
     static let navigation: [(label: String, path: String)] = [
         ("Policies", "/admin/policies"), ("What if", "/admin/what-if"), ("Sign-ins", "/admin/sign-ins"), ("Enrollments", "/admin/enrollments"),
         ("Callbacks", "/admin/callbacks"), ("Audit", "/admin/audit"), ("Directory", "/admin/directory"), ("App configuration", "/admin/app-configuration"),
-        ("Signals", "/admin/signals"),
+        ("Signals", "/admin/signals"), ("Risk", "/admin/risk"),
     ]
 
     func page(

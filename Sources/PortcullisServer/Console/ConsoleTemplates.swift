@@ -6,7 +6,7 @@ enum ConsoleTemplates {
         ("consoleLayout", layout), ("start", start), ("noAccess", noAccess), ("policies", policies), ("editor", editor), ("confirm", confirm),
         ("whatIf", whatIf), ("signIns", signIns), ("enrollments", enrollments), ("enrollment", enrollment), ("callbacks", callbacks),
         ("audit", audit), ("directory", directory), ("appConfiguration", appConfiguration), ("failure", failure), ("methods", methods),
-        ("signals", signals), ("signalStream", signalStream), ("policyImport", policyImport),
+        ("signals", signals), ("signalStream", signalStream), ("policyImport", policyImport), ("risk", risk),
     ]
 
     static let layout = """
@@ -351,6 +351,25 @@ enum ConsoleTemplates {
         <form method="post" action="{{deleteAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger">Delete the stream</button></form>
         <p class="note">The receiver stops receiving events, and the events waiting for it are dropped. It may create a new stream.</p>
         <p><a href="{{backHref}}">Back to the streams</a></p>
+
+        """
+
+    static let risk = """
+        <p class="lead">Users and workload identities whose risk was recorded: detections from sign-ins (anonymizers, unfamiliar properties, atypical travel, password spray, new networks), and reports. Conditional access decides on their risk; confirming a user compromised also ends every session and refresh token of theirs.</p>
+        <h2>Risky users</h2>
+        <div class="scroll"><table><thead><tr><th scope="col">User</th><th scope="col">Risk</th><th scope="col">State</th><th scope="col">Updated (UTC)</th><th scope="col">Decide</th></tr></thead>
+        <tbody>{{#users}}<tr><td data-label="User">{{name}}<br><small class="mono">{{upn}}</small></td><td data-label="Risk"><span class="risk risk-{{level}}">{{level}}</span></td><td data-label="State">{{state}}{{#detail}}<br><small>{{detail}}</small>{{/detail}}</td><td data-label="Updated (UTC)" class="nowrap">{{updated}}</td>
+        <td data-label="Decide"><form method="post" action="{{action}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#open}}<button type="submit" name="decision" value="dismiss" class="small secondary">Dismiss</button> {{/open}}{{^compromised}}<button type="submit" name="decision" value="confirmCompromised" class="small danger">Confirm compromised</button>{{/compromised}}</form></td></tr>{{/users}}
+        {{^users}}<tr><td colspan="5">No user's risk has been recorded.</td></tr>{{/users}}</tbody></table></div>
+        <h2>Risky workload identities</h2>
+        <div class="scroll"><table><thead><tr><th scope="col">Application</th><th scope="col">Risk</th><th scope="col">State</th><th scope="col">Updated (UTC)</th><th scope="col">Decide</th></tr></thead>
+        <tbody>{{#principals}}<tr><td data-label="Application">{{name}}<br><small class="mono">{{appId}}</small></td><td data-label="Risk"><span class="risk risk-{{level}}">{{level}}</span></td><td data-label="State">{{state}}</td><td data-label="Updated (UTC)" class="nowrap">{{updated}}</td>
+        <td data-label="Decide"><form method="post" action="{{action}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#open}}<button type="submit" name="decision" value="dismiss" class="small secondary">Dismiss</button>{{/open}}</form></td></tr>{{/principals}}
+        {{^principals}}<tr><td colspan="5">No workload identity's risk has been recorded.</td></tr>{{/principals}}</tbody></table></div>
+        <h2>Detections</h2>
+        <div class="scroll"><table><thead><tr><th scope="col">Detected (UTC)</th><th scope="col">Detection</th><th scope="col">Who</th><th scope="col">Level</th><th scope="col">State</th><th scope="col">Address</th></tr></thead>
+        <tbody>{{#detections}}<tr><td data-label="Detected (UTC)" class="nowrap">{{detected}}</td><td data-label="Detection"><span class="mono">{{type}}</span>{{#info}}<br><small>{{info}}</small>{{/info}}</td><td data-label="Who" class="wrap">{{who}}</td><td data-label="Level">{{level}}</td><td data-label="State">{{state}}</td><td data-label="Address" class="mono">{{address}}</td></tr>{{/detections}}
+        {{^detections}}<tr><td colspan="6">No detection yet.</td></tr>{{/detections}}</tbody></table></div>
 
         """
 
