@@ -77,6 +77,10 @@ struct RiskTests {
     func learning() {
         let profile = Self.learned
         #expect(RiskDetector.learn(Self.signIn(135.5, country: "FR"), profile: profile) == nil, "counted out, seen within the hour: nothing to write")
+        var refreshed = SignInProfile()
+        for hour in 0..<5 { refreshed = RiskDetector.learn(Self.signIn(Double(hour) / 10, country: "FR"), profile: refreshed, interactive: false) ?? refreshed }
+        #expect(refreshed.signIns == 0 && refreshed.countries["FR"] != nil, "refreshes make values familiar and count nothing towards learning")
+        #expect(RiskDetector.learn(Self.signIn(0.2, country: "FR"), profile: refreshed, interactive: false) == nil, "nor write again")
         #expect(RiskDetector.learn(Self.signIn(137, country: "FR"), profile: profile)?.countries["FR"] == Self.start.addingTimeInterval(137 * 3600))
         var many = profile
         for (index, code) in ["DE", "ES", "IT", "PT", "NL", "BE", "AT", "CH", "PL", "CZ", "SE", "NO", "DK", "FI", "IE", "GB", "US"].enumerated() {

@@ -180,12 +180,15 @@ public enum RiskDetector {
         return 6_371 * 2 * atan2(h.squareRoot(), (1 - h).squareRoot())
     }
 
-    /// The profile after a successful sign-in: counted towards learning, its country, platform and client familiar (seen
-    /// now). `nil` when nothing changed (the common case once learned: nothing is written).
-    public static func learn(_ signIn: SignIn, profile: SignInProfile) -> SignInProfile? {
+    /// The profile after a successful sign-in: its country, platform and client familiar (seen now), and — an interactive
+    /// one — counted towards the learning period (refreshes repeat their sign-in: counting them would end the learning
+    /// early and write at each). `nil` when nothing changed (the common case once learned: nothing is written).
+    public static func learn(_ signIn: SignIn, profile: SignInProfile, interactive: Bool = true) -> SignInProfile? {
         var next = profile
-        if next.firstSignIn == nil { next.firstSignIn = signIn.at }
-        if next.signIns < SignInProfile.learningSignIns { next.signIns += 1 }
+        if interactive {
+            if next.firstSignIn == nil { next.firstSignIn = signIn.at }
+            if next.signIns < SignInProfile.learningSignIns { next.signIns += 1 }
+        }
         func see(_ value: String?, in values: inout [String: Date]) {
             guard let value else { return }
             if let seen = values[value], signIn.at.timeIntervalSince(seen) < SignInProfile.lastSeenGranularity { return }

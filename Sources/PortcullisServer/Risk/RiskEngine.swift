@@ -151,7 +151,7 @@ public final class RiskEngine: Service, Sendable {
                             type: .passwordSpray, activity: record.createdDateTime, detected: now, requestId: record.id, correlationId: record.correlationId,
                             ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion))
                 }
-                if let learned = RiskDetector.learn(signIn, profile: risky.profile) {
+                if let learned = RiskDetector.learn(signIn, profile: risky.profile, interactive: record.interactive) {
                     risky.profile = learned
                     changed = true
                 }
