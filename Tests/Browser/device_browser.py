@@ -20,14 +20,10 @@ What it does (each step fails the run with a message saying what was expected):
   5. Throughout: every request went to the server or the app; the console shows no CSP violation.
 Screenshots (phone 390×844 and desktop 1280×800) go to --output (default .build/test-output/devices).
 """
-import argparse
 import base64
-import http.server
 import json
 import os
 import sys
-import tempfile
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -173,39 +169,11 @@ def flows(run, token):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
-    parser.add_argument("--output", default=os.path.join(common.ROOT, ".build/test-output/devices"))
-    args = parser.parse_args()
-    os.makedirs(args.output, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="portcullis-devices.")
-    app_port = common.free_port()
-    capture = http.server.ThreadingHTTPServer(("127.0.0.1", app_port), common.Capture)
-    threading.Thread(target=capture.serve_forever, daemon=True).start()
-    process = driver = None
-    status = 0
-    try:
-        process, base = common.start_server(os.path.abspath(args.binary), work)
-        app_base = f"http://localhost:{app_port}"
-        token, web_secret = set_up(base, app_base)
-        driver = common.make_driver()
-        run = common.Run(driver, base, args.output, app_base)
-        run.web_secret = web_secret
-        print(f"device_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
+    def flows_with_secret(run, prepared):
+        token, run.web_secret = prepared
         flows(run, token)
-        run.check_hygiene()
-        print(f"device_browser: {len(run.shots)} screenshots in {args.output}")
-    except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
-        status = 1
-        common.report_failure(driver, args.output, "device_browser", failure)
-    finally:
-        if driver is not None:
-            driver.quit()
-        capture.shutdown()
-        common.stop_server(process, work, failed=status != 0)
-    if status == 0:
-        print("device_browser: all device checks passed")
-    return status
+
+    return common.run_flows("device_browser", __doc__, "devices", set_up, flows_with_secret)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,9 @@ What it does (each step fails the run with a message saying what was expected):
   6. Throughout: every request the browser made went to the server or the app; the console shows no CSP violation.
 Screenshots (phone 390×844 and desktop 1280×800) go to --output (default .build/test-output/risk).
 """
-import argparse
-import http.server
 import json
 import os
 import sys
-import tempfile
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -76,6 +72,7 @@ def set_up(base):
 
 def flows(run, token):
     import pyotp
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     driver = run.driver
@@ -110,15 +107,16 @@ def flows(run, token):
     fields[0].send_keys(NEW_PASSWORD)
     fields[1].send_keys(NEW_PASSWORD + "x")
     driver.find_element(By.ID, "change").click()
-    WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.ID, "error"))
+    WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: any("not the same" in e.text for e in d.find_elements(By.ID, "error")))
     check("not the same" in driver.find_element(By.ID, "error").text, "two different passwords: the form again, saying so",
           driver.find_element(By.ID, "error").text)
     run.shoot("password-change-mismatch")
     driver.find_element(By.ID, "new-password").send_keys(CAROL_PASSWORD)
     driver.find_element(By.ID, "confirm-password").send_keys(CAROL_PASSWORD)
     driver.find_element(By.ID, "change").click()
-    WebDriverWait(driver, 15).until(lambda d: "have not used" in (d.find_elements(By.ID, "error") or [None])[0].text
-                                    if d.find_elements(By.ID, "error") else False)
+    WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: any("have not used" in e.text for e in d.find_elements(By.ID, "error")))
     print("PASS refused on the page: two different passwords, then the old password again")
 
     # The form is bound to this browser: posted from elsewhere (no CSRF cookie), or without the sign-in's session, it is refused.
@@ -190,37 +188,7 @@ def flows(run, token):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build/debug/portcullis"))
-    parser.add_argument("--output", default=os.path.join(common.ROOT, ".build/test-output/risk"))
-    args = parser.parse_args()
-    os.makedirs(args.output, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="portcullis-risk.")
-    app_port = common.free_port()
-    capture = http.server.ThreadingHTTPServer(("127.0.0.1", app_port), common.Capture)
-    threading.Thread(target=capture.serve_forever, daemon=True).start()
-    process = driver = None
-    status = 0
-    try:
-        process, base = common.start_server(os.path.abspath(args.binary), work)
-        token = set_up(base)
-        driver = common.make_driver()
-        run = common.Run(driver, base, args.output, f"http://localhost:{app_port}")
-        print(f"risk_browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
-        flows(run, token)
-        run.check_hygiene()
-        print(f"risk_browser: {len(run.shots)} screenshots in {args.output}")
-    except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
-        status = 1
-        common.report_failure(driver, args.output, "risk_browser", failure)
-    finally:
-        if driver is not None:
-            driver.quit()
-        capture.shutdown()
-        common.stop_server(process, work, failed=status != 0)
-    if status == 0:
-        print("risk_browser: all risk checks passed")
-    return status
+    return common.run_flows("risk_browser", __doc__, "risk", lambda base, _: set_up(base), flows)
 
 
 if __name__ == "__main__":

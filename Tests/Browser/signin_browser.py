@@ -468,6 +468,45 @@ def report_failure(driver, output, name, failure):
         pass
 
 
+def run_flows(name, description, output, prepare, flows, env=None):
+    """The frame of a browser script: its arguments (--binary, --output), a server over a fresh directory (`env` added to
+    its environment), the app's redirect URI on loopback, the driver; `prepare(base, app_base)` sets the tenant up through
+    the admin API and returns what `flows(run, prepared)` needs; then the hygiene check, and on any failure a screenshot
+    and the page. Returns the exit status."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/portcullis"))
+    parser.add_argument("--output", default=os.path.join(ROOT, f".build/test-output/{output}"))
+    args = parser.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f"portcullis-{output}.")
+    app_port = free_port()
+    capture = http.server.ThreadingHTTPServer(("127.0.0.1", app_port), Capture)
+    threading.Thread(target=capture.serve_forever, daemon=True).start()
+    process = driver = None
+    status = 0
+    try:
+        process, base = start_server(os.path.abspath(args.binary), work, env=env(work) if callable(env) else env)
+        app_base = f"http://localhost:{app_port}"
+        prepared = prepare(base, app_base)
+        driver = make_driver()
+        run = Run(driver, base, args.output, app_base)
+        print(f"{name}: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}; server {base}")
+        flows(run, prepared)
+        run.check_hygiene()
+        print(f"{name}: {len(run.shots)} screenshots in {args.output}")
+    except Exception as failure:  # a Failure, or Selenium's own (a wait that timed out)
+        status = 1
+        report_failure(driver, args.output, name, failure)
+    finally:
+        if driver is not None:
+            driver.quit()
+        capture.shutdown()
+        stop_server(process, work, failed=status != 0)
+    if status == 0:
+        print(f"{name}: all checks passed")
+    return status
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/portcullis"))

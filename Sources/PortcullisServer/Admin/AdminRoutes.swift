@@ -86,10 +86,7 @@ struct AdminRoutes: Sendable {
                 value: page.map { JSONValue(encoding: $0) }, nextLink: Paging.nextLink(request, skip: skip, limit: top, count: page.count)))
     }
 
-    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
-        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
-        return tenant
-    }
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot { try await tenants.tenant(of: context) }
 
     /// What-if: evaluates a described sign-in against the stored policies, or against drafts, explaining
     /// every policy, and issues nothing.

@@ -182,3 +182,19 @@ enum UnverifiedClaims {
         return tid
     }
 }
+
+extension TenantCache {
+    /// The tenant of a bearer-protected admin request: its token's (`tid`).
+    func tenant(of context: PortcullisRequestContext) async throws -> TenantSnapshot {
+        guard let tenant = try await snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
+        return tenant
+    }
+
+    /// The tenant and the user the request's `:id` names (object ID or UPN), or 404.
+    func user(of context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) {
+        let tenant = try await tenant(of: context)
+        let identity = context.parameters.get("id") ?? ""
+        guard let user = tenant.directory.user(identity: identity) else { throw APIError.notFound("The user \(identity.prefix(128))") }
+        return (tenant, user)
+    }
+}

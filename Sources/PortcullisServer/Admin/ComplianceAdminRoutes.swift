@@ -32,10 +32,7 @@ struct ComplianceAdminRoutes: Sendable {
         group.post("outbox/:id/redeliver") { _, context in try await redeliver(context) }
     }
 
-    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
-        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
-        return tenant
-    }
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot { try await tenants.tenant(of: context) }
 
     struct Page<T: Encodable>: Encodable {
         let value: [T]

@@ -217,11 +217,7 @@ struct DocumentResource<Document: AdministeredDocument>: Sendable {
 
     // MARK: HTTP
 
-    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
-        let principal = try context.requirePrincipal()
-        guard let tenant = try await tenants.snapshot(tenantSegment: principal.tid) else { throw APIError.unauthenticated }
-        return tenant
-    }
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot { try await tenants.tenant(of: context) }
 
     /// The largest page of a document list, and the default.
     static var pageSize: Int { 1000 }

@@ -64,17 +64,9 @@ struct SignalAdminRoutes: Sendable {
         }
     }
 
-    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
-        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
-        return tenant
-    }
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot { try await tenants.tenant(of: context) }
 
-    func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) {
-        let tenant = try await tenant(context)
-        let identity = context.parameters.get("id") ?? ""
-        guard let user = tenant.directory.user(identity: identity) else { throw APIError.notFound("The user \(identity.prefix(128))") }
-        return (tenant, user)
-    }
+    func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) { try await tenants.user(of: context) }
 
     func stream(_ context: PortcullisRequestContext, tenant: TenantSnapshot) async throws -> Versioned<SharedSignalsStream> {
         try await stream(id: context.parameters.get("id") ?? "", tenant: tenant)

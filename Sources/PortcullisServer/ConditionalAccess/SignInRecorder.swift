@@ -119,17 +119,21 @@ public final class SignInRecorder: Service, Sendable {
         String(CredentialHasher.hashToken((try? StoredJSON.text(of: SignInAggregation.facts(of: record))) ?? record.id).prefix(32))
     }
 
-    public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: self.interval)
-                } catch {
-                    break
-                }
-                await self.flush()
+    public func run() async throws { await repeatUntilShutdown(every: interval) { await self.flush() } }
+}
+
+/// Runs `work` every `interval` until the server shuts down gracefully, and once more after that (what was buffered
+/// when the shutdown came): the loop of the services that write behind (the sign-in log, the risk engine).
+func repeatUntilShutdown(every interval: Duration, _ work: @escaping @Sendable () async -> Void) async {
+    await cancelWhenGracefulShutdown {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                break
             }
+            await work()
         }
-        await flush()
     }
+    await work()
 }

@@ -83,19 +83,7 @@ public final class RiskEngine: Service, Sendable {
         }
     }
 
-    public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: self.interval)
-                } catch {
-                    break
-                }
-                await self.drain()
-            }
-        }
-        await drain()
-    }
+    public func run() async throws { await repeatUntilShutdown(every: interval) { await self.drain() } }
 
     func learn(from record: SignInRecord) async throws {
         guard let userId = record.userId else { return try await learnApplication(from: record) }

@@ -180,15 +180,7 @@ struct RiskRoutes: Sendable {
         do { try problems.check() } catch { throw APIError.validation(error) }
     }
 
-    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot {
-        guard let tenant = try await tenants.snapshot(tenantSegment: try context.requirePrincipal().tid) else { throw APIError.unauthenticated }
-        return tenant
-    }
+    func tenant(_ context: PortcullisRequestContext) async throws -> TenantSnapshot { try await tenants.tenant(of: context) }
 
-    func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) {
-        let tenant = try await tenant(context)
-        let identity = context.parameters.get("id") ?? ""
-        guard let user = tenant.directory.user(identity: identity) else { throw APIError.notFound("The user \(identity.prefix(128))") }
-        return (tenant, user)
-    }
+    func user(_ context: PortcullisRequestContext) async throws -> (TenantSnapshot, User) { try await tenants.user(of: context) }
 }

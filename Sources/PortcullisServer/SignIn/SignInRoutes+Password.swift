@@ -55,21 +55,10 @@ extension SignInRoutes {
             clock.now().timeIntervalSince(ticket.issued) < Self.factorStepLifetime, let user = tenant.directory.user(id: ObjectID(ticket.userId)),
             user.accountEnabled
         else { return errorPage(Self.passwordFormInvalid, tenant: tenant, context) }
-        guard checkCSRF(request, token: form["csrf"], purpose: "password") else {
-            return errorPage(
-                TokenError(
-                    .invalidRequest, aadsts: 90014,
-                    "The password change form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
-                tenant: tenant, context)
-        }
-        if let hash = ticket.sessionHash {
-            let session = try await currentSession(request, tenant: tenant)?.record
-            guard session?.idHash == hash, session?.userId == user.id else {
-                return errorPage(
-                    TokenError(
-                        .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),
-                    tenant: tenant, context)
-            }
+        if let refused = try await refusedStep(
+            request, form: form, purpose: "password", what: "password change", sessionHash: ticket.sessionHash, user: user, tenant: tenant, context)
+        {
+            return refused
         }
         // Only a sign-in that met a second factor gets here (the policy's other controls come first); checked again.
         guard AuthenticationContext(methods: ticket.methods, time: nil).includesSecondFactor else {

@@ -122,21 +122,10 @@ extension SignInRoutes {
         guard let (ticket, user) = openTermsTicket(form["ticket"], tenant: tenant), let agreement = tenant.agreement(id: PolicyID(ticket.agreementId)),
             let file = agreement.files.first(where: { $0.id.rawValue == ticket.fileId })
         else { return errorPage(Self.termsFormInvalid, tenant: tenant, context) }
-        guard checkCSRF(request, token: form["csrf"], purpose: "terms") else {
-            return errorPage(
-                TokenError(
-                    .invalidRequest, aadsts: 90014,
-                    "The terms of use form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
-                tenant: tenant, context)
-        }
-        if let hash = ticket.sessionHash {
-            let session = try await currentSession(request, tenant: tenant)?.record
-            guard session?.idHash == hash, session?.userId == user.id else {
-                return errorPage(
-                    TokenError(
-                        .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),
-                    tenant: tenant, context)
-            }
+        if let refused = try await refusedStep(
+            request, form: form, purpose: "terms", what: "terms of use", sessionHash: ticket.sessionHash, user: user, tenant: tenant, context)
+        {
+            return refused
         }
         let accepted: Bool
         switch form["decision"] {
@@ -189,5 +178,30 @@ extension SignInRoutes {
         let before = try await acceptances.read(tenant, id: acceptance.id)
         let saved = try await acceptances.save(acceptance, before: before, precondition: .none, tenant: tenant, actor: "user:\(acceptance.userId)")
         return try await tenants.snapshot(tenantSegment: tenant.tenant.id.rawValue) ?? tenant.applying(acceptance, id: acceptance.id, revision: saved.version)
+    }
+
+    /// A sealed step's form posted back (terms of use, a password change): refused (the error page) without this browser's
+    /// CSRF cookie, or — a step of a sign-in that had a session — without that session of that user; `nil` when it stands.
+    func refusedStep(
+        _ request: Request, form: FormBody, purpose: String, what: String, sessionHash: String?, user: User, tenant: TenantSnapshot,
+        _ context: PortcullisRequestContext
+    ) async throws -> Response? {
+        guard checkCSRF(request, token: form["csrf"], purpose: purpose) else {
+            return errorPage(
+                TokenError(
+                    .invalidRequest, aadsts: 90014,
+                    "The \(what) form could not be verified (its cookie is missing or stale). Start the sign-in again; cookies must be allowed."),
+                tenant: tenant, context)
+        }
+        if let hash = sessionHash {
+            let session = try await currentSession(request, tenant: tenant)?.record
+            guard session?.idHash == hash, session?.userId == user.id else {
+                return errorPage(
+                    TokenError(
+                        .invalidRequest, aadsts: 50132, "This sign-in was started in another browser or has ended. Start the sign-in again from the app."),
+                    tenant: tenant, context)
+            }
+        }
+        return nil
     }
 }
