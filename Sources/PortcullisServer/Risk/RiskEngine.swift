@@ -60,10 +60,11 @@ public final class RiskEngine: Service, Sendable {
     public func observe(_ record: SignInRecord) {
         guard detections, record.userId != nil || record.grantType == GrantType.clientCredentials.rawValue else { return }
         let dropped = queue.withLock { records -> Bool in
+            // A hundredth at once, not one per record: a full queue (a store away) costs no copy per grant.
+            let full = records.count >= Self.capacity
+            if full { records.removeFirst(Self.capacity / 100) }
             records.append(record)
-            guard records.count > Self.capacity else { return false }
-            records.removeFirst(records.count - Self.capacity)
-            return true
+            return full
         }
         if dropped { logger.warning("risk engine queue full; the oldest sign-ins were not learned from") }
     }
@@ -74,7 +75,11 @@ public final class RiskEngine: Service, Sendable {
             defer { records.removeAll(keepingCapacity: true) }
             return records
         }
+        // A busy client's refreshes repeat one another: of the non-interactive sign-ins with the same facts in one batch,
+        // the first is learned from (what it teaches, the others teach again, to the hour that a sighting is kept to).
+        var repeated = Set<String>()
         for record in batch {
+            if !record.interactive, !repeated.insert(Self.facts(of: record)).inserted { continue }
             do {
                 try await learn(from: record)
             } catch {
@@ -150,6 +155,15 @@ public final class RiskEngine: Service, Sendable {
             }
             return changed
         }
+    }
+
+    /// What a sign-in teaches the engine, as one string: who, with what, from where, how it ended.
+    static func facts(of record: SignInRecord) -> String {
+        [
+            record.tenantId.rawValue, record.userId?.rawValue ?? "", record.clientAppId.rawValue, record.ipAddress ?? "", record.countryOrRegion ?? "",
+            record.platform ?? "", record.errorCode.map(String.init) ?? "", record.conditionalAccessStatus.rawValue,
+            (record.riskEventTypes_v2 ?? []).map(\.rawValue).joined(separator: ","),
+        ].joined(separator: "|")
     }
 
     /// A workload identity's own sign-in (PROTOCOL §19): after its learning period, a network it has not used is
