@@ -240,6 +240,10 @@ struct ConsolePages: Sendable {
             case ("revoke", ""): return ("POST", "users/\(user)/revokeSignInSessions")
             default: return nil
             }
+        case "risk":
+            // Deciding a user's or a workload identity's risk is the risk area's (Security Administrator).
+            guard segments.count == 3, posting else { return ("GET", "identityProtection/riskyUsers") }
+            return ("POST", segments[1] == "users" ? "identityProtection/riskyUsers/dismiss" : "identityProtection/riskyServicePrincipals/dismiss")
         case "signals":
             guard segments.count > 1 else { return ("GET", "ssf-streams") }
             if segments.count == 3 && posting {
