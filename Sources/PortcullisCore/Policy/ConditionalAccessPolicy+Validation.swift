@@ -127,7 +127,6 @@ extension ConditionalAccessPolicy {
                 )
             }
             if let remediation = controls.first(where: Control.remediation.contains) {
-                if controls.contains(.block) { problems.add(reader.path("builtInControls"), "block cannot be combined with other controls.") }
                 if op == .or {
                     problems.add(reader.path("operator"), "\(remediation.rawValue) is required with the other controls (AND), as in Entra.")
                 }
