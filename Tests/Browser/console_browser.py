@@ -48,7 +48,7 @@ BOB_ID = "1d8f4b2a-6c8e-4f3b-9d7a-2e4c6b8f0a02"
 ERIN, ERIN_PASSWORD = "erin@contoso.example", "Erin-dev-pass1"
 ERIN_ID = "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05"
 CA_POLICY = "Require app protection"
-NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration", "Signals"]
+NAV = ["Policies", "What if", "Sign-ins", "Enrollments", "Callbacks", "Audit", "Directory", "App configuration", "Signals", "Risk"]
 GATEWAY = ("c0ffee00-8888-4a2b-8c3d-4e5f6a7b8c08", "gateway-dev-secret-change-me")  # the demo's Shared Signals receiver
 SESSION_REVOKED = "https://schemas.openid.net/secevent/caep/event-type/session-revoked"
 check = common.check
@@ -145,7 +145,7 @@ def no_access(run):
     driver = run.driver
     check(driver.find_element(By.TAG_NAME, "h1").text == "No access" and BOB in driver.page_source, "Bob sees the no-access page", driver.page_source[:1500])
     run.shoot("console-no-access")
-    for path in ("/admin/policies", "/admin/enrollments", "/admin/sign-ins", "/admin/audit", "/admin/directory"):
+    for path in ("/admin/policies", "/admin/enrollments", "/admin/sign-ins", "/admin/audit", "/admin/directory", "/admin/risk"):
         driver.get(f"{run.base}{path}")
         check(driver.find_element(By.TAG_NAME, "h1").text == "No access" and CA_POLICY not in driver.page_source and ALICE not in driver.page_source,
               f"{path}: no data without the role", driver.page_source[:800])
