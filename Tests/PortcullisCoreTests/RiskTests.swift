@@ -188,6 +188,41 @@ struct RiskTests {
         #expect(dismissed && risky.riskLevel == .none && risky.graph["riskState"] == "dismissed")
     }
 
+    @Test("learning from records: a refused risky sign-in raises the risk, one that passed with MFA remediated its own; riskRemediation met closes it")
+    func learningFromRecords() {
+        func record(error: Int?, methods: [String], detections: [RiskEventType] = [], remediation: Bool = false) -> SignInRecord {
+            var record = SignInRecord(
+                id: "r", createdDateTime: Self.start, correlationId: "c", tenantId: "t", userId: ObjectID(CA.u1), userPrincipalName: "u1@ca.test",
+                clientAppId: Self.client, resourceAppId: Self.client, resource: nil, grantType: "password", clientAppType: "mobileAppsAndDesktopClients",
+                capabilities: [], ipAddress: "198.51.100.7", platform: "iOS", appProtection: "none",
+                conditionalAccessStatus: error == nil ? .success : .failure,
+                appliedConditionalAccessPolicies: remediation
+                    ? [
+                        Decision.AppliedPolicy(
+                            id: "p", displayName: "p", result: .success, enforcedGrantControls: ["riskRemediation"], conditionsNotSatisfied: [],
+                            grantControlResults: [Decision.ControlResult(control: "riskRemediation", satisfied: true, reason: "")])
+                    ] : [], errorCode: error, authenticationMethods: methods)
+            record.riskEventTypes_v2 = detections.isEmpty ? nil : detections
+            return record
+        }
+        var risky = RiskyUser(user: Self.user)
+        let learned101 = risky.learn(from: record(error: nil, methods: ["pwd", "mfa"], detections: [.anonymizedIPAddress]), sprayed: false, at: Self.start)
+        #expect(learned101)
+        #expect(risky.riskLevel == .none && risky.detections.map(\.riskState) == [.remediated], "passed with MFA: its own risk remediated")
+        let learned102 = risky.learn(from: record(error: 50076, methods: ["pwd"], detections: [.anonymizedIPAddress]), sprayed: false, at: Self.start)
+        #expect(learned102)
+        #expect(risky.riskLevel == .medium && risky.riskState == .atRisk, "refused: the user's risk")
+        let again = risky.learn(from: record(error: 50076, methods: ["pwd"], detections: [.anonymizedIPAddress]), sprayed: false, at: Self.start)
+        #expect(!again && risky.detections.count == 2, "an active detection from the same address is not repeated")
+        let learned103 = risky.learn(from: record(error: nil, methods: ["pwd"]), sprayed: true, at: Self.start)
+        #expect(learned103)
+        #expect(risky.riskLevel == .high && risky.detections.last?.riskEventType == .passwordSpray)
+        let learned104 = risky.learn(from: record(error: nil, methods: ["pwd", "mfa"], remediation: true), sprayed: false, at: Self.start)
+        #expect(learned104)
+        #expect(risky.riskState == .remediated && risky.riskDetail == .userPassedMFADrivenByRiskBasedPolicy)
+        #expect(RiskDetector.mayShowSpray(record(error: nil, methods: ["pwd"])) && !RiskDetector.mayShowSpray(record(error: 50126, methods: ["pwd"])))
+    }
+
     @Test("effects: a change of level is CAEP risk-level-change; an admin's confirmation voids everything, each time; learning is nothing")
     func effects() throws {
         let tenant = TenantID("f0000000-0000-4000-8000-000000000000")

@@ -79,7 +79,7 @@ public final class RiskEngine: Service, Sendable {
         // the first is learned from (what it teaches, the others teach again, to the hour that a sighting is kept to).
         var repeated = Set<String>()
         for record in batch {
-            if !record.interactive, !repeated.insert(Self.facts(of: record)).inserted { continue }
+            if !record.interactive, !repeated.insert(record.learningKey).inserted { continue }
             do {
                 try await learn(from: record)
             } catch {
@@ -95,101 +95,25 @@ public final class RiskEngine: Service, Sendable {
         guard let snapshot = try await tenants.snapshot(id: record.tenantId),
             let user = snapshot.directory.user(id: userId)
         else { return }
-        let succeeded = record.errorCode == nil && record.conditionalAccessStatus != .failure
-        let address = record.ipAddress.flatMap(IPAddress.init)
         // Password spray: a successful password sign-in from an address that tried many accounts (read off the request path).
         var sprayed = false
-        if succeeded, record.interactive, (record.authenticationMethods ?? []).contains("pwd"), address != nil {
-            let key = RiskDetector.sprayKey(tenantId: record.tenantId, address: address)
+        if RiskDetector.mayShowSpray(record) {
+            let key = RiskDetector.sprayKey(tenantId: record.tenantId, address: record.ipAddress.flatMap(IPAddress.init))
             sprayed = RiskDetector.sprayed(try await store.throttles(keys: [key]).first, at: record.createdDateTime)
         }
-        let remediates =
-            succeeded
-            && record.appliedConditionalAccessPolicies.contains { policy in
-                policy.result == .success
-                    && (policy.grantControlResults ?? []).contains { $0.control == ConditionalAccessPolicy.Control.riskRemediation.rawValue && $0.satisfied }
-            }
-        let signIn = RiskDetector.SignIn(
-            at: record.createdDateTime, ipAddress: address, country: record.countryOrRegion,
-            platform: record.platform.flatMap(DevicePlatform.init(caseInsensitive:)), clientAppId: record.clientAppId)
-        let multiFactor = (record.authenticationMethods ?? []).contains("mfa")
         try await change(user: user, in: snapshot, actor: nil, action: .riskDetected) { risky, now in
-            var changed = false
-            if remediates {
-                changed = risky.close(.remediated, detail: .userPassedMFADrivenByRiskBasedPolicy, at: now, initiatedBy: user.id.rawValue) || changed
-            }
-            var found: [RiskDetection] = []
-            for type in record.riskEventTypes_v2 ?? []
-            where !risky.detections.contains(where: { $0.riskEventType == type && $0.riskState.isActive && $0.ipAddress == record.ipAddress }) {
-                // A risky sign-in that went through with a second factor remediated its own risk (as a sign-in risk policy's MFA does).
-                var detection = RiskDetection(
-                    type: type, state: succeeded && multiFactor ? .remediated : .atRisk, activity: record.createdDateTime, detected: now,
-                    requestId: record.id, correlationId: record.correlationId, ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion)
-                if detection.riskState == .remediated { detection.riskDetail = .userPassedMFADrivenByRiskBasedPolicy }
-                found.append(detection)
-            }
-            if succeeded {
-                if let travel = RiskDetector.travel(signIn, profile: risky.profile) {
-                    found.append(
-                        RiskDetection(
-                            type: .unlikelyTravel, activity: record.createdDateTime, detected: now, requestId: record.id, correlationId: record.correlationId,
-                            ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion,
-                            additionalInfo: "from \(travel.from): \(Int(travel.kilometres)) km in \(String(format: "%.1f", travel.hours)) h"))
-                }
-                if sprayed,
-                    !risky.detections.contains(where: { $0.riskEventType == .passwordSpray && $0.riskState.isActive && $0.ipAddress == record.ipAddress })
-                {
-                    found.append(
-                        RiskDetection(
-                            type: .passwordSpray, activity: record.createdDateTime, detected: now, requestId: record.id, correlationId: record.correlationId,
-                            ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion))
-                }
-                if let learned = RiskDetector.learn(signIn, profile: risky.profile, interactive: record.interactive) {
-                    risky.profile = learned
-                    changed = true
-                }
-            }
-            if !found.isEmpty {
-                risky.add(found, at: now, initiatedBy: nil)
-                changed = true
-            }
-            return changed
+            risky.learn(from: record, sprayed: sprayed, at: now)
         }
-    }
-
-    /// What a sign-in teaches the engine, as one string: who, with what, from where, how it ended.
-    static func facts(of record: SignInRecord) -> String {
-        [
-            record.tenantId.rawValue, record.userId?.rawValue ?? "", record.clientAppId.rawValue, record.ipAddress ?? "", record.countryOrRegion ?? "",
-            record.platform ?? "", record.errorCode.map(String.init) ?? "", record.conditionalAccessStatus.rawValue,
-            (record.riskEventTypes_v2 ?? []).map(\.rawValue).joined(separator: ","),
-        ].joined(separator: "|")
     }
 
     /// A workload identity's own sign-in (PROTOCOL §19): after its learning period, a network it has not used is
     /// `suspiciousSignins` (offline: its risk rises, which its next grant sees).
     func learnApplication(from record: SignInRecord) async throws {
-        guard record.errorCode == nil, record.conditionalAccessStatus != .failure, let snapshot = try await tenants.snapshot(id: record.tenantId),
+        guard record.succeeded, let snapshot = try await tenants.snapshot(id: record.tenantId),
             let application = snapshot.directory.application(appId: record.clientAppId)
         else { return }
-        let address = record.ipAddress.flatMap(IPAddress.init)
         try await change(application: application, in: snapshot, actor: nil, action: .riskDetected) { risky, now in
-            let (learned, unusual) = risky.profile.learning(address, at: record.createdDateTime)
-            guard let learned else { return false }
-            risky.profile = learned
-            if unusual,
-                !risky.detections.contains(where: { $0.riskEventType == .suspiciousSignins && $0.riskState.isActive && $0.ipAddress == record.ipAddress })
-            {
-                risky.add(
-                    [
-                        RiskDetection(
-                            type: .suspiciousSignins, activity: record.createdDateTime, detected: now, requestId: record.id,
-                            correlationId: record.correlationId,
-                            ipAddress: record.ipAddress, countryOrRegion: record.countryOrRegion,
-                            additionalInfo: address.map { "a network it had not used: \(AddressProfile.network(of: $0))" })
-                    ], at: now, initiatedBy: nil)
-            }
-            return true
+            risky.learn(from: record, at: now)
         }
     }
 
