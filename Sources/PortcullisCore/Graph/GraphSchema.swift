@@ -92,7 +92,7 @@ public enum GraphSchema {
         """,
         "servicePrincipalRiskDetection": """
         id requestId correlationId riskEventType riskState riskLevel riskDetail source detectionTimingType activity tokenIssuerType \
-        ipAddresses[] location:signInLocation activityDateTime detectedDateTime lastUpdatedDateTime servicePrincipalId \
+        ipAddress location:signInLocation activityDateTime detectedDateTime lastUpdatedDateTime servicePrincipalId \
         servicePrincipalDisplayName appId keyIds[] additionalInfo
         """,
         "device": """

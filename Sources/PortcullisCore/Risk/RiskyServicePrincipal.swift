@@ -93,7 +93,7 @@ public struct RiskyServicePrincipal: RiskBearing, Codable, Sendable, Equatable {
                 "riskState": .string(detection.riskState.rawValue), "riskLevel": .string(detection.riskLevel.rawValue),
                 "riskDetail": .string(detection.riskDetail.rawValue), "source": .string(detection.reportedBy == nil ? "IdentityProtection" : "Admin"),
                 "detectionTimingType": .string(detection.riskEventType.timing.rawValue), "activity": "servicePrincipal", "tokenIssuerType": "AzureAD",
-                "ipAddresses": .array(detection.ipAddress.map { [.string($0)] } ?? []),
+                "ipAddress": detection.ipAddress.map(JSONValue.string) ?? .null,
                 "activityDateTime": .string(ISO8601.string(detection.activityDateTime)),
                 "detectedDateTime": .string(ISO8601.string(detection.detectedDateTime)),
                 "lastUpdatedDateTime": .string(ISO8601.string(detection.lastUpdatedDateTime)), "servicePrincipalId": .string(id.rawValue),

@@ -49,7 +49,7 @@ extension ConsolePages {
                     "type": detection["riskEventType"]?.stringValue ?? "", "level": detection["riskLevel"]?.stringValue ?? "",
                     "state": detection["riskState"]?.stringValue ?? "",
                     "who": detection["userPrincipalName"]?.stringValue ?? detection["servicePrincipalDisplayName"]?.stringValue ?? "",
-                    "address": detection["ipAddress"]?.stringValue ?? detection["ipAddresses"]?.arrayValue?.first?.stringValue ?? "",
+                    "address": detection["ipAddress"]?.stringValue ?? "",
                     "detected": (detection["detectedDateTime"]?.stringValue ?? "").replacingOccurrences(of: "T", with: " ").replacingOccurrences(
                         of: "Z", with: ""),
                     "info": detection["additionalInfo"]?.stringValue ?? "",
