@@ -102,6 +102,8 @@ public struct PortcullisServer: Sendable {
     /// Runs the conditional-access replays policy changes enqueue (PROTOCOL §14.1).
     public let replays: PolicyReplayRunner
     public let sweeper: ComplianceSweeper
+    /// Shared Signals received (PROTOCOL §19): push, polls, streams made at transmitters.
+    let receiver: SignalReceiver
     /// Readiness goes 503 first on SIGTERM; see `Drain`.
     public let drain: Drain
     /// The public base URL, completed once the listener is bound.
@@ -139,15 +141,23 @@ public struct PortcullisServer: Sendable {
         self.replays = PolicyReplayRunner(
             store: dependencies.store, tenants: tenants, transmitter: transmitter, recorder: signIns, clock: dependencies.clock,
             pollInterval: configuration.outbox.pollInterval, logger: dependencies.logger)
+        // The write paths the services below change documents through (validation, audit, effects), as the admin API's.
+        let documentServices = AdminDocumentServices(
+            store: dependencies.store, tenants: tenants, clock: dependencies.clock, passwords: dependencies.passwords,
+            credentials: dependencies.credentials, authority: dependencies.issuingAuthority)
+        func resource<Document: AdministeredDocument>() -> DocumentResource<Document> {
+            DocumentResource(
+                registration: DocumentRegistration(), services: documentServices, store: dependencies.store, tenants: tenants, clock: dependencies.clock,
+                effects: transmitter)
+        }
         // Devices' grace periods that end without a check-in (PROTOCOL §18), through the devices' own write path.
-        let deviceSweep = DeviceGraceSweep(
-            devices: DocumentResource(
-                registration: DocumentRegistration(),
-                services: AdminDocumentServices(
-                    store: dependencies.store, tenants: tenants, clock: dependencies.clock, passwords: dependencies.passwords,
-                    credentials: dependencies.credentials, authority: dependencies.issuingAuthority),
-                store: dependencies.store, tenants: tenants, clock: dependencies.clock, effects: transmitter),
-            tenants: tenants, clock: dependencies.clock)
+        let deviceSweep = DeviceGraceSweep(devices: resource(), tenants: tenants, clock: dependencies.clock)
+        self.receiver = SignalReceiver(
+            tenants: tenants, store: dependencies.store, transmitters: resource(), users: resource(), devices: resource(),
+            sessions: SignalAdminRoutes(
+                store: dependencies.store, tenants: tenants, transmitter: transmitter, risk: risk, clock: dependencies.clock, logger: dependencies.logger),
+            risk: risk, credentials: dependencies.credentials, endpoints: endpoints, settings: configuration.signals,
+            destinations: configuration.outbox.destinations, clock: dependencies.clock, logger: dependencies.logger)
         self.sweeper = ComplianceSweeper(
             compliance: compliance, store: dependencies.store, clock: dependencies.clock, interval: configuration.sweepInterval,
             idleEnrollmentRetention: configuration.idleEnrollmentRetention, signInRetention: configuration.signInRetention,
@@ -235,12 +245,15 @@ public struct PortcullisServer: Sendable {
             transmitter: transmitter, tenants: tenants, signers: deps.signers, endpoints: endpoints, revocations: deps.store,
             destinations: deps.configuration.outbox.destinations, clock: deps.clock
         ).register(on: router)
+        SignalReceiverRoutes(receiver: receiver, tenants: tenants, credentials: deps.credentials).register(on: router)
         OperationsRoutes(store: deps.store, metrics: deps.metrics, tenants: tenants, signers: deps.signers, drain: drain).register(on: router)
         return router
     }
 
     /// The long-running services that run beside the HTTP server.
-    public func services() -> [any Service] { [signIns, risk, dispatcher, replays, sweeper, tenants, dependencies.countries, dependencies.riskLists] }
+    public func services() -> [any Service] {
+        [signIns, risk, receiver, dispatcher, replays, sweeper, tenants, dependencies.countries, dependencies.riskLists]
+    }
 
     /// The application: routes, services and listener. `onRunning` receives the bound port.
     public func application(

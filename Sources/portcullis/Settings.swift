@@ -69,6 +69,9 @@ struct Settings {
     /// `signals.pendingPerStream`, `signals.longestPollSeconds` (PROTOCOL §14.2).
     var signalsPendingPerStream = 10_000
     var signalsLongestPollSeconds = 30
+    /// `signals.receiverCaFile`, `signals.receiverPollIntervalSeconds` (PROTOCOL §19).
+    var signalsReceiverCAFile: String?
+    var signalsReceiverPollSeconds = 5
     /// `passkeys.metadataBlob`, `passkeys.metadataRoot` (PROTOCOL §12.1): a FIDO metadata BLOB file, and the PEM root its
     /// signature chain must verify to (FIDO's when absent).
     var passkeyMetadataBlob: String?
@@ -207,7 +210,11 @@ struct Settings {
             if let value = tokens.integer("refreshTokenLifetimeSeconds", in: 300...(365 * 86400)) { refreshTokenLifetime = TimeInterval(value) }
         }
         if let signals = reader.object("signals") {
-            signals.rejectUnknownMembers(allowed: ["pendingPerStream", "longestPollSeconds", "minimumVerificationIntervalSeconds"])
+            signals.rejectUnknownMembers(allowed: [
+                "pendingPerStream", "longestPollSeconds", "minimumVerificationIntervalSeconds", "receiverCaFile", "receiverPollIntervalSeconds",
+            ])
+            signalsReceiverCAFile = signals.string("receiverCaFile") ?? signalsReceiverCAFile
+            signalsReceiverPollSeconds = signals.integer("receiverPollIntervalSeconds", in: 1...3600) ?? signalsReceiverPollSeconds
             signalsMinimumVerificationSeconds = signals.integer("minimumVerificationIntervalSeconds", in: 0...3600) ?? signalsMinimumVerificationSeconds
             signalsPendingPerStream = signals.integer("pendingPerStream", in: 100...1_000_000) ?? signalsPendingPerStream
             signalsLongestPollSeconds = signals.integer("longestPollSeconds", in: 1...300) ?? signalsLongestPollSeconds
@@ -292,6 +299,13 @@ struct Settings {
         if let v = value("COUNTRY_TABLE") { countryTable = v }
         if let v = value("ANONYMIZER_LIST") { anonymizerList = v }
         if let v = value("MALICIOUS_LIST") { maliciousList = v }
+        if let v = value("SIGNALS_RECEIVER_CA_FILE") { signalsReceiverCAFile = v }
+        if let v = value("SIGNALS_RECEIVER_POLL_SECONDS") {
+            guard let seconds = Int(v), (1...3600).contains(seconds) else {
+                throw Problem(description: "PORTCULLIS_SIGNALS_RECEIVER_POLL_SECONDS must be 1…3600")
+            }
+            signalsReceiverPollSeconds = seconds
+        }
         if let v = value("RISK_DETECTIONS") { riskDetections = !["0", "false", "no", "off"].contains(v) }
         if let v = value("PASSKEY_METADATA_BLOB") { passkeyMetadataBlob = v }
         if let v = value("PASSKEY_METADATA_ROOT") { passkeyMetadataRoot = v }
@@ -354,6 +368,8 @@ struct Settings {
             pendingPerStream: signalsPendingPerStream, longestPoll: .seconds(signalsLongestPollSeconds),
             minimumVerificationInterval: TimeInterval(signalsMinimumVerificationSeconds),
             sharedStorePollInterval: postgresURL == nil ? nil : .milliseconds(200))
+        configuration.signals.receiverTrustRoots = signalsReceiverCAFile
+        configuration.signals.receiverPollInterval = .seconds(signalsReceiverPollSeconds)
         return configuration
     }
 }

@@ -69,7 +69,7 @@ public enum AdminAuthorization {
         case "app-protection", "enrollments", "outbox": return .appManagement
         case "app-configuration": return segments.count > 3 && segments[3] == "secrets" ? .appSecrets : .appManagement
         case "sign-ins", "audit": return .logs
-        case "ssf-streams": return .signals
+        case "ssf-streams", "ssf-transmitters": return .signals
         case "identityProtection": return .risk
         case "invitations": return .invitations
         case "cross-tenant-access": return .crossTenantAccess

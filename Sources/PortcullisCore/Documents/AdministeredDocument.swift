@@ -65,6 +65,9 @@ public protocol DocumentServices: Sendable {
     func registeredMethods(tenantId: TenantID) async throws -> ConditionalAccessPolicy.RegisteredMethods
     /// A tenant of this installation by ID or verified domain.
     func tenant(segment: String) async throws -> TenantSnapshot?
+    /// A secret the server must send later (a transmitter's `Authorization` value), sealed at rest, bound to the tenant,
+    /// what it is for and the document's ID.
+    func seal(_ secret: String, tenantId: TenantID, purpose: String, id: String) throws -> Data
     /// A certificate from the tenant's issuing CA for the key of a PKCS #10 request (PROTOCOL §18: RSA 2048 or larger, or
     /// P-256), subject the device (its object ID and device ID); a request that is not one is a `ValidationError` at `/csr`.
     /// `current`: the certificate the device holds; a request for the same key keeps it (the device is not re-keyed).
@@ -500,6 +503,27 @@ extension CrossTenantAccessPartner: AdministeredDocument {
 }
 
 // MARK: Shared Signals
+
+extension SharedSignalsTransmitter: AdministeredDocument {
+    /// What a transmitter's `Authorization` value is sealed for (the box's binding beside the tenant and the ID).
+    public static let sealPurpose = "ssf-transmitter"
+
+    public static func read(_ body: JSONValue, in write: DocumentWrite) async throws -> SharedSignalsTransmitter {
+        let body = DocumentWrite.withGeneratedId(body)
+        let tenant = write.tenant
+        let existing = body["id"]?.stringValue.flatMap { given in tenant.contents.sharedSignalsTransmitters.first { $0.id == PolicyID(given) } }
+        return try read(
+            body, existing: existing, count: tenant.contents.sharedSignalsTransmitters.count, now: write.services.now
+        ) { header, outgoing, id in
+            (
+                header.map { write.services.secretHash($0) },
+                try outgoing.map { try write.services.seal($0, tenantId: tenant.tenant.id, purpose: sealPurpose, id: id.rawValue) }
+            )
+        }
+    }
+
+    public func presented(in tenant: TenantSnapshot) -> JSONValue { presented }
+}
 
 extension SharedSignalsStream: AdministeredDocument {
     /// Streams are created by receivers through the Shared Signals API (PROTOCOL §14.1); the admin API reads and deletes.

@@ -40,6 +40,8 @@ public struct DocumentKind: RawRepresentable, Sendable, Hashable, Codable {
     public static let riskyUser = DocumentKind(rawValue: "riskyUser")
     /// A workload identity's risk (Graph `riskyServicePrincipal`, PROTOCOL §19), ID the application's app ID.
     public static let riskyServicePrincipal = DocumentKind(rawValue: "riskyServicePrincipal")
+    /// A Shared Signals transmitter whose SETs the tenant receives (PROTOCOL §19).
+    public static let sharedSignalsTransmitter = DocumentKind(rawValue: "sharedSignalsTransmitter")
 }
 
 extension DocumentKind {
@@ -64,6 +66,7 @@ extension DocumentKind {
         .invitation: ("invitations", "invitation"),
         .crossTenantAccessPartner: ("cross-tenant-access/partners", "cross-tenant access setting"),
         .sharedSignalsStream: ("ssf-streams", "stream"),
+        .sharedSignalsTransmitter: ("ssf-transmitters", "transmitter"),
         .device: ("devices", "device"),
         .deviceCompliancePolicy: ("device-compliance/policies", "device compliance policy"),
     ]

@@ -67,6 +67,8 @@ public struct TenantContents: Sendable {
     /// Users' risk (PROTOCOL §19).
     public var riskyUsers: [RiskyUser] = []
     public var riskyServicePrincipals: [RiskyServicePrincipal] = []
+    /// Shared Signals transmitters whose SETs the tenant receives (PROTOCOL §19).
+    public var sharedSignalsTransmitters: [SharedSignalsTransmitter] = []
 
     public init(tenant: Tenant) {
         self.tenant = tenant
@@ -96,6 +98,7 @@ public struct TenantContents: Sendable {
         Self.sort(&deviceCompliancePolicies)
         Self.sort(&riskyUsers)
         Self.sort(&riskyServicePrincipals)
+        Self.sort(&sharedSignalsTransmitters)
     }
 
     public static func sort<Document: TenantDocument>(_ documents: inout [Document]) {
@@ -280,6 +283,12 @@ extension CrossTenantAccessPartner: TenantDocument {
     public static var list: WritableKeyPath<TenantContents, [CrossTenantAccessPartner]>? { \.crossTenantAccessPartners }
 }
 
+extension SharedSignalsTransmitter: TenantDocument {
+    public static let kind = DocumentKind.sharedSignalsTransmitter
+    public var documentId: String { id.rawValue }
+    public static var list: WritableKeyPath<TenantContents, [SharedSignalsTransmitter]>? { \.sharedSignalsTransmitters }
+}
+
 extension AgreementAcceptance: TenantDocument {
     public static let kind = DocumentKind.agreementAcceptance
     public var documentId: String { id }
@@ -304,7 +313,7 @@ public enum TenantDocuments {
         ConditionalAccessPolicy.self, AppProtectionPolicy.self, AppConfigurationPolicy.self, StoredSecretMaterial.self,
         AuthenticationStrengthPolicy.self, AuthenticationContextClassReference.self, SharedSignalsStream.self, FidoAttestationRoot.self,
         Agreement.self, AgreementAcceptance.self, Invitation.self, CrossTenantAccessPartner.self, Device.self, DeviceCompliancePolicy.self,
-        RiskyUser.self, RiskyServicePrincipal.self,
+        RiskyUser.self, RiskyServicePrincipal.self, SharedSignalsTransmitter.self,
     ]
 
     public static let byKind: [DocumentKind: any TenantDocument.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })

@@ -35,6 +35,8 @@ struct AdminDocuments: Sendable {
     let devices: DocumentResource<Device>
     /// Device compliance policies (PROTOCOL §18): what a device's check-in is held to.
     let deviceCompliancePolicies: DocumentResource<DeviceCompliancePolicy>
+    /// Shared Signals transmitters the tenant receives from (PROTOCOL §19).
+    let sharedSignalsTransmitters: DocumentResource<SharedSignalsTransmitter>
     /// What the kinds' rules need of the server.
     let services: AdminDocumentServices
     /// Tells Shared Signals receivers about users' changes (PROTOCOL §14.1).
@@ -88,6 +90,7 @@ struct AdminDocuments: Sendable {
             }))
         crossTenantAccessPartners = resource()
         devices = resource()
+        sharedSignalsTransmitters = resource()
         deviceCompliancePolicies = resource()
         groups = resource(
             DocumentRegistration(afterWrite: { _, _, tenant, _ in
@@ -133,4 +136,8 @@ struct AdminDocumentServices: DocumentServices {
     }
 
     func tenant(segment: String) async throws -> TenantSnapshot? { try await tenants.snapshot(tenantSegment: segment) }
+
+    func seal(_ secret: String, tenantId: TenantID, purpose: String, id: String) throws -> Data {
+        try FactorSecretBox(credentials: credentials).seal(Array(secret.utf8), tenantId: tenantId.rawValue, userId: purpose, methodId: id)
+    }
 }

@@ -64,6 +64,7 @@ struct AdminRoutes: Sendable {
         directory.register(on: group)
         authenticationMethods.register(on: group)
         signals.register(on: group)
+        documents.sharedSignalsTransmitters.register(on: group)
         RiskRoutes(tenants: tenants, risk: risk).register(on: group)
         group.post("conditional-access/evaluate") { request, context in try await whatIf(request, context) }
         group.post("conditional-access/impact") { request, context in try await impact(request, context) }
