@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import NIOHTTP1
+import PortcullisCore
+import Testing
+
+@testable import PortcullisServer
+
+/// The receiver's fetches from transmitters (PROTOCOL §19) pass the callback rule before connecting: a transmitter's
+/// configuration, keys, streams and polls at loopback or on a private network are refused unless the operator allows
+/// them, and `http` only to loopback.
+@Suite("Shared Signals received: where the receiver may connect")
+struct TransmitterFetcherTests {
+    static func fetcher(_ destinations: CallbackDestinations) -> TransmitterFetcher {
+        TransmitterFetcher(destinations: destinations, trustRoots: nil, logger: Logger(label: "test"))
+    }
+
+    static func refusal(_ fetcher: TransmitterFetcher, _ url: String) async -> String? {
+        do {
+            _ = try await fetcher.fetch(url, method: .GET, body: nil, authorization: "Bearer secret-value", what: "the transmitter's keys")
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("loopback, private and link-local addresses refused by default, before connecting; the error names no secret")
+    func refusedByDefault() async throws {
+        let strict = Self.fetcher(CallbackDestinations())
+        for url in ["https://127.0.0.1:9/jwks", "https://10.1.2.3/jwks", "https://169.254.169.254/latest", "https://[::1]:9/jwks"] {
+            let refusal = await Self.refusal(strict, url)
+            #expect(refusal?.contains("the transmitter's keys:") == true, "\(url): \(refusal ?? "fetched")")
+            #expect(refusal?.contains("secret-value") == false)
+        }
+        #expect(await Self.refusal(strict, "http://192.0.2.10/jwks")?.contains("only https") == true)
+        // Allowed: it connects (nothing listens on the discard port, so it fails there, not at the rule).
+        let loopback = Self.fetcher(CallbackDestinations(allowLoopback: true))
+        #expect(await Self.refusal(loopback, "https://127.0.0.1:9/jwks") == "the transmitter's keys could not be reached")
+    }
+}
