@@ -14,7 +14,9 @@ What it does
             refresh token issued before them still works): the same SET again, signed by another key under the
             transmitter's kid, an unknown kid, `alg: none`, another `aud`, another `iss`, 25 hours old, 10 minutes
             ahead, `typ: JWT`, without or with a wrong Authorization, the wrong Content-Type, a transmitter not
-            registered. RISC `account-disabled` for Dave → he cannot sign in.
+            registered. RISC `account-disabled` for Dave → he cannot sign in. CAEP `risk-level-change` MEDIUM for Carol
+            → her risk medium; `device-compliance-change` for a device → not compliant. The audit log names the
+            transmitter.
   poll      a transmitter registered with its `configurationUrl`, poll delivery and the Authorization Portcullis must
             send it: Portcullis creates a stream there (events requested, its bearer), polls it (RFC 8936); a
             `session-revoked` SET queued there ends Erin's refresh token and is acknowledged; a forged one comes back in
@@ -45,6 +47,7 @@ from device_interop import ADMIN, MAIL, TENANT, prepare_config  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 ERIN = ("erin@contoso.example", "Erin-dev-pass1", "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05")
+CAROL = ("carol@contoso.example", "Carol-dev-pass1", "2e7a5c3b-7d9f-4a4c-8e8b-3f5d7c9a1b03")
 DAVE = ("dave@contoso.example", "Dave-dev-pass1", "3f6b6d4c-8e0a-4b5d-9f9c-4a6e8d0b2c04")
 AUDIENCE = "https://portcullis.test/ssf-receiver"
 PUSH_AUTHORIZATION = "Bearer push-" + uuid.uuid4().hex
@@ -322,6 +325,20 @@ class Run:
         signed = self.sign_in(DAVE)
         self.checks.check("Dave is disabled and cannot sign in", dave.get("accountEnabled") is False and signed.status_code == 400,
                           f"{dave.get('accountEnabled')} {short(signed.text, 300)}")
+        reply = self.push(t.set(CAEP + "risk-level-change", {"format": "complex", "user": email(CAROL)},
+                                {"current_level": "MEDIUM", "principal": "USER", "risk_reason": "impossible travel"}))
+        carol = self.risky(CAROL)
+        self.checks.check("risk-level-change MEDIUM for Carol (a complex subject): 202, her risk medium", reply.status_code == 202 and
+                          carol.get("riskLevel") == "medium" and carol.get("riskState") == "atRisk", f"{reply.status_code} {carol}")
+        device = self.admin("POST", "/devices", {"displayName": "Carol's laptop", "trustType": "AzureAd", "isCompliant": True,
+                                                 "registeredOwners": [CAROL[2]]})
+        self.checks.require("a compliant device is provisioned", device.status_code == 201, device.text)
+        device = device.json()
+        reply = self.push(t.set(CAEP + "device-compliance-change", {"format": "complex", "device": {"format": "opaque", "id": device["deviceId"]}},
+                                {"current_status": "not-compliant", "previous_status": "compliant"}))
+        now = self.admin("GET", f"/devices/{device['id']}").json()
+        self.checks.check("device-compliance-change not-compliant (its device ID): 202, the device is not compliant",
+                          reply.status_code == 202 and now.get("isCompliant") is False, f"{reply.status_code} {now}")
         audit = self.admin("GET", "/audit").json().get("value", [])
         self.checks.check("the audit log names the transmitter as the actor", any(
             "Threat intel (push)" in (entry.get("actor") or "") for entry in audit), [e.get("actor") for e in audit[:10]])
