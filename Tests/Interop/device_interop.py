@@ -50,11 +50,10 @@ import shutil
 import sys
 import tempfile
 import time
-import traceback
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpop_interop import Abort, Checks, Server, free_port, short  # noqa: E402
+from dpop_interop import Checks, Server, free_port, prerequisites, run_groups, short  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TENANT = "contoso.example"
@@ -490,15 +489,8 @@ def main():
     parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
     args = parser.parse_args()
-    try:
-        import requests  # noqa: F401
-        import cryptography  # noqa: F401
-    except ImportError as error:
-        print(f"device_interop: {error}; install with: python3 -m pip install requests cryptography", file=sys.stderr)
-        return 2
-    binary = os.path.abspath(args.binary)
-    if not os.access(binary, os.X_OK):
-        print(f"device_interop: no executable at {binary} (build it, or pass --binary PATH)", file=sys.stderr)
+    binary = prerequisites("device_interop", args.binary, ["requests", "cryptography"], "requests cryptography")
+    if binary is None:
         return 2
     workdir = tempfile.mkdtemp(prefix="portcullis-device.")
     server = Server(binary, workdir, free_port())
@@ -507,15 +499,9 @@ def main():
         ready = server.start(prepare_config(workdir))
         print(f"device_interop: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
         run = Run(server.base, checks)
-        for group in [run.register, run.policy, run.pkeyauth, run.checkins, run.page, lambda: run.cli(binary, workdir)]:
-            try:
-                group()
-            except Abort as abort:
-                print(f"     ({getattr(group, '__name__', 'cli')}: the rest was not run after {abort})", flush=True)
-                break
-            except Exception:
-                checks.check(f"{getattr(group, '__name__', 'cli')} ran to the end", False, traceback.format_exc())
-                break
+        def cli():
+            run.cli(binary, workdir)
+        run_groups(checks, [run.register, run.policy, run.pkeyauth, run.checkins, run.page, cli])
     finally:
         server.stop()
         if checks.failed:

@@ -152,6 +152,36 @@ class Checks:
             raise Abort(name)
 
 
+def prerequisites(name, binary, modules, install):
+    """The binary's absolute path when it is built and `modules` import; else None, with what to do on stderr (exit 2)."""
+    import importlib
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            print(f"{name}: {error}; install with: python3 -m pip install {install}", file=sys.stderr)
+            return None
+    path = os.path.abspath(binary)
+    if not os.access(path, os.X_OK):
+        print(f"{name}: no executable at {path} (build it, or pass --binary PATH)", file=sys.stderr)
+        return None
+    return path
+
+
+def run_groups(checks, groups):
+    """Runs the groups of checks in order; the first that aborts or raises ends the run (recorded as a FAIL)."""
+    for group in groups:
+        name = getattr(group, "__name__", "group")
+        try:
+            group()
+        except Abort as abort:
+            print(f"     ({name}: the rest was not run after {abort})", flush=True)
+            break
+        except Exception:
+            checks.check(f"{name} ran to the end", False, traceback.format_exc())
+            break
+
+
 def short(value, limit=1200):
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "…"

@@ -38,11 +38,10 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpop_interop import Abort, Checks, Server, free_port, short  # noqa: E402
+from dpop_interop import Checks, Server, free_port, prerequisites, run_groups, short  # noqa: E402
 from device_interop import ADMIN, MAIL, TENANT, prepare_config  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -420,16 +419,8 @@ def main():
     parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
     args = parser.parse_args()
-    try:
-        import requests  # noqa: F401
-        import cryptography  # noqa: F401
-        import jwt  # noqa: F401
-    except ImportError as error:
-        print(f"ssf_receiver_interop: {error}; install with: python3 -m pip install requests cryptography pyjwt", file=sys.stderr)
-        return 2
-    binary = os.path.abspath(args.binary)
-    if not os.access(binary, os.X_OK):
-        print(f"ssf_receiver_interop: no executable at {binary} (build it, or pass --binary PATH)", file=sys.stderr)
+    binary = prerequisites("ssf_receiver_interop", args.binary, ["requests", "cryptography", "jwt"], "requests cryptography pyjwt")
+    if binary is None:
         return 2
     workdir = tempfile.mkdtemp(prefix="portcullis-ssf-receiver.")
     transmitter = Transmitter(workdir)
@@ -441,15 +432,7 @@ def main():
         ready = server.start(prepare_config(workdir))
         print(f"ssf_receiver_interop: server {server.base} ready in {ready:.1f} s, transmitter {transmitter.base}", flush=True)
         run = Run(server.base, checks, transmitter)
-        for group in [run.register, run.push_group, run.poll_group, run.pushed_group]:
-            try:
-                group()
-            except Abort as abort:
-                print(f"     ({group.__name__}: the rest was not run after {abort})", flush=True)
-                break
-            except Exception:
-                checks.check(f"{group.__name__} ran to the end", False, traceback.format_exc())
-                break
+        run_groups(checks, [run.register, run.push_group, run.poll_group, run.pushed_group])
     finally:
         server.stop()
         transmitter.stop()

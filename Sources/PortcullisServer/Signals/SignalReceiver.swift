@@ -176,6 +176,9 @@ final class SignalReceiver: Service, Sendable {
     /// Every transmitter of every tenant: a stream made where one is due, SETs polled where the transmitter is polled.
     func cycle() async {
         guard let all = try? await tenants.snapshots() else { return }
+        // What is kept per transmitter goes with the transmitter.
+        let registered = Set(all.values.flatMap { $0.contents.sharedSignalsTransmitters.map(\.id) })
+        pending.withLock { state in state = state.filter { registered.contains($0.key) } }
         for tenant in all.values {
             for transmitter in tenant.contents.sharedSignalsTransmitters {
                 do {

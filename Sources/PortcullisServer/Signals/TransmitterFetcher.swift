@@ -135,6 +135,7 @@ actor TransmitterKeys {
         }
         if let entry = entries[url], now.timeIntervalSince(entry.fetched) < 3600, kid.map(entry.kids.contains) ?? true { return entry.keys }
         if entries[url] == nil || attempts[url].map({ now.timeIntervalSince($0) >= 10 }) ?? true {
+            if attempts.count >= capacity { attempts = attempts.filter { entries[$0.key] != nil } }
             attempts[url] = now
             do {
                 try await fetch(url, now: now)
