@@ -285,7 +285,7 @@ let package = Package(
             name: "PortcullisTokensTests",
             dependencies: [
                 "PortcullisTokens", "PortcullisTokenVerification", "PortcullisCore", "PortcullisAPI", "PortcullisTesting", .server("JWTKit", "jwt-kit"),
-                .server("Crypto", "swift-crypto"), .server("X509", "swift-certificates"),
+                .server("Crypto", "swift-crypto"), .server("CryptoExtras", "swift-crypto"), .server("X509", "swift-certificates"),
                 .server("SwiftASN1", "swift-asn1"),
             ],
             swiftSettings: swiftSettings

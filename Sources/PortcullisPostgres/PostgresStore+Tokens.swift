@@ -148,6 +148,12 @@ extension PostgresStore {
     }
 }
 
+extension PostgresStore {
+    public func isProofClaimed(key: String, now: Date) async throws -> Bool {
+        try await !rows("SELECT 1 FROM dpop_proofs WHERE proof_key = \(key) AND expires_at > \(now.seconds)").isEmpty
+    }
+}
+
 /// DPoP claims gathered into one statement: the first claim goes at once; those that arrive while a statement is in flight
 /// wait for the next, which takes them all (up to 500). Within a batch the first claim of a key wins and any other is a
 /// replay; a failed statement fails every claim in it (the callers answer "unavailable").

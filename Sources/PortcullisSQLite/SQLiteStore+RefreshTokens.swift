@@ -186,6 +186,8 @@ extension SQLiteStore {
         }
     }
 
+    public func isProofClaimed(key: String, now: Date) async throws -> Bool { proofs.contains(key, now: now) }
+
     /// Writes the proofs claimed since the last flush, in batches, until none is pending. A failed batch is dropped (the
     /// memory still refuses its replays; only a restart within the window would forget them) and logged.
     func flushProofs() async {
@@ -266,6 +268,8 @@ final class ProofMemory: Sendable {
             return batch
         }
     }
+
+    func contains(_ key: String, now: Date) -> Bool { state.withLock { $0.keys.contains(key, now: now) } }
 
     /// Forgets what expired before `before` (the sweeper's pass).
     func purge(before: Date) { state.withLock { $0.keys.forget(expiredBefore: before) } }

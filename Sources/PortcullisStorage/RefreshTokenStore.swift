@@ -42,4 +42,7 @@ public protocol ProofReplayStore: Sendable {
     /// Records the proof's key at `now`; `false` when it was already recorded (a replay). A store whose bound is reached
     /// throws `unavailable` (try again shortly) rather than forget a live key.
     func claimProof(key: String, expiresAt: Date, now: Date) async throws -> Bool
+    /// Whether `key` was claimed and is still live at `now` (claims nothing): one client assertion used again, as MSAL
+    /// does, is told from another assertion with the same `jti` by this (PROTOCOL §21).
+    func isProofClaimed(key: String, now: Date) async throws -> Bool
 }

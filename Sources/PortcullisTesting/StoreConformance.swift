@@ -1063,7 +1063,12 @@ public enum StoreConformance {
             try expect(try await store.isAccessTokenRevoked(jti: "j1"), "revoked after, idempotently")
         },
         ConformanceCase(name: "DPoP replay cache: a proof is claimed once, forgotten after it expires; a family's key is kept") { store in
+            try expect(!(try await store.isProofClaimed(key: "p1", now: now)), "not claimed before")
             try expect(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61), now: now), "first use")
+            try expect(try await store.isProofClaimed(key: "p1", now: now), "claimed, read without claiming")
+            try expect(!(try await store.isProofClaimed(key: "p1", now: now.addingTimeInterval(62))), "not live after it expires")
+            try expect(!(try await store.isProofClaimed(key: "p9", now: now)), "reading claims nothing")
+            try expect(try await store.claimProof(key: "p9", expiresAt: now.addingTimeInterval(61), now: now), "so p9 is still fresh")
             try expect(!(try await store.claimProof(key: "p1", expiresAt: now.addingTimeInterval(61), now: now)), "replay")
             try expect(try await store.claimProof(key: "p2", expiresAt: now.addingTimeInterval(200), now: now), "another proof")
             _ = try await store.purgeExpired(before: now.addingTimeInterval(100))

@@ -30,6 +30,9 @@ public struct ExpiringKeySet: Sendable {
 
     public var count: Int { expiries.count }
 
+    /// Whether `key` is there and live at `now`.
+    public func contains(_ key: String, now: Date) -> Bool { expiries[key].map { $0 > now } ?? false }
+
     /// Forgets the keys that expired before `before`.
     public mutating func forget(expiredBefore before: Date) { evict(now: before) }
 

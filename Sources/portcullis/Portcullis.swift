@@ -8,7 +8,7 @@ struct Portcullis: AsyncParsableCommand {
         abstract: "A self-hosted conditional-access token broker and app-protection compliance service.",
         subcommands: [
             ServeCommand.self, PolicyCommand.self, ApplyCommand.self, TokenCommand.self, RemediateCommand.self, CallbacksCommand.self, DevCertCommand.self,
-            KeysCommand.self, VerifyTokenCommand.self, GatewayCommand.self, DeviceCommand.self,
+            KeysCommand.self, VerifyTokenCommand.self, GatewayCommand.self, DeviceCommand.self, AppCommand.self,
         ]
     )
 }

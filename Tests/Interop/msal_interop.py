@@ -54,6 +54,10 @@ Tests
       Fabrikam, whose own factor she registers (pyotp: Fabrikam does not trust Contoso's MFA); the token is Fabrikam's
       (tid, her guest object ID) with idp = Contoso's issuer and acct 1; MSAL's account is her home account
       ({Contoso oid}.{Contoso tid}, from client_info), and a silent refresh works.
+  (n) Certificate credentials (PROTOCOL §21): an RSA 2048 certificate made by `cryptography` registered on the daemon
+      through the admin API; MSAL's ConfidentialClientApplication with client_credential={"private_key", "thumbprint"}
+      gets the app-role token (and again, with the assertion MSAL keeps, after its cache is cleared); azure-identity's
+      CertificateCredential (the PEM with key and certificate) gets one too.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -1026,6 +1030,55 @@ def test_token_protection(msal, authority, issuer, session, cafile, base):
         print(f"PASS {what}: a user the policy does not name gets a bearer token")
 
 
+def test_certificate_credentials(msal, authority, issuer, session, cafile, base):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+    import datetime
+    what = "(n) certificate credentials"
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "contoso mail sync")])
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+                   .not_valid_after(now + datetime.timedelta(days=30)).sign(key, hashes.SHA256()))
+    certificate_pem = certificate.public_bytes(serialization.Encoding.PEM).decode()
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    thumbprint = certificate.fingerprint(hashes.SHA1()).hex()
+    headers = admin_headers(msal, authority, session, what)
+    current = session.get(f"{base}/admin/v1/applications/{DAEMON_CLIENT}", headers=headers)
+    document = current.json()
+    document["keyCredentials"] = document.get("keyCredentials", []) + [{"key": certificate_pem, "displayName": "msal_interop"}]
+    stored = session.put(f"{base}/admin/v1/applications/{DAEMON_CLIENT}", json=document,
+                         headers={**headers, "If-Match": current.headers.get("ETag", "*")})
+    check(stored.status_code == 200 and any(c.get("thumbprint") == thumbprint.upper() for c in stored.json().get("keyCredentials", [])),
+          f"{what}: the admin API registers the certificate", stored.text)
+    app = msal.ConfidentialClientApplication(
+        DAEMON_CLIENT, client_credential={"private_key": key_pem, "thumbprint": thumbprint}, authority=authority,
+        instance_discovery=False, http_client=session)
+    scopes = [f"{RESOURCE}/.default"]
+    result = app.acquire_token_for_client(scopes=scopes)
+    expect_token(result, what)
+    claims = jwt_claims(result["access_token"])
+    check(claims.get("azp") == DAEMON_CLIENT and "Mail.ReadAll" in as_list(claims.get("roles")),
+          f"{what}: MSAL's certificate assertion gets the daemon's app-role token", claims)
+    app.remove_tokens_for_client()
+    again = app.acquire_token_for_client(scopes=scopes)
+    expect_token(again, f"{what} (again, MSAL's kept assertion)")
+    check(again.get("token_source") != "cache", f"{what}: the second token came from the server", again.get("token_source"))
+    print(f"PASS {what}: MSAL client_credential={{private_key, thumbprint}}: two tokens, roles={claims.get('roles')}")
+    from azure.identity import CertificateCredential
+    credential = CertificateCredential(
+        TENANT_ID, DAEMON_CLIENT, certificate_data=(key_pem + certificate_pem).encode(), authority=base, disable_instance_discovery=True,
+        connection_verify=cafile)
+    token = credential.get_token(f"{RESOURCE}/.default").token
+    azure_claims = jwt_claims(token)
+    check(azure_claims.get("azp") == DAEMON_CLIENT and "Mail.ReadAll" in as_list(azure_claims.get("roles")),
+          f"{what}: azure-identity's CertificateCredential gets the token", azure_claims)
+    print(f"PASS {what}: azure-identity CertificateCredential: a token with roles={azure_claims.get('roles')}")
+
+
 def test_b2b(msal, authority, issuer, session, cafile, base):
     """(m) PROTOCOL §17: a Contoso user invited to Fabrikam signs in at Fabrikam through the page and MSAL."""
     import pyotp
@@ -1147,7 +1200,7 @@ def main():
     session = make_session(args.cafile)
     failures = 0
     interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up, test_token_protection,
-                   test_b2b)
+                   test_b2b, test_certificate_credentials)
     timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
     gateway = (test_cae_gateway,) if args.binary else ()
     if not gateway:

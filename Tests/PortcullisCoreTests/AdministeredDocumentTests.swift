@@ -21,6 +21,13 @@ struct AdministeredDocumentTests {
         func secretHash(_ secret: String) -> String { "hashed:\(secret)" }
         func registeredMethods(tenantId: TenantID) async throws -> ConditionalAccessPolicy.RegisteredMethods { .init(anyFactor: [], passkey: []) }
         func tenant(segment: String) async throws -> TenantSnapshot? { nil }
+        func keyCredential(_ text: String, displayName: String?) -> Result<KeyCredential, KeyCredentialProblem> {
+            guard text.hasPrefix("cert:") else { return .failure(KeyCredentialProblem("is not a certificate.")) }
+            return .success(
+                KeyCredential(
+                    keyId: RecordID.generate(), displayName: displayName, thumbprint: "T-\(text)", thumbprintSHA256: "S-\(text)", key: text,
+                    startDateTime: now, endDateTime: now.addingTimeInterval(86400)))
+        }
         func seal(_ secret: String, tenantId: TenantID, purpose: String, id: String) throws -> Data { Data("sealed:\(purpose):\(secret)".utf8) }
         func deviceCertificate(csr: String, tenant: Tenant, objectId: ObjectID, deviceId: DeviceID, current: Device.Certificate?) throws -> Device.Certificate {
             Device.Certificate(pem: "certificate for \(csr)", thumbprint: "t-\(deviceId)", serialNumber: "1", notAfter: now)

@@ -45,6 +45,39 @@ public enum ApplicationSecrets {
         return application
     }
 
+    /// The application's certificates (PROTOCOL §21) resolved against the stored application: a certificate given is read
+    /// by `read` (the server's X.509 reader; its key ID follows from its SHA-256 thumbprint, so the same certificate
+    /// registered twice is one), a `keyId` keeps the stored certificate. Without a `keyCredentials` member the stored
+    /// ones stay.
+    public static func resolveCertificates(
+        _ entry: DirectoryDocument.ApplicationEntry, stored: Application?,
+        read: (String, String?) -> Result<KeyCredential, KeyCredentialProblem>
+    ) throws(ValidationError) -> [KeyCredential] {
+        guard let entries = entry.keyCredentialEntries else { return stored?.keyCredentials ?? [] }
+        let problems = ProblemCollector()
+        var credentials: [KeyCredential] = []
+        for item in entries {
+            switch item {
+            case .certificate(let text, let displayName, let pointer):
+                switch read(text, displayName) {
+                case .success(var credential):
+                    credential.keyId = RecordID(StableGUID.make(from: "certificate:" + credential.thumbprintSHA256))
+                    if !credentials.contains(where: { $0.keyId == credential.keyId }) { credentials.append(credential) }
+                case .failure(let problem):
+                    problems.add(pointer, problem.message)
+                }
+            case .existing(let keyId, let pointer):
+                guard let kept = stored?.keyCredentials.first(where: { $0.keyId == keyId }) else {
+                    problems.add(JSONPointer.appending(pointer, "keyId"), "names no certificate of this application.")
+                    continue
+                }
+                if !credentials.contains(where: { $0.keyId == kept.keyId }) { credentials.append(kept) }
+            }
+        }
+        try problems.check()
+        return credentials
+    }
+
     /// A stored application as answers and the audit log show it: every secret without its hash.
     public static func withoutHashes(_ body: Data) -> Data {
         guard var object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return body }

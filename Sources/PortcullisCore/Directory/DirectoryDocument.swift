@@ -16,6 +16,9 @@ public struct DirectoryDocument: Sendable {
         /// The `secrets` array as written, in order; `nil` when the document has no `secrets` member (an admin
         /// API replace then keeps the stored secrets).
         public var secretEntries: [SecretEntry]?
+        /// The `keyCredentials` array as written (certificates, PROTOCOL §21); `nil` when absent (a replace keeps the
+        /// stored ones).
+        public var keyCredentialEntries: [KeyCredentialEntry]? = nil
         /// Development secrets to hash on import.
         public var plaintextSecrets: [String] {
             (secretEntries ?? []).compactMap { if case .plaintext(let secret, _, _) = $0 { secret } else { nil } }
@@ -23,6 +26,13 @@ public struct DirectoryDocument: Sendable {
     }
 
     /// One item of an application's `secrets`.
+    /// One of an application's `keyCredentials` as written: a certificate (`key`, PEM or base64 DER, as Graph's
+    /// `key`), or the `keyId` of a stored one (what answers show; its other members are ignored).
+    public enum KeyCredentialEntry: Sendable, Equatable {
+        case certificate(String, displayName: String?, pointer: String)
+        case existing(keyId: RecordID, pointer: String)
+    }
+
     public enum SecretEntry: Sendable, Equatable {
         /// `{"secret": "…"}`: a development secret, hashed on import (with optional `displayName`, `endDateTime`).
         case plaintext(String, displayName: String?, endDateTime: Date?)
@@ -308,7 +318,7 @@ public struct DirectoryDocument: Sendable {
         app.rejectUnknownMembers(allowed: [
             "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
             "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles", "requiredResourceAccess",
-            "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation", "tags",
+            "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation", "tags", "keyCredentials",
         ])
         let appId: AppID? = app.guid("appId", required: true)
         var tags: [String] = []
@@ -362,6 +372,30 @@ public struct DirectoryDocument: Sendable {
         }
         if publicClient && !(entries ?? []).isEmpty {
             problems.add(app.path("secrets"), "a public client cannot hold secrets.")
+        }
+        var certificates: [KeyCredentialEntry]?
+        if let items = app.array("keyCredentials") {
+            certificates = []
+            if items.count > KeyCredential.maximumPerApplication {
+                problems.add(app.path("keyCredentials"), "holds \(items.count) certificates; at most \(KeyCredential.maximumPerApplication).")
+            }
+            if publicClient && !items.isEmpty { problems.add(app.path("keyCredentials"), "a public client cannot hold certificates.") }
+            for (value, pointer) in items {
+                guard let credential = JSONObjectReader(value, at: pointer, problems: problems) else { continue }
+                credential.rejectUnknownGraphMembers(
+                    allowed: ["key", "keyId", "displayName"],
+                    readOnly: ["type", "usage", "customKeyIdentifier", "thumbprint", "thumbprintSHA256", "startDateTime", "endDateTime"])
+                let displayName = credential.string("displayName")
+                if let displayName, displayName.count > 128 { problems.add(credential.path("displayName"), "is longer than 128 characters.") }
+                if let key = credential.string("key") {
+                    if key.utf8.count > 16 * 1024 { problems.add(credential.path("key"), "is larger than 16 KiB.") }
+                    certificates?.append(.certificate(key, displayName: displayName, pointer: credential.path("key")))
+                } else if let keyId: RecordID = credential.guid("keyId") {
+                    certificates?.append(.existing(keyId: keyId, pointer: pointer))
+                } else if !credential.has("keyId") {
+                    problems.add(pointer, "give key (the certificate, PEM or base64 DER) or the keyId of a stored certificate.")
+                }
+            }
         }
         var grants: [String] = []
         for (grant, grantPointer) in app.strings("allowedGrantTypes") ?? [] {
@@ -426,7 +460,7 @@ public struct DirectoryDocument: Sendable {
             requiredResourceAccess: access, preAuthorizedApplications: preAuthorized, requireDPoP: app.bool("requireDPoP") ?? false,
             continuousAccessEvaluation: app.bool("continuousAccessEvaluation") ?? false)
         application.tags = tags
-        return ApplicationEntry(application: application, secretEntries: entries)
+        return ApplicationEntry(application: application, secretEntries: entries, keyCredentialEntries: certificates)
     }
 
     /// Validates a named location document (shared with the admin API).

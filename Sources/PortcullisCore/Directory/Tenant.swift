@@ -220,6 +220,8 @@ public struct Application: Codable, Sendable, Equatable {
     public var publicClient: Bool
     /// The client secrets (hashed; several at once allow rotation without downtime).
     public var secrets: [ClientSecret]
+    /// The certificates it signs client assertions with (PROTOCOL §21; Graph `keyCredentials`).
+    public var keyCredentials: [KeyCredential] = []
     public var allowedGrantTypes: [String]
     public var redirectUris: [String]
     public var complianceCallbackUris: [String]
@@ -278,7 +280,7 @@ public struct Application: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
         case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications, requireDPoP
-        case continuousAccessEvaluation, tags
+        case continuousAccessEvaluation, tags, keyCredentials
     }
 
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
@@ -302,6 +304,7 @@ public struct Application: Codable, Sendable, Equatable {
         requireDPoP = try container.decodeIfPresent(Bool.self, forKey: .requireDPoP) ?? false
         continuousAccessEvaluation = try container.decodeIfPresent(Bool.self, forKey: .continuousAccessEvaluation) ?? false
         tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        keyCredentials = try container.decodeIfPresent([KeyCredential].self, forKey: .keyCredentials) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -323,6 +326,7 @@ public struct Application: Codable, Sendable, Equatable {
         if requireDPoP { try container.encode(requireDPoP, forKey: .requireDPoP) }
         if continuousAccessEvaluation { try container.encode(continuousAccessEvaluation, forKey: .continuousAccessEvaluation) }
         if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
+        if !keyCredentials.isEmpty { try container.encode(keyCredentials, forKey: .keyCredentials) }
     }
 
     /// The conditional-access application groups (PROTOCOL §17) this application is in as a resource: `Office365` when

@@ -68,6 +68,8 @@ public protocol DocumentServices: Sendable {
     /// A secret the server must send later (a transmitter's `Authorization` value), sealed at rest, bound to the tenant,
     /// what it is for and the document's ID.
     func seal(_ secret: String, tenantId: TenantID, purpose: String, id: String) throws -> Data
+    /// A certificate an application registers (PEM or base64 DER), read into its credential (PROTOCOL §21).
+    func keyCredential(_ text: String, displayName: String?) -> Result<KeyCredential, KeyCredentialProblem>
     /// A certificate from the tenant's issuing CA for the key of a PKCS #10 request (PROTOCOL §18: RSA 2048 or larger, or
     /// P-256), subject the device (its object ID and device ID); a request that is not one is a `ValidationError` at `/csr`.
     /// `current`: the certificate the device holds; a request for the same key keeps it (the device is not re-keyed).
@@ -314,8 +316,14 @@ extension Application: AdministeredDocument {
                 isApplication: { $0 == application.appId || directory.application(appId: $0) != nil }, problems: problems)
         }
         let read = try problems.document(entry, "an application")
-        let application = try ApplicationSecrets.resolve(
-            read, stored: directory.application(appId: read.application.appId), hash: write.services.secretHash, now: write.services.now)
+        let stored = directory.application(appId: read.application.appId)
+        var application = try ApplicationSecrets.resolve(read, stored: stored, hash: write.services.secretHash, now: write.services.now)
+        application.keyCredentials = try ApplicationSecrets.resolveCertificates(read, stored: stored, read: write.services.keyCredential)
+        if application.publicClient && !application.keyCredentials.isEmpty {
+            throw ValidationError(problems: [
+                ValidationProblem(pointer: "/publicClient", message: "a public client cannot hold certificates: send \"keyCredentials\": [] with it.")
+            ])
+        }
         if application.publicClient && !application.secrets.isEmpty {
             // A replace without `secrets` keeps the stored ones: a confidential client turned public must drop them.
             throw ValidationError(problems: [

@@ -137,6 +137,10 @@ struct AdminDocumentServices: DocumentServices {
 
     func tenant(segment: String) async throws -> TenantSnapshot? { try await tenants.snapshot(tenantSegment: segment) }
 
+    func keyCredential(_ text: String, displayName: String?) -> Result<KeyCredential, KeyCredentialProblem> {
+        KeyCredential.reading(text, keyId: RecordID.generate(), displayName: displayName)
+    }
+
     func seal(_ secret: String, tenantId: TenantID, purpose: String, id: String) throws -> Data {
         try FactorSecretBox(credentials: credentials).seal(Array(secret.utf8), tenantId: tenantId.rawValue, userId: purpose, methodId: id)
     }

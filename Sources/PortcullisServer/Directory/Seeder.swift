@@ -162,9 +162,12 @@ public struct Seeder: Sendable {
             }
             var plaintextSecrets = 0
             for appEntry in entry.applications {
-                let app: Application
+                var app: Application
                 do {
                     app = try ApplicationSecrets.resolve(appEntry, stored: nil, hash: credentials.hashSecret, now: now)
+                    app.keyCredentials = try ApplicationSecrets.resolveCertificates(appEntry, stored: nil) {
+                        KeyCredential.reading($0, keyId: RecordID.generate(), displayName: $1)
+                    }
                 } catch {
                     throw SeedError(file: "directory.json", problems: error.problems)
                 }

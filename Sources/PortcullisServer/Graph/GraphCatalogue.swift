@@ -446,6 +446,25 @@ enum Applications {
             })
     }
 
+    /// Graph's `keyCredential`s: the certificates (their `key` left out, as Graph lists them; `customKeyIdentifier` the
+    /// SHA-1 thumbprint's bytes, base64).
+    static func certificates(_ app: PortcullisCore.Application) -> JSONValue {
+        .array(
+            app.keyCredentials.map { credential in
+                let thumbprint = stride(from: 0, to: credential.thumbprint.count - 1, by: 2).compactMap { offset -> UInt8? in
+                    let start = credential.thumbprint.index(credential.thumbprint.startIndex, offsetBy: offset)
+                    return UInt8(credential.thumbprint[start..<credential.thumbprint.index(start, offsetBy: 2)], radix: 16)
+                }
+                return [
+                    "keyId": .string(credential.keyId.rawValue), "displayName": credential.displayName.map(JSONValue.string) ?? .null,
+                    "type": .string(credential.type), "usage": .string(credential.usage),
+                    "customKeyIdentifier": .string(Data(thumbprint).base64EncodedString()), "key": .null,
+                    "startDateTime": .string(credential.startDateTime.formatted(.iso8601)),
+                    "endDateTime": .string(credential.endDateTime.formatted(.iso8601)),
+                ]
+            })
+    }
+
     static func application(_ app: PortcullisCore.Application) -> JSONValue {
         let access: [JSONValue] = app.requiredResourceAccess.map { entry in
             [
@@ -462,7 +481,7 @@ enum Applications {
             "publicClient": ["redirectUris": .array(app.publicClient ? app.redirectUris.map(JSONValue.string) : [])],
             "web": ["redirectUris": .array(app.publicClient ? [] : app.redirectUris.map(JSONValue.string))],
             "api": ["requestedAccessTokenVersion": 2, "oauth2PermissionScopes": scopes(app)], "appRoles": appRoles(app),
-            "passwordCredentials": passwords(app), "requiredResourceAccess": .array(access),
+            "passwordCredentials": passwords(app), "keyCredentials": certificates(app), "requiredResourceAccess": .array(access),
         ]
     }
 
@@ -472,7 +491,8 @@ enum Applications {
             "appDisplayName": .string(app.displayName), "accountEnabled": true, "servicePrincipalType": "Application",
             "servicePrincipalNames": .array(([app.appId.rawValue] + app.identifierUris).map(JSONValue.string)),
             "tags": .array(app.tags.map(JSONValue.string)), "appRoles": appRoles(app), "oauth2PermissionScopes": scopes(app),
-            "appRoleAssignmentRequired": false, "passwordCredentials": passwords(app), "signInAudience": "AzureADMyOrg",
+            "appRoleAssignmentRequired": false, "passwordCredentials": passwords(app), "keyCredentials": certificates(app),
+            "signInAudience": "AzureADMyOrg",
         ]
     }
 }

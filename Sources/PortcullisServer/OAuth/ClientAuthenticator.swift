@@ -1,24 +1,35 @@
 import Foundation
 import PortcullisAPI
 import PortcullisCore
+import PortcullisStorage
 import PortcullisTokens
+import Synchronization
+import X509
 
 /// A client that presented acceptable credentials (or, for a public client, just its ID).
 struct AuthenticatedClient: Sendable {
     let application: Application
-    /// `client_secret_basic` / `client_secret_post` vs a public client's bare `client_id`.
-    let usedSecret: Bool
+    /// How it authenticated (PROTOCOL §21): nothing (a public client), a secret, a certificate's assertion.
+    let credential: ClientCredentialType
+
+    /// A confidential client that proved who it is.
+    var isConfidential: Bool { credential != .none }
 }
 
-/// Client authentication for the token, revocation and introspection endpoints (RFC 6749 §2.3):
-/// `client_secret_basic`, `client_secret_post`, or `client_id` alone for public clients.
+/// Client authentication for the token, revocation and introspection endpoints (RFC 6749 §2.3, RFC 7523 §2.2,
+/// PROTOCOL §21): `client_secret_basic`, `client_secret_post`, `private_key_jwt` (an assertion signed with one of the
+/// application's certificates), or `client_id` alone for public clients.
 struct ClientAuthenticator: Sendable {
     let credentials: CredentialHasher
     let clock: any WallClock
+    /// Where an assertion's `jti` is remembered, for every node.
+    let replays: any ProofReplayStore
+    let endpoints: ServerEndpoints
+    let memory = AssertionMemory()
 
-    func authenticate(form: FormBody, authorization: String?, in directory: DirectorySnapshot) throws(TokenError) -> AuthenticatedClient {
+    func authenticate(form: FormBody, authorization: String?, in directory: DirectorySnapshot) async throws(TokenError) -> AuthenticatedClient {
         var basic: (id: String, secret: String)?
-        if let authorization, authorization.lowercased().hasPrefix("basic ") {
+        if let authorization, authorization.count > 6, authorization.prefix(6).equalsIgnoringCase("basic ") {
             let encoded = authorization.dropFirst(6).trimmingCharacters(in: .whitespaces)
             guard let data = Data(base64Encoded: encoded), let decoded = String(data: data, encoding: .utf8),
                 let colon = decoded.firstIndex(of: ":"),
@@ -29,20 +40,94 @@ struct ClientAuthenticator: Sendable {
             }
             basic = (id, secret)
         }
-        if basic != nil && form["client_secret"] != nil { throw .multipleClientAuthentications }
-        if let basic, let bodyId = form["client_id"], bodyId.lowercased() != basic.id.lowercased() { throw .mismatchedClientId }
+        let assertion = form["client_assertion"]
+        let asserted = assertion != nil || form["client_assertion_type"] != nil
+        if (basic != nil && form["client_secret"] != nil) || (asserted && (basic != nil || form["client_secret"] != nil)) {
+            throw .multipleClientAuthentications
+        }
+        if let basic, let bodyId = form["client_id"], AppID(bodyId) != AppID(basic.id) { throw .mismatchedClientId }
         guard let clientId = basic?.id ?? form["client_id"] else { throw .missingParameter("client_id") }
         guard let application = directory.application(appId: AppID(clientId)), !BuiltInResources.all.contains(where: { $0.appId == application.appId }) else {
             throw .unknownApplication(clientId)
         }
         let secret = basic?.secret ?? form["client_secret"]
         if application.publicClient {
-            if secret != nil { throw .publicClientWithSecret }
-            return AuthenticatedClient(application: application, usedSecret: false)
+            if secret != nil || asserted { throw .publicClientWithSecret }
+            return AuthenticatedClient(application: application, credential: .none)
+        }
+        if asserted {
+            guard form["client_assertion_type"] == ClientAssertionRules.type else { throw .clientAssertionType }
+            guard let assertion else { throw .missingParameter("client_assertion") }
+            try await verify(assertion, of: application, tenant: directory.tenant)
+            return AuthenticatedClient(application: application, credential: .certificate)
         }
         guard let secret else { throw .missingClientCredential }
         // A secret past its endDateTime no longer authenticates (AADSTS7000222 in Entra; the same error here).
         guard credentials.verifySecret(secret, against: application.secretHashes(validAt: clock.now())) else { throw .invalidClientSecret }
-        return AuthenticatedClient(application: application, usedSecret: true)
+        return AuthenticatedClient(application: application, credential: .clientSecret)
+    }
+
+    /// An RFC 7523 assertion of `application` (PROTOCOL §21): its claims (Core), one of the application's certificates
+    /// valid now named in its header, its signature by that certificate's key, and its `jti` used in no other assertion
+    /// (every node; the very same assertion again is accepted, as Entra accepts MSAL's reuse of one for ten minutes).
+    func verify(_ text: String, of application: Application, tenant: Tenant) async throws(TokenError) {
+        let now = clock.now()
+        let assertion: ClientAssertion
+        switch ClientAssertion.read(text) {
+        case .success(let read): assertion = read
+        case .failure(let error): throw error
+        }
+        let checked = try ClientAssertionRules.check(
+            assertion.claims, clientId: application.appId, audiences: ClientAssertionRules.audiences(base: endpoints.baseURL, tenant: tenant), now: now)
+        guard let certificate = assertion.certificate(among: application.keyCredentials), certificate.isValid(at: now) else {
+            throw .clientAssertionUnknownKey
+        }
+        // This node accepted these very bytes before (and the certificate is still the application's): nothing to prove again.
+        if memory.accepted(assertion.digest, now: now) { return }
+        guard let key = memory.key(of: certificate), assertion.isSigned(by: key) else { throw .clientAssertionSignature }
+        let jtiKey = "client-assertion:\(application.appId):\(checked.jti)"
+        let ownerKey = "\(jtiKey):\(assertion.digest)"
+        let expires = checked.expires.addingTimeInterval(ClientAssertionRules.skew)
+        do {
+            if try await replays.claimProof(key: jtiKey, expiresAt: expires, now: now) {
+                _ = try await replays.claimProof(key: ownerKey, expiresAt: expires, now: now)
+            } else if try await !replays.isProofClaimed(key: ownerKey, now: now) {
+                throw TokenError.clientAssertionReplayed
+            }
+        } catch let error as TokenError {
+            throw error
+        } catch {
+            throw .temporarilyUnavailable
+        }
+        memory.remember(assertion.digest, until: expires, now: now)
+    }
+}
+
+/// What a node remembers of client assertions: the ones it accepted, until they expire (MSAL sends one again and again
+/// for ten minutes), and certificates' keys, parsed once. Both bounded.
+final class AssertionMemory: Sendable {
+    private struct State {
+        var accepted = ExpiringKeySet(capacity: 10_000)
+        var keys: [String: Certificate.PublicKey] = [:]
+    }
+
+    private let state = Mutex(State())
+    static let keysKept = 1000
+
+    func accepted(_ digest: String, now: Date) -> Bool { state.withLock { $0.accepted.contains(digest, now: now) } }
+
+    func remember(_ digest: String, until expires: Date, now: Date) {
+        state.withLock { _ = $0.accepted.insert(digest, expiresAt: expires, now: now) }
+    }
+
+    /// The certificate's public key, parsed once.
+    func key(of credential: KeyCredential) -> Certificate.PublicKey? {
+        if let known = state.withLock({ $0.keys[credential.thumbprintSHA256] }) { return known }
+        guard let key = ClientAssertion.publicKey(of: credential) else { return nil }
+        state.withLock { state in
+            if state.keys.count >= Self.keysKept { state.keys.removeAll() }
+            state.keys[credential.thumbprintSHA256] = key
+        }
+        return key
     }
 }

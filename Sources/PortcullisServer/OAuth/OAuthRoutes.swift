@@ -51,7 +51,7 @@ struct OAuthRoutes: Sendable {
             responseTypesSupported: ["code"],
             subjectTypesSupported: ["public"],
             idTokenSigningAlgValuesSupported: [try await signers.signer(tenantId: tenant.tenant.id).active.algorithm.rawValue],
-            tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "none"],
+            tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
             grantTypesSupported: GrantType.allCases.map(\.rawValue),
             scopesSupported: OIDCScope.allCases.map(\.rawValue),
             claimsSupported: [
@@ -126,7 +126,7 @@ struct OAuthRoutes: Sendable {
     func revoke(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let form = try await Self.form(request, context)
-        let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant)
+        let client = try await clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant)
         let token = try form.required("token")
         let now = clock.now()
         // RFC 7009 §2.2: the answer is 200 whether or not the token was known, valid or ours to revoke.
@@ -146,8 +146,8 @@ struct OAuthRoutes: Sendable {
     func introspect(_ request: Request, _ context: PortcullisRequestContext) async throws -> Response {
         let tenant = try await tenant(context)
         let form = try await Self.form(request, context)
-        let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant)
-        guard client.usedSecret else {
+        let client = try await clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant)
+        guard client.isConfidential else {
             throw TokenError(.invalidClient, aadsts: 7000218, "Introspection requires client authentication; public clients cannot introspect.")
         }
         let token = try form.required("token")

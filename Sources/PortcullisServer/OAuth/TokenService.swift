@@ -133,7 +133,7 @@ struct TokenService: Sendable {
         let form = inputs.form
         let grantName = try form.required("grant_type")
         guard let grantType = GrantType(rawValue: grantName) else { throw TokenError.unsupportedGrantType(grantName) }
-        let client = try clients.authenticate(form: form, authorization: inputs.authorization, in: tenant)
+        let client = try await clients.authenticate(form: form, authorization: inputs.authorization, in: tenant)
         guard client.application.allowedGrantTypes.contains(grantType.rawValue) else { throw TokenError.grantNotAllowed(grantName) }
         if client.application.requireDPoP && proof == nil { throw TokenError.dpopRequired }
         // MSAL sends `claims` on every token request; a code or device grant without one keeps what was authorized.
@@ -259,7 +259,7 @@ struct TokenService: Sendable {
             if signIn.platform == nil { signIn.platform = status.platform }
         }
         var facts = GrantFacts(
-            grantType: grantType, tenant: tenant, client: client.application, clientAuthenticated: client.usedSecret, user: user, scope: scope,
+            grantType: grantType, tenant: tenant, client: client.application, clientAuthenticated: client.isConfidential, user: user, scope: scope,
             scopeText: scopeText, capabilities: capabilitiesInForce, signIn: signIn, authentication: authentication, redeeming: redeeming,
             clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
         facts.acrValues = acrValues

@@ -31,7 +31,7 @@ extension SignInRoutes {
         let segment = context.parameters.get("tenant") ?? ""
         guard let tenant = try await tenants.snapshot(tenantSegment: segment) else { throw TokenError.unknownTenant(segment) }
         let form = try await OAuthRoutes.form(request, context)
-        let client = try clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant.directory)
+        let client = try await clients.authenticate(form: form, authorization: request.headers[.authorization], in: tenant.directory)
         guard client.application.allowedGrantTypes.contains(GrantType.deviceCode.rawValue) else {
             throw TokenError.grantNotAllowed(GrantType.deviceCode.rawValue)
         }
