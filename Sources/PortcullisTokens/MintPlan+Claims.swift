@@ -8,7 +8,8 @@ extension AccessTokenClaims {
     public init(_ plan: MintPlan.AccessToken, issuer: String, tokenId: String, identityProvider: String? = nil) {
         self.init(
             iss: issuer, aud: plan.audience, sub: plan.subject, oid: plan.objectId, tid: plan.tenantId, azp: plan.clientId,
-            azpacr: plan.clientAuthenticated ? "1" : "0", iat: plan.issuedAt, nbf: plan.issuedAt, exp: plan.expiresAt,
+            azpacr: !plan.clientAuthenticated ? "0" : plan.clientCredential == .clientSecret ? "1" : "2", iat: plan.issuedAt, nbf: plan.issuedAt,
+            exp: plan.expiresAt,
             jti: tokenId, scp: plan.scopes.isEmpty ? nil : plan.scopes.joined(separator: " "),
             roles: plan.roles.isEmpty ? nil : plan.roles, upn: plan.userPrincipalName, preferredUsername: plan.userPrincipalName,
             name: plan.name, xmsCC: plan.capabilities.isEmpty ? nil : plan.capabilities, idtyp: plan.delegated ? "user" : "app",

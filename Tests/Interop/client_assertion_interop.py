@@ -12,7 +12,8 @@ What it does
             its pointer; discovery lists private_key_jwt.
   grant     client_credentials with an RS256 assertion (x5t), an ES256 one (x5t#S256), a PS256 one (kid = thumbprint)
             → tokens for the mail API's app role; the very same assertion again → a token (MSAL reuses one for ten
-            minutes); the assertion on the introspection endpoint authenticates the client too.
+            minutes); azpacr 2; the sign-in log's and what-if's clientCredentialType; the assertion on the
+            introspection endpoint authenticates the client too.
   refused   each an OAuth error with Entra's code and never a 5xx, and the grant after it still works: another
             assertion with a used jti (50013), signed by another key under the registered x5t (700027), an unknown x5t
             (700027), an expired and a not-yet-valid certificate (700027), another aud (700023), exp an hour ahead and
@@ -194,6 +195,24 @@ class Run:
                      self.grant(self.assertion(self.rsa, alg="PS256", header={"kid": self.rsa.sha1.hex().upper()})))
         self.granted("aud the tenant's issuer (one of Entra's accepted spellings)", self.grant(self.assertion(aud=f"{self.base}/{TENANT}/v2.0")))
         token = self.grant(self.assertion()).json().get("access_token", "")
+        import jwt
+        claims = jwt.decode(token, options={"verify_signature": False}) if token else {}
+        self.checks.check("the token says the client authenticated with a certificate (azpacr 2)", claims.get("azpacr") == "2", claims)
+        deadline, found = time.time() + 10, []
+        while time.time() < deadline and not found:
+            records = self.admin("GET", f"/sign-ins?app={DAEMON}").json().get("value", [])
+            found = [r for r in records if r.get("clientCredentialType") == "certificate"]
+            time.sleep(0.25)
+        self.checks.check("the sign-in log records clientCredentialType certificate", found, records if not found else None)
+        answer = self.admin("POST", "/conditional-access/evaluate", {"signIn": {
+            "clientAppId": DAEMON, "resourceAppId": "api://contoso-mail", "clientCredentialType": "certificate"}})
+        self.checks.check("what-if shows how the client authenticates", answer.status_code == 200 and
+                          answer.json().get("signIn", {}).get("clientCredentialType") == "certificate", short(answer.text, 300))
+        wrong = self.admin("POST", "/conditional-access/evaluate", {"signIn": {
+            "clientAppId": MAIL, "resourceAppId": "api://contoso-mail", "userId": "alice@contoso.example", "clientCredentialType": "certificate"}})
+        pointers = [p.get("pointer") for p in wrong.json().get("error", {}).get("details", [])] if wrong.status_code == 400 else []
+        self.checks.check("what-if refuses a certificate for a public client at its pointer", "/signIn/clientCredentialType" in pointers,
+                          f"{wrong.status_code} {short(wrong.text, 300)}")
         introspected = self.session.post(f"{self.base}/{TENANT}/oauth2/v2.0/introspect", data={
             "token": token, "client_id": DAEMON, "client_assertion_type": ASSERTION_TYPE, "client_assertion": self.assertion()}, timeout=30)
         self.checks.check("an assertion authenticates the client at introspection too", introspected.status_code == 200 and

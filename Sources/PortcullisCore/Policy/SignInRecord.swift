@@ -50,6 +50,9 @@ public struct SignInRecord: Codable, Sendable, Equatable {
     /// non-interactive log aggregates them): how many, and the last one's time and correlation ID. The record's own
     /// `createdDateTime` and `correlationId` are the first one's.
     public var aggregate: Aggregate?
+    /// Graph's `clientCredentialType` (PROTOCOL §21): how the client authenticated — absent for a public client (and in
+    /// records written before it was kept).
+    public var clientCredentialType: ClientCredentialType?
 
     public struct Aggregate: Codable, Sendable, Equatable {
         public var count: Int

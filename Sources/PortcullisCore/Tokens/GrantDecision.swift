@@ -26,8 +26,10 @@ public struct GrantFacts: Sendable {
     public var grantType: GrantType
     public var tenant: DirectorySnapshot
     public var client: Application
-    /// The client authenticated with a secret (`azpacr` 1), not as a public client.
-    public var clientAuthenticated: Bool
+    /// The client authenticated (a secret, `azpacr` 1; a certificate, 2), not as a public client.
+    public var clientAuthenticated: Bool { clientCredential != .none }
+    /// How it authenticated (PROTOCOL §21).
+    public var clientCredential: ClientCredentialType
     public var user: User?
     public var scope: ScopeRequest
     /// The `scope` text to remember with a refresh token.
@@ -62,7 +64,7 @@ public struct GrantFacts: Sendable {
         self.grantType = grantType
         self.tenant = tenant
         self.client = client
-        self.clientAuthenticated = clientAuthenticated
+        self.clientCredential = clientAuthenticated ? .clientSecret : .none
         self.user = user
         self.scope = scope
         self.scopeText = scopeText
@@ -112,6 +114,8 @@ public struct MintPlan: Sendable, Equatable {
         public var tenantId: String
         public var clientId: String
         public var clientAuthenticated: Bool
+        /// How the client authenticated (`azpacr`: 1 a secret, 2 a certificate or a federated credential).
+        public var clientCredential: ClientCredentialType = .clientSecret
         public var issuedAt: Int
         /// `xms_iat_ms`: the issue time in milliseconds, so that a resource tells a token issued after a revocation from
         /// one issued before it within the same second (PROTOCOL §14.1).
@@ -326,12 +330,14 @@ public enum GrantDecision {
             access.homeTenantId = user.homeAccount?.tenantId.rawValue
             access.account = user.account
             access.deviceId = facts.signIn.device?.deviceId
+            access.clientCredential = facts.clientCredential
         } else {
             access = MintPlan.AccessToken(
                 audience: audience, subject: client.appId.rawValue, objectId: nil, tenantId: tenant.tenant.id.rawValue, clientId: client.appId.rawValue,
                 clientAuthenticated: true, issuedAt: iat, expiresAt: exp, scopes: [],
                 roles: resource.map { tenant.roles(ofPrincipal: PrincipalID(client.appId), on: $0) } ?? [], userPrincipalName: nil, name: nil,
                 capabilities: facts.capabilities.capabilities, delegated: false, enrollmentId: nil, methods: [], authTime: nil)
+            access.clientCredential = facts.clientCredential
         }
         access.confirmation = facts.proofThumbprint
         access.issuedAtMilliseconds = facts.now.epochMilliseconds
@@ -413,6 +419,7 @@ public enum GrantDecision {
         record.deviceDetail = facts.signIn.device.map(SignInRecord.DeviceDetail.init)
         record.record(risk: facts.signIn.risk)
         record.isInteractive = facts.user != nil && facts.interactive && facts.grantType != .refreshToken
+        record.clientCredentialType = facts.clientCredential == .none ? nil : facts.clientCredential
         // Kept when it says something (a bound token, or a policy that demanded one): every bearer grant of every tenant
         // would otherwise carry "unbound" into the log, and an absent one replays as unbound anyway.
         if facts.signIn.proofOfPossession || decision.sessionControls.requiresTokenProtection {

@@ -28,11 +28,13 @@ struct WhatIfSignIn: Sendable {
     var userRiskLevel: RiskLevel?
     var insiderRiskLevel: InsiderRiskLevel?
     var servicePrincipalRiskLevel: RiskLevel?
+    /// How the client authenticates (PROTOCOL §21): a secret by default for a confidential client, nothing for a public one.
+    var clientCredential: ClientCredentialType?
 
     static let members: Set<String> = [
         "userId", "servicePrincipalId", "clientAppId", "resourceAppId", "platform", "ipAddress", "clientAppType", "capabilities",
         "appProtection", "approvedClientApp", "mfa", "transferMethod", "authenticationContexts", "dpop", "device", "signInRiskLevel", "userRiskLevel",
-        "insiderRiskLevel", "servicePrincipalRiskLevel",
+        "insiderRiskLevel", "servicePrincipalRiskLevel", "clientCredentialType",
     ]
 
     /// Reads the risk members (the admin API's and Graph's `signInConditions` spell them alike).
@@ -81,6 +83,8 @@ struct WhatIfSignIn: Sendable {
         signIn.dpop = reader.bool("dpop") ?? false
         signIn.device = reader.object("device").flatMap(DeviceFacts.read(info:))
         signIn.readRisk(reader)
+        signIn.clientCredential = reader.enumeration("clientCredentialType", allowed: ClientCredentialType.allCases.map(\.rawValue)).flatMap(
+            ClientCredentialType.init(rawValue:))
         return signIn
     }
 
@@ -116,6 +120,11 @@ struct WhatIfSignIn: Sendable {
         if !authenticationContexts.isEmpty && userId == nil {
             problems.add(path("authenticationContexts"), "describes a user's sign-in: name the user (userId).")
         }
+        if let clientCredential, let client, (clientCredential == .none) != client.publicClient {
+            problems.add(
+                path("clientCredentialType"),
+                client.publicClient ? "a public client authenticates with nothing: none." : "a confidential client authenticates: not none.")
+        }
         guard let client, let resource, userId == nil || user != nil, self.platform == nil || platform != nil, ipAddress == nil || ip != nil,
             transferMethod == nil || userId != nil, authenticationContexts.isEmpty || userId != nil
         else { return nil }
@@ -144,6 +153,7 @@ struct WhatIfSignIn: Sendable {
             scopeText: "\(resource.primaryIdentifier)/.default", capabilities: capabilities,
             signIn: signIn, authentication: authentication, clientInfoRequested: false, now: now)
         facts.proofThumbprint = dpop ? "what-if" : nil
+        facts.clientCredential = clientCredential ?? (client.publicClient ? .none : .clientSecret)
         return facts
     }
 }

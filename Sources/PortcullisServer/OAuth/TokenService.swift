@@ -263,6 +263,7 @@ struct TokenService: Sendable {
             scopeText: scopeText, capabilities: capabilitiesInForce, signIn: signIn, authentication: authentication, redeeming: redeeming,
             clientInfoRequested: form["client_info"] == "1", nonce: nonce, now: now)
         facts.acrValues = acrValues
+        facts.clientCredential = client.credential
         facts.proofThumbprint = proof?.thumbprint
         facts.provenDevice = provenDevice
         facts.interactive = interactive
