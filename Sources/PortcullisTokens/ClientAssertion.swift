@@ -37,9 +37,12 @@ public struct ClientAssertion: Sendable {
         return .success(
             ClientAssertion(
                 algorithm: algorithm, x5t: header["x5t"]?.stringValue, x5tS256: header["x5t#S256"]?.stringValue, kid: header["kid"]?.stringValue,
-                claims: payload, digest: Base64URL.encode(SHA256.hash(data: Data(token.utf8))), signingInput: Array("\(parts[0]).\(parts[1])".utf8),
+                claims: payload, digest: digest(of: token), signingInput: Array("\(parts[0]).\(parts[1])".utf8),
                 signature: Array(signature)))
     }
+
+    /// An assertion's own SHA-256, base64url: the very same assertion is this.
+    public static func digest(of token: String) -> String { Base64URL.encode(SHA256.hash(data: Data(token.utf8))) }
 
     /// The application's certificate the header names (by SHA-1 or SHA-256 thumbprint, or a `kid` that is either in hex),
     /// or `nil`.

@@ -72,6 +72,14 @@ struct ClientAuthenticator: Sendable {
     /// (every node; the very same assertion again is accepted, as Entra accepts MSAL's reuse of one for ten minutes).
     func verify(_ text: String, of application: Application, tenant: Tenant) async throws(TokenError) {
         let now = clock.now()
+        // This node accepted these very bytes before, for this client, with a certificate it still holds (removing it ends
+        // it at once): nothing else to prove again — MSAL's one assertion for ten minutes costs a digest and a lookup.
+        let digest = ClientAssertion.digest(of: text)
+        if let known = memory.accepted(digest, now: now), known.client == application.appId,
+            application.keyCredentials.contains(where: { $0.thumbprintSHA256 == known.certificate && $0.isValid(at: now) })
+        {
+            return
+        }
         let assertion: ClientAssertion
         switch ClientAssertion.read(text) {
         case .success(let read): assertion = read
@@ -82,8 +90,6 @@ struct ClientAuthenticator: Sendable {
         guard let certificate = assertion.certificate(among: application.keyCredentials), certificate.isValid(at: now) else {
             throw .clientAssertionUnknownKey
         }
-        // This node accepted these very bytes before (and the certificate is still the application's): nothing to prove again.
-        if memory.accepted(assertion.digest, now: now) { return }
         guard let key = memory.key(of: certificate), assertion.isSigned(by: key) else { throw .clientAssertionSignature }
         let jtiKey = "client-assertion:\(application.appId):\(checked.jti)"
         let ownerKey = "\(jtiKey):\(assertion.digest)"
@@ -99,25 +105,41 @@ struct ClientAuthenticator: Sendable {
         } catch {
             throw .temporarilyUnavailable
         }
-        memory.remember(assertion.digest, until: expires, now: now)
+        memory.remember(
+            assertion.digest, as: AssertionMemory.Accepted(client: application.appId, certificate: certificate.thumbprintSHA256, expires: expires), now: now)
     }
 }
 
 /// What a node remembers of client assertions: the ones it accepted, until they expire (MSAL sends one again and again
 /// for ten minutes), and certificates' keys, parsed once. Both bounded.
 final class AssertionMemory: Sendable {
+    /// An accepted assertion: whose, signed with which certificate (its SHA-256 thumbprint), good until when.
+    struct Accepted: Sendable {
+        let client: AppID
+        let certificate: String
+        let expires: Date
+    }
+
     private struct State {
-        var accepted = ExpiringKeySet(capacity: 10_000)
+        var accepted: [String: Accepted] = [:]
         var keys: [String: Certificate.PublicKey] = [:]
     }
 
     private let state = Mutex(State())
+    static let acceptedKept = 10_000
     static let keysKept = 1000
 
-    func accepted(_ digest: String, now: Date) -> Bool { state.withLock { $0.accepted.contains(digest, now: now) } }
+    func accepted(_ digest: String, now: Date) -> Accepted? {
+        state.withLock { state in state.accepted[digest].flatMap { $0.expires > now ? $0 : nil } }
+    }
 
-    func remember(_ digest: String, until expires: Date, now: Date) {
-        state.withLock { _ = $0.accepted.insert(digest, expiresAt: expires, now: now) }
+    /// Remembers an accepted assertion; at the bound, the expired are forgotten first, and a new one is not kept while
+    /// every kept one is live (it is then proven again, which is only slower).
+    func remember(_ digest: String, as accepted: Accepted, now: Date) {
+        state.withLock { state in
+            if state.accepted.count >= Self.acceptedKept { state.accepted = state.accepted.filter { $0.value.expires > now } }
+            if state.accepted.count < Self.acceptedKept { state.accepted[digest] = accepted }
+        }
     }
 
     /// The certificate's public key, parsed once.
