@@ -22,20 +22,17 @@ What it does
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
-import argparse
 import base64
 import datetime
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpop_interop import Checks, Server, free_port, prerequisites, run_groups, short  # noqa: E402
+from dpop_interop import config_with, interop_main, short  # noqa: E402
 from device_interop import ADMIN, MAIL, TENANT  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -46,21 +43,14 @@ ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 def prepare_config(workdir):
     """Config/ copied, plus a daemon with no secret that holds the mail API's app role."""
-    config = os.path.join(workdir, "config")
-    shutil.copytree(os.path.join(REPO, "Config"), config)
-    path = os.path.join(config, "directory.json")
-    with open(path) as f:
-        directory = json.load(f)
-    tenant = next(t for t in directory["tenants"] if t["domain"] == TENANT)
-    tenant["applications"].append({
-        "appId": DAEMON, "displayName": "Reports daemon (certificate only)", "publicClient": False,
-        "allowedGrantTypes": ["client_credentials"],
-        "requiredResourceAccess": [{"resourceAppId": "api://contoso-mail", "appRoles": ["Mail.ReadAll"]}],
-    })
-    tenant["appRoleAssignments"].append({"principalId": DAEMON, "resource": "api://contoso-mail", "role": "Mail.ReadAll"})
-    with open(path, "w") as f:
-        json.dump(directory, f, indent=2)
-    return config
+    def edit(tenant):
+        tenant["applications"].append({
+            "appId": DAEMON, "displayName": "Reports daemon (certificate only)", "publicClient": False,
+            "allowedGrantTypes": ["client_credentials"],
+            "requiredResourceAccess": [{"resourceAppId": "api://contoso-mail", "appRoles": ["Mail.ReadAll"]}],
+        })
+        tenant["appRoleAssignments"].append({"principalId": DAEMON, "resource": "api://contoso-mail", "role": "Mail.ReadAll"})
+    return config_with(workdir, edit)
 
 
 class Certificate:
@@ -244,31 +234,10 @@ class Run:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
-    args = parser.parse_args()
-    binary = prerequisites("client_assertion_interop", args.binary, ["requests", "cryptography", "jwt"], "requests cryptography pyjwt")
-    if binary is None:
-        return 2
-    workdir = tempfile.mkdtemp(prefix="portcullis-assertions.")
-    server = Server(binary, workdir, free_port())
-    checks = Checks()
-    try:
-        ready = server.start(prepare_config(workdir))
-        print(f"client_assertion_interop: server {server.base} ready in {ready:.1f} s", flush=True)
-        run = Run(server, checks, binary, workdir)
-        run_groups(checks, [run.register, run.grant_group, run.refused_group])
-    finally:
-        server.stop()
-        if checks.failed:
-            print(server.tail(40))
-        if args.keep:
-            print(f"client_assertion_interop: kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(f"client_assertion_interop: {len(checks.passed)} passed, {len(checks.failed)} failed")
-    return 1 if checks.failed else 0
+    return interop_main(
+        "client_assertion_interop", __doc__, ["requests", "cryptography", "jwt"], "requests cryptography pyjwt", prepare_config,
+        lambda server, checks, binary, workdir, _: (lambda run: [run.register, run.grant_group, run.refused_group])(
+            Run(server, checks, binary, workdir)))
 
 
 if __name__ == "__main__":

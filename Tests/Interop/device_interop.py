@@ -41,19 +41,17 @@ What it does
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
-import argparse
 import base64
 import datetime
 import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpop_interop import Checks, Server, free_port, prerequisites, run_groups, short  # noqa: E402
+from dpop_interop import interop_main, short  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TENANT = "contoso.example"
@@ -485,33 +483,14 @@ class Run:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
-    args = parser.parse_args()
-    binary = prerequisites("device_interop", args.binary, ["requests", "cryptography"], "requests cryptography")
-    if binary is None:
-        return 2
-    workdir = tempfile.mkdtemp(prefix="portcullis-device.")
-    server = Server(binary, workdir, free_port())
-    checks = Checks()
-    try:
-        ready = server.start(prepare_config(workdir))
-        print(f"device_interop: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
+    def groups(server, checks, binary, workdir, _):
         run = Run(server.base, checks)
+
         def cli():
             run.cli(binary, workdir)
-        run_groups(checks, [run.register, run.policy, run.pkeyauth, run.checkins, run.page, cli])
-    finally:
-        server.stop()
-        if checks.failed:
-            print(server.tail(40))
-        if args.keep:
-            print(f"device_interop: kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(f"device_interop: {len(checks.passed)} passed, {len(checks.failed)} failed")
-    return 1 if checks.failed else 0
+        return [run.register, run.policy, run.pkeyauth, run.checkins, run.page, cli]
+
+    return interop_main("device_interop", __doc__, ["requests", "cryptography"], "requests cryptography", prepare_config, groups)
 
 
 if __name__ == "__main__":

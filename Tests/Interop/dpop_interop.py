@@ -182,6 +182,53 @@ def run_groups(checks, groups):
             break
 
 
+def config_with(workdir, edit):
+    """Config/ copied into `workdir`, the demo tenant's part of directory.json changed by `edit(tenant)`; the copy's path."""
+    config = os.path.join(workdir, "config")
+    shutil.copytree(os.path.join(REPO, "Config"), config)
+    path = os.path.join(config, "directory.json")
+    with open(path) as f:
+        directory = json.load(f)
+    edit(next(t for t in directory["tenants"] if t["domain"] == TENANT))
+    with open(path, "w") as f:
+        json.dump(directory, f, indent=2)
+    return config
+
+
+def interop_main(name, description, modules, install, prepare, groups, before_start=None, after_stop=None):
+    """The shape every interop script's main shares: --binary and --keep; the prerequisites; a server on a free port with
+    the configuration `prepare(workdir)` makes; the groups `groups(server, checks, binary, workdir, extra)` returns, run in
+    order (`extra` is what `before_start(workdir)` made, stopped by `after_stop(extra)`); the server's log tail when a
+    check failed; a summary line. Exit status 0, 1 when a check failed, 2 when a prerequisite is missing."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
+    args = parser.parse_args()
+    binary = prerequisites(name, args.binary, modules, install)
+    if binary is None:
+        return 2
+    workdir = tempfile.mkdtemp(prefix=f"portcullis-{name}.")
+    extra = before_start(workdir) if before_start else None
+    server = Server(binary, workdir, free_port())
+    checks = Checks()
+    try:
+        ready = server.start(prepare(workdir))
+        print(f"{name}: server {server.base} ready in {ready:.1f} s ({binary})", flush=True)
+        run_groups(checks, groups(server, checks, binary, workdir, extra))
+    finally:
+        server.stop()
+        if after_stop:
+            after_stop(extra)
+        if checks.failed:
+            print(server.tail(40))
+        if args.keep:
+            print(f"{name}: kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"{name}: {len(checks.passed)} passed, {len(checks.failed)} failed")
+    return 1 if checks.failed else 0
+
+
 def short(value, limit=1200):
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "…"

@@ -27,21 +27,18 @@ What it does
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
-import argparse
 import datetime
 import http.server
 import json
 import os
-import shutil
 import ssl
 import sys
-import tempfile
 import threading
 import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpop_interop import Checks, Server, free_port, prerequisites, run_groups, short  # noqa: E402
+from dpop_interop import free_port, interop_main, short  # noqa: E402
 from device_interop import ADMIN, MAIL, TENANT, prepare_config  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -415,35 +412,19 @@ class Run:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=os.path.join(REPO, ".build/debug/portcullis"), help="the portcullis binary")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (config, data, keys, server.log)")
-    args = parser.parse_args()
-    binary = prerequisites("ssf_receiver_interop", args.binary, ["requests", "cryptography", "jwt"], "requests cryptography pyjwt")
-    if binary is None:
-        return 2
-    workdir = tempfile.mkdtemp(prefix="portcullis-ssf-receiver.")
-    transmitter = Transmitter(workdir)
-    os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_SIGNALS_RECEIVER_CA_FILE": transmitter.ca_path,
-                       "PORTCULLIS_SIGNALS_RECEIVER_POLL_SECONDS": "1"})
-    server = Server(binary, workdir, free_port())
-    checks = Checks()
-    try:
-        ready = server.start(prepare_config(workdir))
-        print(f"ssf_receiver_interop: server {server.base} ready in {ready:.1f} s, transmitter {transmitter.base}", flush=True)
+    def start_transmitter(workdir):
+        transmitter = Transmitter(workdir)
+        os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_SIGNALS_RECEIVER_CA_FILE": transmitter.ca_path,
+                           "PORTCULLIS_SIGNALS_RECEIVER_POLL_SECONDS": "1"})
+        return transmitter
+
+    def groups(server, checks, binary, workdir, transmitter):
         run = Run(server.base, checks, transmitter)
-        run_groups(checks, [run.register, run.push_group, run.poll_group, run.pushed_group])
-    finally:
-        server.stop()
-        transmitter.stop()
-        if checks.failed:
-            print(server.tail(40))
-        if args.keep:
-            print(f"ssf_receiver_interop: kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(f"ssf_receiver_interop: {len(checks.passed)} passed, {len(checks.failed)} failed")
-    return 1 if checks.failed else 0
+        return [run.register, run.push_group, run.poll_group, run.pushed_group]
+
+    return interop_main(
+        "ssf_receiver_interop", __doc__, ["requests", "cryptography", "jwt"], "requests cryptography pyjwt", prepare_config, groups,
+        before_start=start_transmitter, after_stop=lambda transmitter: transmitter.stop())
 
 
 if __name__ == "__main__":
