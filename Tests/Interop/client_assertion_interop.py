@@ -33,7 +33,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpop_interop import config_with, interop_main, short  # noqa: E402
-from device_interop import ADMIN, MAIL, TENANT  # noqa: E402
+from device_interop import ADMIN, MAIL, TENANT, AdminCaller  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DAEMON = "c0ffee00-aaaa-4a2b-8c3d-4e5f6a7b8c0a"
@@ -82,7 +82,7 @@ class Certificate:
         return base64.urlsafe_b64encode(self.sha256).rstrip(b"=").decode()
 
 
-class Run:
+class Run(AdminCaller):
     def __init__(self, server, checks, binary, workdir):
         import requests
         self.base, self.checks, self.binary, self.workdir = server.base, checks, binary, workdir
@@ -93,15 +93,6 @@ class Run:
         self.rsa, self.ec = Certificate("rsa"), Certificate("ec")
         self.expired = Certificate("rsa", start=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=40), days=30)
         self.future = Certificate("rsa", start=datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2))
-
-    def admin(self, method, path, body=None, headers=None):
-        if self.admin_token is None:
-            reply = self.session.post(self.token_url, data={
-                "grant_type": "client_credentials", "client_id": ADMIN[0], "client_secret": ADMIN[1],
-                "scope": "api://portcullis-admin/.default"}, timeout=30)
-            self.admin_token = reply.json()["access_token"]
-        return self.session.request(method, f"{self.base}/admin/v1{path}", json=body,
-                                    headers={"Authorization": "Bearer " + self.admin_token, **(headers or {})}, timeout=30)
 
     def assertion(self, certificate=None, alg="RS256", header=None, key=None, **claims):
         import jwt

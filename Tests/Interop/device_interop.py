@@ -137,16 +137,9 @@ class Device:
         return f'PKeyAuth AuthToken="{token}", Context="{challenge["Context"]}", Version="{challenge["Version"]}"'
 
 
-class Run:
-    def __init__(self, base, checks):
-        import requests
-        self.base, self.checks = base, checks
-        self.session = requests.Session()
-        self.session.trust_env = False
-        self.token_url = f"{base}/{TENANT}/oauth2/v2.0/token"
-        self.admin_token = None
-        self.device = Device()
-        self.device_object = None
+class AdminCaller:
+    """The admin API with the demo admin daemon's token (client credentials, fetched once): for a run that has
+    `session`, `token_url`, `base` and `admin_token`."""
 
     def admin(self, method, path, body=None, headers=None):
         if self.admin_token is None:
@@ -156,6 +149,18 @@ class Run:
             self.admin_token = reply.json()["access_token"]
         all_headers = {"Authorization": "Bearer " + self.admin_token, **(headers or {})}
         return self.session.request(method, f"{self.base}/admin/v1{path}", json=body, headers=all_headers, timeout=30)
+
+
+class Run(AdminCaller):
+    def __init__(self, base, checks):
+        import requests
+        self.base, self.checks = base, checks
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.token_url = f"{base}/{TENANT}/oauth2/v2.0/token"
+        self.admin_token = None
+        self.device = Device()
+        self.device_object = None
 
     def mail_grant(self, headers=None):
         return self.session.post(self.token_url, data={

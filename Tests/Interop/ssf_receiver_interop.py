@@ -39,7 +39,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpop_interop import free_port, interop_main, short  # noqa: E402
-from device_interop import ADMIN, MAIL, TENANT, prepare_config  # noqa: E402
+from device_interop import MAIL, TENANT, AdminCaller, prepare_config  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 ERIN = ("erin@contoso.example", "Erin-dev-pass1", "4a5c7e5d-9f1b-4c6e-8a0d-5b7f9e1c3d05")
@@ -182,7 +182,7 @@ def email(user):
     return {"format": "email", "email": user[0]}
 
 
-class Run:
+class Run(AdminCaller):
     def __init__(self, base, checks, transmitter):
         import requests
         self.base, self.checks, self.transmitter = base, checks, transmitter
@@ -191,15 +191,6 @@ class Run:
         self.token_url = f"{base}/{TENANT}/oauth2/v2.0/token"
         self.admin_token = None
         self.push_id = None
-
-    def admin(self, method, path, body=None, headers=None):
-        if self.admin_token is None:
-            reply = self.session.post(self.token_url, data={
-                "grant_type": "client_credentials", "client_id": ADMIN[0], "client_secret": ADMIN[1],
-                "scope": "api://portcullis-admin/.default"}, timeout=30)
-            self.admin_token = reply.json()["access_token"]
-        return self.session.request(method, f"{self.base}/admin/v1{path}", json=body,
-                                    headers={"Authorization": "Bearer " + self.admin_token, **(headers or {})}, timeout=30)
 
     def sign_in(self, user):
         return self.session.post(self.token_url, data={
