@@ -25,7 +25,6 @@ public struct DirectoryDocument: Sendable {
         }
     }
 
-    /// One item of an application's `secrets`.
     /// One of an application's `keyCredentials` as written: a certificate (`key`, PEM or base64 DER, as Graph's
     /// `key`), or the `keyId` of a stored one (what answers show; its other members are ignored).
     public enum KeyCredentialEntry: Sendable, Equatable {
@@ -33,6 +32,7 @@ public struct DirectoryDocument: Sendable {
         case existing(keyId: RecordID, pointer: String)
     }
 
+    /// One item of an application's `secrets`.
     public enum SecretEntry: Sendable, Equatable {
         /// `{"secret": "…"}`: a development secret, hashed on import (with optional `displayName`, `endDateTime`).
         case plaintext(String, displayName: String?, endDateTime: Date?)
