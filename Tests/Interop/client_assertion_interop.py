@@ -18,7 +18,9 @@ What it does
             assertion with a used jti (50013), signed by another key under the registered x5t (700027), an unknown x5t
             (700027), an expired and a not-yet-valid certificate (700027), another aud (700023), exp an hour ahead and
             exp past (700024), iss ≠ client (700021), HS256 (50027), a wrong client_assertion_type (50027), a secret
-            beside the assertion (90014), an assertion from a public client (700025).
+            beside the assertion (90014), an assertion from a public client (700025); an accepted (remembered)
+            assertion sent as another daemon that holds the same certificate (700021), and after its certificate was
+            removed (700027).
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
@@ -37,6 +39,7 @@ from device_interop import ADMIN, MAIL, TENANT, AdminCaller  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DAEMON = "c0ffee00-aaaa-4a2b-8c3d-4e5f6a7b8c0a"
+OTHER = "c0ffee00-2222-4a2b-8c3d-4e5f6a7b8c02"  # the demo's mail sync daemon
 SCOPE = "api://contoso-mail/.default"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -222,6 +225,21 @@ class Run(AdminCaller):
         self.refused("an assertion from a public client: 700025", self.grant(self.assertion(iss=MAIL, sub=MAIL), client_id=MAIL),
                      "invalid_client", 700025)
         self.granted("after every refusal, a good assertion still gets a token", self.grant(self.assertion()))
+        # An accepted assertion is remembered; it still counts only for its own client and while its certificate is held.
+        kept = self.assertion()
+        self.granted("an assertion accepted (and so remembered)", self.grant(kept))
+        other = self.admin("GET", f"/applications/{OTHER}")
+        document = other.json()
+        document["keyCredentials"] = [{"key": self.rsa.pem}]
+        shared = self.admin("PUT", f"/applications/{OTHER}", document, {"If-Match": other.headers.get("ETag", "*")})
+        self.checks.require("another daemon registers the same certificate", shared.status_code == 200, shared.text)
+        self.refused("the remembered assertion sent as that other daemon: 700021", self.grant(kept, client_id=OTHER), "invalid_client", 700021)
+        current = self.admin("GET", f"/applications/{DAEMON}")
+        document = current.json()
+        document["keyCredentials"] = [c for c in document["keyCredentials"] if c["thumbprint"] != self.rsa.sha1.hex().upper()]
+        removed = self.admin("PUT", f"/applications/{DAEMON}", document, {"If-Match": current.headers.get("ETag", "*")})
+        self.checks.require("the certificate is removed from the daemon", removed.status_code == 200, removed.text)
+        self.refused("the remembered assertion after its certificate was removed: 700027", self.grant(kept), "invalid_client", 700027)
 
 
 def main():

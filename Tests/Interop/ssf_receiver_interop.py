@@ -208,11 +208,11 @@ class Run(AdminCaller):
             "grant_type": "refresh_token", "client_id": MAIL, "refresh_token": token,
             "scope": "api://contoso-mail/Mail.Read openid offline_access"}, timeout=30)
 
-    def push(self, token, transmitter_id=None, authorization=PUSH_AUTHORIZATION, content_type="application/secevent+jwt"):
+    def push(self, token, transmitter_id=None, authorization=PUSH_AUTHORIZATION, content_type="application/secevent+jwt", tenant=TENANT):
         headers = {"Content-Type": content_type}
         if authorization:
             headers["Authorization"] = authorization
-        return self.session.post(f"{self.base}/{TENANT}/ssf/receiver/{transmitter_id or self.push_id}", data=token, headers=headers,
+        return self.session.post(f"{self.base}/{tenant}/ssf/receiver/{transmitter_id or self.push_id}", data=token, headers=headers,
                                  timeout=30)
 
     def expect_err(self, name, reply, err):
@@ -291,6 +291,8 @@ class Run(AdminCaller):
             ("with another Authorization", self.push(accepted, authorization="Bearer guess"), "access_denied"),
             ("as application/json", self.push(accepted, content_type="application/json"), "invalid_request"),
             ("to a transmitter not registered", self.push(accepted, transmitter_id=str(uuid.uuid4())), "access_denied"),
+            ("at another tenant's receiver URL (the transmitter is Contoso's)", self.push(accepted, tenant="fabrikam.example"),
+             "access_denied"),
         ]
         for name, reply, err in cases:
             self.expect_err(f"a SET {name} is refused: 400 {err}", reply, err)

@@ -62,6 +62,9 @@ struct ClientCredentialTests {
             in: write)
         #expect(made.keyCredentials.map(\.thumbprint) == ["T-cert:a", "T-cert:b"])
         #expect(made.keyCredentials[0].displayName == "A" && made.keyCredentials[0].type == "AsymmetricX509Cert")
+        var known = made.keyCredentials[0]
+        known.thumbprint = "00FF10"
+        #expect(known.customKeyIdentifier == Data([0x00, 0xFF, 0x10]).base64EncodedString())
         // Stored, a replace naming one by keyId keeps it; without the member, all stay.
         let stored = AdministeredDocumentTests.write(AdministeredDocumentTests.tenant { $0.applications.append(made) })
         let kept = try await Application.read(

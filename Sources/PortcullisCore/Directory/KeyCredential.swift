@@ -34,6 +34,13 @@ public struct KeyCredential: Codable, Sendable, Equatable {
         self.endDateTime = endDateTime
     }
 
+    /// Graph's `customKeyIdentifier`: the SHA-1 thumbprint's bytes, base64.
+    public var customKeyIdentifier: String {
+        let digits = Array(thumbprint.utf8)
+        let bytes = stride(from: 0, to: digits.count - 1, by: 2).compactMap { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16) }
+        return Data(bytes).base64EncodedString()
+    }
+
     /// Whether the certificate authenticates at `now` (within its validity).
     public func isValid(at now: Date) -> Bool { startDateTime <= now && now < endDateTime }
 }

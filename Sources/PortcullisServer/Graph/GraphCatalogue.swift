@@ -451,14 +451,10 @@ enum Applications {
     static func certificates(_ app: PortcullisCore.Application) -> JSONValue {
         .array(
             app.keyCredentials.map { credential in
-                let thumbprint = stride(from: 0, to: credential.thumbprint.count - 1, by: 2).compactMap { offset -> UInt8? in
-                    let start = credential.thumbprint.index(credential.thumbprint.startIndex, offsetBy: offset)
-                    return UInt8(credential.thumbprint[start..<credential.thumbprint.index(start, offsetBy: 2)], radix: 16)
-                }
-                return [
+                [
                     "keyId": .string(credential.keyId.rawValue), "displayName": credential.displayName.map(JSONValue.string) ?? .null,
                     "type": .string(credential.type), "usage": .string(credential.usage),
-                    "customKeyIdentifier": .string(Data(thumbprint).base64EncodedString()), "key": .null,
+                    "customKeyIdentifier": .string(credential.customKeyIdentifier), "key": .null,
                     "startDateTime": .string(credential.startDateTime.formatted(.iso8601)),
                     "endDateTime": .string(credential.endDateTime.formatted(.iso8601)),
                 ]
