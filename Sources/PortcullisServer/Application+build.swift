@@ -178,7 +178,9 @@ public struct PortcullisServer: Sendable {
             middleware: RequestMiddleware(
                 metrics: deps.metrics, strictTransportSecurity: deps.configuration.baseURL.hasPrefix("https://"),
                 maximumBodyBytes: deps.configuration.maximumBodyBytes))
-        let clients = ClientAuthenticator(credentials: deps.credentials, clock: deps.clock, replays: deps.store, endpoints: endpoints)
+        let clients = ClientAuthenticator(
+            credentials: deps.credentials, clock: deps.clock, replays: deps.store, endpoints: endpoints,
+            federation: IssuerKeys(fetcher: IssuerFetcher(destinations: deps.configuration.outbox.destinations, logger: deps.logger)))
         let passes = TemporaryAccessPasses(store: deps.store, credentials: deps.credentials)
         let passwords = PasswordVerifier(
             store: deps.store, hasher: deps.passwords, policy: deps.configuration.lockout, temporaryAccessPasses: passes, logger: deps.logger)

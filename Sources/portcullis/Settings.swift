@@ -69,8 +69,9 @@ struct Settings {
     /// `signals.pendingPerStream`, `signals.longestPollSeconds` (PROTOCOL §14.2).
     var signalsPendingPerStream = 10_000
     var signalsLongestPollSeconds = 30
-    /// `signals.receiverCaFile`, `signals.receiverPollIntervalSeconds` (PROTOCOL §19).
-    var signalsReceiverCAFile: String?
+    /// `callbacks.caFile` (its older name `signals.receiverCaFile` still read): roots trusted beside the system's for
+    /// transmitters and federated issuers (PROTOCOL §19, §21). `signals.receiverPollIntervalSeconds` (PROTOCOL §19).
+    var callbackCAFile: String?
     var signalsReceiverPollSeconds = 5
     /// `passkeys.metadataBlob`, `passkeys.metadataRoot` (PROTOCOL §12.1): a FIDO metadata BLOB file, and the PEM root its
     /// signature chain must verify to (FIDO's when absent).
@@ -153,8 +154,9 @@ struct Settings {
         }
         if let callbacks = reader.object("callbacks") {
             callbacks.rejectUnknownMembers(allowed: [
-                "maxAttempts", "baseDelaySeconds", "maxDelaySeconds", "allowPrivateNetworks", "allowLoopback", "retentionDays",
+                "maxAttempts", "baseDelaySeconds", "maxDelaySeconds", "allowPrivateNetworks", "allowLoopback", "retentionDays", "caFile",
             ])
+            callbackCAFile = callbacks.string("caFile") ?? callbackCAFile
             callbackAllowPrivateNetworks = callbacks.bool("allowPrivateNetworks") ?? callbackAllowPrivateNetworks
             callbackAllowLoopback = callbacks.bool("allowLoopback") ?? callbackAllowLoopback
             callbackRetentionDays = callbacks.integer("retentionDays", in: 1...3650) ?? callbackRetentionDays
@@ -213,7 +215,7 @@ struct Settings {
             signals.rejectUnknownMembers(allowed: [
                 "pendingPerStream", "longestPollSeconds", "minimumVerificationIntervalSeconds", "receiverCaFile", "receiverPollIntervalSeconds",
             ])
-            signalsReceiverCAFile = signals.string("receiverCaFile") ?? signalsReceiverCAFile
+            callbackCAFile = signals.string("receiverCaFile") ?? callbackCAFile
             signalsReceiverPollSeconds = signals.integer("receiverPollIntervalSeconds", in: 1...3600) ?? signalsReceiverPollSeconds
             signalsMinimumVerificationSeconds = signals.integer("minimumVerificationIntervalSeconds", in: 0...3600) ?? signalsMinimumVerificationSeconds
             signalsPendingPerStream = signals.integer("pendingPerStream", in: 100...1_000_000) ?? signalsPendingPerStream
@@ -299,7 +301,8 @@ struct Settings {
         if let v = value("COUNTRY_TABLE") { countryTable = v }
         if let v = value("ANONYMIZER_LIST") { anonymizerList = v }
         if let v = value("MALICIOUS_LIST") { maliciousList = v }
-        if let v = value("SIGNALS_RECEIVER_CA_FILE") { signalsReceiverCAFile = v }
+        if let v = value("SIGNALS_RECEIVER_CA_FILE") { callbackCAFile = v }
+        if let v = value("CALLBACKS_CA_FILE") { callbackCAFile = v }
         if let v = value("SIGNALS_RECEIVER_POLL_SECONDS") {
             guard let seconds = Int(v), (1...3600).contains(seconds) else {
                 throw Problem(description: "PORTCULLIS_SIGNALS_RECEIVER_POLL_SECONDS must be 1…3600")
@@ -353,7 +356,8 @@ struct Settings {
             outbox: OutboxDispatcher.Configuration(
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
                 pollInterval: postgresURL == nil ? nil : .seconds(10),
-                destinations: CallbackDestinations(allowPrivateNetworks: callbackAllowPrivateNetworks, allowLoopback: callbackAllowLoopback)),
+                destinations: CallbackDestinations(
+                    allowPrivateNetworks: callbackAllowPrivateNetworks, allowLoopback: callbackAllowLoopback, trustRoots: callbackCAFile)),
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .changeFeed(recheck: .seconds(5)),
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,
@@ -368,7 +372,6 @@ struct Settings {
             pendingPerStream: signalsPendingPerStream, longestPoll: .seconds(signalsLongestPollSeconds),
             minimumVerificationInterval: TimeInterval(signalsMinimumVerificationSeconds),
             sharedStorePollInterval: postgresURL == nil ? nil : .milliseconds(200))
-        configuration.signals.receiverTrustRoots = signalsReceiverCAFile
         configuration.signals.receiverPollInterval = .seconds(signalsReceiverPollSeconds)
         return configuration
     }

@@ -21,6 +21,16 @@ What it does
             beside the assertion (90014), an assertion from a public client (700025); an accepted (remembered)
             assertion sent as another daemon that holds the same certificate (700021), and after its certificate was
             removed (700027).
+  federated an OpenID Connect issuer served here over TLS on loopback (its own CA, trusted through
+            PORTCULLIS_CALLBACKS_CA_FILE) stands for a Kubernetes cluster: `portcullis app credential add --federated
+            ISSUER SUBJECT` registers its service account on a daemon with no secret or certificate; Graph lists, reads,
+            creates, updates and deletes federatedIdentityCredentials; the issuer's token is the client assertion → a token
+            with the app role (azpacr 2; the sign-in log says federatedIdentityCredential); the same token again, and one
+            valid for two hours, are accepted (no jti or ten-minute rules); after the issuer rotates its key, a token
+            under the new kid is accepted (keys fetched again). Refused, each an OAuth error and never a 5xx: another
+            subject (700213), another audience (700212), an issuer not registered (700211), an expired token (700024),
+            another key under the issuer's kid and an unknown kid (700027), a registered issuer whose keys cannot be
+            fetched (50166, its address not in the answer); a remembered token after its credential is deleted (700211).
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
@@ -36,10 +46,14 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpop_interop import config_with, interop_main, short  # noqa: E402
 from device_interop import ADMIN, MAIL, TENANT, AdminCaller  # noqa: E402
+from tls_loopback import OIDCIssuer, free_port  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DAEMON = "c0ffee00-aaaa-4a2b-8c3d-4e5f6a7b8c0a"
 OTHER = "c0ffee00-2222-4a2b-8c3d-4e5f6a7b8c02"  # the demo's mail sync daemon
+WORKLOAD = "c0ffee00-bbbb-4a2b-8c3d-4e5f6a7b8c0b"
+GRAPH_TOOLS = ("c0ffee00-9999-4a2b-8c3d-4e5f6a7b8c09", "graph-tools-dev-secret-change-me")
+SERVICE_ACCOUNT = "system:serviceaccount:reports:exporter"
 SCOPE = "api://contoso-mail/.default"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -53,6 +67,17 @@ def prepare_config(workdir):
             "requiredResourceAccess": [{"resourceAppId": "api://contoso-mail", "appRoles": ["Mail.ReadAll"]}],
         })
         tenant["appRoleAssignments"].append({"principalId": DAEMON, "resource": "api://contoso-mail", "role": "Mail.ReadAll"})
+        tenant["applications"].append({
+            "appId": WORKLOAD, "displayName": "Reports exporter (Kubernetes workload)", "publicClient": False,
+            "allowedGrantTypes": ["client_credentials"],
+            "requiredResourceAccess": [{"resourceAppId": "api://contoso-mail", "appRoles": ["Mail.ReadAll"]}],
+        })
+        tenant["appRoleAssignments"].append({"principalId": WORKLOAD, "resource": "api://contoso-mail", "role": "Mail.ReadAll"})
+        tenant["appRoleAssignments"].append(
+            {"principalId": GRAPH_TOOLS[0], "resource": "https://graph.microsoft.com", "role": "Application.ReadWrite.All"})
+        for app in tenant["applications"]:
+            if app["appId"] == GRAPH_TOOLS[0]:
+                app["requiredResourceAccess"][0]["appRoles"].append("Application.ReadWrite.All")
     return config_with(workdir, edit)
 
 
@@ -86,9 +111,9 @@ class Certificate:
 
 
 class Run(AdminCaller):
-    def __init__(self, server, checks, binary, workdir):
+    def __init__(self, server, checks, binary, workdir, issuer):
         import requests
-        self.base, self.checks, self.binary, self.workdir = server.base, checks, binary, workdir
+        self.base, self.checks, self.binary, self.workdir, self.issuer = server.base, checks, binary, workdir, issuer
         self.session = requests.Session()
         self.session.trust_env = False
         self.token_url = f"{self.base}/{TENANT}/oauth2/v2.0/token"
@@ -127,11 +152,13 @@ class Run(AdminCaller):
         self.checks.check(name, reply.status_code in (400, 401) and body.get("error") == error and code in body.get("error_codes", []),
                           f"{reply.status_code} {short(reply.text, 400)}")
 
-    def cli_add(self, path, name):
+    def cli(self, *arguments):
         env = dict(os.environ, PORTCULLIS_AUTHORITY=f"{self.base}/{TENANT}", PORTCULLIS_ADMIN_CLIENT_ID=ADMIN[0],
                    PORTCULLIS_ADMIN_CLIENT_SECRET=ADMIN[1])
-        return subprocess.run([self.binary, "app", "credential", "add", DAEMON, "--certificate", path, "--display-name", name],
-                              capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run([self.binary, "app", "credential", "add", *arguments], capture_output=True, text=True, env=env, timeout=60)
+
+    def cli_add(self, path, name):
+        return self.cli(DAEMON, "--certificate", path, "--display-name", name)
 
     # ------------------------------------------------------------------------------------------------------------
 
@@ -242,11 +269,111 @@ class Run(AdminCaller):
         self.refused("the remembered assertion after its certificate was removed: 700027", self.grant(kept), "invalid_client", 700027)
 
 
+    # ------------------------------------------------------------------------------------------------------------
+
+    def graph(self, method, path, body=None):
+        if getattr(self, "graph_token", None) is None:
+            self.graph_token = self.session.post(self.token_url, data={
+                "grant_type": "client_credentials", "client_id": GRAPH_TOOLS[0], "client_secret": GRAPH_TOOLS[1],
+                "scope": "https://graph.microsoft.com/.default"}, timeout=30).json()["access_token"]
+        return self.session.request(method, f"{self.base}/v1.0{path}", json=body, headers={"Authorization": "Bearer " + self.graph_token},
+                                    timeout=30)
+
+    def federated_grant(self, token, client_id=WORKLOAD):
+        return self.grant(token, client_id=client_id)
+
+    def federated_group(self):
+        issuer = self.issuer
+        done = self.cli(WORKLOAD, "--federated", issuer.issuer, SERVICE_ACCOUNT)
+        shown = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip().startswith("{") else {}
+        self.checks.require("`portcullis app credential add --federated ISSUER SUBJECT` registers the service account, audience "
+                            "api://AzureADTokenExchange by default",
+                            shown.get("issuer") == issuer.issuer and shown.get("subject") == SERVICE_ACCOUNT
+                            and shown.get("audiences") == ["api://AzureADTokenExchange"], f"{done.returncode} {done.stdout} {done.stderr}")
+        listed = self.graph("GET", f"/applications(appId='{WORKLOAD}')/federatedIdentityCredentials")
+        listed = listed if listed.status_code == 200 else self.graph("GET", f"/applications/{WORKLOAD}/federatedIdentityCredentials")
+        values = listed.json().get("value", []) if listed.status_code == 200 else []
+        self.checks.check("Graph lists the application's federatedIdentityCredentials", len(values) == 1 and
+                          values[0].get("subject") == SERVICE_ACCOUNT and values[0].get("name") == shown.get("name"), short(listed.text, 400))
+        dead_port = free_port()
+        unreachable = f"https://127.0.0.1:{dead_port}"
+        made = self.graph("POST", f"/applications/{WORKLOAD}/federatedIdentityCredentials", {
+            "name": "unreachable-cluster", "issuer": unreachable, "subject": SERVICE_ACCOUNT, "audiences": ["api://AzureADTokenExchange"],
+            "description": "a cluster that is down"})
+        self.checks.require("Graph creates a federated credential (201)", made.status_code == 201 and made.json().get("id"), short(made.text, 400))
+        patched = self.graph("PATCH", f"/applications/{WORKLOAD}/federatedIdentityCredentials/unreachable-cluster",
+                             {"description": "a cluster that cannot be reached"})
+        read = self.graph("GET", f"/applications/{WORKLOAD}/federatedIdentityCredentials/{made.json()['id']}")
+        self.checks.check("Graph updates it (204) and reads it by ID", patched.status_code == 204 and read.status_code == 200 and
+                          read.json().get("description") == "a cluster that cannot be reached", f"{patched.status_code} {short(read.text, 300)}")
+        renamed = self.graph("PATCH", f"/applications/{WORKLOAD}/federatedIdentityCredentials/unreachable-cluster", {"name": "other"})
+        bad = self.graph("POST", f"/applications/{WORKLOAD}/federatedIdentityCredentials", {
+            "name": "x", "issuer": "http://cluster.test", "subject": SERVICE_ACCOUNT, "audiences": ["a", "b"]})
+        self.checks.check("Graph refuses a rename, a short name, an http issuer and two audiences, each at its pointer",
+                          renamed.status_code == 400 and bad.status_code == 400 and
+                          {"/name", "/issuer", "/audiences"} <= {d.get("target") or d.get("pointer") for d in
+                                                                 bad.json().get("error", {}).get("details", [])},
+                          f"{renamed.status_code} {short(renamed.text, 200)} {bad.status_code} {short(bad.text, 400)}")
+
+        first = issuer.token(SERVICE_ACCOUNT)
+        reply = self.federated_grant(first)
+        body = reply.json() if reply.status_code == 200 else {}
+        import jwt
+        claims = jwt.decode(body["access_token"], options={"verify_signature": False}) if "access_token" in body else {}
+        self.checks.check("the issuer's token as the client assertion: a token with the app role, azpacr 2",
+                          reply.status_code == 200 and claims.get("azp") == WORKLOAD and "Mail.ReadAll" in claims.get("roles", [])
+                          and claims.get("azpacr") == "2", f"{reply.status_code} {short(reply.text, 400)}")
+        self.checks.check("the same token again: accepted (it is the issuer's, with no jti rule)", self.federated_grant(first).status_code == 200)
+        two_hours = self.federated_grant(issuer.token(SERVICE_ACCOUNT, lifetime=7200))
+        self.checks.check("a token valid for two hours: accepted (no ten-minute rule)", two_hours.status_code == 200, short(two_hours.text, 300))
+        deadline, found = time.time() + 10, []
+        while time.time() < deadline and not found:
+            records = self.admin("GET", f"/sign-ins?app={WORKLOAD}").json().get("value", [])
+            found = [r for r in records if r.get("clientCredentialType") == "federatedIdentityCredential"]
+            time.sleep(0.25)
+        self.checks.check("the sign-in log records clientCredentialType federatedIdentityCredential", found, records if not found else None)
+
+        self.refused("another subject: 700213", self.federated_grant(issuer.token("system:serviceaccount:reports:other")),
+                     "invalid_client", 700213)
+        self.refused("another audience: 700212", self.federated_grant(issuer.token(SERVICE_ACCOUNT, audience="api://elsewhere")),
+                     "invalid_client", 700212)
+        self.refused("an issuer not registered: 700211",
+                     self.federated_grant(issuer.token(SERVICE_ACCOUNT, issuer="https://cluster.elsewhere.test")), "invalid_client", 700211)
+        self.refused("an expired token: 700024", self.federated_grant(issuer.token(SERVICE_ACCOUNT, lifetime=-600)), "invalid_client", 700024)
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        forged = issuer.token(SERVICE_ACCOUNT, key=rsa.generate_private_key(public_exponent=65537, key_size=2048))
+        self.refused("signed by another key under the issuer's kid: 700027", self.federated_grant(forged), "invalid_client", 700027)
+        self.refused("a kid the issuer does not publish: 700027", self.federated_grant(issuer.token(SERVICE_ACCOUNT, kid="not-published")),
+                     "invalid_client", 700027)
+        down = self.federated_grant(issuer.token(SERVICE_ACCOUNT, issuer=unreachable))
+        self.refused("a registered issuer whose keys cannot be fetched: 50166", down, "invalid_client", 50166)
+        self.checks.check("... its answer names no address", str(dead_port) not in down.text, short(down.text, 300))
+        self.checks.check("after every refusal, the issuer's token still gets a token",
+                          self.federated_grant(issuer.token(SERVICE_ACCOUNT)).status_code == 200)
+        # A rotation: the issuer publishes a new key; a token under its kid makes the server fetch the keys again (at
+        # most every 10 s, so wait until 10 s have passed since the last fetch).
+        issuer.rotate()
+        time.sleep(max(0.0, (issuer.jwks_fetches[-1] if issuer.jwks_fetches else 0) + 10.5 - time.time()))
+        rotated = self.federated_grant(issuer.token(SERVICE_ACCOUNT))
+        self.checks.check("after the issuer rotates its key, a token under the new kid is accepted (keys fetched again)",
+                          rotated.status_code == 200, short(rotated.text, 300))
+        kept = issuer.token(SERVICE_ACCOUNT)
+        self.checks.require("a token accepted (and so remembered)", self.federated_grant(kept).status_code == 200)
+        gone = self.graph("DELETE", f"/applications/{WORKLOAD}/federatedIdentityCredentials/{shown.get('name')}")
+        self.checks.require("Graph deletes the cluster's credential (204)", gone.status_code == 204, short(gone.text, 300))
+        self.refused("the remembered token after its credential was deleted: 700211", self.federated_grant(kept), "invalid_client", 700211)
+
+
 def main():
+    def start_issuer(workdir):
+        issuer = OIDCIssuer(workdir)
+        os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_CALLBACKS_CA_FILE": issuer.ca_path})
+        return issuer
+
     return interop_main(
         "client_assertion_interop", __doc__, ["requests", "cryptography", "jwt"], "requests cryptography pyjwt", prepare_config,
-        lambda server, checks, binary, workdir, _: (lambda run: [run.register, run.grant_group, run.refused_group])(
-            Run(server, checks, binary, workdir)))
+        lambda server, checks, binary, workdir, issuer: (lambda run: [run.register, run.grant_group, run.refused_group, run.federated_group])(
+            Run(server, checks, binary, workdir, issuer)), before_start=start_issuer, after_stop=lambda issuer: issuer.stop())
 
 
 if __name__ == "__main__":

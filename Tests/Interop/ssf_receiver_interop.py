@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Shared Signals received (PROTOCOL §19) by a real Portcullis binary from a transmitter written here: its SETs signed
 with its own ES256 key (PyJWT), its configuration, keys, streams and poll endpoint served over TLS on loopback by a
-certificate of a CA made here (trusted by the server through `PORTCULLIS_SIGNALS_RECEIVER_CA_FILE`).
+certificate of a CA made here (trusted by the server through `PORTCULLIS_CALLBACKS_CA_FILE`).
 
     python3 Tests/Interop/ssf_receiver_interop.py [--binary .build/debug/portcullis] [--keep]
 
@@ -27,18 +27,16 @@ What it does
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
-import datetime
-import http.server
 import json
 import os
-import ssl
 import sys
 import threading
 import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dpop_interop import free_port, interop_main, short  # noqa: E402
+from dpop_interop import interop_main, short  # noqa: E402
+from tls_loopback import JSONHandler, free_port, make_certificates, serve_tls  # noqa: E402
 from device_interop import MAIL, TENANT, AdminCaller, prepare_config  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -56,32 +54,8 @@ class Transmitter:
     """A Shared Signals transmitter over TLS on loopback: configuration, keys, streams, a poll endpoint; SETs signed ES256."""
 
     def __init__(self, workdir):
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import NameOID
-        import ipaddress
-        now = datetime.datetime.now(datetime.timezone.utc)
-        ca_key = ec.generate_private_key(ec.SECP256R1())
-        ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ssf_receiver_interop CA")])
-        ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-              .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-              .not_valid_after(now + datetime.timedelta(days=1))
-              .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
-        key = ec.generate_private_key(ec.SECP256R1())
-        leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-                .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-                .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
-                .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]),
-                               critical=False).sign(ca_key, hashes.SHA256()))
-        self.ca_path = os.path.join(workdir, "transmitter-ca.pem")
-        with open(self.ca_path, "wb") as f:
-            f.write(ca.public_bytes(serialization.Encoding.PEM))
-        cert_path, key_path = os.path.join(workdir, "transmitter.pem"), os.path.join(workdir, "transmitter.key")
-        with open(cert_path, "wb") as f:
-            f.write(leaf.public_bytes(serialization.Encoding.PEM))
-        with open(key_path, "wb") as f:
-            f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        self.ca_path, cert_path, key_path = make_certificates(workdir, "transmitter")
         self.signing_key = ec.generate_private_key(ec.SECP256R1())
         self.other_key = ec.generate_private_key(ec.SECP256R1())
         self.kid = "transmitter-key-1"
@@ -92,18 +66,7 @@ class Transmitter:
         self.lock = threading.Lock()
         transmitter = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def answer(self, status, body):
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JSONHandler):
             def do_GET(self):
                 if self.path == "/.well-known/ssf-configuration":
                     self.answer(200, {"spec_version": "1_0", "issuer": transmitter.issuer, "jwks_uri": transmitter.base + "/jwks",
@@ -145,12 +108,7 @@ class Transmitter:
                     return self.answer(200, {"sets": sets, "moreAvailable": False})
                 self.answer(404, {})
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert_path, key_path)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = serve_tls(Handler, self.port, cert_path, key_path)
 
     def jwks(self):
         import jwt
@@ -407,7 +365,7 @@ class Run(AdminCaller):
 def main():
     def start_transmitter(workdir):
         transmitter = Transmitter(workdir)
-        os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_SIGNALS_RECEIVER_CA_FILE": transmitter.ca_path,
+        os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_CALLBACKS_CA_FILE": transmitter.ca_path,
                            "PORTCULLIS_SIGNALS_RECEIVER_POLL_SECONDS": "1"})
         return transmitter
 

@@ -93,4 +93,96 @@ struct ClientCredentialTests {
                 #"{"appId": "d0c00000-0000-4000-8000-0000000000e2", "displayName": "App", "publicClient": true, "keyCredentials": [{"key": "cert:a"}]}"#)
                 == ["/keyCredentials"])
     }
+
+    @Test("federated credentials: Graph's rules at pointers, kept by a replace without them, IDs stable")
+    func federatedCredentials() async throws {
+        let write = AdministeredDocumentTests.write(AdministeredDocumentTests.tenant())
+        let base = #""appId": "d0c00000-0000-4000-8000-0000000000e2", "displayName": "Daemon", "allowedGrantTypes": ["client_credentials"]"#
+        let cluster = #"{"name": "cluster-1", "issuer": "https://k8s.test", "subject": "system:serviceaccount:ns:sa"}"#
+        let made = try await Application.read(AdministeredDocumentTests.json(#"{\#(base), "federatedIdentityCredentials": [\#(cluster)]}"#), in: write)
+        let credential = try #require(made.federatedIdentityCredentials.first)
+        #expect(credential.audiences == [FederatedIdentityCredential.defaultAudience] && credential.issuer == "https://k8s.test")
+        #expect(credential.id == FederatedIdentityCredential.id(appId: Self.client, name: "cluster-1"))
+        #expect(credential.discoveryURL == "https://k8s.test/.well-known/openid-configuration")
+        let stored = AdministeredDocumentTests.write(AdministeredDocumentTests.tenant { $0.applications.append(made) })
+        #expect(try await Application.read(AdministeredDocumentTests.json(#"{\#(base)}"#), in: stored).federatedIdentityCredentials == [credential])
+        #expect(
+            try await Application.read(AdministeredDocumentTests.json(#"{\#(base), "federatedIdentityCredentials": []}"#), in: stored)
+                .federatedIdentityCredentials.isEmpty)
+        func problems(_ items: String, publicClient: Bool = false) async -> [String] {
+            let body = #"{\#(base), "publicClient": \#(publicClient), "federatedIdentityCredentials": [\#(items)]}"#
+            do {
+                _ = try await Application.read(AdministeredDocumentTests.json(body), in: write)
+                return []
+            } catch let error as ValidationError {
+                return error.problems.map(\.pointer).sorted()
+            } catch {
+                return ["?"]
+            }
+        }
+        #expect(
+            await problems(#"{"name": "ab", "issuer": "http://k8s.test", "subject": "s", "audiences": ["a", "b"]}"#)
+                == ["/federatedIdentityCredentials/0/audiences", "/federatedIdentityCredentials/0/issuer", "/federatedIdentityCredentials/0/name"])
+        #expect(await problems(#"{"name": "-abc", "issuer": "https://k8s.test/?q=1", "subject": "s"}"#).count == 2)
+        #expect(await problems(#"{"name": "abc", "issuer": "https://k8s.test"}"#) == ["/federatedIdentityCredentials/0/subject"])
+        #expect(await problems("\(cluster), \(cluster)") == ["/federatedIdentityCredentials/1/name"])
+        #expect(
+            await problems(#"\#(cluster), {"name": "cluster-2", "issuer": "https://k8s.test", "subject": "system:serviceaccount:ns:sa"}"#)
+                == ["/federatedIdentityCredentials/1/subject"])
+        #expect(await problems(cluster, publicClient: true).contains("/federatedIdentityCredentials"))
+        let many = (0..<21).map { #"{"name": "c-\#($0)", "issuer": "https://k8s.test", "subject": "s\#($0)"}"# }.joined(separator: ",")
+        #expect(await problems(many) == ["/federatedIdentityCredentials"])
+    }
+
+    @Test("a federated token matches a credential's issuer, subject and audience exactly, and is honoured until its exp")
+    func federatedMatch() throws {
+        let credentials = [
+            FederatedIdentityCredential(
+                id: "d0c00000-0000-4000-8000-0000000000f1", name: "a", issuer: "https://k8s.test", subject: "sa-1", audiences: ["api://AzureADTokenExchange"]),
+            FederatedIdentityCredential(
+                id: "d0c00000-0000-4000-8000-0000000000f2", name: "b", issuer: "https://k8s.test", subject: "sa-2", audiences: ["api://other"]),
+        ]
+        func token(_ edit: (inout [String: JSONValue]) -> Void = { _ in }) -> JSONValue {
+            var object: [String: JSONValue] = [
+                "iss": "https://k8s.test", "sub": "sa-1", "aud": ["api://AzureADTokenExchange"], "exp": .number(Self.now.timeIntervalSince1970 + 86400),
+                "iat": .number(Self.now.timeIntervalSince1970 - 5),
+            ]
+            edit(&object)
+            return .object(object)
+        }
+        func code(_ claims: JSONValue) -> Int? {
+            do {
+                _ = try FederatedIdentityCredential.match(claims, among: credentials, now: Self.now)
+                return nil
+            } catch {
+                return error.aadsts
+            }
+        }
+        let matched = try FederatedIdentityCredential.match(token(), among: credentials, now: Self.now)
+        #expect(matched.credential.name == "a" && matched.expires == Self.now.addingTimeInterval(86400))
+        #expect(
+            try FederatedIdentityCredential.match(
+                token {
+                    $0["sub"] = "sa-2"
+                    $0["aud"] = "api://other"
+                }, among: credentials, now: Self.now
+            ).credential.name == "b")
+        #expect(code(token { $0["iss"] = "https://k8s.test/" }) == 700211)
+        #expect(code(token { $0["iss"] = "https://K8S.test" }) == 700211)
+        #expect(code(token { $0["sub"] = "SA-1" }) == 700213)
+        #expect(code(token { $0["aud"] = "api://other" }) == 700212)
+        #expect(code(token { $0["aud"] = nil }) == 700212)
+        #expect(code(token { $0["exp"] = .number(Self.now.timeIntervalSince1970 - 61) }) == 700024)
+        #expect(code(token { $0["exp"] = .number(Self.now.timeIntervalSince1970 - 30) }) == nil)
+        #expect(code(token { $0["exp"] = nil }) == 50027)
+        #expect(code(token { $0["nbf"] = .number(Self.now.timeIntervalSince1970 + 120) }) == 700024)
+        #expect(code(token { $0["iat"] = "yesterday" }) == 700024)
+        let long = String(repeating: "x", count: 500)
+        do {
+            _ = try FederatedIdentityCredential.match(token { $0["sub"] = .string(long) }, among: credentials, now: Self.now)
+            Issue.record("matched")
+        } catch {
+            #expect(error.message.count < 400)
+        }
+    }
 }

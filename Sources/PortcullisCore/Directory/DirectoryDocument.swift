@@ -19,6 +19,8 @@ public struct DirectoryDocument: Sendable {
         /// The `keyCredentials` array as written (certificates, PROTOCOL §21); `nil` when absent (a replace keeps the
         /// stored ones).
         public var keyCredentialEntries: [KeyCredentialEntry]? = nil
+        /// Whether `federatedIdentityCredentials` was written (when not, a replace keeps the stored ones).
+        public var federatedGiven = false
         /// Development secrets to hash on import.
         public var plaintextSecrets: [String] {
             (secretEntries ?? []).compactMap { if case .plaintext(let secret, _, _) = $0 { secret } else { nil } }
@@ -319,6 +321,7 @@ public struct DirectoryDocument: Sendable {
             "appId", "displayName", "publicClient", "secrets", "allowedGrantTypes", "redirectUris",
             "complianceCallbackUris", "approvedClientApp", "identifierUris", "scopes", "appRoles", "requiredResourceAccess",
             "preAuthorizedApplications", "requireDPoP", "continuousAccessEvaluation", "tags", "keyCredentials",
+            "federatedIdentityCredentials",
         ])
         let appId: AppID? = app.guid("appId", required: true)
         var tags: [String] = []
@@ -397,6 +400,16 @@ public struct DirectoryDocument: Sendable {
                 }
             }
         }
+        var federated: [FederatedIdentityCredential]?
+        if let items = app.array("federatedIdentityCredentials") {
+            federated = items.compactMap { FederatedIdentityCredential.parse($0.value, at: $0.pointer, appId: appId, problems: problems) }
+            if publicClient && !items.isEmpty {
+                problems.add(app.path("federatedIdentityCredentials"), "a public client cannot hold federated credentials.")
+            }
+            if federated?.count == items.count {
+                FederatedIdentityCredential.checkTogether(federated ?? [], at: app.path("federatedIdentityCredentials"), problems: problems)
+            }
+        }
         var grants: [String] = []
         for (grant, grantPointer) in app.strings("allowedGrantTypes") ?? [] {
             if grantTypes.contains(grant) {
@@ -460,7 +473,9 @@ public struct DirectoryDocument: Sendable {
             requiredResourceAccess: access, preAuthorizedApplications: preAuthorized, requireDPoP: app.bool("requireDPoP") ?? false,
             continuousAccessEvaluation: app.bool("continuousAccessEvaluation") ?? false)
         application.tags = tags
-        return ApplicationEntry(application: application, secretEntries: entries, keyCredentialEntries: certificates)
+        application.federatedIdentityCredentials = federated ?? []
+        return ApplicationEntry(
+            application: application, secretEntries: entries, keyCredentialEntries: certificates, federatedGiven: federated != nil)
     }
 
     /// Validates a named location document (shared with the admin API).

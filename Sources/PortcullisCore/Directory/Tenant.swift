@@ -222,6 +222,8 @@ public struct Application: Codable, Sendable, Equatable {
     public var secrets: [ClientSecret]
     /// The certificates it signs client assertions with (PROTOCOL §21; Graph `keyCredentials`).
     public var keyCredentials: [KeyCredential] = []
+    /// The federated issuers' tokens it may authenticate with (PROTOCOL §21; Graph `federatedIdentityCredentials`).
+    public var federatedIdentityCredentials: [FederatedIdentityCredential] = []
     public var allowedGrantTypes: [String]
     public var redirectUris: [String]
     public var complianceCallbackUris: [String]
@@ -280,7 +282,7 @@ public struct Application: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case appId, displayName, publicClient, secrets, secretHashes, allowedGrantTypes, redirectUris, complianceCallbackUris
         case approvedClientApp, identifierUris, scopes, appRoles, requiredResourceAccess, preAuthorizedApplications, requireDPoP
-        case continuousAccessEvaluation, tags, keyCredentials
+        case continuousAccessEvaluation, tags, keyCredentials, federatedIdentityCredentials
     }
 
     // Stores written before secrets had key IDs hold `secretHashes`; they read as secrets without metadata.
@@ -305,6 +307,8 @@ public struct Application: Codable, Sendable, Equatable {
         continuousAccessEvaluation = try container.decodeIfPresent(Bool.self, forKey: .continuousAccessEvaluation) ?? false
         tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
         keyCredentials = try container.decodeIfPresent([KeyCredential].self, forKey: .keyCredentials) ?? []
+        federatedIdentityCredentials =
+            try container.decodeIfPresent([FederatedIdentityCredential].self, forKey: .federatedIdentityCredentials) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -327,6 +331,7 @@ public struct Application: Codable, Sendable, Equatable {
         if continuousAccessEvaluation { try container.encode(continuousAccessEvaluation, forKey: .continuousAccessEvaluation) }
         if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
         if !keyCredentials.isEmpty { try container.encode(keyCredentials, forKey: .keyCredentials) }
+        if !federatedIdentityCredentials.isEmpty { try container.encode(federatedIdentityCredentials, forKey: .federatedIdentityCredentials) }
     }
 
     /// The conditional-access application groups (PROTOCOL §17) this application is in as a resource: `Office365` when

@@ -319,6 +319,13 @@ extension Application: AdministeredDocument {
         let stored = directory.application(appId: read.application.appId)
         var application = try ApplicationSecrets.resolve(read, stored: stored, hash: write.services.secretHash, now: write.services.now)
         application.keyCredentials = try ApplicationSecrets.resolveCertificates(read, stored: stored, read: write.services.keyCredential)
+        if !read.federatedGiven { application.federatedIdentityCredentials = stored?.federatedIdentityCredentials ?? [] }
+        if application.publicClient && !application.federatedIdentityCredentials.isEmpty {
+            throw ValidationError(problems: [
+                ValidationProblem(
+                    pointer: "/publicClient", message: "a public client cannot hold federated credentials: send \"federatedIdentityCredentials\": [] with it.")
+            ])
+        }
         if application.publicClient && !application.keyCredentials.isEmpty {
             throw ValidationError(problems: [
                 ValidationProblem(pointer: "/publicClient", message: "a public client cannot hold certificates: send \"keyCredentials\": [] with it.")

@@ -155,6 +155,7 @@ public enum GraphSchema {
         "appRole": "id value displayName description isEnabled allowedMemberTypes[] origin",
         "permissionScope": "id value adminConsentDisplayName adminConsentDescription isEnabled type userConsentDisplayName userConsentDescription",
         "passwordCredential": "keyId displayName hint startDateTime endDateTime secretText customKeyIdentifier",
+        "federatedIdentityCredential": "id name issuer subject audiences[] description",
         "requiredResourceAccess": "resourceAppId resourceAccess:resourceAccess[]",
         "resourceAccess": "id type",
         "directoryRole": "id displayName description roleTemplateId",

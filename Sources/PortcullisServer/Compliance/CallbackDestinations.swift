@@ -17,10 +17,14 @@ import PortcullisCore
 public struct CallbackDestinations: Sendable {
     public var allowPrivateNetworks: Bool
     public var allowLoopback: Bool
+    /// A PEM file of roots trusted beside the system's when fetching from issuers admins name — Shared Signals
+    /// transmitters, federated issuers (`callbacks.caFile`; for hosts behind a private CA).
+    public var trustRoots: String?
 
-    public init(allowPrivateNetworks: Bool = false, allowLoopback: Bool = false) {
+    public init(allowPrivateNetworks: Bool = false, allowLoopback: Bool = false, trustRoots: String? = nil) {
         self.allowPrivateNetworks = allowPrivateNetworks
         self.allowLoopback = allowLoopback
+        self.trustRoots = trustRoots
     }
 
     /// Why a destination is refused.

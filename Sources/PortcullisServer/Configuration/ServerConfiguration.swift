@@ -118,9 +118,8 @@ public struct SignalSettings: Sendable {
     public var sharedStorePollInterval: Duration?
     /// A stream is verified at most once per this many seconds (SSF `min_verification_interval`; 429 sooner).
     public var minimumVerificationInterval: TimeInterval
-    /// Receiving (PROTOCOL §19): roots trusted beside the system's for transmitters' https (`signals.receiverCaFile`,
-    /// a PEM file; for a transmitter behind a private CA), and how often polled transmitters are polled.
-    public var receiverTrustRoots: String?
+    /// Receiving (PROTOCOL §19): how often polled transmitters are polled (the roots trusted for their https are the
+    /// callback destinations').
     public var receiverPollInterval: Duration = .seconds(5)
 
     public init(

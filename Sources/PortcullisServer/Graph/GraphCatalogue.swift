@@ -92,6 +92,8 @@ enum GraphCatalogue {
                 (Applications.application($0), nil)
             }
         }
+        applications.expandable = ["federatedIdentityCredentials"]
+        applications.below["federatedIdentityCredentials"] = Applications.federatedNavigation(documents.applications)
         sets.append(applications)
         var principals = GraphEntitySet(
             path: "servicePrincipals", type: "servicePrincipal", permissions: GraphPermission.applications, adminPath: applicationsPath,
@@ -459,6 +461,82 @@ enum Applications {
                     "endDateTime": .string(credential.endDateTime.formatted(.iso8601)),
                 ]
             })
+    }
+
+    /// Graph's `federatedIdentityCredential`.
+    static func federated(_ credential: FederatedIdentityCredential) -> JSONValue {
+        [
+            "id": .string(credential.id.rawValue), "name": .string(credential.name), "issuer": .string(credential.issuer),
+            "subject": .string(credential.subject), "audiences": .array(credential.audiences.map(JSONValue.string)),
+            "description": credential.description.map(JSONValue.string) ?? .null,
+        ]
+    }
+
+    /// `applications/{id}/federatedIdentityCredentials` (PROTOCOL §21): listed, read by ID or name, created, updated (its
+    /// name stays) and deleted, each a write of the application through the admin API's path (validation, audit).
+    static func federatedNavigation(
+        _ resource: DocumentResource<PortcullisCore.Application>
+    ) -> @Sendable (GraphRoutes.Call, String, [String]) async throws -> GraphRoutes.Answer {
+        { call, key, rest in
+            let id = AppID(key)
+            guard let app = call.tenant.directory.applications.first(where: { $0.appId == id || AppID(objectId($0)) == id }),
+                let stored = try await resource.read(call.tenant, id: app.appId.rawValue)
+            else { throw GraphError.notFound(key) }
+            let context = "applications('\(objectId(app))')/federatedIdentityCredentials"
+            var credentials = stored.document.federatedIdentityCredentials
+            func index(_ name: String) throws -> Int {
+                guard let found = credentials.firstIndex(where: { $0.id == RecordID(name) || $0.name == name }) else { throw GraphError.notFound(name) }
+                return found
+            }
+            func entity(_ credential: FederatedIdentityCredential) -> JSONValue {
+                guard case .object(var object) = federated(credential) else { return federated(credential) }
+                object["@odata.context"] = .string("\(call.root)/$metadata#\(context)/$entity")
+                return .object(object)
+            }
+            func read(_ body: JSONValue?) throws -> FederatedIdentityCredential {
+                let problems = ProblemCollector()
+                let credential = FederatedIdentityCredential.parse(body ?? .null, at: "", appId: app.appId, problems: problems)
+                try problems.check()
+                guard let credential else { throw GraphError(.badRequest, "BadRequest", "The request needs a federatedIdentityCredential.") }
+                return credential
+            }
+            let answer: GraphRoutes.Answer
+            switch (call.method, rest.count) {
+            case (.get, 0):
+                return .collection(call, context: context, credentials.map(federated))
+            case (.get, 1):
+                return .json(.ok, entity(credentials[try index(rest[0])]))
+            case (.post, 0):
+                let credential = try read(call.body)
+                if credentials.contains(where: { $0.name == credential.name }) {
+                    throw ValidationError(problems: [ValidationProblem(pointer: "/name", message: "'\(credential.name)' is the name of another credential.")])
+                }
+                credentials.append(credential)
+                answer = .json(.created, entity(credential))
+            case (.patch, 1):
+                let at = try index(rest[0])
+                guard case .object(var merged) = federated(credentials[at]), case .object(let changes)? = call.body else {
+                    throw GraphError(.badRequest, "BadRequest", "PATCH takes a JSON object.")
+                }
+                if let given = changes["name"], given != .string(credentials[at].name) {
+                    throw ValidationError(problems: [ValidationProblem(pointer: "/name", message: "cannot be changed; create another credential.")])
+                }
+                merged.merge(changes) { $1 }
+                credentials[at] = try read(.object(merged))
+                answer = .noContent
+            case (.delete, 1):
+                credentials.remove(at: try index(rest[0]))
+                answer = .noContent
+            default:
+                throw GraphError(.methodNotAllowed, "Request_BadRequest", "\(call.method.rawValue) is not supported on federatedIdentityCredentials.")
+            }
+            var application = stored.document
+            application.federatedIdentityCredentials = credentials
+            _ = try await resource.write(
+                application.presented(in: call.tenant), pathId: app.appId.rawValue, precondition: .version(stored.version), options: WriteOptions(),
+                dryRun: false, tenant: call.tenant, actor: call.caller.actor)
+            return answer
+        }
     }
 
     static func application(_ app: PortcullisCore.Application) -> JSONValue {

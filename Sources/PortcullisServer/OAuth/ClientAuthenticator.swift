@@ -1,4 +1,5 @@
 import Foundation
+import JWTKit
 import PortcullisAPI
 import PortcullisCore
 import PortcullisStorage
@@ -9,7 +10,8 @@ import X509
 /// A client that presented acceptable credentials (or, for a public client, just its ID).
 struct AuthenticatedClient: Sendable {
     let application: Application
-    /// How it authenticated (PROTOCOL §21): nothing (a public client), a secret, a certificate's assertion.
+    /// How it authenticated (PROTOCOL §21): nothing (a public client), a secret, a certificate's assertion, a federated
+    /// issuer's token.
     let credential: ClientCredentialType
 
     /// A confidential client that proved who it is.
@@ -18,13 +20,15 @@ struct AuthenticatedClient: Sendable {
 
 /// Client authentication for the token, revocation and introspection endpoints (RFC 6749 §2.3, RFC 7523 §2.2,
 /// PROTOCOL §21): `client_secret_basic`, `client_secret_post`, `private_key_jwt` (an assertion signed with one of the
-/// application's certificates), or `client_id` alone for public clients.
+/// application's certificates, or a federated issuer's token), or `client_id` alone for public clients.
 struct ClientAuthenticator: Sendable {
     let credentials: CredentialHasher
     let clock: any WallClock
     /// Where an assertion's `jti` is remembered, for every node.
     let replays: any ProofReplayStore
     let endpoints: ServerEndpoints
+    /// Federated issuers' keys (their OIDC discovery, fetched under the callback rule).
+    let federation: IssuerKeys
     let memory = AssertionMemory()
 
     func authenticate(form: FormBody, authorization: String?, in directory: DirectorySnapshot) async throws(TokenError) -> AuthenticatedClient {
@@ -58,8 +62,8 @@ struct ClientAuthenticator: Sendable {
         if asserted {
             guard form["client_assertion_type"] == ClientAssertionRules.type else { throw .clientAssertionType }
             guard let assertion else { throw .missingParameter("client_assertion") }
-            try await verify(assertion, of: application, tenant: directory.tenant)
-            return AuthenticatedClient(application: application, credential: .certificate)
+            let credential = try await verify(assertion, of: application, tenant: directory.tenant)
+            return AuthenticatedClient(application: application, credential: credential)
         }
         guard let secret else { throw .missingClientCredential }
         // A secret past its endDateTime no longer authenticates (AADSTS7000222 in Entra; the same error here).
@@ -70,20 +74,24 @@ struct ClientAuthenticator: Sendable {
     /// An RFC 7523 assertion of `application` (PROTOCOL §21): its claims (Core), one of the application's certificates
     /// valid now named in its header, its signature by that certificate's key, and its `jti` used in no other assertion
     /// (every node; the very same assertion again is accepted, as Entra accepts MSAL's reuse of one for ten minutes).
-    func verify(_ text: String, of application: Application, tenant: Tenant) async throws(TokenError) {
+    /// An assertion whose `iss` is not the client, of an application with federated credentials, is a federated
+    /// issuer's token instead (`verifyFederated`).
+    func verify(_ text: String, of application: Application, tenant: Tenant) async throws(TokenError) -> ClientCredentialType {
         let now = clock.now()
-        // This node accepted these very bytes before, for this client, with a certificate it still holds (removing it ends
+        // This node accepted these very bytes before, for this client, with a credential it still holds (removing it ends
         // it at once): nothing else to prove again — MSAL's one assertion for ten minutes costs a digest and a lookup.
         let digest = ClientAssertion.digest(of: text)
-        if let known = memory.accepted(digest, now: now), known.client == application.appId,
-            application.keyCredentials.contains(where: { $0.thumbprintSHA256 == known.certificate && $0.isValid(at: now) })
-        {
-            return
+        if let known = memory.accepted(digest, now: now), known.client == application.appId, known.credential.isHeld(by: application, at: now) {
+            return known.credential.type
         }
         let assertion: ClientAssertion
         switch ClientAssertion.read(text) {
         case .success(let read): assertion = read
         case .failure(let error): throw error
+        }
+        if !application.federatedIdentityCredentials.isEmpty, assertion.claims["iss"]?.stringValue.map({ AppID($0) != application.appId }) ?? true {
+            try await verifyFederated(text, assertion, of: application, now: now)
+            return .federatedIdentityCredential
         }
         let checked = try ClientAssertionRules.check(
             assertion.claims, clientId: application.appId, audiences: ClientAssertionRules.audiences(base: endpoints.baseURL, tenant: tenant), now: now)
@@ -106,18 +114,67 @@ struct ClientAuthenticator: Sendable {
             throw .temporarilyUnavailable
         }
         memory.remember(
-            assertion.digest, as: AssertionMemory.Accepted(client: application.appId, certificate: certificate.thumbprintSHA256, expires: expires), now: now)
+            assertion.digest, as: AssertionMemory.Accepted(client: application.appId, credential: .certificate(certificate.thumbprintSHA256), expires: expires),
+            now: now)
+        return .certificate
+    }
+
+    /// A federated issuer's token (PROTOCOL §21): its `iss`, `sub` and `aud` those of one of the application's federated
+    /// credentials and its times (Core), its signature by one of the keys the issuer publishes (OIDC discovery, fetched
+    /// under the callback rule, cached). No `jti` or lifetime rules: it is the issuer's token, honoured until its `exp`.
+    func verifyFederated(_ text: String, _ assertion: ClientAssertion, of application: Application, now: Date) async throws(TokenError) {
+        let matched = try FederatedIdentityCredential.match(assertion.claims, among: application.federatedIdentityCredentials, now: now)
+        let keys: JWTKeyCollection
+        do {
+            keys = try await federation.keys(
+                from: IssuerKeys.Source(
+                    issuer: matched.credential.issuer, jwksUri: nil, configurationUrl: matched.credential.discoveryURL, what: "the federated issuer"),
+                kid: assertion.kid, now: now)
+        } catch {
+            throw error == .unavailable ? .federatedKeysUnavailable : .federatedSignature
+        }
+        do {
+            _ = try await keys.verify(text, as: UncheckedClaims.self)
+        } catch {
+            throw .federatedSignature
+        }
+        memory.remember(
+            assertion.digest, as: AssertionMemory.Accepted(client: application.appId, credential: .federated(matched.credential), expires: matched.expires),
+            now: now)
     }
 }
 
 /// What a node remembers of client assertions: the ones it accepted, until they expire (MSAL sends one again and again
 /// for ten minutes), and certificates' keys, parsed once. Both bounded.
 final class AssertionMemory: Sendable {
-    /// An accepted assertion: whose, signed with which certificate (its SHA-256 thumbprint), good until when.
+    /// An accepted assertion: whose, by which credential, good until when.
     struct Accepted: Sendable {
         let client: AppID
-        let certificate: String
+        let credential: Held
         let expires: Date
+    }
+
+    /// The credential an assertion was accepted by: a certificate (its SHA-256 thumbprint), a federated credential.
+    enum Held: Sendable {
+        case certificate(String)
+        case federated(FederatedIdentityCredential)
+
+        var type: ClientCredentialType {
+            switch self {
+            case .certificate: .certificate
+            case .federated: .federatedIdentityCredential
+            }
+        }
+
+        /// Whether the application still holds it (a certificate also valid at `now`).
+        func isHeld(by application: Application, at now: Date) -> Bool {
+            switch self {
+            case .certificate(let thumbprint):
+                application.keyCredentials.contains { $0.thumbprintSHA256 == thumbprint && $0.isValid(at: now) }
+            case .federated(let credential):
+                application.federatedIdentityCredentials.contains(credential)
+            }
+        }
     }
 
     private struct State {

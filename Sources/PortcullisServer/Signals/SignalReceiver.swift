@@ -28,8 +28,8 @@ final class SignalReceiver: Service, Sendable {
     let risk: RiskEngine
     let credentials: CredentialHasher
     let endpoints: ServerEndpoints
-    let fetcher: TransmitterFetcher
-    let keys: TransmitterKeys
+    let fetcher: IssuerFetcher
+    let keys: IssuerKeys
     let clock: any WallClock
     let interval: Duration
     let logger: Logger
@@ -58,8 +58,8 @@ final class SignalReceiver: Service, Sendable {
         self.risk = risk
         self.credentials = credentials
         self.endpoints = endpoints
-        self.fetcher = TransmitterFetcher(destinations: destinations, trustRoots: settings.receiverTrustRoots, logger: logger)
-        self.keys = TransmitterKeys(fetcher: fetcher)
+        self.fetcher = IssuerFetcher(destinations: destinations, logger: logger)
+        self.keys = IssuerKeys(fetcher: fetcher)
         self.clock = clock
         self.interval = settings.receiverPollInterval
         self.logger = logger
@@ -84,10 +84,19 @@ final class SignalReceiver: Service, Sendable {
             throw SharedSignalsRefusal(.invalidRequest, "the body is not a signed SET (a compact JWS)")
         }
         let kid = try SharedSignalsTransmitter.checkHeader(header)
-        let collection = try await keys.keys(for: transmitter, kid: kid, now: clock.now())
+        let collection: JWTKeyCollection
+        do {
+            collection = try await keys.keys(
+                from: IssuerKeys.Source(
+                    issuer: transmitter.issuer, jwksUri: transmitter.jwksUri, configurationUrl: transmitter.configurationUrl, what: "the transmitter"),
+                kid: kid, now: clock.now())
+        } catch {
+            throw SharedSignalsRefusal(
+                .invalidKey, error == .unavailable ? "the transmitter's keys could not be fetched" : "the SET's kid is not among the transmitter's keys")
+        }
         let claims: JSONValue
         do {
-            claims = try await collection.verify(token, as: ReceivedClaims.self).value
+            claims = try await collection.verify(token, as: UncheckedClaims.self).value
         } catch {
             throw SharedSignalsRefusal(.authenticationFailed, "the SET's signature does not verify with the transmitter's keys")
         }
@@ -220,9 +229,9 @@ final class SignalReceiver: Service, Sendable {
         }
         guard due, let configurationUrl = transmitter.configurationUrl else { return nil }
         do {
-            let configuration = try await fetcher.configuration(configurationUrl, issuer: transmitter.issuer)
+            let configuration = try await fetcher.configuration(configurationUrl, issuer: transmitter.issuer, what: "the transmitter's configuration")
             guard let endpoint = configuration.configurationEndpoint else {
-                throw TransmitterFetcher.Failure("the transmitter's configuration has no configuration_endpoint")
+                throw IssuerFetcher.Failure("the transmitter's configuration has no configuration_endpoint")
             }
             var delivery: [String: JSONValue] = [
                 "method": .string(transmitter.delivery == .push ? SharedSignalsEventType.pushDelivery : SharedSignalsEventType.pollDelivery)
@@ -241,16 +250,16 @@ final class SignalReceiver: Service, Sendable {
             let created = try await fetcher.json(
                 endpoint, method: .POST, body: body, authorization: outgoingAuthorization(transmitter, tenant: tenant), what: "stream creation")
             guard let streamId = created["stream_id"]?.stringValue, streamId.utf8.count <= 256 else {
-                throw TransmitterFetcher.Failure("the transmitter's stream has no stream_id")
+                throw IssuerFetcher.Failure("the transmitter's stream has no stream_id")
             }
             let audiences: [String] = created["aud"].map { $0.stringValue.map { [$0] } ?? ($0.arrayValue ?? []).compactMap(\.stringValue) } ?? []
             if !audiences.isEmpty && !audiences.contains(transmitter.audience) {
-                throw TransmitterFetcher.Failure("the transmitter's stream names another aud than the registered audience")
+                throw IssuerFetcher.Failure("the transmitter's stream names another aud than the registered audience")
             }
             var pollEndpoint: String?
             if transmitter.delivery == .poll {
                 guard let url = created["delivery"]?["endpoint_url"]?.stringValue, url.utf8.count <= 2048 else {
-                    throw TransmitterFetcher.Failure("the transmitter's poll stream has no endpoint_url")
+                    throw IssuerFetcher.Failure("the transmitter's poll stream has no endpoint_url")
                 }
                 pollEndpoint = url
             }
@@ -322,13 +331,4 @@ final class SignalReceiver: Service, Sendable {
             if sets.isEmpty { return }
         }
     }
-}
-
-/// A SET's claims as they are: Core reads them (`SharedSignalsTransmitter.check`).
-struct ReceivedClaims: JWTPayload {
-    let value: JSONValue
-
-    init(from decoder: any Decoder) throws { value = try JSONValue(from: decoder) }
-    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

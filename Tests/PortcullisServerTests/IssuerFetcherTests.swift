@@ -10,12 +10,12 @@ import Testing
 /// configuration, keys, streams and polls at loopback or on a private network are refused unless the operator allows
 /// them, and `http` only to loopback.
 @Suite("Shared Signals received: where the receiver may connect")
-struct TransmitterFetcherTests {
-    static func fetcher(_ destinations: CallbackDestinations) -> TransmitterFetcher {
-        TransmitterFetcher(destinations: destinations, trustRoots: nil, logger: Logger(label: "test"))
+struct IssuerFetcherTests {
+    static func fetcher(_ destinations: CallbackDestinations) -> IssuerFetcher {
+        IssuerFetcher(destinations: destinations, logger: Logger(label: "test"))
     }
 
-    static func refusal(_ fetcher: TransmitterFetcher, _ url: String) async -> String? {
+    static func refusal(_ fetcher: IssuerFetcher, _ url: String) async -> String? {
         do {
             _ = try await fetcher.fetch(url, method: .GET, body: nil, authorization: "Bearer secret-value", what: "the transmitter's keys")
             return nil

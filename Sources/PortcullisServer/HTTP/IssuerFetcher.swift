@@ -9,11 +9,11 @@ import NIOSSL
 import PortcullisCore
 import Synchronization
 
-/// What the receiver fetches from transmitters (PROTOCOL §19): their SSF configuration and keys, stream creation,
-/// polls. Every URL passes the callback rule first (`CallbackDestinations`: https; loopback and private networks only
-/// where the operator allows); no redirects; connecting and reading bounded in time; bodies bounded in size; errors say
-/// what failed, never what was sent.
-struct TransmitterFetcher: Sendable {
+/// What Portcullis fetches from issuers that admins name (PROTOCOL §19, §21): Shared Signals transmitters'
+/// configurations, keys, streams and polls, federated issuers' OIDC discovery and keys. Every URL passes the callback rule
+/// first (`CallbackDestinations`: https; loopback and private networks only where the operator allows); no redirects;
+/// connecting and reading bounded in time; bodies bounded in size; errors say what failed, never what was sent.
+struct IssuerFetcher: Sendable {
     let destinations: CallbackDestinations
     let client: HTTPClient
     let logger: Logger
@@ -26,11 +26,12 @@ struct TransmitterFetcher: Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    /// `trustRoots`: a PEM file of roots trusted beside the system's (a transmitter behind a private CA).
-    init(destinations: CallbackDestinations, trustRoots: String?, logger: Logger) {
+    /// The destinations' `trustRoots` (a PEM file of roots trusted beside the system's, `callbacks.caFile`) make its
+    /// client.
+    init(destinations: CallbackDestinations, logger: Logger) {
         self.destinations = destinations
         self.logger = logger
-        client = Self.client(trustRoots: trustRoots)
+        client = Self.client(trustRoots: destinations.trustRoots)
     }
 
     /// The HTTP clients, one per set of trust roots, for the life of the process (like `callbackHTTPClient`: never torn
@@ -52,16 +53,16 @@ struct TransmitterFetcher: Sendable {
         }
     }
 
-    /// A transmitter's SSF configuration (SSF §7.1): its `issuer` must be the registered one.
+    /// An issuer's configuration (SSF §7.1, OpenID Connect Discovery §3): its `issuer` must be the expected one.
     struct Configuration: Sendable {
         let jwksUri: String
         let configurationEndpoint: String?
     }
 
-    func configuration(_ url: String, issuer: String) async throws -> Configuration {
-        let object = try await json(url, method: .GET, body: nil, authorization: nil, what: "the transmitter's configuration")
-        guard object["issuer"]?.stringValue == issuer else { throw Failure("the transmitter's configuration names another issuer") }
-        guard let jwks = object["jwks_uri"]?.stringValue else { throw Failure("the transmitter's configuration has no jwks_uri") }
+    func configuration(_ url: String, issuer: String, what: String) async throws -> Configuration {
+        let object = try await json(url, method: .GET, body: nil, authorization: nil, what: what)
+        guard object["issuer"]?.stringValue == issuer else { throw Failure("\(what) names another issuer") }
+        guard let jwks = object["jwks_uri"]?.stringValue else { throw Failure("\(what) has no jwks_uri") }
         return Configuration(jwksUri: jwks, configurationEndpoint: object["configuration_endpoint"]?.stringValue)
     }
 
@@ -101,12 +102,28 @@ struct TransmitterFetcher: Sendable {
     }
 }
 
-/// Transmitters' keys (PROTOCOL §19), cached by where they are published: fetched at first use, again after an hour,
-/// and at once (at most every 10 s) when a SET names a `kid` not among them — a rotation. Bounded: the least recently
-/// fetched go first past `capacity`.
-actor TransmitterKeys {
-    let fetcher: TransmitterFetcher
+/// Issuers' keys (transmitters', PROTOCOL §19; federated issuers', §21), cached by where they are published: fetched at
+/// first use, again after an hour, and at once (at most every 10 s) when a token names a `kid` not among them — a
+/// rotation. Bounded: the least recently fetched go first past `capacity`.
+actor IssuerKeys {
+    let fetcher: IssuerFetcher
     let capacity: Int
+
+    /// Where an issuer publishes its keys: a JWKS URL, or a configuration (OIDC discovery, SSF configuration) whose
+    /// `issuer` must be `issuer` and whose `jwks_uri` names them. `what` names the issuer in errors and logs.
+    struct Source: Sendable {
+        var issuer: String
+        var jwksUri: String?
+        var configurationUrl: String?
+        var what: String
+    }
+
+    enum Refusal: Error, Equatable {
+        /// The keys could not be had (unreachable, refused by the callback rule, unreadable).
+        case unavailable
+        /// None has the token's `kid`.
+        case unknownKid
+    }
 
     struct Entry {
         var keys: JWTKeyCollection
@@ -116,52 +133,52 @@ actor TransmitterKeys {
 
     private var entries: [String: Entry] = [:]
     private var attempts: [String: Date] = [:]
-    /// Transmitters' configurations, for their `jwks_uri`.
+    /// Issuers' configurations, for their `jwks_uri`.
     private var configured: [String: (jwksUri: String, fetched: Date)] = [:]
 
-    init(fetcher: TransmitterFetcher, capacity: Int = 1000) {
+    init(fetcher: IssuerFetcher, capacity: Int = 1000) {
         self.fetcher = fetcher
         self.capacity = capacity
     }
 
-    /// The keys a SET of `transmitter` naming `kid` is verified with; `invalid_key` when they cannot be had or none has
-    /// that `kid`.
-    func keys(for transmitter: SharedSignalsTransmitter, kid: String?, now: Date) async throws(SharedSignalsRefusal) -> JWTKeyCollection {
+    /// The keys a token from `source` naming `kid` is verified with.
+    func keys(from source: Source, kid: String?, now: Date) async throws(Refusal) -> JWTKeyCollection {
         let url: String
         do {
-            url = try await jwksURL(of: transmitter, now: now)
+            url = try await jwksURL(of: source, now: now)
         } catch {
-            throw SharedSignalsRefusal(.invalidKey, "the transmitter's keys could not be fetched")
+            fetcher.logger.warning("\(source.what)'s keys could not be found", metadata: ["portcullis.error": "\(error)"])
+            throw .unavailable
         }
         if let entry = entries[url], now.timeIntervalSince(entry.fetched) < 3600, kid.map(entry.kids.contains) ?? true { return entry.keys }
         if entries[url] == nil || attempts[url].map({ now.timeIntervalSince($0) >= 10 }) ?? true {
             if attempts.count >= capacity { attempts = attempts.filter { entries[$0.key] != nil } }
             attempts[url] = now
             do {
-                try await fetch(url, now: now)
+                try await fetch(url, what: source.what, now: now)
             } catch {
-                fetcher.logger.warning("a transmitter's keys could not be fetched", metadata: ["portcullis.error": "\(error)"])
+                fetcher.logger.warning("\(source.what)'s keys could not be fetched", metadata: ["portcullis.error": "\(error)"])
             }
         }
-        guard let entry = entries[url] else { throw SharedSignalsRefusal(.invalidKey, "the transmitter's keys could not be fetched") }
-        guard kid.map(entry.kids.contains) ?? true else { throw SharedSignalsRefusal(.invalidKey, "the SET's kid is not among the transmitter's keys") }
+        guard let entry = entries[url] else { throw .unavailable }
+        guard kid.map(entry.kids.contains) ?? true else { throw .unknownKid }
         return entry.keys
     }
 
-    func jwksURL(of transmitter: SharedSignalsTransmitter, now: Date) async throws -> String {
-        if let jwks = transmitter.jwksUri { return jwks }
-        guard let url = transmitter.configurationUrl else { throw TransmitterFetcher.Failure("no keys") }
+    func jwksURL(of source: Source, now: Date) async throws -> String {
+        if let jwks = source.jwksUri { return jwks }
+        guard let url = source.configurationUrl else { throw IssuerFetcher.Failure("no keys") }
         if let known = configured[url], now.timeIntervalSince(known.fetched) < 3600 { return known.jwksUri }
-        let configuration = try await fetcher.configuration(url, issuer: transmitter.issuer)
+        let configuration = try await fetcher.configuration(url, issuer: source.issuer, what: "\(source.what)'s configuration")
         if configured.count >= capacity { configured.removeAll() }
         configured[url] = (configuration.jwksUri, now)
         return configuration.jwksUri
     }
 
-    func fetch(_ url: String, now: Date) async throws {
-        let data = try await fetcher.fetch(url, method: .GET, body: nil, authorization: nil, what: "the transmitter's keys")
+    func fetch(_ url: String, what: String, now: Date) async throws {
+        let data = try await fetcher.fetch(url, method: .GET, body: nil, authorization: nil, what: "\(what)'s keys")
         let jwks = try JSONDecoder().decode(JWKS.self, from: data)
-        guard jwks.keys.count <= 100 else { throw TransmitterFetcher.Failure("the transmitter publishes more than 100 keys") }
+        guard jwks.keys.count <= 100 else { throw IssuerFetcher.Failure("\(what) publishes more than 100 keys") }
         let collection = JWTKeyCollection()
         try await collection.add(jwks: jwks)
         if entries[url] == nil, entries.count >= capacity, let oldest = entries.min(by: { $0.value.fetched < $1.value.fetched })?.key {
@@ -170,4 +187,14 @@ actor TransmitterKeys {
         }
         entries[url] = Entry(keys: collection, kids: Set(jwks.keys.compactMap { $0.keyIdentifier?.string }), fetched: now)
     }
+}
+
+/// A verified token's claims as they are, for Core to read (`SharedSignalsTransmitter.check`,
+/// `FederatedIdentityCredential.match`): jwt-kit checks the signature only.
+struct UncheckedClaims: JWTPayload {
+    let value: JSONValue
+
+    init(from decoder: any Decoder) throws { value = try JSONValue(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
