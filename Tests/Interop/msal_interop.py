@@ -58,6 +58,19 @@ Tests
       through the admin API; MSAL's ConfidentialClientApplication with client_credential={"private_key", "thumbprint"}
       gets the app-role token (and again, with the assertion MSAL keeps, after its cache is cleared); azure-identity's
       CertificateCredential (the PEM with key and certificate) gets one too.
+  (o) Workload identity federation (PROTOCOL §21): an OpenID Connect issuer the test serves over TLS on loopback (the
+      dev certificate, which the server trusts through PORTCULLIS_CALLBACKS_CA_FILE) signs a service account's token; a
+      federated credential for it on the daemon; azure-identity's ClientAssertionCredential (its callback returning the
+      issuer's token) and MSAL's client_credential={"client_assertion": …} get the app-role token.
+  (p) On-behalf-of (PROTOCOL §21): a middle-tier API (confidential, its requiredResourceAccess naming the mail API's
+      Mail.Read) receives Erin's token from the mail app; MSAL's acquire_token_on_behalf_of and azure-identity's
+      OnBehalfOfCredential get her token for the mail API (azp the middle tier, her oid, Mail.Read), with a refresh token
+      the middle tier redeems; with a DPoP proof, the token is bound to the middle tier's key. Refused: a token for
+      another audience (50013), a public client (7000218), no requested_token_use (900144), Erin's token once her sessions
+      were revoked (50173). A policy that
+      requires MFA of a new user on the mail API: the exchange answers interaction_required with a `claims` naming the
+      policy; MSAL's interactive flow with that claims challenge asks for a factor (registered with pyotp) although the
+      sign-in is for the middle tier; the exchange of the new token succeeds, with amr pwd+mfa.
 
 Exits 0 when every check passed, 1 on the first failure (with a message saying
 what was expected and what came back), 2 on a usage error.
@@ -1079,6 +1092,174 @@ def test_certificate_credentials(msal, authority, issuer, session, cafile, base)
     print(f"PASS {what}: azure-identity CertificateCredential: a token with roles={azure_claims.get('roles')}")
 
 
+def test_federated_credentials(msal, authority, issuer, session, cafile, base):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from tls_loopback import OIDCIssuer
+    what = "(o) workload identity federation"
+    cluster = OIDCIssuer(cert_path=cafile, key_path=os.path.join(os.path.dirname(cafile), "dev-key.pem"), host="localhost")
+    subject = "system:serviceaccount:mail:sync"
+    try:
+        headers = admin_headers(msal, authority, session, what)
+        current = session.get(f"{base}/admin/v1/applications/{DAEMON_CLIENT}", headers=headers)
+        document = current.json()
+        document["federatedIdentityCredentials"] = [{"name": "mail-cluster", "issuer": cluster.issuer, "subject": subject}]
+        stored = session.put(f"{base}/admin/v1/applications/{DAEMON_CLIENT}", json=document,
+                             headers={**headers, "If-Match": current.headers.get("ETag", "*")})
+        check(stored.status_code == 200 and stored.json().get("federatedIdentityCredentials", [{}])[0].get("issuer") == cluster.issuer,
+              f"{what}: the admin API registers the cluster's service account", stored.text)
+        from azure.identity import ClientAssertionCredential
+        credential = ClientAssertionCredential(
+            TENANT_ID, DAEMON_CLIENT, lambda: cluster.token(subject), authority=base, disable_instance_discovery=True,
+            connection_verify=cafile)
+        claims = jwt_claims(credential.get_token(f"{RESOURCE}/.default").token)
+        check(claims.get("azp") == DAEMON_CLIENT and "Mail.ReadAll" in as_list(claims.get("roles")) and claims.get("azpacr") == "2",
+              f"{what}: azure-identity's ClientAssertionCredential gets the daemon's app-role token", claims)
+        print(f"PASS {what}: azure-identity ClientAssertionCredential with the issuer's token: roles={claims.get('roles')}")
+        app = msal.ConfidentialClientApplication(
+            DAEMON_CLIENT, client_credential={"client_assertion": cluster.token(subject)}, authority=authority, instance_discovery=False,
+            http_client=session)
+        result = app.acquire_token_for_client(scopes=[f"{RESOURCE}/.default"])
+        expect_token(result, f"{what} (MSAL client_assertion)")
+        print(f"PASS {what}: MSAL client_credential={{client_assertion}} with the issuer's token")
+        other = msal.ConfidentialClientApplication(
+            DAEMON_CLIENT, client_credential={"client_assertion": cluster.token("system:serviceaccount:mail:other")}, authority=authority,
+            instance_discovery=False, http_client=session)
+        refused = other.acquire_token_for_client(scopes=[f"{RESOURCE}/.default"])
+        check(refused.get("error") == "invalid_client" and 700213 in refused.get("error_codes", []),
+              f"{what}: another service account's token is refused (700213)", refused)
+        print(f"PASS {what}: another subject refused with 700213")
+    finally:
+        cluster.stop()
+
+
+MIDDLE_TIER = "c0ffee00-cccc-4a2b-8c3d-4e5f6a7b8c0c"
+MIDDLE_TIER_URI = "api://contoso-mail-tier"
+FRANK = "frank@contoso.example"
+FRANK_PASSWORD = "Frank-dev-pass1"
+
+
+def dpop_proof(key, url, nonce=None):
+    """An RFC 9449 proof by `key` (P-256) for POST `url`."""
+    import jwt
+    import uuid
+    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    payload = {"jti": str(uuid.uuid4()), "htm": "POST", "htu": url, "iat": int(time.time())}
+    if nonce:
+        payload["nonce"] = nonce
+    return jwt.encode(payload, key, algorithm="ES256", headers={"typ": "dpop+jwt", "jwk": public})
+
+
+def test_on_behalf_of(msal, authority, issuer, session, cafile, base):
+    import pyotp
+    from cryptography.hazmat.primitives.asymmetric import ec
+    what = "(p) on-behalf-of"
+    admin = admin_headers(msal, authority, session, what)
+    created = session.post(f"{base}/admin/v1/applications", headers=admin, timeout=30, json={
+        "appId": MIDDLE_TIER, "displayName": "Contoso mail middle tier", "publicClient": False,
+        "allowedGrantTypes": ["urn:ietf:params:oauth:grant-type:jwt-bearer", "refresh_token"], "identifierUris": [MIDDLE_TIER_URI],
+        "scopes": ["access_as_user"], "preAuthorizedApplications": [PUBLIC_CLIENT],
+        "requiredResourceAccess": [{"resourceAppId": RESOURCE, "scopes": ["Mail.Read"]}]})
+    check(created.status_code == 201, f"{what}: the middle tier is registered", [created.status_code, created.text[:800]])
+    issued = session.post(f"{base}/admin/v1/applications/{MIDDLE_TIER}/secrets", headers=admin, timeout=30, json={"displayName": "msal_interop"})
+    check(issued.status_code == 201 and issued.json().get("secretText"), f"{what}: its secret", issued.text[:500])
+    secret = issued.json()["secretText"]
+    public = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
+    tier_scopes = [f"{MIDDLE_TIER_URI}/access_as_user"]
+    incoming = public.acquire_token_by_username_password(ERIN, ERIN_PASSWORD, scopes=tier_scopes)
+    expect_token(incoming, f"{what}: Erin's token for the middle tier")
+    check(jwt_claims(incoming["access_token"]).get("aud") == MIDDLE_TIER, f"{what}: its audience is the middle tier", jwt_claims(incoming["access_token"]))
+    tier = msal.ConfidentialClientApplication(MIDDLE_TIER, client_credential=secret, authority=authority, instance_discovery=False,
+                                              http_client=session)
+    result = tier.acquire_token_on_behalf_of(incoming["access_token"], [f"{RESOURCE}/Mail.Read"])
+    expect_token(result, f"{what}: MSAL acquire_token_on_behalf_of")
+    claims = jwt_claims(result["access_token"])
+    check(claims.get("aud") == RESOURCE_APP_ID and claims.get("oid") == ERIN_OID and claims.get("azp") == MIDDLE_TIER
+          and claims.get("scp") == "Mail.Read" and claims.get("idtyp") == "user", f"{what}: the downstream token keeps Erin, azp the tier", claims)
+    check(result.get("refresh_token"), f"{what}: with offline_access (MSAL asks for it), a refresh token", sorted(result))
+    token_url = f"{base}/{TENANT_ID}/oauth2/v2.0/token"
+    refreshed = session.post(token_url, timeout=30, data={
+        "grant_type": "refresh_token", "client_id": MIDDLE_TIER, "client_secret": secret, "refresh_token": result["refresh_token"],
+        "scope": f"{RESOURCE}/Mail.Read"})
+    check(refreshed.status_code == 200 and jwt_claims(refreshed.json()["access_token"]).get("oid") == ERIN_OID,
+          f"{what}: the middle tier redeems the refresh token", [refreshed.status_code, refreshed.text[:600]])
+    print(f"PASS {what}: MSAL: Erin's token for the mail API (azp the middle tier, scp {claims.get('scp')}), and a refresh token that works")
+    from azure.identity import OnBehalfOfCredential
+    credential = OnBehalfOfCredential(TENANT_ID, MIDDLE_TIER, client_secret=secret, user_assertion=incoming["access_token"], authority=base,
+                                      disable_instance_discovery=True, connection_verify=cafile)
+    azure_claims = jwt_claims(credential.get_token(f"{RESOURCE}/.default").token)
+    check(azure_claims.get("oid") == ERIN_OID and azure_claims.get("azp") == MIDDLE_TIER and "Mail.Read" in (azure_claims.get("scp") or ""),
+          f"{what}: azure-identity's OnBehalfOfCredential gets Erin's token", azure_claims)
+    print(f"PASS {what}: azure-identity OnBehalfOfCredential: scp {azure_claims.get('scp')}")
+
+    def exchange(assertion, client_id=MIDDLE_TIER, client_secret=secret, headers=None, **extra):
+        data = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "requested_token_use": "on_behalf_of", "assertion": assertion,
+                "client_id": client_id, "scope": f"{RESOURCE}/Mail.Read"}
+        if client_secret:
+            data["client_secret"] = client_secret
+        data.update(extra)
+        return session.post(token_url, data=data, headers=headers or {}, timeout=30)
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    first = exchange(incoming["access_token"], headers={"DPoP": dpop_proof(key, token_url)})
+    nonce = first.headers.get("DPoP-Nonce")
+    bound = exchange(incoming["access_token"], headers={"DPoP": dpop_proof(key, token_url, nonce)}) if first.status_code != 200 else first
+    bound_claims = jwt_claims(bound.json()["access_token"]) if bound.status_code == 200 else {}
+    check(bound.status_code == 200 and bound.json().get("token_type") == "DPoP" and (bound_claims.get("cnf") or {}).get("jkt"),
+          f"{what}: with the middle tier's DPoP proof, a DPoP-bound token", [bound.status_code, bound.text[:600]])
+    print(f"PASS {what}: with a DPoP proof: token_type DPoP, cnf.jkt {bound_claims['cnf']['jkt'][:12]}…")
+
+    def refused(name, reply, error, code):
+        body = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
+        check(reply.status_code in (400, 401) and body.get("error") == error and code in body.get("error_codes", []),
+              f"{what}: {name}", [reply.status_code, reply.text[:600]])
+        print(f"PASS {what}: {name}: {error} {code}")
+
+    direct = public.acquire_token_by_username_password(ERIN, ERIN_PASSWORD, scopes=[f"{RESOURCE}/Mail.Read"])
+    expect_token(direct, f"{what}: Erin's token for the mail API itself")
+    refused("a token for another audience", exchange(direct["access_token"]), "invalid_grant", 50013)
+    refused("from a public client", exchange(incoming["access_token"], client_id=PUBLIC_CLIENT, client_secret=None), "invalid_client", 7000218)
+    refused("without requested_token_use", exchange(incoming["access_token"], requested_token_use="bearer"), "invalid_request", 900144)
+    before = exchange(incoming["access_token"])
+    check(before.status_code == 200, f"{what}: Erin's token exchanges before her sessions are revoked", [before.status_code, before.text[:600]])
+    # No later test uses Erin (the gateway's and the sign-in frequency's are Alice's and Bob's).
+    revoked = session.post(f"{base}/admin/v1/users/{ERIN_OID}/revokeSignInSessions", headers=admin, timeout=30)
+    check(revoked.status_code in (200, 204), f"{what}: Erin's sessions revoked", [revoked.status_code, revoked.text[:300]])
+    refused("a user whose sessions were revoked", exchange(incoming["access_token"]), "invalid_grant", 50173)
+
+    what = "(p) on-behalf-of and conditional access"
+    made = session.post(f"{base}/admin/v1/users", headers=admin, timeout=30, json={
+        "userPrincipalName": FRANK, "displayName": "Frank Fischer", "password": FRANK_PASSWORD})
+    check(made.status_code == 201, f"{what}: Frank is created", [made.status_code, made.text[:500]])
+    frank = made.json()["id"]
+    policy = {
+        "id": "b2000000-0000-4000-8000-0000000000b7", "displayName": "MFA for Frank on mail", "state": "enabled",
+        "conditions": {"users": {"includeUsers": [frank]}, "applications": {"includeApplications": [RESOURCE_APP_ID]},
+                       "clientAppTypes": ["all"]},
+        "grantControls": {"operator": "OR", "builtInControls": ["mfa"]}}
+    with temporary_policy(session, base, admin, policy, what):
+        password = public.acquire_token_by_username_password(FRANK, FRANK_PASSWORD, scopes=tier_scopes)
+        expect_token(password, f"{what}: Frank's password token for the middle tier (no policy there)")
+        challenge = tier.acquire_token_on_behalf_of(password["access_token"], [f"{RESOURCE}/Mail.Read"])
+        named = json.loads(challenge.get("claims") or "{}").get("access_token", {}).get("polids", {}).get("values", [])
+        check(challenge.get("error") == "interaction_required" and 50076 in (challenge.get("error_codes") or []) and policy["id"] in named,
+              f"{what}: the exchange answers interaction_required with claims naming the policy", challenge)
+        print(f"PASS {what}: interaction_required {challenge.get('error_codes')} claims={challenge.get('claims')}")
+        flow = public.initiate_auth_code_flow(tier_scopes, redirect_uri=LOOPBACK_REDIRECT, login_hint=FRANK, claims_challenge=challenge["claims"])
+        browser = Browser(cafile, base)
+        page = browser.submit(browser.get(flow["auth_uri"]), {"username": FRANK, "password": FRANK_PASSWORD}, what)
+        key_shown = shown_secret(page)
+        check(page.status_code == 200 and key_shown, f"{what}: with the claims, the middle tier's sign-in asks for a factor", page.text[:1500])
+        done = browser.submit(page, {"otp": pyotp.TOTP(key_shown).now()}, what + " (the code)")
+        stepped = public.acquire_token_by_auth_code_flow(flow, Browser.redirect_parameters(done, what))
+        expect_token(stepped, f"{what}: Frank's token after the factor")
+        check(jwt_claims(stepped["access_token"]).get("amr") == ["pwd", "mfa"], f"{what}: amr pwd+mfa", jwt_claims(stepped["access_token"]))
+        passed = tier.acquire_token_on_behalf_of(stepped["access_token"], [f"{RESOURCE}/Mail.Read"])
+        expect_token(passed, f"{what}: the exchange of the new token")
+        check(jwt_claims(passed["access_token"]).get("amr") == ["pwd", "mfa"] and jwt_claims(passed["access_token"]).get("oid") == frank,
+              f"{what}: the downstream token carries the original sign-in's amr", jwt_claims(passed["access_token"]))
+        print(f"PASS {what}: the claims passed back to the client → a factor → the exchange succeeds (amr pwd+mfa)")
+
+
 def test_b2b(msal, authority, issuer, session, cafile, base):
     """(m) PROTOCOL §17: a Contoso user invited to Fabrikam signs in at Fabrikam through the page and MSAL."""
     import pyotp
@@ -1200,7 +1381,7 @@ def main():
     session = make_session(args.cafile)
     failures = 0
     interactive = (test_auth_code_flow, test_device_flow, test_protapp_interactive, test_mfa, test_secrets, test_strength, test_step_up, test_token_protection,
-                   test_b2b, test_certificate_credentials)
+                   test_b2b, test_certificate_credentials, test_federated_credentials, test_on_behalf_of)
     timed = (test_sign_in_frequency,) if args.clock_offset_file else ()
     gateway = (test_cae_gateway,) if args.binary else ()
     if not gateway:

@@ -52,7 +52,7 @@ struct StrictLocationDecisionTests {
             ])
     }
 
-    @Test("the token carries xms_sle and ipaddr only when a strict policy applied; too many ranges hold it to its address")
+    @Test("the token carries xms_sle only when a strict policy applied (ipaddr always, for a user); too many ranges hold it to its address")
     func plan() throws {
         func token(_ documents: [JSONValue], ip: String = "203.0.113.5", capabilities: [String] = [], cae: Bool = false) throws -> MintPlan {
             var resource = try #require(CA.directory.application(appId: AppID(CA.r1)))
@@ -77,7 +77,7 @@ struct StrictLocationDecisionTests {
         #expect(try token([block, Self.evaluationPolicy(2, mode: "strictEnforcement")]).accessToken.strictLocation != nil)
         for documents in [[block], [block, Self.evaluationPolicy(2, mode: "strictLocation", state: "enabledForReportingButNotEnforced")]] {
             let plain = try token(documents)
-            #expect(plain.accessToken.strictLocation == nil && plain.accessToken.ipAddress == nil)
+            #expect(plain.accessToken.strictLocation == nil && plain.accessToken.ipAddress == "203.0.113.5")
         }
         // A strict policy and no location policy: nothing to hold the token to.
         #expect(try token([Self.evaluationPolicy(2, mode: "strictLocation")]).accessToken.strictLocation == nil)

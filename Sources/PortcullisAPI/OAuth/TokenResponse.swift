@@ -56,6 +56,8 @@ public struct OAuthErrorBody: Codable, Sendable, Equatable {
     public var clientInfo: String?
     /// Portcullis's extension to the app-protection refusal; MSAL ignores it.
     public var remediation: RemediationDetails?
+    /// A claims challenge to pass back to the client (on-behalf-of refused by conditional access).
+    public var claims: String?
 
     public init(
         error: String, suberror: String? = nil, errorDescription: String, errorCodes: [Int], timestamp: String,
@@ -83,7 +85,7 @@ public struct OAuthErrorBody: Codable, Sendable, Equatable {
         case correlationId = "correlation_id"
         case adi
         case clientInfo = "client_info"
-        case remediation
+        case remediation, claims
     }
 }
 

@@ -421,6 +421,9 @@ public struct DirectoryDocument: Sendable {
         if grants.contains(GrantType.clientCredentials.rawValue) && publicClient {
             problems.add(app.path("allowedGrantTypes"), "a public client cannot use client_credentials.")
         }
+        if grants.contains(GrantType.onBehalfOf.rawValue) && publicClient {
+            problems.add(app.path("allowedGrantTypes"), "a public client cannot use on-behalf-of (\(GrantType.onBehalfOf.rawValue)).")
+        }
         for (uri, uriPointer) in app.strings("redirectUris") ?? [] where !RedirectURI.isRegistrable(uri) {
             problems.add(
                 uriPointer, "must be an absolute URI without a fragment: https, http on a loopback host (any port when none is given), or an app's own scheme.")

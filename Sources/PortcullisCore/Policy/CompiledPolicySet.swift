@@ -348,7 +348,7 @@ public struct CompiledPolicySet: Sendable {
     /// the index says could apply (every other policy did not apply, by construction).
     public func evaluate(_ facts: SignInFacts, explain: Bool = false) -> Decision {
         let subject = subject(facts)
-        let candidates: [Int32] =
+        let indexed: [Int32] =
             if explain {
                 entries.indices.map { Int32($0) }
             } else if let action = facts.userAction {
@@ -360,6 +360,12 @@ public struct CompiledPolicySet: Sendable {
             } else {
                 candidateIndices(subject)
             }
+        let candidates =
+            facts.challengedPolicies.isEmpty || facts.userId == nil || explain
+            ? indexed
+            : Self.merged(
+                indexed,
+                entries.indices.filter { !entries[$0].isWorkload && facts.challengedPolicies.contains(entries[$0].policy.id.rawValue) }.map { Int32($0) })
         var applied: [Decision.AppliedPolicy] = []
         applied.reserveCapacity(candidates.count)
         var anyEnforcedApplied = false
@@ -658,7 +664,9 @@ public struct CompiledPolicySet: Sendable {
                 || !entry.applicationGroups.isDisjoint(with: facts.resourceApplicationGroups)
             let appExcluded =
                 entry.excludedApplications.contains(subject.resource) || !entry.excludedApplicationGroups.isDisjoint(with: facts.resourceApplicationGroups)
-            if !appIncluded || appExcluded { failed.append(.application) }
+            // A policy a claims challenge named applies whatever application it targets (PROTOCOL §21).
+            let challenged = facts.userId != nil && !entry.isWorkload && facts.challengedPolicies.contains(entry.policy.id.rawValue)
+            if (!appIncluded || appExcluded) && !challenged { failed.append(.application) }
         }
         if let types = entry.clientAppTypes, !types.contains(facts.clientAppType) { failed.append(.clientType) }
         if let methods = entry.transferMethods, !(facts.transferMethod.map(methods.contains) ?? false) { failed.append(.authenticationFlows) }

@@ -71,6 +71,9 @@ public struct SignInFacts: Sendable, Equatable {
     public var country: String?
     /// The authentication contexts the sign-in asks for (PROTOCOL §13, `acrs`): the policies that target them apply too.
     public var authenticationContexts: [String] = []
+    /// Policies a claims challenge named (`polids`, PROTOCOL §21): they apply to this sign-in whatever application they
+    /// target, so that the user meets what a downstream API's policy asked for.
+    public var challengedPolicies: Set<String> = []
     /// The request carried a valid DPoP proof, so the tokens will be bound to its key (PROTOCOL §15).
     public var proofOfPossession = false
     /// The agreements (terms of use) the user has accepted and whose acceptance is current (PROTOCOL §17): gathered only
@@ -167,6 +170,7 @@ extension SignInFacts {
         homeTenantId = user?.homeAccount?.tenantId
         resourceApplicationGroups = directory.application(appId: input.resourceAppId)?.applicationGroups ?? []
         authenticationContexts = input.capabilities.authenticationContexts
+        challengedPolicies = Set(input.capabilities.policyIds)
         country = input.country
         transferMethod = input.transferMethod
         proofOfPossession = input.proofOfPossession

@@ -1,8 +1,9 @@
 public import Foundation
 
 /// The `claims` request parameter (OIDC Core §5.5), of which the token endpoint reads the client capabilities in
-/// `access_token.xms_cc.values` and the authentication contexts asked for in `access_token.acrs` (`value` or `values`,
-/// PROTOCOL §13). Other claim requests are accepted and ignored.
+/// `access_token.xms_cc.values`, the authentication contexts asked for in `access_token.acrs` (`value` or `values`,
+/// PROTOCOL §13) and the policies a claims challenge names in `access_token.polids` (on-behalf-of, PROTOCOL §21). Other
+/// claim requests are accepted and ignored.
 public struct ClaimsRequest: Sendable, Equatable {
     /// The declared capabilities, lower-cased, de-duplicated, in the order first declared.
     public let capabilities: [String]
@@ -11,9 +12,14 @@ public struct ClaimsRequest: Sendable, Equatable {
     /// `access_token.nbf.value` (PROTOCOL §14.1): the time, in seconds since 1970, the token must not be issued before —
     /// what a resource's `insufficient_claims` challenge names after a revocation.
     public let notBefore: Int?
+    /// `access_token.polids.values`: conditional-access policies a downstream API's refusal named (Entra's on-behalf-of
+    /// claims challenge, PROTOCOL §21) — the sign-in meets their controls too, whatever application they target.
+    public let policyIds: [String]
 
-    public init(capabilities: [String] = [], authenticationContexts: [String] = [], notBefore: Int? = nil) {
+    public init(capabilities: [String] = [], authenticationContexts: [String] = [], notBefore: Int? = nil, policyIds: [String] = []) {
         self.notBefore = notBefore
+        var named = Set<String>()
+        self.policyIds = policyIds.map { $0.lowercased() }.filter { named.insert($0).inserted }
         var seen = Set<String>()
         self.capabilities = capabilities.map { $0.lowercased() }.filter { seen.insert($0).inserted }
         self.authenticationContexts = AuthenticationContextClassReference.sorted(authenticationContexts.map { $0.lowercased() })
@@ -45,7 +51,8 @@ public struct ClaimsRequest: Sendable, Equatable {
         }
         return ClaimsRequest(
             capabilities: try strings(accessTokenClaims["xms_cc"], name: "xms_cc", singleAllowed: false) ?? [],
-            authenticationContexts: try contexts(accessTokenClaims["acrs"]), notBefore: try notBefore(accessTokenClaims["nbf"]))
+            authenticationContexts: try contexts(accessTokenClaims["acrs"]), notBefore: try notBefore(accessTokenClaims["nbf"]),
+            policyIds: try strings(accessTokenClaims["polids"], name: "polids", singleAllowed: false) ?? [])
     }
 
     /// `nbf`'s `value`: seconds since 1970, as a string (what MSAL sends back from a challenge) or a number.
@@ -109,12 +116,13 @@ public struct ClaimsRequest: Sendable, Equatable {
             members.append(#""acrs":{"essential":true,"values":["# + authenticationContexts.map(quoted).joined(separator: ",") + "]}")
         }
         if let notBefore { members.append(#""nbf":{"essential":true,"value":"\#(notBefore)"}"#) }
+        if !policyIds.isEmpty { members.append(#""polids":{"essential":true,"values":["# + policyIds.map(quoted).joined(separator: ",") + "]}") }
         return #"{"access_token":{"# + members.joined(separator: ",") + "}}"
     }
 
     /// This request with `other`'s contexts added (an authorization request's `acr_values`, PROTOCOL §13).
     public func adding(authenticationContexts other: [String]) -> ClaimsRequest {
-        ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts + other, notBefore: notBefore)
+        ClaimsRequest(capabilities: capabilities, authenticationContexts: authenticationContexts + other, notBefore: notBefore, policyIds: policyIds)
     }
 }
 

@@ -342,9 +342,11 @@ public enum GrantDecision {
         access.confirmation = facts.proofThumbprint
         access.issuedAtMilliseconds = facts.now.epochMilliseconds
         access.applicationEnforcedRestrictions = facts.user != nil && decision.sessionControls.applicationEnforcedRestrictions
+        // A user's token says where its sign-in was (`ipaddr`): on-behalf-of judges the downstream resource's conditional
+        // access at that address (PROTOCOL §21), strict location enforcement holds the token to it (§17).
+        if facts.user != nil { access.ipAddress = facts.signIn.ipAddress?.description }
         if facts.user != nil, decision.sessionControls.strictLocation, !decision.locationConstraints.isEmpty {
             access.strictLocation = MintPlan.strictLocation(decision.locationConstraints, address: facts.signIn.ipAddress)
-            access.ipAddress = facts.signIn.ipAddress?.description
         }
         var idToken: MintPlan.IDToken?
         var refresh = MintPlan.RefreshToken.none

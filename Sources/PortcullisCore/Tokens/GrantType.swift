@@ -5,4 +5,6 @@ public enum GrantType: String, Sendable, CaseIterable, Codable {
     case refreshToken = "refresh_token"
     case authorizationCode = "authorization_code"
     case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
+    /// On-behalf-of (PROTOCOL §21): a JWT bearer grant with `requested_token_use=on_behalf_of`.
+    case onBehalfOf = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 }

@@ -65,6 +65,8 @@ public struct TokenError: Error, Sendable, Equatable {
     /// A PKeyAuth challenge (PROTOCOL §18): answered 401 with this `WWW-Authenticate` value; the client answers on the
     /// same request.
     public var pkeyAuthChallenge: String?
+    /// A claims challenge the client passes back on its next sign-in (`claims`; Entra's on-behalf-of answer, PROTOCOL §21).
+    public var claims: String?
 
     public init(_ code: Code, aadsts: Int, _ message: String, suberror: String? = nil, remediation: RemediationRequirement? = nil) {
         self.code = code

@@ -25,6 +25,7 @@ extension TokenError: HTTPResponseError {
             error: code.description, suberror: suberror,
             errorDescription: "AADSTS\(aadsts): \(message)\r\nTrace ID: \(traceId)\r\nCorrelation ID: \(correlationId)\r\nTimestamp: \(timestamp)",
             errorCodes: [aadsts], timestamp: timestamp, traceId: traceId, correlationId: correlationId)
+        body.claims = claims
         if let remediation {
             body.adi = remediation.userPrincipalName
             body.clientInfo = ClientInfo(uid: remediation.objectId, utid: remediation.tenantId).encoded

@@ -83,7 +83,11 @@ struct TokenService: Sendable {
             throw TokenError.deviceAuthenticationRequired(
                 challenge: try devices.challenge(tenant: snapshot.tenant, submitURL: submitURL, now: clock.now()).header)
         case .refuse(let refusal):
-            let error = refusal.tokenError(baseURL: endpoints.baseURL)
+            var error = refusal.tokenError(baseURL: endpoints.baseURL)
+            if facts.grantType == .onBehalfOf {
+                error = OnBehalfOf.challenge(
+                    error, refusal: refusal.refusal, failedPolicies: result.decision.policies.filter { $0.result == .failure }.map(\.id))
+            }
             record(facts, result.decision, errorCode: error.aadsts, correlationId: inputs.correlationId)
             logger.info(
                 "conditional access refused the grant",
@@ -134,6 +138,7 @@ struct TokenService: Sendable {
         let grantName = try form.required("grant_type")
         guard let grantType = GrantType(rawValue: grantName) else { throw TokenError.unsupportedGrantType(grantName) }
         let client = try await clients.authenticate(form: form, authorization: inputs.authorization, in: tenant)
+        if grantType == .onBehalfOf && !client.isConfidential { throw TokenError.onBehalfOfPublicClient }
         guard client.application.allowedGrantTypes.contains(grantType.rawValue) else { throw TokenError.grantNotAllowed(grantName) }
         if client.application.requireDPoP && proof == nil { throw TokenError.dpopRequired }
         // MSAL sends `claims` on every token request; a code or device grant without one keeps what was authorized.
@@ -154,6 +159,10 @@ struct TokenService: Sendable {
         var transferMethod: TransferMethod?
         // A device proven before this request (PROTOCOL §18): on the page, for a code; by the family's sign-in, for a refresh.
         var provenEarlier: ProvenDevice?
+        // Where the user signed in from: this request's address, or — on behalf of — the original sign-in's.
+        var address = inputs.clientIP
+        // Authentication contexts the original sign-in met (on behalf of): asked for again for the downstream resource.
+        var carriedContexts: [String] = []
         let scopeText: String
         switch grantType {
         case .clientCredentials:
@@ -216,6 +225,21 @@ struct TokenService: Sendable {
             authentication = AuthenticationContext(methods: device.methods, time: device.authTime)
             authorizedClaims = device.claims
             transferMethod = .deviceCodeFlow
+        case .onBehalfOf:
+            guard form["requested_token_use"] == OnBehalfOf.requestedTokenUse else { throw TokenError.onBehalfOfTokenUse }
+            let original = try await onBehalfOf(try form.required("assertion"), snapshot: snapshot, now: now)
+            scopeText = try form.required("scope")
+            let found = try OnBehalfOf.user(of: original, caller: client.application, in: tenant)
+            // A token voided since (sessions revoked, disabled, a new password…, PROTOCOL §14.1) exchanges for nothing.
+            if try await store.isAccessTokenVoid(jti: original.tokenId, tenantId: tenant.tenant.id, userId: found.id, issuedAt: original.issuedAt) {
+                throw TokenError.onBehalfOfRevoked
+            }
+            user = found
+            authentication = original.authentication
+            interactive = false
+            if let ip = original.ipAddress.flatMap(IPAddress.init) { address = ip }
+            carriedContexts = original.authenticationContexts
+            provenEarlier = original.deviceId.flatMap { snapshot.device(deviceId: DeviceID($0)) }.flatMap(ProvenDevice.init)
         }
         // A B2B collaboration user whose home account is gone or disabled gets no more tokens here (PROTOCOL §17).
         if let user, user.homeAccount != nil, !(try await tenants.homeAccountUsable(user)) { throw TokenError.userDisabled }
@@ -225,6 +249,7 @@ struct TokenService: Sendable {
         if form["claims"] == nil, let authorizedClaims { capabilitiesInForce = authorizedClaims }
         // `acr_values` of the authorization request are contexts asked for too (PROTOCOL §13, RFC 9470).
         if !acrValues.isEmpty { capabilitiesInForce = capabilitiesInForce.adding(authenticationContexts: acrValues) }
+        if !carriedContexts.isEmpty { capabilitiesInForce = capabilitiesInForce.adding(authenticationContexts: carriedContexts) }
         try snapshot.conditionalAccess.checkRequested(contexts: capabilitiesInForce.authenticationContexts, appOnly: user == nil)
         if grantType == .clientCredentials {
             guard scope.resource != nil, scope.isDefault else { throw TokenError.clientCredentialsNeedDefault }
@@ -233,7 +258,7 @@ struct TokenService: Sendable {
         var input = SignInFacts.Input(
             user: user, client: client.application, resource: resource, authentication: authentication,
             platform: DevicePlatform.detect(sku: inputs.clientSKU, os: inputs.clientOS) ?? authorizedPlatform
-                ?? DevicePlatform.detect(userAgent: inputs.userAgent), ipAddress: inputs.clientIP,
+                ?? DevicePlatform.detect(userAgent: inputs.userAgent), ipAddress: address,
             capabilities: capabilitiesInForce)
         input.transferMethod = transferMethod
         input.clientAppType = .of(client: client.application, grant: grantType)
@@ -242,11 +267,11 @@ struct TokenService: Sendable {
         // has it now (a device disabled or re-keyed since: 50097), its compliance as of now.
         let provenDevice = user == nil ? nil : device.flatMap(ProvenDevice.init) ?? provenEarlier
         input.device = try devices.current(provenDevice, snapshot: snapshot, now: now)
-        input.country = countries.country(of: inputs.clientIP)
+        input.country = countries.country(of: address)
         input.risk = risk.facts(
             userId: user?.id,
             signIn: RiskDetector.SignIn(
-                at: now, ipAddress: inputs.clientIP, country: input.country, platform: input.platform, clientAppId: client.application.appId),
+                at: now, ipAddress: address, country: input.country, platform: input.platform, clientAppId: client.application.appId),
             snapshot: snapshot)
         var signIn = SignInFacts(input, directory: tenant)
         // Terms of use (PROTOCOL §17): nothing is read for tenants whose policies require none.
@@ -268,6 +293,21 @@ struct TokenService: Sendable {
         facts.provenDevice = provenDevice
         facts.interactive = interactive
         return (facts, prepared)
+    }
+
+    /// The calling API's incoming access token (on behalf of, PROTOCOL §21): signed by this tenant, its issuer, within its
+    /// lifetime; what it says for Core to judge.
+    func onBehalfOf(_ token: String, snapshot: TenantSnapshot, now: Date) async throws -> OnBehalfOf.Assertion {
+        let tenantId = snapshot.directory.tenant.id
+        guard
+            case .success(let claims) = try await signers.signer(tenantId: tenantId).verifyAccessToken(
+                token, issuer: endpoints.issuer(tenantId: tenantId.rawValue), audiences: nil, now: now)
+        else { throw TokenError.onBehalfOfInvalidAssertion }
+        return OnBehalfOf.Assertion(
+            tokenId: claims.jti, audience: claims.aud, delegated: claims.isDelegated, objectId: claims.oid, methods: claims.amr ?? [],
+            authTime: claims.authTime.map { Date(timeIntervalSince1970: TimeInterval($0)) },
+            issuedAt: Date(epochMilliseconds: claims.issuedAtMilliseconds), deviceId: claims.deviceid, ipAddress: claims.ipaddr,
+            authenticationContexts: claims.acrs ?? [])
     }
 
     /// PROTOCOL §9.4: a code is single use (a second redemption revokes what the first issued), lives 60 s,
