@@ -268,8 +268,26 @@ def step_up(run):
     print("PASS step-up and countries: a context and a country location from the directory's templates; what-if with acrs c1 (and a bad one explained)")
 
 
+def certificate_der_base64():
+    """A self-signed P-256 certificate, base64 DER (what Graph's keyCredential `key` takes), valid for a month."""
+    import base64
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "payroll robot")])
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+                   .not_valid_after(now + datetime.timedelta(days=30)).sign(key, hashes.SHA256()))
+    return base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode()
+
+
 def token_protection(run):
-    """PROTOCOL §15 in the console: an application created from the template with requireDPoP, shown in the directory;
+    """PROTOCOL §15 in the console: an application created from the template with requireDPoP (and, PROTOCOL §21, a
+    certificate and a federated credential), shown in the directory;
     a token-protection policy from its template (report-only); what-if with and without a DPoP proof."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -279,12 +297,19 @@ def token_protection(run):
     text = area.get_attribute("value")
     check('"requireDPoP": false' in text, "the application template shows requireDPoP", text)
     area.clear()
-    area.send_keys(text.replace('"requireDPoP": false', '"requireDPoP": true').replace("New application", "Payroll robot"))
+    # A web app with a certificate and a federated credential (PROTOCOL §21), as well as DPoP required.
+    credentials = ('"requireDPoP": true, "keyCredentials": [{"key": "%s"}], "federatedIdentityCredentials": '
+                   '[{"name": "payroll-cluster", "issuer": "https://k8s.contoso.example", "subject": "system:serviceaccount:payroll:robot"}]'
+                   % certificate_der_base64())
+    area.send_keys(text.replace('"requireDPoP": false', credentials).replace('"publicClient": true', '"publicClient": false')
+                   .replace("New application", "Payroll robot"))
     driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()
     WebDriverWait(driver, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
     go(run, "/admin/directory", "console-directory-dpop")
     rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tr") if "Payroll robot" in row.text]
     check(rows and "DPoP required" in rows[0], "the directory says the application requires DPoP", rows)
+    check("1 certificate (1 valid now)" in rows[0] and "1 federated credential" in rows[0],
+          "the directory shows the application's certificate and federated credential", rows)
     go(run, "/admin/new/conditional-access?template=tokenProtection", "console-new-token-protection")
     check("secureSignInSession" in driver.find_element(By.ID, "document").get_attribute("value"), "the token protection template")
     driver.find_element(By.CSS_SELECTOR, "#main form button[type=submit]").click()

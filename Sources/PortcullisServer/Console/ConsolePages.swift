@@ -967,12 +967,14 @@ struct ConsolePages: Sendable {
                 let calls = app.requiredResourceAccess.count
                 if calls > 0 { kinds.append("calls \(calls) API\(calls == 1 ? "" : "s")") }
                 if app.requireDPoP { kinds.append("DPoP required") }
-                // Its credentials (PROTOCOL §21): secrets and certificates, and how many certificates are valid now.
+                // Its credentials (PROTOCOL §21): secrets, certificates (how many are valid now), federated credentials.
                 if !app.secrets.isEmpty { kinds.append("\(app.secrets.count) secret\(app.secrets.count == 1 ? "" : "s")") }
                 if !app.keyCredentials.isEmpty {
                     let valid = app.keyCredentials.filter { $0.isValid(at: console.clock.now()) }.count
                     kinds.append("\(app.keyCredentials.count) certificate\(app.keyCredentials.count == 1 ? "" : "s") (\(valid) valid now)")
                 }
+                let federated = app.federatedIdentityCredentials.count
+                if federated > 0 { kinds.append("\(federated) federated credential\(federated == 1 ? "" : "s")") }
                 return kinds.joined(separator: ", ")
             },
             try await section("named-locations", "Named locations", documents.namedLocations, detailTitle: "What", name: \.displayName) { location in
