@@ -62,7 +62,7 @@ Tests
       dev certificate, which the server trusts through PORTCULLIS_CALLBACKS_CA_FILE) signs a service account's token; a
       federated credential for it on the daemon; azure-identity's ClientAssertionCredential (its callback returning the
       issuer's token) and MSAL's client_credential={"client_assertion": …} get the app-role token.
-  (p) On-behalf-of (PROTOCOL §21): a middle-tier API (confidential, its requiredResourceAccess naming the mail API's
+  (p) On-behalf-of (PROTOCOL §21): the demo's middle-tier API (confidential, its requiredResourceAccess naming the mail API's
       Mail.Read) receives Erin's token from the mail app; MSAL's acquire_token_on_behalf_of and azure-identity's
       OnBehalfOfCredential get her token for the mail API (azp the middle tier, her oid, Mail.Read), with a refresh token
       the middle tier redeems; with a DPoP proof, the token is bound to the middle tier's key. Refused: a token for
@@ -1134,6 +1134,7 @@ def test_federated_credentials(msal, authority, issuer, session, cafile, base):
 
 MIDDLE_TIER = "c0ffee00-cccc-4a2b-8c3d-4e5f6a7b8c0c"
 MIDDLE_TIER_URI = "api://contoso-mail-tier"
+MIDDLE_TIER_SECRET = "mail-tier-dev-secret-change-me"
 FRANK = "frank@contoso.example"
 FRANK_PASSWORD = "Frank-dev-pass1"
 
@@ -1154,15 +1155,8 @@ def test_on_behalf_of(msal, authority, issuer, session, cafile, base):
     from cryptography.hazmat.primitives.asymmetric import ec
     what = "(p) on-behalf-of"
     admin = admin_headers(msal, authority, session, what)
-    created = session.post(f"{base}/admin/v1/applications", headers=admin, timeout=30, json={
-        "appId": MIDDLE_TIER, "displayName": "Contoso mail middle tier", "publicClient": False,
-        "allowedGrantTypes": ["urn:ietf:params:oauth:grant-type:jwt-bearer", "refresh_token"], "identifierUris": [MIDDLE_TIER_URI],
-        "scopes": ["access_as_user"], "preAuthorizedApplications": [PUBLIC_CLIENT],
-        "requiredResourceAccess": [{"resourceAppId": RESOURCE, "scopes": ["Mail.Read"]}]})
-    check(created.status_code == 201, f"{what}: the middle tier is registered", [created.status_code, created.text[:800]])
-    issued = session.post(f"{base}/admin/v1/applications/{MIDDLE_TIER}/secrets", headers=admin, timeout=30, json={"displayName": "msal_interop"})
-    check(issued.status_code == 201 and issued.json().get("secretText"), f"{what}: its secret", issued.text[:500])
-    secret = issued.json()["secretText"]
+    # The demo's middle tier (Config/directory.json): confidential, its requiredResourceAccess the mail API's Mail.Read.
+    secret = MIDDLE_TIER_SECRET
     public = msal.PublicClientApplication(PUBLIC_CLIENT, authority=authority, instance_discovery=False, http_client=session)
     tier_scopes = [f"{MIDDLE_TIER_URI}/access_as_user"]
     incoming = public.acquire_token_by_username_password(ERIN, ERIN_PASSWORD, scopes=tier_scopes)
