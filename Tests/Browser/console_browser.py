@@ -271,18 +271,9 @@ def step_up(run):
 def certificate_der_base64():
     """A self-signed P-256 certificate, base64 DER (what Graph's keyCredential `key` takes), valid for a month."""
     import base64
-    import datetime
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.timezone.utc)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "payroll robot")])
-    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-                   .not_valid_after(now + datetime.timedelta(days=30)).sign(key, hashes.SHA256()))
-    return base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Interop"))
+    from tls_loopback import Certificate
+    return base64.b64encode(Certificate("ec", name="payroll robot").der).decode()
 
 
 def token_protection(run):

@@ -34,7 +34,6 @@ What it does
 Exit status 0 when every check passes, 1 otherwise, 2 when a prerequisite is missing.
 """
 
-import base64
 import datetime
 import json
 import os
@@ -46,7 +45,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpop_interop import config_with, interop_main, short  # noqa: E402
 from device_interop import ADMIN, MAIL, TENANT, AdminCaller  # noqa: E402
-from tls_loopback import OIDCIssuer, free_port  # noqa: E402
+from tls_loopback import Certificate, OIDCIssuer, free_port  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DAEMON = "c0ffee00-aaaa-4a2b-8c3d-4e5f6a7b8c0a"
@@ -79,35 +78,6 @@ def prepare_config(workdir):
             if app["appId"] == GRAPH_TOOLS[0]:
                 app["requiredResourceAccess"][0]["appRoles"].append("Application.ReadWrite.All")
     return config_with(workdir, edit)
-
-
-class Certificate:
-    """A key and a self-signed certificate for it, valid from `start` for `days`."""
-
-    def __init__(self, kind="rsa", start=None, days=30):
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec, rsa
-        from cryptography.x509.oid import NameOID
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048) if kind == "rsa" else ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.timezone.utc)
-        start = start or now - datetime.timedelta(hours=1)
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"reports-daemon-{kind}")])
-        self.certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(self.key.public_key())
-                            .serial_number(x509.random_serial_number()).not_valid_before(start)
-                            .not_valid_after(start + datetime.timedelta(days=days)).sign(self.key, hashes.SHA256()))
-        self.der = self.certificate.public_bytes(serialization.Encoding.DER)
-        self.pem = self.certificate.public_bytes(serialization.Encoding.PEM).decode()
-        self.sha1 = self.certificate.fingerprint(hashes.SHA1())
-        self.sha256 = self.certificate.fingerprint(hashes.SHA256())
-        self.private_pem = self.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                  serialization.NoEncryption()).decode()
-
-    def x5t(self):
-        return base64.urlsafe_b64encode(self.sha1).rstrip(b"=").decode()
-
-    def x5t_s256(self):
-        return base64.urlsafe_b64encode(self.sha256).rstrip(b"=").decode()
 
 
 class Run(AdminCaller):

@@ -1044,21 +1044,11 @@ def test_token_protection(msal, authority, issuer, session, cafile, base):
 
 
 def test_certificate_credentials(msal, authority, issuer, session, cafile, base):
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import NameOID
-    import datetime
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from tls_loopback import Certificate
     what = "(n) certificate credentials"
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    now = datetime.datetime.now(datetime.timezone.utc)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "contoso mail sync")])
-    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-                   .not_valid_after(now + datetime.timedelta(days=30)).sign(key, hashes.SHA256()))
-    certificate_pem = certificate.public_bytes(serialization.Encoding.PEM).decode()
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
-    thumbprint = certificate.fingerprint(hashes.SHA1()).hex()
+    made = Certificate("rsa", name="contoso mail sync")
+    certificate_pem, key_pem, thumbprint = made.pem, made.private_pem, made.sha1.hex()
     headers = admin_headers(msal, authority, session, what)
     current = session.get(f"{base}/admin/v1/applications/{DAEMON_CLIENT}", headers=headers)
     document = current.json()

@@ -2,6 +2,7 @@
 trusts the CA through PORTCULLIS_CALLBACKS_CA_FILE), and an OpenID Connect issuer that publishes its keys there and signs
 tokens for federated identity credentials (PROTOCOL §21) — a stand-in for a Kubernetes cluster or a CI system."""
 
+import base64
 import datetime
 import http.server
 import json
@@ -54,6 +55,36 @@ def serve_tls(handler, port, cert_path, key_path):
     server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+class Certificate:
+    """A key (RSA 2048 or P-256) and a self-signed certificate for it, valid from `start` for `days`: what an application
+    registers as a certificate credential (PROTOCOL §21)."""
+
+    def __init__(self, kind="rsa", start=None, days=30, name=None):
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa
+        from cryptography.x509.oid import NameOID
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048) if kind == "rsa" else ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.timezone.utc)
+        start = start or now - datetime.timedelta(hours=1)
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name or f"reports-daemon-{kind}")])
+        self.certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(self.key.public_key())
+                            .serial_number(x509.random_serial_number()).not_valid_before(start)
+                            .not_valid_after(start + datetime.timedelta(days=days)).sign(self.key, hashes.SHA256()))
+        self.der = self.certificate.public_bytes(serialization.Encoding.DER)
+        self.pem = self.certificate.public_bytes(serialization.Encoding.PEM).decode()
+        self.sha1 = self.certificate.fingerprint(hashes.SHA1())
+        self.sha256 = self.certificate.fingerprint(hashes.SHA256())
+        self.private_pem = self.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                  serialization.NoEncryption()).decode()
+
+    def x5t(self):
+        return base64.urlsafe_b64encode(self.sha1).rstrip(b"=").decode()
+
+    def x5t_s256(self):
+        return base64.urlsafe_b64encode(self.sha256).rstrip(b"=").decode()
 
 
 class JSONHandler(http.server.BaseHTTPRequestHandler):
