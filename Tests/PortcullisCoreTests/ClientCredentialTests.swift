@@ -19,6 +19,18 @@ struct ClientCredentialTests {
         return .object(object)
     }
 
+    /// The pointers of the problems of an application document read through the admin API's path, sorted.
+    static func problems(_ body: String, _ write: DocumentWrite) async -> [String] {
+        do {
+            _ = try await Application.read(AdministeredDocumentTests.json(body), in: write)
+            return []
+        } catch let error as ValidationError {
+            return error.problems.map(\.pointer).sorted()
+        } catch {
+            return ["?"]
+        }
+    }
+
     static func code(_ claims: JSONValue) -> Int? {
         do {
             _ = try ClientAssertionRules.check(claims, clientId: client, audiences: audiences, now: now)
@@ -72,16 +84,7 @@ struct ClientCredentialTests {
             in: stored)
         #expect(kept.keyCredentials == [made.keyCredentials[1]])
         #expect(try await Application.read(AdministeredDocumentTests.json(#"{\#(base)}"#), in: stored).keyCredentials == made.keyCredentials)
-        func problems(_ body: String, _ write: DocumentWrite = write) async -> [String] {
-            do {
-                _ = try await Application.read(AdministeredDocumentTests.json(body), in: write)
-                return []
-            } catch let error as ValidationError {
-                return error.problems.map(\.pointer).sorted()
-            } catch {
-                return ["?"]
-            }
-        }
+        func problems(_ body: String) async -> [String] { await Self.problems(body, write) }
         #expect(await problems(#"{\#(base), "keyCredentials": [{"key": "junk"}]}"#) == ["/keyCredentials/0/key"])
         #expect(await problems(#"{\#(base), "keyCredentials": [{"keyId": "d0c00000-0000-4000-8000-0000000000ff"}]}"#) == ["/keyCredentials/0/keyId"])
         #expect(await problems(#"{\#(base), "keyCredentials": [{"displayName": "x"}]}"#) == ["/keyCredentials/0"])
@@ -110,15 +113,7 @@ struct ClientCredentialTests {
             try await Application.read(AdministeredDocumentTests.json(#"{\#(base), "federatedIdentityCredentials": []}"#), in: stored)
                 .federatedIdentityCredentials.isEmpty)
         func problems(_ items: String, publicClient: Bool = false) async -> [String] {
-            let body = #"{\#(base), "publicClient": \#(publicClient), "federatedIdentityCredentials": [\#(items)]}"#
-            do {
-                _ = try await Application.read(AdministeredDocumentTests.json(body), in: write)
-                return []
-            } catch let error as ValidationError {
-                return error.problems.map(\.pointer).sorted()
-            } catch {
-                return ["?"]
-            }
+            await Self.problems(#"{\#(base), "publicClient": \#(publicClient), "federatedIdentityCredentials": [\#(items)]}"#, write)
         }
         #expect(
             await problems(#"{"name": "ab", "issuer": "http://k8s.test", "subject": "s", "audiences": ["a", "b"]}"#)
