@@ -19,7 +19,7 @@ public struct ClaimsRequest: Sendable, Equatable {
     public init(capabilities: [String] = [], authenticationContexts: [String] = [], notBefore: Int? = nil, policyIds: [String] = []) {
         self.notBefore = notBefore
         var named = Set<String>()
-        self.policyIds = policyIds.map { $0.lowercased() }.filter { named.insert($0).inserted }
+        self.policyIds = policyIds.map { PolicyID($0).rawValue }.filter { named.insert($0).inserted }
         var seen = Set<String>()
         self.capabilities = capabilities.map { $0.lowercased() }.filter { seen.insert($0).inserted }
         self.authenticationContexts = AuthenticationContextClassReference.sorted(authenticationContexts.map { $0.lowercased() })
