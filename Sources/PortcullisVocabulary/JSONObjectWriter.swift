@@ -80,7 +80,10 @@ public struct JSONObjectWriter {
 /// JSON string escaping (RFC 8259 §7).
 public enum JSONText {
     public static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return text }
+        func special(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
+        // A native string's bytes are contiguous: a tight loop over them, not an iterator per byte.
+        let needed = text.utf8.withContiguousStorageIfAvailable { $0.contains(where: special) } ?? text.utf8.contains(where: special)
+        guard needed else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -362,6 +362,12 @@ struct HardeningTests {
         #expect(written.allSatisfy { $0.filter { $0 == "\n" }.count == 1 && $0.hasSuffix("\n") && !$0.contains("\r") && !$0.contains("\u{1B}") })
         #expect(written[0].contains(#"x\n2026-11-23T00:00:00Z notice portcullis: forged\r\u{1B}[31m"#))
         #expect(written[1].count < SafeLogHandler.messageLimit + 200)
+        // Plain ASCII within the limit is written as it is; a backslash, a long value and other scripts take the slow path.
+        #expect(SafeLogHandler.escape("d5bfa097-c3ca-1160 /{tenant}/oauth2", limit: 64) == "d5bfa097-c3ca-1160 /{tenant}/oauth2")
+        #expect(SafeLogHandler.escape(#"a\b"#, limit: 64) == #"a\\b"#)
+        #expect(SafeLogHandler.escape(String(repeating: "z", count: 300), limit: 256) == String(repeating: "z", count: 256) + "…")
+        #expect(SafeLogHandler.escape("zürich\u{2028}", limit: 64) == #"zürich\u{2028}"#)
+        #expect(SafeLogHandler.escape("\u{7F}x", limit: 64) == #"\u{7F}x"#)
     }
 
     // MARK: 10. Unbounded growth

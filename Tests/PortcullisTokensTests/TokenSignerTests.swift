@@ -230,6 +230,18 @@ struct CredentialHasherTests {
         #expect(CredentialHasher.hashToken("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(CredentialHasher.generateSecret().count >= 43)
     }
+
+    @Test("a secret's hash is HMAC-SHA-256 under the pepper, whatever was hashed before (each starts from a fresh copy of the keyed state)")
+    func keyedStateCopied() {
+        let pepper = Data((0..<32).map { UInt8($0) })
+        let hasher = CredentialHasher(pepper: pepper)
+        func expected(_ secret: String) -> String {
+            "hmac-sha256:" + Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(secret.utf8), using: SymmetricKey(data: pepper)))
+        }
+        for secret in ["a", "s3cret", "a", "", String(repeating: "long-secret-", count: 20), "s3cret", "é\u{1F511}"] {
+            #expect(hasher.hashSecret(secret) == expected(secret), "\(secret)")
+        }
+    }
 }
 
 @Suite("tenant key rings (PROTOCOL §11)")

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import Synchronization
 
 /// The server's log handler: one line per event on standard error, in swift-log's stream format
 /// (`<time> <level> <label>: <key=value …> [<source>] <message>`), with every control character of the
@@ -39,6 +40,7 @@ public struct SafeLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { effective.merge(provided) { _, new in new } }
         if let extra = event.metadata { effective.merge(extra) { _, new in new } }
         var line = Self.timestamp()
+        line.reserveCapacity(512)
         line += " \(event.level) \(Self.escape(label, limit: 128)):"
         for key in effective.keys.sorted() {
             line += " \(Self.escape(key, limit: 128))=\(Self.escape(Self.flatten(effective[key]!), limit: Self.valueLimit))"
@@ -59,6 +61,8 @@ public struct SafeLogHandler: LogHandler {
     /// Control characters (C0, DEL, C1, and the Unicode line and paragraph separators) written as escapes,
     /// and the text clipped to `limit` characters.
     public static func escape(_ text: String, limit: Int) -> String {
+        // Most text (IDs, routes, durations) is printable ASCII within the limit: returned as it is, with no copy.
+        if text.utf8.count <= limit, Self.isPlainASCII(text) { return text }
         var out = ""
         var count = 0
         for scalar in text.unicodeScalars {
@@ -79,8 +83,26 @@ public struct SafeLogHandler: LogHandler {
         return out
     }
 
+    /// Whether every byte is printable ASCII other than `\`: nothing to escape.
+    static func isPlainASCII(_ text: String) -> Bool {
+        func plain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F && byte != 0x5C }
+        if let answer = text.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(plain) }) { return answer }
+        return text.utf8.allSatisfy(plain)
+    }
+
+    /// The last second's text: a busy server logs many lines a second, and `strftime` costs more than the rest of a line.
+    private static let lastTimestamp = Mutex<(seconds: time_t, text: String)>((-1, ""))
+
     static func timestamp() -> String {
-        var seconds = time_t(Date().timeIntervalSince1970)
+        let now = time_t(Date().timeIntervalSince1970)
+        if let known = lastTimestamp.withLock({ $0.seconds == now ? $0.text : nil }) { return known }
+        let text = format(now)
+        lastTimestamp.withLock { $0 = (now, text) }
+        return text
+    }
+
+    static func format(_ time: time_t) -> String {
+        var seconds = time
         var parts = tm()
         gmtime_r(&seconds, &parts)
         var buffer = [Int8](repeating: 0, count: 32)
