@@ -31,7 +31,9 @@ public struct Identifier<Kind>: RawRepresentable, Hashable, Comparable, Sendable
     /// The one place identifiers are normalised: ASCII letters lowered (GUIDs and the IDs of this system are ASCII; other
     /// text is lowered as Swift lowers it), without allocating when the text is already in normal form.
     static func normalize(_ text: some StringProtocol) -> String {
-        if text.utf8.allSatisfy({ $0 < 0x41 || ($0 > 0x5A && $0 < 0x80) }) { return String(text) }
+        func normal(_ byte: UInt8) -> Bool { byte < 0x41 || (byte > 0x5A && byte < 0x80) }
+        let isNormal = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(normal) } ?? text.utf8.allSatisfy(normal)
+        if isNormal { return String(text) }
         return text.lowercased()
     }
 }

@@ -17,6 +17,8 @@ struct ScopeRequestTests {
         #expect(request.resourceScopes == ["Mail.Read"])
         #expect(request.oidc == [.openid, .profile, .offlineAccess])
         #expect(request.grantedScopeString == "api://mail/Mail.Read openid profile offline_access")
+        #expect(try ScopeRequest.parse("OpenID EMAIL Offline_Access", in: snapshot).oidc == [.openid, .email, .offlineAccess])
+        #expect(throws: TokenError.self) { try ScopeRequest.parse("openid/x", in: snapshot) }
     }
 
     @Test("/.default grants every scope of the resource, by URI or by app ID")

@@ -26,7 +26,8 @@ public struct ScopeRequest: Sendable, Equatable {
         var isDefault = false
         for item in raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
             let token = String(item)
-            if let scope = OIDCScope(rawValue: token.lowercased()) {
+            // An OIDC scope has no '/' and is ASCII: compared without lower-casing a copy of every token.
+            if !token.utf8.contains(UInt8(ascii: "/")), let scope = OIDCScope.allCases.first(where: { $0.rawValue.equalsIgnoringCase(token) }) {
                 oidc.insert(scope)
                 continue
             }

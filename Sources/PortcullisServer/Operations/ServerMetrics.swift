@@ -20,6 +20,8 @@ public struct ServerMetrics: Sendable {
             let status: Int
         }
         let cache = Mutex<[Key: (Counter, DurationHistogram)]>([:])
+        /// Tokens issued, by grant type (a fixed set).
+        let issued = Mutex<[GrantType: Counter]>([:])
     }
     private static let buckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -50,7 +52,13 @@ public struct ServerMetrics: Sendable {
     }
 
     func tokenIssued(grantType: GrantType) {
-        registry.makeCounter(descriptor: MetricNames.tokensIssued, labels: [("grant_type", grantType.rawValue)]).increment()
+        let counter = handles.issued.withLock { issued in
+            if let found = issued[grantType] { return found }
+            let made = registry.makeCounter(descriptor: MetricNames.tokensIssued, labels: [("grant_type", grantType.rawValue)])
+            issued[grantType] = made
+            return made
+        }
+        counter.increment()
     }
 
     /// `grantType` is the raw form value; it is reduced to a known grant type, `none` or `other`.
