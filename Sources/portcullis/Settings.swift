@@ -72,6 +72,7 @@ struct Settings {
     /// `callbacks.caFile` (its older name `signals.receiverCaFile` still read): roots trusted beside the system's for
     /// transmitters and federated issuers (PROTOCOL §19, §21). `signals.receiverPollIntervalSeconds` (PROTOCOL §19).
     var callbackCAFile: String?
+    var legacyReceiverCAFile: String?
     var signalsReceiverPollSeconds = 5
     /// `passkeys.metadataBlob`, `passkeys.metadataRoot` (PROTOCOL §12.1): a FIDO metadata BLOB file, and the PEM root its
     /// signature chain must verify to (FIDO's when absent).
@@ -215,7 +216,7 @@ struct Settings {
             signals.rejectUnknownMembers(allowed: [
                 "pendingPerStream", "longestPollSeconds", "minimumVerificationIntervalSeconds", "receiverCaFile", "receiverPollIntervalSeconds",
             ])
-            callbackCAFile = signals.string("receiverCaFile") ?? callbackCAFile
+            legacyReceiverCAFile = signals.string("receiverCaFile") ?? legacyReceiverCAFile
             signalsReceiverPollSeconds = signals.integer("receiverPollIntervalSeconds", in: 1...3600) ?? signalsReceiverPollSeconds
             signalsMinimumVerificationSeconds = signals.integer("minimumVerificationIntervalSeconds", in: 0...3600) ?? signalsMinimumVerificationSeconds
             signalsPendingPerStream = signals.integer("pendingPerStream", in: 100...1_000_000) ?? signalsPendingPerStream
@@ -301,7 +302,7 @@ struct Settings {
         if let v = value("COUNTRY_TABLE") { countryTable = v }
         if let v = value("ANONYMIZER_LIST") { anonymizerList = v }
         if let v = value("MALICIOUS_LIST") { maliciousList = v }
-        if let v = value("SIGNALS_RECEIVER_CA_FILE") { callbackCAFile = v }
+        if let v = value("SIGNALS_RECEIVER_CA_FILE") { legacyReceiverCAFile = v }
         if let v = value("CALLBACKS_CA_FILE") { callbackCAFile = v }
         if let v = value("SIGNALS_RECEIVER_POLL_SECONDS") {
             guard let seconds = Int(v), (1...3600).contains(seconds) else {
@@ -357,7 +358,8 @@ struct Settings {
                 baseDelay: .seconds(callbackBaseDelaySeconds), maxDelay: .seconds(callbackMaxDelaySeconds), maxAttempts: callbackMaxAttempts,
                 pollInterval: postgresURL == nil ? nil : .seconds(10),
                 destinations: CallbackDestinations(
-                    allowPrivateNetworks: callbackAllowPrivateNetworks, allowLoopback: callbackAllowLoopback, trustRoots: callbackCAFile)),
+                    allowPrivateNetworks: callbackAllowPrivateNetworks, allowLoopback: callbackAllowLoopback,
+                    trustRoots: callbackCAFile ?? legacyReceiverCAFile)),
             sweepInterval: .seconds(sweepIntervalSeconds), idleEnrollmentRetention: TimeInterval(idleEnrollmentDays) * 86400,
             tenantCacheValidation: postgresURL == nil ? .onWrite : .changeFeed(recheck: .seconds(5)),
             outboxRetention: TimeInterval(callbackRetentionDays) * 86400, maximumEnrollmentsPerAccount: maximumEnrollmentsPerAccount,

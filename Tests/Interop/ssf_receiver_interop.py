@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Shared Signals received (PROTOCOL §19) by a real Portcullis binary from a transmitter written here: its SETs signed
 with its own ES256 key (PyJWT), its configuration, keys, streams and poll endpoint served over TLS on loopback by a
-certificate of a CA made here (trusted by the server through `PORTCULLIS_CALLBACKS_CA_FILE`).
+certificate of a CA made here (trusted by the server through `PORTCULLIS_SIGNALS_RECEIVER_CA_FILE`, the older name of
+`PORTCULLIS_CALLBACKS_CA_FILE`, which `client_assertion_interop.py` uses).
 
     python3 Tests/Interop/ssf_receiver_interop.py [--binary .build/debug/portcullis] [--keep]
 
@@ -365,7 +366,7 @@ class Run(AdminCaller):
 def main():
     def start_transmitter(workdir):
         transmitter = Transmitter(workdir)
-        os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_CALLBACKS_CA_FILE": transmitter.ca_path,
+        os.environ.update({"PORTCULLIS_CALLBACKS_ALLOW_LOOPBACK": "1", "PORTCULLIS_SIGNALS_RECEIVER_CA_FILE": transmitter.ca_path,
                            "PORTCULLIS_SIGNALS_RECEIVER_POLL_SECONDS": "1"})
         return transmitter
 

@@ -6,10 +6,10 @@ import Testing
 
 @testable import PortcullisServer
 
-/// The receiver's fetches from transmitters (PROTOCOL §19) pass the callback rule before connecting: a transmitter's
-/// configuration, keys, streams and polls at loopback or on a private network are refused unless the operator allows
-/// them, and `http` only to loopback.
-@Suite("Shared Signals received: where the receiver may connect")
+/// What the server fetches from issuers admins name (transmitters, PROTOCOL §19; federated issuers, §21) passes the
+/// callback rule before connecting: configurations, keys, streams and polls at loopback or on a private network are
+/// refused unless the operator allows them, and `http` only to loopback.
+@Suite("Fetching from issuers admins name (transmitters, federated issuers): where the server may connect")
 struct IssuerFetcherTests {
     static func fetcher(_ destinations: CallbackDestinations) -> IssuerFetcher {
         IssuerFetcher(destinations: destinations, logger: Logger(label: "test"))
