@@ -1,7 +1,10 @@
 import Foundation
 import Logging
+import NIOCore
 import NIOHTTP1
+import NIOPosix
 import PortcullisCore
+import Synchronization
 import Testing
 
 @testable import PortcullisServer
@@ -36,5 +39,43 @@ struct IssuerFetcherTests {
         // Allowed: it connects (nothing listens on the discard port, so it fails there, not at the rule).
         let loopback = Self.fetcher(CallbackDestinations(allowLoopback: true))
         #expect(await Self.refusal(loopback, "https://127.0.0.1:9/jwks") == "the transmitter's keys could not be reached")
+    }
+
+    @Test("an issuer that cannot be reached is tried once for concurrent tokens, and not again for 10 s")
+    func unreachableIssuerTriedOnce() async throws {
+        // A TCP service that counts connections and closes them (no TLS: every fetch fails).
+        let accepted = Mutex(0)
+        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                accepted.withLock { $0 += 1 }
+                return channel.close()
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { listener.close(promise: nil) }
+        let port = try #require(listener.localAddress?.port)
+        let keys = IssuerKeys(fetcher: Self.fetcher(CallbackDestinations(allowLoopback: true)))
+        let source = IssuerKeys.Source(
+            issuer: "https://127.0.0.1:\(port)", jwksUri: nil, configurationUrl: "https://127.0.0.1:\(port)/.well-known/openid-configuration",
+            what: "the federated issuer")
+        let start = Date()
+        func attempt(at offset: TimeInterval) async -> IssuerKeys.Refusal? {
+            do {
+                _ = try await keys.keys(from: source, kid: "k1", now: start.addingTimeInterval(offset))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let first = await withTaskGroup(of: IssuerKeys.Refusal?.self) { group in
+            for _ in 0..<8 { group.addTask { await attempt(at: 0) } }
+            return await group.reduce(into: [IssuerKeys.Refusal?]()) { $0.append($1) }
+        }
+        #expect(first.allSatisfy { $0 == .unavailable })
+        let once = accepted.withLock { $0 }
+        #expect(once >= 1)
+        #expect(await attempt(at: 5) == .unavailable)
+        #expect(accepted.withLock { $0 } == once, "no connection within 10 s of the failure")
+        #expect(await attempt(at: 11) == .unavailable)
+        #expect(accepted.withLock { $0 } > once, "tried again after 10 s")
     }
 }

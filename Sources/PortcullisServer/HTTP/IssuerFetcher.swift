@@ -133,8 +133,11 @@ actor IssuerKeys {
 
     private var entries: [String: Entry] = [:]
     private var attempts: [String: Date] = [:]
-    /// Issuers' configurations, for their `jwks_uri`.
+    /// Issuers' configurations, for their `jwks_uri`; when one last failed; the fetches under way (one per URL).
     private var configured: [String: (jwksUri: String, fetched: Date)] = [:]
+    private var unconfigured: [String: Date] = [:]
+    private var configuring: [String: Task<String, any Error>] = [:]
+    private var fetching: [String: Task<Void, any Error>] = [:]
 
     init(fetcher: IssuerFetcher, capacity: Int = 1000) {
         self.fetcher = fetcher
@@ -147,32 +150,59 @@ actor IssuerKeys {
         do {
             url = try await jwksURL(of: source, now: now)
         } catch {
-            fetcher.logger.warning("\(source.what)'s keys could not be found", metadata: ["portcullis.error": "\(error)"])
             throw .unavailable
         }
         if let entry = entries[url], now.timeIntervalSince(entry.fetched) < 3600, kid.map(entry.kids.contains) ?? true { return entry.keys }
-        if entries[url] == nil || attempts[url].map({ now.timeIntervalSince($0) >= 10 }) ?? true {
-            if attempts.count >= capacity { attempts = attempts.filter { entries[$0.key] != nil } }
-            attempts[url] = now
-            do {
-                try await fetch(url, what: source.what, now: now)
-            } catch {
-                fetcher.logger.warning("\(source.what)'s keys could not be fetched", metadata: ["portcullis.error": "\(error)"])
-            }
-        }
+        await refresh(url, what: source.what, now: now)
         guard let entry = entries[url] else { throw .unavailable }
         guard kid.map(entry.kids.contains) ?? true else { throw .unknownKid }
         return entry.keys
+    }
+
+    /// Fetches the keys at `url` again, at most every 10 s — also after a failure, so a token naming an issuer that is
+    /// down costs no connection while one was tried a moment ago — and once for concurrent callers (they wait for it).
+    func refresh(_ url: String, what: String, now: Date) async {
+        if let running = fetching[url] {
+            _ = try? await running.value
+            return
+        }
+        guard attempts[url].map({ now.timeIntervalSince($0) >= 10 }) ?? true else { return }
+        if attempts.count >= capacity { attempts = attempts.filter { entries[$0.key] != nil } }
+        attempts[url] = now
+        let task = Task { try await self.fetch(url, what: what, now: now) }
+        fetching[url] = task
+        do {
+            try await task.value
+        } catch {
+            fetcher.logger.warning("\(what)'s keys could not be fetched", metadata: ["portcullis.error": "\(error)"])
+        }
+        fetching[url] = nil
     }
 
     func jwksURL(of source: Source, now: Date) async throws -> String {
         if let jwks = source.jwksUri { return jwks }
         guard let url = source.configurationUrl else { throw IssuerFetcher.Failure("no keys") }
         if let known = configured[url], now.timeIntervalSince(known.fetched) < 3600 { return known.jwksUri }
-        let configuration = try await fetcher.configuration(url, issuer: source.issuer, what: "\(source.what)'s configuration")
-        if configured.count >= capacity { configured.removeAll() }
-        configured[url] = (configuration.jwksUri, now)
-        return configuration.jwksUri
+        if let running = configuring[url] { return try await running.value }
+        // A configuration that could not be had is not asked for again for 10 s (as keys are not).
+        if let failed = unconfigured[url], now.timeIntervalSince(failed) < 10 {
+            throw IssuerFetcher.Failure("\(source.what)'s configuration failed a moment ago")
+        }
+        let task = Task { try await self.fetcher.configuration(url, issuer: source.issuer, what: "\(source.what)'s configuration").jwksUri }
+        configuring[url] = task
+        defer { configuring[url] = nil }
+        do {
+            let jwksUri = try await task.value
+            if configured.count >= capacity { configured.removeAll() }
+            configured[url] = (jwksUri, now)
+            unconfigured[url] = nil
+            return jwksUri
+        } catch {
+            if unconfigured.count >= capacity { unconfigured.removeAll() }
+            unconfigured[url] = now
+            fetcher.logger.warning("\(source.what)'s keys could not be found", metadata: ["portcullis.error": "\(error)"])
+            throw error
+        }
     }
 
     func fetch(_ url: String, what: String, now: Date) async throws {
