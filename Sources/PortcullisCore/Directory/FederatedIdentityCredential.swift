@@ -124,12 +124,7 @@ public struct FederatedIdentityCredential: Codable, Sendable, Equatable {
         guard case .object(let object) = claims else { throw .malformedClientAssertion("The client assertion's payload is not a JSON object.") }
         let iss = object["iss"]?.stringValue ?? ""
         let sub = object["sub"]?.stringValue ?? ""
-        let aud: [String] =
-            switch object["aud"] {
-            case .string(let one)?: [one]
-            case .array(let many)?: many.compactMap(\.stringValue)
-            default: []
-            }
+        let aud = ClientAssertionRules.audiences(in: object)
         let issued = credentials.filter { $0.issuer == iss }
         guard !issued.isEmpty else { throw .federatedIssuer(iss) }
         let subjects = issued.filter { $0.subject == sub }
@@ -137,16 +132,7 @@ public struct FederatedIdentityCredential: Codable, Sendable, Equatable {
         guard let credential = subjects.first(where: { registered in aud.contains { registered.audiences.contains($0) } }) else {
             throw .federatedAudience(aud.first ?? "")
         }
-        func time(_ name: String) -> Date? {
-            guard case .number(let seconds)? = object[name], seconds.isFinite, abs(seconds) < 1e11 else { return nil }
-            return Date(timeIntervalSince1970: seconds)
-        }
-        guard let expires = time("exp") else { throw .malformedClientAssertion("The client assertion has no exp.") }
-        guard expires > now.addingTimeInterval(-ClientAssertionRules.skew) else { throw .clientAssertionTime }
-        for name in ["nbf", "iat"] where object[name] != nil {
-            guard let at = time(name), at <= now.addingTimeInterval(ClientAssertionRules.skew) else { throw .clientAssertionTime }
-        }
-        return (credential, expires)
+        return (credential, try ClientAssertionRules.expiry(of: object, now: now))
     }
 }
 

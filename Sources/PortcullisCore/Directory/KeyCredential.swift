@@ -85,26 +85,38 @@ public enum ClientAssertionRules {
         guard let iss = object["iss"]?.stringValue, let sub = object["sub"]?.stringValue, AppID(iss) == clientId, AppID(sub) == clientId else {
             throw .clientAssertionSubject
         }
-        let named: [String] =
-            switch object["aud"] {
-            case .string(let one)?: [one]
-            case .array(let many)?: many.compactMap(\.stringValue)
-            default: []
-            }
+        let named = Self.audiences(in: object)
         guard named.contains(where: { aud in audiences.contains { $0.equalsIgnoringCase(aud) } }) else { throw .clientAssertionAudience }
+        let expires = try Self.expiry(of: object, now: now)
+        guard expires <= now.addingTimeInterval(longestLifetime + skew) else { throw .clientAssertionTime }
+        guard let jti = object["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 256 else {
+            throw .malformedClientAssertion("The client assertion has no jti (a string of at most 256 bytes).")
+        }
+        return Checked(jti: jti, expires: expires)
+    }
+
+    /// `aud` as a list: one string or an array of them.
+    static func audiences(in object: [String: JSONValue]) -> [String] {
+        switch object["aud"] {
+        case .string(let one)?: [one]
+        case .array(let many)?: many.compactMap(\.stringValue)
+        default: []
+        }
+    }
+
+    /// `exp`, in the future (a minute for clocks), with `nbf` and `iat` — when present — not ahead (fractional seconds
+    /// allowed): the times every client assertion keeps, a certificate's or a federated issuer's.
+    static func expiry(of object: [String: JSONValue], now: Date) throws(TokenError) -> Date {
         func time(_ name: String) -> Date? {
             guard case .number(let seconds)? = object[name], seconds.isFinite, abs(seconds) < 1e11 else { return nil }
             return Date(timeIntervalSince1970: seconds)
         }
         guard let expires = time("exp") else { throw .malformedClientAssertion("The client assertion has no exp.") }
-        guard expires > now.addingTimeInterval(-skew), expires <= now.addingTimeInterval(longestLifetime + skew) else { throw .clientAssertionTime }
+        guard expires > now.addingTimeInterval(-skew) else { throw .clientAssertionTime }
         for name in ["nbf", "iat"] where object[name] != nil {
             guard let at = time(name), at <= now.addingTimeInterval(skew) else { throw .clientAssertionTime }
         }
-        guard let jti = object["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 256 else {
-            throw .malformedClientAssertion("The client assertion has no jti (a string of at most 256 bytes).")
-        }
-        return Checked(jti: jti, expires: expires)
+        return expires
     }
 
     /// What a client assertion may name as `aud` at this tenant: its token endpoints (v2.0 and v1), its issuer and its
