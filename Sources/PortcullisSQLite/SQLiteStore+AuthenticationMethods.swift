@@ -4,7 +4,7 @@ public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static func authenticationMethod(from row: SQLiteRow) throws -> AuthenticationMethodRecord {
+    static func authenticationMethod(from row: StoredRow) throws -> AuthenticationMethodRecord {
         AuthenticationMethodRecord(
             id: try row.id("id"), tenantId: try row.id("tenant_id"), userId: try row.id("user_id"),
             kind: AuthenticationMethodRecord.Kind(rawValue: try row.string("kind")) ?? .totp,
@@ -16,7 +16,7 @@ extension SQLiteStore {
     public func insertAuthenticationMethod(_ method: AuthenticationMethodRecord, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let stored =
-                !(try await db.query(
+                !(try db.query(
                     """
                     INSERT INTO authentication_methods (id, tenant_id, user_id, kind, sealed_secret, created_at, last_used_step, last_used_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, kind) DO NOTHING RETURNING id
@@ -27,7 +27,7 @@ extension SQLiteStore {
                         .date(method.createdAt), method.lastUsedStep.map { .integer(Int($0)) } ?? .null, .optionalDate(method.lastUsedAt),
                     ]
                 ).isEmpty)
-            if stored { try await Self.commit(effects, revision: 0, db) }
+            if stored { try Self.commit(effects, revision: 0, db) }
             return stored
         }
     }
@@ -42,18 +42,18 @@ extension SQLiteStore {
     public func deleteAuthenticationMethod(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let deleted =
-                !(try await db.query(
+                !(try db.query(
                     "DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
                     [.id(tenantId), .id(userId), .id(id)]
                 ).isEmpty)
-            if deleted { try await Self.commit(effects, revision: 0, db) }
+            if deleted { try Self.commit(effects, revision: 0, db) }
             return deleted
         }
     }
 
     public func useAuthenticationMethod(id: RecordID, step: Int64, at: Date) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 """
                 UPDATE authentication_methods SET last_used_step = ?1, last_used_at = ?2
                 WHERE id = ?3 AND (last_used_step IS NULL OR last_used_step < ?1) RETURNING id

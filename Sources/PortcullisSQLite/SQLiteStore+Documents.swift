@@ -49,7 +49,7 @@ extension SQLiteStore {
         )
     }
 
-    static func identifierOwner(_ row: SQLiteRow?) throws -> IdentifierOwner? {
+    static func identifierOwner(_ row: StoredRow?) throws -> IdentifierOwner? {
         try row.map { IdentifierOwner(tenantId: try $0.string("tenant_id"), kind: DocumentKind(rawValue: try $0.string("kind"))) }
     }
 
@@ -67,7 +67,7 @@ extension SQLiteStore {
         ).first.map(Self.document(from:))
     }
 
-    static func document(from row: SQLiteRow) throws -> StoredDocument {
+    static func document(from row: StoredRow) throws -> StoredDocument {
         StoredDocument(
             tenantId: try row.string("tenant_id"), kind: DocumentKind(rawValue: try row.string("kind")),
             id: try row.string("id"), body: Data(try row.string("body").utf8), version: try row.int("version"),
@@ -75,29 +75,29 @@ extension SQLiteStore {
     }
 
     /// Bumps the store-wide revision inside a transaction, records it as `tenantId`'s revision, and returns it.
-    private static func bumpRevision(_ db: WriterStatements, tenantId: TenantID) async throws -> Int64 {
-        guard let value = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
+    private static func bumpRevision(_ db: WriterStatements, tenantId: TenantID) throws -> Int64 {
+        guard let value = try db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
             throw StorageError(.corrupt, "the revision row is missing")
         }
-        try await recordTenantRevision(db, tenantId: tenantId, revision: value)
+        try recordTenantRevision(db, tenantId: tenantId, revision: value)
         return value
     }
 
-    private static func recordTenantRevision(_ db: WriterStatements, tenantId: TenantID, revision: Int64) async throws {
-        _ = try await db.query(
+    private static func recordTenantRevision(_ db: WriterStatements, tenantId: TenantID, revision: Int64) throws {
+        _ = try db.query(
             "INSERT INTO tenant_revisions (tenant_id, revision) VALUES (?, ?) ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision",
             [.id(tenantId), .integer(Int(revision))])
     }
 
     /// Who else holds `id` in `kind`'s installation-wide namespace (another tenant, or another kind of directory
     /// object): the one writer makes this check and the write one step; the unique index is the backstop.
-    static func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID, _ db: WriterStatements) async throws -> IdentifierOwner? {
+    static func identifierOwner(kind: DocumentKind, id: String, tenantId: TenantID, _ db: WriterStatements) throws -> IdentifierOwner? {
         guard let query = identifierOwnerQuery(kind: kind, id: id, tenantId: tenantId) else { return nil }
-        return try identifierOwner(try await db.query(query.sql, query.binds).first)
+        return try identifierOwner(try db.query(query.sql, query.binds).first)
     }
 
-    static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) async throws {
-        _ = try await db.query(
+    static func insertAudit(_ audit: AuditRecord, _ db: WriterStatements) throws {
+        _ = try db.query(
             "INSERT INTO audit_log (tenant_id, at, actor, action, kind, document_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 .id(audit.tenantId), .date(audit.at), .text(audit.actor), .text(audit.action.rawValue), .text(audit.kind.rawValue),
@@ -111,21 +111,21 @@ extension SQLiteStore {
     ) async throws -> StoredDocument {
         let text = String(decoding: body, as: UTF8.self)
         return try await transaction { db in
-            let current = try await db.query(
+            let current = try db.query(
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.id(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
             try precondition.check(current: current)
-            if let owner = try await Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
-            let version = try await Self.bumpRevision(db, tenantId: tenantId)
-            _ = try await db.query(
+            if let owner = try Self.identifierOwner(kind: kind, id: id, tenantId: tenantId, db) { throw owner.error }
+            let version = try Self.bumpRevision(db, tenantId: tenantId)
+            _ = try db.query(
                 """
                 INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (tenant_id, kind, id) DO UPDATE SET body = excluded.body, version = excluded.version, updated_at = excluded.updated_at
                 """,
                 [.id(tenantId), .text(kind.rawValue), .text(id), .text(text), .integer(Int(version)), .date(at)])
-            if let audit { try await Self.insertAudit(audit, db) }
-            try await Self.commit(effects, revision: version, db)
+            if let audit { try Self.insertAudit(audit, db) }
+            try Self.commit(effects, revision: version, db)
             return StoredDocument(tenantId: tenantId.rawValue, kind: kind, id: id, body: body, version: version, updatedAt: at)
         }
     }
@@ -135,17 +135,17 @@ extension SQLiteStore {
         tenantId: TenantID, kind: DocumentKind, id: String, precondition: WritePrecondition, audit: AuditRecord?, effects: CommittedEffects?
     ) async throws -> Int64 {
         try await transaction { db in
-            let current = try await db.query(
+            let current = try db.query(
                 "SELECT version FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.id(tenantId), .text(kind.rawValue), .text(id)]
             ).first?.int("version")
             try (precondition == .none ? .mustExist : precondition).check(current: current)
-            let revision = try await Self.bumpRevision(db, tenantId: tenantId)
-            _ = try await db.query(
+            let revision = try Self.bumpRevision(db, tenantId: tenantId)
+            _ = try db.query(
                 "DELETE FROM documents WHERE tenant_id = ? AND kind = ? AND id = ?",
                 [.id(tenantId), .text(kind.rawValue), .text(id)])
-            if let audit { try await Self.insertAudit(audit, db) }
-            try await Self.commit(effects, revision: revision, db)
+            if let audit { try Self.insertAudit(audit, db) }
+            try Self.commit(effects, revision: revision, db)
             return revision
         }
     }
@@ -153,12 +153,12 @@ extension SQLiteStore {
     public func seed(_ documents: [StoredDocument]) async throws {
         guard !documents.isEmpty else { return }
         try await transaction { db in
-            guard let version = try await db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
+            guard let version = try db.query("UPDATE revision SET value = value + 1 WHERE id = 1 RETURNING value").first?.int("value") else {
                 throw StorageError(.corrupt, "the revision row is missing")
             }
-            for tenantId in Set(documents.map { TenantID($0.tenantId) }) { try await Self.recordTenantRevision(db, tenantId: tenantId, revision: version) }
+            for tenantId in Set(documents.map { TenantID($0.tenantId) }) { try Self.recordTenantRevision(db, tenantId: tenantId, revision: version) }
             for document in documents {
-                _ = try await db.query(
+                _ = try db.query(
                     "INSERT OR IGNORE INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                     [
                         .text(document.tenantId), .text(document.kind.rawValue), .text(document.id),
@@ -169,7 +169,7 @@ extension SQLiteStore {
     }
 
     public func appendAudit(_ record: AuditRecord) async throws {
-        try await transaction { db in try await Self.insertAudit(record, db) }
+        try await transaction { db in try Self.insertAudit(record, db) }
     }
 
     public func auditRecords(tenantId: TenantID, limit: Int, before: Int64?) async throws -> [AuditRecord] {

@@ -7,7 +7,7 @@ extension SQLiteStore {
     /// Commits a change's effects inside the change's transaction (PROTOCOL §14.1): families revoked and sessions ended as
     /// far as each revocation reaches, per-user "void before" times, methods forgotten, replay jobs enqueued (at the
     /// change's `revision`), Shared Signals messages queued within their streams' bound, audit records.
-    static func commit(_ committed: CommittedEffects?, revision: Int64, _ db: WriterStatements) async throws {
+    static func commit(_ committed: CommittedEffects?, revision: Int64, _ db: WriterStatements) throws {
         guard let committed else { return }
         let effects = committed.effects
         let tenant = SQLiteData.id(effects.tenantId)
@@ -16,22 +16,22 @@ extension SQLiteStore {
             let user = SQLiteData.id(revocation.userId)
             switch revocation.reach {
             case .everything:
-                _ = try await db.query(
+                _ = try db.query(
                     "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL", [at, tenant, user])
-                _ = try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ?", [tenant, user])
+                _ = try db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ?", [tenant, user])
             case .credential(let type):
                 let (clause, binds) = methodsMatch(CredentialUse(type))
-                _ = try await db.query(
+                _ = try db.query(
                     "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL AND (\(clause))",
                     [at, tenant, user] + binds)
-                _ = try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? AND (\(clause))", [tenant, user] + binds)
+                _ = try db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? AND (\(clause))", [tenant, user] + binds)
             case .application(let clientId):
-                _ = try await db.query(
+                _ = try db.query(
                     "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL",
                     [at, tenant, user, .id(clientId)])
             }
             if revocation.voidsAccessTokens {
-                _ = try await db.query(
+                _ = try db.query(
                     """
                     INSERT INTO access_voids (tenant_id, user_id, void_before_ms, expires_at) VALUES (?, ?, ?, ?)
                     ON CONFLICT (tenant_id, user_id) DO UPDATE SET void_before_ms = max(void_before_ms, excluded.void_before_ms),
@@ -41,19 +41,19 @@ extension SQLiteStore {
             }
         }
         for device in effects.endsFamiliesOfDevices {
-            _ = try await db.query(
+            _ = try db.query(
                 "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND device_id = ? AND revoked_at IS NULL", [at, tenant, .id(device)])
         }
         for userId in effects.forgetMethodsOf {
             let binds: [SQLiteData] = [tenant, .id(userId)]
-            _ = try await db.query("DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ?", binds)
-            _ = try await db.query("DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ?", binds)
-            _ = try await db.query("DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ?", binds)
+            _ = try db.query("DELETE FROM authentication_methods WHERE tenant_id = ? AND user_id = ?", binds)
+            _ = try db.query("DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ?", binds)
+            _ = try db.query("DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ?", binds)
         }
         for replay in effects.replays {
             let before = try replay.before.map { String(decoding: try TenantDocuments.encoder.encode($0), as: UTF8.self) }
             // A replay already waiting for this policy keeps the older `before`: it runs once, over both changes.
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO policy_replays (tenant_id, policy_id, before, revision, generation, enqueued_at, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?, ?)
                 ON CONFLICT (tenant_id, policy_id) DO UPDATE SET revision = max(revision, excluded.revision), generation = generation + 1,
@@ -62,12 +62,12 @@ extension SQLiteStore {
                 [tenant, .id(replay.policyId), .optionalText(before), .integer(Int(revision)), at, at])
         }
         if !committed.signals.isEmpty {
-            try await enqueue(committed.signals, db)
+            try enqueue(committed.signals, db)
             for target in Set(committed.signals.map(\.targetUri)).sorted() {
-                try await trimSignals(target: target, keepingAtMost: committed.pendingPerStream, db)
+                try trimSignals(target: target, keepingAtMost: committed.pendingPerStream, db)
             }
         }
-        for audit in committed.audit { try await insertAudit(audit, db) }
+        for audit in committed.audit { try insertAudit(audit, db) }
     }
 
     /// `(' ' || methods || ' ' LIKE ? AND …) OR (…)`: a recorded method list showing the credential's use.
@@ -80,9 +80,9 @@ extension SQLiteStore {
 
     /// Keeps at most `keepingAtMost` of a stream's messages pending, dropping the oldest; returns how many went.
     @discardableResult
-    static func trimSignals(target: String, keepingAtMost: Int, _ db: WriterStatements) async throws -> Int {
+    static func trimSignals(target: String, keepingAtMost: Int, _ db: WriterStatements) throws -> Int {
         // rowid orders a stream's messages as they were written.
-        try await db.query(
+        try db.query(
             """
             DELETE FROM outbox WHERE rowid IN (
                 SELECT rowid FROM outbox WHERE target_uri = ? AND state = 'pending' AND lease_owner IS NULL
@@ -95,7 +95,7 @@ extension SQLiteStore {
 
     public func commit(_ effects: CommittedEffects) async throws {
         guard !effects.isEmpty else { return }
-        try await transaction { db in try await Self.commit(effects, revision: 0, db) }
+        try await transaction { db in try Self.commit(effects, revision: 0, db) }
     }
 
     public func isAccessTokenVoid(jti: String, tenantId: TenantID, userId: ObjectID?, issuedAt: Date) async throws -> Bool {
@@ -112,7 +112,7 @@ extension SQLiteStore {
 
     static let replayColumns = "tenant_id, policy_id, before, revision, generation, enqueued_at, attempts"
 
-    static func policyReplay(from row: SQLiteRow) throws -> PolicyReplayJob {
+    static func policyReplay(from row: StoredRow) throws -> PolicyReplayJob {
         PolicyReplayJob(
             tenantId: try row.string("tenant_id"), policyId: try row.string("policy_id"), before: row.optionalString("before").map { Data($0.utf8) },
             revision: try row.int("revision"), generation: try row.int("generation"), enqueuedAt: try row.date("enqueued_at"),
@@ -121,7 +121,7 @@ extension SQLiteStore {
 
     public func claimPolicyReplay(now: Date, leaseUntil: Date, owner: String) async throws -> PolicyReplayJob? {
         try await transaction { db in
-            try await db.query(
+            try db.query(
                 """
                 UPDATE policy_replays SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
                 WHERE rowid = (
@@ -136,24 +136,24 @@ extension SQLiteStore {
 
     public func completePolicyReplay(_ job: PolicyReplayJob, owner: String, effects: CommittedEffects) async throws -> Bool {
         try await transaction { db in
-            let done = try await db.query(
+            let done = try db.query(
                 "DELETE FROM policy_replays WHERE tenant_id = ? AND policy_id = ? AND lease_owner = ? AND generation = ? RETURNING policy_id",
                 [.text(job.tenantId), .text(job.policyId), .text(owner), .integer(Int(job.generation))])
             guard !done.isEmpty else {
                 // A newer change of the policy came meanwhile (or the lease was lost): the job runs again, on a newer tenant.
-                _ = try await db.query(
+                _ = try db.query(
                     "UPDATE policy_replays SET lease_owner = NULL, lease_until = NULL WHERE tenant_id = ? AND policy_id = ? AND lease_owner = ?",
                     [.text(job.tenantId), .text(job.policyId), .text(owner)])
                 return false
             }
-            try await Self.commit(effects, revision: 0, db)
+            try Self.commit(effects, revision: 0, db)
             return true
         }
     }
 
     public func retryPolicyReplay(_ job: PolicyReplayJob, owner: String, nextAttemptAt: Date) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 "UPDATE policy_replays SET lease_owner = NULL, lease_until = NULL, next_attempt_at = ? WHERE tenant_id = ? AND policy_id = ? AND lease_owner = ?",
                 [.date(nextAttemptAt), .text(job.tenantId), .text(job.policyId), .text(owner)])
         }

@@ -4,7 +4,7 @@ public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static func enrollment(from row: SQLiteRow) throws -> Enrollment {
+    static func enrollment(from row: StoredRow) throws -> Enrollment {
         var enrollment = try StoredJSON.enrollment(from: try row.string("document"))
         enrollment.revision = try row.int("revision")
         return enrollment
@@ -12,8 +12,8 @@ extension SQLiteStore {
 
     static let enrollmentColumns = "document, revision"
 
-    private static func appendHistory(_ id: RecordID, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) async throws {
-        _ = try await db.query(
+    private static func appendHistory(_ id: RecordID, _ entry: EnrollmentHistoryEntry, _ db: WriterStatements) throws {
+        _ = try db.query(
             "INSERT INTO enrollment_history (enrollment_id, at, event, from_status, to_status, detail) VALUES (?, ?, ?, ?, ?, ?)",
             [
                 .id(id), .date(entry.at), .text(entry.event.rawValue), .optionalText(entry.fromStatus), .optionalText(entry.toStatus),
@@ -21,9 +21,9 @@ extension SQLiteStore {
             ])
     }
 
-    static func enqueue(_ messages: [OutboxMessage], _ db: WriterStatements) async throws {
+    static func enqueue(_ messages: [OutboxMessage], _ db: WriterStatements) throws {
         for message in messages {
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO outbox (id, tenant_id, enrollment_id, target_uri, payload, jti, state, attempts, next_attempt_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
@@ -43,7 +43,7 @@ extension SQLiteStore {
         let stored = copy
         let document = try StoredJSON.text(of: stored)
         return try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO enrollments (id, tenant_id, user_id, client_id, device_id, state, lapses_at, updated_at, revision, document)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
@@ -52,9 +52,9 @@ extension SQLiteStore {
                     .id(stored.id), .id(stored.tenantId), .id(stored.userId), .id(stored.clientId), .id(stored.deviceId),
                     .text(stored.state.rawValue), .optionalDate(stored.lapsesAt), .date(stored.updatedAt), .text(document),
                 ])
-            try await Self.appendHistory(stored.id, history, db)
-            try await Self.enqueue(outbox, db)
-            let pruned = try await db.query(
+            try Self.appendHistory(stored.id, history, db)
+            try Self.enqueue(outbox, db)
+            let pruned = try db.query(
                 """
                 DELETE FROM enrollments WHERE id IN (
                     SELECT id FROM enrollments WHERE tenant_id = ?1 AND user_id = ?2 AND client_id = ?3 AND id <> ?4
@@ -64,7 +64,7 @@ extension SQLiteStore {
                 """,
                 [.id(stored.tenantId), .id(stored.userId), .id(stored.clientId), .id(stored.id), .integer(max(1, keepingAtMost))])
             for row in pruned {
-                _ = try await db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
+                _ = try db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
             }
             return stored
         }
@@ -79,7 +79,7 @@ extension SQLiteStore {
         let stored = copy
         let document = try StoredJSON.text(of: stored)
         return try await transaction { db in
-            let updated = try await db.query(
+            let updated = try db.query(
                 """
                 UPDATE enrollments SET state = ?, lapses_at = ?, updated_at = ?, revision = revision + 1, document = ?
                 WHERE id = ? AND revision = ? RETURNING revision
@@ -89,9 +89,9 @@ extension SQLiteStore {
                     .id(stored.id), .integer(Int(expectedRevision)),
                 ])
             guard !updated.isEmpty else { return nil }
-            try await Self.appendHistory(stored.id, history, db)
-            try await Self.enqueue(outbox, db)
-            try await Self.commit(effects, revision: 0, db)
+            try Self.appendHistory(stored.id, history, db)
+            try Self.enqueue(outbox, db)
+            try Self.commit(effects, revision: 0, db)
             return stored
         }
     }
@@ -178,9 +178,9 @@ extension SQLiteStore {
 
     public func deleteIdleEnrollments(idleSince: Date) async throws -> Int {
         try await transaction { db in
-            let deleted = try await db.query("DELETE FROM enrollments WHERE updated_at < ? RETURNING id", [.date(idleSince)])
+            let deleted = try db.query("DELETE FROM enrollments WHERE updated_at < ? RETURNING id", [.date(idleSince)])
             for row in deleted {
-                _ = try await db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
+                _ = try db.query("DELETE FROM enrollment_history WHERE enrollment_id = ?", [.text(try row.string("id"))])
             }
             return deleted.count
         }
@@ -188,7 +188,7 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore {
-    static func outboxMessage(from row: SQLiteRow) throws -> OutboxMessage {
+    static func outboxMessage(from row: StoredRow) throws -> OutboxMessage {
         OutboxMessage(
             id: try row.string("id"), tenantId: try row.string("tenant_id"), enrollmentId: row.optionalString("enrollment_id"),
             targetUri: try row.string("target_uri"), payload: try row.string("payload"), jti: try row.string("jti"),
@@ -201,7 +201,7 @@ extension SQLiteStore {
 
     public func claimOutbox(now: Date, leaseUntil: Date, owner: String, limit: Int) async throws -> [OutboxMessage] {
         try await transaction { db in
-            try await db.query(
+            try db.query(
                 """
                 UPDATE outbox SET lease_until = ?, lease_owner = ?
                 WHERE id IN (
@@ -221,7 +221,7 @@ extension SQLiteStore {
 
     public func completeOutbox(id: String, owner: String, at: Date) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 "UPDATE outbox SET state = 'delivered', delivered_at = ?, attempts = attempts + 1, lease_until = NULL, lease_owner = NULL WHERE id = ? AND lease_owner = ?",
                 [.date(at), .text(id), .text(owner)])
         }
@@ -229,7 +229,7 @@ extension SQLiteStore {
 
     public func failOutbox(id: String, owner: String, attempts: Int, nextAttemptAt: Date?, error: String) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?,
                     lease_until = NULL, lease_owner = NULL
@@ -257,7 +257,7 @@ extension SQLiteStore {
 
     public func redeliverOutbox(id: String, tenantId: String, now: Date) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 """
                 UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL, last_error = NULL
                 WHERE id = ? AND tenant_id = ? RETURNING id
@@ -269,7 +269,7 @@ extension SQLiteStore {
 
     public func purgeOutbox(before: Date) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM outbox WHERE state IN ('delivered', 'deadLetter') AND created_at < ? RETURNING id", [.date(before)]).count
+            try db.query("DELETE FROM outbox WHERE state IN ('delivered', 'deadLetter') AND created_at < ? RETURNING id", [.date(before)]).count
         }
     }
 

@@ -4,7 +4,7 @@ public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static func session(from row: SQLiteRow) throws -> SessionRecord {
+    static func session(from row: StoredRow) throws -> SessionRecord {
         SessionRecord(
             idHash: try row.string("id_hash"), tenantId: try TenantID(row.string("tenant_id")), userId: try ObjectID(row.string("user_id")),
             methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
@@ -13,7 +13,7 @@ extension SQLiteStore {
 
     public func insertSession(_ session: SessionRecord, keepingAtMost: Int) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO sessions (id_hash, tenant_id, user_id, methods, auth_time, created_at, last_seen_at, expires_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -22,7 +22,7 @@ extension SQLiteStore {
                     .text(session.idHash), .text(session.tenantId.rawValue), .text(session.userId.rawValue), .text(StoredJSON.text(of: session.methods)),
                     .date(session.authTime), .date(session.createdAt), .date(session.lastSeenAt), .date(session.expiresAt),
                 ])
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 DELETE FROM sessions WHERE id_hash IN (
                     SELECT id_hash FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND id_hash <> ?3 ORDER BY last_seen_at ASC
@@ -37,24 +37,24 @@ extension SQLiteStore {
     }
 
     public func touchSession(idHash: String, at: Date) async throws {
-        try await transaction { db in _ = try await db.query("UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?", [.date(at), .text(idHash)]) }
+        try await transaction { db in _ = try db.query("UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?", [.date(at), .text(idHash)]) }
     }
 
     public func upgradeSession(idHash: String, methods: [String], authTime: Date, at: Date) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 "UPDATE sessions SET methods = ?, auth_time = ?, last_seen_at = ? WHERE id_hash = ?",
                 [.text(StoredJSON.text(of: methods)), .date(authTime), .date(at), .text(idHash)])
         }
     }
 
     public func deleteSession(idHash: String) async throws {
-        try await transaction { db in _ = try await db.query("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)]) }
+        try await transaction { db in _ = try db.query("DELETE FROM sessions WHERE id_hash = ?", [.text(idHash)]) }
     }
 
     public func deleteSessions(tenantId: TenantID, userId: ObjectID) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.id(tenantId), .id(userId)])
+            try db.query("DELETE FROM sessions WHERE tenant_id = ? AND user_id = ? RETURNING id_hash", [.id(tenantId), .id(userId)])
                 .count
         }
     }
@@ -62,7 +62,7 @@ extension SQLiteStore {
     public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
         let request = try StoredJSON.text(of: code.request)
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO authorization_codes (code_hash, tenant_id, user_id, request, methods, auth_time, expires_at, silent)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -74,7 +74,7 @@ extension SQLiteStore {
         }
     }
 
-    static func authorizationCode(from row: SQLiteRow) throws -> AuthorizationCodeRecord {
+    static func authorizationCode(from row: StoredRow) throws -> AuthorizationCodeRecord {
         AuthorizationCodeRecord(
             codeHash: try row.string("code_hash"), request: try StoredJSON.authorizationRequest(from: try row.string("request")),
             userId: try ObjectID(row.string("user_id")), methods: StoredJSON.methods(from: row.optionalString("methods")), authTime: try row.date("auth_time"),
@@ -92,10 +92,10 @@ extension SQLiteStore {
     ) async throws -> AuthorizationCodeRecord? {
         try await transaction { db in
             // One writer: the read and the mark are one step for every other redemption.
-            guard let row = try await db.query("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first else { return nil }
+            guard let row = try db.query("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first else { return nil }
             let before = try Self.authorizationCode(from: row)
             if before.usedAt == nil {
-                _ = try await db.query(
+                _ = try db.query(
                     "UPDATE authorization_codes SET used_at = ?, family_id = ?, access_jti = ?, access_expires_at = ? WHERE code_hash = ?",
                     [.date(at), .optionalText(familyId), .text(accessTokenId), .date(accessTokenExpiresAt), .text(codeHash)])
             }
@@ -103,7 +103,7 @@ extension SQLiteStore {
         }
     }
 
-    static func deviceCode(from row: SQLiteRow) throws -> DeviceCodeRecord {
+    static func deviceCode(from row: StoredRow) throws -> DeviceCodeRecord {
         DeviceCodeRecord(
             deviceCodeHash: try row.string("device_code_hash"), userCode: try row.string("user_code"), tenantId: try TenantID(row.string("tenant_id")),
             clientId: try AppID(row.string("client_id")), scope: try row.string("scope"),
@@ -117,19 +117,19 @@ extension SQLiteStore {
     public func insertDeviceCode(_ code: DeviceCodeRecord, limits: DeviceCodeLimits, now: Date) async throws -> DeviceCodeQuota? {
         try await transaction { db in
             // One writer: the counts and the insert are one step for every other request.
-            func pending(_ condition: String, _ binds: [SQLiteData]) async throws -> Int {
+            func pending(_ condition: String, _ binds: [SQLiteData]) throws -> Int {
                 Int(
-                    try await db.query(
+                    try db.query(
                         "SELECT COUNT(*) AS n FROM device_codes WHERE state = 'pending' AND expires_at > ? AND \(condition)",
                         [.date(now)] + binds
                     ).first?.int("n") ?? 0)
             }
-            if try await pending("tenant_id = ?", [.text(code.tenantId.rawValue)]) >= limits.perTenant { return .tenant }
-            if try await pending("tenant_id = ? AND client_id = ?", [.text(code.tenantId.rawValue), .text(code.clientId.rawValue)]) >= limits.perClient {
+            if try pending("tenant_id = ?", [.text(code.tenantId.rawValue)]) >= limits.perTenant { return .tenant }
+            if try pending("tenant_id = ? AND client_id = ?", [.text(code.tenantId.rawValue), .text(code.clientId.rawValue)]) >= limits.perClient {
                 return .client
             }
-            if let address = code.clientAddress, try await pending("client_address = ?", [.text(address)]) >= limits.perAddress { return .address }
-            _ = try await db.query(
+            if let address = code.clientAddress, try pending("client_address = ?", [.text(address)]) >= limits.perAddress { return .address }
+            _ = try db.query(
                 """
                 INSERT INTO device_codes (device_code_hash, user_code, tenant_id, client_id, scope, claims, interval_seconds, expires_at, state, client_address)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
@@ -148,9 +148,9 @@ extension SQLiteStore {
 
     public func pollDeviceCode(deviceCodeHash: String, at: Date) async throws -> DevicePoll? {
         try await transaction { db in
-            guard let row = try await db.query("SELECT * FROM device_codes WHERE device_code_hash = ?", [.text(deviceCodeHash)]).first else { return nil }
+            guard let row = try db.query("SELECT * FROM device_codes WHERE device_code_hash = ?", [.text(deviceCodeHash)]).first else { return nil }
             let record = try Self.deviceCode(from: row)
-            _ = try await db.query("UPDATE device_codes SET last_polled_at = ? WHERE device_code_hash = ?", [.date(at), .text(deviceCodeHash)])
+            _ = try db.query("UPDATE device_codes SET last_polled_at = ? WHERE device_code_hash = ?", [.date(at), .text(deviceCodeHash)])
             let tooFast = record.lastPolledAt.map { at.timeIntervalSince($0) < Double(record.interval) } ?? false
             return DevicePoll(record: record, tooFast: tooFast)
         }
@@ -158,7 +158,7 @@ extension SQLiteStore {
 
     public func decideDeviceCode(userCode: String, approve: Bool, userId: ObjectID?, methods: [String], authTime: Date?, now: Date) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 """
                 UPDATE device_codes SET state = ?, user_id = ?, methods = ?, auth_time = ?
                 WHERE user_code = ? AND state = 'pending' AND expires_at > ? RETURNING user_code
@@ -173,7 +173,7 @@ extension SQLiteStore {
 
     public func consumeDeviceCode(deviceCodeHash: String) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 "UPDATE device_codes SET state = 'consumed' WHERE device_code_hash = ? AND state = 'approved' RETURNING user_code",
                 [.text(deviceCodeHash)]
             ).isEmpty)
@@ -190,12 +190,12 @@ extension SQLiteStore {
 
     public func purgeInteractive(before: Date) async throws -> Int {
         try await transaction { db in
-            var removed = try await db.query("DELETE FROM sessions WHERE expires_at < ? RETURNING id_hash", [.date(before)]).count
+            var removed = try db.query("DELETE FROM sessions WHERE expires_at < ? RETURNING id_hash", [.date(before)]).count
             // Codes are kept a day past their expiry so that a late replay is still recognised (and revokes).
-            removed += try await db.query(
+            removed += try db.query(
                 "DELETE FROM authorization_codes WHERE expires_at < ? RETURNING code_hash", [.date(before.addingTimeInterval(-86400))]
             ).count
-            removed += try await db.query("DELETE FROM device_codes WHERE expires_at < ? RETURNING user_code", [.date(before)]).count
+            removed += try db.query("DELETE FROM device_codes WHERE expires_at < ? RETURNING user_code", [.date(before)]).count
             return removed
         }
     }

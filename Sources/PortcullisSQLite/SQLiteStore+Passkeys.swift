@@ -4,7 +4,7 @@ public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static func passkey(from row: SQLiteRow) throws -> PasskeyRecord {
+    static func passkey(from row: StoredRow) throws -> PasskeyRecord {
         func flag(_ name: String) -> Bool { row.column(name)?.integer == 1 }
         let transports = try row.string("transports")
         guard let aaguid = UUID(uuidString: try row.string("aaguid")), let attestation = AttestationType(rawValue: try row.string("attestation")) else {
@@ -23,7 +23,7 @@ extension SQLiteStore {
     public func insertPasskey(_ passkey: PasskeyRecord, limit: Int, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let stored =
-                !(try await db.query(
+                !(try db.query(
                     """
                     INSERT INTO passkeys (id, tenant_id, user_id, credential_id, public_key, algorithm, sign_count, aaguid, backup_eligible, backed_up,
                                           attestation, transports, display_name, created_at, last_used_at, suspect_since)
@@ -40,7 +40,7 @@ extension SQLiteStore {
                         .optionalDate(passkey.lastUsedAt), .optionalDate(passkey.suspectSince), .integer(limit),
                     ]
                 ).isEmpty)
-            if stored { try await Self.commit(effects, revision: 0, db) }
+            if stored { try Self.commit(effects, revision: 0, db) }
             return stored
         }
     }
@@ -58,7 +58,7 @@ extension SQLiteStore {
     public func usePasskey(id: RecordID, signCount: Int64, backedUp: Bool, at: Date) async throws -> PasskeyUse {
         // One statement: SET reads the row as it was, so the decision and its effect cannot be split by another use.
         let rows = try await transaction { db in
-            try await db.query(
+            try db.query(
                 """
                 UPDATE passkeys SET
                     sign_count = CASE WHEN suspect_since IS NULL AND (?1 > sign_count OR (?1 = 0 AND sign_count = 0)) THEN ?1 ELSE sign_count END,
@@ -76,7 +76,7 @@ extension SQLiteStore {
 
     public func renamePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, displayName: String) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 "UPDATE passkeys SET display_name = ? WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
                 [.text(displayName), .id(tenantId), .id(userId), .id(id)]
             ).isEmpty)
@@ -85,7 +85,7 @@ extension SQLiteStore {
 
     public func clearPasskeySuspicion(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 "UPDATE passkeys SET suspect_since = NULL WHERE tenant_id = ? AND user_id = ? AND id = ? AND suspect_since IS NOT NULL RETURNING id",
                 [.id(tenantId), .id(userId), .id(id)]
             ).isEmpty)
@@ -95,11 +95,11 @@ extension SQLiteStore {
     public func deletePasskey(tenantId: TenantID, userId: ObjectID, id: RecordID, effects: CommittedEffects?) async throws -> Bool {
         try await transaction { db in
             let deleted =
-                !(try await db.query(
+                !(try db.query(
                     "DELETE FROM passkeys WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
                     [.id(tenantId), .id(userId), .id(id)]
                 ).isEmpty)
-            if deleted { try await Self.commit(effects, revision: 0, db) }
+            if deleted { try Self.commit(effects, revision: 0, db) }
             return deleted
         }
     }

@@ -20,7 +20,7 @@ extension SQLiteStore {
 
     public func insert(_ record: RefreshTokenRecord) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO refresh_token_families (
                     family_id, tenant_id, user_id, client_id, created_at, revoked_at, methods, auth_time, dpop_jkt, transfer_method, device_id, device_thumbprint
@@ -32,7 +32,7 @@ extension SQLiteStore {
                     record.dpopThumbprint.map(SQLiteData.text) ?? .null, .optionalText(record.transferMethod?.rawValue),
                     .optionalText(record.device?.objectId.rawValue), .optionalText(record.device?.thumbprint),
                 ])
-            _ = try await db.query(Self.insertToken, Self.binds(record))
+            _ = try db.query(Self.insertToken, Self.binds(record))
         }
     }
 
@@ -72,7 +72,7 @@ extension SQLiteStore {
                 }
             }
         ) { db in
-            let consumed = try await db.query(
+            let consumed = try db.query(
                 """
                 UPDATE refresh_tokens SET used_at = ?
                 WHERE token_hash = ? AND used_at IS NULL
@@ -81,9 +81,9 @@ extension SQLiteStore {
                 """,
                 [.date(usedAt), .text(oldHash)])
             guard let family = consumed.first?.optionalString("family_id"), family == successor.familyId else { return false }
-            _ = try await db.query(Self.insertToken, Self.binds(successor))
+            _ = try db.query(Self.insertToken, Self.binds(successor))
             if let jkt = successor.dpopThumbprint {
-                _ = try await db.query("UPDATE refresh_token_families SET dpop_jkt = ? WHERE family_id = ? AND dpop_jkt IS NULL", [.text(jkt), .text(family)])
+                _ = try db.query("UPDATE refresh_token_families SET dpop_jkt = ? WHERE family_id = ? AND dpop_jkt IS NULL", [.text(jkt), .text(family)])
             }
             return true
         }
@@ -92,9 +92,9 @@ extension SQLiteStore {
     /// Undoes a rotation whose client never received the successor.
     func undoRotation(oldHash: String, usedAt: Date, successorHash: String) async throws {
         try await transaction { db in
-            let removed = try await db.query("DELETE FROM refresh_tokens WHERE token_hash = ? AND used_at IS NULL RETURNING token_hash", [.text(successorHash)])
+            let removed = try db.query("DELETE FROM refresh_tokens WHERE token_hash = ? AND used_at IS NULL RETURNING token_hash", [.text(successorHash)])
             if !removed.isEmpty {
-                _ = try await db.query("UPDATE refresh_tokens SET used_at = NULL WHERE token_hash = ? AND used_at = ?", [.text(oldHash), .date(usedAt)])
+                _ = try db.query("UPDATE refresh_tokens SET used_at = NULL WHERE token_hash = ? AND used_at = ?", [.text(oldHash), .date(usedAt)])
             }
         }
     }
@@ -113,7 +113,7 @@ extension SQLiteStore {
 
     public func revokeFamily(familyId: String, at: Date) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 "UPDATE refresh_token_families SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL",
                 [.date(at), .text(familyId)])
         }
@@ -121,7 +121,7 @@ extension SQLiteStore {
 
     public func revokeFamilies(tenantId: TenantID, userId: ObjectID, clientId: AppID, at: Date) async throws -> Int {
         try await transaction { db in
-            try await db.query(
+            try db.query(
                 """
                 UPDATE refresh_token_families SET revoked_at = ?
                 WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL RETURNING family_id
@@ -133,7 +133,7 @@ extension SQLiteStore {
 
     public func revokeAllFamilies(tenantId: TenantID, userId: ObjectID, at: Date) async throws -> Int {
         try await transaction { db in
-            try await db.query(
+            try db.query(
                 "UPDATE refresh_token_families SET revoked_at = ? WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL RETURNING family_id",
                 [.date(at), .id(tenantId), .id(userId)]
             ).count
@@ -143,21 +143,21 @@ extension SQLiteStore {
     public func purgeExpired(before: Date) async throws -> Int {
         proofs.purge(before: before)
         return try await transaction { db in
-            let tokens = try await db.query(
+            let tokens = try db.query(
                 "DELETE FROM refresh_tokens WHERE expires_at < ? RETURNING token_hash", [.date(before)]
             ).count
-            _ = try await db.query(
+            _ = try db.query(
                 "DELETE FROM refresh_token_families WHERE family_id NOT IN (SELECT family_id FROM refresh_tokens)")
-            _ = try await db.query("DELETE FROM revoked_access_tokens WHERE expires_at < ?", [.date(before)])
-            _ = try await db.query("DELETE FROM access_voids WHERE expires_at < ?", [.date(before)])
-            _ = try await db.query("DELETE FROM dpop_proofs WHERE expires_at < ?", [.date(before)])
+            _ = try db.query("DELETE FROM revoked_access_tokens WHERE expires_at < ?", [.date(before)])
+            _ = try db.query("DELETE FROM access_voids WHERE expires_at < ?", [.date(before)])
+            _ = try db.query("DELETE FROM dpop_proofs WHERE expires_at < ?", [.date(before)])
             return tokens
         }
     }
 
     public func revokeAccessToken(jti: String, expiresAt: Date) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 "INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
                 [.text(jti), .date(expiresAt)])
         }
@@ -194,7 +194,7 @@ extension SQLiteStore {
         while let batch = proofs.nextBatch(maximum: 400) {
             do {
                 try await transaction { db in
-                    _ = try await db.query(
+                    _ = try db.query(
                         "INSERT INTO dpop_proofs (proof_key, expires_at) VALUES " + Array(repeating: "(?, ?)", count: batch.count).joined(separator: ", ")
                             + " ON CONFLICT (proof_key) DO NOTHING",
                         batch.flatMap { [SQLiteData.text($0.key), .date($0.expiresAt)] })

@@ -20,7 +20,7 @@ extension SQLiteStore {
         let pending = counted
         try await transaction { db in
             var added = 0
-            let base = try await db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
+            let base = try db.query("SELECT COALESCE(MAX(cursor), 0) AS last FROM sign_ins").first?.int("last") ?? 0
             // Multi-row inserts with explicit cursors: a batch of thousands is a few statements, not thousands.
             for start in stride(from: 0, to: records.count, by: 100) {
                 let chunk = records[start..<min(start + 100, records.count)]
@@ -38,11 +38,11 @@ extension SQLiteStore {
                     for policy in Self.indexedPolicies(record) { policyBinds += [.integer(cursor), .text(policy)] }
                 }
                 let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-                _ = try await db.query(
+                _ = try db.query(
                     "INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record, size) VALUES "
                         + rows,
                     binds)
-                try await Self.indexPolicies(policyBinds, db)
+                try Self.indexPolicies(policyBinds, db)
             }
             // Aggregates in sets of up to 200: each row adds to the window's stored aggregate or stores a new one, a few
             // statements for a batch of a thousand tenants' aggregates (one statement each held the writer for seconds,
@@ -65,7 +65,7 @@ extension SQLiteStore {
                     ]
                 }
                 let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-                let stored = try await db.query(
+                let stored = try db.query(
                     """
                     INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record,
                                           size, count, last_at, last_correlation_id, aggregate_key, window_start)
@@ -85,9 +85,9 @@ extension SQLiteStore {
                     added += new.size
                     for policy in Self.indexedPolicies(new.record) { policyBinds += [.integer(Int(cursor)), .text(policy)] }
                 }
-                try await Self.indexPolicies(policyBinds, db)
+                try Self.indexPolicies(policyBinds, db)
             }
-            if added > 0 { _ = try await db.query("UPDATE sign_in_usage SET bytes = bytes + ? WHERE id = 1", [.integer(added)]) }
+            if added > 0 { _ = try db.query("UPDATE sign_in_usage SET bytes = bytes + ? WHERE id = 1", [.integer(added)]) }
         }
     }
 
@@ -96,9 +96,9 @@ extension SQLiteStore {
         Set(SignInAggregation.compacted(record).appliedConditionalAccessPolicies.map(\.id))
     }
 
-    static func indexPolicies(_ binds: [SQLiteData], _ db: WriterStatements) async throws {
+    static func indexPolicies(_ binds: [SQLiteData], _ db: WriterStatements) throws {
         for policies in stride(from: 0, to: binds.count, by: 400).map({ Array(binds[$0..<min($0 + 400, binds.count)]) }) {
-            _ = try await db.query(
+            _ = try db.query(
                 "INSERT OR IGNORE INTO sign_in_policies (cursor, policy_id) VALUES "
                     + Array(repeating: "(?, ?)", count: policies.count / 2).joined(separator: ", "),
                 policies)
@@ -161,9 +161,9 @@ extension SQLiteStore {
     public func purgeSignIns(before: Date) async throws -> Int {
         try await transaction { db in
             // An aggregate goes when its last sign-in is older than `before` (its first one always is, then).
-            let deleted = try await db.query(
+            let deleted = try db.query(
                 "DELETE FROM sign_ins WHERE created_at < ? AND (last_at IS NULL OR last_at < ?) RETURNING size", [.date(before), .date(before)])
-            try await Self.subtract(deleted, db)
+            try Self.subtract(deleted, db)
             return deleted.count
         }
     }
@@ -174,9 +174,9 @@ extension SQLiteStore {
 
     public func trimSignIns(toBytes bytes: Int64, limit: Int) async throws -> Int {
         try await transaction { db in
-            guard let used = try await db.query("SELECT bytes FROM sign_in_usage WHERE id = 1").first?.int("bytes"), used > bytes else { return 0 }
+            guard let used = try db.query("SELECT bytes FROM sign_in_usage WHERE id = 1").first?.int("bytes"), used > bytes else { return 0 }
             // The oldest first (cursor order), up to the first row that brings the log under the bound, at most `limit`.
-            let oldest = try await db.query("SELECT cursor, size FROM sign_ins ORDER BY cursor LIMIT ?", [.integer(max(1, limit))])
+            let oldest = try db.query("SELECT cursor, size FROM sign_ins ORDER BY cursor LIMIT ?", [.integer(max(1, limit))])
             var freed: Int64 = 0
             var last: Int64?
             for row in oldest {
@@ -185,14 +185,14 @@ extension SQLiteStore {
                 if used - freed <= bytes { break }
             }
             guard let last else { return 0 }
-            let deleted = try await db.query("DELETE FROM sign_ins WHERE cursor <= ? RETURNING size", [.integer(Int(last))])
-            try await Self.subtract(deleted, db)
+            let deleted = try db.query("DELETE FROM sign_ins WHERE cursor <= ? RETURNING size", [.integer(Int(last))])
+            try Self.subtract(deleted, db)
             return deleted.count
         }
     }
 
-    static func subtract(_ deleted: [SQLiteRow], _ db: WriterStatements) async throws {
+    static func subtract(_ deleted: [StoredRow], _ db: WriterStatements) throws {
         let freed = deleted.reduce(0) { $0 + Int($1.column("size")?.integer ?? 0) }
-        if freed > 0 { _ = try await db.query("UPDATE sign_in_usage SET bytes = MAX(0, bytes - ?) WHERE id = 1", [.integer(freed)]) }
+        if freed > 0 { _ = try db.query("UPDATE sign_in_usage SET bytes = MAX(0, bytes - ?) WHERE id = 1", [.integer(freed)]) }
     }
 }

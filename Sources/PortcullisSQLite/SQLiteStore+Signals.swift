@@ -5,8 +5,8 @@ import SQLiteNIO
 extension SQLiteStore {
     public func enqueueSignals(_ messages: [OutboxMessage], target: String, keepingAtMost: Int) async throws -> Int {
         try await transaction { db in
-            try await Self.enqueue(messages, db)
-            return try await Self.trimSignals(target: target, keepingAtMost: keepingAtMost, db)
+            try Self.enqueue(messages, db)
+            return try Self.trimSignals(target: target, keepingAtMost: keepingAtMost, db)
         }
     }
 
@@ -23,7 +23,7 @@ extension SQLiteStore {
             var count = 0
             for jti in jtis {
                 count +=
-                    try await db.query(
+                    try db.query(
                         """
                         UPDATE outbox SET state = 'delivered', delivered_at = ?, attempts = attempts + 1
                         WHERE target_uri = ? AND jti = ? AND state = 'pending' RETURNING id
@@ -41,7 +41,7 @@ extension SQLiteStore {
             var count = 0
             for (jti, error) in errors.sorted(by: { $0.key < $1.key }) {
                 count +=
-                    try await db.query(
+                    try db.query(
                         """
                         UPDATE outbox SET state = 'deadLetter', last_error = ?, attempts = attempts + 1
                         WHERE target_uri = ? AND jti = ? AND state = 'pending' RETURNING id
@@ -55,14 +55,14 @@ extension SQLiteStore {
 
     public func rescheduleSignals(target: String, nextAttemptAt: Date) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            _ = try db.query(
                 "UPDATE outbox SET next_attempt_at = ? WHERE target_uri = ? AND state = 'pending'", [.date(nextAttemptAt), .text(target)])
         }
     }
 
     public func dropSignals(target: String) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM outbox WHERE target_uri = ? AND state = 'pending' RETURNING id", [.text(target)]).count
+            try db.query("DELETE FROM outbox WHERE target_uri = ? AND state = 'pending' RETURNING id", [.text(target)]).count
         }
     }
 

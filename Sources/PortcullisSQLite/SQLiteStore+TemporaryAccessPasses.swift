@@ -4,7 +4,7 @@ public import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static func temporaryAccessPass(from row: SQLiteRow) throws -> TemporaryAccessPassRecord {
+    static func temporaryAccessPass(from row: StoredRow) throws -> TemporaryAccessPassRecord {
         TemporaryAccessPassRecord(
             id: try row.id("id"), tenantId: try row.id("tenant_id"), userId: try row.id("user_id"), passHash: try row.string("pass_hash"),
             createdAt: try row.date("created_at"), startAt: try row.date("start_at"), lifetimeMinutes: row.column("lifetime_minutes")?.integer ?? 0,
@@ -13,10 +13,10 @@ extension SQLiteStore {
 
     public func replaceTemporaryAccessPass(_ pass: TemporaryAccessPassRecord) async throws -> TemporaryAccessPassRecord? {
         try await transaction { db in
-            let replaced = try await db.query(
+            let replaced = try db.query(
                 "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? RETURNING *", [.id(pass.tenantId), .id(pass.userId)]
             ).first.map(Self.temporaryAccessPass(from:))
-            _ = try await db.query(
+            _ = try db.query(
                 """
                 INSERT INTO temporary_access_passes (id, tenant_id, user_id, pass_hash, created_at, start_at, lifetime_minutes, usable_once, used_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -37,7 +37,7 @@ extension SQLiteStore {
 
     public func useTemporaryAccessPass(id: RecordID, at: Date) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 "UPDATE temporary_access_passes SET used_at = ? WHERE id = ? AND (usable_once = 0 OR used_at IS NULL) RETURNING id",
                 [.date(at), .id(id)]
             ).isEmpty)
@@ -46,7 +46,7 @@ extension SQLiteStore {
 
     public func deleteTemporaryAccessPass(tenantId: TenantID, userId: ObjectID, id: RecordID) async throws -> Bool {
         try await transaction { db in
-            !(try await db.query(
+            !(try db.query(
                 "DELETE FROM temporary_access_passes WHERE tenant_id = ? AND user_id = ? AND id = ? RETURNING id",
                 [.id(tenantId), .id(userId), .id(id)]
             ).isEmpty)

@@ -4,7 +4,7 @@ import PortcullisStorage
 import SQLiteNIO
 
 extension SQLiteStore {
-    static func throttle(from row: SQLiteRow) throws -> ThrottleCounter {
+    static func throttle(from row: StoredRow) throws -> ThrottleCounter {
         ThrottleCounter(
             key: try row.string("key"), failures: Int(try row.int("failures")), windowStart: try row.date("window_start"),
             locks: Int(try row.int("locks")), lockedUntil: row.optionalDate("locked_until"), expiresAt: try row.date("expires_at"))
@@ -23,9 +23,9 @@ extension SQLiteStore {
         try await transaction { db in
             var stored: [ThrottleCounter] = []
             for key in keys {
-                let current = try await db.query("SELECT * FROM auth_throttles WHERE key = ?", [.text(key)]).first.map(Self.throttle(from:))
+                let current = try db.query("SELECT * FROM auth_throttles WHERE key = ?", [.text(key)]).first.map(Self.throttle(from:))
                 let next = update(key, current)
-                _ = try await db.query(
+                _ = try db.query(
                     """
                     INSERT INTO auth_throttles (key, failures, window_start, locks, locked_until, expires_at) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start, locks = excluded.locks,
@@ -42,12 +42,12 @@ extension SQLiteStore {
     }
 
     public func clearThrottle(key: String) async throws {
-        try await transaction { db in _ = try await db.query("DELETE FROM auth_throttles WHERE key = ?", [.text(key)]) }
+        try await transaction { db in _ = try db.query("DELETE FROM auth_throttles WHERE key = ?", [.text(key)]) }
     }
 
     public func purgeThrottles(before: Date) async throws -> Int {
         try await transaction { db in
-            try await db.query("DELETE FROM auth_throttles WHERE expires_at < ? RETURNING key", [.date(before)]).count
+            try db.query("DELETE FROM auth_throttles WHERE expires_at < ? RETURNING key", [.date(before)]).count
         }
     }
 }

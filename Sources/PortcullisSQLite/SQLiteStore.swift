@@ -1,14 +1,14 @@
 import Foundation
 public import Logging
 import NIOCore
-import NIOPosix
 import PortcullisCore
 public import PortcullisStorage
 import SQLiteNIO
 import Synchronization
 
-/// The embedded default store: one SQLite file in WAL mode, one writer connection (serialised by a gate,
-/// so transactions are real) and a few reader connections that read concurrently with it.
+/// The embedded default store: one SQLite file in WAL mode, one writer connection on a thread of its own (transactions
+/// run there one after another, with group commit) and a few reader connections, each on a thread of its own, that read
+/// concurrently with it. Statements are prepared once per connection.
 public final class SQLiteStore: PortcullisStore {
     public struct Configuration: Sendable {
         /// The database file.
@@ -29,24 +29,19 @@ public final class SQLiteStore: PortcullisStore {
         }
     }
 
-    let writer: SQLiteConnection
-    let readers: [SQLiteConnection]
-    /// SQLite's own threads: a commit blocked in fsync must not starve the reads (the shared NIO pool has
-    /// one thread per core).
-    let threadPool: NIOThreadPool
-    let gate = WriteGate()
-    private let nextReader = Atomic<Int>(0)
+    let writer: SQLiteWriter
+    /// Reader connections, each on a thread of its own (SQLite's calls block; a read must not wait for a commit's fsync).
+    let readers: SQLiteThreads
     let logger: Logger
     let deadline: StoreDeadline
     let rotationsInDoubt = RotationsInDoubt()
     /// The DPoP replay cache (see `claimProof`).
     let proofs = ProofMemory()
 
-    private init(writer: SQLiteConnection, readers: [SQLiteConnection], threadPool: NIOThreadPool, deadline: Duration, logger: Logger) {
+    private init(writer: SQLiteHandle, readers: [SQLiteHandle], deadline: Duration, logger: Logger) {
         self.deadline = StoreDeadline(deadline)
-        self.writer = writer
-        self.readers = readers
-        self.threadPool = threadPool
+        self.writer = SQLiteWriter(writer)
+        self.readers = SQLiteThreads(readers)
         self.logger = logger
     }
 
@@ -61,25 +56,21 @@ public final class SQLiteStore: PortcullisStore {
         } catch {
             throw StorageError(.unavailable, "cannot create the data directory \(directory.path) or the database file", underlying: error)
         }
-        let threadPool = NIOThreadPool(numberOfThreads: max(4, configuration.readers + 2))
-        threadPool.start()
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         do {
-            let writer = try await SQLiteConnection.open(storage: .file(path: configuration.path), threadPool: threadPool, logger: logger, on: eventLoop)
-            _ = try await writer.query("PRAGMA journal_mode = WAL")
-            _ = try await writer.query("PRAGMA synchronous = \(configuration.synchronous.uppercased())")
-            _ = try await writer.query("PRAGMA busy_timeout = 5000")
-            _ = try await writer.query("PRAGMA foreign_keys = ON")
-            var readers: [SQLiteConnection] = []
+            // Start-up: the connections are opened here, before any request.
+            let writer = try SQLiteHandle(path: configuration.path)
+            for pragma in ["busy_timeout = 5000", "journal_mode = WAL", "synchronous = \(configuration.synchronous.uppercased())", "foreign_keys = ON"] {
+                _ = try writer.execute("PRAGMA \(pragma)")
+            }
+            var readers: [SQLiteHandle] = []
             for _ in 0..<max(1, configuration.readers) {
-                let reader = try await SQLiteConnection.open(storage: .file(path: configuration.path), threadPool: threadPool, logger: logger, on: eventLoop)
-                _ = try await reader.query("PRAGMA busy_timeout = 5000")
-                _ = try await reader.query("PRAGMA query_only = ON")
+                let reader = try SQLiteHandle(path: configuration.path)
+                _ = try reader.execute("PRAGMA busy_timeout = 5000")
+                _ = try reader.execute("PRAGMA query_only = ON")
                 readers.append(reader)
             }
-            return SQLiteStore(writer: writer, readers: readers, threadPool: threadPool, deadline: configuration.deadline, logger: logger)
-        } catch let error as SQLiteError {
-            try? await threadPool.shutdownGracefully()
+            return SQLiteStore(writer: writer, readers: readers, deadline: configuration.deadline, logger: logger)
+        } catch let error as SQLiteFailure {
             throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
         }
     }
@@ -108,147 +99,70 @@ public final class SQLiteStore: PortcullisStore {
         }
     }
 
-    var reader: SQLiteConnection {
-        readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
-    }
-
-    /// Group commit: transactions that arrive while one runs join its SQLite transaction (each in a
-    /// savepoint of its own) and all commit together, so that concurrent writers share one fsync. Only
-    /// touched by the holder of the gate.
-    struct Batch {
-        var open = false
-        var size = 0
-        var members: [CheckedContinuation<Void, any Error>] = []
-    }
-    let batch = Mutex(Batch())
-    static let maximumBatch = 64
-
-    /// Runs `body` as one transaction on the writer, alone: atomically, and durably once it returns — or
-    /// `StorageError.unavailable` at the deadline (waiting for the writer included). A transaction whose
-    /// deadline passed before its work was done is rolled back; one whose deadline passes during the
-    /// commit itself may still commit: `onAbandoned` then receives the outcome (see `rotate`).
-    /// Cancellation cannot leave a transaction open: statements run through `WriterStatements`, which waits
-    /// on NIO futures (not cancellable) instead of sqlite-nio's async API (which skips queued work of a
-    /// cancelled task, ROLLBACK included).
+    /// Runs `body` as one transaction on the writer, on its thread: atomically, and durably once it returns — or
+    /// `StorageError.unavailable` at the deadline (waiting for the writer included). A transaction whose deadline passed
+    /// before its work was done is rolled back (or never starts); one whose deadline passes during the commit itself may
+    /// still commit: `onAbandoned` then receives the outcome (see `rotate`). Its statements run to their end whatever
+    /// happens to the caller meanwhile.
     func transaction<T: Sendable>(
         onTimeout: (@Sendable () -> Void)? = nil,
         onAbandoned: (@Sendable (Result<T, any Error>) async -> Void)? = nil,
-        _ body: @escaping @Sendable (WriterStatements) async throws -> T
+        _ body: @escaping @Sendable (WriterStatements) throws -> T
     ) async throws -> T {
         do {
-            return try await deadline.run("SQLite transaction", onTimeout: onTimeout, onAbandoned: onAbandoned) {
-                try await self.transactionNow(body)
+            return try await deadline.run("SQLite transaction", onTimeout: onTimeout) { (ticket: DeadlineTicket<T>) in
+                let value = ResultBox<T>()
+                writer.submit(
+                    WriteJob(
+                        isAnswered: { ticket.isAnswered },
+                        perform: { db in value.value = try body(db) },
+                        complete: { outcome in
+                            let result = outcome.flatMap { () -> Result<T, any Error> in
+                                guard let value = value.value else { return .failure(StorageError(.unavailable, "the transaction returned nothing")) }
+                                return .success(value)
+                            }
+                            if !ticket.finish(result), let onAbandoned { Task { await onAbandoned(result) } }
+                        }))
             }
         } catch let error as StorageError where error.code == .unavailable {
             rotationsInDoubt.storeFailed()
             throw error
         }
-    }
-
-    private func transactionNow<T: Sendable>(_ body: @Sendable (WriterStatements) async throws -> T) async throws -> T {
-        await gate.acquire()
-        let db = WriterStatements(connection: writer)
-        if Task.isCancelled {
-            // The deadline passed while this transaction waited for the writer: it never starts. But an open group
-            // may have been handed to it: its members' work is done and they wait for its COMMIT, so commit it now
-            // (left open, they would wait for the next writer, however long that takes).
-            if batch.withLock({ $0.open }) { try? await commitGroup(db) }
-            gate.release()
-            throw StorageError(.unavailable, "the deadline passed while waiting for the writer")
-        }
-        if !batch.withLock({ $0.open }) {
-            do {
-                _ = try await db.query("BEGIN IMMEDIATE")
-            } catch {
-                gate.release()
-                throw Self.translate(error)
-            }
-            batch.withLock { $0.open = true }
-        }
-        let outcome: Result<T, any Error>
-        do {
-            _ = try await db.query("SAVEPOINT portcullis")
-            let value = try await body(db)
-            // Past its deadline the caller has been told "unavailable": its work must not commit.
-            if Task.isCancelled { throw StorageError(.unavailable, "the deadline passed before the commit") }
-            _ = try await db.query("RELEASE portcullis")
-            outcome = .success(value)
-        } catch {
-            _ = try? await db.query("ROLLBACK TO portcullis")
-            _ = try? await db.query("RELEASE portcullis")
-            outcome = .failure(Self.translate(error))
-        }
-        let joined = batch.withLock { batch -> Int in
-            if case .success = outcome { batch.size += 1 }
-            return batch.size
-        }
-        if gate.hasWaiters && joined < Self.maximumBatch {
-            // Hand the open transaction to the next writer; the last one of the group commits for everyone.
-            switch outcome {
-            case .failure(let error):
-                gate.release()
-                throw error
-            case .success(let value):
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    batch.withLock { $0.members.append(continuation) }
-                    gate.release()
-                }
-                return value
-            }
-        }
-        do {
-            try await commitGroup(db)
-        } catch {
-            gate.release()
-            throw error
-        }
-        gate.release()
-        return try outcome.get()
-    }
-
-    /// Commits the open group (the gate's holder calls it) and answers its waiting members: `COMMIT`, or on
-    /// failure `ROLLBACK` and the error for everyone.
-    private func commitGroup(_ db: WriterStatements) async throws {
-        let members = batch.withLock { batch -> [CheckedContinuation<Void, any Error>] in
-            let members = batch.members
-            batch = Batch()
-            return members
-        }
-        do {
-            _ = try await db.query("COMMIT")
-        } catch {
-            _ = try? await db.query("ROLLBACK")
-            let translated = Self.translate(error)
-            for member in members { member.resume(throwing: translated) }
-            throw translated
-        }
-        for member in members { member.resume() }
     }
 
     /// Reads on a reader connection, translating errors.
-    func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        let reader = self.reader
+    func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [StoredRow] {
+        try await reading { db in try db.execute(sql, binds) }
+    }
+
+    /// Several reads on one reader connection, the caller waiting once for all of them.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
         do {
-            let future: EventLoopFuture<[SQLiteRow]> = reader.query(sql, binds)
-            return try await deadline.run("SQLite read", future: future)
+            return try await deadline.run("SQLite read") { (ticket: DeadlineTicket<T>) in
+                readers.submit { connection in
+                    // Answered at the deadline while it waited: nobody wants the answer any more.
+                    guard !ticket.isAnswered else { return }
+                    guard let connection else {
+                        ticket.finish(.failure(StorageError(.unavailable, "the store is closed")))
+                        return
+                    }
+                    ticket.finish(Result { try body(connection) }.mapError { Self.translate($0) })
+                }
+            }
         } catch let error as StorageError where error.code == .unavailable {
             rotationsInDoubt.storeFailed()
             throw error
-        } catch {
-            let translated = Self.translate(error)
-            if (translated as? StorageError)?.code == .unavailable { rotationsInDoubt.storeFailed() }
-            throw translated
         }
     }
 
     static func translate(_ error: any Error) -> any Error {
-        guard let error = error as? SQLiteError else { return error }
-        switch error.reason {
-        case .constraintUniqueFailed, .constraintPrimaryKeyFailed:
+        guard let error = error as? SQLiteFailure else { return error }
+        switch error.code {
+        case SQLiteFailure.constraintUnique, SQLiteFailure.constraintPrimaryKey:
             return StorageError(.duplicate, error.message, underlying: error)
-        case .constraint, .constraintCheckFailed, .constraintForeignKeyFailed, .constraintNotNullFailed:
+        case _ where error.code & 0xff == SQLiteFailure.constraint:
             return StorageError(.constraint, error.message, underlying: error)
-        case .corrupt, .notADatabase:
+        case _ where error.code & 0xff == SQLiteFailure.corrupt || error.code & 0xff == SQLiteFailure.notADatabase:
             return StorageError(.corrupt, error.message, underlying: error)
         default:
             return StorageError(.unavailable, error.message, underlying: error)
@@ -261,13 +175,13 @@ public final class SQLiteStore: PortcullisStore {
 
     private func migrateNow() async throws {
         let applied = try await transaction { db in
-            _ = try await db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
-            return Set(try await db.query("SELECT version FROM schema_migrations").compactMap { $0.column("version")?.integer })
+            _ = try db.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+            return Set(try db.query("SELECT version FROM schema_migrations").compactMap { $0.column("version")?.integer })
         }
         for migration in SQLiteMigrations.all where !applied.contains(migration.version) {
             try await transaction { db in
                 if migration.version == StoreUpgrade.installationIdentifiersVersion {
-                    let rows = try await db.query(
+                    let rows = try db.query(
                         """
                         SELECT CASE kind WHEN 'application' THEN 'application' ELSE 'directoryObject' END AS namespace, id,
                                group_concat(kind || ' of tenant ' || tenant_id, ', ') AS owners
@@ -275,8 +189,8 @@ public final class SQLiteStore: PortcullisStore {
                         """)
                     try StoreUpgrade.checkInstallationIdentifiers(try rows.map { (try $0.string("id"), try $0.string("owners")) })
                 }
-                for statement in migration.statements { _ = try await db.query(statement) }
-                _ = try await db.query(
+                for statement in migration.statements { _ = try db.query(statement) }
+                _ = try db.query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                     [.integer(migration.version), .float(Date().timeIntervalSince1970)])
             }
@@ -287,7 +201,7 @@ public final class SQLiteStore: PortcullisStore {
         // One process writes this file: a replay leased before a restart was this process's own, cut short (a crash): it
         // runs again now, not when its lease would have run out.
         try await transaction { db in
-            _ = try await db.query("UPDATE policy_replays SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL")
+            _ = try db.query("UPDATE policy_replays SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL")
         }
     }
 
@@ -297,24 +211,26 @@ public final class SQLiteStore: PortcullisStore {
 
     public func close() async throws {
         await drainProofs()
-        for reader in readers { try? await reader.close() }
-        try? await writer.close()
-        try await threadPool.shutdownGracefully()
+        try await readers.close(interrupting: true)
+        try await writer.close()
     }
 }
 
-/// The writer connection inside a transaction: every statement runs to completion once submitted, even
-/// if the task that submitted it is cancelled meanwhile.
-struct WriterStatements: Sendable {
-    let connection: SQLiteConnection
+/// The writer connection inside a transaction, on the writer's thread.
+struct WriterStatements: @unchecked Sendable {
+    let connection: SQLiteHandle
 
-    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        let future: EventLoopFuture<[SQLiteRow]> = connection.query(sql, binds)
-        return try await future.get()
+    func query(_ sql: String, _ binds: [SQLiteData] = []) throws -> [StoredRow] {
+        try connection.execute(sql, binds)
     }
 }
 
-extension SQLiteRow {
+/// A transaction's value, from its work to its answer (both on the writer's thread).
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+extension StoredRow {
     /// A stored identifier (stored in normal form; read through `Identifier`, which normalises anyway).
     func id<Kind>(_ name: String) throws -> Identifier<Kind> { Identifier(try string(name)) }
 

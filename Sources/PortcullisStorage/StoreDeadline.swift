@@ -24,7 +24,7 @@ public struct StoreDeadline: Sendable {
     }
 
     /// One resumption of the caller: by the operation or by the deadline, never both.
-    private final class Race<T: Sendable>: Sendable {
+    fileprivate final class Race<T: Sendable>: Sendable {
         let resumed = Atomic<Bool>(false)
         let continuation: Mutex<CheckedContinuation<T, any Error>?>
 
@@ -73,6 +73,25 @@ public struct StoreDeadline: Sendable {
         }
     }
 
+    /// The same for an operation handed to a thread of its own (SQLite's): `start` hands the ticket over and returns at
+    /// once; the thread answers through the ticket, or the deadline answers first (then `onTimeout` runs, and the ticket
+    /// says so: work that has not started should not, and work not yet committed must not commit).
+    public func run<T: Sendable>(
+        _ what: @autoclosure () -> String, onTimeout: (@Sendable () -> Void)? = nil, start: (DeadlineTicket<T>) -> Void
+    ) async throws -> T {
+        let duration = Self.maintenance ?? self.duration
+        let description = what()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let ticket = DeadlineTicket(Race(continuation))
+            start(ticket)
+            DeadlineWatch.shared.add(after: duration, done: { ticket.isAnswered }) {
+                guard !ticket.isAnswered else { return }
+                onTimeout?()
+                _ = ticket.race.finish(.failure(StorageError(.unavailable, "the store did not answer within \(duration) (\(description))")))
+            }
+        }
+    }
+
     /// The same for one statement that is a future (an SQLite read): no task at all, the caller waits for the
     /// future's callback or the deadline.
     public func run<T: Sendable>(_ what: @autoclosure () -> String, future: EventLoopFuture<T>) async throws -> T {
@@ -86,6 +105,24 @@ public struct StoreDeadline: Sendable {
             }
         }
     }
+}
+
+/// The caller's side of an operation run on another thread (`StoreDeadline.run(_:onTimeout:start:)`): it is answered
+/// once, by the operation's result or by the deadline.
+public final class DeadlineTicket<T: Sendable>: Sendable {
+    fileprivate let race: StoreDeadline.Race<T>
+
+    fileprivate init(_ race: StoreDeadline.Race<T>) {
+        self.race = race
+    }
+
+    /// Whether the caller has been answered: before the operation finishes, only the deadline answers.
+    public var isAnswered: Bool { race.resumed.load(ordering: .acquiring) }
+
+    /// Answers the caller with the operation's result; `false` when the deadline answered first (the result is then the
+    /// operation's own to deal with: a write that committed late is undone by its `onAbandoned`).
+    @discardableResult
+    public func finish(_ result: Result<T, any Error>) -> Bool { race.finish(result) }
 }
 
 /// Watches every pending store operation's deadline with one timer for the whole process: an operation

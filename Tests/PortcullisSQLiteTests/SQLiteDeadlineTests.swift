@@ -9,9 +9,9 @@ import Testing
 
 @testable import PortcullisSQLite
 
-/// Work that ignores cancellation, as a statement stuck in SQLite (or a slow fsync) does.
-func busy(_ duration: Duration) async throws {
-    try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(duration.nanoseconds)) {}.futureResult.get()
+/// Work that holds the writer's thread, as a statement stuck in SQLite (or a slow fsync) does.
+func busy(_ duration: Duration) {
+    usleep(UInt32(duration.nanoseconds / 1000))
 }
 
 @Suite("SQLite store deadlines (PROTOCOL §2.4)", .serialized)
@@ -30,7 +30,7 @@ struct SQLiteDeadlineTests {
             try await StoreDeadline.forMaintenance { try await store.insert(Self.token("old")) }  // setup: never the thing under test
             // Something holds the writer for three seconds (a slow disk, a long transaction): ten deadlines' worth, so
             // that "answered at the deadline" and "answered when the writer was free" stay apart on a loaded machine.
-            async let holder: Void = store.transaction { _ in try await busy(.seconds(3)) }
+            async let holder: Void = store.transaction { _ in busy(.seconds(3)) }
             try await Task.sleep(for: .milliseconds(50))
             let started = ContinuousClock.now
             await #expect(throws: StorageError.self) {
@@ -71,13 +71,13 @@ struct SQLiteDeadlineTests {
             try await StoreDeadline.forMaintenance { try await store.insert(Self.token("old")) }  // setup: never the thing under test
             // Group commit: the rotation joins an open transaction whose last member is slow, so the rotation's
             // own work is done (its savepoint released) but its COMMIT lands after its deadline.
-            async let first: Void = store.transaction { _ in try await busy(.milliseconds(50)) }
+            async let first: Void = store.transaction { _ in busy(.milliseconds(50)) }
             try await Task.sleep(for: .milliseconds(10))
             async let rotation: Result<Bool, any Error> = {
                 do { return .success(try await store.rotate(oldHash: "old", usedAt: Self.now, successor: Self.token("new"))) } catch { return .failure(error) }
             }()
             try await Task.sleep(for: .milliseconds(10))
-            async let slow: Void = store.transaction { _ in try await busy(.milliseconds(900)) }
+            async let slow: Void = store.transaction { _ in busy(.milliseconds(900)) }
             let outcome = await rotation
             let inDoubt = store.isRotationInDoubt(tokenHash: "old")
             if inDoubt { #expect(throws: StorageError.self) { try outcome.get() } }
@@ -107,7 +107,7 @@ struct SQLiteDeadlineTests {
         try await withStore(temporarySQLitePath(), deadline: .milliseconds(150)) { store in
             // A holds the writer for 300 ms; X queues behind it; W queues behind X with a 150 ms deadline that passes
             // while it waits. A hands the open group to X, X to W; W, expired, must still commit A's and X's work.
-            async let a: Void = StoreDeadline.forMaintenance(.seconds(20)) { try await store.transaction { _ in try await busy(.milliseconds(300)) } }
+            async let a: Void = StoreDeadline.forMaintenance(.seconds(20)) { try await store.transaction { _ in busy(.milliseconds(300)) } }
             try await Task.sleep(for: .milliseconds(20))
             async let x: Void = StoreDeadline.forMaintenance(.seconds(20)) { try await store.insert(Self.token("handed")) }
             try await Task.sleep(for: .milliseconds(20))

@@ -99,13 +99,13 @@ struct SQLiteUpgradeTests {
     func signInLogUpgrade() async throws {
         let store = try await openStore(temporarySQLitePath())
         try await store.transaction { db in
-            for statement in SignInLogUpgrade.downgrade { _ = try await db.query(statement) }
-            _ = try await db.query(
+            for statement in SignInLogUpgrade.downgrade { _ = try db.query(statement) }
+            _ = try db.query(
                 """
                 INSERT INTO sign_ins (cursor, id, tenant_id, created_at, correlation_id, user_id, client_app_id, resource_app_id, status, record)
                 VALUES (1, 'old-1', 't-1', 1800000000, 'c-old', 'u-1', 'app', 'res', 'success', ?)
                 """, [.text(SignInLogUpgrade.oldText)])
-            _ = try await db.query("INSERT INTO sign_in_policies (cursor, policy_id) VALUES (1, 'p-1'), (1, 'p-2')")
+            _ = try db.query("INSERT INTO sign_in_policies (cursor, policy_id) VALUES (1, 'p-1'), (1, 'p-2')")
         }
         try await store.migrate()
         try await SignInLogUpgrade.check(store)
@@ -121,9 +121,9 @@ struct SQLiteUpgradeTests {
             for statement in [
                 "DROP INDEX documents_installation_ids", "DROP INDEX device_codes_pending_client", "DROP INDEX device_codes_pending_address",
                 "ALTER TABLE device_codes DROP COLUMN client_address", "DELETE FROM schema_migrations WHERE version = 7",
-            ] { _ = try await db.query(statement) }
+            ] { _ = try db.query(statement) }
             for tenant in ["t-victim", "t-attacker"] {
-                _ = try await db.query(
+                _ = try db.query(
                     "INSERT INTO documents (tenant_id, kind, id, body, version, updated_at) VALUES (?, 'user', 'same-oid', '{}', 1, 0)", [.text(tenant)])
             }
         }

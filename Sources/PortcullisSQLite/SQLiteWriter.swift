@@ -1,0 +1,141 @@
+import PortcullisStorage
+import Synchronization
+
+/// A transaction waiting for the writer: its work and how its caller is answered. Touched by the writer's thread only,
+/// once submitted.
+final class WriteJob: @unchecked Sendable {
+    /// Whether the caller was answered already (its deadline passed): work not started does not start, work not
+    /// committed does not commit.
+    let isAnswered: @Sendable () -> Bool
+    let perform: (WriterStatements) throws -> Void
+    /// The outcome: the group's commit, or this transaction's own failure.
+    let complete: (Result<Void, any Error>) -> Void
+
+    init(
+        isAnswered: @escaping @Sendable () -> Bool, perform: @escaping (WriterStatements) throws -> Void,
+        complete: @escaping (Result<Void, any Error>) -> Void
+    ) {
+        self.isAnswered = isAnswered
+        self.perform = perform
+        self.complete = complete
+    }
+}
+
+/// The one writer connection on a thread of its own, running transactions one after another, each to its end without
+/// leaving the thread (so nothing interleaves with it and it costs its caller one wait, not one per statement).
+///
+/// Group commit: transactions that arrive while others run join their SQLite transaction (each in a savepoint of its
+/// own) and all commit together when none is waiting any more (or at `maximumGroup`), so that concurrent writers share one
+/// fsync. A transaction that fails rolls back its savepoint alone.
+final class SQLiteWriter: Sendable {
+    private struct Queue {
+        var jobs: [WriteJob] = []
+        var head = 0
+        /// Whether the thread is draining the queue (then a new job only joins it).
+        var draining = false
+    }
+
+    private let thread: SQLiteThreads
+    private let queue = Mutex(Queue())
+    static let maximumGroup = 64
+
+    init(_ connection: SQLiteHandle) {
+        thread = SQLiteThreads([connection])
+    }
+
+    func submit(_ job: WriteJob) {
+        let start = queue.withLock { queue -> Bool in
+            queue.jobs.append(job)
+            if queue.draining { return false }
+            queue.draining = true
+            return true
+        }
+        if start { thread.submit { connection in self.drain(connection) } }
+    }
+
+    /// The writer connection for work outside the queue (opening, closing).
+    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T { try await thread.run(body) }
+
+    /// Stops the thread once the transactions queued have run (a write under way is never cut short).
+    func close() async throws { try await thread.close(interrupting: false) }
+
+    /// The next job; `nil` when none waits (and, unless a group is open to commit first, the thread stops draining).
+    private func next(groupOpen: Bool) -> WriteJob? {
+        queue.withLock { queue -> WriteJob? in
+            guard queue.head < queue.jobs.count else {
+                if !groupOpen { queue.draining = false }
+                return nil
+            }
+            let job = queue.jobs[queue.head]
+            queue.head += 1
+            if queue.head == queue.jobs.count {
+                queue.jobs.removeAll(keepingCapacity: queue.jobs.count <= 1024)
+                queue.head = 0
+            }
+            return job
+        }
+    }
+
+    private func drain(_ connection: SQLiteHandle?) {
+        guard let connection else {
+            while let job = next(groupOpen: false) { job.complete(.failure(StorageError(.unavailable, "the store is closed"))) }
+            return
+        }
+        let db = WriterStatements(connection: connection)
+        var members: [WriteJob] = []
+        var open = false
+        while true {
+            guard let job = next(groupOpen: open) else {
+                guard open else { return }
+                commit(db, &members)
+                open = false
+                continue
+            }
+            // The deadline passed while it waited: it never starts.
+            if job.isAnswered() {
+                job.complete(.failure(StorageError(.unavailable, "the deadline passed while waiting for the writer")))
+                continue
+            }
+            if !open {
+                do {
+                    _ = try db.query("BEGIN IMMEDIATE")
+                } catch {
+                    job.complete(.failure(SQLiteStore.translate(error)))
+                    continue
+                }
+                open = true
+            }
+            do {
+                _ = try db.query("SAVEPOINT portcullis")
+                try job.perform(db)
+                // Past its deadline the caller has been told "unavailable": its work must not commit.
+                if job.isAnswered() { throw StorageError(.unavailable, "the deadline passed before the commit") }
+                _ = try db.query("RELEASE portcullis")
+                members.append(job)
+            } catch {
+                _ = try? db.query("ROLLBACK TO portcullis")
+                _ = try? db.query("RELEASE portcullis")
+                job.complete(.failure(SQLiteStore.translate(error)))
+            }
+            if members.count >= Self.maximumGroup {
+                commit(db, &members)
+                open = false
+            }
+        }
+    }
+
+    /// Commits the open group and answers its members: `COMMIT`, or on failure `ROLLBACK` and the error for everyone.
+    private func commit(_ db: WriterStatements, _ members: inout [WriteJob]) {
+        let group = members
+        members.removeAll(keepingCapacity: true)
+        do {
+            _ = try db.query("COMMIT")
+        } catch {
+            _ = try? db.query("ROLLBACK")
+            let translated = SQLiteStore.translate(error)
+            for member in group { member.complete(.failure(translated)) }
+            return
+        }
+        for member in group { member.complete(.success(())) }
+    }
+}
