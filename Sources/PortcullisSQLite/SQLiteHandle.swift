@@ -49,6 +49,8 @@ final class SQLiteHandle: @unchecked Sendable {
     private var statements: [String: (statement: OpaquePointer, columns: ColumnNames)] = [:]
     /// Statements kept at most (texts built with a variable number of placeholders vary); beyond it the cache starts over.
     static let statementLimit = 256
+    /// A bound text or blob longer than this is not kept in its statement after the call.
+    static let largeBinding = 16 * 1024
 
     init(path: String) throws {
         let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
@@ -102,9 +104,13 @@ final class SQLiteHandle: @unchecked Sendable {
             statements[sql] = prepared
         }
         let statement = prepared.statement
+        // Bindings stay until the next call binds anew, except large ones: clearing them makes SQLite prepare the statement
+        // again on its next use when a partial index was weighed against a bound value (seen on every read of the refresh
+        // path), so they are cleared only where holding the value would cost memory.
+        var large = false
         defer {
             sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
+            if large { sqlite_nio_sqlite3_clear_bindings(statement) }
         }
         for (offset, value) in binds.enumerated() {
             let index = Int32(offset + 1)
@@ -115,6 +121,7 @@ final class SQLiteHandle: @unchecked Sendable {
             case .null: result = sqlite_nio_sqlite3_bind_null(statement, index)
             case .text(let text):
                 var text = text
+                large = large || text.utf8.count > Self.largeBinding
                 result = text.withUTF8 { bytes in
                     guard let start = bytes.baseAddress else {
                         return sqlite_nio_sqlite3_bind_text64(statement, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
@@ -124,6 +131,7 @@ final class SQLiteHandle: @unchecked Sendable {
                     }
                 }
             case .blob(let buffer):
+                large = large || buffer.readableBytes > Self.largeBinding
                 result = buffer.withUnsafeReadableBytes { bytes in
                     sqlite_nio_sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
                 }
