@@ -1,5 +1,5 @@
+import Foundation
 import PortcullisStorage
-import Synchronization
 
 /// A transaction waiting for the writer: its work and how its caller is answered. Touched by the writer's thread only,
 /// once submitted.
@@ -25,9 +25,12 @@ final class WriteJob: @unchecked Sendable {
 /// leaving the thread (so nothing interleaves with it and it costs its caller one wait, not one per statement).
 ///
 /// Group commit: transactions that arrive while others run join their SQLite transaction (each in a savepoint of its
-/// own) and all commit together when none is waiting any more (or at `maximumGroup`), so that concurrent writers share one
-/// fsync. A transaction that fails rolls back its savepoint alone.
-final class SQLiteWriter: Sendable {
+/// own) and all commit together, so that concurrent writers share one fsync. A transaction that fails rolls back its
+/// savepoint alone. Under concurrent load (the last group had more than one member) an open group waits up to
+/// `commitWindow` for more members before it commits: a transaction runs in tens of microseconds, much less than the time
+/// between two requests' writes, so without the wait nearly every write paid a commit of its own (measured: 0.82 fsyncs
+/// per refresh at 32 connections). A lone writer never waits.
+final class SQLiteWriter: @unchecked Sendable {
     private struct Queue {
         var jobs: [WriteJob] = []
         var head = 0
@@ -36,20 +39,24 @@ final class SQLiteWriter: Sendable {
     }
 
     private let thread: SQLiteThreads
-    private let queue = Mutex(Queue())
+    /// Guards `queue`; the thread waits on it for more members of a group.
+    private let condition = NSCondition()
+    private var queue = Queue()
     static let maximumGroup = 64
+    /// How long an open group waits for more members at most (from its first member).
+    static let commitWindow: Duration = .microseconds(1500)
 
     init(_ connection: SQLiteHandle) {
         thread = SQLiteThreads([connection])
     }
 
     func submit(_ job: WriteJob) {
-        let start = queue.withLock { queue -> Bool in
-            queue.jobs.append(job)
-            if queue.draining { return false }
-            queue.draining = true
-            return true
-        }
+        condition.lock()
+        queue.jobs.append(job)
+        let start = !queue.draining
+        queue.draining = true
+        condition.signal()
+        condition.unlock()
         if start { thread.submit { connection in self.drain(connection) } }
     }
 
@@ -59,21 +66,25 @@ final class SQLiteWriter: Sendable {
     /// Stops the thread once the transactions queued have run (a write under way is never cut short).
     func close() async throws { try await thread.close(interrupting: false) }
 
-    /// The next job; `nil` when none waits (and, unless a group is open to commit first, the thread stops draining).
-    private func next(groupOpen: Bool) -> WriteJob? {
-        queue.withLock { queue -> WriteJob? in
-            guard queue.head < queue.jobs.count else {
-                if !groupOpen { queue.draining = false }
-                return nil
-            }
-            let job = queue.jobs[queue.head]
-            queue.head += 1
-            if queue.head == queue.jobs.count {
-                queue.jobs.removeAll(keepingCapacity: queue.jobs.count <= 1024)
-                queue.head = 0
-            }
-            return job
+    /// The next job, waiting for one until `until` if given; `nil` when none came (and, unless a group is open to commit
+    /// first, the thread stops draining).
+    private func next(groupOpen: Bool, until: Date? = nil) -> WriteJob? {
+        condition.lock()
+        defer { condition.unlock() }
+        if let until {
+            while queue.head == queue.jobs.count, condition.wait(until: until) {}
         }
+        guard queue.head < queue.jobs.count else {
+            if !groupOpen { queue.draining = false }
+            return nil
+        }
+        let job = queue.jobs[queue.head]
+        queue.head += 1
+        if queue.head == queue.jobs.count {
+            queue.jobs.removeAll(keepingCapacity: queue.jobs.count <= 1024)
+            queue.head = 0
+        }
+        return job
     }
 
     private func drain(_ connection: SQLiteHandle?) {
@@ -84,9 +95,12 @@ final class SQLiteWriter: Sendable {
         let db = WriterStatements(connection: connection)
         var members: [WriteJob] = []
         var open = false
+        var concurrent = false
+        var groupEnds = Date()
         while true {
-            guard let job = next(groupOpen: open) else {
+            guard let job = next(groupOpen: open) ?? (open && concurrent ? next(groupOpen: open, until: groupEnds) : nil) else {
                 guard open else { return }
+                concurrent = members.count > 1
                 commit(db, &members)
                 open = false
                 continue
@@ -104,6 +118,7 @@ final class SQLiteWriter: Sendable {
                     continue
                 }
                 open = true
+                groupEnds = Date().addingTimeInterval(Double(Self.commitWindow.nanoseconds) / 1e9)
             }
             do {
                 _ = try db.query("SAVEPOINT portcullis")
@@ -118,6 +133,7 @@ final class SQLiteWriter: Sendable {
                 job.complete(.failure(SQLiteStore.translate(error)))
             }
             if members.count >= Self.maximumGroup {
+                concurrent = true
                 commit(db, &members)
                 open = false
             }
