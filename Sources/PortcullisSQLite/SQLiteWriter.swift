@@ -44,7 +44,7 @@ final class SQLiteWriter: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue = Queue()
     static let maximumGroup = 64
-    /// How long an open group waits for more members at most (from its first member); a commit's fsync takes longer.
+    /// How long an open group waits for more members at most (from its first member).
     static let commitWindow: TimeInterval = 0.004
 
     init(_ connection: SQLiteHandle) {
