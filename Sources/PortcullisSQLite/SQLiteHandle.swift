@@ -66,6 +66,9 @@ final class SQLiteHandle: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Statements prepared and kept now.
+    var cachedStatements: Int { statements.count }
+
     /// Stops the statement running now, if any, with an error (any thread may call it while the connection is open).
     func interrupt() {
         if let db { sqlite_nio_sqlite3_interrupt(db) }

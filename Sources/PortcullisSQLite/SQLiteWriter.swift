@@ -1,5 +1,6 @@
 import Foundation
 import PortcullisStorage
+import Synchronization
 
 /// A transaction waiting for the writer: its work and how its caller is answered. Touched by the writer's thread only,
 /// once submitted.
@@ -44,6 +45,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue = Queue()
     static let maximumGroup = 64
+    /// Commits made (groups), for tests and diagnostics.
+    let commits = Atomic<Int>(0)
     /// How long an open group waits for more members at most (from its first member).
     static let commitWindow: TimeInterval = 0.004
 
@@ -151,6 +154,7 @@ final class SQLiteWriter: @unchecked Sendable {
     private func commit(_ db: WriterStatements, _ members: inout [WriteJob]) {
         let group = members
         members.removeAll(keepingCapacity: true)
+        commits.add(1, ordering: .relaxed)
         do {
             _ = try db.query("COMMIT")
         } catch {

@@ -1,9 +1,11 @@
 import Foundation
 import Logging
+import NIOCore
 import PortcullisCore
 import PortcullisStorage
 import PortcullisTesting
 import SQLiteNIO
+import Synchronization
 import Testing
 
 @testable import PortcullisSQLite
@@ -83,6 +85,74 @@ struct SQLiteStoreTests {
         #expect(try await store.tenantIds() == ["t"])
         #expect(try await store.find(tokenHash: "h")?.familyId == "f")
         try await store.close()
+    }
+
+    @Test("the store's connections: every kind of value round-trips through a kept statement, a failed call leaves it usable, the cache stays bounded")
+    func connections() throws {
+        let path = temporarySQLitePath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let db = try SQLiteHandle(path: path)
+        defer { db.close() }
+        _ = try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v)")
+        let large = String(repeating: "é✓", count: 6000)  // over the 16 KiB kept binding
+        let values: [SQLiteData] = [
+            .integer(-42), .float(1.5), .text(""), .text("naïve ✓ \u{1F512}"), .text(large), .null,
+            .blob(ByteBuffer(bytes: [0, 1, 2, 255])), .text("after the large one"),
+        ]
+        for (key, value) in values.enumerated() { _ = try db.execute("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(key), value]) }
+        for (key, value) in values.enumerated() {
+            #expect(try db.execute("SELECT v, k AS key FROM t WHERE k = ?", [.integer(key)]).first?.column("v") == value)
+        }
+        #expect(try db.execute("SELECT k FROM t WHERE k > ?", [.integer(100)]).isEmpty)
+        #expect(throws: SQLiteFailure.self) { try db.execute("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(0), .null]) }
+        let duplicate = SQLiteStore.translate(SQLiteFailure(code: SQLiteFailure.constraintPrimaryKey, message: "x"))
+        #expect((duplicate as? StorageError)?.code == .duplicate)
+        _ = try db.execute("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(99), .text("the kept statement works after a failure")])
+        #expect(try db.execute("SELECT v FROM t WHERE k = ?", [.integer(99)]).first?.column("v")?.string == "the kept statement works after a failure")
+        for n in 0..<(SQLiteHandle.statementLimit + 50) { _ = try db.execute("SELECT \(n) AS n") }
+        #expect(db.cachedStatements <= SQLiteHandle.statementLimit)
+        #expect(try db.execute("SELECT v FROM t WHERE k = ?", [.integer(1)]).first?.column("v") == .float(1.5))
+    }
+
+    @Test("concurrent writers share commits (group commit); each still gets its own outcome")
+    func groupCommit() async throws {
+        try await withStore(temporarySQLitePath()) { store in
+            let before = store.writer.commits.load(ordering: .relaxed)
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        try await store.insert(
+                            RefreshTokenRecord(
+                                tokenHash: "h\(index)", familyId: "f\(index)", tenantId: "t", userId: "u", clientId: "c", scope: "openid",
+                                issuedAt: now, expiresAt: now.addingTimeInterval(60)))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let commits = store.writer.commits.load(ordering: .relaxed) - before
+            #expect(commits < 25, "50 concurrent writes took \(commits) commits")
+            // A failing member rolls back alone: a duplicate refused, the others of its group kept.
+            async let duplicate: Result<Void, any Error> = {
+                do {
+                    return .success(
+                        try await store.insert(
+                            RefreshTokenRecord(
+                                tokenHash: "h1", familyId: "f-other", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now,
+                                expiresAt: now.addingTimeInterval(60))))
+                } catch { return .failure(error) }
+            }()
+            async let fresh: Void = store.insert(
+                RefreshTokenRecord(
+                    tokenHash: "h-new", familyId: "f-new", tenantId: "t", userId: "u", clientId: "c", scope: "openid", issuedAt: now,
+                    expiresAt: now.addingTimeInterval(60)))
+            let refused = await duplicate
+            #expect(throws: StorageError.self) { try refused.get() }
+            try await fresh
+            for index in 0..<50 { #expect(try await store.find(tokenHash: "h\(index)") != nil) }
+            #expect(try await store.find(tokenHash: "h-new") != nil)
+            #expect(try await store.find(tokenHash: "h1")?.familyId == "f1")
+        }
     }
 
     @Test("an unwritable path is a clear unavailable error")
