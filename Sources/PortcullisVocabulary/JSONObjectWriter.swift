@@ -47,6 +47,20 @@ public struct JSONObjectWriter {
         out += "]"
     }
 
+    public mutating func integers(_ name: String, _ values: [Int]?) {
+        guard let values else { return }
+        key(name)
+        out += "[" + values.map(String.init).joined(separator: ",") + "]"
+    }
+
+    /// A nested object written by `write` (members in its call order).
+    public mutating func object(_ name: String, _ write: (inout JSONObjectWriter) -> Void) {
+        key(name)
+        var nested = JSONObjectWriter(capacity: 128)
+        write(&nested)
+        out += nested.out + "}"
+    }
+
     /// A nested object of string members (`cnf: {"jkt": …}`), in the order given.
     public mutating func object(_ name: String, strings members: [(String, String)]?) {
         guard let members else { return }

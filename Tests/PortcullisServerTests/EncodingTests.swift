@@ -20,6 +20,35 @@ struct EncodingTests {
         #expect(try JSONSerialization.jsonObject(with: data) is [String: Any])
     }
 
+    @Test(
+        "the OAuth error body is written byte for byte as JSONEncoder writes it (sorted keys, slashes unescaped)",
+        arguments: [
+            OAuthErrorBody(
+                error: "invalid_grant", suberror: "protection_policy_required",
+                errorDescription: "AADSTS53005: Application needs to enforce Intune protection policies.\r\nTrace ID: t\r\nCorrelation ID: c",
+                errorCodes: [53005], timestamp: "2026-11-29 04:00:00Z", traceId: "t", correlationId: "c", adi: "erin@contoso.example",
+                clientInfo: "eyJ1aWQiOiJ4In0",
+                remediation: RemediationDetails(
+                    homeAccountId: "o.t", accountId: "o", tenantId: "t", upn: "erin@contoso.example", endpoint: "https://p.example/x",
+                    scope: "https://p.example/.default", policyIds: ["p-1", "p/2"])),
+            OAuthErrorBody(
+                error: "invalid_client", errorDescription: "\"quoted\" \\ back\nslash\u{1}é ✓ </script>", errorCodes: [7000215, 1],
+                timestamp: "", traceId: "", correlationId: ""),
+        ])
+    func errorBody(_ body: OAuthErrorBody) throws {
+        var withClaims = body
+        for candidate in [
+            body,
+            {
+                withClaims.claims = #"{"access_token":{"polids":{"essential":true,"values":["p"]}}}"#
+                return withClaims
+            }(),
+        ] {
+            #expect(String(decoding: candidate.jsonBody, as: UTF8.self) == String(decoding: try JSONResponse.encoder.encode(candidate), as: UTF8.self))
+            #expect(try JSONDecoder().decode(OAuthErrorBody.self, from: candidate.jsonBody) == candidate)
+        }
+    }
+
     @Test("base64url matches Foundation's base64 with the URL alphabet and no padding", arguments: 0..<40)
     func base64url(_ length: Int) {
         let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11 &+ length) }
