@@ -62,9 +62,26 @@ public enum StoredJSON {
         let comma = UInt8(ascii: ",")
         for member in columnMembers(status: record.conditionalAccessStatus.rawValue) {
             let member = Array(member.utf8)
-            if let range = bytes.firstRange(of: member + [comma]) ?? bytes.firstRange(of: [comma] + member) { bytes.removeSubrange(range) }
+            if let range = Self.firstRange(of: member + [comma], in: bytes) ?? Self.firstRange(of: [comma] + member, in: bytes) {
+                bytes.removeSubrange(range)
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Where `needle` first occurs in `haystack`: a plain scan over contiguous bytes (Foundation's `firstRange(of:)` for
+    /// `DataProtocol`, which `[UInt8]` would otherwise pick, measured slower still than `String.range(of:)`).
+    static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        return haystack.withUnsafeBufferPointer { text -> Range<Int>? in
+            needle.withUnsafeBufferPointer { pattern -> Range<Int>? in
+                guard let base = text.baseAddress, let wanted = pattern.baseAddress else { return nil }
+                for start in 0...(text.count - pattern.count) where text[start] == first {
+                    if memcmp(base + start, wanted, pattern.count) == 0 { return start..<(start + pattern.count) }
+                }
+                return nil
+            }
+        }
     }
 
     /// The top-level members of a compact record that its row's columns hold, as the encoder writes them blank.

@@ -3,6 +3,7 @@ import PortcullisAPI
 import Testing
 
 @testable import PortcullisServer
+@testable import PortcullisStorage
 
 @Suite("hand-written encodings")
 struct EncodingTests {
@@ -47,6 +48,25 @@ struct EncodingTests {
             #expect(String(decoding: candidate.jsonBody, as: UTF8.self) == String(decoding: try JSONResponse.encoder.encode(candidate), as: UTF8.self))
             #expect(try JSONDecoder().decode(OAuthErrorBody.self, from: candidate.jsonBody) == candidate)
         }
+    }
+
+    @Test("client_info is JSONEncoder's sorted form, base64url", arguments: [("oid-1", "tid-1"), ("", "\"é\\/\n")])
+    func clientInfo(_ ids: (String, String)) throws {
+        let info = ClientInfo(uid: ids.0, utid: ids.1)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(Base64URL.decode(info.encoded) == (try encoder.encode(info)))
+    }
+
+    @Test("the sign-in log's byte search finds the first occurrence, at the edges too")
+    func byteSearch() {
+        let text = Array("a,b,ab,abc".utf8)
+        #expect(StoredJSON.firstRange(of: Array("ab".utf8), in: text) == 4..<6)
+        #expect(StoredJSON.firstRange(of: Array("a,".utf8), in: text) == 0..<2)
+        #expect(StoredJSON.firstRange(of: Array("abc".utf8), in: text) == 7..<10)
+        #expect(StoredJSON.firstRange(of: Array("abcd".utf8), in: text) == nil)
+        #expect(StoredJSON.firstRange(of: [], in: text) == nil)
+        #expect(StoredJSON.firstRange(of: Array("x".utf8), in: []) == nil)
     }
 
     @Test("base64url matches Foundation's base64 with the URL alphabet and no padding", arguments: 0..<40)

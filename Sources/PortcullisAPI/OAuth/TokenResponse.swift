@@ -134,10 +134,13 @@ public struct ClientInfo: Codable, Sendable, Equatable {
 
 extension ClientInfo {
     /// The wire form: base64url of the JSON object.
+    /// Written directly (`{"uid":…,"utid":…}`, as `JSONEncoder` writes it with sorted keys): every user grant and
+    /// every app-protection refusal carries one.
     public var encoded: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return Base64URL.encode((try? encoder.encode(self)) ?? Data())
+        var writer = JSONObjectWriter(capacity: 128)
+        writer.string("uid", uid)
+        writer.string("utid", utid)
+        return Base64URL.encode(writer.finish())
     }
 
     public init?(encoded: String) {
