@@ -98,18 +98,30 @@ public enum JSONText {
         // A native string's bytes are contiguous: a tight loop over them, not an iterator per byte.
         let needed = text.utf8.withContiguousStorageIfAvailable { $0.contains(where: special) } ?? text.utf8.contains(where: special)
         guard needed else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+        // Byte by byte (a multi-byte UTF-8 sequence has no byte below 0x80, so it passes through whole).
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
+        let backslash = UInt8(ascii: "\\")
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), backslash:
+                out.append(backslash)
+                out.append(byte)
+            case UInt8(ascii: "\n"):
+                out.append(backslash)
+                out.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"):
+                out.append(backslash)
+                out.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"):
+                out.append(backslash)
+                out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: [backslash, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }
