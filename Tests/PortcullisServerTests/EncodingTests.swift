@@ -69,6 +69,15 @@ struct EncodingTests {
         #expect(StoredJSON.firstRange(of: Array("x".utf8), in: []) == nil)
     }
 
+    @Test("trimming spaces: spaces and tabs at either end only")
+    func trimmingSpaces() {
+        #expect(" \t a b \t".trimmingSpaces() == "a b")
+        #expect("ab".trimmingSpaces() == "ab")
+        #expect(" \t ".trimmingSpaces().isEmpty)
+        #expect("".trimmingSpaces().isEmpty)
+        #expect("\na\n".trimmingSpaces() == "\na\n", "line breaks are not HTTP's optional whitespace")
+    }
+
     @Test("base64url matches Foundation's base64 with the URL alphabet and no padding", arguments: 0..<40)
     func base64url(_ length: Int) {
         let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11 &+ length) }

@@ -42,6 +42,15 @@ let hostileCases: [HostileCase] = [
         name: "wrong content type (JSON)", body: #"{"grant_type":"client_credentials"}"#, contentType: "application/json", status: 400,
         error: "invalid_request", code: 900144),
     HostileCase(
+        name: "a form content type in another case, with spaces and a parameter (accepted)", body: "grant_type=client_credentials&\(daemon)&\(mailDefault)",
+        contentType: " Application/X-WWW-Form-URLEncoded\t; charset=UTF-8", status: 200, error: nil, code: nil),
+    HostileCase(
+        name: "a content type that only begins like a form", body: "grant_type=client_credentials&\(daemon)&\(mailDefault)",
+        contentType: "application/x-www-form-urlencodedx", status: 400, error: "invalid_request", code: 900144),
+    HostileCase(
+        name: "a content type whose media type is empty", body: "grant_type=client_credentials&\(daemon)&\(mailDefault)",
+        contentType: "; application/x-www-form-urlencoded", status: 400, error: "invalid_request", code: 900144),
+    HostileCase(
         name: "no content type", body: "grant_type=client_credentials&\(daemon)&\(mailDefault)", contentType: nil, status: 400, error: "invalid_request",
         code: 900144),
     HostileCase(name: "broken percent escape", body: "grant_type=client_credentials&\(daemon)&scope=%ZZ", status: 400, error: "invalid_request", code: 900144),

@@ -34,7 +34,7 @@ struct ClientAuthenticator: Sendable {
     func authenticate(form: FormBody, authorization: String?, in directory: DirectorySnapshot) async throws(TokenError) -> AuthenticatedClient {
         var basic: (id: String, secret: String)?
         if let authorization, authorization.count > 6, authorization.prefix(6).equalsIgnoringCase("basic ") {
-            let encoded = authorization.dropFirst(6).trimmingCharacters(in: .whitespaces)
+            let encoded = String(authorization.dropFirst(6).trimmingSpaces())
             guard let data = Data(base64Encoded: encoded), let decoded = String(data: data, encoding: .utf8),
                 let colon = decoded.firstIndex(of: ":"),
                 let id = FormBody.decode(ArraySlice(decoded[..<colon].utf8)),

@@ -74,8 +74,9 @@ struct OAuthRoutes: Sendable {
 
     /// Reads a form body: the right content type, at most the body limit (413 beyond), parsed strictly.
     static func form(_ request: Request, _ context: PortcullisRequestContext) async throws -> FormBody {
-        guard let type = request.headers[.contentType]?.lowercased(),
-            type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) == "application/x-www-form-urlencoded"
+        guard let type = request.headers[.contentType],
+            type.split(separator: ";", omittingEmptySubsequences: false).first?.trimmingSpaces().equalsIgnoringCase("application/x-www-form-urlencoded")
+                == true
         else { throw TokenError.wrongContentType }
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
@@ -285,7 +286,7 @@ extension PortcullisRequestContext {
 enum ClientAddress {
     static func resolve(peer: IPAddress?, forwardedFor: String?, trustedProxies: [IPRange]) -> IPAddress? {
         guard let peer, trustedProxies.contains(where: { $0.contains(peer) }), let forwardedFor else { return peer }
-        let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let hops = forwardedFor.split(separator: ",").map { String($0.trimmingSpaces()) }
         for hop in hops.reversed() {
             guard let address = IPAddress(hop) else { return peer }
             if !trustedProxies.contains(where: { $0.contains(address) }) { return address }
