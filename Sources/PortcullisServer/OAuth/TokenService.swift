@@ -125,10 +125,15 @@ struct TokenService: Sendable {
     }
 
     /// Identifiers fixed before the decision (an authorization code records what its redemption issues, so
-    /// that a replay can revoke it).
+    /// that a replay can revoke it). A family's ID is made only for a grant that may start one (each `UUID()` is a
+    /// read of the kernel's random source).
     struct Prepared {
         var tokenId = UUID().identifierText
-        var familyId = UUID().identifierText
+        var familyId: String?
+
+        init(_ grantType: GrantType) {
+            familyId = grantType == .clientCredentials || grantType == .refreshToken ? nil : UUID().identifierText
+        }
     }
 
     /// `device`: the device this request proved (PKeyAuth), if it did.
@@ -145,7 +150,7 @@ struct TokenService: Sendable {
         let capabilities = try form["claims"].map { (text: String) throws(TokenError) in try ClaimsRequest.parse(text) } ?? ClaimsRequest()
         let now = try await notBefore(capabilities.notBefore)
 
-        let prepared = Prepared()
+        let prepared = Prepared(grantType)
         var user: User?
         var redeeming: RefreshTokenRecord?
         var authentication = AuthenticationContext.none
@@ -383,7 +388,8 @@ struct TokenService: Sendable {
             let token = CredentialHasher.randomToken()
             try await store.insert(
                 RefreshTokenRecord(
-                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId, tenantId: TenantID(plan.accessToken.tenantId),
+                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId ?? UUID().identifierText,
+                    tenantId: TenantID(plan.accessToken.tenantId),
                     userId: ObjectID(plan.accessToken.subject), clientId: AppID(plan.accessToken.clientId), scope: scope, issuedAt: facts.now.wholeSeconds,
                     expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint,
                     transferMethod: facts.signIn.transferMethod, device: facts.provenDevice))
