@@ -1,5 +1,6 @@
 import Foundation
 import PortcullisAPI
+import PortcullisTokenVerification
 import Testing
 
 @testable import PortcullisServer
@@ -67,6 +68,20 @@ struct EncodingTests {
         #expect(StoredJSON.firstRange(of: Array("abcd".utf8), in: text) == nil)
         #expect(StoredJSON.firstRange(of: [], in: text) == nil)
         #expect(StoredJSON.firstRange(of: Array("x".utf8), in: []) == nil)
+    }
+
+    @Test(
+        "the introspection response is written byte for byte as JSONEncoder writes it",
+        arguments: [
+            IntrospectionResponse.inactive,
+            IntrospectionResponse(
+                active: true, scope: "Mail.Read openid", clientId: "c", username: "erin@contoso.example", tokenType: "DPoP", exp: 3, iat: 1, nbf: 1,
+                sub: "s", aud: "api://x/\"y\"", iss: "https://p.example/t/v2.0", jti: "j", tid: "t", oid: "o", roles: ["A", "B/é"],
+                cnf: .init(jkt: "k")),
+            IntrospectionResponse(active: true, clientId: "c", tokenType: "refresh_token", exp: 2, iat: 1, sub: "s", roles: []),
+        ])
+    func introspection(_ response: IntrospectionResponse) throws {
+        #expect(String(decoding: response.jsonBody, as: UTF8.self) == String(decoding: try JSONResponse.encoder.encode(response), as: UTF8.self))
     }
 
     @Test("trimming spaces: spaces and tabs at either end only")

@@ -153,7 +153,7 @@ struct OAuthRoutes: Sendable {
         }
         let token = try form.required("token")
         let now = clock.now()
-        let inactive = JSONResponse.make(status: .ok, IntrospectionResponse.inactive)
+        let inactive = JSONResponse.make(status: .ok, data: IntrospectionResponse.inactiveBody)
         let caller = client.application
 
         if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
@@ -174,23 +174,25 @@ struct OAuthRoutes: Sendable {
             }
             return JSONResponse.make(
                 status: .ok,
-                IntrospectionResponse(
+                data: IntrospectionResponse(
                     active: true, scope: claims.scp, clientId: claims.azp, username: claims.upn,
                     tokenType: claims.cnf == nil ? TokenResponse.bearer : TokenResponse.dpop,
                     exp: claims.exp, iat: claims.iat, nbf: claims.nbf, sub: claims.sub, aud: claims.aud, iss: claims.iss,
-                    jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles, cnf: claims.cnf))
+                    jti: claims.jti, tid: claims.tid, oid: claims.oid, roles: claims.roles, cnf: claims.cnf
+                ).jsonBody)
         }
         guard let record = try await store.find(tokenHash: CredentialHasher.hashToken(token)),
             RefreshTokenDecision.decide(record: record, tenantId: tenant.tenant.id, clientId: caller.appId, now: now) == .redeem
         else { return inactive }
         return JSONResponse.make(
             status: .ok,
-            IntrospectionResponse(
+            data: IntrospectionResponse(
                 active: true, scope: record.scope, clientId: record.clientId.rawValue,
                 username: tenant.user(id: record.userId)?.userPrincipalName, tokenType: "refresh_token",
                 exp: Int(record.expiresAt.timeIntervalSince1970), iat: Int(record.issuedAt.timeIntervalSince1970), nbf: nil,
                 sub: record.userId.rawValue, aud: nil, iss: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), jti: nil,
-                tid: record.tenantId.rawValue, oid: record.userId.rawValue, roles: nil))
+                tid: record.tenantId.rawValue, oid: record.userId.rawValue, roles: nil
+            ).jsonBody)
     }
 
     func userRealm(_ context: PortcullisRequestContext) async throws -> Response {
@@ -226,6 +228,29 @@ struct IntrospectionResponse: Codable, Sendable {
     var cnf: AccessTokenClaims.Confirmation?
 
     static let inactive = IntrospectionResponse(active: false)
+    static let inactiveBody = inactive.jsonBody
+
+    /// Written directly in `JSONEncoder`'s sorted-key form (introspection's `JSONEncoder` measured 8 % of it).
+    var jsonBody: Data {
+        var writer = JSONObjectWriter(capacity: 512)
+        writer.bool("active", active)
+        writer.string("aud", aud)
+        writer.string("client_id", clientId)
+        if let cnf { writer.object("cnf", strings: [("jkt", cnf.jkt)]) }
+        writer.integer("exp", exp)
+        writer.integer("iat", iat)
+        writer.string("iss", iss)
+        writer.string("jti", jti)
+        writer.integer("nbf", nbf)
+        writer.string("oid", oid)
+        writer.strings("roles", roles)
+        writer.string("scope", scope)
+        writer.string("sub", sub)
+        writer.string("tid", tid)
+        writer.string("token_type", tokenType)
+        writer.string("username", username)
+        return writer.finish()
+    }
 
     init(
         active: Bool, scope: String? = nil, clientId: String? = nil, username: String? = nil, tokenType: String? = nil,
