@@ -1,5 +1,5 @@
 import Foundation
-public import NIOCore
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -88,20 +88,6 @@ public struct StoreDeadline: Sendable {
                 guard !ticket.isAnswered else { return }
                 onTimeout?()
                 _ = ticket.race.finish(.failure(StorageError(.unavailable, "the store did not answer within \(duration) (\(description))")))
-            }
-        }
-    }
-
-    /// The same for one statement that is a future (an SQLite read): no task at all, the caller waits for the
-    /// future's callback or the deadline.
-    public func run<T: Sendable>(_ what: @autoclosure () -> String, future: EventLoopFuture<T>) async throws -> T {
-        let duration = Self.maintenance ?? self.duration
-        let description = what()
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let race = Race(continuation)
-            future.whenComplete { _ = race.finish($0) }
-            DeadlineWatch.shared.add(after: duration, done: { race.resumed.load(ordering: .relaxed) }) {
-                _ = race.finish(.failure(StorageError(.unavailable, "the store did not answer within \(duration) (\(description))")))
             }
         }
     }
