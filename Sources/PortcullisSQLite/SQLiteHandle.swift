@@ -115,6 +115,9 @@ final class SQLiteHandle: @unchecked Sendable {
             sqlite_nio_sqlite3_reset(statement)
             if large { sqlite_nio_sqlite3_clear_bindings(statement) }
         }
+        // A call that binds fewer values than the statement has parameters gets NULL for the rest, as a fresh statement
+        // would, never a value an earlier call left.
+        if Int(sqlite_nio_sqlite3_bind_parameter_count(statement)) != binds.count { sqlite_nio_sqlite3_clear_bindings(statement) }
         for (offset, value) in binds.enumerated() {
             let index = Int32(offset + 1)
             let result: Int32

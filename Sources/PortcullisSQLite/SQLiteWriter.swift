@@ -145,6 +145,7 @@ final class SQLiteWriter: @unchecked Sendable {
             if members.count >= Self.maximumGroup {
                 concurrent = true
                 commit(db, &members)
+                lastCommit = Date()
                 open = false
             }
         }

@@ -109,6 +109,10 @@ struct SQLiteStoreTests {
         #expect((duplicate as? StorageError)?.code == .duplicate)
         _ = try db.execute("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(99), .text("the kept statement works after a failure")])
         #expect(try db.execute("SELECT v FROM t WHERE k = ?", [.integer(99)]).first?.column("v")?.string == "the kept statement works after a failure")
+        // Fewer values than parameters: the rest are NULL, not what the last call bound.
+        _ = try db.execute("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(100), .text("kept?")])
+        _ = try db.execute("INSERT INTO t (k, v) VALUES (?, ?)", [.integer(101)])
+        #expect(try db.execute("SELECT v FROM t WHERE k = ?", [.integer(101)]).first?.column("v") == .null)
         for n in 0..<(SQLiteHandle.statementLimit + 50) { _ = try db.execute("SELECT \(n) AS n") }
         #expect(db.cachedStatements <= SQLiteHandle.statementLimit)
         #expect(try db.execute("SELECT v FROM t WHERE k = ?", [.integer(1)]).first?.column("v") == .float(1.5))
