@@ -108,15 +108,18 @@ extension PostgresStore {
         ).map(Self.enrollment)
     }
 
-    public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> Enrollment? {
+    public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> CompliantEnrollment? {
         try await rows(
             """
-            SELECT document, revision FROM enrollments
+            SELECT id, document::jsonb ->> 'platform' AS platform FROM enrollments
             WHERE tenant_id = \(tenantId) AND user_id = \(userId) AND client_id = \(clientId)
               AND state = 'compliant' AND lapses_at > \(now.seconds)
             ORDER BY updated_at DESC LIMIT 1
             """
-        ).first.map(Self.enrollment)
+        ).first.map { row in
+            let (id, platform) = try row.decode((String, String?).self)
+            return CompliantEnrollment(id: RecordID(id), platform: platform.flatMap(DevicePlatform.init(rawValue:)))
+        }
     }
 
     public func hasActiveEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> Bool {

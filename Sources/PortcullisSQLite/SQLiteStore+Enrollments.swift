@@ -114,15 +114,17 @@ extension SQLiteStore {
         ).map(Self.enrollment(from:))
     }
 
-    public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> Enrollment? {
+    public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> CompliantEnrollment? {
         try await read(
             """
-            SELECT document, revision FROM enrollments
+            SELECT id, json_extract(document, '$.platform') AS platform FROM enrollments
             WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state = 'compliant' AND lapses_at > ?
             ORDER BY updated_at DESC LIMIT 1
             """,
             [.id(tenantId), .id(userId), .id(clientId), .date(now)]
-        ).first.map(Self.enrollment(from:))
+        ).first.map { row in
+            CompliantEnrollment(id: try row.id("id"), platform: row.optionalString("platform").flatMap(DevicePlatform.init(rawValue:)))
+        }
     }
 
     public func hasActiveEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> Bool {

@@ -444,7 +444,9 @@ public enum StoreConformance {
             let updated = try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: [])
             try expect(updated?.revision == 2, "an update bumps the revision")
             try expect(try await store.updateEnrollment(compliant, expectedRevision: 1, history: history, outbox: []) == nil, "a stale revision is refused")
-            try expect(try await store.compliantEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1", now: now)?.id == "e1", "compliant now")
+            try expect(
+                try await store.compliantEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1", now: now)
+                    == CompliantEnrollment(id: "e1", platform: .iOS), "compliant now, with its platform")
             try expect(
                 try await store.compliantEnrollment(tenantId: TenantID(tenant), userId: "u-1", clientId: "c-1", now: now.addingTimeInterval(61)) == nil,
                 "lapsed later")
