@@ -1,6 +1,11 @@
-import Foundation
 import PortcullisStorage
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A transaction waiting for the writer: its work and how its caller is answered. Touched by the writer's thread only,
 /// once submitted.
@@ -32,35 +37,40 @@ final class WriteJob: @unchecked Sendable {
 /// transaction runs in tens of microseconds, much less than the time between two requests' writes, so without the wait
 /// nearly every write paid a commit of its own (measured at 32 connections of refreshes: 0.82 fsyncs per refresh without
 /// it, 0.45 with a 1.5 ms window, 0.28 with 4 ms). A write with none other in the window before it never waits.
-final class SQLiteWriter: @unchecked Sendable {
+final class SQLiteWriter: Sendable {
     private struct Queue {
         var jobs: [WriteJob] = []
         var head = 0
         /// Whether the thread is draining the queue (then a new job only joins it).
         var draining = false
+        /// Whether the thread waits for more members of an open group (then a new job wakes it).
+        var waiting = false
     }
 
     private let thread: SQLiteThreads
-    /// Guards `queue`; the thread waits on it for more members of a group.
-    private let condition = NSCondition()
-    private var queue = Queue()
+    private let queue = Mutex(Queue())
+    /// Signalled when a job arrives while the thread waits.
+    private let arrivals = MonotonicSignal()
     static let maximumGroup = 64
     /// Commits made (groups), for tests and diagnostics.
     let commits = Atomic<Int>(0)
     /// How long an open group waits for more members at most (from its first member).
-    static let commitWindow: TimeInterval = 0.004
+    static let commitWindow: Duration = .milliseconds(4)
 
     init(_ connection: SQLiteHandle) {
         thread = SQLiteThreads([connection])
     }
 
     func submit(_ job: WriteJob) {
-        condition.lock()
-        queue.jobs.append(job)
-        let start = !queue.draining
-        queue.draining = true
-        condition.signal()
-        condition.unlock()
+        let (start, wake) = queue.withLock { queue -> (Bool, Bool) in
+            queue.jobs.append(job)
+            let start = !queue.draining
+            let wake = queue.waiting
+            queue.draining = true
+            queue.waiting = false
+            return (start, wake)
+        }
+        if wake { arrivals.signal() }
         if start { thread.submit { connection in self.drain(connection) } }
     }
 
@@ -72,23 +82,30 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// The next job, waiting for one until `until` if given; `nil` when none came (and, unless a group is open to commit
     /// first, the thread stops draining).
-    private func next(groupOpen: Bool, until: Date? = nil) -> WriteJob? {
-        condition.lock()
-        defer { condition.unlock() }
-        if let until {
-            while queue.head == queue.jobs.count, condition.wait(until: until) {}
+    private func next(groupOpen: Bool, until: ContinuousClock.Instant? = nil) -> WriteJob? {
+        while true {
+            let (job, wait) = queue.withLock { queue -> (WriteJob?, Bool) in
+                if queue.head < queue.jobs.count {
+                    let job = queue.jobs[queue.head]
+                    queue.head += 1
+                    if queue.head == queue.jobs.count {
+                        queue.jobs.removeAll(keepingCapacity: queue.jobs.count <= 1024)
+                        queue.head = 0
+                    }
+                    return (job, false)
+                }
+                if let until, ContinuousClock.now < until {
+                    queue.waiting = true
+                    return (nil, true)
+                }
+                if !groupOpen { queue.draining = false }
+                return (nil, false)
+            }
+            guard wait, let until else { return job }
+            // A signal that raced a timeout only makes a later wait return early: the loop looks at the queue again.
+            arrivals.wait(for: until - ContinuousClock.now)
+            queue.withLock { $0.waiting = false }
         }
-        guard queue.head < queue.jobs.count else {
-            if !groupOpen { queue.draining = false }
-            return nil
-        }
-        let job = queue.jobs[queue.head]
-        queue.head += 1
-        if queue.head == queue.jobs.count {
-            queue.jobs.removeAll(keepingCapacity: queue.jobs.count <= 1024)
-            queue.head = 0
-        }
-        return job
     }
 
     private func drain(_ connection: SQLiteHandle?) {
@@ -100,14 +117,14 @@ final class SQLiteWriter: @unchecked Sendable {
         var members: [WriteJob] = []
         var open = false
         var concurrent = false
-        var groupEnds = Date()
-        var lastCommit = Date.distantPast
+        var groupEnds = ContinuousClock.now
+        var lastCommit: ContinuousClock.Instant?
         while true {
             guard let job = next(groupOpen: open) ?? (open && concurrent ? next(groupOpen: open, until: groupEnds) : nil) else {
                 guard open else { return }
                 let size = members.count
                 commit(db, &members)
-                lastCommit = Date()
+                lastCommit = .now
                 concurrent = size > 1
                 open = false
                 continue
@@ -125,10 +142,9 @@ final class SQLiteWriter: @unchecked Sendable {
                     continue
                 }
                 open = true
-                let now = Date()
-                groupEnds = now.addingTimeInterval(Self.commitWindow)
+                groupEnds = .now + Self.commitWindow
                 // Writes arriving back to back (this one within a window of the last commit) are load too.
-                if now.timeIntervalSince(lastCommit) < Self.commitWindow { concurrent = true }
+                if let lastCommit, ContinuousClock.now - lastCommit < Self.commitWindow { concurrent = true }
             }
             do {
                 _ = try db.query("SAVEPOINT portcullis")
@@ -145,7 +161,7 @@ final class SQLiteWriter: @unchecked Sendable {
             if members.count >= Self.maximumGroup {
                 concurrent = true
                 commit(db, &members)
-                lastCommit = Date()
+                lastCommit = .now
                 open = false
             }
         }
@@ -165,5 +181,54 @@ final class SQLiteWriter: @unchecked Sendable {
             return
         }
         for member in group { member.complete(.success(())) }
+    }
+}
+
+/// A wake-up signal whose timed wait runs on the monotonic clock. Foundation's `NSCondition.wait(until:)` and Dispatch's
+/// timed waits end at a wall-clock instant: moved by hours (an administrator, NTP stepping, a test's clock shim), a 4 ms
+/// wait became hours and every write timed out behind it (seen in the terms-of-use browser test, whose shim moves the
+/// server's clock a day ahead).
+final class MonotonicSignal: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Guarded by `mutex`.
+    private var signalled = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func signal() {
+        pthread_mutex_lock(mutex)
+        signalled = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Waits until signalled (consuming the signal) or until `duration` has passed on the monotonic clock.
+    func wait(for duration: Duration) {
+        guard duration > .zero else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let total = Int64(now.tv_nsec) + duration.nanoseconds
+        var deadline = timespec(tv_sec: now.tv_sec + Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
+        pthread_mutex_lock(mutex)
+        while !signalled {
+            if pthread_cond_timedwait(condition, mutex, &deadline) != 0 { break }
+        }
+        signalled = false
+        pthread_mutex_unlock(mutex)
     }
 }
