@@ -203,18 +203,6 @@ final class SQLiteThreads: Sendable {
         }
     }
 
-    /// The same, awaited (opening, migrations' setup, closing): no deadline.
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            submit { connection in
-                guard let connection else {
-                    return continuation.resume(throwing: SQLiteFailure(code: SQLITE_MISUSE, message: "the store is closed"))
-                }
-                continuation.resume(with: Result { try body(connection) })
-            }
-        }
-    }
-
     /// Closes every connection and stops the threads; `interrupting`, a statement still running (a read nobody waits for)
     /// is stopped rather than waited for.
     func close(interrupting: Bool) async throws {

@@ -74,9 +74,6 @@ final class SQLiteWriter: Sendable {
         if start { thread.submit { connection in self.drain(connection) } }
     }
 
-    /// The writer connection for work outside the queue (opening, closing).
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T { try await thread.run(body) }
-
     /// Stops the thread once the transactions queued have run (a write under way is never cut short).
     func close() async throws { try await thread.close(interrupting: false) }
 

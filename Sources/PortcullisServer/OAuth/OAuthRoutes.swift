@@ -75,8 +75,7 @@ struct OAuthRoutes: Sendable {
     /// Reads a form body: the right content type, at most the body limit (413 beyond), parsed strictly.
     static func form(_ request: Request, _ context: PortcullisRequestContext) async throws -> FormBody {
         guard let type = request.headers[.contentType],
-            type.split(separator: ";", omittingEmptySubsequences: false).first?.trimmingSpaces().equalsIgnoringCase("application/x-www-form-urlencoded")
-                == true
+            type.prefix(while: { $0 != ";" }).trimmingSpaces().equalsIgnoringCase("application/x-www-form-urlencoded")
         else { throw TokenError.wrongContentType }
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
@@ -153,7 +152,8 @@ struct OAuthRoutes: Sendable {
         }
         let token = try form.required("token")
         let now = clock.now()
-        let inactive = JSONResponse.make(status: .ok, data: IntrospectionResponse.inactiveBody)
+        // Made only when the answer is "inactive".
+        var inactive: Response { JSONResponse.make(status: .ok, data: IntrospectionResponse.inactiveBody) }
         let caller = client.application
 
         if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
