@@ -32,7 +32,17 @@ public enum StoredJSON {
 
     /// A sign-in record as the text both stores keep.
     public static func text(of record: SignInRecord) throws -> String {
-        String(decoding: try signInEncoder.encode(record), as: UTF8.self)
+        String(decoding: try bytes(of: record), as: UTF8.self)
+    }
+
+    /// The same bytes `signInEncoder` writes, through `SortedJSONEncoder` (a quarter of a refused grant's instructions
+    /// went to `JSONEncoder` here); `JSONEncoder` itself for whatever that one does not write.
+    static func bytes(of record: SignInRecord) throws -> [UInt8] {
+        do {
+            return try SortedJSONEncoder.encode(record)
+        } catch is SortedJSONEncoder.Unsupported {
+            return Array(try signInEncoder.encode(record))
+        }
     }
 
     public static func signIn(from text: String) throws -> SignInRecord {
@@ -58,7 +68,7 @@ public enum StoredJSON {
         stored.aggregate = nil
         // The blanked members themselves go too (the encoding is sorted and exact, so they are found as written). Searched as
         // bytes: Foundation's `String.range(of:)` went through CFString here and cost a tenth of a refused grant.
-        var bytes = Array(try text(of: stored).utf8)
+        var bytes = try bytes(of: stored)
         let comma = UInt8(ascii: ",")
         for member in columnMembers(status: record.conditionalAccessStatus.rawValue) {
             let member = Array(member.utf8)

@@ -11,10 +11,16 @@ struct FormBody: Sendable {
 
     /// Parses the body; a repeated name or a broken percent-escape is an `invalid_request`.
     init(_ bytes: [UInt8]) throws(TokenError) {
-        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = Self.decode(parts[0]) else { throw .malformedBody("The request body is not valid form encoding.") }
-            guard let value = parts.count > 1 ? Self.decode(parts[1]) : "" else {
+        // One pass over the bytes (`split` called a closure per byte: 4 % of a client-credentials grant).
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            defer { start = end + 1 }
+            guard start < end else { continue }  // an empty pair ("a=1&&b=2")
+            let pair = bytes[start..<end]
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            guard let name = Self.decode(pair[..<(equals ?? end)]) else { throw .malformedBody("The request body is not valid form encoding.") }
+            guard let value = equals.map({ Self.decode(pair[($0 + 1)...]) }) ?? "" else {
                 throw .malformedBody("The value of '\(name)' is not valid form encoding.")
             }
             guard !name.isEmpty else { continue }

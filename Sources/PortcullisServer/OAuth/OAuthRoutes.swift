@@ -156,7 +156,7 @@ struct OAuthRoutes: Sendable {
         var inactive: Response { JSONResponse.make(status: .ok, data: IntrospectionResponse.inactiveBody) }
         let caller = client.application
 
-        if form["token_type_hint"] != "refresh_token", token.split(separator: ".").count == 3 {
+        if form["token_type_hint"] != "refresh_token", token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 {
             guard
                 case .success(let claims) = try await signers.signer(tenantId: tenant.tenant.id).verifyAccessToken(
                     token, issuer: endpoints.issuer(tenantId: tenant.tenant.id.rawValue), audiences: nil, now: now)
