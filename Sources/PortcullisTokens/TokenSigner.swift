@@ -3,6 +3,7 @@ public import Foundation
 public import JWTKit
 import PortcullisAPI
 public import PortcullisCore
+import Synchronization
 
 /// Keys that verify and are published but never sign, until a moment: the installation-wide keys of releases
 /// before per-tenant key rings, kept only until every token they signed has expired (docs/operations.md).
@@ -29,6 +30,8 @@ public struct TokenSigner: Sendable {
     private let retiringJWKS: Data
     private let collection: JWTKeyCollection
     private let clock: any WallClock
+    /// Access tokens these keys verified (`verifyAccessToken`).
+    let verified = VerifiedAccessTokens(capacity: 1024)
 
     /// The key that signs now.
     public var active: SigningKey { loaded.active(at: clock.now()) }
@@ -119,8 +122,15 @@ extension TokenSigner {
     public func verifyAccessToken(
         _ token: String, issuer: String?, audiences: [String]?, now: Date, leeway: TimeInterval = 0
     ) async -> Result<AccessTokenClaims, AccessTokenRejection> {
-        guard let claims = try? await verifySignature(token, as: AccessTokenClaims.self) else {
-            return .failure(.malformedOrBadSignature)
+        let claims: AccessTokenClaims
+        if let known = verified.claims(of: token), !namesRetiredKey(token) {
+            claims = known
+        } else {
+            guard let checked = try? await verifySignature(token, as: AccessTokenClaims.self) else {
+                return .failure(.malformedOrBadSignature)
+            }
+            verified.remember(token, checked)
+            claims = checked
         }
         let current = now.timeIntervalSince1970
         if TimeInterval(claims.exp) + leeway <= current { return .failure(.expired) }
@@ -141,4 +151,29 @@ extension TokenSigner {
         guard let claims = try? await verifySignature(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
         return claims.aud
     }
+}
+
+/// Access tokens a signer's keys have verified, by their exact text, with their claims. A resource server introspects the
+/// same token on each call it serves for the token's hour (an admin tool presents the same one to the admin API), and an
+/// ES256 verification costs about three signatures (callgrind: half of an introspection's instructions). What a hit skips
+/// is the signature and the decoding of the payload — the same bytes verify the same way under the same keys — and nothing
+/// else: expiry, `nbf`, issuer and audience are judged on every call, a retired key's tokens are refused before the table
+/// is asked, and a signer with other keys (a rotation) is another signer with an empty table. Only tokens whose signature
+/// verified are kept — tokens this service issued — at most `capacity` of them; when full, one is dropped for each added.
+final class VerifiedAccessTokens: Sendable {
+    let capacity: Int
+    private let table = Mutex<[String: AccessTokenClaims]>([:])
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func claims(of token: String) -> AccessTokenClaims? { table.withLock { $0[token] } }
+
+    func remember(_ token: String, _ claims: AccessTokenClaims) {
+        table.withLock { table in
+            if table.count >= capacity, table[token] == nil { table.remove(at: table.startIndex) }
+            table[token] = claims
+        }
+    }
+
+    var count: Int { table.withLock { $0.count } }
 }

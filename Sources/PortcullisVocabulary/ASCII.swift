@@ -31,9 +31,44 @@ extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace), without Foundation's
     /// `trimmingCharacters(in:)` (which goes through `NSString` on Linux: 3 % of a token request, measured, for one
     /// content-type check).
+    /// Read as bytes: a space or tab is one byte, and never part of a multi-byte character.
     public func trimmingSpaces() -> SubSequence {
-        let isSpace = { (character: Character) in character == " " || character == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return self[endIndex...] }
-        return self[first...last]
+        let bytes = utf8
+        var first: Index?
+        var end = bytes.startIndex
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let next = bytes.index(after: index)
+            if bytes[index] != UInt8(ascii: " ") && bytes[index] != UInt8(ascii: "\t") {
+                if first == nil { first = index }
+                end = next
+            }
+            index = next
+        }
+        guard let first else { return self[endIndex...] }
+        return self[first..<end]
+    }
+
+    /// The pieces between spaces, tabs, CRs and LFs, empty ones dropped: a scope parameter's items. Read as bytes, not
+    /// as `Character`s (splitting a token request's scope by characters measured 1.5 % of a client-credentials grant).
+    public func splitAtWhitespace() -> [SubSequence] {
+        var pieces: [SubSequence] = []
+        var start: Index?
+        let bytes = utf8
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                if let begun = start {
+                    pieces.append(self[begun..<index])
+                    start = nil
+                }
+            } else if start == nil {
+                start = index
+            }
+            index = bytes.index(after: index)
+        }
+        if let begun = start { pieces.append(self[begun..<bytes.endIndex]) }
+        return pieces
     }
 }

@@ -91,6 +91,19 @@ struct EncodingTests {
         #expect(" \t ".trimmingSpaces().isEmpty)
         #expect("".trimmingSpaces().isEmpty)
         #expect("\na\n".trimmingSpaces() == "\na\n", "line breaks are not HTTP's optional whitespace")
+        #expect(" é日本 ".trimmingSpaces() == "é日本", "multi-byte characters at either end kept whole")
+        #expect("\t👩‍👩‍👧".trimmingSpaces() == "👩‍👩‍👧")
+        #expect(" x ;y".prefix(3).trimmingSpaces() == "x", "a substring's own bounds")
+    }
+
+    @Test("a scope parameter split at spaces, tabs, CRs and LFs, empty pieces dropped, other characters whole")
+    func splitAtWhitespace() {
+        #expect("openid  profile\tapi://x/.default".splitAtWhitespace() == ["openid", "profile", "api://x/.default"])
+        #expect(" \r\n a\r\nb \n".splitAtWhitespace() == ["a", "b"], "CR LF separates (as bytes, not one Character)")
+        #expect("".splitAtWhitespace().isEmpty)
+        #expect(" \t ".splitAtWhitespace().isEmpty)
+        #expect("é api://日本/Mail.Read 👩‍👩‍👧".splitAtWhitespace() == ["é", "api://日本/Mail.Read", "👩‍👩‍👧"])
+        #expect("a\u{00A0}b".splitAtWhitespace() == ["a\u{00A0}b"], "a no-break space is not a separator")
     }
 
     @Test("base64url matches Foundation's base64 with the URL alphabet and no padding", arguments: 0..<40)

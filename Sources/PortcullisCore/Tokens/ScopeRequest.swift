@@ -24,7 +24,7 @@ public struct ScopeRequest: Sendable, Equatable {
         var audience: String?
         var named: [String] = []
         var isDefault = false
-        for item in raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
+        for item in raw.splitAtWhitespace() {
             let token = String(item)
             // An OIDC scope has no '/' and is ASCII: compared without lower-casing a copy of every token.
             if !token.utf8.contains(UInt8(ascii: "/")), let scope = OIDCScope.allCases.first(where: { $0.rawValue.equalsIgnoringCase(token) }) {

@@ -75,7 +75,8 @@ struct OAuthRoutes: Sendable {
     /// Reads a form body: the right content type, at most the body limit (413 beyond), parsed strictly.
     static func form(_ request: Request, _ context: PortcullisRequestContext) async throws -> FormBody {
         guard let type = request.headers[.contentType],
-            type.prefix(while: { $0 != ";" }).trimmingSpaces().equalsIgnoringCase("application/x-www-form-urlencoded")
+            type[..<(type.utf8.firstIndex(of: UInt8(ascii: ";")) ?? type.endIndex)].trimmingSpaces()
+                .equalsIgnoringCase("application/x-www-form-urlencoded")
         else { throw TokenError.wrongContentType }
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
