@@ -2,15 +2,17 @@ import Foundation
 import JWTKit
 import PortcullisCore
 
-/// jwt-kit's JSON encoder with the access-token path written by hand: access-token payloads and
+/// jwt-kit's JSON encoder with the token path written by hand: access-token and ID-token payloads and
 /// all-string headers (`alg`, `kid`, `typ`) skip `JSONEncoder`, which measured 7 % of a
-/// client_credentials grant's CPU. Everything else (ID tokens, Security Event Tokens) goes to jwt-kit's
-/// default encoder. The output is the same JSON object (member order aside).
+/// client_credentials grant's CPU (and the ID token 3.6 % of a refresh's instructions). Everything else
+/// (Security Event Tokens) goes to jwt-kit's default encoder. The output is the same JSON object
+/// (member order and `\/` aside).
 struct ClaimsJSONEncoder: JWTJSONEncoder {
     private let fallback: any JWTJSONEncoder = .defaultForJWT
 
     func encode<T: Encodable>(_ value: T) throws -> Data {
         if let claims = value as? AccessTokenClaims { return claims.jsonPayload }
+        if let claims = value as? IDTokenClaims { return claims.jsonPayload }
         if let header = value as? JWTHeader, let json = header.stringsOnlyJSON { return json }
         return try fallback.encode(value)
     }
@@ -55,6 +57,33 @@ extension AccessTokenClaims {
         writer.string("idp", idp)
         writer.integer("acct", acct)
         writer.string("deviceid", deviceid)
+        return writer.finish()
+    }
+}
+
+extension IDTokenClaims {
+    /// The payload JSON, members in `CodingKeys` order; absent optionals are left out as `JSONEncoder` does.
+    var jsonPayload: Data {
+        var writer = JSONObjectWriter(capacity: 384)
+        writer.string("iss", iss)
+        writer.string("aud", aud)
+        writer.string("sub", sub)
+        writer.string("oid", oid)
+        writer.string("tid", tid)
+        writer.integer("iat", iat)
+        writer.integer("nbf", nbf)
+        writer.integer("exp", exp)
+        writer.string("ver", ver)
+        writer.string("name", name)
+        writer.string("email", email)
+        writer.string("nonce", nonce)
+        writer.strings("amr", amr)
+        writer.string("acr", acr)
+        writer.string("idp", idp)
+        writer.integer("acct", acct)
+        writer.string("deviceid", deviceid)
+        writer.string("preferred_username", preferredUsername)
+        writer.integer("auth_time", authTime)
         return writer.finish()
     }
 }

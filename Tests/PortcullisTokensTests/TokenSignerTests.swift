@@ -103,6 +103,32 @@ struct TokenSignerTests {
         }
     }
 
+    @Test("the hand-written ID-token payload is the JSON object JSONEncoder writes, with every member (a new one fails here until written)")
+    func handWrittenIDToken() async throws {
+        var every = IDTokenClaims(
+            iss: "https://issuer.test/t/v2.0", aud: "c", sub: "s", oid: "o", tid: "t", iat: 1, nbf: 1, exp: 2, preferredUsername: "a@f.test",
+            name: "Zoë \"Q\"\n", email: "a@f.test", nonce: "n/1", authTime: 1, amr: ["pwd", "mfa"], acr: "c1")
+        every.idp = "https://sts.windows.net/home/"
+        every.acct = 1
+        every.deviceid = "d-1"
+        // Every stored member is set: a member added to the type without a value here fails, and then fails the
+        // comparison below until the writer writes it.
+        for child in Mirror(reflecting: every).children {
+            let member = Mirror(reflecting: child.value)
+            #expect(member.displayStyle != .optional || !member.children.isEmpty, "set \(child.label ?? "?") in this test")
+        }
+        let minimal = IDTokenClaims(
+            iss: "i", aud: "c", sub: "s", oid: "o", tid: "t", iat: 1, nbf: 1, exp: 2, preferredUsername: nil, name: nil, email: nil)
+        let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))
+        for claims in [every, minimal] {
+            let token = try await signer.sign(idToken: claims)
+            let written = try decodeSegment(token, 1) as NSDictionary
+            let reference = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(claims)) as? [String: Any]) as NSDictionary
+            #expect(written == reference)
+            #expect(try await signer.verifySignature(token, as: IDTokenClaims.self) == claims)
+        }
+    }
+
     @Test("verification refuses tampering, alg none, HS256 confusion, wrong audience or issuer, expiry, unknown kid")
     func negatives() async throws {
         let signer = try await TokenSigner(loaded: try SigningKeyStore(directory: keysDirectory()).load(algorithm: .es256, now: now))
