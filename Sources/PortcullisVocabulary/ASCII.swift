@@ -30,8 +30,8 @@ extension StringProtocol {
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace), without Foundation's
     /// `trimmingCharacters(in:)` (which goes through `NSString` on Linux: 3 % of a token request, measured, for one
-    /// content-type check).
-    /// Read as bytes: a space or tab is one byte, and never part of a multi-byte character.
+    /// content-type check). Read as bytes, not `Character`s: a space or tab is one byte, never part of a multi-byte
+    /// character.
     public func trimmingSpaces() -> SubSequence {
         let bytes = utf8
         var first: Index?

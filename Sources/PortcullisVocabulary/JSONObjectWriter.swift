@@ -96,18 +96,13 @@ public struct JSONObjectWriter {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// An object written into this writer's buffer by `write`, as a fresh writer would write it.
+    /// An object written into this writer's own buffer by `write` (handed this writer, its members counted afresh).
     private mutating func nested(_ write: (inout JSONObjectWriter) -> Void) {
-        var inner = JSONObjectWriter(adopting: out)
-        out = []  // the buffer is the inner writer's until it is handed back: no copy
-        write(&inner)
-        inner.out.append(UInt8(ascii: "}"))
-        out = inner.out
-    }
-
-    private init(adopting buffer: [UInt8]) {
-        out = buffer
         out.append(UInt8(ascii: "{"))
+        first = true
+        write(&self)
+        out.append(UInt8(ascii: "}"))
+        first = false  // the outer object's member (its key) is written
     }
 
     /// The finished object.
