@@ -11,6 +11,8 @@ struct SQLiteFailure: Error, CustomStringConvertible {
 
     var description: String { message }
 
+    static let busy: Int32 = 5
+    static let interrupted: Int32 = 9
     static let constraint: Int32 = 19
     static let corrupt: Int32 = 11
     static let notADatabase: Int32 = 26
@@ -74,6 +76,10 @@ final class SQLiteHandle: @unchecked Sendable {
         if let db { sqlite_nio_sqlite3_interrupt(db) }
     }
 
+    /// Asked before each statement: `true` fails it with `SQLITE_INTERRUPT` (a read whose deadline passed between two of
+    /// its statements; one running then is stopped by `interrupt`). Set once, before the connection is used.
+    var stopped: (@Sendable () -> Bool)?
+
     func close() {
         for (statement, _) in statements.values { sqlite_nio_sqlite3_finalize(statement) }
         statements.removeAll()
@@ -88,6 +94,7 @@ final class SQLiteHandle: @unchecked Sendable {
     /// Runs one statement (the first of `sql`) with `binds`; its rows.
     func execute(_ sql: String, _ binds: [SQLiteData] = []) throws -> [StoredRow] {
         guard let db else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "the connection is closed") }
+        if let stopped, stopped() { throw SQLiteFailure(code: SQLITE_INTERRUPT, message: "interrupted") }
         let prepared: (statement: OpaquePointer, columns: ColumnNames)
         if let cached = statements[sql] {
             prepared = cached
@@ -213,5 +220,87 @@ final class SQLiteThreads: Sendable {
             return connections
         }
         for connection in connections { connection.close() }
+    }
+}
+
+/// Reader connections used on the calling task's own thread: a read that finds one free runs there and then, without a
+/// hop to a reader's thread and back (two context switches and two hand-offs each). A read that finds none free, or that
+/// would have to wait for a lock, takes the hop instead (`SQLiteThreads`). The deadline stops a read here with
+/// `sqlite3_interrupt` (the statement running when it passes) and before each statement it would start after.
+final class InlineReaders: Sendable {
+    /// One connection, and whether the deadline of its use in progress has passed.
+    final class Reader: Sendable {
+        let connection: SQLiteHandle
+        private struct Uses {
+            /// The use in progress, or the last one ended (numbers grow with every begin and end).
+            var current: UInt64 = 0
+            /// The last use whose deadline passed while it was in progress.
+            var expired: UInt64 = .max
+        }
+        private let uses = Mutex(Uses())
+
+        init(_ connection: SQLiteHandle) {
+            self.connection = connection
+            connection.stopped = { [unowned self] in uses.withLock { $0.expired == $0.current } }
+        }
+
+        /// Begins a use; its number, for `expire`.
+        func begin() -> UInt64 {
+            uses.withLock {
+                $0.current &+= 1
+                return $0.current
+            }
+        }
+        /// Ends the use in progress: its deadline can no longer stop anything.
+        func end() { uses.withLock { $0.current &+= 1 } }
+        func isDone(_ use: UInt64) -> Bool { uses.withLock { $0.current != use } }
+
+        /// Stops `use` if it is still in progress — under the lock, so that a later use is never interrupted.
+        func expire(_ use: UInt64) {
+            uses.withLock {
+                guard $0.current == use else { return }
+                $0.expired = use
+                connection.interrupt()
+            }
+        }
+        /// Stops whatever use is in progress (closing).
+        func expireCurrent() { expire(uses.withLock { $0.current }) }
+    }
+
+    private struct State {
+        var idle: [Reader]
+        var closed = false
+    }
+    private let state: Mutex<State>
+    private let readers: [Reader]
+
+    init(_ connections: [SQLiteHandle]) {
+        readers = connections.map(Reader.init)
+        state = Mutex(State(idle: readers))
+    }
+
+    /// A free reader, or nil when all are in use (or closed).
+    func take() -> Reader? {
+        state.withLock { $0.closed ? nil : $0.idle.popLast() }
+    }
+
+    func give(_ reader: Reader) {
+        let closed = state.withLock { state -> Bool in
+            if !state.closed { state.idle.append(reader) }
+            return state.closed
+        }
+        if closed { reader.connection.close() }
+    }
+
+    /// Stops the reads running now and closes the free connections; one in use is closed when it is given back.
+    func close() {
+        let idle = state.withLock { state -> [Reader] in
+            state.closed = true
+            // Under the lock: a reader given back after this closes its connection, never while it is being stopped here.
+            for reader in readers where !state.idle.contains(where: { $0 === reader }) { reader.expireCurrent() }
+            defer { state.idle.removeAll() }
+            return state.idle
+        }
+        for reader in idle { reader.connection.close() }
     }
 }

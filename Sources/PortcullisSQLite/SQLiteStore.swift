@@ -21,9 +21,18 @@ public final class SQLiteStore: PortcullisStore {
         /// No operation waits longer (PROTOCOL §2.4); then the caller gets `StorageError.unavailable`.
         public var deadline: Duration
 
-        public init(path: String, readers: Int = 2, synchronous: String = "FULL", deadline: Duration = .seconds(2)) {
+        /// Reader connections used on the calling task's thread (a read that finds none free takes a reader's thread).
+        public var inlineReaders: Int
+        /// The threads Swift runs tasks on here (one per core), at least two.
+        public static var threadsRunningTasks: Int { max(2, System.coreCount) }
+
+        public init(
+            path: String, readers: Int = 2, inlineReaders: Int = Configuration.threadsRunningTasks, synchronous: String = "FULL",
+            deadline: Duration = .seconds(2)
+        ) {
             self.path = path
             self.readers = readers
+            self.inlineReaders = inlineReaders
             self.synchronous = synchronous
             self.deadline = deadline
         }
@@ -35,13 +44,16 @@ public final class SQLiteStore: PortcullisStore {
     let logger: Logger
     let deadline: StoreDeadline
     let rotationsInDoubt = RotationsInDoubt()
+    /// Reader connections for reads on the caller's own thread (see `reading`).
+    let inlineReaders: InlineReaders
     /// The DPoP replay cache (see `claimProof`).
     let proofs = ProofMemory()
 
-    private init(writer: SQLiteHandle, readers: [SQLiteHandle], deadline: Duration, logger: Logger) {
+    private init(writer: SQLiteHandle, readers: [SQLiteHandle], inlineReaders: [SQLiteHandle], deadline: Duration, logger: Logger) {
         self.deadline = StoreDeadline(deadline)
         self.writer = SQLiteWriter(writer)
         self.readers = SQLiteThreads(readers)
+        self.inlineReaders = InlineReaders(inlineReaders)
         self.logger = logger
     }
 
@@ -69,7 +81,15 @@ public final class SQLiteStore: PortcullisStore {
                 _ = try reader.execute("PRAGMA query_only = ON")
                 readers.append(reader)
             }
-            return SQLiteStore(writer: writer, readers: readers, deadline: configuration.deadline, logger: logger)
+            // As many inline readers as threads run tasks; they never wait for a lock (busy_timeout 0: the read takes the hop).
+            var inlineReaders: [SQLiteHandle] = []
+            for _ in 0..<max(1, configuration.inlineReaders) {
+                let reader = try SQLiteHandle(path: configuration.path)
+                _ = try reader.execute("PRAGMA busy_timeout = 0")
+                _ = try reader.execute("PRAGMA query_only = ON")
+                inlineReaders.append(reader)
+            }
+            return SQLiteStore(writer: writer, readers: readers, inlineReaders: inlineReaders, deadline: configuration.deadline, logger: logger)
         } catch let error as SQLiteFailure {
             throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
         }
@@ -135,8 +155,13 @@ public final class SQLiteStore: PortcullisStore {
         try await reading { db in try db.execute(sql, binds) }
     }
 
-    /// Several reads on one reader connection, the caller waiting once for all of them.
+    /// Several reads on one reader connection, the caller waiting once for all of them: here, on the caller's thread, when
+    /// one of the inline readers is free and no lock is in the way; else on a reader's thread.
     func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
+        if let reader = inlineReaders.take() {
+            defer { inlineReaders.give(reader) }
+            if let value = try readInline(reader, body) { return value }
+        }
         do {
             return try await deadline.run("SQLite read") { (ticket: DeadlineTicket<T>) in
                 readers.submit { connection in
@@ -152,6 +177,26 @@ public final class SQLiteStore: PortcullisStore {
         } catch let error as StorageError where error.code == .unavailable {
             rotationsInDoubt.storeFailed()
             throw error
+        }
+    }
+
+    /// `body` on `reader` under the deadline; nil when SQLite would have had to wait for a lock (the inline connections do
+    /// not wait: the caller's thread is one of the few that run every task).
+    private func readInline<T>(_ reader: InlineReaders.Reader, _ body: (SQLiteHandle) throws -> T) throws -> T? {
+        let use = reader.begin()
+        defer { reader.end() }
+        let duration = deadline.watch(done: { reader.isDone(use) }, expire: { reader.expire(use) })
+        do {
+            return try body(reader.connection)
+        } catch let failure as SQLiteFailure where failure.code & 0xff == SQLiteFailure.busy {
+            return nil
+        } catch let failure as SQLiteFailure where failure.code == SQLiteFailure.interrupted {
+            rotationsInDoubt.storeFailed()
+            throw StorageError(.unavailable, "the store did not answer within \(duration) (SQLite read)", underlying: failure)
+        } catch {
+            let translated = Self.translate(error)
+            if let storage = translated as? StorageError, storage.code == .unavailable { rotationsInDoubt.storeFailed() }
+            throw translated
         }
     }
 
@@ -211,6 +256,7 @@ public final class SQLiteStore: PortcullisStore {
 
     public func close() async throws {
         await drainProofs()
+        inlineReaders.close()
         try await readers.close(interrupting: true)
         try await writer.close()
     }

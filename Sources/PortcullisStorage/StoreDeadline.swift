@@ -93,6 +93,17 @@ public struct StoreDeadline: Sendable {
     }
 }
 
+extension StoreDeadline {
+    /// The deadline for an operation the caller runs itself (a read on its own thread): `expire` is called once it passes,
+    /// unless `done` says the operation ended first. The duration in force is returned (for the caller's error message).
+    @discardableResult
+    public func watch(done: @escaping @Sendable () -> Bool, expire: @escaping @Sendable () -> Void) -> Duration {
+        let duration = Self.maintenance ?? self.duration
+        DeadlineWatch.shared.add(after: duration, done: done, expire: expire)
+        return duration
+    }
+}
+
 /// The caller's side of an operation run on another thread (`StoreDeadline.run(_:onTimeout:start:)`): it is answered
 /// once, by the operation's result or by the deadline.
 public final class DeadlineTicket<T: Sendable>: Sendable {
