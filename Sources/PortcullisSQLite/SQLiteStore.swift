@@ -46,6 +46,8 @@ public final class SQLiteStore: PortcullisStore {
     let rotationsInDoubt = RotationsInDoubt()
     /// Reader connections for reads on the caller's own thread (see `reading`).
     let inlineReaders: InlineReaders
+    /// Reads that took a reader's thread (every inline reader was in use, or a lock was in the way), for tests.
+    let readsOnReaderThreads = Atomic<Int>(0)
     /// The DPoP replay cache (see `claimProof`).
     let proofs = ProofMemory()
 
@@ -162,6 +164,7 @@ public final class SQLiteStore: PortcullisStore {
             defer { inlineReaders.give(reader) }
             if let value = try readInline(reader, body) { return value }
         }
+        readsOnReaderThreads.add(1, ordering: .relaxed)
         do {
             return try await deadline.run("SQLite read") { (ticket: DeadlineTicket<T>) in
                 readers.submit { connection in
