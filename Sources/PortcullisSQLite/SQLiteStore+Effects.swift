@@ -101,7 +101,7 @@ extension SQLiteStore {
     public func isAccessTokenVoid(jti: String, tenantId: TenantID, userId: ObjectID?, issuedAt: Date) async throws -> Bool {
         guard let userId else { return try await isAccessTokenRevoked(jti: jti) }
         return
-            !(try await read(
+            !(try await lookup(
                 """
                 SELECT 1 AS hit FROM revoked_access_tokens WHERE jti = ?
                 UNION ALL SELECT 1 FROM access_voids WHERE tenant_id = ? AND user_id = ? AND void_before_ms >= ? LIMIT 1

@@ -97,11 +97,11 @@ extension SQLiteStore {
     }
 
     public func enrollment(id: RecordID) async throws -> Enrollment? {
-        try await read("SELECT document, revision FROM enrollments WHERE id = ?", [.id(id)]).first.map(Self.enrollment(from:))
+        try await lookup("SELECT document, revision FROM enrollments WHERE id = ?", [.id(id)]).first.map(Self.enrollment(from:))
     }
 
     public func activeEnrollment(tenantId: TenantID, clientId: AppID, deviceId: DeviceID) async throws -> Enrollment? {
-        try await read(
+        try await lookup(
             "SELECT document, revision FROM enrollments WHERE tenant_id = ? AND client_id = ? AND device_id = ? AND state <> 'unenrolled'",
             [.id(tenantId), .id(clientId), .id(deviceId)]
         ).first.map(Self.enrollment(from:))
@@ -115,7 +115,7 @@ extension SQLiteStore {
     }
 
     public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> CompliantEnrollment? {
-        try await read(
+        try await lookup(
             """
             SELECT id, json_extract(document, '$.platform') AS platform FROM enrollments
             WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state = 'compliant' AND lapses_at > ?
@@ -128,7 +128,7 @@ extension SQLiteStore {
     }
 
     public func hasActiveEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID) async throws -> Bool {
-        !(try await read(
+        !(try await lookup(
             "SELECT 1 AS hit FROM enrollments WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state <> 'unenrolled' LIMIT 1",
             [.id(tenantId), .id(userId), .id(clientId)]
         ).isEmpty)

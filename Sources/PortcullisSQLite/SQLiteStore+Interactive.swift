@@ -84,7 +84,7 @@ extension SQLiteStore {
     }
 
     public func authorizationCode(codeHash: String) async throws -> AuthorizationCodeRecord? {
-        try await read("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first.map(Self.authorizationCode(from:))
+        try await lookup("SELECT * FROM authorization_codes WHERE code_hash = ?", [.text(codeHash)]).first.map(Self.authorizationCode(from:))
     }
 
     public func redeemAuthorizationCode(

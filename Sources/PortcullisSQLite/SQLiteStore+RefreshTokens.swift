@@ -37,7 +37,7 @@ extension SQLiteStore {
     }
 
     public func find(tokenHash: String) async throws -> RefreshTokenRecord? {
-        try await read(
+        try await lookup(
             """
             SELECT t.token_hash, t.family_id, t.tenant_id, t.user_id, t.client_id, t.scope, t.issued_at, t.expires_at,
                    t.used_at, f.revoked_at, f.methods, f.auth_time, f.dpop_jkt, f.transfer_method, f.device_id, f.device_thumbprint
@@ -164,7 +164,7 @@ extension SQLiteStore {
     }
 
     public func isAccessTokenRevoked(jti: String) async throws -> Bool {
-        !(try await read("SELECT 1 AS hit FROM revoked_access_tokens WHERE jti = ?", [.text(jti)]).isEmpty)
+        !(try await lookup("SELECT 1 AS hit FROM revoked_access_tokens WHERE jti = ?", [.text(jti)]).isEmpty)
     }
 
     /// One node owns an SQLite file, so the replay cache is this node's memory (`ProofMemory`), written behind to the

@@ -157,10 +157,17 @@ public final class SQLiteStore: PortcullisStore {
         try await reading { db in try db.execute(sql, binds) }
     }
 
-    /// Several reads on one reader connection, the caller waiting once for all of them: here, on the caller's thread, when
-    /// one of the inline readers is free and no lock is in the way; else on a reader's thread.
-    func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
-        if let reader = inlineReaders.take() {
+    /// A read of a few rows by an index's key (the token path's reads): short enough to run on the caller's thread, which it
+    /// does when an inline reader is free.
+    func lookup(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [StoredRow] {
+        try await reading(inline: true) { db in try db.execute(sql, binds) }
+    }
+
+    /// Several reads on one reader connection, the caller waiting once for all of them. `inline`: reads by key, run on the
+    /// caller's thread when one of the inline readers is free and no lock is in the way (the threads that run tasks are as
+    /// many as the cores: a scan there would hold up every request behind it); else on a reader's thread.
+    func reading<T: Sendable>(inline: Bool = false, _ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
+        if inline, let reader = inlineReaders.take() {
             defer { inlineReaders.give(reader) }
             if let value = try readInline(reader, body) { return value }
         }

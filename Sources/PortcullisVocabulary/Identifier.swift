@@ -26,7 +26,7 @@ public struct Identifier<Kind>: RawRepresentable, Hashable, Comparable, Sendable
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// A new random one (a lower-case UUID).
-    public static func generate() -> Self { Self(UUID().uuidString) }
+    public static func generate() -> Self { Self(UUID.randomIdentifierText) }
 
     /// The one place identifiers are normalised: ASCII letters lowered (GUIDs and the IDs of this system are ASCII; other
     /// text is lowered as Swift lowers it), without allocating when the text is already in normal form.

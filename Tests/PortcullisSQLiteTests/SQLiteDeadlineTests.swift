@@ -132,6 +132,12 @@ struct SQLiteDeadlineTests {
                 _ = try await store.read("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 200000000) SELECT count(*) FROM n")
             }
             #expect(ContinuousClock.now - started < .milliseconds(800))
+            // The same on the caller's own thread (a read by key): SQLite interrupts the statement at the deadline.
+            let inline = ContinuousClock.now
+            await #expect(throws: StorageError.self) {
+                _ = try await store.lookup("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 200000000) SELECT count(*) FROM n")
+            }
+            #expect(ContinuousClock.now - inline < .milliseconds(800))
         }
     }
 }

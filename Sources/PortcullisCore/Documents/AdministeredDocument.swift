@@ -47,7 +47,7 @@ public struct DocumentWrite: Sendable {
     /// On a create, a body without an `id` (or `key`) gets a new GUID (a replace already has the path's).
     public static func withGeneratedId(_ value: JSONValue, key: String = "id") -> JSONValue {
         guard case .object(var object) = value, object[key] == nil else { return value }
-        object[key] = .string(UUID().identifierText)
+        object[key] = .string(UUID.randomIdentifierText)
         return .object(object)
     }
 }

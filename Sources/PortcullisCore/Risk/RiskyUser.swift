@@ -21,7 +21,7 @@ public struct RiskDetection: Codable, Sendable, Equatable {
     public var additionalInfo: String?
 
     public init(
-        id: String = UUID().identifierText, type: RiskEventType, level: RiskLevel? = nil, state: RiskState = .atRisk, activity: Date, detected: Date,
+        id: String = UUID.randomIdentifierText, type: RiskEventType, level: RiskLevel? = nil, state: RiskState = .atRisk, activity: Date, detected: Date,
         requestId: String? = nil, correlationId: String? = nil, ipAddress: String? = nil, countryOrRegion: String? = nil, reportedBy: String? = nil,
         additionalInfo: String? = nil
     ) {
@@ -124,7 +124,7 @@ extension RiskBearing {
         riskLastUpdatedDateTime = now
         history.append(
             RiskyUserHistoryItem(
-                id: UUID().identifierText, riskLevel: level, riskState: state, riskDetail: detail, riskLastUpdatedDateTime: now, initiatedBy: initiatedBy,
+                id: UUID.randomIdentifierText, riskLevel: level, riskState: state, riskDetail: detail, riskLastUpdatedDateTime: now, initiatedBy: initiatedBy,
                 eventTypes: eventTypes))
         if history.count > RiskyUserHistoryItem.kept { history.removeFirst(history.count - RiskyUserHistoryItem.kept) }
     }

@@ -447,13 +447,13 @@ public struct ComplianceService: AppProtectionStatusProvider {
         let targets = enrollment.callbackUri.map { client.complianceCallbackUris.contains($0) ? [$0] : [] } ?? client.complianceCallbackUris
         guard !targets.isEmpty else { return [] }
         let iat = Int(now.wholeSeconds.timeIntervalSince1970)
-        let jti = UUID().identifierText
+        let jti = UUID.randomIdentifierText
         let token = try await signers.signer(tenantId: enrollment.tenantId).sign(
             securityEvent: ComplianceSecurityEvent(
                 iss: endpoints.issuer(tenantId: enrollment.tenantId.rawValue), aud: client.appId.rawValue, iat: iat, jti: jti, events: events(iat)))
         return targets.map {
             OutboxMessage(
-                id: UUID().identifierText, tenantId: enrollment.tenantId.rawValue, enrollmentId: enrollment.id.rawValue, targetUri: $0,
+                id: UUID.randomIdentifierText, tenantId: enrollment.tenantId.rawValue, enrollmentId: enrollment.id.rawValue, targetUri: $0,
                 payload: token, jti: jti, nextAttemptAt: now, createdAt: now)
         }
     }

@@ -48,7 +48,7 @@ public final class OutboxDispatcher: Service, Sendable {
     private let clock: any WallClock
     private let configuration: Configuration
     private let logger: Logger
-    private let owner = UUID().identifierText
+    private let owner = UUID.randomIdentifierText
     private let client: HTTPClient
 
     private let destinations: CallbackDestinations

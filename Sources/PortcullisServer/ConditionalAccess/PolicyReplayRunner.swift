@@ -21,7 +21,7 @@ public final class PolicyReplayRunner: Service, Sendable {
     let signal: OutboxSignal
     /// With a store other nodes write too: how often to look for replays another node enqueued (`nil`: never).
     let pollInterval: Duration?
-    let owner = UUID().identifierText
+    let owner = UUID.randomIdentifierText
 
     /// At most this many of the newest sign-ins (refusals are skipped) are replayed for one change.
     public static let replayLimit = 10_000

@@ -46,7 +46,7 @@ struct DeviceAuthentication: Sendable {
         }
     }
 
-    func challenge(tenant: Tenant, submitURL: String, context: String = UUID().identifierText, now: Date) throws -> Challenge {
+    func challenge(tenant: Tenant, submitURL: String, context: String = UUID.randomIdentifierText, now: Date) throws -> Challenge {
         Challenge(
             context: context, nonce: nonces.make(tenantId: tenant.id, context: context, now: now),
             certAuthorities: try authority.subjectName(tenant: tenant, now: now), submitURL: submitURL)

@@ -15,8 +15,8 @@ extension TokenError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let ids = context as? PortcullisRequestContext
         return response(
-            correlationId: ids?.correlationId ?? UUID().identifierText,
-            traceId: ids?.traceId ?? UUID().identifierText, now: Date())
+            correlationId: ids?.correlationId ?? UUID.randomIdentifierText,
+            traceId: ids?.traceId ?? UUID.randomIdentifierText, now: Date())
     }
 
     func body(correlationId: String, traceId: String, now: Date) -> OAuthErrorBody {

@@ -125,14 +125,13 @@ struct TokenService: Sendable {
     }
 
     /// Identifiers fixed before the decision (an authorization code records what its redemption issues, so
-    /// that a replay can revoke it). A family's ID is made only for a grant that may start one (each `UUID()` is a
-    /// read of the kernel's random source).
+    /// that a replay can revoke it). A family's ID is made only for a grant that may start one.
     struct Prepared {
-        var tokenId = UUID().identifierText
+        var tokenId = UUID.randomIdentifierText
         var familyId: String?
 
         init(_ grantType: GrantType) {
-            familyId = grantType == .clientCredentials || grantType == .refreshToken ? nil : UUID().identifierText
+            familyId = grantType == .clientCredentials || grantType == .refreshToken ? nil : UUID.randomIdentifierText
         }
     }
 
@@ -388,7 +387,7 @@ struct TokenService: Sendable {
             let token = CredentialHasher.randomToken()
             try await store.insert(
                 RefreshTokenRecord(
-                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId ?? UUID().identifierText,
+                    tokenHash: CredentialHasher.hashToken(token), familyId: prepared.familyId ?? UUID.randomIdentifierText,
                     tenantId: TenantID(plan.accessToken.tenantId),
                     userId: ObjectID(plan.accessToken.subject), clientId: AppID(plan.accessToken.clientId), scope: scope, issuedAt: facts.now.wholeSeconds,
                     expiresAt: expiresAt, methods: facts.authentication.methods, authTime: facts.authentication.time, dpopThumbprint: thumbprint,

@@ -165,7 +165,7 @@ extension SignInRoutes {
             guard let secret = Base32.decode(newSecret), let step = TOTP.matchingStep(typed, secret: secret, at: now) else {
                 try await fail(.factorCodeInvalid)
             }
-            let id = UUID().identifierText
+            let id = UUID.randomIdentifierText
             let method = AuthenticationMethodRecord(
                 id: RecordID(id), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), kind: .totp,
                 sealedSecret: try factorBox.seal(secret, tenantId: tenant.tenant.id.rawValue, userId: user.id.rawValue, methodId: id), createdAt: now,

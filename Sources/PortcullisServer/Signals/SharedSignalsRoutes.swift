@@ -94,7 +94,7 @@ struct SharedSignalsRoutes: Sendable {
         guard owned.count < SharedSignalsStream.maximumStreamsPerReceiver else {
             throw APIError(.conflict, "tooManyStreams", "A receiver holds at most \(SharedSignalsStream.maximumStreamsPerReceiver) streams; delete one first.")
         }
-        let id = UUID().identifierText
+        let id = UUID.randomIdentifierText
         var stream = SharedSignalsStream(
             id: RecordID(id), receiverAppId: appId, audience: appId.rawValue, eventsRequested: asked.eventsRequested ?? [],
             delivery: .init(method: asked.method ?? .poll, endpointUrl: asked.method == .push ? asked.endpointUrl : nil), description: asked.description,

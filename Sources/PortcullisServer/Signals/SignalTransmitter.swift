@@ -73,7 +73,7 @@ public final class SignalTransmitter: Sendable {
         for event in events {
             let subject = event.subject(issuer: issuer)
             let signals = event.signals
-            let txn = UUID().identifierText
+            let txn = UUID.randomIdentifierText
             for stream in streams {
                 for signal in signals where stream.wants(signal.type, subject: subject, userPrincipalName: event.userPrincipalName) {
                     messages.append(
@@ -91,13 +91,13 @@ public final class SignalTransmitter: Sendable {
     func message(
         for stream: SharedSignalsStream, tenantId: String, events: [String: JSONValue], subject: SignalSubject, txn: String?, now: Date
     ) -> OutboxMessage {
-        let jti = UUID().identifierText
+        let jti = UUID.randomIdentifierText
         let pending = SharedSignalsSecurityEvent(
             iss: endpoints.issuer(tenantId: tenantId), aud: stream.audience, iat: Int(now.timeIntervalSince1970), jti: jti, subId: subject.json,
             events: events, txn: txn)
         let payload = (try? Self.pendingEncoder.encode(pending)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return OutboxMessage(
-            id: UUID().identifierText, tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: payload, jti: jti,
+            id: UUID.randomIdentifierText, tenantId: tenantId, enrollmentId: nil, targetUri: stream.outboxTarget, payload: payload, jti: jti,
             nextAttemptAt: Self.nextAttempt(for: stream, now: now), createdAt: now)
     }
 

@@ -218,7 +218,7 @@ extension FidoAttestationRoot {
 
 extension FidoAttestationRoot: AdministeredDocument {
     public static func read(_ body: JSONValue, in write: DocumentWrite) async throws -> FidoAttestationRoot {
-        try parse(body, others: write.tenant.contents.attestationRoots, generatedId: UUID().identifierText, at: write.services.now)
+        try parse(body, others: write.tenant.contents.attestationRoots, generatedId: UUID.randomIdentifierText, at: write.services.now)
     }
 
     /// The certificate as PEM with what an admin checks it by; never stored fields beside.
