@@ -35,7 +35,7 @@ extension SignInRoutes {
             .filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) }
         let name = (form["displayName"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let passkey = PasskeyRecord(
-            id: RecordID(UUID.randomIdentifierText), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), credentialId: Data(credential.credentialId),
+            id: RecordID.generate(), tenantId: TenantID(tenant.tenant.id), userId: ObjectID(user.id), credentialId: Data(credential.credentialId),
             publicKey: Data(credential.publicKey), algorithm: credential.algorithm.rawValue, signCount: Int64(credential.signCount),
             aaguid: credential.aaguid, backupEligible: credential.backupEligible, backedUp: credential.backedUp, attestation: trusted,
             transports: transports, displayName: name.isEmpty ? "Passkey" : String(name.prefix(64)), createdAt: now)
