@@ -5,26 +5,40 @@ public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            output.append(alphabet[Int(value >> 6 & 63)])
-            output.append(alphabet[Int(value & 63)])
-            index += 3
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    /// Written straight into the string's storage (an access token's payload and signature on every grant).
+    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let count = input.count / 3 * 4 + [0, 2, 3][input.count % 3]
+        return alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: count) { output in
+                var index = 0
+                var written = 0
+                while index + 3 <= input.count {
+                    let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output[written] = alphabet[Int(value >> 18 & 63)]
+                    output[written + 1] = alphabet[Int(value >> 12 & 63)]
+                    output[written + 2] = alphabet[Int(value >> 6 & 63)]
+                    output[written + 3] = alphabet[Int(value & 63)]
+                    index += 3
+                    written += 4
+                }
+                let rest = input.count - index
+                if rest > 0 {
+                    let value = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                    output[written] = alphabet[Int(value >> 18 & 63)]
+                    output[written + 1] = alphabet[Int(value >> 12 & 63)]
+                    written += 2
+                    if rest == 2 {
+                        output[written] = alphabet[Int(value >> 6 & 63)]
+                        written += 1
+                    }
+                }
+                return written
+            }
         }
-        let rest = input.count - index
-        if rest > 0 {
-            let value = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            if rest == 2 { output.append(alphabet[Int(value >> 6 & 63)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// The bytes of `text`; `nil` when it is not base64url (the standard alphabet's `+` and `/`, and trailing `=`

@@ -23,6 +23,20 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         self.isIPv4 = high == 0 && (low >> 32) == 0xFFFF
     }
 
+    /// An IPv4 address from its 32 bits.
+    public init(ipv4: UInt32) {
+        high = 0
+        low = 0xFFFF_0000_0000 | UInt64(ipv4)
+        isIPv4 = true
+    }
+
+    /// An IPv6 address from its 128 bits (an IPv4-mapped one is the IPv4 address).
+    public init(ipv6 high: UInt64, _ low: UInt64) {
+        self.high = high
+        self.low = low
+        isIPv4 = high == 0 && (low >> 32) == 0xFFFF
+    }
+
     public var description: String {
         if isIPv4 {
             let v = UInt32(truncatingIfNeeded: low)

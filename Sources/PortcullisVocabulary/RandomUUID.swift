@@ -65,21 +65,31 @@ extension UUID {
 
     /// A random UUID as this system writes identifiers (lower case, as `identifierText`).
     public static var randomIdentifierText: String {
-        let digits: StaticString = "0123456789abcdef"
-        return withUnsafeBytes(of: random().uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { text in
-                var index = 0
-                for (offset, byte) in bytes.enumerated() {
-                    if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+        let (high, low) = withUnsafeBytes(of: random().uuid) { bytes in
+            (bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        }
+        return GUIDText.lowercase(high: high, low: low)
+    }
+}
+
+/// 128 bits written as a GUID is (8-4-4-4-12 hexadecimal digits, lower case), straight into the string's storage.
+public enum GUIDText {
+    private static let digits: StaticString = "0123456789abcdef"
+
+    public static func lowercase(high: UInt64, low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 36) { text in
+            var index = 0
+            for word in [high, low] {
+                for shift in stride(from: 60, through: 0, by: -4) {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
                         text[index] = UInt8(ascii: "-")
                         index += 1
                     }
-                    text[index] = digits.utf8Start[Int(byte >> 4)]
-                    text[index + 1] = digits.utf8Start[Int(byte & 0x0F)]
-                    index += 2
+                    text[index] = digits.utf8Start[Int((word >> UInt64(shift)) & 0xF)]
+                    index += 1
                 }
-                return index
             }
+            return index
         }
     }
 }

@@ -303,7 +303,25 @@ struct UserRealm: Codable, Sendable {
 extension PortcullisRequestContext {
     /// The socket peer's IP address.
     var clientIP: IPAddress? {
-        remoteAddress?.ipAddress.flatMap(IPAddress.init)
+        remoteAddress.flatMap(IPAddress.init)
+    }
+}
+
+extension IPAddress {
+    /// A socket's address as its bits (not written as text to be parsed back, as `SocketAddress.ipAddress` would have it).
+    init?(_ address: SocketAddress) {
+        switch address {
+        case .v4(let v4):
+            self.init(ipv4: UInt32(bigEndian: v4.address.sin_addr.s_addr))
+        case .v6(let v6):
+            var bits = v6.address.sin6_addr
+            let (high, low) = withUnsafeBytes(of: &bits) { bytes in
+                (bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            }
+            self.init(ipv6: high, low)
+        default:
+            return nil
+        }
     }
 }
 
