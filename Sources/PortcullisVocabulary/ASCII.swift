@@ -28,6 +28,29 @@ extension StringProtocol {
 }
 
 extension StringProtocol {
+    /// Whether `needle` (lower-case ASCII) occurs in the text in any ASCII case, read as bytes: without lower-casing a copy
+    /// of the text, or the standard library's `contains` for strings (which went through its string-processing machinery
+    /// even for an empty text: 1 % of a client-credentials grant, reading two absent telemetry headers).
+    public func containsIgnoringCase(_ needle: StaticString) -> Bool {
+        let count = needle.utf8CodeUnitCount
+        return needle.withUTF8Buffer { needle in
+            let search = { (text: UnsafeBufferPointer<UInt8>) -> Bool in
+                guard text.count >= count else { return false }
+                if count == 0 { return true }
+                for start in 0...(text.count - count) where (0..<count).allSatisfy({ ASCII.lowercased(text[start + $0]) == needle[$0] }) {
+                    return true
+                }
+                return false
+            }
+            return utf8.withContiguousStorageIfAvailable(search) ?? Array(utf8).withUnsafeBufferPointer(search)
+        }
+    }
+
+    /// Whether the text begins with `prefix` (lower-case ASCII) in any ASCII case.
+    public func hasPrefixIgnoringCase(_ prefix: StaticString) -> Bool {
+        ASCII.equalsIgnoringCase(utf8.prefix(prefix.utf8CodeUnitCount), prefix)
+    }
+
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace), without Foundation's
     /// `trimmingCharacters(in:)` (which goes through `NSString` on Linux: 3 % of a token request, measured, for one
     /// content-type check). Read as bytes, not `Character`s: a space or tab is one byte, never part of a multi-byte

@@ -374,14 +374,19 @@ struct ConditionalAccessSemanticsTests {
         arguments: [
             ("MSAL.iOS", "17.4", DevicePlatform.iOS), ("MSAL.Android", "33", .android), ("MSAL.Python", "linux", .linux),
             ("MSAL.Python", "win32", .windows), ("MSAL.Python", "darwin", .macOS), ("MSAL.NetCore", "Microsoft Windows 10.0.19045", .windows),
-            ("MSAL.OSX", "14.1", .macOS), ("PortcullisClient.Linux", "Linux 6.1", .linux),
+            ("MSAL.OSX", "14.1", .macOS), ("PortcullisClient.Linux", "Linux 6.1", .linux), ("msal.ios", "", .iOS), ("", "iPadOS 17.2", .iOS),
+            ("MSAL.Java", "Mac OS X", .macOS), ("", "ANDROID 14", .android), ("MSAL.Python", "WIN32", .windows),
         ])
     func platforms(_ sku: String, _ os: String, _ expected: DevicePlatform) {
         #expect(DevicePlatform.detect(sku: sku, os: os) == expected)
     }
 
     @Test("no telemetry, no platform")
-    func noPlatform() { #expect(DevicePlatform.detect(sku: nil, os: nil) == nil) }
+    func noPlatform() {
+        #expect(DevicePlatform.detect(sku: nil, os: nil) == nil)
+        #expect(DevicePlatform.detect(sku: "MSAL.Python", os: "FreeBSD") == nil)
+        #expect(DevicePlatform.detect(sku: "", os: "Ïos") == nil, "only ASCII letters compare in any case")
+    }
 
     @Test(
         "platform from a browser's User-Agent, as Entra reads it (PROTOCOL §17)",

@@ -97,3 +97,24 @@ struct RequestIDTests {
         #expect(GUIDText.lowercase(high: 0x0123_4567_89AB_CDEF, low: 0xFEDC_BA98_7654_3210) == "01234567-89ab-cdef-fedc-ba9876543210")
     }
 }
+
+@Suite("ASCII case-insensitive search")
+struct ASCIISearchTests {
+    @Test("containsIgnoringCase and hasPrefixIgnoringCase: any ASCII case, anywhere; nothing across non-ASCII; substrings too")
+    func search() {
+        #expect("MSAL.iOS".containsIgnoringCase("ios"))
+        #expect("IOS".containsIgnoringCase("ios"))
+        #expect("xxwinyy".containsIgnoringCase("win"))
+        #expect("Darwin".containsIgnoringCase("darwin"))
+        #expect(!"wi n".containsIgnoringCase("win"))
+        #expect(!"".containsIgnoringCase("win"))
+        #expect("".containsIgnoringCase(""))
+        #expect(!"wİn".containsIgnoringCase("win"))
+        #expect("ünix Linux".containsIgnoringCase("linux"))
+        #expect("abc LINUX def".dropFirst(4).containsIgnoringCase("linux"))
+        #expect(!"abc LINUX def".dropFirst(5).containsIgnoringCase("linux"))
+        #expect("iPadOS 17".hasPrefixIgnoringCase("ipados"))
+        #expect(!"17 iPadOS".hasPrefixIgnoringCase("ipados"))
+        #expect(!"ipa".hasPrefixIgnoringCase("ipados"))
+    }
+}

@@ -338,16 +338,18 @@ public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
 
     /// The platform MSAL's telemetry headers reveal: `x-client-SKU` (`MSAL.iOS`, `MSAL.Android`, `MSAL.Python`,
     /// `MSAL.NetCore`, `PortcullisClient.iOS`…) and `x-client-OS` (`17.4`, `linux`, `win32`, `Microsoft Windows 10…`).
+    /// Compared in any ASCII case, as bytes.
     public static func detect(sku: String?, os: String?) -> DevicePlatform? {
-        let sku = (sku ?? "").lowercased()
-        let os = (os ?? "").lowercased()
-        if sku.contains("ios") || os.hasPrefix("ios") || os.hasPrefix("ipados") { return .iOS }
-        if sku.contains("android") || os.hasPrefix("android") { return .android }
-        if sku.contains("osx") || sku.contains("macos") { return .macOS }
-        for (needle, platform) in [("darwin", DevicePlatform.macOS), ("mac", .macOS), ("win", .windows), ("linux", .linux)]
-        where os.contains(needle) || sku.contains(needle) {
-            return platform
-        }
+        guard sku != nil || os != nil else { return nil }
+        let sku = sku ?? ""
+        let os = os ?? ""
+        if sku.containsIgnoringCase("ios") || os.hasPrefixIgnoringCase("ios") || os.hasPrefixIgnoringCase("ipados") { return .iOS }
+        if sku.containsIgnoringCase("android") || os.hasPrefixIgnoringCase("android") { return .android }
+        if sku.containsIgnoringCase("osx") || sku.containsIgnoringCase("macos") { return .macOS }
+        if os.containsIgnoringCase("darwin") || sku.containsIgnoringCase("darwin") { return .macOS }
+        if os.containsIgnoringCase("mac") || sku.containsIgnoringCase("mac") { return .macOS }
+        if os.containsIgnoringCase("win") || sku.containsIgnoringCase("win") { return .windows }
+        if os.containsIgnoringCase("linux") || sku.containsIgnoringCase("linux") { return .linux }
         return nil
     }
 

@@ -31,7 +31,7 @@ public struct ScopeRequest: Sendable, Equatable {
                 oidc.insert(scope)
                 continue
             }
-            guard let slash = token.lastIndex(of: "/"), slash != token.startIndex else {
+            guard let slash = token.utf8.lastIndex(of: UInt8(ascii: "/")), slash != token.startIndex else {
                 throw .invalidScope(token)
             }
             let identifier = String(token[..<slash])
