@@ -103,12 +103,25 @@ extension SignInRecord {
         }
     }
 
-    /// What the sign-in teaches the risk engine, as one string (who, with what, from where, how it ended): a batch's
-    /// non-interactive sign-ins with the same key teach the same thing.
-    public var learningKey: String {
-        [
-            tenantId.rawValue, userId?.rawValue ?? "", clientAppId.rawValue, ipAddress ?? "", countryOrRegion ?? "", platform ?? "",
-            errorCode.map(String.init) ?? "", conditionalAccessStatus.rawValue, (riskEventTypes_v2 ?? []).map(\.rawValue).joined(separator: ","),
-        ].joined(separator: "|")
+    /// What the sign-in teaches the risk engine (who, with what, from where, how it ended): a batch's non-interactive
+    /// sign-ins with the same key teach the same thing. Its members as they are, hashed (joined into one string it cost
+    /// more than the rest of the engine's pass over a client-credentials grant).
+    public struct LearningKey: Hashable, Sendable {
+        let tenantId: String
+        let userId: String?
+        let clientAppId: String
+        let ipAddress: String?
+        let countryOrRegion: String?
+        let platform: String?
+        let errorCode: Int?
+        let conditionalAccessStatus: String
+        let riskEventTypes: [RiskEventType]?
+    }
+
+    public var learningKey: LearningKey {
+        LearningKey(
+            tenantId: tenantId.rawValue, userId: userId?.rawValue, clientAppId: clientAppId.rawValue, ipAddress: ipAddress,
+            countryOrRegion: countryOrRegion, platform: platform, errorCode: errorCode, conditionalAccessStatus: conditionalAccessStatus.rawValue,
+            riskEventTypes: riskEventTypes_v2)
     }
 }

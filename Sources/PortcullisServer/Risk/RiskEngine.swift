@@ -77,7 +77,7 @@ public final class RiskEngine: Service, Sendable {
         }
         // A busy client's refreshes repeat one another: of the non-interactive sign-ins with the same facts in one batch,
         // the first is learned from (what it teaches, the others teach again, to the hour that a sighting is kept to).
-        var repeated = Set<String>()
+        var repeated = Set<SignInRecord.LearningKey>()
         for record in batch {
             if !record.interactive, !repeated.insert(record.learningKey).inserted { continue }
             do {
