@@ -276,5 +276,15 @@ enum SQLiteMigrations {
                 "CREATE INDEX refresh_token_families_device ON refresh_token_families (tenant_id, device_id) WHERE device_id IS NOT NULL",
             ]
         ),
+        (
+            16,
+            [
+                // An account's enrollments in the order the token path reads the newest compliant one (`ORDER BY updated_at DESC
+                // LIMIT 1`): read off the index backwards, where the index without it made SQLite build a temporary b-tree (a
+                // database of its own, opened and zeroed) on every refresh.
+                "DROP INDEX enrollments_account",
+                "CREATE INDEX enrollments_account ON enrollments (tenant_id, user_id, client_id, updated_at)",
+            ]
+        ),
     ]
 }

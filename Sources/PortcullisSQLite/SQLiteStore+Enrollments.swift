@@ -114,13 +114,16 @@ extension SQLiteStore {
         ).map(Self.enrollment(from:))
     }
 
+    /// The newest compliant enrollment of an account's app (the token path's read, off `enrollments_account` backwards).
+    static let compliantEnrollmentQuery = """
+        SELECT id, json_extract(document, '$.platform') AS platform FROM enrollments
+        WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state = 'compliant' AND lapses_at > ?
+        ORDER BY updated_at DESC LIMIT 1
+        """
+
     public func compliantEnrollment(tenantId: TenantID, userId: ObjectID, clientId: AppID, now: Date) async throws -> CompliantEnrollment? {
         try await lookup(
-            """
-            SELECT id, json_extract(document, '$.platform') AS platform FROM enrollments
-            WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND state = 'compliant' AND lapses_at > ?
-            ORDER BY updated_at DESC LIMIT 1
-            """,
+            Self.compliantEnrollmentQuery,
             [.id(tenantId), .id(userId), .id(clientId), .date(now)]
         ).first.map { row in
             CompliantEnrollment(id: try row.id("id"), platform: row.optionalString("platform").flatMap(DevicePlatform.init(rawValue:)))

@@ -82,4 +82,17 @@ struct SQLiteInlineReadTests {
             #expect(rows.first?.column("three")?.integer == 3)
         }
     }
+
+    @Test("the token path's statements run without a temporary b-tree (each is a database of its own, opened and zeroed)")
+    func noTemporaryTrees() async throws {
+        try await withStore(temporarySQLitePath()) { store in
+            for query in [SQLiteStore.compliantEnrollmentQuery, SQLiteStore.consumableQuery] {
+                let program = try await store.read("EXPLAIN " + query)
+                let opcodes = program.compactMap { $0.column("opcode")?.string }
+                #expect(!opcodes.isEmpty)
+                #expect(!opcodes.contains("OpenEphemeral"), "\(query)")
+                #expect(!opcodes.contains("SorterOpen"), "\(query)")
+            }
+        }
+    }
 }
