@@ -56,9 +56,6 @@ final class SQLiteWriter: Sendable {
     let commits = Atomic<Int>(0)
     /// How long an open group waits for more members at most (from its first member).
     static let commitWindow: Duration = .milliseconds(4)
-    /// How long an open group waits for its next member: when the writes in flight have all joined it, none comes, and
-    /// waiting out the rest of the window only idles their callers.
-    static let arrivalGap: Duration = .milliseconds(1)
 
     init(_ connection: SQLiteHandle) {
         thread = SQLiteThreads([connection])
@@ -118,13 +115,9 @@ final class SQLiteWriter: Sendable {
         var open = false
         var concurrent = false
         var groupEnds = ContinuousClock.now
-        var lastArrival = ContinuousClock.now
         var lastCommit: ContinuousClock.Instant?
         while true {
-            guard
-                let job = next(groupOpen: open)
-                    ?? (open && concurrent ? next(groupOpen: open, until: min(groupEnds, lastArrival + Self.arrivalGap)) : nil)
-            else {
+            guard let job = next(groupOpen: open) ?? (open && concurrent ? next(groupOpen: open, until: groupEnds) : nil) else {
                 guard open else { return }
                 let size = members.count
                 commit(db, &members)
@@ -157,7 +150,6 @@ final class SQLiteWriter: Sendable {
                 if job.isAnswered() { throw StorageError(.unavailable, "the deadline passed before the commit") }
                 _ = try db.query("RELEASE portcullis")
                 members.append(job)
-                lastArrival = .now
             } catch {
                 _ = try? db.query("ROLLBACK TO portcullis")
                 _ = try? db.query("RELEASE portcullis")
