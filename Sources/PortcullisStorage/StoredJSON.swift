@@ -39,7 +39,7 @@ public enum StoredJSON {
     /// went to `JSONEncoder` here); `JSONEncoder` itself for whatever that one does not write.
     static func bytes(of record: SignInRecord) throws -> [UInt8] {
         do {
-            return try SortedJSONEncoder.encode(record)
+            return try signInBytes(record)
         } catch is SortedJSONEncoder.Unsupported {
             return Array(try signInEncoder.encode(record))
         }
