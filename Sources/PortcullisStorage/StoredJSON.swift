@@ -35,8 +35,8 @@ public enum StoredJSON {
         String(decoding: try bytes(of: record), as: UTF8.self)
     }
 
-    /// The same bytes `signInEncoder` writes, through `SortedJSONEncoder` (a quarter of a refused grant's instructions
-    /// went to `JSONEncoder` here); `JSONEncoder` itself for whatever that one does not write.
+    /// The same bytes `signInEncoder` writes, member by member (`signInBytes`: a quarter of a refused grant's instructions
+    /// went to `JSONEncoder` here, a seventh to `SortedJSONEncoder`); `JSONEncoder` itself for a date that one does not write.
     static func bytes(of record: SignInRecord) throws -> [UInt8] {
         do {
             return try signInBytes(record)
