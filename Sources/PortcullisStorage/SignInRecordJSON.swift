@@ -6,7 +6,9 @@ extension StoredJSON {
     /// and ISO 8601 dates) writes for it — members in UTF-8 order, absent optionals left out — without `Encodable`'s
     /// generic dispatch (130,000 instructions of a refused grant's 900,000, whose record is stored one by one). A member
     /// added to `SignInRecord` and not here fails `SignInRecordJSONTests` (every member set, compared byte for byte).
-    static func signInBytes(_ record: SignInRecord) throws -> [UInt8] {
+    /// `omittingColumns`: without the members a stored row holds as columns (`columnMembers`), as `compactText` keeps it.
+    static func signInBytes(_ record: SignInRecord, omittingColumns: Bool = false) throws -> [UInt8] {
+        let whole = !omittingColumns
         var writer = SortedJSONEncoder.Writer(capacity: 1024)
         try writer.object { w in
             if let aggregate = record.aggregate {
@@ -51,14 +53,18 @@ extension StoredJSON {
             }
             w.member("authenticationMethods", record.authenticationMethods)
             w.member("capabilities", record.capabilities)
-            w.member("clientAppId", record.clientAppId)
+            if whole { w.member("clientAppId", record.clientAppId) }
             w.member("clientAppType", record.clientAppType)
             w.member("clientCredentialType", record.clientCredentialType)
-            w.member("conditionalAccessStatus", record.conditionalAccessStatus)
-            w.member("correlationId", record.correlationId)
+            if whole {
+                w.member("conditionalAccessStatus", record.conditionalAccessStatus)
+                w.member("correlationId", record.correlationId)
+            }
             w.member("countryOrRegion", record.countryOrRegion)
-            w.key("createdDateTime")
-            try w.date(record.createdDateTime)
+            if whole {
+                w.key("createdDateTime")
+                try w.date(record.createdDateTime)
+            }
             if let device = record.deviceDetail {
                 w.key("deviceDetail")
                 w.object { w in
@@ -72,17 +78,17 @@ extension StoredJSON {
             }
             w.member("errorCode", record.errorCode)
             w.member("grantType", record.grantType)
-            w.member("id", record.id)
+            if whole { w.member("id", record.id) }
             w.member("ipAddress", record.ipAddress)
             w.member("isInteractive", record.isInteractive)
             w.member("originalTransferMethod", record.originalTransferMethod)
             w.member("platform", record.platform)
             w.member("resource", record.resource)
-            w.member("resourceAppId", record.resourceAppId)
+            if whole { w.member("resourceAppId", record.resourceAppId) }
             w.member("riskEventTypes_v2", record.riskEventTypes_v2)
             w.member("riskLevelAggregated", record.riskLevelAggregated)
             w.member("riskLevelDuringSignIn", record.riskLevelDuringSignIn)
-            w.member("tenantId", record.tenantId)
+            if whole { w.member("tenantId", record.tenantId) }
             if let protection = record.tokenProtectionStatusDetails {
                 w.key("tokenProtectionStatusDetails")
                 w.object { w in w.member("signInSessionStatus", protection.signInSessionStatus) }

@@ -59,17 +59,6 @@ struct EncodingTests {
         #expect(Base64URL.decode(info.encoded) == (try encoder.encode(info)))
     }
 
-    @Test("the sign-in log's byte search finds the first occurrence, at the edges too")
-    func byteSearch() {
-        let text = Array("a,b,ab,abc".utf8)
-        #expect(StoredJSON.firstRange(of: Array("ab".utf8), in: text) == 4..<6)
-        #expect(StoredJSON.firstRange(of: Array("a,".utf8), in: text) == 0..<2)
-        #expect(StoredJSON.firstRange(of: Array("abc".utf8), in: text) == 7..<10)
-        #expect(StoredJSON.firstRange(of: Array("abcd".utf8), in: text) == nil)
-        #expect(StoredJSON.firstRange(of: [], in: text) == nil)
-        #expect(StoredJSON.firstRange(of: Array("x".utf8), in: []) == nil)
-    }
-
     @Test(
         "the introspection response is written byte for byte as JSONEncoder writes it",
         arguments: [

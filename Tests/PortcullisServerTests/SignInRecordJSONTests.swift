@@ -74,4 +74,56 @@ import Testing
             #expect(text.contains("\"\(label)\":"), "\(label) is not written")
         }
     }
+
+    /// The compact text as it was made before it was written without the column members: the whole record's text with
+    /// those members blanked, then cut out where the encoder wrote them.
+    static func compactAsCutOut(_ record: SignInRecord) throws -> String {
+        var stored = SignInAggregation.compacted(record)
+        stored.id = ""
+        stored.correlationId = ""
+        stored.tenantId = ""
+        stored.createdDateTime = Date(timeIntervalSince1970: 0)
+        stored.userId = nil
+        stored.clientAppId = ""
+        stored.resourceAppId = ""
+        stored.aggregate = nil
+        var text = String(decoding: try SortedJSONEncoder.encode(stored), as: UTF8.self)
+        for member in StoredJSON.columnMembers(status: record.conditionalAccessStatus.rawValue) {
+            if let range = text.range(of: member + ",") ?? text.range(of: "," + member) { text.removeSubrange(range) }
+        }
+        return text
+    }
+
+    @Test("the compact text is the whole text without the column members, and reads back with the columns")
+    func compactText() throws {
+        let full = SortedJSONEncoderTests.everyMember
+        var minimal = full
+        minimal.appliedConditionalAccessPolicies = []
+        minimal.capabilities = []
+        minimal.deviceDetail = nil
+        minimal.riskEventTypes_v2 = nil
+        minimal.authenticationContextClassReferences = nil
+        for record in [full, minimal, SignInLogUpgrade.old] {
+            let compact = try StoredJSON.compactText(of: record)
+            #expect(compact == (try Self.compactAsCutOut(record)))
+            let members = try #require(try JSONSerialization.jsonObject(with: Data(compact.utf8)) as? [String: Any]).keys
+            #expect(
+                Set(members).isDisjoint(with: [
+                    "id", "tenantId", "createdDateTime", "correlationId", "clientAppId", "resourceAppId", "userId", "aggregate", "conditionalAccessStatus",
+                ]))
+            let columns = StoredJSON.SignInColumns(
+                id: record.id, tenantId: record.tenantId.rawValue, createdAt: record.createdDateTime, correlationId: record.correlationId,
+                userId: record.userId?.rawValue, clientAppId: record.clientAppId.rawValue, resourceAppId: record.resourceAppId.rawValue,
+                status: record.conditionalAccessStatus.rawValue, count: record.aggregate?.count, lastAt: record.aggregate?.lastDateTime,
+                lastCorrelationId: record.aggregate?.lastCorrelationId)
+            var expected = SignInAggregation.compacted(record)
+            expected.createdDateTime = Date(timeIntervalSince1970: record.createdDateTime.timeIntervalSince1970.rounded(.down))
+            expected.aggregate = record.aggregate
+            let read = try StoredJSON.signIn(from: compact, columns: columns)
+            #expect(
+                read.id == expected.id && read.tenantId == expected.tenantId
+                    && read.appliedConditionalAccessPolicies == expected.appliedConditionalAccessPolicies)
+            #expect(read.deviceDetail == expected.deviceDetail && read.riskEventTypes_v2 == expected.riskEventTypes_v2 && read.platform == expected.platform)
+        }
+    }
 }
