@@ -143,7 +143,8 @@ public enum JSONText {
 
     /// Whether any byte is a control character, `"` or `\`: eight bytes at a time (a token response's tokens are
     /// kilobytes of plain base64url; a test per byte cost ten instructions a byte, 2 % of a refresh).
-    static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// `slash`: `/` too (`JSONEncoder` escapes it; `SortedJSONEncoder` writes what it writes).
+    static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>, slash: Bool = false) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         // Each is non-zero exactly when some byte of `word` is below 0x20, or equal to `"`, or to `\`.
@@ -151,7 +152,9 @@ public enum JSONText {
             let below = (word &- ones &* 0x20) & ~word & highs
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
-            return below | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs) != 0
+            let solidus = slash ? word ^ (ones &* 0x2F) : ~0
+            return below | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs) | ((solidus &- ones) & ~solidus & highs)
+                != 0
         }
         guard let base = bytes.baseAddress else { return false }
         var offset = 0
@@ -159,7 +162,7 @@ public enum JSONText {
             if specialWord(UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)) { return true }
             offset += 8
         }
-        return bytes[offset...].contains(where: Self.special)
+        return bytes[offset...].contains { Self.special($0) || (slash && $0 == UInt8(ascii: "/")) }
     }
 
     // Byte by byte (a multi-byte UTF-8 sequence has no byte below 0x80, so it passes through whole).

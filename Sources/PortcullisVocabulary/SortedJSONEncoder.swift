@@ -138,12 +138,9 @@ public enum SortedJSONEncoder {
     /// by name, others as `\u00XX`), everything else as its UTF-8 bytes.
     public static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        func special(_ byte: UInt8) -> Bool {
-            byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
-        }
         var text = text
         text.withUTF8 { bytes in
-            guard bytes.contains(where: special) else {
+            guard JSONText.needsEscaping(bytes, slash: true) else {
                 out.append(contentsOf: bytes)
                 return
             }

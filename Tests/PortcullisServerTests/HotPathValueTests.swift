@@ -124,18 +124,22 @@ struct ASCIISearchTests {
 struct JSONEscapeScanTests {
     @Test("eight bytes at a time finds exactly what a test per byte finds: every byte value, at every position, among plain and non-ASCII bytes")
     func scanMatchesBytewise() {
-        func bytewise(_ bytes: [UInt8]) -> Bool { bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }
-        for filler: UInt8 in [UInt8(ascii: "a"), 0x7F, 0x80, 0xC3, 0xFF, 0x21, 0x23, 0x5B, 0x5D, 0x20] {
+        func bytewise(_ bytes: [UInt8], slash: Bool = false) -> Bool {
+            bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || (slash && $0 == UInt8(ascii: "/")) }
+        }
+        for filler: UInt8 in [UInt8(ascii: "a"), 0x7F, 0x80, 0xC3, 0xFF, 0x21, 0x23, 0x5B, 0x5D, 0x20, 0x2E, 0x30] {
             for length in 0...20 {
                 let plain = [UInt8](repeating: filler, count: length)
-                #expect(plain.withUnsafeBufferPointer(JSONText.needsEscaping) == bytewise(plain))
+                #expect(plain.withUnsafeBufferPointer { JSONText.needsEscaping($0) } == bytewise(plain))
                 for position in 0..<length {
                     for value in UInt8.min...UInt8.max {
                         var bytes = [UInt8](repeating: filler, count: length)
                         bytes[position] = value
-                        let expected = bytewise(bytes)
-                        if bytes.withUnsafeBufferPointer(JSONText.needsEscaping) != expected {
-                            Issue.record("filler \(filler), length \(length), byte \(value) at \(position): expected \(expected)")
+                        for slash in [false, true] {
+                            let expected = bytewise(bytes, slash: slash)
+                            if bytes.withUnsafeBufferPointer({ JSONText.needsEscaping($0, slash: slash) }) != expected {
+                                Issue.record("filler \(filler), length \(length), byte \(value) at \(position), slash \(slash): expected \(expected)")
+                            }
                         }
                     }
                 }
@@ -143,8 +147,12 @@ struct JSONEscapeScanTests {
         }
         // A plain token's worth, then one quote at its end.
         var token = Array(String(repeating: "eyJhbGciOiJFUzI1NiJ9-_", count: 40).utf8)
-        #expect(!token.withUnsafeBufferPointer(JSONText.needsEscaping))
+        #expect(!token.withUnsafeBufferPointer { JSONText.needsEscaping($0) })
+        #expect(!token.withUnsafeBufferPointer { JSONText.needsEscaping($0, slash: true) })
+        token.append(UInt8(ascii: "/"))
+        #expect(!token.withUnsafeBufferPointer { JSONText.needsEscaping($0) })
+        #expect(token.withUnsafeBufferPointer { JSONText.needsEscaping($0, slash: true) })
         token.append(UInt8(ascii: "\""))
-        #expect(token.withUnsafeBufferPointer(JSONText.needsEscaping))
+        #expect(token.withUnsafeBufferPointer { JSONText.needsEscaping($0) })
     }
 }
