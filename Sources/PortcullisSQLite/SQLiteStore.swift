@@ -76,22 +76,18 @@ public final class SQLiteStore: PortcullisStore {
             for pragma in ["busy_timeout = 5000", "journal_mode = WAL", "synchronous = \(configuration.synchronous.uppercased())", "foreign_keys = ON"] {
                 _ = try writer.execute("PRAGMA \(pragma)")
             }
-            var readers: [SQLiteHandle] = []
-            for _ in 0..<max(1, configuration.readers) {
-                let reader = try SQLiteHandle(path: configuration.path)
-                _ = try reader.execute("PRAGMA busy_timeout = 5000")
-                _ = try reader.execute("PRAGMA query_only = ON")
-                readers.append(reader)
+            func readers(_ count: Int, busyTimeout milliseconds: Int) throws -> [SQLiteHandle] {
+                try (0..<max(1, count)).map { _ in
+                    let reader = try SQLiteHandle(path: configuration.path)
+                    _ = try reader.execute("PRAGMA busy_timeout = \(milliseconds)")
+                    _ = try reader.execute("PRAGMA query_only = ON")
+                    return reader
+                }
             }
-            // As many inline readers as threads run tasks; they never wait for a lock (busy_timeout 0: the read takes the hop).
-            var inlineReaders: [SQLiteHandle] = []
-            for _ in 0..<max(1, configuration.inlineReaders) {
-                let reader = try SQLiteHandle(path: configuration.path)
-                _ = try reader.execute("PRAGMA busy_timeout = 0")
-                _ = try reader.execute("PRAGMA query_only = ON")
-                inlineReaders.append(reader)
-            }
-            return SQLiteStore(writer: writer, readers: readers, inlineReaders: inlineReaders, deadline: configuration.deadline, logger: logger)
+            // The inline readers never wait for a lock (busy_timeout 0: the read takes a reader's thread, which waits).
+            return SQLiteStore(
+                writer: writer, readers: try readers(configuration.readers, busyTimeout: 5000),
+                inlineReaders: try readers(configuration.inlineReaders, busyTimeout: 0), deadline: configuration.deadline, logger: logger)
         } catch let error as SQLiteFailure {
             throw StorageError(.unavailable, "cannot open the SQLite database at \(configuration.path): \(error.message)", underlying: error)
         }
